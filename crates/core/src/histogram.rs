@@ -1,0 +1,249 @@
+//! Latency histograms: [`LatencyHistogram`] records nanoseconds with 3 significant
+//! digits (HdrHistogram), merges across workers and ranks, and serializes as HdrHistogram
+//! V2 bytes (base64 in JSON) so the full distribution survives storage.
+//! [`LatencySummary`] is the fixed set of figures every report shows.
+
+use base64::Engine as _;
+use hdrhistogram::Histogram;
+use hdrhistogram::serialization::{Deserializer as HdrDeserializer, Serializer as _, V2Serializer};
+use serde::{Deserialize, Deserializer, Serialize, Serializer};
+
+use crate::error::HistogramError;
+use crate::units::Nanos;
+
+/// Percentiles reported everywhere, in this order.
+pub const PERCENTILES: [f64; 5] = [50.0, 90.0, 99.0, 99.9, 99.99];
+
+#[derive(Clone, Debug)]
+pub struct LatencyHistogram {
+    inner: Histogram<u64>,
+}
+
+impl Default for LatencyHistogram {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl PartialEq for LatencyHistogram {
+    fn eq(&self, other: &Self) -> bool {
+        self.inner == other.inner
+    }
+}
+
+impl LatencyHistogram {
+    pub fn new() -> Self {
+        // Auto-resizing from 1 ns keeps an idle histogram small (a few KiB) and grows it
+        // only as far as the latencies seen; 3 significant digits as fio and IOR report.
+        let mut inner = Histogram::new(3).expect("3 significant digits is a valid precision");
+        inner.auto(true);
+        LatencyHistogram { inner }
+    }
+
+    /// Records one latency. Zero is recorded as 1 ns (the clock's resolution).
+    #[inline]
+    pub fn record(&mut self, latency_ns: u64) {
+        // With auto-resize on, record only fails for values beyond u64 range tracking,
+        // which a nanosecond latency cannot reach; saturate rather than lose the sample.
+        let v = latency_ns.max(1);
+        if self.inner.record(v).is_err() {
+            let high = self.inner.high();
+            let _ = self.inner.record(high);
+        }
+    }
+
+    /// Records `count` samples of the same latency (used by fake clocks and tests).
+    pub fn record_n(&mut self, latency_ns: u64, count: u64) {
+        let _ = self.inner.record_n(latency_ns.max(1), count);
+    }
+
+    pub fn merge(&mut self, other: &LatencyHistogram) {
+        self.inner
+            .add(&other.inner)
+            .expect("auto-resizing histograms always merge");
+    }
+
+    pub fn count(&self) -> u64 {
+        self.inner.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.inner.is_empty()
+    }
+
+    pub fn min(&self) -> Nanos {
+        if self.is_empty() {
+            Nanos::ZERO
+        } else {
+            Nanos(self.inner.min())
+        }
+    }
+
+    pub fn max(&self) -> Nanos {
+        Nanos(self.inner.max())
+    }
+
+    pub fn mean(&self) -> f64 {
+        if self.is_empty() { 0.0 } else { self.inner.mean() }
+    }
+
+    pub fn stdev(&self) -> f64 {
+        if self.is_empty() { 0.0 } else { self.inner.stdev() }
+    }
+
+    /// The value at percentile `p` (0-100), as HdrHistogram defines it (the highest
+    /// value equivalent to the one at that rank).
+    pub fn percentile(&self, p: f64) -> Nanos {
+        if self.is_empty() {
+            return Nanos::ZERO;
+        }
+        Nanos(self.inner.value_at_percentile(p))
+    }
+
+    pub fn summary(&self) -> LatencySummary {
+        LatencySummary {
+            count: self.count(),
+            min: self.min(),
+            mean: self.mean(),
+            p50: self.percentile(50.0),
+            p90: self.percentile(90.0),
+            p99: self.percentile(99.0),
+            p99_9: self.percentile(99.9),
+            p99_99: self.percentile(99.99),
+            max: self.max(),
+        }
+    }
+
+    /// (value upper bound, count) pairs of every non-empty bucket, for charts.
+    pub fn buckets(&self) -> Vec<(Nanos, u64)> {
+        self.inner
+            .iter_recorded()
+            .map(|v| (Nanos(v.value_iterated_to()), v.count_at_value()))
+            .collect()
+    }
+
+    pub fn to_bytes(&self) -> Result<Vec<u8>, HistogramError> {
+        let mut out = Vec::new();
+        V2Serializer::new()
+            .serialize(&self.inner, &mut out)
+            .map_err(|e| HistogramError::Encode(format!("{e:?}")))?;
+        Ok(out)
+    }
+
+    pub fn from_bytes(bytes: &[u8]) -> Result<Self, HistogramError> {
+        let mut inner: Histogram<u64> = HdrDeserializer::new()
+            .deserialize(&mut &bytes[..])
+            .map_err(|e| HistogramError::Decode(format!("{e:?}")))?;
+        inner.auto(true);
+        Ok(LatencyHistogram { inner })
+    }
+}
+
+impl Serialize for LatencyHistogram {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let bytes = self.to_bytes().map_err(serde::ser::Error::custom)?;
+        s.serialize_str(&base64::engine::general_purpose::STANDARD.encode(bytes))
+    }
+}
+
+impl<'de> Deserialize<'de> for LatencyHistogram {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let text = String::deserialize(d)?;
+        let bytes = base64::engine::general_purpose::STANDARD
+            .decode(text.as_bytes())
+            .map_err(serde::de::Error::custom)?;
+        LatencyHistogram::from_bytes(&bytes).map_err(serde::de::Error::custom)
+    }
+}
+
+/// The latency figures every report shows. Nanoseconds; `mean` is fractional.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct LatencySummary {
+    pub count: u64,
+    pub min: Nanos,
+    pub mean: f64,
+    pub p50: Nanos,
+    pub p90: Nanos,
+    pub p99: Nanos,
+    pub p99_9: Nanos,
+    pub p99_99: Nanos,
+    pub max: Nanos,
+}
+
+impl LatencySummary {
+    /// The percentiles of [`PERCENTILES`], in order, with their labels.
+    pub fn percentiles(&self) -> [(&'static str, Nanos); 5] {
+        [
+            ("p50", self.p50),
+            ("p90", self.p90),
+            ("p99", self.p99),
+            ("p99.9", self.p99_9),
+            ("p99.99", self.p99_99),
+        ]
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    #[test]
+    fn summary_of_known_values() {
+        let mut h = LatencyHistogram::new();
+        for v in 1..=1000u64 {
+            h.record(v * 1000);
+        }
+        let s = h.summary();
+        assert_eq!(s.count, 1000);
+        assert_eq!(s.min, Nanos(1000));
+        // 3 significant digits: values are exact to 0.1 %.
+        let within = |got: Nanos, want: u64| (got.0 as f64 - want as f64).abs() <= want as f64 * 1e-3;
+        assert!(within(s.p50, 500_000), "{:?}", s.p50);
+        assert!(within(s.p99, 990_000), "{:?}", s.p99);
+        assert!(within(s.max, 1_000_000), "{:?}", s.max);
+        assert!((s.mean - 500_500.0).abs() < 500.0, "{}", s.mean);
+    }
+
+    #[test]
+    fn empty_histogram_summarizes_to_zero() {
+        let s = LatencyHistogram::new().summary();
+        assert_eq!(s.count, 0);
+        assert_eq!(s.min, Nanos::ZERO);
+        assert_eq!(s.p99, Nanos::ZERO);
+    }
+
+    #[test]
+    fn round_trips_through_json() {
+        let mut h = LatencyHistogram::new();
+        h.record(5);
+        h.record(1_000_000);
+        h.record_n(42_000, 10);
+        let json = serde_json::to_string(&h).unwrap();
+        let back: LatencyHistogram = serde_json::from_str(&json).unwrap();
+        assert_eq!(back, h);
+        assert_eq!(back.count(), 12);
+    }
+
+    #[test]
+    fn garbage_does_not_decode() {
+        assert!(LatencyHistogram::from_bytes(b"not a histogram").is_err());
+    }
+
+    proptest! {
+        #[test]
+        fn merge_equals_recording_everything_in_one(
+            a in proptest::collection::vec(1u64..10_000_000_000, 0..200),
+            b in proptest::collection::vec(1u64..10_000_000_000, 0..200),
+        ) {
+            let mut ha = LatencyHistogram::new();
+            let mut hb = LatencyHistogram::new();
+            let mut all = LatencyHistogram::new();
+            for v in &a { ha.record(*v); all.record(*v); }
+            for v in &b { hb.record(*v); all.record(*v); }
+            ha.merge(&hb);
+            prop_assert_eq!(ha.count(), (a.len() + b.len()) as u64);
+            prop_assert_eq!(ha.summary(), all.summary());
+        }
+    }
+}

@@ -1,0 +1,19 @@
+//! iolab-core: the vocabulary every other iolab crate speaks. Units as types
+//! ([`units`]), user intent ([`spec`]), measured facts ([`result`]), latency histograms
+//! ([`histogram`]), statistics ([`stats`]), reproducible randomness ([`rng`]), block
+//! contents ([`pattern`]) and the machine inventory ([`inventory`]). No I/O here.
+#![forbid(unsafe_code)]
+
+pub mod error;
+pub mod histogram;
+pub mod inventory;
+pub mod pattern;
+pub mod result;
+pub mod rng;
+pub mod spec;
+pub mod stats;
+pub mod units;
+
+pub use error::{SpecError, UnitError};
+pub use histogram::{LatencyHistogram, LatencySummary};
+pub use units::{ByteCount, BytesPerSec, CpuList, Nanos, OpsPerSec, TimeSpan, bandwidth, rate};

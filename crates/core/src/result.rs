@@ -1,0 +1,449 @@
+//! Measured facts. A [`PhaseResult`] is one phase (a workload run once) measured on all
+//! ranks: per operation an [`OpResult`] with counts, figures and the full latency
+//! histogram, first-done and last-done, a per-second [`Timeline`], CPU use, per-rank rows
+//! and warnings. A [`RunRecord`] is a whole run as stored and exported.
+
+use std::collections::BTreeMap;
+
+use serde::{Deserialize, Serialize};
+
+use crate::histogram::{LatencyHistogram, LatencySummary};
+use crate::inventory::Inventory;
+use crate::units::{ByteCount, BytesPerSec, Nanos, OpsPerSec, bandwidth, rate};
+
+/// The version of the JSON document `--json` writes and `results export` produces.
+/// Bump it on any incompatible change; docs/json-schema.md describes each version.
+pub const RUN_SCHEMA: &str = "iolab.run/1";
+
+/// What one operation did.
+#[derive(
+    Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize,
+)]
+#[serde(rename_all = "kebab-case")]
+pub enum OpKind {
+    #[default]
+    Read,
+    Write,
+    Fsync,
+    Create,
+    Stat,
+    Remove,
+    Mkdir,
+    Rmdir,
+    /// A directory entry examined by a tree walk (find).
+    Scan,
+    /// Bytes streamed over the network (iolab net).
+    Transfer,
+}
+
+impl OpKind {
+    pub const ALL: [OpKind; 10] = [
+        OpKind::Read,
+        OpKind::Write,
+        OpKind::Fsync,
+        OpKind::Create,
+        OpKind::Stat,
+        OpKind::Remove,
+        OpKind::Mkdir,
+        OpKind::Rmdir,
+        OpKind::Scan,
+        OpKind::Transfer,
+    ];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            OpKind::Read => "read",
+            OpKind::Write => "write",
+            OpKind::Fsync => "fsync",
+            OpKind::Create => "create",
+            OpKind::Stat => "stat",
+            OpKind::Remove => "remove",
+            OpKind::Mkdir => "mkdir",
+            OpKind::Rmdir => "rmdir",
+            OpKind::Scan => "scan",
+            OpKind::Transfer => "transfer",
+        }
+    }
+
+    pub fn index(self) -> usize {
+        self as usize
+    }
+
+    /// True for operations whose figure of merit is bandwidth rather than a rate.
+    pub fn moves_data(self) -> bool {
+        matches!(self, OpKind::Read | OpKind::Write | OpKind::Transfer)
+    }
+}
+
+/// The kind of a phase, which decides its figure of merit.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum PhaseKind {
+    Data,
+    Meta,
+    Find,
+    Net,
+}
+
+/// Counts at one moment: how many operations and bytes.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct OpCount {
+    pub ops: u64,
+    pub bytes: u64,
+}
+
+impl std::ops::AddAssign for OpCount {
+    fn add_assign(&mut self, rhs: OpCount) {
+        self.ops += rhs.ops;
+        self.bytes += rhs.bytes;
+    }
+}
+
+/// One operation type of a phase, over all workers of all ranks.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct OpResult {
+    pub op: OpKind,
+    /// Completed operations and bytes at the end of the phase (last done).
+    pub ops: u64,
+    pub bytes: ByteCount,
+    /// Over the whole phase: ops (or bytes) / phase elapsed (last done).
+    pub iops: OpsPerSec,
+    pub bandwidth: BytesPerSec,
+    /// Completed when the first worker finished (stonewall figure).
+    pub first_done_ops: u64,
+    pub first_done_bytes: ByteCount,
+    pub first_done_iops: OpsPerSec,
+    pub first_done_bandwidth: BytesPerSec,
+    /// I/Os or operations that failed (not counted above).
+    pub errors: u64,
+    pub latency: LatencySummary,
+    /// The full latency distribution (HdrHistogram V2, base64 in JSON).
+    pub histogram: LatencyHistogram,
+}
+
+impl OpResult {
+    /// Builds the figures from totals. `first_done` counts what was complete when the
+    /// first worker finished, at time `first_done_at`; `elapsed` is the whole phase.
+    pub fn new(
+        op: OpKind,
+        total: OpCount,
+        first_done: OpCount,
+        elapsed: Nanos,
+        first_done_at: Nanos,
+        errors: u64,
+        histogram: LatencyHistogram,
+    ) -> Self {
+        OpResult {
+            op,
+            ops: total.ops,
+            bytes: ByteCount(total.bytes),
+            iops: rate(total.ops, elapsed),
+            bandwidth: bandwidth(ByteCount(total.bytes), elapsed),
+            first_done_ops: first_done.ops,
+            first_done_bytes: ByteCount(first_done.bytes),
+            first_done_iops: rate(first_done.ops, first_done_at),
+            first_done_bandwidth: bandwidth(ByteCount(first_done.bytes), first_done_at),
+            errors,
+            latency: histogram.summary(),
+            histogram,
+        }
+    }
+}
+
+/// Per-second counts of one operation type, for charts and live progress.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct OpSeries {
+    pub op: OpKind,
+    /// Operations completed in each interval.
+    pub ops: Vec<u64>,
+    /// Bytes completed in each interval.
+    pub bytes: Vec<u64>,
+    /// Sum of the latencies (ns) of the operations completed in each interval, so
+    /// mean latency per interval is latency_sum / ops.
+    pub latency_sum: Vec<u64>,
+}
+
+/// A per-interval timeline of a phase, intervals counted from the phase start.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Timeline {
+    pub interval: Nanos,
+    pub series: Vec<OpSeries>,
+}
+
+impl Timeline {
+    pub fn series(&self, op: OpKind) -> Option<&OpSeries> {
+        self.series.iter().find(|s| s.op == op)
+    }
+
+    /// Adds another timeline (another worker or rank) interval by interval.
+    pub fn merge(&mut self, other: &Timeline) {
+        if self.interval == Nanos::ZERO {
+            self.interval = other.interval;
+        }
+        for theirs in &other.series {
+            let idx = match self.series.iter().position(|s| s.op == theirs.op) {
+                Some(i) => i,
+                None => {
+                    self.series.push(OpSeries {
+                        op: theirs.op,
+                        ..OpSeries::default()
+                    });
+                    self.series.sort_by_key(|s| s.op);
+                    self.series.iter().position(|s| s.op == theirs.op).expect("just pushed")
+                }
+            };
+            let mine = &mut self.series[idx];
+            add_into(&mut mine.ops, &theirs.ops);
+            add_into(&mut mine.bytes, &theirs.bytes);
+            add_into(&mut mine.latency_sum, &theirs.latency_sum);
+        }
+    }
+}
+
+fn add_into(into: &mut Vec<u64>, from: &[u64]) {
+    if into.len() < from.len() {
+        into.resize(from.len(), 0);
+    }
+    for (a, b) in into.iter_mut().zip(from) {
+        *a += *b;
+    }
+}
+
+/// CPU time a rank's process used during a phase.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct CpuUsage {
+    pub user: Nanos,
+    pub system: Nanos,
+    pub wall: Nanos,
+    /// CPUs this process may run on.
+    pub cpus: u32,
+}
+
+impl CpuUsage {
+    /// CPU time as a percentage of one CPU (as top shows it): 150 means 1.5 CPUs busy.
+    pub fn percent_of_one_cpu(&self) -> f64 {
+        if self.wall.0 == 0 {
+            return 0.0;
+        }
+        (self.user.0 + self.system.0) as f64 * 100.0 / self.wall.0 as f64
+    }
+
+    /// CPU time as a percentage of all the CPUs this process may use.
+    pub fn percent_of_all(&self) -> f64 {
+        self.percent_of_one_cpu() / self.cpus.max(1) as f64
+    }
+
+    pub fn user_percent(&self) -> f64 {
+        if self.wall.0 == 0 { 0.0 } else { self.user.0 as f64 * 100.0 / self.wall.0 as f64 }
+    }
+
+    pub fn system_percent(&self) -> f64 {
+        if self.wall.0 == 0 { 0.0 } else { self.system.0 as f64 * 100.0 / self.wall.0 as f64 }
+    }
+}
+
+/// A failure seen during a phase, with where it happened.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ErrorRecord {
+    pub rank: u32,
+    pub host: String,
+    pub op: OpKind,
+    pub path: String,
+    pub offset: Option<u64>,
+    pub message: String,
+}
+
+/// One rank's share of a phase.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct RankSummary {
+    pub rank: u32,
+    pub host: String,
+    pub threads: u32,
+    /// Time from the common start to this rank's last worker finishing.
+    pub elapsed: Nanos,
+    /// When this rank's first worker finished.
+    pub first_done: Nanos,
+    /// Totals per operation at the end of the phase.
+    pub ops: BTreeMap<OpKind, OpCount>,
+    pub cpu: CpuUsage,
+    pub errors: u64,
+}
+
+/// One phase measured on all ranks.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct PhaseResult {
+    /// What the phase did: "randread-4KiB", "create", "ior-easy-write".
+    pub name: String,
+    pub kind: PhaseKind,
+    /// Coordinates of the phase in a study (threads=4, block_size=4KiB, ...), and the
+    /// headline settings of a single run.
+    pub params: BTreeMap<String, String>,
+    /// Repetition number within a study (0 for a single run).
+    pub repetition: u32,
+    /// The fully resolved spec the phase ran (a DataSpec, MetaSpec, ... as JSON).
+    pub spec: serde_json::Value,
+    /// Wall-clock start, milliseconds since the Unix epoch (rank 0's clock).
+    pub started_at_ms: i64,
+    pub ranks: u32,
+    /// Workers on all ranks together.
+    pub workers: u32,
+    /// Whole-phase time: from the common start until the last worker finished.
+    pub elapsed: Nanos,
+    /// From the common start until the first worker finished its share.
+    pub first_done: Nanos,
+    pub ops: Vec<OpResult>,
+    pub timeline: Timeline,
+    /// Summed over ranks (wall is the phase's elapsed time).
+    pub cpu: CpuUsage,
+    pub per_rank: Vec<RankSummary>,
+    pub errors: Vec<ErrorRecord>,
+    pub error_count: u64,
+    /// Blocks that failed --verify.
+    pub verify_failures: u64,
+    /// Phase-specific figures (find: matched; targets: ...).
+    pub extra: BTreeMap<String, f64>,
+    pub warnings: Vec<String>,
+    /// True when the phase was cut short (Ctrl-C, a failing rank).
+    pub interrupted: bool,
+}
+
+impl PhaseResult {
+    pub fn op(&self, op: OpKind) -> Option<&OpResult> {
+        self.ops.iter().find(|o| o.op == op)
+    }
+
+    /// The phase's figure of merit per operation: bandwidth for data, a rate otherwise.
+    pub fn headline(&self) -> Vec<(OpKind, f64)> {
+        self.ops
+            .iter()
+            .map(|o| {
+                let v = if o.op.moves_data() && self.kind != PhaseKind::Meta {
+                    o.bandwidth.get()
+                } else {
+                    o.iops.get()
+                };
+                (o.op, v)
+            })
+            .collect()
+    }
+}
+
+/// Whether a run finished.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum RunStatus {
+    /// Still running, or the process died: the phases stored are all there is.
+    Incomplete,
+    Complete,
+    /// Stopped by Ctrl-C or a signal; phases so far are kept.
+    Interrupted,
+    /// Ran, but failed validation (I/O errors, verify mismatches).
+    Failed,
+}
+
+/// Where a run came from: enough to reproduce it and to know what was measured.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct Provenance {
+    pub iolab_version: String,
+    pub git_revision: Option<String>,
+    /// The command line as typed.
+    pub command: Vec<String>,
+    pub hosts: Vec<String>,
+    pub ranks: u32,
+    /// The target as given (--dir or --device).
+    pub target: String,
+    pub inventory: Option<Inventory>,
+}
+
+/// A whole run: what `--json` writes, the store keeps and reports read.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct RunRecord {
+    pub schema: String,
+    /// Assigned by the store ("r42"); empty before the run is stored.
+    pub id: String,
+    pub label: Option<String>,
+    /// The command that made it: run, meta, find, study, io500, targets, ladder, net.
+    pub kind: String,
+    pub started_at_ms: i64,
+    pub finished_at_ms: Option<i64>,
+    pub status: RunStatus,
+    /// The fully resolved spec (study, workload) as JSON.
+    pub spec: serde_json::Value,
+    pub provenance: Provenance,
+    pub phases: Vec<PhaseResult>,
+    pub warnings: Vec<String>,
+}
+
+impl RunRecord {
+    pub fn new(kind: &str, spec: serde_json::Value, provenance: Provenance, started_at_ms: i64) -> Self {
+        RunRecord {
+            schema: RUN_SCHEMA.to_string(),
+            id: String::new(),
+            label: None,
+            kind: kind.to_string(),
+            started_at_ms,
+            finished_at_ms: None,
+            status: RunStatus::Incomplete,
+            spec,
+            provenance,
+            phases: Vec::new(),
+            warnings: Vec::new(),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn op_result_figures() {
+        let mut h = LatencyHistogram::new();
+        h.record_n(100_000, 1000);
+        let r = OpResult::new(
+            OpKind::Read,
+            OpCount { ops: 1000, bytes: 4096 * 1000 },
+            OpCount { ops: 500, bytes: 4096 * 500 },
+            Nanos::SECOND,
+            Nanos::from_millis(250),
+            0,
+            h,
+        );
+        assert_eq!(r.iops.get(), 1000.0);
+        assert_eq!(r.bandwidth.get(), 4_096_000.0);
+        assert_eq!(r.first_done_iops.get(), 2000.0);
+        assert_eq!(r.latency.count, 1000);
+    }
+
+    #[test]
+    fn timelines_merge_by_interval_and_op() {
+        let mut a = Timeline {
+            interval: Nanos::SECOND,
+            series: vec![OpSeries { op: OpKind::Read, ops: vec![1, 2], bytes: vec![10, 20], latency_sum: vec![5, 5] }],
+        };
+        let b = Timeline {
+            interval: Nanos::SECOND,
+            series: vec![
+                OpSeries { op: OpKind::Write, ops: vec![7], bytes: vec![70], latency_sum: vec![1] },
+                OpSeries { op: OpKind::Read, ops: vec![1, 1, 1], bytes: vec![1, 1, 1], latency_sum: vec![0, 0, 9] },
+            ],
+        };
+        a.merge(&b);
+        assert_eq!(a.series(OpKind::Read).unwrap().ops, vec![2, 3, 1]);
+        assert_eq!(a.series(OpKind::Write).unwrap().bytes, vec![70]);
+        assert_eq!(a.series[0].op, OpKind::Read);
+    }
+
+    #[test]
+    fn cpu_percentages() {
+        let c = CpuUsage {
+            user: Nanos::from_millis(500),
+            system: Nanos::from_millis(1000),
+            wall: Nanos::SECOND,
+            cpus: 2,
+        };
+        assert_eq!(c.percent_of_one_cpu(), 150.0);
+        assert_eq!(c.percent_of_all(), 75.0);
+        assert_eq!(c.user_percent(), 50.0);
+    }
+}

@@ -1,0 +1,422 @@
+//! User intent: [`DataSpec`] (a data workload) and [`TargetSpec`] (where it runs), with the
+//! plain enums they use. One definition per setting: the same struct is parsed from
+//! command-line flags (clap), read from study files (TOML), sent between MPI ranks and
+//! stored with every run (serde). Defaults are written once, in the clap attributes, and
+//! `Default` is derived from them so the two cannot drift apart.
+
+use std::path::PathBuf;
+
+use clap::{Args, Parser, ValueEnum};
+use serde::{Deserialize, Serialize};
+
+use crate::error::SpecError;
+use crate::pattern::VERIFY_MIN_BLOCK;
+use crate::units::{ByteCount, CpuList, TimeSpan};
+
+/// The seed used when none is given: runs are reproducible by default.
+pub const DEFAULT_SEED: u64 = 0x10_1AB;
+
+/// Access pattern, in fio's words.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize, ValueEnum)]
+#[serde(rename_all = "lowercase")]
+pub enum RwKind {
+    /// Sequential reads.
+    Read,
+    /// Sequential writes.
+    Write,
+    /// Random reads.
+    Randread,
+    /// Random writes.
+    Randwrite,
+    /// Sequential mixed reads and writes (--rwmix-read sets the share of reads).
+    Rw,
+    /// Random mixed reads and writes (--rwmix-read sets the share of reads).
+    Randrw,
+}
+
+impl RwKind {
+    pub fn is_random(self) -> bool {
+        matches!(self, RwKind::Randread | RwKind::Randwrite | RwKind::Randrw)
+    }
+    pub fn reads(self) -> bool {
+        !matches!(self, RwKind::Write | RwKind::Randwrite)
+    }
+    pub fn writes(self) -> bool {
+        !matches!(self, RwKind::Read | RwKind::Randread)
+    }
+    pub fn is_mixed(self) -> bool {
+        matches!(self, RwKind::Rw | RwKind::Randrw)
+    }
+    /// The share of reads in percent, given the --rwmix-read setting.
+    pub fn read_percent(self, rwmix_read: u8) -> u8 {
+        match self {
+            RwKind::Read | RwKind::Randread => 100,
+            RwKind::Write | RwKind::Randwrite => 0,
+            RwKind::Rw | RwKind::Randrw => rwmix_read,
+        }
+    }
+    pub fn name(self) -> &'static str {
+        match self {
+            RwKind::Read => "read",
+            RwKind::Write => "write",
+            RwKind::Randread => "randread",
+            RwKind::Randwrite => "randwrite",
+            RwKind::Rw => "rw",
+            RwKind::Randrw => "randrw",
+        }
+    }
+}
+
+/// How the I/O reaches storage.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize, ValueEnum)]
+#[serde(rename_all = "lowercase")]
+pub enum BackendKind {
+    /// pread/pwrite, one I/O at a time per thread (fio's psync).
+    Psync,
+    /// Linux io_uring, --queue-depth I/Os in flight per thread.
+    Uring,
+    /// Completes every I/O at once without touching storage (measures iolab itself).
+    Null,
+}
+
+impl BackendKind {
+    pub fn name(self) -> &'static str {
+        match self {
+            BackendKind::Psync => "psync",
+            BackendKind::Uring => "uring",
+            BackendKind::Null => "null",
+        }
+    }
+}
+
+/// Where each worker's data lives.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize, ValueEnum)]
+#[serde(rename_all = "kebab-case")]
+pub enum Layout {
+    /// One file per worker (N-N).
+    FilePerThread,
+    /// One file shared by all workers (N-1); see --placement.
+    Shared,
+}
+
+/// How workers share one file (N-1).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize, ValueEnum)]
+#[serde(rename_all = "kebab-case")]
+pub enum Placement {
+    /// Each worker owns one contiguous region.
+    Segmented,
+    /// Blocks are interleaved across workers: block k of worker w is at (k*W + w)
+    /// (IOR-hard style).
+    Strided,
+}
+
+/// How random offsets are chosen.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize, ValueEnum)]
+#[serde(rename_all = "kebab-case")]
+pub enum RandomKind {
+    /// Independent uniform draws (blocks may repeat or be missed).
+    Uniform,
+    /// A permutation: every block touched exactly once per pass.
+    FullCoverage,
+}
+
+/// A data workload. Fields mirror the `iolab run` flags one to one.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, Args)]
+#[serde(default, deny_unknown_fields)]
+pub struct DataSpec {
+    /// Access pattern.
+    #[arg(long, value_enum, default_value_t = RwKind::Read)]
+    pub rw: RwKind,
+
+    /// Percentage of reads in a mixed workload (rw, randrw).
+    #[arg(long, default_value_t = 50, value_parser = clap::value_parser!(u8).range(0..=100))]
+    pub rwmix_read: u8,
+
+    /// Size of each I/O (4KiB, 1MiB, 47008...).
+    #[arg(short = 'b', long, default_value = "4KiB")]
+    pub block_size: ByteCount,
+
+    /// Worker threads (per rank under MPI).
+    #[arg(short = 't', long, default_value_t = 1)]
+    pub threads: u32,
+
+    /// I/Os in flight per thread (io_uring; psync always has one).
+    #[arg(short = 'q', long, default_value_t = 1)]
+    pub queue_depth: u32,
+
+    /// I/O backend.
+    #[arg(long, value_enum, default_value_t = BackendKind::Psync)]
+    pub backend: BackendKind,
+
+    /// Data per thread [default: 1GiB; a device's size split across threads].
+    #[arg(short = 's', long, conflicts_with = "total_size")]
+    pub size: Option<ByteCount>,
+
+    /// Data for all threads of all ranks together, split evenly.
+    #[arg(long)]
+    pub total_size: Option<ByteCount>,
+
+    /// Run for this long, looping over the data (time based). Without it a run stops
+    /// when every thread has done its share.
+    #[arg(long)]
+    pub runtime: Option<TimeSpan>,
+
+    /// Stop a size-based phase at this deadline even if shares remain (IOR -D).
+    #[arg(long)]
+    pub stonewall: Option<TimeSpan>,
+
+    /// After the stonewall, every worker continues until it has done as much as the
+    /// worker that did the most (IO500 wear-out).
+    #[arg(long)]
+    pub wear_out: bool,
+
+    /// One file per thread (N-N) or one shared file (N-1).
+    #[arg(long, value_enum, default_value_t = Layout::FilePerThread)]
+    pub layout: Layout,
+
+    /// Placement of workers in a shared file.
+    #[arg(long, value_enum, default_value_t = Placement::Segmented)]
+    pub placement: Placement,
+
+    /// How random offsets are drawn.
+    #[arg(long, value_enum, default_value_t = RandomKind::Uniform)]
+    pub random: RandomKind,
+
+    /// Seed for offsets, mixes and data; the same seed gives the same run.
+    #[arg(long, default_value_t = DEFAULT_SEED)]
+    pub seed: u64,
+
+    /// Direct I/O (O_DIRECT), bypassing the page cache.
+    #[arg(long)]
+    pub direct: bool,
+
+    /// Synchronous writes (O_SYNC).
+    #[arg(long)]
+    pub sync: bool,
+
+    /// fsync each file when its writes are done (timed, part of the phase).
+    #[arg(long)]
+    pub fsync_at_end: bool,
+
+    /// fsync after every N writes.
+    #[arg(long, value_name = "N")]
+    pub fsync_every: Option<u64>,
+
+    /// Preallocate files before writing them (fallocate), as fio does by default.
+    #[arg(long)]
+    pub preallocate: bool,
+
+    /// Empty the page cache before a read phase (all caches as root, else this run's
+    /// files).
+    #[arg(long)]
+    pub drop_caches: bool,
+
+    /// Write self-checking blocks and check them on read; mismatches fail the run.
+    #[arg(long)]
+    pub verify: bool,
+
+    /// Read what another rank wrote: shift the data a rank reads by this many ranks
+    /// (0 = its own; IOR -C / -Q). Under MPI the default shifts to the next node.
+    #[arg(long)]
+    pub read_shift: Option<u32>,
+
+    /// Limit the rate of all workers together (I/Os per second).
+    #[arg(long, value_name = "IOPS")]
+    pub rate_iops: Option<u64>,
+
+    /// Pin worker threads to these CPUs, round robin (0-7,16-23).
+    #[arg(long)]
+    pub cpus: Option<CpuList>,
+}
+
+impl Default for DataSpec {
+    fn default() -> Self {
+        #[derive(Parser)]
+        struct Wrap {
+            #[command(flatten)]
+            spec: DataSpec,
+        }
+        Wrap::parse_from(["iolab"]).spec
+    }
+}
+
+impl DataSpec {
+    /// The share of reads in percent.
+    pub fn read_percent(&self) -> u8 {
+        self.rw.read_percent(self.rwmix_read)
+    }
+
+    /// A short name for the workload: "randread-4KiB", "write-1MiB".
+    pub fn name(&self) -> String {
+        format!("{}-{}", self.rw.name(), self.block_size)
+    }
+
+    /// Checks what can be checked without looking at the target.
+    pub fn validate(&self) -> Result<(), SpecError> {
+        if self.block_size.get() == 0 {
+            return Err(SpecError::new("--block-size", "must be larger than 0"));
+        }
+        if self.threads == 0 {
+            return Err(SpecError::new("--threads", "must be at least 1"));
+        }
+        if self.threads > 4096 {
+            return Err(SpecError::new(
+                "--threads",
+                format!("{} threads is more than the 4096 iolab supports per rank; use more ranks", self.threads),
+            ));
+        }
+        if self.queue_depth == 0 {
+            return Err(SpecError::new("--queue-depth", "must be at least 1"));
+        }
+        if self.queue_depth > 4096 {
+            return Err(SpecError::new(
+                "--queue-depth",
+                format!("{} is more than the 4096 iolab supports", self.queue_depth),
+            ));
+        }
+        if self.fsync_every == Some(0) {
+            return Err(SpecError::new("--fsync-every", "must be at least 1 (or leave it out)"));
+        }
+        if self.rate_iops == Some(0) {
+            return Err(SpecError::new("--rate-iops", "must be at least 1 (or leave it out)"));
+        }
+        if self.verify && self.block_size.get() < VERIFY_MIN_BLOCK {
+            return Err(SpecError::new(
+                "--verify",
+                format!(
+                    "needs a --block-size of at least {VERIFY_MIN_BLOCK} bytes to hold its header, not {}",
+                    self.block_size
+                ),
+            ));
+        }
+        for (name, size) in [("--size", self.size), ("--total-size", self.total_size)] {
+            if let Some(s) = size
+                && s.get() < self.block_size.get()
+            {
+                return Err(SpecError::new(
+                    name,
+                    format!("{s} is smaller than one block of {}", self.block_size),
+                ));
+            }
+        }
+        if let Some(r) = self.runtime
+            && r.nanos().0 == 0
+        {
+            return Err(SpecError::new("--runtime", "must be longer than 0s"));
+        }
+        if self.runtime.is_some() && self.stonewall.is_some() {
+            return Err(SpecError::new(
+                "--stonewall",
+                "cannot be combined with --runtime (a time-based run already stops at its runtime)",
+            ));
+        }
+        if self.wear_out && self.stonewall.is_none() {
+            return Err(SpecError::new("--wear-out", "only applies to a run with --stonewall"));
+        }
+        if let Some(cpus) = &self.cpus
+            && cpus.0.is_empty()
+        {
+            return Err(SpecError::new("--cpus", "names no CPU"));
+        }
+        Ok(())
+    }
+}
+
+/// Where a workload runs: a directory (iolab works in a subdirectory it creates and
+/// marks as its own) or a block device.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, Args)]
+#[serde(default, deny_unknown_fields)]
+pub struct TargetSpec {
+    /// Directory to work in; {host} and {rank} are replaced per rank.
+    #[arg(short = 'd', long, value_name = "DIR", required_unless_present = "device", conflicts_with = "device")]
+    pub dir: Option<PathBuf>,
+
+    /// Block device (or image file) to work on directly. Its contents are destroyed.
+    #[arg(long, value_name = "DEVICE")]
+    pub device: Option<PathBuf>,
+
+    /// Allow writing to a device that holds a file system signature or is mounted.
+    #[arg(long)]
+    pub allow_destroy: bool,
+
+    /// Keep the files iolab wrote (they are removed at the end by default).
+    #[arg(long)]
+    pub keep: bool,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[derive(Parser)]
+    struct Cli {
+        #[command(flatten)]
+        spec: DataSpec,
+    }
+
+    #[test]
+    fn defaults_match_the_flags() {
+        let d = DataSpec::default();
+        assert_eq!(d.rw, RwKind::Read);
+        assert_eq!(d.block_size, ByteCount::kib(4));
+        assert_eq!(d.threads, 1);
+        assert_eq!(d.seed, DEFAULT_SEED);
+        // A study file with no keys is the same workload as no flags.
+        let from_toml: DataSpec = toml::from_str("").unwrap();
+        assert_eq!(from_toml, d);
+    }
+
+    #[test]
+    fn flags_and_toml_give_the_same_spec() {
+        let flags = Cli::parse_from([
+            "iolab", "--rw", "randrw", "--rwmix-read", "70", "--block-size", "2048KiB",
+            "--threads", "8", "--queue-depth", "8", "--runtime", "900s", "--direct",
+        ])
+        .spec;
+        let toml: DataSpec = toml::from_str(
+            "rw = \"randrw\"\nrwmix_read = 70\nblock_size = \"2MiB\"\nthreads = 8\nqueue_depth = 8\nruntime = \"15m\"\ndirect = true",
+        )
+        .unwrap();
+        assert_eq!(flags, toml);
+        assert_eq!(flags.read_percent(), 70);
+        let json = serde_json::to_string(&flags).unwrap();
+        assert_eq!(serde_json::from_str::<DataSpec>(&json).unwrap(), flags);
+    }
+
+    #[test]
+    fn unknown_study_keys_are_named() {
+        let err = toml::from_str::<DataSpec>("blocksize = \"4k\"").unwrap_err().to_string();
+        assert!(err.contains("unknown field `blocksize`"), "{err}");
+    }
+
+    #[test]
+    fn validation_names_the_option() {
+        let bad = |f: fn(&mut DataSpec)| {
+            let mut s = DataSpec::default();
+            f(&mut s);
+            s.validate().unwrap_err().option
+        };
+        assert_eq!(bad(|s| s.threads = 0), "--threads");
+        assert_eq!(bad(|s| s.queue_depth = 0), "--queue-depth");
+        assert_eq!(bad(|s| s.block_size = ByteCount(0)), "--block-size");
+        assert_eq!(bad(|s| s.fsync_every = Some(0)), "--fsync-every");
+        assert_eq!(
+            bad(|s| {
+                s.verify = true;
+                s.block_size = ByteCount(16)
+            }),
+            "--verify"
+        );
+        assert_eq!(bad(|s| s.size = Some(ByteCount(100))), "--size");
+        assert_eq!(bad(|s| s.wear_out = true), "--wear-out");
+        assert!(DataSpec::default().validate().is_ok());
+    }
+
+    #[test]
+    fn rw_kinds_know_their_mix() {
+        assert_eq!(RwKind::Randread.read_percent(30), 100);
+        assert_eq!(RwKind::Write.read_percent(30), 0);
+        assert_eq!(RwKind::Randrw.read_percent(30), 30);
+        assert!(RwKind::Randrw.is_random() && RwKind::Randrw.is_mixed());
+    }
+}
