@@ -1,1 +1,140 @@
-//! placeholder
+//! iolab-comm: coordination between the processes of one run. [`Comm`] is the only
+//! view the engine has of its peers (rank, size, barrier, gather, broadcast, agreement);
+//! [`SingleProcess`] is the one-rank case, [`InProcess`] runs N ranks as threads for
+//! tests, and `Mpi` (cargo feature `mpi`) speaks MPI through rsmpi. No other crate knows
+//! MPI exists.
+
+mod error;
+mod in_process;
+#[cfg(feature = "mpi")]
+mod mpi_comm;
+mod single;
+
+pub use error::CommError;
+pub use in_process::InProcess;
+#[cfg(feature = "mpi")]
+pub use mpi_comm::Mpi;
+pub use single::SingleProcess;
+
+use serde::Serialize;
+use serde::de::DeserializeOwned;
+
+/// Where a rank runs.
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct RankInfo {
+    pub rank: u32,
+    pub host: String,
+}
+
+/// How ranks are spread over hosts, as every rank sees it.
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct Topology {
+    /// Indexed by rank.
+    pub ranks: Vec<RankInfo>,
+}
+
+impl Topology {
+    pub fn size(&self) -> u32 {
+        self.ranks.len() as u32
+    }
+
+    /// Distinct hosts in order of their lowest rank.
+    pub fn hosts(&self) -> Vec<String> {
+        let mut hosts: Vec<String> = Vec::new();
+        for r in &self.ranks {
+            if !hosts.contains(&r.host) {
+                hosts.push(r.host.clone());
+            }
+        }
+        hosts
+    }
+
+    /// The number of ranks on the host with the most ranks.
+    pub fn ranks_per_host(&self) -> u32 {
+        self.hosts()
+            .iter()
+            .map(|h| self.ranks.iter().filter(|r| &r.host == h).count() as u32)
+            .max()
+            .unwrap_or(1)
+    }
+
+    /// The lowest rank on `host`.
+    pub fn host_leader(&self, host: &str) -> Option<u32> {
+        self.ranks.iter().find(|r| r.host == host).map(|r| r.rank)
+    }
+}
+
+/// Collective operations over all ranks of a run. Every rank must call the same
+/// collectives in the same order; a call blocks until all ranks have made it.
+///
+/// Rule: never enter a collective after a step that may fail on some ranks without first
+/// agreeing through [`Comm::all_ok`] (or gathering each rank's outcome), so one failing
+/// rank stops all ranks instead of leaving them waiting.
+pub trait Comm: Send + Sync {
+    fn rank(&self) -> u32;
+    fn size(&self) -> u32;
+    /// This rank's host name.
+    fn host(&self) -> &str;
+    /// Blocks until every rank has reached it.
+    fn barrier(&self);
+    /// Every rank receives every rank's bytes, indexed by rank.
+    fn all_gather_bytes(&self, mine: &[u8]) -> Vec<Vec<u8>>;
+    /// Every rank receives `root`'s bytes (`data` is ignored on the other ranks).
+    fn broadcast_bytes(&self, root: u32, data: &[u8]) -> Vec<u8>;
+    /// True on every rank if `ok` was true on every rank.
+    fn all_ok(&self, ok: bool) -> bool;
+    /// The maximum of `value` over all ranks, on every rank.
+    fn all_max(&self, value: u64) -> u64;
+    /// The sum of `value` over all ranks, on every rank.
+    fn all_sum(&self, value: u64) -> u64;
+    /// Ends the whole job at once (every rank of every host) after an unrecoverable
+    /// error; used only where agreement is impossible. Does not return.
+    fn abort(&self, code: i32) -> !;
+}
+
+/// Typed collectives on top of the byte-level ones (serde JSON on the wire: results are
+/// small next to the I/O they describe).
+pub trait CommExt: Comm {
+    fn all_gather<T: Serialize + DeserializeOwned>(&self, mine: &T) -> Result<Vec<T>, CommError> {
+        let bytes = serde_json::to_vec(mine).map_err(CommError::encode)?;
+        self.all_gather_bytes(&bytes)
+            .iter()
+            .enumerate()
+            .map(|(rank, b)| serde_json::from_slice(b).map_err(|e| CommError::decode(rank as u32, e)))
+            .collect()
+    }
+
+    fn broadcast<T: Serialize + DeserializeOwned>(&self, root: u32, value: &T) -> Result<T, CommError> {
+        let bytes = if self.rank() == root {
+            serde_json::to_vec(value).map_err(CommError::encode)?
+        } else {
+            Vec::new()
+        };
+        let got = self.broadcast_bytes(root, &bytes);
+        serde_json::from_slice(&got).map_err(|e| CommError::decode(root, e))
+    }
+
+    fn topology(&self) -> Topology {
+        let hosts = self.all_gather_bytes(self.host().as_bytes());
+        Topology {
+            ranks: hosts
+                .into_iter()
+                .enumerate()
+                .map(|(rank, h)| RankInfo {
+                    rank: rank as u32,
+                    host: String::from_utf8_lossy(&h).into_owned(),
+                })
+                .collect(),
+        }
+    }
+}
+
+impl<C: Comm + ?Sized> CommExt for C {}
+
+/// This machine's host name ("unknown" if it cannot be read).
+pub fn hostname() -> String {
+    rustix::system::uname()
+        .nodename()
+        .to_string_lossy()
+        .into_owned()
+}

@@ -1,7 +1,8 @@
 //! iolab-core: the vocabulary every other iolab crate speaks. Units as types
 //! ([`units`]), user intent ([`spec`]), measured facts ([`result`]), latency histograms
 //! ([`histogram`]), statistics ([`stats`]), reproducible randomness ([`rng`]), block
-//! contents ([`pattern`]) and the machine inventory ([`inventory`]). No I/O here.
+//! contents ([`pattern`]), the machine inventory ([`inventory`]) and device samples
+//! ([`telemetry`]). No I/O here.
 #![forbid(unsafe_code)]
 
 pub mod error;
@@ -12,6 +13,7 @@ pub mod result;
 pub mod rng;
 pub mod spec;
 pub mod stats;
+pub mod telemetry;
 pub mod units;
 
 pub use error::{SpecError, UnitError};

@@ -9,6 +9,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::histogram::{LatencyHistogram, LatencySummary};
 use crate::inventory::Inventory;
+use crate::telemetry::Telemetry;
 use crate::units::{ByteCount, BytesPerSec, Nanos, OpsPerSec, bandwidth, rate};
 
 /// The version of the JSON document `--json` writes and `results export` produces.
@@ -305,6 +306,9 @@ pub struct PhaseResult {
     pub warnings: Vec<String>,
     /// True when the phase was cut short (Ctrl-C, a failing rank).
     pub interrupted: bool,
+    /// Device and CPU samples taken on rank 0's host while the phase ran.
+    #[serde(default)]
+    pub telemetry: Option<Telemetry>,
 }
 
 impl PhaseResult {
