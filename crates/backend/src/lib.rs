@@ -1,1 +1,117 @@
-//! placeholder
+//! iolab-backend: how bytes reach storage, and the only crate with `unsafe`.
+//! [`IoBackend`] is the submit/reap interface every backend implements (psync, io_uring,
+//! null); [`BufferPool`] lends aligned buffers to in-flight requests; [`files`] opens and
+//! manages data files; [`device`] guards block devices; [`process`] reads CPU time and
+//! pins threads.
+
+pub mod buffer;
+pub mod device;
+pub mod error;
+pub mod files;
+mod null;
+pub mod process;
+mod psync;
+mod uring;
+
+pub use buffer::BufferPool;
+pub use error::BackendError;
+pub use files::{DataFile, OpenSpec};
+pub use uring::uring_available;
+
+use iolab_core::spec::BackendKind;
+
+/// Direction of a data transfer.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum IoDir {
+    Read,
+    Write,
+}
+
+/// One I/O: `len` bytes at `offset` of file number `file` (an index into the files the
+/// backend was opened with), into or out of buffer slot `slot`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct IoRequest {
+    pub file: u32,
+    pub dir: IoDir,
+    pub offset: u64,
+    pub len: u32,
+    pub slot: u32,
+}
+
+/// A finished I/O: the slot it used and the bytes transferred, or -errno.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Completion {
+    pub slot: u32,
+    pub result: i32,
+}
+
+/// What a backend can do; the engine adapts to it rather than to its name.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Capabilities {
+    /// The most I/Os it keeps in flight per worker (psync: 1).
+    pub max_queue_depth: u32,
+    /// False for the null backend: no files are needed and none are touched.
+    pub touches_storage: bool,
+}
+
+/// Submit/reap for every backend. A worker queues requests with [`IoBackend::push`]
+/// (the slot is then in flight), hands them to the kernel with [`IoBackend::submit`]
+/// (waiting until at least `wait_for` have completed), and collects completions with
+/// [`IoBackend::reap`], which returns their slots. psync is a queue of depth 1 that
+/// completes inside `submit`.
+pub trait IoBackend {
+    fn kind(&self) -> BackendKind;
+    fn capabilities(&self) -> Capabilities;
+    /// The buffers requests refer to by slot.
+    fn buffers(&mut self) -> &mut BufferPool;
+    /// Queues one request. Fails if `max_queue_depth` requests are already queued or in
+    /// flight.
+    fn push(&mut self, req: IoRequest) -> Result<(), BackendError>;
+    /// Submits queued requests and blocks until at least `wait_for` completions are
+    /// ready to reap.
+    fn submit(&mut self, wait_for: u32) -> Result<(), BackendError>;
+    /// Appends every ready completion to `out` and frees their slots.
+    fn reap(&mut self, out: &mut Vec<Completion>);
+    /// Requests pushed but not yet reaped.
+    fn in_flight(&self) -> u32;
+}
+
+/// Settings a backend is opened with.
+#[derive(Clone, Copy, Debug)]
+pub struct BackendOptions {
+    pub queue_depth: u32,
+    pub block_size: u64,
+    /// Buffer alignment (the direct-I/O alignment, or 4096).
+    pub alignment: u64,
+}
+
+/// Opens a backend of `kind` over `files`, which must outlive it.
+pub fn open_backend<'a>(
+    kind: BackendKind,
+    files: &'a [DataFile],
+    opts: BackendOptions,
+) -> Result<Box<dyn IoBackend + 'a>, BackendError> {
+    Ok(match kind {
+        BackendKind::Psync => Box::new(psync::PsyncBackend::new(files, opts)?),
+        BackendKind::Uring => Box::new(uring::UringBackend::new(files, opts)?),
+        BackendKind::Null => Box::new(null::NullBackend::new(opts)?),
+    })
+}
+
+/// The capabilities of a backend kind, known before opening one.
+pub fn capabilities_of(kind: BackendKind, queue_depth: u32) -> Capabilities {
+    match kind {
+        BackendKind::Psync => Capabilities {
+            max_queue_depth: 1,
+            touches_storage: true,
+        },
+        BackendKind::Uring => Capabilities {
+            max_queue_depth: queue_depth,
+            touches_storage: true,
+        },
+        BackendKind::Null => Capabilities {
+            max_queue_depth: queue_depth,
+            touches_storage: false,
+        },
+    }
+}

@@ -5,9 +5,13 @@ use thiserror::Error;
 
 #[derive(Debug, Error, Clone, PartialEq, Eq)]
 pub enum UnitError {
-    #[error("invalid size '{0}': use a whole number of bytes with an optional unit, e.g. 4KiB, 1MiB, 2GB, 4096")]
+    #[error(
+        "invalid size '{0}': use a whole number of bytes with an optional unit, e.g. 4KiB, 1MiB, 2GB, 4096"
+    )]
     Bytes(String),
-    #[error("invalid duration '{0}': use a number with a unit, e.g. 30s, 500ms, 5m, 1h (a bare number is seconds)")]
+    #[error(
+        "invalid duration '{0}': use a number with a unit, e.g. 30s, 500ms, 5m, 1h (a bare number is seconds)"
+    )]
     Duration(String),
     #[error("invalid CPU list '{0}': use numbers and ranges such as 0-7,9,12-15")]
     Cpus(String),

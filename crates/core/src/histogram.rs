@@ -84,11 +84,19 @@ impl LatencyHistogram {
     }
 
     pub fn mean(&self) -> f64 {
-        if self.is_empty() { 0.0 } else { self.inner.mean() }
+        if self.is_empty() {
+            0.0
+        } else {
+            self.inner.mean()
+        }
     }
 
     pub fn stdev(&self) -> f64 {
-        if self.is_empty() { 0.0 } else { self.inner.stdev() }
+        if self.is_empty() {
+            0.0
+        } else {
+            self.inner.stdev()
+        }
     }
 
     /// The value at percentile `p` (0-100), as HdrHistogram defines it (the highest
@@ -198,7 +206,8 @@ mod tests {
         assert_eq!(s.count, 1000);
         assert_eq!(s.min, Nanos(1000));
         // 3 significant digits: values are exact to 0.1 %.
-        let within = |got: Nanos, want: u64| (got.0 as f64 - want as f64).abs() <= want as f64 * 1e-3;
+        let within =
+            |got: Nanos, want: u64| (got.0 as f64 - want as f64).abs() <= want as f64 * 1e-3;
         assert!(within(s.p50, 500_000), "{:?}", s.p50);
         assert!(within(s.p99, 990_000), "{:?}", s.p99);
         assert!(within(s.max, 1_000_000), "{:?}", s.max);

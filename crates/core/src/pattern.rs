@@ -77,8 +77,14 @@ pub enum VerifyMismatch {
 impl std::fmt::Display for VerifyMismatch {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
-            VerifyMismatch::NoHeader => write!(f, "no verify header (block not written by iolab --verify)"),
-            VerifyMismatch::WrongPlace { seed, file_id, offset } => write!(
+            VerifyMismatch::NoHeader => {
+                write!(f, "no verify header (block not written by iolab --verify)")
+            }
+            VerifyMismatch::WrongPlace {
+                seed,
+                file_id,
+                offset,
+            } => write!(
                 f,
                 "block belongs elsewhere (seed {seed}, file {file_id}, offset {offset})"
             ),
@@ -130,7 +136,11 @@ mod tests {
         for pos in [40usize, 48, 1000, 4095] {
             let mut c = b.clone();
             c[pos] ^= 0x10;
-            assert_eq!(check_verify(&c, 1, 2, 8192), Err(VerifyMismatch::Checksum), "byte {pos}");
+            assert_eq!(
+                check_verify(&c, 1, 2, 8192),
+                Err(VerifyMismatch::Checksum),
+                "byte {pos}"
+            );
         }
     }
 
@@ -146,7 +156,10 @@ mod tests {
                 offset: 0
             })
         );
-        assert_eq!(check_verify(&[0u8; 512], 1, 2, 0), Err(VerifyMismatch::NoHeader));
+        assert_eq!(
+            check_verify(&[0u8; 512], 1, 2, 0),
+            Err(VerifyMismatch::NoHeader)
+        );
     }
 
     #[test]

@@ -190,7 +190,10 @@ impl Timeline {
                         ..OpSeries::default()
                     });
                     self.series.sort_by_key(|s| s.op);
-                    self.series.iter().position(|s| s.op == theirs.op).expect("just pushed")
+                    self.series
+                        .iter()
+                        .position(|s| s.op == theirs.op)
+                        .expect("just pushed")
                 }
             };
             let mine = &mut self.series[idx];
@@ -235,11 +238,19 @@ impl CpuUsage {
     }
 
     pub fn user_percent(&self) -> f64 {
-        if self.wall.0 == 0 { 0.0 } else { self.user.0 as f64 * 100.0 / self.wall.0 as f64 }
+        if self.wall.0 == 0 {
+            0.0
+        } else {
+            self.user.0 as f64 * 100.0 / self.wall.0 as f64
+        }
     }
 
     pub fn system_percent(&self) -> f64 {
-        if self.wall.0 == 0 { 0.0 } else { self.system.0 as f64 * 100.0 / self.wall.0 as f64 }
+        if self.wall.0 == 0 {
+            0.0
+        } else {
+            self.system.0 as f64 * 100.0 / self.wall.0 as f64
+        }
     }
 }
 
@@ -379,7 +390,12 @@ pub struct RunRecord {
 }
 
 impl RunRecord {
-    pub fn new(kind: &str, spec: serde_json::Value, provenance: Provenance, started_at_ms: i64) -> Self {
+    pub fn new(
+        kind: &str,
+        spec: serde_json::Value,
+        provenance: Provenance,
+        started_at_ms: i64,
+    ) -> Self {
         RunRecord {
             schema: RUN_SCHEMA.to_string(),
             id: String::new(),
@@ -406,8 +422,14 @@ mod tests {
         h.record_n(100_000, 1000);
         let r = OpResult::new(
             OpKind::Read,
-            OpCount { ops: 1000, bytes: 4096 * 1000 },
-            OpCount { ops: 500, bytes: 4096 * 500 },
+            OpCount {
+                ops: 1000,
+                bytes: 4096 * 1000,
+            },
+            OpCount {
+                ops: 500,
+                bytes: 4096 * 500,
+            },
             Nanos::SECOND,
             Nanos::from_millis(250),
             0,
@@ -423,13 +445,28 @@ mod tests {
     fn timelines_merge_by_interval_and_op() {
         let mut a = Timeline {
             interval: Nanos::SECOND,
-            series: vec![OpSeries { op: OpKind::Read, ops: vec![1, 2], bytes: vec![10, 20], latency_sum: vec![5, 5] }],
+            series: vec![OpSeries {
+                op: OpKind::Read,
+                ops: vec![1, 2],
+                bytes: vec![10, 20],
+                latency_sum: vec![5, 5],
+            }],
         };
         let b = Timeline {
             interval: Nanos::SECOND,
             series: vec![
-                OpSeries { op: OpKind::Write, ops: vec![7], bytes: vec![70], latency_sum: vec![1] },
-                OpSeries { op: OpKind::Read, ops: vec![1, 1, 1], bytes: vec![1, 1, 1], latency_sum: vec![0, 0, 9] },
+                OpSeries {
+                    op: OpKind::Write,
+                    ops: vec![7],
+                    bytes: vec![70],
+                    latency_sum: vec![1],
+                },
+                OpSeries {
+                    op: OpKind::Read,
+                    ops: vec![1, 1, 1],
+                    bytes: vec![1, 1, 1],
+                    latency_sum: vec![0, 0, 9],
+                },
             ],
         };
         a.merge(&b);

@@ -101,7 +101,11 @@ impl Permutation {
         } else {
             64 - (n - 1).leading_zeros()
         };
-        let mask = if bits == 64 { u64::MAX } else { (1u64 << bits) - 1 };
+        let mask = if bits == 64 {
+            u64::MAX
+        } else {
+            (1u64 << bits) - 1
+        };
         let mut sm = seed ^ 0xA076_1D64_78BD_642F;
         let keys = [
             splitmix64(&mut sm) | 1,

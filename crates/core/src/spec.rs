@@ -262,7 +262,10 @@ impl DataSpec {
         if self.threads > 4096 {
             return Err(SpecError::new(
                 "--threads",
-                format!("{} threads is more than the 4096 iolab supports per rank; use more ranks", self.threads),
+                format!(
+                    "{} threads is more than the 4096 iolab supports per rank; use more ranks",
+                    self.threads
+                ),
             ));
         }
         if self.queue_depth == 0 {
@@ -275,10 +278,16 @@ impl DataSpec {
             ));
         }
         if self.fsync_every == Some(0) {
-            return Err(SpecError::new("--fsync-every", "must be at least 1 (or leave it out)"));
+            return Err(SpecError::new(
+                "--fsync-every",
+                "must be at least 1 (or leave it out)",
+            ));
         }
         if self.rate_iops == Some(0) {
-            return Err(SpecError::new("--rate-iops", "must be at least 1 (or leave it out)"));
+            return Err(SpecError::new(
+                "--rate-iops",
+                "must be at least 1 (or leave it out)",
+            ));
         }
         if self.verify && self.block_size.get() < VERIFY_MIN_BLOCK {
             return Err(SpecError::new(
@@ -311,7 +320,10 @@ impl DataSpec {
             ));
         }
         if self.wear_out && self.stonewall.is_none() {
-            return Err(SpecError::new("--wear-out", "only applies to a run with --stonewall"));
+            return Err(SpecError::new(
+                "--wear-out",
+                "only applies to a run with --stonewall",
+            ));
         }
         if let Some(cpus) = &self.cpus
             && cpus.0.is_empty()
@@ -328,7 +340,13 @@ impl DataSpec {
 #[serde(default, deny_unknown_fields)]
 pub struct TargetSpec {
     /// Directory to work in; {host} and {rank} are replaced per rank.
-    #[arg(short = 'd', long, value_name = "DIR", required_unless_present = "device", conflicts_with = "device")]
+    #[arg(
+        short = 'd',
+        long,
+        value_name = "DIR",
+        required_unless_present = "device",
+        conflicts_with = "device"
+    )]
     pub dir: Option<PathBuf>,
 
     /// Block device (or image file) to work on directly. Its contents are destroyed.
@@ -369,8 +387,20 @@ mod tests {
     #[test]
     fn flags_and_toml_give_the_same_spec() {
         let flags = Cli::parse_from([
-            "iolab", "--rw", "randrw", "--rwmix-read", "70", "--block-size", "2048KiB",
-            "--threads", "8", "--queue-depth", "8", "--runtime", "900s", "--direct",
+            "iolab",
+            "--rw",
+            "randrw",
+            "--rwmix-read",
+            "70",
+            "--block-size",
+            "2048KiB",
+            "--threads",
+            "8",
+            "--queue-depth",
+            "8",
+            "--runtime",
+            "900s",
+            "--direct",
         ])
         .spec;
         let toml: DataSpec = toml::from_str(
@@ -385,7 +415,9 @@ mod tests {
 
     #[test]
     fn unknown_study_keys_are_named() {
-        let err = toml::from_str::<DataSpec>("blocksize = \"4k\"").unwrap_err().to_string();
+        let err = toml::from_str::<DataSpec>("blocksize = \"4k\"")
+            .unwrap_err()
+            .to_string();
         assert!(err.contains("unknown field `blocksize`"), "{err}");
     }
 

@@ -35,7 +35,11 @@ impl Spread {
         } else {
             0.0
         };
-        let cv = if mean != 0.0 { stddev / mean.abs() } else { 0.0 };
+        let cv = if mean != 0.0 {
+            stddev / mean.abs()
+        } else {
+            0.0
+        };
         let ci95 = if n > 1 {
             t95(n - 1) * stddev / (n as f64).sqrt()
         } else {
@@ -43,7 +47,15 @@ impl Spread {
         };
         let min = values.iter().copied().fold(f64::INFINITY, f64::min);
         let max = values.iter().copied().fold(f64::NEG_INFINITY, f64::max);
-        Some(Spread { n, mean, stddev, cv, ci95, min, max })
+        Some(Spread {
+            n,
+            mean,
+            stddev,
+            cv,
+            ci95,
+            min,
+            max,
+        })
     }
 
     pub fn is_noisy(&self) -> bool {
@@ -54,9 +66,9 @@ impl Spread {
 /// Two-sided 95 % critical value of Student's t for `df` degrees of freedom.
 pub fn t95(df: usize) -> f64 {
     const TABLE: [f64; 30] = [
-        12.706, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365, 2.306, 2.262, 2.228, 2.201, 2.179,
-        2.160, 2.145, 2.131, 2.120, 2.110, 2.101, 2.093, 2.086, 2.080, 2.074, 2.069, 2.064,
-        2.060, 2.056, 2.052, 2.048, 2.045, 2.042,
+        12.706, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365, 2.306, 2.262, 2.228, 2.201, 2.179, 2.160,
+        2.145, 2.131, 2.120, 2.110, 2.101, 2.093, 2.086, 2.080, 2.074, 2.069, 2.064, 2.060, 2.056,
+        2.052, 2.048, 2.045, 2.042,
     ];
     match df {
         0 => f64::INFINITY,
@@ -75,7 +87,11 @@ pub fn median(values: &[f64]) -> Option<f64> {
     let mut v = values.to_vec();
     v.sort_by(f64::total_cmp);
     let mid = v.len() / 2;
-    Some(if v.len() % 2 == 0 { (v[mid - 1] + v[mid]) / 2.0 } else { v[mid] })
+    Some(if v.len().is_multiple_of(2) {
+        (v[mid - 1] + v[mid]) / 2.0
+    } else {
+        v[mid]
+    })
 }
 
 /// Median absolute deviation from the median (unscaled).
@@ -96,7 +112,7 @@ pub fn percent_change(old: f64, new: f64) -> Option<f64> {
 
 /// Geometric mean of positive values; None if any is not positive or the list is empty.
 pub fn geometric_mean(values: &[f64]) -> Option<f64> {
-    if values.is_empty() || values.iter().any(|v| !(*v > 0.0)) {
+    if values.is_empty() || values.iter().any(|v| v.is_nan() || *v <= 0.0) {
         return None;
     }
     let log_sum: f64 = values.iter().map(|v| v.ln()).sum();

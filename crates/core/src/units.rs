@@ -503,7 +503,10 @@ mod tests {
         assert_eq!("4KiB".parse::<ByteCount>().unwrap(), ByteCount(4096));
         assert_eq!("4k".parse::<ByteCount>().unwrap(), ByteCount(4096));
         assert_eq!("1MiB".parse::<ByteCount>().unwrap(), ByteCount(1 << 20));
-        assert_eq!("2TB".parse::<ByteCount>().unwrap(), ByteCount(2_000_000_000_000));
+        assert_eq!(
+            "2TB".parse::<ByteCount>().unwrap(),
+            ByteCount(2_000_000_000_000)
+        );
         assert_eq!("1.5GiB".parse::<ByteCount>().unwrap(), ByteCount(3 << 29));
         assert_eq!("47008".parse::<ByteCount>().unwrap(), ByteCount(47008));
         assert_eq!("3901c".parse::<ByteCount>().unwrap(), ByteCount(3901));
@@ -542,7 +545,10 @@ mod tests {
 
     #[test]
     fn rates_and_bandwidths() {
-        assert_eq!(bandwidth(ByteCount::gib(1), Nanos::SECOND).gib_per_sec(), 1.0);
+        assert_eq!(
+            bandwidth(ByteCount::gib(1), Nanos::SECOND).gib_per_sec(),
+            1.0
+        );
         assert_eq!(rate(1000, Nanos::from_millis(500)).get(), 2000.0);
         assert_eq!(rate(1000, Nanos::ZERO).get(), 0.0);
         assert_eq!(OpsPerSec(123_456.0).human(), "123k");

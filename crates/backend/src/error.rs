@@ -1,0 +1,119 @@
+//! [`BackendError`]: what went wrong reaching storage, with the operation, path and
+//! offset, and a hint of what to try. [`errno_hint`] turns an errno into that hint.
+
+use std::io;
+use std::path::PathBuf;
+
+use thiserror::Error;
+
+#[derive(Debug, Error)]
+pub enum BackendError {
+    #[error("cannot open {path}: {}{}", describe(source), errno_hint(source.raw_os_error()))]
+    Open { path: PathBuf, source: io::Error },
+
+    #[error(
+        "{path}: the file system refuses direct I/O (O_DIRECT) ({source}); drop --direct, or run on a file system that supports it"
+    )]
+    DirectUnsupported { path: PathBuf, source: io::Error },
+
+    #[error(
+        "{op} of {len} bytes at offset {offset} in {path} is not aligned to {align} bytes as O_DIRECT requires; use a --block-size that is a multiple of {align} or drop --direct"
+    )]
+    Unaligned {
+        op: &'static str,
+        path: PathBuf,
+        offset: u64,
+        len: u64,
+        align: u64,
+    },
+
+    #[error("{op} of {len} bytes at offset {offset} in {path} failed: {}{}", describe(source), errno_hint(source.raw_os_error()))]
+    Io {
+        op: &'static str,
+        path: PathBuf,
+        offset: u64,
+        len: u64,
+        source: io::Error,
+    },
+
+    #[error("{op} on {path} failed: {}{}", describe(source), errno_hint(source.raw_os_error()))]
+    File {
+        op: &'static str,
+        path: PathBuf,
+        source: io::Error,
+    },
+
+    #[error("io_uring is not available here ({reason}); use --backend psync")]
+    UringUnavailable { reason: String },
+
+    #[error("cannot allocate {bytes} bytes of I/O buffers ({slots} x {slot_size} bytes)")]
+    BufferAlloc {
+        bytes: u64,
+        slots: u32,
+        slot_size: u64,
+    },
+
+    #[error("the backend queue is full ({depth} in flight): reap completions before queuing more")]
+    QueueFull { depth: u32 },
+}
+
+fn describe(e: &io::Error) -> String {
+    // io::Error's Display appends " (os error N)"; keep the words, drop the number.
+    let s = e.to_string();
+    match s.find(" (os error") {
+        Some(i) => s[..i].to_string(),
+        None => s,
+    }
+}
+
+/// A short suggestion for common errnos, starting with "; " (empty if none applies).
+pub fn errno_hint(errno: Option<i32>) -> &'static str {
+    match errno {
+        Some(libc::ENOSPC) => "; free space on the target or use a smaller --size/--total-size",
+        Some(libc::EDQUOT) => "; the disk quota is exhausted: free space or use a smaller --size",
+        Some(libc::EACCES) | Some(libc::EPERM) => {
+            "; check the permissions, or choose a directory you can write to"
+        }
+        Some(libc::ENOENT) => "; check that the path exists",
+        Some(libc::EROFS) => "; the file system is mounted read-only",
+        Some(libc::EMFILE) | Some(libc::ENFILE) => {
+            "; too many open files: raise the limit (ulimit -n) or use fewer threads"
+        }
+        Some(libc::EIO) => "; the device reported an I/O error: check the kernel log (dmesg)",
+        _ => "",
+    }
+}
+
+impl BackendError {
+    /// The errno behind the error, when there is one.
+    pub fn errno(&self) -> Option<i32> {
+        match self {
+            BackendError::Open { source, .. }
+            | BackendError::DirectUnsupported { source, .. }
+            | BackendError::Io { source, .. }
+            | BackendError::File { source, .. } => source.raw_os_error(),
+            _ => None,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn messages_name_the_place_and_suggest_a_fix() {
+        let e = BackendError::Io {
+            op: "write",
+            path: "/x/f.0".into(),
+            offset: 4096,
+            len: 1024,
+            source: io::Error::from_raw_os_error(libc::ENOSPC),
+        };
+        assert_eq!(
+            e.to_string(),
+            "write of 1024 bytes at offset 4096 in /x/f.0 failed: No space left on device; free space on the target or use a smaller --size/--total-size"
+        );
+        assert_eq!(e.errno(), Some(libc::ENOSPC));
+    }
+}

@@ -1,0 +1,327 @@
+//! Files as storage sees them: [`DataFile`] opens with the flags a workload needs
+//! (O_DIRECT, O_SYNC), preallocates, syncs and drops its cached pages; free functions
+//! report a path's direct-I/O alignment, file system type and free space, and empty the
+//! page cache.
+
+use std::fs::{File, OpenOptions};
+use std::io;
+use std::os::fd::{AsFd, AsRawFd, BorrowedFd, RawFd};
+use std::os::unix::fs::{FileExt, FileTypeExt, OpenOptionsExt};
+use std::path::{Path, PathBuf};
+
+use rustix::fs::{Advice, FallocateFlags, StatxFlags};
+
+use crate::error::BackendError;
+
+/// How to open a data file.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct OpenSpec {
+    pub write: bool,
+    pub create: bool,
+    pub truncate: bool,
+    pub direct: bool,
+    pub sync: bool,
+}
+
+/// An open data file (or block device).
+#[derive(Debug)]
+pub struct DataFile {
+    file: File,
+    path: PathBuf,
+    direct: bool,
+    block_device: bool,
+}
+
+impl DataFile {
+    pub fn open(path: &Path, spec: OpenSpec) -> Result<Self, BackendError> {
+        let mut flags = 0;
+        if spec.direct {
+            flags |= libc::O_DIRECT;
+        }
+        if spec.sync {
+            flags |= libc::O_SYNC;
+        }
+        let file = OpenOptions::new()
+            .read(true)
+            .write(spec.write)
+            .create(spec.create)
+            .truncate(spec.truncate)
+            .custom_flags(flags)
+            .mode(0o644)
+            .open(path)
+            .map_err(|source| {
+                if spec.direct && source.raw_os_error() == Some(libc::EINVAL) {
+                    BackendError::DirectUnsupported {
+                        path: path.to_path_buf(),
+                        source,
+                    }
+                } else {
+                    BackendError::Open {
+                        path: path.to_path_buf(),
+                        source,
+                    }
+                }
+            })?;
+        let block_device = file
+            .metadata()
+            .map(|m| m.file_type().is_block_device())
+            .unwrap_or(false);
+        Ok(DataFile {
+            file,
+            path: path.to_path_buf(),
+            direct: spec.direct,
+            block_device,
+        })
+    }
+
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    pub fn is_direct(&self) -> bool {
+        self.direct
+    }
+
+    pub fn is_block_device(&self) -> bool {
+        self.block_device
+    }
+
+    pub(crate) fn raw_fd(&self) -> RawFd {
+        self.file.as_raw_fd()
+    }
+
+    pub fn as_fd(&self) -> BorrowedFd<'_> {
+        self.file.as_fd()
+    }
+
+    fn file_err(&self, op: &'static str, source: io::Error) -> BackendError {
+        BackendError::File {
+            op,
+            path: self.path.clone(),
+            source,
+        }
+    }
+
+    /// Size in bytes (a block device's capacity for a device).
+    pub fn len(&self) -> Result<u64, BackendError> {
+        if self.block_device {
+            let end = rustix::fs::seek(&self.file, rustix::fs::SeekFrom::End(0))
+                .map_err(|e| self.file_err("size", e.into()))?;
+            return Ok(end);
+        }
+        self.file
+            .metadata()
+            .map(|m| m.len())
+            .map_err(|e| self.file_err("stat", e))
+    }
+
+    pub fn is_empty(&self) -> Result<bool, BackendError> {
+        Ok(self.len()? == 0)
+    }
+
+    pub fn set_len(&self, len: u64) -> Result<(), BackendError> {
+        self.file
+            .set_len(len)
+            .map_err(|e| self.file_err("truncate", e))
+    }
+
+    /// Reserves `len` bytes on storage (fallocate), so writes do not allocate.
+    pub fn allocate(&self, len: u64) -> Result<(), BackendError> {
+        if len == 0 || self.block_device {
+            return Ok(());
+        }
+        rustix::fs::fallocate(&self.file, FallocateFlags::empty(), 0, len)
+            .map_err(|e| self.file_err("fallocate", e.into()))
+    }
+
+    pub fn fsync(&self) -> Result<(), BackendError> {
+        rustix::fs::fsync(&self.file).map_err(|e| self.file_err("fsync", e.into()))
+    }
+
+    /// Asks the kernel to drop this file's cached pages (works without root).
+    pub fn drop_cache(&self) -> Result<(), BackendError> {
+        rustix::fs::fadvise(&self.file, 0, None, Advice::DontNeed)
+            .map_err(|e| self.file_err("fadvise(DONTNEED)", e.into()))
+    }
+
+    /// Reads exactly `buf.len()` bytes at `offset` (outside the timed path: layout and
+    /// checks). A short read is an error naming the offset.
+    pub fn read_exact_at(&self, buf: &mut [u8], offset: u64) -> Result<(), BackendError> {
+        self.file
+            .read_exact_at(buf, offset)
+            .map_err(|source| BackendError::Io {
+                op: "read",
+                path: self.path.clone(),
+                offset,
+                len: buf.len() as u64,
+                source,
+            })
+    }
+
+    /// Writes all of `buf` at `offset` (outside the timed path: layout).
+    pub fn write_all_at(&self, buf: &[u8], offset: u64) -> Result<(), BackendError> {
+        self.file.write_all_at(buf, offset).map_err(|source| {
+            if self.direct && source.raw_os_error() == Some(libc::EINVAL) {
+                BackendError::Unaligned {
+                    op: "write",
+                    path: self.path.clone(),
+                    offset,
+                    len: buf.len() as u64,
+                    align: direct_io_alignment(&self.path),
+                }
+            } else {
+                BackendError::Io {
+                    op: "write",
+                    path: self.path.clone(),
+                    offset,
+                    len: buf.len() as u64,
+                    source,
+                }
+            }
+        })
+    }
+}
+
+/// The alignment direct I/O needs on `path` (an existing file or device): statx's
+/// DIOALIGN where the kernel reports it (Linux 6.1+), else 4096, the safe choice.
+pub fn direct_io_alignment(path: &Path) -> u64 {
+    const FALLBACK: u64 = 4096;
+    match rustix::fs::statx(
+        rustix::fs::CWD,
+        path,
+        rustix::fs::AtFlags::empty(),
+        StatxFlags::DIOALIGN,
+    ) {
+        Ok(stx) if stx.stx_mask & StatxFlags::DIOALIGN.bits() != 0 => {
+            let align = stx.stx_dio_offset_align.max(stx.stx_dio_mem_align) as u64;
+            if align == 0 { FALLBACK } else { align }
+        }
+        _ => FALLBACK,
+    }
+}
+
+/// Known file system magic numbers (statfs f_type) and their names.
+const FS_MAGIC: &[(i64, &str)] = &[
+    (0xEF53, "ext4"),
+    (0x5846_5342, "xfs"),
+    (0x0102_1994, "tmpfs"),
+    (0x6969, "nfs"),
+    (0x9123_683E, "btrfs"),
+    (0x2FC1_2FC1, "zfs"),
+    (0x0BD0_0BD0, "lustre"),
+    (0x1983_0326, "beegfs"),
+    (0x00C3_6400, "ceph"),
+    (0x6573_5546, "fuse"),
+    (0x794C_7630, "overlay"),
+    (0x4750_4653, "gpfs"),
+    (0x5346_544E, "ntfs"),
+    (0x4D44, "vfat"),
+    (0xFF53_4D42, "cifs"),
+    (0x6165_6673, "aufs"),
+];
+
+/// The type of file system `path` is on ("ext4", "tmpfs", ...; "0x1234abcd" if unknown).
+pub fn fs_type(path: &Path) -> io::Result<String> {
+    let st = rustix::fs::statfs(path)?;
+    #[allow(clippy::unnecessary_cast)]
+    let magic = st.f_type as i64;
+    Ok(FS_MAGIC
+        .iter()
+        .find(|(m, _)| *m == magic)
+        .map(|(_, n)| n.to_string())
+        .unwrap_or_else(|| format!("{magic:#x}")))
+}
+
+/// Space on the file system holding `path`: (total bytes, bytes available to this user).
+pub fn fs_space(path: &Path) -> io::Result<(u64, u64)> {
+    let st = rustix::fs::statvfs(path)?;
+    Ok((st.f_blocks * st.f_frsize, st.f_bavail * st.f_frsize))
+}
+
+/// Free inodes on the file system holding `path` (None if it does not count them).
+pub fn fs_free_inodes(path: &Path) -> io::Result<Option<u64>> {
+    let st = rustix::fs::statvfs(path)?;
+    Ok(if st.f_files == 0 {
+        None
+    } else {
+        Some(st.f_favail)
+    })
+}
+
+/// How the page cache was emptied.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum CacheDrop {
+    /// All clean caches of the machine (root: /proc/sys/vm/drop_caches).
+    All,
+    /// Only the given files' pages (fadvise); the reason the global drop failed.
+    FilesOnly { reason: String },
+}
+
+/// Empties the page cache before a read phase: the whole machine's clean caches when
+/// permitted, else the pages of `files` only. Dirty data is written back first.
+pub fn drop_caches(files: &[&DataFile]) -> Result<CacheDrop, BackendError> {
+    rustix::fs::sync();
+    let global = std::fs::write("/proc/sys/vm/drop_caches", b"3\n");
+    for f in files {
+        f.fsync()?;
+        f.drop_cache()?;
+    }
+    Ok(match global {
+        Ok(()) => CacheDrop::All,
+        Err(e) => CacheDrop::FilesOnly {
+            reason: format!("/proc/sys/vm/drop_caches: {e}"),
+        },
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn open_create_size_and_sync() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("f");
+        let f = DataFile::open(
+            &p,
+            OpenSpec {
+                write: true,
+                create: true,
+                ..OpenSpec::default()
+            },
+        )
+        .unwrap();
+        f.write_all_at(b"hello", 4096).unwrap();
+        assert_eq!(f.len().unwrap(), 4101);
+        f.fsync().unwrap();
+        f.drop_cache().unwrap();
+        let mut buf = [0u8; 5];
+        f.read_exact_at(&mut buf, 4096).unwrap();
+        assert_eq!(&buf, b"hello");
+        let err = f.read_exact_at(&mut buf, 4100).unwrap_err().to_string();
+        assert!(err.contains("read of 5 bytes at offset 4100"), "{err}");
+    }
+
+    #[test]
+    fn opening_a_missing_file_names_it() {
+        let err = DataFile::open(Path::new("/nonexistent/iolab/x"), OpenSpec::default())
+            .unwrap_err()
+            .to_string();
+        assert!(
+            err.starts_with("cannot open /nonexistent/iolab/x: No such file or directory"),
+            "{err}"
+        );
+    }
+
+    #[test]
+    fn reports_file_system_facts() {
+        let dir = tempfile::tempdir().unwrap();
+        assert!(!fs_type(dir.path()).unwrap().is_empty());
+        let (total, free) = fs_space(dir.path()).unwrap();
+        assert!(total >= free && total > 0);
+        let p = dir.path().join("a");
+        std::fs::write(&p, b"x").unwrap();
+        let align = direct_io_alignment(&p);
+        assert!(align.is_power_of_two() && align >= 1, "{align}");
+    }
+}

@@ -1,0 +1,66 @@
+//! The calling process and thread: CPU time used ([`cpu_times`]), CPUs it may run on
+//! ([`allowed_cpus`]) and pinning a thread to one CPU ([`pin_current_thread`]).
+
+use std::io;
+
+use iolab_core::units::Nanos;
+
+/// User and system CPU time this process has used so far.
+pub fn cpu_times() -> (Nanos, Nanos) {
+    let mut usage = std::mem::MaybeUninit::<libc::rusage>::zeroed();
+    // SAFETY: getrusage writes a complete rusage into the pointer we own; RUSAGE_SELF is
+    // always valid, so the call cannot fail.
+    let usage = unsafe {
+        libc::getrusage(libc::RUSAGE_SELF, usage.as_mut_ptr());
+        usage.assume_init()
+    };
+    let tv = |t: libc::timeval| Nanos(t.tv_sec as u64 * 1_000_000_000 + t.tv_usec as u64 * 1_000);
+    (tv(usage.ru_utime), tv(usage.ru_stime))
+}
+
+/// The CPUs this process may run on (its affinity mask).
+pub fn allowed_cpus() -> Vec<usize> {
+    match rustix::thread::sched_getaffinity(None) {
+        Ok(set) => (0..rustix::thread::CpuSet::MAX_CPU)
+            .filter(|&c| set.is_set(c))
+            .collect(),
+        Err(_) => (0..std::thread::available_parallelism().map_or(1, |n| n.get())).collect(),
+    }
+}
+
+/// Pins the calling thread to `cpu`.
+pub fn pin_current_thread(cpu: usize) -> io::Result<()> {
+    if cpu >= rustix::thread::CpuSet::MAX_CPU {
+        return Err(io::Error::new(
+            io::ErrorKind::InvalidInput,
+            format!("CPU {cpu} is out of range"),
+        ));
+    }
+    let mut set = rustix::thread::CpuSet::new();
+    set.set(cpu);
+    rustix::thread::sched_setaffinity(None, &set).map_err(io::Error::from)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn cpu_time_advances_with_work() {
+        let (u0, s0) = cpu_times();
+        let mut x = 0u64;
+        for i in 0..20_000_000u64 {
+            x = x.wrapping_mul(31).wrapping_add(i);
+        }
+        std::hint::black_box(x);
+        let (u1, s1) = cpu_times();
+        assert!(u1.0 + s1.0 > u0.0 + s0.0);
+    }
+
+    #[test]
+    fn this_process_may_run_somewhere() {
+        let cpus = allowed_cpus();
+        assert!(!cpus.is_empty());
+        assert!(pin_current_thread(usize::MAX).is_err());
+    }
+}

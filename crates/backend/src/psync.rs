@@ -1,0 +1,85 @@
+//! [`PsyncBackend`]: pread/pwrite, one I/O at a time; the request completes inside
+//! `submit`, so issue and completion stamps bracket exactly one system call.
+
+use std::os::fd::BorrowedFd;
+
+use iolab_core::spec::BackendKind;
+
+use crate::buffer::BufferPool;
+use crate::error::BackendError;
+use crate::files::DataFile;
+use crate::{BackendOptions, Capabilities, Completion, IoBackend, IoDir, IoRequest};
+
+pub struct PsyncBackend<'a> {
+    files: Vec<BorrowedFd<'a>>,
+    pool: BufferPool,
+    queued: Option<IoRequest>,
+    done: Option<Completion>,
+}
+
+impl<'a> PsyncBackend<'a> {
+    pub fn new(files: &'a [DataFile], opts: BackendOptions) -> Result<Self, BackendError> {
+        Ok(PsyncBackend {
+            files: files.iter().map(|f| f.as_fd()).collect(),
+            pool: BufferPool::new(1, opts.block_size, opts.alignment)?,
+            queued: None,
+            done: None,
+        })
+    }
+}
+
+impl IoBackend for PsyncBackend<'_> {
+    fn kind(&self) -> BackendKind {
+        BackendKind::Psync
+    }
+
+    fn capabilities(&self) -> Capabilities {
+        crate::capabilities_of(BackendKind::Psync, 1)
+    }
+
+    fn buffers(&mut self) -> &mut BufferPool {
+        &mut self.pool
+    }
+
+    #[inline]
+    fn push(&mut self, req: IoRequest) -> Result<(), BackendError> {
+        if self.queued.is_some() || self.done.is_some() {
+            return Err(BackendError::QueueFull { depth: 1 });
+        }
+        self.queued = Some(req);
+        Ok(())
+    }
+
+    #[inline]
+    fn submit(&mut self, _wait_for: u32) -> Result<(), BackendError> {
+        let Some(req) = self.queued.take() else {
+            return Ok(());
+        };
+        let fd = self.files[req.file as usize];
+        let buf = &mut self.pool.get_mut(req.slot)[..req.len as usize];
+        let res = match req.dir {
+            IoDir::Read => rustix::io::pread(fd, buf, req.offset),
+            IoDir::Write => rustix::io::pwrite(fd, buf, req.offset),
+        };
+        let result = match res {
+            Ok(n) => n as i32,
+            Err(e) => -e.raw_os_error(),
+        };
+        self.done = Some(Completion {
+            slot: req.slot,
+            result,
+        });
+        Ok(())
+    }
+
+    #[inline]
+    fn reap(&mut self, out: &mut Vec<Completion>) {
+        if let Some(c) = self.done.take() {
+            out.push(c);
+        }
+    }
+
+    fn in_flight(&self) -> u32 {
+        (self.queued.is_some() || self.done.is_some()) as u32
+    }
+}

@@ -1,0 +1,226 @@
+//! [`UringBackend`]: Linux io_uring with `queue_depth` I/Os in flight, registered files
+//! and (when the memlock limit allows) registered buffers; one `io_uring_enter` both
+//! submits and waits. [`uring_available`] tells whether this kernel and sandbox allow
+//! io_uring at all.
+
+use std::io;
+use std::marker::PhantomData;
+use std::os::fd::RawFd;
+
+use io_uring::{IoUring, opcode, squeue, types};
+use iolab_core::spec::BackendKind;
+
+use crate::buffer::BufferPool;
+use crate::error::BackendError;
+use crate::files::DataFile;
+use crate::{BackendOptions, Capabilities, Completion, IoBackend, IoDir, IoRequest};
+
+/// io_uring caps one registered buffer at 1 GiB.
+const MAX_REGISTERED: usize = 1 << 30;
+
+pub struct UringBackend<'a> {
+    ring: IoUring,
+    pool: BufferPool,
+    fds: Vec<RawFd>,
+    fixed_files: bool,
+    fixed_buffers: bool,
+    depth: u32,
+    in_flight: u32,
+    /// The files' descriptors must stay open while the ring may use them.
+    _files: PhantomData<&'a DataFile>,
+}
+
+/// Ok if an io_uring can be set up here; else why not (disabled by sysctl, blocked by a
+/// seccomp profile, kernel too old).
+pub fn uring_available() -> Result<(), String> {
+    IoUring::new(2)
+        .map(drop)
+        .map_err(|e| explain_setup_error(&e))
+}
+
+fn explain_setup_error(e: &io::Error) -> String {
+    match e.raw_os_error() {
+        Some(libc::EPERM) => {
+            format!("{e}: blocked by kernel.io_uring_disabled or a container's seccomp profile")
+        }
+        Some(libc::ENOSYS) => format!("{e}: the kernel has no io_uring"),
+        _ => e.to_string(),
+    }
+}
+
+fn build_ring(entries: u32) -> io::Result<IoUring> {
+    // Single issuer + deferred task running (Linux 6.1+) let the kernel skip work that a
+    // ring used by one thread does not need; fall back to a plain ring on older kernels.
+    let tuned = IoUring::<squeue::Entry>::builder()
+        .setup_single_issuer()
+        .setup_defer_taskrun()
+        .setup_cqsize(entries * 2)
+        .build(entries);
+    match tuned {
+        Ok(r) => Ok(r),
+        Err(_) => IoUring::<squeue::Entry>::builder()
+            .setup_cqsize(entries * 2)
+            .build(entries),
+    }
+}
+
+impl<'a> UringBackend<'a> {
+    pub fn new(files: &'a [DataFile], opts: BackendOptions) -> Result<Self, BackendError> {
+        let depth = opts.queue_depth.max(1);
+        let ring =
+            build_ring(depth.next_power_of_two()).map_err(|e| BackendError::UringUnavailable {
+                reason: explain_setup_error(&e),
+            })?;
+        let pool = BufferPool::new(depth, opts.block_size, opts.alignment)?;
+        let fds: Vec<RawFd> = files.iter().map(|f| f.raw_fd()).collect();
+        let fixed_files = !fds.is_empty() && ring.submitter().register_files(&fds).is_ok();
+        let (base, len) = pool.region();
+        let fixed_buffers = len <= MAX_REGISTERED && {
+            let iov = libc::iovec {
+                iov_base: base.cast(),
+                iov_len: len,
+            };
+            // SAFETY: the iovec covers the pool's live allocation, which outlives the ring:
+            // Drop drains in-flight I/O and the ring field is dropped before the pool.
+            // Registration fails harmlessly (ENOMEM) when RLIMIT_MEMLOCK is too small; we
+            // then use unregistered buffers.
+            unsafe { ring.submitter().register_buffers(&[iov]).is_ok() }
+        };
+        Ok(UringBackend {
+            ring,
+            pool,
+            fds,
+            fixed_files,
+            fixed_buffers,
+            depth,
+            in_flight: 0,
+            _files: PhantomData,
+        })
+    }
+
+    fn entry(&self, req: &IoRequest, buf: *mut u8) -> squeue::Entry {
+        macro_rules! build {
+            ($fd:expr) => {
+                match (req.dir, self.fixed_buffers) {
+                    (IoDir::Read, true) => opcode::ReadFixed::new($fd, buf, req.len, 0)
+                        .offset(req.offset)
+                        .build(),
+                    (IoDir::Write, true) => opcode::WriteFixed::new($fd, buf, req.len, 0)
+                        .offset(req.offset)
+                        .build(),
+                    (IoDir::Read, false) => opcode::Read::new($fd, buf, req.len)
+                        .offset(req.offset)
+                        .build(),
+                    (IoDir::Write, false) => opcode::Write::new($fd, buf, req.len)
+                        .offset(req.offset)
+                        .build(),
+                }
+            };
+        }
+        let e = if self.fixed_files {
+            build!(types::Fixed(req.file))
+        } else {
+            build!(types::Fd(self.fds[req.file as usize]))
+        };
+        e.user_data(req.slot as u64)
+    }
+
+    fn enter(&mut self, wait_for: u32) -> Result<(), BackendError> {
+        loop {
+            match self.ring.submit_and_wait(wait_for as usize) {
+                Ok(_) => return Ok(()),
+                Err(e) if e.raw_os_error() == Some(libc::EINTR) => continue,
+                Err(e) if e.raw_os_error() == Some(libc::EBUSY) => return Ok(()),
+                Err(e) => {
+                    return Err(BackendError::UringUnavailable {
+                        reason: format!("io_uring_enter failed: {e}"),
+                    });
+                }
+            }
+        }
+    }
+}
+
+impl IoBackend for UringBackend<'_> {
+    fn kind(&self) -> BackendKind {
+        BackendKind::Uring
+    }
+
+    fn capabilities(&self) -> Capabilities {
+        crate::capabilities_of(BackendKind::Uring, self.depth)
+    }
+
+    fn buffers(&mut self) -> &mut BufferPool {
+        &mut self.pool
+    }
+
+    #[inline]
+    fn push(&mut self, req: IoRequest) -> Result<(), BackendError> {
+        if self.in_flight >= self.depth {
+            return Err(BackendError::QueueFull { depth: self.depth });
+        }
+        assert!(
+            req.len as usize <= self.pool.slot_size(),
+            "request of {} bytes exceeds its {}-byte buffer",
+            req.len,
+            self.pool.slot_size()
+        );
+        let buf = self.pool.lend(req.slot);
+        let entry = self.entry(&req, buf);
+        // SAFETY: the buffer is lent (marked in flight) until its completion is reaped,
+        // so nothing else touches it, and the pool outlives every in-flight request (Drop
+        // drains them). The fd is registered or belongs to a DataFile borrowed for 'a.
+        let pushed = unsafe { self.ring.submission().push(&entry) };
+        if pushed.is_err() {
+            // The submission queue is full of unsubmitted entries: flush it and retry.
+            self.enter(0)?;
+            // SAFETY: as above.
+            unsafe { self.ring.submission().push(&entry) }
+                .expect("a just-flushed submission queue has room");
+        }
+        self.in_flight += 1;
+        Ok(())
+    }
+
+    #[inline]
+    fn submit(&mut self, wait_for: u32) -> Result<(), BackendError> {
+        self.enter(wait_for.min(self.in_flight))
+    }
+
+    #[inline]
+    fn reap(&mut self, out: &mut Vec<Completion>) {
+        for cqe in self.ring.completion() {
+            let slot = cqe.user_data() as u32;
+            self.pool.release(slot);
+            self.in_flight -= 1;
+            out.push(Completion {
+                slot,
+                result: cqe.result(),
+            });
+        }
+    }
+
+    fn in_flight(&self) -> u32 {
+        self.in_flight
+    }
+}
+
+impl Drop for UringBackend<'_> {
+    fn drop(&mut self) {
+        // The kernel may still write into lent buffers: wait for every in-flight request
+        // before the pool is freed.
+        let mut sink = Vec::new();
+        while self.in_flight > 0 {
+            if self.enter(1).is_err() {
+                // Cannot wait for them: leak the buffers rather than free memory the
+                // kernel may still write to.
+                if let Ok(tiny) = BufferPool::new(1, 8, 8) {
+                    std::mem::forget(std::mem::replace(&mut self.pool, tiny));
+                }
+                break;
+            }
+            self.reap(&mut sink);
+            sink.clear();
+        }
+    }
+}

@@ -1,0 +1,245 @@
+//! The conformance suite every storage backend passes: write a pattern and read it back,
+//! keep many requests in flight, report short reads at end of file, reject unaligned
+//! direct I/O with EINVAL, and surface errors as -errno. Backends the kernel lacks are
+//! skipped loudly.
+
+use std::path::Path;
+
+use iolab_backend::{
+    BackendOptions, Completion, DataFile, IoBackend, IoDir, IoRequest, OpenSpec, open_backend,
+    uring_available,
+};
+use iolab_core::spec::BackendKind;
+
+const STORAGE_BACKENDS: [BackendKind; 2] = [BackendKind::Psync, BackendKind::Uring];
+
+fn usable(kind: BackendKind) -> bool {
+    if kind == BackendKind::Uring
+        && let Err(why) = uring_available()
+    {
+        eprintln!("SKIPPED for io_uring: {why}");
+        return false;
+    }
+    true
+}
+
+fn opts(depth: u32, block: u64) -> BackendOptions {
+    BackendOptions {
+        queue_depth: depth,
+        block_size: block,
+        alignment: 4096,
+    }
+}
+
+fn rw_file(path: &Path, direct: bool) -> DataFile {
+    DataFile::open(
+        path,
+        OpenSpec {
+            write: true,
+            create: true,
+            direct,
+            ..OpenSpec::default()
+        },
+    )
+    .unwrap()
+}
+
+/// Pushes one request and waits for its completion.
+fn one(b: &mut dyn IoBackend, req: IoRequest) -> Completion {
+    b.push(req).unwrap();
+    b.submit(1).unwrap();
+    let mut out = Vec::new();
+    while out.is_empty() {
+        b.reap(&mut out);
+        if out.is_empty() {
+            b.submit(1).unwrap();
+        }
+    }
+    assert_eq!(out.len(), 1);
+    out[0]
+}
+
+fn req(dir: IoDir, offset: u64, len: u32, slot: u32) -> IoRequest {
+    IoRequest {
+        file: 0,
+        dir,
+        offset,
+        len,
+        slot,
+    }
+}
+
+#[test]
+fn writes_a_pattern_and_reads_it_back() {
+    for kind in STORAGE_BACKENDS.into_iter().filter(|k| usable(*k)) {
+        let dir = tempfile::tempdir().unwrap();
+        let files = [rw_file(&dir.path().join("f"), false)];
+        let mut b = open_backend(kind, &files, opts(1, 4096)).unwrap();
+        for block in 0..4u8 {
+            b.buffers().get_mut(0).fill(block + 1);
+            let c = one(b.as_mut(), req(IoDir::Write, block as u64 * 4096, 4096, 0));
+            assert_eq!(
+                c,
+                Completion {
+                    slot: 0,
+                    result: 4096
+                },
+                "{kind:?}"
+            );
+        }
+        for block in (0..4u8).rev() {
+            let c = one(b.as_mut(), req(IoDir::Read, block as u64 * 4096, 4096, 0));
+            assert_eq!(c.result, 4096, "{kind:?}");
+            assert!(
+                b.buffers().get(0).iter().all(|x| *x == block + 1),
+                "{kind:?} block {block}"
+            );
+        }
+        let on_disk = std::fs::read(dir.path().join("f")).unwrap();
+        assert_eq!(on_disk.len(), 16384);
+        assert_eq!(on_disk[8192], 3);
+    }
+}
+
+#[test]
+fn short_read_at_end_of_file() {
+    for kind in STORAGE_BACKENDS.into_iter().filter(|k| usable(*k)) {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("f"), vec![9u8; 5000]).unwrap();
+        let files = [rw_file(&dir.path().join("f"), false)];
+        let mut b = open_backend(kind, &files, opts(1, 4096)).unwrap();
+        assert_eq!(
+            one(b.as_mut(), req(IoDir::Read, 4096, 4096, 0)).result,
+            904,
+            "{kind:?}"
+        );
+        assert_eq!(
+            one(b.as_mut(), req(IoDir::Read, 8192, 4096, 0)).result,
+            0,
+            "{kind:?}"
+        );
+    }
+}
+
+#[test]
+fn unaligned_direct_io_is_rejected_with_einval() {
+    for kind in STORAGE_BACKENDS.into_iter().filter(|k| usable(*k)) {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("f");
+        std::fs::write(&path, vec![1u8; 65536]).unwrap();
+        let files = match DataFile::open(
+            &path,
+            OpenSpec {
+                write: true,
+                direct: true,
+                ..OpenSpec::default()
+            },
+        ) {
+            Ok(f) => [f],
+            Err(e) => {
+                eprintln!("SKIPPED for {kind:?}: this file system refuses O_DIRECT: {e}");
+                return;
+            }
+        };
+        if iolab_backend::files::fs_type(dir.path()).unwrap() == "tmpfs" {
+            eprintln!("SKIPPED for {kind:?}: tmpfs accepts unaligned O_DIRECT");
+            return;
+        }
+        let mut b = open_backend(kind, &files, opts(1, 4096)).unwrap();
+        assert_eq!(
+            one(b.as_mut(), req(IoDir::Read, 0, 4096, 0)).result,
+            4096,
+            "{kind:?}"
+        );
+        assert_eq!(
+            one(b.as_mut(), req(IoDir::Read, 100, 4096, 0)).result,
+            -libc::EINVAL,
+            "{kind:?}"
+        );
+        assert_eq!(
+            one(b.as_mut(), req(IoDir::Write, 0, 1000, 0)).result,
+            -libc::EINVAL,
+            "{kind:?}"
+        );
+    }
+}
+
+#[test]
+fn errors_come_back_as_negative_errno() {
+    for kind in STORAGE_BACKENDS.into_iter().filter(|k| usable(*k)) {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("f");
+        std::fs::write(&path, b"x").unwrap();
+        let files = [DataFile::open(&path, OpenSpec::default()).unwrap()]; // read-only
+        let mut b = open_backend(kind, &files, opts(1, 512)).unwrap();
+        assert_eq!(
+            one(b.as_mut(), req(IoDir::Write, 0, 512, 0)).result,
+            -libc::EBADF,
+            "{kind:?}"
+        );
+    }
+}
+
+#[test]
+fn uring_keeps_the_queue_full() {
+    if !usable(BackendKind::Uring) {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("f"), vec![0u8; 64 * 4096]).unwrap();
+    let files = [rw_file(&dir.path().join("f"), false)];
+    let mut b = open_backend(BackendKind::Uring, &files, opts(8, 4096)).unwrap();
+    for slot in 0..8 {
+        b.buffers().get_mut(slot).fill(slot as u8);
+        b.push(req(IoDir::Write, slot as u64 * 4096, 4096, slot))
+            .unwrap();
+    }
+    assert_eq!(b.in_flight(), 8);
+    assert!(
+        b.push(req(IoDir::Write, 0, 4096, 0)).is_err(),
+        "a ninth request must not fit"
+    );
+    let mut out = Vec::new();
+    while out.len() < 8 {
+        b.submit(1).unwrap();
+        b.reap(&mut out);
+    }
+    assert_eq!(b.in_flight(), 0);
+    let mut slots: Vec<u32> = out.iter().map(|c| c.slot).collect();
+    slots.sort();
+    assert_eq!(slots, (0..8).collect::<Vec<_>>());
+    assert!(out.iter().all(|c| c.result == 4096));
+    let data = std::fs::read(dir.path().join("f")).unwrap();
+    for slot in 0..8usize {
+        assert!(
+            data[slot * 4096..(slot + 1) * 4096]
+                .iter()
+                .all(|x| *x == slot as u8)
+        );
+    }
+}
+
+#[test]
+fn null_backend_completes_everything_without_files() {
+    let mut b = open_backend(BackendKind::Null, &[], opts(4, 4096)).unwrap();
+    assert!(!b.capabilities().touches_storage);
+    for slot in 0..4 {
+        b.push(req(IoDir::Read, 0, 4096, slot)).unwrap();
+    }
+    assert!(b.push(req(IoDir::Read, 0, 4096, 0)).is_err());
+    b.submit(4).unwrap();
+    let mut out = Vec::new();
+    b.reap(&mut out);
+    assert_eq!(out.len(), 4);
+    assert!(out.iter().all(|c| c.result == 4096));
+}
+
+#[test]
+fn psync_has_a_queue_of_one() {
+    let dir = tempfile::tempdir().unwrap();
+    let files = [rw_file(&dir.path().join("f"), false)];
+    let mut b = open_backend(BackendKind::Psync, &files, opts(16, 4096)).unwrap();
+    assert_eq!(b.capabilities().max_queue_depth, 1);
+    b.push(req(IoDir::Write, 0, 4096, 0)).unwrap();
+    assert!(b.push(req(IoDir::Write, 4096, 4096, 0)).is_err());
+}
