@@ -262,6 +262,9 @@ pub struct ErrorRecord {
     pub op: OpKind,
     pub path: String,
     pub offset: Option<u64>,
+    /// The errno behind the failure, when there was one.
+    #[serde(default)]
+    pub errno: Option<i32>,
     pub message: String,
 }
 

@@ -120,6 +120,18 @@ pub enum RandomKind {
     FullCoverage,
 }
 
+/// What the page cache holds when a phase that reads starts (buffered I/O only).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize, ValueEnum)]
+#[serde(rename_all = "kebab-case")]
+pub enum CacheMode {
+    /// Drop this run's files from the page cache first (fio's invalidate=1).
+    Cold,
+    /// Read the data once, untimed, so the phase is served from the page cache.
+    Hot,
+    /// Leave the page cache as it is.
+    Keep,
+}
+
 /// A data workload. Fields mirror the `iolab run` flags one to one.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize, Args)]
 #[serde(default, deny_unknown_fields)]
@@ -206,8 +218,12 @@ pub struct DataSpec {
     #[arg(long)]
     pub preallocate: bool,
 
-    /// Empty the page cache before a read phase (all caches as root, else this run's
-    /// files).
+    /// Page cache state before a phase that reads (buffered I/O).
+    #[arg(long, value_enum, default_value_t = CacheMode::Cold)]
+    pub cache: CacheMode,
+
+    /// Empty the whole machine's page cache before a phase that reads (needs root; says
+    /// so and drops only this run's files otherwise).
     #[arg(long)]
     pub drop_caches: bool,
 

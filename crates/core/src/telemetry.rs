@@ -14,8 +14,16 @@ pub struct Telemetry {
     pub interval: Nanos,
     /// Host the samples were taken on.
     pub host: String,
+    /// Wall-clock time of the first snapshot (the start of the first interval),
+    /// milliseconds since the Unix epoch, to align the samples with a phase's timeline.
+    pub started_at_ms: i64,
+    /// End of each sample's interval, in milliseconds after `started_at_ms`; one entry per
+    /// value in every series. Usually multiples of `interval`; the last may be shorter.
+    pub sample_ends_ms: Vec<u64>,
     pub devices: Vec<DeviceSeries>,
     pub cpu: CpuSeries,
+    /// What could not be sampled, and why ("sdb: not in /proc/diskstats").
+    pub notes: Vec<String>,
 }
 
 /// One block device, one value per interval.
@@ -36,11 +44,16 @@ pub struct DeviceSeries {
     pub util_percent: Vec<f64>,
 }
 
-/// Host CPU use per interval, in percent of all CPUs.
+/// Host CPU use per interval, in percent of all CPUs, as iostat's avg-cpu computes it:
+/// user includes guest time, system includes hard and soft interrupts.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 #[serde(default)]
 pub struct CpuSeries {
     pub user_percent: Vec<f64>,
     pub system_percent: Vec<f64>,
     pub iowait_percent: Vec<f64>,
+    pub nice_percent: Vec<f64>,
+    /// Time a hypervisor ran something else while this guest wanted the CPU.
+    pub steal_percent: Vec<f64>,
+    pub idle_percent: Vec<f64>,
 }

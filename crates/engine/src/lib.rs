@@ -1,1 +1,25 @@
-//! placeholder
+//! iolab-engine: what to do and when. [`plan`] turns a spec into this rank's work,
+//! [`offsets`] chooses blocks, [`worker`] runs the I/O loop, [`phase`] runs workers in
+//! step across ranks and [`assemble`] turns their outcomes into a `PhaseResult`;
+//! [`data`] runs a whole data workload on a target prepared by [`target`] inside a
+//! [`workdir`] iolab owns.
+
+pub mod assemble;
+pub mod clock;
+pub mod control;
+pub mod data;
+pub mod error;
+pub mod layout;
+pub mod offsets;
+pub mod phase;
+pub mod plan;
+pub mod recorder;
+pub mod target;
+pub mod workdir;
+pub mod worker;
+
+pub use clock::{Clock, FakeClock, MonotonicClock};
+pub use data::{DataOptions, DataOutcome, run_data};
+pub use error::EngineError;
+pub use phase::{Env, Progress};
+pub use target::{PreparedTarget, prepare_target};

@@ -1,0 +1,58 @@
+//! The command line: subcommands with long kebab-case flags and human units. Workload
+//! flags come straight from the spec types in iolab-core (one definition per setting).
+
+use std::path::PathBuf;
+
+use clap::{Args, Parser, Subcommand};
+use iolab_core::spec::{DataSpec, TargetSpec};
+
+#[derive(Parser, Debug)]
+#[command(
+    name = "iolab",
+    version,
+    about = "Storage benchmark and characterization for HPC and AI storage",
+    long_about = "iolab runs data and metadata workloads on any POSIX path or block device, on one node or across many under MPI, and reports bandwidth, IOPS and latency figures you can trust.",
+    propagate_version = true
+)]
+pub struct Cli {
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+#[derive(Subcommand, Debug)]
+pub enum Command {
+    /// Run a data workload (fio-style): sequential or random, read, write or mixed.
+    Run(RunArgs),
+}
+
+/// Output options every workload command shares.
+#[derive(Args, Debug, Clone, Default)]
+pub struct OutputArgs {
+    /// Write the result as JSON (schema iolab.run/1, see docs/json-schema.md).
+    #[arg(long, value_name = "FILE")]
+    pub json: Option<PathBuf>,
+
+    /// A label to find this run by later ("v7.4", "raid6-baseline").
+    #[arg(long)]
+    pub label: Option<String>,
+
+    /// Show progress even when stderr is not a terminal (a line every 10 s).
+    #[arg(long)]
+    pub progress: bool,
+
+    /// Print nothing but errors.
+    #[arg(long, short = 'Q')]
+    pub quiet: bool,
+}
+
+#[derive(Args, Debug)]
+pub struct RunArgs {
+    #[command(flatten)]
+    pub target: TargetSpec,
+
+    #[command(flatten)]
+    pub spec: DataSpec,
+
+    #[command(flatten)]
+    pub output: OutputArgs,
+}

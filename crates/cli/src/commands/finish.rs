@@ -1,0 +1,85 @@
+//! The end of every workload command: remove what iolab wrote (unless --keep), print
+//! the summary, write --json, and turn the results into an exit code.
+
+use anyhow::{Context, Result};
+use iolab_comm::Comm;
+use iolab_core::result::{RunRecord, RunStatus};
+use iolab_engine::PreparedTarget;
+
+use crate::cli::OutputArgs;
+use crate::exit;
+use crate::runtime::Runtime;
+
+/// Removes this rank's files and, once every rank is done, the work directory.
+pub fn cleanup(
+    comm: &dyn Comm,
+    target: PreparedTarget,
+    files: &[std::path::PathBuf],
+    keep: bool,
+) -> Result<()> {
+    let PreparedTarget::Dir { workdir, .. } = target else {
+        return Ok(());
+    };
+    if keep {
+        workdir.release();
+        return Ok(());
+    }
+    let removed = workdir.remove_files(files);
+    comm.barrier();
+    let _ = workdir.remove_if_empty();
+    removed.context("cleaning up")
+}
+
+/// Prints and saves a finished run on rank 0; returns the exit code for every rank.
+pub fn conclude(rt: &Runtime, mut record: RunRecord, output: &OutputArgs) -> Result<u8> {
+    record.finished_at_ms = Some(iolab_engine::phase::now_ms());
+    let interrupted = rt.interrupted() || record.phases.iter().any(|p| p.interrupted);
+    let errors: u64 = record.phases.iter().map(|p| p.error_count).sum();
+    let mismatches: u64 = record.phases.iter().map(|p| p.verify_failures).sum();
+    record.status = if interrupted {
+        RunStatus::Interrupted
+    } else if errors > 0 || mismatches > 0 {
+        RunStatus::Failed
+    } else {
+        RunStatus::Complete
+    };
+    if rt.is_root() {
+        if !output.quiet {
+            print!("{}", iolab_report::text::render_run(&record));
+        }
+        if let Some(path) = &output.json {
+            let json = serde_json::to_string_pretty(&record).context("encoding the result")?;
+            std::fs::write(path, json + "\n")
+                .with_context(|| format!("writing {}", path.display()))?;
+        }
+    }
+    if interrupted {
+        return Ok(exit::INTERRUPTED);
+    }
+    if let Some(e) = first_environment_error(&record) {
+        // Out of space, permission denied, direct I/O refused: a configuration problem
+        // the user must fix, not a storage verdict.
+        anyhow::bail!("{e}");
+    }
+    if errors > 0 || mismatches > 0 {
+        if rt.is_root() {
+            eprintln!(
+                "iolab: the benchmark ran but failed validation: {errors} I/O error{}, {mismatches} block{} failed verification",
+                if errors == 1 { "" } else { "s" },
+                if mismatches == 1 { "" } else { "s" }
+            );
+        }
+        return Ok(exit::FAILED);
+    }
+    Ok(exit::OK)
+}
+
+fn first_environment_error(record: &RunRecord) -> Option<String> {
+    const ENVIRONMENT: [i32; 6] = [28, 122, 13, 1, 30, 22]; // ENOSPC EDQUOT EACCES EPERM EROFS EINVAL
+    record
+        .phases
+        .iter()
+        .flat_map(|p| p.errors.iter())
+        .find(|e| e.errno.is_some_and(|n| ENVIRONMENT.contains(&n)))
+        .map(|e| e.message.clone())
+}

@@ -1,0 +1,89 @@
+//! The process a command runs in: the Ctrl-C handler (first press stops the workload and
+//! keeps partial results, a second press exits at once), the communicator (MPI when
+//! launched by mpirun/srun and built with the `mpi` feature), and provenance.
+
+use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
+
+#[cfg(feature = "mpi")]
+use anyhow::Context;
+use anyhow::{Result, bail};
+use iolab_comm::{Comm, CommExt, SingleProcess};
+use iolab_core::result::Provenance;
+
+static INTERRUPT: AtomicBool = AtomicBool::new(false);
+static PRESSES: AtomicU32 = AtomicU32::new(0);
+
+pub struct Runtime {
+    pub comm: Box<dyn Comm>,
+    pub interrupt: &'static AtomicBool,
+}
+
+impl Runtime {
+    pub fn start() -> Result<Runtime> {
+        // Ctrl-C (SIGINT) and SIGTERM (what Slurm sends at a time limit) both stop the
+        // workload gracefully; a second one exits without cleanup.
+        let _ = ctrlc::set_handler(|| {
+            INTERRUPT.store(true, Ordering::SeqCst);
+            if PRESSES.fetch_add(1, Ordering::SeqCst) >= 1 {
+                eprintln!("\niolab: interrupted twice, exiting without cleanup");
+                std::process::exit(130);
+            }
+        });
+        Ok(Runtime {
+            comm: make_comm()?,
+            interrupt: &INTERRUPT,
+        })
+    }
+
+    pub fn is_root(&self) -> bool {
+        self.comm.rank() == 0
+    }
+
+    pub fn interrupted(&self) -> bool {
+        self.interrupt.load(Ordering::SeqCst)
+    }
+}
+
+fn make_comm() -> Result<Box<dyn Comm>> {
+    #[cfg(feature = "mpi")]
+    if iolab_comm::launched_by_mpi() {
+        let mpi = iolab_comm::Mpi::init().context("starting MPI")?;
+        return Ok(Box::new(mpi));
+    }
+    if let Some(n) = mpi_world_size()
+        && n > 1
+        && !cfg!(feature = "mpi")
+    {
+        bail!(
+            "launched by mpirun/srun as one of {n} ranks, but this iolab was built without MPI support; build it with `cargo build --release --features mpi`"
+        );
+    }
+    Ok(Box::new(SingleProcess::new()))
+}
+
+/// The number of ranks a launcher started, from its environment.
+fn mpi_world_size() -> Option<u32> {
+    [
+        "OMPI_COMM_WORLD_SIZE",
+        "PMI_SIZE",
+        "PMIX_SIZE",
+        "MPI_LOCALNRANKS",
+    ]
+    .iter()
+    .find_map(|v| std::env::var(v).ok()?.parse().ok())
+}
+
+/// Where a run comes from.
+pub fn provenance(comm: &dyn Comm, target: String) -> Provenance {
+    let topo = comm.topology();
+    let rev = env!("IOLAB_GIT_REVISION");
+    Provenance {
+        iolab_version: env!("CARGO_PKG_VERSION").to_string(),
+        git_revision: (!rev.is_empty()).then(|| rev.to_string()),
+        command: std::env::args().collect(),
+        hosts: topo.hosts(),
+        ranks: comm.size(),
+        target,
+        inventory: None,
+    }
+}

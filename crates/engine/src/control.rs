@@ -1,0 +1,247 @@
+//! [`PhaseControl`]: what a rank's workers and its coordinating thread share during a
+//! phase. The start gate (all workers begin at the same instant), the stop flag, the
+//! first-done flag, per-worker progress counters (one cache line each, written only by
+//! their worker) and the wear-out rendezvous.
+
+use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
+use std::sync::{Condvar, Mutex};
+use std::time::Duration;
+
+use iolab_core::units::Nanos;
+
+/// A worker's live counters, on a cache line of its own.
+#[repr(align(64))]
+#[derive(Default)]
+pub struct WorkerProgress {
+    pub ops: AtomicU64,
+    pub bytes: AtomicU64,
+    /// Set when the worker has finished (its share done, stopped, or failed).
+    pub done: AtomicBool,
+    /// Waiting at the wear-out rendezvous with this many I/Os done.
+    pub waiting_with: AtomicU64,
+}
+
+const NOT_WAITING: u64 = u64::MAX;
+
+#[derive(Default)]
+struct Gate {
+    ready: u32,
+    failed: u32,
+    start: Option<Nanos>,
+    /// Wear-out: the number of I/Os every worker must reach, once known.
+    wear_out_target: Option<u64>,
+    released: bool,
+}
+
+pub struct PhaseControl {
+    pub workers: Vec<WorkerProgress>,
+    pub stop: AtomicBool,
+    pub first_done: AtomicBool,
+    finished: AtomicU32,
+    gate: Mutex<Gate>,
+    changed: Condvar,
+}
+
+impl PhaseControl {
+    pub fn new(workers: usize) -> Self {
+        let w: Vec<WorkerProgress> = (0..workers).map(|_| WorkerProgress::default()).collect();
+        for p in &w {
+            p.waiting_with.store(NOT_WAITING, Ordering::Relaxed);
+        }
+        PhaseControl {
+            workers: w,
+            stop: AtomicBool::new(false),
+            first_done: AtomicBool::new(false),
+            finished: AtomicU32::new(0),
+            gate: Mutex::new(Gate::default()),
+            changed: Condvar::new(),
+        }
+    }
+
+    fn gate(&self) -> std::sync::MutexGuard<'_, Gate> {
+        self.gate.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// A worker reports that its setup succeeded (or not), then waits for the start.
+    /// Returns the phase start time, or None if the phase will not run.
+    pub fn ready_and_wait(&self, ok: bool) -> Option<Nanos> {
+        let mut g = self.gate();
+        if ok {
+            g.ready += 1;
+        } else {
+            g.failed += 1;
+        }
+        self.changed.notify_all();
+        loop {
+            if g.released {
+                return if ok { g.start } else { None };
+            }
+            g = self.changed.wait(g).unwrap_or_else(|p| p.into_inner());
+        }
+    }
+
+    /// Coordinator: waits until every worker has reported; true if all set up fine.
+    pub fn wait_all_ready(&self) -> bool {
+        let mut g = self.gate();
+        while (g.ready + g.failed) as usize != self.workers.len() {
+            g = self.changed.wait(g).unwrap_or_else(|p| p.into_inner());
+        }
+        g.failed == 0
+    }
+
+    /// Coordinator: starts all workers at `start`, or (None) releases them to exit.
+    pub fn release(&self, start: Option<Nanos>) {
+        let mut g = self.gate();
+        g.start = start;
+        g.released = true;
+        if start.is_none() {
+            self.stop.store(true, Ordering::Relaxed);
+        }
+        self.changed.notify_all();
+    }
+
+    /// A worker has finished; the first one also raises the first-done flag.
+    pub fn finished(&self, worker: usize) {
+        self.first_done.store(true, Ordering::Relaxed);
+        self.workers[worker].done.store(true, Ordering::Release);
+        self.finished.fetch_add(1, Ordering::AcqRel);
+        let _g = self.gate();
+        self.changed.notify_all();
+    }
+
+    pub fn all_finished(&self) -> bool {
+        self.finished.load(Ordering::Acquire) as usize == self.workers.len()
+    }
+
+    pub fn finished_count(&self) -> u32 {
+        self.finished.load(Ordering::Acquire)
+    }
+
+    /// Coordinator: sleeps until a worker finishes or `timeout` passes.
+    pub fn wait_for_change(&self, timeout: Duration) {
+        let g = self.gate();
+        if self.all_finished() {
+            return;
+        }
+        let _ = self.changed.wait_timeout(g, timeout);
+    }
+
+    /// Stops every worker of this rank (Ctrl-C, a failure elsewhere).
+    pub fn stop_all(&self) {
+        self.stop.store(true, Ordering::Relaxed);
+        let mut g = self.gate();
+        // Workers waiting at the wear-out rendezvous must wake up and leave.
+        g.wear_out_target.get_or_insert(0);
+        self.changed.notify_all();
+    }
+
+    /// Wear-out: a worker stopped by the stonewall with `done` I/Os waits until the
+    /// coordinator knows how many I/Os the busiest worker anywhere did. Returns that
+    /// number (0 when stopped).
+    pub fn wear_out_wait(&self, worker: usize, done: u64) -> u64 {
+        self.workers[worker]
+            .waiting_with
+            .store(done, Ordering::Release);
+        let mut g = self.gate();
+        self.changed.notify_all();
+        loop {
+            if let Some(t) = g.wear_out_target {
+                return t;
+            }
+            g = self.changed.wait(g).unwrap_or_else(|p| p.into_inner());
+        }
+    }
+
+    /// Coordinator: the most I/Os any waiting worker did, once every worker of this rank
+    /// is waiting at the rendezvous or finished; else None.
+    pub fn wear_out_local_max(&self) -> Option<u64> {
+        let mut max = 0;
+        for w in &self.workers {
+            let waiting = w.waiting_with.load(Ordering::Acquire);
+            if waiting != NOT_WAITING {
+                max = max.max(waiting);
+            } else if w.done.load(Ordering::Acquire) {
+                // Finished its whole share before the stonewall: that count sets the bar too.
+                max = max.max(w.ops.load(Ordering::Relaxed));
+            } else {
+                return None;
+            }
+        }
+        Some(max)
+    }
+
+    /// Coordinator: tells waiting workers how far to go.
+    pub fn set_wear_out_target(&self, target: u64) {
+        let mut g = self.gate();
+        g.wear_out_target = Some(target);
+        self.changed.notify_all();
+    }
+
+    /// Totals of the live counters: (ops, bytes).
+    pub fn totals(&self) -> (u64, u64) {
+        self.workers.iter().fold((0, 0), |(o, b), w| {
+            (
+                o + w.ops.load(Ordering::Relaxed),
+                b + w.bytes.load(Ordering::Relaxed),
+            )
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::sync::Arc;
+
+    #[test]
+    fn workers_start_together_and_finish() {
+        let c = Arc::new(PhaseControl::new(2));
+        std::thread::scope(|s| {
+            for w in 0..2 {
+                let c = c.clone();
+                s.spawn(move || {
+                    let start = c.ready_and_wait(true);
+                    assert_eq!(start, Some(Nanos(42)));
+                    c.finished(w);
+                });
+            }
+            assert!(c.wait_all_ready());
+            c.release(Some(Nanos(42)));
+        });
+        assert!(c.all_finished());
+        assert!(c.first_done.load(Ordering::Relaxed));
+    }
+
+    #[test]
+    fn a_failed_setup_releases_everyone_without_starting() {
+        let c = Arc::new(PhaseControl::new(2));
+        std::thread::scope(|s| {
+            let c1 = c.clone();
+            s.spawn(move || assert_eq!(c1.ready_and_wait(false), None));
+            let c2 = c.clone();
+            s.spawn(move || assert_eq!(c2.ready_and_wait(true), None));
+            assert!(!c.wait_all_ready());
+            c.release(None);
+        });
+        assert!(c.stop.load(Ordering::Relaxed));
+    }
+
+    #[test]
+    fn wear_out_rendezvous_finds_the_maximum() {
+        let c = Arc::new(PhaseControl::new(3));
+        c.finished(2);
+        std::thread::scope(|s| {
+            for (w, done) in [(0usize, 10u64), (1, 17)] {
+                let c = c.clone();
+                s.spawn(move || assert_eq!(c.wear_out_wait(w, done), 17));
+            }
+            let max = loop {
+                if let Some(m) = c.wear_out_local_max() {
+                    break m;
+                }
+                std::thread::sleep(Duration::from_millis(1));
+            };
+            c.set_wear_out_target(max);
+        });
+    }
+}

@@ -1,0 +1,460 @@
+//! A data workload from start to end on every rank: [`run_data`] checks that ranks agree
+//! on the spec, plans, prepares files (lay out for reads, create for writes, cache
+//! state), runs the timed phase and, for `--verify` writes, a read-back phase that checks
+//! every block written. [`DataOptions`] lets studies and IO500 chain phases ("read
+//! exactly what the write did").
+
+use std::collections::BTreeMap;
+
+use iolab_comm::{Comm, CommExt};
+use iolab_core::result::{PhaseKind, PhaseResult};
+use iolab_core::spec::{BackendKind, CacheMode, DataSpec, Layout, RandomKind, RwKind};
+use iolab_core::units::ByteCount;
+
+use crate::assemble::{PhaseMeta, assemble};
+use crate::clock::Clock;
+use crate::error::EngineError;
+use crate::layout::{create_for_write, lay_out, set_cache_state};
+use crate::phase::{Env, RankOutcome, run_phase};
+use crate::plan::{DataPlan, DataTarget, PlanContext, plan_data};
+use crate::target::{PreparedTarget, agree};
+use crate::workdir::{FileInfo, VerifyInfo};
+use crate::worker::{WorkerSetup, run_data_worker};
+
+/// How a data phase fits into a larger run.
+#[derive(Clone, Debug, Default)]
+pub struct DataOptions {
+    /// Phase name (default: the workload's, e.g. "randread-4KiB").
+    pub name: Option<String>,
+    pub repetition: u32,
+    /// Extra coordinates (a study's sweep values).
+    pub params: BTreeMap<String, String>,
+    /// Work on exactly the blocks each worker (by global index) completed in an earlier
+    /// phase: IO500 reads what its stonewalled writes wrote.
+    pub written_blocks: Option<Vec<u64>>,
+    /// Skip the read-back phase after a --verify write.
+    pub no_verify_pass: bool,
+}
+
+/// The phases a data workload produced.
+#[derive(Debug)]
+pub struct DataOutcome {
+    pub phases: Vec<PhaseResult>,
+    /// I/Os completed by each worker (global index) in the main phase.
+    pub completed: Vec<u64>,
+    /// Files this rank wrote or laid out (to remove at cleanup).
+    pub files: Vec<std::path::PathBuf>,
+}
+
+/// The read shift a spec asks for, resolved against the topology: by default each rank
+/// reads what a rank on the next host wrote (IOR -C), or its own data on one host.
+pub fn resolve_read_shift(spec: &DataSpec, comm: &dyn Comm) -> u32 {
+    spec.read_shift.unwrap_or_else(|| {
+        let topo = comm.topology();
+        if topo.hosts().len() > 1 {
+            topo.ranks_per_host()
+        } else {
+            0
+        }
+    })
+}
+
+/// Fails unless every rank runs the same iolab version with the same resolved spec.
+pub fn check_ranks_agree<T: serde::Serialize>(
+    comm: &dyn Comm,
+    what: &'static str,
+    value: &T,
+) -> Result<(), EngineError> {
+    if comm.size() == 1 {
+        return Ok(());
+    }
+    let mine = format!(
+        "iolab {} {}",
+        env!("CARGO_PKG_VERSION"),
+        serde_json::to_string(value).unwrap_or_default()
+    );
+    let all: Vec<String> = comm
+        .all_gather(&mine)
+        .map_err(|e| EngineError::Setup(e.to_string()))?;
+    let topo = comm.topology();
+    for (rank, other) in all.iter().enumerate() {
+        if *other != all[0] {
+            let short = |s: &str| s.chars().take(120).collect::<String>();
+            return Err(EngineError::RankMismatch {
+                what,
+                rank: rank as u32,
+                host: topo.ranks[rank].host.clone(),
+                rank0: short(&all[0]),
+                other: short(other),
+            });
+        }
+    }
+    Ok(())
+}
+
+fn params_of(spec: &DataSpec, ranks: u32) -> BTreeMap<String, String> {
+    let mut p = BTreeMap::new();
+    p.insert("rw".into(), spec.rw.name().into());
+    p.insert("block_size".into(), spec.block_size.to_string());
+    p.insert("threads".into(), spec.threads.to_string());
+    p.insert("queue_depth".into(), spec.queue_depth.to_string());
+    p.insert("backend".into(), spec.backend.name().into());
+    p.insert("ranks".into(), ranks.to_string());
+    p.insert(
+        "layout".into(),
+        match spec.layout {
+            Layout::FilePerThread => "file-per-thread".into(),
+            Layout::Shared => format!(
+                "shared-{}",
+                if spec.placement == iolab_core::spec::Placement::Strided {
+                    "strided"
+                } else {
+                    "segmented"
+                }
+            ),
+        },
+    );
+    p.insert(
+        "io".into(),
+        if spec.direct {
+            "direct".into()
+        } else {
+            "buffered".into()
+        },
+    );
+    if spec.rw.is_mixed() {
+        p.insert("rwmix_read".into(), spec.rwmix_read.to_string());
+    }
+    p
+}
+
+/// The memory of this machine in bytes, if known.
+fn memory_total() -> Option<u64> {
+    let text = std::fs::read_to_string("/proc/meminfo").ok()?;
+    let line = text.lines().find(|l| l.starts_with("MemTotal:"))?;
+    let kib: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
+    Some(kib * 1024)
+}
+
+/// Runs a data workload on every rank. Rank 0's `phases` are the results to report; the
+/// other ranks get the same.
+pub fn run_data<C: Clock>(
+    env: &Env<'_>,
+    clock: &C,
+    spec: &DataSpec,
+    target: &PreparedTarget,
+    opts: &DataOptions,
+) -> Result<DataOutcome, EngineError> {
+    let comm = env.comm;
+    let mut spec = spec.clone();
+    let mut warnings = Vec::new();
+    if spec.backend == BackendKind::Uring
+        && let Err(why) = iolab_backend::uring_available()
+    {
+        warnings.push(format!(
+            "io_uring is not available here ({why}); this phase ran with psync instead"
+        ));
+        spec.backend = BackendKind::Psync;
+    }
+    if spec.backend == BackendKind::Psync && spec.queue_depth > 1 {
+        warnings.push(format!(
+            "psync completes one I/O at a time per thread: --queue-depth {} had no effect (use --backend uring)",
+            spec.queue_depth
+        ));
+    }
+    check_ranks_agree(comm, "the workload", &spec)?;
+    let data_target = target.data_target();
+    let ctx = PlanContext {
+        rank: comm.rank(),
+        ranks: comm.size(),
+        read_shift: resolve_read_shift(&spec, comm),
+        written_blocks: opts.written_blocks.clone(),
+    };
+    let plan = agree(
+        comm,
+        plan_data(&spec, &data_target, &ctx).map_err(EngineError::from),
+    )?;
+    let alignment = iolab_backend::files::direct_io_alignment(match &data_target {
+        DataTarget::Dir(d) => d.as_path(),
+        DataTarget::Device { path, .. } => path.as_path(),
+        DataTarget::Null => std::path::Path::new("/"),
+    });
+    if spec.direct && spec.block_size.get() % alignment != 0 && data_target != DataTarget::Null {
+        return Err(EngineError::Spec(iolab_core::SpecError::new(
+            "--block-size",
+            format!(
+                "{} is not a multiple of {} bytes, the direct-I/O alignment of the target; use a multiple of {} or drop --direct",
+                spec.block_size,
+                alignment,
+                ByteCount(alignment)
+            ),
+        )));
+    }
+    check_space(comm, &plan, target)?;
+
+    // Untimed preparation, then every rank waits for all files to exist.
+    let prepared = prepare_files(&plan, target, &spec, alignment);
+    agree(comm, prepared)?;
+    comm.barrier();
+    if spec.rw.reads() {
+        warnings.extend(agree(comm, set_cache_state(&plan.files, &spec))?);
+        if !spec.direct {
+            cache_warning(&plan, &mut warnings);
+        }
+    }
+    let name = opts.name.clone().unwrap_or_else(|| spec.name());
+    let mut params = params_of(&spec, comm.size());
+    params.extend(opts.params.clone());
+    let meta = PhaseMeta {
+        name: name.clone(),
+        kind: Some(PhaseKind::Data),
+        params: params.clone(),
+        repetition: opts.repetition,
+        spec: serde_json::to_value(&spec).unwrap_or_default(),
+        warnings,
+    };
+    let counts = plan.workers.iter().map(|w| w.blocks).collect();
+    let run = run_workers(env, clock, &name, &plan, alignment, counts)?;
+    let completed = run.completed_by_worker();
+    let mut phases = vec![assemble(meta, &run)];
+    record_complete_files(comm, &plan, target, &completed, &run.outcomes)?;
+
+    if spec.verify
+        && spec.rw.writes()
+        && !spec.rw.is_mixed()
+        && !opts.no_verify_pass
+        && !run.interrupted
+        && phases[0].error_count == 0
+    {
+        phases.push(verify_pass(
+            env,
+            clock,
+            &spec,
+            &data_target,
+            &plan,
+            &completed,
+            alignment,
+            opts,
+        )?);
+    }
+    let mut files = crate::layout::paths(&plan.owned_files);
+    if matches!(target, PreparedTarget::Device { .. } | PreparedTarget::Null) {
+        files.clear();
+    }
+    Ok(DataOutcome {
+        phases,
+        completed,
+        files,
+    })
+}
+
+fn check_space(
+    comm: &dyn Comm,
+    plan: &DataPlan,
+    target: &PreparedTarget,
+) -> Result<(), EngineError> {
+    let PreparedTarget::Dir { workdir, .. } = target else {
+        return Ok(());
+    };
+    let result = if comm.rank() == 0 {
+        // Files that already hold enough data need no new space.
+        let need: u64 = plan
+            .files
+            .iter()
+            .filter(|f| workdir.file_info(&f.path).is_none_or(|i| i.size < f.size))
+            .map(|f| f.size)
+            .sum::<u64>()
+            .max(if plan.spec.rw.writes() {
+                plan.total_bytes
+            } else {
+                0
+            });
+        match iolab_backend::files::fs_space(workdir.path()) {
+            Ok((_, free)) if need > free => Err(EngineError::NoSpace {
+                path: workdir.path().to_path_buf(),
+                need: ByteCount(need).human(),
+                free: ByteCount(free).human(),
+            }),
+            _ => Ok(()),
+        }
+    } else {
+        Ok(())
+    };
+    agree(comm, result)
+}
+
+fn prepare_files(
+    plan: &DataPlan,
+    target: &PreparedTarget,
+    spec: &DataSpec,
+    alignment: u64,
+) -> Result<(), EngineError> {
+    if matches!(target, PreparedTarget::Null) {
+        return Ok(());
+    }
+    if spec.rw.reads() {
+        lay_out(&plan.owned_files, target.workdir(), spec, alignment)?;
+    } else {
+        create_for_write(&plan.owned_files, target.workdir(), spec)?;
+    }
+    Ok(())
+}
+
+fn cache_warning(plan: &DataPlan, warnings: &mut Vec<String>) {
+    let per_host = plan.files.iter().map(|f| f.size).sum::<u64>();
+    if let Some(mem) = memory_total()
+        && per_host < mem
+    {
+        warnings.push(format!(
+            "buffered reads of {} on a host with {} of memory: the page cache may be serving them (use --direct, a data set larger than memory, or --cache cold without --runtime)",
+            ByteCount(per_host).human(),
+            ByteCount(mem).human()
+        ));
+    }
+}
+
+fn run_workers<C: Clock>(
+    env: &Env<'_>,
+    clock: &C,
+    name: &str,
+    plan: &DataPlan,
+    alignment: u64,
+    counts: Vec<u64>,
+) -> Result<crate::phase::PhaseRun, EngineError> {
+    let comm = env.comm;
+    let host = comm.host().to_string();
+    let wear_out = plan.spec.wear_out && plan.spec.stonewall.is_some();
+    run_phase(
+        env,
+        clock,
+        name,
+        plan.workers.len(),
+        wear_out,
+        |i, control| {
+            let setup = WorkerSetup {
+                plan,
+                worker: &plan.workers[i],
+                index: i,
+                control,
+                clock,
+                rank: comm.rank(),
+                host: &host,
+                alignment,
+                count: counts[i],
+            };
+            run_data_worker(&setup).map_err(|e| e.to_string())
+        },
+    )
+}
+
+/// After a write phase, records which files now hold complete data so later reads can
+/// reuse them.
+fn record_complete_files(
+    comm: &dyn Comm,
+    plan: &DataPlan,
+    target: &PreparedTarget,
+    completed: &[u64],
+    outcomes: &[RankOutcome],
+) -> Result<(), EngineError> {
+    let Some(workdir) = target.workdir() else {
+        return Ok(());
+    };
+    let spec = &plan.spec;
+    let covers_all = !spec.rw.is_random() || spec.random == RandomKind::FullCoverage;
+    if !spec.rw.writes()
+        || spec.rw.is_mixed()
+        || !covers_all
+        || outcomes.iter().any(|o| o.measure.error_count > 0)
+    {
+        return Ok(());
+    }
+    let verify = spec.verify.then_some(VerifyInfo {
+        seed: spec.seed,
+        block_size: spec.block_size.get(),
+    });
+    let shared = spec.layout == Layout::Shared;
+    let shares =
+        crate::plan::shares(spec, &target.data_target(), plan.total_workers).unwrap_or_default();
+    let all_done =
+        shares.len() == completed.len() && completed.iter().zip(&shares).all(|(c, s)| c >= s);
+    let result = (|| {
+        for (i, f) in plan.owned_files.iter().enumerate() {
+            let done = if shared {
+                all_done
+            } else {
+                let global = (comm.rank() * plan.spec.threads) as usize + i;
+                completed.get(global).copied().unwrap_or(0) * plan.block_size >= f.size
+            };
+            if done {
+                workdir.set_file_info(
+                    &f.path,
+                    &FileInfo {
+                        size: f.size,
+                        verify,
+                    },
+                )?;
+            }
+        }
+        Ok(())
+    })();
+    agree(comm, result)
+}
+
+#[allow(clippy::too_many_arguments)]
+fn verify_pass<C: Clock>(
+    env: &Env<'_>,
+    clock: &C,
+    spec: &DataSpec,
+    target: &DataTarget,
+    plan: &DataPlan,
+    completed: &[u64],
+    alignment: u64,
+    opts: &DataOptions,
+) -> Result<PhaseResult, EngineError> {
+    let comm = env.comm;
+    let mut read = spec.clone();
+    read.rw = if spec.rw.is_random() {
+        RwKind::Randread
+    } else {
+        RwKind::Read
+    };
+    read.runtime = None;
+    read.stonewall = None;
+    read.wear_out = false;
+    read.fsync_at_end = false;
+    read.fsync_every = None;
+    read.rate_iops = None;
+    read.read_shift = Some(0);
+    read.cache = CacheMode::Cold;
+    let ctx = PlanContext {
+        rank: comm.rank(),
+        ranks: comm.size(),
+        read_shift: 0,
+        written_blocks: None,
+    };
+    let mut rplan = plan_data(&read, target, &ctx)?;
+    // The same blocks as the write: same shares, and writes that looped or were cut
+    // short are replayed by count with the same seeds.
+    rplan.workers = plan.workers.clone();
+    rplan.files = plan.files.clone();
+    let warnings = agree(comm, set_cache_state(&rplan.files, &read))?;
+    let counts: Vec<u64> = rplan
+        .workers
+        .iter()
+        .map(|w| completed.get(w.global as usize).copied().unwrap_or(0))
+        .collect();
+    let run = run_workers(env, clock, "verify", &rplan, alignment, counts)?;
+    let mut params = params_of(&read, comm.size());
+    params.extend(opts.params.clone());
+    Ok(assemble(
+        PhaseMeta {
+            name: "verify".into(),
+            kind: Some(PhaseKind::Data),
+            params,
+            repetition: opts.repetition,
+            spec: serde_json::to_value(&read).unwrap_or_default(),
+            warnings,
+        },
+        &run,
+    ))
+}

@@ -1,0 +1,104 @@
+//! [`EngineError`]: why a workload could not run or had to stop, with the place and what
+//! to try. Every message is one line.
+
+use std::io;
+use std::path::PathBuf;
+
+use iolab_backend::BackendError;
+use iolab_core::SpecError;
+use thiserror::Error;
+
+#[derive(Debug, Error)]
+pub enum EngineError {
+    #[error(transparent)]
+    Spec(#[from] SpecError),
+
+    #[error(transparent)]
+    Backend(#[from] BackendError),
+
+    #[error("--dir {path} does not exist; create it first or choose another directory")]
+    TargetMissing { path: PathBuf },
+
+    #[error("--dir {path} is not a directory")]
+    TargetNotDir { path: PathBuf },
+
+    #[error(
+        "{path} exists but was not created by iolab (no {marker} in it); iolab will not write into it: move it away or choose another --dir"
+    )]
+    ForeignWorkDir { path: PathBuf, marker: &'static str },
+
+    #[error(
+        "{path} is in use by another iolab run ({holder}); wait for it to finish, or remove {lock} if that run is gone"
+    )]
+    WorkDirBusy {
+        path: PathBuf,
+        holder: String,
+        lock: PathBuf,
+    },
+
+    #[error("{op} {path}: {source}")]
+    WorkDirIo {
+        op: &'static str,
+        path: PathBuf,
+        source: io::Error,
+    },
+
+    #[error(
+        "the workload needs {need} in {path} but only {free} is free; use a smaller --size/--total-size or free space"
+    )]
+    NoSpace {
+        path: PathBuf,
+        need: String,
+        free: String,
+    },
+
+    #[error(
+        "refusing to write to {path}: it holds {what}; pass --allow-destroy to overwrite it (its contents will be lost)"
+    )]
+    DeviceRefused { path: PathBuf, what: String },
+
+    #[error("{path} is {actual} but the workload needs {need}; use a smaller --size")]
+    DeviceTooSmall {
+        path: PathBuf,
+        actual: String,
+        need: String,
+    },
+
+    #[error("rank {rank} on {host} failed: {message}")]
+    Rank {
+        rank: u32,
+        host: String,
+        message: String,
+    },
+
+    #[error(
+        "ranks disagree on {what}: rank 0 has {rank0}, rank {rank} on {host} has {other}; run the same iolab binary with the same options on every rank"
+    )]
+    RankMismatch {
+        what: &'static str,
+        rank: u32,
+        host: String,
+        rank0: String,
+        other: String,
+    },
+
+    /// A worker could not set up (open a file, start a backend); the message says why.
+    #[error("{0}")]
+    Setup(String),
+
+    #[error("interrupted")]
+    Interrupted,
+
+    #[error("could not start worker thread: {0}")]
+    Thread(io::Error),
+}
+
+impl EngineError {
+    pub(crate) fn workdir(op: &'static str, path: impl Into<PathBuf>, source: io::Error) -> Self {
+        EngineError::WorkDirIo {
+            op,
+            path: path.into(),
+            source,
+        }
+    }
+}

@@ -1,0 +1,314 @@
+//! Untimed preparation of data files: [`lay_out`] writes files in full before they are
+//! read (reading a sparse file measures nothing), reusing kept files that already hold
+//! suitable data; [`create_for_write`] creates or truncates files a write phase will
+//! fill; [`set_cache_state`] puts the page cache in the state a read phase asks for.
+
+use std::path::PathBuf;
+
+use iolab_backend::files::{CacheDrop, drop_caches};
+use iolab_backend::{BufferPool, DataFile, OpenSpec};
+use iolab_core::pattern::{fill_verify, stamp_unique};
+use iolab_core::spec::{CacheMode, DataSpec};
+
+use crate::error::EngineError;
+use crate::plan::FilePlan;
+use crate::workdir::{FileInfo, VerifyInfo, WorkDir};
+
+/// Bytes per write while laying out.
+const CHUNK: u64 = 1 << 20;
+
+/// What laying out did.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct LayoutReport {
+    pub written_bytes: u64,
+    pub reused_files: usize,
+}
+
+fn open_rw(
+    path: &std::path::Path,
+    direct: bool,
+    create: bool,
+    truncate: bool,
+) -> Result<DataFile, EngineError> {
+    Ok(DataFile::open(
+        path,
+        OpenSpec {
+            write: true,
+            create,
+            truncate,
+            direct,
+            sync: false,
+        },
+    )?)
+}
+
+/// Writes `files` in full with the data a read phase expects: pseudo-random, or verify
+/// blocks of `block_size` when `verify` is set. Files whose sidecar says they already
+/// hold suitable data are kept. Up to `threads` files (or regions of one file) at once.
+pub fn lay_out(
+    files: &[FilePlan],
+    workdir: Option<&WorkDir>,
+    spec: &DataSpec,
+    alignment: u64,
+) -> Result<LayoutReport, EngineError> {
+    let verify = spec.verify.then_some(VerifyInfo {
+        seed: spec.seed,
+        block_size: spec.block_size.get(),
+    });
+    let mut report = LayoutReport::default();
+    let mut todo: Vec<&FilePlan> = Vec::new();
+    for f in files {
+        let reusable = workdir
+            .and_then(|w| w.file_info(&f.path))
+            .is_some_and(|info| info.size >= f.size && (verify.is_none() || info.verify == verify));
+        // A device is only written for --verify; its contents are otherwise read as
+        // they are (there are no holes on a device).
+        let device = workdir.is_none();
+        if reusable || (device && verify.is_none()) {
+            report.reused_files += 1;
+        } else {
+            todo.push(f);
+        }
+    }
+    // Split the work into (file, start, len) pieces, one per thread at most.
+    let threads = (spec.threads as usize).max(1);
+    let mut pieces: Vec<(&FilePlan, u64, u64)> = Vec::new();
+    for f in &todo {
+        let per_file = if todo.len() >= threads {
+            1
+        } else {
+            threads / todo.len()
+        };
+        let bs = spec.block_size.get();
+        let blocks = f.size / bs;
+        let per = blocks.div_ceil(per_file as u64).max(1);
+        let mut b = 0;
+        while b < blocks {
+            let n = per.min(blocks - b);
+            pieces.push((f, b * bs, n * bs));
+            b += n;
+        }
+    }
+    if let Some(w) = workdir {
+        for f in &todo {
+            w.clear_file_info(&f.path);
+        }
+    }
+    // Create each file once before writing its pieces in parallel.
+    for f in &todo {
+        open_rw(&f.path, spec.direct, true, false)?;
+    }
+    let results: Vec<Result<u64, EngineError>> = std::thread::scope(|s| {
+        let handles: Vec<_> = pieces
+            .chunks(pieces.len().div_ceil(threads).max(1))
+            .map(|group| {
+                s.spawn(move || -> Result<u64, EngineError> {
+                    let mut written = 0;
+                    for (f, start, len) in group {
+                        written += write_piece(f, *start, *len, spec, verify, alignment)?;
+                    }
+                    Ok(written)
+                })
+            })
+            .collect();
+        handles
+            .into_iter()
+            .map(|h| h.join().unwrap_or_else(|_| Ok(0)))
+            .collect()
+    });
+    for r in results {
+        report.written_bytes += r?;
+    }
+    if let Some(w) = workdir {
+        for f in &todo {
+            let file = open_rw(&f.path, false, false, false)?;
+            file.fsync()?;
+            w.set_file_info(
+                &f.path,
+                &FileInfo {
+                    size: f.size,
+                    verify,
+                },
+            )?;
+        }
+    }
+    Ok(report)
+}
+
+fn write_piece(
+    f: &FilePlan,
+    start: u64,
+    len: u64,
+    spec: &DataSpec,
+    verify: Option<VerifyInfo>,
+    alignment: u64,
+) -> Result<u64, EngineError> {
+    let bs = spec.block_size.get();
+    let chunk = if bs >= CHUNK { bs } else { CHUNK / bs * bs };
+    let file = open_rw(&f.path, spec.direct, false, false)?;
+    let mut pool = BufferPool::new(1, chunk, alignment)?;
+    pool.fill_random(spec.seed ^ f.id ^ start);
+    let mut off = start;
+    let end = start + len;
+    let mut seq = 0;
+    while off < end {
+        let n = chunk.min(end - off);
+        let buf = &mut pool.get_mut(0)[..n as usize];
+        match verify {
+            Some(v) => {
+                for (i, block) in buf.chunks_exact_mut(bs as usize).enumerate() {
+                    fill_verify(block, v.seed, f.id, off + i as u64 * bs);
+                }
+            }
+            None => stamp_unique(buf, off, seq),
+        }
+        file.write_all_at(buf, off)?;
+        off += n;
+        seq += 1;
+    }
+    Ok(len)
+}
+
+/// Creates (truncating) the files a write phase fills, and preallocates them if asked.
+pub fn create_for_write(
+    files: &[FilePlan],
+    workdir: Option<&WorkDir>,
+    spec: &DataSpec,
+) -> Result<(), EngineError> {
+    let Some(w) = workdir else { return Ok(()) };
+    for f in files {
+        w.clear_file_info(&f.path);
+        let file = open_rw(&f.path, false, true, true)?;
+        if spec.preallocate {
+            file.allocate(f.size)?;
+        }
+    }
+    Ok(())
+}
+
+/// Puts the page cache in the state `spec` asks for before a phase that reads
+/// `files`; returns warnings to attach to the phase.
+pub fn set_cache_state(files: &[FilePlan], spec: &DataSpec) -> Result<Vec<String>, EngineError> {
+    let mut warnings = Vec::new();
+    if spec.direct {
+        return Ok(warnings);
+    }
+    let opened: Vec<DataFile> = files
+        .iter()
+        .map(|f| DataFile::open(&f.path, OpenSpec::default()))
+        .collect::<Result<_, _>>()?;
+    if spec.drop_caches {
+        let refs: Vec<&DataFile> = opened.iter().collect();
+        if let CacheDrop::FilesOnly { reason } = drop_caches(&refs)? {
+            warnings.push(format!(
+                "--drop-caches: the machine's page cache could not be dropped ({reason}; needs root outside a container); only this run's files were dropped from it"
+            ));
+        }
+        return Ok(warnings);
+    }
+    match spec.cache {
+        CacheMode::Cold => {
+            for f in &opened {
+                f.drop_cache()?;
+            }
+        }
+        CacheMode::Hot => {
+            let mut buf = vec![0u8; CHUNK as usize];
+            for (f, plan) in opened.iter().zip(files) {
+                let mut off = 0;
+                while off < plan.size {
+                    let n = CHUNK.min(plan.size - off) as usize;
+                    f.read_exact_at(&mut buf[..n], off)?;
+                    off += n as u64;
+                }
+            }
+        }
+        CacheMode::Keep => {}
+    }
+    Ok(warnings)
+}
+
+/// Paths of files, for cleanup.
+pub fn paths(files: &[FilePlan]) -> Vec<PathBuf> {
+    files.iter().map(|f| f.path.clone()).collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use iolab_core::pattern::check_verify;
+    use iolab_core::units::ByteCount;
+
+    fn plan(dir: &std::path::Path, name: &str, size: u64, id: u64) -> FilePlan {
+        FilePlan {
+            path: dir.join(name),
+            id,
+            size,
+        }
+    }
+
+    #[test]
+    fn lays_out_full_files_and_reuses_them() {
+        let base = tempfile::tempdir().unwrap();
+        let wd = WorkDir::create_or_adopt(base.path(), None).unwrap();
+        let spec = DataSpec {
+            threads: 2,
+            block_size: ByteCount::kib(4),
+            ..DataSpec::default()
+        };
+        let files = vec![
+            plan(wd.path(), "a", 3 << 20, 0),
+            plan(wd.path(), "b", 12288, 1),
+        ];
+        let r = lay_out(&files, Some(&wd), &spec, 4096).unwrap();
+        assert_eq!(
+            r,
+            LayoutReport {
+                written_bytes: (3 << 20) + 12288,
+                reused_files: 0
+            }
+        );
+        let a = std::fs::read(&files[0].path).unwrap();
+        assert_eq!(a.len(), 3 << 20);
+        // Not sparse: every 4 KiB has data.
+        assert!(a.chunks(4096).all(|c| c.iter().any(|b| *b != 0)));
+        let again = lay_out(&files, Some(&wd), &spec, 4096).unwrap();
+        assert_eq!(
+            again,
+            LayoutReport {
+                written_bytes: 0,
+                reused_files: 2
+            }
+        );
+    }
+
+    #[test]
+    fn verify_layout_writes_checkable_blocks() {
+        let base = tempfile::tempdir().unwrap();
+        let wd = WorkDir::create_or_adopt(base.path(), None).unwrap();
+        let spec = DataSpec {
+            verify: true,
+            block_size: ByteCount::kib(8),
+            ..DataSpec::default()
+        };
+        let files = vec![plan(wd.path(), "v", 64 * 1024, 7)];
+        lay_out(&files, Some(&wd), &spec, 4096).unwrap();
+        let data = std::fs::read(&files[0].path).unwrap();
+        for (i, block) in data.chunks(8192).enumerate() {
+            assert_eq!(check_verify(block, spec.seed, 7, i as u64 * 8192), Ok(()));
+        }
+        // Random data does not satisfy a verify read: it is laid out again.
+        let plain = DataSpec {
+            verify: false,
+            ..spec.clone()
+        };
+        let files2 = vec![plan(wd.path(), "p", 64 * 1024, 8)];
+        lay_out(&files2, Some(&wd), &plain, 4096).unwrap();
+        assert_eq!(
+            lay_out(&files2, Some(&wd), &spec, 4096)
+                .unwrap()
+                .written_bytes,
+            64 * 1024
+        );
+    }
+}

@@ -1,0 +1,288 @@
+//! [`Recorder`]: what one worker measured. Per operation type a latency histogram, the
+//! counts, and a per-interval timeline; the counts at the moment the first worker
+//! finished; the first few errors in full. Flat memory however long the run.
+//! [`WorkerMeasure`] is the finished, mergeable form.
+
+use std::collections::BTreeMap;
+
+use iolab_core::histogram::LatencyHistogram;
+use iolab_core::result::{ErrorRecord, OpCount, OpKind, OpSeries, Timeline};
+use iolab_core::units::Nanos;
+use serde::{Deserialize, Serialize};
+
+/// Errors kept in full per worker; the rest are only counted.
+const KEPT_ERRORS: usize = 8;
+
+struct OpRec {
+    count: OpCount,
+    errors: u64,
+    histogram: LatencyHistogram,
+    ops: Vec<u64>,
+    bytes: Vec<u64>,
+    latency_sum: Vec<u64>,
+}
+
+impl OpRec {
+    fn new() -> Self {
+        OpRec {
+            count: OpCount::default(),
+            errors: 0,
+            histogram: LatencyHistogram::new(),
+            ops: Vec::new(),
+            bytes: Vec::new(),
+            latency_sum: Vec::new(),
+        }
+    }
+}
+
+pub struct Recorder {
+    start: Nanos,
+    interval: Nanos,
+    slot: usize,
+    next_boundary: Nanos,
+    ops: [Option<Box<OpRec>>; OpKind::ALL.len()],
+    first_done: Option<BTreeMap<OpKind, OpCount>>,
+    errors: Vec<ErrorRecord>,
+    error_count: u64,
+    verify_failures: u64,
+}
+
+impl Recorder {
+    /// A recorder for a phase that started at `start`, with timeline intervals of
+    /// `interval`.
+    pub fn new(start: Nanos, interval: Nanos) -> Self {
+        Recorder {
+            start,
+            interval,
+            slot: 0,
+            next_boundary: start + interval,
+            ops: Default::default(),
+            first_done: None,
+            errors: Vec::new(),
+            error_count: 0,
+            verify_failures: 0,
+        }
+    }
+
+    #[inline]
+    fn rec(&mut self, op: OpKind) -> &mut OpRec {
+        self.ops[op.index()].get_or_insert_with(|| Box::new(OpRec::new()))
+    }
+
+    /// Records one completed operation of `bytes`, which took `latency` and completed at
+    /// `at`.
+    #[inline]
+    pub fn record(&mut self, op: OpKind, latency: Nanos, bytes: u64, at: Nanos) {
+        if at >= self.next_boundary {
+            let idx = (at.0.saturating_sub(self.start.0) / self.interval.0.max(1)) as usize;
+            self.slot = idx;
+            self.next_boundary = Nanos(self.start.0 + (idx as u64 + 1) * self.interval.0);
+        }
+        let slot = self.slot;
+        let r = self.rec(op);
+        r.count.ops += 1;
+        r.count.bytes += bytes;
+        r.histogram.record(latency.0);
+        if r.ops.len() <= slot {
+            r.ops.resize(slot + 1, 0);
+            r.bytes.resize(slot + 1, 0);
+            r.latency_sum.resize(slot + 1, 0);
+        }
+        r.ops[slot] += 1;
+        r.bytes[slot] += bytes;
+        r.latency_sum[slot] += latency.0;
+    }
+
+    /// Counts a failed operation; the first few are kept with their details.
+    pub fn error(&mut self, record: ErrorRecord) {
+        self.rec(record.op).errors += 1;
+        self.error_count += 1;
+        if self.errors.len() < KEPT_ERRORS {
+            self.errors.push(record);
+        }
+    }
+
+    /// Counts a block that failed verification (also kept as an error record).
+    pub fn verify_failure(&mut self, record: ErrorRecord) {
+        self.verify_failures += 1;
+        if self.errors.len() < KEPT_ERRORS {
+            self.errors.push(record);
+        }
+    }
+
+    pub fn error_count(&self) -> u64 {
+        self.error_count
+    }
+
+    /// Completed operations and bytes of `op` so far.
+    pub fn count(&self, op: OpKind) -> OpCount {
+        self.ops[op.index()]
+            .as_ref()
+            .map(|r| r.count)
+            .unwrap_or_default()
+    }
+
+    /// All operations completed so far, of every type.
+    pub fn total(&self) -> OpCount {
+        let mut t = OpCount::default();
+        for r in self.ops.iter().flatten() {
+            t += r.count;
+        }
+        t
+    }
+
+    /// Freezes the counts as they are now as this worker's first-done figures (once).
+    pub fn mark_first_done(&mut self) {
+        if self.first_done.is_none() {
+            self.first_done = Some(
+                self.ops
+                    .iter()
+                    .enumerate()
+                    .filter_map(|(i, r)| r.as_ref().map(|r| (OpKind::ALL[i], r.count)))
+                    .collect(),
+            );
+        }
+    }
+
+    pub fn first_done_marked(&self) -> bool {
+        self.first_done.is_some()
+    }
+
+    pub fn finish(mut self) -> WorkerMeasure {
+        self.mark_first_done();
+        let mut ops = BTreeMap::new();
+        let mut series = Vec::new();
+        for (i, r) in self.ops.into_iter().enumerate() {
+            let Some(r) = r else { continue };
+            let op = OpKind::ALL[i];
+            series.push(OpSeries {
+                op,
+                ops: r.ops,
+                bytes: r.bytes,
+                latency_sum: r.latency_sum,
+            });
+            ops.insert(
+                op,
+                OpMeasure {
+                    count: r.count,
+                    errors: r.errors,
+                    histogram: r.histogram,
+                },
+            );
+        }
+        WorkerMeasure {
+            ops,
+            first_done: self.first_done.unwrap_or_default(),
+            timeline: Timeline {
+                interval: self.interval,
+                series,
+            },
+            errors: self.errors,
+            error_count: self.error_count,
+            verify_failures: self.verify_failures,
+        }
+    }
+}
+
+/// One operation type as measured by one or more workers.
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
+pub struct OpMeasure {
+    pub count: OpCount,
+    pub errors: u64,
+    pub histogram: LatencyHistogram,
+}
+
+/// What one or more workers measured, ready to merge.
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
+pub struct WorkerMeasure {
+    pub ops: BTreeMap<OpKind, OpMeasure>,
+    pub first_done: BTreeMap<OpKind, OpCount>,
+    pub timeline: Timeline,
+    pub errors: Vec<ErrorRecord>,
+    pub error_count: u64,
+    pub verify_failures: u64,
+}
+
+impl WorkerMeasure {
+    pub fn merge(&mut self, other: &WorkerMeasure) {
+        for (op, m) in &other.ops {
+            let mine = self.ops.entry(*op).or_default();
+            mine.count += m.count;
+            mine.errors += m.errors;
+            mine.histogram.merge(&m.histogram);
+        }
+        for (op, c) in &other.first_done {
+            *self.first_done.entry(*op).or_default() += *c;
+        }
+        self.timeline.merge(&other.timeline);
+        for e in &other.errors {
+            if self.errors.len() < 4 * KEPT_ERRORS {
+                self.errors.push(e.clone());
+            }
+        }
+        self.error_count += other.error_count;
+        self.verify_failures += other.verify_failures;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn timeline_buckets_by_interval() {
+        let mut r = Recorder::new(Nanos(1000), Nanos::SECOND);
+        r.record(OpKind::Read, Nanos(10), 4096, Nanos(1000));
+        r.record(OpKind::Read, Nanos(20), 4096, Nanos(1000 + 999_999_999));
+        r.record(OpKind::Read, Nanos(30), 4096, Nanos(1000 + 2_500_000_000));
+        r.record(OpKind::Write, Nanos(5), 512, Nanos(1000 + 2_600_000_000));
+        let m = r.finish();
+        let reads = m.timeline.series(OpKind::Read).unwrap();
+        assert_eq!(reads.ops, vec![2, 0, 1]);
+        assert_eq!(reads.bytes, vec![8192, 0, 4096]);
+        assert_eq!(reads.latency_sum, vec![30, 0, 30]);
+        assert_eq!(m.timeline.series(OpKind::Write).unwrap().ops, vec![0, 0, 1]);
+        assert_eq!(
+            m.ops[&OpKind::Read].count,
+            OpCount {
+                ops: 3,
+                bytes: 12288
+            }
+        );
+        assert_eq!(m.ops[&OpKind::Read].histogram.count(), 3);
+    }
+
+    #[test]
+    fn first_done_freezes_once() {
+        let mut r = Recorder::new(Nanos(0), Nanos::SECOND);
+        r.record(OpKind::Write, Nanos(1), 100, Nanos(1));
+        r.mark_first_done();
+        r.record(OpKind::Write, Nanos(1), 100, Nanos(2));
+        r.mark_first_done();
+        let m = r.finish();
+        assert_eq!(m.first_done[&OpKind::Write], OpCount { ops: 1, bytes: 100 });
+        assert_eq!(m.ops[&OpKind::Write].count.ops, 2);
+    }
+
+    #[test]
+    fn merging_adds_everything() {
+        let mut a = Recorder::new(Nanos(0), Nanos::SECOND);
+        a.record(OpKind::Read, Nanos(5), 1, Nanos(1));
+        let mut b = Recorder::new(Nanos(0), Nanos::SECOND);
+        b.record(OpKind::Read, Nanos(7), 2, Nanos(1));
+        b.error(ErrorRecord {
+            rank: 0,
+            host: "h".into(),
+            op: OpKind::Read,
+            path: "p".into(),
+            offset: Some(0),
+            message: "EIO".into(),
+        });
+        let mut m = a.finish();
+        m.merge(&b.finish());
+        assert_eq!(m.ops[&OpKind::Read].count, OpCount { ops: 2, bytes: 3 });
+        assert_eq!(m.ops[&OpKind::Read].errors, 1);
+        assert_eq!(m.error_count, 1);
+        assert_eq!(m.first_done[&OpKind::Read].ops, 2);
+    }
+}

@@ -1,0 +1,225 @@
+//! Getting a target ready on every rank: [`prepare_target`] resolves `{host}`/`{rank}` in
+//! `--dir`, has one rank per host and directory create (or adopt) the work directory,
+//! guards block devices, and makes all ranks agree on the outcome ([`agree`]) so one
+//! rank's failure is every rank's error.
+
+use std::path::{Path, PathBuf};
+
+use iolab_backend::device::{DeviceCheck, inspect_device};
+use iolab_comm::{Comm, CommExt};
+use iolab_core::spec::{BackendKind, TargetSpec};
+
+use crate::error::EngineError;
+use crate::plan::DataTarget;
+use crate::workdir::WorkDir;
+
+/// A target ready for work.
+#[derive(Debug)]
+pub enum PreparedTarget {
+    Dir {
+        base: PathBuf,
+        workdir: WorkDir,
+    },
+    Device {
+        check: DeviceCheck,
+    },
+    /// The null backend: nothing on storage is touched.
+    Null,
+}
+
+impl PreparedTarget {
+    pub fn data_target(&self) -> DataTarget {
+        match self {
+            PreparedTarget::Dir { workdir, .. } => DataTarget::Dir(workdir.path().to_path_buf()),
+            PreparedTarget::Device { check } => DataTarget::Device {
+                path: check.path.clone(),
+                size: check.size,
+            },
+            PreparedTarget::Null => DataTarget::Null,
+        }
+    }
+
+    pub fn workdir(&self) -> Option<&WorkDir> {
+        match self {
+            PreparedTarget::Dir { workdir, .. } => Some(workdir),
+            _ => None,
+        }
+    }
+
+    /// A one-line description: "/scratch/x", "device /dev/nvme0n1", "null backend".
+    pub fn describe(&self) -> String {
+        match self {
+            PreparedTarget::Dir { base, .. } => base.display().to_string(),
+            PreparedTarget::Device { check } => format!("device {}", check.path.display()),
+            PreparedTarget::Null => "null backend (no storage)".to_string(),
+        }
+    }
+}
+
+/// Replaces `{host}` and `{rank}` in a path.
+pub fn resolve_placeholders(path: &Path, host: &str, rank: u32) -> PathBuf {
+    let s = path.to_string_lossy();
+    if !s.contains('{') {
+        return path.to_path_buf();
+    }
+    PathBuf::from(
+        s.replace("{host}", host)
+            .replace("{rank}", &rank.to_string()),
+    )
+}
+
+/// Makes every rank return the same verdict: Ok where all ranks are Ok; otherwise this
+/// rank's own error, or an error naming the first rank that failed.
+pub fn agree<T>(comm: &dyn Comm, result: Result<T, EngineError>) -> Result<T, EngineError> {
+    if comm.all_ok(result.is_ok()) {
+        return result;
+    }
+    let mine = result.as_ref().err().map(|e| e.to_string());
+    let all: Vec<Option<String>> = comm.all_gather(&mine).unwrap_or_default();
+    match result {
+        Err(e) => Err(e),
+        Ok(_) => {
+            let (rank, message) = all
+                .iter()
+                .enumerate()
+                .find_map(|(r, m)| m.clone().map(|m| (r as u32, m)))
+                .unwrap_or((0, "unknown failure".to_string()));
+            let host = comm
+                .topology()
+                .ranks
+                .get(rank as usize)
+                .map(|r| r.host.clone())
+                .unwrap_or_default();
+            Err(EngineError::Rank {
+                rank,
+                host,
+                message,
+            })
+        }
+    }
+}
+
+/// Prepares the target of a workload on every rank. `writes`: whether anything will be
+/// written (a device holding data is refused then, unless allowed).
+pub fn prepare_target(
+    comm: &dyn Comm,
+    spec: &TargetSpec,
+    backend: BackendKind,
+    writes: bool,
+) -> Result<PreparedTarget, EngineError> {
+    if backend == BackendKind::Null {
+        return Ok(PreparedTarget::Null);
+    }
+    if let Some(dev) = &spec.device {
+        let dev = resolve_placeholders(dev, comm.host(), comm.rank());
+        let checked = inspect_device(&dev)
+            .map_err(EngineError::from)
+            .and_then(|check| {
+                if writes && !spec.allow_destroy {
+                    let what = match (&check.in_use, &check.signature) {
+                        (Some(u), _) => Some(format!("data in use ({u})")),
+                        (None, Some(s)) => Some(format!("a {s}")),
+                        (None, None) => None,
+                    };
+                    if let Some(what) = what {
+                        return Err(EngineError::DeviceRefused {
+                            path: dev.clone(),
+                            what,
+                        });
+                    }
+                }
+                Ok(PreparedTarget::Device { check })
+            });
+        return agree(comm, checked);
+    }
+    let base = spec.dir.clone().unwrap_or_else(|| PathBuf::from("."));
+    let base = resolve_placeholders(&base, comm.host(), comm.rank());
+    let topo = comm.topology();
+    let dirs: Vec<String> = comm
+        .all_gather(&base.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    // The lowest rank with this host and directory creates it; the others open it.
+    let me = comm.rank() as usize;
+    let leader = (0..dirs.len())
+        .find(|&r| dirs.get(r) == dirs.get(me) && topo.ranks[r].host == topo.ranks[me].host)
+        .unwrap_or(me)
+        == me;
+    let created = if leader {
+        WorkDir::create_or_adopt(&base, Some(comm.host())).map(Some)
+    } else {
+        Ok(None)
+    };
+    let created = agree(comm, created)?;
+    comm.barrier();
+    let workdir = match created {
+        Some(w) => Ok(w),
+        None => WorkDir::open(&base),
+    };
+    let workdir = agree(comm, workdir)?;
+    Ok(PreparedTarget::Dir { base, workdir })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use iolab_comm::SingleProcess;
+
+    #[test]
+    fn placeholders_are_replaced() {
+        assert_eq!(
+            resolve_placeholders(Path::new("/scratch/{host}/r{rank}"), "n1", 3),
+            PathBuf::from("/scratch/n1/r3")
+        );
+        assert_eq!(
+            resolve_placeholders(Path::new("/a/b"), "n1", 3),
+            PathBuf::from("/a/b")
+        );
+    }
+
+    #[test]
+    fn a_device_with_a_file_system_is_refused_for_writes() {
+        let dir = tempfile::tempdir().unwrap();
+        let img = dir.path().join("disk.img");
+        let mut data = vec![0u8; 1 << 20];
+        data[0..4].copy_from_slice(b"XFSB");
+        std::fs::write(&img, &data).unwrap();
+        let spec = TargetSpec {
+            device: Some(img.clone()),
+            ..TargetSpec::default()
+        };
+        let comm = SingleProcess::new();
+        let err = prepare_target(&comm, &spec, BackendKind::Psync, true)
+            .unwrap_err()
+            .to_string();
+        assert_eq!(
+            err,
+            format!(
+                "refusing to write to {}: it holds a xfs file system; pass --allow-destroy to overwrite it (its contents will be lost)",
+                img.display()
+            )
+        );
+        assert!(prepare_target(&comm, &spec, BackendKind::Psync, false).is_ok());
+        let allowed = TargetSpec {
+            allow_destroy: true,
+            ..spec
+        };
+        assert!(prepare_target(&comm, &allowed, BackendKind::Psync, true).is_ok());
+    }
+
+    #[test]
+    fn a_directory_gets_a_marked_workdir() {
+        let dir = tempfile::tempdir().unwrap();
+        let spec = TargetSpec {
+            dir: Some(dir.path().to_path_buf()),
+            ..TargetSpec::default()
+        };
+        let t = prepare_target(&SingleProcess::new(), &spec, BackendKind::Psync, true).unwrap();
+        assert!(
+            t.workdir()
+                .unwrap()
+                .path()
+                .join(crate::workdir::MARKER)
+                .exists()
+        );
+    }
+}
