@@ -1,5 +1,5 @@
-//! Errors of coordination: a peer's message that does not decode, or MPI failing to
-//! start.
+//! [`CommError`]: errors of coordination, such as a peer's message that does not decode,
+//! or MPI failing to start or to reach the ranks its launcher started.
 
 use thiserror::Error;
 
@@ -7,10 +7,26 @@ use thiserror::Error;
 pub enum CommError {
     #[error("could not encode a message for the other ranks: {0}")]
     Encode(String),
-    #[error("the message from rank {rank} does not decode: {reason} (are all ranks running the same iolab version?)")]
+    #[error(
+        "the message from rank {rank} does not decode: {reason} (are all ranks running the same iolab version?)"
+    )]
     Decode { rank: u32, reason: String },
-    #[error("MPI could not start: {0}")]
-    Init(String),
+    #[error(
+        "MPI was already initialized in this process; create one Mpi at start-up and pass it by reference"
+    )]
+    AlreadyInitialized,
+    #[error(
+        "the MPI library offers thread level {provided}, but iolab needs at least Funneled (worker threads exist, only the main thread calls MPI); use an MPI built with thread support"
+    )]
+    ThreadLevel { provided: String },
+    #[error(
+        "the launcher started {expected} ranks ({variable}={expected}), but MPI sees a world of 1: this iolab's MPI library could not reach the launcher; start iolab with the mpirun of the MPI it was built with (Open MPI), or with `srun --mpi=pmix`"
+    )]
+    Singleton {
+        /// The launcher's environment variable that gave the number of ranks.
+        variable: &'static str,
+        expected: u32,
+    },
 }
 
 impl CommError {

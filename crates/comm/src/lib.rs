@@ -1,17 +1,21 @@
 //! iolab-comm: coordination between the processes of one run. [`Comm`] is the only
 //! view the engine has of its peers (rank, size, barrier, gather, broadcast, agreement);
 //! [`SingleProcess`] is the one-rank case, [`InProcess`] runs N ranks as threads for
-//! tests, and `Mpi` (cargo feature `mpi`) speaks MPI through rsmpi. No other crate knows
-//! MPI exists.
+//! tests, and `Mpi` (cargo feature `mpi`) speaks MPI through rsmpi. [`launched_by_mpi`]
+//! tells which to use. No other crate knows MPI exists.
+
+#![forbid(unsafe_code)]
 
 mod error;
 mod in_process;
+mod launch;
 #[cfg(feature = "mpi")]
 mod mpi_comm;
 mod single;
 
 pub use error::CommError;
 pub use in_process::InProcess;
+pub use launch::{Launch, LauncherKind, detect_launch, launched_by_mpi};
 #[cfg(feature = "mpi")]
 pub use mpi_comm::Mpi;
 pub use single::SingleProcess;
@@ -100,11 +104,17 @@ pub trait CommExt: Comm {
         self.all_gather_bytes(&bytes)
             .iter()
             .enumerate()
-            .map(|(rank, b)| serde_json::from_slice(b).map_err(|e| CommError::decode(rank as u32, e)))
+            .map(|(rank, b)| {
+                serde_json::from_slice(b).map_err(|e| CommError::decode(rank as u32, e))
+            })
             .collect()
     }
 
-    fn broadcast<T: Serialize + DeserializeOwned>(&self, root: u32, value: &T) -> Result<T, CommError> {
+    fn broadcast<T: Serialize + DeserializeOwned>(
+        &self,
+        root: u32,
+        value: &T,
+    ) -> Result<T, CommError> {
         let bytes = if self.rank() == root {
             serde_json::to_vec(value).map_err(CommError::encode)?
         } else {

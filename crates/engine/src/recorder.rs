@@ -276,6 +276,7 @@ mod tests {
             op: OpKind::Read,
             path: "p".into(),
             offset: Some(0),
+            errno: Some(5),
             message: "EIO".into(),
         });
         let mut m = a.finish();

@@ -1,0 +1,233 @@
+//! [`Mpi`]: the [`Comm`] of a run started by mpirun or srun, over rsmpi (Open MPI).
+//! MPI runs at thread level Funneled: only the thread that called [`Mpi::init`] makes MPI
+//! calls; iolab's worker threads never do. `Mpi` holds the rsmpi `Universe` (dropping it
+//! finalizes MPI) and no communicator handle: rsmpi's communicators wrap a raw pointer
+//! and are neither Send nor Sync, while `Universe` is both, so `Mpi` is Send + Sync
+//! without `unsafe` and builds the world communicator (a constant handle) per call.
+
+use std::fmt;
+use std::thread::{self, ThreadId};
+
+use mpi::collective::SystemOperation;
+use mpi::datatype::PartitionMut;
+use mpi::environment::Universe;
+use mpi::topology::SimpleCommunicator;
+use mpi::traits::*;
+use mpi::{Count, Rank, Threading};
+
+use crate::launch::{detect_launch, size_variable};
+use crate::{Comm, CommError};
+
+/// The exit code of a job that a panicking rank ends (Rust's own code for a panic).
+const PANIC_EXIT_CODE: i32 = 101;
+
+/// One rank of an MPI job. Create it once, on the main thread, before any other thread
+/// starts, and keep it alive until the end of `main`.
+pub struct Mpi {
+    universe: Universe,
+    rank: u32,
+    size: u32,
+    host: String,
+    /// The thread that initialized MPI, the only one allowed to call it (Funneled).
+    main_thread: ThreadId,
+}
+
+impl Mpi {
+    /// Initializes MPI at thread level Funneled.
+    ///
+    /// Fails if MPI was already initialized in this process, if the library cannot offer
+    /// Funneled, or if a launcher started several ranks but this process came up alone as
+    /// an MPI singleton (launched by another MPI's mpirun, or srun without PMI), which
+    /// would otherwise give N independent runs that all believe they are rank 0.
+    pub fn init() -> Result<Mpi, CommError> {
+        let (universe, provided) = mpi::initialize_with_threading(Threading::Funneled)
+            .ok_or(CommError::AlreadyInitialized)?;
+        if provided == Threading::Single {
+            return Err(CommError::ThreadLevel {
+                provided: format!("{provided:?}"),
+            });
+        }
+        let world = universe.world();
+        // MPI ranks and sizes are non-negative `int`s, so they fit a u32.
+        let rank = u32::try_from(world.rank()).expect("an MPI rank is not negative");
+        let size = u32::try_from(world.size()).expect("an MPI world size is positive");
+        if size == 1
+            && let Some(launch) = detect_launch()
+            && let Some(expected) = launch.size.filter(|&n| n > 1)
+        {
+            return Err(CommError::Singleton {
+                variable: size_variable(launch.kind),
+                expected,
+            });
+        }
+        Ok(Mpi {
+            universe,
+            rank,
+            size,
+            host: crate::hostname(),
+            main_thread: thread::current().id(),
+        })
+    }
+
+    /// The world communicator, for a call on the thread that initialized MPI.
+    fn world(&self) -> SimpleCommunicator {
+        let here = thread::current();
+        assert!(
+            here.id() == self.main_thread,
+            "an MPI collective was called on thread {:?}, but MPI runs at thread level Funneled: only the thread that called Mpi::init may call collectives",
+            here.name().unwrap_or("unnamed")
+        );
+        self.universe.world()
+    }
+}
+
+/// An MPI element count for a message of `len` bytes.
+fn count(len: usize) -> Count {
+    Count::try_from(len).unwrap_or_else(|_| {
+        panic!(
+            "a collective of {len} bytes exceeds MPI's count limit of {} bytes; iolab's messages are small, so this is a bug",
+            Count::MAX
+        )
+    })
+}
+
+/// The length in bytes of an MPI count received from a peer (which made it with `count`).
+fn length(count: Count) -> usize {
+    usize::try_from(count).expect("an MPI count made from a length is not negative")
+}
+
+impl Comm for Mpi {
+    fn rank(&self) -> u32 {
+        self.rank
+    }
+    fn size(&self) -> u32 {
+        self.size
+    }
+    fn host(&self) -> &str {
+        &self.host
+    }
+    fn barrier(&self) {
+        self.world().barrier();
+    }
+
+    /// Two collectives: the lengths (MPI_Allgather), then the bytes at their
+    /// displacements (MPI_Allgatherv). Every contribution carries one padding byte so no
+    /// buffer is ever empty: an empty `&[u8]` usually points at the dangling address 1,
+    /// which is exactly Open MPI's `MPI_IN_PLACE`, and MPI then fails with MPI_ERR_ARG.
+    fn all_gather_bytes(&self, mine: &[u8]) -> Vec<Vec<u8>> {
+        let world = self.world();
+        let mut padded = Vec::with_capacity(mine.len() + 1);
+        padded.extend_from_slice(mine);
+        padded.push(0);
+        let mut counts: Vec<Count> = vec![0; self.size as usize];
+        world.all_gather_into(&count(padded.len()), &mut counts[..]);
+
+        let mut displacements: Vec<Count> = Vec::with_capacity(counts.len());
+        let mut total = 0usize;
+        for &c in &counts {
+            displacements.push(count(total));
+            total += length(c);
+        }
+        // Every rank sums the same counts, so every rank panics alike if this overflows.
+        count(total);
+
+        let mut buffer = vec![0u8; total];
+        {
+            let mut partition = PartitionMut::new(&mut buffer[..], &counts[..], &displacements[..]);
+            world.all_gather_varcount_into(&padded[..], &mut partition);
+        }
+        let mut rest = buffer.as_slice();
+        counts
+            .iter()
+            .map(|&c| {
+                let (head, tail) = rest.split_at(length(c));
+                rest = tail;
+                // Drop the padding byte.
+                head.split_last()
+                    .map(|(_, body)| body.to_vec())
+                    .unwrap_or_default()
+            })
+            .collect()
+    }
+
+    /// Two broadcasts: the length, then the bytes.
+    fn broadcast_bytes(&self, root: u32, data: &[u8]) -> Vec<u8> {
+        assert!(
+            root < self.size,
+            "broadcast from root {root}, but there are only {} ranks",
+            self.size
+        );
+        let world = self.world();
+        let root_process =
+            world.process_at_rank(Rank::try_from(root).expect("root < size fits an MPI rank"));
+        let is_root = self.rank == root;
+        let mut len: Count = if is_root { count(data.len()) } else { 0 };
+        root_process.broadcast_into(&mut len);
+        if len == 0 {
+            // Every rank now knows there is nothing to send; an empty buffer would also
+            // have the address of Open MPI's MPI_IN_PLACE (see all_gather_bytes).
+            return Vec::new();
+        }
+        let mut buffer = if is_root {
+            data.to_vec()
+        } else {
+            vec![0u8; length(len)]
+        };
+        root_process.broadcast_into(&mut buffer[..]);
+        buffer
+    }
+
+    fn all_ok(&self, ok: bool) -> bool {
+        let mut all = false;
+        self.world()
+            .all_reduce_into(&ok, &mut all, SystemOperation::logical_and());
+        all
+    }
+
+    fn all_max(&self, value: u64) -> u64 {
+        let mut max = 0u64;
+        self.world()
+            .all_reduce_into(&value, &mut max, SystemOperation::max());
+        max
+    }
+
+    /// Wraps on overflow (MPI_SUM over MPI_UINT64_T).
+    fn all_sum(&self, value: u64) -> u64 {
+        let mut sum = 0u64;
+        self.world()
+            .all_reduce_into(&value, &mut sum, SystemOperation::sum());
+        sum
+    }
+
+    /// MPI_Abort on the world communicator: mpirun or srun ends every rank on every host.
+    /// Allowed from any thread, as a last resort is no time to insist on Funneled.
+    fn abort(&self, code: i32) -> ! {
+        self.universe.world().abort(code)
+    }
+}
+
+impl Drop for Mpi {
+    /// A rank unwinding from a panic must not finalize: MPI_Finalize synchronizes with
+    /// the other ranks in Open MPI, and they are waiting for this rank in a collective
+    /// that will never come, so both sides would hang. It ends the job instead. Otherwise
+    /// the universe drops after this and finalizes MPI normally.
+    fn drop(&mut self) {
+        if thread::panicking() {
+            eprintln!(
+                "iolab: rank {} on {} panicked; aborting the MPI job so the other ranks do not wait for it",
+                self.rank, self.host
+            );
+            self.universe.world().abort(PANIC_EXIT_CODE);
+        }
+    }
+}
+
+impl fmt::Debug for Mpi {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Mpi")
+            .field("rank", &self.rank)
+            .field("size", &self.size)
+            .field("host", &self.host)
+            .finish_non_exhaustive()
+    }
+}
