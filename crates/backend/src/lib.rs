@@ -8,6 +8,7 @@ pub mod buffer;
 pub mod device;
 pub mod error;
 pub mod files;
+pub mod meta;
 mod null;
 pub mod process;
 mod psync;

@@ -23,6 +23,14 @@ pub struct Cli {
 pub enum Command {
     /// Run a data workload (fio-style): sequential or random, read, write or mixed.
     Run(RunArgs),
+    /// Run a metadata workload (mdtest-style): create, stat, read, remove trees.
+    Meta(crate::commands::meta::MetaArgs),
+    /// Walk a tree in parallel and count matching files (IO500's find phase).
+    Find(crate::commands::find::FindArgs),
+    /// Benchmark every storage target at once and flag slow ones.
+    Targets(crate::commands::targets::TargetsArgs),
+    /// Measure the network between ranks alone (no storage involved).
+    Net(crate::commands::net::NetArgs),
 }
 
 /// Output options every workload command shares.

@@ -1,8 +1,12 @@
 //! One module per subcommand; [`dispatch`] runs the one asked for and returns the exit
 //! code.
 
+pub mod find;
 mod finish;
+pub mod meta;
+pub mod net;
 mod run;
+pub mod targets;
 
 use anyhow::Result;
 
@@ -11,5 +15,9 @@ use crate::cli::{Cli, Command};
 pub fn dispatch(cli: Cli) -> Result<u8> {
     match cli.command {
         Command::Run(args) => run::run(args),
+        Command::Meta(args) => meta::meta(args),
+        Command::Find(args) => find::find(args),
+        Command::Targets(args) => targets::targets(args),
+        Command::Net(args) => net::net(args),
     }
 }

@@ -1,8 +1,6 @@
-//! User intent: [`DataSpec`] (a data workload) and [`TargetSpec`] (where it runs), with the
-//! plain enums they use. One definition per setting: the same struct is parsed from
-//! command-line flags (clap), read from study files (TOML), sent between MPI ranks and
-//! stored with every run (serde). Defaults are written once, in the clap attributes, and
-//! `Default` is derived from them so the two cannot drift apart.
+//! Data workloads: [`DataSpec`] and the plain enums it uses, and [`TargetSpec`] (where a
+//! workload runs). Defaults are written once, in the clap attributes, and `Default` is
+//! derived from them so the two cannot drift apart.
 
 use std::path::PathBuf;
 

@@ -1,0 +1,1 @@
+//! Metadata operations on storage (MetaBackend). To be written.

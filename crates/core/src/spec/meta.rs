@@ -1,0 +1,1 @@
+//! Metadata workloads (mdtest class) and tree walks (find). To be written.

@@ -1,0 +1,1 @@
+//! Per-target benchmarks (iolab targets). To be written.

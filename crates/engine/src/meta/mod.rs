@@ -1,0 +1,1 @@
+//! Metadata workloads (mdtest class) and the find tree walk. To be written.
