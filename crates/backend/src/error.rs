@@ -57,7 +57,8 @@ pub enum BackendError {
     QueueFull { depth: u32 },
 }
 
-fn describe(e: &io::Error) -> String {
+/// An io::Error's words without the " (os error N)" suffix.
+pub fn describe(e: &io::Error) -> String {
     // io::Error's Display appends " (os error N)"; keep the words, drop the number.
     let s = e.to_string();
     match s.find(" (os error") {

@@ -15,13 +15,31 @@ pub const INTERRUPTED: u8 = 130;
 pub fn one_line(e: &anyhow::Error) -> String {
     let mut out = e.to_string();
     for cause in e.chain().skip(1) {
-        let c = cause.to_string();
-        if !out.contains(&c) {
+        let text = cause.to_string();
+        let c = match text.find(" (os error") {
+            Some(i) => &text[..i],
+            None => text.as_str(),
+        };
+        if !out.contains(c) {
             out.push_str(": ");
             out.push_str(&c);
         }
     }
     out.replace('\n', " ")
+}
+
+/// clap's usage error on one line: the message and the possible values, without the
+/// usage block and the "For more information" footer.
+pub fn one_line_usage(e: &clap::Error) -> String {
+    let text = e.render().to_string();
+    let kept: Vec<&str> = text
+        .lines()
+        .map(str::trim)
+        .filter(|l| {
+            !l.is_empty() && !l.starts_with("For more information") && !l.starts_with("Usage:")
+        })
+        .collect();
+    kept.join(" ")
 }
 
 pub fn code_of(e: &anyhow::Error) -> u8 {

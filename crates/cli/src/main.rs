@@ -16,14 +16,14 @@ use clap::Parser;
 fn main() -> ExitCode {
     let cli = match cli::Cli::try_parse() {
         Ok(c) => c,
+        Err(e) if e.use_stderr() => {
+            eprintln!("iolab: {}", exit::one_line_usage(&e));
+            return ExitCode::from(exit::USAGE);
+        }
         Err(e) => {
-            // clap prints help and version to stdout with exit 0, usage errors with 2.
+            // --help and --version.
             let _ = e.print();
-            return ExitCode::from(if e.use_stderr() {
-                exit::USAGE
-            } else {
-                exit::OK
-            });
+            return ExitCode::from(exit::OK);
         }
     };
     let code = match commands::dispatch(cli) {

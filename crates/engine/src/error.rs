@@ -36,7 +36,7 @@ pub enum EngineError {
         lock: PathBuf,
     },
 
-    #[error("{op} {path}: {source}")]
+    #[error("{op} {path}: {}{}", iolab_backend::error::describe(source), iolab_backend::error::errno_hint(source.raw_os_error()))]
     WorkDirIo {
         op: &'static str,
         path: PathBuf,

@@ -96,6 +96,9 @@ pub fn lay_out(
     }
     // Create each file once before writing its pieces in parallel.
     for f in &todo {
+        if let Some(w) = workdir {
+            w.note_created(&f.path);
+        }
         open_rw(&f.path, spec.direct, true, false)?;
     }
     let results: Vec<Result<u64, EngineError>> = std::thread::scope(|s| {
@@ -178,6 +181,7 @@ pub fn create_for_write(
     let Some(w) = workdir else { return Ok(()) };
     for f in files {
         w.clear_file_info(&f.path);
+        w.note_created(&f.path);
         let file = open_rw(&f.path, false, true, true)?;
         if spec.preallocate {
             file.allocate(f.size)?;

@@ -15,8 +15,8 @@ pub mod offsets;
 pub mod phase;
 pub mod plan;
 pub mod recorder;
-pub mod targets;
 pub mod target;
+pub mod targets;
 pub mod workdir;
 pub mod worker;
 

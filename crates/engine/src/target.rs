@@ -132,7 +132,12 @@ pub fn prepare_target(
             });
         return agree(comm, checked);
     }
-    let base = spec.dir.clone().unwrap_or_else(|| PathBuf::from("."));
+    let Some(base) = spec.dir.clone() else {
+        return Err(EngineError::Spec(iolab_core::SpecError::new(
+            "--dir",
+            "give a directory to work in (or --device for a block device)",
+        )));
+    };
     let base = resolve_placeholders(&base, comm.host(), comm.rank());
     let topo = comm.topology();
     let dirs: Vec<String> = comm

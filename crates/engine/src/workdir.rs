@@ -39,6 +39,8 @@ pub struct VerifyInfo {
 pub struct WorkDir {
     path: PathBuf,
     lock: Option<PathBuf>,
+    /// Files this process created here, so cleanup after a failure removes them too.
+    created: std::sync::Mutex<Vec<PathBuf>>,
 }
 
 fn sidecar(file: &Path) -> PathBuf {
@@ -61,15 +63,26 @@ impl WorkDir {
         let path = base.join(WORKDIR_NAME);
         match fs::create_dir(&path) {
             Ok(()) => {
-                fs::write(path.join(MARKER), MARKER_TEXT)
-                    .map_err(|e| EngineError::workdir("cannot write", path.join(MARKER), e))?;
+                if let Err(e) = fs::write(path.join(MARKER), MARKER_TEXT) {
+                    // Leave nothing behind: the directory is ours and still empty.
+                    let _ = fs::remove_file(path.join(MARKER));
+                    let _ = fs::remove_dir(&path);
+                    return Err(EngineError::workdir("cannot write", path.join(MARKER), e));
+                }
             }
             Err(e) if e.kind() == io::ErrorKind::AlreadyExists => wait_for_marker(&path)?,
             Err(e) => return Err(EngineError::workdir("cannot create", &path, e)),
         }
-        let mut wd = WorkDir { path, lock: None };
+        let mut wd = WorkDir::at(path);
         if let Some(host) = host {
-            wd.lock = Some(wd.take_lock(host)?);
+            match wd.take_lock(host) {
+                Ok(lock) => wd.lock = Some(lock),
+                Err(e) => {
+                    // A directory we just made and cannot use is removed again.
+                    let _ = WorkDir::at(wd.path.clone()).remove_if_empty();
+                    return Err(e);
+                }
+            }
         }
         Ok(wd)
     }
@@ -79,7 +92,31 @@ impl WorkDir {
         check_base(base)?;
         let path = base.join(WORKDIR_NAME);
         wait_for_marker(&path)?;
-        Ok(WorkDir { path, lock: None })
+        Ok(WorkDir::at(path))
+    }
+
+    fn at(path: PathBuf) -> WorkDir {
+        WorkDir {
+            path,
+            lock: None,
+            created: std::sync::Mutex::new(Vec::new()),
+        }
+    }
+
+    /// Notes that this process is about to create `file` here.
+    pub fn note_created(&self, file: &Path) {
+        let mut c = self.created.lock().unwrap_or_else(|e| e.into_inner());
+        if !c.iter().any(|p| p == file) {
+            c.push(file.to_path_buf());
+        }
+    }
+
+    /// Files this process created here.
+    pub fn created(&self) -> Vec<PathBuf> {
+        self.created
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .clone()
     }
 
     fn take_lock(&self, host: &str) -> Result<PathBuf, EngineError> {

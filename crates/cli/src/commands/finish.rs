@@ -24,7 +24,9 @@ pub fn cleanup(
         workdir.release();
         return Ok(());
     }
-    let removed = workdir.remove_files(files);
+    let mut all = files.to_vec();
+    all.extend(workdir.created());
+    let removed = workdir.remove_files(&all);
     comm.barrier();
     let _ = workdir.remove_if_empty();
     removed.context("cleaning up")

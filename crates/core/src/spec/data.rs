@@ -354,13 +354,7 @@ impl DataSpec {
 #[serde(default, deny_unknown_fields)]
 pub struct TargetSpec {
     /// Directory to work in; {host} and {rank} are replaced per rank.
-    #[arg(
-        short = 'd',
-        long,
-        value_name = "DIR",
-        required_unless_present = "device",
-        conflicts_with = "device"
-    )]
+    #[arg(short = 'd', long, value_name = "DIR", conflicts_with = "device")]
     pub dir: Option<PathBuf>,
 
     /// Block device (or image file) to work on directly. Its contents are destroyed.

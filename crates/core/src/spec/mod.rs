@@ -8,5 +8,7 @@ mod meta;
 mod targets;
 
 pub use data::*;
+#[allow(unused_imports)] // until the metadata and targets specs land
 pub use meta::*;
+#[allow(unused_imports)]
 pub use targets::*;
