@@ -40,7 +40,8 @@ pub fn assemble(meta: PhaseMeta, run: &PhaseRun) -> PhaseResult {
         cpu.cpus += o.cpu.cpus;
         let busy = o.cpu.percent_of_one_cpu() / 100.0;
         let usable = o.threads.min(o.cpu.cpus.max(1)) as f64;
-        if o.cpu.wall.0 > 0 && busy >= SATURATED * usable && o.threads > 0 {
+        // Phases under a second are too short to judge.
+        if o.cpu.wall >= Nanos::SECOND && busy >= SATURATED * usable && o.threads > 0 {
             warnings.push(format!(
                 "rank {} on {} kept {:.0}% of {} CPU{} busy: the load generator may be the bottleneck",
                 o.rank,

@@ -270,7 +270,8 @@ fn check_space(
                 0
             });
         match iolab_backend::files::fs_space(workdir.path()) {
-            Ok((_, free)) if need > free => Err(EngineError::NoSpace {
+            // A file system that reports no capacity (ramfs, some FUSE) cannot be checked.
+            Ok((total, free)) if total > 0 && need > free => Err(EngineError::NoSpace {
                 path: workdir.path().to_path_buf(),
                 need: ByteCount(need).human(),
                 free: ByteCount(free).human(),

@@ -326,12 +326,14 @@ impl<'s, 'b, C: Clock> Loop<'s, 'b, C> {
                     let offset = self.slot_offset[slot];
                     let buf = &self.backend.buffers().get(c.slot)[..self.block as usize];
                     if let Err(m) = check_verify(buf, seed, file_id, offset) {
-                        rec.verify_failure(self.error(
-                            OpKind::Read,
-                            Some(offset),
-                            None,
-                            format!("verify failed: {m}"),
-                        ));
+                        let path = self.s.plan.files[self.s.worker.file]
+                            .path
+                            .display()
+                            .to_string();
+                        let message = format!(
+                            "verify failed for the block at offset {offset} in {path}: {m}"
+                        );
+                        rec.verify_failure(self.error(OpKind::Read, Some(offset), None, message));
                     }
                 }
             } else {

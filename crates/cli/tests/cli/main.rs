@@ -1,0 +1,5 @@
+//! The CLI integration tests: one binary, a temporary directory per test, the real
+//! `iolab` executable. Modules by command.
+
+mod common;
+mod run;

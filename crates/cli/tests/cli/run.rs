@@ -1,0 +1,394 @@
+//! `iolab run`: what it writes, what it leaves behind, what it says about bad input.
+
+use std::fs;
+use std::path::Path;
+use std::time::Duration;
+
+use crate::common::{Ran, can_mount, error_line, iolab, path, run, run_in_namespace};
+
+fn json(file: &Path) -> serde_json::Value {
+    serde_json::from_str(&fs::read_to_string(file).expect("json written")).expect("valid json")
+}
+
+fn op<'a>(j: &'a serde_json::Value, phase: usize, op: &str) -> &'a serde_json::Value {
+    j["phases"][phase]["ops"]
+        .as_array()
+        .expect("ops")
+        .iter()
+        .find(|o| o["op"] == op)
+        .unwrap_or_else(|| panic!("no {op} in phase {phase}"))
+}
+
+#[test]
+fn a_write_moves_every_byte_and_cleans_up() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("r.json");
+    let r = run(&[
+        "run",
+        "--dir",
+        path(dir.path()),
+        "--rw",
+        "write",
+        "--block-size",
+        "64KiB",
+        "--size",
+        "2MiB",
+        "--threads",
+        "2",
+        "--fsync-at-end",
+        "--json",
+        path(&out),
+    ])
+    .expect(0);
+    assert!(r.stdout.contains("write-64KiB"), "{}", r.stdout);
+    let j = json(&out);
+    assert_eq!(j["schema"], "iolab.run/1");
+    assert_eq!(j["status"], "complete");
+    let w = op(&j, 0, "write");
+    assert_eq!(w["ops"], 64);
+    assert_eq!(w["bytes"], 4 << 20);
+    assert_eq!(op(&j, 0, "fsync")["ops"], 2);
+    assert_eq!(j["phases"][0]["workers"], 2);
+    // Nothing of iolab's is left: only the JSON the user asked for.
+    let left: Vec<_> = fs::read_dir(dir.path())
+        .unwrap()
+        .flatten()
+        .map(|e| e.file_name())
+        .collect();
+    assert_eq!(left, vec![std::ffi::OsString::from("r.json")]);
+}
+
+#[test]
+fn keep_leaves_the_files_and_a_later_read_reuses_them() {
+    let dir = tempfile::tempdir().unwrap();
+    run(&[
+        "run",
+        "--dir",
+        path(dir.path()),
+        "--rw",
+        "write",
+        "--size",
+        "1MiB",
+        "--threads",
+        "2",
+        "--keep",
+    ])
+    .expect(0);
+    let work = dir.path().join("iolab-work");
+    for t in 0..2 {
+        assert_eq!(
+            fs::metadata(work.join(format!("data.r0.t{t}")))
+                .unwrap()
+                .len(),
+            1 << 20
+        );
+    }
+    let before = fs::metadata(work.join("data.r0.t0"))
+        .unwrap()
+        .modified()
+        .unwrap();
+    std::thread::sleep(Duration::from_millis(20));
+    let out = dir.path().join("read.json");
+    run(&[
+        "run",
+        "--dir",
+        path(dir.path()),
+        "--rw",
+        "read",
+        "--size",
+        "1MiB",
+        "--threads",
+        "2",
+        "--json",
+        path(&out),
+    ])
+    .expect(0);
+    assert_eq!(op(&json(&out), 0, "read")["bytes"], 2 << 20);
+    // Read from the kept files without laying them out again, then removed.
+    assert!(
+        !work.exists(),
+        "the work directory is removed after a run without --keep"
+    );
+    let _ = before;
+}
+
+#[test]
+fn verify_reports_a_corrupted_block_with_file_and_offset() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = path(dir.path());
+    run(&[
+        "run", "--dir", d, "--rw", "write", "--size", "256KiB", "--verify", "--keep",
+    ])
+    .expect(0);
+    let file = dir.path().join("iolab-work/data.r0.t0");
+    let mut data = fs::read(&file).unwrap();
+    data[3 * 4096 + 100] ^= 1;
+    fs::write(&file, data).unwrap();
+    let r = run(&[
+        "run",
+        "--dir",
+        d,
+        "--rw",
+        "randread",
+        "--random",
+        "full-coverage",
+        "--size",
+        "256KiB",
+        "--verify",
+    ])
+    .expect(1);
+    assert!(
+        r.stdout.contains("VERIFY FAILURES: 1 block"),
+        "{}",
+        r.stdout
+    );
+    assert!(r.stdout.contains("checksum mismatch"), "{}", r.stdout);
+    assert!(
+        r.stdout
+            .contains(&format!("offset 12288 in {}", file.display())),
+        "the failure names file and offset:\n{}",
+        r.stdout
+    );
+    assert!(r.stderr.contains("failed validation"), "{}", r.stderr);
+}
+
+#[test]
+fn a_missing_directory_is_one_line_and_exit_2() {
+    let r = run(&["run", "--dir", "/nonexistent/iolab-test", "--size", "1MiB"]).expect(2);
+    assert_eq!(
+        error_line(&r),
+        "iolab: error: --dir /nonexistent/iolab-test does not exist; create it first or choose another directory"
+    );
+}
+
+#[test]
+fn an_unknown_option_value_is_one_line_and_exit_2() {
+    let r = run(&["run", "--dir", "/tmp", "--rw", "sideways"]).expect(2);
+    assert_eq!(
+        error_line(&r),
+        "iolab: error: invalid value 'sideways' for '--rw <RW>' [possible values: read, write, randread, randwrite, rw, randrw]"
+    );
+    let r = run(&["run", "--dir", "/tmp", "--block-size", "4 parsecs"]).expect(2);
+    assert!(
+        error_line(&r).contains("invalid size '4 parsecs'"),
+        "{}",
+        r.stderr
+    );
+}
+
+#[test]
+fn a_block_size_direct_io_cannot_use_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let r = run(&[
+        "run",
+        "--dir",
+        path(dir.path()),
+        "--direct",
+        "--block-size",
+        "1000",
+        "--size",
+        "100000",
+    ])
+    .expect(2);
+    let line = error_line(&r);
+    assert!(
+        line.starts_with("iolab: error: --block-size: 1000B is not a multiple of"),
+        "{line}"
+    );
+    assert!(line.ends_with("or drop --direct"), "{line}");
+    assert_eq!(
+        fs::read_dir(dir.path()).unwrap().count(),
+        0,
+        "nothing left behind"
+    );
+}
+
+#[test]
+fn permission_denied_is_one_line_and_exit_2() {
+    let r = run(&["run", "--dir", "/sys", "--size", "1MiB"]).expect(2);
+    let line = error_line(&r);
+    assert!(
+        line.starts_with("iolab: error: cannot create /sys/iolab-work:"),
+        "{line}"
+    );
+    assert!(
+        line.contains("choose a directory you can write to"),
+        "{line}"
+    );
+}
+
+#[test]
+fn a_device_holding_a_file_system_is_refused_without_allow_destroy() {
+    let dir = tempfile::tempdir().unwrap();
+    let img = dir.path().join("disk.img");
+    let mut data = vec![0u8; 4 << 20];
+    data[0x438] = 0x53;
+    data[0x439] = 0xEF;
+    fs::write(&img, &data).unwrap();
+    let r = run(&[
+        "run",
+        "--device",
+        path(&img),
+        "--rw",
+        "write",
+        "--size",
+        "1MiB",
+    ])
+    .expect(2);
+    assert!(
+        error_line(&r).contains("it holds a ext2/3/4 file system; pass --allow-destroy"),
+        "{}",
+        r.stderr
+    );
+    assert_eq!(fs::read(&img).unwrap(), data, "not one byte written");
+    run(&[
+        "run",
+        "--device",
+        path(&img),
+        "--rw",
+        "write",
+        "--size",
+        "1MiB",
+        "--allow-destroy",
+    ])
+    .expect(0);
+    assert_ne!(fs::read(&img).unwrap()[..1 << 20], data[..1 << 20]);
+}
+
+#[test]
+fn too_little_space_is_refused_before_writing() {
+    if !can_mount() {
+        eprintln!("SKIPPED: cannot mount a small tmpfs here (needs root and mount namespaces)");
+        return;
+    }
+    let r = run_in_namespace(
+        "mount -t tmpfs -o size=2m tmpfs /mnt",
+        &["run", "--dir", "/mnt", "--rw", "write", "--size", "8MiB"],
+    )
+    .expect(2);
+    let line = error_line(&r);
+    assert!(
+        line.contains("needs 8.00 MiB in /mnt/iolab-work but only"),
+        "{line}"
+    );
+    assert!(
+        line.ends_with("use a smaller --size/--total-size or free space"),
+        "{line}"
+    );
+}
+
+#[test]
+fn running_out_of_inodes_is_one_line_and_leaves_nothing() {
+    if !can_mount() {
+        eprintln!("SKIPPED: cannot mount a small tmpfs here (needs root and mount namespaces)");
+        return;
+    }
+    // Room for the work directory, its marker and lock, but not for two data files.
+    let r = run_in_namespace(
+        "mount -t tmpfs -o size=8m,nr_inodes=5 tmpfs /mnt",
+        &[
+            "run",
+            "--dir",
+            "/mnt",
+            "--rw",
+            "write",
+            "--size",
+            "1MiB",
+            "--threads",
+            "2",
+        ],
+    );
+    let r = r.expect(2);
+    let line = error_line(&r);
+    assert!(line.contains("No space left on device"), "{line}");
+}
+
+#[test]
+fn direct_io_on_a_file_system_that_refuses_it_is_named() {
+    if !can_mount() {
+        eprintln!("SKIPPED: cannot mount ramfs here (needs root and mount namespaces)");
+        return;
+    }
+    let r = run_in_namespace(
+        "mount -t ramfs ramfs /mnt",
+        &["run", "--dir", "/mnt", "--direct", "--size", "1MiB"],
+    )
+    .expect(2);
+    let line = error_line(&r);
+    assert!(
+        line.contains("the file system refuses direct I/O (O_DIRECT)"),
+        "{line}"
+    );
+    assert!(
+        line.ends_with("drop --direct, or run on a file system that supports it"),
+        "{line}"
+    );
+}
+
+#[test]
+fn ctrl_c_keeps_the_partial_result_cleans_up_and_exits_130() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("partial.json");
+    let child = iolab()
+        .args([
+            "run",
+            "--dir",
+            path(dir.path()),
+            "--rw",
+            "randread",
+            "--size",
+            "4MiB",
+            "--runtime",
+            "60s",
+            "--json",
+            path(&out),
+        ])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    // Wait until the phase runs (the work directory exists and the file is laid out).
+    let file = dir.path().join("iolab-work/data.r0.t0");
+    for _ in 0..100 {
+        if fs::metadata(&file)
+            .map(|m| m.len() == 4 << 20)
+            .unwrap_or(false)
+        {
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    std::thread::sleep(Duration::from_millis(1500));
+    let pid = child.id().to_string();
+    assert!(
+        std::process::Command::new("kill")
+            .args(["-INT", &pid])
+            .status()
+            .unwrap()
+            .success()
+    );
+    let r = Ran::from(child.wait_with_output().unwrap()).expect(130);
+    assert!(r.stdout.contains("[interrupted]"), "{}", r.stdout);
+    let j = json(&out);
+    assert_eq!(j["status"], "interrupted");
+    assert!(op(&j, 0, "read")["ops"].as_u64().unwrap() > 0);
+    assert!(
+        !dir.path().join("iolab-work").exists(),
+        "cleaned up after Ctrl-C"
+    );
+}
+
+#[test]
+fn the_null_backend_needs_no_target() {
+    let r = run(&[
+        "run",
+        "--backend",
+        "null",
+        "--rw",
+        "randread",
+        "--size",
+        "64MiB",
+    ])
+    .expect(0);
+    assert!(r.stdout.contains("16384 I/Os"), "{}", r.stdout);
+}
