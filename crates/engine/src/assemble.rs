@@ -8,7 +8,7 @@ use iolab_core::result::{CpuUsage, OpCount, OpResult, PhaseKind, PhaseResult, Ra
 use iolab_core::units::Nanos;
 
 use crate::phase::PhaseRun;
-use crate::recorder::WorkerMeasure;
+use crate::recorder::{FirstDoneRate, WorkerMeasure};
 
 /// A rank whose CPU use reaches this share of what it could use is flagged.
 const SATURATED: f64 = 0.90;
@@ -22,6 +22,18 @@ pub struct PhaseMeta {
     pub repetition: u32,
     pub spec: serde_json::Value,
     pub warnings: Vec<String>,
+}
+
+/// What the summed first-done rates amount to over the first-done time.
+fn first_done_count(rate: Option<&FirstDoneRate>, first_done: Nanos) -> OpCount {
+    let Some(r) = rate else {
+        return OpCount::default();
+    };
+    let secs = first_done.as_secs_f64();
+    OpCount {
+        ops: (r.ops_per_sec * secs).round() as u64,
+        bytes: (r.bytes_per_sec * secs).round() as u64,
+    }
 }
 
 pub fn assemble(meta: PhaseMeta, run: &PhaseRun) -> PhaseResult {
@@ -73,11 +85,7 @@ pub fn assemble(meta: PhaseMeta, run: &PhaseRun) -> PhaseResult {
             OpResult::new(
                 *op,
                 m.count,
-                total
-                    .first_done
-                    .get(op)
-                    .copied()
-                    .unwrap_or(OpCount::default()),
+                first_done_count(total.first_done.get(op), first_done),
                 elapsed,
                 first_done,
                 m.errors,

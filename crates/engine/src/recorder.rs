@@ -41,7 +41,9 @@ pub struct Recorder {
     slot: usize,
     next_boundary: Nanos,
     ops: [Option<Box<OpRec>>; OpKind::ALL.len()],
-    first_done: Option<BTreeMap<OpKind, OpCount>>,
+    first_done: Option<(BTreeMap<OpKind, OpCount>, Nanos)>,
+    /// Completion time of the latest operation recorded.
+    last_at: Nanos,
     errors: Vec<ErrorRecord>,
     error_count: u64,
     verify_failures: u64,
@@ -58,6 +60,7 @@ impl Recorder {
             next_boundary: start + interval,
             ops: Default::default(),
             first_done: None,
+            last_at: start,
             errors: Vec::new(),
             error_count: 0,
             verify_failures: 0,
@@ -78,6 +81,7 @@ impl Recorder {
             self.slot = idx;
             self.next_boundary = Nanos(self.start.0 + (idx as u64 + 1) * self.interval.0);
         }
+        self.last_at = at;
         let slot = self.slot;
         let r = self.rec(op);
         r.count.ops += 1;
@@ -131,16 +135,17 @@ impl Recorder {
         t
     }
 
-    /// Freezes the counts as they are now as this worker's first-done figures (once).
+    /// Freezes the counts as they are now, with the time of the latest completion, as
+    /// this worker's first-done figures (once).
     pub fn mark_first_done(&mut self) {
         if self.first_done.is_none() {
-            self.first_done = Some(
-                self.ops
-                    .iter()
-                    .enumerate()
-                    .filter_map(|(i, r)| r.as_ref().map(|r| (OpKind::ALL[i], r.count)))
-                    .collect(),
-            );
+            let counts = self
+                .ops
+                .iter()
+                .enumerate()
+                .filter_map(|(i, r)| r.as_ref().map(|r| (OpKind::ALL[i], r.count)))
+                .collect();
+            self.first_done = Some((counts, self.last_at));
         }
     }
 
@@ -172,7 +177,7 @@ impl Recorder {
         }
         WorkerMeasure {
             ops,
-            first_done: self.first_done.unwrap_or_default(),
+            first_done: first_done_rates(self.first_done, self.start),
             timeline: Timeline {
                 interval: self.interval,
                 series,
@@ -182,6 +187,44 @@ impl Recorder {
             verify_failures: self.verify_failures,
         }
     }
+}
+
+/// Rates up to the moment a worker learned that the first worker had finished. Rates,
+/// not counts, because ranks learn it at slightly different moments (within one
+/// coordination tick): summing each worker's own rate is the honest combination.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct FirstDoneRate {
+    pub ops_per_sec: f64,
+    pub bytes_per_sec: f64,
+}
+
+fn first_done_rates(
+    marked: Option<(BTreeMap<OpKind, OpCount>, Nanos)>,
+    start: Nanos,
+) -> BTreeMap<OpKind, FirstDoneRate> {
+    let Some((counts, at)) = marked else {
+        return BTreeMap::new();
+    };
+    let ns = at.saturating_sub(start).0;
+    counts
+        .into_iter()
+        .map(|(op, c)| {
+            let rate = |v: u64| {
+                if ns > 0 {
+                    v as f64 * 1e9 / ns as f64
+                } else {
+                    0.0
+                }
+            };
+            (
+                op,
+                FirstDoneRate {
+                    ops_per_sec: rate(c.ops),
+                    bytes_per_sec: rate(c.bytes),
+                },
+            )
+        })
+        .collect()
 }
 
 /// One operation type as measured by one or more workers.
@@ -196,7 +239,8 @@ pub struct OpMeasure {
 #[derive(Clone, Debug, Default, Serialize, Deserialize)]
 pub struct WorkerMeasure {
     pub ops: BTreeMap<OpKind, OpMeasure>,
-    pub first_done: BTreeMap<OpKind, OpCount>,
+    /// Per operation, the rate each worker sustained until first done, summed.
+    pub first_done: BTreeMap<OpKind, FirstDoneRate>,
     pub timeline: Timeline,
     pub errors: Vec<ErrorRecord>,
     pub error_count: u64,
@@ -211,8 +255,10 @@ impl WorkerMeasure {
             mine.errors += m.errors;
             mine.histogram.merge(&m.histogram);
         }
-        for (op, c) in &other.first_done {
-            *self.first_done.entry(*op).or_default() += *c;
+        for (op, r) in &other.first_done {
+            let mine = self.first_done.entry(*op).or_default();
+            mine.ops_per_sec += r.ops_per_sec;
+            mine.bytes_per_sec += r.bytes_per_sec;
         }
         self.timeline.merge(&other.timeline);
         for e in &other.errors {
@@ -260,7 +306,14 @@ mod tests {
         r.record(OpKind::Write, Nanos(1), 100, Nanos(2));
         r.mark_first_done();
         let m = r.finish();
-        assert_eq!(m.first_done[&OpKind::Write], OpCount { ops: 1, bytes: 100 });
+        // One write of 100 bytes completed at 1 ns: frozen there.
+        assert_eq!(
+            m.first_done[&OpKind::Write],
+            FirstDoneRate {
+                ops_per_sec: 1e9,
+                bytes_per_sec: 1e11
+            }
+        );
         assert_eq!(m.ops[&OpKind::Write].count.ops, 2);
     }
 
@@ -284,6 +337,7 @@ mod tests {
         assert_eq!(m.ops[&OpKind::Read].count, OpCount { ops: 2, bytes: 3 });
         assert_eq!(m.ops[&OpKind::Read].errors, 1);
         assert_eq!(m.error_count, 1);
-        assert_eq!(m.first_done[&OpKind::Read].ops, 2);
+        // Each worker did one read by 1 ns: the rates add.
+        assert_eq!(m.first_done[&OpKind::Read].ops_per_sec, 2e9);
     }
 }

@@ -74,22 +74,20 @@ pub fn agree<T>(comm: &dyn Comm, result: Result<T, EngineError>) -> Result<T, En
     if comm.all_ok(result.is_ok()) {
         return result;
     }
-    let mine = result.as_ref().err().map(|e| e.to_string());
-    let all: Vec<Option<String>> = comm.all_gather(&mine).unwrap_or_default();
+    // Every rank takes part in this one collective, failed or not.
+    let mine = (
+        comm.host().to_string(),
+        result.as_ref().err().map(|e| e.to_string()),
+    );
+    let all: Vec<(String, Option<String>)> = comm.all_gather(&mine).unwrap_or_default();
     match result {
         Err(e) => Err(e),
         Ok(_) => {
-            let (rank, message) = all
-                .iter()
+            let (rank, host, message) = all
+                .into_iter()
                 .enumerate()
-                .find_map(|(r, m)| m.clone().map(|m| (r as u32, m)))
-                .unwrap_or((0, "unknown failure".to_string()));
-            let host = comm
-                .topology()
-                .ranks
-                .get(rank as usize)
-                .map(|r| r.host.clone())
-                .unwrap_or_default();
+                .find_map(|(r, (host, m))| m.map(|m| (r as u32, host, m)))
+                .unwrap_or((0, String::new(), "unknown failure".to_string()));
             Err(EngineError::Rank {
                 rank,
                 host,

@@ -1,0 +1,198 @@
+//! Multi-rank behaviour with InProcess ranks: phases in step, wear-out after a
+//! stonewall, reads shifted to another host's data, and one failing rank stopping all.
+
+use std::sync::atomic::AtomicBool;
+
+use iolab_comm::{Comm, InProcess};
+use iolab_core::result::OpKind;
+use iolab_core::spec::{BackendKind, DataSpec, RwKind, TargetSpec};
+use iolab_core::units::{ByteCount, Nanos, TimeSpan};
+use iolab_engine::data::{DataOptions, resolve_read_shift, run_data};
+use iolab_engine::plan::{PlanContext, plan_data};
+use iolab_engine::{EngineError, Env, FakeClock, MonotonicClock, prepare_target};
+
+fn two_hosts(rank: u32) -> String {
+    format!("node{}", rank / 2)
+}
+
+#[test]
+fn wear_out_brings_every_rank_to_the_busiest_count() {
+    let spec = DataSpec {
+        backend: BackendKind::Null,
+        size: Some(ByteCount::gib(1)),
+        stonewall: Some(TimeSpan(Nanos::from_millis(1))),
+        wear_out: true,
+        ..DataSpec::default()
+    };
+    let results = InProcess::run(4, two_hosts, |comm: &dyn Comm| {
+        // Rank r's clock runs r+1 times slower, so it gets fewer I/Os done by the stonewall.
+        let clock = FakeClock::new(Nanos(1000 * (comm.rank() as u64 + 1)));
+        let stop = AtomicBool::new(false);
+        let env = Env {
+            comm,
+            interrupt: &stop,
+            progress: None,
+        };
+        let target = prepare_target(comm, &TargetSpec::default(), spec.backend, true).unwrap();
+        run_data(&env, &clock, &spec, &target, &DataOptions::default()).unwrap()
+    });
+    for r in &results {
+        // Rank 0 did 500 I/Os in 1 ms of 2 µs each; the others caught up with it.
+        assert_eq!(r.completed, vec![500, 500, 500, 500]);
+        let p = &r.phases[0];
+        assert_eq!(p.op(OpKind::Read).unwrap().ops, 2000);
+        assert_eq!(p.ranks, 4);
+        assert_eq!(
+            p.per_rank
+                .iter()
+                .map(|x| x.host.as_str())
+                .collect::<Vec<_>>(),
+            ["node0", "node0", "node1", "node1"]
+        );
+    }
+}
+
+#[test]
+fn without_wear_out_a_stonewall_keeps_what_each_rank_did() {
+    let spec = DataSpec {
+        backend: BackendKind::Null,
+        size: Some(ByteCount::gib(1)),
+        stonewall: Some(TimeSpan(Nanos::from_millis(1))),
+        ..DataSpec::default()
+    };
+    let results = InProcess::run(
+        2,
+        |r| format!("n{r}"),
+        |comm: &dyn Comm| {
+            let clock = FakeClock::new(Nanos(1000 * (comm.rank() as u64 + 1)));
+            let stop = AtomicBool::new(false);
+            let env = Env {
+                comm,
+                interrupt: &stop,
+                progress: None,
+            };
+            let target = prepare_target(comm, &TargetSpec::default(), spec.backend, true).unwrap();
+            run_data(&env, &clock, &spec, &target, &DataOptions::default()).unwrap()
+        },
+    );
+    assert_eq!(results[0].completed, vec![500, 250]);
+}
+
+#[test]
+fn reads_are_shifted_to_a_rank_on_the_next_host() {
+    let spec = DataSpec {
+        rw: RwKind::Read,
+        size: Some(ByteCount::kib(64)),
+        ..DataSpec::default()
+    };
+    let owners = InProcess::run(4, two_hosts, |comm: &dyn Comm| {
+        let ctx = PlanContext {
+            rank: comm.rank(),
+            ranks: comm.size(),
+            read_shift: resolve_read_shift(&spec, comm),
+            written_blocks: None,
+        };
+        let plan = plan_data(
+            &spec,
+            &iolab_engine::plan::DataTarget::Dir("/w".into()),
+            &ctx,
+        )
+        .unwrap();
+        (plan.workers[0].owner, plan.files[0].path.clone())
+    });
+    assert_eq!(
+        owners.iter().map(|o| o.0).collect::<Vec<_>>(),
+        vec![2, 3, 0, 1]
+    );
+    assert_eq!(owners[0].1, std::path::PathBuf::from("/w/data.r2.t0"));
+    // On one host there is no other node's cache to avoid: each rank reads its own.
+    let own = InProcess::run(
+        2,
+        |_| "one".to_string(),
+        |comm: &dyn Comm| resolve_read_shift(&spec, comm),
+    );
+    assert_eq!(own, vec![0, 0]);
+}
+
+#[test]
+fn ranks_write_then_read_each_others_data_with_verification() {
+    let base = tempfile::tempdir().unwrap();
+    let target = TargetSpec {
+        dir: Some(base.path().to_path_buf()),
+        ..TargetSpec::default()
+    };
+    let write = DataSpec {
+        rw: RwKind::Write,
+        size: Some(ByteCount::kib(256)),
+        verify: true,
+        threads: 2,
+        ..DataSpec::default()
+    };
+    let read = DataSpec {
+        rw: RwKind::Read,
+        ..write.clone()
+    };
+    let results = InProcess::run(4, two_hosts, |comm: &dyn Comm| {
+        let stop = AtomicBool::new(false);
+        let env = Env {
+            comm,
+            interrupt: &stop,
+            progress: None,
+        };
+        let t = prepare_target(comm, &target, BackendKind::Psync, true).unwrap();
+        let w = run_data(&env, &MonotonicClock, &write, &t, &DataOptions::default()).unwrap();
+        let r = run_data(&env, &MonotonicClock, &read, &t, &DataOptions::default()).unwrap();
+        (w, r)
+    });
+    let (w, r) = &results[0];
+    assert_eq!(
+        w.phases[0].op(OpKind::Write).unwrap().bytes,
+        ByteCount::kib(256 * 8)
+    );
+    assert_eq!(w.phases[1].verify_failures, 0);
+    assert_eq!(
+        r.phases[0].op(OpKind::Read).unwrap().bytes,
+        ByteCount::kib(256 * 8)
+    );
+    assert_eq!(
+        r.phases[0].verify_failures, 0,
+        "each rank read another host's blocks and checked them"
+    );
+    assert_eq!(r.phases[0].per_rank.len(), 4);
+}
+
+#[test]
+fn one_failing_rank_stops_every_rank_with_its_name() {
+    let base = tempfile::tempdir().unwrap();
+    for r in [0, 1, 3] {
+        std::fs::create_dir(base.path().join(format!("r{r}"))).unwrap();
+    }
+    let target = TargetSpec {
+        dir: Some(base.path().join("r{rank}")),
+        ..TargetSpec::default()
+    };
+    let errors = InProcess::run(4, two_hosts, |comm: &dyn Comm| {
+        prepare_target(comm, &target, BackendKind::Psync, true)
+            .err()
+            .map(|e| e.to_string())
+    });
+    let missing = base.path().join("r2");
+    assert_eq!(
+        errors[2].as_deref(),
+        Some(
+            format!(
+                "--dir {} does not exist; create it first or choose another directory",
+                missing.display()
+            )
+            .as_str()
+        )
+    );
+    for r in [0, 1, 3] {
+        let e = errors[r].as_deref().unwrap();
+        assert!(
+            e.starts_with("rank 2 on node1 failed: --dir"),
+            "rank {r}: {e}"
+        );
+    }
+    let _ = EngineError::Interrupted;
+}
