@@ -11,6 +11,8 @@ use iolab_comm::{Comm, CommExt, SingleProcess};
 use iolab_core::result::Provenance;
 
 static INTERRUPT: AtomicBool = AtomicBool::new(false);
+/// This process's rank, once known (errors every rank shares are printed by rank 0 only).
+static RANK: AtomicU32 = AtomicU32::new(0);
 static PRESSES: AtomicU32 = AtomicU32::new(0);
 
 pub struct Runtime {
@@ -29,8 +31,10 @@ impl Runtime {
                 std::process::exit(130);
             }
         });
+        let comm = make_comm()?;
+        RANK.store(comm.rank(), Ordering::SeqCst);
         Ok(Runtime {
-            comm: make_comm()?,
+            comm,
             interrupt: &INTERRUPT,
         })
     }
@@ -71,6 +75,11 @@ fn mpi_world_size() -> Option<u32> {
     ]
     .iter()
     .find_map(|v| std::env::var(v).ok()?.parse().ok())
+}
+
+/// This process's rank (0 before MPI started, and without MPI).
+pub fn rank() -> u32 {
+    RANK.load(Ordering::SeqCst)
 }
 
 /// Where a run comes from.

@@ -68,28 +68,54 @@ pub fn check_ranks_agree<T: serde::Serialize>(
     if comm.size() == 1 {
         return Ok(());
     }
-    let mine = format!(
-        "iolab {} {}",
-        env!("CARGO_PKG_VERSION"),
-        serde_json::to_string(value).unwrap_or_default()
+    let mine = (
+        env!("CARGO_PKG_VERSION").to_string(),
+        serde_json::to_value(value).unwrap_or_default(),
     );
-    let all: Vec<String> = comm
+    let all: Vec<(String, serde_json::Value)> = comm
         .all_gather(&mine)
         .map_err(|e| EngineError::Setup(e.to_string()))?;
     let topo = comm.topology();
-    for (rank, other) in all.iter().enumerate() {
-        if *other != all[0] {
-            let short = |s: &str| s.chars().take(120).collect::<String>();
-            return Err(EngineError::RankMismatch {
+    for (rank, (version, spec)) in all.iter().enumerate() {
+        let (v0, s0) = &all[0];
+        let mismatch =
+            |what: &'static str, rank0: String, other: String| EngineError::RankMismatch {
                 what,
                 rank: rank as u32,
                 host: topo.ranks[rank].host.clone(),
-                rank0: short(&all[0]),
-                other: short(other),
-            });
+                rank0,
+                other,
+            };
+        if version != v0 {
+            return Err(mismatch(
+                "the iolab version",
+                format!("iolab {v0}"),
+                format!("iolab {version}"),
+            ));
+        }
+        if spec != s0 {
+            let (key, a, b) = first_difference(s0, spec);
+            return Err(mismatch(
+                what,
+                format!("{key} = {a}"),
+                format!("{key} = {b}"),
+            ));
         }
     }
     Ok(())
+}
+
+/// The first top-level field where two JSON objects differ: (field, left, right).
+fn first_difference(a: &serde_json::Value, b: &serde_json::Value) -> (String, String, String) {
+    if let (Some(ma), Some(mb)) = (a.as_object(), b.as_object()) {
+        for (k, va) in ma {
+            let vb = mb.get(k).cloned().unwrap_or(serde_json::Value::Null);
+            if *va != vb {
+                return (k.clone(), va.to_string(), vb.to_string());
+            }
+        }
+    }
+    ("the spec".to_string(), a.to_string(), b.to_string())
 }
 
 fn params_of(spec: &DataSpec, ranks: u32) -> BTreeMap<String, String> {

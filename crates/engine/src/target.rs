@@ -71,6 +71,16 @@ pub fn resolve_placeholders(path: &Path, host: &str, rank: u32) -> PathBuf {
 /// Makes every rank return the same verdict: Ok where all ranks are Ok; otherwise this
 /// rank's own error, or an error naming the first rank that failed.
 pub fn agree<T>(comm: &dyn Comm, result: Result<T, EngineError>) -> Result<T, EngineError> {
+    agree_or_undo(comm, result, drop)
+}
+
+/// Like [`agree`], but when this rank succeeded and another did not, `undo` gets this
+/// rank's value (to remove what it created) before the error is returned.
+pub fn agree_or_undo<T>(
+    comm: &dyn Comm,
+    result: Result<T, EngineError>,
+    undo: impl FnOnce(T),
+) -> Result<T, EngineError> {
     if comm.all_ok(result.is_ok()) {
         return result;
     }
@@ -82,7 +92,8 @@ pub fn agree<T>(comm: &dyn Comm, result: Result<T, EngineError>) -> Result<T, En
     let all: Vec<(String, Option<String>)> = comm.all_gather(&mine).unwrap_or_default();
     match result {
         Err(e) => Err(e),
-        Ok(_) => {
+        Ok(value) => {
+            undo(value);
             let (rank, host, message) = all
                 .into_iter()
                 .enumerate()
@@ -152,13 +163,24 @@ pub fn prepare_target(
     } else {
         Ok(None)
     };
-    let created = agree(comm, created)?;
+    // A rank that created its directory removes it again when another rank failed.
+    let undo = |w: Option<WorkDir>| {
+        if let Some(w) = w {
+            w.remove_if_empty();
+        }
+    };
+    let created = agree_or_undo(comm, created, undo)?;
     comm.barrier();
+    let leader = created.is_some();
     let workdir = match created {
         Some(w) => Ok(w),
         None => WorkDir::open(&base),
     };
-    let workdir = agree(comm, workdir)?;
+    let workdir = agree_or_undo(comm, workdir, |w| {
+        if leader {
+            w.remove_if_empty();
+        }
+    })?;
     Ok(PreparedTarget::Dir { base, workdir })
 }
 

@@ -2,4 +2,6 @@
 //! `iolab` executable. Modules by command.
 
 mod common;
+#[cfg(feature = "mpi")]
+mod mpi;
 mod run;

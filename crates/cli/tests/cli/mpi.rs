@@ -1,0 +1,285 @@
+//! End to end under `mpirun --oversubscribe -np 4` (MPI build only): one consolidated
+//! result with per-rank rows, per-rank paths, and failures that stop every rank instead
+//! of hanging: a rank that cannot set up, ranks that disagree, a rank that is killed.
+
+use std::fs;
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+use crate::common::{Ran, path};
+
+fn mpirun_available() -> bool {
+    let ok = Command::new("mpirun")
+        .arg("--version")
+        .output()
+        .map(|o| o.status.success())
+        .unwrap_or(false);
+    if !ok {
+        eprintln!("SKIPPED: mpirun is not on PATH (install openmpi-bin; scripts/test.sh does)");
+    }
+    ok
+}
+
+fn mpirun(np: u32) -> Command {
+    let mut c = Command::new("mpirun");
+    c.args([
+        "--allow-run-as-root",
+        "--oversubscribe",
+        "-np",
+        &np.to_string(),
+    ]);
+    c.arg(env!("CARGO_BIN_EXE_iolab"));
+    c.env(
+        "IOLAB_DB",
+        std::env::temp_dir().join(format!("iolab-test-mpi-{}.db", std::process::id())),
+    );
+    c.env_remove("RUST_BACKTRACE");
+    c
+}
+
+/// Runs with a time limit: a hang fails the test instead of the whole suite.
+fn run_limited(mut c: Command, limit: Duration) -> Ran {
+    let mut child = c
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("mpirun starts");
+    let start = Instant::now();
+    loop {
+        if child.try_wait().unwrap().is_some() {
+            return Ran::from(child.wait_with_output().unwrap());
+        }
+        if start.elapsed() > limit {
+            let _ = child.kill();
+            let out = child.wait_with_output().unwrap();
+            panic!(
+                "mpirun hung for {limit:?}:\n{}\n{}",
+                String::from_utf8_lossy(&out.stdout),
+                String::from_utf8_lossy(&out.stderr)
+            );
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
+#[test]
+fn four_ranks_give_one_consolidated_result() {
+    if !mpirun_available() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("r.json");
+    let mut c = mpirun(4);
+    c.args([
+        "run",
+        "--dir",
+        path(dir.path()),
+        "--rw",
+        "write",
+        "--size",
+        "1MiB",
+        "--threads",
+        "2",
+        "--block-size",
+        "64KiB",
+        "--json",
+        path(&out),
+    ]);
+    let r = run_limited(c, Duration::from_secs(120)).expect(0);
+    assert_eq!(
+        r.stdout.matches("write-64KiB").count(),
+        1,
+        "only rank 0 prints:\n{}",
+        r.stdout
+    );
+    assert!(r.stdout.contains("4 ranks"), "{}", r.stdout);
+    let j: serde_json::Value = serde_json::from_str(&fs::read_to_string(&out).unwrap()).unwrap();
+    let phase = &j["phases"][0];
+    assert_eq!(phase["ranks"], 4);
+    assert_eq!(phase["workers"], 8);
+    assert_eq!(phase["ops"][0]["bytes"], 8 << 20);
+    let ranks = phase["per_rank"].as_array().unwrap();
+    assert_eq!(ranks.len(), 4);
+    for (i, r) in ranks.iter().enumerate() {
+        assert_eq!(r["rank"], i);
+        assert!(!r["host"].as_str().unwrap().is_empty());
+        assert_eq!(r["ops"]["write"]["bytes"], 2 << 20);
+    }
+    assert_eq!(j["provenance"]["ranks"], 4);
+    assert!(
+        !dir.path().join("iolab-work").exists(),
+        "cleaned up by all ranks"
+    );
+}
+
+#[test]
+fn per_rank_directories_and_a_rank_that_cannot_set_up() {
+    if !mpirun_available() {
+        return;
+    }
+    let base = tempfile::tempdir().unwrap();
+    for r in [0, 1, 3] {
+        fs::create_dir(base.path().join(r.to_string())).unwrap();
+    }
+    // Rank 2's directory is somewhere nobody may create files.
+    std::os::unix::fs::symlink("/sys", base.path().join("2")).unwrap();
+    let dir = format!("{}/{{rank}}", path(base.path()));
+    let mut c = mpirun(4);
+    c.args(["run", "--dir", &dir, "--rw", "write", "--size", "1MiB"]);
+    let r = run_limited(c, Duration::from_secs(120));
+    assert_eq!(r.code, 2, "{}\n{}", r.stdout, r.stderr);
+    assert!(
+        r.stderr.contains("iolab: error: rank 2 on "),
+        "rank 0 names the failing rank:\n{}",
+        r.stderr
+    );
+    assert!(
+        r.stderr.contains("/2/iolab-work: Operation not permitted"),
+        "{}",
+        r.stderr
+    );
+    for rank in [0, 1, 3] {
+        assert!(
+            !base
+                .path()
+                .join(rank.to_string())
+                .join("iolab-work")
+                .exists(),
+            "rank {rank} left nothing behind"
+        );
+    }
+    // With every directory usable, per-rank paths work.
+    fs::remove_file(base.path().join("2")).unwrap();
+    fs::create_dir(base.path().join("2")).unwrap();
+    let mut c = mpirun(4);
+    c.args([
+        "run", "--dir", &dir, "--rw", "write", "--size", "1MiB", "--keep",
+    ]);
+    run_limited(c, Duration::from_secs(120)).expect(0);
+    for rank in 0..4 {
+        let f = base
+            .path()
+            .join(rank.to_string())
+            .join(format!("iolab-work/data.r{rank}.t0"));
+        assert_eq!(fs::metadata(&f).unwrap().len(), 1 << 20, "{}", f.display());
+    }
+}
+
+#[test]
+fn ranks_with_different_options_are_refused() {
+    if !mpirun_available() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let bin = env!("CARGO_BIN_EXE_iolab");
+    let mut c = Command::new("mpirun");
+    c.args([
+        "--allow-run-as-root",
+        "--oversubscribe",
+        "-np",
+        "2",
+        bin,
+        "run",
+        "--dir",
+        path(dir.path()),
+        "--size",
+        "1MiB",
+        "--threads",
+        "1",
+    ]);
+    c.args([
+        ":",
+        "-np",
+        "2",
+        bin,
+        "run",
+        "--dir",
+        path(dir.path()),
+        "--size",
+        "1MiB",
+        "--threads",
+        "2",
+    ]);
+    let r = run_limited(c, Duration::from_secs(120));
+    assert_eq!(r.code, 2);
+    let lines: Vec<&str> = r
+        .stderr
+        .lines()
+        .filter(|l| l.starts_with("iolab: error"))
+        .collect();
+    assert_eq!(lines.len(), 1, "said once, by rank 0:\n{}", r.stderr);
+    assert!(
+        lines[0].contains("ranks disagree on the workload: rank 0 has threads = 1, rank 2 on "),
+        "{}",
+        lines[0]
+    );
+}
+
+#[test]
+fn a_killed_rank_ends_the_job_instead_of_hanging() {
+    if !mpirun_available() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let mut c = mpirun(4);
+    c.args([
+        "run",
+        "--dir",
+        path(dir.path()),
+        "--rw",
+        "randread",
+        "--size",
+        "1MiB",
+        "--runtime",
+        "120s",
+    ]);
+    let mut child = c
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    // Wait until the phase runs on every rank (all four files laid out), then kill one.
+    let files = |n: usize| {
+        (0..4)
+            .filter(|r| dir.path().join(format!("iolab-work/data.r{r}.t0")).exists())
+            .count()
+            == n
+    };
+    let start = Instant::now();
+    while !files(4) && start.elapsed() < Duration::from_secs(60) {
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    std::thread::sleep(Duration::from_secs(1));
+    let pids = Command::new("pgrep")
+        .args(["-f", path(dir.path())])
+        .output()
+        .unwrap();
+    let victim = String::from_utf8_lossy(&pids.stdout)
+        .lines()
+        .filter_map(|l| l.trim().parse::<u32>().ok())
+        .filter(|p| *p != child.id())
+        .last()
+        .expect("an iolab rank is running");
+    Command::new("kill")
+        .args(["-9", &victim.to_string()])
+        .status()
+        .unwrap();
+    let killed_at = Instant::now();
+    loop {
+        if child.try_wait().unwrap().is_some() {
+            break;
+        }
+        assert!(
+            killed_at.elapsed() < Duration::from_secs(60),
+            "the job hung after rank {victim} was killed"
+        );
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    let out = child.wait_with_output().unwrap();
+    assert!(!out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("signal 9") || err.contains("Killed") || err.contains("exited on signal"),
+        "{err}"
+    );
+}
