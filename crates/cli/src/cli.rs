@@ -31,6 +31,8 @@ pub enum Command {
     Targets(crate::commands::targets::TargetsArgs),
     /// Measure the network between ranks alone (no storage involved).
     Net(crate::commands::net::NetArgs),
+    /// Describe the machine under test: CPU, memory, kernel, file system, devices, network.
+    Inventory(crate::commands::inventory::InventoryArgs),
 }
 
 /// Output options every workload command shares.
@@ -51,6 +53,21 @@ pub struct OutputArgs {
     /// Print nothing but errors.
     #[arg(long, short = 'Q')]
     pub quiet: bool,
+
+    #[command(flatten)]
+    pub store: StoreArgs,
+}
+
+/// Where results are kept.
+#[derive(Args, Debug, Clone, Default)]
+pub struct StoreArgs {
+    /// Results database [default: $IOLAB_DB, else ~/.local/share/iolab/results.db].
+    #[arg(long, value_name = "FILE", global = true)]
+    pub db: Option<PathBuf>,
+
+    /// Do not store this run in the results database.
+    #[arg(long)]
+    pub no_store: bool,
 }
 
 #[derive(Args, Debug)]

@@ -8,6 +8,7 @@ mod commands;
 mod exit;
 mod progress;
 mod runtime;
+mod sink;
 
 use std::process::ExitCode;
 

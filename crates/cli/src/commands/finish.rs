@@ -4,6 +4,8 @@
 use anyhow::{Context, Result};
 use iolab_comm::Comm;
 use iolab_core::result::{RunRecord, RunStatus};
+
+use crate::sink::RunSink;
 use iolab_engine::PreparedTarget;
 
 use crate::cli::OutputArgs;
@@ -32,25 +34,31 @@ pub fn cleanup(
     removed.context("cleaning up")
 }
 
-/// Prints and saves a finished run on rank 0; returns the exit code for every rank.
-pub fn conclude(rt: &Runtime, mut record: RunRecord, output: &OutputArgs) -> Result<u8> {
-    record.finished_at_ms = Some(iolab_engine::phase::now_ms());
+/// Finishes a run on every rank: marks it in the store, prints it and writes --json on
+/// rank 0, and returns the exit code.
+pub fn conclude(rt: &Runtime, mut sink: RunSink, output: &OutputArgs) -> Result<u8> {
+    let record = &sink.record;
     let interrupted = rt.interrupted() || record.phases.iter().any(|p| p.interrupted);
     let errors: u64 = record.phases.iter().map(|p| p.error_count).sum();
     let mismatches: u64 = record.phases.iter().map(|p| p.verify_failures).sum();
-    record.status = if interrupted {
+    let status = if interrupted {
         RunStatus::Interrupted
     } else if errors > 0 || mismatches > 0 {
         RunStatus::Failed
     } else {
         RunStatus::Complete
     };
+    sink.finish(status);
+    let record = &sink.record;
     if rt.is_root() {
         if !output.quiet {
-            print!("{}", iolab_report::text::render_run(&record));
+            print!("{}", iolab_report::text::render_run(record));
+            if !record.id.is_empty() {
+                println!("stored as {}", record.id);
+            }
         }
         if let Some(path) = &output.json {
-            let json = serde_json::to_string_pretty(&record).context("encoding the result")?;
+            let json = serde_json::to_string_pretty(record).context("encoding the result")?;
             std::fs::write(path, json + "\n")
                 .with_context(|| format!("writing {}", path.display()))?;
         }
@@ -58,7 +66,7 @@ pub fn conclude(rt: &Runtime, mut record: RunRecord, output: &OutputArgs) -> Res
     if interrupted {
         return Ok(exit::INTERRUPTED);
     }
-    if let Some(e) = first_environment_error(&record) {
+    if let Some(e) = first_environment_error(record) {
         // Out of space, permission denied, direct I/O refused: a configuration problem
         // the user must fix, not a storage verdict.
         anyhow::bail!("{e}");

@@ -3,6 +3,7 @@
 
 pub mod find;
 mod finish;
+pub mod inventory;
 pub mod meta;
 pub mod net;
 mod run;
@@ -15,6 +16,7 @@ use crate::cli::{Cli, Command};
 pub fn dispatch(cli: Cli) -> Result<u8> {
     match cli.command {
         Command::Run(args) => run::run(args),
+        Command::Inventory(args) => inventory::inventory(args),
         Command::Meta(args) => meta::meta(args),
         Command::Find(args) => find::find(args),
         Command::Targets(args) => targets::targets(args),

@@ -2,21 +2,29 @@
 //! `--json` written, and iolab's files removed at the end (unless --keep).
 
 use anyhow::{Context, Result};
-use iolab_core::result::{RunRecord, RunStatus};
 use iolab_engine::data::{DataOptions, run_data};
 use iolab_engine::{Env, MonotonicClock, prepare_target};
 
 use crate::cli::RunArgs;
 use crate::commands::finish::{cleanup, conclude};
 use crate::progress::ProgressLine;
-use crate::runtime::{Runtime, provenance};
+use crate::runtime::Runtime;
+use crate::sink::RunSink;
 
 pub fn run(args: RunArgs) -> Result<u8> {
     let rt = Runtime::start()?;
     let spec = args.spec;
     spec.validate()?;
-    let writes = spec.rw.writes() || spec.verify || spec.rw.reads();
-    let target = prepare_target(rt.comm.as_ref(), &args.target, spec.backend, writes)?;
+    let target = prepare_target(rt.comm.as_ref(), &args.target, spec.backend, true)?;
+    let mut sink = RunSink::start(
+        &rt,
+        &args.output.store,
+        "run",
+        serde_json::to_value(&spec).context("recording the spec")?,
+        describe(&args.target),
+        args.target.dir.as_deref(),
+        args.output.label.clone(),
+    );
     let progress = ProgressLine::new(args.output.progress, args.output.quiet);
     let show = |p: &iolab_engine::Progress<'_>| progress.show(p);
     let env = Env {
@@ -24,7 +32,6 @@ pub fn run(args: RunArgs) -> Result<u8> {
         interrupt: rt.interrupt,
         progress: Some(&show),
     };
-    let started = iolab_engine::phase::now_ms();
     let outcome = run_data(
         &env,
         &MonotonicClock,
@@ -38,22 +45,20 @@ pub fn run(args: RunArgs) -> Result<u8> {
         .map(|o| o.files.clone())
         .unwrap_or_default();
     let cleaned = cleanup(rt.comm.as_ref(), target, &files, args.target.keep);
-    let outcome = outcome?;
+    let outcome = match outcome {
+        Ok(o) => o,
+        Err(e) => {
+            sink.finish(iolab_core::result::RunStatus::Failed);
+            return Err(e.into());
+        }
+    };
     cleaned?;
-
-    let mut record = RunRecord::new(
-        "run",
-        serde_json::to_value(&spec).context("recording the spec")?,
-        provenance(rt.comm.as_ref(), describe(&args.target)),
-        started,
-    );
-    record.label = args.output.label.clone();
-    record.phases = outcome.phases;
-    record.status = RunStatus::Complete;
-    conclude(&rt, record, &args.output)
+    sink.phases(outcome.phases);
+    conclude(&rt, sink, &args.output)
 }
 
-fn describe(t: &iolab_core::spec::TargetSpec) -> String {
+/// How a target is named in results: the directory, or "device /dev/X".
+pub fn describe(t: &iolab_core::spec::TargetSpec) -> String {
     match (&t.dir, &t.device) {
         (_, Some(d)) => format!("device {}", d.display()),
         (Some(d), None) => d.display().to_string(),

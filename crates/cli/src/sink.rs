@@ -1,0 +1,103 @@
+//! [`RunSink`]: where a run's results go as they are produced. On rank 0 it opens the
+//! results store, records the run (with the machine inventory) as incomplete before the
+//! first phase, adds each phase as soon as it ends and marks the run finished; a store
+//! that cannot be opened is a warning, never a lost benchmark.
+
+use std::path::{Path, PathBuf};
+
+use anyhow::{Context, Result};
+use iolab_core::result::{PhaseResult, RunRecord, RunStatus};
+use iolab_host::SysRoot;
+use iolab_store::{RunId, Store};
+
+use crate::cli::StoreArgs;
+use crate::runtime::{Runtime, provenance};
+
+pub struct RunSink {
+    store: Option<(Store, RunId)>,
+    pub record: RunRecord,
+}
+
+/// Opens the results store `args` point at.
+pub fn open_store(args: &StoreArgs) -> Result<Store> {
+    let store = match &args.db {
+        Some(p) => Store::open(p),
+        None => Store::open_default(),
+    };
+    store.context("opening the results database (choose one with --db FILE or IOLAB_DB)")
+}
+
+impl RunSink {
+    /// Starts a run of `kind` on `target` (a directory, for the inventory).
+    pub fn start(
+        rt: &Runtime,
+        args: &StoreArgs,
+        kind: &str,
+        spec: serde_json::Value,
+        target: String,
+        dir: Option<&Path>,
+        label: Option<String>,
+    ) -> RunSink {
+        let started = iolab_engine::phase::now_ms();
+        let mut prov = provenance(rt.comm.as_ref(), target);
+        let root = rt.is_root();
+        if root {
+            let dir: Option<PathBuf> = dir.map(Path::to_path_buf);
+            prov.inventory = Some(iolab_host::inventory::collect(
+                &SysRoot::live(),
+                dir.as_deref(),
+            ));
+        }
+        let mut record = RunRecord::new(kind, spec, prov, started);
+        record.label = label;
+        let store = if root && !args.no_store {
+            match open_store(args).and_then(|mut s| {
+                let id = s.begin_run(&record).context("recording the run")?;
+                Ok((s, id))
+            }) {
+                Ok(pair) => Some(pair),
+                Err(e) => {
+                    eprintln!(
+                        "iolab: warning: this run will not be stored: {}",
+                        crate::exit::one_line(&e)
+                    );
+                    None
+                }
+            }
+        } else {
+            None
+        };
+        if let Some((_, id)) = &store {
+            record.id = id.to_string();
+        }
+        RunSink { store, record }
+    }
+
+    /// Keeps a finished phase (and stores it at once).
+    pub fn phase(&mut self, phase: PhaseResult) {
+        if let Some((store, id)) = &mut self.store
+            && let Err(e) = store.add_phase(*id, &phase)
+        {
+            eprintln!("iolab: warning: phase {} was not stored: {e}", phase.name);
+        }
+        self.record.phases.push(phase);
+    }
+
+    pub fn phases(&mut self, phases: Vec<PhaseResult>) {
+        for p in phases {
+            self.phase(p);
+        }
+    }
+
+    /// Marks the run finished with `status`.
+    pub fn finish(&mut self, status: RunStatus) {
+        let now = iolab_engine::phase::now_ms();
+        self.record.status = status;
+        self.record.finished_at_ms = Some(now);
+        if let Some((store, id)) = &mut self.store
+            && let Err(e) = store.finish_run(*id, status, now, &self.record.warnings)
+        {
+            eprintln!("iolab: warning: run {id} could not be marked finished: {e}");
+        }
+    }
+}
