@@ -1,5 +1,166 @@
 //! iolab-report: turns stored results ([`iolab_core::result::RunRecord`]) into what people
-//! read. [`text`] is the terminal summary every command prints.
+//! read. Computing comes first and returns values; renderers only format them.
+//!
+//! Computing:
+//! - [`aggregate()`] / [`aggregate_runs`] / [`aggregate_sides`]: series per group of phases
+//!   (same name; a matrix is split by its second parameter) and swept value, repetitions
+//!   pooled into a [`Spread`](iolab_core::stats::Spread) (mean, stddev, CV, 95 % CI),
+//!   latency percentiles from merged histograms.
+//! - [`compare()`] / [`compare_sides`]: the table the NFS study ends with, baseline (A, the
+//!   old version) against candidate (B): per metric the peaks, where they were reached, the
+//!   change in % and whether it is within the noise.
+//! - [`phase_timeline`]: a phase's per-second rates; [`warnings()`]: cache, errors,
+//!   interrupted phases and noisy figures, per run.
+//!
+//! Rendering:
+//! - [`text`]: the terminal summary of a run ([`text::render_run`]);
+//!   [`render_comparison_text`] the comparison for the terminal.
+//! - [`render_markdown`] and [`render_comparison_markdown`]: tables to paste into a paper.
+//! - [`render_csv`] (one row per phase × op), [`render_points_csv`] (one row per sweep point
+//!   × op with its statistics) and [`render_comparison_csv`].
+//! - [`render_json`] (the runs themselves) and [`render_comparison_json`].
+//! - [`render_html`]: one self-contained page (inline CSS and SVG, no script, no network)
+//!   with the charts, the comparison, the parameters, the warnings and the test bed.
+//! - [`render`] picks one of them by [`Format`].
+//!
+//! For `iolab report RUN --vs OLD`, pass `[run, old]` to the renderers (the first run is
+//! the subject) and `compare(&old, &run)` as the comparison; [`render_html`] and
+//! [`render_markdown`] compute that comparison themselves when given none.
 #![forbid(unsafe_code)]
 
+mod aggregate;
+mod compare;
+mod comparison_text;
+mod csv;
+mod environment;
+mod error;
+mod html;
+mod json;
+mod markdown;
+mod measure;
+mod report_tables;
+mod sweep;
+mod table;
+mod timeline;
+mod warnings;
+
+#[cfg(test)]
+mod test_support;
+
 pub mod text;
+
+use std::fmt;
+use std::str::FromStr;
+
+use iolab_core::result::RunRecord;
+
+pub use aggregate::{
+    Aggregate, Group, GroupOp, OpPoint, PhaseRef, Point, SideInfo, aggregate, aggregate_runs,
+    aggregate_sides,
+};
+pub use compare::{
+    Comparison, MetricRow, Noise, Peak, Presence, compare, compare_aggregate, compare_sides,
+};
+pub use comparison_text::render_comparison_text;
+pub use csv::{render_comparison_csv, render_csv, render_points_csv};
+pub use environment::{EnvRow, EnvTable, environment_table};
+pub use error::ReportError;
+pub use html::{HtmlOptions, render_html};
+pub use json::{render_comparison_json, render_json};
+pub use markdown::{render_comparison_markdown, render_markdown};
+pub use measure::{Measure, at_phrase, change_words};
+pub use sweep::value_order;
+pub use timeline::{PhaseTimeline, TimelineSeries, phase_timeline};
+pub use warnings::Warning;
+
+/// An output format, as `--format` names it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Format {
+    Text,
+    Markdown,
+    Csv,
+    Json,
+    Html,
+}
+
+impl Format {
+    pub const ALL: [Format; 5] = [
+        Format::Text,
+        Format::Markdown,
+        Format::Csv,
+        Format::Json,
+        Format::Html,
+    ];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Format::Text => "text",
+            Format::Markdown => "markdown",
+            Format::Csv => "csv",
+            Format::Json => "json",
+            Format::Html => "html",
+        }
+    }
+}
+
+impl fmt::Display for Format {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+impl FromStr for Format {
+    type Err = ReportError;
+
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        match s.trim().to_ascii_lowercase().as_str() {
+            "text" | "txt" => Ok(Format::Text),
+            "markdown" | "md" => Ok(Format::Markdown),
+            "csv" => Ok(Format::Csv),
+            "json" => Ok(Format::Json),
+            "html" => Ok(Format::Html),
+            _ => Err(ReportError::UnknownFormat {
+                name: s.to_string(),
+            }),
+        }
+    }
+}
+
+/// Renders `runs` (the first is the subject, the others compared with it) in `format`.
+/// Text shows each run's summary; JSON is the run itself for one run, an array for more.
+pub fn render(format: Format, runs: &[RunRecord], comparison: Option<&Comparison>) -> String {
+    match format {
+        Format::Text => {
+            let mut out: Vec<String> = runs.iter().map(text::render_run).collect();
+            if let Some(c) = comparison {
+                out.push(render_comparison_text(c));
+            }
+            out.join("\n")
+        }
+        Format::Markdown => render_markdown(runs, comparison),
+        Format::Csv => render_csv(runs),
+        Format::Json => render_json(runs),
+        Format::Html => render_html(
+            runs,
+            &HtmlOptions {
+                comparison: comparison.cloned(),
+                ..HtmlOptions::default()
+            },
+        ),
+    }
+}
+
+/// Everything a reader of `runs` must be warned about (cache, errors, interrupted phases,
+/// noisy figures), each run its own side.
+pub fn warnings(runs: &[RunRecord]) -> Vec<Warning> {
+    warnings::collect(runs, &aggregate_runs(runs))
+}
+
+/// The comparison a report of `runs` shows when none is given: the second run (baseline)
+/// against the first (the subject). None for fewer than two runs.
+pub fn default_comparison(runs: &[RunRecord]) -> Option<Comparison> {
+    match runs {
+        [subject, baseline, ..] => Some(compare(baseline, subject)),
+        _ => None,
+    }
+}

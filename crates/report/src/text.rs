@@ -108,7 +108,11 @@ pub fn render_phase(p: &PhaseResult) -> String {
         let _ = writeln!(out, "  ERRORS: {}", p.error_count);
     }
     if p.verify_failures > 0 {
-        let _ = writeln!(out, "  VERIFY FAILURES: {}", plural(p.verify_failures, "block"));
+        let _ = writeln!(
+            out,
+            "  VERIFY FAILURES: {}",
+            plural(p.verify_failures, "block")
+        );
     }
     for e in p.errors.iter().take(5) {
         let _ = writeln!(out, "    rank {} on {}: {}", e.rank, e.host, e.message);

@@ -1,0 +1,389 @@
+//! Runs turned into series: an [`Aggregate`] holds, per group of phases ([`Group`]: a
+//! workload, maybe one row of a matrix) and per side (a run, or several runs taken
+//! together), the [`Point`]s of its sweep; each point holds per operation an [`OpPoint`]
+//! with the repetitions' figures as a [`Spread`] and the merged latency percentiles.
+
+use iolab_core::histogram::{LatencyHistogram, LatencySummary};
+use iolab_core::result::{OpKind, PhaseKind, PhaseResult, RunRecord};
+use iolab_core::stats::Spread;
+use iolab_core::units::ByteCount;
+use serde::Serialize;
+
+use crate::measure::{Measure, at_phrase, params_text};
+use crate::sweep::{GroupPlan, Params, plan_groups};
+
+/// Series of one or more sides, grouped alike so that they can be overlaid and compared.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Aggregate {
+    pub sides: Vec<SideInfo>,
+    pub groups: Vec<Group>,
+}
+
+/// One side of a report or comparison: its display name and the runs it pools.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct SideInfo {
+    /// The runs' label when they share one, else their ids ("r12, r13").
+    pub name: String,
+    pub run_ids: Vec<String>,
+}
+
+/// A workload (phases sharing a name), split by any second varying parameter.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Group {
+    pub name: String,
+    pub kind: PhaseKind,
+    /// The values of the other varying parameters that define this group (a matrix).
+    pub split: Params,
+    /// The swept parameter ("threads"), None for a single point.
+    pub swept: Option<String>,
+    /// Every swept value seen on any side, in numeric order.
+    pub values: Vec<String>,
+    /// Parameters with one value in the whole group.
+    pub fixed: Params,
+    /// The operations seen, with their figure of merit.
+    pub ops: Vec<GroupOp>,
+    /// Per side (same order as [`Aggregate::sides`]), the points in swept order; empty
+    /// when the side has no phase of this group.
+    pub sides: Vec<Vec<Point>>,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+pub struct GroupOp {
+    pub op: OpKind,
+    pub measure: Measure,
+}
+
+/// One swept value of one side: all repetitions of the same phase.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Point {
+    /// The swept value (None for a single-point group).
+    pub value: Option<String>,
+    /// The params of the first repetition.
+    pub params: Params,
+    /// The phases pooled here, as (run index within the side, phase index).
+    pub phases: Vec<PhaseRef>,
+    pub ops: Vec<OpPoint>,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+pub struct PhaseRef {
+    pub run: usize,
+    pub phase: usize,
+}
+
+/// One operation at one point: the figure of merit and its companions over repetitions.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct OpPoint {
+    pub op: OpKind,
+    /// The group's measure for this op (bandwidth in bytes/s or a rate in ops/s).
+    pub value: Spread,
+    pub bandwidth: Spread,
+    pub iops: Spread,
+    /// Percentiles of all repetitions' latencies together (histograms merged).
+    pub latency: LatencySummary,
+    pub errors: u64,
+}
+
+impl Group {
+    /// "seq-write", or "seq-write [block_size=4KiB]" for a matrix row.
+    pub fn label(&self) -> String {
+        if self.split.is_empty() {
+            self.name.clone()
+        } else {
+            format!("{} [{}]", self.name, params_text(&self.split))
+        }
+    }
+
+    /// The metric of an op: "seq-write write bandwidth", "randread-4KiB read IOPS",
+    /// "create ops/s" (a phase named after its only operation).
+    pub fn metric_name(&self, op: GroupOp) -> String {
+        if self.split.is_empty() && self.name == op.op.name() {
+            format!("{} {}", self.name, op.measure.word())
+        } else {
+            format!("{} {} {}", self.label(), op.op.name(), op.measure.word())
+        }
+    }
+
+    /// The measure of `op` in this group, if it was seen.
+    pub fn measure(&self, op: OpKind) -> Option<Measure> {
+        self.ops.iter().find(|o| o.op == op).map(|o| o.measure)
+    }
+
+    /// The point of `side` at swept value `value`.
+    pub fn point(&self, side: usize, value: Option<&str>) -> Option<&Point> {
+        self.sides
+            .get(side)?
+            .iter()
+            .find(|p| p.value.as_deref() == value)
+    }
+
+    /// The point of `side` where `op`'s mean figure is highest.
+    pub fn peak(&self, side: usize, op: OpKind) -> Option<(&Point, &OpPoint)> {
+        self.sides
+            .get(side)?
+            .iter()
+            .filter_map(|p| p.op(op).map(|o| (p, o)))
+            .max_by(|a, b| a.1.value.mean.total_cmp(&b.1.value.mean))
+    }
+
+    /// "at 32 threads" for a point, empty for a single-point group.
+    pub fn at(&self, point: &Point) -> Option<String> {
+        Some(at_phrase(self.swept.as_ref()?, point.value.as_ref()?))
+    }
+}
+
+impl Point {
+    pub fn op(&self, op: OpKind) -> Option<&OpPoint> {
+        self.ops.iter().find(|o| o.op == op)
+    }
+
+    /// The most repetitions any op was measured with.
+    pub fn repetitions(&self) -> usize {
+        self.ops.iter().map(|o| o.value.n).max().unwrap_or(0)
+    }
+}
+
+/// One run, as a single side.
+pub fn aggregate(run: &RunRecord) -> Aggregate {
+    aggregate_sides(&[std::slice::from_ref(run)])
+}
+
+/// Several runs, each its own side, grouped alike (a report with `--vs`).
+pub fn aggregate_runs(runs: &[RunRecord]) -> Aggregate {
+    let sides: Vec<&[RunRecord]> = runs.iter().map(std::slice::from_ref).collect();
+    aggregate_sides(&sides)
+}
+
+/// Several sides, each pooling one or more runs: phases with the same name and params in
+/// the runs of one side are repetitions of one point.
+pub fn aggregate_sides(sides: &[&[RunRecord]]) -> Aggregate {
+    let phases: Vec<Vec<&PhaseResult>> = sides
+        .iter()
+        .map(|runs| runs.iter().flat_map(|r| &r.phases).collect())
+        .collect();
+    let groups = plan_groups(&phases)
+        .into_iter()
+        .map(|plan| build_group(plan, sides))
+        .collect();
+    Aggregate {
+        sides: side_infos(sides),
+        groups,
+    }
+}
+
+fn side_infos(sides: &[&[RunRecord]]) -> Vec<SideInfo> {
+    let mut infos: Vec<SideInfo> = sides
+        .iter()
+        .enumerate()
+        .map(|(i, runs)| SideInfo {
+            name: side_name(runs).unwrap_or_else(|| format!("run {}", i + 1)),
+            run_ids: runs.iter().map(|r| r.id.clone()).collect(),
+        })
+        .collect();
+    // Two sides with one label still need two names.
+    for i in 1..infos.len() {
+        if infos[..i].iter().any(|s| s.name == infos[i].name) {
+            infos[i].name = format!("{} #{}", infos[i].name, i + 1);
+        }
+    }
+    infos
+}
+
+fn side_name(runs: &[RunRecord]) -> Option<String> {
+    let first = runs.first()?;
+    if let Some(label) = &first.label
+        && runs.iter().all(|r| r.label.as_ref() == Some(label))
+    {
+        return Some(label.clone());
+    }
+    let ids: Vec<&str> = runs
+        .iter()
+        .map(|r| r.id.as_str())
+        .filter(|id| !id.is_empty())
+        .collect();
+    (!ids.is_empty()).then(|| ids.join(", "))
+}
+
+fn build_group(plan: GroupPlan, sides: &[&[RunRecord]]) -> Group {
+    let block = largest_block(&plan, sides);
+    let measure = |op: OpKind| Measure::choose(op, plan.kind, block);
+    let sides_points: Vec<Vec<Point>> = sides
+        .iter()
+        .map(|runs| side_points(&plan, runs, &measure))
+        .collect();
+    let mut ops: Vec<OpKind> = sides_points
+        .iter()
+        .flatten()
+        .flat_map(|p| p.ops.iter().map(|o| o.op))
+        .collect();
+    ops.sort();
+    ops.dedup();
+    Group {
+        ops: ops
+            .into_iter()
+            .map(|op| GroupOp {
+                op,
+                measure: measure(op),
+            })
+            .collect(),
+        name: plan.name,
+        kind: plan.kind,
+        split: plan.split,
+        swept: plan.swept,
+        values: plan.values,
+        fixed: plan.fixed,
+        sides: sides_points,
+    }
+}
+
+/// The largest block_size of the group's phases, when they have one.
+fn largest_block(plan: &GroupPlan, sides: &[&[RunRecord]]) -> Option<ByteCount> {
+    sides
+        .iter()
+        .flat_map(|runs| runs.iter().flat_map(|r| &r.phases))
+        .filter(|p| plan.contains(p))
+        .filter_map(|p| p.params.get("block_size")?.parse::<ByteCount>().ok())
+        .max()
+}
+
+/// The points of one side, in swept order.
+fn side_points(
+    plan: &GroupPlan,
+    runs: &[RunRecord],
+    measure: &dyn Fn(OpKind) -> Measure,
+) -> Vec<Point> {
+    let mut pooled: Vec<(Params, Vec<PhaseRef>)> = Vec::new();
+    for (ri, run) in runs.iter().enumerate() {
+        for (pi, phase) in run.phases.iter().enumerate() {
+            if !plan.contains(phase) {
+                continue;
+            }
+            let key = plan.point_key(phase);
+            let at = PhaseRef { run: ri, phase: pi };
+            match pooled.iter_mut().find(|(k, _)| *k == key) {
+                Some((_, refs)) => refs.push(at),
+                None => pooled.push((key, vec![at])),
+            }
+        }
+    }
+    let mut points: Vec<Point> = pooled
+        .into_iter()
+        .map(|(_, refs)| {
+            let phases: Vec<&PhaseResult> =
+                refs.iter().map(|r| &runs[r.run].phases[r.phase]).collect();
+            Point {
+                value: plan.value_of(phases[0]),
+                params: phases[0].params.clone(),
+                ops: op_points(&phases, measure),
+                phases: refs,
+            }
+        })
+        .collect();
+    let rank = |p: &Point| {
+        p.value
+            .as_ref()
+            .and_then(|v| plan.values.iter().position(|x| x == v))
+    };
+    points.sort_by_key(rank);
+    points
+}
+
+/// Per op, the repetitions' figures and merged latencies.
+fn op_points(phases: &[&PhaseResult], measure: &dyn Fn(OpKind) -> Measure) -> Vec<OpPoint> {
+    let mut ops: Vec<OpKind> = phases
+        .iter()
+        .flat_map(|p| p.ops.iter().map(|o| o.op))
+        .collect();
+    ops.sort();
+    ops.dedup();
+    ops.into_iter()
+        .filter_map(|op| {
+            let results: Vec<_> = phases.iter().filter_map(|p| p.op(op)).collect();
+            let bandwidth: Vec<f64> = results.iter().map(|o| o.bandwidth.get()).collect();
+            let iops: Vec<f64> = results.iter().map(|o| o.iops.get()).collect();
+            let mut merged = LatencyHistogram::new();
+            for o in &results {
+                merged.merge(&o.histogram);
+            }
+            let latency = if merged.is_empty() {
+                results.first()?.latency
+            } else {
+                merged.summary()
+            };
+            let bandwidth = Spread::of(&bandwidth)?;
+            let iops = Spread::of(&iops)?;
+            Some(OpPoint {
+                op,
+                value: if measure(op) == Measure::Bandwidth {
+                    bandwidth
+                } else {
+                    iops
+                },
+                bandwidth,
+                iops,
+                latency,
+                errors: results.iter().map(|o| o.errors).sum(),
+            })
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::test_support::{data_phase, run_with};
+
+    #[test]
+    fn repetitions_pool_into_a_spread() {
+        let run = run_with(
+            "v1",
+            vec![
+                data_phase("seq-write", "1", 0, OpKind::Write, 100.0),
+                data_phase("seq-write", "1", 1, OpKind::Write, 120.0),
+                data_phase("seq-write", "2", 0, OpKind::Write, 200.0),
+                data_phase("seq-write", "2", 1, OpKind::Write, 200.0),
+            ],
+        );
+        let agg = aggregate(&run);
+        assert_eq!(agg.sides[0].name, "v1");
+        let g = &agg.groups[0];
+        assert_eq!(g.swept.as_deref(), Some("threads"));
+        assert_eq!(g.ops[0].measure, Measure::Bandwidth);
+        let p1 = g.point(0, Some("1")).unwrap().op(OpKind::Write).unwrap();
+        // MiB/s figures: 100 and 120 -> mean 110, stddev 14.142, t(1) = 12.706.
+        let mib = 1024.0 * 1024.0;
+        assert_eq!(p1.value.n, 2);
+        assert!((p1.value.mean / mib - 110.0).abs() < 1e-9);
+        assert!((p1.value.stddev / mib - 200f64.sqrt()).abs() < 1e-9);
+        assert!((p1.value.cv - 200f64.sqrt() / 110.0).abs() < 1e-12);
+        assert!((p1.value.ci95 / mib - 12.706 * 10.0).abs() < 1e-6);
+        assert!(p1.value.is_noisy());
+        assert_eq!(p1.latency.count, 2 * 1000);
+        let (peak, _) = g.peak(0, OpKind::Write).unwrap();
+        assert_eq!(peak.value.as_deref(), Some("2"));
+        assert_eq!(g.at(peak).unwrap(), "2 threads");
+        assert_eq!(g.metric_name(g.ops[0]), "seq-write write bandwidth");
+    }
+
+    #[test]
+    fn small_blocks_are_judged_by_iops_and_sides_keep_their_order() {
+        let mut a = data_phase("randread-4KiB", "1", 0, OpKind::Read, 10.0);
+        a.params.insert("block_size".into(), "4KiB".into());
+        let mut b = a.clone();
+        b.params.insert("threads".into(), "4".into());
+        let runs = [
+            run_with("new", vec![a, b.clone()]),
+            run_with("new", vec![b]),
+        ];
+        let agg = aggregate_runs(&runs);
+        assert_eq!(agg.sides[0].name, "new");
+        assert_eq!(agg.sides[1].name, "new #2");
+        let g = &agg.groups[0];
+        assert_eq!(g.ops[0].measure, Measure::Iops);
+        assert_eq!(g.metric_name(g.ops[0]), "randread-4KiB read IOPS");
+        assert_eq!(g.values, ["1", "4"]);
+        assert_eq!(g.sides[0].len(), 2);
+        assert_eq!(g.sides[1].len(), 1);
+        assert_eq!(g.sides[1][0].value.as_deref(), Some("4"));
+    }
+}

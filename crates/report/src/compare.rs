@@ -1,0 +1,304 @@
+//! The comparison the NFS study ends with: for every metric (a group's op and measure), the
+//! [`Peak`] of the baseline and of the candidate, where each was reached, the change in %
+//! and whether it is within the measured [`Noise`]. [`Comparison`] holds the [`MetricRow`]s.
+
+use iolab_core::result::{OpKind, RunRecord};
+use iolab_core::stats::{Spread, percent_change};
+use serde::Serialize;
+
+use crate::aggregate::{Aggregate, Group, GroupOp, SideInfo, aggregate_sides};
+use crate::measure::{Measure, at_phrase, change_words};
+use crate::sweep::Params;
+
+/// Baseline (A, the old version) against candidate (B, the new one).
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Comparison {
+    pub baseline: SideInfo,
+    pub candidate: SideInfo,
+    pub rows: Vec<MetricRow>,
+}
+
+/// One metric on both sides.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct MetricRow {
+    /// "seq-write write bandwidth", "randread-4KiB read IOPS", "create ops/s".
+    pub metric: String,
+    /// The group: phase name and matrix split.
+    pub phase: String,
+    pub split: Params,
+    pub op: OpKind,
+    pub measure: Measure,
+    /// The swept parameter the peaks are located on.
+    pub swept: Option<String>,
+    pub baseline: Option<Peak>,
+    pub candidate: Option<Peak>,
+    /// (candidate - baseline) / baseline in %, when both exist and the baseline is not 0.
+    pub change_percent: Option<f64>,
+    pub noise: Noise,
+}
+
+/// The best mean figure of a side and where it was reached.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Peak {
+    /// Mean over repetitions, in the measure's unit (bytes/s or ops/s).
+    pub value: f64,
+    /// The swept value of the peak ("32"), None for a single point.
+    pub at: Option<String>,
+    /// The repetitions at the peak.
+    pub spread: Spread,
+}
+
+/// Whether a change stands out of the noise the repetitions measured.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Noise {
+    /// The 95 % confidence intervals overlap, or the change is below the larger CV.
+    Within,
+    /// Larger than the noise.
+    Beyond,
+    /// No repetitions, so the noise is not known.
+    Unknown,
+}
+
+impl Noise {
+    pub fn describe(self) -> &'static str {
+        match self {
+            Noise::Within => "within noise",
+            Noise::Beyond => "beyond noise",
+            Noise::Unknown => "noise unknown",
+        }
+    }
+}
+
+/// Which sides have a metric.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Presence {
+    Both,
+    BaselineOnly,
+    CandidateOnly,
+}
+
+impl MetricRow {
+    pub fn presence(&self) -> Presence {
+        match (&self.baseline, &self.candidate) {
+            (Some(_), None) => Presence::BaselineOnly,
+            (None, Some(_)) => Presence::CandidateOnly,
+            _ => Presence::Both,
+        }
+    }
+
+    /// Where a peak was reached: "32 threads"; None for a single point.
+    pub fn at_phrase(&self, peak: &Peak) -> Option<String> {
+        Some(at_phrase(self.swept.as_ref()?, peak.at.as_ref()?))
+    }
+
+    /// A peak for people: "4.47 GiB/s at 32 threads".
+    pub fn peak_text(&self, peak: &Peak) -> String {
+        let value = self.measure.format(peak.value);
+        match self.at_phrase(peak) {
+            Some(at) => format!("{value} at {at}"),
+            None => value,
+        }
+    }
+}
+
+impl Comparison {
+    /// The row in words, as the NFS study phrases it: "randread-4KiB read IOPS peak: 42%
+    /// lower", "create ops/s: only in v7.4".
+    pub fn phrase(&self, row: &MetricRow) -> String {
+        match (row.presence(), row.change_percent) {
+            (Presence::BaselineOnly, _) => {
+                format!("{}: only in {}", row.metric, self.baseline.name)
+            }
+            (Presence::CandidateOnly, _) => {
+                format!("{}: only in {}", row.metric, self.candidate.name)
+            }
+            (Presence::Both, Some(change)) => {
+                let noise = match row.noise {
+                    Noise::Within => " (within noise)",
+                    _ => "",
+                };
+                format!("{} peak: {}{noise}", row.metric, change_words(change))
+            }
+            (Presence::Both, None) => format!("{} peak: no change computable", row.metric),
+        }
+    }
+}
+
+/// Compares two runs: `baseline` (A) against `candidate` (B).
+pub fn compare(baseline: &RunRecord, candidate: &RunRecord) -> Comparison {
+    compare_sides(
+        std::slice::from_ref(baseline),
+        std::slice::from_ref(candidate),
+    )
+}
+
+/// Compares two sets of runs (e.g. all runs labelled "v7.3" against all labelled "v7.4"):
+/// runs of a side with the same phase name and params are repetitions.
+pub fn compare_sides(baseline: &[RunRecord], candidate: &[RunRecord]) -> Comparison {
+    compare_aggregate(&aggregate_sides(&[baseline, candidate]), 0, 1)
+}
+
+/// Compares two sides of an aggregate (indices into `agg.sides`).
+pub fn compare_aggregate(agg: &Aggregate, baseline: usize, candidate: usize) -> Comparison {
+    let rows = agg
+        .groups
+        .iter()
+        .flat_map(|g| {
+            g.ops
+                .iter()
+                .map(move |op| metric_row(g, *op, baseline, candidate))
+        })
+        .filter(|r| r.baseline.is_some() || r.candidate.is_some())
+        .collect();
+    Comparison {
+        baseline: agg.sides[baseline].clone(),
+        candidate: agg.sides[candidate].clone(),
+        rows,
+    }
+}
+
+fn metric_row(g: &Group, op: GroupOp, baseline: usize, candidate: usize) -> MetricRow {
+    let peak = |side: usize| {
+        g.peak(side, op.op).map(|(p, o)| Peak {
+            value: o.value.mean,
+            at: p.value.clone(),
+            spread: o.value,
+        })
+    };
+    let (a, b) = (peak(baseline), peak(candidate));
+    let change_percent = match (&a, &b) {
+        (Some(a), Some(b)) => percent_change(a.value, b.value),
+        _ => None,
+    };
+    let noise = match (&a, &b, change_percent) {
+        (Some(a), Some(b), Some(change)) => noise(&a.spread, &b.spread, change),
+        _ => Noise::Unknown,
+    };
+    MetricRow {
+        metric: g.metric_name(op),
+        phase: g.name.clone(),
+        split: g.split.clone(),
+        op: op.op,
+        measure: op.measure,
+        swept: g.swept.clone(),
+        baseline: a,
+        candidate: b,
+        change_percent,
+        noise,
+    }
+}
+
+/// Within the noise when the 95 % confidence intervals overlap (a side without
+/// repetitions is a point) or the change is smaller than the larger CV; unknown without
+/// repetitions on either side.
+pub fn noise(a: &Spread, b: &Spread, change_percent: f64) -> Noise {
+    let repeated = |s: &Spread| s.n > 1;
+    if !repeated(a) && !repeated(b) {
+        return Noise::Unknown;
+    }
+    let half = |s: &Spread| if repeated(s) { s.ci95 } else { 0.0 };
+    let overlap = a.mean - half(a) <= b.mean + half(b) && b.mean - half(b) <= a.mean + half(a);
+    let max_cv = [a, b]
+        .iter()
+        .filter(|s| repeated(s))
+        .map(|s| s.cv)
+        .fold(0.0, f64::max);
+    if overlap || change_percent.abs() < max_cv * 100.0 {
+        Noise::Within
+    } else {
+        Noise::Beyond
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::test_support::{data_phase, meta_phase, run_with};
+
+    fn runs() -> (RunRecord, RunRecord) {
+        let old = run_with(
+            "v7.3",
+            vec![
+                data_phase("randread", "1", 0, OpKind::Read, 50.0),
+                data_phase("randread", "8", 0, OpKind::Read, 100.0),
+                data_phase("randread", "8", 1, OpKind::Read, 100.0),
+                meta_phase("stat", "4", 0, OpKind::Stat, 1000),
+            ],
+        );
+        let new = run_with(
+            "v7.4",
+            vec![
+                data_phase("randread", "1", 0, OpKind::Read, 58.0),
+                data_phase("randread", "1", 1, OpKind::Read, 58.0),
+                data_phase("randread", "8", 0, OpKind::Read, 40.0),
+                data_phase("randread", "8", 1, OpKind::Read, 42.0),
+                meta_phase("create", "4", 0, OpKind::Create, 500),
+            ],
+        );
+        (old, new)
+    }
+
+    #[test]
+    fn peaks_changes_and_places() {
+        let (old, new) = runs();
+        let c = compare(&old, &new);
+        assert_eq!(c.baseline.name, "v7.3");
+        assert_eq!(c.candidate.name, "v7.4");
+        let r = &c.rows[0];
+        assert_eq!(r.metric, "randread read bandwidth");
+        let (a, b) = (r.baseline.as_ref().unwrap(), r.candidate.as_ref().unwrap());
+        let mib = 1024.0 * 1024.0;
+        assert!((a.value / mib - 100.0).abs() < 1e-6);
+        assert_eq!(a.at.as_deref(), Some("8"));
+        assert!((b.value / mib - 58.0).abs() < 1e-6);
+        assert_eq!(b.at.as_deref(), Some("1"));
+        assert!((r.change_percent.unwrap() + 42.0).abs() < 1e-6);
+        assert_eq!(r.noise, Noise::Beyond);
+        assert_eq!(r.peak_text(a), "100 MiB/s at 8 threads");
+        assert_eq!(c.phrase(r), "randread read bandwidth peak: 42% lower");
+    }
+
+    #[test]
+    fn one_sided_metrics_are_listed_as_such() {
+        let (old, new) = runs();
+        let c = compare(&old, &new);
+        let metrics: Vec<(&str, Presence)> = c
+            .rows
+            .iter()
+            .map(|r| (r.metric.as_str(), r.presence()))
+            .collect();
+        assert_eq!(
+            metrics,
+            [
+                ("randread read bandwidth", Presence::Both),
+                ("stat ops/s", Presence::BaselineOnly),
+                ("create ops/s", Presence::CandidateOnly),
+            ]
+        );
+        assert_eq!(c.phrase(&c.rows[2]), "create ops/s: only in v7.4");
+        assert_eq!(c.rows[1].noise, Noise::Unknown);
+    }
+
+    #[test]
+    fn noise_from_confidence_intervals_and_cv() {
+        let s = |v: &[f64]| Spread::of(v).unwrap();
+        // No repetitions anywhere: unknown.
+        assert_eq!(noise(&s(&[100.0]), &s(&[50.0]), -50.0), Noise::Unknown);
+        // Overlapping intervals: within.
+        let a = s(&[100.0, 110.0]);
+        let b = s(&[104.0, 114.0]);
+        assert_eq!(noise(&a, &b, 3.8), Noise::Within);
+        // Tight, far apart: beyond.
+        let a = s(&[100.0, 100.5]);
+        let b = s(&[120.0, 120.5]);
+        assert_eq!(noise(&a, &b, 19.9), Noise::Beyond);
+        // One side repeated; the single point falls inside its interval.
+        assert_eq!(noise(&s(&[90.0, 110.0]), &s(&[101.0]), 1.0), Noise::Within);
+        // Change below the larger CV, intervals apart: within.
+        let a = s(&[100.0, 100.0, 100.0, 130.0]);
+        let b = s(&[150.0, 151.0, 150.0, 151.0]);
+        assert!(a.cv > 0.12);
+        assert_eq!(noise(&a, &b, 10.0), Noise::Within);
+    }
+}

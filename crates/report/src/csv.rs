@@ -1,0 +1,215 @@
+//! CSV for spreadsheets and pandas, with stable column names: [`render_csv`] has one row
+//! per phase × op with raw figures (bytes/s, ops/s, nanoseconds), [`render_points_csv`] one
+//! row per sweep point × op with its repetition statistics, [`render_comparison_csv`] one
+//! row per compared metric.
+
+use iolab_core::result::{OpResult, PhaseResult, RunRecord};
+
+use crate::aggregate::aggregate_runs;
+use crate::compare::{Comparison, Peak, Presence};
+use crate::measure::{Measure, params_text};
+use crate::sweep::Params;
+
+const PHASE_COLUMNS: &str = "run_id,label,phase,kind,repetition,params,swept_param,swept_value,\
+op,measure,value,unit,ops,bytes,elapsed_s,bandwidth_bytes_per_s,iops,first_done_s,\
+first_done_bandwidth_bytes_per_s,first_done_iops,errors,lat_count,lat_min_ns,lat_mean_ns,\
+lat_p50_ns,lat_p90_ns,lat_p99_ns,lat_p99_9_ns,lat_p99_99_ns,lat_max_ns";
+
+const POINT_COLUMNS: &str = "side,group,split,swept_param,swept_value,op,measure,unit,n,\
+mean,stddev,cv,ci95,min,max,noisy,lat_p50_ns,lat_p99_ns,lat_p99_9_ns";
+
+const COMPARISON_COLUMNS: &str = "metric,phase,split,op,measure,unit,swept_param,\
+baseline,baseline_peak,baseline_at,baseline_n,baseline_cv,candidate,candidate_peak,\
+candidate_at,candidate_n,candidate_cv,change_percent,noise,presence";
+
+/// Quotes a field when it holds a comma, quote or line break (RFC 4180).
+fn field(s: &str) -> String {
+    if s.contains([',', '"', '\n', '\r']) {
+        format!("\"{}\"", s.replace('"', "\"\""))
+    } else {
+        s.to_string()
+    }
+}
+
+fn line(fields: &[String]) -> String {
+    let cells: Vec<String> = fields.iter().map(|f| field(f)).collect();
+    cells.join(",") + "\n"
+}
+
+/// Params as "k=v;k=v" (semicolons keep the field unquoted).
+fn params_field(p: &Params) -> String {
+    params_text(p).replace(", ", ";")
+}
+
+/// One row per phase × op of every run, figures raw.
+pub fn render_csv(runs: &[RunRecord]) -> String {
+    let agg = aggregate_runs(runs);
+    let mut out = format!("{PHASE_COLUMNS}\n");
+    for (ri, run) in runs.iter().enumerate() {
+        for (pi, phase) in run.phases.iter().enumerate() {
+            let group = agg.groups.iter().find(|g| {
+                g.sides[ri]
+                    .iter()
+                    .any(|p| p.phases.iter().any(|r| r.phase == pi))
+            });
+            let swept = group.and_then(|g| g.swept.clone()).unwrap_or_default();
+            let value = phase.params.get(&swept).cloned().unwrap_or_default();
+            for o in &phase.ops {
+                let measure = group
+                    .and_then(|g| g.measure(o.op))
+                    .unwrap_or(Measure::OpsRate);
+                out.push_str(&line(&phase_row(run, phase, o, measure, &swept, &value)));
+            }
+        }
+    }
+    out
+}
+
+fn phase_row(
+    run: &RunRecord,
+    phase: &PhaseResult,
+    o: &OpResult,
+    measure: Measure,
+    swept: &str,
+    value: &str,
+) -> Vec<String> {
+    let l = &o.latency;
+    let figure = match measure {
+        Measure::Bandwidth => o.bandwidth.get(),
+        _ => o.iops.get(),
+    };
+    vec![
+        run.id.clone(),
+        run.label.clone().unwrap_or_default(),
+        phase.name.clone(),
+        serde_json::to_value(phase.kind)
+            .ok()
+            .and_then(|v| v.as_str().map(str::to_string))
+            .unwrap_or_default(),
+        phase.repetition.to_string(),
+        params_field(&phase.params),
+        swept.to_string(),
+        value.to_string(),
+        o.op.name().to_string(),
+        measure.word().to_string(),
+        figure.to_string(),
+        measure.unit().to_string(),
+        o.ops.to_string(),
+        o.bytes.get().to_string(),
+        phase.elapsed.as_secs_f64().to_string(),
+        o.bandwidth.get().to_string(),
+        o.iops.get().to_string(),
+        phase.first_done.as_secs_f64().to_string(),
+        o.first_done_bandwidth.get().to_string(),
+        o.first_done_iops.get().to_string(),
+        o.errors.to_string(),
+        l.count.to_string(),
+        l.min.0.to_string(),
+        l.mean.to_string(),
+        l.p50.0.to_string(),
+        l.p90.0.to_string(),
+        l.p99.0.to_string(),
+        l.p99_9.0.to_string(),
+        l.p99_99.0.to_string(),
+        l.max.0.to_string(),
+    ]
+}
+
+/// One row per side × group × swept value × op: the repetitions' statistics.
+pub fn render_points_csv(runs: &[RunRecord]) -> String {
+    let agg = aggregate_runs(runs);
+    let mut out = format!("{POINT_COLUMNS}\n");
+    for g in &agg.groups {
+        for (si, points) in g.sides.iter().enumerate() {
+            for p in points {
+                for o in &p.ops {
+                    let measure = g.measure(o.op).unwrap_or(Measure::OpsRate);
+                    let s = &o.value;
+                    out.push_str(&line(&[
+                        agg.sides[si].name.clone(),
+                        g.name.clone(),
+                        params_field(&g.split),
+                        g.swept.clone().unwrap_or_default(),
+                        p.value.clone().unwrap_or_default(),
+                        o.op.name().to_string(),
+                        measure.word().to_string(),
+                        measure.unit().to_string(),
+                        s.n.to_string(),
+                        s.mean.to_string(),
+                        s.stddev.to_string(),
+                        s.cv.to_string(),
+                        s.ci95.to_string(),
+                        s.min.to_string(),
+                        s.max.to_string(),
+                        s.is_noisy().to_string(),
+                        o.latency.p50.0.to_string(),
+                        o.latency.p99.0.to_string(),
+                        o.latency.p99_9.0.to_string(),
+                    ]));
+                }
+            }
+        }
+    }
+    out
+}
+
+/// One row per metric: both peaks with where and how repeated, change, noise, presence.
+pub fn render_comparison_csv(c: &Comparison) -> String {
+    let mut out = format!("{COMPARISON_COLUMNS}\n");
+    let peak = |p: Option<&Peak>| -> [String; 4] {
+        match p {
+            None => Default::default(),
+            Some(p) => [
+                p.value.to_string(),
+                p.at.clone().unwrap_or_default(),
+                p.spread.n.to_string(),
+                p.spread.cv.to_string(),
+            ],
+        }
+    };
+    for r in &c.rows {
+        let mut fields = vec![
+            r.metric.clone(),
+            r.phase.clone(),
+            params_field(&r.split),
+            r.op.name().to_string(),
+            r.measure.word().to_string(),
+            r.measure.unit().to_string(),
+            r.swept.clone().unwrap_or_default(),
+            c.baseline.name.clone(),
+        ];
+        fields.extend(peak(r.baseline.as_ref()));
+        fields.push(c.candidate.name.clone());
+        fields.extend(peak(r.candidate.as_ref()));
+        fields.push(r.change_percent.map(|v| v.to_string()).unwrap_or_default());
+        fields.push(
+            serde_json::to_value(r.noise)
+                .ok()
+                .and_then(|v| v.as_str().map(str::to_string))
+                .unwrap_or_default(),
+        );
+        fields.push(
+            match r.presence() {
+                Presence::Both => "both",
+                Presence::BaselineOnly => "baseline-only",
+                Presence::CandidateOnly => "candidate-only",
+            }
+            .to_string(),
+        );
+        out.push_str(&line(&fields));
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn fields_are_quoted_only_when_needed() {
+        assert_eq!(field("a"), "a");
+        assert_eq!(field("a,b"), "\"a,b\"");
+        assert_eq!(field("say \"hi\""), "\"say \"\"hi\"\"\"");
+        assert_eq!(PHASE_COLUMNS.split(',').count(), 30);
+    }
+}

@@ -1,0 +1,65 @@
+//! The self-contained HTML report: [`render_html`] writes one page with inline CSS and
+//! inline SVG charts (no script, no external resource: HPC nodes are often offline).
+//! [`chart`] draws a chart, [`axis`] its scales, [`charts`] and [`timeline_charts`] decide
+//! which charts a report has, [`sections`] lays out the page.
+
+mod axis;
+mod chart;
+mod charts;
+mod sections;
+mod timeline_charts;
+
+use iolab_core::result::RunRecord;
+
+use crate::aggregate::aggregate_runs;
+use crate::compare::Comparison;
+
+/// What the page shows besides the runs.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct HtmlOptions {
+    /// The page title; by default "iolab report: " and the runs' names.
+    pub title: Option<String>,
+    /// The comparison table; by default the second run (baseline) against the first.
+    pub comparison: Option<Comparison>,
+}
+
+/// Escapes text for HTML and SVG content and attribute values.
+pub fn escape(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    for c in s.chars() {
+        match c {
+            '&' => out.push_str("&amp;"),
+            '<' => out.push_str("&lt;"),
+            '>' => out.push_str("&gt;"),
+            '"' => out.push_str("&quot;"),
+            '\'' => out.push_str("&#39;"),
+            _ => out.push(c),
+        }
+    }
+    out
+}
+
+/// The report of `runs` (the first is the subject, the others are overlaid on its charts
+/// and compared with it) as one HTML document.
+pub fn render_html(runs: &[RunRecord], opts: &HtmlOptions) -> String {
+    let agg = aggregate_runs(runs);
+    let comparison = opts
+        .comparison
+        .clone()
+        .or_else(|| crate::default_comparison(runs));
+    let title = opts.title.clone().unwrap_or_else(|| {
+        let names: Vec<&str> = agg.sides.iter().map(|s| s.name.as_str()).collect();
+        format!("iolab report: {}", names.join(" vs "))
+    });
+    sections::page(&title, runs, &agg, comparison.as_ref())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn escapes_markup() {
+        assert_eq!(escape("a<b & \"c\""), "a&lt;b &amp; &quot;c&quot;");
+    }
+}

@@ -1,0 +1,249 @@
+//! The page: a header, a table of contents and one `<section>` per part (runs, warnings,
+//! comparison, throughput and IOPS, metadata, latency, timelines, result tables,
+//! parameters, environment), each present only when it has something to show.
+
+use std::fmt::Write as _;
+
+use iolab_core::result::RunRecord;
+
+use super::chart::Chart;
+use super::charts::{latency_iops_charts, metadata_charts, percentile_charts, sweep_charts};
+use super::escape;
+use super::timeline_charts::timeline_blocks;
+use crate::aggregate::Aggregate;
+use crate::compare::{Comparison, Noise, Presence};
+use crate::comparison_text::comparison_table;
+use crate::environment::environment_table;
+use crate::measure::{axis_name, params_text};
+use crate::report_tables::{FIGURE_NOTE, environment_rows, group_table, latency_table, runs_table};
+use crate::warnings;
+
+const STYLE: &str = include_str!("style.css");
+
+const SWEEP_NOTE: &str = "Points are means over the repetitions; bars span the lowest to \
+the highest repetition. Compared runs are dashed with hollow markers.";
+
+const TIMELINE_NOTE: &str = "Per-second rates of the phase where the first run peaked \
+(first repetition), every run overlaid; beside it, the block devices and CPUs of the \
+first run's host sampled meanwhile.";
+
+const LATENCY_NOTE: &str = "Percentiles of all repetitions' latencies together, at the \
+point where the first run peaked. Latency against IOPS labels each p99 point with its \
+queue depth (QD) or thread count (T).";
+
+/// (id, heading, body) of each section shown.
+type Section = (&'static str, &'static str, String);
+
+/// The whole document.
+pub fn page(title: &str, runs: &[RunRecord], agg: &Aggregate, c: Option<&Comparison>) -> String {
+    let mut sections: Vec<Section> = vec![("runs", "Runs", runs_table(runs).to_html("runs"))];
+    let list = warnings::collect(runs, agg);
+    if !list.is_empty() {
+        let items: String = list
+            .iter()
+            .map(|w| format!("<li><b>{}</b>: {}</li>\n", escape(&w.side), escape(&w.text)))
+            .collect();
+        let body = format!("<ul class=\"warnings\">\n{items}</ul>\n");
+        sections.push(("warnings", "Warnings", body));
+    }
+    if let Some(c) = c {
+        sections.push(("comparison", "Comparison", comparison_html(c)));
+    }
+    chart_sections(&mut sections, runs, agg);
+    sections.push(("results", "Results", results_html(agg)));
+    sections.push(("parameters", "Parameters", parameters_html(runs, agg)));
+    sections.push(("environment", "Environment", environment_html(runs, agg)));
+    document(title, &sections)
+}
+
+/// The sections of charts: sweeps, metadata, latency, timelines.
+fn chart_sections(sections: &mut Vec<Section>, runs: &[RunRecord], agg: &Aggregate) {
+    let sweeps = sweep_charts(agg);
+    push_charts(
+        sections,
+        ("sweeps", "Throughput and IOPS"),
+        SWEEP_NOTE,
+        &sweeps,
+    );
+    let metadata = metadata_charts(agg);
+    push_charts(sections, ("metadata", "Metadata"), SWEEP_NOTE, &metadata);
+    let mut latency = percentile_charts(agg);
+    latency.extend(latency_iops_charts(agg));
+    push_charts(sections, ("latency", "Latency"), LATENCY_NOTE, &latency);
+    let blocks = timeline_blocks(runs, agg);
+    if !blocks.is_empty() {
+        sections.push(("timelines", "Timelines", timelines_html(&blocks)));
+    }
+}
+
+/// The test bed, one column per run; rows that differ between runs are highlighted.
+fn environment_html(runs: &[RunRecord], agg: &Aggregate) -> String {
+    let names: Vec<String> = agg.sides.iter().map(|s| s.name.clone()).collect();
+    let env = environment_table(runs, &names);
+    let classes: Vec<&str> = env
+        .rows
+        .iter()
+        .map(|r| {
+            if r.values.iter().any(|v| *v != r.values[0]) {
+                "differs"
+            } else {
+                ""
+            }
+        })
+        .collect();
+    environment_rows(&env).to_html_rows("environment", &classes)
+}
+
+fn document(title: &str, sections: &[Section]) -> String {
+    let mut out = String::new();
+    let _ = writeln!(
+        out,
+        "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n\
+         <meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n\
+         <title>{t}</title>\n<style>\n{STYLE}</style>\n</head>\n<body>\n\
+         <header><h1>{t}</h1></header>",
+        t = escape(title)
+    );
+    out.push_str("<nav>");
+    for (id, heading, _) in sections {
+        let _ = write!(out, "<a href=\"#{id}\">{heading}</a> ");
+    }
+    out.push_str("</nav>\n<main>\n");
+    for (id, heading, body) in sections {
+        let _ = write!(
+            out,
+            "<section id=\"{id}\">\n<h2>{heading}</h2>\n{body}</section>\n"
+        );
+    }
+    let _ = writeln!(
+        out,
+        "</main>\n<footer>Made by iolab {}. Self-contained: no script, no external resource.</footer>\n</body>\n</html>",
+        env!("CARGO_PKG_VERSION")
+    );
+    out
+}
+
+fn svgs(charts: &[Chart]) -> String {
+    charts
+        .iter()
+        .map(|c| format!("<figure>\n{}</figure>\n", c.to_svg()))
+        .collect()
+}
+
+/// A timeline with telemetry gets a grid of its own, the telemetry beside it; timelines
+/// without share one grid.
+fn timelines_html(blocks: &[Vec<Chart>]) -> String {
+    let mut out = format!("<p class=\"note\">{}</p>\n", escape(TIMELINE_NOTE));
+    let mut alone: Vec<Chart> = Vec::new();
+    for block in blocks {
+        if block.len() == 1 {
+            alone.extend(block.iter().cloned());
+            continue;
+        }
+        if !alone.is_empty() {
+            let _ = write!(out, "<div class=\"charts\">\n{}</div>\n", svgs(&alone));
+            alone.clear();
+        }
+        let _ = write!(out, "<div class=\"charts\">\n{}</div>\n", svgs(block));
+    }
+    if !alone.is_empty() {
+        let _ = write!(out, "<div class=\"charts\">\n{}</div>\n", svgs(&alone));
+    }
+    out
+}
+
+fn push_charts(
+    sections: &mut Vec<Section>,
+    (id, heading): (&'static str, &'static str),
+    note: &str,
+    charts: &[Chart],
+) {
+    if !charts.is_empty() {
+        let body = format!(
+            "<p class=\"note\">{}</p>\n<div class=\"charts\">\n{}</div>\n",
+            escape(note),
+            svgs(charts)
+        );
+        sections.push((id, heading, body));
+    }
+}
+
+/// The comparison table with changes coloured (higher is better for every measure) and
+/// the study's phrases under it.
+fn comparison_html(c: &Comparison) -> String {
+    let mut out = format!(
+        "<p>{} against {} (baseline): the peak of each metric over its sweep.</p>\n",
+        escape(&c.candidate.name),
+        escape(&c.baseline.name)
+    );
+    if c.rows.is_empty() {
+        out.push_str("<p>No metric to compare.</p>\n");
+        return out;
+    }
+    let classes: Vec<&str> = c
+        .rows
+        .iter()
+        .map(
+            |row| match (row.presence(), row.noise, row.change_percent) {
+                (Presence::Both, Noise::Within, _) => "noise",
+                (Presence::Both, _, Some(ch)) if ch > 0.0 => "up",
+                (Presence::Both, _, Some(ch)) if ch < 0.0 => "down",
+                (Presence::Both, _, _) => "same",
+                _ => "one-side",
+            },
+        )
+        .collect();
+    let html = comparison_table(c).to_html_rows("comparison", &classes);
+    out.push_str(&html);
+    out.push_str("<ul class=\"phrases\">\n");
+    for row in &c.rows {
+        let _ = writeln!(out, "<li>{}</li>", escape(&c.phrase(row)));
+    }
+    out.push_str("</ul>\n");
+    out
+}
+
+fn results_html(agg: &Aggregate) -> String {
+    let mut out = format!("<p class=\"note\">{}</p>\n", escape(FIGURE_NOTE));
+    for g in &agg.groups {
+        let _ = writeln!(
+            out,
+            "<div class=\"result\">\n<h3>{}</h3>",
+            escape(&g.label())
+        );
+        out.push_str(&group_table(agg, g).to_html("figures"));
+        let _ = writeln!(
+            out,
+            "<details><summary>Latency of {}</summary>\n{}</details>\n</div>",
+            escape(&g.label()),
+            latency_table(agg, g).to_html("latency")
+        );
+    }
+    out
+}
+
+fn parameters_html(runs: &[RunRecord], agg: &Aggregate) -> String {
+    let mut t = crate::table::Table::new(&["Group", "Swept", "Fixed parameters"]);
+    for g in &agg.groups {
+        t.push(vec![
+            g.label(),
+            g.swept.as_deref().map(axis_name).unwrap_or_default(),
+            params_text(&g.fixed),
+        ]);
+    }
+    let mut out = t.to_html("parameters");
+    for (run, side) in runs.iter().zip(&agg.sides) {
+        if run.spec.is_null() {
+            continue;
+        }
+        let spec = serde_json::to_string_pretty(&run.spec).unwrap_or_default();
+        let _ = writeln!(
+            out,
+            "<details><summary>Study specification of {} ({})</summary>\n<pre>{}</pre>\n</details>",
+            escape(&side.name),
+            escape(&run.kind),
+            escape(&spec)
+        );
+    }
+    out
+}

@@ -1,0 +1,206 @@
+//! Time series of one phase per group (the subject's peak point): the per-second rates of
+//! every side overlaid ([`timeline_blocks`]), and beside them the device and CPU samples
+//! taken while the subject's phase ran: device throughput, device IOPS, utilization.
+
+use iolab_core::result::{PhaseResult, RunRecord};
+use iolab_core::telemetry::{DeviceSeries, Telemetry};
+
+use super::axis::Unit;
+use super::chart::{Chart, Pt, Series, XAxis, YAxis};
+use super::charts::{chosen_value, color_for, noun, y_axis};
+use crate::aggregate::{Aggregate, Group};
+use crate::report_tables::{series_name, sides_of};
+use crate::timeline::{phase_timeline, telemetry_times};
+
+fn time_axis() -> XAxis {
+    XAxis::Numeric {
+        title: "Time since phase start".to_string(),
+        unit: Unit::Seconds,
+    }
+}
+
+/// Per group with a timeline: the timeline chart, then the telemetry charts.
+pub fn timeline_blocks(runs: &[RunRecord], agg: &Aggregate) -> Vec<Vec<Chart>> {
+    agg.groups
+        .iter()
+        .filter_map(|g| {
+            let value = chosen_value(g)?;
+            let phases: Vec<(usize, &PhaseResult)> = sides_of(g)
+                .into_iter()
+                .filter_map(|side| {
+                    let point = g.point(side, value.as_deref())?;
+                    let r = point.phases.first()?;
+                    Some((side, runs.get(side)?.phases.get(r.phase)?))
+                })
+                .collect();
+            let chart = timeline_chart(agg, g, &phases)?;
+            let mut block = vec![chart];
+            if let Some((0, phase)) = phases.first()
+                && let Some(t) = &phase.telemetry
+            {
+                block.extend(telemetry_charts(g, phase, t));
+            }
+            Some(block)
+        })
+        .collect()
+}
+
+fn timeline_chart(agg: &Aggregate, g: &Group, phases: &[(usize, &PhaseResult)]) -> Option<Chart> {
+    let measure = g.ops.first()?.measure;
+    let ops: Vec<_> = g
+        .ops
+        .iter()
+        .filter(|o| o.measure == measure)
+        .map(|o| o.op)
+        .collect();
+    let mut series = Vec::new();
+    for (side, phase) in phases {
+        for s in phase_timeline(phase).series {
+            let Some(index) = ops.iter().position(|op| *op == s.op) else {
+                continue;
+            };
+            let name = series_name(agg, s.op.name(), *side);
+            let points = s
+                .times_s
+                .iter()
+                .zip(&s.values)
+                .map(|(t, v)| Pt {
+                    x: *t,
+                    y: *v,
+                    range: None,
+                    label: None,
+                    tip: format!("{name}: {} at {t:.1} s", measure.format(*v)),
+                })
+                .collect();
+            series.push(Series {
+                name,
+                points,
+                dashed: *side > 0,
+                color: color_for(index, ops.len(), *side),
+            });
+        }
+    }
+    if series.iter().all(|s| s.points.is_empty()) {
+        return None;
+    }
+    let at = phases
+        .first()
+        .and_then(|(side, _)| g.point(*side, chosen_value(g)?.as_deref()))
+        .and_then(|p| g.at(p))
+        .map(|a| format!(" at {a}"))
+        .unwrap_or_default();
+    Some(Chart {
+        kind: "timeline",
+        title: format!("{}{at}: per-second {}", g.label(), noun(measure)),
+        x: time_axis(),
+        y: y_axis(measure, false),
+        series,
+    })
+}
+
+/// Telemetry series from (name, values); a series that stayed at zero (reads during a
+/// write phase) is left out, and colours follow the order of those kept.
+fn series_of(times: &[f64], unit: &str, lines: Vec<(String, &Vec<f64>)>) -> Vec<Series> {
+    lines
+        .into_iter()
+        .filter(|(_, values)| values.iter().any(|v| *v != 0.0))
+        .enumerate()
+        .map(|(color, (name, values))| Series {
+            points: times
+                .iter()
+                .zip(values)
+                .map(|(t, v)| Pt {
+                    x: *t,
+                    y: *v,
+                    range: None,
+                    label: None,
+                    tip: format!("{name}: {v:.1}{unit} at {t:.1} s"),
+                })
+                .collect(),
+            name,
+            dashed: false,
+            color,
+        })
+        .collect()
+}
+
+/// The lines of each telemetry chart: (kind, what, y axis, unit of tooltips, lines).
+type TelemetryLines<'a> = (
+    &'static str,
+    &'static str,
+    YAxis,
+    &'static str,
+    Vec<(String, &'a Vec<f64>)>,
+);
+
+fn telemetry_lines(t: &Telemetry) -> [TelemetryLines<'_>; 3] {
+    let per_device = |pick: &dyn Fn(&DeviceSeries) -> [&Vec<f64>; 2]| {
+        t.devices
+            .iter()
+            .flat_map(|d| {
+                let [read, write] = pick(d);
+                [
+                    (format!("{} read", d.name), read),
+                    (format!("{} write", d.name), write),
+                ]
+            })
+            .collect::<Vec<_>>()
+    };
+    let c = &t.cpu;
+    let mut busy: Vec<(String, &Vec<f64>)> = t
+        .devices
+        .iter()
+        .map(|d| (format!("{} busy", d.name), &d.util_percent))
+        .collect();
+    busy.push(("CPU user".into(), &c.user_percent));
+    busy.push(("CPU system".into(), &c.system_percent));
+    busy.push(("CPU iowait".into(), &c.iowait_percent));
+    let axis = |title: &str, unit| YAxis {
+        title: title.to_string(),
+        unit,
+        log: false,
+    };
+    [
+        (
+            "device-throughput",
+            "device throughput",
+            axis("Throughput", Unit::BytesPerSec),
+            " B/s",
+            per_device(&|d| [&d.read_bytes_per_sec, &d.write_bytes_per_sec]),
+        ),
+        (
+            "device-iops",
+            "device IOPS",
+            axis("IOPS", Unit::Count),
+            " IOPS",
+            per_device(&|d| [&d.read_iops, &d.write_iops]),
+        ),
+        (
+            "utilization",
+            "device busy and CPU",
+            axis("Busy", Unit::Percent),
+            "%",
+            busy,
+        ),
+    ]
+}
+
+/// Device throughput, device IOPS, and utilization with host CPU, for one phase.
+fn telemetry_charts(g: &Group, phase: &PhaseResult, t: &Telemetry) -> Vec<Chart> {
+    let times = telemetry_times(phase, t);
+    let host = match t.host.as_str() {
+        "" => String::new(),
+        h => format!(" on {h}"),
+    };
+    telemetry_lines(t)
+        .into_iter()
+        .map(|(kind, what, y, unit, lines)| Chart {
+            kind,
+            title: format!("{}: {what}{host}", g.label()),
+            x: time_axis(),
+            y,
+            series: series_of(&times, unit, lines),
+        })
+        .filter(|c| !c.series.is_empty())
+        .collect()
+}

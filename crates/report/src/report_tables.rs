@@ -1,0 +1,205 @@
+//! The tables every report shows, as [`Table`]s of formatted cells, shared by the Markdown
+//! and HTML renderers: the runs, a group's figures per swept value, its latency
+//! percentiles, the environment. Also the cell formats ([`figure_cell`], [`utc_text`]).
+
+use iolab_core::result::{RunRecord, RunStatus};
+use iolab_core::stats::Spread;
+
+use crate::aggregate::{Aggregate, Group};
+use crate::environment::EnvTable;
+use crate::measure::{Measure, axis_name};
+use crate::table::Table;
+
+/// Explains the cells of [`group_table`].
+pub const FIGURE_NOTE: &str = "Figures are means over the repetitions; ± is the half-width \
+of the 95% confidence interval of the mean; * marks a noisy figure (CV over 10%).";
+
+/// "1.20 GiB/s" for one measurement; "1.20 GiB/s ±3.1%" (95 % CI) over repetitions, with
+/// "*" when noisy.
+pub fn figure_cell(measure: Measure, s: &Spread) -> String {
+    let mut cell = measure.format(s.mean);
+    if s.n > 1 && s.mean != 0.0 {
+        cell.push_str(&format!(" ±{:.1}%", s.ci95 / s.mean.abs() * 100.0));
+    }
+    if s.is_noisy() {
+        cell.push_str(" *");
+    }
+    cell
+}
+
+/// Milliseconds since the epoch as "2023-11-14 22:13 UTC".
+pub fn utc_text(ms: i64) -> String {
+    let secs = ms.div_euclid(1000);
+    let days = secs.div_euclid(86_400);
+    let rem = secs.rem_euclid(86_400);
+    // Howard Hinnant's civil_from_days.
+    let z = days + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z.rem_euclid(146_097);
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let day = doy - (153 * mp + 2) / 5 + 1;
+    let month = if mp < 10 { mp + 3 } else { mp - 9 };
+    let year = yoe + era * 400 + i64::from(month <= 2);
+    format!(
+        "{year:04}-{month:02}-{day:02} {:02}:{:02} UTC",
+        rem / 3600,
+        rem % 3600 / 60
+    )
+}
+
+fn status_text(s: RunStatus) -> &'static str {
+    match s {
+        RunStatus::Incomplete => "incomplete",
+        RunStatus::Complete => "complete",
+        RunStatus::Interrupted => "interrupted",
+        RunStatus::Failed => "failed",
+    }
+}
+
+/// One row per run: id, label, kind, status, start, target, iolab version, revision.
+pub fn runs_table(runs: &[RunRecord]) -> Table {
+    let mut t = Table::new(&[
+        "Run", "Label", "Kind", "Status", "Started", "Target", "iolab", "Git",
+    ]);
+    for r in runs {
+        t.push(vec![
+            r.id.clone(),
+            r.label.clone().unwrap_or_default(),
+            r.kind.clone(),
+            status_text(r.status).to_string(),
+            utc_text(r.started_at_ms),
+            r.provenance.target.clone(),
+            r.provenance.iolab_version.clone(),
+            r.provenance.git_revision.clone().unwrap_or_default(),
+        ]);
+    }
+    t
+}
+
+/// Column title of an op on a side: "write" alone, "write · v7.4" with several sides.
+pub fn series_name(agg: &Aggregate, op: &str, side: usize) -> String {
+    if agg.sides.len() > 1 {
+        format!("{op} · {}", agg.sides[side].name)
+    } else {
+        op.to_string()
+    }
+}
+
+/// Sides that have points in `g`.
+pub fn sides_of(g: &Group) -> Vec<usize> {
+    (0..g.sides.len())
+        .filter(|i| !g.sides[*i].is_empty())
+        .collect()
+}
+
+/// Swept value × (op, side): the figure of merit of each cell.
+pub fn group_table(agg: &Aggregate, g: &Group) -> Table {
+    let first = g
+        .swept
+        .as_deref()
+        .map(axis_name)
+        .unwrap_or_else(|| "Phase".to_string());
+    let mut headers = vec![first];
+    let mut columns = Vec::new();
+    for op in &g.ops {
+        for side in sides_of(g) {
+            headers.push(format!(
+                ">{} {}",
+                series_name(agg, op.op.name(), side),
+                op.measure.word()
+            ));
+            columns.push((op, side));
+        }
+    }
+    let refs: Vec<&str> = headers.iter().map(String::as_str).collect();
+    let mut t = Table::new(&refs);
+    let values: Vec<Option<&str>> = if g.swept.is_some() {
+        g.values.iter().map(|v| Some(v.as_str())).collect()
+    } else {
+        vec![None]
+    };
+    for value in values {
+        let mut row = vec![value.unwrap_or(&g.name).to_string()];
+        for (op, side) in &columns {
+            let cell = g
+                .point(*side, value)
+                .and_then(|p| p.op(op.op))
+                .map(|o| figure_cell(op.measure, &o.value))
+                .unwrap_or_else(|| "—".to_string());
+            row.push(cell);
+        }
+        t.push(row);
+    }
+    t
+}
+
+/// Latency percentiles of every point: swept value, op, side, p50 ... p99.99, max.
+pub fn latency_table(agg: &Aggregate, g: &Group) -> Table {
+    let first = g.swept.as_deref().map(axis_name);
+    let mut headers: Vec<String> = first.iter().cloned().collect();
+    headers.push("Op".into());
+    if agg.sides.len() > 1 {
+        headers.push("Run".into());
+    }
+    for h in ["mean", "p50", "p90", "p99", "p99.9", "p99.99", "max"] {
+        headers.push(format!(">{h}"));
+    }
+    let refs: Vec<&str> = headers.iter().map(String::as_str).collect();
+    let mut t = Table::new(&refs);
+    for side in sides_of(g) {
+        for p in &g.sides[side] {
+            for o in &p.ops {
+                let mut row: Vec<String> = Vec::new();
+                if first.is_some() {
+                    row.push(p.value.clone().unwrap_or_default());
+                }
+                row.push(o.op.name().to_string());
+                if agg.sides.len() > 1 {
+                    row.push(agg.sides[side].name.clone());
+                }
+                let l = &o.latency;
+                row.push(iolab_core::units::Nanos(l.mean.round() as u64).human());
+                row.extend(l.percentiles().iter().map(|(_, v)| v.human()));
+                row.push(l.max.human());
+                t.push(row);
+            }
+        }
+    }
+    t
+}
+
+/// The environment with one column per run.
+pub fn environment_rows(env: &EnvTable) -> Table {
+    let mut headers = vec!["Section".to_string(), "Item".to_string()];
+    headers.extend(env.columns.iter().cloned());
+    let refs: Vec<&str> = headers.iter().map(String::as_str).collect();
+    let mut t = Table::new(&refs);
+    for row in &env.rows {
+        let mut cells = vec![row.section.to_string(), row.item.clone()];
+        cells.extend(row.values.iter().cloned());
+        t.push(cells);
+    }
+    t
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn dates_in_utc() {
+        assert_eq!(utc_text(0), "1970-01-01 00:00 UTC");
+        assert_eq!(utc_text(1_700_000_000_000), "2023-11-14 22:13 UTC");
+        assert_eq!(utc_text(951_782_400_000), "2000-02-29 00:00 UTC");
+    }
+
+    #[test]
+    fn figure_cells_show_ci_and_noise() {
+        let one = Spread::of(&[1000.0]).unwrap();
+        assert_eq!(figure_cell(Measure::OpsRate, &one), "1.00k ops/s");
+        let two = Spread::of(&[1000.0, 1300.0]).unwrap();
+        assert_eq!(figure_cell(Measure::Iops, &two), "1.15k IOPS ±165.7% *");
+    }
+}

@@ -1,0 +1,137 @@
+//! Per-second views of a phase: [`PhaseTimeline`] turns a [`Timeline`]'s interval counts
+//! into rates ([`TimelineSeries`]: bytes/s or ops/s and mean latency per interval), and
+//! [`telemetry_times`] places device and CPU samples on the same time axis.
+
+use iolab_core::result::{OpKind, PhaseResult};
+use iolab_core::telemetry::Telemetry;
+use iolab_core::units::ByteCount;
+use serde::Serialize;
+
+use crate::measure::Measure;
+
+/// The rates of a phase over time.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct PhaseTimeline {
+    /// Length of an interval in seconds.
+    pub interval_s: f64,
+    pub series: Vec<TimelineSeries>,
+}
+
+/// One operation over time; `times_s[i]` is the end of interval i after the phase start.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct TimelineSeries {
+    pub op: OpKind,
+    pub measure: Measure,
+    pub times_s: Vec<f64>,
+    /// Bytes/s for bandwidth, ops/s otherwise.
+    pub values: Vec<f64>,
+    /// Mean latency of the operations completed in each interval (ns); None when none
+    /// completed.
+    pub mean_latency_ns: Vec<Option<f64>>,
+}
+
+impl PhaseTimeline {
+    pub fn is_empty(&self) -> bool {
+        self.series.iter().all(|s| s.values.is_empty())
+    }
+}
+
+/// The timeline of `phase` as rates. The last interval is usually shorter than the others
+/// (the phase ended inside it): its rate is over the part that ran.
+pub fn phase_timeline(phase: &PhaseResult) -> PhaseTimeline {
+    let t = &phase.timeline;
+    let interval_s = t.interval.as_secs_f64();
+    let elapsed_s = phase.elapsed.as_secs_f64();
+    let block = phase
+        .params
+        .get("block_size")
+        .and_then(|b| b.parse::<ByteCount>().ok());
+    let series = t
+        .series
+        .iter()
+        .filter(|s| interval_s > 0.0 && !s.ops.is_empty())
+        .map(|s| {
+            let measure = Measure::choose(s.op, phase.kind, block);
+            let mut times = Vec::new();
+            let mut values = Vec::new();
+            let mut latency = Vec::new();
+            for (i, &ops) in s.ops.iter().enumerate() {
+                let start = i as f64 * interval_s;
+                let mut end = start + interval_s;
+                if elapsed_s > start && elapsed_s < end {
+                    end = elapsed_s;
+                }
+                let took = end - start;
+                let count = if measure == Measure::Bandwidth {
+                    s.bytes.get(i).copied().unwrap_or(0)
+                } else {
+                    ops
+                };
+                times.push(end);
+                values.push(count as f64 / took);
+                let sum = s.latency_sum.get(i).copied().unwrap_or(0);
+                latency.push((ops > 0).then(|| sum as f64 / ops as f64));
+            }
+            TimelineSeries {
+                op: s.op,
+                measure,
+                times_s: times,
+                values,
+                mean_latency_ns: latency,
+            }
+        })
+        .collect();
+    PhaseTimeline { interval_s, series }
+}
+
+/// The end of each telemetry sample in seconds after the phase start.
+pub fn telemetry_times(phase: &PhaseResult, telemetry: &Telemetry) -> Vec<f64> {
+    let offset_s = (telemetry.started_at_ms - phase.started_at_ms) as f64 / 1000.0;
+    telemetry
+        .sample_ends_ms
+        .iter()
+        .map(|ms| offset_s + *ms as f64 / 1000.0)
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::test_support::phase;
+    use iolab_core::result::{OpSeries, Timeline};
+    use iolab_core::units::Nanos;
+
+    #[test]
+    fn rates_per_interval_with_a_short_last_one() {
+        let mut p = phase("seq-write", &[("block_size", "1MiB")]);
+        p.elapsed = Nanos::from_millis(2500);
+        p.timeline = Timeline {
+            interval: Nanos::SECOND,
+            series: vec![OpSeries {
+                op: OpKind::Write,
+                ops: vec![10, 20, 5],
+                bytes: vec![10 << 20, 20 << 20, 5 << 20],
+                latency_sum: vec![10_000, 40_000, 0],
+            }],
+        };
+        let t = phase_timeline(&p);
+        let s = &t.series[0];
+        assert_eq!(s.measure, Measure::Bandwidth);
+        assert_eq!(s.times_s, [1.0, 2.0, 2.5]);
+        let mib: Vec<f64> = s.values.iter().map(|v| v / (1 << 20) as f64).collect();
+        assert_eq!(mib, [10.0, 20.0, 10.0]);
+        assert_eq!(s.mean_latency_ns, [Some(1000.0), Some(2000.0), Some(0.0)]);
+    }
+
+    #[test]
+    fn telemetry_aligns_on_the_phase_start() {
+        let mut p = phase("x", &[]);
+        p.started_at_ms = 10_000;
+        let t = Telemetry {
+            started_at_ms: 9_500,
+            sample_ends_ms: vec![1000, 2000],
+            ..Telemetry::default()
+        };
+        assert_eq!(telemetry_times(&p, &t), [0.5, 1.5]);
+    }
+}

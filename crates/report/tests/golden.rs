@@ -1,0 +1,260 @@
+//! Golden tests of every renderer on the two fixture runs (v7.4 against v7.3): Markdown,
+//! CSV, JSON, the comparison in text, Markdown and CSV, and the structure of the HTML
+//! report's charts (kinds, titles, axes, ticks, series, legends).
+
+mod fixtures;
+mod svg;
+
+use iolab_core::result::RunRecord;
+use iolab_report::{
+    Format, HtmlOptions, Noise, Presence, compare, compare_sides, render, render_comparison_csv,
+    render_comparison_markdown, render_comparison_text, render_csv, render_html, render_json,
+    render_markdown, render_points_csv,
+};
+
+#[test]
+fn markdown_report() {
+    insta::assert_snapshot!(render_markdown(&fixtures::report_runs(), None));
+}
+
+#[test]
+fn csv_one_row_per_phase_and_op() {
+    let csv = render_csv(&fixtures::report_runs());
+    let phases: usize = fixtures::report_runs().iter().map(|r| r.phases.len()).sum();
+    assert_eq!(csv.lines().count(), 1 + phases);
+    insta::assert_snapshot!(csv);
+}
+
+#[test]
+fn csv_of_sweep_points() {
+    insta::assert_snapshot!(render_points_csv(&fixtures::report_runs()));
+}
+
+#[test]
+fn comparison_text() {
+    let c = compare(&fixtures::v73(), &fixtures::v74());
+    insta::assert_snapshot!(render_comparison_text(&c));
+}
+
+#[test]
+fn comparison_markdown() {
+    let c = compare(&fixtures::v73(), &fixtures::v74());
+    insta::assert_snapshot!(render_comparison_markdown(&c));
+}
+
+#[test]
+fn comparison_csv() {
+    let c = compare(&fixtures::v73(), &fixtures::v74());
+    insta::assert_snapshot!(render_comparison_csv(&c));
+}
+
+#[test]
+fn comparison_reads_like_the_nfs_study() {
+    let c = compare(&fixtures::v73(), &fixtures::v74());
+    let row = |metric: &str| c.rows.iter().find(|r| r.metric == metric).unwrap();
+    let rand = row("randread-4KiB read IOPS");
+    assert_eq!(c.phrase(rand), "randread-4KiB read IOPS peak: 42% lower");
+    assert_eq!(rand.baseline.as_ref().unwrap().at.as_deref(), Some("8"));
+    assert_eq!(rand.noise, Noise::Unknown);
+    let write = row("seq-write write bandwidth");
+    assert_eq!(write.noise, Noise::Beyond);
+    assert_eq!(
+        write.peak_text(write.candidate.as_ref().unwrap()),
+        "4.80 GiB/s at 8 threads"
+    );
+    // v7.3 read at 8 threads is noisy (16 % apart): its change is within the noise.
+    assert_eq!(row("seq-read read bandwidth").noise, Noise::Within);
+    assert_eq!(row("mkdir ops/s").presence(), Presence::CandidateOnly);
+}
+
+#[test]
+fn sides_pool_runs_with_one_label() {
+    // Two copies of each run per side: same figures, so twice the repetitions.
+    let a = [fixtures::v73(), fixtures::v73()];
+    let b = [fixtures::v74(), fixtures::v74()];
+    let c = compare_sides(&a, &b);
+    let rand = c
+        .rows
+        .iter()
+        .find(|r| r.metric == "randread-4KiB read IOPS")
+        .unwrap();
+    assert_eq!(rand.baseline.as_ref().unwrap().spread.n, 2);
+    assert_eq!(rand.noise, Noise::Beyond);
+    assert_eq!(c.baseline.name, "v7.3");
+}
+
+#[test]
+fn json_is_the_run_itself() {
+    let run = fixtures::v74();
+    let text = render_json(std::slice::from_ref(&run));
+    let back: RunRecord = serde_json::from_str(&text).unwrap();
+    let again = render_json(std::slice::from_ref(&back));
+    assert!(same_json(
+        &serde_json::from_str(&text).unwrap(),
+        &serde_json::from_str(&again).unwrap()
+    ));
+    assert_eq!(back.phases.len(), run.phases.len());
+    assert_eq!(back.label, run.label);
+    let both = render(Format::Json, &fixtures::report_runs(), None);
+    let back: Vec<RunRecord> = serde_json::from_str(&both).unwrap();
+    assert_eq!(back.len(), 2);
+}
+
+/// Equal JSON, floats within 1e-12 (serde_json may move a float's last bit on the way
+/// back without its float_roundtrip feature).
+fn same_json(a: &serde_json::Value, b: &serde_json::Value) -> bool {
+    use serde_json::Value::*;
+    match (a, b) {
+        (Number(x), Number(y)) => {
+            let (x, y) = (x.as_f64().unwrap(), y.as_f64().unwrap());
+            (x - y).abs() <= 1e-12 * x.abs().max(y.abs()).max(1.0)
+        }
+        (Array(x), Array(y)) => x.len() == y.len() && x.iter().zip(y).all(|(x, y)| same_json(x, y)),
+        (Object(x), Object(y)) => {
+            x.len() == y.len()
+                && x.iter()
+                    .all(|(k, v)| y.get(k).is_some_and(|w| same_json(v, w)))
+        }
+        _ => a == b,
+    }
+}
+
+#[test]
+fn html_chart_structure() {
+    let html = render_html(&fixtures::report_runs(), &HtmlOptions::default());
+    insta::assert_snapshot!(svg::describe(&svg::charts(&html)));
+}
+
+#[test]
+fn html_is_self_contained() {
+    let html = render_html(&fixtures::report_runs(), &HtmlOptions::default());
+    assert!(html.starts_with("<!DOCTYPE html>"));
+    for banned in ["<script", "<link", "@import", "url(", "https://"] {
+        assert!(!html.contains(banned), "the report contains {banned}");
+    }
+    let http: Vec<&str> = html.matches("http://").collect();
+    let svgs = html.matches("<svg").count();
+    assert_eq!(http.len(), svgs, "only the SVG namespace may name a URL");
+    for c in svg::charts(&html) {
+        assert!(!c.title.is_empty(), "{} has no title", c.kind);
+        assert_eq!(c.declared_series, c.series.len(), "{}", c.title);
+        assert_eq!(c.legend.len(), c.series.len(), "{}", c.title);
+        assert!(
+            !c.x_title.is_empty() && !c.y_title.is_empty(),
+            "{}",
+            c.title
+        );
+        for (name, points, drawn) in &c.series {
+            assert_eq!(points, drawn, "{}: {name}", c.title);
+        }
+        for tick in c.x_ticks.iter().chain(&c.y_ticks) {
+            // No "4000.0": a whole tick of three digits or more has no decimals.
+            let whole = tick.trim_end_matches(".0").replace(',', "");
+            assert!(!(tick.ends_with(".0") && whole.len() >= 3), "{tick}");
+        }
+    }
+    for section in [
+        "comparison",
+        "sweeps",
+        "metadata",
+        "latency",
+        "timelines",
+        "environment",
+    ] {
+        assert!(
+            html.contains(&format!("<section id=\"{section}\">")),
+            "{section}"
+        );
+    }
+    assert!(html.contains("randread-4KiB read IOPS peak: 42% lower"));
+}
+
+#[test]
+fn one_run_has_no_comparison() {
+    let html = render_html(&[fixtures::v73()], &HtmlOptions::default());
+    assert!(!html.contains("<section id=\"comparison\">"));
+    assert!(html.contains("data-chart=\"sweep\""));
+    let md = render_markdown(&[fixtures::v73()], None);
+    assert!(!md.contains("## Comparison"));
+    assert!(
+        md.contains("| unknown"),
+        "the missing kernel shows as unknown"
+    );
+}
+
+#[test]
+fn empty_and_odd_inputs_render() {
+    let empty: [RunRecord; 0] = [];
+    for format in Format::ALL {
+        let _ = render(format, &empty, None);
+    }
+    // A run without phases, and one whose phase completed nothing.
+    let mut bare = fixtures::v73();
+    bare.phases.clear();
+    bare.provenance.inventory = None;
+    let mut idle = fixtures::v74();
+    idle.phases.truncate(1);
+    for op in &mut idle.phases[0].ops {
+        *op = iolab_core::result::OpResult::new(
+            op.op,
+            Default::default(),
+            Default::default(),
+            iolab_core::units::Nanos::ZERO,
+            iolab_core::units::Nanos::ZERO,
+            0,
+            Default::default(),
+        );
+    }
+    idle.phases[0].timeline = Default::default();
+    idle.phases[0].telemetry = None;
+    let runs = [idle, bare];
+    for format in Format::ALL {
+        assert!(!render(format, &runs, None).is_empty(), "{format}");
+    }
+    let html = render_html(&runs, &HtmlOptions::default());
+    assert!(html.contains("<section id=\"environment\">"));
+    assert_eq!("md".parse::<Format>(), Ok(Format::Markdown));
+    assert!("pdf".parse::<Format>().is_err());
+}
+
+#[test]
+fn a_matrix_becomes_one_group_per_row() {
+    // block size {4KiB, 128KiB} x threads {1, 64}: charts per block size, by threads.
+    let mut run = fixtures::v74();
+    run.phases.retain(|p| p.name == "randread-4KiB");
+    let mut big: Vec<_> = run.phases.clone();
+    for p in &mut big {
+        p.params.insert("block_size".into(), "128KiB".into());
+    }
+    run.phases.extend(big);
+    for p in &mut run.phases {
+        p.name = "randread".into();
+    }
+    let agg = iolab_report::aggregate(&run);
+    let labels: Vec<String> = agg.groups.iter().map(|g| g.label()).collect();
+    assert_eq!(
+        labels,
+        ["randread [block_size=4KiB]", "randread [block_size=128KiB]"]
+    );
+    let metrics: Vec<String> = agg.groups.iter().map(|g| g.metric_name(g.ops[0])).collect();
+    assert_eq!(
+        metrics,
+        [
+            "randread [block_size=4KiB] read IOPS",
+            "randread [block_size=128KiB] read bandwidth"
+        ]
+    );
+    let html = render_html(std::slice::from_ref(&run), &HtmlOptions::default());
+    let titles: Vec<String> = svg::charts(&html)
+        .into_iter()
+        .filter(|c| c.kind == "sweep")
+        .map(|c| c.title)
+        .collect();
+    assert_eq!(
+        titles,
+        [
+            "randread [block_size=4KiB]: IOPS vs threads",
+            "randread [block_size=128KiB]: throughput vs threads"
+        ]
+    );
+}
