@@ -23,6 +23,8 @@ pub struct Cli {
 pub enum Command {
     /// Run a data workload (fio-style): sequential or random, read, write or mixed.
     Run(RunArgs),
+    /// Run a study: sweeps and matrices from a preset or a study file.
+    Study(crate::commands::study::StudyArgs),
     /// Run a metadata workload (mdtest-style): create, stat, read, remove trees.
     Meta(crate::commands::meta::MetaArgs),
     /// Walk a tree in parallel and count matching files (IO500's find phase).

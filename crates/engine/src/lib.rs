@@ -15,6 +15,7 @@ pub mod offsets;
 pub mod phase;
 pub mod plan;
 pub mod recorder;
+pub mod study;
 pub mod target;
 pub mod targets;
 pub mod workdir;

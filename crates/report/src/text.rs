@@ -73,7 +73,8 @@ pub fn render_phase(p: &PhaseResult) -> String {
     if p.ops.is_empty() {
         let _ = writeln!(out, "  no operations completed");
     }
-    if p.workers > 1 && p.first_done.0 > 0 && p.first_done < p.elapsed {
+    // Only worth a line when the first worker finished noticeably before the last.
+    if p.workers > 1 && p.first_done.0 > 0 && (p.first_done.0 as f64) < p.elapsed.0 as f64 * 0.99 {
         let figures: Vec<String> = p
             .ops
             .iter()

@@ -6,7 +6,8 @@ mod finish;
 pub mod inventory;
 pub mod meta;
 pub mod net;
-mod run;
+pub mod run;
+pub mod study;
 pub mod targets;
 
 use anyhow::Result;
@@ -17,6 +18,7 @@ pub fn dispatch(cli: Cli) -> Result<u8> {
     match cli.command {
         Command::Run(args) => run::run(args),
         Command::Inventory(args) => inventory::inventory(args),
+        Command::Study(args) => study::study(args),
         Command::Meta(args) => meta::meta(args),
         Command::Find(args) => find::find(args),
         Command::Targets(args) => targets::targets(args),

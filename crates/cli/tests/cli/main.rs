@@ -5,3 +5,4 @@ mod common;
 #[cfg(feature = "mpi")]
 mod mpi;
 mod run;
+mod study;

@@ -5,10 +5,12 @@
 
 mod data;
 mod meta;
+mod study;
 mod targets;
 
 pub use data::*;
 #[allow(unused_imports)] // until the metadata and targets specs land
 pub use meta::*;
+pub use study::*;
 #[allow(unused_imports)]
 pub use targets::*;

@@ -1,0 +1,314 @@
+//! `iolab study run|plan|list|show`: sweeps and matrices from a study file or a built-in
+//! preset (presets/*.toml), every phase stored as soon as it ends, and a plan of phases,
+//! capacity and time before anything is written.
+
+use std::path::PathBuf;
+
+use anyhow::{Context, Result, bail};
+use clap::{Args, Subcommand};
+use iolab_core::spec::{Overrides, PlannedPhase, StudySpec, TargetSpec};
+use iolab_core::units::{ByteCount, BytesPerSec, Nanos};
+use iolab_engine::study::{estimate, run_study};
+use iolab_engine::{Env, MonotonicClock, prepare_target};
+
+use crate::cli::OutputArgs;
+use crate::commands::finish::{cleanup, conclude};
+use crate::exit;
+use crate::progress::ProgressLine;
+use crate::runtime::Runtime;
+use crate::sink::RunSink;
+
+/// The built-in studies, by name.
+pub const PRESETS: [(&str, &str); 4] = [
+    ("quick", include_str!("../../../../presets/quick.toml")),
+    ("nfs", include_str!("../../../../presets/nfs.toml")),
+    (
+        "zfs-matrix",
+        include_str!("../../../../presets/zfs-matrix.toml"),
+    ),
+    ("hci", include_str!("../../../../presets/hci.toml")),
+];
+
+#[derive(Args, Debug)]
+pub struct StudyArgs {
+    #[command(subcommand)]
+    pub command: StudyCommand,
+}
+
+#[derive(Subcommand, Debug)]
+pub enum StudyCommand {
+    /// Run a study: a preset name (see `iolab study list`) or a study file.
+    Run(StudyRunArgs),
+    /// Print every phase a study will run, the capacity it needs and its duration.
+    Plan(StudyPlanArgs),
+    /// List the built-in presets.
+    List,
+    /// Print a preset's study file (a starting point for your own).
+    Show {
+        /// Preset name.
+        preset: String,
+    },
+}
+
+/// Which study, and how to adapt it.
+#[derive(Args, Debug, Clone)]
+pub struct StudySelect {
+    /// A preset name or a study file (TOML).
+    pub study: String,
+
+    /// Multiply every size, file count and duration (0.001 turns 2 TB into 2 GB).
+    #[arg(long)]
+    pub scale: Option<f64>,
+
+    /// Set an option in every phase, as in the study file (block_size=4KiB). Repeatable.
+    #[arg(long = "set", value_name = "KEY=VALUE")]
+    pub set: Vec<String>,
+
+    /// Run every point this many times instead of the study's repeat.
+    #[arg(long)]
+    pub repeat: Option<u32>,
+}
+
+#[derive(Args, Debug)]
+pub struct StudyRunArgs {
+    #[command(flatten)]
+    pub select: StudySelect,
+
+    #[command(flatten)]
+    pub target: TargetSpec,
+
+    #[command(flatten)]
+    pub output: OutputArgs,
+}
+
+#[derive(Args, Debug)]
+pub struct StudyPlanArgs {
+    #[command(flatten)]
+    pub select: StudySelect,
+
+    /// The directory it would run in (to check free space).
+    #[arg(short = 'd', long, value_name = "DIR")]
+    pub dir: Option<PathBuf>,
+
+    /// Ranks it would run on (under mpirun the plan uses the real number).
+    #[arg(long, default_value_t = 1)]
+    pub ranks: u32,
+
+    /// Bandwidth assumed for size-based phases when estimating time.
+    #[arg(long, default_value = "500MiB", value_name = "BYTES_PER_SEC")]
+    pub assume_bandwidth: ByteCount,
+
+    /// I/Os per second assumed for size-based phases of small blocks.
+    #[arg(long, default_value_t = 10_000.0, value_name = "IOPS")]
+    pub assume_iops: f64,
+}
+
+pub fn study(args: StudyArgs) -> Result<u8> {
+    match args.command {
+        StudyCommand::Run(a) => run(a),
+        StudyCommand::Plan(a) => plan(a),
+        StudyCommand::List => {
+            for (name, text) in PRESETS {
+                let s = StudySpec::from_toml(text, name)?;
+                println!("{name:<12} {}", s.description);
+            }
+            Ok(exit::OK)
+        }
+        StudyCommand::Show { preset } => {
+            let (_, text) = PRESETS
+                .iter()
+                .find(|(n, _)| *n == preset)
+                .with_context(|| format!("no preset '{preset}'; `iolab study list` shows them"))?;
+            print!("{text}");
+            Ok(exit::OK)
+        }
+    }
+}
+
+/// Loads and expands the selected study: (its spec, the phases, where it came from).
+fn load(select: &StudySelect) -> Result<(StudySpec, Vec<PlannedPhase>, String)> {
+    let (text, origin) = match PRESETS.iter().find(|(n, _)| *n == select.study) {
+        Some((name, text)) => (text.to_string(), format!("preset {name}")),
+        None => {
+            let path = PathBuf::from(&select.study);
+            if !path.exists() {
+                let names: Vec<&str> = PRESETS.iter().map(|(n, _)| *n).collect();
+                bail!(
+                    "'{}' is neither a preset ({}) nor a study file",
+                    select.study,
+                    names.join(", ")
+                );
+            }
+            let text = std::fs::read_to_string(&path)
+                .with_context(|| format!("reading {}", path.display()))?;
+            (text, path.display().to_string())
+        }
+    };
+    let spec = StudySpec::from_toml(&text, &origin)?;
+    let overrides = Overrides {
+        scale: select.scale,
+        set: select
+            .set
+            .iter()
+            .map(|s| Overrides::parse_set(s))
+            .collect::<Result<_, _>>()?,
+        repeat: select.repeat,
+    };
+    let phases = spec.expand(&origin, &overrides)?;
+    Ok((spec, phases, origin))
+}
+
+fn plan(args: StudyPlanArgs) -> Result<u8> {
+    let (spec, phases, origin) = load(&args.select)?;
+    let est = estimate(
+        &phases,
+        args.ranks,
+        BytesPerSec(args.assume_bandwidth.get() as f64),
+        args.assume_iops,
+    );
+    println!("study {} ({origin}): {}", spec.name, spec.description);
+    println!(
+        "{:>4}  {:<14} {:<24} {:>3}  {:<12} {:>10} {:>9}",
+        "#", "sweep", "point", "rep", "phase", "data", "time"
+    );
+    for (i, (p, e)) in phases.iter().zip(&est.phases).enumerate() {
+        let point: Vec<String> = p
+            .coordinates
+            .iter()
+            .map(|(k, v)| format!("{k}={v}"))
+            .collect();
+        let time = if e.time_based {
+            e.time.human()
+        } else {
+            format!("~{}", e.time.human())
+        };
+        println!(
+            "{:>4}  {:<14} {:<24} {:>3}  {:<12} {:>10} {:>9}",
+            i + 1,
+            p.sweep,
+            point.join(" "),
+            p.repetition + 1,
+            p.name,
+            ByteCount(e.data_bytes).human(),
+            time
+        );
+    }
+    println!(
+        "{} phases; needs {} of free space at most; takes about {} (size-based phases at {}/s or {} IOPS; --assume-bandwidth and --assume-iops change that)",
+        phases.len(),
+        ByteCount(est.capacity).human(),
+        est.time.human(),
+        args.assume_bandwidth.human(),
+        args.assume_iops
+    );
+    if let Some(dir) = &args.dir {
+        check_space(dir, est.capacity)?;
+        println!("{} has room for it", dir.display());
+    }
+    Ok(exit::OK)
+}
+
+fn check_space(dir: &std::path::Path, need: u64) -> Result<()> {
+    let (total, free) =
+        iolab_backend::files::fs_space(dir).with_context(|| format!("--dir {}", dir.display()))?;
+    if total > 0 && need > free {
+        bail!(
+            "the study needs {} in {} but only {} is free; use --scale or --set size=... to make it smaller",
+            ByteCount(need).human(),
+            dir.display(),
+            ByteCount(free).human()
+        );
+    }
+    Ok(())
+}
+
+fn run(args: StudyRunArgs) -> Result<u8> {
+    let (spec, phases, origin) = load(&args.select)?;
+    let rt = Runtime::start()?;
+    let est = estimate(
+        &phases,
+        rt.comm.size(),
+        BytesPerSec(500.0 * 1024.0 * 1024.0),
+        10_000.0,
+    );
+    if rt.is_root()
+        && let Some(dir) = &args.target.dir
+    {
+        check_space(dir, est.capacity)?;
+    }
+    let target = prepare_target(
+        rt.comm.as_ref(),
+        &args.target,
+        iolab_core::spec::BackendKind::Psync,
+        true,
+    )?;
+    let resolved = serde_json::json!({ "study": spec, "origin": origin, "phases": phases.len(), "scale": args.select.scale, "set": args.select.set });
+    let mut sink = RunSink::start(
+        &rt,
+        &args.output.store,
+        "study",
+        resolved,
+        crate::commands::run::describe(&args.target),
+        args.target.dir.as_deref(),
+        args.output.label.clone(),
+    );
+    if rt.is_root() && !args.output.quiet {
+        eprintln!(
+            "study {} ({origin}): {} phases, about {}",
+            spec.name,
+            phases.len(),
+            Nanos(est.time.0).human()
+        );
+    }
+    let progress = ProgressLine::new(args.output.progress, args.output.quiet);
+    let show = |p: &iolab_engine::Progress<'_>| progress.show(p);
+    let env = Env {
+        comm: rt.comm.as_ref(),
+        interrupt: rt.interrupt,
+        progress: Some(&show),
+    };
+    let root = rt.is_root() && !args.output.quiet;
+    let outcome = run_study(
+        &env,
+        &MonotonicClock,
+        &phases,
+        &target,
+        args.target.keep,
+        &mut |phase| {
+            progress.finish();
+            if root {
+                println!("{}", iolab_report::text::render_phase(&phase));
+            }
+            sink.phase(phase);
+        },
+    );
+    progress.finish();
+    let cleaned = cleanup(rt.comm.as_ref(), target, &[], args.target.keep);
+    let outcome = match outcome {
+        Ok(o) => o,
+        Err(e) => {
+            sink.finish(iolab_core::result::RunStatus::Failed);
+            return Err(e.into());
+        }
+    };
+    cleaned?;
+    if root && !sink.record.id.is_empty() {
+        println!(
+            "study {} stored as {}{}",
+            spec.name,
+            sink.record.id,
+            if outcome.interrupted {
+                " (interrupted)"
+            } else {
+                ""
+            }
+        );
+    }
+    // The phases were printed as they ended; conclude only stores, writes --json and
+    // decides the exit code.
+    let output = OutputArgs {
+        quiet: true,
+        ..args.output.clone()
+    };
+    conclude(&rt, sink, &output)
+}

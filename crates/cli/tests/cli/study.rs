@@ -1,0 +1,129 @@
+//! `iolab study`: every preset plans, a study file runs end to end with every phase
+//! stored, and bad study files get one-line errors with file and line.
+
+use std::fs;
+
+use crate::common::{Ran, error_line, iolab, path, run};
+
+#[test]
+fn every_preset_plans() {
+    let list = run(&["study", "list"]).expect(0);
+    for preset in ["quick", "nfs", "zfs-matrix", "hci"] {
+        assert!(list.stdout.contains(preset), "{}", list.stdout);
+        let r = run(&["study", "plan", preset]).expect(0);
+        assert!(
+            r.stdout.contains(" phases; needs "),
+            "{preset}:\n{}",
+            r.stdout
+        );
+    }
+    let nfs = run(&["study", "plan", "nfs"]).expect(0);
+    // 7 thread counts x (write, read) x (sequential, random).
+    assert!(nfs.stdout.contains("28 phases"), "{}", nfs.stdout);
+    assert!(nfs.stdout.contains("threads=64"), "{}", nfs.stdout);
+    let zfs = run(&["study", "plan", "zfs-matrix"]).expect(0);
+    // {128k, 4k} x {1, 64} x (4 writes + 2 reads).
+    assert!(zfs.stdout.contains("24 phases"), "{}", zfs.stdout);
+}
+
+const MINI: &str = r#"
+name = "mini"
+repeat = 2
+[[sweep]]
+name = "sequential"
+over = { threads = [1, 2] }
+[sweep.defaults]
+block_size = "64KiB"
+total_size = "2MiB"
+[[sweep.phase]]
+name = "seq-write"
+rw = "write"
+[[sweep.phase]]
+name = "seq-read"
+rw = "read"
+"#;
+
+#[test]
+fn a_study_file_runs_and_stores_every_phase() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("mini.toml");
+    fs::write(&file, MINI).unwrap();
+    let work = dir.path().join("work");
+    fs::create_dir(&work).unwrap();
+    let db = dir.path().join("r.db");
+    let out = dir.path().join("s.json");
+    let r = Ran::from(
+        iolab()
+            .args([
+                "study",
+                "run",
+                path(&file),
+                "--dir",
+                path(&work),
+                "--label",
+                "v1",
+                "--json",
+                path(&out),
+            ])
+            .env("IOLAB_DB", &db)
+            .output()
+            .unwrap(),
+    )
+    .expect(0);
+    assert_eq!(r.stdout.matches("seq-read").count(), 4, "{}", r.stdout);
+    assert!(r.stdout.contains("study mini stored as r1"), "{}", r.stdout);
+    let j: serde_json::Value = serde_json::from_str(&fs::read_to_string(&out).unwrap()).unwrap();
+    let phases = j["phases"].as_array().unwrap();
+    assert_eq!(phases.len(), 8);
+    assert_eq!(phases[0]["params"]["threads"], "1");
+    assert_eq!(phases[7]["params"]["threads"], "2");
+    assert_eq!(phases[7]["repetition"], 1);
+    for p in phases {
+        assert_eq!(p["ops"][0]["bytes"], 2 << 20, "{}", p["name"]);
+    }
+    assert_eq!(j["kind"], "study");
+    assert_eq!(j["label"], "v1");
+    assert_eq!(
+        fs::read_dir(&work).unwrap().count(),
+        0,
+        "the study cleaned up"
+    );
+}
+
+#[test]
+fn a_bad_study_file_is_named_with_its_line() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("bad.toml");
+    fs::write(
+        &file,
+        MINI.replace("rw = \"read\"", "rw = \"read\"\nqueue_deph = 4"),
+    )
+    .unwrap();
+    let r = run(&["study", "plan", path(&file)]).expect(2);
+    assert_eq!(
+        error_line(&r),
+        format!(
+            "iolab: error: {}:16: unknown option `queue_deph` (the options are those of `iolab run` and `iolab meta`, in snake_case: block_size, queue_depth, ...)",
+            file.display()
+        )
+    );
+    let r = run(&["study", "plan", "no-such-study"]).expect(2);
+    assert!(
+        error_line(&r).contains("'no-such-study' is neither a preset"),
+        "{}",
+        r.stderr
+    );
+}
+
+#[test]
+fn a_study_larger_than_the_target_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let r = run(&["study", "run", "nfs", "--dir", path(dir.path())]).expect(2);
+    let line = error_line(&r);
+    assert!(line.contains("the study needs 1.82 TiB in"), "{line}");
+    assert!(
+        line.ends_with("use --scale or --set size=... to make it smaller"),
+        "{line}"
+    );
+    assert_eq!(fs::read_dir(dir.path()).unwrap().count(), 0);
+}

@@ -1,0 +1,560 @@
+//! Studies: [`StudySpec`] is a study file (TOML) — sweeps over any workload option, each
+//! running its phases in order for every point; [`StudySpec::expand`] turns it into the
+//! exact list of [`PlannedPhase`]s, with the same spec types the command-line flags use
+//! (one definition per setting). [`Overrides`] scale a study to a laptop (`--scale`) or
+//! set any option in every phase (`--set key=value`).
+
+use std::collections::BTreeMap;
+
+use serde::{Deserialize, Serialize};
+use serde_json::{Map, Value};
+
+use crate::error::SpecError;
+use crate::spec::DataSpec;
+use crate::units::{ByteCount, Nanos, TimeSpan};
+
+/// A study file.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct StudySpec {
+    pub name: String,
+    #[serde(default)]
+    pub description: String,
+    /// Every point's phases run this many times.
+    #[serde(default = "one")]
+    pub repeat: u32,
+    /// Options for every phase of every sweep.
+    #[serde(default)]
+    pub defaults: Map<String, Value>,
+    #[serde(default)]
+    pub sweep: Vec<SweepSpec>,
+}
+
+fn one() -> u32 {
+    1
+}
+
+/// How the lists of a sweep combine.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum SweepMode {
+    /// Every combination (a matrix).
+    #[default]
+    Product,
+    /// The i-th values of every list together (lists of equal length).
+    Zip,
+}
+
+/// For every point of `over`, run `phase` in order.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SweepSpec {
+    pub name: String,
+    /// Option -> list of values (a single value is a list of one).
+    #[serde(default)]
+    pub over: Map<String, Value>,
+    #[serde(default)]
+    pub mode: SweepMode,
+    /// Options for every phase of this sweep.
+    #[serde(default)]
+    pub defaults: Map<String, Value>,
+    /// The phases: `name`, `kind` ("data", default, or "meta") and workload options.
+    pub phase: Vec<Map<String, Value>>,
+}
+
+/// What a phase runs.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "lowercase")]
+pub enum PhaseSpec {
+    Data(Box<DataSpec>),
+}
+
+impl PhaseSpec {
+    pub fn kind(&self) -> &'static str {
+        match self {
+            PhaseSpec::Data(_) => "data",
+        }
+    }
+}
+
+/// One phase of a study, fully resolved.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct PlannedPhase {
+    pub sweep: String,
+    /// Index of the sweep point (phases of one point share it).
+    pub point: usize,
+    /// The swept options and their values at this point ("threads" -> "4").
+    pub coordinates: BTreeMap<String, String>,
+    pub repetition: u32,
+    pub name: String,
+    pub spec: PhaseSpec,
+}
+
+/// Changes applied to every phase after the study file.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Overrides {
+    /// Multiplies every size, file count and duration (0.001 turns 2 TB into 2 GB).
+    pub scale: Option<f64>,
+    /// `key=value` pairs, as in the study file (values parsed as TOML, else strings).
+    pub set: Vec<(String, Value)>,
+    /// Replaces the study's repeat count.
+    pub repeat: Option<u32>,
+}
+
+impl Overrides {
+    /// Parses one `--set key=value`.
+    pub fn parse_set(text: &str) -> Result<(String, Value), SpecError> {
+        let (k, v) = text
+            .split_once('=')
+            .ok_or_else(|| SpecError::new("--set", format!("'{text}' is not key=value")))?;
+        let k = k.trim().replace('-', "_");
+        let v = v.trim();
+        let value = match v.parse::<i64>() {
+            Ok(n) => Value::from(n),
+            Err(_) => match v {
+                "true" => Value::Bool(true),
+                "false" => Value::Bool(false),
+                _ => Value::String(v.trim_matches('"').to_string()),
+            },
+        };
+        Ok((k, value))
+    }
+}
+
+/// Options that hold sizes, counts and durations, which `--scale` multiplies.
+const SIZES: [&str; 2] = ["size", "total_size"];
+const COUNTS: [&str; 1] = ["total_files"];
+const DURATIONS: [&str; 2] = ["runtime", "stonewall"];
+
+fn value_text(v: &Value) -> String {
+    match v {
+        Value::String(s) => s.clone(),
+        other => other.to_string(),
+    }
+}
+
+impl StudySpec {
+    /// Parses a study file; `origin` names it in errors ("nfs.toml:12: ...").
+    pub fn from_toml(text: &str, origin: &str) -> Result<StudySpec, SpecError> {
+        let study: StudySpec = toml::from_str(text).map_err(|e| {
+            let line = e.span().map(|s| line_of(text, s.start)).unwrap_or(0);
+            SpecError::new(
+                format!("{origin}:{line}"),
+                e.message().trim().replace('\n', " "),
+            )
+        })?;
+        study.check_keys(text, origin)?;
+        Ok(study)
+    }
+
+    /// Every option named anywhere must be one a workload knows: a typo is reported with
+    /// its line rather than silently ignored.
+    fn check_keys(&self, text: &str, origin: &str) -> Result<(), SpecError> {
+        let known = known_options();
+        let mut maps: Vec<&Map<String, Value>> = vec![&self.defaults];
+        for s in &self.sweep {
+            maps.push(&s.defaults);
+            maps.push(&s.over);
+            maps.extend(s.phase.iter());
+        }
+        for map in maps {
+            for key in map.keys() {
+                if key != "name" && key != "kind" && !known.contains(key) {
+                    let line = find_key_line(text, key).unwrap_or(0);
+                    return Err(SpecError::new(
+                        format!("{origin}:{line}"),
+                        format!(
+                            "unknown option `{key}` (the options are those of `iolab run` and `iolab meta`, in snake_case: block_size, queue_depth, ...)"
+                        ),
+                    ));
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// Every phase the study runs, in order.
+    pub fn expand(
+        &self,
+        origin: &str,
+        overrides: &Overrides,
+    ) -> Result<Vec<PlannedPhase>, SpecError> {
+        let repeat = overrides.repeat.unwrap_or(self.repeat);
+        if repeat == 0 {
+            return Err(SpecError::new(
+                format!("{origin}: repeat"),
+                "must be at least 1",
+            ));
+        }
+        if self.sweep.is_empty() {
+            return Err(SpecError::new(origin, "has no [[sweep]]: nothing to run"));
+        }
+        let mut out = Vec::new();
+        for sweep in &self.sweep {
+            let at = |what: &str| format!("{origin}: sweep '{}'{what}", sweep.name);
+            let points = sweep_points(sweep).map_err(|e| SpecError::new(at(""), e))?;
+            if sweep.phase.is_empty() {
+                return Err(SpecError::new(at(""), "has no [[sweep.phase]]"));
+            }
+            for (point_index, point) in points.iter().enumerate() {
+                for repetition in 0..repeat {
+                    for (i, raw) in sweep.phase.iter().enumerate() {
+                        let name = raw
+                            .get("name")
+                            .and_then(Value::as_str)
+                            .map(str::to_string)
+                            .unwrap_or_else(|| format!("phase{}", i + 1));
+                        let where_ = at(&format!(", phase '{name}'"));
+                        let spec =
+                            resolve_phase(&self.defaults, &sweep.defaults, raw, point, overrides)
+                                .map_err(|e| SpecError::new(where_.clone(), e))?;
+                        out.push(PlannedPhase {
+                            sweep: sweep.name.clone(),
+                            point: out_point(&out, &sweep.name, point_index),
+                            coordinates: point
+                                .iter()
+                                .map(|(k, v)| (k.clone(), value_text(v)))
+                                .collect(),
+                            repetition,
+                            name,
+                            spec,
+                        });
+                    }
+                }
+            }
+        }
+        Ok(out)
+    }
+}
+
+/// Points are numbered across the whole study.
+fn out_point(done: &[PlannedPhase], sweep: &str, index: usize) -> usize {
+    let before = done
+        .iter()
+        .filter(|p| p.sweep != sweep)
+        .map(|p| p.point + 1)
+        .max()
+        .unwrap_or(0);
+    before + index
+}
+
+/// The 1-based line of byte offset `at` in `text`.
+fn line_of(text: &str, at: usize) -> usize {
+    text[..at.min(text.len())].matches('\n').count() + 1
+}
+
+/// The line where `key` is assigned (`key = ...`, also inside inline tables).
+fn find_key_line(text: &str, key: &str) -> Option<usize> {
+    text.lines()
+        .position(|l| {
+            let l = l.trim_start();
+            !l.starts_with('#')
+                && l.match_indices(key).any(|(i, _)| {
+                    let before = l[..i].chars().last();
+                    let after = l[i + key.len()..].trim_start();
+                    before.is_none_or(|c| c == '{' || c == ',' || c == ' ')
+                        && after.starts_with('=')
+                })
+        })
+        .map(|i| i + 1)
+}
+
+/// Option names every phase kind accepts.
+fn known_options() -> Vec<String> {
+    let mut keys: Vec<String> = Vec::new();
+    if let Value::Object(m) = serde_json::to_value(DataSpec::default()).unwrap_or_default() {
+        keys.extend(m.keys().cloned());
+    }
+    keys
+}
+
+/// The points of a sweep: maps option -> value.
+fn sweep_points(sweep: &SweepSpec) -> Result<Vec<Map<String, Value>>, String> {
+    let lists: Vec<(String, Vec<Value>)> = sweep
+        .over
+        .iter()
+        .map(|(k, v)| {
+            let values = match v {
+                Value::Array(a) => a.clone(),
+                other => vec![other.clone()],
+            };
+            (k.clone(), values)
+        })
+        .collect();
+    if let Some((k, _)) = lists.iter().find(|(_, v)| v.is_empty()) {
+        return Err(format!("over.{k} is an empty list"));
+    }
+    let mut points = vec![Map::new()];
+    match sweep.mode {
+        SweepMode::Product => {
+            for (k, values) in &lists {
+                points = points
+                    .iter()
+                    .flat_map(|p| {
+                        values.iter().map(move |v| {
+                            let mut q = p.clone();
+                            q.insert(k.clone(), v.clone());
+                            q
+                        })
+                    })
+                    .collect();
+            }
+        }
+        SweepMode::Zip => {
+            let n = lists.first().map_or(1, |(_, v)| v.len());
+            if let Some((k, v)) = lists.iter().find(|(_, v)| v.len() != n) {
+                return Err(format!(
+                    "mode = \"zip\" needs lists of equal length, but over.{k} has {} values and the first has {n}",
+                    v.len()
+                ));
+            }
+            points = (0..n)
+                .map(|i| {
+                    lists
+                        .iter()
+                        .map(|(k, v)| (k.clone(), v[i].clone()))
+                        .collect()
+                })
+                .collect();
+        }
+    }
+    Ok(points)
+}
+
+fn resolve_phase(
+    study_defaults: &Map<String, Value>,
+    sweep_defaults: &Map<String, Value>,
+    raw: &Map<String, Value>,
+    point: &Map<String, Value>,
+    overrides: &Overrides,
+) -> Result<PhaseSpec, String> {
+    let mut map = study_defaults.clone();
+    map.extend(sweep_defaults.clone());
+    for (k, v) in raw {
+        if k == "name" || k == "kind" {
+            continue;
+        }
+        if point.contains_key(k) {
+            return Err(format!(
+                "sets `{k}`, which the sweep varies; remove one of them"
+            ));
+        }
+        map.insert(k.clone(), v.clone());
+    }
+    map.extend(point.clone());
+    for (k, v) in &overrides.set {
+        map.insert(k.clone(), v.clone());
+    }
+    if let Some(f) = overrides.scale {
+        scale(&mut map, f)?;
+    }
+    let kind = raw.get("kind").and_then(Value::as_str).unwrap_or("data");
+    match kind {
+        "data" => {
+            let spec: DataSpec =
+                serde_json::from_value(Value::Object(map)).map_err(|e| e.to_string())?;
+            spec.validate().map_err(|e| e.to_string())?;
+            Ok(PhaseSpec::Data(Box::new(spec)))
+        }
+        other => Err(format!(
+            "kind = \"{other}\" is not a phase kind (use \"data\" or \"meta\")"
+        )),
+    }
+}
+
+/// Multiplies sizes, counts and durations in place.
+fn scale(map: &mut Map<String, Value>, f: f64) -> Result<(), String> {
+    if !(f > 0.0 && f.is_finite()) {
+        return Err(format!("--scale {f} must be a positive number"));
+    }
+    for key in SIZES {
+        if let Some(v) = map.get(key) {
+            let b: ByteCount =
+                serde_json::from_value(v.clone()).map_err(|e| format!("{key}: {e}"))?;
+            let scaled = ((b.get() as f64 * f) as u64).max(4096) / 4096 * 4096;
+            map.insert(key.into(), Value::from(scaled));
+        }
+    }
+    for key in COUNTS {
+        if let Some(n) = map.get(key).and_then(Value::as_u64) {
+            map.insert(
+                key.into(),
+                Value::from(((n as f64 * f).round() as u64).max(1)),
+            );
+        }
+    }
+    for key in DURATIONS {
+        if let Some(v) = map.get(key) {
+            let t: TimeSpan =
+                serde_json::from_value(v.clone()).map_err(|e| format!("{key}: {e}"))?;
+            let scaled = ((t.nanos().0 as f64 * f) as u64).max(1_000_000_000);
+            map.insert(key.into(), Value::from(TimeSpan(Nanos(scaled)).to_string()));
+        }
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::spec::RwKind;
+
+    const NFS_LIKE: &str = r#"
+name = "mini"
+repeat = 2
+
+[defaults]
+block_size = "1MiB"
+
+[[sweep]]
+name = "sequential"
+over = { threads = [1, 2, 4] }
+[[sweep.phase]]
+name = "seq-write"
+rw = "write"
+total_size = "2TB"
+[[sweep.phase]]
+name = "seq-read"
+rw = "read"
+total_size = "2TB"
+"#;
+
+    fn data(p: &PlannedPhase) -> &DataSpec {
+        match &p.spec {
+            PhaseSpec::Data(d) => d,
+        }
+    }
+
+    #[test]
+    fn a_sweep_runs_its_phases_in_order_for_every_point() {
+        let s = StudySpec::from_toml(NFS_LIKE, "mini.toml").unwrap();
+        let phases = s.expand("mini.toml", &Overrides::default()).unwrap();
+        assert_eq!(phases.len(), 3 * 2 * 2);
+        let names: Vec<(&str, u32, u32)> = phases
+            .iter()
+            .map(|p| (p.name.as_str(), data(p).threads, p.repetition))
+            .collect();
+        assert_eq!(
+            &names[..4],
+            &[
+                ("seq-write", 1, 0),
+                ("seq-read", 1, 0),
+                ("seq-write", 1, 1),
+                ("seq-read", 1, 1)
+            ]
+        );
+        assert_eq!(names[11], ("seq-read", 4, 1));
+        assert_eq!(phases[4].coordinates["threads"], "2");
+        assert_eq!(phases[4].point, 1);
+        assert_eq!(data(&phases[0]).block_size, ByteCount::mib(1));
+        assert_eq!(data(&phases[1]).rw, RwKind::Read);
+        assert_eq!(
+            data(&phases[1]).total_size,
+            Some(ByteCount(2_000_000_000_000))
+        );
+    }
+
+    #[test]
+    fn product_and_zip_sweeps() {
+        let text = r#"
+name = "m"
+[[sweep]]
+name = "matrix"
+over = { block_size = ["128KiB", "4KiB"], threads = [1, 64], sync = [false, true] }
+phase = [{ name = "w", rw = "write", size = "1GiB" }]
+[[sweep]]
+name = "paired"
+mode = "zip"
+over = { threads = [64, 128], queue_depth = [8, 4] }
+phase = [{ name = "r", rw = "randread", size = "1GiB" }]
+"#;
+        let phases = StudySpec::from_toml(text, "m.toml")
+            .unwrap()
+            .expand("m.toml", &Overrides::default())
+            .unwrap();
+        assert_eq!(phases.len(), 8 + 2);
+        assert_eq!(
+            (data(&phases[8]).threads, data(&phases[8]).queue_depth),
+            (64, 8)
+        );
+        assert_eq!(
+            (data(&phases[9]).threads, data(&phases[9]).queue_depth),
+            (128, 4)
+        );
+        assert_eq!(phases[9].point, 9);
+        let bad = text.replace("queue_depth = [8, 4]", "queue_depth = [8]");
+        let err = StudySpec::from_toml(&bad, "m.toml")
+            .unwrap()
+            .expand("m.toml", &Overrides::default())
+            .unwrap_err();
+        assert!(
+            err.to_string().contains("needs lists of equal length"),
+            "{err}"
+        );
+    }
+
+    #[test]
+    fn a_typo_is_named_with_its_line() {
+        let text = NFS_LIKE.replace(
+            "total_size = \"2TB\"\n[[sweep.phase]]",
+            "totalsize = \"2TB\"\n[[sweep.phase]]",
+        );
+        let err = StudySpec::from_toml(&text, "mini.toml").unwrap_err();
+        assert_eq!(err.option, "mini.toml:14");
+        assert!(
+            err.reason.starts_with("unknown option `totalsize`"),
+            "{err}"
+        );
+    }
+
+    #[test]
+    fn toml_syntax_errors_are_one_line_with_the_line() {
+        let err = StudySpec::from_toml("name = \"x\"\nrepeat = \n", "x.toml").unwrap_err();
+        assert_eq!(err.option, "x.toml:2");
+        assert!(!err.to_string().contains('\n'));
+    }
+
+    #[test]
+    fn invalid_values_name_the_phase() {
+        let text = NFS_LIKE.replace("rw = \"read\"", "rw = \"sideways\"");
+        let err = StudySpec::from_toml(&text, "mini.toml")
+            .unwrap()
+            .expand("mini.toml", &Overrides::default())
+            .unwrap_err();
+        assert_eq!(
+            err.option,
+            "mini.toml: sweep 'sequential', phase 'seq-read'"
+        );
+        assert!(err.reason.contains("unknown variant `sideways`"), "{err}");
+        let conflict = NFS_LIKE.replace("rw = \"write\"", "rw = \"write\"\nthreads = 3");
+        let err = StudySpec::from_toml(&conflict, "mini.toml")
+            .unwrap()
+            .expand("mini.toml", &Overrides::default())
+            .unwrap_err();
+        assert!(
+            err.reason
+                .contains("sets `threads`, which the sweep varies"),
+            "{err}"
+        );
+    }
+
+    #[test]
+    fn overrides_scale_and_set() {
+        let s = StudySpec::from_toml(NFS_LIKE, "mini.toml").unwrap();
+        let o = Overrides {
+            scale: Some(0.001),
+            set: vec![
+                Overrides::parse_set("direct=true").unwrap(),
+                Overrides::parse_set("block-size=4KiB").unwrap(),
+            ],
+            repeat: Some(1),
+        };
+        let phases = s.expand("mini.toml", &o).unwrap();
+        assert_eq!(phases.len(), 6);
+        let d = data(&phases[0]);
+        assert_eq!(d.total_size, Some(ByteCount(2_000_000_000 / 4096 * 4096)));
+        assert!(d.direct);
+        assert_eq!(d.block_size, ByteCount::kib(4));
+        assert!(Overrides::parse_set("nonsense").is_err());
+    }
+}

@@ -1,0 +1,173 @@
+//! Running a study: [`run_study`] runs the phases a study file expands to, in order, on one
+//! prepared target, handing each result to the caller the moment it ends (so it is
+//! stored at once). Files written by a sweep point are kept for the following phases of
+//! that point (a read reads what the write wrote) and removed before the next point.
+//! [`estimate`] says what a study needs before anything is written: capacity and time.
+
+use iolab_core::result::PhaseResult;
+use iolab_core::spec::{PhaseSpec, PlannedPhase};
+use iolab_core::units::{ByteCount, BytesPerSec, Nanos};
+
+use crate::clock::Clock;
+use crate::data::{DataOptions, run_data};
+use crate::error::EngineError;
+use crate::phase::Env;
+use crate::plan::{DataTarget, shares};
+use crate::target::PreparedTarget;
+
+/// How a study ended.
+#[derive(Debug, Default)]
+pub struct StudyOutcome {
+    pub phases_run: usize,
+    pub interrupted: bool,
+}
+
+/// Runs `phases` in order; `on_phase` receives every result as soon as it ends. `keep`
+/// leaves the last point's files in place.
+pub fn run_study<C: Clock>(
+    env: &Env<'_>,
+    clock: &C,
+    phases: &[PlannedPhase],
+    target: &PreparedTarget,
+    keep: bool,
+    on_phase: &mut dyn FnMut(PhaseResult),
+) -> Result<StudyOutcome, EngineError> {
+    let mut outcome = StudyOutcome::default();
+    let mut files: Vec<std::path::PathBuf> = Vec::new();
+    let mut previous: Option<(usize, u32, Vec<u64>, bool)> = None;
+    for (i, planned) in phases.iter().enumerate() {
+        if env.interrupt.load(std::sync::atomic::Ordering::Relaxed) {
+            outcome.interrupted = true;
+            break;
+        }
+        let group = (planned.point, planned.repetition);
+        let PhaseSpec::Data(spec) = &planned.spec;
+        // A phase after a stonewalled write of the same point works on exactly what it
+        // wrote (IOR's read after -D).
+        let written_blocks = match &previous {
+            Some((point, rep, completed, stonewalled))
+                if (*point, *rep) == group && *stonewalled && spec.rw.reads() =>
+            {
+                Some(completed.clone())
+            }
+            _ => None,
+        };
+        let opts = DataOptions {
+            name: Some(planned.name.clone()),
+            repetition: planned.repetition,
+            params: planned.coordinates.clone(),
+            written_blocks,
+            no_verify_pass: false,
+        };
+        let result = run_data(env, clock, spec, target, &opts)?;
+        files.extend(result.files.iter().cloned());
+        let stonewalled = spec.stonewall.is_some() && spec.rw.writes();
+        previous = Some((group.0, group.1, result.completed.clone(), stonewalled));
+        let interrupted = result.phases.iter().any(|p| p.interrupted);
+        for p in result.phases {
+            on_phase(p);
+        }
+        outcome.phases_run += 1;
+        if interrupted {
+            outcome.interrupted = true;
+            break;
+        }
+        let last_of_group = phases
+            .get(i + 1)
+            .is_none_or(|n| (n.point, n.repetition) != group);
+        let last_of_study = i + 1 == phases.len();
+        if last_of_group && !(keep && last_of_study) {
+            remove_files(env, target, &mut files)?;
+        }
+    }
+    Ok(outcome)
+}
+
+fn remove_files(
+    env: &Env<'_>,
+    target: &PreparedTarget,
+    files: &mut Vec<std::path::PathBuf>,
+) -> Result<(), EngineError> {
+    if let Some(w) = target.workdir() {
+        // Every rank removes its own files once all ranks are done reading.
+        env.comm.barrier();
+        files.sort();
+        files.dedup();
+        w.remove_files(files)?;
+    }
+    files.clear();
+    Ok(())
+}
+
+/// What one phase of a study needs.
+#[derive(Clone, Debug, PartialEq)]
+pub struct PhaseEstimate {
+    /// Bytes of data files the phase works on (written, or laid out before reading).
+    pub data_bytes: u64,
+    /// Expected duration: exact for time-based phases, else at the assumed speed.
+    pub time: Nanos,
+    pub time_based: bool,
+}
+
+/// What a whole study needs.
+#[derive(Clone, Debug, PartialEq)]
+pub struct StudyEstimate {
+    pub phases: Vec<PhaseEstimate>,
+    /// The most data on the target at any one time (one sweep point's files).
+    pub capacity: u64,
+    pub time: Nanos,
+}
+
+/// Estimates capacity and time for `phases` run by `ranks` ranks, assuming data moves
+/// at `bandwidth`, or `iops` I/Os per second when that is slower, where a phase is not
+/// time based.
+pub fn estimate(
+    phases: &[PlannedPhase],
+    ranks: u32,
+    bandwidth: BytesPerSec,
+    iops: f64,
+) -> StudyEstimate {
+    let mut out = Vec::new();
+    let mut capacity = 0u64;
+    let mut group_bytes = 0u64;
+    let mut group = None;
+    for p in phases {
+        let PhaseSpec::Data(spec) = &p.spec;
+        let workers = spec.threads * ranks.max(1);
+        let blocks: u64 = shares(spec, &DataTarget::Dir(".".into()), workers)
+            .map(|s| s.iter().sum())
+            .unwrap_or(0);
+        let data_bytes = blocks * spec.block_size.get();
+        let (time, time_based) = match spec.runtime.or(spec.stonewall) {
+            Some(t) => (t.nanos(), spec.runtime.is_some()),
+            None => {
+                let by_bytes = data_bytes as f64 / bandwidth.get().max(1.0);
+                let by_ios = blocks as f64 / iops.max(1.0);
+                (Nanos((by_bytes.max(by_ios) * 1e9) as u64), false)
+            }
+        };
+        if group != Some((p.point, p.repetition)) {
+            group = Some((p.point, p.repetition));
+            group_bytes = 0;
+        }
+        // Phases of a point share files when they have the same shape; count the largest.
+        group_bytes = group_bytes.max(data_bytes);
+        capacity = capacity.max(group_bytes);
+        out.push(PhaseEstimate {
+            data_bytes,
+            time,
+            time_based,
+        });
+    }
+    let time = Nanos(out.iter().map(|e| e.time.0).sum());
+    StudyEstimate {
+        phases: out,
+        capacity,
+        time,
+    }
+}
+
+/// "2.00 TB" style figure for plans.
+pub fn describe_bytes(b: u64) -> String {
+    ByteCount(b).human()
+}
