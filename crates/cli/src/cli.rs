@@ -33,6 +33,10 @@ pub enum Command {
     Targets(crate::commands::targets::TargetsArgs),
     /// Measure the network between ranks alone (no storage involved).
     Net(crate::commands::net::NetArgs),
+    /// Check the tuning of this machine against what storage studies recommend (reads only).
+    Audit(crate::commands::audit::AuditArgs),
+    /// Project a device's lifetime at a write rate against its rated endurance.
+    Endurance(crate::commands::endurance::EnduranceArgs),
     /// Describe the machine under test: CPU, memory, kernel, file system, devices, network.
     Inventory(crate::commands::inventory::InventoryArgs),
 }

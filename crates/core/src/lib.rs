@@ -5,6 +5,7 @@
 //! ([`telemetry`]). No I/O here.
 #![forbid(unsafe_code)]
 
+pub mod endurance;
 pub mod error;
 pub mod histogram;
 pub mod inventory;

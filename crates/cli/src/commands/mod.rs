@@ -1,6 +1,8 @@
 //! One module per subcommand; [`dispatch`] runs the one asked for and returns the exit
 //! code.
 
+pub mod audit;
+pub mod endurance;
 pub mod find;
 mod finish;
 pub mod inventory;
@@ -19,6 +21,8 @@ pub fn dispatch(cli: Cli) -> Result<u8> {
         Command::Run(args) => run::run(args),
         Command::Inventory(args) => inventory::inventory(args),
         Command::Study(args) => study::study(args),
+        Command::Audit(args) => audit::audit(args),
+        Command::Endurance(args) => endurance::endurance(args),
         Command::Meta(args) => meta::meta(args),
         Command::Find(args) => find::find(args),
         Command::Targets(args) => targets::targets(args),

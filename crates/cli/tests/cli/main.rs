@@ -6,3 +6,4 @@ mod common;
 mod mpi;
 mod run;
 mod study;
+mod tools;

@@ -1,0 +1,136 @@
+//! `iolab endurance`: will a device last? The data a write rate amounts to over a period
+//! against the device's rated endurance (TBW/PBW, or DWPD over a warranty), with the
+//! rate given or taken from a stored run.
+
+use anyhow::{Context, Result, bail};
+use clap::Args;
+use iolab_core::endurance::{
+    dwpd_of, exact_bytes, parse_rate, parse_rated, project, rated_from_dwpd,
+};
+use iolab_core::result::OpKind;
+use iolab_core::units::{ByteCount, BytesPerSec};
+
+use crate::cli::StoreArgs;
+use crate::exit;
+use crate::sink::open_store;
+
+#[derive(Args, Debug)]
+pub struct EnduranceArgs {
+    /// Rated endurance: total bytes written, e.g. 2.61PBW, 600TBW.
+    #[arg(long, value_name = "BYTES", conflicts_with = "dwpd")]
+    pub rated: Option<String>,
+
+    /// Rated drive writes per day (with --capacity and --warranty-years).
+    #[arg(long, requires = "capacity")]
+    pub dwpd: Option<f64>,
+
+    /// Device capacity, for --dwpd (2TB, 3.84TB).
+    #[arg(long)]
+    pub capacity: Option<ByteCount>,
+
+    /// Warranty period the DWPD rating covers, in years.
+    #[arg(long, default_value_t = 5.0)]
+    pub warranty_years: f64,
+
+    /// Write rate the device will see: 100MiB/s.
+    #[arg(long, value_name = "RATE", conflicts_with = "from_run")]
+    pub write_rate: Option<String>,
+
+    /// Take the write rate a stored run measured (id or label): its highest write bandwidth.
+    #[arg(long, value_name = "RUN")]
+    pub from_run: Option<String>,
+
+    /// The period to project over, in 365-day years.
+    #[arg(long, default_value_t = 5.0)]
+    pub years: f64,
+
+    /// Print JSON.
+    #[arg(long)]
+    pub json: bool,
+
+    #[command(flatten)]
+    pub store: StoreArgs,
+}
+
+pub fn endurance(args: EnduranceArgs) -> Result<u8> {
+    if !(args.years > 0.0) {
+        bail!("--years must be more than 0");
+    }
+    let rated = match (&args.rated, args.dwpd, args.capacity) {
+        (Some(r), _, _) => parse_rated(r).map_err(|e| anyhow::anyhow!("--rated: {e}"))?,
+        (None, Some(d), Some(c)) => rated_from_dwpd(d, c, args.warranty_years),
+        _ => bail!("give the rated endurance: --rated 2.61PBW, or --dwpd N --capacity SIZE"),
+    };
+    let (rate, source) = match (&args.write_rate, &args.from_run) {
+        (Some(r), _) => (
+            parse_rate(r).map_err(|e| anyhow::anyhow!("--write-rate: {e}"))?,
+            "given".to_string(),
+        ),
+        (None, Some(run)) => from_run(&args.store, run)?,
+        _ => bail!("give the write rate: --write-rate 100MiB/s, or --from-run RUN"),
+    };
+    let p = project(rated, rate, args.years);
+    if args.json {
+        println!(
+            "{}",
+            serde_json::to_string_pretty(
+                &serde_json::json!({ "projection": p, "lasts": p.lasts(), "rate_source": source })
+            )?
+        );
+        return Ok(exit::OK);
+    }
+    println!(
+        "write rate:      {} ({}), {source}",
+        rate.human(),
+        rate.human_decimal()
+    );
+    println!(
+        "over {} years:   {} written",
+        args.years,
+        exact_bytes(p.written)
+    );
+    println!("rated endurance: {}", exact_bytes(rated.get() as f64));
+    if let Some(c) = args.capacity {
+        println!(
+            "drive writes:    {:.2} per day on {}",
+            dwpd_of(rate, c),
+            c.human()
+        );
+    }
+    println!(
+        "lifetime:        {:.2} years at this rate",
+        p.lifetime_years
+    );
+    if p.lasts() {
+        println!(
+            "verdict:         lasts: the rating covers {:.2}x what {} years write",
+            p.margin, args.years
+        );
+    } else {
+        println!(
+            "verdict:         WEARS OUT after {:.2} years: {} years write {:.2}x the rating",
+            p.lifetime_years,
+            args.years,
+            1.0 / p.margin
+        );
+    }
+    Ok(exit::OK)
+}
+
+/// The highest write bandwidth a stored run measured.
+fn from_run(store: &StoreArgs, reference: &str) -> Result<(BytesPerSec, String)> {
+    let store = open_store(store)?;
+    let id = store.resolve(reference)?;
+    let run = store
+        .load_run(id)
+        .with_context(|| format!("loading run {id}"))?;
+    let best = run
+        .phases
+        .iter()
+        .filter_map(|p| p.op(OpKind::Write).map(|o| (o.bandwidth, p.name.clone())))
+        .max_by(|a, b| a.0.get().total_cmp(&b.0.get()));
+    match best {
+        Some((bw, phase)) => Ok((bw, format!("measured by run {id}, phase {phase}"))),
+        None => bail!("run {id} has no phase that wrote anything"),
+    }
+}

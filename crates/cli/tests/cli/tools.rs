@@ -1,0 +1,104 @@
+//! The analysis commands that need no workload: endurance, audit, inventory.
+
+use crate::common::{error_line, run};
+
+#[test]
+fn endurance_gives_the_published_figures() {
+    let r = run(&[
+        "endurance",
+        "--rated",
+        "2.61PBW",
+        "--write-rate",
+        "100MiB/s",
+        "--years",
+        "5",
+    ])
+    .expect(0);
+    assert!(
+        r.stdout
+            .contains("over 5 years:   14.69 PiB (16.53 PB) written"),
+        "{}",
+        r.stdout
+    );
+    assert!(
+        r.stdout.contains("WEARS OUT after 0.79 years"),
+        "{}",
+        r.stdout
+    );
+    let r = run(&["endurance", "--rated", "41PBW", "--write-rate", "100MiB/s"]).expect(0);
+    assert!(r.stdout.contains("verdict:         lasts"), "{}", r.stdout);
+    let r = run(&[
+        "endurance",
+        "--dwpd",
+        "1",
+        "--capacity",
+        "2TB",
+        "--write-rate",
+        "100MiB/s",
+        "--json",
+    ])
+    .expect(0);
+    let j: serde_json::Value = serde_json::from_str(&r.stdout).unwrap();
+    assert_eq!(j["projection"]["rated"], 3_650_000_000_000_000u64);
+    assert_eq!(j["lasts"], false);
+}
+
+#[test]
+fn endurance_bad_input_is_one_line() {
+    let r = run(&["endurance", "--rated", "lots", "--write-rate", "1MiB/s"]).expect(2);
+    assert!(
+        error_line(&r).starts_with("iolab: error: --rated: invalid size 'lots'"),
+        "{}",
+        r.stderr
+    );
+    let r = run(&["endurance", "--write-rate", "1MiB/s"]).expect(2);
+    assert!(
+        error_line(&r).contains("give the rated endurance"),
+        "{}",
+        r.stderr
+    );
+}
+
+#[test]
+fn audit_reads_and_reports_without_failing() {
+    let r = run(&[
+        "audit",
+        "--dir",
+        "/tmp",
+        "--json",
+        "--profile",
+        "nfs-server",
+    ])
+    .expect(0);
+    let findings: Vec<serde_json::Value> = serde_json::from_str(&r.stdout).unwrap();
+    assert!(findings.len() >= 10, "{}", findings.len());
+    for f in &findings {
+        assert!(
+            ["pass", "warn", "unknown"].contains(&f["status"].as_str().unwrap()),
+            "{f}"
+        );
+        assert!(!f["why"].as_str().unwrap().is_empty());
+    }
+    assert!(
+        findings
+            .iter()
+            .any(|f| f["id"].as_str().unwrap().contains("nfsd")),
+        "the nfs-server profile checks nfsd threads"
+    );
+    let r = run(&["audit", "--profile", "toaster"]).expect(2);
+    assert!(
+        error_line(&r).starts_with("iolab: error: --profile: "),
+        "{}",
+        r.stderr
+    );
+}
+
+#[test]
+fn inventory_describes_the_target() {
+    let r = run(&["inventory", "--dir", "/tmp", "--json"]).expect(0);
+    let j: serde_json::Value = serde_json::from_str(&r.stdout).unwrap();
+    assert!(j["memory_bytes"].as_u64().unwrap() > 0);
+    assert!(!j["target"]["fs_type"].as_str().unwrap().is_empty());
+    let r = run(&["inventory"]).expect(0);
+    assert!(r.stdout.starts_with("host:"), "{}", r.stdout);
+}

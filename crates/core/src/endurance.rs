@@ -1,0 +1,166 @@
+//! Device endurance: how much a workload writes over a period, and how long a device
+//! rated for a number of bytes written (TBW/PBW, or drive writes per day over a
+//! warranty) lasts at that rate. Years are 365-day years; vendors' TB and PB are decimal
+//! (10^12, 10^15 bytes); results are given in binary units (PiB) with the decimal form.
+
+use serde::{Deserialize, Serialize};
+
+use crate::error::UnitError;
+use crate::units::{ByteCount, BytesPerSec};
+
+/// Seconds in a 365-day year.
+pub const YEAR_SECS: f64 = 365.0 * 86_400.0;
+
+/// Parses a rated endurance: "2.61PBW", "600TBW", "41 PBW", or a plain size ("2PB").
+pub fn parse_rated(text: &str) -> Result<ByteCount, UnitError> {
+    let t = text.trim();
+    let t = t
+        .strip_suffix('W')
+        .or_else(|| t.strip_suffix('w'))
+        .unwrap_or(t);
+    t.parse::<ByteCount>()
+        .map_err(|_| UnitError::Bytes(text.to_string()))
+}
+
+/// Parses a write rate: "100MiB/s", "1.5GB/s", "100MiB".
+pub fn parse_rate(text: &str) -> Result<BytesPerSec, UnitError> {
+    let t = text.trim();
+    let t = t.strip_suffix("/s").unwrap_or(t);
+    let b: ByteCount = t.parse().map_err(|_| UnitError::Bytes(text.to_string()))?;
+    Ok(BytesPerSec(b.get() as f64))
+}
+
+/// Rated bytes of a device rated for `dwpd` drive writes per day over `years`.
+pub fn rated_from_dwpd(dwpd: f64, capacity: ByteCount, years: f64) -> ByteCount {
+    ByteCount((dwpd * capacity.get() as f64 * 365.0 * years).round() as u64)
+}
+
+/// Drive writes per day that `rate` amounts to on a device of `capacity`.
+pub fn dwpd_of(rate: BytesPerSec, capacity: ByteCount) -> f64 {
+    rate.get() * 86_400.0 / capacity.get().max(1) as f64
+}
+
+/// The verdict for a device at a write rate over a period.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Projection {
+    pub rate: BytesPerSec,
+    pub years: f64,
+    pub rated: ByteCount,
+    /// Bytes written at `rate` over `years`.
+    pub written: f64,
+    /// How long the rated endurance lasts at `rate`, in years.
+    pub lifetime_years: f64,
+    /// rated / written: above 1 the device outlasts the period.
+    pub margin: f64,
+}
+
+impl Projection {
+    pub fn lasts(&self) -> bool {
+        self.margin >= 1.0
+    }
+}
+
+pub fn project(rated: ByteCount, rate: BytesPerSec, years: f64) -> Projection {
+    let written = rate.get() * years * YEAR_SECS;
+    let lifetime_years = if rate.get() > 0.0 {
+        rated.get() as f64 / rate.get() / YEAR_SECS
+    } else {
+        f64::INFINITY
+    };
+    let margin = if written > 0.0 {
+        rated.get() as f64 / written
+    } else {
+        f64::INFINITY
+    };
+    Projection {
+        rate,
+        years,
+        rated,
+        written,
+        lifetime_years,
+        margin,
+    }
+}
+
+/// "14.69 PiB (16.53 PB)": two decimals in the largest fitting binary unit, with the
+/// decimal figure vendors use.
+pub fn exact_bytes(bytes: f64) -> String {
+    const BIN: [(&str, f64); 5] = [
+        ("EiB", 1152921504606846976.0),
+        ("PiB", 1125899906842624.0),
+        ("TiB", 1099511627776.0),
+        ("GiB", 1073741824.0),
+        ("MiB", 1048576.0),
+    ];
+    const DEC: [(&str, f64); 5] = [
+        ("EB", 1e18),
+        ("PB", 1e15),
+        ("TB", 1e12),
+        ("GB", 1e9),
+        ("MB", 1e6),
+    ];
+    let pick = |table: &[(&'static str, f64)]| {
+        table
+            .iter()
+            .find(|(_, m)| bytes >= *m)
+            .map(|(u, m)| format!("{:.2} {u}", bytes / m))
+            .unwrap_or_else(|| format!("{bytes:.0} B"))
+    };
+    format!("{} ({})", pick(&BIN), pick(&DEC))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn one_hundred_mib_per_second_for_five_years_is_14_69_pib() {
+        let p = project(
+            parse_rated("2.61PBW").unwrap(),
+            parse_rate("100MiB/s").unwrap(),
+            5.0,
+        );
+        assert_eq!(p.written, 104_857_600.0 * 5.0 * 365.0 * 86_400.0);
+        assert!(
+            exact_bytes(p.written).starts_with("14.69 PiB (16.53 PB)"),
+            "{}",
+            exact_bytes(p.written)
+        );
+        assert!(!p.lasts());
+        // 2.61 PB at 100 MiB/s: 2.61e15 / 104857600 / 31536000 = 0.789 years.
+        assert!(
+            (p.lifetime_years - 0.7893).abs() < 1e-3,
+            "{}",
+            p.lifetime_years
+        );
+        let optane = project(
+            parse_rated("41PBW").unwrap(),
+            parse_rate("100MiB/s").unwrap(),
+            5.0,
+        );
+        assert!(optane.lasts());
+        assert!(
+            (optane.lifetime_years - 12.40).abs() < 0.01,
+            "{}",
+            optane.lifetime_years
+        );
+    }
+
+    #[test]
+    fn dwpd_and_tbw_conversions() {
+        // 1 DWPD on a 2 TB drive over 5 years is 3650 TBW.
+        assert_eq!(
+            rated_from_dwpd(1.0, "2TB".parse().unwrap(), 5.0),
+            ByteCount(3_650_000_000_000_000)
+        );
+        assert_eq!(
+            parse_rated("600TBW").unwrap(),
+            ByteCount(600_000_000_000_000)
+        );
+        assert!(
+            (dwpd_of(BytesPerSec(2e12 / 86_400.0), "2TB".parse().unwrap()) - 1.0).abs() < 1e-12
+        );
+        assert!(parse_rated("lots").is_err());
+        assert!(parse_rate("fast/s").is_err());
+    }
+}
