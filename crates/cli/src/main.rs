@@ -9,6 +9,7 @@ mod exit;
 mod progress;
 mod runtime;
 mod sink;
+mod telemetry;
 
 use std::process::ExitCode;
 

@@ -115,6 +115,6 @@ pub fn assemble(meta: PhaseMeta, run: &PhaseRun) -> PhaseResult {
         extra: BTreeMap::new(),
         warnings,
         interrupted: run.interrupted,
-        telemetry: None,
+        telemetry: run.telemetry.clone(),
     }
 }

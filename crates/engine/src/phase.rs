@@ -9,6 +9,7 @@ use std::time::Duration;
 
 use iolab_comm::{Comm, CommExt};
 use iolab_core::result::CpuUsage;
+use iolab_core::telemetry::Telemetry;
 use iolab_core::units::Nanos;
 use serde::{Deserialize, Serialize};
 
@@ -31,6 +32,13 @@ pub struct Progress<'a> {
     pub workers: u32,
 }
 
+/// Something that watches the machine while a phase's timed part runs (device and CPU
+/// telemetry); started and stopped by rank 0.
+pub trait PhaseProbe: Sync {
+    fn start(&self);
+    fn stop(&self) -> Option<Telemetry>;
+}
+
 /// The world a phase runs in.
 pub struct Env<'a> {
     pub comm: &'a dyn Comm,
@@ -38,6 +46,29 @@ pub struct Env<'a> {
     pub interrupt: &'a AtomicBool,
     /// Called on rank 0 about ten times a second while a phase runs.
     pub progress: Option<&'a (dyn Fn(&Progress<'_>) + Sync)>,
+    /// Samples the machine beside each phase (rank 0).
+    pub probe: Option<&'a dyn PhaseProbe>,
+}
+
+impl<'a> Env<'a> {
+    pub fn new(comm: &'a dyn Comm, interrupt: &'a AtomicBool) -> Self {
+        Env {
+            comm,
+            interrupt,
+            progress: None,
+            probe: None,
+        }
+    }
+
+    pub fn with_progress(mut self, progress: &'a (dyn Fn(&Progress<'_>) + Sync)) -> Self {
+        self.progress = Some(progress);
+        self
+    }
+
+    pub fn with_probe(mut self, probe: &'a dyn PhaseProbe) -> Self {
+        self.probe = Some(probe);
+        self
+    }
 }
 
 /// What one worker of any workload returns.
@@ -70,6 +101,8 @@ pub struct PhaseRun {
     pub interrupted: bool,
     /// Wall-clock start on this rank, ms since the epoch.
     pub started_at_ms: i64,
+    /// What the probe saw on rank 0 while the phase ran.
+    pub telemetry: Option<Telemetry>,
 }
 
 impl PhaseRun {
@@ -144,6 +177,8 @@ where
     let mut setup_error = None;
     let mut start = Nanos::ZERO;
     let mut cpu0 = (Nanos::ZERO, Nanos::ZERO);
+    let mut telemetry = None;
+    let probe = env.probe.filter(|_| comm.rank() == 0);
 
     let reports: Vec<Result<WorkerReport, String>> = std::thread::scope(|s| {
         let handles: Vec<_> = (0..workers)
@@ -177,7 +212,11 @@ where
             cpu0 = iolab_backend::process::cpu_times();
             start = clock.now();
             control.release(Some(start));
+            if let Some(p) = probe {
+                p.start();
+            }
             interrupted = coordinate(env, clock, name, &control, start, wear_out);
+            telemetry = probe.and_then(|p| p.stop());
         } else {
             control.release(None);
         }
@@ -247,6 +286,7 @@ where
         outcomes,
         interrupted,
         started_at_ms,
+        telemetry,
     })
 }
 

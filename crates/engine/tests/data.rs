@@ -27,11 +27,7 @@ fn run_with(
     let comm = SingleProcess::new();
     let prepared = prepare_target(&comm, target, spec.backend, true).unwrap();
     let stop = AtomicBool::new(false);
-    let env = Env {
-        comm: &comm,
-        interrupt: &stop,
-        progress: None,
-    };
+    let env = Env::new(&comm, &stop);
     run_data(
         &env,
         &Clocked(clock),

@@ -28,11 +28,7 @@ fn wear_out_brings_every_rank_to_the_busiest_count() {
         // Rank r's clock runs r+1 times slower, so it gets fewer I/Os done by the stonewall.
         let clock = FakeClock::new(Nanos(1000 * (comm.rank() as u64 + 1)));
         let stop = AtomicBool::new(false);
-        let env = Env {
-            comm,
-            interrupt: &stop,
-            progress: None,
-        };
+        let env = Env::new(comm, &stop);
         let target = prepare_target(comm, &TargetSpec::default(), spec.backend, true).unwrap();
         run_data(&env, &clock, &spec, &target, &DataOptions::default()).unwrap()
     });
@@ -66,11 +62,7 @@ fn without_wear_out_a_stonewall_keeps_what_each_rank_did() {
         |comm: &dyn Comm| {
             let clock = FakeClock::new(Nanos(1000 * (comm.rank() as u64 + 1)));
             let stop = AtomicBool::new(false);
-            let env = Env {
-                comm,
-                interrupt: &stop,
-                progress: None,
-            };
+            let env = Env::new(comm, &stop);
             let target = prepare_target(comm, &TargetSpec::default(), spec.backend, true).unwrap();
             run_data(&env, &clock, &spec, &target, &DataOptions::default()).unwrap()
         },
@@ -134,11 +126,7 @@ fn ranks_write_then_read_each_others_data_with_verification() {
     };
     let results = InProcess::run(4, two_hosts, |comm: &dyn Comm| {
         let stop = AtomicBool::new(false);
-        let env = Env {
-            comm,
-            interrupt: &stop,
-            progress: None,
-        };
+        let env = Env::new(comm, &stop);
         let t = prepare_target(comm, &target, BackendKind::Psync, true).unwrap();
         let w = run_data(&env, &MonotonicClock, &write, &t, &DataOptions::default()).unwrap();
         let r = run_data(&env, &MonotonicClock, &read, &t, &DataOptions::default()).unwrap();

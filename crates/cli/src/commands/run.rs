@@ -10,6 +10,7 @@ use crate::commands::finish::{cleanup, conclude};
 use crate::progress::ProgressLine;
 use crate::runtime::Runtime;
 use crate::sink::RunSink;
+use crate::telemetry::TelemetryProbe;
 
 pub fn run(args: RunArgs) -> Result<u8> {
     let rt = Runtime::start()?;
@@ -27,11 +28,13 @@ pub fn run(args: RunArgs) -> Result<u8> {
     );
     let progress = ProgressLine::new(args.output.progress, args.output.quiet);
     let show = |p: &iolab_engine::Progress<'_>| progress.show(p);
-    let env = Env {
-        comm: rt.comm.as_ref(),
-        interrupt: rt.interrupt,
-        progress: Some(&show),
-    };
+    let probe = TelemetryProbe::new(
+        sink.record.provenance.inventory.as_ref(),
+        args.target.device.as_deref(),
+    );
+    let env = Env::new(rt.comm.as_ref(), rt.interrupt)
+        .with_progress(&show)
+        .with_probe(&probe);
     let outcome = run_data(
         &env,
         &MonotonicClock,

@@ -17,6 +17,7 @@ use crate::exit;
 use crate::progress::ProgressLine;
 use crate::runtime::Runtime;
 use crate::sink::RunSink;
+use crate::telemetry::TelemetryProbe;
 
 /// The built-in studies, by name.
 pub const PRESETS: [(&str, &str); 4] = [
@@ -262,11 +263,13 @@ fn run(args: StudyRunArgs) -> Result<u8> {
     }
     let progress = ProgressLine::new(args.output.progress, args.output.quiet);
     let show = |p: &iolab_engine::Progress<'_>| progress.show(p);
-    let env = Env {
-        comm: rt.comm.as_ref(),
-        interrupt: rt.interrupt,
-        progress: Some(&show),
-    };
+    let probe = TelemetryProbe::new(
+        sink.record.provenance.inventory.as_ref(),
+        args.target.device.as_deref(),
+    );
+    let env = Env::new(rt.comm.as_ref(), rt.interrupt)
+        .with_progress(&show)
+        .with_probe(&probe);
     let root = rt.is_root() && !args.output.quiet;
     let outcome = run_study(
         &env,
