@@ -33,6 +33,8 @@ pub enum Command {
     Targets(crate::commands::targets::TargetsArgs),
     /// Measure the network between ranks alone (no storage involved).
     Net(crate::commands::net::NetArgs),
+    /// Find the highest IOPS at an acceptable latency: step the load up until a latency objective breaks.
+    Ladder(crate::commands::ladder::LadderArgs),
     /// Check the tuning of this machine against what storage studies recommend (reads only).
     Audit(crate::commands::audit::AuditArgs),
     /// Project a device's lifetime at a write rate against its rated endurance.

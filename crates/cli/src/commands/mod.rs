@@ -6,6 +6,7 @@ pub mod endurance;
 pub mod find;
 mod finish;
 pub mod inventory;
+pub mod ladder;
 pub mod meta;
 pub mod net;
 pub mod run;
@@ -22,6 +23,7 @@ pub fn dispatch(cli: Cli) -> Result<u8> {
         Command::Inventory(args) => inventory::inventory(args),
         Command::Study(args) => study::study(args),
         Command::Audit(args) => audit::audit(args),
+        Command::Ladder(args) => ladder::ladder(args),
         Command::Endurance(args) => endurance::endurance(args),
         Command::Meta(args) => meta::meta(args),
         Command::Find(args) => find::find(args),

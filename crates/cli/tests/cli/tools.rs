@@ -102,3 +102,54 @@ fn inventory_describes_the_target() {
     let r = run(&["inventory"]).expect(0);
     assert!(r.stdout.starts_with("host:"), "{}", r.stdout);
 }
+
+#[test]
+fn a_ladder_steps_the_queue_depth_and_reports_its_verdicts() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("l.json");
+    let r = run(&[
+        "ladder",
+        "--backend",
+        "null",
+        "--rw",
+        "randread",
+        "--size",
+        "64MiB",
+        "--step-time",
+        "1s",
+        "--max",
+        "4",
+        "--slo",
+        "p99<=1s",
+        "--json",
+        out.to_str().unwrap(),
+    ])
+    .expect(0);
+    assert!(
+        r.stdout.contains("ladder: objective p99 <= 1.00 s"),
+        "{}",
+        r.stdout
+    );
+    assert!(
+        r.stdout.contains("highest load within the objective: QD 4"),
+        "{}",
+        r.stdout
+    );
+    let j: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&out).unwrap()).unwrap();
+    let phases = j["phases"].as_array().unwrap();
+    assert_eq!(phases.len(), 3);
+    assert_eq!(j["kind"], "ladder");
+    let qds: Vec<&str> = phases
+        .iter()
+        .map(|p| p["params"]["queue_depth"].as_str().unwrap())
+        .collect();
+    assert_eq!(qds, ["1", "2", "4"]);
+    assert!(phases.iter().all(|p| p["extra"]["meets_objective"] == 1.0));
+    let r = run(&["ladder", "--backend", "null", "--slo", "p99 under 1ms"]).expect(2);
+    assert!(
+        error_line(&r).starts_with("iolab: error: --slo: invalid objective"),
+        "{}",
+        r.stderr
+    );
+}

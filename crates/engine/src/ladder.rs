@@ -1,0 +1,231 @@
+//! The latency ladder (S3): the highest IOPS at an acceptable latency. [`climb`] steps the
+//! load up (queue depth, threads, or an offered rate) until the latency objective
+//! ([`Slo`]) breaks, and [`knee`] finds where the IOPS-vs-latency curve bends: beyond it,
+//! more load buys latency, not IOPS. Both are pure over a `measure` function, so the
+//! search is tested against latency models; the CLI measures with real phases.
+
+use std::fmt;
+use std::str::FromStr;
+
+use iolab_core::histogram::LatencySummary;
+use iolab_core::units::{Nanos, TimeSpan};
+use serde::{Deserialize, Serialize};
+
+/// A latency objective: "p99<=1ms", "p99.9<=500us", "mean<=200us".
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Slo {
+    /// Percentile (0-100), or None for the mean.
+    pub percentile: Option<f64>,
+    pub limit: Nanos,
+}
+
+impl Slo {
+    /// The figure of `l` the objective is about.
+    pub fn latency_of(&self, l: &LatencySummary) -> Nanos {
+        match self.percentile {
+            None => Nanos(l.mean.round() as u64),
+            Some(p) if p <= 50.0 => l.p50,
+            Some(p) if p <= 90.0 => l.p90,
+            Some(p) if p <= 99.0 => l.p99,
+            Some(p) if p <= 99.9 => l.p99_9,
+            Some(_) => l.p99_99,
+        }
+    }
+
+    pub fn met_by(&self, latency: Nanos) -> bool {
+        latency <= self.limit
+    }
+}
+
+impl fmt::Display for Slo {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self.percentile {
+            None => write!(f, "mean <= {}", self.limit.human()),
+            Some(p) => write!(f, "p{p} <= {}", self.limit.human()),
+        }
+    }
+}
+
+impl FromStr for Slo {
+    type Err = String;
+
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        let bad = || {
+            format!(
+                "invalid objective '{s}': use p50, p90, p99, p99.9, p99.99 or mean, then <= and a duration, e.g. p99<=1ms"
+            )
+        };
+        let (lhs, rhs) = s.split_once("<=").ok_or_else(bad)?;
+        let lhs = lhs.trim().to_ascii_lowercase();
+        let percentile = if lhs == "mean" {
+            None
+        } else {
+            let p: f64 = lhs
+                .strip_prefix('p')
+                .ok_or_else(bad)?
+                .parse()
+                .map_err(|_| bad())?;
+            if !(p > 0.0 && p < 100.0) {
+                return Err(bad());
+            }
+            Some(p)
+        };
+        let limit: TimeSpan = rhs.trim().parse().map_err(|_| bad())?;
+        Ok(Slo {
+            percentile,
+            limit: limit.nanos(),
+        })
+    }
+}
+
+/// One rung: the load applied and what it gave.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Step {
+    pub load: u64,
+    pub iops: f64,
+    /// The latency the objective is about, at this load.
+    pub latency: Nanos,
+    pub meets: bool,
+}
+
+/// The whole ladder.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Ladder {
+    pub steps: Vec<Step>,
+    /// Index of the highest load that met the objective.
+    pub highest_load: Option<usize>,
+    /// Index of the step with the most IOPS that met the objective (the lowest such load
+    /// on a tie: the same IOPS at lower latency).
+    pub peak: Option<usize>,
+    /// Index of the knee of the IOPS-vs-latency curve.
+    pub knee: Option<usize>,
+}
+
+/// Tries `loads` in order, measuring each, and stops after the first one that breaks
+/// the objective.
+pub fn climb<E>(
+    loads: &[u64],
+    slo: &Slo,
+    mut measure: impl FnMut(u64) -> Result<(f64, Nanos), E>,
+) -> Result<Ladder, E> {
+    let mut steps = Vec::new();
+    for &load in loads {
+        let (iops, latency) = measure(load)?;
+        let meets = slo.met_by(latency);
+        steps.push(Step {
+            load,
+            iops,
+            latency,
+            meets,
+        });
+        if !meets {
+            break;
+        }
+    }
+    let highest_load = steps.iter().rposition(|s| s.meets);
+    let mut peak: Option<usize> = None;
+    for (i, s) in steps.iter().enumerate().filter(|(_, s)| s.meets) {
+        if peak.is_none_or(|p| s.iops > steps[p].iops) {
+            peak = Some(i);
+        }
+    }
+    let knee = knee(&steps);
+    Ok(Ladder {
+        steps,
+        highest_load,
+        peak,
+        knee,
+    })
+}
+
+/// The step where IOPS is highest relative to latency, both scaled to the range the
+/// ladder covered: past it, IOPS hardly grows while latency does.
+pub fn knee(steps: &[Step]) -> Option<usize> {
+    if steps.len() < 3 {
+        return None;
+    }
+    let max_iops = steps.iter().map(|s| s.iops).fold(0.0, f64::max);
+    let (min_lat, max_lat) = steps.iter().fold((u64::MAX, 0), |(lo, hi), s| {
+        (lo.min(s.latency.0), hi.max(s.latency.0))
+    });
+    if max_iops <= 0.0 || max_lat == min_lat {
+        return None;
+    }
+    let score =
+        |s: &Step| s.iops / max_iops - (s.latency.0 - min_lat) as f64 / (max_lat - min_lat) as f64;
+    steps
+        .iter()
+        .enumerate()
+        .max_by(|a, b| score(a.1).total_cmp(&score(b.1)))
+        .map(|(i, _)| i)
+}
+
+/// Powers of two from 1 up to `max`.
+pub fn doubling(max: u64) -> Vec<u64> {
+    std::iter::successors(Some(1u64), |x| x.checked_mul(2))
+        .take_while(|x| *x <= max.max(1))
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A device that completes 10k IOPS per outstanding I/O up to 100k IOPS; beyond that
+    /// requests queue (Little's law: latency = outstanding / IOPS).
+    fn device(qd: u64) -> Result<(f64, Nanos), ()> {
+        let iops = (10_000.0 * qd as f64).min(100_000.0);
+        Ok((iops, Nanos((qd as f64 / iops * 1e9) as u64)))
+    }
+
+    #[test]
+    fn climbs_until_the_objective_breaks_and_finds_the_knee() {
+        let slo: Slo = "p99<=1ms".parse().unwrap();
+        let l = climb(&doubling(256), &slo, device).unwrap();
+        let loads: Vec<u64> = l.steps.iter().map(|s| s.load).collect();
+        assert_eq!(
+            loads,
+            vec![1, 2, 4, 8, 16, 32, 64, 128],
+            "stops at the first broken step"
+        );
+        assert!(!l.steps.last().unwrap().meets);
+        // QD 64 is the highest load within 1 ms (640 us); its 100k IOPS were already
+        // reached at QD 16 (160 us).
+        assert_eq!(l.steps[l.highest_load.unwrap()].load, 64);
+        assert_eq!(l.steps[l.peak.unwrap()].load, 16);
+        // The curve bends where the device saturates.
+        assert_eq!(l.steps[l.knee.unwrap()].load, 16);
+    }
+
+    #[test]
+    fn a_tight_objective_can_fail_at_once() {
+        let slo: Slo = "p99<=50us".parse().unwrap();
+        let l = climb(&doubling(256), &slo, device).unwrap();
+        assert_eq!(l.steps.len(), 1);
+        assert_eq!(l.highest_load, None);
+        assert_eq!(l.peak, None);
+    }
+
+    #[test]
+    fn objectives_parse_and_print() {
+        let s: Slo = "p99.9 <= 500us".parse().unwrap();
+        assert_eq!(
+            s,
+            Slo {
+                percentile: Some(99.9),
+                limit: Nanos::from_micros(500)
+            }
+        );
+        assert_eq!(s.to_string(), "p99.9 <= 500 µs");
+        assert_eq!("mean<=2ms".parse::<Slo>().unwrap().percentile, None);
+        for bad in ["p99<1ms", "q99<=1ms", "p100<=1ms", "p99<=soon"] {
+            assert!(bad.parse::<Slo>().unwrap_err().contains(bad), "{bad}");
+        }
+    }
+
+    #[test]
+    fn doubling_loads() {
+        assert_eq!(doubling(16), vec![1, 2, 4, 8, 16]);
+        assert_eq!(doubling(0), vec![1]);
+    }
+}
