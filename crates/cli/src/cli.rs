@@ -25,6 +25,12 @@ pub enum Command {
     Run(RunArgs),
     /// Run a study: sweeps and matrices from a preset or a study file.
     Study(crate::commands::study::StudyArgs),
+    /// List, show, export or delete stored runs.
+    Results(crate::commands::results::ResultsArgs),
+    /// Compare two runs or labels: peak against peak for every metric, with the change in %.
+    Compare(crate::commands::results::CompareArgs),
+    /// Write a report of a run (and runs to compare it with): HTML with charts, Markdown, CSV.
+    Report(crate::commands::results::ReportArgs),
     /// Run a metadata workload (mdtest-style): create, stat, read, remove trees.
     Meta(crate::commands::meta::MetaArgs),
     /// Walk a tree in parallel and count matching files (IO500's find phase).

@@ -9,6 +9,7 @@ pub mod inventory;
 pub mod ladder;
 pub mod meta;
 pub mod net;
+pub mod results;
 pub mod run;
 pub mod study;
 pub mod targets;
@@ -23,6 +24,9 @@ pub fn dispatch(cli: Cli) -> Result<u8> {
         Command::Inventory(args) => inventory::inventory(args),
         Command::Study(args) => study::study(args),
         Command::Audit(args) => audit::audit(args),
+        Command::Results(args) => results::results(args),
+        Command::Compare(args) => results::compare(args),
+        Command::Report(args) => results::report(args),
         Command::Ladder(args) => ladder::ladder(args),
         Command::Endurance(args) => endurance::endurance(args),
         Command::Meta(args) => meta::meta(args),

@@ -4,6 +4,7 @@
 mod common;
 #[cfg(feature = "mpi")]
 mod mpi;
+mod results;
 mod run;
 mod study;
 mod tools;

@@ -1,0 +1,361 @@
+//! The results store from the command line: `iolab results list|show|export|delete`,
+//! `iolab compare A B` (the table the NFS study ends with) and `iolab report RUN --vs RUN`
+//! (HTML with charts, Markdown, CSV). Runs are named by id (r42) or label; a label on a
+//! side of a comparison means every run with that label.
+
+use std::path::PathBuf;
+
+use anyhow::{Context, Result, bail};
+use clap::{Args, Subcommand};
+use iolab_core::result::RunRecord;
+use iolab_report::{Format, HtmlOptions};
+use iolab_store::{RunFilter, RunId, Store};
+
+use crate::cli::StoreArgs;
+use crate::exit;
+use crate::sink::open_store;
+
+#[derive(Args, Debug)]
+pub struct ResultsArgs {
+    #[command(subcommand)]
+    pub command: ResultsCommand,
+
+    #[command(flatten)]
+    pub store: StoreArgs,
+}
+
+#[derive(Subcommand, Debug)]
+pub enum ResultsCommand {
+    /// List stored runs, newest first.
+    List(ListArgs),
+    /// Print one run (text, or another --format).
+    Show {
+        /// Run id (r42) or label (its latest run).
+        run: String,
+        #[arg(long, default_value = "text")]
+        format: Format,
+    },
+    /// Write runs in a format: json, csv, markdown or html.
+    Export(ExportArgs),
+    /// Remove a run from the database.
+    Delete {
+        /// Run id (r42).
+        run: String,
+    },
+}
+
+/// Which runs.
+#[derive(Args, Debug, Clone, Default)]
+pub struct ListArgs {
+    /// Only runs with this label (a glob with * and ? matches several).
+    #[arg(long)]
+    pub label: Option<String>,
+    /// Only runs of this kind: run, meta, study, io500, targets, ladder, ...
+    #[arg(long)]
+    pub kind: Option<String>,
+    /// Only runs started on or after this date (YYYY-MM-DD, UTC).
+    #[arg(long, value_name = "DATE")]
+    pub since: Option<String>,
+    /// Only runs started before this date (YYYY-MM-DD, UTC).
+    #[arg(long, value_name = "DATE")]
+    pub until: Option<String>,
+    /// At most this many runs.
+    #[arg(long)]
+    pub limit: Option<u32>,
+}
+
+#[derive(Args, Debug)]
+pub struct ExportArgs {
+    /// Runs by id or label; none: every run the filters select.
+    pub runs: Vec<String>,
+    #[command(flatten)]
+    pub filter: ListArgs,
+    #[arg(long, default_value = "json")]
+    pub format: Format,
+    /// Write to this file instead of standard output.
+    #[arg(short = 'o', long)]
+    pub output: Option<PathBuf>,
+}
+
+#[derive(Args, Debug)]
+pub struct CompareArgs {
+    /// The baseline: a run id or a label (all runs with it).
+    pub a: String,
+    /// The candidate: a run id or a label.
+    pub b: String,
+    #[arg(long, default_value = "text")]
+    pub format: Format,
+    #[command(flatten)]
+    pub store: StoreArgs,
+}
+
+#[derive(Args, Debug)]
+pub struct ReportArgs {
+    /// The run to report on: id or label.
+    pub run: String,
+    /// Runs to compare it with, overlaid on its charts (repeatable).
+    #[arg(long = "vs", value_name = "RUN")]
+    pub vs: Vec<String>,
+    /// Write a self-contained HTML page with charts.
+    #[arg(long, value_name = "FILE")]
+    pub html: Option<PathBuf>,
+    /// Write Markdown tables.
+    #[arg(long, value_name = "FILE")]
+    pub markdown: Option<PathBuf>,
+    /// Write CSV (one row per phase and operation).
+    #[arg(long, value_name = "FILE")]
+    pub csv: Option<PathBuf>,
+    #[command(flatten)]
+    pub store: StoreArgs,
+}
+
+/// Parses YYYY-MM-DD (UTC) into ms since the epoch.
+fn parse_date(option: &str, text: &str) -> Result<i64> {
+    let bad = || anyhow::anyhow!("{option}: '{text}' is not a date; use YYYY-MM-DD");
+    let parts: Vec<&str> = text.trim().split('-').collect();
+    let [y, m, d] = parts.as_slice() else {
+        return Err(bad());
+    };
+    let (y, m, d): (i64, i64, i64) = (
+        y.parse().map_err(|_| bad())?,
+        m.parse().map_err(|_| bad())?,
+        d.parse().map_err(|_| bad())?,
+    );
+    if !(1..=12).contains(&m) || !(1..=31).contains(&d) {
+        return Err(bad());
+    }
+    // Days from the civil date (Howard Hinnant's algorithm).
+    let y = if m <= 2 { y - 1 } else { y };
+    let era = y.div_euclid(400);
+    let yoe = y - era * 400;
+    let mp = (m + 9) % 12;
+    let doy = (153 * mp + 2) / 5 + d - 1;
+    let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+    Ok((era * 146_097 + doe - 719_468) * 86_400_000)
+}
+
+fn filter(args: &ListArgs) -> Result<RunFilter> {
+    Ok(RunFilter {
+        label: args.label.clone(),
+        kind: args.kind.clone(),
+        since_ms: args
+            .since
+            .as_deref()
+            .map(|d| parse_date("--since", d))
+            .transpose()?,
+        until_ms: args
+            .until
+            .as_deref()
+            .map(|d| parse_date("--until", d))
+            .transpose()?,
+        limit: args.limit,
+        ..RunFilter::default()
+    })
+}
+
+fn date(ms: i64) -> String {
+    let days = ms.div_euclid(86_400_000);
+    let secs = ms.div_euclid(1000).rem_euclid(86_400);
+    // Civil date from days (inverse of parse_date).
+    let z = days + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z - era * 146_097;
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let d = doy - (153 * mp + 2) / 5 + 1;
+    let m = if mp < 10 { mp + 3 } else { mp - 9 };
+    let y = yoe + era * 400 + i64::from(m <= 2);
+    format!(
+        "{y:04}-{m:02}-{d:02} {:02}:{:02}",
+        secs / 3600,
+        secs / 60 % 60
+    )
+}
+
+pub fn results(args: ResultsArgs) -> Result<u8> {
+    let mut store = open_store(&args.store)?;
+    match args.command {
+        ResultsCommand::List(l) => {
+            let rows = store.list_runs(&filter(&l)?)?;
+            if rows.is_empty() {
+                println!("no runs stored in {}", store.path().display());
+                return Ok(exit::OK);
+            }
+            println!(
+                "{:<6} {:<16} {:<9} {:<11} {:<16} {:>6}  {}",
+                "id", "label", "kind", "status", "started (UTC)", "phases", "target"
+            );
+            for r in rows {
+                let status = serde_json::to_value(r.status)
+                    .ok()
+                    .and_then(|v| v.as_str().map(str::to_string))
+                    .unwrap_or_default();
+                println!(
+                    "{:<6} {:<16} {:<9} {:<11} {:<16} {:>6}  {}",
+                    r.id.to_string(),
+                    r.label.unwrap_or_default(),
+                    r.kind,
+                    status,
+                    date(r.started_at_ms),
+                    r.phases,
+                    r.target
+                );
+            }
+        }
+        ResultsCommand::Show { run, format } => {
+            let record = load(&store, &run)?;
+            print!("{}", render(format, &[record])?);
+        }
+        ResultsCommand::Export(e) => {
+            let records = if e.runs.is_empty() {
+                let rows = store.list_runs(&filter(&e.filter)?)?;
+                rows.iter()
+                    .map(|r| store.load_run(r.id))
+                    .collect::<Result<Vec<_>, _>>()?
+            } else {
+                e.runs
+                    .iter()
+                    .map(|r| load(&store, r))
+                    .collect::<Result<Vec<_>>>()?
+            };
+            if records.is_empty() {
+                bail!("no runs match; `iolab results list` shows what is stored");
+            }
+            let text = render(e.format, &records)?;
+            write_or_print(e.output.as_ref(), &text)?;
+        }
+        ResultsCommand::Delete { run } => {
+            let id = store.resolve(&run)?;
+            store.delete_run(id)?;
+            println!("deleted {id}");
+        }
+    }
+    Ok(exit::OK)
+}
+
+fn render(format: Format, runs: &[RunRecord]) -> Result<String> {
+    Ok(iolab_report::render(format, runs, None))
+}
+
+fn write_or_print(path: Option<&PathBuf>, text: &str) -> Result<()> {
+    match path {
+        Some(p) => std::fs::write(p, text).with_context(|| format!("writing {}", p.display())),
+        None => {
+            print!("{text}");
+            Ok(())
+        }
+    }
+}
+
+/// One run by id or label (the latest with that label).
+fn load(store: &Store, reference: &str) -> Result<RunRecord> {
+    let id = store.resolve(reference)?;
+    Ok(store.load_run(id)?)
+}
+
+/// A side of a comparison: a run id, or every run with a label.
+fn side(store: &Store, reference: &str) -> Result<Vec<RunRecord>> {
+    if let Some(id) = RunId::parse(reference)
+        && let Ok(run) = store.load_run(id)
+    {
+        return Ok(vec![run]);
+    }
+    let rows = store.list_runs(&RunFilter {
+        label: Some(reference.to_string()),
+        ..RunFilter::default()
+    })?;
+    if rows.is_empty() {
+        // Let the store word the error ("no run labelled ...").
+        store.resolve(reference)?;
+    }
+    Ok(rows
+        .iter()
+        .map(|r| store.load_run(r.id))
+        .collect::<Result<Vec<_>, _>>()?)
+}
+
+pub fn compare(args: CompareArgs) -> Result<u8> {
+    let store = open_store(&args.store)?;
+    let a = side(&store, &args.a)?;
+    let b = side(&store, &args.b)?;
+    let c = iolab_report::compare_sides(&a, &b);
+    let text = match args.format {
+        Format::Text => iolab_report::render_comparison_text(&c),
+        Format::Markdown => iolab_report::render_comparison_markdown(&c),
+        Format::Csv => iolab_report::render_comparison_csv(&c),
+        Format::Json => iolab_report::render_comparison_json(&c),
+        Format::Html => {
+            let mut runs = b.clone();
+            runs.extend(a.iter().cloned());
+            iolab_report::render_html(
+                &runs,
+                &HtmlOptions {
+                    comparison: Some(c),
+                    ..HtmlOptions::default()
+                },
+            )
+        }
+    };
+    print!("{text}");
+    Ok(exit::OK)
+}
+
+pub fn report(args: ReportArgs) -> Result<u8> {
+    if args.html.is_none() && args.markdown.is_none() && args.csv.is_none() {
+        bail!("say what to write: --html FILE, --markdown FILE and/or --csv FILE");
+    }
+    let store = open_store(&args.store)?;
+    let subject = load(&store, &args.run)?;
+    let mut runs = vec![subject.clone()];
+    for v in &args.vs {
+        runs.push(load(&store, v)?);
+    }
+    // Compared with the first --vs run as the baseline.
+    let comparison = runs.get(1).map(|old| iolab_report::compare(old, &subject));
+    if let Some(p) = &args.html {
+        let html = iolab_report::render_html(
+            &runs,
+            &HtmlOptions {
+                comparison: comparison.clone(),
+                ..HtmlOptions::default()
+            },
+        );
+        write_or_print(Some(p), &html)?;
+        println!("wrote {}", p.display());
+    }
+    if let Some(p) = &args.markdown {
+        write_or_print(
+            Some(p),
+            &iolab_report::render_markdown(&runs, comparison.as_ref()),
+        )?;
+        println!("wrote {}", p.display());
+    }
+    if let Some(p) = &args.csv {
+        write_or_print(Some(p), &iolab_report::render_csv(&runs))?;
+        println!("wrote {}", p.display());
+    }
+    Ok(exit::OK)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn dates_round_trip() {
+        assert_eq!(parse_date("--since", "1970-01-01").unwrap(), 0);
+        assert_eq!(
+            parse_date("--since", "2026-11-22").unwrap(),
+            1_795_305_600_000
+        );
+        assert_eq!(date(1_795_305_600_000 + 3_723_000), "2026-11-22 01:02");
+        assert!(
+            parse_date("--since", "yesterday")
+                .unwrap_err()
+                .to_string()
+                .contains("--since: 'yesterday' is not a date")
+        );
+        assert!(parse_date("--until", "2026-13-01").is_err());
+    }
+}

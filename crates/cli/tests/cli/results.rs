@@ -1,0 +1,169 @@
+//! The results store from the command line: list, show, export, compare, report, and a
+//! study killed mid-way leaving a readable incomplete run.
+
+use std::path::Path;
+use std::process::Stdio;
+use std::time::{Duration, Instant};
+
+use crate::common::{Ran, error_line, iolab, path};
+
+fn with_db(db: &Path, args: &[&str]) -> Ran {
+    Ran::from(iolab().args(args).env("IOLAB_DB", db).output().unwrap())
+}
+
+fn null_run(db: &Path, label: &str, threads: &str) {
+    with_db(
+        db,
+        &[
+            "run",
+            "--backend",
+            "null",
+            "--rw",
+            "randread",
+            "--size",
+            "16MiB",
+            "--threads",
+            threads,
+            "--label",
+            label,
+            "-Q",
+        ],
+    )
+    .expect(0);
+}
+
+#[test]
+fn stored_runs_are_listed_shown_exported_compared_and_reported() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("r.db");
+    null_run(&db, "v1", "1");
+    null_run(&db, "v2", "2");
+    let list = with_db(&db, &["results", "list"]).expect(0);
+    let lines: Vec<&str> = list.stdout.lines().collect();
+    assert_eq!(lines.len(), 3, "{}", list.stdout);
+    assert!(
+        lines[1].starts_with("r2     v2"),
+        "newest first:\n{}",
+        list.stdout
+    );
+    let only = with_db(&db, &["results", "list", "--label", "v1"]).expect(0);
+    assert_eq!(only.stdout.lines().count(), 2);
+
+    let show = with_db(&db, &["results", "show", "v2", "--format", "json"]).expect(0);
+    let j: serde_json::Value = serde_json::from_str(&show.stdout).unwrap();
+    assert_eq!(j["id"], "r2");
+    assert_eq!(j["phases"][0]["ops"][0]["ops"], 8192);
+    assert!(
+        j["provenance"]["inventory"]["memory_bytes"]
+            .as_u64()
+            .unwrap()
+            > 0,
+        "the inventory is stored with the run"
+    );
+
+    let csv = dir.path().join("all.csv");
+    with_db(
+        &db,
+        &[
+            "results",
+            "export",
+            "--label",
+            "v*",
+            "--format",
+            "csv",
+            "-o",
+            path(&csv),
+        ],
+    )
+    .expect(0);
+    let text = std::fs::read_to_string(&csv).unwrap();
+    assert_eq!(
+        text.lines().count(),
+        3,
+        "a header and one row per phase and op:\n{text}"
+    );
+
+    let cmp = with_db(&db, &["compare", "v1", "v2"]).expect(0);
+    assert!(
+        cmp.stdout.contains("randread-4KiB read IOPS"),
+        "{}",
+        cmp.stdout
+    );
+    assert!(cmp.stdout.contains("v2 against v1"), "{}", cmp.stdout);
+    let md = with_db(&db, &["compare", "r1", "r2", "--format", "markdown"]).expect(0);
+    assert!(md.stdout.contains("| Metric"), "{}", md.stdout);
+
+    let html = dir.path().join("r.html");
+    with_db(&db, &["report", "v2", "--vs", "v1", "--html", path(&html)]).expect(0);
+    let page = std::fs::read_to_string(&html).unwrap();
+    assert!(page.contains("data-chart="), "charts in the page");
+    for external in [
+        "src=\"http",
+        "href=\"http",
+        "<link",
+        "@import",
+        "<script src",
+    ] {
+        assert!(
+            !page.contains(external),
+            "self-contained, but has {external}"
+        );
+    }
+
+    with_db(&db, &["results", "delete", "r1"]).expect(0);
+    let r = with_db(&db, &["results", "show", "r1"]).expect(2);
+    assert_eq!(
+        error_line(&r),
+        "iolab: error: no run with id r1; `iolab results list` shows the runs"
+    );
+    let r = with_db(&db, &["compare", "v9", "v2"]).expect(2);
+    assert!(
+        error_line(&r).contains("no run labelled 'v9'"),
+        "{}",
+        r.stderr
+    );
+}
+
+#[test]
+fn a_study_killed_mid_way_leaves_a_readable_incomplete_run() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("r.db");
+    let study = dir.path().join("long.toml");
+    std::fs::write(
+        &study,
+        "name = \"long\"\n[[sweep]]\nname = \"s\"\nover = { threads = [1, 2, 3, 4, 5, 6] }\nphase = [{ name = \"p\", backend = \"null\", rw = \"randread\", size = \"1GiB\", runtime = \"1s\" }]\n",
+    )
+    .unwrap();
+    let work = dir.path().join("w");
+    std::fs::create_dir(&work).unwrap();
+    let mut child = iolab()
+        .args(["study", "run", path(&study), "--dir", path(&work)])
+        .env("IOLAB_DB", &db)
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    // Wait for two phases to be stored, then kill it without warning.
+    let start = Instant::now();
+    loop {
+        let r = with_db(&db, &["results", "show", "r1", "--format", "json"]);
+        if r.code == 0 {
+            let j: serde_json::Value = serde_json::from_str(&r.stdout).unwrap();
+            if j["phases"].as_array().unwrap().len() >= 2 {
+                break;
+            }
+        }
+        assert!(
+            start.elapsed() < Duration::from_secs(60),
+            "the study never stored two phases"
+        );
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    child.kill().unwrap();
+    child.wait().unwrap();
+    let r = with_db(&db, &["results", "show", "r1", "--format", "json"]).expect(0);
+    let j: serde_json::Value = serde_json::from_str(&r.stdout).unwrap();
+    assert_eq!(j["status"], "incomplete");
+    let phases = j["phases"].as_array().unwrap().len();
+    assert!((2..6).contains(&phases), "{phases} phases kept");
+}
