@@ -43,6 +43,15 @@ pub enum BackendError {
         source: io::Error,
     },
 
+    /// A metadata operation (create, stat, read, unlink, mkdir, rmdir, readdir) on `path`.
+    #[error("{op} {path} failed: {}{hint}", describe(source))]
+    Meta {
+        op: &'static str,
+        path: PathBuf,
+        source: io::Error,
+        hint: &'static str,
+    },
+
     #[error("io_uring is not available here ({reason}); use --backend psync")]
     UringUnavailable { reason: String },
 
@@ -92,7 +101,8 @@ impl BackendError {
             BackendError::Open { source, .. }
             | BackendError::DirectUnsupported { source, .. }
             | BackendError::Io { source, .. }
-            | BackendError::File { source, .. } => source.raw_os_error(),
+            | BackendError::File { source, .. }
+            | BackendError::Meta { source, .. } => source.raw_os_error(),
             _ => None,
         }
     }

@@ -1,1 +1,464 @@
-//! Metadata operations on storage (MetaBackend). To be written.
+//! Metadata operations. [`MetaBackend`] creates, stats, reads, removes files and makes and
+//! removes directories, each relative to an open [`MetaDir`], so a hot loop names only the
+//! entry (a reused C string) and the kernel walks no long path; it also lists directories
+//! for tree walks. [`PosixMeta`] uses the *at system calls, [`NullMeta`] touches nothing.
+//! Errors are [`BackendError::Meta`], naming the full path with a hint ([`meta_error`]).
+
+use std::ffi::CStr;
+use std::io;
+use std::mem::MaybeUninit;
+use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
+use std::os::unix::ffi::OsStrExt;
+use std::path::{Path, PathBuf};
+
+use iolab_core::spec::MetaBackendKind;
+use rustix::fs::{AtFlags, FileType, Mode, OFlags, RawDir};
+use rustix::io::Errno;
+
+use crate::error::BackendError;
+
+/// A directory operations are relative to: an open descriptor (none on the null backend)
+/// and its path, used only to name entries in errors.
+#[derive(Debug)]
+pub struct MetaDir {
+    fd: Option<OwnedFd>,
+    path: PathBuf,
+}
+
+impl MetaDir {
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// The full path of entry `name` (for messages; allocates).
+    pub fn entry(&self, name: &CStr) -> PathBuf {
+        self.path.join(std::ffi::OsStr::from_bytes(name.to_bytes()))
+    }
+
+    fn fd(&self, op: &'static str, name: &CStr) -> Result<BorrowedFd<'_>, BackendError> {
+        self.fd.as_ref().map(|f| f.as_fd()).ok_or_else(|| {
+            meta_error(
+                op,
+                self.entry(name),
+                io::Error::from_raw_os_error(libc::EBADF),
+            )
+        })
+    }
+}
+
+/// What a directory entry is.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum EntryKind {
+    File,
+    Dir,
+    Symlink,
+    Other,
+    /// The file system did not say (d_type DT_UNKNOWN): stat the entry to know.
+    Unknown,
+}
+
+impl EntryKind {
+    fn of(t: FileType) -> EntryKind {
+        match t {
+            FileType::RegularFile => EntryKind::File,
+            FileType::Directory => EntryKind::Dir,
+            FileType::Symlink => EntryKind::Symlink,
+            FileType::Unknown => EntryKind::Unknown,
+            _ => EntryKind::Other,
+        }
+    }
+}
+
+/// A modification time, ordered as find -newer compares them.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct MTime {
+    pub secs: i64,
+    pub nanos: u32,
+}
+
+/// What stat says about an entry.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct EntryStat {
+    pub kind: EntryKind,
+    pub size: u64,
+    pub mtime: MTime,
+}
+
+/// What a metadata backend can do; the engine adapts to it rather than to its name.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct MetaCapabilities {
+    /// False for the null backend: nothing is created, and contents cannot be checked.
+    pub touches_storage: bool,
+}
+
+/// Buffer for directory listings, reused across [`MetaBackend::read_dir`] calls.
+pub struct DirBuffer {
+    buf: Vec<u8>,
+}
+
+impl DirBuffer {
+    pub fn new() -> Self {
+        DirBuffer {
+            buf: Vec::with_capacity(64 * 1024),
+        }
+    }
+
+    fn space(&mut self) -> &mut [MaybeUninit<u8>] {
+        self.buf.spare_capacity_mut()
+    }
+}
+
+impl Default for DirBuffer {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+/// Metadata operations relative to an open directory. Implementations are shared by all
+/// workers of a rank (`&self`); the hot path allocates nothing unless an operation fails.
+pub trait MetaBackend: Send + Sync {
+    fn kind(&self) -> MetaBackendKind;
+    fn capabilities(&self) -> MetaCapabilities;
+    /// Opens a directory by path.
+    fn open_dir(&self, path: &Path) -> Result<MetaDir, BackendError>;
+    /// Opens subdirectory `name` of `dir` (symbolic links are not followed).
+    fn open_subdir(&self, dir: &MetaDir, name: &CStr) -> Result<MetaDir, BackendError>;
+    /// Creates a new file (failing if it exists) and writes `content` into it.
+    fn create(&self, dir: &MetaDir, name: &CStr, content: &[u8]) -> Result<(), BackendError>;
+    /// stat of an entry, without following a symbolic link.
+    fn stat(&self, dir: &MetaDir, name: &CStr) -> Result<EntryStat, BackendError>;
+    /// Opens a file, reads from its start into `buf` until at least `expect` bytes (at most
+    /// `buf.len()`) arrived or the file ended, and closes it; returns the bytes read.
+    /// With `buf` one byte longer than `expect`, one read call both fetches an intact file
+    /// and reveals a longer one. `expect` 0 only opens and closes.
+    fn read(
+        &self,
+        dir: &MetaDir,
+        name: &CStr,
+        buf: &mut [u8],
+        expect: usize,
+    ) -> Result<usize, BackendError>;
+    /// Removes a file.
+    fn remove(&self, dir: &MetaDir, name: &CStr) -> Result<(), BackendError>;
+    fn mkdir(&self, dir: &MetaDir, name: &CStr) -> Result<(), BackendError>;
+    fn rmdir(&self, dir: &MetaDir, name: &CStr) -> Result<(), BackendError>;
+    /// Calls `each` for every entry of `dir` but "." and "..", from the start.
+    fn read_dir(
+        &self,
+        dir: &MetaDir,
+        buf: &mut DirBuffer,
+        each: &mut dyn FnMut(&CStr, EntryKind),
+    ) -> Result<(), BackendError>;
+}
+
+/// The metadata backend of `kind`.
+pub fn meta_backend(kind: MetaBackendKind) -> Box<dyn MetaBackend> {
+    match kind {
+        MetaBackendKind::Posix => Box::new(PosixMeta),
+        MetaBackendKind::Null => Box::new(NullMeta),
+    }
+}
+
+/// The modification time of `path` (following symbolic links), for find -newer.
+pub fn mtime_of(path: &Path) -> Result<MTime, BackendError> {
+    rustix::fs::stat(path)
+        .map(|st| MTime {
+            secs: st.st_mtime,
+            nanos: st.st_mtime_nsec as u32,
+        })
+        .map_err(|e| meta_error("stat", path.to_path_buf(), e.into()))
+}
+
+/// A [`BackendError::Meta`] for `op` on `path`, with a hint fitting the errno (for ENOSPC
+/// it looks whether the file system ran out of inodes or of space).
+pub fn meta_error(op: &'static str, path: PathBuf, source: io::Error) -> BackendError {
+    let hint = meta_hint(source.raw_os_error(), &path);
+    BackendError::Meta {
+        op,
+        path,
+        source,
+        hint,
+    }
+}
+
+fn meta_hint(errno: Option<i32>, path: &Path) -> &'static str {
+    match errno {
+        Some(libc::ENOSPC) => {
+            let dir = path.parent().unwrap_or(path);
+            if matches!(crate::files::fs_free_inodes(dir), Ok(Some(0))) {
+                "; the file system has no inodes left (see df -i): use fewer files (--files-per-dir, --dirs-per-thread, --total-files) or free some"
+            } else {
+                "; the file system is full (no space or no inodes left): use fewer or smaller files, or free space"
+            }
+        }
+        Some(libc::EDQUOT) => {
+            "; the disk quota (space or inodes) is exhausted: use fewer or smaller files"
+        }
+        Some(libc::EEXIST) => {
+            "; it already exists: iolab creates only new files, so remove what an earlier run left or choose another --dir"
+        }
+        Some(libc::ENOENT) => {
+            "; it does not exist: something else removed it, or it was never created"
+        }
+        Some(libc::ENOTEMPTY) => "; the directory holds entries iolab did not create",
+        Some(libc::EMLINK) => {
+            "; the directory holds as many subdirectories as the file system allows: use fewer --dirs-per-thread or a --depth"
+        }
+        Some(libc::ENAMETOOLONG) => {
+            "; the path is too long: use a shorter --dir or a smaller --depth"
+        }
+        other => crate::error::errno_hint(other),
+    }
+}
+
+/// POSIX calls relative to an open directory.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct PosixMeta;
+
+fn fail(op: &'static str, dir: &MetaDir, name: &CStr, e: Errno) -> BackendError {
+    meta_error(op, dir.entry(name), e.into())
+}
+
+fn write_all(fd: BorrowedFd<'_>, mut data: &[u8]) -> Result<(), Errno> {
+    while !data.is_empty() {
+        match rustix::io::write(fd, data) {
+            Ok(0) => return Err(Errno::NOSPC),
+            Ok(n) => data = &data[n..],
+            Err(Errno::INTR) => {}
+            Err(e) => return Err(e),
+        }
+    }
+    Ok(())
+}
+
+fn read_into(fd: BorrowedFd<'_>, buf: &mut [u8], expect: usize) -> Result<usize, Errno> {
+    let mut got = 0;
+    while got < expect.min(buf.len()) {
+        match rustix::io::read(fd, &mut buf[got..]) {
+            Ok(0) => break,
+            Ok(n) => got += n,
+            Err(Errno::INTR) => {}
+            Err(e) => return Err(e),
+        }
+    }
+    Ok(got)
+}
+
+impl MetaBackend for PosixMeta {
+    fn kind(&self) -> MetaBackendKind {
+        MetaBackendKind::Posix
+    }
+
+    fn capabilities(&self) -> MetaCapabilities {
+        MetaCapabilities {
+            touches_storage: true,
+        }
+    }
+
+    fn open_dir(&self, path: &Path) -> Result<MetaDir, BackendError> {
+        let fd = rustix::fs::open(
+            path,
+            OFlags::DIRECTORY | OFlags::RDONLY | OFlags::CLOEXEC,
+            Mode::empty(),
+        )
+        .map_err(|e| meta_error("open directory", path.to_path_buf(), e.into()))?;
+        Ok(MetaDir {
+            fd: Some(fd),
+            path: path.to_path_buf(),
+        })
+    }
+
+    fn open_subdir(&self, dir: &MetaDir, name: &CStr) -> Result<MetaDir, BackendError> {
+        let flags = OFlags::DIRECTORY | OFlags::RDONLY | OFlags::CLOEXEC | OFlags::NOFOLLOW;
+        let fd = rustix::fs::openat(dir.fd("open directory", name)?, name, flags, Mode::empty())
+            .map_err(|e| fail("open directory", dir, name, e))?;
+        Ok(MetaDir {
+            fd: Some(fd),
+            path: dir.entry(name),
+        })
+    }
+
+    #[inline]
+    fn create(&self, dir: &MetaDir, name: &CStr, content: &[u8]) -> Result<(), BackendError> {
+        let flags = OFlags::CREATE | OFlags::EXCL | OFlags::WRONLY | OFlags::CLOEXEC;
+        let fd = rustix::fs::openat(dir.fd("create", name)?, name, flags, Mode::from(0o644))
+            .map_err(|e| fail("create", dir, name, e))?;
+        if !content.is_empty() {
+            write_all(fd.as_fd(), content).map_err(|e| fail("write", dir, name, e))?;
+        }
+        Ok(())
+    }
+
+    #[inline]
+    fn stat(&self, dir: &MetaDir, name: &CStr) -> Result<EntryStat, BackendError> {
+        let st = rustix::fs::statat(dir.fd("stat", name)?, name, AtFlags::SYMLINK_NOFOLLOW)
+            .map_err(|e| fail("stat", dir, name, e))?;
+        Ok(EntryStat {
+            kind: EntryKind::of(FileType::from_raw_mode(st.st_mode)),
+            size: st.st_size as u64,
+            mtime: MTime {
+                secs: st.st_mtime,
+                nanos: st.st_mtime_nsec as u32,
+            },
+        })
+    }
+
+    #[inline]
+    fn read(
+        &self,
+        dir: &MetaDir,
+        name: &CStr,
+        buf: &mut [u8],
+        expect: usize,
+    ) -> Result<usize, BackendError> {
+        let flags = OFlags::RDONLY | OFlags::CLOEXEC;
+        let fd = rustix::fs::openat(dir.fd("open", name)?, name, flags, Mode::empty())
+            .map_err(|e| fail("open", dir, name, e))?;
+        read_into(fd.as_fd(), buf, expect).map_err(|e| fail("read", dir, name, e))
+    }
+
+    #[inline]
+    fn remove(&self, dir: &MetaDir, name: &CStr) -> Result<(), BackendError> {
+        rustix::fs::unlinkat(dir.fd("remove", name)?, name, AtFlags::empty())
+            .map_err(|e| fail("remove", dir, name, e))
+    }
+
+    fn mkdir(&self, dir: &MetaDir, name: &CStr) -> Result<(), BackendError> {
+        rustix::fs::mkdirat(dir.fd("mkdir", name)?, name, Mode::from(0o755))
+            .map_err(|e| fail("mkdir", dir, name, e))
+    }
+
+    fn rmdir(&self, dir: &MetaDir, name: &CStr) -> Result<(), BackendError> {
+        rustix::fs::unlinkat(dir.fd("rmdir", name)?, name, AtFlags::REMOVEDIR)
+            .map_err(|e| fail("rmdir", dir, name, e))
+    }
+
+    fn read_dir(
+        &self,
+        dir: &MetaDir,
+        buf: &mut DirBuffer,
+        each: &mut dyn FnMut(&CStr, EntryKind),
+    ) -> Result<(), BackendError> {
+        let dot = c".";
+        let fd = dir.fd("list", dot)?;
+        let list_err = |e: Errno| meta_error("list", dir.path.clone(), e.into());
+        rustix::fs::seek(fd, rustix::fs::SeekFrom::Start(0)).map_err(list_err)?;
+        let mut entries = RawDir::new(fd, buf.space());
+        while let Some(entry) = entries.next() {
+            let entry = entry.map_err(list_err)?;
+            let name = entry.file_name();
+            if name == c"." || name == c".." {
+                continue;
+            }
+            each(name, EntryKind::of(entry.file_type()));
+        }
+        Ok(())
+    }
+}
+
+/// Completes every operation at once without touching storage: a run on it measures
+/// iolab's own cost per operation.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct NullMeta;
+
+impl MetaBackend for NullMeta {
+    fn kind(&self) -> MetaBackendKind {
+        MetaBackendKind::Null
+    }
+
+    fn capabilities(&self) -> MetaCapabilities {
+        MetaCapabilities {
+            touches_storage: false,
+        }
+    }
+
+    fn open_dir(&self, path: &Path) -> Result<MetaDir, BackendError> {
+        Ok(MetaDir {
+            fd: None,
+            path: path.to_path_buf(),
+        })
+    }
+
+    fn open_subdir(&self, dir: &MetaDir, name: &CStr) -> Result<MetaDir, BackendError> {
+        Ok(MetaDir {
+            fd: None,
+            path: dir.entry(name),
+        })
+    }
+
+    #[inline]
+    fn create(&self, _dir: &MetaDir, _name: &CStr, _content: &[u8]) -> Result<(), BackendError> {
+        Ok(())
+    }
+
+    #[inline]
+    fn stat(&self, _dir: &MetaDir, _name: &CStr) -> Result<EntryStat, BackendError> {
+        Ok(EntryStat {
+            kind: EntryKind::File,
+            size: 0,
+            mtime: MTime::default(),
+        })
+    }
+
+    #[inline]
+    fn read(
+        &self,
+        _dir: &MetaDir,
+        _name: &CStr,
+        buf: &mut [u8],
+        expect: usize,
+    ) -> Result<usize, BackendError> {
+        Ok(expect.min(buf.len()))
+    }
+
+    #[inline]
+    fn remove(&self, _dir: &MetaDir, _name: &CStr) -> Result<(), BackendError> {
+        Ok(())
+    }
+
+    fn mkdir(&self, _dir: &MetaDir, _name: &CStr) -> Result<(), BackendError> {
+        Ok(())
+    }
+
+    fn rmdir(&self, _dir: &MetaDir, _name: &CStr) -> Result<(), BackendError> {
+        Ok(())
+    }
+
+    fn read_dir(
+        &self,
+        _dir: &MetaDir,
+        _buf: &mut DirBuffer,
+        _each: &mut dyn FnMut(&CStr, EntryKind),
+    ) -> Result<(), BackendError> {
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn messages_name_the_path_and_suggest_a_fix() {
+        let e = meta_error(
+            "create",
+            PathBuf::from("/x/t0/d0/f0.1"),
+            io::Error::from_raw_os_error(libc::EACCES),
+        );
+        assert_eq!(
+            e.to_string(),
+            "create /x/t0/d0/f0.1 failed: Permission denied; check the permissions, or choose a directory you can write to"
+        );
+        assert_eq!(e.errno(), Some(libc::EACCES));
+        let full = meta_error(
+            "create",
+            PathBuf::from("/nonexistent/f"),
+            io::Error::from_raw_os_error(libc::ENOSPC),
+        )
+        .to_string();
+        assert!(
+            full.contains("No space left on device; the file system is full"),
+            "{full}"
+        );
+    }
+}

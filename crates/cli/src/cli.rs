@@ -47,6 +47,8 @@ pub enum Command {
     Endurance(crate::commands::endurance::EnduranceArgs),
     /// Describe the machine under test: CPU, memory, kernel, file system, devices, network.
     Inventory(crate::commands::inventory::InventoryArgs),
+    /// Run the IO500 suite, plan it, or score an IO500 result.
+    Io500(crate::commands::io500::Io500Args),
 }
 
 /// Output options every workload command shares.

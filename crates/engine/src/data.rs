@@ -118,7 +118,7 @@ fn first_difference(a: &serde_json::Value, b: &serde_json::Value) -> (String, St
     ("the spec".to_string(), a.to_string(), b.to_string())
 }
 
-fn params_of(spec: &DataSpec, ranks: u32) -> BTreeMap<String, String> {
+pub(crate) fn params_of(spec: &DataSpec, ranks: u32) -> BTreeMap<String, String> {
     let mut p = BTreeMap::new();
     p.insert("rw".into(), spec.rw.name().into());
     p.insert("block_size".into(), spec.block_size.to_string());

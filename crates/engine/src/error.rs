@@ -16,6 +16,9 @@ pub enum EngineError {
     #[error(transparent)]
     Backend(#[from] BackendError),
 
+    #[error(transparent)]
+    Meta(#[from] crate::meta::MetaError),
+
     #[error("--dir {path} does not exist; create it first or choose another directory")]
     TargetMissing { path: PathBuf },
 

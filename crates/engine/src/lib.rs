@@ -9,6 +9,7 @@ pub mod clock;
 pub mod control;
 pub mod data;
 pub mod error;
+pub mod io500;
 pub mod ladder;
 pub mod layout;
 pub mod meta;

@@ -1,11 +1,88 @@
-//! `iolab meta`. To be written.
+//! `iolab meta`: a metadata workload (mdtest class) in a directory: the phases of --ops
+//! over a private tree per thread or one shared directory, the summary printed, `--json`
+//! written, and the tree removed at the end (unless --keep).
 
-use anyhow::Result;
+use anyhow::{Context, Result};
 use clap::Args;
+use iolab_core::result::RunStatus;
+use iolab_core::spec::{BackendKind, MetaBackendKind, MetaSpec, TargetSpec};
+use iolab_engine::meta::{MetaError, MetaOptions, finish_meta, run_meta};
+use iolab_engine::{Env, MonotonicClock, prepare_target};
+
+use crate::cli::OutputArgs;
+use crate::commands::finish::{cleanup, conclude};
+use crate::progress::ProgressLine;
+use crate::runtime::Runtime;
+use crate::sink::RunSink;
+use crate::telemetry::TelemetryProbe;
 
 #[derive(Args, Debug)]
-pub struct MetaArgs {}
+pub struct MetaArgs {
+    #[command(flatten)]
+    pub target: TargetSpec,
 
-pub fn meta(_args: MetaArgs) -> Result<u8> {
-    anyhow::bail!("iolab meta is not implemented yet")
+    #[command(flatten)]
+    pub spec: MetaSpec,
+
+    #[command(flatten)]
+    pub output: OutputArgs,
+}
+
+pub fn meta(args: MetaArgs) -> Result<u8> {
+    let rt = Runtime::start()?;
+    let spec = args.spec;
+    spec.validate()?;
+    if args.target.device.is_some() {
+        return Err(MetaError::NeedsDir.into());
+    }
+    let kind = match spec.backend {
+        MetaBackendKind::Null => BackendKind::Null,
+        MetaBackendKind::Posix => BackendKind::Psync,
+    };
+    let comm = rt.comm.as_ref();
+    let target = prepare_target(comm, &args.target, kind, true)?;
+    let mut sink = RunSink::start(
+        &rt,
+        &args.output.store,
+        "meta",
+        serde_json::to_value(&spec).context("recording the spec")?,
+        describe(&args.target),
+        args.target.dir.as_deref(),
+        args.output.label.clone(),
+    );
+    let progress = ProgressLine::new(args.output.progress, args.output.quiet);
+    let show = |p: &iolab_engine::Progress<'_>| progress.show(p);
+    let probe = TelemetryProbe::new(sink.record.provenance.inventory.as_ref(), None);
+    let env = Env::new(comm, rt.interrupt)
+        .with_progress(&show)
+        .with_probe(&probe);
+    let opts = MetaOptions::default();
+    let outcome = run_meta(&env, &MonotonicClock, &spec, &target, &opts);
+    progress.finish();
+    let keep = args.target.keep;
+    let tree = match &outcome {
+        Ok(o) => finish_meta(comm, &spec, &target, &opts, o, keep).map(Some),
+        // A failed run has already removed any tree it made.
+        Err(_) => Ok(None),
+    };
+    let cleaned = cleanup(comm, target, &[], keep);
+    let outcome = match outcome {
+        Ok(o) => o,
+        Err(e) => {
+            sink.finish(RunStatus::Failed);
+            return Err(e.into());
+        }
+    };
+    let warnings = tree.context("removing the tree")?.unwrap_or_default();
+    cleaned?;
+    sink.phases(outcome.phases);
+    sink.record.warnings.extend(warnings);
+    conclude(&rt, sink, &args.output)
+}
+
+fn describe(t: &TargetSpec) -> String {
+    t.dir
+        .as_ref()
+        .map(|d| d.display().to_string())
+        .unwrap_or_default()
 }

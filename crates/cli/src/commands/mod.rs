@@ -6,6 +6,7 @@ pub mod endurance;
 pub mod find;
 mod finish;
 pub mod inventory;
+pub mod io500;
 pub mod ladder;
 pub mod meta;
 pub mod net;
@@ -33,5 +34,6 @@ pub fn dispatch(cli: Cli) -> Result<u8> {
         Command::Find(args) => find::find(args),
         Command::Targets(args) => targets::targets(args),
         Command::Net(args) => net::net(args),
+        Command::Io500(args) => io500::io500(args),
     }
 }

@@ -1,11 +1,171 @@
-//! `iolab targets`. To be written.
+//! `iolab targets`: a data workload on every storage target at once (or one at a time),
+//! reported as BeeGFS StorageBench does (minimum and maximum with node and target id,
+//! average, aggregate, and with --verbose every target) plus the targets and nodes that
+//! fall below their peers. `iolab targets analyze FILE` runs the same analysis on saved
+//! beegfs-ctl output. Targets are paths (on every host; under MPI the ranks of a host
+//! share its targets) or a targets file whose node column places each target on its host.
 
-use anyhow::Result;
-use clap::Args;
+mod analyze;
+mod render;
+
+use anyhow::{Context, Result};
+use clap::{Args, Subcommand};
+use iolab_comm::Comm;
+use iolab_core::inventory::Inventory;
+use iolab_core::result::RunStatus;
+use iolab_core::spec::{DataSpec, TargetEntry, TargetsSpec, parse_targets};
+use iolab_engine::targets::{
+    PrepareOptions, TargetSet, TargetsPhase, cleanup_targets, prepare_targets, run_targets,
+};
+use iolab_engine::{EngineError, Env, MonotonicClock};
+
+use crate::cli::OutputArgs;
+use crate::commands::finish::conclude;
+use crate::progress::ProgressLine;
+use crate::runtime::Runtime;
+use crate::sink::RunSink;
+use crate::telemetry::TelemetryProbe;
 
 #[derive(Args, Debug)]
-pub struct TargetsArgs {}
+#[command(
+    args_conflicts_with_subcommands = true,
+    subcommand_negates_reqs = true,
+    mut_arg("rw", |a| a.default_value("write")),
+    mut_arg("threads", |a| a.help("Worker threads per target")),
+    mut_arg("total_size", |a| a.help("Data per target, split evenly over its threads")),
+    mut_arg("rate_iops", |a| a.help("Limit the rate of each target's threads together (I/Os per second)"))
+)]
+pub struct TargetsArgs {
+    #[command(subcommand)]
+    pub action: Option<TargetsAction>,
 
-pub fn targets(_args: TargetsArgs) -> Result<u8> {
-    anyhow::bail!("iolab targets is not implemented yet")
+    #[command(flatten)]
+    pub targets: TargetsSpec,
+
+    #[command(flatten)]
+    pub spec: DataSpec,
+
+    #[command(flatten)]
+    pub output: OutputArgs,
+}
+
+#[derive(Subcommand, Debug)]
+pub enum TargetsAction {
+    /// Find slow targets and nodes in saved output of
+    /// `beegfs-ctl --storagebench --alltargets --status --verbose`.
+    Analyze(analyze::AnalyzeArgs),
+}
+
+pub fn targets(args: TargetsArgs) -> Result<u8> {
+    if let Some(TargetsAction::Analyze(a)) = args.action {
+        return analyze::analyze(a);
+    }
+    let rt = Runtime::start()?;
+    let comm = rt.comm.as_ref();
+    let mut set = prepare(comm, &args)?;
+    let spec = serde_json::json!({
+        "targets": args.targets,
+        "workload": args.spec,
+        "list": set.all,
+    });
+    let mut sink = RunSink::start(
+        &rt,
+        &args.output.store,
+        "targets",
+        spec,
+        describe(&args.targets, set.all.len()),
+        set.local.first().map(|t| t.target.entry.path.as_path()),
+        args.output.label.clone(),
+    );
+    let inventory = sink.record.provenance.inventory.clone();
+    let outcome = measure(&rt, &args, &mut set, inventory.as_ref());
+    let cleaned = cleanup_targets(comm, set, args.targets.keep).context("cleaning up");
+    let phases = match outcome {
+        Ok(p) => p,
+        Err(e) => {
+            sink.finish(RunStatus::Failed);
+            return Err(e.into());
+        }
+    };
+    cleaned?;
+    let show = rt.is_root() && !args.output.quiet;
+    if show {
+        print!("{}", render::render_targets(&sink.record, &phases, &args));
+    }
+    for p in phases {
+        sink.phase(p.summary);
+        sink.phases(p.targets);
+    }
+    if show && !sink.record.id.is_empty() {
+        println!("stored as {}", sink.record.id);
+    }
+    // The results are printed above; conclude stores, writes --json and decides the
+    // exit code.
+    let quiet = OutputArgs {
+        quiet: true,
+        ..args.output.clone()
+    };
+    conclude(&rt, sink, &quiet)
+}
+
+/// Checks the options and prepares every rank's targets.
+fn prepare(comm: &dyn Comm, args: &TargetsArgs) -> Result<TargetSet> {
+    args.targets.validate()?;
+    args.spec.validate()?;
+    let rws = args.targets.plan_phases(&args.spec)?;
+    let entries = entries_of(&args.targets)?;
+    let opts = PrepareOptions {
+        backend: args.spec.backend,
+        writes: rws.iter().any(|r| r.writes()) || args.spec.verify,
+        allow_destroy: args.targets.allow_destroy,
+    };
+    Ok(prepare_targets(comm, &entries, opts)?)
+}
+
+/// Runs the phases with live progress.
+fn measure(
+    rt: &Runtime,
+    args: &TargetsArgs,
+    set: &mut TargetSet,
+    inventory: Option<&Inventory>,
+) -> Result<Vec<TargetsPhase>, EngineError> {
+    let progress = ProgressLine::new(args.output.progress, args.output.quiet);
+    let show = |p: &iolab_engine::Progress<'_>| progress.show(p);
+    let probe = TelemetryProbe::new(inventory, None);
+    let env = Env::new(rt.comm.as_ref(), rt.interrupt)
+        .with_progress(&show)
+        .with_probe(&probe);
+    let outcome = run_targets(&env, &MonotonicClock, set, &args.targets, &args.spec);
+    progress.finish();
+    outcome
+}
+
+/// The targets of the run: the targets file's, or one per path on every host.
+fn entries_of(spec: &TargetsSpec) -> Result<Vec<TargetEntry>> {
+    if let Some(file) = &spec.targets_file {
+        let name = file.display().to_string();
+        let text = std::fs::read_to_string(file)
+            .with_context(|| format!("--targets-file: cannot read {name}; check the path"))?;
+        return Ok(parse_targets(&name, &text)?);
+    }
+    Ok(spec
+        .paths
+        .iter()
+        .map(|p| TargetEntry {
+            id: p.display().to_string(),
+            node: String::new(),
+            path: p.clone(),
+            rated: None,
+        })
+        .collect())
+}
+
+fn describe(spec: &TargetsSpec, count: usize) -> String {
+    match &spec.targets_file {
+        Some(f) => format!("{count} targets from {}", f.display()),
+        None => {
+            let paths: Vec<String> = spec.paths.iter().map(|p| p.display().to_string()).collect();
+            paths.join(" ")
+        }
+    }
 }

@@ -2,6 +2,7 @@
 //! `iolab` executable. Modules by command.
 
 mod common;
+mod io500;
 #[cfg(feature = "mpi")]
 mod mpi;
 mod results;

@@ -1,0 +1,400 @@
+//! `iolab io500 score|plan|run`: read an IO500 result (IO500's own or iolab's), recompute
+//! and check its score and store it; plan a run (phases, parameters, capacity, time);
+//! run the suite (not yet: the runner comes with the metadata engine). Results print as
+//! IO500 prints them: `[RESULT]` lines, then the `[SCORE ]` line.
+
+use std::path::{Path, PathBuf};
+
+use anyhow::{Context, Result, bail};
+use clap::{Args, Subcommand};
+use iolab_core::result::Provenance;
+use iolab_core::units::{ByteCount, Nanos};
+use iolab_engine::io500::{
+    Assumptions, Check, Integrity, Io500Spec, ParsedResult, estimate, plan_phases, render,
+    run_from_parsed,
+};
+
+use crate::cli::{OutputArgs, StoreArgs};
+use crate::exit;
+use crate::sink::open_store;
+
+#[derive(Args, Debug)]
+pub struct Io500Args {
+    #[command(subcommand)]
+    pub command: Io500Command,
+}
+
+#[derive(Subcommand, Debug)]
+pub enum Io500Command {
+    /// Run the IO500 phases in a directory (not implemented yet; see `iolab io500 plan`).
+    Run(Io500RunArgs),
+    /// Print the phases in IO500's order with their parameters, and the capacity and time
+    /// a run will need.
+    Plan(Io500PlanArgs),
+    /// Read an IO500 result (IO500's result.txt / result_summary.txt, or iolab's result
+    /// directory), recompute its score and check it; exits 1 when the result is not valid
+    /// for submission or does not agree with itself.
+    Score(Io500ScoreArgs),
+}
+
+#[derive(Args, Debug)]
+pub struct Io500RunArgs {
+    /// Directory to run in.
+    #[arg(short = 'd', long, value_name = "DIR")]
+    pub dir: PathBuf,
+
+    #[command(flatten)]
+    pub spec: Io500Spec,
+
+    #[command(flatten)]
+    pub output: OutputArgs,
+}
+
+#[derive(Args, Debug)]
+pub struct Io500PlanArgs {
+    /// The directory it would run in (to check free space and inodes).
+    #[arg(short = 'd', long, value_name = "DIR")]
+    pub dir: Option<PathBuf>,
+
+    /// Ranks it would run on (MPI processes; IO500's procs).
+    #[arg(long, default_value_t = 1)]
+    pub ranks: u32,
+
+    #[command(flatten)]
+    pub spec: Io500Spec,
+
+    /// ior-easy bandwidth of all ranks together assumed for the estimate, per second.
+    #[arg(long, default_value = "1GiB", value_name = "BYTES_PER_SEC")]
+    pub assume_bandwidth: ByteCount,
+
+    /// ior-hard bandwidth of all ranks together assumed for the estimate, per second.
+    #[arg(long, default_value = "100MiB", value_name = "BYTES_PER_SEC")]
+    pub assume_hard_bandwidth: ByteCount,
+
+    /// Files created, stat'ed, read or deleted per second by all ranks together.
+    #[arg(long, default_value_t = 10_000.0, value_name = "FILES_PER_SEC")]
+    pub assume_file_rate: f64,
+
+    /// Directory entries find examines per second.
+    #[arg(long, default_value_t = 100_000.0, value_name = "ENTRIES_PER_SEC")]
+    pub assume_find_rate: f64,
+
+    /// Print the plan as JSON.
+    #[arg(long)]
+    pub json: bool,
+}
+
+#[derive(Args, Debug)]
+pub struct Io500ScoreArgs {
+    /// A result file (result.txt, result_summary.txt, IO500's output) or a directory
+    /// holding one (IO500's results/<timestamp>, or iolab's result directory).
+    #[arg(value_name = "DIR_OR_FILE")]
+    pub path: PathBuf,
+
+    /// Store the result as a run of kind io500, to compare with iolab's own runs.
+    #[arg(long)]
+    pub import: bool,
+
+    /// A label for the imported run ("lustre-2.15-isc24").
+    #[arg(long, requires = "import")]
+    pub label: Option<String>,
+
+    /// Print the result and its check as JSON.
+    #[arg(long)]
+    pub json: bool,
+
+    /// Results database for --import [default: $IOLAB_DB, else
+    /// ~/.local/share/iolab/results.db].
+    #[arg(long, value_name = "FILE", requires = "import")]
+    pub db: Option<PathBuf>,
+}
+
+pub fn io500(args: Io500Args) -> Result<u8> {
+    match args.command {
+        Io500Command::Run(a) => run(a),
+        Io500Command::Plan(a) => plan(a),
+        Io500Command::Score(a) => score(a),
+    }
+}
+
+fn run(args: Io500RunArgs) -> Result<u8> {
+    args.spec.validate()?;
+    bail!(
+        "iolab io500 run is not implemented yet; `iolab io500 plan` shows the phases it will run, and `iolab io500 score` reads IO500's own results"
+    )
+}
+
+/// "45.0s", "5m00s", "1h02m".
+fn duration(t: Nanos) -> String {
+    let s = t.as_secs_f64();
+    if s < 60.0 {
+        format!("{s:.1}s")
+    } else if s < 3600.0 {
+        let s = s.round() as u64;
+        format!("{}m{:02}s", s / 60, s % 60)
+    } else {
+        let m = (s / 60.0).round() as u64;
+        format!("{}h{:02}m", m / 60, m % 60)
+    }
+}
+
+fn plan(args: Io500PlanArgs) -> Result<u8> {
+    args.spec.validate()?;
+    if args.ranks == 0 {
+        bail!("--ranks must be at least 1");
+    }
+    for (name, v) in [
+        ("--assume-bandwidth", args.assume_bandwidth.get() as f64),
+        (
+            "--assume-hard-bandwidth",
+            args.assume_hard_bandwidth.get() as f64,
+        ),
+        ("--assume-file-rate", args.assume_file_rate),
+        ("--assume-find-rate", args.assume_find_rate),
+    ] {
+        if !v.is_finite() || v <= 0.0 {
+            bail!("{name} must be more than 0");
+        }
+    }
+    let assumed = Assumptions {
+        easy_bandwidth: args.assume_bandwidth.get() as f64,
+        hard_bandwidth: args.assume_hard_bandwidth.get() as f64,
+        file_rate: args.assume_file_rate,
+        find_rate: args.assume_find_rate,
+    };
+    let plans = plan_phases(&args.spec);
+    let est = estimate(&args.spec, args.ranks, &assumed);
+    if args.json {
+        let phases: Vec<serde_json::Value> = plans
+            .iter()
+            .zip(&est.phases)
+            .map(|(p, e)| {
+                serde_json::json!({
+                    "name": p.def.name,
+                    "scored": p.def.scored(),
+                    "group": p.def.group,
+                    "unit": p.def.unit().label(),
+                    "works_on": p.def.works_on,
+                    "params": p.params,
+                    "data_spec": p.data,
+                    "estimate": e,
+                })
+            })
+            .collect();
+        let doc = serde_json::json!({
+            "ranks": args.ranks,
+            "spec": args.spec,
+            "assumed": assumed,
+            "phases": phases,
+            "capacity": est.capacity,
+            "inodes": est.inodes,
+            "time": est.time,
+        });
+        println!("{}", serde_json::to_string_pretty(&doc)?);
+    } else {
+        print_plan(&args, &plans, &est);
+    }
+    if let Some(dir) = &args.dir {
+        check_room(dir, est.capacity, est.inodes)?;
+        if !args.json {
+            println!("{} has room for it", dir.display());
+        }
+    }
+    Ok(exit::OK)
+}
+
+fn print_plan(
+    args: &Io500PlanArgs,
+    plans: &[iolab_engine::io500::PhasePlan],
+    est: &iolab_engine::io500::Io500Estimate,
+) {
+    let s = &args.spec;
+    println!(
+        "IO500 on {} rank{}: stonewall {}{}, ior-easy transfers of {}, at most {} files per rank",
+        args.ranks,
+        if args.ranks == 1 { "" } else { "s" },
+        s.stonewall,
+        if s.stonewall_is_io500s() {
+            ""
+        } else {
+            " (IO500 requires 300s: the result will be invalid for submission)"
+        },
+        s.ior_easy_transfer,
+        s.files_per_rank
+    );
+    println!(
+        "{:>3}  {:<20} {:<6} {:>8} {:>10} {:>9}  what",
+        "#", "phase", "score", "time", "data", "files"
+    );
+    for (i, (p, e)) in plans.iter().zip(&est.phases).enumerate() {
+        let unit = if p.def.scored() {
+            p.def.unit().label()
+        } else {
+            "-"
+        };
+        let time = if e.stonewalled {
+            duration(e.time)
+        } else {
+            format!("~{}", duration(e.time))
+        };
+        let data = if e.bytes > 0 {
+            ByteCount(e.bytes).human()
+        } else {
+            "-".into()
+        };
+        let files = count(e.files);
+        println!(
+            "{:>3}  {:<20} {:<6} {:>8} {:>10} {:>9}  {}",
+            i + 1,
+            p.def.name,
+            unit,
+            time,
+            data,
+            files,
+            p.describe()
+        );
+    }
+    println!(
+        "needs {} and {} inodes at most; takes about {} (write phases run for the stonewall plus wear-out; the rest at {}/s for ior-easy, {}/s for ior-hard, {} files/s, find at {} entries/s: --assume-* change that)",
+        ByteCount(est.capacity).human(),
+        count(est.inodes),
+        duration(est.time),
+        args.assume_bandwidth.human(),
+        args.assume_hard_bandwidth.human(),
+        args.assume_file_rate,
+        args.assume_find_rate
+    );
+}
+
+/// "-", "42", "3.00M".
+fn count(n: u64) -> String {
+    match n {
+        0 => "-".into(),
+        1..1000 => n.to_string(),
+        _ => iolab_core::units::OpsPerSec(n as f64).human(),
+    }
+}
+
+fn check_room(dir: &Path, bytes: u64, inodes: u64) -> Result<()> {
+    let (total, free) =
+        iolab_backend::files::fs_space(dir).with_context(|| format!("--dir {}", dir.display()))?;
+    if total > 0 && bytes > free {
+        bail!(
+            "an IO500 run needs about {} in {} but only {} is free; lower --stonewall or --files-per-rank, or free space",
+            ByteCount(bytes).human(),
+            dir.display(),
+            ByteCount(free).human()
+        );
+    }
+    if let Some(free_inodes) = iolab_backend::files::fs_free_inodes(dir)
+        .with_context(|| format!("--dir {}", dir.display()))?
+        && inodes > free_inodes
+    {
+        bail!(
+            "an IO500 run creates about {inodes} files in {} but only {free_inodes} inodes are free; lower --files-per-rank or --stonewall",
+            dir.display()
+        );
+    }
+    Ok(())
+}
+
+fn score(args: Io500ScoreArgs) -> Result<u8> {
+    let parsed = iolab_engine::io500::read(&args.path)?;
+    let check = parsed.check();
+    let stored = if args.import {
+        Some(import(&args, &parsed)?)
+    } else {
+        None
+    };
+    if args.json {
+        let doc = serde_json::json!({ "result": parsed, "check": check, "stored": stored });
+        println!("{}", serde_json::to_string_pretty(&doc)?);
+    } else {
+        print_score(&parsed, &check, stored.as_deref());
+    }
+    Ok(if check.ok() { exit::OK } else { exit::FAILED })
+}
+
+fn import(args: &Io500ScoreArgs, parsed: &ParsedResult) -> Result<String> {
+    let rev = env!("IOLAB_GIT_REVISION");
+    let provenance = Provenance {
+        iolab_version: env!("CARGO_PKG_VERSION").to_string(),
+        git_revision: (!rev.is_empty()).then(|| rev.to_string()),
+        command: std::env::args().collect(),
+        hosts: Vec::new(),
+        ranks: parsed.procs.unwrap_or(0),
+        target: parsed.path.display().to_string(),
+        inventory: None,
+    };
+    let mut record = run_from_parsed(parsed, provenance, iolab_engine::phase::now_ms());
+    record.label = args.label.clone();
+    let mut store = open_store(&StoreArgs {
+        db: args.db.clone(),
+        no_store: false,
+    })?;
+    let id = store
+        .import_run(&record)
+        .with_context(|| format!("storing {}", parsed.path.display()))?;
+    Ok(id.to_string())
+}
+
+fn print_score(parsed: &ParsedResult, check: &Check, stored: Option<&str>) {
+    let mut header = format!("{}: {}", parsed.path.display(), parsed.format.describe());
+    if let Some(v) = &parsed.version {
+        header.push_str(&format!(", {v}"));
+    }
+    if let Some(p) = parsed.procs {
+        header.push_str(&format!(", {p} ranks"));
+    }
+    print!("{}", render(&header, &parsed.phases, &check.score));
+    match (check.file_score_agrees, &parsed.score) {
+        (Some(true), Some(fs)) => {
+            println!("the file's score (line {}) agrees with its phases", fs.line)
+        }
+        (None, _) => println!("the file states no score; the one above is recomputed"),
+        _ => {}
+    }
+    if let Some(x) = &parsed.extended_score {
+        println!(
+            "extended-mode score (line {}, not checked): Bandwidth {:.6} GiB/s : IOPS {:.6} kiops : TOTAL {:.6}",
+            x.line, x.bandwidth, x.metadata, x.total
+        );
+    }
+    match &parsed.integrity {
+        Some(
+            i @ Integrity::Io500Hash {
+                expected,
+                as_invalid,
+                ..
+            },
+        ) if i.intact() => println!(
+            "IO500's score hash {expected} matches the file's values{}",
+            if *as_invalid {
+                " (as an invalid run)"
+            } else {
+                ""
+            }
+        ),
+        Some(i @ Integrity::Sha256 { checked, .. }) if i.intact() => {
+            println!("hash.txt matches {}", checked.join(", "))
+        }
+        _ => {}
+    }
+    for note in &check.score.notes {
+        println!("note: {note}");
+    }
+    for problem in &check.problems {
+        println!("problem: {problem}");
+    }
+    if check.score.valid() {
+        println!("valid for submission");
+    } else {
+        println!("invalid for submission (fine for testing):");
+        for r in &check.score.reasons {
+            println!("  - {r}");
+        }
+    }
+    if let Some(id) = stored {
+        println!("stored as {id} (kind io500)");
+    }
+}

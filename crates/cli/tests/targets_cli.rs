@@ -1,0 +1,449 @@
+//! `iolab targets`, `iolab targets analyze` and `iolab net` from the command line, each
+//! test in its own temporary directories.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+struct Ran {
+    code: i32,
+    stdout: String,
+    stderr: String,
+}
+
+fn iolab(args: &[&str]) -> Ran {
+    let o = Command::new(env!("CARGO_BIN_EXE_iolab"))
+        .args(args)
+        .env(
+            "IOLAB_DB",
+            std::env::temp_dir().join(format!("iolab-targets-test-{}.db", std::process::id())),
+        )
+        .env_remove("RUST_BACKTRACE")
+        .output()
+        .expect("iolab runs");
+    Ran {
+        code: o.status.code().unwrap_or(-1),
+        stdout: String::from_utf8_lossy(&o.stdout).into_owned(),
+        stderr: String::from_utf8_lossy(&o.stderr).into_owned(),
+    }
+}
+
+impl Ran {
+    fn expect(self, code: i32) -> Ran {
+        assert_eq!(
+            self.code, code,
+            "exit code\n--- stdout\n{}\n--- stderr\n{}",
+            self.stdout, self.stderr
+        );
+        self
+    }
+
+    /// The one line iolab prints on stderr for bad input.
+    fn error_line(&self) -> &str {
+        let lines: Vec<&str> = self
+            .stderr
+            .lines()
+            .filter(|l| !l.trim().is_empty())
+            .collect();
+        assert_eq!(lines.len(), 1, "stderr:\n{}", self.stderr);
+        lines[0]
+    }
+}
+
+fn s(p: &Path) -> &str {
+    p.to_str().expect("utf-8 temp path")
+}
+
+fn fixture(name: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../engine/tests/fixtures/targets")
+        .join(name)
+}
+
+fn small(dirs: &[&str]) -> Vec<String> {
+    let mut a: Vec<String> = [
+        "targets",
+        "--write",
+        "--read",
+        "--block-size",
+        "4KiB",
+        "--size",
+        "64KiB",
+        "--threads",
+        "2",
+        "--no-store",
+    ]
+    .iter()
+    .map(|x| x.to_string())
+    .collect();
+    a.extend(dirs.iter().map(|d| d.to_string()));
+    a
+}
+
+#[test]
+fn three_directories_write_then_read_and_clean_up() {
+    let dirs: Vec<tempfile::TempDir> = (0..3).map(|_| tempfile::tempdir().unwrap()).collect();
+    let paths: Vec<&str> = dirs.iter().map(|d| s(d.path())).collect();
+    let out = tempfile::tempdir().unwrap();
+    let json = out.path().join("run.json");
+    let mut args = small(&paths);
+    args.extend(["--verbose".to_string(), "--json".into(), s(&json).into()]);
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    let r = iolab(&args).expect(0);
+    assert!(
+        r.stdout.contains("write results: 3 targets on 1 node"),
+        "{}",
+        r.stdout
+    );
+    assert!(
+        r.stdout.contains("read results: 3 targets on 1 node"),
+        "{}",
+        r.stdout
+    );
+    for label in [
+        "min throughput",
+        "max throughput",
+        "avg throughput",
+        "aggregate throughput",
+    ] {
+        assert!(r.stdout.contains(label), "{label}\n{}", r.stdout);
+    }
+    assert!(r.stdout.contains("target-id"), "{}", r.stdout);
+    for p in &paths {
+        assert!(r.stdout.contains(p), "{p} listed\n{}", r.stdout);
+    }
+    // Nothing of iolab's is left behind.
+    for d in &dirs {
+        assert_eq!(std::fs::read_dir(d.path()).unwrap().count(), 0);
+    }
+    let v: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    assert_eq!(v["kind"], "targets");
+    assert_eq!(v["status"], "complete");
+    let phases = v["phases"].as_array().unwrap();
+    // Per direction: the summary, then one phase per target.
+    assert_eq!(phases.len(), 8);
+    assert_eq!(phases[0]["name"], "write-4KiB");
+    assert!(
+        phases[0]["extra"]["aggregate_bytes_per_sec"]
+            .as_f64()
+            .unwrap()
+            > 0.0
+    );
+    assert_eq!(phases[1]["name"], format!("target {}", paths[0]));
+    assert_eq!(phases[1]["params"]["path"], paths[0]);
+    assert_eq!(phases[1]["ops"][0]["bytes"], 2 * 65536);
+    assert_eq!(phases[5]["ops"][0]["op"], "read");
+}
+
+#[test]
+fn a_targets_file_places_targets_and_rated_figures() {
+    let dirs: Vec<tempfile::TempDir> = (0..3).map(|_| tempfile::tempdir().unwrap()).collect();
+    let list = tempfile::tempdir().unwrap();
+    let csv = list.path().join("targets.csv");
+    let mut text = String::from("id,node,path,rated_mbps\n");
+    for (i, d) in dirs.iter().enumerate() {
+        text.push_str(&format!("{},,{},100000\n", i + 1, s(d.path())));
+    }
+    std::fs::write(&csv, text).unwrap();
+    let r = iolab(&[
+        "targets",
+        "--targets-file",
+        s(&csv),
+        "--block-size",
+        "4KiB",
+        "--size",
+        "64KiB",
+        "--no-store",
+        "-v",
+    ])
+    .expect(0);
+    assert!(
+        r.stdout.contains("write results: 3 targets"),
+        "{}",
+        r.stdout
+    );
+    assert!(r.stdout.contains("of theoretical"), "{}", r.stdout);
+    assert!(r.stdout.contains("rated"), "{}", r.stdout);
+}
+
+#[test]
+fn targets_file_errors_name_the_line() {
+    let list = tempfile::tempdir().unwrap();
+    let csv = list.path().join("targets.csv");
+    std::fs::write(
+        &csv,
+        "id,node,path,rated_mbps\n1,,/tmp,5000\n2,,/tmp,fast\n",
+    )
+    .unwrap();
+    let r = iolab(&["targets", "--targets-file", s(&csv), "--no-store"]).expect(2);
+    assert_eq!(
+        r.error_line(),
+        format!(
+            "iolab: error: {}:3: rated_mbps 'fast' is not a number",
+            s(&csv)
+        )
+    );
+    let r = iolab(&["targets", "--no-store"]).expect(2);
+    assert!(r.error_line().contains("no target given"), "{}", r.stderr);
+    let r = iolab(&["targets", "--no-store", "/nonexistent/iolab-t"]).expect(2);
+    assert!(
+        r.error_line()
+            .contains("/nonexistent/iolab-t does not exist"),
+        "{}",
+        r.stderr
+    );
+}
+
+#[test]
+fn the_null_backend_runs_one_at_a_time_without_storage() {
+    let r = iolab(&[
+        "targets",
+        "--backend",
+        "null",
+        "--one-at-a-time",
+        "--size",
+        "1MiB",
+        "--no-store",
+        "--verbose",
+        "/a",
+        "/b",
+        "/c",
+    ])
+    .expect(0);
+    assert!(r.stdout.contains("one-at-a-time"), "{}", r.stdout);
+    assert!(
+        r.stdout.contains("write results: 3 targets"),
+        "{}",
+        r.stdout
+    );
+}
+
+#[test]
+fn analyze_finds_the_slow_server() {
+    let r = iolab(&["targets", "analyze", s(&fixture("slow-node-22.txt"))]).expect(0);
+    assert!(
+        r.stdout
+            .contains("write results (beegfs-ctl): 22 targets on 6 nodes"),
+        "{}",
+        r.stdout
+    );
+    assert!(
+        r.stdout
+            .contains("node node006-numa0-1: all 4 targets are slow"),
+        "{}",
+        r.stdout
+    );
+    assert!(r.stdout.contains("target 22"), "{}", r.stdout);
+    let r = iolab(&["targets", "analyze", s(&fixture("healthy-22.txt")), "-v"]).expect(0);
+    assert!(
+        r.stdout
+            .contains("no target is significantly below the median"),
+        "{}",
+        r.stdout
+    );
+    assert!(r.stdout.contains("target-id"));
+    let r = iolab(&["targets", "analyze", s(&fixture("single-bad-22.txt"))]).expect(0);
+    assert!(
+        r.stdout.contains("target 7 on node node002-numa0-1: "),
+        "{}",
+        r.stdout
+    );
+}
+
+#[test]
+fn analyze_writes_json_and_rated_percentages() {
+    let r = iolab(&[
+        "targets",
+        "analyze",
+        s(&fixture("slow-node-22.txt")),
+        "--rated-mbps",
+        "3500",
+        "--json",
+        "-",
+    ])
+    .expect(0);
+    let v: serde_json::Value = serde_json::from_str(&r.stdout).expect("only JSON on stdout");
+    assert_eq!(v["schema"], "iolab.targets-analysis/1");
+    let a = &v["sections"][0]["analysis"];
+    assert_eq!(a["count"], 22);
+    assert_eq!(a["slow_nodes"][0]["node"], "node006-numa0-1");
+    assert!(a["theoretical"]["percent"].as_f64().unwrap() > 50.0);
+}
+
+#[test]
+fn analyze_errors_name_file_and_line() {
+    let path = fixture("malformed-22.txt");
+    let r = iolab(&["targets", "analyze", s(&path)]).expect(2);
+    assert_eq!(
+        r.error_line(),
+        format!(
+            "iolab: error: {}:23: throughput '3O45974' is not a number",
+            s(&path)
+        )
+    );
+    let r = iolab(&["targets", "analyze", "/nonexistent/bench.txt"]).expect(2);
+    assert!(
+        r.error_line()
+            .starts_with("iolab: error: cannot read /nonexistent/bench.txt")
+    );
+}
+
+#[test]
+fn net_over_loopback_counts_every_byte() {
+    let out = tempfile::tempdir().unwrap();
+    let json = out.path().join("net.json");
+    let r = iolab(&[
+        "net",
+        "--size",
+        "4MiB",
+        "--block-size",
+        "64KiB",
+        "--streams",
+        "2",
+        "--no-store",
+        "--json",
+        s(&json),
+    ])
+    .expect(0);
+    assert!(r.stdout.contains("net-loopback"), "{}", r.stdout);
+    assert!(r.stdout.contains("loopback interface"), "{}", r.stdout);
+    let v: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    assert_eq!(v["kind"], "net");
+    let pair = &v["phases"][1];
+    assert_eq!(pair["name"], "net 0->0");
+    assert_eq!(pair["kind"], "net");
+    assert_eq!(pair["ops"][0]["op"], "transfer");
+    assert_eq!(pair["ops"][0]["bytes"], 8 * 1024 * 1024);
+}
+
+/// End to end under `mpirun --oversubscribe` (MPI build only).
+#[cfg(feature = "mpi")]
+mod mpi {
+    use std::process::{Command, Stdio};
+    use std::time::{Duration, Instant};
+
+    use super::{Ran, s};
+
+    fn mpirun(np: u32, args: &[&str]) -> Option<Ran> {
+        let available = Command::new("mpirun")
+            .arg("--version")
+            .output()
+            .is_ok_and(|o| o.status.success());
+        if !available {
+            eprintln!("SKIPPED: mpirun is not on PATH (install openmpi-bin)");
+            return None;
+        }
+        let mut child = Command::new("mpirun")
+            .args([
+                "--allow-run-as-root",
+                "--oversubscribe",
+                "-np",
+                &np.to_string(),
+            ])
+            .arg(env!("CARGO_BIN_EXE_iolab"))
+            .args(args)
+            .env(
+                "IOLAB_DB",
+                std::env::temp_dir().join("iolab-targets-mpi-test.db"),
+            )
+            .env_remove("RUST_BACKTRACE")
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("mpirun starts");
+        let start = Instant::now();
+        while child.try_wait().unwrap().is_none() {
+            if start.elapsed() > Duration::from_secs(120) {
+                let _ = child.kill();
+                panic!("mpirun hung: {:?}", child.wait_with_output().unwrap());
+            }
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        let o = child.wait_with_output().unwrap();
+        Some(Ran {
+            code: o.status.code().unwrap_or(-1),
+            stdout: String::from_utf8_lossy(&o.stdout).into_owned(),
+            stderr: String::from_utf8_lossy(&o.stderr).into_owned(),
+        })
+    }
+
+    #[test]
+    fn four_ranks_share_their_hosts_targets_all_at_once_and_one_at_a_time() {
+        let dirs: Vec<tempfile::TempDir> = (0..6).map(|_| tempfile::tempdir().unwrap()).collect();
+        let out = tempfile::tempdir().unwrap();
+        let json = out.path().join("r.json");
+        for mode in ["--write", "--one-at-a-time"] {
+            let mut args = vec![
+                "targets",
+                mode,
+                "--size",
+                "256KiB",
+                "--block-size",
+                "64KiB",
+                "--no-store",
+                "--json",
+                s(&json),
+            ];
+            args.extend(dirs.iter().map(|d| s(d.path())));
+            let r = mpirun(4, &args).map(|r| r.expect(0));
+            let Some(r) = r else { return };
+            assert_eq!(
+                r.stdout.matches("write results: 6 targets").count(),
+                1,
+                "{}",
+                r.stdout
+            );
+            let v: serde_json::Value =
+                serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+            let phases = v["phases"].as_array().unwrap();
+            assert_eq!(phases.len(), 7);
+            assert_eq!(phases[0]["ranks"], 4);
+            let ranks: Vec<&str> = phases[1..]
+                .iter()
+                .map(|p| p["params"]["rank"].as_str().unwrap())
+                .collect();
+            assert_eq!(ranks, vec!["0", "1", "2", "3", "0", "1"]);
+            for p in &phases[1..] {
+                assert_eq!(p["ops"][0]["bytes"], 256 * 1024);
+            }
+            for d in &dirs {
+                assert_eq!(std::fs::read_dir(d.path()).unwrap().count(), 0);
+            }
+        }
+    }
+
+    #[test]
+    fn two_ranks_stream_both_ways() {
+        let out = tempfile::tempdir().unwrap();
+        let json = out.path().join("net.json");
+        let args = [
+            "net",
+            "--size",
+            "8MiB",
+            "--streams",
+            "2",
+            "--no-store",
+            "--json",
+            s(&json),
+        ];
+        let Some(r) = mpirun(2, &args) else { return };
+        let r = r.expect(0);
+        assert!(r.stdout.contains("net-forward"), "{}", r.stdout);
+        assert!(r.stdout.contains("net-reverse"), "{}", r.stdout);
+        let v: serde_json::Value =
+            serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+        let names: Vec<&str> = v["phases"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|p| p["name"].as_str().unwrap())
+            .collect();
+        assert_eq!(
+            names,
+            vec!["net-forward", "net 0->1", "net-reverse", "net 1->0"]
+        );
+        assert_eq!(v["phases"][1]["ops"][0]["bytes"], 16 << 20);
+        assert_eq!(v["phases"][3]["ops"][0]["bytes"], 16 << 20);
+    }
+}

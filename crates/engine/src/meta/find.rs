@@ -1,0 +1,380 @@
+//! The find walk (IO500's find phase): [`run_find`] walks a tree with every thread of
+//! every rank and counts the entries scanned (OpKind::Scan, the rate) and those matching
+//! the [`FindSpec`] predicates (`extra["matched"]`). Under MPI the entries of the top
+//! directory are dealt out to the ranks by name; within a rank, threads share a
+//! [`WalkQueue`] of directories. An entry is stat'ed only when a predicate or an unknown
+//! entry type needs it. The walk never writes or removes anything.
+
+use std::ffi::CStr;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Condvar, Mutex};
+use std::time::Duration;
+
+use iolab_backend::meta::{
+    DirBuffer, EntryKind, EntryStat, MTime, MetaBackend, MetaDir, PosixMeta, mtime_of,
+};
+use iolab_core::result::{ErrorRecord, OpKind, PhaseKind, PhaseResult};
+use iolab_core::spec::{EntryType, FindSpec, Glob, SizeTest};
+use iolab_core::units::Nanos;
+
+use crate::assemble::{PhaseMeta, assemble};
+use crate::clock::Clock;
+use crate::control::PhaseControl;
+use crate::data::check_ranks_agree;
+use crate::error::EngineError;
+use crate::meta::error::MetaError;
+use crate::phase::{Env, WorkerReport, run_phase};
+use crate::recorder::Recorder;
+use crate::target::{agree, resolve_placeholders};
+use crate::worker::INTERVAL;
+
+/// The predicates of a find, resolved (the reference time read, the pattern compiled).
+pub struct Matcher {
+    newer: Option<MTime>,
+    size: Option<SizeTest>,
+    name: Option<Glob>,
+    entry_type: EntryType,
+}
+
+impl Matcher {
+    pub fn new(spec: &FindSpec) -> Result<Matcher, MetaError> {
+        let newer = match &spec.newer {
+            Some(path) => Some(mtime_of(path).map_err(|e| {
+                MetaError::NewerUnreadable {
+                    path: path.clone(),
+                    reason: e
+                        .to_string()
+                        .split(" failed: ")
+                        .nth(1)
+                        .unwrap_or("unreadable")
+                        .split(';')
+                        .next()
+                        .unwrap_or_default()
+                        .to_string(),
+                }
+            })?),
+            None => None,
+        };
+        Ok(Matcher {
+            newer,
+            size: spec.size,
+            name: spec.name.as_deref().map(Glob::new),
+            entry_type: spec.entry_type,
+        })
+    }
+
+    fn needs_stat(&self) -> bool {
+        self.newer.is_some() || self.size.is_some()
+    }
+
+    /// What can be decided without the inode: the name and (known) type.
+    fn may_match(&self, name: &CStr, kind: EntryKind) -> bool {
+        let type_ok = match self.entry_type {
+            EntryType::Any => true,
+            EntryType::F => matches!(kind, EntryKind::File | EntryKind::Unknown),
+            EntryType::D => matches!(kind, EntryKind::Dir | EntryKind::Unknown),
+        };
+        type_ok
+            && self
+                .name
+                .as_ref()
+                .is_none_or(|g| g.matches(name.to_bytes()))
+    }
+
+    /// The rest, once the inode is known (if needed).
+    fn matches(&self, kind: EntryKind, stat: Option<&EntryStat>) -> bool {
+        let type_ok = match self.entry_type {
+            EntryType::Any => true,
+            EntryType::F => kind == EntryKind::File,
+            EntryType::D => kind == EntryKind::Dir,
+        };
+        let Some(st) = stat else {
+            return type_ok && !self.needs_stat();
+        };
+        type_ok
+            && self.newer.is_none_or(|t| st.mtime > t)
+            && self.size.is_none_or(|s| s.matches(st.size))
+    }
+}
+
+/// Work for a walker: this rank's share of the top directory, or a whole directory.
+enum Task {
+    Top,
+    Dir(PathBuf),
+}
+
+/// Directories waiting to be walked, shared by a rank's threads. The walk is over when
+/// nothing waits and no thread is busy.
+pub struct WalkQueue {
+    state: Mutex<(Vec<Task>, usize)>,
+    wake: Condvar,
+}
+
+impl WalkQueue {
+    fn new() -> Self {
+        WalkQueue {
+            state: Mutex::new((vec![Task::Top], 0)),
+            wake: Condvar::new(),
+        }
+    }
+
+    fn pop(&self, stop: &AtomicBool) -> Option<Task> {
+        let mut s = self.state.lock().unwrap_or_else(|p| p.into_inner());
+        loop {
+            if stop.load(Ordering::Relaxed) {
+                return None;
+            }
+            if let Some(t) = s.0.pop() {
+                s.1 += 1;
+                return Some(t);
+            }
+            if s.1 == 0 {
+                return None;
+            }
+            s = self
+                .wake
+                .wait_timeout(s, Duration::from_millis(50))
+                .unwrap_or_else(|p| p.into_inner())
+                .0;
+        }
+    }
+
+    /// Adds the directories a finished task found and marks the task done.
+    fn finish(&self, found: &mut Vec<PathBuf>) {
+        let mut s = self.state.lock().unwrap_or_else(|p| p.into_inner());
+        s.0.extend(found.drain(..).map(Task::Dir));
+        s.1 -= 1;
+        self.wake.notify_all();
+    }
+}
+
+/// What every walker of a rank shares.
+struct Walk<'a, C: Clock> {
+    top: &'a Path,
+    matcher: &'a Matcher,
+    queue: &'a WalkQueue,
+    backend: &'a dyn MetaBackend,
+    clock: &'a C,
+    control: &'a PhaseControl,
+    rank: u32,
+    ranks: u32,
+    host: &'a str,
+}
+
+/// One walker's counters and buffers.
+struct Walker {
+    rec: Recorder,
+    buf: DirBuffer,
+    found: Vec<PathBuf>,
+    scanned: u64,
+    matched: u64,
+}
+
+/// Walks `dir` (its `{host}`/`{rank}` resolved per rank) with every rank's threads.
+pub fn run_find<C: Clock>(
+    env: &Env<'_>,
+    clock: &C,
+    spec: &FindSpec,
+    dir: &Path,
+) -> Result<PhaseResult, EngineError> {
+    let comm = env.comm;
+    spec.validate()?;
+    check_ranks_agree(comm, "the find", spec)?;
+    let top = resolve_placeholders(dir, comm.host(), comm.rank());
+    let matcher = agree(
+        comm,
+        check_top(&top).and_then(|()| Matcher::new(spec).map_err(EngineError::from)),
+    )?;
+    let queue = WalkQueue::new();
+    let host = comm.host().to_string();
+    let backend = PosixMeta;
+    let run = run_phase(
+        env,
+        clock,
+        "find",
+        spec.threads as usize,
+        false,
+        |i, control| {
+            let walk = Walk {
+                top: &top,
+                matcher: &matcher,
+                queue: &queue,
+                backend: &backend,
+                clock,
+                control,
+                rank: comm.rank(),
+                ranks: comm.size(),
+                host: &host,
+            };
+            Ok(walk.run(i))
+        },
+    )?;
+    let matched: u64 = run.completed_by_worker().iter().sum();
+    let mut phase = assemble(find_meta(spec, &top, comm.size()), &run);
+    phase.extra.insert("matched".into(), matched as f64);
+    Ok(phase)
+}
+
+fn check_top(top: &Path) -> Result<(), EngineError> {
+    match std::fs::metadata(top) {
+        Ok(m) if m.is_dir() => Ok(()),
+        Ok(_) => Err(MetaError::FindNotDir {
+            path: top.to_path_buf(),
+        }
+        .into()),
+        Err(_) => Err(MetaError::FindDirMissing {
+            path: top.to_path_buf(),
+        }
+        .into()),
+    }
+}
+
+fn find_meta(spec: &FindSpec, top: &Path, ranks: u32) -> PhaseMeta {
+    let mut p = std::collections::BTreeMap::new();
+    p.insert("threads".into(), spec.threads.to_string());
+    p.insert("ranks".into(), ranks.to_string());
+    p.insert("dir".into(), top.display().to_string());
+    if let Some(n) = &spec.newer {
+        p.insert("newer".into(), n.display().to_string());
+    }
+    if let Some(s) = spec.size {
+        p.insert("size".into(), s.to_string());
+    }
+    if let Some(n) = &spec.name {
+        p.insert("name".into(), n.clone());
+    }
+    PhaseMeta {
+        name: "find".into(),
+        kind: Some(PhaseKind::Find),
+        params: p,
+        repetition: 0,
+        spec: serde_json::to_value(spec).unwrap_or_default(),
+        warnings: Vec::new(),
+    }
+}
+
+impl<C: Clock> Walk<'_, C> {
+    fn run(&self, thread: usize) -> WorkerReport {
+        let Some(start) = self.control.ready_and_wait(true) else {
+            return WorkerReport {
+                measure: Recorder::new(Nanos::ZERO, INTERVAL).finish(),
+                completed: 0,
+                finished_at: Nanos::ZERO,
+            };
+        };
+        let mut w = Walker {
+            rec: Recorder::new(start, INTERVAL),
+            buf: DirBuffer::new(),
+            found: Vec::new(),
+            scanned: 0,
+            matched: 0,
+        };
+        let progress = &self.control.workers[thread];
+        while let Some(task) = self.queue.pop(&self.control.stop) {
+            match task {
+                Task::Top => self.walk_top(&mut w),
+                Task::Dir(path) => self.walk_dir(&path, &mut w),
+            }
+            self.queue.finish(&mut w.found);
+            progress.ops.store(w.scanned, Ordering::Relaxed);
+            if !w.rec.first_done_marked() && self.control.first_done.load(Ordering::Relaxed) {
+                w.rec.mark_first_done();
+            }
+        }
+        let finished_at = self.clock.now().saturating_sub(start);
+        self.control.finished(thread);
+        WorkerReport {
+            measure: w.rec.finish(),
+            completed: w.matched,
+            finished_at,
+        }
+    }
+
+    /// This rank's share of the top directory: its entries sorted by name, dealt round
+    /// robin to the ranks.
+    fn walk_top(&self, w: &mut Walker) {
+        let Some(dir) = self.open(self.top, w) else {
+            return;
+        };
+        let mut entries = Vec::new();
+        let listed = self.backend.read_dir(&dir, &mut w.buf, &mut |name, kind| {
+            entries.push((name.to_owned(), kind))
+        });
+        if let Err(e) = listed {
+            self.error(w, self.top, e);
+        }
+        entries.sort_by(|a, b| a.0.cmp(&b.0));
+        for (i, (name, kind)) in entries.iter().enumerate() {
+            if i as u32 % self.ranks == self.rank {
+                self.entry(&dir, name, *kind, w);
+            }
+        }
+    }
+
+    fn walk_dir(&self, path: &Path, w: &mut Walker) {
+        let Some(dir) = self.open(path, w) else {
+            return;
+        };
+        let mut buf = std::mem::take(&mut w.buf);
+        let listed = self.backend.read_dir(&dir, &mut buf, &mut |name, kind| {
+            self.entry(&dir, name, kind, w)
+        });
+        w.buf = buf;
+        if let Err(e) = listed {
+            self.error(w, path, e);
+        }
+    }
+
+    fn open(&self, path: &Path, w: &mut Walker) -> Option<MetaDir> {
+        match self.backend.open_dir(path) {
+            Ok(d) => Some(d),
+            Err(e) => {
+                self.error(w, path, e);
+                None
+            }
+        }
+    }
+
+    /// Examines one entry: queue it if it is a directory, count it if it matches.
+    #[inline]
+    fn entry(&self, dir: &MetaDir, name: &CStr, kind: EntryKind, w: &mut Walker) {
+        let t0 = self.clock.now();
+        let mut kind = kind;
+        let may = self.matcher.may_match(name, kind);
+        let mut stat = None;
+        if kind == EntryKind::Unknown || (may && self.matcher.needs_stat()) {
+            match self.backend.stat(dir, name) {
+                Ok(st) => {
+                    kind = st.kind;
+                    stat = Some(st);
+                }
+                Err(e) => {
+                    self.error(w, &dir.entry(name), e);
+                    return;
+                }
+            }
+        }
+        if kind == EntryKind::Dir {
+            w.found.push(dir.entry(name));
+        }
+        if may && self.matcher.matches(kind, stat.as_ref()) {
+            w.matched += 1;
+        }
+        let t1 = self.clock.now();
+        w.rec.record(OpKind::Scan, t1 - t0, 0, t1);
+        w.scanned += 1;
+    }
+
+    fn error(&self, w: &mut Walker, path: &Path, e: iolab_backend::BackendError) {
+        w.rec.error(ErrorRecord {
+            rank: self.rank,
+            host: self.host.to_string(),
+            op: OpKind::Scan,
+            path: path.display().to_string(),
+            offset: None,
+            errno: e.errno(),
+            message: e.to_string(),
+        });
+    }
+}

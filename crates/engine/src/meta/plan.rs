@@ -1,0 +1,373 @@
+//! Who works on what in a metadata workload. [`MetaPlan`] is this rank's view: the tree
+//! root, the resolved directories per thread, which worker's files each worker touches in
+//! a phase (cache-avoidance shift), and where item i of a worker lives. [`TreeShape`] lays
+//! out intermediate and leaf directories; [`NameBuf`] spells file names into a reused
+//! buffer so the hot loop does not allocate.
+//!
+//! Names: private trees are `<root>/t<w>/` (w = global worker), a shared tree is
+//! `<root>/shared/`; intermediate directories `b<digit>`, leaf directories `d<k>`, and
+//! file j of worker w in a leaf `file.iolab.<w>.<j>`.
+
+use std::ffi::{CStr, CString};
+use std::path::{Path, PathBuf};
+
+use iolab_core::spec::{MetaOp, MetaSpec};
+
+/// The tree below one thread's (or the shared) top directory.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct TreeShape {
+    pub leaves: u32,
+    pub depth: u32,
+    pub branching: u32,
+}
+
+impl TreeShape {
+    /// Deepest intermediate directories in use: leaves are spread round robin over them.
+    pub fn buckets(&self) -> u64 {
+        if self.depth == 0 {
+            return 1;
+        }
+        let mut full: u64 = 1;
+        for _ in 0..self.depth {
+            full = full.saturating_mul(self.branching as u64);
+        }
+        full.min(self.leaves as u64).max(1)
+    }
+
+    fn digits(&self, mut value: u64, count: u32) -> Vec<u64> {
+        let b = self.branching.max(1) as u64;
+        let mut out = vec![0; count as usize];
+        for slot in out.iter_mut().rev() {
+            *slot = value % b;
+            value /= b;
+        }
+        out
+    }
+
+    /// Intermediate directories of level `level` (1 = just below the top) in use.
+    fn prefixes_at(&self, level: u32) -> u64 {
+        let below = self.depth - level;
+        let mut span: u64 = 1;
+        for _ in 0..below {
+            span = span.saturating_mul(self.branching as u64);
+        }
+        (self.buckets() - 1) / span + 1
+    }
+
+    fn prefix_path(&self, level: u32, prefix: u64) -> PathBuf {
+        self.digits(prefix, level)
+            .iter()
+            .map(|d| format!("b{d}"))
+            .collect()
+    }
+
+    /// The path of leaf `k` relative to the top directory.
+    pub fn leaf(&self, k: u32) -> PathBuf {
+        let bucket = k as u64 % self.buckets();
+        self.prefix_path(self.depth, bucket).join(format!("d{k}"))
+    }
+
+    /// Intermediate directories, parents first, relative to the top directory.
+    pub fn intermediate(&self) -> Vec<PathBuf> {
+        (1..=self.depth)
+            .flat_map(|level| (0..self.prefixes_at(level)).map(move |p| (level, p)))
+            .map(|(level, p)| self.prefix_path(level, p))
+            .collect()
+    }
+}
+
+/// Directories to make (or remove) under one parent, opened once for all of them.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct DirGroup {
+    pub parent: PathBuf,
+    pub names: Vec<CString>,
+}
+
+fn cname(s: String) -> CString {
+    CString::new(s).expect("iolab's directory names hold no NUL")
+}
+
+/// Groups `paths` (relative to `top`, siblings adjacent) by parent, keeping their order.
+fn group(top: &Path, paths: impl IntoIterator<Item = PathBuf>) -> Vec<DirGroup> {
+    let mut groups: Vec<DirGroup> = Vec::new();
+    for rel in paths {
+        let full = top.join(&rel);
+        let parent = full.parent().unwrap_or(top).to_path_buf();
+        let name = cname(
+            full.file_name()
+                .unwrap_or_default()
+                .to_string_lossy()
+                .into_owned(),
+        );
+        match groups.last_mut().filter(|g| g.parent == parent) {
+            Some(g) => g.names.push(name),
+            None => groups.push(DirGroup {
+                parent,
+                names: vec![name],
+            }),
+        }
+    }
+    groups
+}
+
+/// This rank's metadata workload.
+#[derive(Clone, Debug)]
+pub struct MetaPlan {
+    pub spec: MetaSpec,
+    pub rank: u32,
+    pub ranks: u32,
+    pub threads: u32,
+    /// Workers of all ranks together.
+    pub workers: u32,
+    pub files_per_dir: u64,
+    pub shape: TreeShape,
+    pub root: PathBuf,
+    /// Ranks to shift stat, read and remove by (cache avoidance).
+    pub shift: u32,
+    /// This rank creates and removes the root and the shared directories for its host.
+    pub leader: bool,
+    /// False on the null backend: nothing to set up, check or clean up.
+    pub touches_storage: bool,
+}
+
+impl MetaPlan {
+    /// Files each worker creates.
+    pub fn items_per_worker(&self) -> u64 {
+        self.files_per_dir * self.shape.leaves as u64
+    }
+
+    /// The global index of thread `thread` of this rank.
+    pub fn global(&self, thread: u32) -> u32 {
+        self.rank * self.threads + thread
+    }
+
+    /// Whose files thread `thread` of this rank works on in phase `op`.
+    pub fn owner(&self, thread: u32, op: MetaOp) -> u32 {
+        self.owner_of(self.global(thread), op)
+    }
+
+    /// Whose files worker `global` (of any rank) works on in phase `op`: another rank's
+    /// for stat, read and remove when shifted, else its own.
+    pub fn owner_of(&self, global: u32, op: MetaOp) -> u32 {
+        let shifted = matches!(op, MetaOp::Stat | MetaOp::Read | MetaOp::Remove);
+        if !shifted || self.ranks <= 1 {
+            return global;
+        }
+        let (rank, thread) = (global / self.threads, global % self.threads);
+        ((rank + self.shift % self.ranks) % self.ranks) * self.threads + thread
+    }
+
+    /// The directory holding worker `owner`'s tree (shared: everyone's).
+    pub fn top(&self, owner: u32) -> PathBuf {
+        if self.spec.shared_dir {
+            self.root.join("shared")
+        } else {
+            self.root.join(format!("t{owner}"))
+        }
+    }
+
+    pub fn leaf(&self, owner: u32, k: u32) -> PathBuf {
+        self.top(owner).join(self.shape.leaf(k))
+    }
+
+    /// Leaf directories whose files worker `owner` owns, in item order.
+    pub fn leaves(&self) -> std::ops::Range<u32> {
+        0..self.shape.leaves
+    }
+
+    /// Directories worker `global` makes, parents first: its whole private tree, or its
+    /// round-robin share of the shared leaves (the shared top and intermediate
+    /// directories are the leader's).
+    pub fn dirs_to_make(&self, global: u32) -> Vec<DirGroup> {
+        let top = self.top(global);
+        if self.spec.shared_dir {
+            let mine = (global..self.shape.leaves).step_by(self.workers.max(1) as usize);
+            return group(&top, self.leaves_by_parent(mine));
+        }
+        let mut groups = vec![DirGroup {
+            parent: self.root.clone(),
+            names: vec![cname(format!("t{global}"))],
+        }];
+        groups.extend(group(&top, self.shape.intermediate()));
+        groups.extend(group(&top, self.leaves_by_parent(self.leaves())));
+        groups
+    }
+
+    /// The same directories, children first, for removal.
+    pub fn dirs_to_remove(&self, global: u32) -> Vec<DirGroup> {
+        let mut groups = self.dirs_to_make(global);
+        groups.reverse();
+        groups
+    }
+
+    /// The shared top and intermediate directories, parents first (the leader's).
+    pub fn shared_skeleton(&self) -> Vec<DirGroup> {
+        let top = self.root.join("shared");
+        let mut groups = vec![DirGroup {
+            parent: self.root.clone(),
+            names: vec![cname("shared".into())],
+        }];
+        groups.extend(group(&top, self.shape.intermediate()));
+        groups
+    }
+
+    /// Leaf paths ordered so that leaves under one parent are adjacent.
+    fn leaves_by_parent(&self, leaves: impl Iterator<Item = u32>) -> Vec<PathBuf> {
+        let buckets = self.shape.buckets();
+        let mut ks: Vec<u32> = leaves.collect();
+        ks.sort_by_key(|k| (*k as u64 % buckets, *k));
+        ks.into_iter().map(|k| self.shape.leaf(k)).collect()
+    }
+}
+
+/// What every file name starts with. As long as mdtest's "file.mdtest.": on file systems
+/// that scan directory blocks (ext4), name length changes the cost of every operation,
+/// so comparisons with mdtest need names of the same length.
+pub const FILE_PREFIX: &[u8] = b"file.iolab.";
+
+/// A file name spelled into a fixed buffer: the prefix and owner once, then the index per
+/// file.
+pub struct NameBuf {
+    buf: [u8; 64],
+    prefix: usize,
+}
+
+fn write_decimal(out: &mut [u8], mut v: u64) -> usize {
+    let mut tmp = [0u8; 20];
+    let mut n = 0;
+    loop {
+        tmp[n] = b'0' + (v % 10) as u8;
+        n += 1;
+        v /= 10;
+        if v == 0 {
+            break;
+        }
+    }
+    for i in 0..n {
+        out[i] = tmp[n - 1 - i];
+    }
+    n
+}
+
+impl NameBuf {
+    pub fn new(owner: u32) -> NameBuf {
+        let mut buf = [0u8; 64];
+        let p = FILE_PREFIX.len();
+        buf[..p].copy_from_slice(FILE_PREFIX);
+        let n = write_decimal(&mut buf[p..], owner as u64);
+        buf[p + n] = b'.';
+        NameBuf {
+            buf,
+            prefix: p + n + 1,
+        }
+    }
+
+    /// The name of file `index` of this owner in its leaf directory.
+    #[inline]
+    pub fn file(&mut self, index: u64) -> &CStr {
+        let n = write_decimal(&mut self.buf[self.prefix..], index);
+        self.buf[self.prefix + n] = 0;
+        CStr::from_bytes_until_nul(&self.buf).expect("a NUL was just written")
+    }
+}
+
+/// The owner of a file iolab named `file.iolab.<owner>.<index>`, or None for any other
+/// name.
+pub fn file_owner(name: &[u8]) -> Option<u32> {
+    let rest = name.strip_prefix(FILE_PREFIX)?;
+    let dot = rest.iter().position(|b| *b == b'.')?;
+    let (owner, index) = (&rest[..dot], &rest[dot + 1..]);
+    let digits = |s: &[u8]| !s.is_empty() && s.len() <= 20 && s.iter().all(u8::is_ascii_digit);
+    if !digits(owner) || !digits(index) {
+        return None;
+    }
+    std::str::from_utf8(owner).ok()?.parse().ok()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn shape(leaves: u32, depth: u32, branching: u32) -> TreeShape {
+        TreeShape {
+            leaves,
+            depth,
+            branching,
+        }
+    }
+
+    #[test]
+    fn flat_trees_hold_leaves_directly() {
+        let s = shape(3, 0, 10);
+        assert_eq!(s.leaf(2), PathBuf::from("d2"));
+        assert!(s.intermediate().is_empty());
+    }
+
+    #[test]
+    fn deep_trees_spread_leaves_over_the_deepest_level() {
+        let s = shape(5, 2, 2);
+        assert_eq!(s.buckets(), 4);
+        assert_eq!(s.leaf(0), PathBuf::from("b0/b0/d0"));
+        assert_eq!(s.leaf(3), PathBuf::from("b1/b1/d3"));
+        assert_eq!(s.leaf(4), PathBuf::from("b0/b0/d4"));
+        let dirs: Vec<String> = s
+            .intermediate()
+            .iter()
+            .map(|p| p.display().to_string())
+            .collect();
+        assert_eq!(dirs, ["b0", "b1", "b0/b0", "b0/b1", "b1/b0", "b1/b1"]);
+        // Fewer leaves than buckets: only the branches in use exist.
+        let thin = shape(2, 2, 10);
+        assert_eq!(thin.buckets(), 2);
+        let dirs: Vec<String> = thin
+            .intermediate()
+            .iter()
+            .map(|p| p.display().to_string())
+            .collect();
+        assert_eq!(dirs, ["b0", "b0/b0", "b0/b1"]);
+        assert_eq!(thin.leaf(1), PathBuf::from("b0/b1/d1"));
+    }
+
+    #[test]
+    fn stat_read_and_remove_are_shifted_by_whole_ranks() {
+        let plan = MetaPlan {
+            spec: MetaSpec::default(),
+            rank: 1,
+            ranks: 4,
+            threads: 2,
+            workers: 8,
+            files_per_dir: 1,
+            shape: shape(1, 0, 1),
+            root: PathBuf::from("/r"),
+            shift: 2,
+            leader: false,
+            touches_storage: false,
+        };
+        assert_eq!(plan.global(1), 3);
+        assert_eq!(plan.owner(1, MetaOp::Stat), 7);
+        assert_eq!(plan.owner(0, MetaOp::Create), 2);
+        assert_eq!(plan.owner_of(7, MetaOp::Remove), 3);
+        assert_eq!(plan.owner_of(5, MetaOp::Read), 1);
+        assert_eq!(plan.owner_of(5, MetaOp::Mkdir), 5);
+        assert_eq!(plan.top(3), PathBuf::from("/r/t3"));
+        assert_eq!(plan.leaf(3, 0), PathBuf::from("/r/t3/d0"));
+    }
+
+    #[test]
+    fn names_are_spelled_without_allocating_and_parse_back() {
+        let mut n = NameBuf::new(12);
+        assert_eq!(n.file(0), c"file.iolab.12.0");
+        assert_eq!(n.file(3999), c"file.iolab.12.3999");
+        assert_eq!(n.file(7), c"file.iolab.12.7");
+        let mut big = NameBuf::new(u32::MAX);
+        assert_eq!(
+            big.file(u64::MAX),
+            c"file.iolab.4294967295.18446744073709551615"
+        );
+        assert_eq!(file_owner(b"file.iolab.12.3999"), Some(12));
+        assert_eq!(file_owner(b"file.iolab.12."), None);
+        assert_eq!(file_owner(b"notes.txt"), None);
+        assert_eq!(file_owner(b"file.iolab.1x.2"), None);
+        assert_eq!(file_owner(b"file.mdtest.0.1"), None);
+    }
+}

@@ -1,0 +1,378 @@
+//! A metadata workload from start to end on every rank: [`run_meta`] checks that ranks
+//! agree, plans, finds or builds the tree (untimed unless mkdir is a phase), and runs each
+//! phase of `--ops` through the shared phase runner, carrying the files each worker
+//! created into the later phases (stonewall: exactly what exists). [`finish_meta`] then
+//! keeps the tree (with its record) or removes it.
+
+use std::collections::BTreeMap;
+
+use iolab_backend::meta::{MetaBackend, meta_backend};
+use iolab_comm::{Comm, CommExt};
+use iolab_core::result::{PhaseKind, PhaseResult};
+use iolab_core::spec::{MetaBackendKind, MetaOp, MetaSpec};
+
+use crate::assemble::{PhaseMeta, assemble};
+use crate::clock::Clock;
+use crate::data::check_ranks_agree;
+use crate::error::EngineError;
+use crate::meta::error::MetaError;
+use crate::meta::plan::{MetaPlan, TreeShape};
+use crate::meta::tree::{TreeState, keep_tree, make_tree, remove_tree, tree_state};
+use crate::meta::worker::{PhaseSetup, run_worker};
+use crate::phase::{Env, run_phase};
+use crate::target::{PreparedTarget, agree};
+
+/// The directory of the tree in the work directory when none is given.
+pub const DEFAULT_TREE: &str = "meta";
+
+/// How a metadata workload fits into a larger run.
+#[derive(Clone, Debug, Default)]
+pub struct MetaOptions {
+    /// The tree's directory in the work directory (default "meta"); IO500 keeps
+    /// "mdtest-easy" and "mdtest-hard" side by side.
+    pub tree: Option<String>,
+    /// Phases are named "<prefix>-<op>" (default: the operation, "create", "stat", ...).
+    pub name_prefix: Option<String>,
+    pub repetition: u32,
+    /// Extra coordinates (a study's sweep values).
+    pub params: BTreeMap<String, String>,
+    /// Files each worker (global index) has in the tree from an earlier `run_meta` of this
+    /// process with the same spec: IO500 creates, and later stats and removes, one tree.
+    pub created: Option<Vec<u64>>,
+}
+
+/// The phases a metadata workload produced and the state it left the tree in.
+#[derive(Debug)]
+pub struct MetaOutcome {
+    pub phases: Vec<PhaseResult>,
+    /// Files of each worker (global index) in the tree at the end.
+    pub created: Vec<u64>,
+    /// This run made the tree (create or mkdir), so by default it removes it too.
+    pub made_tree: bool,
+    /// The tree's directories are still there (false after an rmdir phase).
+    pub tree_exists: bool,
+}
+
+/// The stat, read and remove shift a spec asks for, resolved against the topology: by
+/// default the next host's ranks when there are several hosts working in one tree (a
+/// shared file system), else each rank's own files.
+pub fn resolve_shift(spec: &MetaSpec, comm: &dyn Comm, one_tree: bool) -> u32 {
+    spec.shift.unwrap_or_else(|| {
+        let topo = comm.topology();
+        if topo.hosts().len() > 1 && one_tree {
+            topo.ranks_per_host()
+        } else {
+            0
+        }
+    })
+}
+
+fn backend_for(spec: &MetaSpec, target: &PreparedTarget) -> Box<dyn MetaBackend> {
+    match target {
+        PreparedTarget::Dir { .. } => meta_backend(spec.backend),
+        _ => meta_backend(MetaBackendKind::Null),
+    }
+}
+
+/// This rank's plan. Collective: every rank calls it.
+pub fn plan_meta(
+    comm: &dyn Comm,
+    spec: &MetaSpec,
+    target: &PreparedTarget,
+    opts: &MetaOptions,
+) -> Result<MetaPlan, EngineError> {
+    let tree = opts.tree.as_deref().unwrap_or(DEFAULT_TREE);
+    let (root, touches_storage) = match target {
+        PreparedTarget::Dir { workdir, .. } => {
+            (workdir.join(tree), spec.backend == MetaBackendKind::Posix)
+        }
+        PreparedTarget::Device { .. } => return Err(MetaError::NeedsDir.into()),
+        PreparedTarget::Null => (
+            std::path::PathBuf::from("/nonexistent-null").join(tree),
+            false,
+        ),
+    };
+    // The lowest rank with this host and root makes and removes the shared parts.
+    let mine = root.to_string_lossy().into_owned();
+    let roots: Vec<String> = comm
+        .all_gather(&mine)
+        .map_err(|e| EngineError::Setup(e.to_string()))?;
+    let topo = comm.topology();
+    let me = comm.rank() as usize;
+    let leader = (0..roots.len())
+        .find(|&r| roots[r] == mine && topo.ranks[r].host == topo.ranks[me].host)
+        == Some(me);
+    let ranks = comm.size();
+    let workers = ranks * spec.threads;
+    let one_tree = roots.iter().all(|r| *r == roots[0]);
+    let shift = resolve_shift(spec, comm, one_tree);
+    let leaves = spec.dirs_per_thread_for(workers)?;
+    Ok(MetaPlan {
+        spec: spec.clone(),
+        rank: comm.rank(),
+        ranks,
+        threads: spec.threads,
+        workers,
+        files_per_dir: spec.files_per_dir,
+        shape: TreeShape {
+            leaves,
+            depth: spec.depth,
+            branching: spec.branching,
+        },
+        root,
+        shift,
+        leader,
+        touches_storage,
+    })
+}
+
+/// Runs a metadata workload on every rank. Rank 0's `phases` are the results to report;
+/// the other ranks get the same. A tree this run made is removed again if it fails.
+pub fn run_meta<C: Clock>(
+    env: &Env<'_>,
+    clock: &C,
+    spec: &MetaSpec,
+    target: &PreparedTarget,
+    opts: &MetaOptions,
+) -> Result<MetaOutcome, EngineError> {
+    let comm = env.comm;
+    spec.validate()?;
+    check_ranks_agree(comm, "the workload", spec)?;
+    let backend = backend_for(spec, target);
+    let plan = plan_meta(comm, spec, target, opts)?;
+    let (mut created, made_tree) = starting_files(comm, &plan, opts)?;
+    if made_tree && let Err(e) = make_tree(comm, &plan, backend.as_ref(), !spec.has(MetaOp::Mkdir))
+    {
+        let _ = remove_tree(comm, &plan, backend.as_ref());
+        return Err(e);
+    }
+    let mut tree_exists = true;
+    match run_phases(
+        env,
+        clock,
+        &plan,
+        backend.as_ref(),
+        opts,
+        &mut created,
+        &mut tree_exists,
+    ) {
+        Ok(phases) => Ok(MetaOutcome {
+            phases,
+            created,
+            made_tree,
+            tree_exists,
+        }),
+        Err(e) => {
+            if made_tree {
+                let _ = remove_tree(comm, &plan, backend.as_ref());
+            }
+            Err(e)
+        }
+    }
+}
+
+/// The files each worker has before the first phase, and whether this run makes the tree.
+fn starting_files(
+    comm: &dyn Comm,
+    plan: &MetaPlan,
+    opts: &MetaOptions,
+) -> Result<(Vec<u64>, bool), EngineError> {
+    if let Some(c) = &opts.created {
+        if c.len() != plan.workers as usize {
+            return Err(MetaError::WorkerCount {
+                expected: plan.workers as usize,
+                given: c.len(),
+            }
+            .into());
+        }
+        return Ok((c.clone(), false));
+    }
+    let state = agree(comm, tree_state(plan))?;
+    // Every rank sees the same tree; rank 0's record speaks for all.
+    let state = match state {
+        TreeState::New => None,
+        TreeState::Kept(c) => Some(c),
+    };
+    let state: Option<Vec<u64>> = comm
+        .broadcast(0, &state)
+        .map_err(|e| EngineError::Setup(e.to_string()))?;
+    Ok(match state {
+        None => (vec![0; plan.workers as usize], true),
+        Some(c) => (c, false),
+    })
+}
+
+fn run_phases<C: Clock>(
+    env: &Env<'_>,
+    clock: &C,
+    plan: &MetaPlan,
+    backend: &dyn MetaBackend,
+    opts: &MetaOptions,
+    created: &mut [u64],
+    tree_exists: &mut bool,
+) -> Result<Vec<PhaseResult>, EngineError> {
+    let comm = env.comm;
+    let host = comm.host().to_string();
+    let mut phases = Vec::new();
+    for &op in &plan.spec.ops {
+        let name = match &opts.name_prefix {
+            Some(p) => format!("{p}-{}", op.name()),
+            None => op.name().to_string(),
+        };
+        let counts = created.to_vec();
+        let wear_out = op == MetaOp::Create && plan.spec.wear_out;
+        let run = run_phase(
+            env,
+            clock,
+            &name,
+            plan.threads as usize,
+            wear_out,
+            |i, control| {
+                let setup = PhaseSetup {
+                    plan,
+                    op,
+                    backend,
+                    control,
+                    clock,
+                    host: &host,
+                    counts: &counts,
+                };
+                run_worker(&setup, i)
+            },
+        )?;
+        let completed = run.completed_by_worker();
+        let items = planned_items(plan, op, &counts);
+        let mut phase = assemble(phase_meta(plan, op, &name, items, opts), &run);
+        after_phase(plan, op, &completed, created, tree_exists, &phase);
+        let stop = phase.interrupted || phase.error_count > 0;
+        phase
+            .params
+            .insert("done".into(), completed.iter().sum::<u64>().to_string());
+        phases.push(phase);
+        if stop {
+            break;
+        }
+    }
+    Ok(phases)
+}
+
+/// Files (or directories) the phase was to work on, over all workers.
+fn planned_items(plan: &MetaPlan, op: MetaOp, counts: &[u64]) -> u64 {
+    match op {
+        MetaOp::Create => plan.items_per_worker() * plan.workers as u64,
+        MetaOp::Stat | MetaOp::Read | MetaOp::Remove => counts.iter().sum(),
+        MetaOp::Mkdir | MetaOp::Rmdir => (0..plan.workers)
+            .map(|g| {
+                plan.dirs_to_make(g)
+                    .iter()
+                    .map(|d| d.names.len() as u64)
+                    .sum::<u64>()
+            })
+            .sum(),
+    }
+}
+
+/// Carries what a phase did into the state the next phase starts from.
+fn after_phase(
+    plan: &MetaPlan,
+    op: MetaOp,
+    completed: &[u64],
+    created: &mut [u64],
+    tree_exists: &mut bool,
+    phase: &PhaseResult,
+) {
+    match op {
+        MetaOp::Create => created.copy_from_slice(&completed[..created.len()]),
+        MetaOp::Remove => {
+            for (g, done) in completed.iter().enumerate() {
+                let owner = plan.owner_of(g as u32, MetaOp::Remove);
+                let have = &mut created[owner as usize];
+                if *done >= *have {
+                    *have = 0;
+                }
+            }
+        }
+        MetaOp::Rmdir => *tree_exists = phase.error_count > 0 || phase.interrupted,
+        _ => {}
+    }
+}
+
+fn phase_meta(
+    plan: &MetaPlan,
+    op: MetaOp,
+    name: &str,
+    items: u64,
+    opts: &MetaOptions,
+) -> PhaseMeta {
+    let spec = &plan.spec;
+    let mut p = BTreeMap::new();
+    p.insert("op".into(), op.name().into());
+    p.insert("threads".into(), spec.threads.to_string());
+    p.insert("ranks".into(), plan.ranks.to_string());
+    p.insert("files_per_dir".into(), spec.files_per_dir.to_string());
+    p.insert("dirs_per_thread".into(), plan.shape.leaves.to_string());
+    p.insert("file_size".into(), spec.file_size.get().to_string());
+    p.insert(
+        "layout".into(),
+        if spec.shared_dir {
+            "shared-dir"
+        } else {
+            "private-dirs"
+        }
+        .into(),
+    );
+    p.insert("depth".into(), spec.depth.to_string());
+    if spec.depth > 0 {
+        p.insert("branching".into(), spec.branching.to_string());
+    }
+    p.insert("items".into(), items.to_string());
+    if matches!(op, MetaOp::Stat | MetaOp::Read | MetaOp::Remove) && plan.ranks > 1 {
+        p.insert("shift".into(), plan.shift.to_string());
+    }
+    if op == MetaOp::Create
+        && let Some(r) = spec.runtime
+    {
+        p.insert("stonewall".into(), r.to_string());
+    }
+    if spec.backend == MetaBackendKind::Null {
+        p.insert("backend".into(), "null".into());
+    }
+    p.extend(opts.params.clone());
+    let mut warnings = Vec::new();
+    if op == plan.spec.ops[0]
+        && let Some(note) = spec.total_files_note(plan.workers)
+    {
+        warnings.push(note);
+    }
+    PhaseMeta {
+        name: name.to_string(),
+        kind: Some(PhaseKind::Meta),
+        params: p,
+        repetition: opts.repetition,
+        spec: serde_json::to_value(spec).unwrap_or_default(),
+        warnings,
+    }
+}
+
+/// Ends a workload's use of its tree: keeps it with a record of its files when asked to
+/// (or when this run found it kept and left files in it), else removes what iolab made.
+/// Returns warnings about anything left behind.
+///
+/// Collective, like [`run_meta`]: every rank calls it with the same arguments.
+pub fn finish_meta(
+    comm: &dyn Comm,
+    spec: &MetaSpec,
+    target: &PreparedTarget,
+    opts: &MetaOptions,
+    outcome: &MetaOutcome,
+    keep: bool,
+) -> Result<Vec<String>, EngineError> {
+    let plan = plan_meta(comm, spec, target, opts)?;
+    let backend = backend_for(spec, target);
+    let files_left = outcome.created.iter().any(|c| *c > 0);
+    if outcome.tree_exists && (keep || (files_left && !outcome.made_tree)) {
+        keep_tree(comm, &plan, &outcome.created)?;
+        return Ok(Vec::new());
+    }
+    remove_tree(comm, &plan, backend.as_ref())
+}

@@ -1,0 +1,302 @@
+//! One metadata worker in one phase. [`run_worker`] does its share of a phase's
+//! operations: files (create, stat, read, remove) item by item in its owner's leaf
+//! directories, or its directories (mkdir, rmdir) group by group, timing each operation
+//! into the [`Recorder`]. Everything is decided before the start; the loop sees the
+//! backend, an open leaf directory, a reused name buffer and the recorder. A create phase
+//! stops at its deadline (and with wear-out catches up with the busiest worker).
+
+use std::sync::atomic::Ordering;
+
+use iolab_backend::meta::{MetaBackend, MetaDir};
+use iolab_core::result::ErrorRecord;
+use iolab_core::spec::MetaOp;
+use iolab_core::units::Nanos;
+
+use crate::clock::Clock;
+use crate::control::PhaseControl;
+use crate::meta::content::Content;
+use crate::meta::plan::{DirGroup, MetaPlan, NameBuf};
+use crate::phase::WorkerReport;
+use crate::recorder::Recorder;
+use crate::worker::INTERVAL;
+
+/// What every worker of a phase shares.
+pub struct PhaseSetup<'a, C: Clock> {
+    pub plan: &'a MetaPlan,
+    pub op: MetaOp,
+    pub backend: &'a dyn MetaBackend,
+    pub control: &'a PhaseControl,
+    pub clock: &'a C,
+    pub host: &'a str,
+    /// Files each worker (by global index) has; the files a phase works on.
+    pub counts: &'a [u64],
+}
+
+impl<C: Clock> PhaseSetup<'_, C> {
+    fn error(&self, path: String, errno: Option<i32>, message: String) -> ErrorRecord {
+        ErrorRecord {
+            rank: self.plan.rank,
+            host: self.host.to_string(),
+            op: self.op.op_kind(),
+            path,
+            offset: None,
+            errno,
+            message,
+        }
+    }
+
+    fn fail(&self, rec: &mut Recorder, path: String, e: iolab_backend::BackendError) {
+        rec.error(self.error(path, e.errno(), e.to_string()));
+        // One failure stops the phase everywhere, as mdtest does: later operations
+        // would fail the same way.
+        self.control.stop_all();
+    }
+}
+
+/// Runs worker `thread` of this rank through one phase.
+pub fn run_worker<C: Clock>(s: &PhaseSetup<'_, C>, thread: usize) -> Result<WorkerReport, String> {
+    if let Some(cpus) = &s.plan.spec.cpus {
+        // Best effort: a failure changes placement, not correctness.
+        let _ = iolab_backend::process::pin_current_thread(cpus.0[thread % cpus.0.len()]);
+    }
+    let groups = match s.op {
+        MetaOp::Mkdir => s.plan.dirs_to_make(s.plan.global(thread as u32)),
+        MetaOp::Rmdir => s.plan.dirs_to_remove(s.plan.global(thread as u32)),
+        _ => Vec::new(),
+    };
+    let mut files = s.op.on_files().then(|| Files::new(s, thread));
+    let Some(start) = s.control.ready_and_wait(true) else {
+        return Ok(WorkerReport {
+            measure: Recorder::new(Nanos::ZERO, INTERVAL).finish(),
+            completed: 0,
+            finished_at: Nanos::ZERO,
+        });
+    };
+    let mut rec = Recorder::new(start, INTERVAL);
+    let completed = match files.as_mut() {
+        Some(f) => {
+            f.run(&mut rec, start);
+            f.done
+        }
+        None => dirs(s, thread, &groups, &mut rec),
+    };
+    let finished_at = s.clock.now().saturating_sub(start);
+    s.control.finished(thread);
+    Ok(WorkerReport {
+        measure: rec.finish(),
+        completed,
+        finished_at,
+    })
+}
+
+/// Makes or removes this worker's directories, one timed operation each.
+fn dirs<C: Clock>(
+    s: &PhaseSetup<'_, C>,
+    thread: usize,
+    groups: &[DirGroup],
+    rec: &mut Recorder,
+) -> u64 {
+    let progress = &s.control.workers[thread];
+    let mut done = 0;
+    for g in groups {
+        let parent = match s.backend.open_dir(&g.parent) {
+            Ok(d) => d,
+            Err(e) => {
+                s.fail(rec, g.parent.display().to_string(), e);
+                return done;
+            }
+        };
+        for name in &g.names {
+            if s.control.stop.load(Ordering::Relaxed) {
+                return done;
+            }
+            let t0 = s.clock.now();
+            let r = if s.op == MetaOp::Mkdir {
+                s.backend.mkdir(&parent, name)
+            } else {
+                s.backend.rmdir(&parent, name)
+            };
+            let t1 = s.clock.now();
+            if let Err(e) = r {
+                s.fail(rec, parent.entry(name).display().to_string(), e);
+                return done;
+            }
+            rec.record(s.op.op_kind(), t1 - t0, 0, t1);
+            done += 1;
+            progress.ops.store(done, Ordering::Relaxed);
+            if !rec.first_done_marked() && s.control.first_done.load(Ordering::Relaxed) {
+                rec.mark_first_done();
+            }
+        }
+    }
+    done
+}
+
+/// A worker's state in a phase on files.
+struct Files<'s, 'a, C: Clock> {
+    s: &'s PhaseSetup<'a, C>,
+    thread: usize,
+    owner: u32,
+    /// Files of the owner to work on (create: all planned).
+    total: u64,
+    content: Content,
+    read_buf: Vec<u8>,
+    name: NameBuf,
+    check: bool,
+    dir: Option<MetaDir>,
+    leaf: u32,
+    done: u64,
+}
+
+impl<'s, 'a, C: Clock> Files<'s, 'a, C> {
+    fn new(s: &'s PhaseSetup<'a, C>, thread: usize) -> Self {
+        let plan = s.plan;
+        let owner = plan.owner(thread as u32, s.op);
+        let size = plan.spec.file_size.get() as usize;
+        let total = match s.op {
+            MetaOp::Create => plan.items_per_worker(),
+            _ => s.counts.get(owner as usize).copied().unwrap_or(0),
+        };
+        Files {
+            s,
+            thread,
+            owner,
+            total,
+            content: Content::new(size, plan.spec.seed),
+            read_buf: vec![0u8; size + 1],
+            name: NameBuf::new(owner),
+            check: plan.touches_storage,
+            dir: None,
+            leaf: u32::MAX,
+            done: 0,
+        }
+    }
+
+    fn run(&mut self, rec: &mut Recorder, start: Nanos) {
+        let control = self.s.control;
+        let spec = &self.s.plan.spec;
+        let deadline = spec
+            .runtime
+            .filter(|_| self.s.op == MetaOp::Create)
+            .map(|r| start + r.nanos());
+        let wear_out = spec.wear_out && deadline.is_some();
+        let per_dir = self.s.plan.files_per_dir;
+        let bytes_per_file = match self.s.op {
+            MetaOp::Create | MetaOp::Read => self.content.size() as u64,
+            _ => 0,
+        };
+        let progress = &control.workers[self.thread];
+        let mut limit = self.total;
+        let mut past_deadline = false;
+        let mut now = start;
+        while self.done < limit {
+            if control.stop.load(Ordering::Relaxed) {
+                break;
+            }
+            if let Some(d) = deadline
+                && !past_deadline
+                && now >= d
+            {
+                past_deadline = true;
+                control.first_done.store(true, Ordering::Relaxed);
+                rec.mark_first_done();
+                if wear_out {
+                    let target = control.wear_out_wait(self.thread, self.done);
+                    if target > self.done && !control.stop.load(Ordering::Relaxed) {
+                        limit = target.min(self.total);
+                        continue;
+                    }
+                }
+                break;
+            }
+            let leaf = (self.done / per_dir) as u32;
+            if leaf != self.leaf && !self.open_leaf(leaf, rec) {
+                break;
+            }
+            match self.one(self.done % per_dir, rec) {
+                Some(t1) => now = t1,
+                None => break,
+            }
+            progress.ops.store(self.done, Ordering::Relaxed);
+            progress
+                .bytes
+                .store(self.done * bytes_per_file, Ordering::Relaxed);
+            if !rec.first_done_marked() && control.first_done.load(Ordering::Relaxed) {
+                rec.mark_first_done();
+            }
+        }
+    }
+
+    fn open_leaf(&mut self, leaf: u32, rec: &mut Recorder) -> bool {
+        self.dir = None;
+        let path = self.s.plan.leaf(self.owner, leaf);
+        match self.s.backend.open_dir(&path) {
+            Ok(d) => {
+                self.dir = Some(d);
+                self.leaf = leaf;
+                true
+            }
+            Err(e) => {
+                self.s.fail(rec, path.display().to_string(), e);
+                false
+            }
+        }
+    }
+
+    /// One timed operation on file `index` of the open leaf; the completion time, or None
+    /// when it failed.
+    #[inline]
+    fn one(&mut self, index: u64, rec: &mut Recorder) -> Option<Nanos> {
+        let s = self.s;
+        let dir = self.dir.as_ref().expect("the leaf directory is open");
+        let name = self.name.file(index);
+        let item = self.done;
+        let size = self.content.size();
+        let t0 = s.clock.now();
+        let result = match s.op {
+            MetaOp::Create => {
+                let data = self.content.item(self.owner, item);
+                s.backend.create(dir, name, data).map(|()| size)
+            }
+            MetaOp::Stat => s.backend.stat(dir, name).map(|st| st.size as usize),
+            MetaOp::Read => s.backend.read(dir, name, &mut self.read_buf, size),
+            _ => s.backend.remove(dir, name).map(|()| 0),
+        };
+        let t1 = s.clock.now();
+        let n = match result {
+            Ok(n) => n,
+            Err(e) => {
+                let path = dir.entry(name).display().to_string();
+                s.fail(rec, path, e);
+                return None;
+            }
+        };
+        let moved = if matches!(s.op, MetaOp::Create | MetaOp::Read) {
+            n as u64
+        } else {
+            0
+        };
+        rec.record(s.op.op_kind(), t1 - t0, moved, t1);
+        self.done += 1;
+        if self.check && matches!(s.op, MetaOp::Stat | MetaOp::Read) {
+            self.verify(index, item, n, rec);
+        }
+        Some(t1)
+    }
+
+    /// Checks what stat or read saw of file `index` (item `item` of its owner).
+    fn verify(&mut self, index: u64, item: u64, n: usize, rec: &mut Recorder) {
+        let size = self.content.size();
+        let wrong = if self.s.op == MetaOp::Stat {
+            (n != size).then(|| format!("it holds {n} bytes, not the {size} create wrote"))
+        } else {
+            self.content.check(self.owner, item, &self.read_buf[..n])
+        };
+        if let Some(why) = wrong {
+            let dir = self.dir.as_ref().expect("the leaf directory is open");
+            let path = dir.entry(self.name.file(index)).display().to_string();
+            let message = format!("{} of {path}: {why}", self.s.op.name());
+            rec.verify_failure(self.s.error(path, None, message));
+        }
+    }
+}

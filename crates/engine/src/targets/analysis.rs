@@ -1,0 +1,335 @@
+//! Statistics and defect detection over per-target figures, a pure function of a list
+//! of [`TargetFigure`] so measured runs and imported results (beegfs-ctl) share it.
+//! [`analyze`] returns a [`TargetAnalysis`]: minimum and maximum with their ids, average,
+//! aggregate, median and MAD, a [`TargetVerdict`] per target, targets flagged as slow
+//! ([`SlowTarget`]) or whole nodes ([`SlowNode`]), and % of rated figures ([`Theoretical`]).
+//!
+//! A target is slow when it lies at least `threshold` percent below the median AND is an
+//! outlier by the modified z-score 0.6745 (x - median) / MAD < -3.5 (Iglewicz and
+//! Hoaglin): robust statistics, so a few bad targets cannot drag the reference down with
+//! them, and a uniform set flags nothing. A node whose targets are all (or at least three
+//! in four, and two or more) slow is flagged once as a node, its cause likely shared.
+
+use std::collections::BTreeMap;
+
+use iolab_core::spec::{Rated, RatedUnit};
+use iolab_core::stats::{mad, median};
+use serde::{Deserialize, Serialize};
+
+/// Modified z-score below which a target is an outlier.
+pub const OUTLIER_Z: f64 = -3.5;
+/// Fewer targets than this cannot be compared with their peers.
+pub const MIN_TARGETS: usize = 3;
+
+/// One target's measured figures.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct TargetFigure {
+    pub id: String,
+    pub node: String,
+    /// Bytes per second.
+    pub throughput: f64,
+    /// Operations per second (0 when unknown).
+    pub iops: f64,
+    pub rated: Option<Rated>,
+}
+
+/// The slowest or fastest target.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Extreme {
+    pub id: String,
+    pub node: String,
+    pub throughput: f64,
+}
+
+/// How one target compares with its peers.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct TargetVerdict {
+    pub id: String,
+    pub node: String,
+    pub throughput: f64,
+    /// Signed distance from the median in percent (-18.0: 18 % below).
+    pub vs_median_percent: f64,
+    /// Modified z-score (None when the MAD is 0).
+    pub robust_z: Option<f64>,
+    pub slow: bool,
+    /// Slow as part of a slow node.
+    pub node_slow: bool,
+    pub percent_of_rated: Option<f64>,
+}
+
+/// A target flagged on its own.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct SlowTarget {
+    pub id: String,
+    pub node: String,
+    pub throughput: f64,
+    /// How far below the median, in percent (positive).
+    pub below_median_percent: f64,
+}
+
+/// A node most of whose targets are slow: one cause (controller, NUMA, firmware) is
+/// likelier than several bad targets.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct SlowNode {
+    pub node: String,
+    pub slow: usize,
+    pub targets: usize,
+    pub ids: Vec<String>,
+    /// The node's median below the overall median, in percent (positive).
+    pub below_median_percent: f64,
+}
+
+/// Measured figures against rated ones.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Theoretical {
+    pub unit: RatedUnit,
+    /// Sum of the rated figures of the rated targets.
+    pub rated_total: f64,
+    /// Sum of their measured figures, in the same unit.
+    pub measured_total: f64,
+    pub percent: f64,
+    /// Targets with a rated figure (of this unit) out of all.
+    pub rated_targets: usize,
+}
+
+/// Everything [`analyze`] finds.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct TargetAnalysis {
+    pub count: usize,
+    pub min: Extreme,
+    pub max: Extreme,
+    /// Mean throughput per target.
+    pub average: f64,
+    /// Sum of the targets' throughputs.
+    pub aggregate: f64,
+    pub median: f64,
+    /// Median absolute deviation from the median (unscaled).
+    pub mad: f64,
+    pub threshold_percent: f64,
+    /// In the order of the input.
+    pub targets: Vec<TargetVerdict>,
+    /// Slow targets not already covered by a slow node, slowest first.
+    pub slow_targets: Vec<SlowTarget>,
+    pub slow_nodes: Vec<SlowNode>,
+    pub theoretical: Option<Theoretical>,
+    /// Why some figure could not be given ("too few targets to compare").
+    pub notes: Vec<String>,
+}
+
+impl TargetAnalysis {
+    pub fn verdict(&self, node: &str, id: &str) -> Option<&TargetVerdict> {
+        self.targets.iter().find(|t| t.node == node && t.id == id)
+    }
+
+    /// Nothing flagged.
+    pub fn is_clean(&self) -> bool {
+        self.slow_targets.is_empty() && self.slow_nodes.is_empty()
+    }
+}
+
+fn percent_vs(value: f64, reference: f64) -> f64 {
+    if reference == 0.0 {
+        0.0
+    } else {
+        (value - reference) / reference * 100.0
+    }
+}
+
+/// A figure in the unit it is rated in (MB/s: decimal megabytes per second).
+fn in_unit(f: &TargetFigure, unit: RatedUnit) -> f64 {
+    match unit {
+        RatedUnit::MegabytesPerSec => f.throughput / 1e6,
+        RatedUnit::Iops => f.iops,
+    }
+}
+
+/// Analyzes per-target figures; None for an empty list. `threshold_percent`: how far
+/// below the median a target must be to be flagged.
+pub fn analyze(figures: &[TargetFigure], threshold_percent: f64) -> Option<TargetAnalysis> {
+    let values: Vec<f64> = figures.iter().map(|f| f.throughput).collect();
+    let med = median(&values)?;
+    let spread = mad(&values).unwrap_or(0.0);
+    let aggregate: f64 = values.iter().sum();
+    let comparable = figures.len() >= MIN_TARGETS;
+    let mut notes = Vec::new();
+    if !comparable {
+        notes.push(format!(
+            "{} target{} too few to compare with their peers (need {MIN_TARGETS})",
+            figures.len(),
+            if figures.len() == 1 { " is" } else { "s are" }
+        ));
+    }
+    let slow_at = comparable.then_some(threshold_percent);
+    let mut targets: Vec<TargetVerdict> = figures
+        .iter()
+        .map(|f| verdict(f, med, spread, slow_at))
+        .collect();
+    let slow_nodes = slow_nodes(&mut targets, med);
+    let mut slow_targets: Vec<SlowTarget> = targets
+        .iter()
+        .filter(|t| t.slow && !t.node_slow)
+        .map(|t| SlowTarget {
+            id: t.id.clone(),
+            node: t.node.clone(),
+            throughput: t.throughput,
+            below_median_percent: -t.vs_median_percent,
+        })
+        .collect();
+    slow_targets.sort_by(|a, b| a.throughput.total_cmp(&b.throughput));
+    let theoretical = theoretical(figures, &mut notes);
+    Some(TargetAnalysis {
+        count: figures.len(),
+        min: extreme(figures, |a, b| a < b),
+        max: extreme(figures, |a, b| a > b),
+        average: aggregate / figures.len() as f64,
+        aggregate,
+        median: med,
+        mad: spread,
+        threshold_percent,
+        targets,
+        slow_targets,
+        slow_nodes,
+        theoretical,
+        notes,
+    })
+}
+
+/// The target `better` prefers over all others (the first of equals).
+fn extreme(figures: &[TargetFigure], better: fn(f64, f64) -> bool) -> Extreme {
+    let best = figures
+        .iter()
+        .reduce(|a, b| {
+            if better(b.throughput, a.throughput) {
+                b
+            } else {
+                a
+            }
+        })
+        .expect("analyze checked the list is not empty");
+    Extreme {
+        id: best.id.clone(),
+        node: best.node.clone(),
+        throughput: best.throughput,
+    }
+}
+
+/// One target against the median; `slow_at`: the threshold, when targets are
+/// comparable at all.
+fn verdict(f: &TargetFigure, med: f64, spread: f64, slow_at: Option<f64>) -> TargetVerdict {
+    let vs = percent_vs(f.throughput, med);
+    let z = (spread > 0.0).then(|| 0.6745 * (f.throughput - med) / spread);
+    let outlier = z.is_none_or(|z| z < OUTLIER_Z);
+    TargetVerdict {
+        id: f.id.clone(),
+        node: f.node.clone(),
+        throughput: f.throughput,
+        vs_median_percent: vs,
+        robust_z: z,
+        slow: slow_at.is_some_and(|t| vs <= -t && outlier),
+        node_slow: false,
+        percent_of_rated: f
+            .rated
+            .filter(|r| r.value > 0.0)
+            .map(|r| in_unit(f, r.unit) / r.value * 100.0),
+    }
+}
+
+/// Groups slow targets by node and marks nodes most of whose targets are slow.
+fn slow_nodes(targets: &mut [TargetVerdict], overall_median: f64) -> Vec<SlowNode> {
+    let mut by_node: BTreeMap<&str, Vec<usize>> = BTreeMap::new();
+    for (i, t) in targets.iter().enumerate() {
+        by_node.entry(t.node.as_str()).or_default().push(i);
+    }
+    let mut nodes = Vec::new();
+    let mut marked = Vec::new();
+    for (node, members) in by_node {
+        let slow: Vec<usize> = members
+            .iter()
+            .copied()
+            .filter(|&i| targets[i].slow)
+            .collect();
+        if slow.len() < 2 || slow.len() * 4 < members.len() * 3 {
+            continue;
+        }
+        let node_values: Vec<f64> = members.iter().map(|&i| targets[i].throughput).collect();
+        let node_median = median(&node_values).unwrap_or(0.0);
+        nodes.push(SlowNode {
+            node: node.to_string(),
+            slow: slow.len(),
+            targets: members.len(),
+            ids: slow.iter().map(|&i| targets[i].id.clone()).collect(),
+            below_median_percent: -percent_vs(node_median, overall_median),
+        });
+        marked.extend(slow);
+    }
+    for i in marked {
+        targets[i].node_slow = true;
+    }
+    nodes.sort_by(|a, b| b.below_median_percent.total_cmp(&a.below_median_percent));
+    nodes
+}
+
+/// The aggregate as % of the sum of rated figures, when targets carry them.
+fn theoretical(figures: &[TargetFigure], notes: &mut Vec<String>) -> Option<Theoretical> {
+    let rated: Vec<(&TargetFigure, Rated)> = figures
+        .iter()
+        .filter_map(|f| f.rated.map(|r| (f, r)))
+        .collect();
+    let unit = rated.first()?.1.unit;
+    if rated.iter().any(|(_, r)| r.unit != unit) {
+        notes.push(
+            "rated figures mix MB/s and IOPS: no aggregate % of theoretical (each target still has its own)"
+                .to_string(),
+        );
+        return None;
+    }
+    if rated.len() < figures.len() {
+        notes.push(format!(
+            "only {} of {} targets have a rated figure: % of theoretical covers those",
+            rated.len(),
+            figures.len()
+        ));
+    }
+    let rated_total: f64 = rated.iter().map(|(_, r)| r.value).sum();
+    let measured_total: f64 = rated.iter().map(|(f, _)| in_unit(f, unit)).sum();
+    Some(Theoretical {
+        unit,
+        rated_total,
+        measured_total,
+        percent: if rated_total > 0.0 {
+            measured_total / rated_total * 100.0
+        } else {
+            0.0
+        },
+        rated_targets: rated.len(),
+    })
+}
+
+/// The findings in words, one line each: slow nodes first, then single targets.
+pub fn flag_lines(a: &TargetAnalysis) -> Vec<String> {
+    let mut lines = Vec::new();
+    for n in &a.slow_nodes {
+        let how_many = if n.slow == n.targets {
+            format!("all {} targets", n.targets)
+        } else {
+            format!("{} of {} targets", n.slow, n.targets)
+        };
+        lines.push(format!(
+            "node {}: {how_many} are slow, {:.1}% below the median (targets {}): a node-level cause (controller, NUMA, firmware) is likely",
+            n.node,
+            n.below_median_percent,
+            n.ids.join(", ")
+        ));
+    }
+    for t in &a.slow_targets {
+        lines.push(format!(
+            "target {} on node {}: {:.1}% below the median",
+            t.id, t.node, t.below_median_percent
+        ));
+    }
+    lines
+}
+
+#[cfg(test)]
+#[path = "analysis_tests.rs"]
+mod tests;
