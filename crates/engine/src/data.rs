@@ -219,7 +219,7 @@ pub fn run_data<C: Clock>(
     check_space(comm, &plan, target)?;
 
     // Untimed preparation, then every rank waits for all files to exist.
-    let prepared = prepare_files(&plan, target, &spec, alignment);
+    let prepared = prepare_files(&plan, target, &spec, alignment, env.interrupt);
     agree(comm, prepared)?;
     comm.barrier();
     if spec.rw.reads() && data_target != DataTarget::Null {
@@ -315,12 +315,13 @@ fn prepare_files(
     target: &PreparedTarget,
     spec: &DataSpec,
     alignment: u64,
+    stop: &std::sync::atomic::AtomicBool,
 ) -> Result<(), EngineError> {
     if matches!(target, PreparedTarget::Null) {
         return Ok(());
     }
     if spec.rw.reads() {
-        lay_out(&plan.owned_files, target.workdir(), spec, alignment)?;
+        lay_out(&plan.owned_files, target.workdir(), spec, alignment, stop)?;
     } else {
         create_for_write(&plan.owned_files, target.workdir(), spec)?;
     }

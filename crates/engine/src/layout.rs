@@ -4,6 +4,7 @@
 //! fill; [`set_cache_state`] puts the page cache in the state a read phase asks for.
 
 use std::path::PathBuf;
+use std::sync::atomic::{AtomicBool, Ordering};
 
 use iolab_backend::files::{CacheDrop, drop_caches};
 use iolab_backend::{BufferPool, DataFile, OpenSpec};
@@ -50,6 +51,7 @@ pub fn lay_out(
     workdir: Option<&WorkDir>,
     spec: &DataSpec,
     alignment: u64,
+    stop: &AtomicBool,
 ) -> Result<LayoutReport, EngineError> {
     let verify = spec.verify.then_some(VerifyInfo {
         seed: spec.seed,
@@ -108,7 +110,7 @@ pub fn lay_out(
                 s.spawn(move || -> Result<u64, EngineError> {
                     let mut written = 0;
                     for (f, start, len) in group {
-                        written += write_piece(f, *start, *len, spec, verify, alignment)?;
+                        written += write_piece(f, *start, *len, spec, verify, alignment, stop)?;
                     }
                     Ok(written)
                 })
@@ -145,6 +147,7 @@ fn write_piece(
     spec: &DataSpec,
     verify: Option<VerifyInfo>,
     alignment: u64,
+    stop: &AtomicBool,
 ) -> Result<u64, EngineError> {
     let bs = spec.block_size.get();
     let chunk = if bs >= CHUNK { bs } else { CHUNK / bs * bs };
@@ -155,6 +158,10 @@ fn write_piece(
     let end = start + len;
     let mut seq = 0;
     while off < end {
+        // Laying out terabytes takes a while: Ctrl-C must not wait for it.
+        if stop.load(Ordering::Relaxed) {
+            return Err(EngineError::Interrupted);
+        }
         let n = chunk.min(end - off);
         let buf = &mut pool.get_mut(0)[..n as usize];
         match verify {
@@ -264,7 +271,7 @@ mod tests {
             plan(wd.path(), "a", 3 << 20, 0),
             plan(wd.path(), "b", 12288, 1),
         ];
-        let r = lay_out(&files, Some(&wd), &spec, 4096).unwrap();
+        let r = lay_out(&files, Some(&wd), &spec, 4096, &AtomicBool::new(false)).unwrap();
         assert_eq!(
             r,
             LayoutReport {
@@ -276,7 +283,7 @@ mod tests {
         assert_eq!(a.len(), 3 << 20);
         // Not sparse: every 4 KiB has data.
         assert!(a.chunks(4096).all(|c| c.iter().any(|b| *b != 0)));
-        let again = lay_out(&files, Some(&wd), &spec, 4096).unwrap();
+        let again = lay_out(&files, Some(&wd), &spec, 4096, &AtomicBool::new(false)).unwrap();
         assert_eq!(
             again,
             LayoutReport {
@@ -296,7 +303,7 @@ mod tests {
             ..DataSpec::default()
         };
         let files = vec![plan(wd.path(), "v", 64 * 1024, 7)];
-        lay_out(&files, Some(&wd), &spec, 4096).unwrap();
+        lay_out(&files, Some(&wd), &spec, 4096, &AtomicBool::new(false)).unwrap();
         let data = std::fs::read(&files[0].path).unwrap();
         for (i, block) in data.chunks(8192).enumerate() {
             assert_eq!(check_verify(block, spec.seed, 7, i as u64 * 8192), Ok(()));
@@ -307,9 +314,9 @@ mod tests {
             ..spec.clone()
         };
         let files2 = vec![plan(wd.path(), "p", 64 * 1024, 8)];
-        lay_out(&files2, Some(&wd), &plain, 4096).unwrap();
+        lay_out(&files2, Some(&wd), &plain, 4096, &AtomicBool::new(false)).unwrap();
         assert_eq!(
-            lay_out(&files2, Some(&wd), &spec, 4096)
+            lay_out(&files2, Some(&wd), &spec, 4096, &AtomicBool::new(false))
                 .unwrap()
                 .written_bytes,
             64 * 1024

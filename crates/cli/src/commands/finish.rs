@@ -84,6 +84,17 @@ pub fn conclude(rt: &Runtime, mut sink: RunSink, output: &OutputArgs) -> Result<
     Ok(exit::OK)
 }
 
+/// Ends a run that stopped with an error: stored as interrupted (Ctrl-C) or failed, and
+/// the error handed back for its one-line message and exit code.
+pub fn abandon(mut sink: RunSink, e: iolab_engine::EngineError) -> anyhow::Error {
+    let status = match e {
+        iolab_engine::EngineError::Interrupted => RunStatus::Interrupted,
+        _ => RunStatus::Failed,
+    };
+    sink.finish(status);
+    e.into()
+}
+
 fn first_environment_error(record: &RunRecord) -> Option<String> {
     const ENVIRONMENT: [i32; 6] = [28, 122, 13, 1, 30, 22]; // ENOSPC EDQUOT EACCES EPERM EROFS EINVAL
     record

@@ -13,7 +13,7 @@ use iolab_engine::ladder::{Ladder, Slo, climb, doubling};
 use iolab_engine::{EngineError, Env, MonotonicClock, prepare_target};
 
 use crate::cli::OutputArgs;
-use crate::commands::finish::{cleanup, conclude};
+use crate::commands::finish::{abandon, cleanup, conclude};
 use crate::progress::ProgressLine;
 use crate::runtime::Runtime;
 use crate::sink::RunSink;
@@ -135,10 +135,7 @@ pub fn ladder(mut args: LadderArgs) -> Result<u8> {
     let ladder = match result {
         Ok(l) => l,
         Err(EngineError::Interrupted) => return conclude(&rt, sink, &args.output),
-        Err(e) => {
-            sink.finish(iolab_core::result::RunStatus::Failed);
-            return Err(e.into());
-        }
+        Err(e) => return Err(abandon(sink, e)),
     };
     cleaned?;
     if rt.is_root() && !args.output.quiet {

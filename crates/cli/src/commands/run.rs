@@ -6,7 +6,7 @@ use iolab_engine::data::{DataOptions, run_data};
 use iolab_engine::{Env, MonotonicClock, prepare_target};
 
 use crate::cli::RunArgs;
-use crate::commands::finish::{cleanup, conclude};
+use crate::commands::finish::{abandon, cleanup, conclude};
 use crate::progress::ProgressLine;
 use crate::runtime::Runtime;
 use crate::sink::RunSink;
@@ -50,10 +50,7 @@ pub fn run(args: RunArgs) -> Result<u8> {
     let cleaned = cleanup(rt.comm.as_ref(), target, &files, args.target.keep);
     let outcome = match outcome {
         Ok(o) => o,
-        Err(e) => {
-            sink.finish(iolab_core::result::RunStatus::Failed);
-            return Err(e.into());
-        }
+        Err(e) => return Err(abandon(sink, e)),
     };
     cleaned?;
     sink.phases(outcome.phases);

@@ -12,7 +12,7 @@ use iolab_engine::study::{estimate, run_study};
 use iolab_engine::{Env, MonotonicClock, prepare_target};
 
 use crate::cli::OutputArgs;
-use crate::commands::finish::{cleanup, conclude};
+use crate::commands::finish::{abandon, cleanup, conclude};
 use crate::exit;
 use crate::progress::ProgressLine;
 use crate::runtime::Runtime;
@@ -289,10 +289,7 @@ fn run(args: StudyRunArgs) -> Result<u8> {
     let cleaned = cleanup(rt.comm.as_ref(), target, &[], args.target.keep);
     let outcome = match outcome {
         Ok(o) => o,
-        Err(e) => {
-            sink.finish(iolab_core::result::RunStatus::Failed);
-            return Err(e.into());
-        }
+        Err(e) => return Err(abandon(sink, e)),
     };
     cleaned?;
     if root && !sink.record.id.is_empty() {
