@@ -22,7 +22,7 @@ pub fn one_line(e: &anyhow::Error) -> String {
         };
         if !out.contains(c) {
             out.push_str(": ");
-            out.push_str(&c);
+            out.push_str(c);
         }
     }
     out.replace('\n', " ")

@@ -205,7 +205,10 @@ pub fn run_data<C: Clock>(
         DataTarget::Device { path, .. } => path.as_path(),
         DataTarget::Null => std::path::Path::new("/"),
     });
-    if spec.direct && spec.block_size.get() % alignment != 0 && data_target != DataTarget::Null {
+    if spec.direct
+        && !spec.block_size.get().is_multiple_of(alignment)
+        && data_target != DataTarget::Null
+    {
         return Err(EngineError::Spec(iolab_core::SpecError::new(
             "--block-size",
             format!(

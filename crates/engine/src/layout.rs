@@ -118,7 +118,10 @@ pub fn lay_out(
             .collect();
         handles
             .into_iter()
-            .map(|h| h.join().unwrap_or_else(|_| Ok(0)))
+            .map(|h| {
+                h.join()
+                    .unwrap_or(Err(EngineError::Setup("a layout thread panicked".into())))
+            })
             .collect()
     });
     for r in results {

@@ -149,7 +149,7 @@ impl OpMix {
     }
 
     #[inline]
-    pub fn next(&mut self) -> IoDir {
+    pub fn draw(&mut self) -> IoDir {
         match self.read_percent {
             100 => IoDir::Read,
             0 => IoDir::Write,
@@ -220,10 +220,10 @@ mod tests {
     #[test]
     fn op_mix_follows_the_percentage() {
         let mut m = OpMix::new(70, 9);
-        let reads = (0..10_000).filter(|_| m.next() == IoDir::Read).count();
+        let reads = (0..10_000).filter(|_| m.draw() == IoDir::Read).count();
         assert!((6800..7200).contains(&reads), "{reads}");
         let mut all = OpMix::new(100, 9);
-        assert!((0..100).all(|_| all.next() == IoDir::Read));
+        assert!((0..100).all(|_| all.draw() == IoDir::Read));
     }
 
     proptest! {

@@ -231,7 +231,7 @@ impl<'s, 'b, C: Clock> Loop<'s, 'b, C> {
                     break;
                 };
                 let offset = base + block * stride;
-                let dir = mix.next();
+                let dir = mix.draw();
                 let slot = self.free.pop().expect("checked non-empty");
                 if dir == IoDir::Write {
                     let buf = &mut self.backend.buffers().get_mut(slot)[..self.block as usize];

@@ -53,7 +53,7 @@ pub struct EnduranceArgs {
 }
 
 pub fn endurance(args: EnduranceArgs) -> Result<u8> {
-    if !(args.years > 0.0) {
+    if args.years.is_nan() || args.years <= 0.0 {
         bail!("--years must be more than 0");
     }
     let rated = match (&args.rated, args.dwpd, args.capacity) {

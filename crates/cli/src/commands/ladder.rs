@@ -151,12 +151,11 @@ pub fn ladder(mut args: LadderArgs) -> Result<u8> {
     conclude(&rt, sink, &quiet)
 }
 
+/// Runs one step's phase: its IOPS and the latency the objective is about.
+type StepFn<'a> = dyn FnMut(&DataSpec) -> Result<(f64, Nanos), EngineError> + 'a;
+
 /// Runs the ladder along the chosen axis.
-fn climb_axis(
-    args: &LadderArgs,
-    slo: &Slo,
-    step: &mut dyn FnMut(&DataSpec) -> Result<(f64, Nanos), EngineError>,
-) -> Result<Ladder, EngineError> {
+fn climb_axis(args: &LadderArgs, slo: &Slo, step: &mut StepFn<'_>) -> Result<Ladder, EngineError> {
     let base = &args.spec;
     match args.axis {
         Axis::QueueDepth => climb(&doubling(args.max.min(4096)), slo, |qd| {

@@ -183,8 +183,8 @@ pub fn results(args: ResultsArgs) -> Result<u8> {
                 return Ok(exit::OK);
             }
             println!(
-                "{:<6} {:<16} {:<9} {:<11} {:<16} {:>6}  {}",
-                "id", "label", "kind", "status", "started (UTC)", "phases", "target"
+                "{:<6} {:<16} {:<9} {:<11} {:<16} {:>6}  target",
+                "id", "label", "kind", "status", "started (UTC)", "phases"
             );
             for r in rows {
                 let status = serde_json::to_value(r.status)

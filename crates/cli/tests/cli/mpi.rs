@@ -257,8 +257,7 @@ fn a_killed_rank_ends_the_job_instead_of_hanging() {
     let victim = String::from_utf8_lossy(&pids.stdout)
         .lines()
         .filter_map(|l| l.trim().parse::<u32>().ok())
-        .filter(|p| *p != child.id())
-        .last()
+        .rfind(|p| *p != child.id())
         .expect("an iolab rank is running");
     Command::new("kill")
         .args(["-9", &victim.to_string()])
