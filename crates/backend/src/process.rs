@@ -18,6 +18,16 @@ pub fn cpu_times() -> (Nanos, Nanos) {
     (tv(usage.ru_utime), tv(usage.ru_stime))
 }
 
+/// Restores the default action for SIGPIPE, so `iolab ... | head` ends quietly when the
+/// reader goes away instead of failing on a write error (Rust ignores SIGPIPE by default).
+pub fn default_sigpipe() {
+    // SAFETY: signal() with SIG_DFL installs no handler code; it only resets the
+    // disposition of SIGPIPE for this process, before any thread is started.
+    unsafe {
+        libc::signal(libc::SIGPIPE, libc::SIG_DFL);
+    }
+}
+
 /// The CPUs this process may run on (its affinity mask).
 pub fn allowed_cpus() -> Vec<usize> {
     match rustix::thread::sched_getaffinity(None) {

@@ -16,6 +16,7 @@ use std::process::ExitCode;
 use clap::Parser;
 
 fn main() -> ExitCode {
+    iolab_backend::process::default_sigpipe();
     let cli = match cli::Cli::try_parse() {
         Ok(c) => c,
         Err(e) if e.use_stderr() => {
