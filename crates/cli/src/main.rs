@@ -10,6 +10,7 @@ mod progress;
 mod runtime;
 mod sink;
 mod telemetry;
+mod watch;
 
 use std::process::ExitCode;
 

@@ -10,14 +10,13 @@ use iolab_core::spec::{BackendKind, DataSpec, TargetSpec};
 use iolab_core::units::{Nanos, TimeSpan};
 use iolab_engine::data::{DataOptions, run_data};
 use iolab_engine::ladder::{Ladder, Slo, climb, doubling};
-use iolab_engine::{EngineError, Env, MonotonicClock, prepare_target};
+use iolab_engine::{EngineError, MonotonicClock, prepare_target};
 
 use crate::cli::OutputArgs;
 use crate::commands::finish::{abandon, cleanup, conclude};
-use crate::progress::ProgressLine;
 use crate::runtime::Runtime;
 use crate::sink::RunSink;
-use crate::telemetry::TelemetryProbe;
+use crate::watch::Watch;
 
 /// What the ladder steps up.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
@@ -80,15 +79,9 @@ pub fn ladder(mut args: LadderArgs) -> Result<u8> {
         args.target.dir.as_deref(),
         args.output.label.clone(),
     );
-    let progress = ProgressLine::new(args.output.progress, args.output.quiet);
-    let show = |p: &iolab_engine::Progress<'_>| progress.show(p);
-    let probe = TelemetryProbe::new(
-        sink.record.provenance.inventory.as_ref(),
-        args.target.device.as_deref(),
-    );
-    let env = Env::new(rt.comm.as_ref(), rt.interrupt)
-        .with_progress(&show)
-        .with_probe(&probe);
+    let watch = Watch::new(&args.output, &sink, args.target.device.as_deref());
+    let progress = &watch.progress;
+    let env = watch.env(&rt);
     let mut phases: Vec<PhaseResult> = Vec::new();
     let mut step = |spec: &DataSpec| -> Result<(f64, Nanos), EngineError> {
         if rt.interrupted() {

@@ -3,14 +3,13 @@
 
 use anyhow::{Context, Result};
 use iolab_engine::data::{DataOptions, run_data};
-use iolab_engine::{Env, MonotonicClock, prepare_target};
+use iolab_engine::{MonotonicClock, prepare_target};
 
 use crate::cli::RunArgs;
 use crate::commands::finish::{abandon, cleanup, conclude};
-use crate::progress::ProgressLine;
 use crate::runtime::Runtime;
 use crate::sink::RunSink;
-use crate::telemetry::TelemetryProbe;
+use crate::watch::Watch;
 
 pub fn run(args: RunArgs) -> Result<u8> {
     let rt = Runtime::start()?;
@@ -26,15 +25,9 @@ pub fn run(args: RunArgs) -> Result<u8> {
         args.target.dir.as_deref(),
         args.output.label.clone(),
     );
-    let progress = ProgressLine::new(args.output.progress, args.output.quiet);
-    let show = |p: &iolab_engine::Progress<'_>| progress.show(p);
-    let probe = TelemetryProbe::new(
-        sink.record.provenance.inventory.as_ref(),
-        args.target.device.as_deref(),
-    );
-    let env = Env::new(rt.comm.as_ref(), rt.interrupt)
-        .with_progress(&show)
-        .with_probe(&probe);
+    let watch = Watch::new(&args.output, &sink, args.target.device.as_deref());
+    let progress = &watch.progress;
+    let env = watch.env(&rt);
     let outcome = run_data(
         &env,
         &MonotonicClock,

@@ -9,15 +9,14 @@ use clap::{Args, Subcommand};
 use iolab_core::spec::{Overrides, PlannedPhase, StudySpec, TargetSpec};
 use iolab_core::units::{ByteCount, BytesPerSec, Nanos};
 use iolab_engine::study::{estimate, run_study};
-use iolab_engine::{Env, MonotonicClock, prepare_target};
+use iolab_engine::{MonotonicClock, prepare_target};
 
 use crate::cli::OutputArgs;
 use crate::commands::finish::{abandon, cleanup, conclude};
 use crate::exit;
-use crate::progress::ProgressLine;
 use crate::runtime::Runtime;
 use crate::sink::RunSink;
-use crate::telemetry::TelemetryProbe;
+use crate::watch::Watch;
 
 /// The built-in studies, by name.
 pub const PRESETS: [(&str, &str); 4] = [
@@ -261,15 +260,9 @@ fn run(args: StudyRunArgs) -> Result<u8> {
             Nanos(est.time.0).human()
         );
     }
-    let progress = ProgressLine::new(args.output.progress, args.output.quiet);
-    let show = |p: &iolab_engine::Progress<'_>| progress.show(p);
-    let probe = TelemetryProbe::new(
-        sink.record.provenance.inventory.as_ref(),
-        args.target.device.as_deref(),
-    );
-    let env = Env::new(rt.comm.as_ref(), rt.interrupt)
-        .with_progress(&show)
-        .with_probe(&probe);
+    let watch = Watch::new(&args.output, &sink, args.target.device.as_deref());
+    let progress = &watch.progress;
+    let env = watch.env(&rt);
     let root = rt.is_root() && !args.output.quiet;
     let outcome = run_study(
         &env,

@@ -1,0 +1,42 @@
+//! [`Watch`]: what looks on while a workload command runs: the live progress line and
+//! the device telemetry probe. One place builds them and the engine's [`Env`] from them.
+
+use std::path::Path;
+use std::sync::Arc;
+
+use iolab_engine::{Env, Progress};
+
+use crate::cli::OutputArgs;
+use crate::progress::ProgressLine;
+use crate::runtime::Runtime;
+use crate::sink::RunSink;
+use crate::telemetry::TelemetryProbe;
+
+type ShowFn = dyn Fn(&Progress<'_>) + Sync + Send;
+
+pub struct Watch {
+    pub progress: Arc<ProgressLine>,
+    show: Box<ShowFn>,
+    probe: TelemetryProbe,
+}
+
+impl Watch {
+    /// Progress as `output` asks; telemetry of the devices under the run's target (and
+    /// `device` when the target is one).
+    pub fn new(output: &OutputArgs, sink: &RunSink, device: Option<&Path>) -> Watch {
+        let progress = Arc::new(ProgressLine::new(output.progress, output.quiet));
+        let line = progress.clone();
+        Watch {
+            progress,
+            show: Box::new(move |p| line.show(p)),
+            probe: TelemetryProbe::new(sink.record.provenance.inventory.as_ref(), device),
+        }
+    }
+
+    /// The engine's view of the run, watched.
+    pub fn env<'a>(&'a self, rt: &'a Runtime) -> Env<'a> {
+        Env::new(rt.comm.as_ref(), rt.interrupt)
+            .with_progress(&*self.show)
+            .with_probe(&self.probe)
+    }
+}
