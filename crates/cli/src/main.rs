@@ -32,21 +32,7 @@ fn main() -> ExitCode {
     };
     let code = match commands::dispatch(cli) {
         Ok(code) => code,
-        Err(e) => {
-            // A failure on another rank is reported by rank 0; the rank that failed
-            // reports its own error itself.
-            let elsewhere = matches!(
-                e.downcast_ref::<iolab_engine::EngineError>(),
-                Some(
-                    iolab_engine::EngineError::Rank { .. }
-                        | iolab_engine::EngineError::RankMismatch { .. }
-                )
-            );
-            if runtime::rank() == 0 || !elsewhere {
-                eprintln!("iolab: error: {}", exit::one_line(&e));
-            }
-            exit::code_of(&e)
-        }
+        Err(e) => exit::report(&e),
     };
     ExitCode::from(code)
 }

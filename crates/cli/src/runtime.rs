@@ -39,6 +39,19 @@ impl Runtime {
         })
     }
 
+    /// Runs a command body in a runtime. Its error is reported here, while MPI is still
+    /// up: ranks end MPI together afterwards, so the launcher cannot cut rank 0 off
+    /// before it has said what went wrong.
+    pub fn with(body: impl FnOnce(&Runtime) -> Result<u8>) -> Result<u8> {
+        let rt = Runtime::start()?;
+        let code = match body(&rt) {
+            Ok(code) => code,
+            Err(e) => crate::exit::report(&e),
+        };
+        drop(rt);
+        Ok(code)
+    }
+
     pub fn is_root(&self) -> bool {
         self.comm.rank() == 0
     }

@@ -68,7 +68,10 @@ pub fn ladder(mut args: LadderArgs) -> Result<u8> {
     }
     args.spec.runtime = Some(args.spec.runtime.unwrap_or(args.step_time));
     args.spec.validate()?;
-    let rt = Runtime::start()?;
+    Runtime::with(|rt| ladder_in(rt, args, slo))
+}
+
+fn ladder_in(rt: &Runtime, args: LadderArgs, slo: Slo) -> Result<u8> {
     let target = prepare_target(rt.comm.as_ref(), &args.target, args.spec.backend, true)?;
     let mut sink = RunSink::start(
         &rt,
@@ -81,7 +84,7 @@ pub fn ladder(mut args: LadderArgs) -> Result<u8> {
     );
     let watch = Watch::new(&args.output, &sink, args.target.device.as_deref());
     let progress = &watch.progress;
-    let env = watch.env(&rt);
+    let env = watch.env(rt);
     let mut phases: Vec<PhaseResult> = Vec::new();
     let mut step = |spec: &DataSpec| -> Result<(f64, Nanos), EngineError> {
         if rt.interrupted() {
@@ -127,7 +130,7 @@ pub fn ladder(mut args: LadderArgs) -> Result<u8> {
     }
     let ladder = match result {
         Ok(l) => l,
-        Err(EngineError::Interrupted) => return conclude(&rt, sink, &args.output),
+        Err(EngineError::Interrupted) => return conclude(rt, sink, &args.output),
         Err(e) => return Err(abandon(sink, e)),
     };
     cleaned?;
@@ -141,7 +144,7 @@ pub fn ladder(mut args: LadderArgs) -> Result<u8> {
     if rt.is_root() && !args.output.quiet && !sink.record.id.is_empty() {
         println!("stored as {}", sink.record.id);
     }
-    conclude(&rt, sink, &quiet)
+    conclude(rt, sink, &quiet)
 }
 
 /// Runs one step's phase: its IOPS and the latency the objective is about.

@@ -12,7 +12,10 @@ use crate::sink::RunSink;
 use crate::watch::Watch;
 
 pub fn run(args: RunArgs) -> Result<u8> {
-    let rt = Runtime::start()?;
+    Runtime::with(|rt| run_in(rt, args))
+}
+
+fn run_in(rt: &Runtime, args: RunArgs) -> Result<u8> {
     let spec = args.spec;
     spec.validate()?;
     let target = prepare_target(rt.comm.as_ref(), &args.target, spec.backend, true)?;
@@ -27,7 +30,7 @@ pub fn run(args: RunArgs) -> Result<u8> {
     );
     let watch = Watch::new(&args.output, &sink, args.target.device.as_deref());
     let progress = &watch.progress;
-    let env = watch.env(&rt);
+    let env = watch.env(rt);
     let outcome = run_data(
         &env,
         &MonotonicClock,
@@ -47,7 +50,7 @@ pub fn run(args: RunArgs) -> Result<u8> {
     };
     cleaned?;
     sink.phases(outcome.phases);
-    conclude(&rt, sink, &args.output)
+    conclude(rt, sink, &args.output)
 }
 
 /// How a target is named in results: the directory, or "device /dev/X".

@@ -224,7 +224,16 @@ fn check_space(dir: &std::path::Path, need: u64) -> Result<()> {
 
 fn run(args: StudyRunArgs) -> Result<u8> {
     let (spec, phases, origin) = load(&args.select)?;
-    let rt = Runtime::start()?;
+    Runtime::with(|rt| run_in(rt, args, spec, phases, origin))
+}
+
+fn run_in(
+    rt: &Runtime,
+    args: StudyRunArgs,
+    spec: StudySpec,
+    phases: Vec<PlannedPhase>,
+    origin: String,
+) -> Result<u8> {
     let est = estimate(
         &phases,
         rt.comm.size(),
@@ -262,7 +271,7 @@ fn run(args: StudyRunArgs) -> Result<u8> {
     }
     let watch = Watch::new(&args.output, &sink, args.target.device.as_deref());
     let progress = &watch.progress;
-    let env = watch.env(&rt);
+    let env = watch.env(rt);
     let root = rt.is_root() && !args.output.quiet;
     let outcome = run_study(
         &env,
@@ -303,5 +312,5 @@ fn run(args: StudyRunArgs) -> Result<u8> {
         quiet: true,
         ..args.output.clone()
     };
-    conclude(&rt, sink, &output)
+    conclude(rt, sink, &output)
 }
