@@ -74,7 +74,7 @@ pub fn ladder(mut args: LadderArgs) -> Result<u8> {
 fn ladder_in(rt: &Runtime, args: LadderArgs, slo: Slo) -> Result<u8> {
     let target = prepare_target(rt.comm.as_ref(), &args.target, args.spec.backend, true)?;
     let mut sink = RunSink::start(
-        &rt,
+        rt,
         &args.output.store,
         "ladder",
         serde_json::json!({ "spec": args.spec, "slo": args.slo, "axis": format!("{:?}", args.axis), "max": args.max }),

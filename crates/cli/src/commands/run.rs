@@ -20,7 +20,7 @@ fn run_in(rt: &Runtime, args: RunArgs) -> Result<u8> {
     spec.validate()?;
     let target = prepare_target(rt.comm.as_ref(), &args.target, spec.backend, true)?;
     let mut sink = RunSink::start(
-        &rt,
+        rt,
         &args.output.store,
         "run",
         serde_json::to_value(&spec).context("recording the spec")?,

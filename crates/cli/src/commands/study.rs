@@ -253,7 +253,7 @@ fn run_in(
     )?;
     let resolved = serde_json::json!({ "study": spec, "origin": origin, "phases": phases.len(), "scale": args.select.scale, "set": args.select.set });
     let mut sink = RunSink::start(
-        &rt,
+        rt,
         &args.output.store,
         "study",
         resolved,
