@@ -4,6 +4,7 @@
 use std::path::Path;
 use std::sync::Arc;
 
+use iolab_core::inventory::Inventory;
 use iolab_engine::{Env, Progress};
 
 use crate::cli::OutputArgs;
@@ -24,12 +25,21 @@ impl Watch {
     /// Progress as `output` asks; telemetry of the devices under the run's target (and
     /// `device` when the target is one).
     pub fn new(output: &OutputArgs, sink: &RunSink, device: Option<&Path>) -> Watch {
+        Watch::with_inventory(output, sink.record.provenance.inventory.as_ref(), device)
+    }
+
+    /// The same, from an inventory rather than a run's record.
+    pub fn with_inventory(
+        output: &OutputArgs,
+        inventory: Option<&Inventory>,
+        device: Option<&Path>,
+    ) -> Watch {
         let progress = Arc::new(ProgressLine::new(output.progress, output.quiet));
         let line = progress.clone();
         Watch {
             progress,
             show: Box::new(move |p| line.show(p)),
-            probe: TelemetryProbe::new(sink.record.provenance.inventory.as_ref(), device),
+            probe: TelemetryProbe::new(inventory, device),
         }
     }
 

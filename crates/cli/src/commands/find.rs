@@ -8,15 +8,14 @@ use anyhow::{Context, Result};
 use clap::Args;
 use iolab_core::result::RunStatus;
 use iolab_core::spec::FindSpec;
+use iolab_engine::MonotonicClock;
 use iolab_engine::meta::run_find;
-use iolab_engine::{Env, MonotonicClock};
 
 use crate::cli::OutputArgs;
 use crate::commands::finish::conclude;
-use crate::progress::ProgressLine;
 use crate::runtime::Runtime;
 use crate::sink::RunSink;
-use crate::telemetry::TelemetryProbe;
+use crate::watch::Watch;
 
 #[derive(Args, Debug)]
 pub struct FindArgs {
@@ -33,11 +32,13 @@ pub struct FindArgs {
 }
 
 pub fn find(args: FindArgs) -> Result<u8> {
-    let rt = Runtime::start()?;
+    Runtime::with(|rt| find_in(rt, args))
+}
+
+fn find_in(rt: &Runtime, args: FindArgs) -> Result<u8> {
     args.spec.validate()?;
-    let comm = rt.comm.as_ref();
     let mut sink = RunSink::start(
-        &rt,
+        rt,
         &args.output.store,
         "find",
         serde_json::to_value(&args.spec).context("recording the spec")?,
@@ -45,12 +46,9 @@ pub fn find(args: FindArgs) -> Result<u8> {
         Some(&args.dir),
         args.output.label.clone(),
     );
-    let progress = ProgressLine::new(args.output.progress, args.output.quiet);
-    let show = |p: &iolab_engine::Progress<'_>| progress.show(p);
-    let probe = TelemetryProbe::new(sink.record.provenance.inventory.as_ref(), None);
-    let env = Env::new(comm, rt.interrupt)
-        .with_progress(&show)
-        .with_probe(&probe);
+    let watch = Watch::new(&args.output, &sink, None);
+    let progress = &watch.progress;
+    let env = watch.env(rt);
     let phase = run_find(&env, &MonotonicClock, &args.spec, &args.dir);
     progress.finish();
     match phase {
@@ -60,5 +58,5 @@ pub fn find(args: FindArgs) -> Result<u8> {
             return Err(e.into());
         }
     }
-    conclude(&rt, sink, &args.output)
+    conclude(rt, sink, &args.output)
 }

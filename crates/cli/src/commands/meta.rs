@@ -7,14 +7,13 @@ use clap::Args;
 use iolab_core::result::RunStatus;
 use iolab_core::spec::{BackendKind, MetaBackendKind, MetaSpec, TargetSpec};
 use iolab_engine::meta::{MetaError, MetaOptions, finish_meta, run_meta};
-use iolab_engine::{Env, MonotonicClock, prepare_target};
+use iolab_engine::{MonotonicClock, prepare_target};
 
 use crate::cli::OutputArgs;
 use crate::commands::finish::{cleanup, conclude};
-use crate::progress::ProgressLine;
 use crate::runtime::Runtime;
 use crate::sink::RunSink;
-use crate::telemetry::TelemetryProbe;
+use crate::watch::Watch;
 
 #[derive(Args, Debug)]
 pub struct MetaArgs {
@@ -29,7 +28,10 @@ pub struct MetaArgs {
 }
 
 pub fn meta(args: MetaArgs) -> Result<u8> {
-    let rt = Runtime::start()?;
+    Runtime::with(|rt| meta_in(rt, args))
+}
+
+fn meta_in(rt: &Runtime, args: MetaArgs) -> Result<u8> {
     let spec = args.spec;
     spec.validate()?;
     if args.target.device.is_some() {
@@ -42,7 +44,7 @@ pub fn meta(args: MetaArgs) -> Result<u8> {
     let comm = rt.comm.as_ref();
     let target = prepare_target(comm, &args.target, kind, true)?;
     let mut sink = RunSink::start(
-        &rt,
+        rt,
         &args.output.store,
         "meta",
         serde_json::to_value(&spec).context("recording the spec")?,
@@ -50,12 +52,9 @@ pub fn meta(args: MetaArgs) -> Result<u8> {
         args.target.dir.as_deref(),
         args.output.label.clone(),
     );
-    let progress = ProgressLine::new(args.output.progress, args.output.quiet);
-    let show = |p: &iolab_engine::Progress<'_>| progress.show(p);
-    let probe = TelemetryProbe::new(sink.record.provenance.inventory.as_ref(), None);
-    let env = Env::new(comm, rt.interrupt)
-        .with_progress(&show)
-        .with_probe(&probe);
+    let watch = Watch::new(&args.output, &sink, None);
+    let progress = &watch.progress;
+    let env = watch.env(rt);
     let opts = MetaOptions::default();
     let outcome = run_meta(&env, &MonotonicClock, &spec, &target, &opts);
     progress.finish();
@@ -77,7 +76,7 @@ pub fn meta(args: MetaArgs) -> Result<u8> {
     cleaned?;
     sink.phases(outcome.phases);
     sink.record.warnings.extend(warnings);
-    conclude(&rt, sink, &args.output)
+    conclude(rt, sink, &args.output)
 }
 
 fn describe(t: &TargetSpec) -> String {

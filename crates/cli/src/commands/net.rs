@@ -30,11 +30,14 @@ pub struct NetArgs {
 }
 
 pub fn net(args: NetArgs) -> Result<u8> {
-    let rt = Runtime::start()?;
+    Runtime::with(|rt| net_in(rt, args))
+}
+
+fn net_in(rt: &Runtime, args: NetArgs) -> Result<u8> {
     args.spec.validate()?;
     let comm = rt.comm.as_ref();
     let mut sink = RunSink::start(
-        &rt,
+        rt,
         &args.output.store,
         "net",
         serde_json::to_value(&args.spec).context("recording the spec")?,
@@ -68,7 +71,7 @@ pub fn net(args: NetArgs) -> Result<u8> {
         quiet: true,
         ..args.output.clone()
     };
-    conclude(&rt, sink, &quiet)
+    conclude(rt, sink, &quiet)
 }
 
 fn human(v: f64) -> String {

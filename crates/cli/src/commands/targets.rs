@@ -17,14 +17,13 @@ use iolab_core::spec::{DataSpec, TargetEntry, TargetsSpec, parse_targets};
 use iolab_engine::targets::{
     PrepareOptions, TargetSet, TargetsPhase, cleanup_targets, prepare_targets, run_targets,
 };
-use iolab_engine::{EngineError, Env, MonotonicClock};
+use iolab_engine::{EngineError, MonotonicClock};
 
 use crate::cli::OutputArgs;
 use crate::commands::finish::conclude;
-use crate::progress::ProgressLine;
 use crate::runtime::Runtime;
 use crate::sink::RunSink;
-use crate::telemetry::TelemetryProbe;
+use crate::watch::Watch;
 
 #[derive(Args, Debug)]
 #[command(
@@ -60,7 +59,10 @@ pub fn targets(args: TargetsArgs) -> Result<u8> {
     if let Some(TargetsAction::Analyze(a)) = args.action {
         return analyze::analyze(a);
     }
-    let rt = Runtime::start()?;
+    Runtime::with(|rt| targets_in(rt, args))
+}
+
+fn targets_in(rt: &Runtime, args: TargetsArgs) -> Result<u8> {
     let comm = rt.comm.as_ref();
     let mut set = prepare(comm, &args)?;
     let spec = serde_json::json!({
@@ -69,7 +71,7 @@ pub fn targets(args: TargetsArgs) -> Result<u8> {
         "list": set.all,
     });
     let mut sink = RunSink::start(
-        &rt,
+        rt,
         &args.output.store,
         "targets",
         spec,
@@ -78,7 +80,7 @@ pub fn targets(args: TargetsArgs) -> Result<u8> {
         args.output.label.clone(),
     );
     let inventory = sink.record.provenance.inventory.clone();
-    let outcome = measure(&rt, &args, &mut set, inventory.as_ref());
+    let outcome = measure(rt, &args, &mut set, inventory.as_ref());
     let cleaned = cleanup_targets(comm, set, args.targets.keep).context("cleaning up");
     let phases = match outcome {
         Ok(p) => p,
@@ -105,7 +107,7 @@ pub fn targets(args: TargetsArgs) -> Result<u8> {
         quiet: true,
         ..args.output.clone()
     };
-    conclude(&rt, sink, &quiet)
+    conclude(rt, sink, &quiet)
 }
 
 /// Checks the options and prepares every rank's targets.
@@ -129,12 +131,9 @@ fn measure(
     set: &mut TargetSet,
     inventory: Option<&Inventory>,
 ) -> Result<Vec<TargetsPhase>, EngineError> {
-    let progress = ProgressLine::new(args.output.progress, args.output.quiet);
-    let show = |p: &iolab_engine::Progress<'_>| progress.show(p);
-    let probe = TelemetryProbe::new(inventory, None);
-    let env = Env::new(rt.comm.as_ref(), rt.interrupt)
-        .with_progress(&show)
-        .with_probe(&probe);
+    let watch = Watch::with_inventory(&args.output, inventory, None);
+    let progress = &watch.progress;
+    let env = watch.env(rt);
     let outcome = run_targets(&env, &MonotonicClock, set, &args.targets, &args.spec);
     progress.finish();
     outcome

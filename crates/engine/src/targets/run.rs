@@ -86,7 +86,7 @@ fn run_one<C: Clock>(
     let comm = env.comm;
     let plans = agree(comm, plan_local(set, data, comm.rank()))?;
     let mut warnings = warnings.to_vec();
-    for w in agree(comm, prepare_files(set, &plans, data))? {
+    for w in agree(comm, prepare_files(set, &plans, data, env.interrupt))? {
         if !warnings.contains(&w) {
             warnings.push(w);
         }
@@ -216,13 +216,14 @@ fn prepare_files(
     set: &TargetSet,
     plans: &[DataPlan],
     data: &DataSpec,
+    stop: &std::sync::atomic::AtomicBool,
 ) -> Result<Vec<String>, EngineError> {
     let results: Vec<Result<Vec<String>, EngineError>> = std::thread::scope(|s| {
         let handles: Vec<_> = set
             .local
             .iter()
             .zip(plans)
-            .map(|(t, plan)| s.spawn(move || prepare_target_files(t, plan, data)))
+            .map(|(t, plan)| s.spawn(move || prepare_target_files(t, plan, data, stop)))
             .collect();
         handles
             .into_iter()
@@ -247,13 +248,14 @@ fn prepare_target_files(
     t: &LocalTarget,
     plan: &DataPlan,
     data: &DataSpec,
+    stop: &std::sync::atomic::AtomicBool,
 ) -> Result<Vec<String>, EngineError> {
     if matches!(t.prepared, PreparedTarget::Null) {
         return Ok(Vec::new());
     }
     let workdir = t.prepared.workdir();
     if data.rw.reads() {
-        lay_out(&plan.owned_files, workdir, data, t.alignment)?;
+        lay_out(&plan.owned_files, workdir, data, t.alignment, stop)?;
         set_cache_state(&plan.files, data)
     } else {
         create_for_write(&plan.owned_files, workdir, data)?;
