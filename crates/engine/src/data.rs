@@ -8,7 +8,7 @@ use std::collections::BTreeMap;
 
 use iolab_comm::{Comm, CommExt};
 use iolab_core::result::{PhaseKind, PhaseResult};
-use iolab_core::spec::{BackendKind, CacheMode, DataSpec, Layout, RandomKind, RwKind};
+use iolab_core::spec::{BackendKind, CacheMode, DataSpec, Layout, Placement, RandomKind, RwKind};
 use iolab_core::units::ByteCount;
 
 use crate::assemble::{PhaseMeta, assemble};
@@ -285,6 +285,10 @@ fn check_space(
     let PreparedTarget::Dir { workdir, .. } = target else {
         return Ok(());
     };
+    // A stonewalled phase is bounded by its time, not by its nominal size.
+    if plan.spec.stonewall.is_some() {
+        return Ok(());
+    }
     let result = if comm.rank() == 0 {
         // Files that already hold enough data need no new space.
         let need: u64 = plan
@@ -391,11 +395,7 @@ fn record_complete_files(
         return Ok(());
     };
     let spec = &plan.spec;
-    let covers_all = !spec.rw.is_random() || spec.random == RandomKind::FullCoverage;
-    if !spec.rw.writes()
-        || spec.rw.is_mixed()
-        || !covers_all
-        || outcomes.iter().any(|o| o.measure.error_count > 0)
+    if !spec.rw.writes() || spec.rw.is_mixed() || outcomes.iter().any(|o| o.measure.error_count > 0)
     {
         return Ok(());
     }
@@ -403,32 +403,58 @@ fn record_complete_files(
         seed: spec.seed,
         block_size: spec.block_size.get(),
     });
-    let shared = spec.layout == Layout::Shared;
     let shares =
         crate::plan::shares(spec, &target.data_target(), plan.total_workers).unwrap_or_default();
-    let all_done =
-        shares.len() == completed.len() && completed.iter().zip(&shares).all(|(c, s)| c >= s);
     let result = (|| {
         for (i, f) in plan.owned_files.iter().enumerate() {
-            let done = if shared {
-                all_done
-            } else {
-                let global = (comm.rank() * plan.spec.threads) as usize + i;
-                completed.get(global).copied().unwrap_or(0) * plan.block_size >= f.size
-            };
-            if done {
-                workdir.set_file_info(
-                    &f.path,
-                    &FileInfo {
-                        size: f.size,
-                        verify,
-                    },
-                )?;
+            let global = (comm.rank() * plan.spec.threads) as usize + i;
+            let size = written_prefix(spec, plan, f.size, global, completed, &shares);
+            if size > 0 {
+                workdir.set_file_info(&f.path, &FileInfo { size, verify })?;
             }
         }
         Ok(())
     })();
     agree(comm, result)
+}
+
+/// How many bytes from the start of an owned file hold data after a write phase that
+/// completed `completed` blocks per worker: sequential writes (time-based or cut short
+/// by a stonewall) fill a prefix; a random phase fills it only if every block was
+/// written (full coverage, share done).
+fn written_prefix(
+    spec: &DataSpec,
+    plan: &DataPlan,
+    file_size: u64,
+    global: usize,
+    completed: &[u64],
+    shares: &[u64],
+) -> u64 {
+    let bs = plan.block_size;
+    let all_done =
+        shares.len() == completed.len() && completed.iter().zip(shares).all(|(c, s)| c >= s);
+    if spec.rw.is_random() {
+        let full = spec.random == RandomKind::FullCoverage && all_done;
+        return if full { file_size } else { 0 };
+    }
+    match (spec.layout, spec.placement) {
+        (Layout::FilePerThread, _) => {
+            (completed.get(global).copied().unwrap_or(0) * bs).min(file_size)
+        }
+        // Interleaved blocks: every worker wrote its first `min` blocks.
+        (Layout::Shared, Placement::Strided) => {
+            let min = completed.iter().copied().min().unwrap_or(0);
+            (min * plan.total_workers as u64 * bs).min(file_size)
+        }
+        // Contiguous regions: only a file every worker finished is a prefix.
+        (Layout::Shared, Placement::Segmented) => {
+            if all_done {
+                file_size
+            } else {
+                0
+            }
+        }
+    }
 }
 
 #[allow(clippy::too_many_arguments)]

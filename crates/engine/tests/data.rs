@@ -319,3 +319,55 @@ fn a_stonewall_cuts_a_size_based_phase() {
     let phases = run_fake(&spec, 1000);
     assert_eq!(phases[0].op(OpKind::Read).unwrap().ops, 500);
 }
+
+#[test]
+fn a_read_after_a_stonewalled_write_reads_exactly_what_was_written() {
+    let dir = tempfile::tempdir().unwrap();
+    let target = dir_target(dir.path(), true);
+    let comm = SingleProcess::new();
+    let prepared = prepare_target(&comm, &target, BackendKind::Psync, true).unwrap();
+    let stop = AtomicBool::new(false);
+    let env = Env::new(&comm, &stop);
+    let write = DataSpec {
+        rw: RwKind::Write,
+        block_size: ByteCount::kib(64),
+        size: Some(ByteCount::gib(64)),
+        stonewall: Some(TimeSpan(Nanos::from_millis(300))),
+        verify: true,
+        ..DataSpec::default()
+    };
+    let opts = DataOptions {
+        no_verify_pass: true,
+        ..DataOptions::default()
+    };
+    let w = run_data(&env, &MonotonicClock, &write, &prepared, &opts).unwrap();
+    let written = w.completed.clone();
+    assert!(written[0] > 0);
+    let file = dir.path().join("iolab-work/data.r0.t0");
+    let before = std::fs::metadata(&file).unwrap().modified().unwrap();
+    assert_eq!(std::fs::metadata(&file).unwrap().len(), written[0] * 65536);
+    let read = DataSpec {
+        rw: RwKind::Read,
+        stonewall: None,
+        ..write
+    };
+    let r = run_data(
+        &env,
+        &MonotonicClock,
+        &read,
+        &prepared,
+        &DataOptions {
+            written_blocks: Some(written.clone()),
+            ..opts
+        },
+    )
+    .unwrap();
+    let p = &r.phases[0];
+    assert_eq!(p.op(OpKind::Read).unwrap().ops, written[0]);
+    assert_eq!(p.verify_failures, 0, "the blocks the write wrote, checked");
+    assert_eq!(
+        std::fs::metadata(&file).unwrap().modified().unwrap(),
+        before,
+        "not laid out again"
+    );
+}

@@ -8,15 +8,21 @@ use std::path::{Path, PathBuf};
 use anyhow::{Context, Result, bail};
 use clap::{Args, Subcommand};
 use iolab_core::result::Provenance;
+use iolab_core::spec::{BackendKind, TargetSpec};
 use iolab_core::units::{ByteCount, Nanos};
 use iolab_engine::io500::{
-    Assumptions, Check, Integrity, Io500Spec, ParsedResult, estimate, plan_phases, render,
-    run_from_parsed,
+    Assumptions, Check, Integrity, Io500Config, Io500Spec, ParsedResult, estimate, plan_phases,
+    render, run_from_parsed, run_io500,
 };
+use iolab_engine::{MonotonicClock, prepare_target};
 
 use crate::cli::{OutputArgs, StoreArgs};
+use crate::commands::finish::{abandon, cleanup, conclude};
 use crate::exit;
+use crate::runtime::Runtime;
+use crate::sink::RunSink;
 use crate::sink::open_store;
+use crate::watch::Watch;
 
 #[derive(Args, Debug)]
 pub struct Io500Args {
@@ -45,6 +51,15 @@ pub struct Io500RunArgs {
 
     #[command(flatten)]
     pub spec: Io500Spec,
+
+    /// Where to write the result (result.txt, config.json, phases.json, hash.txt)
+    /// [default: io500-results/<date-time> in the current directory].
+    #[arg(long, value_name = "DIR")]
+    pub result_dir: Option<PathBuf>,
+
+    /// Keep the files the suite wrote.
+    #[arg(long)]
+    pub keep: bool,
 
     #[command(flatten)]
     pub output: OutputArgs,
@@ -119,9 +134,128 @@ pub fn io500(args: Io500Args) -> Result<u8> {
 
 fn run(args: Io500RunArgs) -> Result<u8> {
     args.spec.validate()?;
-    bail!(
-        "iolab io500 run is not implemented yet; `iolab io500 plan` shows the phases it will run, and `iolab io500 score` reads IO500's own results"
-    )
+    Runtime::with(|rt| run_in(rt, args))
+}
+
+/// The default result directory: io500-results/YYYY.MM.DD-HH.MM.SS, as IO500 names them.
+fn default_result_dir(now_ms: i64) -> PathBuf {
+    let secs = now_ms / 1000;
+    let (days, rest) = (secs.div_euclid(86_400), secs.rem_euclid(86_400));
+    // Civil date from days since the epoch (Howard Hinnant's algorithm).
+    let z = days + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z - era * 146_097;
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let d = doy - (153 * mp + 2) / 5 + 1;
+    let m = if mp < 10 { mp + 3 } else { mp - 9 };
+    let y = yoe + era * 400 + i64::from(m <= 2);
+    PathBuf::from(format!(
+        "io500-results/{y:04}.{m:02}.{d:02}-{:02}.{:02}.{:02}",
+        rest / 3600,
+        rest / 60 % 60,
+        rest % 60
+    ))
+}
+
+fn run_in(rt: &Runtime, args: Io500RunArgs) -> Result<u8> {
+    let target_spec = TargetSpec {
+        dir: Some(args.dir.clone()),
+        keep: args.keep,
+        ..TargetSpec::default()
+    };
+    let target = prepare_target(rt.comm.as_ref(), &target_spec, BackendKind::Psync, true)?;
+    let mut sink = RunSink::start(
+        rt,
+        &args.output.store,
+        "io500",
+        serde_json::json!({ "spec": args.spec }),
+        args.dir.display().to_string(),
+        Some(&args.dir),
+        args.output.label.clone(),
+    );
+    let result_dir = args
+        .result_dir
+        .clone()
+        .unwrap_or_else(|| default_result_dir(sink.record.started_at_ms));
+    let config = Io500Config {
+        tool: format!("iolab {}", env!("CARGO_PKG_VERSION")),
+        ranks: rt.comm.size(),
+        target: args.dir.display().to_string(),
+        spec: args.spec.clone(),
+    };
+    let watch = Watch::new(&args.output, &sink, None);
+    let progress = &watch.progress;
+    let env = watch.env(rt);
+    let root = rt.is_root() && !args.output.quiet;
+    if root {
+        println!("{}", iolab_engine::io500::output::header(&config));
+    }
+    let outcome = run_io500(
+        &env,
+        &MonotonicClock,
+        &args.spec,
+        &target,
+        &mut |phase, fig| {
+            progress.finish();
+            if root {
+                let invalid = !fig.valid || fig.value <= 0.0;
+                println!("{}", iolab_engine::io500::result_line(fig, invalid));
+            }
+            sink.phase(phase.clone());
+        },
+    );
+    progress.finish();
+    let files = outcome
+        .as_ref()
+        .map(|o| o.files.clone())
+        .unwrap_or_default();
+    let cleaned = cleanup(rt.comm.as_ref(), target, &files, args.keep);
+    let outcome = match outcome {
+        Ok(o) => o,
+        Err(e) => return Err(abandon(sink, e)),
+    };
+    cleaned?;
+    if let Some(score) = &outcome.score {
+        if root {
+            println!("{}", iolab_engine::io500::score_line(score));
+            for reason in &score.reasons {
+                println!("invalid for submission: {reason}");
+            }
+        }
+        if rt.is_root() {
+            iolab_engine::io500::write_result_dir(&result_dir, &config, &outcome.figures)
+                .with_context(|| format!("writing the result to {}", result_dir.display()))?;
+            if root {
+                println!("result in {}", result_dir.display());
+                if !sink.record.id.is_empty() {
+                    println!("stored as {}", sink.record.id);
+                }
+            }
+        }
+        for reason in &score.reasons {
+            sink.record
+                .warnings
+                .push(format!("invalid for submission: {reason}"));
+        }
+    }
+    // A short stonewall makes a test run, not a failed one; a phase of 0, I/O errors or
+    // a find that matched nothing fail it.
+    let failed = outcome
+        .score
+        .as_ref()
+        .is_some_and(|s| s.reasons.iter().any(|r| r.is_failure()));
+    let quiet = OutputArgs {
+        quiet: true,
+        ..args.output.clone()
+    };
+    let code = conclude(rt, sink, &quiet)?;
+    Ok(if code == exit::OK && failed {
+        exit::FAILED
+    } else {
+        code
+    })
 }
 
 /// "45.0s", "5m00s", "1h02m".

@@ -303,3 +303,93 @@ fn run_is_not_implemented_yet() {
     assert_eq!(r.code, 2);
     assert!(error_line(&r).contains("iolab io500 run is not implemented yet"));
 }
+
+#[test]
+fn a_short_suite_runs_every_phase_scores_and_cleans_up() {
+    let dir = tempfile::tempdir().unwrap();
+    let work = dir.path().join("work");
+    std::fs::create_dir(&work).unwrap();
+    let results = dir.path().join("results");
+    let db = dir.path().join("r.db");
+    let r = crate::common::Ran::from(
+        crate::common::iolab()
+            .args([
+                "io500",
+                "run",
+                "--dir",
+                crate::common::path(&work),
+                "--stonewall",
+                "2s",
+                "--files-per-rank",
+                "3000",
+            ])
+            .args([
+                "--result-dir",
+                crate::common::path(&results),
+                "--label",
+                "mini-io500",
+            ])
+            .env("IOLAB_DB", &db)
+            .output()
+            .unwrap(),
+    )
+    .expect(0);
+    let lines: Vec<&str> = r.stdout.lines().collect();
+    let results_lines: Vec<&&str> = lines
+        .iter()
+        .filter(|l| l.starts_with("[RESULT]") || l.starts_with("[      ]"))
+        .collect();
+    assert_eq!(results_lines.len(), 13, "{}", r.stdout);
+    for (line, name) in results_lines.iter().zip([
+        "ior-easy-write",
+        "mdtest-easy-write",
+        "ior-hard-write",
+        "mdtest-hard-write",
+        "find",
+        "ior-easy-read",
+        "mdtest-easy-stat",
+        "ior-hard-read",
+        "mdtest-hard-stat",
+        "mdtest-easy-delete",
+        "mdtest-hard-read",
+        "mdtest-hard-delete",
+        "ior-rnd4K-easy-read",
+    ]) {
+        assert!(line.contains(&format!(" {name} ")), "{line} is {name}");
+    }
+    assert!(r.stdout.contains("[SCORE ] Bandwidth "), "{}", r.stdout);
+    assert!(
+        r.stdout
+            .contains("invalid for submission: the stonewall was 2 s"),
+        "{}",
+        r.stdout
+    );
+    // The result directory scores the same when read back.
+    let check = crate::common::run(&["io500", "score", crate::common::path(&results)]);
+    assert!(
+        check.stdout.contains("[SCORE ]"),
+        "{}\n{}",
+        check.stdout,
+        check.stderr
+    );
+    for f in ["result.txt", "config.json", "phases.json", "hash.txt"] {
+        assert!(results.join(f).exists(), "{f}");
+    }
+    // Stored as an io500 run; iolab's work directory is gone.
+    let show = crate::common::Ran::from(
+        crate::common::iolab()
+            .args(["results", "show", "mini-io500", "--format", "json"])
+            .env("IOLAB_DB", &db)
+            .output()
+            .unwrap(),
+    )
+    .expect(0);
+    let j: serde_json::Value = serde_json::from_str(&show.stdout).unwrap();
+    assert_eq!(j["kind"], "io500");
+    assert_eq!(j["phases"].as_array().unwrap().len(), 13);
+    assert_eq!(
+        std::fs::read_dir(&work).unwrap().count(),
+        0,
+        "the suite cleaned up"
+    );
+}

@@ -282,3 +282,57 @@ fn a_killed_rank_ends_the_job_instead_of_hanging() {
         "{err}"
     );
 }
+
+#[test]
+fn io500_runs_under_four_ranks_with_a_short_stonewall() {
+    if !mpirun_available() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let work = dir.path().join("work");
+    fs::create_dir(&work).unwrap();
+    let results = dir.path().join("results");
+    let mut c = mpirun(4);
+    c.args([
+        "io500",
+        "run",
+        "--dir",
+        path(&work),
+        "--stonewall",
+        "2s",
+        "--files-per-rank",
+        "2000",
+        "--result-dir",
+        path(&results),
+    ]);
+    let r = run_limited(c, Duration::from_secs(300)).expect(0);
+    assert_eq!(
+        r.stdout.matches("[SCORE ]").count(),
+        1,
+        "rank 0 prints once:\n{}",
+        r.stdout
+    );
+    let text = fs::read_to_string(results.join("result.txt")).unwrap();
+    assert_eq!(
+        text.lines().filter(|l| l.starts_with("[RESULT]")).count(),
+        12,
+        "{text}"
+    );
+    let phases: serde_json::Value =
+        serde_json::from_str(&fs::read_to_string(results.join("phases.json")).unwrap()).unwrap();
+    let find = phases["phases"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|p| p["name"] == "find")
+        .unwrap();
+    assert!(
+        find["found"].as_u64().unwrap() > 0,
+        "find matched the mdtest-hard files: {find}"
+    );
+    assert_eq!(
+        fs::read_dir(&work).unwrap().count(),
+        0,
+        "all ranks cleaned up"
+    );
+}

@@ -14,6 +14,7 @@ mod parse_summary;
 pub mod phases;
 pub mod plan;
 pub mod record;
+pub mod run;
 pub mod score;
 pub mod score_hash;
 pub mod sha256;
@@ -26,5 +27,6 @@ pub use parse::{Check, FileScore, Integrity, ParsedResult, SourceFormat, parse_t
 pub use phases::{PHASES, PhaseDef, ScoreGroup, phase};
 pub use plan::{PhasePlan, plan_phases};
 pub use record::{figure_of, phase_result, run_from_parsed, score_from_run};
+pub use run::{Io500Outcome, run_io500};
 pub use score::{Invalid, PhaseFigure, Score, score};
 pub use spec::{Io500Config, Io500Spec};

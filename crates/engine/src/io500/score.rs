@@ -158,6 +158,13 @@ impl fmt::Display for Invalid {
 }
 
 impl Invalid {
+    /// True when the run itself went wrong (a phase of 0, I/O errors, find matched
+    /// nothing); false for a run that is only not submission grade (a test run with a
+    /// short stonewall).
+    pub fn is_failure(&self) -> bool {
+        !matches!(self, Invalid::Stonewall { .. } | Invalid::ShortWrite { .. })
+    }
+
     /// The phase a reason is about, if it is about one.
     pub fn phase(&self) -> Option<&str> {
         match self {
