@@ -29,6 +29,11 @@ impl Ran {
         }
     }
 
+    /// The one line iolab prints on stderr for bad input.
+    pub fn error_line(&self) -> String {
+        error_line(self)
+    }
+
     /// Panics with both streams when the exit code is not `code`.
     pub fn expect(self, code: i32) -> Ran {
         assert_eq!(

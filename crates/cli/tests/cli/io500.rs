@@ -297,11 +297,29 @@ fn bad_options_are_one_line_errors() {
 }
 
 #[test]
-fn run_is_not_implemented_yet() {
-    let tmp = tempfile::tempdir().unwrap();
-    let r = run(&["io500", "run", "--dir", path(tmp.path())]);
+fn run_bad_input_is_one_line() {
+    let r = run(&["io500", "run", "--dir", "/nonexistent/io500"]);
     assert_eq!(r.code, 2);
-    assert!(error_line(&r).contains("iolab io500 run is not implemented yet"));
+    assert_eq!(
+        error_line(&r),
+        "iolab: error: --dir /nonexistent/io500 does not exist; create it first or choose another directory"
+    );
+    let tmp = tempfile::tempdir().unwrap();
+    let r = run(&[
+        "io500",
+        "run",
+        "--dir",
+        path(tmp.path()),
+        "--stonewall",
+        "soon",
+    ]);
+    assert_eq!(r.code, 2);
+    assert!(
+        error_line(&r).contains("invalid duration 'soon'"),
+        "{}",
+        r.stderr
+    );
+    assert_eq!(std::fs::read_dir(tmp.path()).unwrap().count(), 0);
 }
 
 #[test]

@@ -3,9 +3,11 @@
 
 mod common;
 mod io500;
+mod meta;
 #[cfg(feature = "mpi")]
 mod mpi;
 mod results;
 mod run;
 mod study;
+mod targets;
 mod tools;

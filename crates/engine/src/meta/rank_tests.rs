@@ -2,7 +2,7 @@
 //! cache-avoidance shift to the next node, per-host directories (no shift), and one
 //! directory shared by every thread of every rank.
 
-use iolab_comm::{Comm, InProcess};
+use iolab_comm::InProcess;
 use iolab_core::result::OpKind;
 use iolab_core::spec::{MetaOp, MetaSpec, TargetSpec};
 use iolab_core::units::ByteCount;

@@ -2,14 +2,10 @@
 //! what they leave behind (nothing, or a kept tree that a later run reuses), exit codes
 //! (0 ok, 1 a changed file, 2 bad input or no inodes left) and one-line errors.
 
-#[allow(dead_code)]
-#[path = "cli/common.rs"]
-mod common;
-
 use std::fs;
 use std::path::Path;
 
-use common::{Ran, can_mount, error_line, path, run, run_in_namespace};
+use crate::common::{Ran, can_mount, error_line, path, run, run_in_namespace};
 
 fn json(file: &Path) -> serde_json::Value {
     serde_json::from_str(&fs::read_to_string(file).expect("json written")).expect("valid json")
@@ -357,7 +353,7 @@ fn find_bad_input_gets_one_line() {
 fn ctrl_c_keeps_the_partial_result_removes_the_tree_and_exits_130() {
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("partial.json");
-    let child = common::iolab()
+    let child = crate::common::iolab()
         .args([
             "meta",
             "--dir",

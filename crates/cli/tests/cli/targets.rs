@@ -2,52 +2,8 @@
 //! test in its own temporary directories.
 
 use std::path::{Path, PathBuf};
-use std::process::Command;
 
-struct Ran {
-    code: i32,
-    stdout: String,
-    stderr: String,
-}
-
-fn iolab(args: &[&str]) -> Ran {
-    let o = Command::new(env!("CARGO_BIN_EXE_iolab"))
-        .args(args)
-        .env(
-            "IOLAB_DB",
-            std::env::temp_dir().join(format!("iolab-targets-test-{}.db", std::process::id())),
-        )
-        .env_remove("RUST_BACKTRACE")
-        .output()
-        .expect("iolab runs");
-    Ran {
-        code: o.status.code().unwrap_or(-1),
-        stdout: String::from_utf8_lossy(&o.stdout).into_owned(),
-        stderr: String::from_utf8_lossy(&o.stderr).into_owned(),
-    }
-}
-
-impl Ran {
-    fn expect(self, code: i32) -> Ran {
-        assert_eq!(
-            self.code, code,
-            "exit code\n--- stdout\n{}\n--- stderr\n{}",
-            self.stdout, self.stderr
-        );
-        self
-    }
-
-    /// The one line iolab prints on stderr for bad input.
-    fn error_line(&self) -> &str {
-        let lines: Vec<&str> = self
-            .stderr
-            .lines()
-            .filter(|l| !l.trim().is_empty())
-            .collect();
-        assert_eq!(lines.len(), 1, "stderr:\n{}", self.stderr);
-        lines[0]
-    }
-}
+use crate::common::{Ran, run as iolab};
 
 fn s(p: &Path) -> &str {
     p.to_str().expect("utf-8 temp path")
