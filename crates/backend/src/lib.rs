@@ -53,6 +53,10 @@ pub struct Capabilities {
     pub max_queue_depth: u32,
     /// False for the null backend: no files are needed and none are touched.
     pub touches_storage: bool,
+    /// True when `push` may hand the request to the kernel at once (io_uring with a
+    /// submit batch of 1): the engine then stamps each I/O's issue time just before its
+    /// push, not once before `submit`.
+    pub submits_on_push: bool,
 }
 
 /// Submit/reap for every backend. A worker queues requests with [`IoBackend::push`]
@@ -84,6 +88,9 @@ pub struct BackendOptions {
     pub block_size: u64,
     /// Buffer alignment (the direct-I/O alignment, or 4096).
     pub alignment: u64,
+    /// Requests queued before they are handed to the kernel (io_uring): 1 submits each
+    /// at once, as fio does by default (iodepth_batch_submit=1).
+    pub submit_batch: u32,
 }
 
 /// Opens a backend of `kind` over `files`, which must outlive it.
@@ -105,14 +112,17 @@ pub fn capabilities_of(kind: BackendKind, queue_depth: u32) -> Capabilities {
         BackendKind::Psync => Capabilities {
             max_queue_depth: 1,
             touches_storage: true,
+            submits_on_push: false,
         },
         BackendKind::Uring => Capabilities {
             max_queue_depth: queue_depth,
             touches_storage: true,
+            submits_on_push: true,
         },
         BackendKind::Null => Capabilities {
             max_queue_depth: queue_depth,
             touches_storage: false,
+            submits_on_push: false,
         },
     }
 }

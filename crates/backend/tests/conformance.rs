@@ -28,6 +28,7 @@ fn opts(depth: u32, block: u64) -> BackendOptions {
         queue_depth: depth,
         block_size: block,
         alignment: 4096,
+        submit_batch: 1,
     }
 }
 
@@ -242,4 +243,30 @@ fn psync_has_a_queue_of_one() {
     assert_eq!(b.capabilities().max_queue_depth, 1);
     b.push(req(IoDir::Write, 0, 4096, 0)).unwrap();
     assert!(b.push(req(IoDir::Write, 4096, 4096, 0)).is_err());
+}
+
+#[test]
+fn uring_gathers_a_submit_batch_before_entering_the_kernel() {
+    if !usable(BackendKind::Uring) {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("f"), vec![5u8; 8 * 4096]).unwrap();
+    let files = [rw_file(&dir.path().join("f"), false)];
+    let mut o = opts(8, 4096);
+    o.submit_batch = 4;
+    let mut b = open_backend(BackendKind::Uring, &files, o).unwrap();
+    assert!(b.capabilities().submits_on_push);
+    for slot in 0..6 {
+        b.push(req(IoDir::Read, slot as u64 * 4096, 4096, slot))
+            .unwrap();
+    }
+    // The first four went to the kernel with the fourth push; submit hands over the rest.
+    let mut out = Vec::new();
+    while out.len() < 6 {
+        b.submit(1).unwrap();
+        b.reap(&mut out);
+    }
+    assert!(out.iter().all(|c| c.result == 4096));
+    assert_eq!(b.in_flight(), 0);
 }

@@ -81,6 +81,7 @@ pub fn run_data_worker<C: Clock>(s: &WorkerSetup<'_, C>) -> Result<WorkerReport,
         queue_depth: spec.queue_depth,
         block_size: s.plan.block_size,
         alignment: s.alignment,
+        submit_batch: spec.submit_batch,
     };
     let mut backend = match open_backend(spec.backend, &files, opts) {
         Ok(b) => b,
@@ -132,7 +133,10 @@ struct Loop<'s, 'b, C: Clock> {
     slot_dir: Vec<IoDir>,
     slot_offset: Vec<u64>,
     slot_issued: Vec<Nanos>,
+    /// Slots pushed since the last submit, stamped together just before it.
     fresh: Vec<u32>,
+    /// The backend may hand an I/O to the kernel inside push: stamp each one there.
+    stamp_on_push: bool,
     completions: Vec<Completion>,
     issued: u64,
     completed: u64,
@@ -151,12 +155,8 @@ impl<'s, 'b, C: Clock> Loop<'s, 'b, C> {
         files: &'b [DataFile],
         start: Nanos,
     ) -> Self {
-        let depth = s
-            .plan
-            .spec
-            .queue_depth
-            .min(backend.capabilities().max_queue_depth)
-            .max(1) as usize;
+        let caps = backend.capabilities();
+        let depth = s.plan.spec.queue_depth.min(caps.max_queue_depth).max(1) as usize;
         Loop {
             s,
             backend,
@@ -168,6 +168,7 @@ impl<'s, 'b, C: Clock> Loop<'s, 'b, C> {
             slot_offset: vec![0; depth],
             slot_issued: vec![Nanos::ZERO; depth],
             fresh: Vec::with_capacity(depth),
+            stamp_on_push: caps.submits_on_push,
             completions: Vec::with_capacity(depth),
             issued: 0,
             completed: 0,
@@ -242,19 +243,29 @@ impl<'s, 'b, C: Clock> Loop<'s, 'b, C> {
                     }
                     self.writes_since_fsync += 1;
                 }
-                self.backend
-                    .push(IoRequest {
-                        file: 0,
-                        dir,
-                        offset,
-                        len: self.block,
-                        slot,
-                    })
-                    .expect("a free slot means the queue has room");
+                if self.stamp_on_push {
+                    self.slot_issued[slot as usize] = self.s.clock.now();
+                }
+                let pushed = self.backend.push(IoRequest {
+                    file: 0,
+                    dir,
+                    offset,
+                    len: self.block,
+                    slot,
+                });
+                if let Err(e) = pushed {
+                    self.fail_all(rec, e.to_string());
+                    break;
+                }
                 self.slot_dir[slot as usize] = dir;
                 self.slot_offset[slot as usize] = offset;
-                self.fresh.push(slot);
+                if !self.stamp_on_push {
+                    self.fresh.push(slot);
+                }
                 self.issued += 1;
+            }
+            if self.broken {
+                break;
             }
 
             if self.backend.in_flight() == 0 {

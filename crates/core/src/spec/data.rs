@@ -158,6 +158,11 @@ pub struct DataSpec {
     #[arg(long, value_enum, default_value_t = BackendKind::Psync)]
     pub backend: BackendKind,
 
+    /// I/Os gathered before they are handed to the kernel (io_uring); 1 submits each at
+    /// once, like fio's default iodepth_batch_submit=1.
+    #[arg(long, default_value_t = 1, value_name = "N")]
+    pub submit_batch: u32,
+
     /// Data per thread [default: 1GiB; a device's size split across threads].
     #[arg(short = 's', long, conflicts_with = "total_size")]
     pub size: Option<ByteCount>,
@@ -289,6 +294,15 @@ impl DataSpec {
             return Err(SpecError::new(
                 "--queue-depth",
                 format!("{} is more than the 4096 iolab supports", self.queue_depth),
+            ));
+        }
+        if self.submit_batch == 0 || self.submit_batch > self.queue_depth.max(1) {
+            return Err(SpecError::new(
+                "--submit-batch",
+                format!(
+                    "must be between 1 and the queue depth ({}), not {}",
+                    self.queue_depth, self.submit_batch
+                ),
             ));
         }
         if self.fsync_every == Some(0) {
@@ -440,6 +454,8 @@ mod tests {
         assert_eq!(bad(|s| s.queue_depth = 0), "--queue-depth");
         assert_eq!(bad(|s| s.block_size = ByteCount(0)), "--block-size");
         assert_eq!(bad(|s| s.fsync_every = Some(0)), "--fsync-every");
+        assert_eq!(bad(|s| s.submit_batch = 4), "--submit-batch");
+        assert_eq!(bad(|s| s.submit_batch = 0), "--submit-batch");
         assert_eq!(
             bad(|s| {
                 s.verify = true;
