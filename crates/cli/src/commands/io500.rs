@@ -24,15 +24,23 @@ use crate::sink::RunSink;
 use crate::sink::open_store;
 use crate::watch::Watch;
 
+/// `iolab io500 --dir D ...` runs the suite (as `iolab io500 run`); `plan` and `score`
+/// are subcommands.
 #[derive(Args, Debug)]
+#[command(args_conflicts_with_subcommands = true, subcommand_negates_reqs = true)]
 pub struct Io500Args {
     #[command(subcommand)]
-    pub command: Io500Command,
+    pub command: Option<Io500Command>,
+
+    #[command(flatten)]
+    pub run: Io500RunArgs,
 }
 
 #[derive(Subcommand, Debug)]
 pub enum Io500Command {
-    /// Run the IO500 phases in a directory (not implemented yet; see `iolab io500 plan`).
+    /// Run the IO500 phases in IO500's order in a directory, print the [RESULT] lines and
+    /// the score, write a result directory and store the run (the default: `iolab io500
+    /// --dir D` is the same).
     Run(Io500RunArgs),
     /// Print the phases in IO500's order with their parameters, and the capacity and time
     /// a run will need.
@@ -45,9 +53,9 @@ pub enum Io500Command {
 
 #[derive(Args, Debug)]
 pub struct Io500RunArgs {
-    /// Directory to run in.
+    /// Directory to run in (required).
     #[arg(short = 'd', long, value_name = "DIR")]
-    pub dir: PathBuf,
+    pub dir: Option<PathBuf>,
 
     #[command(flatten)]
     pub spec: Io500Spec,
@@ -126,15 +134,19 @@ pub struct Io500ScoreArgs {
 
 pub fn io500(args: Io500Args) -> Result<u8> {
     match args.command {
-        Io500Command::Run(a) => run(a),
-        Io500Command::Plan(a) => plan(a),
-        Io500Command::Score(a) => score(a),
+        Some(Io500Command::Run(a)) => run(a),
+        Some(Io500Command::Plan(a)) => plan(a),
+        Some(Io500Command::Score(a)) => score(a),
+        None => run(args.run),
     }
 }
 
 fn run(args: Io500RunArgs) -> Result<u8> {
+    let Some(dir) = args.dir.clone() else {
+        bail!("io500: give --dir DIR to run the suite (or plan, score: see iolab io500 --help)");
+    };
     args.spec.validate()?;
-    Runtime::with(|rt| run_in(rt, args))
+    Runtime::with(|rt| run_in(rt, &dir, args))
 }
 
 /// The default result directory: io500-results/YYYY.MM.DD-HH.MM.SS, as IO500 names them.
@@ -159,9 +171,9 @@ fn default_result_dir(now_ms: i64) -> PathBuf {
     ))
 }
 
-fn run_in(rt: &Runtime, args: Io500RunArgs) -> Result<u8> {
+fn run_in(rt: &Runtime, dir: &Path, args: Io500RunArgs) -> Result<u8> {
     let target_spec = TargetSpec {
-        dir: Some(args.dir.clone()),
+        dir: Some(dir.to_path_buf()),
         keep: args.keep,
         ..TargetSpec::default()
     };
@@ -171,8 +183,8 @@ fn run_in(rt: &Runtime, args: Io500RunArgs) -> Result<u8> {
         &args.output.store,
         "io500",
         serde_json::json!({ "spec": args.spec }),
-        args.dir.display().to_string(),
-        Some(&args.dir),
+        dir.display().to_string(),
+        Some(dir),
         args.output.label.clone(),
     );
     let result_dir = args
@@ -182,7 +194,7 @@ fn run_in(rt: &Runtime, args: Io500RunArgs) -> Result<u8> {
     let config = Io500Config {
         tool: format!("iolab {}", env!("CARGO_PKG_VERSION")),
         ranks: rt.comm.size(),
-        target: args.dir.display().to_string(),
+        target: dir.display().to_string(),
         spec: args.spec.clone(),
     };
     let watch = Watch::new(&args.output, &sink, None);

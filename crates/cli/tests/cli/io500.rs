@@ -320,6 +320,12 @@ fn run_bad_input_is_one_line() {
         r.stderr
     );
     assert_eq!(std::fs::read_dir(tmp.path()).unwrap().count(), 0);
+    let r = run(&["io500"]);
+    assert_eq!(r.code, 2);
+    assert_eq!(
+        error_line(&r),
+        "iolab: error: io500: give --dir DIR to run the suite (or plan, score: see iolab io500 --help)"
+    );
 }
 
 #[test]
@@ -331,9 +337,9 @@ fn a_short_suite_runs_every_phase_scores_and_cleans_up() {
     let db = dir.path().join("r.db");
     let r = crate::common::Ran::from(
         crate::common::iolab()
+            // The short form: `iolab io500 --dir D` is `iolab io500 run --dir D`.
             .args([
                 "io500",
-                "run",
                 "--dir",
                 crate::common::path(&work),
                 "--stonewall",
