@@ -28,6 +28,32 @@ pub fn default_sigpipe() {
     }
 }
 
+/// Sets an environment variable unless the user already did. Only for the start of
+/// `main`, before any other thread exists.
+pub fn set_env_default(key: &str, value: &str) {
+    if std::env::var_os(key).is_none() {
+        // SAFETY: called at the start of main, before any thread is spawned, so nothing
+        // reads the environment concurrently (the requirement of set_var).
+        unsafe { std::env::set_var(key, value) };
+    }
+}
+
+/// Gives the calling thread a private copy of the process's file descriptor table
+/// (`unshare(CLONE_FILES)`). A metadata worker opens and closes a descriptor for every
+/// file; in one shared table those opens and closes contend with every other thread's,
+/// which processes (MPI ranks, mdtest) do not pay.
+///
+/// Descriptors open before the call stay valid on this thread. Use it only on a thread
+/// whose own descriptors are opened and closed on that thread and never handed to another:
+/// the thread's scoped function must own them all (the metadata workers do).
+pub fn private_fd_table() -> io::Result<()> {
+    // SAFETY: the contract above: the only callers are worker threads that open, use and
+    // close their descriptors themselves and return no descriptor, so no thread ever sees a
+    // descriptor number from a table it does not share.
+    unsafe { rustix::thread::unshare_unsafe(rustix::thread::UnshareFlags::FILES) }
+        .map_err(io::Error::from)
+}
+
 /// The CPUs this process may run on (its affinity mask).
 pub fn allowed_cpus() -> Vec<usize> {
     match rustix::thread::sched_getaffinity(None) {
@@ -54,6 +80,24 @@ pub fn pin_current_thread(cpu: usize) -> io::Result<()> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_private_fd_table_keeps_the_other_threads_descriptors_open() {
+        let kept = std::fs::File::open("/proc/self/status").unwrap();
+        let raw = std::os::fd::AsRawFd::as_raw_fd(&kept);
+        std::thread::spawn(move || {
+            private_fd_table().unwrap();
+            // SAFETY: closes this thread's private copy of `raw` only; nothing on this
+            // thread uses it afterwards.
+            assert_eq!(unsafe { libc::close(raw) }, 0);
+        })
+        .join()
+        .unwrap();
+        // Had the table been shared, the close above would have closed `kept` too.
+        let mut text = String::new();
+        std::io::Read::read_to_string(&mut &kept, &mut text).unwrap();
+        assert!(text.starts_with("Name:"), "{text}");
+    }
 
     #[test]
     fn cpu_time_advances_with_work() {

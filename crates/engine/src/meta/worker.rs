@@ -64,6 +64,9 @@ pub fn run_worker<C: Clock>(s: &PhaseSetup<'_, C>, thread: usize) -> Result<Work
         MetaOp::Rmdir => s.plan.dirs_to_remove(s.plan.global(thread as u32)),
         _ => Vec::new(),
     };
+    // Best effort, like pinning: the worker's opens and closes then no longer contend with
+    // other threads' in one descriptor table.
+    let _ = iolab_backend::process::private_fd_table();
     let mut files = s.op.on_files().then(|| Files::new(s, thread));
     let Some(start) = s.control.ready_and_wait(true) else {
         return Ok(WorkerReport {
