@@ -1,12 +1,13 @@
 #!/usr/bin/env python3
-"""MPI adds no overhead inside a phase: 4 ranks x 1 thread against 1 rank x 4 threads.
+"""MPI adds no overhead inside a phase: N ranks x 1 thread against 1 rank x N threads
+(N = --workers, 4 by default; on a 2-core machine --workers 2 avoids oversubscription).
 
 Runs the same work both ways, alternating, REPEAT times, and prints the medians and the
 ratio ranks/threads for each case (should be within 5 %). Data cases on the page cache
 and the null backend (CPU-bound and steady, so a difference is the tool's); a metadata
 case when `iolab meta` is available.
 
-Usage: bench/mpi_vs_threads.py [--dir DIR] [--repeat N] [--runtime S]
+Usage: bench/mpi_vs_threads.py [--dir DIR] [--repeat N] [--runtime S] [--workers N]
 Needs: an MPI build (cargo build --release --locked --features mpi) and mpirun.
 """
 
@@ -43,21 +44,23 @@ def main():
     p.add_argument("--dir", default="/dev/shm")
     p.add_argument("--repeat", type=int, default=3)
     p.add_argument("--runtime", type=int, default=5)
+    p.add_argument("--workers", type=int, default=4)
     a = p.parse_args()
     rt = f"{a.runtime}s"
     cases = {
         "null randread 4KiB": ["run", "--backend", "null", "--rw", "randread", "--size", "1GiB", "--runtime", rt],
         "page-cache randread 4KiB": ["run", "--dir", a.dir, "--rw", "randread", "--size", "256MiB", "--cache", "hot", "--runtime", rt],
-        "page-cache write 1MiB": ["run", "--dir", a.dir, "--rw", "write", "--block-size", "1MiB", "--size", "512MiB"],
+        "page-cache write 1MiB": ["run", "--dir", a.dir, "--rw", "write", "--block-size", "1MiB", "--size", "256MiB", "--runtime", rt],
     }
     help_text = subprocess.run([IOLAB, "meta", "--help"], capture_output=True, text=True).stdout
     if "--files-per-dir" in help_text:
-        cases["metadata create/stat/remove"] = ["meta", "--dir", a.dir, "--files-per-dir", "5000", "--dirs-per-thread", "1", "--ops", "create,stat,remove"]
-    print(f"{'case':<30} {'figure':<22} {'1 rank x 4':>12} {'4 ranks x 1':>12} {'ratio':>7}")
+        cases["metadata create/stat/remove"] = ["meta", "--dir", a.dir, "--files-per-dir", "200000", "--dirs-per-thread", "1", "--ops", "create,stat,remove"]
+    n = a.workers
+    print(f"{'case':<30} {'figure':<22} {f'1 rank x {n}':>12} {f'{n} ranks x 1':>12} {'ratio':>7}")
     for name, args in cases.items():
         results = {"threads": [], "ranks": []}
         for rep in range(a.repeat):
-            order = [("threads", lambda: run(args + ["--threads", "4"], 1)), ("ranks", lambda: run(args + ["--threads", "1"], 4))]
+            order = [("threads", lambda: run(args + ["--threads", str(n)], 1)), ("ranks", lambda: run(args + ["--threads", "1"], n))]
             if rep % 2:
                 order.reverse()
             for kind, fn in order:

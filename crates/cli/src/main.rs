@@ -18,6 +18,9 @@ use clap::Parser;
 
 fn main() -> ExitCode {
     iolab_backend::process::default_sigpipe();
+    // iolab's own MPI traffic is a few bytes every 0.1 s: let ranks waiting in it sleep
+    // rather than spin, so they never take CPU from the workers they coordinate.
+    iolab_backend::process::set_env_default("OMPI_MCA_mpi_yield_when_idle", "1");
     let cli = match cli::Cli::try_parse() {
         Ok(c) => c,
         Err(e) if e.use_stderr() => {
