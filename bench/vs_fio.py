@@ -6,6 +6,10 @@ and prints the median of each tool and the iolab/fio ratio. Figures are IOPS (or
 for 1 MiB cases), mean latency, and CPU time per I/O. Nothing here is a test: timings
 on a shared 2-vCPU VM are noisy, so read the ratios, not the absolute numbers.
 
+With IOR on PATH (it is not a Debian package: build https://github.com/hpc/ior outside
+this repository), the sequential cases also run `ior -a POSIX --posix.odirect` with one
+process on the same file size, interleaved with the other two, and print iolab/IOR.
+
 Usage: bench/vs_fio.py [--dir DIR] [--tmpfs DIR] [--repeat N] [--runtime S] [CASE ...]
 Cases: hot1 hot2 uring32 seqwrite seqread null  (default: all)
 Needs: fio on PATH (Debian's package), a release build of iolab (built if missing).
@@ -51,6 +55,19 @@ def iolab(args, workdir):
     cpu = phase["cpu"]
     cpu_secs = (cpu["user"] + cpu["system"]) / 1e9
     return op["iops"], op["bandwidth"] / 2**20, op["latency"]["mean"] / 1000.0, cpu_secs * 1e6 / max(op["ops"], 1)
+
+
+def ior(mode, workdir):
+    """Runs IOR (one process, POSIX, O_DIRECT, 1 MiB transfers, one 2 GiB file) for "w" or
+    "r"; returns (None, MiB/s, None, None) from its "Max Write/Read" line. The file stays for
+    the read case."""
+    path = os.path.join(workdir, "ior.dat")
+    env = dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1")
+    out = sh(["ior", "-a", "POSIX", "--posix.odirect", "-t", "1m", "-b", "2g", f"-{mode}", "-k", "-o", path],
+             env=env).stdout
+    key = "write" if mode == "w" else "read"
+    line = [x for x in out.splitlines() if x.split()[:1] == [key]][-1]
+    return None, float(line.split()[1]), None, None
 
 
 def cases(a):
@@ -110,18 +127,30 @@ def main():
             fdir = os.path.join(where, "fio")
             os.makedirs(fdir, exist_ok=True)
             results = {"fio": [], "iolab": []}
+            use_ior = name in ("seqwrite", "seqread") and shutil.which("ior")
+            if use_ior:
+                results["ior"] = []
+                if name == "seqread" and not os.path.exists(os.path.join(fdir, "ior.dat")):
+                    ior("w", fdir)
             for rep in range(a.repeat):
                 order = [("fio", lambda: fio(fargs, fdir)), ("iolab", lambda: iolab(iargs, where))]
+                if use_ior:
+                    order.append(("ior", lambda: ior("w" if name == "seqwrite" else "r", fdir)))
                 if rep % 2:
                     order.reverse()
                 for tool, fn in order:
                     results[tool].append(fn())
-            med = {t: [statistics.median(x[i] for x in r) for i in range(4)] for t, r in results.items()}
+            med = {t: [statistics.median(x[i] for x in r) if r[0][i] is not None else float("nan") for i in range(4)]
+                   for t, r in results.items()}
             idx = 0 if figure == "iops" else 1
             ratio = med["iolab"][idx] / med["fio"][idx] if med["fio"][idx] else float("nan")
             unit = "IOPS" if figure == "iops" else "MiB/s"
             print(f"{name:<9} {unit:<7} {med['fio'][idx]:>12.0f} {med['iolab'][idx]:>12.0f} {ratio:>7.3f}   "
                   f"{med['fio'][2]:>8.1f}/{med['iolab'][2]:<8.1f}   {med['fio'][3]:>9.2f}/{med['iolab'][3]:<9.2f}  # {title}")
+            if "ior" in med:
+                r = med["iolab"][1] / med["ior"][1]
+                print(f"{'':<9} {'vs IOR':<7} {med['ior'][1]:>12.0f} {med['iolab'][1]:>12.0f} {r:>7.3f}   "
+                      f"{'':>18}   {'':>20}  # ior -a POSIX --posix.odirect -t 1m -b 2g, 1 process")
             shutil.rmtree(fdir, ignore_errors=True)
     finally:
         shutil.rmtree(fio_dir, ignore_errors=True)
