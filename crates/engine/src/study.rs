@@ -1,7 +1,9 @@
 //! Running a study: [`run_study`] runs the phases a study file expands to, in order, on one
 //! prepared target, handing each result to the caller the moment it ends (so it is
 //! stored at once). Files written by a sweep point are kept for the following phases of
-//! that point (a read reads what the write wrote) and removed before the next point.
+//! that point (a read reads what the write wrote) and removed before the next point. A
+//! metadata phase builds its tree, runs its operations (one result each, named
+//! "<phase>-<op>") and removes the tree again.
 //! [`estimate`] says what a study needs before anything is written: capacity and time.
 
 use iolab_core::result::PhaseResult;
@@ -11,6 +13,7 @@ use iolab_core::units::{ByteCount, BytesPerSec, Nanos};
 use crate::clock::Clock;
 use crate::data::{DataOptions, run_data};
 use crate::error::EngineError;
+use crate::meta::{MetaOptions, finish_meta, run_meta};
 use crate::phase::Env;
 use crate::plan::{DataTarget, shares};
 use crate::target::PreparedTarget;
@@ -20,6 +23,8 @@ use crate::target::PreparedTarget;
 pub struct StudyOutcome {
     pub phases_run: usize,
     pub interrupted: bool,
+    /// Anything left behind (a metadata tree that could not be removed).
+    pub warnings: Vec<String>,
 }
 
 /// Runs `phases` in order; `on_phase` receives every result as soon as it ends. `keep`
@@ -41,7 +46,40 @@ pub fn run_study<C: Clock>(
             break;
         }
         let group = (planned.point, planned.repetition);
-        let PhaseSpec::Data(spec) = &planned.spec;
+        let last_of_group = phases
+            .get(i + 1)
+            .is_none_or(|n| (n.point, n.repetition) != group);
+        let last_of_study = i + 1 == phases.len();
+        let spec = match &planned.spec {
+            PhaseSpec::Data(spec) => spec,
+            PhaseSpec::Meta(spec) => {
+                let opts = MetaOptions {
+                    name_prefix: Some(planned.name.clone()),
+                    repetition: planned.repetition,
+                    params: planned.coordinates.clone(),
+                    ..MetaOptions::default()
+                };
+                let result = run_meta(env, clock, spec, target, &opts)?;
+                let keep_tree = keep && last_of_study;
+                outcome.warnings.extend(finish_meta(
+                    env.comm, spec, target, &opts, &result, keep_tree,
+                )?);
+                previous = None;
+                let interrupted = result.phases.iter().any(|p| p.interrupted);
+                for p in result.phases {
+                    on_phase(p);
+                }
+                outcome.phases_run += 1;
+                if interrupted {
+                    outcome.interrupted = true;
+                    break;
+                }
+                if last_of_group && !(keep && last_of_study) {
+                    remove_files(env, target, &mut files)?;
+                }
+                continue;
+            }
+        };
         // A phase after a stonewalled write of the same point works on exactly what it
         // wrote (IOR's read after -D).
         let written_blocks = match &previous {
@@ -72,10 +110,6 @@ pub fn run_study<C: Clock>(
             outcome.interrupted = true;
             break;
         }
-        let last_of_group = phases
-            .get(i + 1)
-            .is_none_or(|n| (n.point, n.repetition) != group);
-        let last_of_study = i + 1 == phases.len();
         if last_of_group && !(keep && last_of_study) {
             remove_files(env, target, &mut files)?;
         }
@@ -132,7 +166,19 @@ pub fn estimate(
     let mut group_bytes = 0u64;
     let mut group = None;
     for p in phases {
-        let PhaseSpec::Data(spec) = &p.spec;
+        let spec = match &p.spec {
+            PhaseSpec::Data(spec) => spec,
+            PhaseSpec::Meta(spec) => {
+                let e = estimate_meta(spec, ranks, iops);
+                if group != Some((p.point, p.repetition)) {
+                    group = Some((p.point, p.repetition));
+                    group_bytes = 0;
+                }
+                capacity = capacity.max(group_bytes + e.data_bytes);
+                out.push(e);
+                continue;
+            }
+        };
         let workers = spec.threads * ranks.max(1);
         let blocks: u64 = shares(spec, &DataTarget::Dir(".".into()), workers)
             .map(|s| s.iter().sum())
@@ -164,6 +210,29 @@ pub fn estimate(
         phases: out,
         capacity,
         time,
+    }
+}
+
+/// A metadata phase: its files' bytes, and the create stonewall plus every operation over
+/// all files at `rate` files per second.
+fn estimate_meta(spec: &iolab_core::spec::MetaSpec, ranks: u32, rate: f64) -> PhaseEstimate {
+    let workers = spec.threads * ranks.max(1);
+    let files = spec.total_files_for(workers).unwrap_or(0);
+    let file_ops = spec.ops.iter().filter(|o| o.on_files()).count() as f64;
+    let by_rate = Nanos((files as f64 * file_ops / rate.max(1.0) * 1e9) as u64);
+    PhaseEstimate {
+        data_bytes: files * spec.file_size.get(),
+        time: match spec.runtime {
+            // A stonewalled create takes its deadline; the other operations, what it made.
+            Some(t) => {
+                t.nanos()
+                    + Nanos(
+                        (by_rate.0 as f64 * (file_ops - 1.0).max(0.0) / file_ops.max(1.0)) as u64,
+                    )
+            }
+            None => by_rate,
+        },
+        time_based: false,
     }
 }
 

@@ -98,7 +98,8 @@ pub struct StudyPlanArgs {
     #[arg(long, default_value = "500MiB", value_name = "BYTES_PER_SEC")]
     pub assume_bandwidth: ByteCount,
 
-    /// I/Os per second assumed for size-based phases of small blocks.
+    /// I/Os per second assumed for size-based phases of small blocks, and files per
+    /// second for metadata phases.
     #[arg(long, default_value_t = 10_000.0, value_name = "IOPS")]
     pub assume_iops: f64,
 }
@@ -194,7 +195,7 @@ fn plan(args: StudyPlanArgs) -> Result<u8> {
         );
     }
     println!(
-        "{} phases; needs {} of free space at most; takes about {} (size-based phases at {}/s or {} IOPS; --assume-bandwidth and --assume-iops change that)",
+        "{} phases; needs {} of free space at most; takes about {} (size-based phases at {}/s or {} IOPS, metadata at as many files/s; --assume-bandwidth and --assume-iops change that)",
         phases.len(),
         ByteCount(est.capacity).human(),
         est.time.human(),
@@ -294,6 +295,9 @@ fn run_in(
         Err(e) => return Err(abandon(sink, e)),
     };
     cleaned?;
+    sink.record
+        .warnings
+        .extend(outcome.warnings.iter().cloned());
     if root && !sink.record.id.is_empty() {
         println!(
             "study {} stored as {}{}",

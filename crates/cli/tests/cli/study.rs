@@ -18,8 +18,9 @@ fn every_preset_plans() {
         );
     }
     let nfs = run(&["study", "plan", "nfs"]).expect(0);
-    // 7 thread counts x (write, read) x (sequential, random).
-    assert!(nfs.stdout.contains("28 phases"), "{}", nfs.stdout);
+    // 7 thread counts x (write, read) x (sequential, random), and the metadata table at
+    // 1..32 threads.
+    assert!(nfs.stdout.contains("34 phases"), "{}", nfs.stdout);
     assert!(nfs.stdout.contains("threads=64"), "{}", nfs.stdout);
     let zfs = run(&["study", "plan", "zfs-matrix"]).expect(0);
     // {128k, 4k} x {1, 64} x (4 writes + 2 reads).
@@ -87,6 +88,74 @@ fn a_study_file_runs_and_stores_every_phase() {
         fs::read_dir(&work).unwrap().count(),
         0,
         "the study cleaned up"
+    );
+}
+
+const MINI_META: &str = r#"
+name = "mini-md"
+[defaults]
+block_size = "64KiB"
+direct = false
+[[sweep]]
+name = "metadata"
+over = { threads = [1, 2] }
+[[sweep.phase]]
+name = "md"
+kind = "meta"
+files_per_dir = 10
+total_files = 40
+file_size = 100
+ops = "create,stat,read,remove"
+"#;
+
+#[test]
+fn a_study_runs_metadata_phases_one_result_per_operation() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("md.toml");
+    fs::write(&file, MINI_META).unwrap();
+    let work = dir.path().join("work");
+    fs::create_dir(&work).unwrap();
+    let out = dir.path().join("s.json");
+    let r = run(&[
+        "study",
+        "run",
+        path(&file),
+        "--dir",
+        path(&work),
+        "--no-store",
+        "--json",
+        path(&out),
+    ])
+    .expect(0);
+    assert_eq!(r.stdout.matches("md-read ").count(), 2, "{}", r.stdout);
+    let j: serde_json::Value = serde_json::from_str(&fs::read_to_string(&out).unwrap()).unwrap();
+    let phases = j["phases"].as_array().unwrap();
+    let names: Vec<&str> = phases.iter().map(|p| p["name"].as_str().unwrap()).collect();
+    assert_eq!(
+        names,
+        [
+            "md-create",
+            "md-stat",
+            "md-read",
+            "md-remove",
+            "md-create",
+            "md-stat",
+            "md-read",
+            "md-remove"
+        ]
+    );
+    for (i, p) in phases.iter().enumerate() {
+        // 40 files at either thread count: 4 directories of 10 for one thread, 2 each
+        // for two.
+        assert_eq!(p["ops"][0]["ops"], 40, "{}", p["name"]);
+        assert_eq!(p["params"]["threads"], if i < 4 { "1" } else { "2" });
+    }
+    assert_eq!(phases[0]["ops"][0]["bytes"], 4000);
+    assert_eq!(phases[2]["ops"][0]["bytes"], 4000);
+    assert_eq!(
+        fs::read_dir(&work).unwrap().count(),
+        0,
+        "the study removed its trees"
     );
 }
 

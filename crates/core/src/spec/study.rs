@@ -10,7 +10,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
 use crate::error::SpecError;
-use crate::spec::DataSpec;
+use crate::spec::{DataSpec, MetaSpec};
 use crate::units::{ByteCount, Nanos, TimeSpan};
 
 /// A study file.
@@ -62,17 +62,20 @@ pub struct SweepSpec {
     pub phase: Vec<Map<String, Value>>,
 }
 
-/// What a phase runs.
+/// What a phase runs: a data workload (`iolab run`) or a metadata workload (`iolab meta`,
+/// whose operations become one result each).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "kind", rename_all = "lowercase")]
 pub enum PhaseSpec {
     Data(Box<DataSpec>),
+    Meta(Box<MetaSpec>),
 }
 
 impl PhaseSpec {
     pub fn kind(&self) -> &'static str {
         match self {
             PhaseSpec::Data(_) => "data",
+            PhaseSpec::Meta(_) => "meta",
         }
     }
 }
@@ -123,7 +126,7 @@ impl Overrides {
 
 /// Options that hold sizes, counts and durations, which `--scale` multiplies.
 const SIZES: [&str; 2] = ["size", "total_size"];
-const COUNTS: [&str; 1] = ["total_files"];
+const COUNTS: [&str; 2] = ["total_files", "files_per_dir"];
 const DURATIONS: [&str; 2] = ["runtime", "stonewall"];
 
 fn value_text(v: &Value) -> String {
@@ -259,12 +262,22 @@ fn find_key_line(text: &str, key: &str) -> Option<usize> {
         .map(|i| i + 1)
 }
 
-/// Option names every phase kind accepts.
-fn known_options() -> Vec<String> {
-    let mut keys: Vec<String> = Vec::new();
-    if let Value::Object(m) = serde_json::to_value(DataSpec::default()).unwrap_or_default() {
-        keys.extend(m.keys().cloned());
+/// Option names of one phase kind.
+fn options_of(kind: &str) -> Vec<String> {
+    let value = match kind {
+        "meta" => serde_json::to_value(MetaSpec::default()),
+        _ => serde_json::to_value(DataSpec::default()),
+    };
+    match value.unwrap_or_default() {
+        Value::Object(m) => m.keys().cloned().collect(),
+        _ => Vec::new(),
     }
+}
+
+/// Option names some phase kind accepts.
+fn known_options() -> Vec<String> {
+    let mut keys = options_of("data");
+    keys.extend(options_of("meta"));
     keys
 }
 
@@ -328,8 +341,23 @@ fn resolve_phase(
     point: &Map<String, Value>,
     overrides: &Overrides,
 ) -> Result<PhaseSpec, String> {
+    let kind = raw.get("kind").and_then(Value::as_str).unwrap_or("data");
+    if kind != "data" && kind != "meta" {
+        return Err(format!(
+            "kind = \"{kind}\" is not a phase kind (use \"data\" or \"meta\")"
+        ));
+    }
+    // Defaults, sweep values and --set reach every phase they apply to: a data option
+    // such as `direct` in [defaults] leaves a metadata phase alone. An option set on the
+    // phase itself must be one of its kind.
+    let own = options_of(kind);
     let mut map = study_defaults.clone();
     map.extend(sweep_defaults.clone());
+    map.extend(point.clone());
+    for (k, v) in &overrides.set {
+        map.insert(k.clone(), v.clone());
+    }
+    map.retain(|k, _| own.contains(k));
     for (k, v) in raw {
         if k == "name" || k == "kind" {
             continue;
@@ -339,16 +367,21 @@ fn resolve_phase(
                 "sets `{k}`, which the sweep varies; remove one of them"
             ));
         }
-        map.insert(k.clone(), v.clone());
-    }
-    map.extend(point.clone());
-    for (k, v) in &overrides.set {
-        map.insert(k.clone(), v.clone());
+        if !own.contains(k) {
+            return Err(format!("`{k}` is not an option of a {kind} phase"));
+        }
+        if !overrides.set.iter().any(|(s, _)| s == k) {
+            map.insert(k.clone(), v.clone());
+        }
     }
     if let Some(f) = overrides.scale {
         scale(&mut map, f)?;
     }
-    let kind = raw.get("kind").and_then(Value::as_str).unwrap_or("data");
+    // `ops = "create,stat"` as on the command line, or a list.
+    if let Some(Value::String(ops)) = map.get("ops") {
+        let list: Vec<Value> = ops.split(',').map(|o| Value::from(o.trim())).collect();
+        map.insert("ops".into(), Value::Array(list));
+    }
     match kind {
         "data" => {
             let spec: DataSpec =
@@ -356,9 +389,12 @@ fn resolve_phase(
             spec.validate().map_err(|e| e.to_string())?;
             Ok(PhaseSpec::Data(Box::new(spec)))
         }
-        other => Err(format!(
-            "kind = \"{other}\" is not a phase kind (use \"data\" or \"meta\")"
-        )),
+        _ => {
+            let spec: MetaSpec =
+                serde_json::from_value(Value::Object(map)).map_err(|e| e.to_string())?;
+            spec.validate().map_err(|e| e.to_string())?;
+            Ok(PhaseSpec::Meta(Box::new(spec)))
+        }
     }
 }
 
@@ -422,6 +458,7 @@ total_size = "2TB"
     fn data(p: &PlannedPhase) -> &DataSpec {
         match &p.spec {
             PhaseSpec::Data(d) => d,
+            PhaseSpec::Meta(_) => panic!("{} is a metadata phase", p.name),
         }
     }
 
@@ -556,5 +593,57 @@ phase = [{ name = "r", rw = "randread", size = "1GiB" }]
         assert!(d.direct);
         assert_eq!(d.block_size, ByteCount::kib(4));
         assert!(Overrides::parse_set("nonsense").is_err());
+    }
+
+    #[test]
+    fn metadata_phases_take_their_own_options_and_leave_data_options_alone() {
+        let text = r#"
+name = "s1"
+[defaults]
+direct = true
+block_size = "1MiB"
+[[sweep]]
+name = "metadata"
+over = { threads = [1, 2, 4] }
+[[sweep.phase]]
+name = "md"
+kind = "meta"
+files_per_dir = 3000
+total_files = 960000
+ops = "create,stat,remove"
+"#;
+        let s = StudySpec::from_toml(text, "s1.toml").unwrap();
+        let phases = s.expand("s1.toml", &Overrides::default()).unwrap();
+        assert_eq!(phases.len(), 3);
+        let PhaseSpec::Meta(m) = &phases[2].spec else {
+            panic!("not a metadata phase")
+        };
+        assert_eq!(m.threads, 4);
+        assert_eq!(m.total_files_for(4).unwrap(), 960_000);
+        assert_eq!(m.ops.len(), 3);
+        assert_eq!(phases[2].spec.kind(), "meta");
+        // --scale shrinks the file count and keeps the directories per thread.
+        let small = s
+            .expand(
+                "s1.toml",
+                &Overrides {
+                    scale: Some(0.001),
+                    ..Overrides::default()
+                },
+            )
+            .unwrap();
+        let PhaseSpec::Meta(m) = &small[0].spec else {
+            panic!("not a metadata phase")
+        };
+        assert_eq!((m.files_per_dir, m.total_files), (3, Some(960)));
+        assert_eq!(m.dirs_per_thread_for(1).unwrap(), 320);
+        // An option of the other kind on the phase itself is a mistake.
+        let bad = text.replace("ops = ", "block_size = \"4KiB\"\nops = ");
+        let err = StudySpec::from_toml(&bad, "s1.toml")
+            .unwrap()
+            .expand("s1.toml", &Overrides::default())
+            .unwrap_err();
+        assert_eq!(err.option, "s1.toml: sweep 'metadata', phase 'md'");
+        assert_eq!(err.reason, "`block_size` is not an option of a meta phase");
     }
 }
