@@ -155,7 +155,7 @@ pub(crate) fn params_of(spec: &DataSpec, ranks: u32) -> BTreeMap<String, String>
 }
 
 /// The memory of this machine in bytes, if known.
-fn memory_total() -> Option<u64> {
+pub(crate) fn memory_total() -> Option<u64> {
     let text = std::fs::read_to_string("/proc/meminfo").ok()?;
     let line = text.lines().find(|l| l.starts_with("MemTotal:"))?;
     let kib: u64 = line.split_whitespace().nth(1)?.parse().ok()?;

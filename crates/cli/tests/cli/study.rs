@@ -152,6 +152,14 @@ fn a_study_runs_metadata_phases_one_result_per_operation() {
     }
     assert_eq!(phases[0]["ops"][0]["bytes"], 4000);
     assert_eq!(phases[2]["ops"][0]["bytes"], 4000);
+    // 4000 bytes just written by this host: the page cache serves them, and the result
+    // says so.
+    let read_warnings = phases[2]["warnings"].to_string();
+    assert!(
+        read_warnings.contains("the page cache may be serving them"),
+        "{read_warnings}"
+    );
+    assert_eq!(phases[1]["warnings"].as_array().map_or(0, Vec::len), 0);
     assert_eq!(
         fs::read_dir(&work).unwrap().count(),
         0,

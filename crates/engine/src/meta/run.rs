@@ -13,7 +13,7 @@ use iolab_core::spec::{MetaBackendKind, MetaOp, MetaSpec};
 
 use crate::assemble::{PhaseMeta, assemble};
 use crate::clock::Clock;
-use crate::data::check_ranks_agree;
+use crate::data::{check_ranks_agree, memory_total};
 use crate::error::EngineError;
 use crate::meta::error::MetaError;
 use crate::meta::plan::{MetaPlan, TreeShape};
@@ -343,6 +343,19 @@ fn phase_meta(
         && let Some(note) = spec.total_files_note(plan.workers)
     {
         warnings.push(note);
+    }
+    let bytes = items.saturating_mul(spec.file_size.get());
+    if op == MetaOp::Read
+        && bytes > 0
+        && plan.shift == 0
+        && let Some(mem) = memory_total()
+        && bytes < mem
+    {
+        warnings.push(format!(
+            "reads of {} in {items} files on a host with {} of memory: the page cache may be serving them (read files another node wrote, with ranks on several hosts, or more data than memory)",
+            iolab_core::units::ByteCount(bytes).human(),
+            iolab_core::units::ByteCount(mem).human()
+        ));
     }
     PhaseMeta {
         name: name.to_string(),
