@@ -90,6 +90,16 @@ impl RunSink {
     }
 
     /// Marks the run finished with `status`.
+    /// Adds `key` to the run's stored spec (the IO500 score, known at the end).
+    pub fn annotate(&mut self, key: &str, value: serde_json::Value) {
+        self.record.spec[key] = value;
+        if let Some((store, id)) = &mut self.store
+            && let Err(e) = store.update_spec(*id, &self.record.spec)
+        {
+            eprintln!("iolab: warning: the {key} of run {id} could not be stored: {e}");
+        }
+    }
+
     pub fn finish(&mut self, status: RunStatus) {
         let now = iolab_engine::phase::now_ms();
         self.record.status = status;

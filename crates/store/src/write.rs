@@ -85,6 +85,24 @@ impl Store {
         Ok(())
     }
 
+    /// Replaces a run's resolved spec: what a run learns about itself at its end (the
+    /// IO500 score) is kept with the configuration it came from.
+    pub fn update_spec(&mut self, run: RunId, spec: &serde_json::Value) -> Result<(), StoreError> {
+        let ctx = Ctx {
+            path: &self.path,
+            action: Action::FinishRun(run),
+        };
+        let spec = to_json(&ctx, || "spec".into(), spec)?;
+        let changed = self
+            .conn
+            .execute("UPDATE runs SET spec = ?2 WHERE id = ?1", (run.0, spec))
+            .map_err(|e| ctx.sql(e))?;
+        if changed == 0 {
+            return Err(StoreError::NoSuchRun { id: run });
+        }
+        Ok(())
+    }
+
     /// Deletes a run with all its phases.
     pub fn delete_run(&mut self, run: RunId) -> Result<(), StoreError> {
         let ctx = Ctx {

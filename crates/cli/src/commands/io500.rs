@@ -251,6 +251,7 @@ fn run_in(rt: &Runtime, dir: &Path, args: Io500RunArgs) -> Result<u8> {
                 .warnings
                 .push(format!("invalid for submission: {reason}"));
         }
+        sink.annotate("score", iolab_engine::io500::score_json(score));
     }
     // A short stonewall makes a test run, not a failed one; a phase of 0, I/O errors or
     // a find that matched nothing fail it.

@@ -26,7 +26,7 @@ pub use output::{read_result_dir, render, result_line, score_line, write_result_
 pub use parse::{Check, FileScore, Integrity, ParsedResult, SourceFormat, parse_text, read};
 pub use phases::{PHASES, PhaseDef, ScoreGroup, phase};
 pub use plan::{PhasePlan, plan_phases};
-pub use record::{figure_of, phase_result, run_from_parsed, score_from_run};
+pub use record::{figure_of, phase_result, run_from_parsed, score_from_run, score_json};
 pub use run::{Io500Outcome, run_io500};
 pub use score::{Invalid, PhaseFigure, Score, score};
 pub use spec::{Io500Config, Io500Spec};

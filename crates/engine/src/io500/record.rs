@@ -220,6 +220,17 @@ fn stonewall_in(spec: &serde_json::Value) -> Option<TimeSpan> {
     serde_json::from_value(v.clone()).ok()
 }
 
+/// The score as a stored run carries it in its spec (`spec["score"]`), for `results show`
+/// and comparisons: GiB/s, kIOPS, the total and whether it is valid for submission.
+pub fn score_json(score: &Score) -> serde_json::Value {
+    json!({
+        "bandwidth": score.bandwidth,
+        "iops": score.metadata,
+        "total": score.total,
+        "valid": score.valid(),
+    })
+}
+
 /// IO500's score of a stored run (its IO500 phases; others are ignored).
 pub fn score_from_run(run: &RunRecord) -> Score {
     let figures: Vec<PhaseFigure> = run
@@ -260,10 +271,21 @@ pub fn run_from_parsed(parsed: &ParsedResult, provenance: Provenance, now_ms: i6
     let check = parsed.check();
     run.warnings = check.score.reasons.iter().map(|r| r.to_string()).collect();
     run.warnings.extend(check.problems.iter().cloned());
-    run.status = if check.ok() {
-        RunStatus::Complete
-    } else {
+    run.spec["score"] = score_json(&check.score);
+    // As for iolab's own runs: a short stonewall makes a result invalid for submission,
+    // not failed; a zero phase, I/O errors, an empty find or a result that does not agree
+    // with itself fail it.
+    // IO500's own [INVALID] marks (Reported) judge submission, not the run.
+    let failed = !check.problems.is_empty()
+        || check
+            .score
+            .reasons
+            .iter()
+            .any(|r| r.is_failure() && !matches!(r, super::score::Invalid::Reported { .. }));
+    run.status = if failed {
         RunStatus::Failed
+    } else {
+        RunStatus::Complete
     };
     run.finished_at_ms = Some(now_ms);
     run

@@ -115,9 +115,14 @@ fn an_imported_run_scores_as_its_file() {
     let back: RunRecord = serde_json::from_str(&json).unwrap();
     assert_eq!(score_from_run(&back), s);
 
+    assert_eq!(run.spec["score"]["total"], s.total);
+    assert_eq!(run.spec["score"]["valid"], true);
+
+    // A 60 s stonewall: invalid for submission, but not a failed run.
     let parsed = read(&fixture("debug-60s")).unwrap();
     let run = run_from_parsed(&parsed, Provenance::default(), 0);
-    assert_eq!(run.status, RunStatus::Failed);
+    assert_eq!(run.status, RunStatus::Complete);
+    assert_eq!(run.spec["score"]["valid"], false);
     assert_eq!(
         run.warnings[0],
         "the stonewall was 60 s; IO500 requires 300 s"

@@ -23,6 +23,12 @@ fn a_run_written_phase_by_phase_loads_back_equal() {
         record.phases.push(phase);
     }
     record.warnings.push("CV over 10 % in 1 phase".into());
+    record.spec["score"] = serde_json::json!({ "total": 4.5, "valid": false });
+    store.update_spec(id, &record.spec).unwrap();
+    assert!(matches!(
+        store.update_spec(RunId(99), &record.spec),
+        Err(StoreError::NoSuchRun { .. })
+    ));
     record.status = RunStatus::Complete;
     record.finished_at_ms = Some(1_700_000_060_000);
     store
