@@ -29,7 +29,9 @@ pub enum IoDir {
 }
 
 /// One I/O: `len` bytes at `offset` of file number `file` (an index into the files the
-/// backend was opened with), into or out of buffer slot `slot`.
+/// backend was opened with), into or out of buffer slot `slot`, starting `buf_offset`
+/// bytes into the slot (a write can take its data from anywhere in a slot that has a
+/// write window, see [`BackendOptions::write_window`]).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct IoRequest {
     pub file: u32,
@@ -37,6 +39,7 @@ pub struct IoRequest {
     pub offset: u64,
     pub len: u32,
     pub slot: u32,
+    pub buf_offset: u32,
 }
 
 /// A finished I/O: the slot it used and the bytes transferred, or -errno.
@@ -91,6 +94,17 @@ pub struct BackendOptions {
     /// Requests queued before they are handed to the kernel (io_uring): 1 submits each
     /// at once, as fio does by default (iodepth_batch_submit=1).
     pub submit_batch: u32,
+    /// Extra bytes in every buffer slot beyond `block_size`. Writes that start at varying
+    /// offsets in a slot of random data carry different data each time at no cost per
+    /// I/O, so compressing or deduplicating storage cannot shrink them (0: none).
+    pub write_window: u64,
+}
+
+impl BackendOptions {
+    /// The size of every buffer slot: a block and the write window.
+    pub fn slot_size(&self) -> u64 {
+        self.block_size.saturating_add(self.write_window)
+    }
 }
 
 /// Opens a backend of `kind` over `files`, which must outlive it.

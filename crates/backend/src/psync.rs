@@ -21,7 +21,7 @@ impl<'a> PsyncBackend<'a> {
     pub fn new(files: &'a [DataFile], opts: BackendOptions) -> Result<Self, BackendError> {
         Ok(PsyncBackend {
             files: files.iter().map(|f| f.as_fd()).collect(),
-            pool: BufferPool::new(1, opts.block_size, opts.alignment)?,
+            pool: BufferPool::new(1, opts.slot_size(), opts.alignment)?,
             queued: None,
             done: None,
         })
@@ -56,7 +56,8 @@ impl IoBackend for PsyncBackend<'_> {
             return Ok(());
         };
         let fd = self.files[req.file as usize];
-        let buf = &mut self.pool.get_mut(req.slot)[..req.len as usize];
+        let start = req.buf_offset as usize;
+        let buf = &mut self.pool.get_mut(req.slot)[start..start + req.len as usize];
         let res = match req.dir {
             IoDir::Read => rustix::io::pread(fd, buf, req.offset),
             IoDir::Write => rustix::io::pwrite(fd, buf, req.offset),

@@ -74,7 +74,7 @@ impl<'a> UringBackend<'a> {
             build_ring(depth.next_power_of_two()).map_err(|e| BackendError::UringUnavailable {
                 reason: explain_setup_error(&e),
             })?;
-        let pool = BufferPool::new(depth, opts.block_size, opts.alignment)?;
+        let pool = BufferPool::new(depth, opts.slot_size(), opts.alignment)?;
         let fds: Vec<RawFd> = files.iter().map(|f| f.raw_fd()).collect();
         let fixed_files = !fds.is_empty() && ring.submitter().register_files(&fds).is_ok();
         let (base, len) = pool.region();
@@ -166,12 +166,17 @@ impl IoBackend for UringBackend<'_> {
             return Err(BackendError::QueueFull { depth: self.depth });
         }
         assert!(
-            req.len as usize <= self.pool.slot_size(),
-            "request of {} bytes exceeds its {}-byte buffer",
+            req.buf_offset as usize + req.len as usize <= self.pool.slot_size(),
+            "request of {} bytes at {} exceeds its {}-byte buffer",
             req.len,
+            req.buf_offset,
             self.pool.slot_size()
         );
-        let buf = self.pool.lend(req.slot);
+        // In bounds (checked above), so the pointer stays inside the slot.
+        let buf = self
+            .pool
+            .lend(req.slot)
+            .wrapping_add(req.buf_offset as usize);
         let entry = self.entry(&req, buf);
         // SAFETY: the buffer is lent (marked in flight) until its completion is reaped,
         // so nothing else touches it, and the pool outlives every in-flight request (Drop

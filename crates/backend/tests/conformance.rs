@@ -29,6 +29,7 @@ fn opts(depth: u32, block: u64) -> BackendOptions {
         block_size: block,
         alignment: 4096,
         submit_batch: 1,
+        write_window: 0,
     }
 }
 
@@ -67,6 +68,7 @@ fn req(dir: IoDir, offset: u64, len: u32, slot: u32) -> IoRequest {
         offset,
         len,
         slot,
+        buf_offset: 0,
     }
 }
 
@@ -99,6 +101,35 @@ fn writes_a_pattern_and_reads_it_back() {
         let on_disk = std::fs::read(dir.path().join("f")).unwrap();
         assert_eq!(on_disk.len(), 16384);
         assert_eq!(on_disk[8192], 3);
+    }
+}
+
+#[test]
+fn a_write_takes_its_data_from_its_place_in_the_write_window() {
+    for kind in STORAGE_BACKENDS.into_iter().filter(|k| usable(*k)) {
+        let dir = tempfile::tempdir().unwrap();
+        let files = [rw_file(&dir.path().join("f"), false)];
+        let o = BackendOptions {
+            write_window: 8192,
+            ..opts(1, 4096)
+        };
+        let mut b = open_backend(kind, &files, o).unwrap();
+        assert_eq!(b.buffers().slot_size(), 3 * 4096, "{kind:?}");
+        for (i, byte) in [7u8, 8, 9].into_iter().enumerate() {
+            b.buffers().get_mut(0)[i * 4096..(i + 1) * 4096].fill(byte);
+        }
+        for (block, place) in [(0u64, 2u32), (1, 0), (2, 1)] {
+            let w = IoRequest {
+                buf_offset: place * 4096,
+                ..req(IoDir::Write, block * 4096, 4096, 0)
+            };
+            assert_eq!(one(b.as_mut(), w).result, 4096, "{kind:?}");
+        }
+        let on_disk = std::fs::read(dir.path().join("f")).unwrap();
+        assert_eq!(on_disk.len(), 3 * 4096);
+        assert!(on_disk[..4096].iter().all(|x| *x == 9), "{kind:?}");
+        assert!(on_disk[4096..8192].iter().all(|x| *x == 7), "{kind:?}");
+        assert!(on_disk[8192..].iter().all(|x| *x == 8), "{kind:?}");
     }
 }
 

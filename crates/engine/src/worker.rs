@@ -77,11 +77,13 @@ pub fn run_data_worker<C: Clock>(s: &WorkerSetup<'_, C>) -> Result<WorkerReport,
     } else {
         Vec::new()
     };
+    let write_window = write_window(spec, s.alignment);
     let opts = BackendOptions {
         queue_depth: spec.queue_depth,
         block_size: s.plan.block_size,
         alignment: s.alignment,
         submit_batch: spec.submit_batch,
+        write_window,
     };
     let mut backend = match open_backend(spec.backend, &files, opts) {
         Ok(b) => b,
@@ -110,6 +112,7 @@ pub fn run_data_worker<C: Clock>(s: &WorkerSetup<'_, C>) -> Result<WorkerReport,
     };
     let mut rec = Recorder::new(start, INTERVAL);
     let mut lp = Loop::new(s, backend.as_mut(), &files, start);
+    lp.window_positions = write_window / s.alignment.max(1) + 1;
     lp.run(offsets.as_mut(), &mut mix, &mut rec);
     let finished_at = s.clock.now().saturating_sub(start);
     let completed = lp.completed;
@@ -121,6 +124,26 @@ pub fn run_data_worker<C: Clock>(s: &WorkerSetup<'_, C>) -> Result<WorkerReport,
         finished_at,
     })
 }
+
+/// Random data a write can start anywhere in, per buffer slot, beyond the block itself:
+/// consecutive writes take their data from different places of a slot filled with
+/// random bytes once, so no two blocks of a file repeat each other (a compressing or
+/// deduplicating file system such as ZFS gains nothing) at no cost per I/O. 1 MiB per
+/// slot, less at deep queues (at least 256 KiB); none for --verify (each block encodes
+/// its own position) or when nothing reaches storage.
+fn write_window(spec: &iolab_core::spec::DataSpec, alignment: u64) -> u64 {
+    let touches = iolab_backend::capabilities_of(spec.backend, spec.queue_depth).touches_storage;
+    if !touches || !spec.rw.writes() || spec.verify {
+        return 0;
+    }
+    let per_slot = (32u64 << 20) / u64::from(spec.queue_depth.max(1));
+    let window = per_slot.clamp(256 << 10, 1 << 20);
+    window / alignment.max(1) * alignment.max(1)
+}
+
+/// Steps through the write window: a prime above any number of positions (at most
+/// 1 MiB / 512 + 1), so consecutive writes start at different places.
+const WINDOW_STRIDE: u64 = 7919;
 
 /// The state of the I/O loop of one worker.
 struct Loop<'s, 'b, C: Clock> {
@@ -137,6 +160,8 @@ struct Loop<'s, 'b, C: Clock> {
     fresh: Vec<u32>,
     /// The backend may hand an I/O to the kernel inside push: stamp each one there.
     stamp_on_push: bool,
+    /// Places (in alignment units) a write's data may start in its slot; 1: the start.
+    window_positions: u64,
     completions: Vec<Completion>,
     issued: u64,
     completed: u64,
@@ -169,6 +194,7 @@ impl<'s, 'b, C: Clock> Loop<'s, 'b, C> {
             slot_issued: vec![Nanos::ZERO; depth],
             fresh: Vec::with_capacity(depth),
             stamp_on_push: caps.submits_on_push,
+            window_positions: 1,
             completions: Vec::with_capacity(depth),
             issued: 0,
             completed: 0,
@@ -234,8 +260,15 @@ impl<'s, 'b, C: Clock> Loop<'s, 'b, C> {
                 let offset = base + block * stride;
                 let dir = mix.draw();
                 let slot = self.free.pop().expect("checked non-empty");
+                let buf_offset = if dir == IoDir::Write {
+                    (self.issued.wrapping_mul(WINDOW_STRIDE) % self.window_positions)
+                        * self.s.alignment
+                } else {
+                    0
+                } as usize;
                 if dir == IoDir::Write {
-                    let buf = &mut self.backend.buffers().get_mut(slot)[..self.block as usize];
+                    let buf = &mut self.backend.buffers().get_mut(slot)
+                        [buf_offset..buf_offset + self.block as usize];
                     if verify {
                         fill_verify(buf, seed, file_id, offset);
                     } else {
@@ -252,6 +285,7 @@ impl<'s, 'b, C: Clock> Loop<'s, 'b, C> {
                     offset,
                     len: self.block,
                     slot,
+                    buf_offset: buf_offset as u32,
                 });
                 if let Err(e) = pushed {
                     self.fail_all(rec, e.to_string());

@@ -59,6 +59,38 @@ fn a_write_moves_every_byte_and_cleans_up() {
 }
 
 #[test]
+fn written_blocks_never_repeat_within_a_record() {
+    // A compressing file system (ZFS, btrfs) compresses each record (128 KiB by
+    // default) alone: the data of any two 4 KiB blocks of a record must differ
+    // everywhere, not only in a stamp, or the record shrinks.
+    let dir = tempfile::tempdir().unwrap();
+    run(&[
+        "run",
+        "--dir",
+        path(dir.path()),
+        "--rw",
+        "write",
+        "--size",
+        "1MiB",
+        "--keep",
+    ])
+    .expect(0);
+    let data = fs::read(dir.path().join("iolab-work/data.r0.t0")).unwrap();
+    assert_eq!(data.len(), 1 << 20);
+    for record in data.chunks(128 << 10) {
+        let mut tails: Vec<&[u8]> = record.chunks(4096).map(|b| &b[64..]).collect();
+        tails.sort();
+        tails.dedup();
+        assert_eq!(tails.len(), 32, "blocks of a record repeat each other");
+        // Not even 64 bytes at the same place of two blocks agree.
+        let mut pieces: Vec<&[u8]> = record.chunks(4096).map(|b| &b[1024..1088]).collect();
+        pieces.sort();
+        pieces.dedup();
+        assert_eq!(pieces.len(), 32);
+    }
+}
+
+#[test]
 fn keep_leaves_the_files_and_a_later_read_reuses_them() {
     let dir = tempfile::tempdir().unwrap();
     run(&[
