@@ -244,7 +244,9 @@ fn run_in(
     if rt.is_root()
         && let Some(dir) = &args.target.dir
     {
-        check_space(dir, est.capacity)?;
+        // Rank 0's own directory: {host} and {rank} are resolved as for the run.
+        let dir = iolab_engine::target::resolve_placeholders(dir, rt.comm.host(), rt.comm.rank());
+        check_space(&dir, est.capacity)?;
     }
     let target = prepare_target(
         rt.comm.as_ref(),

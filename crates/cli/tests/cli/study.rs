@@ -113,7 +113,8 @@ fn a_study_runs_metadata_phases_one_result_per_operation() {
     let dir = tempfile::tempdir().unwrap();
     let file = dir.path().join("md.toml");
     fs::write(&file, MINI_META).unwrap();
-    let work = dir.path().join("work");
+    // {rank} in --dir: rank 0 of one works in w0.
+    let work = dir.path().join("w0");
     fs::create_dir(&work).unwrap();
     let out = dir.path().join("s.json");
     let r = run(&[
@@ -121,7 +122,7 @@ fn a_study_runs_metadata_phases_one_result_per_operation() {
         "run",
         path(&file),
         "--dir",
-        path(&work),
+        path(&dir.path().join("w{rank}")),
         "--no-store",
         "--json",
         path(&out),
