@@ -91,6 +91,35 @@ fn written_blocks_never_repeat_within_a_record() {
 }
 
 #[test]
+fn buffered_reads_the_page_cache_may_serve_carry_a_warning() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("r.json");
+    let warnings = |extra: &[&str]| {
+        let mut args = vec![
+            "run",
+            "--dir",
+            path(dir.path()),
+            "--rw",
+            "read",
+            "--size",
+            "1MiB",
+            "--json",
+            path(&out),
+        ];
+        args.extend_from_slice(extra);
+        run(&args).expect(0);
+        let j: serde_json::Value =
+            serde_json::from_str(&fs::read_to_string(&out).unwrap()).unwrap();
+        j["phases"][0]["warnings"].to_string()
+    };
+    // Time based: blocks are read again from the page cache.
+    assert!(warnings(&["--runtime", "1s"]).contains("the page cache may be serving them"));
+    assert!(warnings(&["--cache", "hot"]).contains("the page cache may be serving them"));
+    // Dropped from the cache first and each block read once: the storage answers.
+    assert!(!warnings(&["--cache", "cold"]).contains("page cache may"));
+}
+
+#[test]
 fn keep_leaves_the_files_and_a_later_read_reuses_them() {
     let dir = tempfile::tempdir().unwrap();
     run(&[
