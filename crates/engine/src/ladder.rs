@@ -1,7 +1,8 @@
 //! The latency ladder (S3): the highest IOPS at an acceptable latency. [`climb`] steps the
 //! load up (queue depth, threads, or an offered rate) until the latency objective
-//! ([`Slo`]) breaks, and [`knee`] finds where the IOPS-vs-latency curve bends: beyond it,
-//! more load buys latency, not IOPS. Both are pure over a `measure` function, so the
+//! ([`Slo`]) breaks, and [`knee`] finds where the IOPS-vs-latency curve bends: the step
+//! with the best balance of IOPS and latency, each relative to its range; beyond it
+//! latency grows faster than IOPS. Both are pure over a `measure` function, so the
 //! search is tested against latency models; the CLI measures with real phases.
 
 use std::fmt;

@@ -253,12 +253,24 @@ fn render(l: &Ladder, slo: &Slo, axis: Axis) -> String {
             );
         }
     }
-    if let Some(k) = l.knee {
-        let _ = writeln!(
-            out,
-            "knee: {name} {}: beyond it more load buys latency, not IOPS",
-            l.steps[k].load
-        );
+    match l.knee {
+        Some(k) if k + 1 == l.steps.len() => {
+            let _ = writeln!(
+                out,
+                "knee: none up to {name} {}: IOPS still grew as fast as latency; try more load",
+                l.steps[k].load
+            );
+        }
+        Some(k) => {
+            let _ = writeln!(
+                out,
+                "knee: {name} {} ({} IOPS at {}): beyond it latency grows faster than IOPS",
+                l.steps[k].load,
+                iolab_core::units::OpsPerSec(l.steps[k].iops).human(),
+                l.steps[k].latency.human()
+            );
+        }
+        None => {}
     }
     out
 }
