@@ -37,6 +37,34 @@ impl TelemetryProbe {
             sampler: Mutex::new(None),
         }
     }
+
+    /// Watches the devices under every one of `paths` (`iolab targets`: each target may
+    /// sit on its own disks), besides those of the inventory's target.
+    pub fn for_paths(inventory: Option<&Inventory>, paths: &[&std::path::Path]) -> Self {
+        let mut probe = TelemetryProbe::new(inventory, None);
+        let root = SysRoot::live();
+        for path in paths {
+            let device = std::fs::metadata(path)
+                .is_ok_and(|m| std::os::unix::fs::FileTypeExt::is_block_device(&m.file_type()));
+            if device {
+                if let Some(name) = std::fs::canonicalize(path)
+                    .ok()
+                    .and_then(|d| d.file_name().map(|n| n.to_string_lossy().into_owned()))
+                {
+                    probe.devices.push(name);
+                }
+                continue;
+            }
+            let mut notes = Vec::new();
+            let info = iolab_host::inventory::target_info(&root, path, &mut notes);
+            probe
+                .devices
+                .extend(info.block_devices.into_iter().map(|d| d.name));
+        }
+        probe.devices.sort();
+        probe.devices.dedup();
+        probe
+    }
 }
 
 impl PhaseProbe for TelemetryProbe {

@@ -43,6 +43,17 @@ impl Watch {
         }
     }
 
+    /// Progress as `output` asks; telemetry of the devices under every one of `paths`.
+    pub fn for_paths(output: &OutputArgs, inventory: Option<&Inventory>, paths: &[&Path]) -> Watch {
+        let progress = Arc::new(ProgressLine::new(output.progress, output.quiet));
+        let line = progress.clone();
+        Watch {
+            progress,
+            show: Box::new(move |p| line.show(p)),
+            probe: TelemetryProbe::for_paths(inventory, paths),
+        }
+    }
+
     /// The engine's view of the run, watched.
     pub fn env<'a>(&'a self, rt: &'a Runtime) -> Env<'a> {
         Env::new(rt.comm.as_ref(), rt.interrupt)

@@ -131,7 +131,12 @@ fn measure(
     set: &mut TargetSet,
     inventory: Option<&Inventory>,
 ) -> Result<Vec<TargetsPhase>, EngineError> {
-    let watch = Watch::with_inventory(&args.output, inventory, None);
+    let paths: Vec<&std::path::Path> = set
+        .local
+        .iter()
+        .map(|t| t.target.entry.path.as_path())
+        .collect();
+    let watch = Watch::for_paths(&args.output, inventory, &paths);
     let progress = &watch.progress;
     let env = watch.env(rt);
     let outcome = run_targets(&env, &MonotonicClock, set, &args.targets, &args.spec);
