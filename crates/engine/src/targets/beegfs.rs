@@ -58,12 +58,16 @@ impl BenchSection {
     pub fn figures(&self) -> Vec<TargetFigure> {
         self.targets
             .iter()
-            .map(|t| TargetFigure {
-                id: t.id.clone(),
-                node: t.node.clone(),
-                throughput: t.bytes_per_sec,
-                iops: 0.0,
-                rated: None,
+            .map(|t| {
+                TargetFigure {
+                    id: t.id.clone(),
+                    // The machine, which a node-level cause (controller, firmware) is
+                    // shared by, whichever of its services a target belongs to.
+                    node: host_of(&t.node).to_string(),
+                    throughput: t.bytes_per_sec,
+                    iops: 0.0,
+                    rated: None,
+                }
             })
             .collect()
     }
@@ -90,6 +94,21 @@ impl BenchSection {
         }
         notes
     }
+}
+
+/// The machine a BeeGFS storage service alias runs on: multi-mode services are named
+/// `<host>-numa<N>-<M>` ("node006-numa0-1" runs on node006); other aliases are hosts.
+pub fn host_of(alias: &str) -> &str {
+    if let Some(i) = alias.rfind("-numa") {
+        let tail = &alias[i + "-numa".len()..];
+        let numeric = tail
+            .split('-')
+            .all(|p| !p.is_empty() && p.bytes().all(|b| b.is_ascii_digit()));
+        if i > 0 && numeric {
+            return &alias[..i];
+        }
+    }
+    alias
 }
 
 fn at(name: &str, line: usize, reason: impl Into<String>) -> SpecError {

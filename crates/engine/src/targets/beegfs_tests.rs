@@ -50,7 +50,7 @@ fn a_slow_server_is_flagged_as_a_node() {
     let s = &parse_storage_bench("slow-node-22.txt", SLOW_NODE).unwrap()[0];
     let a = analyze(&s.figures(), 10.0).unwrap();
     assert_eq!(a.slow_nodes.len(), 1, "{:?}", flag_lines(&a));
-    assert_eq!(a.slow_nodes[0].node, "node006-numa0-1");
+    assert_eq!(a.slow_nodes[0].node, "node006");
     assert_eq!(a.slow_nodes[0].ids, vec!["19", "20", "21", "22"]);
     let below = a.slow_nodes[0].below_median_percent;
     assert!((16.0..20.0).contains(&below), "{below}");
@@ -130,4 +130,35 @@ fn write_and_read_sections_are_kept_apart() {
     assert_eq!(s.len(), 2);
     assert_eq!(s[1].op, Some(OpKind::Read));
     assert_eq!(s[1].targets[0].bytes_per_sec, 90.0 * 1024.0 * 1024.0);
+}
+
+#[test]
+fn services_of_one_machine_are_one_node() {
+    assert_eq!(host_of("node006-numa0-1"), "node006");
+    assert_eq!(host_of("node006-numa12"), "node006");
+    assert_eq!(host_of("stor-a"), "stor-a");
+    assert_eq!(host_of("-numa0-1"), "-numa0-1");
+    assert_eq!(host_of("node7-numa0-x"), "node7-numa0-x");
+    // One target per service alias, four services per machine; node004 is slow.
+    let mut text = String::from("Write benchmark results:\nList of all targets:\n");
+    let mut id = 0;
+    for host in 1..=6 {
+        for (numa, svc) in [(0, 1), (0, 2), (1, 1), (1, 2)] {
+            id += 1;
+            let kib = if host == 4 {
+                2_300_000
+            } else {
+                3_250_000 + id * 1000
+            };
+            text.push_str(&format!(
+                "{id} {kib} KiB/s nodeID: node00{host}-numa{numa}-{svc} [ID: {id}]\n"
+            ));
+        }
+    }
+    let s = &parse_storage_bench("f", &text).unwrap()[0];
+    let a = analyze(&s.figures(), 10.0).unwrap();
+    assert_eq!(a.slow_nodes.len(), 1, "{:?}", flag_lines(&a));
+    assert_eq!(a.slow_nodes[0].node, "node004");
+    assert_eq!(a.slow_nodes[0].ids, vec!["13", "14", "15", "16"]);
+    assert!(a.slow_targets.is_empty());
 }
