@@ -74,7 +74,7 @@ pub struct BlockDeviceInfo {
     pub rotational: Option<bool>,
     /// The active I/O scheduler (the [bracketed] entry of queue/scheduler).
     pub scheduler: Option<String>,
-    /// queue/nr_requests
+    /// device/queue_depth (SCSI, SATA), else queue/nr_requests (NVMe, virtio).
     pub queue_depth: Option<u32>,
     pub read_ahead_kb: Option<u32>,
     pub logical_block_size: Option<u32>,

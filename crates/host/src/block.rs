@@ -150,11 +150,17 @@ pub(crate) fn device_info(root: &SysRoot, name: &str, notes: &mut Vec<String>) -
             &what("scheduler"),
             read_trimmed(&queue.join("scheduler")).map(|s| active_choice(&s)),
         ),
-        queue_depth: noted(
-            notes,
-            &what("nr_requests"),
-            read_parsed(&queue.join("nr_requests")),
-        ),
+        // The device's own queue depth where it has one (SCSI, SATA), else the
+        // block layer's request queue (NVMe, virtio).
+        queue_depth: read_parsed(&dir.join("device/queue_depth"))
+            .ok()
+            .or_else(|| {
+                noted(
+                    notes,
+                    &what("nr_requests"),
+                    read_parsed(&queue.join("nr_requests")),
+                )
+            }),
         read_ahead_kb: noted(
             notes,
             &what("read_ahead_kb"),
@@ -234,6 +240,11 @@ mod tests {
         assert_eq!(info.scheduler.as_deref(), Some("none"));
         assert_eq!(info.queue_depth, Some(1023));
         assert_eq!(info.read_ahead_kb, Some(128));
+        // A SCSI disk's own queue depth wins over the request queue.
+        let mut attrs = queue("[mq-deadline] none", "1");
+        attrs.push(("device/queue_depth", "32"));
+        fx.disk(PCI, "sda", "8:0", &attrs);
+        assert_eq!(device_info(&root, "sda", &mut notes).queue_depth, Some(32));
         assert_eq!(info.logical_block_size, Some(512));
         assert_eq!(info.physical_block_size, Some(4096));
     }
