@@ -154,6 +154,45 @@ pub(crate) fn params_of(spec: &DataSpec, ranks: u32) -> BTreeMap<String, String>
     p
 }
 
+/// Every CPU of `--cpus` must be one this process may run on (pinning to another would
+/// silently fail and change the placement asked for).
+pub(crate) fn check_cpus(cpus: Option<&iolab_core::units::CpuList>) -> Result<(), EngineError> {
+    let Some(cpus) = cpus else {
+        return Ok(());
+    };
+    let allowed = iolab_backend::process::allowed_cpus();
+    if let Some(bad) = cpus.0.iter().find(|c| !allowed.contains(c)) {
+        return Err(EngineError::Spec(iolab_core::SpecError::new(
+            "--cpus",
+            format!(
+                "CPU {bad} is not one this process may run on ({} on {})",
+                describe_cpus(&allowed),
+                iolab_comm::hostname()
+            ),
+        )));
+    }
+    Ok(())
+}
+
+/// "0-3,8" for a sorted list of CPUs.
+fn describe_cpus(cpus: &[usize]) -> String {
+    let mut parts: Vec<String> = Vec::new();
+    let mut i = 0;
+    while i < cpus.len() {
+        let mut j = i;
+        while j + 1 < cpus.len() && cpus[j + 1] == cpus[j] + 1 {
+            j += 1;
+        }
+        parts.push(if j > i {
+            format!("{}-{}", cpus[i], cpus[j])
+        } else {
+            cpus[i].to_string()
+        });
+        i = j + 1;
+    }
+    parts.join(",")
+}
+
 /// The memory of this machine in bytes, if known.
 pub(crate) fn memory_total() -> Option<u64> {
     let text = std::fs::read_to_string("/proc/meminfo").ok()?;
@@ -219,6 +258,7 @@ pub fn run_data<C: Clock>(
             ),
         )));
     }
+    agree(comm, check_cpus(spec.cpus.as_ref()))?;
     check_space(comm, &plan, target)?;
 
     // Untimed preparation, then every rank waits for all files to exist.

@@ -265,6 +265,27 @@ fn a_block_size_direct_io_cannot_use_is_refused() {
 }
 
 #[test]
+fn a_cpu_the_process_may_not_use_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    for cmd in [
+        vec!["run", "--rw", "write", "--size", "1MiB"],
+        vec!["meta", "--files-per-dir", "10"],
+    ] {
+        let mut args = cmd.clone();
+        args.extend(["--dir", path(dir.path()), "--cpus", "4000", "--no-store"]);
+        let r = run(&args);
+        assert_eq!(r.code, 2, "{}", r.stderr);
+        assert!(
+            error_line(&r)
+                .starts_with("iolab: error: --cpus: CPU 4000 is not one this process may run on ("),
+            "{}",
+            r.stderr
+        );
+        assert_eq!(fs::read_dir(dir.path()).unwrap().count(), 0);
+    }
+}
+
+#[test]
 fn permission_denied_is_one_line_and_exit_2() {
     let r = run(&["run", "--dir", "/sys", "--size", "1MiB"]).expect(2);
     let line = error_line(&r);

@@ -13,7 +13,7 @@ use iolab_core::spec::{MetaBackendKind, MetaOp, MetaSpec};
 
 use crate::assemble::{PhaseMeta, assemble};
 use crate::clock::Clock;
-use crate::data::{check_ranks_agree, memory_total};
+use crate::data::{check_cpus, check_ranks_agree, memory_total};
 use crate::error::EngineError;
 use crate::meta::error::MetaError;
 use crate::meta::plan::{MetaPlan, TreeShape};
@@ -138,6 +138,7 @@ pub fn run_meta<C: Clock>(
     let comm = env.comm;
     spec.validate()?;
     check_ranks_agree(comm, "the workload", spec)?;
+    agree(comm, check_cpus(spec.cpus.as_ref()))?;
     let backend = backend_for(spec, target);
     let plan = plan_meta(comm, spec, target, opts)?;
     let (mut created, made_tree) = starting_files(comm, &plan, opts)?;
