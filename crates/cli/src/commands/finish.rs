@@ -66,9 +66,13 @@ pub fn conclude(rt: &Runtime, mut sink: RunSink, output: &OutputArgs) -> Result<
     if interrupted {
         return Ok(exit::INTERRUPTED);
     }
-    if let Some(e) = first_environment_error(record) {
+    if let Some(e) = first_environment_error(record, rt.comm.size() > 1) {
         // Out of space, permission denied, direct I/O refused: a configuration problem
-        // the user must fix, not a storage verdict.
+        // the user must fix, not a storage verdict. Every rank has the same result; rank
+        // 0 says it once.
+        if !rt.is_root() {
+            return Ok(exit::USAGE);
+        }
         anyhow::bail!("{e}");
     }
     if errors > 0 || mismatches > 0 {
@@ -95,12 +99,20 @@ pub fn abandon(mut sink: RunSink, e: iolab_engine::EngineError) -> anyhow::Error
     e.into()
 }
 
-fn first_environment_error(record: &RunRecord) -> Option<String> {
+/// The first error the environment caused; with several ranks, prefixed by the rank and
+/// host it happened on.
+fn first_environment_error(record: &RunRecord, ranks: bool) -> Option<String> {
     const ENVIRONMENT: [i32; 6] = [28, 122, 13, 1, 30, 22]; // ENOSPC EDQUOT EACCES EPERM EROFS EINVAL
     record
         .phases
         .iter()
         .flat_map(|p| p.errors.iter())
         .find(|e| e.errno.is_some_and(|n| ENVIRONMENT.contains(&n)))
-        .map(|e| e.message.clone())
+        .map(|e| {
+            if ranks {
+                format!("rank {} on {}: {}", e.rank, e.host, e.message)
+            } else {
+                e.message.clone()
+            }
+        })
 }

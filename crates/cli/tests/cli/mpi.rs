@@ -166,6 +166,41 @@ fn per_rank_directories_and_a_rank_that_cannot_set_up() {
 }
 
 #[test]
+fn an_io_error_on_one_rank_is_said_once_with_its_rank_and_host() {
+    if !mpirun_available() || !crate::common::can_mount() {
+        return;
+    }
+    let base = tempfile::tempdir().unwrap();
+    for r in [0, 1] {
+        fs::create_dir(base.path().join(r.to_string())).unwrap();
+    }
+    // Rank 1 writes to a 2 MiB file system: it runs out of space mid-phase.
+    let mut c = Command::new("unshare");
+    c.args(["-m", "sh", "-c"]);
+    c.arg(format!(
+        "mount -t tmpfs -o size=2m tmpfs '{}/1' && exec mpirun --allow-run-as-root --oversubscribe -np 2 '{}' run --dir '{}/{{rank}}' --rw write --size 8MiB --no-store",
+        path(base.path()),
+        env!("CARGO_BIN_EXE_iolab"),
+        path(base.path())
+    ));
+    c.env_remove("RUST_BACKTRACE");
+    let r = run_limited(c, Duration::from_secs(120));
+    assert_eq!(r.code, 2, "{}\n{}", r.stdout, r.stderr);
+    let lines: Vec<&str> = r
+        .stderr
+        .lines()
+        .filter(|l| l.starts_with("iolab:"))
+        .collect();
+    assert_eq!(lines.len(), 1, "said once, by rank 0:\n{}", r.stderr);
+    assert!(
+        lines[0].starts_with("iolab: error: rank 1 on "),
+        "{}",
+        lines[0]
+    );
+    assert!(lines[0].contains("No space left on device"), "{}", lines[0]);
+}
+
+#[test]
 fn ranks_with_different_options_are_refused() {
     if !mpirun_available() {
         return;
