@@ -59,7 +59,24 @@ pub fn resolve_read_shift(spec: &DataSpec, comm: &dyn Comm) -> u32 {
     })
 }
 
-/// Fails unless every rank runs the same iolab version with the same resolved spec.
+static BUILD: std::sync::OnceLock<String> = std::sync::OnceLock::new();
+
+/// Records the revision this iolab was built from (the CLI knows it), so ranks running
+/// different builds of one version are told apart at startup.
+pub fn set_build_revision(revision: &str) {
+    let _ = BUILD.set(revision.to_string());
+}
+
+/// "0.1.0", or "0.1.0 (3f2a9c1d0e4b)" when the revision is known.
+fn build() -> String {
+    match BUILD.get().filter(|r| !r.is_empty()) {
+        Some(rev) => format!("{} ({rev})", env!("CARGO_PKG_VERSION")),
+        None => env!("CARGO_PKG_VERSION").to_string(),
+    }
+}
+
+/// Fails unless every rank runs the same iolab build (version and revision) with the same
+/// resolved spec.
 pub fn check_ranks_agree<T: serde::Serialize>(
     comm: &dyn Comm,
     what: &'static str,
@@ -68,10 +85,7 @@ pub fn check_ranks_agree<T: serde::Serialize>(
     if comm.size() == 1 {
         return Ok(());
     }
-    let mine = (
-        env!("CARGO_PKG_VERSION").to_string(),
-        serde_json::to_value(value).unwrap_or_default(),
-    );
+    let mine = (build(), serde_json::to_value(value).unwrap_or_default());
     let all: Vec<(String, serde_json::Value)> = comm
         .all_gather(&mine)
         .map_err(|e| EngineError::Setup(e.to_string()))?;
