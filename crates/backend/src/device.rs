@@ -30,6 +30,10 @@ pub fn inspect_device(path: &Path) -> Result<DeviceCheck, BackendError> {
         path: path.to_path_buf(),
         source,
     })?;
+    // The device itself (/dev/disk/by-id/... names are links): every later open refuses
+    // to follow a link, so a link planted where iolab writes cannot redirect it.
+    let canonical = fs::canonicalize(path).unwrap_or_else(|_| path.to_path_buf());
+    let path = canonical.as_path();
     let is_block_device = meta.file_type().is_block_device();
     // Whether the device is busy is known without opening it; check first so a device we
     // may not even open is still reported as mounted.

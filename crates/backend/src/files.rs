@@ -33,8 +33,11 @@ pub struct DataFile {
 }
 
 impl DataFile {
+    /// Opens `path`, never through a symbolic link as its last component (O_NOFOLLOW):
+    /// a link planted in a work directory must not send writes elsewhere. Device paths
+    /// are resolved beforehand ([`crate::device::inspect_device`]).
     pub fn open(path: &Path, spec: OpenSpec) -> Result<Self, BackendError> {
-        let mut flags = 0;
+        let mut flags = libc::O_NOFOLLOW;
         if spec.direct {
             flags |= libc::O_DIRECT;
         }

@@ -265,6 +265,29 @@ fn a_block_size_direct_io_cannot_use_is_refused() {
 }
 
 #[test]
+fn a_link_planted_in_the_work_directory_is_not_followed() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = path(dir.path());
+    run(&[
+        "run", "--dir", d, "--rw", "write", "--size", "1MiB", "--keep",
+    ])
+    .expect(0);
+    let victim = dir.path().join("victim.txt");
+    fs::write(&victim, "precious\n").unwrap();
+    let data = dir.path().join("iolab-work/data.r0.t0");
+    fs::remove_file(&data).unwrap();
+    std::os::unix::fs::symlink(&victim, &data).unwrap();
+    let r = run(&["run", "--dir", d, "--rw", "write", "--size", "1MiB"]);
+    assert_eq!(r.code, 2, "{}", r.stderr);
+    assert!(
+        error_line(&r).contains("Too many levels of symbolic links"),
+        "{}",
+        r.stderr
+    );
+    assert_eq!(fs::read_to_string(&victim).unwrap(), "precious\n");
+}
+
+#[test]
 fn a_cpu_the_process_may_not_use_is_refused() {
     let dir = tempfile::tempdir().unwrap();
     for cmd in [
