@@ -24,8 +24,9 @@
 //! - [`render`] picks one of them by [`Format`].
 //!
 //! For `iolab report RUN --vs OLD`, pass `[run, old]` to the renderers (the first run is
-//! the subject) and `compare(&old, &run)` as the comparison; [`render_html`] and
-//! [`render_markdown`] compute that comparison themselves when given none.
+//! the subject) and, as the comparison, `compare_sides(old_runs, runs)` with every run of
+//! each label, as `iolab compare OLD RUN` computes it; [`render_html`] and
+//! [`render_markdown`] compare the two runs themselves when given none.
 #![forbid(unsafe_code)]
 
 mod aggregate;
