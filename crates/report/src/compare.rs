@@ -471,4 +471,28 @@ mod tests {
         let metrics: Vec<&str> = c.rows.iter().map(|r| r.metric.as_str()).collect();
         assert_eq!(metrics, ["seq read bandwidth"]);
     }
+
+    #[test]
+    fn a_block_size_sweep_is_charted_and_tabled_in_iops_and_bandwidth() {
+        let runs = [hci("b", 15_000, 450), hci("a", 10_000, 500)];
+        let html = crate::render_html(&runs, &crate::HtmlOptions::default());
+        for title in [
+            "randrw [rwmix_read=90]: IOPS vs block size",
+            "randrw [rwmix_read=90]: throughput vs block size",
+        ] {
+            assert!(html.contains(title), "no chart {title}");
+        }
+        assert!(html.contains("read · b: 15.0k IOPS at block size 4KiB"));
+        let md = crate::render_markdown(&runs, None);
+        let header = md
+            .lines()
+            .find(|l| l.starts_with("| Block size"))
+            .expect("a table per block size");
+        for column in ["read · b IOPS", "read · a IOPS", "read · b bandwidth"] {
+            assert!(header.contains(column), "{header}");
+        }
+        let row = md.lines().find(|l| l.starts_with("| 4KiB")).unwrap();
+        assert!(row.contains("15.0k") && row.contains("10.0k"), "{row}");
+        assert!(md.contains("| randrw [rwmix_read=70] read IOPS "), "{md}");
+    }
 }
