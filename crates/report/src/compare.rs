@@ -207,7 +207,8 @@ pub(crate) fn judged(g: &Group, op: GroupOp) -> Vec<Judged> {
     }
     let blocks: Vec<ByteCount> = g.sides.iter().flatten().filter_map(block_size).collect();
     let small = |b: &ByteCount| b.get() < IOPS_BLOCK_LIMIT;
-    if !(blocks.iter().any(small) && !blocks.iter().all(small)) {
+    let straddles = blocks.iter().any(small) && blocks.iter().any(|b| !small(b));
+    if !straddles {
         return vec![whole];
     }
     vec![
