@@ -4,10 +4,11 @@
 
 use iolab_core::result::{OpKind, RunRecord};
 use iolab_core::stats::{Spread, percent_change};
+use iolab_core::units::ByteCount;
 use serde::Serialize;
 
-use crate::aggregate::{Aggregate, Group, GroupOp, SideInfo, aggregate_sides};
-use crate::measure::{Measure, at_phrase, change_words};
+use crate::aggregate::{Aggregate, Group, GroupOp, OpPoint, Point, SideInfo, aggregate_sides};
+use crate::measure::{IOPS_BLOCK_LIMIT, Measure, at_phrase, change_words};
 use crate::sweep::Params;
 
 /// Baseline (A, the old version) against candidate (B, the new one).
@@ -145,9 +146,11 @@ pub fn compare_aggregate(agg: &Aggregate, baseline: usize, candidate: usize) -> 
         .groups
         .iter()
         .flat_map(|g| {
-            g.ops
-                .iter()
-                .map(move |op| metric_row(g, *op, baseline, candidate))
+            g.ops.iter().flat_map(move |op| {
+                judged(g, *op)
+                    .into_iter()
+                    .map(move |j| metric_row(g, *op, j, baseline, candidate))
+            })
         })
         .filter(|r| r.baseline.is_some() || r.candidate.is_some())
         .collect();
@@ -158,13 +161,87 @@ pub fn compare_aggregate(agg: &Aggregate, baseline: usize, candidate: usize) -> 
     }
 }
 
-fn metric_row(g: &Group, op: GroupOp, baseline: usize, candidate: usize) -> MetricRow {
+/// A figure a group's op is judged by, over the points it applies to.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct Judged {
+    pub measure: Measure,
+    /// Only blocks smaller than [`IOPS_BLOCK_LIMIT`] (true), only larger ones (false), or
+    /// every point (None).
+    pub small_blocks: Option<bool>,
+}
+
+impl Judged {
+    pub fn admits(&self, p: &Point) -> bool {
+        match self.small_blocks {
+            None => true,
+            Some(small) => block_size(p).is_some_and(|b| (b.get() < IOPS_BLOCK_LIMIT) == small),
+        }
+    }
+
+    /// The figure of `o` this measure reads.
+    pub fn spread(&self, op: GroupOp, o: &OpPoint) -> Spread {
+        match self.measure {
+            m if m == op.measure => o.value,
+            Measure::Iops => o.iops,
+            Measure::Bandwidth => o.bandwidth,
+            Measure::OpsRate => o.value,
+        }
+    }
+}
+
+fn block_size(p: &Point) -> Option<ByteCount> {
+    p.params.get("block_size")?.parse().ok()
+}
+
+/// What a group's op is judged by. A sweep over block sizes on both sides of
+/// [`IOPS_BLOCK_LIMIT`] (4KiB and 2MiB) is judged twice, as storage studies read it: IOPS
+/// over the small blocks, bandwidth over the large ones. Anything else by its measure
+/// over every point.
+pub(crate) fn judged(g: &Group, op: GroupOp) -> Vec<Judged> {
+    let whole = Judged {
+        measure: op.measure,
+        small_blocks: None,
+    };
+    if g.swept.as_deref() != Some("block_size") || op.measure == Measure::OpsRate {
+        return vec![whole];
+    }
+    let blocks: Vec<ByteCount> = g.sides.iter().flatten().filter_map(block_size).collect();
+    let small = |b: &ByteCount| b.get() < IOPS_BLOCK_LIMIT;
+    let straddles = blocks.iter().any(small) && blocks.iter().any(|b| !small(b));
+    if !straddles {
+        return vec![whole];
+    }
+    vec![
+        Judged {
+            measure: Measure::Iops,
+            small_blocks: Some(true),
+        },
+        Judged {
+            measure: Measure::Bandwidth,
+            small_blocks: Some(false),
+        },
+    ]
+}
+
+fn metric_row(
+    g: &Group,
+    op: GroupOp,
+    judged: Judged,
+    baseline: usize,
+    candidate: usize,
+) -> MetricRow {
     let peak = |side: usize| {
-        g.peak(side, op.op).map(|(p, o)| Peak {
-            value: o.value.mean,
-            at: p.value.clone(),
-            spread: o.value,
-        })
+        g.sides
+            .get(side)?
+            .iter()
+            .filter(|p| judged.admits(p))
+            .filter_map(|p| Some((p, judged.spread(op, p.op(op.op)?))))
+            .max_by(|a, b| a.1.mean.total_cmp(&b.1.mean))
+            .map(|(p, spread)| Peak {
+                value: spread.mean,
+                at: p.value.clone(),
+                spread,
+            })
     };
     let (a, b) = (peak(baseline), peak(candidate));
     let change_percent = match (&a, &b) {
@@ -175,12 +252,16 @@ fn metric_row(g: &Group, op: GroupOp, baseline: usize, candidate: usize) -> Metr
         (Some(a), Some(b), Some(change)) => noise(&a.spread, &b.spread, change),
         _ => Noise::Unknown,
     };
+    let shown = GroupOp {
+        op: op.op,
+        measure: judged.measure,
+    };
     MetricRow {
-        metric: g.metric_name(op),
+        metric: g.metric_name(shown),
         phase: g.name.clone(),
         split: g.split.clone(),
         op: op.op,
-        measure: op.measure,
+        measure: judged.measure,
         swept: g.swept.clone(),
         baseline: a,
         candidate: b,
@@ -214,7 +295,8 @@ pub fn noise(a: &Spread, b: &Spread, change_percent: f64) -> Noise {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::test_support::{data_phase, meta_phase, run_with};
+    use crate::comparison_text::comparison_table;
+    use crate::test_support::{data_phase, meta_phase, op_result, phase, run_with};
 
     fn runs() -> (RunRecord, RunRecord) {
         let old = run_with(
@@ -300,5 +382,118 @@ mod tests {
         let b = s(&[150.0, 151.0, 150.0, 151.0]);
         assert!(a.cv > 0.12);
         assert_eq!(noise(&a, &b, 10.0), Noise::Within);
+    }
+
+    /// The hci preset's shape: randrw at 90 and 70 % reads, 4KiB and 2MiB blocks; reads
+    /// and writes at `iops` 4KiB IOPS and `ops_2m` 2MiB operations per second.
+    fn hci(label: &str, iops: u64, ops_2m: u64) -> RunRecord {
+        let mut phases = Vec::new();
+        for mix in ["90", "70"] {
+            for (bs, ops, size) in [("4KiB", iops, 4096), ("2MiB", ops_2m, 2 << 20)] {
+                let mut p = phase("randrw", &[("rwmix_read", mix), ("block_size", bs)]);
+                p.ops.push(op_result(OpKind::Read, ops, ops * size));
+                p.ops
+                    .push(op_result(OpKind::Write, ops / 2, ops / 2 * size));
+                phases.push(p);
+            }
+        }
+        run_with(label, phases)
+    }
+
+    #[test]
+    fn a_block_size_sweep_is_judged_by_iops_at_small_blocks_and_bandwidth_at_large() {
+        let c = compare(&hci("a", 10_000, 500), &hci("b", 15_000, 450));
+        let t = comparison_table(&c).to_text();
+        let rows: Vec<(String, String, String, String)> = c
+            .rows
+            .iter()
+            .map(|r| {
+                let (a, b) = (r.baseline.as_ref().unwrap(), r.candidate.as_ref().unwrap());
+                (
+                    r.metric.clone(),
+                    r.peak_text(a),
+                    r.peak_text(b),
+                    format!("{:+.0}", r.change_percent.unwrap()),
+                )
+            })
+            .collect();
+        let row = |m: &str, a: &str, b: &str, ch: &str| {
+            (m.to_string(), a.to_string(), b.to_string(), ch.to_string())
+        };
+        assert_eq!(
+            rows[..4],
+            [
+                row(
+                    "randrw [rwmix_read=70] read IOPS",
+                    "10.0k IOPS at block size 4KiB",
+                    "15.0k IOPS at block size 4KiB",
+                    "+50"
+                ),
+                row(
+                    "randrw [rwmix_read=70] read bandwidth",
+                    "1000 MiB/s at block size 2MiB",
+                    "900 MiB/s at block size 2MiB",
+                    "-10"
+                ),
+                row(
+                    "randrw [rwmix_read=70] write IOPS",
+                    "5.00k IOPS at block size 4KiB",
+                    "7.50k IOPS at block size 4KiB",
+                    "+50"
+                ),
+                row(
+                    "randrw [rwmix_read=70] write bandwidth",
+                    "500 MiB/s at block size 2MiB",
+                    "450 MiB/s at block size 2MiB",
+                    "-10"
+                ),
+            ],
+            "{t}"
+        );
+        assert_eq!(c.rows.len(), 8, "the same for 90 % reads:\n{t}");
+    }
+
+    #[test]
+    fn a_sweep_of_large_blocks_only_keeps_one_measure() {
+        let big = |label: &str, mib: f64| {
+            run_with(
+                label,
+                ["1MiB", "2MiB"]
+                    .into_iter()
+                    .map(|bs| {
+                        let mut p = data_phase("seq", "1", 0, OpKind::Read, mib);
+                        p.params.insert("block_size".into(), bs.into());
+                        p
+                    })
+                    .collect(),
+            )
+        };
+        let c = compare(&big("a", 100.0), &big("b", 110.0));
+        let metrics: Vec<&str> = c.rows.iter().map(|r| r.metric.as_str()).collect();
+        assert_eq!(metrics, ["seq read bandwidth"]);
+    }
+
+    #[test]
+    fn a_block_size_sweep_is_charted_and_tabled_in_iops_and_bandwidth() {
+        let runs = [hci("b", 15_000, 450), hci("a", 10_000, 500)];
+        let html = crate::render_html(&runs, &crate::HtmlOptions::default());
+        for title in [
+            "randrw [rwmix_read=90]: IOPS vs block size",
+            "randrw [rwmix_read=90]: throughput vs block size",
+        ] {
+            assert!(html.contains(title), "no chart {title}");
+        }
+        assert!(html.contains("read · b: 15.0k IOPS at block size 4KiB"));
+        let md = crate::render_markdown(&runs, None);
+        let header = md
+            .lines()
+            .find(|l| l.starts_with("| Block size"))
+            .expect("a table per block size");
+        for column in ["read · b IOPS", "read · a IOPS", "read · b bandwidth"] {
+            assert!(header.contains(column), "{header}");
+        }
+        let row = md.lines().find(|l| l.starts_with("| 4KiB")).unwrap();
+        assert!(row.contains("15.0k") && row.contains("10.0k"), "{row}");
+        assert!(md.contains("| randrw [rwmix_read=70] read IOPS "), "{md}");
     }
 }

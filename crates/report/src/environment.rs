@@ -121,17 +121,33 @@ fn mitigations(inv: &Inventory) -> Option<String> {
     if inv.mitigations.is_empty() {
         return None;
     }
-    let vulnerable: Vec<&str> = inv
+    let vulnerable: Vec<String> = inv
         .mitigations
         .iter()
-        .filter(|(_, status)| status.starts_with("Vulnerable"))
-        .map(|(name, _)| name.as_str())
+        .filter_map(|(name, status)| {
+            let part = vulnerable_part(status)?;
+            Some(if part == status.trim() {
+                name.clone()
+            } else {
+                format!("{name} ({part})")
+            })
+        })
         .collect();
     Some(if vulnerable.is_empty() {
         format!("none vulnerable ({} checked)", inv.mitigations.len())
     } else {
         format!("vulnerable: {}", vulnerable.join(", "))
     })
+}
+
+/// The first part of a sysfs vulnerability status that says Vulnerable: the whole status
+/// ("Vulnerable"), or one of its ';'-separated parts ("Mitigation: Retpolines; BHI:
+/// Vulnerable" gives "BHI: Vulnerable"). "Not affected" and mitigations are not.
+fn vulnerable_part(status: &str) -> Option<&str> {
+    status
+        .split(';')
+        .map(str::trim)
+        .find(|part| part.contains("Vulnerable") && !part.contains("Not affected"))
 }
 
 fn storage_items(inv: &Inventory) -> Vec<Item> {
@@ -240,5 +256,43 @@ mod tests {
             row("Interface ib0"),
             ["—", "100 Gb/s, MTU unknown, state unknown, virtual"]
         );
+    }
+
+    #[test]
+    fn a_vulnerable_part_makes_the_entry_vulnerable() {
+        let mut run = run_with("a", vec![]);
+        run.provenance.inventory = Some(Inventory {
+            mitigations: [
+                (
+                    "spectre_v2",
+                    "Mitigation: Retpolines; IBPB: conditional; BHI: Vulnerable",
+                ),
+                (
+                    "mds",
+                    "Vulnerable: Clear CPU buffers attempted, no microcode",
+                ),
+                ("meltdown", "Not affected"),
+                ("spectre_v1", "Mitigation: usercopy/swapgs barriers"),
+                ("retbleed", "Mitigation: IBRS; PBRSB-eIBRS: Not affected"),
+            ]
+            .into_iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect(),
+            ..Inventory::default()
+        });
+        let t = environment_table(&[run.clone()], &["a".into()]);
+        let row = |t: &EnvTable| {
+            t.rows
+                .iter()
+                .find(|r| r.item == "CPU vulnerabilities")
+                .map(|r| r.values[0].clone())
+                .unwrap()
+        };
+        assert_eq!(row(&t), "vulnerable: mds, spectre_v2 (BHI: Vulnerable)");
+        let inv = run.provenance.inventory.as_mut().unwrap();
+        inv.mitigations.remove("spectre_v2");
+        inv.mitigations.remove("mds");
+        let t = environment_table(&[run], &["a".into()]);
+        assert_eq!(row(&t), "none vulnerable (3 checked)");
     }
 }

@@ -9,6 +9,7 @@
 //! - [`compare()`] / [`compare_sides`]: the table the NFS study ends with, baseline (A, the
 //!   old version) against candidate (B): per metric the peaks, where they were reached, the
 //!   change in % and whether it is within the noise.
+//! - [`ladder_outcome`]: a ladder run's objective, highest load within it and knee.
 //! - [`phase_timeline`]: a phase's per-second rates; [`warnings()`]: cache, errors,
 //!   interrupted phases and noisy figures, per run.
 //!
@@ -24,8 +25,9 @@
 //! - [`render`] picks one of them by [`Format`].
 //!
 //! For `iolab report RUN --vs OLD`, pass `[run, old]` to the renderers (the first run is
-//! the subject) and `compare(&old, &run)` as the comparison; [`render_html`] and
-//! [`render_markdown`] compute that comparison themselves when given none.
+//! the subject) and, as the comparison, `compare_sides(old_runs, runs)` with every run of
+//! each label, as `iolab compare OLD RUN` computes it; [`render_html`] and
+//! [`render_markdown`] compare the two runs themselves when given none.
 #![forbid(unsafe_code)]
 
 mod aggregate;
@@ -36,6 +38,7 @@ mod environment;
 mod error;
 mod html;
 mod json;
+mod ladder;
 mod markdown;
 mod measure;
 mod report_tables;
@@ -67,6 +70,7 @@ pub use environment::{EnvRow, EnvTable, environment_table};
 pub use error::ReportError;
 pub use html::{HtmlOptions, render_html};
 pub use json::{render_comparison_json, render_json};
+pub use ladder::{LadderOutcome, LadderStep, ladder_outcome};
 pub use markdown::{render_comparison_markdown, render_markdown};
 pub use measure::{Measure, at_phrase, change_words};
 pub use sweep::value_order;

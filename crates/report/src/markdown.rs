@@ -37,6 +37,7 @@ pub fn render_markdown(runs: &[RunRecord], comparison: Option<&Comparison>) -> S
         out.push('\n');
         out.push_str(&comparison_section(c, "##"));
     }
+    out.push_str(&crate::ladder::ladders_markdown(runs, &agg));
     out.push_str(&results_section(&agg));
     out.push_str(&parameters_section(runs, &agg));
     out.push_str("\n## Environment\n\n");

@@ -6,6 +6,7 @@ use iolab_core::result::{RunRecord, RunStatus};
 use iolab_core::stats::Spread;
 
 use crate::aggregate::{Aggregate, Group};
+use crate::compare::{Judged, judged};
 use crate::environment::EnvTable;
 use crate::measure::{Measure, axis_name};
 use crate::table::Table;
@@ -104,13 +105,18 @@ pub fn group_table(agg: &Aggregate, g: &Group) -> Table {
     let mut headers = vec![first];
     let mut columns = Vec::new();
     for op in &g.ops {
-        for side in sides_of(g) {
-            headers.push(format!(
-                ">{} {}",
-                series_name(agg, op.op.name(), side),
-                op.measure.word()
-            ));
-            columns.push((op, side));
+        // A sweep over 4KiB and 2MiB blocks shows IOPS and bandwidth.
+        let mut measures: Vec<Measure> = judged(g, *op).iter().map(|j| j.measure).collect();
+        measures.dedup();
+        for measure in measures {
+            for side in sides_of(g) {
+                headers.push(format!(
+                    ">{} {}",
+                    series_name(agg, op.op.name(), side),
+                    measure.word()
+                ));
+                columns.push((op, measure, side));
+            }
         }
     }
     let refs: Vec<&str> = headers.iter().map(String::as_str).collect();
@@ -122,11 +128,15 @@ pub fn group_table(agg: &Aggregate, g: &Group) -> Table {
     };
     for value in values {
         let mut row = vec![value.unwrap_or(&g.name).to_string()];
-        for (op, side) in &columns {
+        for (op, measure, side) in &columns {
+            let read = Judged {
+                measure: *measure,
+                small_blocks: None,
+            };
             let cell = g
                 .point(*side, value)
                 .and_then(|p| p.op(op.op))
-                .map(|o| figure_cell(op.measure, &o.value))
+                .map(|o| figure_cell(*measure, &read.spread(**op, o)))
                 .unwrap_or_else(|| "—".to_string());
             row.push(cell);
         }

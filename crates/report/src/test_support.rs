@@ -59,7 +59,7 @@ pub fn meta_phase(name: &str, threads: &str, rep: u32, op: OpKind, rate: u64) ->
     p
 }
 
-fn op_result(op: OpKind, ops: u64, bytes: u64) -> OpResult {
+pub fn op_result(op: OpKind, ops: u64, bytes: u64) -> OpResult {
     let mut h = LatencyHistogram::new();
     h.record_n(100_000, 1000);
     let total = OpCount { ops, bytes };

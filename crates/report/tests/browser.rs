@@ -128,6 +128,8 @@ fn check_dom(dom: &str, expected: &[svg::SvgChart]) {
     assert_eq!(kinds("latency-iops"), 3);
     assert_eq!(kinds("timeline"), 5);
     assert_eq!(kinds("device-throughput"), 1);
+    assert_eq!(kinds("device-queue"), 1);
+    assert_eq!(kinds("device-await"), 1);
     let seq_write = seen.iter().find(|c| c.kind == "sweep").unwrap();
     assert_eq!(seq_write.legend, ["write · v7.4", "write · v7.3"]);
     assert!(

@@ -126,6 +126,33 @@ fn html_chart_structure() {
 }
 
 #[test]
+fn html_charts_device_queue_size_and_await() {
+    let html = render_html(&fixtures::report_runs(), &HtmlOptions::default());
+    let charts = svg::charts(&html);
+    let find = |kind: &str| {
+        charts
+            .iter()
+            .find(|c| c.kind == kind)
+            .unwrap_or_else(|| panic!("no {kind} chart"))
+    };
+    let queue = find("device-queue");
+    assert_eq!(
+        queue.title,
+        "seq-write: device average queue size on node01"
+    );
+    assert_eq!(queue.y_title, "Average queue size, requests");
+    assert_eq!(queue.y_ticks.last().unwrap(), "8", "aqu-sz 8 fits the axis");
+    assert_eq!(queue.legend, ["nvme0n1"]);
+    let wait = find("device-await");
+    assert_eq!(wait.y_title, "Await (µs)");
+    // 0.4 ms of write await, on a microsecond axis; reads stayed at zero and are left out.
+    assert_eq!(wait.y_ticks.last().unwrap(), "400");
+    assert_eq!(wait.legend, ["nvme0n1 write"]);
+    assert!(html.contains("nvme0n1 write: 0.4 ms at"), "tooltips in ms");
+    assert!(html.contains("nvme0n1: 8.0 requests at"));
+}
+
+#[test]
 fn html_is_self_contained() {
     let html = render_html(&fixtures::report_runs(), &HtmlOptions::default());
     assert!(html.starts_with("<!DOCTYPE html>"));

@@ -8,7 +8,7 @@ use std::path::PathBuf;
 use anyhow::{Context, Result, bail};
 use clap::{Args, Subcommand};
 use iolab_core::result::RunRecord;
-use iolab_report::{Format, HtmlOptions};
+use iolab_report::{Comparison, Format, HtmlOptions};
 use iolab_store::{RunFilter, RunId, Store};
 
 use crate::cli::StoreArgs;
@@ -275,11 +275,22 @@ fn side(store: &Store, reference: &str) -> Result<Vec<RunRecord>> {
         .collect::<Result<Vec<_>, _>>()?)
 }
 
+/// `b` against the baseline `a`, each a run id or every run with a label: what `iolab
+/// compare A B` prints and `iolab report B --vs A` shows.
+fn compare_refs(
+    store: &Store,
+    a: &str,
+    b: &str,
+) -> Result<(Vec<RunRecord>, Vec<RunRecord>, Comparison)> {
+    let a = side(store, a)?;
+    let b = side(store, b)?;
+    let c = iolab_report::compare_sides(&a, &b);
+    Ok((a, b, c))
+}
+
 pub fn compare(args: CompareArgs) -> Result<u8> {
     let store = open_store(&args.store)?;
-    let a = side(&store, &args.a)?;
-    let b = side(&store, &args.b)?;
-    let c = iolab_report::compare_sides(&a, &b);
+    let (a, b, c) = compare_refs(&store, &args.a, &args.b)?;
     let text = match args.format {
         Format::Text => iolab_report::render_comparison_text(&c),
         Format::Markdown => iolab_report::render_comparison_markdown(&c),
@@ -306,13 +317,16 @@ pub fn report(args: ReportArgs) -> Result<u8> {
         bail!("say what to write: --html FILE, --markdown FILE and/or --csv FILE");
     }
     let store = open_store(&args.store)?;
-    let subject = load(&store, &args.run)?;
-    let mut runs = vec![subject.clone()];
+    let mut runs = vec![load(&store, &args.run)?];
     for v in &args.vs {
         runs.push(load(&store, v)?);
     }
-    // Compared with the first --vs run as the baseline.
-    let comparison = runs.get(1).map(|old| iolab_report::compare(old, &subject));
+    // Compared with the first --vs as the baseline, exactly as `iolab compare` does: a
+    // label on either side pools all its runs.
+    let comparison = match args.vs.first() {
+        Some(old) => Some(compare_refs(&store, old, &args.run)?.2),
+        None => None,
+    };
     if let Some(p) = &args.html {
         let html = iolab_report::render_html(
             &runs,

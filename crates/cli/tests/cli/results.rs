@@ -125,6 +125,60 @@ fn stored_runs_are_listed_shown_exported_compared_and_reported() {
 }
 
 #[test]
+fn a_report_compares_labels_as_compare_does() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("r.db");
+    // qb reads; qa read once, then wrote (its newest run).
+    null_run(&db, "qb", "1");
+    null_run(&db, "qa", "1");
+    with_db(
+        &db,
+        &[
+            "run",
+            "--backend",
+            "null",
+            "--rw",
+            "randwrite",
+            "--size",
+            "16MiB",
+            "--label",
+            "qa",
+            "-Q",
+        ],
+    )
+    .expect(0);
+    let cmp = with_db(&db, &["compare", "qb", "qa", "--format", "markdown"]).expect(0);
+    let md = dir.path().join("r.md");
+    with_db(
+        &db,
+        &["report", "qa", "--vs", "qb", "--markdown", path(&md)],
+    )
+    .expect(0);
+    let page = std::fs::read_to_string(&md).unwrap();
+    let start = page.find("## Comparison").expect("a comparison section");
+    let end = start + page[start..].find("\n## Results").unwrap();
+    assert_eq!(
+        &page[start + 1..end],
+        cmp.stdout,
+        "the report's comparison is compare's"
+    );
+    // Both runs of qa are pooled: its older read run is compared with qb's read run.
+    let rows: Vec<&str> = cmp
+        .stdout
+        .lines()
+        .filter(|l| l.starts_with("| rand"))
+        .collect();
+    assert_eq!(rows.len(), 2, "{}", cmp.stdout);
+    assert!(
+        rows[0].starts_with("| randread-4KiB read IOPS "),
+        "{}",
+        rows[0]
+    );
+    assert!(!rows[0].contains("only in"), "{}", rows[0]);
+    assert!(rows[1].contains("only in qa"), "{}", rows[1]);
+}
+
+#[test]
 fn a_study_killed_mid_way_leaves_a_readable_incomplete_run() {
     let dir = tempfile::tempdir().unwrap();
     let db = dir.path().join("r.db");

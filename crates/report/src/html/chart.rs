@@ -62,7 +62,7 @@ pub struct Series {
 #[derive(Clone, Debug, PartialEq)]
 pub struct Chart {
     /// The data-chart attribute: sweep, metadata, latency-percentiles, latency-iops,
-    /// timeline, device-throughput, device-iops, utilization.
+    /// timeline, device-throughput, device-iops, device-queue, device-await, utilization.
     pub kind: &'static str,
     pub title: String,
     pub x: XAxis,

@@ -9,6 +9,7 @@ use iolab_core::result::PhaseKind;
 use super::axis::Unit;
 use super::chart::{Chart, Pt, Series, XAxis, YAxis};
 use crate::aggregate::{Aggregate, Group, GroupOp, Point};
+use crate::compare::{Judged, judged};
 use crate::measure::{Measure, axis_name};
 use crate::report_tables::{series_name, sides_of};
 use crate::sweep::value_order;
@@ -39,38 +40,51 @@ pub(super) fn noun(measure: Measure) -> &'static str {
     }
 }
 
-/// The measures of a group's ops, in order of first use.
+/// The measures a group's ops are judged by (a sweep over 4KiB and 2MiB blocks: IOPS and
+/// throughput), in order of first use.
 fn measures(g: &Group) -> Vec<Measure> {
     let mut out: Vec<Measure> = Vec::new();
     for op in &g.ops {
-        if !out.contains(&op.measure) {
-            out.push(op.measure);
+        for j in judged(g, *op) {
+            if !out.contains(&j.measure) {
+                out.push(j.measure);
+            }
         }
     }
     out
 }
 
-/// One series of `op` on `side`, x being the index of the swept value in `values`.
+/// Every point of an op, read in `measure`.
+fn in_measure(measure: Measure) -> Judged {
+    Judged {
+        measure,
+        small_blocks: None,
+    }
+}
+
+/// One series of `op` on `side`, x being the index of the swept value in `values`, y the
+/// op's figure in `measure`.
 fn op_series(
     agg: &Aggregate,
     g: &Group,
-    (op, side): (GroupOp, usize),
+    (op, side, measure): (GroupOp, usize, Measure),
     values: &[String],
     color: usize,
 ) -> Series {
     let name = series_name(agg, &op_label(g, op), side);
+    let judged = in_measure(measure);
     let points = g.sides[side]
         .iter()
         .filter_map(|p| {
-            let o = p.op(op.op)?;
+            let o = judged.spread(op, p.op(op.op)?);
             let x = values.iter().position(|v| Some(v) == p.value.as_ref())?;
             let at = g.at(p).map(|a| format!(" at {a}")).unwrap_or_default();
             Some(Pt {
                 x: x as f64,
-                y: o.value.mean,
-                range: (o.value.n > 1).then_some((o.value.min, o.value.max)),
+                y: o.mean,
+                range: (o.n > 1).then_some((o.min, o.max)),
                 label: None,
-                tip: format!("{name}: {}{at}", op.measure.format(o.value.mean)),
+                tip: format!("{name}: {}{at}", measure.format(o.mean)),
             })
         })
         .collect();
@@ -105,11 +119,16 @@ pub fn sweep_charts(agg: &Aggregate) -> Vec<Chart> {
         let Some(key) = &g.swept else { continue };
         for measure in measures(g) {
             let mut series = Vec::new();
-            let ops: Vec<&GroupOp> = g.ops.iter().filter(|o| o.measure == measure).collect();
+            let ops: Vec<&GroupOp> = g
+                .ops
+                .iter()
+                .filter(|o| judged(g, **o).iter().any(|j| j.measure == measure))
+                .collect();
             for (i, op) in ops.iter().enumerate() {
                 for side in sides_of(g) {
                     let color = color_for(i, ops.len(), side);
-                    series.push(op_series(agg, g, (**op, side), &g.values, color));
+                    let series_of = (**op, side, measure);
+                    series.push(op_series(agg, g, series_of, &g.values, color));
                 }
             }
             charts.push(Chart {
@@ -160,7 +179,7 @@ pub fn metadata_charts(agg: &Aggregate) -> Vec<Chart> {
             for (i, (g, op)) in metrics.iter().enumerate() {
                 for side in sides_of(g) {
                     let color = color_for(i, metrics.len(), side);
-                    series.push(op_series(agg, g, (*op, side), &values, color));
+                    series.push(op_series(agg, g, (*op, side, op.measure), &values, color));
                 }
             }
             let log = spans_decade(&series);

@@ -14,6 +14,7 @@ use crate::aggregate::Aggregate;
 use crate::compare::{Comparison, Noise, Presence};
 use crate::comparison_text::comparison_table;
 use crate::environment::environment_table;
+use crate::ladder::ladder_outcome;
 use crate::measure::{axis_name, params_text};
 use crate::report_tables::{FIGURE_NOTE, environment_rows, group_table, latency_table, runs_table};
 use crate::warnings;
@@ -49,11 +50,33 @@ pub fn page(title: &str, runs: &[RunRecord], agg: &Aggregate, c: Option<&Compari
     if let Some(c) = c {
         sections.push(("comparison", "Comparison", comparison_html(c)));
     }
+    let ladders = ladders_html(runs, agg);
+    if !ladders.is_empty() {
+        sections.push(("ladder", "Latency ladder", ladders));
+    }
     chart_sections(&mut sections, runs, agg);
     sections.push(("results", "Results", results_html(agg)));
     sections.push(("parameters", "Parameters", parameters_html(runs, agg)));
     sections.push(("environment", "Environment", environment_html(runs, agg)));
     document(title, &sections)
+}
+
+/// Each ladder run's objective, highest load within it and knee, then its steps.
+fn ladders_html(runs: &[RunRecord], agg: &Aggregate) -> String {
+    let mut out = String::new();
+    for (run, side) in runs.iter().zip(&agg.sides) {
+        let Some(l) = ladder_outcome(run) else {
+            continue;
+        };
+        if runs.len() > 1 {
+            let _ = writeln!(out, "<h3>{}</h3>", escape(&side.name));
+        }
+        for s in l.sentences() {
+            let _ = writeln!(out, "<p>{}</p>", escape(&s));
+        }
+        out.push_str(&l.table().to_html("ladder"));
+    }
+    out
 }
 
 /// The sections of charts: sweeps, metadata, latency, timelines.

@@ -1,6 +1,7 @@
 //! Time series of one phase per group (the subject's peak point): the per-second rates of
 //! every side overlaid ([`timeline_blocks`]), and beside them the device and CPU samples
-//! taken while the subject's phase ran: device throughput, device IOPS, utilization.
+//! taken while the subject's phase ran: device throughput, device IOPS, average queue
+//! size, await, utilization.
 
 use iolab_core::result::{PhaseResult, RunRecord};
 use iolab_core::telemetry::{DeviceSeries, Telemetry};
@@ -98,9 +99,16 @@ fn timeline_chart(agg: &Aggregate, g: &Group, phases: &[(usize, &PhaseResult)]) 
     })
 }
 
-/// Telemetry series from (name, values); a series that stayed at zero (reads during a
-/// write phase) is left out, and colours follow the order of those kept.
-fn series_of(times: &[f64], unit: &str, lines: Vec<(String, &Vec<f64>)>) -> Vec<Series> {
+/// Telemetry series from (name, values), drawn at `scale` times the values (await in ms
+/// on a latency axis in ns) with tooltips in the values' own `unit`; a series that stayed
+/// at zero (reads during a write phase) is left out, and colours follow the order of
+/// those kept.
+fn series_of(
+    times: &[f64],
+    unit: &str,
+    scale: f64,
+    lines: Vec<(String, &Vec<f64>)>,
+) -> Vec<Series> {
     lines
         .into_iter()
         .filter(|(_, values)| values.iter().any(|v| *v != 0.0))
@@ -111,7 +119,7 @@ fn series_of(times: &[f64], unit: &str, lines: Vec<(String, &Vec<f64>)>) -> Vec<
                 .zip(values)
                 .map(|(t, v)| Pt {
                     x: *t,
-                    y: *v,
+                    y: *v * scale,
                     range: None,
                     label: None,
                     tip: format!("{name}: {v:.1}{unit} at {t:.1} s"),
@@ -124,16 +132,21 @@ fn series_of(times: &[f64], unit: &str, lines: Vec<(String, &Vec<f64>)>) -> Vec<
         .collect()
 }
 
-/// The lines of each telemetry chart: (kind, what, y axis, unit of tooltips, lines).
+/// The lines of each telemetry chart: (kind, what, y axis, unit of tooltips, scale from
+/// values to the axis, lines).
 type TelemetryLines<'a> = (
     &'static str,
     &'static str,
     YAxis,
     &'static str,
+    f64,
     Vec<(String, &'a Vec<f64>)>,
 );
 
-fn telemetry_lines(t: &Telemetry) -> [TelemetryLines<'_>; 3] {
+/// Nanoseconds in a millisecond: await is stored in ms, latency axes are in ns.
+const NS_PER_MS: f64 = 1e6;
+
+fn telemetry_lines(t: &Telemetry) -> [TelemetryLines<'_>; 5] {
     let per_device = |pick: &dyn Fn(&DeviceSeries) -> [&Vec<f64>; 2]| {
         t.devices
             .iter()
@@ -166,6 +179,7 @@ fn telemetry_lines(t: &Telemetry) -> [TelemetryLines<'_>; 3] {
             "device throughput",
             axis("Throughput", Unit::BytesPerSec),
             " B/s",
+            1.0,
             per_device(&|d| [&d.read_bytes_per_sec, &d.write_bytes_per_sec]),
         ),
         (
@@ -173,19 +187,41 @@ fn telemetry_lines(t: &Telemetry) -> [TelemetryLines<'_>; 3] {
             "device IOPS",
             axis("IOPS", Unit::Count),
             " IOPS",
+            1.0,
             per_device(&|d| [&d.read_iops, &d.write_iops]),
+        ),
+        (
+            "device-queue",
+            "device average queue size",
+            axis("Average queue size, requests", Unit::Count),
+            " requests",
+            1.0,
+            t.devices
+                .iter()
+                .map(|d| (d.name.clone(), &d.queue_size))
+                .collect(),
+        ),
+        (
+            "device-await",
+            "device await (queueing included)",
+            axis("Await", Unit::Latency),
+            " ms",
+            NS_PER_MS,
+            per_device(&|d| [&d.read_await_ms, &d.write_await_ms]),
         ),
         (
             "utilization",
             "device busy and CPU",
             axis("Busy", Unit::Percent),
             "%",
+            1.0,
             busy,
         ),
     ]
 }
 
-/// Device throughput, device IOPS, and utilization with host CPU, for one phase.
+/// Device throughput, IOPS, average queue size, await, and utilization with host CPU,
+/// for one phase.
 fn telemetry_charts(g: &Group, phase: &PhaseResult, t: &Telemetry) -> Vec<Chart> {
     let times = telemetry_times(phase, t);
     let host = match t.host.as_str() {
@@ -194,12 +230,12 @@ fn telemetry_charts(g: &Group, phase: &PhaseResult, t: &Telemetry) -> Vec<Chart>
     };
     telemetry_lines(t)
         .into_iter()
-        .map(|(kind, what, y, unit, lines)| Chart {
+        .map(|(kind, what, y, unit, scale, lines)| Chart {
             kind,
             title: format!("{}: {what}{host}", g.label()),
             x: time_axis(),
             y,
-            series: series_of(&times, unit, lines),
+            series: series_of(&times, unit, scale, lines),
         })
         .filter(|c| !c.series.is_empty())
         .collect()
