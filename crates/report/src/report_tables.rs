@@ -150,7 +150,8 @@ pub fn latency_table(agg: &Aggregate, g: &Group) -> Table {
     let mut t = Table::new(&refs);
     for side in sides_of(g) {
         for p in &g.sides[side] {
-            for o in &p.ops {
+            // Imported results have no latency samples: no row of zeros.
+            for o in p.ops.iter().filter(|o| o.latency.count > 0) {
                 let mut row: Vec<String> = Vec::new();
                 if first.is_some() {
                     row.push(p.value.clone().unwrap_or_default());
