@@ -167,3 +167,105 @@ fn a_study_killed_mid_way_leaves_a_readable_incomplete_run() {
     let phases = j["phases"].as_array().unwrap().len();
     assert!((2..6).contains(&phases), "{phases} phases kept");
 }
+
+#[test]
+fn results_list_speaks_json_csv_markdown_and_html() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("r.db");
+    null_run(&db, "v1", "1");
+    null_run(&db, "v,2", "2");
+    let json = with_db(&db, &["results", "list", "--format", "json"]).expect(0);
+    let j: serde_json::Value = serde_json::from_str(&json.stdout).unwrap();
+    let runs = j.as_array().unwrap();
+    assert_eq!(runs.len(), 2);
+    assert_eq!(runs[0]["id"], "r2");
+    assert_eq!(runs[0]["label"], "v,2");
+    assert_eq!(runs[1]["label"], "v1");
+    assert_eq!(runs[1]["kind"], "run");
+    assert_eq!(runs[1]["status"], "complete");
+    assert_eq!(runs[1]["phases"], 1);
+    assert_eq!(runs[1]["imported"], false);
+
+    let csv = with_db(&db, &["results", "list", "--format", "csv"]).expect(0);
+    let lines: Vec<&str> = csv.stdout.lines().collect();
+    assert_eq!(
+        lines[0],
+        "id,label,kind,status,started_utc,started_at_ms,finished_at_ms,imported,phases,target"
+    );
+    assert_eq!(lines.len(), 3, "{}", csv.stdout);
+    assert!(
+        lines[1].starts_with("r2,\"v,2\",run,complete,"),
+        "{}",
+        lines[1]
+    );
+    assert!(lines[2].starts_with("r1,v1,run,complete,"), "{}", lines[2]);
+
+    let md = with_db(&db, &["results", "list", "--format", "markdown"]).expect(0);
+    let lines: Vec<&str> = md.stdout.lines().collect();
+    assert!(
+        lines[0].starts_with("| id | label | kind |"),
+        "{}",
+        md.stdout
+    );
+    assert!(
+        lines[2].starts_with("| r2 | v,2 | run | complete |"),
+        "{}",
+        md.stdout
+    );
+    assert_eq!(lines.len(), 4);
+
+    let html = with_db(&db, &["results", "list", "--format", "html"]).expect(0);
+    assert!(
+        html.stdout.contains("<td>r1</td><td>v1</td><td>run</td>"),
+        "{}",
+        html.stdout
+    );
+
+    let bad = with_db(&db, &["results", "list", "--format", "yaml"]);
+    assert_eq!(bad.code, 2);
+    assert!(error_line(&bad).contains("--format"), "{}", bad.stderr);
+}
+
+#[test]
+fn filters_matching_nothing_are_not_an_empty_database() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("r.db");
+    let empty = with_db(&db, &["results", "list"]).expect(0);
+    assert!(
+        empty.stdout.starts_with("no runs stored in "),
+        "{}",
+        empty.stdout
+    );
+    null_run(&db, "v1", "1");
+    let kind = with_db(&db, &["results", "list", "--kind", "io500"]).expect(0);
+    assert!(
+        kind.stdout
+            .starts_with("no run matches --kind io500 (1 run stored in "),
+        "{}",
+        kind.stdout
+    );
+    let since = with_db(
+        &db,
+        &["results", "list", "--since", "2099-01-01", "--label", "v*"],
+    )
+    .expect(0);
+    assert!(
+        since
+            .stdout
+            .starts_with("no run matches --label v*, --since 2099-01-01 (1 run stored in "),
+        "{}",
+        since.stdout
+    );
+    // Other formats print an empty document and say why on standard error.
+    let json = with_db(
+        &db,
+        &["results", "list", "--kind", "io500", "--format", "json"],
+    )
+    .expect(0);
+    assert_eq!(json.stdout.trim(), "[]");
+    assert!(
+        json.stderr.contains("no run matches --kind io500"),
+        "{}",
+        json.stderr
+    );
+}
