@@ -12,7 +12,9 @@ use crate::table::Table;
 
 /// Explains the cells of [`group_table`].
 pub const FIGURE_NOTE: &str = "Figures are means over the repetitions; ± is the half-width \
-of the 95% confidence interval of the mean; * marks a noisy figure (CV over 10%).";
+of the 95% confidence interval of the mean; SD is the standard deviation and CV the \
+coefficient of variation (SD / mean) over the repetitions; * marks a noisy figure (CV over \
+10%).";
 
 /// "1.20 GiB/s" for one measurement; "1.20 GiB/s ±3.1%" (95 % CI) over repetitions, with
 /// "*" when noisy.
@@ -103,6 +105,8 @@ pub fn group_table(agg: &Aggregate, g: &Group) -> Table {
         .unwrap_or_else(|| "Phase".to_string());
     let mut headers = vec![first];
     let mut columns = Vec::new();
+    // SD and CV after each figure, when something was repeated.
+    let repeated = g.sides.iter().flatten().any(|p| p.repetitions() > 1);
     for op in &g.ops {
         for side in sides_of(g) {
             headers.push(format!(
@@ -110,6 +114,10 @@ pub fn group_table(agg: &Aggregate, g: &Group) -> Table {
                 series_name(agg, op.op.name(), side),
                 op.measure.word()
             ));
+            if repeated {
+                headers.push(">SD".into());
+                headers.push(">CV".into());
+            }
             columns.push((op, side));
         }
     }
@@ -123,12 +131,24 @@ pub fn group_table(agg: &Aggregate, g: &Group) -> Table {
     for value in values {
         let mut row = vec![value.unwrap_or(&g.name).to_string()];
         for (op, side) in &columns {
-            let cell = g
+            let spread = g
                 .point(*side, value)
                 .and_then(|p| p.op(op.op))
-                .map(|o| figure_cell(op.measure, &o.value))
-                .unwrap_or_else(|| "—".to_string());
-            row.push(cell);
+                .map(|o| o.value);
+            row.push(
+                spread
+                    .map(|s| figure_cell(op.measure, &s))
+                    .unwrap_or_else(|| "—".to_string()),
+            );
+            if repeated {
+                match spread {
+                    Some(s) if s.n > 1 => {
+                        row.push(op.measure.format(s.stddev));
+                        row.push(format!("{:.1}%", s.cv * 100.0));
+                    }
+                    _ => row.extend(["—".to_string(), "—".to_string()]),
+                }
+            }
         }
         t.push(row);
     }

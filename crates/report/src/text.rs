@@ -8,6 +8,8 @@ use iolab_core::histogram::LatencySummary;
 use iolab_core::result::{CpuUsage, OpResult, PhaseKind, PhaseResult, RunRecord};
 use iolab_core::units::{ByteCount, Nanos};
 
+use crate::table::Table;
+
 /// The whole run: a header line, then each phase.
 pub fn render_run(run: &RunRecord) -> String {
     let mut out = String::new();
@@ -28,10 +30,58 @@ pub fn render_run(run: &RunRecord) -> String {
         out.push('\n');
         out.push_str(&render_phase(p));
     }
+    out.push_str(&repetitions_section(run));
     for w in &run.warnings {
         let _ = writeln!(out, "warning: {w}");
     }
     out
+}
+
+/// Explains [`repetitions_section`]'s columns.
+pub const REPETITIONS_NOTE: &str = "mean, SD (standard deviation) and CV (SD / mean) over \
+the n repetitions; ± is the half-width of the 95% confidence interval of the mean; * marks \
+a noisy figure (CV over 10%)";
+
+/// Figures measured more than once, pooled: a table with the mean, SD, CV and 95 % CI of
+/// each; empty when nothing was repeated.
+fn repetitions_section(run: &RunRecord) -> String {
+    let agg = crate::aggregate::aggregate(run);
+    let rows: Vec<_> = agg
+        .spread_rows()
+        .into_iter()
+        .filter(|r| r.spread.n > 1)
+        .collect();
+    if rows.is_empty() {
+        return String::new();
+    }
+    // "at 8 threads" only when something was swept.
+    let swept = rows.iter().any(|r| !r.at().is_empty());
+    let headers = [
+        "phase", "at", "op", ">n", ">mean", ">SD", ">CV", ">95% CI", "",
+    ];
+    let headers: Vec<&str> = headers
+        .into_iter()
+        .filter(|h| swept || *h != "at")
+        .collect();
+    let mut t = Table::new(&headers);
+    for r in &rows {
+        let s = &r.spread;
+        let mut cells = vec![r.label()];
+        if swept {
+            cells.push(r.at());
+        }
+        cells.extend([
+            r.op.name().to_string(),
+            s.n.to_string(),
+            r.measure.format(s.mean),
+            r.measure.format(s.stddev),
+            format!("{:.1}%", s.cv * 100.0),
+            format!("±{}", r.measure.format(s.ci95)),
+            if r.noisy { "*" } else { "" }.to_string(),
+        ]);
+        t.push(cells);
+    }
+    format!("\nrepetitions ({REPETITIONS_NOTE}):\n{}", t.to_text())
 }
 
 fn phase_header(p: &PhaseResult) -> String {
