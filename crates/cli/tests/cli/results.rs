@@ -269,3 +269,61 @@ fn filters_matching_nothing_are_not_an_empty_database() {
         json.stderr
     );
 }
+
+#[test]
+fn an_imported_io500_result_shows_no_made_up_latency_or_cpu() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("r.db");
+    let result =
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("../engine/tests/fixtures/io500/lustre-isc24");
+    with_db(&db, &["io500", "score", path(&result), "--import"]).expect(0);
+    let show = with_db(&db, &["results", "show", "r1"]).expect(0);
+    assert!(show.stdout.contains("ior-easy-write"), "{}", show.stdout);
+    assert!(!show.stdout.contains("lat min"), "{}", show.stdout);
+    assert!(!show.stdout.contains("cpu:"), "{}", show.stdout);
+    let md = with_db(&db, &["results", "show", "r1", "--format", "markdown"]).expect(0);
+    assert!(!md.stdout.contains("Latency of"), "{}", md.stdout);
+}
+
+#[test]
+fn repeated_study_phases_show_mean_sd_cv_and_ci() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("r.db");
+    let study = dir.path().join("rep.toml");
+    std::fs::write(
+        &study,
+        "name = \"rep\"\nrepeat = 3\n[[sweep]]\nname = \"s\"\nover = { threads = [1] }\nphase = [{ name = \"p\", backend = \"null\", rw = \"randread\", size = \"4MiB\" }]\n",
+    )
+    .unwrap();
+    let work = dir.path().join("w");
+    std::fs::create_dir(&work).unwrap();
+    with_db(
+        &db,
+        &["study", "run", path(&study), "--dir", path(&work), "-Q"],
+    )
+    .expect(0);
+    let show = with_db(&db, &["results", "show", "r1"]).expect(0);
+    let table: Vec<&str> = show
+        .stdout
+        .lines()
+        .skip_while(|l| !l.starts_with("repetitions ("))
+        .collect();
+    assert!(table.len() >= 3, "{}", show.stdout);
+    let header: Vec<&str> = table[1].split_whitespace().collect();
+    assert_eq!(
+        header,
+        ["phase", "op", "n", "mean", "SD", "CV", "95%", "CI"]
+    );
+    assert!(table[2].starts_with("p      read  3  "), "{}", show.stdout);
+
+    let json = with_db(&db, &["results", "show", "r1", "--format", "json"]).expect(0);
+    let j: serde_json::Value = serde_json::from_str(&json.stdout).unwrap();
+    let s = &j["statistics"][0];
+    assert_eq!(s["n"], 3);
+    let mean = s["mean"].as_f64().unwrap();
+    let sd = s["stddev"].as_f64().unwrap();
+    assert!(mean > 0.0);
+    assert!((s["cv"].as_f64().unwrap() - sd / mean).abs() < 1e-9);
+    // t(2) = 4.303: the half-width of the 95% CI of a mean of three.
+    assert!((s["ci95"].as_f64().unwrap() - 4.303 * sd / 3f64.sqrt()).abs() <= 1e-6 * mean);
+}
