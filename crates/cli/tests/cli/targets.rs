@@ -3,7 +3,7 @@
 
 use std::path::{Path, PathBuf};
 
-use crate::common::{Ran, run as iolab};
+use crate::common::run as iolab;
 
 fn s(p: &Path) -> &str {
     p.to_str().expect("utf-8 temp path")
@@ -279,7 +279,8 @@ mod mpi {
     use std::process::{Command, Stdio};
     use std::time::{Duration, Instant};
 
-    use super::{Ran, s};
+    use super::s;
+    use crate::common::Ran;
 
     fn mpirun(np: u32, args: &[&str]) -> Option<Ran> {
         let available = Command::new("mpirun")
