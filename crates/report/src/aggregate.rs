@@ -143,6 +143,82 @@ impl Point {
     }
 }
 
+/// One operation at one point of one side, flattened for tables and documents: where it
+/// was measured and its figure of merit over the repetitions.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct SpreadRow {
+    pub side: String,
+    pub group: String,
+    pub split: Params,
+    pub swept_param: Option<String>,
+    pub swept_value: Option<String>,
+    pub op: OpKind,
+    pub measure: Measure,
+    pub unit: &'static str,
+    /// Mean, sample standard deviation, coefficient of variation (stddev / mean), 95 %
+    /// confidence interval half-width, min and max over the `n` repetitions.
+    #[serde(flatten)]
+    pub spread: Spread,
+    /// CV over 10 %.
+    pub noisy: bool,
+}
+
+impl SpreadRow {
+    /// "seq-write", or "seq-write [block_size=4KiB]" for a matrix row.
+    pub fn label(&self) -> String {
+        if self.split.is_empty() {
+            self.group.clone()
+        } else {
+            format!("{} [{}]", self.group, params_text(&self.split))
+        }
+    }
+
+    /// "8 threads", empty for a single-point group.
+    pub fn at(&self) -> String {
+        match (&self.swept_param, &self.swept_value) {
+            (Some(k), Some(v)) => at_phrase(k, v),
+            _ => String::new(),
+        }
+    }
+}
+
+impl Aggregate {
+    /// True when some figure was measured more than once.
+    pub fn has_repetitions(&self) -> bool {
+        self.groups
+            .iter()
+            .flat_map(|g| g.sides.iter().flatten())
+            .any(|p| p.repetitions() > 1)
+    }
+
+    /// Every side × group × swept value × op, in group and swept order.
+    pub fn spread_rows(&self) -> Vec<SpreadRow> {
+        let mut rows = Vec::new();
+        for g in &self.groups {
+            for (si, points) in g.sides.iter().enumerate() {
+                for p in points {
+                    for o in &p.ops {
+                        let measure = g.measure(o.op).unwrap_or(Measure::OpsRate);
+                        rows.push(SpreadRow {
+                            side: self.sides[si].name.clone(),
+                            group: g.name.clone(),
+                            split: g.split.clone(),
+                            swept_param: g.swept.clone(),
+                            swept_value: p.value.clone(),
+                            op: o.op,
+                            measure,
+                            unit: measure.unit(),
+                            spread: o.value,
+                            noisy: o.value.is_noisy(),
+                        });
+                    }
+                }
+            }
+        }
+        rows
+    }
+}
+
 /// One run, as a single side.
 pub fn aggregate(run: &RunRecord) -> Aggregate {
     aggregate_sides(&[std::slice::from_ref(run)])
@@ -385,5 +461,87 @@ mod tests {
         assert_eq!(g.sides[0].len(), 2);
         assert_eq!(g.sides[1].len(), 1);
         assert_eq!(g.sides[1][0].value.as_deref(), Some("4"));
+    }
+
+    /// Three repetitions at 100, 110 and 120 MiB/s: mean 110, SD 10, CV 9.09 %, 95 % CI
+    /// half-width t(2) · SD / √3 = 4.303 · 10 / 1.732 = 24.84 MiB/s; not noisy. A second
+    /// phase at 100, 120, 140: SD 20, CV 16.7 %, noisy.
+    #[test]
+    fn every_format_gives_mean_sd_cv_and_ci_of_repetitions() {
+        let mib = 1024.0 * 1024.0;
+        let mut phases = Vec::new();
+        for (rep, (a, b)) in [(100.0, 100.0), (110.0, 120.0), (120.0, 140.0)]
+            .into_iter()
+            .enumerate()
+        {
+            phases.push(data_phase("steady", "1", rep as u32, OpKind::Write, a));
+            phases.push(data_phase("noisy", "1", rep as u32, OpKind::Read, b));
+        }
+        let run = run_with("v1", phases);
+        let ci = 4.303 * 10.0 / 3f64.sqrt();
+
+        let rows = aggregate(&run).spread_rows();
+        let steady = &rows[0];
+        assert_eq!((steady.group.as_str(), steady.spread.n), ("steady", 3));
+        assert!((steady.spread.mean / mib - 110.0).abs() < 1e-9);
+        assert!((steady.spread.stddev / mib - 10.0).abs() < 1e-9);
+        assert!((steady.spread.cv - 1.0 / 11.0).abs() < 1e-12);
+        assert!((steady.spread.ci95 / mib - ci).abs() < 1e-9);
+        assert!(!steady.noisy && rows[1].noisy);
+
+        let text = crate::text::render_run(&run);
+        let table: Vec<&str> = text
+            .lines()
+            .skip_while(|l| !l.starts_with("repetitions ("))
+            .collect();
+        assert_eq!(
+            table[1..4],
+            [
+                "phase   op     n       mean          SD     CV       95% CI",
+                "steady  write  3  110 MiB/s  10.0 MiB/s   9.1%  ±24.8 MiB/s",
+                "noisy   read   3  120 MiB/s  20.0 MiB/s  16.7%  ±49.7 MiB/s  *",
+            ],
+            "{text}"
+        );
+
+        let md = crate::render_markdown(std::slice::from_ref(&run), None);
+        assert!(md.contains("SD is the standard deviation and CV the coefficient"));
+        assert!(
+            md.contains("| steady | 110 MiB/s ±22.6% | 10.0 MiB/s | 9.1% |"),
+            "{md}"
+        );
+        assert!(
+            md.contains("| noisy | 120 MiB/s ±41.4% * | 20.0 MiB/s | 16.7% |"),
+            "{md}"
+        );
+
+        let csv = crate::render_csv(std::slice::from_ref(&run));
+        let header: Vec<&str> = csv.lines().next().unwrap().split(',').collect();
+        let col = |name: &str| header.iter().position(|h| *h == name).unwrap();
+        for line in csv.lines().skip(1).filter(|l| l.contains(",steady,")) {
+            let cells: Vec<&str> = line.split(',').collect();
+            let num = |name: &str| cells[col(name)].parse::<f64>().unwrap();
+            assert_eq!(num("n"), 3.0);
+            assert!((num("mean") / mib - 110.0).abs() < 1e-9);
+            assert!((num("stddev") / mib - 10.0).abs() < 1e-9);
+            assert!((num("cv") - 1.0 / 11.0).abs() < 1e-12);
+            assert!((num("ci95") / mib - ci).abs() < 1e-9);
+            assert_eq!(cells[col("noisy")], "false");
+        }
+
+        let json: serde_json::Value =
+            serde_json::from_str(&crate::render_json(std::slice::from_ref(&run))).unwrap();
+        let s = &json["statistics"][1];
+        assert_eq!(s["group"], "noisy");
+        assert_eq!(s["n"], 3);
+        assert!((s["mean"].as_f64().unwrap() / mib - 120.0).abs() < 1e-9);
+        assert!((s["stddev"].as_f64().unwrap() / mib - 20.0).abs() < 1e-9);
+        assert!((s["cv"].as_f64().unwrap() - 1.0 / 6.0).abs() < 1e-12);
+        assert!((s["ci95"].as_f64().unwrap() / mib - 2.0 * ci).abs() < 1e-9);
+        assert_eq!(s["noisy"], true);
+        assert_eq!(s["unit"], "bytes/s");
+        // The document is still the run.
+        let back: RunRecord = serde_json::from_value(json).unwrap();
+        assert_eq!(back, run);
     }
 }

@@ -1,11 +1,12 @@
 //! CSV for spreadsheets and pandas, with stable column names: [`render_csv`] has one row
-//! per phase × op with raw figures (bytes/s, ops/s, nanoseconds), [`render_points_csv`] one
-//! row per sweep point × op with its repetition statistics, [`render_comparison_csv`] one
-//! row per compared metric.
+//! per phase × op with raw figures (bytes/s, ops/s, nanoseconds) and the statistics of its
+//! figure of merit over the phase's repetitions (n, mean, stddev, cv, ci95, noisy),
+//! [`render_points_csv`] one row per sweep point × op with its repetition statistics,
+//! [`render_comparison_csv`] one row per compared metric.
 
 use iolab_core::result::{OpResult, PhaseResult, RunRecord};
 
-use crate::aggregate::aggregate_runs;
+use crate::aggregate::{Point, aggregate_runs};
 use crate::compare::{Comparison, Peak, Presence};
 use crate::measure::{Measure, params_text};
 use crate::sweep::Params;
@@ -13,7 +14,8 @@ use crate::sweep::Params;
 const PHASE_COLUMNS: &str = "run_id,label,phase,kind,repetition,params,swept_param,swept_value,\
 op,measure,value,unit,ops,bytes,elapsed_s,bandwidth_bytes_per_s,iops,first_done_s,\
 first_done_bandwidth_bytes_per_s,first_done_iops,errors,lat_count,lat_min_ns,lat_mean_ns,\
-lat_p50_ns,lat_p90_ns,lat_p99_ns,lat_p99_9_ns,lat_p99_99_ns,lat_max_ns";
+lat_p50_ns,lat_p90_ns,lat_p99_ns,lat_p99_9_ns,lat_p99_99_ns,lat_max_ns,n,mean,stddev,cv,ci95,\
+noisy";
 
 const POINT_COLUMNS: &str = "side,group,split,swept_param,swept_value,op,measure,unit,n,\
 mean,stddev,cv,ci95,min,max,noisy,lat_p50_ns,lat_p99_ns,lat_p99_9_ns";
@@ -47,18 +49,29 @@ pub fn render_csv(runs: &[RunRecord]) -> String {
     let mut out = format!("{PHASE_COLUMNS}\n");
     for (ri, run) in runs.iter().enumerate() {
         for (pi, phase) in run.phases.iter().enumerate() {
-            let group = agg.groups.iter().find(|g| {
-                g.sides[ri]
-                    .iter()
-                    .any(|p| p.phases.iter().any(|r| r.phase == pi))
-            });
+            let holds = |p: &Point| p.phases.iter().any(|r| r.phase == pi);
+            let group = agg.groups.iter().find(|g| g.sides[ri].iter().any(holds));
+            let point = group.and_then(|g| g.sides[ri].iter().find(|p| holds(p)));
             let swept = group.and_then(|g| g.swept.clone()).unwrap_or_default();
             let value = phase.params.get(&swept).cloned().unwrap_or_default();
             for o in &phase.ops {
                 let measure = group
                     .and_then(|g| g.measure(o.op))
                     .unwrap_or(Measure::OpsRate);
-                out.push_str(&line(&phase_row(run, phase, o, measure, &swept, &value)));
+                let mut row = phase_row(run, phase, o, measure, &swept, &value);
+                // The figure of merit over this phase's repetitions (the phase among them).
+                match point.and_then(|p| p.op(o.op)).map(|op| op.value) {
+                    Some(s) => row.extend([
+                        s.n.to_string(),
+                        s.mean.to_string(),
+                        s.stddev.to_string(),
+                        s.cv.to_string(),
+                        s.ci95.to_string(),
+                        s.is_noisy().to_string(),
+                    ]),
+                    None => row.extend(std::iter::repeat_n(String::new(), 6)),
+                }
+                out.push_str(&line(&row));
             }
         }
     }
@@ -210,6 +223,6 @@ mod tests {
         assert_eq!(field("a"), "a");
         assert_eq!(field("a,b"), "\"a,b\"");
         assert_eq!(field("say \"hi\""), "\"say \"\"hi\"\"\"");
-        assert_eq!(PHASE_COLUMNS.split(',').count(), 30);
+        assert_eq!(PHASE_COLUMNS.split(',').count(), 36);
     }
 }

@@ -3,16 +3,31 @@
 
 use iolab_core::result::RunRecord;
 
+use crate::aggregate::aggregate;
 use crate::compare::Comparison;
 
-/// One run as its JSON document; several runs as an array of them.
+/// One run as its JSON document; several runs as an array of them. Each document also
+/// carries `statistics`: per phase group, swept value and operation, the figure of merit
+/// over the repetitions (`n`, `mean`, `stddev`, `cv`, `ci95` half-width, `min`, `max`,
+/// `noisy`), which readers of the run ignore.
 pub fn render_json(runs: &[RunRecord]) -> String {
-    let text = match runs {
+    let docs: Vec<serde_json::Value> = runs.iter().map(run_document).collect();
+    let text = match docs.as_slice() {
         [one] => serde_json::to_string_pretty(one),
-        _ => serde_json::to_string_pretty(runs),
+        _ => serde_json::to_string_pretty(&docs),
     };
     // Serializing plain data with string keys cannot fail.
     text.expect("results serialize to JSON") + "\n"
+}
+
+fn run_document(run: &RunRecord) -> serde_json::Value {
+    let mut doc = serde_json::to_value(run).expect("a run serializes to JSON");
+    let statistics =
+        serde_json::to_value(aggregate(run).spread_rows()).expect("statistics serialize to JSON");
+    if let Some(map) = doc.as_object_mut() {
+        map.insert("statistics".into(), statistics);
+    }
+    doc
 }
 
 /// The comparison: sides, and per metric the peaks, change and noise.

@@ -58,8 +58,8 @@ use std::str::FromStr;
 use iolab_core::result::RunRecord;
 
 pub use aggregate::{
-    Aggregate, Group, GroupOp, OpPoint, PhaseRef, Point, SideInfo, aggregate, aggregate_runs,
-    aggregate_sides,
+    Aggregate, Group, GroupOp, OpPoint, PhaseRef, Point, SideInfo, SpreadRow, aggregate,
+    aggregate_runs, aggregate_sides,
 };
 pub use compare::{
     Comparison, MetricRow, Noise, Peak, Presence, compare, compare_aggregate, compare_sides,

@@ -33,6 +33,11 @@ pub fn render_markdown(runs: &[RunRecord], comparison: Option<&Comparison>) -> S
         .join(" vs ");
     let _ = writeln!(out, "# iolab report: {title}\n");
     out.push_str(&runs_table(runs).to_markdown());
+    for run in runs {
+        if let Some(score) = crate::text::io500_score_line(run) {
+            let _ = writeln!(out, "\nIO500 score of {}:\n\n```\n{score}\n```", run.id);
+        }
+    }
     if let Some(c) = comparison {
         out.push('\n');
         out.push_str(&comparison_section(c, "##"));
@@ -88,8 +93,11 @@ fn results_section(agg: &Aggregate) -> String {
         }
         out.push('\n');
         out.push_str(&group_table(agg, g).to_markdown());
-        let _ = writeln!(out, "\nLatency of {}:\n", g.label());
-        out.push_str(&latency_table(agg, g).to_markdown());
+        let latency = latency_table(agg, g);
+        if !latency.rows.is_empty() {
+            let _ = writeln!(out, "\nLatency of {}:\n", g.label());
+            out.push_str(&latency.to_markdown());
+        }
     }
     out
 }

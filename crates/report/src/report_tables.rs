@@ -13,7 +13,9 @@ use crate::table::Table;
 
 /// Explains the cells of [`group_table`].
 pub const FIGURE_NOTE: &str = "Figures are means over the repetitions; ± is the half-width \
-of the 95% confidence interval of the mean; * marks a noisy figure (CV over 10%).";
+of the 95% confidence interval of the mean; SD is the standard deviation and CV the \
+coefficient of variation (SD / mean) over the repetitions; * marks a noisy figure (CV over \
+10%).";
 
 /// "1.20 GiB/s" for one measurement; "1.20 GiB/s ±3.1%" (95 % CI) over repetitions, with
 /// "*" when noisy.
@@ -104,6 +106,8 @@ pub fn group_table(agg: &Aggregate, g: &Group) -> Table {
         .unwrap_or_else(|| "Phase".to_string());
     let mut headers = vec![first];
     let mut columns = Vec::new();
+    // SD and CV after each figure, when something was repeated.
+    let repeated = g.sides.iter().flatten().any(|p| p.repetitions() > 1);
     for op in &g.ops {
         // A sweep over 4KiB and 2MiB blocks shows IOPS and bandwidth.
         let mut measures: Vec<Measure> = judged(g, *op).iter().map(|j| j.measure).collect();
@@ -115,6 +119,10 @@ pub fn group_table(agg: &Aggregate, g: &Group) -> Table {
                     series_name(agg, op.op.name(), side),
                     measure.word()
                 ));
+                if repeated {
+                    headers.push(">SD".into());
+                    headers.push(">CV".into());
+                }
                 columns.push((op, measure, side));
             }
         }
@@ -133,12 +141,25 @@ pub fn group_table(agg: &Aggregate, g: &Group) -> Table {
                 measure: *measure,
                 small_blocks: None,
             };
-            let cell = g
+            let spread = g
                 .point(*side, value)
                 .and_then(|p| p.op(op.op))
-                .map(|o| figure_cell(*measure, &read.spread(**op, o)))
-                .unwrap_or_else(|| "—".to_string());
-            row.push(cell);
+                .map(|o| read.spread(**op, o));
+            row.push(
+                spread
+                    .as_ref()
+                    .map(|s| figure_cell(*measure, s))
+                    .unwrap_or_else(|| "—".to_string()),
+            );
+            if repeated {
+                match spread {
+                    Some(s) if s.n > 1 => {
+                        row.push(measure.format(s.stddev));
+                        row.push(format!("{:.1}%", s.cv * 100.0));
+                    }
+                    _ => row.extend(["—".to_string(), "—".to_string()]),
+                }
+            }
         }
         t.push(row);
     }
@@ -160,7 +181,8 @@ pub fn latency_table(agg: &Aggregate, g: &Group) -> Table {
     let mut t = Table::new(&refs);
     for side in sides_of(g) {
         for p in &g.sides[side] {
-            for o in &p.ops {
+            // Imported results have no latency samples: no row of zeros.
+            for o in p.ops.iter().filter(|o| o.latency.count > 0) {
                 let mut row: Vec<String> = Vec::new();
                 if first.is_some() {
                     row.push(p.value.clone().unwrap_or_default());

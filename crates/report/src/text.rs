@@ -5,8 +5,10 @@
 use std::fmt::Write as _;
 
 use iolab_core::histogram::LatencySummary;
-use iolab_core::result::{OpResult, PhaseKind, PhaseResult, RunRecord};
+use iolab_core::result::{CpuUsage, OpResult, PhaseKind, PhaseResult, RunRecord};
 use iolab_core::units::{ByteCount, Nanos};
+
+use crate::table::Table;
 
 /// The whole run: a header line, then each phase.
 pub fn render_run(run: &RunRecord) -> String {
@@ -21,14 +23,65 @@ pub fn render_run(run: &RunRecord) -> String {
         "iolab {} · {} · {}{}",
         run.provenance.iolab_version, run.kind, run.provenance.target, label
     );
+    if let Some(score) = io500_score_line(run) {
+        let _ = writeln!(out, "{score}");
+    }
     for p in &run.phases {
         out.push('\n');
         out.push_str(&render_phase(p));
     }
+    out.push_str(&repetitions_section(run));
     for w in &run.warnings {
         let _ = writeln!(out, "warning: {w}");
     }
     out
+}
+
+/// Explains [`repetitions_section`]'s columns.
+pub const REPETITIONS_NOTE: &str = "mean, SD (standard deviation) and CV (SD / mean) over \
+the n repetitions; ± is the half-width of the 95% confidence interval of the mean; * marks \
+a noisy figure (CV over 10%)";
+
+/// Figures measured more than once, pooled: a table with the mean, SD, CV and 95 % CI of
+/// each; empty when nothing was repeated.
+fn repetitions_section(run: &RunRecord) -> String {
+    let agg = crate::aggregate::aggregate(run);
+    let rows: Vec<_> = agg
+        .spread_rows()
+        .into_iter()
+        .filter(|r| r.spread.n > 1)
+        .collect();
+    if rows.is_empty() {
+        return String::new();
+    }
+    // "at 8 threads" only when something was swept.
+    let swept = rows.iter().any(|r| !r.at().is_empty());
+    let headers = [
+        "phase", "at", "op", ">n", ">mean", ">SD", ">CV", ">95% CI", "",
+    ];
+    let headers: Vec<&str> = headers
+        .into_iter()
+        .filter(|h| swept || *h != "at")
+        .collect();
+    let mut t = Table::new(&headers);
+    for r in &rows {
+        let s = &r.spread;
+        let mut cells = vec![r.label()];
+        if swept {
+            cells.push(r.at());
+        }
+        cells.extend([
+            r.op.name().to_string(),
+            s.n.to_string(),
+            r.measure.format(s.mean),
+            r.measure.format(s.stddev),
+            format!("{:.1}%", s.cv * 100.0),
+            format!("±{}", r.measure.format(s.ci95)),
+            if r.noisy { "*" } else { "" }.to_string(),
+        ]);
+        t.push(cells);
+    }
+    format!("\nrepetitions ({REPETITIONS_NOTE}):\n{}", t.to_text())
 }
 
 fn phase_header(p: &PhaseResult) -> String {
@@ -94,14 +147,17 @@ pub fn render_phase(p: &PhaseResult) -> String {
             figures.join(", ")
         );
     }
-    let _ = writeln!(
-        out,
-        "  cpu: usr {:.1}% sys {:.1}% of one CPU ({:.1}% of {} CPUs)",
-        p.cpu.user_percent(),
-        p.cpu.system_percent(),
-        p.cpu.percent_of_all(),
-        p.cpu.cpus
-    );
+    // Imported results (an IO500 directory) carry no CPU figures: no line rather than 0%.
+    if cpu_measured(&p.cpu) {
+        let _ = writeln!(
+            out,
+            "  cpu: usr {:.1}% sys {:.1}% of one CPU ({:.1}% of {} CPUs)",
+            p.cpu.user_percent(),
+            p.cpu.system_percent(),
+            p.cpu.percent_of_all(),
+            p.cpu.cpus
+        );
+    }
     for (k, v) in &p.extra {
         let _ = writeln!(out, "  {k}: {v}");
     }
@@ -151,11 +207,39 @@ fn render_op(p: &PhaseResult, o: &OpResult) -> String {
             bytes
         );
     }
-    let _ = writeln!(out, "          lat {}", latency_line(&o.latency));
+    // No samples (imported results): no made-up "min 0 ns ... max 0 ns".
+    if o.latency.count > 0 {
+        let _ = writeln!(out, "          lat {}", latency_line(&o.latency));
+    }
     if o.errors > 0 {
         let _ = writeln!(out, "          {} failed", o.errors);
     }
     out
+}
+
+fn cpu_measured(cpu: &CpuUsage) -> bool {
+    cpu.wall.0 > 0 || cpu.user.0 > 0 || cpu.system.0 > 0
+}
+
+/// IO500's own score line for a run of kind io500 whose spec carries
+/// `score = {bandwidth, iops, total, valid}`: "[SCORE ] Bandwidth 1.234567 GiB/s : IOPS
+/// 12.345678 kiops : TOTAL 4.123456", then " [INVALID]" when not valid.
+pub fn io500_score_line(run: &RunRecord) -> Option<String> {
+    if run.kind != "io500" {
+        return None;
+    }
+    let score = run.spec.get("score")?;
+    let figure = |key: &str| score.get(key).and_then(serde_json::Value::as_f64);
+    let mut line = format!(
+        "[SCORE ] Bandwidth {:.6} GiB/s : IOPS {:.6} kiops : TOTAL {:.6}",
+        figure("bandwidth")?,
+        figure("iops")?,
+        figure("total")?
+    );
+    if score.get("valid").and_then(serde_json::Value::as_bool) == Some(false) {
+        line.push_str(" [INVALID]");
+    }
+    Some(line)
 }
 
 /// "min 12.1 µs  mean 64.2 µs  p50 ...  max 1.20 ms"
@@ -169,4 +253,82 @@ pub fn latency_line(l: &LatencySummary) -> String {
     }
     parts.push(format!("max {}", l.max.human()));
     parts.join("  ")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::test_support::{data_phase, phase, run_with};
+    use iolab_core::result::{OpCount, OpKind};
+
+    fn io500_run(valid: bool) -> RunRecord {
+        let mut p = phase("ior-easy-write", &[]);
+        let total = OpCount {
+            ops: 10,
+            bytes: 10 << 30,
+        };
+        // As imported from an IO500 directory: figures, but no latencies and no CPU.
+        p.ops.push(OpResult::new(
+            OpKind::Write,
+            total,
+            total,
+            Nanos::SECOND,
+            Nanos::SECOND,
+            0,
+            iolab_core::histogram::LatencyHistogram::new(),
+        ));
+        let mut run = run_with("io", vec![p]);
+        run.kind = "io500".into();
+        run.spec = serde_json::json!({
+            "score": {"bandwidth": 1.2345671, "iops": 12.345678, "total": 4.1234564, "valid": valid}
+        });
+        run
+    }
+
+    #[test]
+    fn io500_runs_show_their_score_line() {
+        let text = render_run(&io500_run(true));
+        let lines: Vec<&str> = text.lines().collect();
+        assert_eq!(
+            lines[1],
+            "[SCORE ] Bandwidth 1.234567 GiB/s : IOPS 12.345678 kiops : TOTAL 4.123456"
+        );
+        let invalid = render_run(&io500_run(false));
+        assert!(invalid.contains("TOTAL 4.123456 [INVALID]\n"), "{invalid}");
+        // Another kind with the same field, or an io500 run without it: no score line.
+        let mut other = io500_run(true);
+        other.kind = "study".into();
+        assert!(!render_run(&other).contains("[SCORE ]"));
+        let mut bare = io500_run(true);
+        bare.spec = serde_json::Value::Null;
+        assert!(!render_run(&bare).contains("[SCORE ]"));
+        let md = crate::render_markdown(&[io500_run(false)], None);
+        assert!(!md.contains("Latency of"), "{md}");
+        assert!(
+            md.contains("```\n[SCORE ] Bandwidth 1.234567 GiB/s : IOPS 12.345678 kiops : TOTAL 4.123456 [INVALID]\n```"),
+            "{md}"
+        );
+    }
+
+    #[test]
+    fn imported_phases_have_no_latency_or_cpu_lines() {
+        let text = render_run(&io500_run(true));
+        assert!(text.contains("write   IOPS"), "{text}");
+        assert!(!text.contains("lat "), "{text}");
+        assert!(!text.contains("cpu:"), "{text}");
+        // A measured phase keeps both.
+        let mut p = data_phase("w", "1", 0, OpKind::Write, 10.0);
+        p.cpu = CpuUsage {
+            user: Nanos(500_000_000),
+            system: Nanos(250_000_000),
+            wall: Nanos::SECOND,
+            cpus: 2,
+        };
+        let text = render_phase(&p);
+        assert!(text.contains("lat min 100.0 µs"), "{text}");
+        assert!(
+            text.contains("cpu: usr 50.0% sys 25.0% of one CPU (37.5% of 2 CPUs)"),
+            "{text}"
+        );
+    }
 }

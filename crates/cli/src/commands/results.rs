@@ -7,9 +7,9 @@ use std::path::PathBuf;
 
 use anyhow::{Context, Result, bail};
 use clap::{Args, Subcommand};
-use iolab_core::result::RunRecord;
+use iolab_core::result::{RunRecord, RunStatus};
 use iolab_report::{Comparison, Format, HtmlOptions};
-use iolab_store::{RunFilter, RunId, Store};
+use iolab_store::{RunFilter, RunId, RunSummaryRow, Store};
 
 use crate::cli::StoreArgs;
 use crate::exit;
@@ -26,8 +26,14 @@ pub struct ResultsArgs {
 
 #[derive(Subcommand, Debug)]
 pub enum ResultsCommand {
-    /// List stored runs, newest first.
-    List(ListArgs),
+    /// List stored runs, newest first (text, or another --format).
+    List {
+        #[command(flatten)]
+        filter: ListArgs,
+        /// text, json, csv, markdown or html.
+        #[arg(long, default_value = "text")]
+        format: Format,
+    },
     /// Print one run (text, or another --format).
     Show {
         /// Run id (r42) or label (its latest run).
@@ -176,32 +182,20 @@ fn date(ms: i64) -> String {
 pub fn results(args: ResultsArgs) -> Result<u8> {
     let mut store = open_store(&args.store)?;
     match args.command {
-        ResultsCommand::List(l) => {
+        ResultsCommand::List { filter: l, format } => {
             let rows = store.list_runs(&filter(&l)?)?;
             if rows.is_empty() {
-                println!("no runs stored in {}", store.path().display());
+                let why = nothing_listed(&store, &l)?;
+                if format != Format::Text {
+                    // An empty document on standard output, the reason on standard error.
+                    print!("{}", render_list(format, &rows));
+                    eprintln!("{why}");
+                } else {
+                    println!("{why}");
+                }
                 return Ok(exit::OK);
             }
-            println!(
-                "{:<6} {:<16} {:<9} {:<11} {:<16} {:>6}  target",
-                "id", "label", "kind", "status", "started (UTC)", "phases"
-            );
-            for r in rows {
-                let status = serde_json::to_value(r.status)
-                    .ok()
-                    .and_then(|v| v.as_str().map(str::to_string))
-                    .unwrap_or_default();
-                println!(
-                    "{:<6} {:<16} {:<9} {:<11} {:<16} {:>6}  {}",
-                    r.id.to_string(),
-                    r.label.unwrap_or_default(),
-                    r.kind,
-                    status,
-                    date(r.started_at_ms),
-                    r.phases,
-                    r.target
-                );
-            }
+            print!("{}", render_list(format, &rows));
         }
         ResultsCommand::Show { run, format } => {
             let record = load(&store, &run)?;
@@ -232,6 +226,172 @@ pub fn results(args: ResultsArgs) -> Result<u8> {
         }
     }
     Ok(exit::OK)
+}
+
+/// Why `results list` shows nothing: an empty database, or filters matching no run.
+fn nothing_listed(store: &Store, args: &ListArgs) -> Result<String> {
+    let stored = store.list_runs(&RunFilter::default())?.len();
+    let db = store.path().display();
+    if stored == 0 {
+        return Ok(format!("no runs stored in {db}"));
+    }
+    let mut filters = Vec::new();
+    for (option, value) in [
+        ("--label", &args.label),
+        ("--kind", &args.kind),
+        ("--since", &args.since),
+        ("--until", &args.until),
+    ] {
+        if let Some(v) = value {
+            filters.push(format!("{option} {v}"));
+        }
+    }
+    if let Some(n) = args.limit {
+        filters.push(format!("--limit {n}"));
+    }
+    Ok(format!(
+        "no run matches {} ({} stored in {db})",
+        filters.join(", "),
+        plural(stored, "run")
+    ))
+}
+
+fn plural(n: usize, word: &str) -> String {
+    format!("{n} {word}{}", if n == 1 { "" } else { "s" })
+}
+
+const LIST_COLUMNS: [&str; 10] = [
+    "id",
+    "label",
+    "kind",
+    "status",
+    "started_utc",
+    "started_at_ms",
+    "finished_at_ms",
+    "imported",
+    "phases",
+    "target",
+];
+
+/// The cells of one listed run, in [`LIST_COLUMNS`] order.
+fn list_cells(r: &RunSummaryRow) -> [String; 10] {
+    [
+        r.id.to_string(),
+        r.label.clone().unwrap_or_default(),
+        r.kind.clone(),
+        status_word(r.status),
+        date(r.started_at_ms),
+        r.started_at_ms.to_string(),
+        r.finished_at_ms.map(|v| v.to_string()).unwrap_or_default(),
+        r.imported.to_string(),
+        r.phases.to_string(),
+        r.target.clone(),
+    ]
+}
+
+fn status_word(s: RunStatus) -> String {
+    serde_json::to_value(s)
+        .ok()
+        .and_then(|v| v.as_str().map(str::to_string))
+        .unwrap_or_default()
+}
+
+/// `results list` in a format: aligned text, a JSON array of objects, CSV with a header,
+/// a Markdown table or a plain HTML table.
+fn render_list(format: Format, rows: &[RunSummaryRow]) -> String {
+    match format {
+        Format::Text => {
+            let mut out = format!(
+                "{:<6} {:<16} {:<9} {:<11} {:<16} {:>6}  target\n",
+                "id", "label", "kind", "status", "started (UTC)", "phases"
+            );
+            for r in rows {
+                out.push_str(&format!(
+                    "{:<6} {:<16} {:<9} {:<11} {:<16} {:>6}  {}\n",
+                    r.id.to_string(),
+                    r.label.clone().unwrap_or_default(),
+                    r.kind,
+                    status_word(r.status),
+                    date(r.started_at_ms),
+                    r.phases,
+                    r.target
+                ));
+            }
+            out
+        }
+        Format::Json => {
+            let runs: Vec<serde_json::Value> = rows
+                .iter()
+                .map(|r| {
+                    serde_json::json!({
+                        "id": r.id.to_string(),
+                        "label": r.label,
+                        "kind": r.kind,
+                        "status": status_word(r.status),
+                        "started_utc": date(r.started_at_ms),
+                        "started_at_ms": r.started_at_ms,
+                        "finished_at_ms": r.finished_at_ms,
+                        "imported": r.imported,
+                        "phases": r.phases,
+                        "target": r.target,
+                    })
+                })
+                .collect();
+            serde_json::to_string_pretty(&runs).expect("a run list serializes to JSON") + "\n"
+        }
+        Format::Csv => {
+            let mut out = LIST_COLUMNS.join(",") + "\n";
+            for r in rows {
+                let cells: Vec<String> = list_cells(r).iter().map(|c| csv_field(c)).collect();
+                out.push_str(&(cells.join(",") + "\n"));
+            }
+            out
+        }
+        Format::Markdown => {
+            let mut out = format!("| {} |\n", LIST_COLUMNS.join(" | "));
+            out.push_str(&format!("|{}\n", " --- |".repeat(LIST_COLUMNS.len())));
+            for r in rows {
+                let cells: Vec<String> = list_cells(r)
+                    .iter()
+                    .map(|c| c.replace('|', "\\|"))
+                    .collect();
+                out.push_str(&format!("| {} |\n", cells.join(" | ")));
+            }
+            out
+        }
+        Format::Html => {
+            let mut out = String::from("<table class=\"runs\">\n<thead><tr>");
+            for c in LIST_COLUMNS {
+                out.push_str(&format!("<th>{c}</th>"));
+            }
+            out.push_str("</tr></thead>\n<tbody>\n");
+            for r in rows {
+                out.push_str("<tr>");
+                for c in list_cells(r) {
+                    out.push_str(&format!("<td>{}</td>", html_text(&c)));
+                }
+                out.push_str("</tr>\n");
+            }
+            out.push_str("</tbody>\n</table>\n");
+            out
+        }
+    }
+}
+
+/// Quoted when it holds a comma, quote or line break (RFC 4180).
+fn csv_field(s: &str) -> String {
+    if s.contains([',', '"', '\n', '\r']) {
+        format!("\"{}\"", s.replace('"', "\"\""))
+    } else {
+        s.to_string()
+    }
+}
+
+fn html_text(s: &str) -> String {
+    s.replace('&', "&amp;")
+        .replace('<', "&lt;")
+        .replace('>', "&gt;")
+        .replace('"', "&quot;")
 }
 
 fn render(format: Format, runs: &[RunRecord]) -> Result<String> {

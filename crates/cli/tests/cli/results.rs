@@ -221,3 +221,163 @@ fn a_study_killed_mid_way_leaves_a_readable_incomplete_run() {
     let phases = j["phases"].as_array().unwrap().len();
     assert!((2..6).contains(&phases), "{phases} phases kept");
 }
+
+#[test]
+fn results_list_speaks_json_csv_markdown_and_html() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("r.db");
+    null_run(&db, "v1", "1");
+    null_run(&db, "v,2", "2");
+    let json = with_db(&db, &["results", "list", "--format", "json"]).expect(0);
+    let j: serde_json::Value = serde_json::from_str(&json.stdout).unwrap();
+    let runs = j.as_array().unwrap();
+    assert_eq!(runs.len(), 2);
+    assert_eq!(runs[0]["id"], "r2");
+    assert_eq!(runs[0]["label"], "v,2");
+    assert_eq!(runs[1]["label"], "v1");
+    assert_eq!(runs[1]["kind"], "run");
+    assert_eq!(runs[1]["status"], "complete");
+    assert_eq!(runs[1]["phases"], 1);
+    assert_eq!(runs[1]["imported"], false);
+
+    let csv = with_db(&db, &["results", "list", "--format", "csv"]).expect(0);
+    let lines: Vec<&str> = csv.stdout.lines().collect();
+    assert_eq!(
+        lines[0],
+        "id,label,kind,status,started_utc,started_at_ms,finished_at_ms,imported,phases,target"
+    );
+    assert_eq!(lines.len(), 3, "{}", csv.stdout);
+    assert!(
+        lines[1].starts_with("r2,\"v,2\",run,complete,"),
+        "{}",
+        lines[1]
+    );
+    assert!(lines[2].starts_with("r1,v1,run,complete,"), "{}", lines[2]);
+
+    let md = with_db(&db, &["results", "list", "--format", "markdown"]).expect(0);
+    let lines: Vec<&str> = md.stdout.lines().collect();
+    assert!(
+        lines[0].starts_with("| id | label | kind |"),
+        "{}",
+        md.stdout
+    );
+    assert!(
+        lines[2].starts_with("| r2 | v,2 | run | complete |"),
+        "{}",
+        md.stdout
+    );
+    assert_eq!(lines.len(), 4);
+
+    let html = with_db(&db, &["results", "list", "--format", "html"]).expect(0);
+    assert!(
+        html.stdout.contains("<td>r1</td><td>v1</td><td>run</td>"),
+        "{}",
+        html.stdout
+    );
+
+    let bad = with_db(&db, &["results", "list", "--format", "yaml"]);
+    assert_eq!(bad.code, 2);
+    assert!(error_line(&bad).contains("--format"), "{}", bad.stderr);
+}
+
+#[test]
+fn filters_matching_nothing_are_not_an_empty_database() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("r.db");
+    let empty = with_db(&db, &["results", "list"]).expect(0);
+    assert!(
+        empty.stdout.starts_with("no runs stored in "),
+        "{}",
+        empty.stdout
+    );
+    null_run(&db, "v1", "1");
+    let kind = with_db(&db, &["results", "list", "--kind", "io500"]).expect(0);
+    assert!(
+        kind.stdout
+            .starts_with("no run matches --kind io500 (1 run stored in "),
+        "{}",
+        kind.stdout
+    );
+    let since = with_db(
+        &db,
+        &["results", "list", "--since", "2099-01-01", "--label", "v*"],
+    )
+    .expect(0);
+    assert!(
+        since
+            .stdout
+            .starts_with("no run matches --label v*, --since 2099-01-01 (1 run stored in "),
+        "{}",
+        since.stdout
+    );
+    // Other formats print an empty document and say why on standard error.
+    let json = with_db(
+        &db,
+        &["results", "list", "--kind", "io500", "--format", "json"],
+    )
+    .expect(0);
+    assert_eq!(json.stdout.trim(), "[]");
+    assert!(
+        json.stderr.contains("no run matches --kind io500"),
+        "{}",
+        json.stderr
+    );
+}
+
+#[test]
+fn an_imported_io500_result_shows_no_made_up_latency_or_cpu() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("r.db");
+    let result =
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("../engine/tests/fixtures/io500/lustre-isc24");
+    with_db(&db, &["io500", "score", path(&result), "--import"]).expect(0);
+    let show = with_db(&db, &["results", "show", "r1"]).expect(0);
+    assert!(show.stdout.contains("ior-easy-write"), "{}", show.stdout);
+    assert!(!show.stdout.contains("lat min"), "{}", show.stdout);
+    assert!(!show.stdout.contains("cpu:"), "{}", show.stdout);
+    let md = with_db(&db, &["results", "show", "r1", "--format", "markdown"]).expect(0);
+    assert!(!md.stdout.contains("Latency of"), "{}", md.stdout);
+}
+
+#[test]
+fn repeated_study_phases_show_mean_sd_cv_and_ci() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("r.db");
+    let study = dir.path().join("rep.toml");
+    std::fs::write(
+        &study,
+        "name = \"rep\"\nrepeat = 3\n[[sweep]]\nname = \"s\"\nover = { threads = [1] }\nphase = [{ name = \"p\", backend = \"null\", rw = \"randread\", size = \"4MiB\" }]\n",
+    )
+    .unwrap();
+    let work = dir.path().join("w");
+    std::fs::create_dir(&work).unwrap();
+    with_db(
+        &db,
+        &["study", "run", path(&study), "--dir", path(&work), "-Q"],
+    )
+    .expect(0);
+    let show = with_db(&db, &["results", "show", "r1"]).expect(0);
+    let table: Vec<&str> = show
+        .stdout
+        .lines()
+        .skip_while(|l| !l.starts_with("repetitions ("))
+        .collect();
+    assert!(table.len() >= 3, "{}", show.stdout);
+    let header: Vec<&str> = table[1].split_whitespace().collect();
+    assert_eq!(
+        header,
+        ["phase", "op", "n", "mean", "SD", "CV", "95%", "CI"]
+    );
+    assert!(table[2].starts_with("p      read  3  "), "{}", show.stdout);
+
+    let json = with_db(&db, &["results", "show", "r1", "--format", "json"]).expect(0);
+    let j: serde_json::Value = serde_json::from_str(&json.stdout).unwrap();
+    let s = &j["statistics"][0];
+    assert_eq!(s["n"], 3);
+    let mean = s["mean"].as_f64().unwrap();
+    let sd = s["stddev"].as_f64().unwrap();
+    assert!(mean > 0.0);
+    assert!((s["cv"].as_f64().unwrap() - sd / mean).abs() < 1e-9);
+    // t(2) = 4.303: the half-width of the 95% CI of a mean of three.
+    assert!((s["ci95"].as_f64().unwrap() - 4.303 * sd / 3f64.sqrt()).abs() <= 1e-6 * mean);
+}
