@@ -50,8 +50,7 @@ pub fn run_study<C: Clock>(
             .get(i + 1)
             .is_none_or(|n| (n.point, n.repetition) != group);
         let last_of_study = i + 1 == phases.len();
-        let spec = match &planned.spec {
-            PhaseSpec::Data(spec) => spec,
+        let results = match &planned.spec {
             PhaseSpec::Meta(spec) => {
                 let opts = MetaOptions {
                     name_prefix: Some(planned.name.clone()),
@@ -65,44 +64,35 @@ pub fn run_study<C: Clock>(
                     env.comm, spec, target, &opts, &result, keep_tree,
                 )?);
                 previous = None;
-                let interrupted = result.phases.iter().any(|p| p.interrupted);
-                for p in result.phases {
-                    on_phase(p);
-                }
-                outcome.phases_run += 1;
-                if interrupted {
-                    outcome.interrupted = true;
-                    break;
-                }
-                if last_of_group && !(keep && last_of_study) {
-                    remove_files(env, target, &mut files)?;
-                }
-                continue;
+                result.phases
+            }
+            PhaseSpec::Data(spec) => {
+                // A phase after a stonewalled write of the same point works on exactly
+                // what it wrote (IOR's read after -D).
+                let written_blocks = match &previous {
+                    Some((point, rep, completed, stonewalled))
+                        if (*point, *rep) == group && *stonewalled && spec.rw.reads() =>
+                    {
+                        Some(completed.clone())
+                    }
+                    _ => None,
+                };
+                let opts = DataOptions {
+                    name: Some(planned.name.clone()),
+                    repetition: planned.repetition,
+                    params: planned.coordinates.clone(),
+                    written_blocks,
+                    no_verify_pass: false,
+                };
+                let result = run_data(env, clock, spec, target, &opts)?;
+                files.extend(result.files.iter().cloned());
+                let stonewalled = spec.stonewall.is_some() && spec.rw.writes();
+                previous = Some((group.0, group.1, result.completed.clone(), stonewalled));
+                result.phases
             }
         };
-        // A phase after a stonewalled write of the same point works on exactly what it
-        // wrote (IOR's read after -D).
-        let written_blocks = match &previous {
-            Some((point, rep, completed, stonewalled))
-                if (*point, *rep) == group && *stonewalled && spec.rw.reads() =>
-            {
-                Some(completed.clone())
-            }
-            _ => None,
-        };
-        let opts = DataOptions {
-            name: Some(planned.name.clone()),
-            repetition: planned.repetition,
-            params: planned.coordinates.clone(),
-            written_blocks,
-            no_verify_pass: false,
-        };
-        let result = run_data(env, clock, spec, target, &opts)?;
-        files.extend(result.files.iter().cloned());
-        let stonewalled = spec.stonewall.is_some() && spec.rw.writes();
-        previous = Some((group.0, group.1, result.completed.clone(), stonewalled));
-        let interrupted = result.phases.iter().any(|p| p.interrupted);
-        for p in result.phases {
+        let interrupted = results.iter().any(|p| p.interrupted);
+        for p in results {
             on_phase(p);
         }
         outcome.phases_run += 1;
