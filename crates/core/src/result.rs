@@ -282,10 +282,92 @@ pub struct RankSummary {
     pub ops: BTreeMap<OpKind, OpCount>,
     pub cpu: CpuUsage,
     pub errors: u64,
+    /// The CPUs this rank may run on (empty in records from before it was kept), so that
+    /// ranks sharing a host count its CPUs once.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub cpu_set: Vec<u32>,
 }
 
-/// One phase measured on all ranks.
+/// One host's share of a phase: its ranks' rows added up, rates over the phase time.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct HostSummary {
+    pub host: String,
+    /// The ranks that ran on this host.
+    pub ranks: Vec<u32>,
+    /// Worker threads on this host, over all its ranks.
+    pub workers: u32,
+    /// Completed operations and bytes of every type.
+    pub ops: u64,
+    pub bytes: ByteCount,
+    /// Over the phase's elapsed time (the slowest rank anywhere).
+    pub iops: OpsPerSec,
+    pub bandwidth: BytesPerSec,
+    /// The ranks' CPU time added up over the phase's elapsed time; `cpus` counts each of
+    /// the host's CPUs once, however many ranks may use it.
+    pub cpu: CpuUsage,
+    pub errors: u64,
+}
+
+/// The CPUs a group of ranks on one host may use, each counted once: the union of their
+/// CPU sets, or (for records without them) the most any one rank may use.
+pub fn host_cpus<'a>(ranks: impl IntoIterator<Item = &'a RankSummary>) -> u32 {
+    let mut set = std::collections::BTreeSet::new();
+    let mut most = 0;
+    for r in ranks {
+        set.extend(r.cpu_set.iter().copied());
+        most = most.max(r.cpu.cpus);
+    }
+    if set.is_empty() {
+        most
+    } else {
+        set.len() as u32
+    }
+}
+
+/// Per-host rows from per-rank rows, hosts in order of their first rank; `elapsed` is
+/// the phase time the rates are over.
+pub fn per_host(per_rank: &[RankSummary], elapsed: Nanos) -> Vec<HostSummary> {
+    let mut order: Vec<&str> = Vec::new();
+    for r in per_rank {
+        if !order.contains(&r.host.as_str()) {
+            order.push(&r.host);
+        }
+    }
+    order
+        .into_iter()
+        .map(|host| {
+            let ranks: Vec<&RankSummary> = per_rank.iter().filter(|r| r.host == host).collect();
+            let mut total = OpCount::default();
+            let mut cpu = CpuUsage {
+                wall: elapsed,
+                cpus: host_cpus(ranks.iter().copied()),
+                ..CpuUsage::default()
+            };
+            for r in &ranks {
+                for c in r.ops.values() {
+                    total += *c;
+                }
+                cpu.user = cpu.user + r.cpu.user;
+                cpu.system = cpu.system + r.cpu.system;
+            }
+            HostSummary {
+                host: host.to_string(),
+                ranks: ranks.iter().map(|r| r.rank).collect(),
+                workers: ranks.iter().map(|r| r.threads).sum(),
+                ops: total.ops,
+                bytes: ByteCount(total.bytes),
+                iops: rate(total.ops, elapsed),
+                bandwidth: bandwidth(ByteCount(total.bytes), elapsed),
+                cpu,
+                errors: ranks.iter().map(|r| r.errors).sum(),
+            }
+        })
+        .collect()
+}
+
+/// One phase measured on all ranks. In JSON it also carries `per_host`, the per-rank
+/// rows added up by host ([`PhaseResult::per_host`]).
+#[derive(Clone, Debug, PartialEq, Deserialize)]
 pub struct PhaseResult {
     /// What the phase did: "randread-4KiB", "create", "ior-easy-write".
     pub name: String,
@@ -325,7 +407,69 @@ pub struct PhaseResult {
     pub telemetry: Option<Telemetry>,
 }
 
+/// How a [`PhaseResult`] is written: its fields, with `per_host` after `per_rank`.
+#[derive(Serialize)]
+struct PhaseResultOut<'a> {
+    name: &'a str,
+    kind: PhaseKind,
+    params: &'a BTreeMap<String, String>,
+    repetition: u32,
+    spec: &'a serde_json::Value,
+    started_at_ms: i64,
+    ranks: u32,
+    workers: u32,
+    elapsed: Nanos,
+    first_done: Nanos,
+    ops: &'a [OpResult],
+    timeline: &'a Timeline,
+    cpu: CpuUsage,
+    per_rank: &'a [RankSummary],
+    per_host: Vec<HostSummary>,
+    errors: &'a [ErrorRecord],
+    error_count: u64,
+    verify_failures: u64,
+    extra: &'a BTreeMap<String, f64>,
+    warnings: &'a [String],
+    interrupted: bool,
+    telemetry: &'a Option<Telemetry>,
+}
+
+impl Serialize for PhaseResult {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        PhaseResultOut {
+            name: &self.name,
+            kind: self.kind,
+            params: &self.params,
+            repetition: self.repetition,
+            spec: &self.spec,
+            started_at_ms: self.started_at_ms,
+            ranks: self.ranks,
+            workers: self.workers,
+            elapsed: self.elapsed,
+            first_done: self.first_done,
+            ops: &self.ops,
+            timeline: &self.timeline,
+            cpu: self.cpu,
+            per_rank: &self.per_rank,
+            per_host: self.per_host(),
+            errors: &self.errors,
+            error_count: self.error_count,
+            verify_failures: self.verify_failures,
+            extra: &self.extra,
+            warnings: &self.warnings,
+            interrupted: self.interrupted,
+            telemetry: &self.telemetry,
+        }
+        .serialize(s)
+    }
+}
+
 impl PhaseResult {
+    /// The per-rank rows added up by host, rates over the phase time.
+    pub fn per_host(&self) -> Vec<HostSummary> {
+        per_host(&self.per_rank, self.elapsed)
+    }
+
     pub fn op(&self, op: OpKind) -> Option<&OpResult> {
         self.ops.iter().find(|o| o.op == op)
     }
@@ -489,5 +633,50 @@ mod tests {
         assert_eq!(c.percent_of_one_cpu(), 150.0);
         assert_eq!(c.percent_of_all(), 75.0);
         assert_eq!(c.user_percent(), 50.0);
+    }
+
+    fn rank(rank: u32, host: &str, cpus: u32, cpu_set: Vec<u32>) -> RankSummary {
+        RankSummary {
+            rank,
+            host: host.into(),
+            threads: 1,
+            elapsed: Nanos::SECOND,
+            first_done: Nanos::SECOND,
+            ops: BTreeMap::from([(OpKind::Write, OpCount { ops: 10, bytes: 40 })]),
+            cpu: CpuUsage {
+                user: Nanos(300_000_000),
+                system: Nanos(100_000_000),
+                wall: Nanos::SECOND,
+                cpus,
+            },
+            errors: 0,
+            cpu_set,
+        }
+    }
+
+    #[test]
+    fn hosts_count_their_cpus_once() {
+        // Ranks bound to separate cores, ranks sharing all of them, and old records.
+        let bound = [rank(0, "a", 1, vec![0]), rank(1, "a", 1, vec![1])];
+        let shared = [rank(0, "a", 2, vec![0, 1]), rank(1, "a", 2, vec![0, 1])];
+        let old = [rank(0, "a", 2, vec![]), rank(1, "a", 2, vec![])];
+        assert_eq!(host_cpus(&bound), 2);
+        assert_eq!(host_cpus(&shared), 2);
+        assert_eq!(host_cpus(&old), 2);
+
+        let rows = [
+            rank(0, "a", 2, vec![0, 1]),
+            rank(1, "b", 2, vec![0, 1]),
+            rank(2, "a", 2, vec![0, 1]),
+        ];
+        let h = per_host(&rows, Nanos(2 * Nanos::SECOND.0));
+        assert_eq!(h.len(), 2);
+        assert_eq!((h[0].host.as_str(), h[0].ranks.clone()), ("a", vec![0, 2]));
+        assert_eq!((h[0].ops, h[0].bytes.0, h[0].workers), (20, 80, 2));
+        assert_eq!((h[0].iops.get(), h[0].bandwidth.get()), (10.0, 40.0));
+        // 0.8 s of CPU over the phase's 2 s, on the host's 2 CPUs.
+        assert_eq!(h[0].cpu.percent_of_one_cpu(), 40.0);
+        assert_eq!(h[0].cpu.percent_of_all(), 20.0);
+        assert_eq!(h[1].ranks, vec![1]);
     }
 }

@@ -4,7 +4,9 @@
 
 use std::collections::BTreeMap;
 
-use iolab_core::result::{CpuUsage, OpCount, OpResult, PhaseKind, PhaseResult, RankSummary};
+use iolab_core::result::{
+    CpuUsage, OpCount, OpResult, PhaseKind, PhaseResult, RankSummary, host_cpus,
+};
 use iolab_core::units::Nanos;
 
 use crate::phase::PhaseRun;
@@ -24,15 +26,16 @@ pub struct PhaseMeta {
     pub warnings: Vec<String>,
 }
 
-/// What the summed first-done rates amount to over the first-done time.
-fn first_done_count(rate: Option<&FirstDoneRate>, first_done: Nanos) -> OpCount {
+/// What the summed first-done rates amount to over the first-done time: never more than
+/// was done in all.
+fn first_done_count(rate: Option<&FirstDoneRate>, first_done: Nanos, total: OpCount) -> OpCount {
     let Some(r) = rate else {
         return OpCount::default();
     };
     let secs = first_done.as_secs_f64();
     OpCount {
-        ops: (r.ops_per_sec * secs).round() as u64,
-        bytes: (r.bytes_per_sec * secs).round() as u64,
+        ops: ((r.ops_per_sec * secs).round() as u64).min(total.ops),
+        bytes: ((r.bytes_per_sec * secs).round() as u64).min(total.bytes),
     }
 }
 
@@ -49,7 +52,6 @@ pub fn assemble(meta: PhaseMeta, run: &PhaseRun) -> PhaseResult {
         first_done = first_done.min(o.first_done);
         cpu.user = cpu.user + o.cpu.user;
         cpu.system = cpu.system + o.cpu.system;
-        cpu.cpus += o.cpu.cpus;
         let busy = o.cpu.percent_of_one_cpu() / 100.0;
         let usable = o.threads.min(o.cpu.cpus.max(1)) as f64;
         // Phases under a second are too short to judge.
@@ -72,12 +74,25 @@ pub fn assemble(meta: PhaseMeta, run: &PhaseRun) -> PhaseResult {
             ops: o.measure.ops.iter().map(|(k, m)| (*k, m.count)).collect(),
             cpu: o.cpu,
             errors: o.measure.error_count,
+            cpu_set: o.cpu_set.clone(),
         });
     }
     if first_done == Nanos(u64::MAX) {
         first_done = Nanos::ZERO;
     }
+    first_done = first_done.min(elapsed);
     cpu.wall = elapsed;
+    // Ranks sharing a host share its CPUs: count each host's once.
+    let mut hosts: Vec<&str> = Vec::new();
+    for r in &per_rank {
+        if !hosts.contains(&r.host.as_str()) {
+            hosts.push(&r.host);
+        }
+    }
+    cpu.cpus = hosts
+        .iter()
+        .map(|h| host_cpus(per_rank.iter().filter(|r| r.host == *h)))
+        .sum();
     let ops = total
         .ops
         .iter()
@@ -85,7 +100,7 @@ pub fn assemble(meta: PhaseMeta, run: &PhaseRun) -> PhaseResult {
             OpResult::new(
                 *op,
                 m.count,
-                first_done_count(total.first_done.get(op), first_done),
+                first_done_count(total.first_done.get(op), first_done, m.count),
                 elapsed,
                 first_done,
                 m.errors,
@@ -116,5 +131,88 @@ pub fn assemble(meta: PhaseMeta, run: &PhaseRun) -> PhaseResult {
         warnings,
         interrupted: run.interrupted,
         telemetry: run.telemetry.clone(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::atomic::AtomicBool;
+
+    use iolab_comm::{Comm, InProcess};
+    use iolab_core::result::OpKind;
+
+    use super::*;
+    use crate::clock::Clock;
+    use crate::phase::{Env, WorkerReport, run_phase};
+    use crate::recorder::Recorder;
+
+    const MIB: u64 = 1 << 20;
+
+    struct Still;
+    impl Clock for Still {
+        fn now(&self) -> Nanos {
+            Nanos::ZERO
+        }
+    }
+
+    /// Three ranks, two on host "a" and one on "b"; rank r writes r + 1 MiB in 1 MiB
+    /// blocks and every rank finishes at 500 ms.
+    #[test]
+    fn per_host_rows_add_up_their_ranks_and_count_cpus_once() {
+        let interrupt = AtomicBool::new(false);
+        let hosts = |r: u32| {
+            if r < 2 {
+                "a".to_string()
+            } else {
+                "b".to_string()
+            }
+        };
+        let results = InProcess::run(3, hosts, |comm: &dyn Comm| {
+            let env = Env::new(comm, &interrupt);
+            let writes = u64::from(comm.rank()) + 1;
+            let run = run_phase(&env, &Still, "write", 1, false, |i, control| {
+                let start = control.ready_and_wait(true).unwrap();
+                let mut rec = Recorder::new(start, Nanos::SECOND);
+                for t in 1..=writes {
+                    rec.record(OpKind::Write, Nanos(1), MIB, Nanos(t * 100_000_000));
+                }
+                control.finished(i);
+                Ok(WorkerReport {
+                    measure: rec.finish(),
+                    completed: writes,
+                    finished_at: Nanos(500_000_000),
+                })
+            })
+            .unwrap();
+            assemble(PhaseMeta::default(), &run)
+        });
+        let cpus = iolab_backend::process::allowed_cpus().len() as u32;
+        for p in &results {
+            assert_eq!(p.elapsed, Nanos(500_000_000));
+            // The three ranks share this machine's CPUs, but count as two hosts.
+            assert_eq!(p.cpu.cpus, 2 * cpus);
+            let h = p.per_host();
+            assert_eq!(h.len(), 2);
+            assert_eq!((h[0].host.as_str(), h[0].ranks.clone()), ("a", vec![0, 1]));
+            assert_eq!((h[1].host.as_str(), h[1].ranks.clone()), ("b", vec![2]));
+            assert_eq!((h[0].workers, h[0].ops, h[0].bytes.0), (2, 3, 3 * MIB));
+            assert_eq!((h[1].workers, h[1].ops, h[1].bytes.0), (1, 3, 3 * MIB));
+            // Over the phase's 0.5 s.
+            assert_eq!(h[0].iops.get(), 6.0);
+            assert_eq!(h[0].bandwidth.get(), 6.0 * MIB as f64);
+            assert_eq!((h[0].cpu.cpus, h[0].cpu.wall), (cpus, p.elapsed));
+            let cpu_a = p.per_rank[0].cpu.user + p.per_rank[1].cpu.user;
+            assert_eq!(h[0].cpu.user, cpu_a);
+
+            let json = serde_json::to_value(p).unwrap();
+            let rows = json["per_host"].as_array().unwrap();
+            assert_eq!(rows.len(), 2);
+            assert_eq!(rows[0]["host"], "a");
+            assert_eq!(rows[0]["ranks"], serde_json::json!([0, 1]));
+            assert_eq!(rows[1]["ops"], 3);
+            // Written and read back, the phase is the same (per_host is derived).
+            let back: PhaseResult = serde_json::from_value(json).unwrap();
+            assert_eq!(&back, p);
+        }
     }
 }

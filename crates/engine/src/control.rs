@@ -19,6 +19,29 @@ pub struct WorkerProgress {
     pub done: AtomicBool,
     /// Waiting at the wear-out rendezvous with this many I/Os done.
     pub waiting_with: AtomicU64,
+    /// CPU time (user, system) the worker's own thread used from the start of the
+    /// phase until it finished, set when it finishes.
+    pub cpu_user: AtomicU64,
+    pub cpu_system: AtomicU64,
+}
+
+/// CPU time (user, system) the calling thread has used so far.
+pub fn thread_cpu_times() -> (Nanos, Nanos) {
+    let mut usage = std::mem::MaybeUninit::<libc::rusage>::zeroed();
+    // SAFETY: getrusage writes a complete rusage into the pointer we own; RUSAGE_THREAD
+    // is valid on Linux, and on failure the zeroed value stays (all times zero).
+    let usage = unsafe {
+        libc::getrusage(libc::RUSAGE_THREAD, usage.as_mut_ptr());
+        usage.assume_init()
+    };
+    let tv = |t: libc::timeval| Nanos(t.tv_sec as u64 * 1_000_000_000 + t.tv_usec as u64 * 1_000);
+    (tv(usage.ru_utime), tv(usage.ru_stime))
+}
+
+std::thread_local! {
+    /// This worker thread's CPU times when the phase started.
+    static CPU_AT_START: std::cell::Cell<Option<(Nanos, Nanos)>> =
+        const { std::cell::Cell::new(None) };
 }
 
 const NOT_WAITING: u64 = u64::MAX;
@@ -74,7 +97,11 @@ impl PhaseControl {
         self.changed.notify_all();
         loop {
             if g.released {
-                return if ok { g.start } else { None };
+                let start = if ok { g.start } else { None };
+                if start.is_some() {
+                    CPU_AT_START.with(|c| c.set(Some(thread_cpu_times())));
+                }
+                return start;
             }
             g = self.changed.wait(g).unwrap_or_else(|p| p.into_inner());
         }
@@ -100,8 +127,17 @@ impl PhaseControl {
         self.changed.notify_all();
     }
 
-    /// A worker has finished; the first one also raises the first-done flag.
+    /// A worker has finished; the first one also raises the first-done flag. Called on
+    /// the worker's own thread, it also takes the CPU time that thread used since the
+    /// start.
     pub fn finished(&self, worker: usize) {
+        if let Some((u0, s0)) = CPU_AT_START.with(|c| c.take()) {
+            let (u1, s1) = thread_cpu_times();
+            let w = &self.workers[worker];
+            w.cpu_user.store(u1.saturating_sub(u0).0, Ordering::Relaxed);
+            w.cpu_system
+                .store(s1.saturating_sub(s0).0, Ordering::Relaxed);
+        }
         self.first_done.store(true, Ordering::Relaxed);
         self.workers[worker].done.store(true, Ordering::Release);
         self.finished.fetch_add(1, Ordering::AcqRel);
@@ -135,10 +171,13 @@ impl PhaseControl {
         self.changed.notify_all();
     }
 
-    /// Wear-out: a worker stopped by the stonewall with `done` I/Os waits until the
-    /// coordinator knows how many I/Os the busiest worker anywhere did. Returns that
-    /// number (0 when stopped).
+    /// Wear-out: a worker stopped by the stonewall (or done with its share) with `done`
+    /// I/Os waits until the coordinator knows how many I/Os the busiest worker anywhere
+    /// did. Returns that number (0 when stopped). A worker arriving here is done with its
+    /// share or out of time, so it raises the first-done flag: the others freeze their
+    /// first-done figures now, not when the rendezvous ends.
     pub fn wear_out_wait(&self, worker: usize, done: u64) -> u64 {
+        self.first_done.store(true, Ordering::Relaxed);
         self.workers[worker]
             .waiting_with
             .store(done, Ordering::Release);
@@ -170,11 +209,29 @@ impl PhaseControl {
         Some(max)
     }
 
+    /// Whether `worker` waited at the wear-out rendezvous during this phase.
+    pub fn waited_at_rendezvous(&self, worker: usize) -> bool {
+        self.workers[worker].waiting_with.load(Ordering::Acquire) != NOT_WAITING
+    }
+
     /// Coordinator: tells waiting workers how far to go.
     pub fn set_wear_out_target(&self, target: u64) {
         let mut g = self.gate();
         g.wear_out_target = Some(target);
         self.changed.notify_all();
+    }
+
+    /// CPU time (user, system) this rank's worker threads used, each from the start
+    /// until it finished (time spent blocked at the wear-out rendezvous costs none).
+    pub fn worker_cpu(&self) -> (Nanos, Nanos) {
+        self.workers
+            .iter()
+            .fold((Nanos::ZERO, Nanos::ZERO), |(u, s), w| {
+                (
+                    u + Nanos(w.cpu_user.load(Ordering::Relaxed)),
+                    s + Nanos(w.cpu_system.load(Ordering::Relaxed)),
+                )
+            })
     }
 
     /// Totals of the live counters: (ops, bytes).

@@ -175,9 +175,14 @@ impl Recorder {
                 },
             );
         }
+        let first_done_at = self
+            .first_done
+            .as_ref()
+            .map(|(_, at)| at.saturating_sub(self.start));
         WorkerMeasure {
             ops,
             first_done: first_done_rates(self.first_done, self.start),
+            first_done_at,
             timeline: Timeline {
                 interval: self.interval,
                 series,
@@ -241,6 +246,12 @@ pub struct WorkerMeasure {
     pub ops: BTreeMap<OpKind, OpMeasure>,
     /// Per operation, the rate each worker sustained until first done, summed.
     pub first_done: BTreeMap<OpKind, FirstDoneRate>,
+    /// The earliest moment (from the phase start) a worker froze its first-done figures:
+    /// the last completion of a worker that finished its share (or hit the stonewall),
+    /// or when a worker learned that another one had. A worker that then waits at the
+    /// wear-out rendezvous does not move it.
+    #[serde(default)]
+    pub first_done_at: Option<Nanos>,
     pub timeline: Timeline,
     pub errors: Vec<ErrorRecord>,
     pub error_count: u64,
@@ -260,6 +271,10 @@ impl WorkerMeasure {
             mine.ops_per_sec += r.ops_per_sec;
             mine.bytes_per_sec += r.bytes_per_sec;
         }
+        self.first_done_at = match (self.first_done_at, other.first_done_at) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        };
         self.timeline.merge(&other.timeline);
         for e in &other.errors {
             if self.errors.len() < 4 * KEPT_ERRORS {
@@ -315,6 +330,19 @@ mod tests {
             }
         );
         assert_eq!(m.ops[&OpKind::Write].count.ops, 2);
+        assert_eq!(m.first_done_at, Some(Nanos(1)));
+    }
+
+    #[test]
+    fn merging_keeps_the_earliest_first_done() {
+        let mut a = Recorder::new(Nanos(100), Nanos::SECOND);
+        a.record(OpKind::Write, Nanos(1), 1, Nanos(150));
+        let mut b = Recorder::new(Nanos(100), Nanos::SECOND);
+        b.record(OpKind::Write, Nanos(1), 1, Nanos(130));
+        let mut m = WorkerMeasure::default();
+        m.merge(&a.finish());
+        m.merge(&b.finish());
+        assert_eq!(m.first_done_at, Some(Nanos(30)));
     }
 
     #[test]

@@ -174,6 +174,7 @@ fn read_ranks(
             ops: from_json(run, || what(&format!("rank {rank} ops")), &ops)?,
             cpu: from_json(run, || what(&format!("rank {rank} cpu")), &cpu)?,
             errors: get_u64(row, "errors")?,
+            cpu_set: Vec::new(),
         });
     }
     Ok(ranks)

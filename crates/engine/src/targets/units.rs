@@ -134,6 +134,7 @@ pub(crate) fn unit_phase(
             measure: row.measure.clone(),
             completed: row.completed.clone(),
             cpu: Default::default(),
+            cpu_set: Vec::new(),
         }],
         interrupted,
         started_at_ms,

@@ -170,6 +170,7 @@ fn rank(rank: u32, host: &str, elapsed: Nanos) -> RankSummary {
             cpus: 64,
         },
         errors: u64::from(rank),
+        cpu_set: Vec::new(),
     }
 }
 
