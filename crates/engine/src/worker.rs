@@ -224,6 +224,8 @@ impl<'s, 'b, C: Clock> Loop<'s, 'b, C> {
         let mut next_due = self.start;
         let mut limit = u64::MAX;
         let mut issuing = true;
+        // The stonewall, not the end of its share, stopped this worker.
+        let mut at_deadline = false;
         let stop = &self.s.control.stop;
         let first_done = &self.s.control.first_done;
         let progress = &self.s.control.workers[self.s.index];
@@ -240,6 +242,7 @@ impl<'s, 'b, C: Clock> Loop<'s, 'b, C> {
                     && limit == u64::MAX
                 {
                     issuing = false;
+                    at_deadline = true;
                     first_done.store(true, Ordering::Relaxed);
                     break;
                 }
@@ -307,8 +310,14 @@ impl<'s, 'b, C: Clock> Loop<'s, 'b, C> {
                     continue;
                 }
                 // Wear-out: stopped by the stonewall with work left; catch up with the
-                // busiest worker before finishing.
-                if wear_out && limit == u64::MAX && !self.failed && !stop.load(Ordering::Relaxed) {
+                // busiest worker before finishing. A worker whose share ran out first has
+                // nothing to catch up with: it finishes (and its count sets the bar).
+                if wear_out
+                    && at_deadline
+                    && limit == u64::MAX
+                    && !self.failed
+                    && !stop.load(Ordering::Relaxed)
+                {
                     let target = self.s.control.wear_out_wait(self.s.index, self.issued);
                     if target > self.issued && !stop.load(Ordering::Relaxed) {
                         limit = target;
