@@ -6,7 +6,7 @@ use std::fmt::Write as _;
 
 use iolab_core::histogram::LatencySummary;
 use iolab_core::result::{CpuUsage, OpResult, PhaseKind, PhaseResult, RunRecord};
-use iolab_core::units::{ByteCount, Nanos};
+use iolab_core::units::{ByteCount, BytesPerSec, Nanos, OpsPerSec};
 
 use crate::table::Table;
 
@@ -112,6 +112,66 @@ fn plural(n: u64, word: &str) -> String {
 }
 
 /// One phase.
+/// Ranks shown one by one up to this many; beyond, only hosts.
+const RANK_LINES: usize = 16;
+
+/// Under MPI: a line per host (when there are several) and per rank (up to
+/// [`RANK_LINES`]), so an uneven host or rank shows.
+fn render_spread(p: &PhaseResult) -> String {
+    let mut out = String::new();
+    if p.per_rank.len() < 2 {
+        return out;
+    }
+    let by_bytes = p.kind != PhaseKind::Meta && p.ops.iter().any(|o| o.op.moves_data());
+    let figure = |ops: u64, bytes: u64, over: Nanos| {
+        let secs = over.as_secs_f64().max(1e-9);
+        if by_bytes {
+            format!(
+                "{} IOPS, {}",
+                OpsPerSec(ops as f64 / secs).human(),
+                BytesPerSec(bytes as f64 / secs).human()
+            )
+        } else {
+            format!("{}/s", OpsPerSec(ops as f64 / secs).human())
+        }
+    };
+    let hosts = p.per_host();
+    if hosts.len() > 1 {
+        for h in &hosts {
+            let _ = writeln!(
+                out,
+                "  host {}: {} rank{}, {} worker{}, {}, cpu {:.1}% of {} CPUs",
+                h.host,
+                h.ranks.len(),
+                if h.ranks.len() == 1 { "" } else { "s" },
+                h.workers,
+                if h.workers == 1 { "" } else { "s" },
+                figure(h.ops, h.bytes.get(), p.elapsed),
+                h.cpu.percent_of_all(),
+                h.cpu.cpus
+            );
+        }
+    }
+    if p.per_rank.len() <= RANK_LINES {
+        for r in &p.per_rank {
+            let (ops, bytes) = r
+                .ops
+                .values()
+                .fold((0, 0), |(o, b), c| (o + c.ops, b + c.bytes));
+            let _ = writeln!(
+                out,
+                "  rank {} on {}: {}, done at {}, cpu {:.1}% of one CPU",
+                r.rank,
+                r.host,
+                figure(ops, bytes, r.elapsed),
+                r.elapsed.human(),
+                r.cpu.percent_of_one_cpu()
+            );
+        }
+    }
+    out
+}
+
 pub fn render_phase(p: &PhaseResult) -> String {
     let mut out = String::new();
     let _ = writeln!(
@@ -158,6 +218,7 @@ pub fn render_phase(p: &PhaseResult) -> String {
             p.cpu.cpus
         );
     }
+    out.push_str(&render_spread(p));
     for (k, v) in &p.extra {
         let _ = writeln!(out, "  {k}: {v}");
     }
@@ -283,6 +344,52 @@ mod tests {
             "score": {"bandwidth": 1.2345671, "iops": 12.345678, "total": 4.1234564, "valid": valid}
         });
         run
+    }
+
+    #[test]
+    fn ranks_and_hosts_get_a_line_each() {
+        use iolab_core::result::RankSummary;
+        let mut p = data_phase("seq-write", "1", 0, OpKind::Write, 300.0);
+        let rank = |rank: u32, host: &str, mib: u64, secs: u64| RankSummary {
+            rank,
+            host: host.into(),
+            threads: 1,
+            elapsed: Nanos(secs * 1_000_000_000),
+            first_done: Nanos(secs * 1_000_000_000),
+            ops: [(
+                OpKind::Write,
+                OpCount {
+                    ops: mib,
+                    bytes: mib << 20,
+                },
+            )]
+            .into_iter()
+            .collect(),
+            cpu: CpuUsage::default(),
+            errors: 0,
+            cpu_set: vec![0, 1],
+        };
+        p.per_rank = vec![
+            rank(0, "n1", 100, 1),
+            rank(1, "n1", 100, 1),
+            rank(2, "n2", 100, 2),
+        ];
+        let text = render_phase(&p);
+        assert!(
+            text.contains(
+                "  host n1: 2 ranks, 2 workers, 200 IOPS, 200 MiB/s, cpu 0.0% of 2 CPUs\n"
+            ),
+            "{text}"
+        );
+        assert!(text.contains("  host n2: 1 rank, 1 worker, "), "{text}");
+        // Rank 2 took 2 s for its 100 MiB.
+        assert!(
+            text.contains("  rank 2 on n2: 50.0 IOPS, 50.0 MiB/s, done at 2.00 s"),
+            "{text}"
+        );
+        // One rank: no lines.
+        p.per_rank.truncate(1);
+        assert!(!render_phase(&p).contains("rank 0 on"));
     }
 
     #[test]
