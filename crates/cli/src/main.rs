@@ -3,6 +3,8 @@
 //! 0 ok, 1 the benchmark ran but failed validation, 2 usage/configuration/runtime
 //! error, 130 interrupted.
 
+#![forbid(unsafe_code)]
+
 mod cli;
 mod commands;
 mod exit;

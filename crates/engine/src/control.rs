@@ -25,18 +25,7 @@ pub struct WorkerProgress {
     pub cpu_system: AtomicU64,
 }
 
-/// CPU time (user, system) the calling thread has used so far.
-pub fn thread_cpu_times() -> (Nanos, Nanos) {
-    let mut usage = std::mem::MaybeUninit::<libc::rusage>::zeroed();
-    // SAFETY: getrusage writes a complete rusage into the pointer we own; RUSAGE_THREAD
-    // is valid on Linux, and on failure the zeroed value stays (all times zero).
-    let usage = unsafe {
-        libc::getrusage(libc::RUSAGE_THREAD, usage.as_mut_ptr());
-        usage.assume_init()
-    };
-    let tv = |t: libc::timeval| Nanos(t.tv_sec as u64 * 1_000_000_000 + t.tv_usec as u64 * 1_000);
-    (tv(usage.ru_utime), tv(usage.ru_stime))
-}
+pub use iolab_backend::process::thread_cpu_times;
 
 std::thread_local! {
     /// This worker thread's CPU times when the phase started.

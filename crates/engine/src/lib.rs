@@ -4,6 +4,8 @@
 //! [`data`] runs a whole data workload on a target prepared by [`target`] inside a
 //! [`workdir`] iolab owns.
 
+#![forbid(unsafe_code)]
+
 pub mod assemble;
 pub mod clock;
 pub mod control;
