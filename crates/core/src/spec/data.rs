@@ -4,7 +4,7 @@
 
 use std::path::PathBuf;
 
-use clap::{Args, Parser, ValueEnum};
+use clap::{Args, ValueEnum};
 use serde::{Deserialize, Serialize};
 
 use crate::error::SpecError;
@@ -250,12 +250,7 @@ pub struct DataSpec {
 
 impl Default for DataSpec {
     fn default() -> Self {
-        #[derive(Parser)]
-        struct Wrap {
-            #[command(flatten)]
-            spec: DataSpec,
-        }
-        Wrap::parse_from(["iolab"]).spec
+        crate::spec::command_line_defaults()
     }
 }
 
@@ -275,18 +270,7 @@ impl DataSpec {
         if self.block_size.get() == 0 {
             return Err(SpecError::new("--block-size", "must be larger than 0"));
         }
-        if self.threads == 0 {
-            return Err(SpecError::new("--threads", "must be at least 1"));
-        }
-        if self.threads > 4096 {
-            return Err(SpecError::new(
-                "--threads",
-                format!(
-                    "{} threads is more than the 4096 iolab supports per rank; use more ranks",
-                    self.threads
-                ),
-            ));
-        }
+        crate::spec::validate_threads(self.threads)?;
         if self.queue_depth == 0 {
             return Err(SpecError::new("--queue-depth", "must be at least 1"));
         }
@@ -387,6 +371,7 @@ pub struct TargetSpec {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use clap::Parser;
 
     #[derive(Parser)]
     struct Cli {

@@ -10,7 +10,7 @@ mod glob;
 pub use find::*;
 pub use glob::*;
 
-use clap::{Args, Parser, ValueEnum};
+use clap::{Args, ValueEnum};
 use serde::{Deserialize, Serialize};
 
 use crate::error::SpecError;
@@ -181,12 +181,7 @@ pub struct MetaSpec {
 
 impl Default for MetaSpec {
     fn default() -> Self {
-        #[derive(Parser)]
-        struct Wrap {
-            #[command(flatten)]
-            spec: MetaSpec,
-        }
-        Wrap::parse_from(["iolab"]).spec
+        crate::spec::command_line_defaults()
     }
 }
 
@@ -244,18 +239,7 @@ impl MetaSpec {
 
     /// Checks what can be checked without looking at the target.
     pub fn validate(&self) -> Result<(), SpecError> {
-        if self.threads == 0 {
-            return Err(SpecError::new("--threads", "must be at least 1"));
-        }
-        if self.threads > 4096 {
-            return Err(SpecError::new(
-                "--threads",
-                format!(
-                    "{} threads is more than the 4096 iolab supports per rank; use more ranks",
-                    self.threads
-                ),
-            ));
-        }
+        crate::spec::validate_threads(self.threads)?;
         self.validate_tree()?;
         validate_ops(&self.ops, self.files_per_dir)?;
         self.validate_stonewall()?;

@@ -9,8 +9,31 @@ mod study;
 mod targets;
 
 pub use data::*;
-#[allow(unused_imports)] // until the metadata and targets specs land
 pub use meta::*;
 pub use study::*;
-#[allow(unused_imports)]
 pub use targets::*;
+
+use crate::error::SpecError;
+
+/// A spec with every option at its command-line default, so each default is defined once,
+/// on its flag (the specs' `Default` impls).
+pub fn command_line_defaults<T: clap::Args + clap::FromArgMatches>() -> T {
+    let matches = T::augment_args(clap::Command::new("iolab")).get_matches_from(["iolab"]);
+    T::from_arg_matches(&matches).expect("every option of a spec has a default")
+}
+
+/// Worker threads per rank: at least 1, at most 4096.
+pub fn validate_threads(threads: u32) -> Result<(), SpecError> {
+    if threads == 0 {
+        return Err(SpecError::new("--threads", "must be at least 1"));
+    }
+    if threads > 4096 {
+        return Err(SpecError::new(
+            "--threads",
+            format!(
+                "{threads} threads is more than the 4096 iolab supports per rank; use more ranks"
+            ),
+        ));
+    }
+    Ok(())
+}

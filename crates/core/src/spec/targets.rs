@@ -10,7 +10,7 @@ mod file;
 
 use std::path::PathBuf;
 
-use clap::{Args, Parser, ValueEnum};
+use clap::{Args, ValueEnum};
 use serde::{Deserialize, Serialize};
 
 use crate::error::SpecError;
@@ -110,12 +110,7 @@ pub struct TargetsSpec {
 
 impl Default for TargetsSpec {
     fn default() -> Self {
-        #[derive(Parser)]
-        struct Wrap {
-            #[command(flatten)]
-            spec: TargetsSpec,
-        }
-        Wrap::parse_from(["iolab"]).spec
+        crate::spec::command_line_defaults()
     }
 }
 
@@ -248,12 +243,7 @@ pub struct NetSpec {
 
 impl Default for NetSpec {
     fn default() -> Self {
-        #[derive(Parser)]
-        struct Wrap {
-            #[command(flatten)]
-            spec: NetSpec,
-        }
-        Wrap::parse_from(["iolab"]).spec
+        crate::spec::command_line_defaults()
     }
 }
 
@@ -292,6 +282,7 @@ impl NetSpec {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use clap::Parser;
 
     #[derive(Parser)]
     struct Cli {

@@ -2,7 +2,7 @@
 //! values its `--list` prints). One definition: the `iolab io500` flags, the stored
 //! configuration and a result directory's config.json ([`Io500Config`]) come from it.
 
-use clap::{Args, Parser};
+use clap::Args;
 use iolab_core::SpecError;
 use iolab_core::units::{ByteCount, TimeSpan};
 use serde::{Deserialize, Serialize};
@@ -59,12 +59,7 @@ pub struct Io500Spec {
 
 impl Default for Io500Spec {
     fn default() -> Self {
-        #[derive(Parser)]
-        struct Wrap {
-            #[command(flatten)]
-            spec: Io500Spec,
-        }
-        Wrap::parse_from(["iolab"]).spec
+        iolab_core::spec::command_line_defaults()
     }
 }
 

@@ -6,7 +6,7 @@ use std::fmt;
 use std::path::PathBuf;
 use std::str::FromStr;
 
-use clap::{Args, Parser, ValueEnum};
+use clap::{Args, ValueEnum};
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
 use crate::error::SpecError;
@@ -54,29 +54,13 @@ pub struct FindSpec {
 
 impl Default for FindSpec {
     fn default() -> Self {
-        #[derive(Parser)]
-        struct Wrap {
-            #[command(flatten)]
-            spec: FindSpec,
-        }
-        Wrap::parse_from(["iolab"]).spec
+        crate::spec::command_line_defaults()
     }
 }
 
 impl FindSpec {
     pub fn validate(&self) -> Result<(), SpecError> {
-        if self.threads == 0 {
-            return Err(SpecError::new("--threads", "must be at least 1"));
-        }
-        if self.threads > 4096 {
-            return Err(SpecError::new(
-                "--threads",
-                format!(
-                    "{} threads is more than the 4096 iolab supports per rank; use more ranks",
-                    self.threads
-                ),
-            ));
-        }
+        crate::spec::validate_threads(self.threads)?;
         if self.name.as_deref().is_some_and(|n| n.contains('/')) {
             return Err(SpecError::new(
                 "--name",

@@ -3,6 +3,7 @@
 //! find's size test rounds as find does.
 
 use super::*;
+use clap::Parser;
 
 #[derive(Parser)]
 struct MetaCli {
