@@ -2,9 +2,10 @@
 //! ([`units`]), user intent ([`spec`]), measured facts ([`result`]), latency histograms
 //! ([`histogram`]), statistics ([`stats`]), reproducible randomness ([`rng`]), block
 //! contents ([`pattern`]), the machine inventory ([`inventory`]) and device samples
-//! ([`telemetry`]). No I/O here.
+//! ([`telemetry`]), UTC dates ([`civil`]). No I/O here.
 #![forbid(unsafe_code)]
 
+pub mod civil;
 pub mod endurance;
 pub mod error;
 pub mod histogram;

@@ -151,23 +151,10 @@ fn run(args: Io500RunArgs) -> Result<u8> {
 
 /// The default result directory: io500-results/YYYY.MM.DD-HH.MM.SS, as IO500 names them.
 fn default_result_dir(now_ms: i64) -> PathBuf {
-    let secs = now_ms / 1000;
-    let (days, rest) = (secs.div_euclid(86_400), secs.rem_euclid(86_400));
-    // Civil date from days since the epoch (Howard Hinnant's algorithm).
-    let z = days + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z - era * 146_097;
-    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let d = doy - (153 * mp + 2) / 5 + 1;
-    let m = if mp < 10 { mp + 3 } else { mp - 9 };
-    let y = yoe + era * 400 + i64::from(m <= 2);
+    let t = iolab_core::civil::UtcTime::from_ms(now_ms);
     PathBuf::from(format!(
-        "io500-results/{y:04}.{m:02}.{d:02}-{:02}.{:02}.{:02}",
-        rest / 3600,
-        rest / 60 % 60,
-        rest % 60
+        "io500-results/{:04}.{:02}.{:02}-{:02}.{:02}.{:02}",
+        t.year, t.month, t.day, t.hour, t.minute, t.second
     ))
 }
 

@@ -130,14 +130,7 @@ fn parse_date(option: &str, text: &str) -> Result<i64> {
     if !(1..=12).contains(&m) || !(1..=31).contains(&d) {
         return Err(bad());
     }
-    // Days from the civil date (Howard Hinnant's algorithm).
-    let y = if m <= 2 { y - 1 } else { y };
-    let era = y.div_euclid(400);
-    let yoe = y - era * 400;
-    let mp = (m + 9) % 12;
-    let doy = (153 * mp + 2) / 5 + d - 1;
-    let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
-    Ok((era * 146_097 + doe - 719_468) * 86_400_000)
+    Ok(iolab_core::civil::days_from_civil(y, m, d) * 86_400_000)
 }
 
 fn filter(args: &ListArgs) -> Result<RunFilter> {
@@ -160,22 +153,10 @@ fn filter(args: &ListArgs) -> Result<RunFilter> {
 }
 
 fn date(ms: i64) -> String {
-    let days = ms.div_euclid(86_400_000);
-    let secs = ms.div_euclid(1000).rem_euclid(86_400);
-    // Civil date from days (inverse of parse_date).
-    let z = days + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z - era * 146_097;
-    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let d = doy - (153 * mp + 2) / 5 + 1;
-    let m = if mp < 10 { mp + 3 } else { mp - 9 };
-    let y = yoe + era * 400 + i64::from(m <= 2);
+    let t = iolab_core::civil::UtcTime::from_ms(ms);
     format!(
-        "{y:04}-{m:02}-{d:02} {:02}:{:02}",
-        secs / 3600,
-        secs / 60 % 60
+        "{:04}-{:02}-{:02} {:02}:{:02}",
+        t.year, t.month, t.day, t.hour, t.minute
     )
 }
 
