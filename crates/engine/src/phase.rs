@@ -78,6 +78,17 @@ pub struct WorkerReport {
     pub finished_at: Nanos,
 }
 
+impl WorkerReport {
+    /// A worker that did nothing: the phase did not start, or it had no share.
+    pub fn idle() -> WorkerReport {
+        WorkerReport {
+            measure: crate::recorder::Recorder::new(Nanos::ZERO, crate::worker::INTERVAL).finish(),
+            completed: 0,
+            finished_at: Nanos::ZERO,
+        }
+    }
+}
+
 /// One rank's part of a phase, as all ranks receive it.
 #[derive(Clone, Debug, Default, Serialize, Deserialize)]
 pub struct RankOutcome {

@@ -104,11 +104,7 @@ pub fn run_data_worker<C: Clock>(s: &WorkerSetup<'_, C>) -> Result<WorkerReport,
     let mut mix = OpMix::new(spec.read_percent(), s.worker.seed);
 
     let Some(start) = s.control.ready_and_wait(true) else {
-        return Ok(WorkerReport {
-            measure: Recorder::new(Nanos::ZERO, INTERVAL).finish(),
-            completed: 0,
-            finished_at: Nanos::ZERO,
-        });
+        return Ok(WorkerReport::idle());
     };
     let mut rec = Recorder::new(start, INTERVAL);
     let mut lp = Loop::new(s, backend.as_mut(), &files, start);

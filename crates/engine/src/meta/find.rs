@@ -16,7 +16,6 @@ use iolab_backend::meta::{
 };
 use iolab_core::result::{ErrorRecord, OpKind, PhaseKind, PhaseResult};
 use iolab_core::spec::{EntryType, FindSpec, Glob, SizeTest};
-use iolab_core::units::Nanos;
 
 use crate::assemble::{PhaseMeta, assemble};
 use crate::clock::Clock;
@@ -257,11 +256,7 @@ fn find_meta(spec: &FindSpec, top: &Path, ranks: u32) -> PhaseMeta {
 impl<C: Clock> Walk<'_, C> {
     fn run(&self, thread: usize) -> WorkerReport {
         let Some(start) = self.control.ready_and_wait(true) else {
-            return WorkerReport {
-                measure: Recorder::new(Nanos::ZERO, INTERVAL).finish(),
-                completed: 0,
-                finished_at: Nanos::ZERO,
-            };
+            return WorkerReport::idle();
         };
         let mut w = Walker {
             rec: Recorder::new(start, INTERVAL),

@@ -69,11 +69,7 @@ pub fn run_worker<C: Clock>(s: &PhaseSetup<'_, C>, thread: usize) -> Result<Work
     let _ = iolab_backend::process::private_fd_table();
     let mut files = s.op.on_files().then(|| Files::new(s, thread));
     let Some(start) = s.control.ready_and_wait(true) else {
-        return Ok(WorkerReport {
-            measure: Recorder::new(Nanos::ZERO, INTERVAL).finish(),
-            completed: 0,
-            finished_at: Nanos::ZERO,
-        });
+        return Ok(WorkerReport::idle());
     };
     let mut rec = Recorder::new(start, INTERVAL);
     let completed = match files.as_mut() {

@@ -123,14 +123,6 @@ pub struct Stream<'a, C: Clock> {
     pub error: ErrorRecord,
 }
 
-fn idle_report() -> WorkerReport {
-    WorkerReport {
-        measure: Recorder::new(Nanos::ZERO, INTERVAL).finish(),
-        completed: 0,
-        finished_at: Nanos::ZERO,
-    }
-}
-
 fn fail(rec: &mut Recorder, template: &ErrorRecord, e: &io::Error) {
     let mut r = template.clone();
     r.errno = e.raw_os_error();
@@ -141,7 +133,7 @@ fn fail(rec: &mut Recorder, template: &ErrorRecord, e: &io::Error) {
 /// Sends blocks until done, then closes its side. Its measure holds only errors.
 pub fn send<C: Clock>(mut s: Stream<'_, C>) -> WorkerReport {
     let Some(start) = s.control.ready_and_wait(true) else {
-        return idle_report();
+        return WorkerReport::idle();
     };
     let mut rec = Recorder::new(start, INTERVAL);
     let buf = vec![0xA5u8; s.block_size];
@@ -178,7 +170,7 @@ pub fn send<C: Clock>(mut s: Stream<'_, C>) -> WorkerReport {
 /// time the block took to arrive.
 pub fn receive<C: Clock>(mut s: Stream<'_, C>) -> WorkerReport {
     let Some(start) = s.control.ready_and_wait(true) else {
-        return idle_report();
+        return WorkerReport::idle();
     };
     let mut rec = Recorder::new(start, INTERVAL);
     let mut buf = vec![0u8; s.block_size];
