@@ -1,0 +1,214 @@
+use super::*;
+use crate::spec::RwKind;
+
+const NFS_LIKE: &str = r#"
+name = "mini"
+repeat = 2
+
+[defaults]
+block_size = "1MiB"
+
+[[sweep]]
+name = "sequential"
+over = { threads = [1, 2, 4] }
+[[sweep.phase]]
+name = "seq-write"
+rw = "write"
+total_size = "2TB"
+[[sweep.phase]]
+name = "seq-read"
+rw = "read"
+total_size = "2TB"
+"#;
+
+fn data(p: &PlannedPhase) -> &DataSpec {
+    match &p.spec {
+        PhaseSpec::Data(d) => d,
+        PhaseSpec::Meta(_) => panic!("{} is a metadata phase", p.name),
+    }
+}
+
+#[test]
+fn a_sweep_runs_its_phases_in_order_for_every_point() {
+    let s = StudySpec::from_toml(NFS_LIKE, "mini.toml").unwrap();
+    let phases = s.expand("mini.toml", &Overrides::default()).unwrap();
+    assert_eq!(phases.len(), 3 * 2 * 2);
+    let names: Vec<(&str, u32, u32)> = phases
+        .iter()
+        .map(|p| (p.name.as_str(), data(p).threads, p.repetition))
+        .collect();
+    assert_eq!(
+        &names[..4],
+        &[
+            ("seq-write", 1, 0),
+            ("seq-read", 1, 0),
+            ("seq-write", 1, 1),
+            ("seq-read", 1, 1)
+        ]
+    );
+    assert_eq!(names[11], ("seq-read", 4, 1));
+    assert_eq!(phases[4].coordinates["threads"], "2");
+    assert_eq!(phases[4].point, 1);
+    assert_eq!(data(&phases[0]).block_size, ByteCount::mib(1));
+    assert_eq!(data(&phases[1]).rw, RwKind::Read);
+    assert_eq!(
+        data(&phases[1]).total_size,
+        Some(ByteCount(2_000_000_000_000))
+    );
+}
+
+#[test]
+fn product_and_zip_sweeps() {
+    let text = r#"
+name = "m"
+[[sweep]]
+name = "matrix"
+over = { block_size = ["128KiB", "4KiB"], threads = [1, 64], sync = [false, true] }
+phase = [{ name = "w", rw = "write", size = "1GiB" }]
+[[sweep]]
+name = "paired"
+mode = "zip"
+over = { threads = [64, 128], queue_depth = [8, 4] }
+phase = [{ name = "r", rw = "randread", size = "1GiB" }]
+"#;
+    let phases = StudySpec::from_toml(text, "m.toml")
+        .unwrap()
+        .expand("m.toml", &Overrides::default())
+        .unwrap();
+    assert_eq!(phases.len(), 8 + 2);
+    assert_eq!(
+        (data(&phases[8]).threads, data(&phases[8]).queue_depth),
+        (64, 8)
+    );
+    assert_eq!(
+        (data(&phases[9]).threads, data(&phases[9]).queue_depth),
+        (128, 4)
+    );
+    assert_eq!(phases[9].point, 9);
+    let bad = text.replace("queue_depth = [8, 4]", "queue_depth = [8]");
+    let err = StudySpec::from_toml(&bad, "m.toml")
+        .unwrap()
+        .expand("m.toml", &Overrides::default())
+        .unwrap_err();
+    assert!(
+        err.to_string().contains("needs lists of equal length"),
+        "{err}"
+    );
+}
+
+#[test]
+fn a_typo_is_named_with_its_line() {
+    let text = NFS_LIKE.replace(
+        "total_size = \"2TB\"\n[[sweep.phase]]",
+        "totalsize = \"2TB\"\n[[sweep.phase]]",
+    );
+    let err = StudySpec::from_toml(&text, "mini.toml").unwrap_err();
+    assert_eq!(err.option, "mini.toml:14");
+    assert!(
+        err.reason.starts_with("unknown option `totalsize`"),
+        "{err}"
+    );
+}
+
+#[test]
+fn toml_syntax_errors_are_one_line_with_the_line() {
+    let err = StudySpec::from_toml("name = \"x\"\nrepeat = \n", "x.toml").unwrap_err();
+    assert_eq!(err.option, "x.toml:2");
+    assert!(!err.to_string().contains('\n'));
+}
+
+#[test]
+fn invalid_values_name_the_phase() {
+    let text = NFS_LIKE.replace("rw = \"read\"", "rw = \"sideways\"");
+    let err = StudySpec::from_toml(&text, "mini.toml")
+        .unwrap()
+        .expand("mini.toml", &Overrides::default())
+        .unwrap_err();
+    assert_eq!(
+        err.option,
+        "mini.toml: sweep 'sequential', phase 'seq-read'"
+    );
+    assert!(err.reason.contains("unknown variant `sideways`"), "{err}");
+    let conflict = NFS_LIKE.replace("rw = \"write\"", "rw = \"write\"\nthreads = 3");
+    let err = StudySpec::from_toml(&conflict, "mini.toml")
+        .unwrap()
+        .expand("mini.toml", &Overrides::default())
+        .unwrap_err();
+    assert!(
+        err.reason
+            .contains("sets `threads`, which the sweep varies"),
+        "{err}"
+    );
+}
+
+#[test]
+fn overrides_scale_and_set() {
+    let s = StudySpec::from_toml(NFS_LIKE, "mini.toml").unwrap();
+    let o = Overrides {
+        scale: Some(0.001),
+        set: vec![
+            Overrides::parse_set("direct=true").unwrap(),
+            Overrides::parse_set("block-size=4KiB").unwrap(),
+        ],
+        repeat: Some(1),
+    };
+    let phases = s.expand("mini.toml", &o).unwrap();
+    assert_eq!(phases.len(), 6);
+    let d = data(&phases[0]);
+    assert_eq!(d.total_size, Some(ByteCount(2_000_000_000 / 4096 * 4096)));
+    assert!(d.direct);
+    assert_eq!(d.block_size, ByteCount::kib(4));
+    assert!(Overrides::parse_set("nonsense").is_err());
+}
+
+#[test]
+fn metadata_phases_take_their_own_options_and_leave_data_options_alone() {
+    let text = r#"
+name = "s1"
+[defaults]
+direct = true
+block_size = "1MiB"
+[[sweep]]
+name = "metadata"
+over = { threads = [1, 2, 4] }
+[[sweep.phase]]
+name = "md"
+kind = "meta"
+files_per_dir = 3000
+total_files = 960000
+ops = "create,stat,remove"
+"#;
+    let s = StudySpec::from_toml(text, "s1.toml").unwrap();
+    let phases = s.expand("s1.toml", &Overrides::default()).unwrap();
+    assert_eq!(phases.len(), 3);
+    let PhaseSpec::Meta(m) = &phases[2].spec else {
+        panic!("not a metadata phase")
+    };
+    assert_eq!(m.threads, 4);
+    assert_eq!(m.total_files_for(4).unwrap(), 960_000);
+    assert_eq!(m.ops.len(), 3);
+    assert_eq!(phases[2].spec.kind(), "meta");
+    // --scale shrinks the file count and keeps the directories per thread.
+    let small = s
+        .expand(
+            "s1.toml",
+            &Overrides {
+                scale: Some(0.001),
+                ..Overrides::default()
+            },
+        )
+        .unwrap();
+    let PhaseSpec::Meta(m) = &small[0].spec else {
+        panic!("not a metadata phase")
+    };
+    assert_eq!((m.files_per_dir, m.total_files), (3, Some(960)));
+    assert_eq!(m.dirs_per_thread_for(1).unwrap(), 320);
+    // An option of the other kind on the phase itself is a mistake.
+    let bad = text.replace("ops = ", "block_size = \"4KiB\"\nops = ");
+    let err = StudySpec::from_toml(&bad, "s1.toml")
+        .unwrap()
+        .expand("s1.toml", &Overrides::default())
+        .unwrap_err();
+    assert_eq!(err.option, "s1.toml: sweep 'metadata', phase 'md'");
+    assert_eq!(err.reason, "`block_size` is not an option of a meta phase");
+}
