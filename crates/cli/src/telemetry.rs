@@ -2,6 +2,8 @@
 //! second while each phase runs (rank 0), so reports can show whether the device or the
 //! client was the limit.
 
+use std::os::unix::fs::FileTypeExt;
+use std::path::Path;
 use std::sync::Mutex;
 
 use iolab_core::inventory::Inventory;
@@ -18,17 +20,38 @@ pub struct TelemetryProbe {
 
 impl TelemetryProbe {
     /// Watches the devices the inventory found under the target (and a device target).
-    pub fn new(inventory: Option<&Inventory>, device: Option<&std::path::Path>) -> Self {
-        let mut devices: Vec<String> = inventory
-            .and_then(|i| i.target.as_ref())
-            .map(|t| t.block_devices.iter().map(|d| d.name.clone()).collect())
-            .unwrap_or_default();
-        if let Some(name) = device
-            .and_then(|d| std::fs::canonicalize(d).ok())
-            .and_then(|d| d.file_name().map(|n| n.to_string_lossy().into_owned()))
-        {
-            devices.push(name);
+    pub fn new(inventory: Option<&Inventory>, device: Option<&Path>) -> Self {
+        TelemetryProbe::watching(
+            inventory,
+            device.and_then(device_name).into_iter().collect(),
+        )
+    }
+
+    /// Watches the devices under every one of `paths` (`iolab targets`: each target may
+    /// sit on its own disks; a path may be a device itself), besides those of the
+    /// inventory's target.
+    pub fn for_paths(inventory: Option<&Inventory>, paths: &[&Path]) -> Self {
+        let root = SysRoot::live();
+        let mut devices = Vec::new();
+        for path in paths {
+            let is_device = std::fs::metadata(path).is_ok_and(|m| m.file_type().is_block_device());
+            if is_device {
+                devices.extend(device_name(path));
+            } else {
+                let info = iolab_host::inventory::target_info(&root, path, &mut Vec::new());
+                devices.extend(info.block_devices.into_iter().map(|d| d.name));
+            }
         }
+        TelemetryProbe::watching(inventory, devices)
+    }
+
+    fn watching(inventory: Option<&Inventory>, mut devices: Vec<String>) -> Self {
+        devices.extend(
+            inventory
+                .and_then(|i| i.target.as_ref())
+                .into_iter()
+                .flat_map(|t| t.block_devices.iter().map(|d| d.name.clone())),
+        );
         devices.sort();
         devices.dedup();
         TelemetryProbe {
@@ -37,34 +60,13 @@ impl TelemetryProbe {
             sampler: Mutex::new(None),
         }
     }
+}
 
-    /// Watches the devices under every one of `paths` (`iolab targets`: each target may
-    /// sit on its own disks), besides those of the inventory's target.
-    pub fn for_paths(inventory: Option<&Inventory>, paths: &[&std::path::Path]) -> Self {
-        let mut probe = TelemetryProbe::new(inventory, None);
-        let root = SysRoot::live();
-        for path in paths {
-            let device = std::fs::metadata(path)
-                .is_ok_and(|m| std::os::unix::fs::FileTypeExt::is_block_device(&m.file_type()));
-            if device {
-                if let Some(name) = std::fs::canonicalize(path)
-                    .ok()
-                    .and_then(|d| d.file_name().map(|n| n.to_string_lossy().into_owned()))
-                {
-                    probe.devices.push(name);
-                }
-                continue;
-            }
-            let mut notes = Vec::new();
-            let info = iolab_host::inventory::target_info(&root, path, &mut notes);
-            probe
-                .devices
-                .extend(info.block_devices.into_iter().map(|d| d.name));
-        }
-        probe.devices.sort();
-        probe.devices.dedup();
-        probe
-    }
+/// The kernel's name of a block device given by any path to it ("/dev/disk/by-id/..."
+/// gives "sdb").
+fn device_name(path: &Path) -> Option<String> {
+    let real = std::fs::canonicalize(path).ok()?;
+    Some(real.file_name()?.to_string_lossy().into_owned())
 }
 
 impl PhaseProbe for TelemetryProbe {

@@ -34,23 +34,21 @@ impl Watch {
         inventory: Option<&Inventory>,
         device: Option<&Path>,
     ) -> Watch {
-        let progress = Arc::new(ProgressLine::new(output.progress, output.quiet));
-        let line = progress.clone();
-        Watch {
-            progress,
-            show: Box::new(move |p| line.show(p)),
-            probe: TelemetryProbe::new(inventory, device),
-        }
+        Watch::with_probe(output, TelemetryProbe::new(inventory, device))
     }
 
     /// Progress as `output` asks; telemetry of the devices under every one of `paths`.
     pub fn for_paths(output: &OutputArgs, inventory: Option<&Inventory>, paths: &[&Path]) -> Watch {
+        Watch::with_probe(output, TelemetryProbe::for_paths(inventory, paths))
+    }
+
+    fn with_probe(output: &OutputArgs, probe: TelemetryProbe) -> Watch {
         let progress = Arc::new(ProgressLine::new(output.progress, output.quiet));
         let line = progress.clone();
         Watch {
             progress,
             show: Box::new(move |p| line.show(p)),
-            probe: TelemetryProbe::for_paths(inventory, paths),
+            probe,
         }
     }
 
