@@ -180,31 +180,12 @@ pub(crate) fn check_cpus(cpus: Option<&iolab_core::units::CpuList>) -> Result<()
             "--cpus",
             format!(
                 "CPU {bad} is not one this process may run on ({} on {})",
-                describe_cpus(&allowed),
+                iolab_core::units::CpuList(allowed),
                 iolab_comm::hostname()
             ),
         )));
     }
     Ok(())
-}
-
-/// "0-3,8" for a sorted list of CPUs.
-fn describe_cpus(cpus: &[usize]) -> String {
-    let mut parts: Vec<String> = Vec::new();
-    let mut i = 0;
-    while i < cpus.len() {
-        let mut j = i;
-        while j + 1 < cpus.len() && cpus[j + 1] == cpus[j] + 1 {
-            j += 1;
-        }
-        parts.push(if j > i {
-            format!("{}-{}", cpus[i], cpus[j])
-        } else {
-            cpus[i].to_string()
-        });
-        i = j + 1;
-    }
-    parts.join(",")
 }
 
 /// The memory of this machine in bytes, if known.
