@@ -7,7 +7,7 @@
 //! [`estimate`] says what a study needs before anything is written: capacity and time.
 
 use iolab_core::result::PhaseResult;
-use iolab_core::spec::{PhaseSpec, PlannedPhase};
+use iolab_core::spec::{MetaOp, PhaseSpec, PlannedPhase};
 use iolab_core::units::{ByteCount, BytesPerSec, Nanos};
 
 use crate::clock::Clock;
@@ -208,20 +208,19 @@ pub fn estimate(
 fn estimate_meta(spec: &iolab_core::spec::MetaSpec, ranks: u32, rate: f64) -> PhaseEstimate {
     let workers = spec.threads * ranks.max(1);
     let files = spec.total_files_for(workers).unwrap_or(0);
-    let file_ops = spec.ops.iter().filter(|o| o.on_files()).count() as f64;
-    let by_rate = Nanos((files as f64 * file_ops / rate.max(1.0) * 1e9) as u64);
+    let file_ops = spec.ops.iter().filter(|o| o.on_files()).count() as u64;
+    // One pass over every file at `rate` files per second.
+    let pass = Nanos((files as f64 / rate.max(1.0) * 1e9) as u64);
+    let time = match spec.runtime {
+        // A stonewalled create takes its deadline; the other operations, one pass each.
+        Some(t) if spec.has(MetaOp::Create) => {
+            t.nanos() + Nanos(pass.0 * file_ops.saturating_sub(1))
+        }
+        _ => Nanos(pass.0 * file_ops),
+    };
     PhaseEstimate {
         data_bytes: files * spec.file_size.get(),
-        time: match spec.runtime {
-            // A stonewalled create takes its deadline; the other operations, what it made.
-            Some(t) => {
-                t.nanos()
-                    + Nanos(
-                        (by_rate.0 as f64 * (file_ops - 1.0).max(0.0) / file_ops.max(1.0)) as u64,
-                    )
-            }
-            None => by_rate,
-        },
+        time,
         time_based: false,
     }
 }
@@ -229,4 +228,47 @@ fn estimate_meta(spec: &iolab_core::spec::MetaSpec, ranks: u32, rate: f64) -> Ph
 /// "2.00 TB" style figure for plans.
 pub fn describe_bytes(b: u64) -> String {
     ByteCount(b).human()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use iolab_core::spec::{Overrides, StudySpec};
+
+    #[test]
+    fn a_metadata_phase_needs_its_files_and_a_pass_per_operation() {
+        let text = r#"
+name = "md"
+[[sweep]]
+name = "m"
+[[sweep.phase]]
+name = "md"
+kind = "meta"
+threads = 2
+files_per_dir = 1000
+dirs_per_thread = 5
+file_size = 4096
+ops = "create,stat,read,remove"
+"#;
+        let study = StudySpec::from_toml(text, "md.toml").unwrap();
+        let phases = study.expand("md.toml", &Overrides::default()).unwrap();
+        // 2 ranks x 2 threads x 5 dirs x 1000 files = 20,000 files at 1,000 files/s.
+        let e = estimate(&phases, 2, BytesPerSec(1e9), 1000.0);
+        assert_eq!(e.capacity, 20_000 * 4096);
+        assert_eq!(e.time, Nanos(80 * 1_000_000_000));
+        // A stonewalled create takes its deadline, the other three a pass each.
+        let timed = study
+            .expand(
+                "md.toml",
+                &Overrides {
+                    set: vec![Overrides::parse_set("runtime=5s").unwrap()],
+                    ..Overrides::default()
+                },
+            )
+            .unwrap();
+        assert_eq!(
+            estimate(&timed, 2, BytesPerSec(1e9), 1000.0).time,
+            Nanos(65 * 1_000_000_000)
+        );
+    }
 }
