@@ -275,13 +275,7 @@ pub fn run_from_parsed(parsed: &ParsedResult, provenance: Provenance, now_ms: i6
     // As for iolab's own runs: a short stonewall makes a result invalid for submission,
     // not failed; a zero phase, I/O errors, an empty find or a result that does not agree
     // with itself fail it.
-    // IO500's own [INVALID] marks (Reported) judge submission, not the run.
-    let failed = !check.problems.is_empty()
-        || check
-            .score
-            .reasons
-            .iter()
-            .any(|r| r.is_failure() && !matches!(r, super::score::Invalid::Reported { .. }));
+    let failed = !check.problems.is_empty() || check.score.reasons.iter().any(|r| r.is_failure());
     run.status = if failed {
         RunStatus::Failed
     } else {

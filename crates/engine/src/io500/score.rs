@@ -160,9 +160,13 @@ impl fmt::Display for Invalid {
 impl Invalid {
     /// True when the run itself went wrong (a phase of 0, I/O errors, find matched
     /// nothing); false for a run that is only not submission grade (a test run with a
-    /// short stonewall).
+    /// short stonewall, or a phase IO500 itself marked invalid: what went wrong in it is
+    /// found again from its figures).
     pub fn is_failure(&self) -> bool {
-        !matches!(self, Invalid::Stonewall { .. } | Invalid::ShortWrite { .. })
+        !matches!(
+            self,
+            Invalid::Stonewall { .. } | Invalid::ShortWrite { .. } | Invalid::Reported { .. }
+        )
     }
 
     /// The phase a reason is about, if it is about one.
