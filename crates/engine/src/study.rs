@@ -7,7 +7,7 @@
 //! [`estimate`] says what a study needs before anything is written: capacity and time.
 
 use iolab_core::result::PhaseResult;
-use iolab_core::spec::{MetaOp, PhaseSpec, PlannedPhase};
+use iolab_core::spec::{BackendKind, MetaBackendKind, MetaOp, PhaseSpec, PlannedPhase};
 use iolab_core::units::{ByteCount, BytesPerSec, Nanos};
 
 use crate::clock::Clock;
@@ -58,6 +58,11 @@ pub fn run_study<C: Clock>(
                     params: planned.coordinates.clone(),
                     ..MetaOptions::default()
                 };
+                let target = if spec.backend == MetaBackendKind::Null {
+                    &PreparedTarget::Null
+                } else {
+                    target
+                };
                 let result = run_meta(env, clock, spec, target, &opts)?;
                 let keep_tree = keep && last_of_study;
                 outcome.warnings.extend(finish_meta(
@@ -83,6 +88,13 @@ pub fn run_study<C: Clock>(
                     params: planned.coordinates.clone(),
                     written_blocks,
                     no_verify_pass: false,
+                };
+                // A phase on the null backend touches no storage, whatever the study's
+                // target: nothing is laid out for it.
+                let target = if spec.backend == BackendKind::Null {
+                    &PreparedTarget::Null
+                } else {
+                    target
                 };
                 let result = run_data(env, clock, spec, target, &opts)?;
                 files.extend(result.files.iter().cloned());
@@ -186,6 +198,12 @@ pub fn estimate(
             group = Some((p.point, p.repetition));
             group_bytes = 0;
         }
+        // The null backend stores nothing.
+        let data_bytes = if spec.backend == BackendKind::Null {
+            0
+        } else {
+            data_bytes
+        };
         // Phases of a point share files when they have the same shape; count the largest.
         group_bytes = group_bytes.max(data_bytes);
         capacity = capacity.max(group_bytes);
@@ -218,8 +236,12 @@ fn estimate_meta(spec: &iolab_core::spec::MetaSpec, ranks: u32, rate: f64) -> Ph
         }
         _ => Nanos(pass.0 * file_ops),
     };
+    let stored = match spec.backend {
+        MetaBackendKind::Null => 0,
+        MetaBackendKind::Posix => files * spec.file_size.get(),
+    };
     PhaseEstimate {
-        data_bytes: files * spec.file_size.get(),
+        data_bytes: stored,
         time,
         time_based: false,
     }
@@ -270,5 +292,23 @@ ops = "create,stat,read,remove"
             estimate(&timed, 2, BytesPerSec(1e9), 1000.0).time,
             Nanos(65 * 1_000_000_000)
         );
+    }
+
+    #[test]
+    fn null_backend_phases_need_no_capacity_but_take_their_time() {
+        let text = r#"
+name = "n"
+[[sweep]]
+name = "s"
+over = { backend = ["psync", "null"] }
+phase = [{ name = "p", rw = "write", threads = 2, size = "1MiB", block_size = "4KiB" }]
+"#;
+        let study = StudySpec::from_toml(text, "n.toml").unwrap();
+        let phases = study.expand("n.toml", &Overrides::default()).unwrap();
+        let e = estimate(&phases, 1, BytesPerSec(1e9), 1e9);
+        assert_eq!(e.phases[0].data_bytes, 2 << 20);
+        assert_eq!(e.phases[1].data_bytes, 0);
+        assert_eq!(e.capacity, 2 << 20);
+        assert_eq!(e.phases[0].time, e.phases[1].time);
     }
 }

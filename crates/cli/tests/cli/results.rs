@@ -208,11 +208,22 @@ fn a_study_killed_mid_way_leaves_a_readable_incomplete_run() {
             }
         }
         assert!(
+            child.try_wait().unwrap().is_none(),
+            "the study ended before two phases were stored"
+        );
+        assert!(
             start.elapsed() < Duration::from_secs(60),
             "the study never stored two phases"
         );
         std::thread::sleep(Duration::from_millis(100));
     }
+    // The null backend lays nothing out, even in a study with a directory.
+    let data: Vec<String> = std::fs::read_dir(work.join("iolab-work"))
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .filter(|n| n.starts_with("data."))
+        .collect();
+    assert!(data.is_empty(), "null phases wrote {data:?}");
     child.kill().unwrap();
     child.wait().unwrap();
     let r = with_db(&db, &["results", "show", "r1", "--format", "json"]).expect(0);
