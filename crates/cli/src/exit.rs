@@ -30,7 +30,10 @@ pub fn one_line(e: &anyhow::Error) -> String {
 
 /// clap's usage error on one line: the message and the possible values, without the
 /// usage block and the "For more information" footer.
-pub fn one_line_usage(e: &clap::Error) -> String {
+pub fn one_line_usage(e: &clap::Error, args: &[String]) -> String {
+    if let Some(msg) = negative_value(e, args) {
+        return msg;
+    }
     let text = e.render().to_string();
     let kept: Vec<&str> = text
         .lines()
@@ -40,6 +43,26 @@ pub fn one_line_usage(e: &clap::Error) -> String {
         })
         .collect();
     kept.join(" ")
+}
+
+/// clap reads `--size -5` as an unknown option `-5`; name the option it was given to.
+fn negative_value(e: &clap::Error, args: &[String]) -> Option<String> {
+    use clap::error::{ContextKind, ContextValue};
+    if e.kind() != clap::error::ErrorKind::UnknownArgument {
+        return None;
+    }
+    let Some(ContextValue::String(bad)) = e.get(ContextKind::InvalidArg) else {
+        return None;
+    };
+    let number = bad.strip_prefix('-')?;
+    if !number.starts_with(|c: char| c.is_ascii_digit() || c == '.') {
+        return None;
+    }
+    let i = args.iter().position(|a| a == bad)?;
+    let option = args[..i].last().filter(|o| o.starts_with("--"))?;
+    Some(format!(
+        "error: {option}: {bad}: negative values are not accepted"
+    ))
 }
 
 pub fn code_of(e: &anyhow::Error) -> u8 {

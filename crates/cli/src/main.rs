@@ -27,7 +27,8 @@ fn main() -> ExitCode {
     let cli = match cli::Cli::try_parse() {
         Ok(c) => c,
         Err(e) if e.use_stderr() => {
-            eprintln!("iolab: {}", exit::one_line_usage(&e));
+            let args: Vec<String> = std::env::args().collect();
+            eprintln!("iolab: {}", exit::one_line_usage(&e, &args));
             return ExitCode::from(exit::USAGE);
         }
         Err(e) => {

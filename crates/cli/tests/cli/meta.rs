@@ -216,6 +216,11 @@ fn bad_input_gets_one_line_and_exit_2() {
         "{}",
         r.stderr
     );
+    let r = meta(dir.path(), &["--file-size", "-5"]).expect(2);
+    assert_eq!(
+        error_line(&r),
+        "iolab: error: --file-size: -5: negative values are not accepted"
+    );
     let r = run(&["meta", "--device", "/dev/null", "--no-store"]).expect(2);
     assert_eq!(
         error_line(&r),
