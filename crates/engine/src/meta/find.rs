@@ -2,13 +2,16 @@
 //! every rank and counts the entries scanned (OpKind::Scan, the rate) and those matching
 //! the [`FindSpec`] predicates (`extra["matched"]`). Under MPI the entries of the top
 //! directory are dealt out to the ranks by name; within a rank, threads share a
-//! [`WalkQueue`] of directories. An entry is stat'ed only when a predicate or an unknown
-//! entry type needs it. The walk never writes or removes anything.
+//! [`WalkQueue`] of directories; a walker listing a large directory (IO500's mdtest-hard
+//! directory holds every file of the phase) hands chunks of its entries to walkers that
+//! are idle, so one directory is examined by every thread. An entry is stat'ed only when
+//! a predicate or an unknown entry type needs it. The walk never writes or removes
+//! anything.
 
-use std::ffi::CStr;
+use std::ffi::{CStr, CString};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Condvar, Mutex};
+use std::sync::{Arc, Condvar, Mutex};
 use std::time::Duration;
 
 use iolab_backend::meta::{
@@ -97,25 +100,49 @@ impl Matcher {
     }
 }
 
-/// Work for a walker: this rank's share of the top directory, or a whole directory.
+/// Entries a walker hands to an idle one at a time; it looks for an idle walker after
+/// every `CHUNK` entries it examined itself.
+const CHUNK: usize = 1024;
+
+/// Work for a walker: this rank's share of the top directory, a whole directory, or a
+/// chunk of the entries of a directory another walker is listing.
 enum Task {
     Top,
     Dir(PathBuf),
+    Entries(Arc<MetaDir>, Vec<(CString, EntryKind)>),
 }
 
-/// Directories waiting to be walked, shared by a rank's threads. The walk is over when
-/// nothing waits and no thread is busy.
+/// Work waiting, shared by a rank's threads. The walk is over when nothing waits and no
+/// thread is busy.
 pub struct WalkQueue {
     state: Mutex<(Vec<Task>, usize)>,
     wake: Condvar,
+    threads: usize,
 }
 
 impl WalkQueue {
-    fn new() -> Self {
+    fn new(threads: usize) -> Self {
         WalkQueue {
             state: Mutex::new((vec![Task::Top], 0)),
             wake: Condvar::new(),
+            threads,
         }
+    }
+
+    /// True when a walker waits with nothing to do.
+    fn has_idle(&self) -> bool {
+        if self.threads < 2 {
+            return false;
+        }
+        let s = self.state.lock().unwrap_or_else(|p| p.into_inner());
+        s.0.is_empty() && s.1 < self.threads
+    }
+
+    /// Hands `task` to a waiting walker.
+    fn give(&self, task: Task) {
+        let mut s = self.state.lock().unwrap_or_else(|p| p.into_inner());
+        s.0.push(task);
+        self.wake.notify_one();
     }
 
     fn pop(&self, stop: &AtomicBool) -> Option<Task> {
@@ -161,6 +188,15 @@ struct Walk<'a, C: Clock> {
     host: &'a str,
 }
 
+/// A walker's hand-over state within one directory.
+#[derive(Default)]
+struct Share {
+    /// Entries this walker examined itself.
+    examined: usize,
+    /// Entries being collected for an idle walker.
+    chunk: Option<Vec<(CString, EntryKind)>>,
+}
+
 /// One walker's counters and buffers.
 struct Walker {
     rec: Recorder,
@@ -185,7 +221,7 @@ pub fn run_find<C: Clock>(
         comm,
         check_top(&top).and_then(|()| Matcher::new(spec).map_err(EngineError::from)),
     )?;
-    let queue = WalkQueue::new();
+    let queue = WalkQueue::new(spec.threads as usize);
     let host = comm.host().to_string();
     let backend = PosixMeta;
     let run = run_phase(
@@ -270,6 +306,11 @@ impl<C: Clock> Walk<'_, C> {
             match task {
                 Task::Top => self.walk_top(&mut w),
                 Task::Dir(path) => self.walk_dir(&path, &mut w),
+                Task::Entries(dir, entries) => {
+                    for (name, kind) in entries {
+                        self.entry(&dir, &name, kind, &mut w);
+                    }
+                }
             }
             self.queue.finish(&mut w.found);
             progress.ops.store(w.scanned, Ordering::Relaxed);
@@ -292,6 +333,7 @@ impl<C: Clock> Walk<'_, C> {
         let Some(dir) = self.open(self.top, w) else {
             return;
         };
+        let dir = Arc::new(dir);
         let mut entries = Vec::new();
         let listed = self.backend.read_dir(&dir, &mut w.buf, &mut |name, kind| {
             entries.push((name.to_owned(), kind))
@@ -300,24 +342,63 @@ impl<C: Clock> Walk<'_, C> {
             self.error(w, self.top, e);
         }
         entries.sort_by(|a, b| a.0.cmp(&b.0));
+        let mut share = Share::default();
         for (i, (name, kind)) in entries.iter().enumerate() {
             if i as u32 % self.ranks == self.rank {
-                self.entry(&dir, name, *kind, w);
+                self.share_or_examine(&dir, name, *kind, &mut share, w);
             }
         }
+        self.examine_rest(&dir, share, w);
     }
 
     fn walk_dir(&self, path: &Path, w: &mut Walker) {
         let Some(dir) = self.open(path, w) else {
             return;
         };
+        let dir = Arc::new(dir);
         let mut buf = std::mem::take(&mut w.buf);
+        let mut share = Share::default();
         let listed = self.backend.read_dir(&dir, &mut buf, &mut |name, kind| {
-            self.entry(&dir, name, kind, w)
+            self.share_or_examine(&dir, name, kind, &mut share, w)
         });
         w.buf = buf;
         if let Err(e) = listed {
             self.error(w, path, e);
+        }
+        self.examine_rest(&dir, share, w);
+    }
+
+    /// Examines the entry, or collects it for a walker that was idle when this one last
+    /// looked (every [`CHUNK`] entries), handing the chunk over when it is full.
+    #[inline]
+    fn share_or_examine(
+        &self,
+        dir: &Arc<MetaDir>,
+        name: &CStr,
+        kind: EntryKind,
+        share: &mut Share,
+        w: &mut Walker,
+    ) {
+        if let Some(chunk) = &mut share.chunk {
+            chunk.push((name.to_owned(), kind));
+            if chunk.len() == CHUNK {
+                let entries = std::mem::take(chunk);
+                share.chunk = None;
+                self.queue.give(Task::Entries(Arc::clone(dir), entries));
+            }
+            return;
+        }
+        self.entry(dir, name, kind, w);
+        share.examined += 1;
+        if share.examined.is_multiple_of(CHUNK) && self.queue.has_idle() {
+            share.chunk = Some(Vec::with_capacity(CHUNK));
+        }
+    }
+
+    /// Examines what was collected but not handed over when the listing ended.
+    fn examine_rest(&self, dir: &MetaDir, share: Share, w: &mut Walker) {
+        for (name, kind) in share.chunk.unwrap_or_default() {
+            self.entry(dir, &name, kind, w);
         }
     }
 

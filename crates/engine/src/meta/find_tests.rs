@@ -129,6 +129,44 @@ fn io500_predicates_together_with_threads_and_ranks() {
     assert_eq!((ranks[0].1, ranks[1].1), (8, 3));
 }
 
+#[test]
+fn a_large_directory_shared_by_the_walkers_is_counted_once() {
+    // One directory of 20,000 files (IO500's mdtest-hard shape): its walker hands chunks
+    // to idle walkers; every entry is still examined exactly once.
+    let tmp = tempfile::tempdir().unwrap();
+    let reference = tmp.path().join("timestamp");
+    write(&reference, 0, Some(100));
+    let big = tmp.path().join("top/big");
+    std::fs::create_dir_all(&big).unwrap();
+    let mut expect = 0;
+    for i in 0..20_000u32 {
+        let name = format!("file.{i:05}");
+        let len = if i % 3 == 0 { 3901 } else { 0 };
+        std::fs::write(big.join(&name), vec![b'x'; len]).unwrap();
+        if len == 3901 && name.contains("01") {
+            expect += 1;
+        }
+    }
+    let io500 = |threads| FindSpec {
+        newer: Some(reference.clone()),
+        size: Some(SizeTest::bytes(3901)),
+        name: Some("*01*".into()),
+        threads,
+        ..FindSpec::default()
+    };
+    let top = tmp.path().join("top");
+    for threads in [1, 2, 4] {
+        let p = find_on(&SingleProcess::new(), &io500(threads), &top).unwrap();
+        assert_eq!(counts(&p), (20_001, expect), "{threads} threads");
+    }
+    let ranks = InProcess::run(
+        2,
+        |_| "node-a".into(),
+        |comm| counts(&find_on(comm, &io500(3), &big).unwrap()),
+    );
+    assert_eq!(ranks[0], (20_000, expect));
+}
+
 fn snapshot(top: &Path) -> Vec<(PathBuf, SystemTime, u64)> {
     let mut out = Vec::new();
     let mut stack = vec![top.to_path_buf()];
