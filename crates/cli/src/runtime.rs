@@ -107,5 +107,6 @@ pub fn provenance(comm: &dyn Comm, target: String) -> Provenance {
         ranks: comm.size(),
         target,
         inventory: None,
+        process: iolab_host::this_process(&iolab_host::SysRoot::live(), &iolab_comm::hostname()),
     }
 }

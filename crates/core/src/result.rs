@@ -501,6 +501,25 @@ pub enum RunStatus {
     Interrupted,
     /// Ran, but failed validation (I/O errors, verify mismatches).
     Failed,
+    /// Never stored: what a reader on the host of an incomplete run's process sees when
+    /// that process is still alive.
+    Running,
+    /// Never stored: an incomplete run whose process is gone (killed, crashed, the host
+    /// rebooted), as seen from its host. Its stored phases are all it will have.
+    Abandoned,
+}
+
+/// The process that stores a run (rank 0's), so that a reader on the same host can tell
+/// a run still going from one whose process died.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct RunProcess {
+    pub host: String,
+    pub pid: u32,
+    /// When the process started, in clock ticks after boot (/proc/PID/stat field 22):
+    /// a later process given the same pid differs.
+    pub start_ticks: u64,
+    /// /proc/sys/kernel/random/boot_id: a run from before a reboot is not running.
+    pub boot_id: String,
 }
 
 /// Where a run came from: enough to reproduce it and to know what was measured.
@@ -515,6 +534,10 @@ pub struct Provenance {
     /// The target as given (--dir or --device).
     pub target: String,
     pub inventory: Option<Inventory>,
+    /// The storing process (absent in runs stored before iolab 0.1 recorded it, and in
+    /// imported runs).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub process: Option<RunProcess>,
 }
 
 /// A whole run: what `--json` writes, the store keeps and reports read.

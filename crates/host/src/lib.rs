@@ -13,6 +13,7 @@ pub mod inventory;
 pub mod mount_options;
 pub mod mountinfo;
 mod net;
+pub mod process;
 mod root;
 pub mod telemetry;
 
@@ -21,5 +22,6 @@ mod testing;
 
 pub use audit::{Finding, Profile, Severity, Status};
 pub use error::HostError;
+pub use process::{Liveness, liveness, this_process};
 pub use root::SysRoot;
 pub use telemetry::Sampler;

@@ -45,6 +45,8 @@ fn status_text(s: RunStatus) -> &'static str {
         RunStatus::Complete => "complete",
         RunStatus::Interrupted => "interrupted",
         RunStatus::Failed => "failed",
+        RunStatus::Running => "running",
+        RunStatus::Abandoned => "abandoned",
     }
 }
 

@@ -4,7 +4,7 @@
 
 use std::collections::BTreeMap;
 
-use iolab_core::result::{OpKind, PhaseKind, RunStatus};
+use iolab_core::result::{OpKind, PhaseKind, RunProcess, RunStatus};
 use iolab_core::units::{BytesPerSec, OpsPerSec};
 use rusqlite::types::Value;
 use rusqlite::{Connection, OptionalExtension};
@@ -59,6 +59,8 @@ pub struct RunSummaryRow {
     pub target: String,
     /// Phases stored so far.
     pub phases: u32,
+    /// The process that stores the run, where recorded (see [`RunProcess`]).
+    pub process: Option<RunProcess>,
     /// Per operation, the peak of the phases' headline figures (as
     /// `PhaseResult::headline` picks them), ordered by operation, bandwidth before rate
     /// when an operation has both (writes in data and in metadata phases).
@@ -124,7 +126,8 @@ impl Store {
 fn list(conn: &Connection, filter: &RunFilter) -> Result<Vec<RunSummaryRow>, Fail> {
     let mut sql = String::from(
         "SELECT id, label, kind, status, started_at_ms, finished_at_ms, imported, target,
-             (SELECT count(*) FROM phases WHERE run_id = runs.id) AS phases
+             (SELECT count(*) FROM phases WHERE run_id = runs.id) AS phases,
+             json_extract(provenance, '$.process') AS process
          FROM runs WHERE 1",
     );
     let mut args: Vec<Value> = Vec::new();
@@ -172,6 +175,10 @@ fn list(conn: &Connection, filter: &RunFilter) -> Result<Vec<RunSummaryRow>, Fai
             imported: row.get("imported")?,
             target: row.get("target")?,
             phases: row.get("phases")?,
+            // Written by this crate from a typed value; a malformed one is just unknown.
+            process: row
+                .get::<_, Option<String>>("process")?
+                .and_then(|j| serde_json::from_str(&j).ok()),
             headline: peaks(conn, id)?,
         });
     }

@@ -459,6 +459,7 @@ fn import(args: &Io500ScoreArgs, parsed: &ParsedResult) -> Result<String> {
         ranks: parsed.procs.unwrap_or(0),
         target: parsed.path.display().to_string(),
         inventory: None,
+        process: None,
     };
     let mut record = run_from_parsed(parsed, provenance, iolab_engine::phase::now_ms());
     record.label = args.label.clone();

@@ -7,7 +7,8 @@ use std::path::PathBuf;
 
 use anyhow::{Context, Result, bail};
 use clap::{Args, Subcommand};
-use iolab_core::result::{RunRecord, RunStatus};
+use iolab_core::result::{RunProcess, RunRecord, RunStatus};
+use iolab_host::Liveness;
 use iolab_report::{Comparison, Format, HtmlOptions};
 use iolab_store::{RunFilter, RunId, RunSummaryRow, Store};
 
@@ -164,7 +165,7 @@ pub fn results(args: ResultsArgs) -> Result<u8> {
     let mut store = open_store(&args.store)?;
     match args.command {
         ResultsCommand::List { filter: l, format } => {
-            let rows = store.list_runs(&filter(&l)?)?;
+            let rows = list_seen(&store, &filter(&l)?)?;
             if rows.is_empty() {
                 let why = nothing_listed(&store, &l)?;
                 if format != Format::Text {
@@ -186,8 +187,8 @@ pub fn results(args: ResultsArgs) -> Result<u8> {
             let records = if e.runs.is_empty() {
                 let rows = store.list_runs(&filter(&e.filter)?)?;
                 rows.iter()
-                    .map(|r| store.load_run(r.id))
-                    .collect::<Result<Vec<_>, _>>()?
+                    .map(|r| load_seen(&store, r.id))
+                    .collect::<Result<Vec<_>>>()?
             } else {
                 e.runs
                     .iter()
@@ -392,13 +393,44 @@ fn write_or_print(path: Option<&PathBuf>, text: &str) -> Result<()> {
 /// One run by id or label (the latest with that label).
 fn load(store: &Store, reference: &str) -> Result<RunRecord> {
     let id = store.resolve(reference)?;
-    Ok(store.load_run(id)?)
+    load_seen(store, id)
+}
+
+/// A stored run with the status a reader here should see (see [`seen_status`]).
+fn load_seen(store: &Store, id: RunId) -> Result<RunRecord> {
+    let mut run = store.load_run(id)?;
+    run.status = seen_status(run.status, run.provenance.process.as_ref());
+    Ok(run)
+}
+
+/// The runs `filter` selects, with the status a reader here should see.
+fn list_seen(store: &Store, filter: &RunFilter) -> Result<Vec<RunSummaryRow>> {
+    let mut rows = store.list_runs(filter)?;
+    for r in &mut rows {
+        r.status = seen_status(r.status, r.process.as_ref());
+    }
+    Ok(rows)
+}
+
+/// An incomplete run is still going or was abandoned (its process killed, crashed, or
+/// its host rebooted); a reader on the host of the storing process can tell which. The
+/// store keeps "incomplete": the process may be seen from elsewhere, or finish.
+fn seen_status(stored: RunStatus, process: Option<&RunProcess>) -> RunStatus {
+    let (RunStatus::Incomplete, Some(p)) = (stored, process) else {
+        return stored;
+    };
+    let root = iolab_host::SysRoot::live();
+    match iolab_host::liveness(&root, &iolab_comm::hostname(), p) {
+        Liveness::Alive => RunStatus::Running,
+        Liveness::Gone => RunStatus::Abandoned,
+        Liveness::Unknown => stored,
+    }
 }
 
 /// A side of a comparison: a run id, or every run with a label.
 fn side(store: &Store, reference: &str) -> Result<Vec<RunRecord>> {
     if let Some(id) = RunId::parse(reference)
-        && let Ok(run) = store.load_run(id)
+        && let Ok(run) = load_seen(store, id)
     {
         return Ok(vec![run]);
     }
@@ -410,10 +442,7 @@ fn side(store: &Store, reference: &str) -> Result<Vec<RunRecord>> {
         // Let the store word the error ("no run labelled ...").
         store.resolve(reference)?;
     }
-    Ok(rows
-        .iter()
-        .map(|r| store.load_run(r.id))
-        .collect::<Result<Vec<_>, _>>()?)
+    rows.iter().map(|r| load_seen(store, r.id)).collect()
 }
 
 /// `b` against the baseline `a`, each a run id or every run with a label: what `iolab

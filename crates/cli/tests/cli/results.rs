@@ -179,7 +179,7 @@ fn a_report_compares_labels_as_compare_does() {
 }
 
 #[test]
-fn a_study_killed_mid_way_leaves_a_readable_incomplete_run() {
+fn a_study_killed_mid_way_is_running_then_abandoned_and_readable() {
     let dir = tempfile::tempdir().unwrap();
     let db = dir.path().join("r.db");
     let study = dir.path().join("long.toml");
@@ -204,6 +204,7 @@ fn a_study_killed_mid_way_leaves_a_readable_incomplete_run() {
         if r.code == 0 {
             let j: serde_json::Value = serde_json::from_str(&r.stdout).unwrap();
             if j["phases"].as_array().unwrap().len() >= 2 {
+                assert_eq!(j["status"], "running", "its process is alive");
                 break;
             }
         }
@@ -228,9 +229,18 @@ fn a_study_killed_mid_way_leaves_a_readable_incomplete_run() {
     child.wait().unwrap();
     let r = with_db(&db, &["results", "show", "r1", "--format", "json"]).expect(0);
     let j: serde_json::Value = serde_json::from_str(&r.stdout).unwrap();
-    assert_eq!(j["status"], "incomplete");
+    assert_eq!(j["status"], "abandoned", "its process is gone");
+    assert_eq!(j["provenance"]["process"]["pid"], child.id());
     let phases = j["phases"].as_array().unwrap().len();
     assert!((2..6).contains(&phases), "{phases} phases kept");
+    let list = with_db(&db, &["results", "list"]).expect(0);
+    assert!(
+        list.stdout
+            .lines()
+            .any(|l| l.starts_with("r1") && l.contains(" abandoned ")),
+        "{}",
+        list.stdout
+    );
 }
 
 #[test]

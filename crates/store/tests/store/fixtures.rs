@@ -12,7 +12,7 @@ use iolab_core::histogram::LatencyHistogram;
 use iolab_core::inventory::{BlockDeviceInfo, CpuInfo, Inventory, NetInterfaceInfo, TargetInfo};
 use iolab_core::result::{
     CpuUsage, ErrorRecord, OpCount, OpKind, OpResult, OpSeries, PhaseKind, PhaseResult, Provenance,
-    RankSummary, RunRecord, Timeline,
+    RankSummary, RunProcess, RunRecord, Timeline,
 };
 use iolab_core::telemetry::{CpuSeries, DeviceSeries, Telemetry};
 use iolab_core::units::Nanos;
@@ -97,6 +97,12 @@ pub fn provenance() -> Provenance {
         ranks: 2,
         target: "/mnt/nfs/bench".into(),
         inventory: Some(inventory()),
+        process: Some(RunProcess {
+            host: "node01".into(),
+            pid: 4242,
+            start_ticks: 123_456,
+            boot_id: "0f6c1a2e-8d1b-4c59-9e7a-3b2d1c0e9f8a".into(),
+        }),
     }
 }
 

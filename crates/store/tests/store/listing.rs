@@ -60,6 +60,13 @@ fn lists_newest_first_with_filters() {
         ..Default::default()
     };
     assert_eq!(ids(&store, label("v7.4")), [4, 2]);
+    // The storing process comes with each row, for telling running from abandoned.
+    let rows = store.list_runs(&RunFilter::default()).unwrap();
+    let p = rows[0].process.as_ref().expect("the process is listed");
+    assert_eq!(
+        (p.host.as_str(), p.pid, p.start_ticks),
+        ("node01", 4242, 123_456)
+    );
     assert_eq!(ids(&store, label("v7.*")), [4, 2, 1]);
     assert_eq!(ids(&store, label("v7.[3]")), [1]);
     assert_eq!(
