@@ -199,7 +199,7 @@ fn analyze_finds_the_slow_server() {
     assert!(r.stdout.contains("target-id"));
     let r = iolab(&["targets", "analyze", s(&fixture("single-bad-22.txt"))]).expect(0);
     assert!(
-        r.stdout.contains("target 7 on node node002: "),
+        r.stdout.contains("target 7 on node node002-numa0-1: "),
         "{}",
         r.stdout
     );

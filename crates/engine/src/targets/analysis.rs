@@ -26,6 +26,10 @@ pub const MIN_TARGETS: usize = 3;
 pub struct TargetFigure {
     pub id: String,
     pub node: String,
+    /// The service on `node` the target belongs to, where one machine runs several
+    /// (BeeGFS's "node006-numa0-1"); shown in place of the node.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub service: Option<String>,
     /// Bytes per second.
     pub throughput: f64,
     /// Operations per second (0 when unknown).
@@ -38,6 +42,10 @@ pub struct TargetFigure {
 pub struct Extreme {
     pub id: String,
     pub node: String,
+    /// The service on `node` the target belongs to, where one machine runs several
+    /// (BeeGFS's "node006-numa0-1"); shown in place of the node.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub service: Option<String>,
     pub throughput: f64,
 }
 
@@ -46,6 +54,10 @@ pub struct Extreme {
 pub struct TargetVerdict {
     pub id: String,
     pub node: String,
+    /// The service on `node` the target belongs to, where one machine runs several
+    /// (BeeGFS's "node006-numa0-1"); shown in place of the node.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub service: Option<String>,
     pub throughput: f64,
     /// Signed distance from the median in percent (-18.0: 18 % below).
     pub vs_median_percent: f64,
@@ -62,6 +74,10 @@ pub struct TargetVerdict {
 pub struct SlowTarget {
     pub id: String,
     pub node: String,
+    /// The service on `node` the target belongs to, where one machine runs several
+    /// (BeeGFS's "node006-numa0-1"); shown in place of the node.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub service: Option<String>,
     pub throughput: f64,
     /// How far below the median, in percent (positive).
     pub below_median_percent: f64,
@@ -171,6 +187,7 @@ pub fn analyze(figures: &[TargetFigure], threshold_percent: f64) -> Option<Targe
         .map(|t| SlowTarget {
             id: t.id.clone(),
             node: t.node.clone(),
+            service: t.service.clone(),
             throughput: t.throughput,
             below_median_percent: -t.vs_median_percent,
         })
@@ -209,6 +226,7 @@ fn extreme(figures: &[TargetFigure], better: fn(f64, f64) -> bool) -> Extreme {
     Extreme {
         id: best.id.clone(),
         node: best.node.clone(),
+        service: best.service.clone(),
         throughput: best.throughput,
     }
 }
@@ -222,6 +240,7 @@ fn verdict(f: &TargetFigure, med: f64, spread: f64, slow_at: Option<f64>) -> Tar
     TargetVerdict {
         id: f.id.clone(),
         node: f.node.clone(),
+        service: f.service.clone(),
         throughput: f.throughput,
         vs_median_percent: vs,
         robust_z: z,
@@ -305,6 +324,11 @@ fn theoretical(figures: &[TargetFigure], notes: &mut Vec<String>) -> Option<Theo
     })
 }
 
+/// Where a target is, as a user names it: its service where it has one, else its node.
+pub fn place<'a>(node: &'a str, service: &'a Option<String>) -> &'a str {
+    service.as_deref().unwrap_or(node)
+}
+
 /// The findings in words, one line each: slow nodes first, then single targets.
 pub fn flag_lines(a: &TargetAnalysis) -> Vec<String> {
     let mut lines = Vec::new();
@@ -324,7 +348,9 @@ pub fn flag_lines(a: &TargetAnalysis) -> Vec<String> {
     for t in &a.slow_targets {
         lines.push(format!(
             "target {} on node {}: {:.1}% below the median",
-            t.id, t.node, t.below_median_percent
+            t.id,
+            place(&t.node, &t.service),
+            t.below_median_percent
         ));
     }
     lines

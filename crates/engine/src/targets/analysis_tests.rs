@@ -10,6 +10,7 @@ fn fig(id: &str, node: &str, gbps: f64) -> TargetFigure {
         node: node.into(),
         throughput: gbps * GB,
         iops: 0.0,
+        service: None,
         rated: None,
     }
 }

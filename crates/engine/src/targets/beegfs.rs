@@ -64,6 +64,7 @@ impl BenchSection {
                     // The machine, which a node-level cause (controller, firmware) is
                     // shared by, whichever of its services a target belongs to.
                     node: host_of(&t.node).to_string(),
+                    service: (host_of(&t.node) != t.node).then(|| t.node.clone()),
                     throughput: t.bytes_per_sec,
                     iops: 0.0,
                     rated: None,

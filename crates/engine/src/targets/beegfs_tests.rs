@@ -161,4 +161,18 @@ fn services_of_one_machine_are_one_node() {
     assert_eq!(a.slow_nodes[0].node, "node004");
     assert_eq!(a.slow_nodes[0].ids, vec!["13", "14", "15", "16"]);
     assert!(a.slow_targets.is_empty());
+    // Each target is still shown with its service alias.
+    let t13 = a.targets.iter().find(|t| t.id == "13").unwrap();
+    assert_eq!(
+        (t13.node.as_str(), t13.service.as_deref()),
+        ("node004", Some("node004-numa0-1"))
+    );
+    assert_eq!(a.min.service.as_deref(), Some("node004-numa0-1"));
+    // A plain host name is its own node, with no service.
+    let plain = &parse_storage_bench(
+        "g",
+        "Write benchmark results:\n1 100 KiB/s nodeID: node1 [ID: 1]\n",
+    )
+    .unwrap()[0];
+    assert_eq!(plain.figures()[0].service, None);
 }

@@ -15,7 +15,7 @@ mod results;
 mod run;
 mod units;
 
-pub use analysis::{TargetAnalysis, TargetFigure, analyze, flag_lines};
+pub use analysis::{TargetAnalysis, TargetFigure, analyze, flag_lines, place};
 pub use prepare::{LocalTarget, PrepareOptions, TargetSet, cleanup_targets, prepare_targets};
 pub use results::summary_extra;
 pub use run::{TargetsPhase, run_targets};

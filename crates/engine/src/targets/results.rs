@@ -119,6 +119,7 @@ pub(crate) fn finish_phase(comm: &dyn Comm, f: Finished<'_>) -> TargetsPhase {
                 node: t.entry.node.clone(),
                 throughput,
                 iops,
+                service: None,
                 rated: t.entry.rated,
             }
         })

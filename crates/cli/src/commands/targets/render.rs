@@ -9,7 +9,7 @@ use std::fmt::Write as _;
 use iolab_core::result::{PhaseResult, RunRecord};
 use iolab_core::spec::RatedUnit;
 use iolab_core::units::BytesPerSec;
-use iolab_engine::targets::{TargetAnalysis, TargetsPhase, flag_lines};
+use iolab_engine::targets::{TargetAnalysis, TargetsPhase, flag_lines, place};
 
 use super::TargetsArgs;
 
@@ -48,13 +48,13 @@ pub fn render_analysis(title: &str, a: &TargetAnalysis, verbose: bool) -> String
         &mut out,
         "min throughput",
         a.min.throughput,
-        &who(&a.min.id, &a.min.node),
+        &who(&a.min.id, place(&a.min.node, &a.min.service)),
     );
     figure(
         &mut out,
         "max throughput",
         a.max.throughput,
-        &who(&a.max.id, &a.max.node),
+        &who(&a.max.id, place(&a.max.node, &a.max.service)),
     );
     figure(&mut out, "avg throughput", a.average, "");
     figure(&mut out, "aggregate throughput", a.aggregate, "");
@@ -120,7 +120,7 @@ fn target_list(a: &TargetAnalysis) -> String {
             kib(t.throughput),
             human(t.throughput),
             t.vs_median_percent,
-            t.node
+            place(&t.node, &t.service)
         );
     }
     out

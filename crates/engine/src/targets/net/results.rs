@@ -58,6 +58,7 @@ pub(super) fn finish(
             node: format!("{}->{}", host(link.sender), host(link.receiver)),
             throughput,
             iops,
+            service: None,
             rated: None,
         });
         pairs.push(p);
