@@ -115,30 +115,21 @@ mod tests {
     #[test]
     fn same_pid_same_start_same_boot_is_alive_and_anything_else_gone() {
         let (_t, root) = fixture(42, "iolab", 5000, "b1");
-        assert_eq!(
-            liveness(&root, "node1", &run(42, 5000, "b1")),
-            Liveness::Alive
-        );
-        // The pid was reused by a later process.
-        assert_eq!(
-            liveness(&root, "node1", &run(42, 4000, "b1")),
-            Liveness::Gone
-        );
-        // No such process.
-        assert_eq!(
-            liveness(&root, "node1", &run(7, 5000, "b1")),
-            Liveness::Gone
-        );
-        // The host rebooted since.
-        assert_eq!(
-            liveness(&root, "node1", &run(42, 5000, "b0")),
-            Liveness::Gone
-        );
-        // Another host's run: nobody here can tell.
-        assert_eq!(
-            liveness(&root, "node2", &run(42, 5000, "b1")),
-            Liveness::Unknown
-        );
+        let cases = [
+            ("node1", 42, 5000, "b1", Liveness::Alive),
+            // The pid was reused by a later process.
+            ("node1", 42, 4000, "b1", Liveness::Gone),
+            // No such process.
+            ("node1", 7, 5000, "b1", Liveness::Gone),
+            // The host rebooted since.
+            ("node1", 42, 5000, "b0", Liveness::Gone),
+            // Another host's run: nobody here can tell.
+            ("node2", 42, 5000, "b1", Liveness::Unknown),
+        ];
+        for (here, pid, ticks, boot, expect) in cases {
+            let got = liveness(&root, here, &run(pid, ticks, boot));
+            assert_eq!(got, expect, "{here} pid {pid} ticks {ticks} boot {boot}");
+        }
     }
 
     #[test]
