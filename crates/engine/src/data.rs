@@ -260,6 +260,7 @@ pub fn run_data<C: Clock>(
     let prepared = prepare_files(&plan, target, &spec, alignment, env.interrupt);
     agree(comm, prepared)?;
     comm.barrier();
+    agree(comm, check_visible(&plan, &data_target, comm.host()))?;
     if spec.rw.reads() && data_target != DataTarget::Null {
         warnings.extend(agree(comm, set_cache_state(&plan.files, &spec))?);
         // Dropped from the page cache first and each block read once: the storage
@@ -313,6 +314,40 @@ pub fn run_data<C: Clock>(
         completed,
         files,
     })
+}
+
+/// Every file this rank works on exists here once its owner laid it out: a directory
+/// the ranks do not share (node-local storage, `{host}` or `{rank}` in `--dir`) would
+/// otherwise end a shifted read or an N-1 phase on a bare "no such file".
+fn check_visible(plan: &DataPlan, target: &DataTarget, host: &str) -> Result<(), EngineError> {
+    if !matches!(target, DataTarget::Dir(_)) {
+        return Ok(());
+    }
+    let threads = plan.spec.threads.max(1) as u64;
+    for f in &plan.files {
+        if plan.owned_files.contains(f) || f.path.exists() {
+            continue;
+        }
+        let shared = plan.spec.layout == Layout::Shared;
+        let owner = if shared { 0 } else { f.id / threads };
+        let (option, advice) = if shared {
+            ("--dir", "a shared file needs a directory every rank shares")
+        } else {
+            (
+                "--read-shift",
+                "use a directory every rank shares, or --read-shift 0 to read what each rank wrote itself",
+            )
+        };
+        return Err(EngineError::Spec(iolab_core::SpecError::new(
+            option,
+            format!(
+                "rank {} on {host} cannot see {}, which rank {owner} laid out: the ranks do not share this directory (node-local storage, or {{host}}/{{rank}} in --dir); {advice}",
+                plan.rank,
+                f.path.display()
+            ),
+        )));
+    }
+    Ok(())
 }
 
 fn check_space(

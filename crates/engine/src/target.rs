@@ -68,8 +68,10 @@ pub fn resolve_placeholders(path: &Path, host: &str, rank: u32) -> PathBuf {
     )
 }
 
-/// Makes every rank return the same verdict: Ok where all ranks are Ok; otherwise this
-/// rank's own error, or an error naming the first rank that failed.
+/// Makes every rank return the same verdict: Ok where all ranks are Ok; otherwise rank 0
+/// returns its own error, or an error naming the first rank that failed, and so do the
+/// other ranks (whose errors are not printed: a failure is said once, by rank 0). An
+/// interruption stays one on every rank, for its exit code.
 pub fn agree<T>(comm: &dyn Comm, result: Result<T, EngineError>) -> Result<T, EngineError> {
     agree_or_undo(comm, result, drop)
 }
@@ -90,20 +92,24 @@ pub fn agree_or_undo<T>(
         result.as_ref().err().map(|e| e.to_string()),
     );
     let all: Vec<(String, Option<String>)> = comm.all_gather(&mine).unwrap_or_default();
+    let first_failed = || {
+        let (rank, host, message) = all
+            .into_iter()
+            .enumerate()
+            .find_map(|(r, (host, m))| m.map(|m| (r as u32, host, m)))
+            .unwrap_or((0, String::new(), "unknown failure".to_string()));
+        EngineError::Rank {
+            rank,
+            host,
+            message,
+        }
+    };
     match result {
-        Err(e) => Err(e),
+        Err(e) if comm.rank() == 0 || matches!(e, EngineError::Interrupted) => Err(e),
+        Err(_) => Err(first_failed()),
         Ok(value) => {
             undo(value);
-            let (rank, host, message) = all
-                .into_iter()
-                .enumerate()
-                .find_map(|(r, (host, m))| m.map(|m| (r as u32, host, m)))
-                .unwrap_or((0, String::new(), "unknown failure".to_string()));
-            Err(EngineError::Rank {
-                rank,
-                host,
-                message,
-            })
+            Err(first_failed())
         }
     }
 }

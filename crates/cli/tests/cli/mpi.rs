@@ -201,6 +201,54 @@ fn an_io_error_on_one_rank_is_said_once_with_its_rank_and_host() {
 }
 
 #[test]
+fn a_directory_the_ranks_do_not_share_is_named_once() {
+    if !mpirun_available() {
+        return;
+    }
+    // {rank} gives each rank a directory of its own, as node-local storage would.
+    let base = tempfile::tempdir().unwrap();
+    for r in [0, 1] {
+        fs::create_dir(base.path().join(r.to_string())).unwrap();
+    }
+    let dir = format!("{}/{{rank}}", path(base.path()));
+    for (extra, option, advice) in [
+        (
+            &["--rw", "read", "--read-shift", "1"][..],
+            "--read-shift",
+            "--read-shift 0",
+        ),
+        (
+            &["--rw", "write", "--layout", "shared"][..],
+            "--dir",
+            "a shared file needs",
+        ),
+    ] {
+        let mut c = mpirun(2);
+        c.args(["run", "--dir", &dir, "--size", "1MiB", "--no-store"]);
+        c.args(extra);
+        let r = run_limited(c, Duration::from_secs(120));
+        assert_eq!(r.code, 2, "{}\n{}", r.stdout, r.stderr);
+        let lines: Vec<&str> = r
+            .stderr
+            .lines()
+            .filter(|l| l.starts_with("iolab:"))
+            .collect();
+        assert_eq!(lines.len(), 1, "said once, by rank 0:\n{}", r.stderr);
+        assert!(lines[0].contains(option), "{}", lines[0]);
+        assert!(
+            lines[0].contains("do not share this directory"),
+            "{}",
+            lines[0]
+        );
+        assert!(lines[0].contains(advice), "{}", lines[0]);
+        for r in [0, 1] {
+            let left = base.path().join(r.to_string()).join("iolab-work");
+            assert!(!left.exists(), "{} left behind", left.display());
+        }
+    }
+}
+
+#[test]
 fn ranks_with_different_options_are_refused() {
     if !mpirun_available() {
         return;
