@@ -47,16 +47,29 @@ pub struct DataOutcome {
 }
 
 /// The read shift a spec asks for, resolved against the topology: by default each rank
-/// reads what a rank on the next host wrote (IOR -C), or its own data on one host.
-pub fn resolve_read_shift(spec: &DataSpec, comm: &dyn Comm) -> u32 {
+/// reads what a rank on the next host wrote (IOR -C) when the ranks work in one
+/// directory (`one_dir`: the same path on every rank, a shared file system); its own data
+/// on one host, on a device, or where `{host}`/`{rank}` gave each its own directory.
+pub fn resolve_read_shift(spec: &DataSpec, comm: &dyn Comm, one_dir: bool) -> u32 {
     spec.read_shift.unwrap_or_else(|| {
         let topo = comm.topology();
-        if topo.hosts().len() > 1 {
+        if topo.hosts().len() > 1 && one_dir {
             topo.ranks_per_host()
         } else {
             0
         }
     })
+}
+
+/// Whether every rank works in the same directory (collective).
+fn one_dir(comm: &dyn Comm, target: &DataTarget) -> Result<bool, EngineError> {
+    let DataTarget::Dir(dir) = target else {
+        return Ok(false);
+    };
+    let dirs: Vec<String> = comm
+        .all_gather(&dir.to_string_lossy().into_owned())
+        .map_err(|e| EngineError::Setup(e.to_string()))?;
+    Ok(dirs.iter().all(|d| *d == dirs[0]))
 }
 
 static BUILD: std::sync::OnceLock<String> = std::sync::OnceLock::new();
@@ -227,7 +240,7 @@ pub fn run_data<C: Clock>(
     let ctx = PlanContext {
         rank: comm.rank(),
         ranks: comm.size(),
-        read_shift: resolve_read_shift(&spec, comm),
+        read_shift: resolve_read_shift(&spec, comm, one_dir(comm, &data_target)?),
         written_blocks: opts.written_blocks.clone(),
     };
     let plan = agree(

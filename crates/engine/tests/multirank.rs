@@ -81,7 +81,7 @@ fn reads_are_shifted_to_a_rank_on_the_next_host() {
         let ctx = PlanContext {
             rank: comm.rank(),
             ranks: comm.size(),
-            read_shift: resolve_read_shift(&spec, comm),
+            read_shift: resolve_read_shift(&spec, comm, true),
             written_blocks: None,
         };
         let plan = plan_data(
@@ -101,9 +101,14 @@ fn reads_are_shifted_to_a_rank_on_the_next_host() {
     let own = InProcess::run(
         2,
         |_| "one".to_string(),
-        |comm: &dyn Comm| resolve_read_shift(&spec, comm),
+        |comm: &dyn Comm| resolve_read_shift(&spec, comm, true),
     );
     assert_eq!(own, vec![0, 0]);
+    // A directory per host ({host} in --dir): another host's files are not there.
+    let apart = InProcess::run(4, two_hosts, |comm: &dyn Comm| {
+        resolve_read_shift(&spec, comm, false)
+    });
+    assert_eq!(apart, vec![0, 0, 0, 0]);
 }
 
 #[test]

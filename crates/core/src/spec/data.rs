@@ -235,7 +235,8 @@ pub struct DataSpec {
     pub verify: bool,
 
     /// Read what another rank wrote: shift the data a rank reads by this many ranks
-    /// (0 = its own; IOR -C / -Q). Under MPI the default shifts to the next node.
+    /// (0 = its own; IOR -C / -Q). Under MPI the default shifts to the next node when
+    /// every rank works in the same --dir; with {host} or {rank} in it, 0.
     #[arg(long)]
     pub read_shift: Option<u32>,
 
