@@ -45,21 +45,22 @@ pub fn one_line_usage(e: &clap::Error, args: &[String]) -> String {
     kept.join(" ")
 }
 
-/// clap reads `--size -5` as an unknown option `-5`; name the option it was given to.
+/// clap reads `--size -10` as unknown short options (`-1`...); name the option the
+/// negative number was given to.
 fn negative_value(e: &clap::Error, args: &[String]) -> Option<String> {
-    use clap::error::{ContextKind, ContextValue};
     if e.kind() != clap::error::ErrorKind::UnknownArgument {
         return None;
     }
-    let Some(ContextValue::String(bad)) = e.get(ContextKind::InvalidArg) else {
-        return None;
+    let negative = |a: &str| {
+        a.strip_prefix('-')
+            .is_some_and(|n| n.starts_with(|c: char| c.is_ascii_digit() || c == '.'))
     };
-    let number = bad.strip_prefix('-')?;
-    if !number.starts_with(|c: char| c.is_ascii_digit() || c == '.') {
+    // The first negative number that follows an option (`--size` or `-t`).
+    let i = (1..args.len()).find(|&i| negative(&args[i]) && args[i - 1].starts_with('-'))?;
+    let (option, bad) = (&args[i - 1], &args[i]);
+    if negative(option) {
         return None;
     }
-    let i = args.iter().position(|a| a == bad)?;
-    let option = args[..i].last().filter(|o| o.starts_with("--"))?;
     Some(format!(
         "error: {option}: {bad}: negative values are not accepted"
     ))

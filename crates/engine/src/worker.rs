@@ -227,8 +227,9 @@ impl<'s, 'b, C: Clock> Loop<'s, 'b, C> {
         let progress = &self.s.control.workers[self.s.index];
 
         loop {
-            // Fill the queue.
-            while issuing && !self.free.is_empty() {
+            // Fill the queue; with --fsync-every, no further than the next fsync (which
+            // waits for what is in flight first), whatever the queue depth.
+            while issuing && !self.free.is_empty() && self.writes_since_fsync < fsync_every {
                 if stop.load(Ordering::Relaxed) || self.issued >= limit {
                     issuing = false;
                     break;

@@ -312,6 +312,36 @@ fn io_uring_with_direct_io_moves_the_same_bytes() {
 }
 
 #[test]
+fn fsync_every_n_writes_at_any_queue_depth() {
+    // fio's fsync=N: one fsync after every N writes, also with many writes in flight.
+    let dir = tempfile::tempdir().unwrap();
+    let mut backends = vec![(BackendKind::Psync, 1)];
+    if iolab_backend::uring_available().is_ok() {
+        backends.extend([(BackendKind::Uring, 1), (BackendKind::Uring, 16)]);
+    }
+    for (backend, queue_depth) in backends {
+        for every in [1, 7, 10] {
+            let spec = DataSpec {
+                rw: RwKind::Write,
+                backend,
+                queue_depth,
+                block_size: ByteCount::kib(4),
+                size: Some(ByteCount::kib(4 * 256)),
+                fsync_every: Some(every),
+                ..DataSpec::default()
+            };
+            let phases = run_real(&spec, &dir_target(dir.path(), false));
+            assert_eq!(phases[0].op(OpKind::Write).unwrap().ops, 256);
+            assert_eq!(
+                phases[0].op(OpKind::Fsync).unwrap().ops,
+                256 / every,
+                "{backend:?} QD{queue_depth} every {every}"
+            );
+        }
+    }
+}
+
+#[test]
 fn a_stonewall_cuts_a_size_based_phase() {
     let mut spec = null_spec();
     spec.size = Some(ByteCount::gib(1));

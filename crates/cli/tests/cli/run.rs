@@ -235,6 +235,33 @@ fn an_unknown_option_value_is_one_line_and_exit_2() {
         "{}",
         r.stderr
     );
+    for (option, value) in [
+        ("--size", "-10"),
+        ("--block-size", "-4096"),
+        ("-t", "-16"),
+        ("--runtime", "-1s"),
+        ("--size", "-1.5"),
+    ] {
+        let r = run(&["run", "--dir", "/tmp", option, value]).expect(2);
+        assert_eq!(
+            error_line(&r),
+            format!("iolab: error: {option}: {value}: negative values are not accepted")
+        );
+    }
+    let r = run(&[
+        "run",
+        "--dir",
+        "/tmp",
+        "--size",
+        "1MiB",
+        "--stonewall",
+        "0s",
+    ])
+    .expect(2);
+    assert_eq!(
+        error_line(&r),
+        "iolab: error: --stonewall: must be longer than 0s"
+    );
 }
 
 #[test]

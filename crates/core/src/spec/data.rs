@@ -321,10 +321,10 @@ impl DataSpec {
                 ));
             }
         }
-        if let Some(r) = self.runtime
-            && r.nanos().0 == 0
-        {
-            return Err(SpecError::new("--runtime", "must be longer than 0s"));
+        for (option, span) in [("--runtime", self.runtime), ("--stonewall", self.stonewall)] {
+            if span.is_some_and(|t| t.nanos().0 == 0) {
+                return Err(SpecError::new(option, "must be longer than 0s"));
+            }
         }
         if self.runtime.is_some() && self.stonewall.is_some() {
             return Err(SpecError::new(
