@@ -74,6 +74,35 @@ pub struct OutputArgs {
     pub store: StoreArgs,
 }
 
+impl OutputArgs {
+    /// Refuses a --json file that cannot be written, before any work is done (rank 0
+    /// writes it). A file this check creates is removed again.
+    pub fn check_json(&self, rt: &crate::runtime::Runtime) -> anyhow::Result<()> {
+        let Some(path) = self.json.as_deref().filter(|_| rt.is_root()) else {
+            return Ok(());
+        };
+        let existed = path.exists();
+        let opened = std::fs::OpenOptions::new()
+            .write(true)
+            .create(true)
+            .truncate(false)
+            .open(path);
+        match opened {
+            Ok(_) => {
+                if !existed {
+                    let _ = std::fs::remove_file(path);
+                }
+                Ok(())
+            }
+            Err(e) => {
+                let why = e.to_string();
+                let why = why.split(" (os error").next().unwrap_or_default();
+                anyhow::bail!("--json {}: {why}", path.display())
+            }
+        }
+    }
+}
+
 /// Where results are kept.
 #[derive(Args, Debug, Clone, Default)]
 pub struct StoreArgs {

@@ -37,6 +37,7 @@ pub fn find(args: FindArgs) -> Result<u8> {
 
 fn find_in(rt: &Runtime, args: FindArgs) -> Result<u8> {
     args.spec.validate()?;
+    args.output.check_json(rt)?;
     let mut sink = RunSink::start(
         rt,
         &args.output.store,

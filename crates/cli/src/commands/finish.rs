@@ -60,7 +60,7 @@ pub fn conclude(rt: &Runtime, mut sink: RunSink, output: &OutputArgs) -> Result<
         if let Some(path) = &output.json {
             let json = serde_json::to_string_pretty(record).context("encoding the result")?;
             std::fs::write(path, json + "\n")
-                .with_context(|| format!("writing {}", path.display()))?;
+                .with_context(|| format!("--json {}", path.display()))?;
         }
     }
     if interrupted {

@@ -18,6 +18,7 @@ pub fn run(args: RunArgs) -> Result<u8> {
 fn run_in(rt: &Runtime, args: RunArgs) -> Result<u8> {
     let spec = args.spec;
     spec.validate()?;
+    args.output.check_json(rt)?;
     let target = prepare_target(rt.comm.as_ref(), &args.target, spec.backend, true)?;
     let mut sink = RunSink::start(
         rt,

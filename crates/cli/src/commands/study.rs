@@ -235,6 +235,7 @@ fn run_in(
     phases: Vec<PlannedPhase>,
     origin: String,
 ) -> Result<u8> {
+    args.output.check_json(rt)?;
     let est = estimate(
         &phases,
         rt.comm.size(),

@@ -262,6 +262,32 @@ fn an_unknown_option_value_is_one_line_and_exit_2() {
         error_line(&r),
         "iolab: error: --stonewall: must be longer than 0s"
     );
+    // A --json that cannot be written is refused before the workload, not after it.
+    let dir = tempfile::tempdir().unwrap();
+    let bad = dir.path().join("no/such/dir/r.json");
+    let r = run(&[
+        "run",
+        "--dir",
+        path(dir.path()),
+        "--size",
+        "1MiB",
+        "--json",
+        path(&bad),
+        "--no-store",
+    ])
+    .expect(2);
+    assert_eq!(
+        error_line(&r),
+        format!(
+            "iolab: error: --json {}: No such file or directory",
+            bad.display()
+        )
+    );
+    assert!(
+        !r.stdout.contains("IOPS"),
+        "the workload ran first: {}",
+        r.stdout
+    );
 }
 
 #[test]
