@@ -89,7 +89,7 @@ pub enum EngineError {
     #[error("{0}")]
     Setup(String),
 
-    #[error("interrupted (Ctrl-C or a termination signal); partial results were kept")]
+    #[error("interrupted (Ctrl-C or a termination signal); the phases that had ended are kept")]
     Interrupted,
 
     #[error("could not start worker thread: {0}")]
