@@ -216,6 +216,17 @@ fn bad_input_gets_one_line_and_exit_2() {
         "{}",
         r.stderr
     );
+    // A tree too large to plan is refused, not run out of memory.
+    let r = meta(
+        dir.path(),
+        &["--dirs-per-thread", "4294967295", "--threads", "2"],
+    )
+    .expect(2);
+    assert!(
+        error_line(&r).starts_with("iolab: error: --dirs-per-thread: 4294967295 directories for each of 2 threads is more than"),
+        "{}",
+        r.stderr
+    );
     let r = meta(dir.path(), &["--file-size", "-5"]).expect(2);
     assert_eq!(
         error_line(&r),

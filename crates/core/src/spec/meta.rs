@@ -94,6 +94,9 @@ impl MetaBackendKind {
 
 /// A metadata workload. Fields mirror the `iolab meta` flags one to one.
 ///
+/// The most leaf directories of all threads together: every one is planned up front.
+pub const MAX_META_DIRS: u64 = 50_000_000;
+
 /// Every thread (of every rank) works on `files_per_dir` files in each of its directories.
 /// Private trees (the default): thread w owns `t<w>/`, whose leaf directories hold its
 /// files. `--shared-dir`: all threads create their files in the same leaf directories, so a
@@ -205,17 +208,30 @@ impl MetaSpec {
     /// together: `--dirs-per-thread`, or `--total-files` divided by files per directory
     /// and workers, rounded up (so the total is never less than asked for).
     pub fn dirs_per_thread_for(&self, workers: u32) -> Result<u32, SpecError> {
+        let workers = u64::from(workers.max(1));
         let Some(total) = self.total_files else {
-            return Ok(self.dirs_per_thread.unwrap_or(1));
+            let dirs = self.dirs_per_thread.unwrap_or(1);
+            if u64::from(dirs) * workers > MAX_META_DIRS {
+                return Err(SpecError::new(
+                    "--dirs-per-thread",
+                    format!(
+                        "{dirs} directories for each of {workers} threads is more than the {MAX_META_DIRS} directories iolab plans at once; use fewer directories and more --files-per-dir"
+                    ),
+                ));
+            }
+            return Ok(dirs);
         };
-        let per_dir = self.files_per_dir.max(1) * workers.max(1) as u64;
-        let dirs = total.div_ceil(per_dir);
-        u32::try_from(dirs.max(1)).map_err(|_| {
-            SpecError::new(
+        let per_dir = self.files_per_dir.max(1) * workers;
+        let dirs = total.div_ceil(per_dir).max(1);
+        if dirs * workers > MAX_META_DIRS {
+            return Err(SpecError::new(
                 "--total-files",
-                format!("{total} files need {dirs} directories per thread, more than iolab supports; use a larger --files-per-dir"),
-            )
-        })
+                format!(
+                    "{total} files need {dirs} directories per thread, more than the {MAX_META_DIRS} directories iolab plans at once; use a larger --files-per-dir"
+                ),
+            ));
+        }
+        Ok(dirs as u32)
     }
 
     /// Files all workers work on together, for a run with `workers` threads on all ranks.
@@ -241,6 +257,7 @@ impl MetaSpec {
     pub fn validate(&self) -> Result<(), SpecError> {
         crate::spec::validate_threads(self.threads)?;
         self.validate_tree()?;
+        self.dirs_per_thread_for(self.threads)?;
         validate_ops(&self.ops, self.files_per_dir)?;
         self.validate_stonewall()?;
         if self.file_size.get() > MAX_META_FILE_SIZE {
