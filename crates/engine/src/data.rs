@@ -61,6 +61,24 @@ pub fn resolve_read_shift(spec: &DataSpec, comm: &dyn Comm, one_dir: bool) -> u3
     })
 }
 
+/// Says so when the size asked for is not a whole number of blocks per worker: the
+/// workload moves whole blocks, and what it moves is what it reports.
+fn rounding_note(spec: &DataSpec) -> Option<String> {
+    let bs = spec.block_size.get().max(1);
+    let (option, asked) = match (spec.size, spec.total_size) {
+        (Some(s), _) => ("--size", s.get()),
+        (None, Some(t)) => ("--total-size", t.get()),
+        _ => return None,
+    };
+    let moved = asked / bs * bs;
+    (moved != asked).then(|| {
+        format!(
+            "{option} of {asked} bytes is not a whole number of {bs}-byte blocks: {moved} bytes{} are used",
+            if option == "--size" { " per thread" } else { "" }
+        )
+    })
+}
+
 /// Whether every rank works in the same directory (collective).
 fn one_dir(comm: &dyn Comm, target: &DataTarget) -> Result<bool, EngineError> {
     let DataTarget::Dir(dir) = target else {
@@ -234,6 +252,9 @@ pub fn run_data<C: Clock>(
             "psync completes one I/O at a time per thread: --queue-depth {} had no effect (use --backend uring)",
             spec.queue_depth
         ));
+    }
+    if let Some(w) = rounding_note(&spec) {
+        warnings.push(w);
     }
     check_ranks_agree(comm, "the workload", &spec)?;
     let data_target = target.data_target();

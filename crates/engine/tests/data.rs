@@ -59,6 +59,29 @@ fn run_real(spec: &DataSpec, target: &TargetSpec) -> Vec<PhaseResult> {
 }
 
 #[test]
+fn a_size_that_is_not_whole_blocks_moves_whole_blocks_and_says_so() {
+    let spec = DataSpec {
+        size: Some(ByteCount(10_000)),
+        threads: 2,
+        ..null_spec()
+    };
+    let p = &run_fake(&spec, 100)[0];
+    assert_eq!(p.op(OpKind::Read).unwrap().bytes, ByteCount(2 * 8192));
+    assert!(
+        p.warnings.iter().any(|w| w
+            == "--size of 10000 bytes is not a whole number of 4096-byte blocks: 8192 bytes per thread are used"),
+        "{:?}",
+        p.warnings
+    );
+    let whole = &run_fake(&null_spec(), 100)[0];
+    assert!(
+        !whole.warnings.iter().any(|w| w.contains("whole number")),
+        "{:?}",
+        whole.warnings
+    );
+}
+
+#[test]
 fn null_backend_exact_counts_latency_and_time() {
     let phases = run_fake(&null_spec(), 1000);
     let p = &phases[0];
