@@ -192,7 +192,7 @@ impl StudySpec {
         if self.sweep.is_empty() {
             return Err(SpecError::new(origin, "has no [[sweep]]: nothing to run"));
         }
-        check_set(overrides)?;
+        check_set(self, overrides)?;
         let mut out = Vec::new();
         for sweep in &self.sweep {
             let at = |what: &str| format!("{origin}: sweep '{}'{what}", sweep.name);
@@ -231,8 +231,9 @@ impl StudySpec {
     }
 }
 
-/// Every `--set` key must be a workload option: a typo would otherwise be dropped silently.
-fn check_set(overrides: &Overrides) -> Result<(), SpecError> {
+/// Every `--set` key must be a workload option, and not one a sweep varies: either would
+/// otherwise run something other than what the study and its labels say.
+fn check_set(study: &StudySpec, overrides: &Overrides) -> Result<(), SpecError> {
     let known = known_options();
     for (key, _) in &overrides.set {
         if !known.contains(key) {
@@ -243,6 +244,15 @@ fn check_set(overrides: &Overrides) -> Result<(), SpecError> {
                 "--set",
                 format!(
                     "unknown option `{key}`{hint}; the options are those of `iolab run` and `iolab meta`, in snake_case"
+                ),
+            ));
+        }
+        if let Some(sweep) = study.sweep.iter().find(|s| s.over.contains_key(key)) {
+            return Err(SpecError::new(
+                "--set",
+                format!(
+                    "sets `{key}`, which sweep '{}' varies; remove one of them",
+                    sweep.name
                 ),
             ));
         }

@@ -241,6 +241,25 @@ fn an_unknown_set_key_is_an_error_naming_set_and_the_key() {
 }
 
 #[test]
+fn a_set_key_the_sweep_varies_is_refused() {
+    let s = StudySpec::from_toml(NFS_LIKE, "mini.toml").unwrap();
+    let err = s
+        .expand(
+            "mini.toml",
+            &Overrides {
+                set: vec![Overrides::parse_set("threads=8").unwrap()],
+                ..Overrides::default()
+            },
+        )
+        .unwrap_err();
+    assert_eq!(err.option, "--set");
+    assert_eq!(
+        err.reason,
+        "sets `threads`, which sweep 'sequential' varies; remove one of them"
+    );
+}
+
+#[test]
 fn closest_suggests_only_near_names() {
     let known: Vec<String> = ["block_size", "queue_depth", "threads"]
         .map(String::from)
