@@ -152,4 +152,10 @@ fn a_ladder_steps_the_queue_depth_and_reports_its_verdicts() {
         "{}",
         r.stderr
     );
+    // A percentile results do not keep is refused, not judged against another.
+    let r = run(&["ladder", "--backend", "null", "--slo", "p42<=1ms"]).expect(2);
+    assert_eq!(
+        error_line(&r),
+        "iolab: error: --slo: invalid objective 'p42<=1ms': p42 is not a measured percentile; use p50, p90, p99, p99.9, p99.99 or mean"
+    );
 }
