@@ -207,6 +207,25 @@ fn a_study_larger_than_the_target_is_refused() {
 }
 
 #[test]
+fn plan_refuses_assumed_rates_of_zero() {
+    for (option, value) in [
+        ("--assume-bandwidth", "0"),
+        ("--assume-iops", "0"),
+        ("--assume-iops", "-5"),
+        ("--assume-iops", "inf"),
+        ("--assume-iops", "NaN"),
+    ] {
+        let r = run(&["study", "plan", "quick", &format!("{option}={value}")]).expect(2);
+        assert_eq!(
+            error_line(&r),
+            format!("iolab: error: {option} must be more than 0"),
+            "{option}={value}"
+        );
+    }
+    run(&["study", "plan", "quick", "--assume-iops=0.5"]).expect(0);
+}
+
+#[test]
 fn set_keys_are_checked_against_the_options_and_the_sweeps() {
     let dir = tempfile::tempdir().unwrap();
     let file = dir.path().join("mini.toml");
