@@ -82,6 +82,21 @@ pub fn project(rated: ByteCount, rate: BytesPerSec, years: f64) -> Projection {
     }
 }
 
+/// A lifetime in the unit that keeps it readable: years (two decimals) down to about a
+/// month, then days, hours under a day, minutes under an hour, seconds under a minute
+/// ("0.00 years" said nothing about a device worn out in a week).
+pub fn lifetime_text(years: f64) -> String {
+    let secs = years * YEAR_SECS;
+    if secs >= 30.0 * 86_400.0 {
+        return format!("{years:.2} years");
+    }
+    [("days", 86_400.0), ("hours", 3_600.0), ("minutes", 60.0)]
+        .iter()
+        .find(|(_, unit)| secs >= *unit)
+        .map(|(name, unit)| format!("{:.1} {name}", secs / unit))
+        .unwrap_or_else(|| format!("{secs:.1} seconds"))
+}
+
 /// "14.69 PiB (16.53 PB)": two decimals in the largest fitting binary unit, with the
 /// decimal figure vendors use.
 pub fn exact_bytes(bytes: f64) -> String {
@@ -144,6 +159,27 @@ mod tests {
             "{}",
             optane.lifetime_years
         );
+    }
+
+    #[test]
+    fn short_lifetimes_are_given_in_days_hours_and_minutes() {
+        let day = 1.0 / 365.0;
+        assert_eq!(lifetime_text(0.7893), "0.79 years");
+        assert_eq!(lifetime_text(12.4), "12.40 years");
+        assert_eq!(lifetime_text(30.0 * day), "0.08 years");
+        assert_eq!(lifetime_text(7.0 * day), "7.0 days");
+        assert_eq!(lifetime_text(29.5 * day), "29.5 days");
+        assert_eq!(lifetime_text(day), "1.0 days");
+        assert_eq!(lifetime_text(day / 4.0), "6.0 hours");
+        assert_eq!(lifetime_text(day / 48.0), "30.0 minutes");
+        assert_eq!(lifetime_text(day / 86_400.0 * 5.0), "5.0 seconds");
+        // 600 TB at 1 GB/s: 600,000 s, just under a week.
+        let p = project(
+            parse_rated("600TBW").unwrap(),
+            parse_rate("1GB/s").unwrap(),
+            5.0,
+        );
+        assert_eq!(lifetime_text(p.lifetime_years), "6.9 days");
     }
 
     #[test]

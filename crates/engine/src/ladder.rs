@@ -8,7 +8,7 @@
 use std::fmt;
 use std::str::FromStr;
 
-use iolab_core::histogram::LatencySummary;
+use iolab_core::histogram::{LatencySummary, PERCENTILES};
 use iolab_core::units::{Nanos, TimeSpan};
 use serde::{Deserialize, Serialize};
 
@@ -66,8 +66,12 @@ impl FromStr for Slo {
                 .ok_or_else(bad)?
                 .parse()
                 .map_err(|_| bad())?;
-            if !(p > 0.0 && p < 100.0) {
-                return Err(bad());
+            // Only the percentiles a result keeps: any other would be judged against a
+            // different one.
+            if !PERCENTILES.contains(&p) {
+                return Err(format!(
+                    "invalid objective '{s}': {lhs} is not a measured percentile; use p50, p90, p99, p99.9, p99.99 or mean"
+                ));
             }
             Some(p)
         };
@@ -221,6 +225,28 @@ mod tests {
         assert_eq!("mean<=2ms".parse::<Slo>().unwrap().percentile, None);
         for bad in ["p99<1ms", "q99<=1ms", "p100<=1ms", "p99<=soon"] {
             assert!(bad.parse::<Slo>().unwrap_err().contains(bad), "{bad}");
+        }
+    }
+
+    #[test]
+    fn only_measured_percentiles_are_objectives() {
+        for (good, p) in [
+            ("p50<=1ms", 50.0),
+            ("p90<=1ms", 90.0),
+            ("P99<=1ms", 99.0),
+            ("p99.9<=1ms", 99.9),
+            ("p99.99<=1ms", 99.99),
+        ] {
+            assert_eq!(good.parse::<Slo>().unwrap().percentile, Some(p), "{good}");
+        }
+        for bad in ["p42<=1ms", "p95<=1ms", "p99.5<=1ms", "p0<=1ms", "p-1<=1ms"] {
+            let lhs = bad.split_once("<=").unwrap().0;
+            assert_eq!(
+                bad.parse::<Slo>().unwrap_err(),
+                format!(
+                    "invalid objective '{bad}': {lhs} is not a measured percentile; use p50, p90, p99, p99.9, p99.99 or mean"
+                )
+            );
         }
     }
 

@@ -5,7 +5,7 @@
 use anyhow::{Context, Result, bail};
 use clap::Args;
 use iolab_core::endurance::{
-    dwpd_of, exact_bytes, parse_rate, parse_rated, project, rated_from_dwpd,
+    dwpd_of, exact_bytes, lifetime_text, parse_rate, parse_rated, project, rated_from_dwpd,
 };
 use iolab_core::result::OpKind;
 use iolab_core::units::{ByteCount, BytesPerSec};
@@ -61,11 +61,21 @@ pub fn endurance(args: EnduranceArgs) -> Result<u8> {
         (None, Some(d), Some(c)) => rated_from_dwpd(d, c, args.warranty_years),
         _ => bail!("give the rated endurance: --rated 2.61PBW, or --dwpd N --capacity SIZE"),
     };
+    if rated.get() == 0 {
+        match args.rated {
+            Some(_) => bail!("--rated: must be more than 0 bytes"),
+            None => bail!("--dwpd and --capacity: the rating must be more than 0 bytes"),
+        }
+    }
     let (rate, source) = match (&args.write_rate, &args.from_run) {
-        (Some(r), _) => (
-            parse_rate(r).map_err(|e| anyhow::anyhow!("--write-rate: {e}"))?,
-            "given".to_string(),
-        ),
+        (Some(r), _) => {
+            let rate = parse_rate(r).map_err(|e| anyhow::anyhow!("--write-rate: {e}"))?;
+            // Nothing written never wears a device out: no lifetime to project.
+            if rate.get() <= 0.0 {
+                bail!("--write-rate: must be more than 0 B/s");
+            }
+            (rate, "given".to_string())
+        }
         (None, Some(run)) => from_run(&args.store, run)?,
         _ => bail!("give the write rate: --write-rate 100MiB/s, or --from-run RUN"),
     };
@@ -98,8 +108,8 @@ pub fn endurance(args: EnduranceArgs) -> Result<u8> {
         );
     }
     println!(
-        "lifetime:        {:.2} years at this rate",
-        p.lifetime_years
+        "lifetime:        {} at this rate",
+        lifetime_text(p.lifetime_years)
     );
     if p.lasts() {
         println!(
@@ -108,8 +118,8 @@ pub fn endurance(args: EnduranceArgs) -> Result<u8> {
         );
     } else {
         println!(
-            "verdict:         WEARS OUT after {:.2} years: {} years write {:.2}x the rating",
-            p.lifetime_years,
+            "verdict:         WEARS OUT after {}: {} years write {:.2}x the rating",
+            lifetime_text(p.lifetime_years),
             args.years,
             1.0 / p.margin
         );
@@ -130,7 +140,12 @@ fn from_run(store: &StoreArgs, reference: &str) -> Result<(BytesPerSec, String)>
         .filter_map(|p| p.op(OpKind::Write).map(|o| (o.bandwidth, p.name.clone())))
         .max_by(|a, b| a.0.get().total_cmp(&b.0.get()));
     match best {
-        Some((bw, phase)) => Ok((bw, format!("measured by run {id}, phase {phase}"))),
+        Some((bw, phase)) if bw.get() > 0.0 => {
+            Ok((bw, format!("measured by run {id}, phase {phase}")))
+        }
+        Some((_, phase)) => bail!(
+            "--from-run: run {id} wrote at 0 B/s (phase {phase}); a write rate of 0 projects no lifetime"
+        ),
         None => bail!("run {id} has no phase that wrote anything"),
     }
 }

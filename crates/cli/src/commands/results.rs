@@ -46,7 +46,7 @@ pub enum ResultsCommand {
     Export(ExportArgs),
     /// Remove a run from the database.
     Delete {
-        /// Run id (r42).
+        /// Run id (r42), or a label only one run carries.
         run: String,
     },
 }
@@ -203,6 +203,29 @@ pub fn results(args: ResultsArgs) -> Result<u8> {
         }
         ResultsCommand::Delete { run } => {
             let id = store.resolve(&run)?;
+            let reference = run.trim();
+            if RunId::parse(reference) != Some(id) {
+                // A label deletes only the one run carrying it: which of several was meant
+                // is not for us to guess.
+                let mut carriers: Vec<RunId> = store
+                    .list_runs(&RunFilter {
+                        label: Some(reference.to_string()),
+                        ..RunFilter::default()
+                    })?
+                    .into_iter()
+                    .filter(|r| r.label.as_deref() == Some(reference))
+                    .map(|r| r.id)
+                    .collect();
+                if carriers.len() > 1 {
+                    carriers.sort();
+                    let ids: Vec<String> = carriers.iter().map(RunId::to_string).collect();
+                    bail!(
+                        "label '{reference}' names {} runs ({}); delete one by its id",
+                        ids.len(),
+                        ids.join(", ")
+                    );
+                }
+            }
             store.delete_run(id)?;
             println!("deleted {id}");
         }

@@ -160,6 +160,14 @@ fn load(select: &StudySelect) -> Result<(StudySpec, Vec<PlannedPhase>, String)> 
 }
 
 fn plan(args: StudyPlanArgs) -> Result<u8> {
+    for (name, v) in [
+        ("--assume-bandwidth", args.assume_bandwidth.get() as f64),
+        ("--assume-iops", args.assume_iops),
+    ] {
+        if !v.is_finite() || v <= 0.0 {
+            bail!("{name} must be more than 0");
+        }
+    }
     let (spec, phases, origin) = load(&args.select)?;
     let est = estimate(
         &phases,

@@ -125,6 +125,34 @@ fn stored_runs_are_listed_shown_exported_compared_and_reported() {
 }
 
 #[test]
+fn delete_by_label_only_when_one_run_carries_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("r.db");
+    null_run(&db, "a", "1");
+    null_run(&db, "a", "1");
+    null_run(&db, "b", "1");
+    let r = with_db(&db, &["results", "delete", "a"]).expect(2);
+    assert_eq!(
+        error_line(&r),
+        "iolab: error: label 'a' names 2 runs (r1, r2); delete one by its id"
+    );
+    let list = with_db(&db, &["results", "list"]).expect(0);
+    assert_eq!(
+        list.stdout.lines().count(),
+        4,
+        "nothing deleted:\n{}",
+        list.stdout
+    );
+    // A label one run carries names it; an id always does.
+    let r = with_db(&db, &["results", "delete", "b"]).expect(0);
+    assert_eq!(r.stdout, "deleted r3\n");
+    with_db(&db, &["results", "delete", "r2"]).expect(0);
+    let r = with_db(&db, &["results", "delete", "a"]).expect(0);
+    assert_eq!(r.stdout, "deleted r1\n");
+    with_db(&db, &["results", "show", "r1"]).expect(2);
+}
+
+#[test]
 fn a_report_compares_labels_as_compare_does() {
     let dir = tempfile::tempdir().unwrap();
     let db = dir.path().join("r.db");

@@ -205,3 +205,44 @@ fn a_study_larger_than_the_target_is_refused() {
     );
     assert_eq!(fs::read_dir(dir.path()).unwrap().count(), 0);
 }
+
+#[test]
+fn plan_refuses_assumed_rates_of_zero() {
+    for (option, value) in [
+        ("--assume-bandwidth", "0"),
+        ("--assume-iops", "0"),
+        ("--assume-iops", "-5"),
+        ("--assume-iops", "inf"),
+        ("--assume-iops", "NaN"),
+    ] {
+        let r = run(&["study", "plan", "quick", &format!("{option}={value}")]).expect(2);
+        assert_eq!(
+            error_line(&r),
+            format!("iolab: error: {option} must be more than 0"),
+            "{option}={value}"
+        );
+    }
+    run(&["study", "plan", "quick", "--assume-iops=0.5"]).expect(0);
+}
+
+#[test]
+fn set_keys_are_checked_against_the_options_and_the_sweeps() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("mini.toml");
+    fs::write(&file, MINI).unwrap();
+    let r = run(&["study", "plan", path(&file), "--set", "blocksize=64KiB"]).expect(2);
+    assert!(
+        error_line(&r).starts_with(
+            "iolab: error: --set: unknown option `blocksize` (did you mean `block_size`?)"
+        ),
+        "{}",
+        r.stderr
+    );
+    let r = run(&["study", "plan", path(&file), "--set", "threads=8"]).expect(2);
+    assert_eq!(
+        error_line(&r),
+        "iolab: error: --set: sets `threads`, which sweep 'sequential' varies; remove one of them"
+    );
+    let r = run(&["study", "plan", path(&file), "--set", "queue_depth=4"]).expect(0);
+    assert!(r.stdout.contains("threads=2"), "{}", r.stdout);
+}

@@ -57,6 +57,33 @@ fn endurance_bad_input_is_one_line() {
         "{}",
         r.stderr
     );
+    // A rate of 0 has no lifetime ("inf years", "infx").
+    let r = run(&["endurance", "--rated", "600TBW", "--write-rate", "0B/s"]).expect(2);
+    assert_eq!(
+        error_line(&r),
+        "iolab: error: --write-rate: must be more than 0 B/s"
+    );
+    let r = run(&["endurance", "--rated", "0TBW", "--write-rate", "1MiB/s"]).expect(2);
+    assert_eq!(
+        error_line(&r),
+        "iolab: error: --rated: must be more than 0 bytes"
+    );
+}
+
+#[test]
+fn endurance_gives_short_lifetimes_in_days() {
+    // 600 TB at 1 GB/s lasts 600,000 s: "0.02 years" said little.
+    let r = run(&["endurance", "--rated", "600TBW", "--write-rate", "1GB/s"]).expect(0);
+    assert!(
+        r.stdout.contains("lifetime:        6.9 days at this rate"),
+        "{}",
+        r.stdout
+    );
+    assert!(
+        r.stdout.contains("WEARS OUT after 6.9 days:"),
+        "{}",
+        r.stdout
+    );
 }
 
 #[test]
@@ -151,5 +178,11 @@ fn a_ladder_steps_the_queue_depth_and_reports_its_verdicts() {
         error_line(&r).starts_with("iolab: error: --slo: invalid objective"),
         "{}",
         r.stderr
+    );
+    // A percentile results do not keep is refused, not judged against another.
+    let r = run(&["ladder", "--backend", "null", "--slo", "p42<=1ms"]).expect(2);
+    assert_eq!(
+        error_line(&r),
+        "iolab: error: --slo: invalid objective 'p42<=1ms': p42 is not a measured percentile; use p50, p90, p99, p99.9, p99.99 or mean"
     );
 }

@@ -192,6 +192,7 @@ impl StudySpec {
         if self.sweep.is_empty() {
             return Err(SpecError::new(origin, "has no [[sweep]]: nothing to run"));
         }
+        check_set(self, overrides)?;
         let mut out = Vec::new();
         for sweep in &self.sweep {
             let at = |what: &str| format!("{origin}: sweep '{}'{what}", sweep.name);
@@ -228,6 +229,64 @@ impl StudySpec {
         }
         Ok(out)
     }
+}
+
+/// Every `--set` key must be a workload option, and not one a sweep varies: either would
+/// otherwise run something other than what the study and its labels say.
+fn check_set(study: &StudySpec, overrides: &Overrides) -> Result<(), SpecError> {
+    let known = known_options();
+    for (key, _) in &overrides.set {
+        if !known.contains(key) {
+            let hint = closest(key, &known)
+                .map(|c| format!(" (did you mean `{c}`?)"))
+                .unwrap_or_default();
+            return Err(SpecError::new(
+                "--set",
+                format!(
+                    "unknown option `{key}`{hint}; the options are those of `iolab run` and `iolab meta`, in snake_case"
+                ),
+            ));
+        }
+        if let Some(sweep) = study.sweep.iter().find(|s| s.over.contains_key(key)) {
+            return Err(SpecError::new(
+                "--set",
+                format!(
+                    "sets `{key}`, which sweep '{}' varies; remove one of them",
+                    sweep.name
+                ),
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// The known name nearest to `key` by edit distance, when it is near enough to be a typo.
+fn closest<'a>(key: &str, known: &'a [String]) -> Option<&'a str> {
+    let limit = (key.chars().count() / 3).max(2);
+    known
+        .iter()
+        .map(|k| (edit_distance(key, k), k))
+        .filter(|(d, _)| *d <= limit)
+        .min_by_key(|(d, _)| *d)
+        .map(|(_, k)| k.as_str())
+}
+
+/// Levenshtein distance over characters.
+fn edit_distance(a: &str, b: &str) -> usize {
+    let b: Vec<char> = b.chars().collect();
+    let mut row: Vec<usize> = (0..=b.len()).collect();
+    for (i, ca) in a.chars().enumerate() {
+        let mut diagonal = row[0];
+        row[0] = i + 1;
+        for (j, cb) in b.iter().enumerate() {
+            let above = row[j + 1];
+            row[j + 1] = (above + 1)
+                .min(row[j] + 1)
+                .min(diagonal + usize::from(ca != *cb));
+            diagonal = above;
+        }
+    }
+    row[b.len()]
 }
 
 /// Points are numbered across the whole study.

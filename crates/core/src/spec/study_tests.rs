@@ -212,3 +212,62 @@ ops = "create,stat,remove"
     assert_eq!(err.option, "s1.toml: sweep 'metadata', phase 'md'");
     assert_eq!(err.reason, "`block_size` is not an option of a meta phase");
 }
+
+#[test]
+fn an_unknown_set_key_is_an_error_naming_set_and_the_key() {
+    let s = StudySpec::from_toml(NFS_LIKE, "mini.toml").unwrap();
+    let expand = |set: &str| {
+        s.expand(
+            "mini.toml",
+            &Overrides {
+                set: vec![Overrides::parse_set(set).unwrap()],
+                ..Overrides::default()
+            },
+        )
+    };
+    let err = expand("blocksize=64KiB").unwrap_err();
+    assert_eq!(err.option, "--set");
+    assert!(
+        err.reason
+            .starts_with("unknown option `blocksize` (did you mean `block_size`?)"),
+        "{err}"
+    );
+    // Nothing near enough: no suggestion.
+    let err = expand("colour=blue").unwrap_err();
+    assert_eq!(err.option, "--set");
+    assert!(err.reason.starts_with("unknown option `colour`;"), "{err}");
+    // A known key of either kind is fine.
+    assert!(expand("queue-depth=4").is_ok());
+}
+
+#[test]
+fn a_set_key_the_sweep_varies_is_refused() {
+    let s = StudySpec::from_toml(NFS_LIKE, "mini.toml").unwrap();
+    let err = s
+        .expand(
+            "mini.toml",
+            &Overrides {
+                set: vec![Overrides::parse_set("threads=8").unwrap()],
+                ..Overrides::default()
+            },
+        )
+        .unwrap_err();
+    assert_eq!(err.option, "--set");
+    assert_eq!(
+        err.reason,
+        "sets `threads`, which sweep 'sequential' varies; remove one of them"
+    );
+}
+
+#[test]
+fn closest_suggests_only_near_names() {
+    let known: Vec<String> = ["block_size", "queue_depth", "threads"]
+        .map(String::from)
+        .to_vec();
+    assert_eq!(closest("blocksize", &known), Some("block_size"));
+    assert_eq!(closest("queue_dept", &known), Some("queue_depth"));
+    assert_eq!(closest("thread", &known), Some("threads"));
+    assert_eq!(closest("verbose", &known), None);
+    assert_eq!(edit_distance("kitten", "sitting"), 3);
+    assert_eq!(edit_distance("", "abc"), 3);
+}

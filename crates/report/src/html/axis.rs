@@ -53,14 +53,16 @@ fn nice_step(max: f64, target: f64) -> f64 {
     mult * mag
 }
 
-/// Decimals needed to print multiples of `step` exactly (at most 3).
+/// Decimals needed to print multiples of `step` exactly, so that no two ticks read the
+/// same: a step of 0.0005 s needs four ("0.0005", "0.0010"), not three ("0.001" twice).
 fn decimals(step: f64) -> usize {
-    (0..3)
+    const MOST: usize = 15;
+    (0..MOST)
         .find(|d| {
             let scaled = step * 10f64.powi(*d as i32);
-            (scaled - scaled.round()).abs() < 1e-6 * scaled.abs().max(1.0)
+            scaled.round() >= 1.0 && (scaled - scaled.round()).abs() < 1e-6 * scaled
         })
-        .unwrap_or(3)
+        .unwrap_or(MOST)
 }
 
 /// "1,500", "2.5", "0.01": fixed decimals, thousands separated.
@@ -251,6 +253,40 @@ mod tests {
         assert_eq!(t.labels.last().unwrap(), "100");
         let t = linear_ticks(0.0, Unit::Count);
         assert_eq!(t.max, 1.0);
+    }
+
+    #[test]
+    fn ticks_of_a_very_short_axis_are_distinct() {
+        // A phase of 2 ms: steps of 0.5 ms read "0, 0.001, 0.001, 0.002" at three decimals.
+        let t = linear_ticks(0.002, Unit::Seconds);
+        assert_eq!(t.labels, ["0", "0.0005", "0.0010", "0.0015", "0.0020"]);
+        let t = linear_ticks(0.0009, Unit::Seconds);
+        assert_eq!(
+            t.labels,
+            ["0", "0.0002", "0.0004", "0.0006", "0.0008", "0.0010"]
+        );
+        let t = linear_ticks(0.000_011, Unit::Seconds);
+        assert_eq!(
+            t.labels,
+            [
+                "0",
+                "0.0000025",
+                "0.0000050",
+                "0.0000075",
+                "0.0000100",
+                "0.0000125"
+            ]
+        );
+        for max in [3e-9, 7e-7, 0.0013, 0.02, 0.3, 4.0, 1.0e4] {
+            let t = linear_ticks(max, Unit::Seconds);
+            let mut seen = t.labels.clone();
+            seen.dedup();
+            assert_eq!(seen, t.labels, "max {max}");
+        }
+        assert_eq!(decimals(0.0005), 4);
+        assert_eq!(decimals(0.25), 2);
+        assert_eq!(decimals(2000.0), 0);
+        assert_eq!(decimals(1e-9), 9);
     }
 
     #[test]
