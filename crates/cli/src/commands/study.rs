@@ -168,6 +168,9 @@ fn plan(args: StudyPlanArgs) -> Result<u8> {
             bail!("{name} must be more than 0");
         }
     }
+    if args.ranks == 0 {
+        bail!("--ranks must be at least 1");
+    }
     let (spec, phases, origin) = load(&args.select)?;
     let est = estimate(
         &phases,

@@ -223,6 +223,8 @@ fn plan_refuses_assumed_rates_of_zero() {
         );
     }
     run(&["study", "plan", "quick", "--assume-iops=0.5"]).expect(0);
+    let r = run(&["study", "plan", "quick", "--ranks", "0"]).expect(2);
+    assert_eq!(error_line(&r), "iolab: error: --ranks must be at least 1");
 }
 
 #[test]

@@ -247,6 +247,26 @@ fn check_set(study: &StudySpec, overrides: &Overrides) -> Result<(), SpecError> 
                 ),
             ));
         }
+        let kinds: Vec<&str> = study
+            .sweep
+            .iter()
+            .flat_map(|s| s.phase.iter())
+            .map(|raw| raw.get("kind").and_then(Value::as_str).unwrap_or("data"))
+            .collect();
+        if !kinds.iter().any(|k| options_of(k).contains(key)) {
+            return Err(SpecError::new(
+                "--set",
+                format!(
+                    "`{key}` is an option of no phase of this study (its phases are {})",
+                    {
+                        let mut k = kinds.clone();
+                        k.sort();
+                        k.dedup();
+                        k.join(" and ")
+                    }
+                ),
+            ));
+        }
         if let Some(sweep) = study.sweep.iter().find(|s| s.over.contains_key(key)) {
             return Err(SpecError::new(
                 "--set",

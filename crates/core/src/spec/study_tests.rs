@@ -241,6 +241,30 @@ fn an_unknown_set_key_is_an_error_naming_set_and_the_key() {
 }
 
 #[test]
+fn a_set_key_no_phase_has_is_refused() {
+    // A data-only study: `files_per_dir` is a metadata option.
+    let s = StudySpec::from_toml(
+        "name = \"d\"\n[[sweep]]\nname = \"s\"\nphase = [{ name = \"p\", rw = \"read\" }]\n",
+        "d.toml",
+    )
+    .unwrap();
+    let err = s
+        .expand(
+            "d.toml",
+            &Overrides {
+                set: vec![Overrides::parse_set("files_per_dir=10").unwrap()],
+                ..Overrides::default()
+            },
+        )
+        .unwrap_err();
+    assert_eq!(err.option, "--set");
+    assert_eq!(
+        err.reason,
+        "`files_per_dir` is an option of no phase of this study (its phases are data)"
+    );
+}
+
+#[test]
 fn a_set_key_the_sweep_varies_is_refused() {
     let s = StudySpec::from_toml(NFS_LIKE, "mini.toml").unwrap();
     let err = s
