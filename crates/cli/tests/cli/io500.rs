@@ -300,6 +300,39 @@ fn bad_options_are_one_line_errors() {
 }
 
 #[test]
+fn files_per_rank_beyond_one_directory_is_refused_before_any_phase() {
+    let too_many = "4294967296";
+    let expected = "iolab: error: --files-per-rank: 4294967296 is more than the 4294967295 files iolab creates in one directory";
+    let r = run(&["io500", "plan", "--files-per-rank", too_many]);
+    assert_eq!(r.code, 2);
+    assert_eq!(error_line(&r), expected);
+    assert!(r.stdout.is_empty(), "{}", r.stdout);
+
+    let tmp = tempfile::tempdir().unwrap();
+    let work = tmp.path().join("work");
+    std::fs::create_dir(&work).unwrap();
+    let results = tmp.path().join("results");
+    let r = run(&[
+        "io500",
+        "--dir",
+        path(&work),
+        "--stonewall",
+        "1s",
+        "--files-per-rank",
+        too_many,
+        "--result-dir",
+        path(&results),
+        "--no-store",
+    ]);
+    assert_eq!(r.code, 2);
+    assert_eq!(error_line(&r), expected);
+    // No phase ran: nothing printed, nothing written.
+    assert!(r.stdout.is_empty(), "{}", r.stdout);
+    assert_eq!(std::fs::read_dir(&work).unwrap().count(), 0);
+    assert!(!results.exists());
+}
+
+#[test]
 fn run_bad_input_is_one_line() {
     let r = run(&["io500", "run", "--dir", "/nonexistent/io500"]);
     assert_eq!(r.code, 2);
