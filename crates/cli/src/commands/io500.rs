@@ -199,8 +199,7 @@ fn run_in(rt: &Runtime, dir: &Path, args: Io500RunArgs) -> Result<u8> {
         &mut |phase, fig| {
             progress.finish();
             if root {
-                let invalid = !fig.valid || fig.value <= 0.0;
-                println!("{}", iolab_engine::io500::result_line(fig, invalid));
+                println!("{}", iolab_engine::io500::phase_line(fig));
             }
             sink.phase(phase.clone());
         },

@@ -450,6 +450,16 @@ fn a_short_suite_runs_every_phase_scores_and_cleans_up() {
     for f in ["result.txt", "config.json", "phases.json", "hash.txt"] {
         assert!(results.join(f).exists(), "{f}");
     }
+    // The lines printed as each phase ended are result.txt's, [INVALID] marks included:
+    // with a 2 s stonewall the write phases are too short for a submission.
+    let written = std::fs::read_to_string(results.join("result.txt")).unwrap();
+    let written: Vec<&str> = written
+        .lines()
+        .filter(|l| l.starts_with("[RESULT]") || l.starts_with("[      ]"))
+        .collect();
+    let printed: Vec<&str> = results_lines.iter().map(|l| **l).collect();
+    assert_eq!(printed, written);
+    assert!(printed[0].ends_with(" [INVALID]"), "{}", printed[0]);
     // Stored as an io500 run; iolab's work directory is gone.
     let show = crate::common::Ran::from(
         crate::common::iolab()

@@ -1,8 +1,9 @@
 //! iolab's IO500 output in IO500's own format, so `iolab io500 score` reads it and users
 //! can diff it against IO500's: [`result_line`] (`[RESULT] name value unit : time T
-//! seconds`), [`score_line`] (`[SCORE ] Bandwidth X GiB/s : IOPS Y kiops : TOTAL Z`),
-//! [`render`]; and the result directory ([`write_result_dir`], [`read_result_dir`]):
-//! result.txt, config.json, phases.json and hash.txt (sha256sum format) over the three.
+//! seconds`), [`phase_line`] (with the score's [INVALID] mark), [`score_line`]
+//! (`[SCORE ] Bandwidth X GiB/s : IOPS Y kiops : TOTAL Z`), [`render`]; and the result
+//! directory ([`write_result_dir`], [`read_result_dir`]): result.txt, config.json,
+//! phases.json and hash.txt (sha256sum format) over the three.
 
 use std::path::Path;
 
@@ -11,7 +12,7 @@ use serde::{Deserialize, Serialize};
 use super::error::Io500Error;
 use super::parse::{Integrity, ParsedResult, SourceFormat, read_file};
 use super::phases::phase;
-use super::score::{PhaseFigure, Score, score};
+use super::score::{PhaseFigure, Score, marked_invalid, score};
 use super::sha256::hex_digest;
 use super::spec::Io500Config;
 
@@ -57,18 +58,20 @@ pub fn score_line(s: &Score) -> String {
     )
 }
 
-/// A header line, the phases in the order given, then the score; a phase a reason
-/// names is marked [INVALID] as IO500 marks it.
+/// A phase's line as result.txt holds it, marked [INVALID] when the score has a reason
+/// against the phase: the figure alone decides, so the line printed as a phase ends is
+/// the line its result file will hold.
+pub fn phase_line(fig: &PhaseFigure) -> String {
+    result_line(fig, marked_invalid(fig))
+}
+
+/// A header line, the phases in the order given ([`phase_line`]), then the score.
 pub fn render(header: &str, phases: &[PhaseFigure], s: &Score) -> String {
     let mut out = String::new();
     out.push_str(header);
     out.push('\n');
     for fig in phases {
-        let named = s
-            .reasons
-            .iter()
-            .any(|r| r.phase() == Some(fig.name.as_str()));
-        out.push_str(&result_line(fig, named));
+        out.push_str(&phase_line(fig));
         out.push('\n');
     }
     out.push_str(&score_line(s));

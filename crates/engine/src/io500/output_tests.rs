@@ -204,3 +204,46 @@ fn a_short_stonewall_is_marked_like_io500_marks_it() {
     assert_eq!(c.score.reasons[0], Invalid::Stonewall { secs: 5.0 });
     assert!(c.problems.is_empty(), "{:?}", c.problems);
 }
+
+#[test]
+fn a_phase_line_carries_the_mark_its_result_txt_line_carries() {
+    // A 5 s test run: the writes are short, ior-easy-read measured 0, mdtest-easy-stat
+    // counted I/O errors, find matched nothing and the unscored ior-rnd4K-easy-read
+    // measured 0.
+    let mut figs = figures();
+    for f in figs.iter_mut() {
+        let def = crate::io500::phases::phase(&f.name).unwrap();
+        if def.is_write() {
+            f.time = 5.2;
+        }
+        match f.name.as_str() {
+            "ior-easy-read" | "ior-rnd4K-easy-read" => f.value = 0.0,
+            "mdtest-easy-stat" => f.errors = 3,
+            "find" => f.found = Some(0),
+            _ => {}
+        }
+    }
+    let dir = tempfile::tempdir().unwrap();
+    write_result_dir(dir.path(), &config(5), &figs).unwrap();
+    let text = std::fs::read_to_string(dir.path().join(RESULT_FILE)).unwrap();
+    let written: Vec<&str> = text.lines().skip(1).take(figs.len()).collect();
+    let printed: Vec<String> = figs.iter().map(phase_line).collect();
+    assert_eq!(printed, written);
+    let marked: Vec<&str> = figs
+        .iter()
+        .filter(|f| phase_line(f).ends_with(" [INVALID]"))
+        .map(|f| f.name.as_str())
+        .collect();
+    assert_eq!(
+        marked,
+        [
+            "ior-easy-write",
+            "mdtest-easy-write",
+            "ior-hard-write",
+            "mdtest-hard-write",
+            "find",
+            "ior-easy-read",
+            "mdtest-easy-stat",
+        ]
+    );
+}
