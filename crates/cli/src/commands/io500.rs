@@ -11,10 +11,12 @@ use iolab_core::result::Provenance;
 use iolab_core::spec::{BackendKind, TargetSpec};
 use iolab_core::units::{ByteCount, Nanos};
 use iolab_engine::io500::{
-    Assumptions, Check, Integrity, Io500Config, Io500Spec, ParsedResult, estimate, plan_phases,
-    render, run_from_parsed, run_io500,
+    Assumptions, Check, Integrity, Io500Config, Io500Spec, ParsedResult, ResultDir, estimate,
+    plan_phases, render, run_from_parsed, run_io500,
 };
-use iolab_engine::{MonotonicClock, prepare_target};
+use iolab_engine::phase::now_ms;
+use iolab_engine::target::agree;
+use iolab_engine::{EngineError, MonotonicClock, prepare_target};
 
 use crate::cli::{OutputArgs, StoreArgs};
 use crate::commands::finish::{abandon, cleanup, conclude};
@@ -60,8 +62,9 @@ pub struct Io500RunArgs {
     #[command(flatten)]
     pub spec: Io500Spec,
 
-    /// Where to write the result (result.txt, config.json, phases.json, hash.txt)
-    /// [default: io500-results/<date-time> in the current directory].
+    /// Where to write the result (result.txt, config.json, phases.json, hash.txt): a new
+    /// or empty directory [default: io500-results/<date-time> in the current directory,
+    /// numbered -2, -3, ... when taken].
     #[arg(long, value_name = "DIR")]
     pub result_dir: Option<PathBuf>,
 
@@ -149,7 +152,8 @@ fn run(args: Io500RunArgs) -> Result<u8> {
     Runtime::with(|rt| run_in(rt, &dir, args))
 }
 
-/// The default result directory: io500-results/YYYY.MM.DD-HH.MM.SS, as IO500 names them.
+/// The default result directory: io500-results/YYYY.MM.DD-HH.MM.SS, as IO500 names them
+/// ([`ResultDir::create`] numbers it when another run took it).
 fn default_result_dir(now_ms: i64) -> PathBuf {
     let t = iolab_core::civil::UtcTime::from_ms(now_ms);
     PathBuf::from(format!(
@@ -159,6 +163,17 @@ fn default_result_dir(now_ms: i64) -> PathBuf {
 }
 
 fn run_in(rt: &Runtime, dir: &Path, args: Io500RunArgs) -> Result<u8> {
+    // Rank 0 keeps the result; its directory is made before anything runs.
+    let result_dir = if rt.is_root() {
+        let made = match &args.result_dir {
+            Some(given) => ResultDir::create(given, false),
+            None => ResultDir::create(&default_result_dir(now_ms()), true),
+        };
+        made.map(Some).map_err(EngineError::from)
+    } else {
+        Ok(None)
+    };
+    let result_dir = agree(rt.comm.as_ref(), result_dir)?;
     let target_spec = TargetSpec {
         dir: Some(dir.to_path_buf()),
         keep: args.keep,
@@ -174,10 +189,6 @@ fn run_in(rt: &Runtime, dir: &Path, args: Io500RunArgs) -> Result<u8> {
         Some(dir),
         args.output.label.clone(),
     );
-    let result_dir = args
-        .result_dir
-        .clone()
-        .unwrap_or_else(|| default_result_dir(sink.record.started_at_ms));
     let config = Io500Config {
         tool: format!("iolab {}", env!("CARGO_PKG_VERSION")),
         ranks: rt.comm.size(),
@@ -222,11 +233,11 @@ fn run_in(rt: &Runtime, dir: &Path, args: Io500RunArgs) -> Result<u8> {
                 println!("invalid for submission: {reason}");
             }
         }
-        if rt.is_root() {
-            iolab_engine::io500::write_result_dir(&result_dir, &config, &outcome.figures)
-                .with_context(|| format!("writing the result to {}", result_dir.display()))?;
+        if let Some(result_dir) = &result_dir {
+            iolab_engine::io500::write_result_dir(&result_dir.path, &config, &outcome.figures)
+                .with_context(|| format!("writing the result to {}", result_dir.path.display()))?;
             if root {
-                println!("result in {}", result_dir.display());
+                println!("result in {}", result_dir.path.display());
                 if !sink.record.id.is_empty() {
                     println!("stored as {}", sink.record.id);
                 }

@@ -486,3 +486,101 @@ fn a_short_suite_runs_every_phase_scores_and_cleans_up() {
         "the suite cleaned up"
     );
 }
+
+/// The default result directory's name for a time, as `iolab io500` names it.
+fn default_result_name(ms: i64) -> String {
+    let t = iolab_core::civil::UtcTime::from_ms(ms);
+    format!(
+        "{:04}.{:02}.{:02}-{:02}.{:02}.{:02}",
+        t.year, t.month, t.day, t.hour, t.minute, t.second
+    )
+}
+
+#[test]
+fn a_run_whose_default_result_dir_is_taken_writes_a_numbered_one() {
+    let tmp = tempfile::tempdir().unwrap();
+    let work = tmp.path().join("work");
+    std::fs::create_dir(&work).unwrap();
+    // Another run holds the default name of every second around this run's start.
+    let results = tmp.path().join("io500-results");
+    let now = iolab_engine::phase::now_ms();
+    let taken: Vec<String> = (-5..120)
+        .map(|s| default_result_name(now + s * 1000))
+        .collect();
+    for name in &taken {
+        std::fs::create_dir_all(results.join(name)).unwrap();
+        std::fs::write(results.join(name).join("result.txt"), "another run\n").unwrap();
+    }
+    let r = Ran::from(
+        iolab()
+            .current_dir(tmp.path())
+            .args(["io500", "--dir", path(&work), "--stonewall", "1s"])
+            .args(["--files-per-rank", "200", "--no-store"])
+            .output()
+            .unwrap(),
+    )
+    .expect(0);
+    let new: Vec<String> = std::fs::read_dir(&results)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().into_string().unwrap())
+        .filter(|n| !taken.contains(n))
+        .collect();
+    assert_eq!(new.len(), 1, "{new:?}\n{}", r.stdout);
+    let mine = &new[0];
+    assert!(
+        taken.contains(&mine.strip_suffix("-2").unwrap_or("").to_string()),
+        "{mine}"
+    );
+    assert!(
+        r.stdout
+            .contains(&format!("result in io500-results/{mine}\n")),
+        "{}",
+        r.stdout
+    );
+    assert!(results.join(mine).join("hash.txt").exists());
+    for name in &taken {
+        let dir = results.join(name);
+        assert_eq!(std::fs::read_dir(&dir).unwrap().count(), 1, "{name}");
+        assert_eq!(
+            std::fs::read_to_string(dir.join("result.txt")).unwrap(),
+            "another run\n"
+        );
+    }
+}
+
+#[test]
+fn a_result_dir_holding_files_is_refused_before_any_phase() {
+    let tmp = tempfile::tempdir().unwrap();
+    let work = tmp.path().join("work");
+    std::fs::create_dir(&work).unwrap();
+    let results = tmp.path().join("results");
+    std::fs::create_dir(&results).unwrap();
+    std::fs::write(results.join("result.txt"), "an earlier run\n").unwrap();
+    let r = run(&[
+        "io500",
+        "--dir",
+        path(&work),
+        "--stonewall",
+        "1s",
+        "--files-per-rank",
+        "200",
+        "--result-dir",
+        path(&results),
+        "--no-store",
+    ]);
+    assert_eq!(r.code, 2, "{}", r.stdout);
+    assert_eq!(
+        error_line(&r),
+        format!(
+            "iolab: error: --result-dir {} already holds files; give a new or empty directory (iolab never writes a result over another)",
+            results.display()
+        )
+    );
+    assert!(r.stdout.is_empty(), "no phase ran:\n{}", r.stdout);
+    assert_eq!(std::fs::read_dir(&work).unwrap().count(), 0);
+    assert_eq!(std::fs::read_dir(&results).unwrap().count(), 1);
+    assert_eq!(
+        std::fs::read_to_string(results.join("result.txt")).unwrap(),
+        "an earlier run\n"
+    );
+}

@@ -22,7 +22,9 @@ pub mod spec;
 
 pub use error::Io500Error;
 pub use estimate::{Assumptions, Io500Estimate, PhaseEstimate, estimate};
-pub use output::{phase_line, read_result_dir, render, result_line, score_line, write_result_dir};
+pub use output::{
+    ResultDir, phase_line, read_result_dir, render, result_line, score_line, write_result_dir,
+};
 pub use parse::{Check, FileScore, Integrity, ParsedResult, SourceFormat, parse_text, read};
 pub use phases::{PHASES, PhaseDef, ScoreGroup, phase};
 pub use plan::{PhasePlan, plan_phases};
