@@ -226,6 +226,9 @@ fn run_in(rt: &Runtime, dir: &Path, args: Io500RunArgs) -> Result<u8> {
         Err(e) => return Err(abandon(sink, e)),
     };
     cleaned?;
+    // A result that cannot be written fails the command, but only once the run is
+    // concluded in the store: the suite ran, and its phases are kept.
+    let mut unwritten = None;
     if let Some(score) = &outcome.score {
         if root {
             println!("{}", iolab_engine::io500::score_line(score));
@@ -234,14 +237,20 @@ fn run_in(rt: &Runtime, dir: &Path, args: Io500RunArgs) -> Result<u8> {
             }
         }
         if let Some(result_dir) = &result_dir {
-            iolab_engine::io500::write_result_dir(&result_dir.path, &config, &outcome.figures)
-                .with_context(|| format!("writing the result to {}", result_dir.path.display()))?;
+            let written =
+                iolab_engine::io500::write_result_dir(&result_dir.path, &config, &outcome.figures)
+                    .with_context(|| {
+                        format!("writing the result to {}", result_dir.path.display())
+                    });
             if root {
-                println!("result in {}", result_dir.path.display());
+                if written.is_ok() {
+                    println!("result in {}", result_dir.path.display());
+                }
                 if !sink.record.id.is_empty() {
                     println!("stored as {}", sink.record.id);
                 }
             }
+            unwritten = written.err();
         }
         for reason in &score.reasons {
             sink.record
@@ -261,6 +270,9 @@ fn run_in(rt: &Runtime, dir: &Path, args: Io500RunArgs) -> Result<u8> {
         ..args.output.clone()
     };
     let code = conclude(rt, sink, &quiet)?;
+    if let Some(e) = unwritten {
+        return Err(e);
+    }
     Ok(if code == exit::OK && failed {
         exit::FAILED
     } else {

@@ -584,3 +584,71 @@ fn a_result_dir_holding_files_is_refused_before_any_phase() {
         "an earlier run\n"
     );
 }
+
+#[test]
+fn an_unwritable_result_dir_is_refused_before_any_phase() {
+    let tmp = tempfile::tempdir().unwrap();
+    let work = tmp.path().join("work");
+    std::fs::create_dir(&work).unwrap();
+    let r = run(&[
+        "io500",
+        "--dir",
+        path(&work),
+        "--stonewall",
+        "1s",
+        "--files-per-rank",
+        "200",
+        "--result-dir",
+        "/proc/nope",
+        "--no-store",
+    ]);
+    assert_eq!(r.code, 2, "{}", r.stdout);
+    let line = error_line(&r);
+    assert!(
+        line.starts_with("iolab: error: --result-dir /proc/nope: cannot create it: "),
+        "{line}"
+    );
+    assert!(r.stdout.is_empty(), "no phase ran:\n{}", r.stdout);
+    assert_eq!(std::fs::read_dir(&work).unwrap().count(), 0);
+}
+
+#[test]
+fn a_suite_whose_result_cannot_be_written_is_still_stored_complete() {
+    let tmp = tempfile::tempdir().unwrap();
+    let work = tmp.path().join("work");
+    std::fs::create_dir(&work).unwrap();
+    let results = tmp.path().join("results");
+    let db = tmp.path().join("r.db");
+    let child = iolab()
+        .args(["io500", "--dir", path(&work), "--stonewall", "1s"])
+        .args(["--files-per-rank", "200", "--label", "lost-result"])
+        .args(["--result-dir", path(&results)])
+        .env("IOLAB_DB", &db)
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    // The result directory is made before the first phase; take it away while the
+    // suite runs (four write phases of at least 1 s each).
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+    while !results.is_dir() {
+        assert!(std::time::Instant::now() < deadline, "no result directory");
+        std::thread::sleep(std::time::Duration::from_millis(5));
+    }
+    std::fs::remove_dir(&results).unwrap();
+    let r = Ran::from(child.wait_with_output().unwrap());
+    assert_eq!(r.code, 2, "{}", r.stdout);
+    let line = error_line(&r);
+    assert!(
+        line.starts_with(&format!(
+            "iolab: error: writing the result to {}: ",
+            results.display()
+        )),
+        "{line}"
+    );
+    assert!(r.stdout.contains("[SCORE ]"), "{}", r.stdout);
+    let show = with_db(&db, &["results", "show", "lost-result", "--format", "json"]).expect(0);
+    let j: serde_json::Value = serde_json::from_str(&show.stdout).unwrap();
+    assert_eq!(j["status"], "complete");
+    assert_eq!(j["phases"].as_array().unwrap().len(), 13);
+}
