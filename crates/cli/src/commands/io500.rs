@@ -162,18 +162,24 @@ fn default_result_dir(now_ms: i64) -> PathBuf {
     ))
 }
 
-fn run_in(rt: &Runtime, dir: &Path, args: Io500RunArgs) -> Result<u8> {
-    // Rank 0 keeps the result; its directory is made before anything runs.
-    let result_dir = if rt.is_root() {
-        let made = match &args.result_dir {
+/// Rank 0's result directory (None on the other ranks), made before anything runs; a
+/// failure stops every rank.
+fn make_result_dir(rt: &Runtime, given: Option<&Path>) -> Result<Option<ResultDir>> {
+    let made = if rt.is_root() {
+        match given {
             Some(given) => ResultDir::create(given, false),
             None => ResultDir::create(&default_result_dir(now_ms()), true),
-        };
-        made.map(Some).map_err(EngineError::from)
+        }
+        .map(Some)
+        .map_err(EngineError::from)
     } else {
         Ok(None)
     };
-    let result_dir = agree(rt.comm.as_ref(), result_dir)?;
+    Ok(agree(rt.comm.as_ref(), made)?)
+}
+
+fn run_in(rt: &Runtime, dir: &Path, args: Io500RunArgs) -> Result<u8> {
+    let result_dir = make_result_dir(rt, args.result_dir.as_deref())?;
     let target_spec = TargetSpec {
         dir: Some(dir.to_path_buf()),
         keep: args.keep,
@@ -237,20 +243,10 @@ fn run_in(rt: &Runtime, dir: &Path, args: Io500RunArgs) -> Result<u8> {
             }
         }
         if let Some(result_dir) = &result_dir {
-            let written =
-                iolab_engine::io500::write_result_dir(&result_dir.path, &config, &outcome.figures)
-                    .with_context(|| {
-                        format!("writing the result to {}", result_dir.path.display())
-                    });
-            if root {
-                if written.is_ok() {
-                    println!("result in {}", result_dir.path.display());
-                }
-                if !sink.record.id.is_empty() {
-                    println!("stored as {}", sink.record.id);
-                }
+            unwritten = write_result(result_dir, &config, &outcome.figures, root).err();
+            if root && !sink.record.id.is_empty() {
+                println!("stored as {}", sink.record.id);
             }
-            unwritten = written.err();
         }
         for reason in &score.reasons {
             sink.record
@@ -278,6 +274,21 @@ fn run_in(rt: &Runtime, dir: &Path, args: Io500RunArgs) -> Result<u8> {
     } else {
         code
     })
+}
+
+/// Writes the result files and, when `say`, where they are.
+fn write_result(
+    dir: &ResultDir,
+    config: &Io500Config,
+    figures: &[iolab_engine::io500::PhaseFigure],
+    say: bool,
+) -> Result<()> {
+    iolab_engine::io500::write_result_dir(&dir.path, config, figures)
+        .with_context(|| format!("writing the result to {}", dir.path.display()))?;
+    if say {
+        println!("result in {}", dir.path.display());
+    }
+    Ok(())
 }
 
 /// "45.0s", "5m00s", "1h02m".
