@@ -19,6 +19,9 @@ pub enum EngineError {
     #[error(transparent)]
     Meta(#[from] crate::meta::MetaError),
 
+    #[error(transparent)]
+    Io500(#[from] crate::io500::Io500Error),
+
     #[error("--dir {path} does not exist; create it first or choose another directory")]
     TargetMissing { path: PathBuf },
 

@@ -11,10 +11,12 @@ use iolab_core::result::Provenance;
 use iolab_core::spec::{BackendKind, TargetSpec};
 use iolab_core::units::{ByteCount, Nanos};
 use iolab_engine::io500::{
-    Assumptions, Check, Integrity, Io500Config, Io500Spec, ParsedResult, estimate, plan_phases,
-    render, run_from_parsed, run_io500,
+    Assumptions, Check, Integrity, Io500Config, Io500Spec, ParsedResult, ResultDir, estimate,
+    plan_phases, render, run_from_parsed, run_io500,
 };
-use iolab_engine::{MonotonicClock, prepare_target};
+use iolab_engine::phase::now_ms;
+use iolab_engine::target::agree;
+use iolab_engine::{EngineError, MonotonicClock, prepare_target};
 
 use crate::cli::{OutputArgs, StoreArgs};
 use crate::commands::finish::{abandon, cleanup, conclude};
@@ -60,8 +62,9 @@ pub struct Io500RunArgs {
     #[command(flatten)]
     pub spec: Io500Spec,
 
-    /// Where to write the result (result.txt, config.json, phases.json, hash.txt)
-    /// [default: io500-results/<date-time> in the current directory].
+    /// Where to write the result (result.txt, config.json, phases.json, hash.txt): a new
+    /// or empty directory [default: io500-results/<date-time> in the current directory,
+    /// numbered -2, -3, ... when taken].
     #[arg(long, value_name = "DIR")]
     pub result_dir: Option<PathBuf>,
 
@@ -149,7 +152,8 @@ fn run(args: Io500RunArgs) -> Result<u8> {
     Runtime::with(|rt| run_in(rt, &dir, args))
 }
 
-/// The default result directory: io500-results/YYYY.MM.DD-HH.MM.SS, as IO500 names them.
+/// The default result directory: io500-results/YYYY.MM.DD-HH.MM.SS, as IO500 names them
+/// ([`ResultDir::create`] numbers it when another run took it).
 fn default_result_dir(now_ms: i64) -> PathBuf {
     let t = iolab_core::civil::UtcTime::from_ms(now_ms);
     PathBuf::from(format!(
@@ -158,7 +162,24 @@ fn default_result_dir(now_ms: i64) -> PathBuf {
     ))
 }
 
+/// Rank 0's result directory (None on the other ranks), made before anything runs; a
+/// failure stops every rank.
+fn make_result_dir(rt: &Runtime, given: Option<&Path>) -> Result<Option<ResultDir>> {
+    let made = if rt.is_root() {
+        match given {
+            Some(given) => ResultDir::create(given, false),
+            None => ResultDir::create(&default_result_dir(now_ms()), true),
+        }
+        .map(Some)
+        .map_err(EngineError::from)
+    } else {
+        Ok(None)
+    };
+    Ok(agree(rt.comm.as_ref(), made)?)
+}
+
 fn run_in(rt: &Runtime, dir: &Path, args: Io500RunArgs) -> Result<u8> {
+    let result_dir = make_result_dir(rt, args.result_dir.as_deref())?;
     let target_spec = TargetSpec {
         dir: Some(dir.to_path_buf()),
         keep: args.keep,
@@ -174,10 +195,6 @@ fn run_in(rt: &Runtime, dir: &Path, args: Io500RunArgs) -> Result<u8> {
         Some(dir),
         args.output.label.clone(),
     );
-    let result_dir = args
-        .result_dir
-        .clone()
-        .unwrap_or_else(|| default_result_dir(sink.record.started_at_ms));
     let config = Io500Config {
         tool: format!("iolab {}", env!("CARGO_PKG_VERSION")),
         ranks: rt.comm.size(),
@@ -199,8 +216,7 @@ fn run_in(rt: &Runtime, dir: &Path, args: Io500RunArgs) -> Result<u8> {
         &mut |phase, fig| {
             progress.finish();
             if root {
-                let invalid = !fig.valid || fig.value <= 0.0;
-                println!("{}", iolab_engine::io500::result_line(fig, invalid));
+                println!("{}", iolab_engine::io500::phase_line(fig));
             }
             sink.phase(phase.clone());
         },
@@ -216,6 +232,9 @@ fn run_in(rt: &Runtime, dir: &Path, args: Io500RunArgs) -> Result<u8> {
         Err(e) => return Err(abandon(sink, e)),
     };
     cleaned?;
+    // A result that cannot be written fails the command, but only once the run is
+    // concluded in the store: the suite ran, and its phases are kept.
+    let mut unwritten = None;
     if let Some(score) = &outcome.score {
         if root {
             println!("{}", iolab_engine::io500::score_line(score));
@@ -223,14 +242,10 @@ fn run_in(rt: &Runtime, dir: &Path, args: Io500RunArgs) -> Result<u8> {
                 println!("invalid for submission: {reason}");
             }
         }
-        if rt.is_root() {
-            iolab_engine::io500::write_result_dir(&result_dir, &config, &outcome.figures)
-                .with_context(|| format!("writing the result to {}", result_dir.display()))?;
-            if root {
-                println!("result in {}", result_dir.display());
-                if !sink.record.id.is_empty() {
-                    println!("stored as {}", sink.record.id);
-                }
+        if let Some(result_dir) = &result_dir {
+            unwritten = write_result(result_dir, &config, &outcome.figures, root).err();
+            if root && !sink.record.id.is_empty() {
+                println!("stored as {}", sink.record.id);
             }
         }
         for reason in &score.reasons {
@@ -251,11 +266,29 @@ fn run_in(rt: &Runtime, dir: &Path, args: Io500RunArgs) -> Result<u8> {
         ..args.output.clone()
     };
     let code = conclude(rt, sink, &quiet)?;
+    if let Some(e) = unwritten {
+        return Err(e);
+    }
     Ok(if code == exit::OK && failed {
         exit::FAILED
     } else {
         code
     })
+}
+
+/// Writes the result files and, when `say`, where they are.
+fn write_result(
+    dir: &ResultDir,
+    config: &Io500Config,
+    figures: &[iolab_engine::io500::PhaseFigure],
+    say: bool,
+) -> Result<()> {
+    iolab_engine::io500::write_result_dir(&dir.path, config, figures)
+        .with_context(|| format!("writing the result to {}", dir.path.display()))?;
+    if say {
+        println!("result in {}", dir.path.display());
+    }
+    Ok(())
 }
 
 /// "45.0s", "5m00s", "1h02m".

@@ -3,6 +3,7 @@
 
 mod common;
 mod io500;
+mod io500_run;
 mod meta;
 #[cfg(feature = "mpi")]
 mod mpi;

@@ -4,6 +4,7 @@
 use std::io;
 use std::path::PathBuf;
 
+use iolab_backend::error::{describe, errno_hint};
 use iolab_core::SpecError;
 use thiserror::Error;
 
@@ -34,6 +35,18 @@ pub enum Io500Error {
         "{dir} holds no IO500 result: no result.txt, result_summary.txt or iolab phases.json in it"
     )]
     NoResultIn { dir: PathBuf },
+
+    #[error(
+        "--result-dir {path} already holds files; give a new or empty directory (iolab never writes a result over another)"
+    )]
+    ResultDirInUse { path: PathBuf },
+
+    #[error("--result-dir {path}: {op}: {}{}", describe(source), errno_hint(source.raw_os_error()))]
+    ResultDir {
+        path: PathBuf,
+        op: &'static str,
+        source: io::Error,
+    },
 
     #[error("{path}: {source}")]
     Json {

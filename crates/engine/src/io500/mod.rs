@@ -22,11 +22,13 @@ pub mod spec;
 
 pub use error::Io500Error;
 pub use estimate::{Assumptions, Io500Estimate, PhaseEstimate, estimate};
-pub use output::{read_result_dir, render, result_line, score_line, write_result_dir};
+pub use output::{
+    ResultDir, phase_line, read_result_dir, render, result_line, score_line, write_result_dir,
+};
 pub use parse::{Check, FileScore, Integrity, ParsedResult, SourceFormat, parse_text, read};
 pub use phases::{PHASES, PhaseDef, ScoreGroup, phase};
 pub use plan::{PhasePlan, plan_phases};
 pub use record::{figure_of, phase_result, run_from_parsed, score_from_run, score_json};
 pub use run::{Io500Outcome, run_io500};
-pub use score::{Invalid, PhaseFigure, Score, score};
+pub use score::{Invalid, PhaseFigure, Score, marked_invalid, score};
 pub use spec::{Io500Config, Io500Spec};

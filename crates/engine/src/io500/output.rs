@@ -1,17 +1,19 @@
 //! iolab's IO500 output in IO500's own format, so `iolab io500 score` reads it and users
 //! can diff it against IO500's: [`result_line`] (`[RESULT] name value unit : time T
-//! seconds`), [`score_line`] (`[SCORE ] Bandwidth X GiB/s : IOPS Y kiops : TOTAL Z`),
-//! [`render`]; and the result directory ([`write_result_dir`], [`read_result_dir`]):
-//! result.txt, config.json, phases.json and hash.txt (sha256sum format) over the three.
+//! seconds`), [`phase_line`] (with the score's [INVALID] mark), [`score_line`]
+//! (`[SCORE ] Bandwidth X GiB/s : IOPS Y kiops : TOTAL Z`), [`render`]; and the result
+//! directory ([`ResultDir`], [`write_result_dir`], [`read_result_dir`]): result.txt,
+//! config.json, phases.json and hash.txt (sha256sum format) over the three.
 
-use std::path::Path;
+use std::io::ErrorKind;
+use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
 use super::error::Io500Error;
 use super::parse::{Integrity, ParsedResult, SourceFormat, read_file};
 use super::phases::phase;
-use super::score::{PhaseFigure, Score, score};
+use super::score::{PhaseFigure, Score, marked_invalid, score};
 use super::sha256::hex_digest;
 use super::spec::Io500Config;
 
@@ -57,18 +59,20 @@ pub fn score_line(s: &Score) -> String {
     )
 }
 
-/// A header line, the phases in the order given, then the score; a phase a reason
-/// names is marked [INVALID] as IO500 marks it.
+/// A phase's line as result.txt holds it, marked [INVALID] when the score has a reason
+/// against the phase: the figure alone decides, so the line printed as a phase ends is
+/// the line its result file will hold.
+pub fn phase_line(fig: &PhaseFigure) -> String {
+    result_line(fig, marked_invalid(fig))
+}
+
+/// A header line, the phases in the order given ([`phase_line`]), then the score.
 pub fn render(header: &str, phases: &[PhaseFigure], s: &Score) -> String {
     let mut out = String::new();
     out.push_str(header);
     out.push('\n');
     for fig in phases {
-        let named = s
-            .reasons
-            .iter()
-            .any(|r| r.phase() == Some(fig.name.as_str()));
-        out.push_str(&result_line(fig, named));
+        out.push_str(&phase_line(fig));
         out.push('\n');
     }
     out.push_str(&score_line(s));
@@ -95,8 +99,67 @@ struct PhasesIn {
     phases: Vec<PhaseFigure>,
 }
 
-/// Writes a result directory and returns the score it holds. `dir` is created if needed;
-/// files of an earlier result in it are replaced.
+/// The directory one run's result goes in, made before the suite runs: a run learns at
+/// once, not after the suite, that it cannot keep its result, and never writes over
+/// another run's. Dropped while still empty (the run ended without a result), a
+/// directory the run made is removed again.
+#[derive(Debug)]
+pub struct ResultDir {
+    pub path: PathBuf,
+    /// This run made it (rather than being given an empty one).
+    made: bool,
+}
+
+impl ResultDir {
+    /// Makes `dir` (and its parents as needed) for one run. The directory itself is made
+    /// exclusively: when it exists, a `default` name is numbered (`dir-2`, `dir-3`, ...),
+    /// and a name the user gave is taken only if it is an empty directory iolab can write
+    /// in.
+    pub fn create(dir: &Path, default: bool) -> Result<ResultDir, Io500Error> {
+        let failed = |path: &Path, op, source| Io500Error::ResultDir {
+            path: path.to_path_buf(),
+            op,
+            source,
+        };
+        if let Some(parent) = dir.parent().filter(|p| !p.as_os_str().is_empty()) {
+            std::fs::create_dir_all(parent).map_err(|e| failed(dir, "cannot create it", e))?;
+        }
+        let mut path = dir.to_path_buf();
+        for n in 2.. {
+            match std::fs::create_dir(&path) {
+                Ok(()) => return Ok(ResultDir { path, made: true }),
+                Err(e) if e.kind() == ErrorKind::AlreadyExists && default => {
+                    let mut numbered = dir.as_os_str().to_owned();
+                    numbered.push(format!("-{n}"));
+                    path = numbered.into();
+                }
+                Err(e) if e.kind() == ErrorKind::AlreadyExists && path.is_dir() => break,
+                Err(e) => return Err(failed(&path, "cannot create it", e)),
+            }
+        }
+        // The user's own directory: only when empty, and only when iolab can write in it.
+        let mut entries =
+            std::fs::read_dir(&path).map_err(|e| failed(&path, "cannot read it", e))?;
+        if entries.next().is_some() {
+            return Err(Io500Error::ResultDirInUse { path });
+        }
+        let probe = path.join(".iolab-write-check");
+        std::fs::File::create_new(&probe).map_err(|e| failed(&path, "cannot write in it", e))?;
+        let _ = std::fs::remove_file(&probe);
+        Ok(ResultDir { path, made: false })
+    }
+}
+
+impl Drop for ResultDir {
+    fn drop(&mut self) {
+        if self.made {
+            // Fails, as it should, once the result is in it.
+            let _ = std::fs::remove_dir(&self.path);
+        }
+    }
+}
+
+/// Writes the result files into `dir` (a [`ResultDir`]) and returns the score they hold.
 pub fn write_result_dir(
     dir: &Path,
     config: &Io500Config,
@@ -106,10 +169,6 @@ pub fn write_result_dir(
         let path = dir.join(name);
         std::fs::write(&path, text).map_err(|source| Io500Error::Write { path, source })
     };
-    std::fs::create_dir_all(dir).map_err(|source| Io500Error::Write {
-        path: dir.to_path_buf(),
-        source,
-    })?;
     let s = score(phases, Some(config.spec.stonewall));
     let texts = [
         (CONFIG_FILE, pretty(dir, CONFIG_FILE, config)?),

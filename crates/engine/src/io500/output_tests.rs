@@ -204,3 +204,105 @@ fn a_short_stonewall_is_marked_like_io500_marks_it() {
     assert_eq!(c.score.reasons[0], Invalid::Stonewall { secs: 5.0 });
     assert!(c.problems.is_empty(), "{:?}", c.problems);
 }
+
+#[test]
+fn a_phase_line_carries_the_mark_its_result_txt_line_carries() {
+    // A 5 s test run: the writes are short, ior-easy-read measured 0, mdtest-easy-stat
+    // counted I/O errors, find matched nothing and the unscored ior-rnd4K-easy-read
+    // measured 0.
+    let mut figs = figures();
+    for f in figs.iter_mut() {
+        let def = crate::io500::phases::phase(&f.name).unwrap();
+        if def.is_write() {
+            f.time = 5.2;
+        }
+        match f.name.as_str() {
+            "ior-easy-read" | "ior-rnd4K-easy-read" => f.value = 0.0,
+            "mdtest-easy-stat" => f.errors = 3,
+            "find" => f.found = Some(0),
+            _ => {}
+        }
+    }
+    let dir = tempfile::tempdir().unwrap();
+    write_result_dir(dir.path(), &config(5), &figs).unwrap();
+    let text = std::fs::read_to_string(dir.path().join(RESULT_FILE)).unwrap();
+    let written: Vec<&str> = text.lines().skip(1).take(figs.len()).collect();
+    let printed: Vec<String> = figs.iter().map(phase_line).collect();
+    assert_eq!(printed, written);
+    let marked: Vec<&str> = figs
+        .iter()
+        .filter(|f| phase_line(f).ends_with(" [INVALID]"))
+        .map(|f| f.name.as_str())
+        .collect();
+    assert_eq!(
+        marked,
+        [
+            "ior-easy-write",
+            "mdtest-easy-write",
+            "ior-hard-write",
+            "mdtest-hard-write",
+            "find",
+            "ior-easy-read",
+            "mdtest-easy-stat",
+        ]
+    );
+}
+
+#[test]
+fn a_default_result_dir_is_numbered_when_taken() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("io500-results/2025.01.02-03.04.05");
+    let first = ResultDir::create(&dir, true).unwrap();
+    assert_eq!(first.path, dir);
+    let second = ResultDir::create(&dir, true).unwrap();
+    assert_eq!(
+        second.path,
+        tmp.path().join("io500-results/2025.01.02-03.04.05-2")
+    );
+    let third = ResultDir::create(&dir, true).unwrap();
+    assert_eq!(
+        third.path,
+        tmp.path().join("io500-results/2025.01.02-03.04.05-3")
+    );
+    // A directory a run made goes with it while empty, and stays once it holds a result.
+    write_result_dir(&first.path, &config(300), &figures()).unwrap();
+    let (kept, gone) = (first.path.clone(), third.path.clone());
+    drop((first, third));
+    assert!(kept.join(RESULT_FILE).exists());
+    assert!(!gone.exists());
+    assert!(second.path.is_dir());
+}
+
+#[test]
+fn a_given_result_dir_must_be_empty() {
+    let tmp = tempfile::tempdir().unwrap();
+    let given = tmp.path().join("given");
+    std::fs::create_dir(&given).unwrap();
+    let empty = ResultDir::create(&given, false).unwrap();
+    assert_eq!(empty.path, given);
+    drop(empty);
+    assert!(given.is_dir(), "the user's directory stays");
+    assert_eq!(std::fs::read_dir(&given).unwrap().count(), 0);
+
+    std::fs::write(given.join(RESULT_FILE), "an earlier run\n").unwrap();
+    assert_eq!(
+        ResultDir::create(&given, false).unwrap_err().to_string(),
+        format!(
+            "--result-dir {} already holds files; give a new or empty directory (iolab never writes a result over another)",
+            given.display()
+        )
+    );
+    assert_eq!(
+        std::fs::read_to_string(given.join(RESULT_FILE)).unwrap(),
+        "an earlier run\n"
+    );
+    let file = given.join(RESULT_FILE);
+    let e = ResultDir::create(&file, false).unwrap_err().to_string();
+    assert!(
+        e.starts_with(&format!(
+            "--result-dir {}: cannot create it: ",
+            file.display()
+        )),
+        "{e}"
+    );
+}

@@ -307,12 +307,15 @@ pub(crate) fn decimals(token: &str) -> u32 {
     })
 }
 
-/// A number as IO500 prints it (C's "%f"; "-nan" and "inf" included).
-pub(crate) fn number(token: &str) -> Option<f64> {
-    match token.to_ascii_lowercase().trim_start_matches(['-', '+']) {
-        "nan" => Some(f64::NAN),
-        "inf" | "infinity" => Some(f64::INFINITY),
-        _ => token.parse::<f64>().ok().filter(|v| v.is_finite()),
+/// A figure, time or score as IO500 prints it (C's "%f"): a finite number of 0 or more.
+/// nan, inf and negative values are no measurement, so a file holding one is malformed
+/// (read as 0 it would pass for a phase that measured nothing). `Err` ends the message
+/// that follows the quoted token.
+pub(crate) fn figure(token: &str) -> Result<f64, &'static str> {
+    match token.parse::<f64>() {
+        Ok(v) if v.is_finite() && v >= 0.0 => Ok(v),
+        Ok(_) => Err("is not a finite number of 0 or more"),
+        Err(_) => Err("is not a number"),
     }
 }
 

@@ -9,7 +9,7 @@ use std::path::Path;
 use iolab_core::units::TimeSpan;
 
 use super::error::Io500Error;
-use super::parse::{FileScore, Integrity, ParsedResult, SourceFormat, decimals, number};
+use super::parse::{FileScore, Integrity, ParsedResult, SourceFormat, decimals, figure};
 use super::phases::{EXTENDED_PHASES, phase};
 use super::score::PhaseFigure;
 use super::score_hash::ScoreHash;
@@ -243,9 +243,8 @@ fn run_key(
 
 fn parse_number(path: &Path, n: usize, key: &str, value: &str) -> Result<(f64, u32), Io500Error> {
     let token = value.split_whitespace().next().unwrap_or("");
-    let v = number(token).ok_or_else(|| {
-        Io500Error::malformed(path, n, format!("{key} '{value}' is not a number"))
-    })?;
+    let v = figure(token)
+        .map_err(|why| Io500Error::malformed(path, n, format!("{key} '{value}' {why}")))?;
     Ok((v, decimals(token)))
 }
 

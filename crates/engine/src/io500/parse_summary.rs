@@ -12,7 +12,7 @@ use std::collections::BTreeMap;
 use std::path::Path;
 
 use super::error::Io500Error;
-use super::parse::{FileScore, ParsedResult, SourceFormat, decimals, number};
+use super::parse::{FileScore, ParsedResult, SourceFormat, decimals, figure};
 use super::score::PhaseFigure;
 
 const RESULT_SHAPE: &str = "expected NAME VALUE UNIT : time SECONDS seconds after the tag";
@@ -125,7 +125,7 @@ fn result_line(
         return Err(bad(format!("[{tag}] line: {RESULT_SHAPE}")));
     };
     let name = name.replace('_', "-");
-    let v = number(value).ok_or_else(|| bad(format!("{name}: '{value}' is not a number")))?;
+    let v = figure(value).map_err(|why| bad(format!("{name}: '{value}' {why}")))?;
     let unit_ok = ["GiB/s", "GB/s", "kIOPS", "kiops"]
         .iter()
         .any(|u| unit.trim_end_matches(':').eq_ignore_ascii_case(u));
@@ -141,8 +141,7 @@ fn result_line(
     let t_token = tokens
         .get(time_at + 1)
         .ok_or_else(|| bad(format!("{name}: no seconds after 'time'")))?;
-    let t =
-        number(t_token).ok_or_else(|| bad(format!("{name}: time '{t_token}' is not a number")))?;
+    let t = figure(t_token).map_err(|why| bad(format!("{name}: time '{t_token}' {why}")))?;
     let mut fig = PhaseFigure::new(&name, v, t);
     let flagged = tokens[time_at + 2..]
         .iter()
@@ -169,8 +168,7 @@ fn score_line(
             .position(|t| t.eq_ignore_ascii_case(key))
             .ok_or_else(|| bad(format!("{written} line has no {key} ({SCORE_SHAPE})")))?;
         let token = tokens.get(at + 1).copied().unwrap_or("");
-        let v = number(token)
-            .ok_or_else(|| bad(format!("{written} {key}: '{token}' is not a number")))?;
+        let v = figure(token).map_err(|why| bad(format!("{written} {key}: '{token}' {why}")))?;
         Ok((v, decimals(token)))
     };
     let (bandwidth, db) = after("Bandwidth")?;

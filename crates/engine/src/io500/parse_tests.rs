@@ -212,13 +212,44 @@ fn whitespace_and_line_endings_are_tolerated() {
     assert_eq!(r.phases[0].value, 1.5);
     assert_eq!(r.phases[0].time, 300.5);
     assert_eq!(r.score.as_ref().unwrap().bandwidth, 1.5);
-    // IO500 prints nan for a phase that did not run.
-    let r = parse_text(
-        Path::new("r.txt"),
-        "[RESULT] find -nan kIOPS : time 0.000 seconds [INVALID]\n",
-    )
-    .unwrap();
-    assert!(r.phases[0].value.is_nan() && !r.phases[0].valid);
+}
+
+#[test]
+fn nan_inf_and_negative_figures_are_malformed_not_zero() {
+    let phase = |v: &str| format!("x\n[RESULT] ior-easy-write {v} GiB/s : time 300.1 seconds\n");
+    for v in ["nan", "-nan", "NaN", "inf", "-inf", "infinity", "-1.500000"] {
+        assert_eq!(
+            err(&phase(v)),
+            format!("r.txt:2: ior-easy-write: '{v}' is not a finite number of 0 or more")
+        );
+    }
+    // Even on a line IO500 marked invalid.
+    assert_eq!(
+        err("[RESULT] find -nan kIOPS : time 0.000 seconds [INVALID]\n"),
+        "r.txt:1: find: '-nan' is not a finite number of 0 or more"
+    );
+    assert_eq!(
+        err("[RESULT] find 1.0 kIOPS : time -3.0 seconds\n"),
+        "r.txt:1: find: time '-3.0' is not a finite number of 0 or more"
+    );
+    assert_eq!(
+        err(
+            "[RESULT] find 1.0 kIOPS : time 3 seconds\n[SCORE ] Bandwidth inf GiB/s : IOPS 2 kiops : TOTAL 1\n"
+        ),
+        "r.txt:2: [SCORE ] Bandwidth: 'inf' is not a finite number of 0 or more"
+    );
+    // result.txt holds the same figures.
+    assert_eq!(
+        err("[run]\n[find]\nscore = nan\n"),
+        "r.txt:3: score 'nan' is not a finite number of 0 or more"
+    );
+    assert_eq!(
+        err("[run]\n[find]\nscore = 1.0\nt_delta = -0.5\n"),
+        "r.txt:4: t_delta '-0.5' is not a finite number of 0 or more"
+    );
+    // 0 is a figure (a phase that measured nothing), and so is IO500's "-0.000000".
+    let r = parse_text(Path::new("r.txt"), &phase("-0.000000")).unwrap();
+    assert_eq!(r.phases[0].value, 0.0);
 }
 
 #[test]

@@ -8,7 +8,7 @@ use std::fmt;
 use iolab_core::units::{GIB, Nanos, TimeSpan};
 use serde::{Deserialize, Serialize};
 
-use super::phases::{PHASES, ScoreGroup, phase};
+use super::phases::{PHASES, PhaseDef, ScoreGroup, phase};
 use super::spec::IO500_STONEWALL_SECS;
 
 /// One phase's figure as IO500 reports it.
@@ -239,6 +239,53 @@ pub fn group_mean(values: &[f64]) -> (f64, usize) {
     }
 }
 
+/// What keeps one scored phase's figure from a submission (nothing for a good one): the
+/// figure alone decides, so a phase is marked [INVALID] the same as it ends and in the
+/// score.
+fn phase_reasons(def: &PhaseDef, fig: &PhaseFigure) -> Vec<Invalid> {
+    let mut reasons = Vec::new();
+    if !counts(fig.value) {
+        reasons.push(Invalid::Zero {
+            phase: def.name.into(),
+        });
+    }
+    if def.is_write() && fig.time < IO500_STONEWALL_SECS as f64 {
+        reasons.push(Invalid::ShortWrite {
+            phase: def.name.into(),
+            secs: fig.time,
+        });
+    }
+    if fig.errors > 0 {
+        reasons.push(Invalid::IoErrors {
+            phase: def.name.into(),
+            errors: fig.errors,
+        });
+    }
+    if fig.found == Some(0) {
+        reasons.push(Invalid::FindMatchedNothing);
+    }
+    if !fig.valid && reasons.is_empty() {
+        let why = if fig.notes.is_empty() {
+            "marked invalid".to_string()
+        } else {
+            fig.notes.join("; ")
+        };
+        reasons.push(Invalid::Reported {
+            phase: Some(def.name.into()),
+            why,
+        });
+    }
+    reasons
+}
+
+/// Whether the score holds a reason against this phase (IO500 marks its line [INVALID]
+/// then); unscored phases have none.
+pub fn marked_invalid(fig: &PhaseFigure) -> bool {
+    phase(&fig.name)
+        .filter(|d| d.scored())
+        .is_some_and(|d| !phase_reasons(d, fig).is_empty())
+}
+
 /// The score of `phases` (IO500 names; the first figure of a name counts). `stonewall`
 /// is the configured stonewall when known. Unknown and unscored phases only add notes.
 pub fn score(phases: &[PhaseFigure], stonewall: Option<TimeSpan>) -> Score {
@@ -264,44 +311,13 @@ pub fn score(phases: &[PhaseFigure], stonewall: Option<TimeSpan>) -> Score {
             Some(ScoreGroup::Bandwidth) => bw.push(fig.value),
             _ => md.push(fig.value),
         }
-        let before = reasons.len();
-        if !counts(fig.value) {
-            reasons.push(Invalid::Zero {
-                phase: def.name.into(),
-            });
-        }
         if def.is_write() && fig.time.is_nan() {
             notes.push(format!(
                 "{} has no time in the result; its {IO500_STONEWALL_SECS} s minimum is not checked",
                 def.name
             ));
         }
-        if def.is_write() && fig.time < IO500_STONEWALL_SECS as f64 {
-            reasons.push(Invalid::ShortWrite {
-                phase: def.name.into(),
-                secs: fig.time,
-            });
-        }
-        if fig.errors > 0 {
-            reasons.push(Invalid::IoErrors {
-                phase: def.name.into(),
-                errors: fig.errors,
-            });
-        }
-        if fig.found == Some(0) {
-            reasons.push(Invalid::FindMatchedNothing);
-        }
-        if !fig.valid && reasons.len() == before {
-            let why = if fig.notes.is_empty() {
-                "marked invalid".to_string()
-            } else {
-                fig.notes.join("; ")
-            };
-            reasons.push(Invalid::Reported {
-                phase: Some(def.name.into()),
-                why,
-            });
-        }
+        reasons.extend(phase_reasons(def, fig));
     }
     for fig in phases {
         let known = phase(&fig.name);

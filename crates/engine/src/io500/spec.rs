@@ -24,6 +24,9 @@ pub const IOR_RND4K_TRANSFER: u64 = 4096;
 pub const MDTEST_HARD_FILE_SIZE: u64 = 3901;
 /// Files per rank of mdtest-easy and mdtest-hard (`[mdtest-*] n = 1000000`).
 pub const FILES_PER_RANK: u64 = 1_000_000;
+/// The most files one rank may create in an mdtest phase: they all go in one directory,
+/// and iolab's metadata engine takes at most this many in one (its --files-per-dir limit).
+pub const MAX_FILES_PER_RANK: u64 = u32::MAX as u64;
 /// find's predicates (`-newer timestampfile -size 3901c -name "*01*"`).
 pub const FIND_SIZE: u64 = MDTEST_HARD_FILE_SIZE;
 pub const FIND_NAME: &str = "*01*";
@@ -93,6 +96,17 @@ impl Io500Spec {
         if self.files_per_rank == 0 {
             return Err(SpecError::new("--files-per-rank", "must be at least 1"));
         }
+        // Said here, before the first phase, not by the metadata engine at mdtest-easy
+        // naming an option io500 does not have.
+        if self.files_per_rank > MAX_FILES_PER_RANK {
+            return Err(SpecError::new(
+                "--files-per-rank",
+                format!(
+                    "{} is more than the {MAX_FILES_PER_RANK} files iolab creates in one directory",
+                    self.files_per_rank
+                ),
+            ));
+        }
         Ok(())
     }
 
@@ -153,6 +167,15 @@ mod tests {
             "--ior-easy-block"
         );
         assert_eq!(bad(|s| s.files_per_rank = 0), "--files-per-rank");
+        assert_eq!(
+            bad(|s| s.files_per_rank = MAX_FILES_PER_RANK + 1),
+            "--files-per-rank"
+        );
         assert_eq!(bad(|s| s.ior_hard_segments = 0), "--ior-hard-segments");
+        let most = Io500Spec {
+            files_per_rank: MAX_FILES_PER_RANK,
+            ..Io500Spec::default()
+        };
+        assert!(most.validate().is_ok());
     }
 }
