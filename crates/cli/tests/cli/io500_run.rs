@@ -206,67 +206,48 @@ fn a_run_whose_default_result_dir_is_taken_writes_a_numbered_one() {
 }
 
 #[test]
-fn a_result_dir_holding_files_is_refused_before_any_phase() {
+fn a_result_dir_holding_files_or_unwritable_is_refused_before_any_phase() {
     let tmp = tempfile::tempdir().unwrap();
     let work = tmp.path().join("work");
     std::fs::create_dir(&work).unwrap();
     let results = tmp.path().join("results");
     std::fs::create_dir(&results).unwrap();
     std::fs::write(results.join("result.txt"), "an earlier run\n").unwrap();
-    let r = run(&[
-        "io500",
-        "--dir",
-        path(&work),
-        "--stonewall",
-        "1s",
-        "--files-per-rank",
-        "200",
-        "--result-dir",
-        path(&results),
-        "--no-store",
-    ]);
-    assert_eq!(r.code, 2, "{}", r.stdout);
-    assert_eq!(
-        error_line(&r),
-        format!(
-            "iolab: error: --result-dir {} already holds files; give a new or empty directory (iolab never writes a result over another)",
-            results.display()
-        )
+    let held = format!(
+        "iolab: error: --result-dir {} already holds files; give a new or empty directory (iolab never writes a result over another)",
+        results.display()
     );
-    assert!(r.stdout.is_empty(), "no phase ran:\n{}", r.stdout);
-    assert_eq!(std::fs::read_dir(&work).unwrap().count(), 0);
+    for (dir, expect) in [
+        (path(&results), held.as_str()),
+        (
+            "/proc/nope",
+            "iolab: error: --result-dir /proc/nope: cannot create it: ",
+        ),
+    ] {
+        let r = run(&[
+            "io500",
+            "--dir",
+            path(&work),
+            "--stonewall",
+            "1s",
+            "--files-per-rank",
+            "200",
+            "--result-dir",
+            dir,
+            "--no-store",
+        ]);
+        assert_eq!(r.code, 2, "{}", r.stdout);
+        let line = error_line(&r);
+        assert!(line.starts_with(expect), "{line}");
+        assert!(r.stdout.is_empty(), "no phase ran:\n{}", r.stdout);
+        assert_eq!(std::fs::read_dir(&work).unwrap().count(), 0);
+    }
+    // The earlier result is untouched.
     assert_eq!(std::fs::read_dir(&results).unwrap().count(), 1);
     assert_eq!(
         std::fs::read_to_string(results.join("result.txt")).unwrap(),
         "an earlier run\n"
     );
-}
-
-#[test]
-fn an_unwritable_result_dir_is_refused_before_any_phase() {
-    let tmp = tempfile::tempdir().unwrap();
-    let work = tmp.path().join("work");
-    std::fs::create_dir(&work).unwrap();
-    let r = run(&[
-        "io500",
-        "--dir",
-        path(&work),
-        "--stonewall",
-        "1s",
-        "--files-per-rank",
-        "200",
-        "--result-dir",
-        "/proc/nope",
-        "--no-store",
-    ]);
-    assert_eq!(r.code, 2, "{}", r.stdout);
-    let line = error_line(&r);
-    assert!(
-        line.starts_with("iolab: error: --result-dir /proc/nope: cannot create it: "),
-        "{line}"
-    );
-    assert!(r.stdout.is_empty(), "no phase ran:\n{}", r.stdout);
-    assert_eq!(std::fs::read_dir(&work).unwrap().count(), 0);
 }
 
 #[test]

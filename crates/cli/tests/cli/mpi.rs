@@ -38,6 +38,18 @@ fn mpirun(np: u32) -> Command {
 }
 
 /// Runs with a time limit: a hang fails the test instead of the whole suite.
+/// The job failed with exit code 2 and its error was said once (by rank 0): that line.
+fn the_one_error(r: &Ran) -> String {
+    assert_eq!(r.code, 2, "{}\n{}", r.stdout, r.stderr);
+    let lines: Vec<&str> = r
+        .stderr
+        .lines()
+        .filter(|l| l.starts_with("iolab:"))
+        .collect();
+    assert_eq!(lines.len(), 1, "said once, by rank 0:\n{}", r.stderr);
+    lines[0].to_string()
+}
+
 fn run_limited(mut c: Command, limit: Duration) -> Ran {
     let mut child = c
         .stdout(Stdio::piped())
@@ -185,19 +197,9 @@ fn an_io_error_on_one_rank_is_said_once_with_its_rank_and_host() {
     ));
     c.env_remove("RUST_BACKTRACE");
     let r = run_limited(c, Duration::from_secs(120));
-    assert_eq!(r.code, 2, "{}\n{}", r.stdout, r.stderr);
-    let lines: Vec<&str> = r
-        .stderr
-        .lines()
-        .filter(|l| l.starts_with("iolab:"))
-        .collect();
-    assert_eq!(lines.len(), 1, "said once, by rank 0:\n{}", r.stderr);
-    assert!(
-        lines[0].starts_with("iolab: error: rank 1 on "),
-        "{}",
-        lines[0]
-    );
-    assert!(lines[0].contains("No space left on device"), "{}", lines[0]);
+    let line = the_one_error(&r);
+    assert!(line.starts_with("iolab: error: rank 1 on "), "{line}");
+    assert!(line.contains("No space left on device"), "{line}");
 }
 
 #[test]
@@ -227,20 +229,10 @@ fn a_directory_the_ranks_do_not_share_is_named_once() {
         c.args(["run", "--dir", &dir, "--size", "1MiB", "--no-store"]);
         c.args(extra);
         let r = run_limited(c, Duration::from_secs(120));
-        assert_eq!(r.code, 2, "{}\n{}", r.stdout, r.stderr);
-        let lines: Vec<&str> = r
-            .stderr
-            .lines()
-            .filter(|l| l.starts_with("iolab:"))
-            .collect();
-        assert_eq!(lines.len(), 1, "said once, by rank 0:\n{}", r.stderr);
-        assert!(lines[0].contains(option), "{}", lines[0]);
-        assert!(
-            lines[0].contains("do not share this directory"),
-            "{}",
-            lines[0]
-        );
-        assert!(lines[0].contains(advice), "{}", lines[0]);
+        let line = the_one_error(&r);
+        assert!(line.contains(option), "{line}");
+        assert!(line.contains("do not share this directory"), "{}", line);
+        assert!(line.contains(advice), "{}", line);
         for r in [0, 1] {
             let left = base.path().join(r.to_string()).join("iolab-work");
             assert!(!left.exists(), "{} left behind", left.display());
