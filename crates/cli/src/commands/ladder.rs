@@ -137,6 +137,18 @@ fn ladder_in(rt: &Runtime, args: LadderArgs, slo: Slo) -> Result<u8> {
     cleaned?;
     if rt.is_root() && !args.output.quiet {
         print!("{}", render(&ladder, &slo, args.axis));
+        // What the steps warned of (page cache, saturated CPU), once each.
+        let mut warned: Vec<&String> = sink
+            .record
+            .phases
+            .iter()
+            .flat_map(|p| p.warnings.iter())
+            .collect();
+        warned.sort();
+        warned.dedup();
+        for w in warned {
+            println!("warning: {w}");
+        }
     }
     let quiet = OutputArgs {
         quiet: true,
