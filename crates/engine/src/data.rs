@@ -483,6 +483,7 @@ fn run_workers<C: Clock>(
                 host: &host,
                 alignment,
                 count: counts[i],
+                isolated: false,
             };
             run_data_worker(&setup).map_err(|e| e.to_string())
         },

@@ -68,9 +68,9 @@ pub fn resolve_placeholders(path: &Path, host: &str, rank: u32) -> PathBuf {
     )
 }
 
-/// Makes every rank return the same verdict: Ok where all ranks are Ok; otherwise rank 0
-/// returns its own error, or an error naming the first rank that failed, and so do the
-/// other ranks (whose errors are not printed: a failure is said once, by rank 0). An
+/// Makes every rank return the same verdict: Ok where all ranks are Ok; otherwise, with
+/// several ranks, an error naming the first rank that failed and its host (rank 0's own
+/// included), on every rank (only rank 0 prints it: a failure is said once). An
 /// interruption stays one on every rank, for its exit code.
 pub fn agree<T>(comm: &dyn Comm, result: Result<T, EngineError>) -> Result<T, EngineError> {
     agree_or_undo(comm, result, drop)
@@ -105,7 +105,7 @@ pub fn agree_or_undo<T>(
         }
     };
     match result {
-        Err(e) if comm.rank() == 0 || matches!(e, EngineError::Interrupted) => Err(e),
+        Err(e) if matches!(e, EngineError::Interrupted) || comm.size() == 1 => Err(e),
         Err(_) => Err(first_failed()),
         Ok(value) => {
             undo(value);

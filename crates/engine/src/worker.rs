@@ -36,6 +36,10 @@ pub struct WorkerSetup<'a, C: Clock> {
     pub alignment: u64,
     /// I/Os to do when size-based.
     pub count: u64,
+    /// An error ends this worker only, not every worker of the phase: the targets of
+    /// `iolab targets` are independent, as fio's jobs are, and a full disk on one must not
+    /// cut the others' measurement short.
+    pub isolated: bool,
 }
 
 fn op_of(dir: IoDir) -> OpKind {
@@ -472,14 +476,20 @@ impl<'s, 'b, C: Clock> Loop<'s, 'b, C> {
             (
                 None,
                 format!(
-                    "short {op_name}: {result} of {len} bytes at offset {offset} in {} (the file is shorter than the workload expects)",
-                    path.display()
+                    "short {op_name}: {result} of {len} bytes at offset {offset} in {} ({})",
+                    path.display(),
+                    match dir {
+                        IoDir::Read => "the file is shorter than the workload expects",
+                        IoDir::Write => "the file system is probably full",
+                    }
                 ),
             )
         };
         rec.error(self.error(op, Some(offset), errno, message));
         self.failed = true;
-        self.s.control.stop_all();
+        if !self.s.isolated {
+            self.s.control.stop_all();
+        }
     }
 
     fn fail_all(&mut self, rec: &mut Recorder, message: String) {
@@ -487,6 +497,8 @@ impl<'s, 'b, C: Clock> Loop<'s, 'b, C> {
         self.failed = true;
         self.broken = true;
         self.fresh.clear();
-        self.s.control.stop_all();
+        if !self.s.isolated {
+            self.s.control.stop_all();
+        }
     }
 }

@@ -179,5 +179,19 @@ fn one_failing_rank_stops_every_rank_with_its_name() {
     for (r, e) in errors.iter().enumerate() {
         assert_eq!(e.as_deref(), Some(expect.as_str()), "rank {r}");
     }
+    // Rank 0's own failure is named like any other rank's.
+    std::fs::remove_dir(base.path().join("r0")).unwrap();
+    std::fs::create_dir(base.path().join("r2")).unwrap();
+    let errors = InProcess::run(4, two_hosts, |comm: &dyn Comm| {
+        prepare_target(comm, &target, BackendKind::Psync, true)
+            .err()
+            .map(|e| e.to_string())
+    });
+    assert!(
+        errors[0]
+            .as_deref()
+            .is_some_and(|e| e.starts_with("rank 0 on node0 failed: --dir ")),
+        "{errors:?}"
+    );
     let _ = EngineError::Interrupted;
 }

@@ -403,3 +403,118 @@ mod mpi {
         assert_eq!(v["phases"][3]["ops"][0]["bytes"], 16 << 20);
     }
 }
+
+#[test]
+fn a_target_whose_disk_fills_up_does_not_cut_the_others_short() {
+    if !crate::common::can_mount() {
+        eprintln!("SKIPPED: cannot mount a tmpfs here");
+        return;
+    }
+    let tmp = tempfile::tempdir().unwrap();
+    let (disk, small) = (tmp.path().join("disk"), tmp.path().join("small"));
+    std::fs::create_dir(&disk).unwrap();
+    std::fs::create_dir(&small).unwrap();
+    let json = tmp.path().join("t.json");
+    // Two targets of 1.5 MiB on one 2 MiB tmpfs: each fits alone, together they fill it.
+    let r = crate::common::run_in_namespace(
+        &format!(
+            "mount -t tmpfs -o size=2m tmpfs '{0}' && mkdir '{0}/a' '{0}/b'",
+            s(&small)
+        ),
+        &[
+            "targets",
+            "--write",
+            "--block-size",
+            "64KiB",
+            "--size",
+            "1536KiB",
+            // O_SYNC: the disk's writes take time, the tmpfs fills at once.
+            "--sync",
+            "--no-store",
+            "--json",
+            s(&json),
+            s(&disk),
+            &format!("{}/a", s(&small)),
+            &format!("{}/b", s(&small)),
+        ],
+    );
+    assert_eq!(r.code, 1, "{}\n{}", r.stdout, r.stderr);
+    assert!(
+        r.stdout.contains("the file system is probably full"),
+        "{}",
+        r.stdout
+    );
+    let j: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    let phases = j["phases"].as_array().unwrap();
+    let written = |target: &str| -> (u64, u64) {
+        let p = phases
+            .iter()
+            .find(|p| p["name"] == format!("target {target}"))
+            .unwrap();
+        let w = p["ops"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|o| o["op"] == "write")
+            .unwrap();
+        (
+            w["bytes"].as_u64().unwrap(),
+            p["error_count"].as_u64().unwrap(),
+        )
+    };
+    // The healthy target wrote all of its share, with no error of its own.
+    assert_eq!(written(s(&disk)), (1536 << 10, 0));
+    let full: u64 = ["a", "b"]
+        .iter()
+        .map(|t| written(&format!("{}/{t}", s(&small))).1)
+        .sum();
+    assert!(
+        full >= 1,
+        "the full file system's targets report their errors"
+    );
+}
+
+#[test]
+fn ctrl_c_marks_the_targets_phase_interrupted() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (a, b) = (tmp.path().join("a"), tmp.path().join("b"));
+    std::fs::create_dir(&a).unwrap();
+    std::fs::create_dir(&b).unwrap();
+    let child = std::process::Command::new(env!("CARGO_BIN_EXE_iolab"))
+        .args([
+            "targets",
+            "--runtime",
+            "60s",
+            "--size",
+            "4MiB",
+            "--block-size",
+            "64KiB",
+        ])
+        .args(["--no-store", s(&a), s(&b)])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    // The timed phase runs once both targets' files exist.
+    let file = a.join("iolab-work/data.r0.t0");
+    for _ in 0..100 {
+        if file.exists() {
+            break;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    std::thread::sleep(std::time::Duration::from_millis(1500));
+    let killed = std::process::Command::new("kill")
+        .args(["-INT", &child.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(killed.success());
+    let r = crate::common::Ran::from(child.wait_with_output().unwrap()).expect(130);
+    let header = r
+        .stdout
+        .lines()
+        .find(|l| l.starts_with("write-64KiB"))
+        .unwrap();
+    assert!(header.ends_with("  [interrupted]"), "{}", r.stdout);
+}

@@ -104,7 +104,11 @@ fn run_one<C: Clock>(
         let (run, rows) = all_at_once(env, &ctx, &name, set, &plans)?;
         (vec![run], rows)
     };
-    agree(comm, record_complete(set, &plans, data, &rows))?;
+    for w in record_complete(set, &plans, data, &rows) {
+        if !warnings.contains(&w) {
+            warnings.push(w);
+        }
+    }
     let mode = if spec.one_at_a_time {
         Mode::OneAtATime
     } else {
@@ -287,6 +291,7 @@ fn run_worker<C: Clock>(
         host: &ctx.host,
         alignment: t.alignment,
         count: plan.workers[worker].blocks,
+        isolated: true,
     };
     run_data_worker(&setup).map_err(|e| format!("target {}: {e}", t.target.entry.id))
 }
@@ -363,15 +368,18 @@ fn one_at_a_time<C: Clock>(
 
 /// After a write, records which files now hold complete data, so a read that follows
 /// (this run's --read, or a later run after --keep) reads them instead of laying out.
+/// A record that cannot be written (the target's file system is full) is a warning: the
+/// measurement stands, a later read lays the file out again.
 fn record_complete(
     set: &TargetSet,
     plans: &[DataPlan],
     data: &DataSpec,
     rows: &[UnitRow],
-) -> Result<(), EngineError> {
+) -> Vec<String> {
+    let mut warnings = Vec::new();
     let covers_all = !data.rw.is_random() || data.random == RandomKind::FullCoverage;
     if !data.rw.writes() || data.rw.is_mixed() || !covers_all {
-        return Ok(());
+        return warnings;
     }
     let verify = data.verify.then_some(VerifyInfo {
         seed: data.seed,
@@ -398,18 +406,19 @@ fn record_complete(
             } else {
                 row.completed[k] * plan.block_size >= f.size
             };
-            if done {
-                workdir.set_file_info(
-                    &f.path,
-                    &FileInfo {
-                        size: f.size,
-                        verify,
-                    },
-                )?;
+            let info = FileInfo {
+                size: f.size,
+                verify,
+            };
+            if done && let Err(e) = workdir.set_file_info(&f.path, &info) {
+                warnings.push(format!(
+                    "target {}: {e}; a later read of it lays its file out again",
+                    t.target.entry.id
+                ));
             }
         }
     }
-    Ok(())
+    warnings
 }
 
 #[cfg(test)]

@@ -174,14 +174,16 @@ pub fn render_targets(record: &RunRecord, phases: &[TargetsPhase], args: &Target
 fn phase_header(s: &PhaseResult) -> String {
     let get = |k: &str| s.params.get(k).cloned().unwrap_or_default();
     format!(
-        "{}  ({}, {} thread{} per target, {}; {} workers in {})\n",
+        "{}  ({}, {} thread{} per target, {}; {} workers in {}){}\n",
         s.name,
         get("mode"),
         get("threads"),
         if get("threads") == "1" { "" } else { "s" },
         get("io"),
         s.workers,
-        s.elapsed.human()
+        s.elapsed.human(),
+        // As `iolab run` marks a phase Ctrl-C cut short: its figures are partial.
+        if s.interrupted { "  [interrupted]" } else { "" }
     )
 }
 
