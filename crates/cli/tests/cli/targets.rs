@@ -518,3 +518,27 @@ fn ctrl_c_marks_the_targets_phase_interrupted() {
         .unwrap();
     assert!(header.ends_with("  [interrupted]"), "{}", r.stdout);
 }
+
+#[test]
+fn one_directory_under_two_spellings_is_one_target() {
+    let tmp = tempfile::tempdir().unwrap();
+    let d1 = tmp.path().join("d1");
+    std::fs::create_dir(&d1).unwrap();
+    // A link to it, as a mount point's other name would be.
+    let link = tmp.path().join("link");
+    std::os::unix::fs::symlink(&d1, &link).unwrap();
+    let r = iolab(&["targets", "--size", "1MiB", "--no-store", s(&d1), s(&link)]).expect(2);
+    assert_eq!(
+        crate::common::error_line(&r),
+        format!(
+            "iolab: error: target {0}: {0} is the same place as the path of target {1} ({1}); list each target once",
+            s(&link),
+            s(&d1)
+        )
+    );
+    assert_eq!(
+        std::fs::read_dir(&d1).unwrap().count(),
+        0,
+        "nothing written"
+    );
+}

@@ -57,6 +57,9 @@ pub fn prepare_targets(
     check_ranks_agree(comm, "the target list", &entries)?;
     let topo = comm.topology();
     let all = agree(comm, assign(entries, &topo).map_err(EngineError::from))?;
+    if opts.backend != BackendKind::Null {
+        agree(comm, check_distinct(&all, comm.host()))?;
+    }
     let mut local = prepare_local(comm, &all, opts);
     if !comm.all_ok(local.is_ok()) && local.is_ok() {
         // Another rank failed: give back what this rank set up.
@@ -67,6 +70,34 @@ pub fn prepare_targets(
     }
     let local = agree(comm, local)?;
     Ok(TargetSet { all, local })
+}
+
+/// Refuses two targets of this host that are one directory or device under two
+/// spellings (`d1` and `./d1`, `/dev/sdb` and its /dev/disk/by-id name): measured twice
+/// at once, each would report half of what it does.
+fn check_distinct(all: &[AssignedTarget], host: &str) -> Result<(), EngineError> {
+    let mut seen: Vec<(std::path::PathBuf, &TargetEntry)> = Vec::new();
+    for t in all.iter().filter(|t| t.host == host) {
+        let real = std::fs::canonicalize(&t.entry.path).unwrap_or_else(|_| t.entry.path.clone());
+        if let Some((_, first)) = seen.iter().find(|(p, _)| *p == real) {
+            return Err(refuse(
+                &t.entry,
+                format!(
+                    "{} is {} of target {} ({}); list each target once",
+                    t.entry.path.display(),
+                    if first.path == t.entry.path {
+                        "also the path"
+                    } else {
+                        "the same place as the path"
+                    },
+                    first.id,
+                    first.path.display()
+                ),
+            ));
+        }
+        seen.push((real, &t.entry));
+    }
+    Ok(())
 }
 
 fn prepare_local(
