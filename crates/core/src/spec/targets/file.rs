@@ -14,6 +14,8 @@ use crate::error::SpecError;
 /// Parses the text of a targets file; `name` (the file's name as the user gave it) picks
 /// the format by its extension (.toml or .csv, else by content) and prefixes errors.
 pub fn parse_targets(name: &str, text: &str) -> Result<Vec<TargetEntry>, SpecError> {
+    // Excel's "CSV UTF-8" (and some editors) open the file with a byte-order mark.
+    let text = text.strip_prefix('\u{feff}').unwrap_or(text);
     let lower = name.to_ascii_lowercase();
     let toml = if lower.ends_with(".toml") {
         true
@@ -343,6 +345,20 @@ mod tests {
             parse_targets("t.csv", "path,id,rated_iops\n/dev/nvme0n1,nvme0,750000\n").unwrap();
         assert_eq!(iops[0].rated.unwrap().unit, RatedUnit::Iops);
         assert_eq!(iops[0].node, "");
+    }
+
+    #[test]
+    fn a_byte_order_mark_is_not_part_of_the_first_line() {
+        let csv = parse_targets("j.csv", "\u{feff}id,node,path\n1,n1,/a\n").unwrap();
+        assert_eq!((csv[0].id.as_str(), csv[0].node.as_str()), ("1", "n1"));
+        let toml = "\u{feff}[[target]]\nid = 1\npath = \"/a\"\n";
+        assert_eq!(parse_targets("j.toml", toml).unwrap()[0].id, "1");
+        // Without an extension the content still decides.
+        assert_eq!(parse_targets("j", toml).unwrap()[0].id, "1");
+        assert_eq!(
+            err("j.csv", "\u{feff}id,node,path\n1,n1,/a\n1,n1,/b\n"),
+            "j.csv:3: target 1 on node n1 is listed twice (first at line 2)"
+        );
     }
 
     #[test]
