@@ -4,7 +4,8 @@
 //! then "List of all targets:" with lines such as
 //! `19   2705987  KiB/s   nodeID: node006-numa0-1 [ID: 19]`) into [`BenchSection`]s
 //! whose [`BenchSection::figures`] feed the same analysis as a measured run.
-//! Errors name the file and line; prose outside the target list is ignored.
+//! Errors name the file and line; prose outside the target list is ignored, and the list
+//! ends at a blank line after its targets or at the first line that is not a target.
 
 use std::collections::BTreeMap;
 
@@ -223,7 +224,7 @@ enum Line<'a> {
     Other,
 }
 
-fn classify(text: &str) -> Line<'_> {
+fn classify(text: &str, in_list: bool) -> Line<'_> {
     match text {
         "Write benchmark results:" => return Line::Section(OpKind::Write),
         "Read benchmark results:" => return Line::Section(OpKind::Read),
@@ -247,10 +248,32 @@ fn classify(text: &str) -> Line<'_> {
     {
         return Line::Status(state.trim(), n);
     }
-    if text.starts_with(|c: char| c.is_ascii_digit()) {
+    if looks_like_target(text, in_list) {
         return Line::Target;
     }
     Line::Other
+}
+
+/// Whether a line is a target line, or one gone wrong that must be named. In the list,
+/// a target id followed by a number, a rate unit or a nodeID is one ("12 3O45974 KiB/s
+/// ...", "1 100"); elsewhere only a target id with a nodeID is, so prose such as
+/// "3 nodes were benchmarked" is not.
+fn looks_like_target(text: &str, in_list: bool) -> bool {
+    let mut parts = text.split_whitespace();
+    let Some(id) = parts.next() else {
+        return false;
+    };
+    if !id.bytes().all(|b| b.is_ascii_digit()) {
+        return false;
+    }
+    if text.contains("nodeID:") {
+        return true;
+    }
+    let value = parts.next();
+    let unit = parts.next();
+    in_list
+        && (value.is_some_and(|v| v.starts_with(|c: char| c.is_ascii_digit()))
+            || unit.is_some_and(|u| u.ends_with("/s")))
 }
 
 /// The state of reading one file.
@@ -259,7 +282,11 @@ struct Reader {
     sections: Vec<BenchSection>,
     current: BenchSection,
     status: BTreeMap<String, u32>,
+    /// In "List of all targets:", until a blank line after its targets or a line that is
+    /// not a target.
     in_list: bool,
+    /// Whether the list being read has listed a target yet.
+    list_has_target: bool,
     /// Where each (node, target) of the current section was listed.
     first_line: BTreeMap<(String, String), usize>,
 }
@@ -272,13 +299,24 @@ impl Reader {
         }
     }
 
+    /// A blank line ends the list, unless it comes before the list's first target.
+    fn blank(&mut self) {
+        if self.list_has_target {
+            self.in_list = false;
+        }
+    }
+
     fn line(&mut self, name: &str, line: usize, text: &str) -> Result<(), SpecError> {
-        match classify(text) {
+        let kind = classify(text, self.in_list);
+        if !matches!(kind, Line::Target) {
+            // Whatever is not a target ends the list: a separator, a shell prompt.
+            self.in_list = false;
+        }
+        match kind {
             Line::Section(op) => {
                 self.close_section();
                 self.current.op = Some(op);
                 self.current.status = self.status.clone();
-                self.in_list = false;
             }
             Line::Status(state, n) => {
                 self.status.insert(state.to_string(), n);
@@ -294,7 +332,10 @@ impl Reader {
                     _ => h.aggregate = Some(f.bytes_per_sec),
                 }
             }
-            Line::ListStart => self.in_list = true,
+            Line::ListStart => {
+                self.in_list = true;
+                self.list_has_target = false;
+            }
             Line::Target => {
                 let t = parse_target(name, line, text)?;
                 let key = (t.node.clone(), t.id.clone());
@@ -309,13 +350,9 @@ impl Reader {
                     ));
                 }
                 self.current.targets.push(t);
-            }
-            Line::Other if self.in_list => {
-                return Err(at(
-                    name,
-                    line,
-                    format!("expected a target line like {TARGET_LINE}, found '{text}'"),
-                ));
+                if self.in_list {
+                    self.list_has_target = true;
+                }
             }
             Line::Other => {}
         }
@@ -328,7 +365,9 @@ pub fn parse_storage_bench(name: &str, text: &str) -> Result<Vec<BenchSection>, 
     let mut reader = Reader::default();
     for (i, raw) in text.lines().enumerate() {
         let text = raw.trim();
-        if !text.is_empty() {
+        if text.is_empty() {
+            reader.blank();
+        } else {
             reader.line(name, i + 1, text)?;
         }
     }

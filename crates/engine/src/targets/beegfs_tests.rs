@@ -89,10 +89,6 @@ fn malformed_lines_name_file_and_line() {
             "f:2: expected a target line like '<target-id> <throughput> KiB/s nodeID: <node> [ID: <n>]', found '1 100'",
         ),
         (
-            "List of all targets:\n1 100 KiB/s nodeID: a\nnot a target\n",
-            "f:3: expected a target line like '<target-id> <throughput> KiB/s nodeID: <node> [ID: <n>]', found 'not a target'",
-        ),
-        (
             "1 100 KiB/s nodeID: a\n1 200 KiB/s nodeID: a\n",
             "f:2: target 1 on a is listed twice (first at line 1)",
         ),
@@ -111,6 +107,33 @@ fn malformed_lines_name_file_and_line() {
             want
         );
     }
+}
+
+#[test]
+fn prose_around_the_list_is_ignored() {
+    // Prose with numbers before the results, a separator and a saved prompt after.
+    let text = "iolab bench log\n3 nodes were benchmarked\n\nWrite benchmark results:\nList of all targets:\n1 100 KiB/s nodeID: a [ID: 1]\n2 200 KiB/s nodeID: b [ID: 2]\n-----\nuser@mgmt01:~$ exit\n4 nodes: all done\n";
+    let s = parse_storage_bench("prose.txt", text).unwrap();
+    assert_eq!(s.len(), 1);
+    let ids: Vec<&str> = s[0].targets.iter().map(|t| t.id.as_str()).collect();
+    assert_eq!(ids, vec!["1", "2"]);
+    // The list ends at a blank line after its targets, or at any other line.
+    for end in ["\n", "not a target\n", "Total: 2 targets\n"] {
+        let text =
+            format!("List of all targets:\n\n1 100 KiB/s nodeID: a\n{end}3 targets were read\n");
+        let s = parse_storage_bench("f", &text).unwrap();
+        assert_eq!(s[0].targets.len(), 1, "{text:?}");
+    }
+    // A line shaped like a target with a bad throughput is still an error, in the list.
+    assert_eq!(
+        parse_storage_bench(
+            "f",
+            "List of all targets:\n1 100 KiB/s nodeID: a\n2 1OO KiB/s x\n"
+        )
+        .unwrap_err()
+        .to_string(),
+        "f:3: throughput '1OO' is not a number"
+    );
 }
 
 #[test]

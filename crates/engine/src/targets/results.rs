@@ -116,7 +116,9 @@ pub(crate) fn finish_phase(comm: &dyn Comm, f: Finished<'_>) -> TargetsPhase {
             let (throughput, iops) = throughput_of(p);
             TargetFigure {
                 id: t.entry.id.clone(),
-                node: t.entry.node.clone(),
+                // The host the target was assigned to, so that "vm", "vm.example.org"
+                // and a target on every host are one machine, flagged as one node.
+                node: t.host.clone(),
                 throughput,
                 iops,
                 service: None,

@@ -167,6 +167,34 @@ fn uniform_targets_flag_nothing_and_one_at_a_time_adds_times() {
     assert!(p.targets.iter().all(|t| t.elapsed == Nanos(33 * STEP)));
 }
 
+#[test]
+fn node_names_of_one_machine_are_one_node() {
+    // One machine, spelled three ways: by its full name, its short name and not at all.
+    let hosts = |_: u32| "vm".to_string();
+    let entries = vec![
+        entry("1", "vm.example.org", "/a"),
+        entry("2", "vm", "/b"),
+        entry("3", "", "/c"),
+    ];
+    let results = InProcess::run(1, hosts, |comm| {
+        let clock = ThreadClock {
+            slow_workers: Vec::new(),
+            slow_step: STEP,
+        };
+        run_on(
+            comm,
+            &clock,
+            &entries,
+            &TargetsSpec::default(),
+            &null_data(1),
+        )
+    });
+    let a = results[0][0].analysis.as_ref().unwrap();
+    let nodes: Vec<&str> = a.targets.iter().map(|t| t.node.as_str()).collect();
+    assert_eq!(nodes, vec!["vm", "vm", "vm"]);
+    assert_eq!((a.min.node.as_str(), a.max.node.as_str()), ("vm", "vm"));
+}
+
 /// The ids of the targets this rank runs.
 fn local_ids(comm: &dyn Comm, entries: &[TargetEntry]) -> Vec<String> {
     let opts = PrepareOptions {

@@ -14,6 +14,8 @@ use crate::error::SpecError;
 /// Parses the text of a targets file; `name` (the file's name as the user gave it) picks
 /// the format by its extension (.toml or .csv, else by content) and prefixes errors.
 pub fn parse_targets(name: &str, text: &str) -> Result<Vec<TargetEntry>, SpecError> {
+    // Excel's "CSV UTF-8" (and some editors) open the file with a byte-order mark.
+    let text = text.strip_prefix('\u{feff}').unwrap_or(text);
     let lower = name.to_ascii_lowercase();
     let toml = if lower.ends_with(".toml") {
         true
@@ -52,18 +54,38 @@ fn line_of(text: &str, offset: usize) -> usize {
     text[..offset.min(text.len())].matches('\n').count() + 1
 }
 
-/// A target id in TOML may be written as a number or a string.
-#[derive(Deserialize)]
-#[serde(untagged)]
-enum IdValue {
-    Number(i64),
-    Text(String),
+/// A target id in TOML may be written as a string or a whole number (`id = 19`); anything
+/// else is refused in one line naming `id`.
+fn toml_id<'de, D: serde::Deserializer<'de>>(d: D) -> Result<String, D::Error> {
+    struct Id;
+    impl serde::de::Visitor<'_> for Id {
+        type Value = String;
+        fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+            f.write_str("id as a string (id = \"nvme0\") or a whole number (id = 19)")
+        }
+        fn visit_i64<E: serde::de::Error>(self, v: i64) -> Result<String, E> {
+            Ok(v.to_string())
+        }
+        fn visit_u64<E: serde::de::Error>(self, v: u64) -> Result<String, E> {
+            Ok(v.to_string())
+        }
+        fn visit_str<E: serde::de::Error>(self, v: &str) -> Result<String, E> {
+            Ok(v.to_string())
+        }
+        fn visit_f64<E: serde::de::Error>(self, v: f64) -> Result<String, E> {
+            Err(E::custom(format!(
+                "id {v} is not a whole number; write the id as a string (id = \"{v}\") or a whole number (id = 19)"
+            )))
+        }
+    }
+    d.deserialize_any(Id)
 }
 
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
 struct TomlTarget {
-    id: IdValue,
+    #[serde(deserialize_with = "toml_id")]
+    id: String,
     #[serde(default)]
     node: String,
     path: String,
@@ -95,10 +117,7 @@ fn parse_toml(name: &str, text: &str) -> Result<Vec<Row>, SpecError> {
             let t = t.into_inner();
             Row {
                 line,
-                id: match t.id {
-                    IdValue::Number(n) => n.to_string(),
-                    IdValue::Text(s) => s,
-                },
+                id: t.id,
                 node: t.node,
                 path: t.path,
                 rated_mbps: t.rated_mbps,
@@ -346,6 +365,20 @@ mod tests {
     }
 
     #[test]
+    fn a_byte_order_mark_is_not_part_of_the_first_line() {
+        let csv = parse_targets("j.csv", "\u{feff}id,node,path\n1,n1,/a\n").unwrap();
+        assert_eq!((csv[0].id.as_str(), csv[0].node.as_str()), ("1", "n1"));
+        let toml = "\u{feff}[[target]]\nid = 1\npath = \"/a\"\n";
+        assert_eq!(parse_targets("j.toml", toml).unwrap()[0].id, "1");
+        // Without an extension the content still decides.
+        assert_eq!(parse_targets("j", toml).unwrap()[0].id, "1");
+        assert_eq!(
+            err("j.csv", "\u{feff}id,node,path\n1,n1,/a\n1,n1,/b\n"),
+            "j.csv:3: target 1 on node n1 is listed twice (first at line 2)"
+        );
+    }
+
+    #[test]
     fn csv_errors_name_file_and_line() {
         assert_eq!(
             err(
@@ -418,6 +451,17 @@ mod tests {
             "[[target]]\nid = 1\npath = \"/a\"\n[[target]]\nid = 1\npath = \"/b\"\n",
         );
         assert_eq!(e, "t.toml:4: target 1 is listed twice (first at line 1)");
+        // An id is a string or a whole number, said in one line at the id's line.
+        let e = err("d.toml", "[[target]]\nid = 1.5\npath = \"/a\"\n");
+        assert_eq!(
+            e,
+            "d.toml:2: id 1.5 is not a whole number; write the id as a string (id = \"1.5\") or a whole number (id = 19)"
+        );
+        let e = err("d.toml", "[[target]]\nid = true\npath = \"/a\"\n");
+        assert_eq!(
+            e,
+            "d.toml:2: invalid type: boolean `true`, expected id as a string (id = \"nvme0\") or a whole number (id = 19)"
+        );
         let e = err("t.toml", "[[target]]\nid = 1\n");
         assert!(e.starts_with("t.toml:1: missing field `path`"), "{e}");
     }
