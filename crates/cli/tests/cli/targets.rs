@@ -438,9 +438,12 @@ fn a_target_whose_disk_fills_up_does_not_cut_the_others_short() {
             &format!("{}/b", s(&small)),
         ],
     );
-    assert_eq!(r.code, 1, "{}\n{}", r.stdout, r.stderr);
+    // The file system fills with a short write (exit 1, validation failed) or with
+    // ENOSPC (exit 2, an environment error), whichever comes first.
+    assert!([1, 2].contains(&r.code), "{}\n{}", r.stdout, r.stderr);
     assert!(
-        r.stdout.contains("the file system is probably full"),
+        r.stdout.contains("the file system is probably full")
+            || r.stdout.contains("No space left on device"),
         "{}",
         r.stdout
     );
