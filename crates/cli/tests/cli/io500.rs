@@ -194,35 +194,26 @@ fn iolab_result_directories_are_checked_with_their_hashes() {
 fn malformed_results_are_one_line_errors() {
     let tmp = tempfile::tempdir().unwrap();
     let file = tmp.path().join("result_summary.txt");
-    std::fs::write(
-        &file,
-        "IO500 version io500-isc24_v3 (standard)\n[RESULT] ior-easy-write abc GiB/s : time 300.1 seconds\n",
-    )
-    .unwrap();
-    let r = run(&["io500", "score", path(&file)]);
-    assert_eq!(r.code, 2);
-    assert_eq!(
-        error_line(&r),
-        format!(
-            "iolab: error: {}:2: ior-easy-write: 'abc' is not a number",
-            file.display()
+    // Not a number; and inf or a negative figure, no measurement: malformed, not 0.
+    for (figure, why) in [
+        ("abc", "is not a number"),
+        ("-inf", "is not a finite number of 0 or more"),
+    ] {
+        std::fs::write(
+            &file,
+            format!("IO500 version io500-isc24_v3 (standard)\n[RESULT] ior-easy-write {figure} GiB/s : time 300.1 seconds\n"),
         )
-    );
-    // inf or a negative figure is no measurement: malformed, not 0.
-    std::fs::write(
-        &file,
-        "IO500 version io500-isc24_v3 (standard)\n[RESULT] ior-easy-write -inf GiB/s : time 300.1 seconds\n",
-    )
-    .unwrap();
-    let r = run(&["io500", "score", path(&file)]);
-    assert_eq!(r.code, 2);
-    assert_eq!(
-        error_line(&r),
-        format!(
-            "iolab: error: {}:2: ior-easy-write: '-inf' is not a finite number of 0 or more",
-            file.display()
-        )
-    );
+        .unwrap();
+        let r = run(&["io500", "score", path(&file)]);
+        assert_eq!(r.code, 2);
+        assert_eq!(
+            error_line(&r),
+            format!(
+                "iolab: error: {}:2: ior-easy-write: '{figure}' {why}",
+                file.display()
+            )
+        );
+    }
     let missing = tmp.path().join("nope");
     let r = run(&["io500", "score", path(&missing)]);
     assert_eq!(r.code, 2);
