@@ -2,11 +2,12 @@
 //! on the spec, plans, prepares files (lay out for reads, create for writes, cache
 //! state), runs the timed phase and, for `--verify` writes, a read-back phase that checks
 //! every block written. [`DataOptions`] lets studies and IO500 chain phases ("read
-//! exactly what the write did").
+//! exactly what the write did"). What is checked before the phase runs is in
+//! `preflight`.
 
 use std::collections::BTreeMap;
 
-use iolab_comm::{Comm, CommExt};
+use iolab_comm::Comm;
 use iolab_core::result::{PhaseKind, PhaseResult};
 use iolab_core::spec::{BackendKind, CacheMode, DataSpec, Layout, Placement, RandomKind, RwKind};
 use iolab_core::units::ByteCount;
@@ -20,6 +21,12 @@ use crate::plan::{DataPlan, DataTarget, PlanContext, plan_data};
 use crate::target::{PreparedTarget, agree};
 use crate::workdir::{FileInfo, VerifyInfo};
 use crate::worker::{WorkerSetup, run_data_worker};
+
+mod preflight;
+
+pub(crate) use preflight::check_cpus;
+pub use preflight::{check_ranks_agree, resolve_read_shift, set_build_revision};
+use preflight::{check_space, check_visible, one_dir, rounding_note};
 
 /// How a data phase fits into a larger run.
 #[derive(Clone, Debug, Default)]
@@ -44,123 +51,6 @@ pub struct DataOutcome {
     pub completed: Vec<u64>,
     /// Files this rank wrote or laid out (to remove at cleanup).
     pub files: Vec<std::path::PathBuf>,
-}
-
-/// The read shift a spec asks for, resolved against the topology: by default each rank
-/// reads what a rank on the next host wrote (IOR -C) when the ranks work in one
-/// directory (`one_dir`: the same path on every rank, a shared file system); its own data
-/// on one host, on a device, or where `{host}`/`{rank}` gave each its own directory.
-pub fn resolve_read_shift(spec: &DataSpec, comm: &dyn Comm, one_dir: bool) -> u32 {
-    spec.read_shift.unwrap_or_else(|| {
-        let topo = comm.topology();
-        if topo.hosts().len() > 1 && one_dir {
-            topo.ranks_per_host()
-        } else {
-            0
-        }
-    })
-}
-
-/// Says so when the size asked for is not a whole number of blocks per worker: the
-/// workload moves whole blocks, and what it moves is what it reports.
-fn rounding_note(spec: &DataSpec) -> Option<String> {
-    let bs = spec.block_size.get().max(1);
-    let (option, asked) = match (spec.size, spec.total_size) {
-        (Some(s), _) => ("--size", s.get()),
-        (None, Some(t)) => ("--total-size", t.get()),
-        _ => return None,
-    };
-    let moved = asked / bs * bs;
-    (moved != asked).then(|| {
-        format!(
-            "{option} of {asked} bytes is not a whole number of {bs}-byte blocks: {moved} bytes{} are used",
-            if option == "--size" { " per thread" } else { "" }
-        )
-    })
-}
-
-/// Whether every rank works in the same directory (collective).
-fn one_dir(comm: &dyn Comm, target: &DataTarget) -> Result<bool, EngineError> {
-    let DataTarget::Dir(dir) = target else {
-        return Ok(false);
-    };
-    let dirs: Vec<String> = comm
-        .all_gather(&dir.to_string_lossy().into_owned())
-        .map_err(|e| EngineError::Setup(e.to_string()))?;
-    Ok(dirs.iter().all(|d| *d == dirs[0]))
-}
-
-static BUILD: std::sync::OnceLock<String> = std::sync::OnceLock::new();
-
-/// Records the revision this iolab was built from (the CLI knows it), so ranks running
-/// different builds of one version are told apart at startup.
-pub fn set_build_revision(revision: &str) {
-    let _ = BUILD.set(revision.to_string());
-}
-
-/// "0.1.0", or "0.1.0 (3f2a9c1d0e4b)" when the revision is known.
-fn build() -> String {
-    match BUILD.get().filter(|r| !r.is_empty()) {
-        Some(rev) => format!("{} ({rev})", env!("CARGO_PKG_VERSION")),
-        None => env!("CARGO_PKG_VERSION").to_string(),
-    }
-}
-
-/// Fails unless every rank runs the same iolab build (version and revision) with the same
-/// resolved spec.
-pub fn check_ranks_agree<T: serde::Serialize>(
-    comm: &dyn Comm,
-    what: &'static str,
-    value: &T,
-) -> Result<(), EngineError> {
-    if comm.size() == 1 {
-        return Ok(());
-    }
-    let mine = (build(), serde_json::to_value(value).unwrap_or_default());
-    let all: Vec<(String, serde_json::Value)> = comm
-        .all_gather(&mine)
-        .map_err(|e| EngineError::Setup(e.to_string()))?;
-    let topo = comm.topology();
-    for (rank, (version, spec)) in all.iter().enumerate() {
-        let (v0, s0) = &all[0];
-        let mismatch =
-            |what: &'static str, rank0: String, other: String| EngineError::RankMismatch {
-                what,
-                rank: rank as u32,
-                host: topo.ranks[rank].host.clone(),
-                rank0,
-                other,
-            };
-        if version != v0 {
-            return Err(mismatch(
-                "the iolab version",
-                format!("iolab {v0}"),
-                format!("iolab {version}"),
-            ));
-        }
-        if spec != s0 {
-            let (key, a, b) = first_difference(s0, spec);
-            return Err(mismatch(
-                what,
-                format!("{key} = {a}"),
-                format!("{key} = {b}"),
-            ));
-        }
-    }
-    Ok(())
-}
-
-/// The first top-level field where two JSON objects differ: (field, left, right).
-fn first_difference(a: &serde_json::Value, b: &serde_json::Value) -> (String, String, String) {
-    if let (Some(ma), Some(mb)) = (a.as_object(), b.as_object()) {
-        for (k, va) in ma {
-            let vb = mb.get(k).cloned().unwrap_or(serde_json::Value::Null);
-            if *va != vb {
-                return (k.clone(), va.to_string(), vb.to_string());
-            }
-        }
-    }
-    ("the spec".to_string(), a.to_string(), b.to_string())
 }
 
 pub(crate) fn params_of(spec: &DataSpec, ranks: u32) -> BTreeMap<String, String> {
@@ -197,26 +87,6 @@ pub(crate) fn params_of(spec: &DataSpec, ranks: u32) -> BTreeMap<String, String>
         p.insert("rwmix_read".into(), spec.rwmix_read.to_string());
     }
     p
-}
-
-/// Every CPU of `--cpus` must be one this process may run on (pinning to another would
-/// silently fail and change the placement asked for).
-pub(crate) fn check_cpus(cpus: Option<&iolab_core::units::CpuList>) -> Result<(), EngineError> {
-    let Some(cpus) = cpus else {
-        return Ok(());
-    };
-    let allowed = iolab_backend::process::allowed_cpus();
-    if let Some(bad) = cpus.0.iter().find(|c| !allowed.contains(c)) {
-        return Err(EngineError::Spec(iolab_core::SpecError::new(
-            "--cpus",
-            format!(
-                "CPU {bad} is not one this process may run on ({} on {})",
-                iolab_core::units::CpuList(allowed),
-                iolab_comm::hostname()
-            ),
-        )));
-    }
-    Ok(())
 }
 
 /// The memory of this machine in bytes, if known.
@@ -348,80 +218,6 @@ pub fn run_data<C: Clock>(
         completed,
         files,
     })
-}
-
-/// Every file this rank works on exists here once its owner laid it out: a directory
-/// the ranks do not share (node-local storage, `{host}` or `{rank}` in `--dir`) would
-/// otherwise end a shifted read or an N-1 phase on a bare "no such file".
-fn check_visible(plan: &DataPlan, target: &DataTarget, host: &str) -> Result<(), EngineError> {
-    if !matches!(target, DataTarget::Dir(_)) {
-        return Ok(());
-    }
-    let threads = plan.spec.threads.max(1) as u64;
-    for f in &plan.files {
-        if plan.owned_files.contains(f) || f.path.exists() {
-            continue;
-        }
-        let shared = plan.spec.layout == Layout::Shared;
-        let owner = if shared { 0 } else { f.id / threads };
-        let (option, advice) = if shared {
-            ("--dir", "a shared file needs a directory every rank shares")
-        } else {
-            (
-                "--read-shift",
-                "use a directory every rank shares, or --read-shift 0 to read what each rank wrote itself",
-            )
-        };
-        return Err(EngineError::Spec(iolab_core::SpecError::new(
-            option,
-            format!(
-                "rank {} on {host} cannot see {}, which rank {owner} laid out: the ranks do not share this directory (node-local storage, or {{host}}/{{rank}} in --dir); {advice}",
-                plan.rank,
-                f.path.display()
-            ),
-        )));
-    }
-    Ok(())
-}
-
-fn check_space(
-    comm: &dyn Comm,
-    plan: &DataPlan,
-    target: &PreparedTarget,
-) -> Result<(), EngineError> {
-    let PreparedTarget::Dir { workdir, .. } = target else {
-        return Ok(());
-    };
-    // A stonewalled phase is bounded by its time, not by its nominal size.
-    if plan.spec.stonewall.is_some() {
-        return Ok(());
-    }
-    let result = if comm.rank() == 0 {
-        // Files that already hold enough data need no new space.
-        let need: u64 = plan
-            .files
-            .iter()
-            .filter(|f| workdir.file_info(&f.path).is_none_or(|i| i.size < f.size))
-            .map(|f| f.size)
-            .sum::<u64>()
-            .max(if plan.spec.rw.writes() {
-                plan.total_bytes
-            } else {
-                0
-            });
-        match iolab_backend::files::fs_space(workdir.path()) {
-            // A file system that reports no capacity (ramfs, some FUSE) cannot be checked.
-            Ok((total, free)) if total > 0 && need > free => Err(EngineError::NoSpace {
-                path: workdir.path().to_path_buf(),
-                need: ByteCount(need).human(),
-                free: ByteCount(free).human(),
-            }),
-            _ => Ok(()),
-        }
-    } else {
-        Ok(())
-    };
-    agree(comm, result)
 }
 
 fn prepare_files(
