@@ -51,9 +51,16 @@ impl FromStr for Slo {
     type Err = String;
 
     fn from_str(s: &str) -> Result<Self, Self::Err> {
+        // "p50, p90, p99, p99.9, p99.99 or mean": the percentiles a result keeps.
+        let measured = PERCENTILES
+            .iter()
+            .map(|p| format!("p{p}"))
+            .collect::<Vec<_>>()
+            .join(", ")
+            + " or mean";
         let bad = || {
             format!(
-                "invalid objective '{s}': use p50, p90, p99, p99.9, p99.99 or mean, then <= and a duration, e.g. p99<=1ms"
+                "invalid objective '{s}': use {measured}, then <= and a duration, e.g. p99<=1ms"
             )
         };
         let (lhs, rhs) = s.split_once("<=").ok_or_else(bad)?;
@@ -70,7 +77,7 @@ impl FromStr for Slo {
             // different one.
             if !PERCENTILES.contains(&p) {
                 return Err(format!(
-                    "invalid objective '{s}': {lhs} is not a measured percentile; use p50, p90, p99, p99.9, p99.99 or mean"
+                    "invalid objective '{s}': {lhs} is not a measured percentile; use {measured}"
                 ));
             }
             Some(p)
