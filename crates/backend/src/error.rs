@@ -4,6 +4,7 @@
 use std::io;
 use std::path::PathBuf;
 
+pub use iolab_core::error::{describe, errno_hint};
 use thiserror::Error;
 
 #[derive(Debug, Error)]
@@ -64,34 +65,6 @@ pub enum BackendError {
 
     #[error("the backend queue is full ({depth} in flight): reap completions before queuing more")]
     QueueFull { depth: u32 },
-}
-
-/// An io::Error's words without the " (os error N)" suffix.
-pub fn describe(e: &io::Error) -> String {
-    // io::Error's Display appends " (os error N)"; keep the words, drop the number.
-    let s = e.to_string();
-    match s.find(" (os error") {
-        Some(i) => s[..i].to_string(),
-        None => s,
-    }
-}
-
-/// A short suggestion for common errnos, starting with "; " (empty if none applies).
-pub fn errno_hint(errno: Option<i32>) -> &'static str {
-    match errno {
-        Some(libc::ENOSPC) => "; free space on the target or use a smaller --size/--total-size",
-        Some(libc::EDQUOT) => "; the disk quota is exhausted: free space or use a smaller --size",
-        Some(libc::EACCES) | Some(libc::EPERM) => {
-            "; check the permissions, or choose a directory you can write to"
-        }
-        Some(libc::ENOENT) => "; check that the path exists",
-        Some(libc::EROFS) => "; the file system is mounted read-only",
-        Some(libc::EMFILE) | Some(libc::ENFILE) => {
-            "; too many open files: raise the limit (ulimit -n) or use fewer threads"
-        }
-        Some(libc::EIO) => "; the device reported an I/O error: check the kernel log (dmesg)",
-        _ => "",
-    }
 }
 
 impl BackendError {

@@ -53,7 +53,7 @@ pub struct DataOutcome {
     pub files: Vec<std::path::PathBuf>,
 }
 
-pub(crate) fn params_of(spec: &DataSpec, ranks: u32) -> BTreeMap<String, String> {
+pub fn params_of(spec: &DataSpec, ranks: u32) -> BTreeMap<String, String> {
     let mut p = BTreeMap::new();
     p.insert("rw".into(), spec.rw.name().into());
     p.insert("block_size".into(), spec.block_size.to_string());

@@ -19,9 +19,6 @@ pub enum EngineError {
     #[error(transparent)]
     Meta(#[from] crate::meta::MetaError),
 
-    #[error(transparent)]
-    Io500(#[from] crate::io500::Io500Error),
-
     #[error("--dir {path} does not exist; create it first or choose another directory")]
     TargetMissing { path: PathBuf },
 
@@ -42,7 +39,7 @@ pub enum EngineError {
         lock: PathBuf,
     },
 
-    #[error("{op} {path}: {}{}", iolab_backend::error::describe(source), iolab_backend::error::errno_hint(source.raw_os_error()))]
+    #[error("{op} {path}: {}{}", iolab_core::error::describe(source), iolab_core::error::errno_hint(source.raw_os_error()))]
     WorkDirIo {
         op: &'static str,
         path: PathBuf,
@@ -100,7 +97,7 @@ pub enum EngineError {
 }
 
 impl EngineError {
-    pub(crate) fn workdir(op: &'static str, path: impl Into<PathBuf>, source: io::Error) -> Self {
+    pub fn workdir(op: &'static str, path: impl Into<PathBuf>, source: io::Error) -> Self {
         EngineError::WorkDirIo {
             op,
             path: path.into(),

@@ -11,17 +11,13 @@ pub mod clock;
 pub mod control;
 pub mod data;
 pub mod error;
-pub mod io500;
-pub mod ladder;
 pub mod layout;
 pub mod meta;
 pub mod offsets;
 pub mod phase;
 pub mod plan;
 pub mod recorder;
-pub mod study;
 pub mod target;
-pub mod targets;
 pub mod workdir;
 pub mod worker;
 

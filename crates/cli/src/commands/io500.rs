@@ -10,13 +10,13 @@ use clap::{Args, Subcommand};
 use iolab_core::result::Provenance;
 use iolab_core::spec::{BackendKind, TargetSpec};
 use iolab_core::units::{ByteCount, Nanos};
-use iolab_engine::io500::{
-    Assumptions, Check, Integrity, Io500Config, Io500Spec, ParsedResult, ResultDir, estimate,
-    plan_phases, render, run_from_parsed, run_io500,
-};
 use iolab_engine::phase::now_ms;
 use iolab_engine::target::agree;
 use iolab_engine::{EngineError, MonotonicClock, prepare_target};
+use iolab_suites::io500::{
+    Assumptions, Check, Integrity, Io500Config, Io500Spec, ParsedResult, ResultDir, estimate,
+    plan_phases, render, run_from_parsed, run_io500,
+};
 
 use crate::cli::{OutputArgs, StoreArgs};
 use crate::commands::finish::{abandon, cleanup, conclude};
@@ -171,7 +171,8 @@ fn make_result_dir(rt: &Runtime, given: Option<&Path>) -> Result<Option<ResultDi
             None => ResultDir::create(&default_result_dir(now_ms()), true),
         }
         .map(Some)
-        .map_err(EngineError::from)
+        // The message is what the agreement carries to every rank.
+        .map_err(|e| EngineError::Setup(e.to_string()))
     } else {
         Ok(None)
     };
@@ -207,7 +208,7 @@ fn run_in(rt: &Runtime, dir: &Path, args: Io500RunArgs) -> Result<u8> {
     let env = watch.env(rt);
     let root = rt.is_root() && !args.output.quiet;
     if root {
-        println!("{}", iolab_engine::io500::output::header(&config));
+        println!("{}", iolab_suites::io500::output::header(&config));
     }
     let outcome = run_io500(
         &env,
@@ -217,7 +218,7 @@ fn run_in(rt: &Runtime, dir: &Path, args: Io500RunArgs) -> Result<u8> {
         &mut |phase, fig| {
             progress.finish();
             if root {
-                println!("{}", iolab_engine::io500::phase_line(fig));
+                println!("{}", iolab_suites::io500::phase_line(fig));
             }
             sink.phase(phase.clone());
         },
@@ -238,7 +239,7 @@ fn run_in(rt: &Runtime, dir: &Path, args: Io500RunArgs) -> Result<u8> {
     let mut unwritten = None;
     if let Some(score) = &outcome.score {
         if root {
-            println!("{}", iolab_engine::io500::score_line(score));
+            println!("{}", iolab_suites::io500::score_line(score));
             for reason in &score.reasons {
                 println!("invalid for submission: {reason}");
             }
@@ -254,7 +255,7 @@ fn run_in(rt: &Runtime, dir: &Path, args: Io500RunArgs) -> Result<u8> {
                 .warnings
                 .push(format!("invalid for submission: {reason}"));
         }
-        sink.annotate("score", iolab_engine::io500::score_json(score));
+        sink.annotate("score", iolab_suites::io500::score_json(score));
     }
     // A short stonewall makes a test run, not a failed one; a phase of 0, I/O errors or
     // a find that matched nothing fail it.
@@ -281,10 +282,10 @@ fn run_in(rt: &Runtime, dir: &Path, args: Io500RunArgs) -> Result<u8> {
 fn write_result(
     dir: &ResultDir,
     config: &Io500Config,
-    figures: &[iolab_engine::io500::PhaseFigure],
+    figures: &[iolab_suites::io500::PhaseFigure],
     say: bool,
 ) -> Result<()> {
-    iolab_engine::io500::write_result_dir(&dir.path, config, figures)
+    iolab_suites::io500::write_result_dir(&dir.path, config, figures)
         .with_context(|| format!("writing the result to {}", dir.path.display()))?;
     if say {
         println!("result in {}", dir.path.display());
@@ -373,8 +374,8 @@ fn plan(args: Io500PlanArgs) -> Result<u8> {
 
 fn print_plan(
     args: &Io500PlanArgs,
-    plans: &[iolab_engine::io500::PhasePlan],
-    est: &iolab_engine::io500::Io500Estimate,
+    plans: &[iolab_suites::io500::PhasePlan],
+    est: &iolab_suites::io500::Io500Estimate,
 ) {
     let s = &args.spec;
     println!(
@@ -467,7 +468,7 @@ fn check_room(dir: &Path, bytes: u64, inodes: u64) -> Result<()> {
 }
 
 fn score(args: Io500ScoreArgs) -> Result<u8> {
-    let parsed = iolab_engine::io500::read(&args.path)?;
+    let parsed = iolab_suites::io500::read(&args.path)?;
     let check = parsed.check();
     let stored = if args.import {
         Some(import(&args, &parsed)?)

@@ -9,8 +9,8 @@ use iolab_core::result::{OpKind, PhaseResult};
 use iolab_core::spec::{BackendKind, DataSpec, TargetSpec};
 use iolab_core::units::{Nanos, TimeSpan};
 use iolab_engine::data::{DataOptions, run_data};
-use iolab_engine::ladder::{Ladder, Slo, climb, doubling};
 use iolab_engine::{EngineError, MonotonicClock, prepare_target};
+use iolab_suites::ladder::{Ladder, Slo, climb, doubling};
 
 use crate::cli::OutputArgs;
 use crate::commands::finish::{abandon, cleanup, conclude};

@@ -11,8 +11,8 @@ use clap::Args;
 use iolab_core::result::{PhaseResult, RunStatus};
 use iolab_core::spec::NetSpec;
 use iolab_core::units::BytesPerSec;
-use iolab_engine::targets::net::{NetPhase, run_net};
 use iolab_engine::{Env, MonotonicClock};
+use iolab_suites::targets::net::{NetPhase, run_net};
 
 use crate::cli::OutputArgs;
 use crate::commands::finish::conclude;

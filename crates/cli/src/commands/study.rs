@@ -8,8 +8,8 @@ use anyhow::{Context, Result, bail};
 use clap::{Args, Subcommand};
 use iolab_core::spec::{Overrides, PlannedPhase, StudySpec, TargetSpec};
 use iolab_core::units::{ByteCount, BytesPerSec, Nanos};
-use iolab_engine::study::{estimate, run_study};
 use iolab_engine::{MonotonicClock, prepare_target};
+use iolab_suites::study::{estimate, run_study};
 
 use crate::cli::OutputArgs;
 use crate::commands::finish::{abandon, cleanup, conclude};

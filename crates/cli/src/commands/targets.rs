@@ -14,10 +14,10 @@ use iolab_comm::Comm;
 use iolab_core::inventory::Inventory;
 use iolab_core::result::RunStatus;
 use iolab_core::spec::{DataSpec, TargetEntry, TargetsSpec, parse_targets};
-use iolab_engine::targets::{
+use iolab_engine::{EngineError, MonotonicClock};
+use iolab_suites::targets::{
     PrepareOptions, TargetSet, TargetsPhase, cleanup_targets, prepare_targets, run_targets,
 };
-use iolab_engine::{EngineError, MonotonicClock};
 
 use crate::cli::OutputArgs;
 use crate::commands::finish::conclude;

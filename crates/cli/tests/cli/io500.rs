@@ -3,13 +3,13 @@
 
 use std::path::{Path, PathBuf};
 
-use iolab_engine::io500::{Io500Config, Io500Spec, PHASES, PhaseFigure, write_result_dir};
+use iolab_suites::io500::{Io500Config, Io500Spec, PHASES, PhaseFigure, write_result_dir};
 
 use crate::common::{Ran, error_line, iolab, path, run};
 
 fn fixture(rel: &str) -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../engine/tests/fixtures/io500")
+        .join("../compat/tests/fixtures/io500")
         .join(rel)
 }
 

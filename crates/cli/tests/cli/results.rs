@@ -378,7 +378,7 @@ fn an_imported_io500_result_shows_no_made_up_latency_or_cpu() {
     let dir = tempfile::tempdir().unwrap();
     let db = dir.path().join("r.db");
     let result =
-        Path::new(env!("CARGO_MANIFEST_DIR")).join("../engine/tests/fixtures/io500/lustre-isc24");
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("../compat/tests/fixtures/io500/lustre-isc24");
     with_db(&db, &["io500", "score", path(&result), "--import"]).expect(0);
     let show = with_db(&db, &["results", "show", "r1"]).expect(0);
     assert!(show.stdout.contains("ior-easy-write"), "{}", show.stdout);

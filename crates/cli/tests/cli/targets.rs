@@ -11,7 +11,7 @@ fn s(p: &Path) -> &str {
 
 fn fixture(name: &str) -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../engine/tests/fixtures/targets")
+        .join("../compat/tests/fixtures/targets")
         .join(name)
 }
 

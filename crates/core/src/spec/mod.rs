@@ -4,6 +4,7 @@
 //! [`FindSpec`] a tree walk, [`TargetSpec`] where a workload runs.
 
 mod data;
+pub mod io500;
 mod meta;
 mod study;
 mod targets;

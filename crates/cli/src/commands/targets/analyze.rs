@@ -8,9 +8,9 @@ use std::path::{Path, PathBuf};
 
 use anyhow::{Context, Result, bail};
 use clap::Args;
+use iolab_compat::beegfs::{BenchSection, parse_storage_bench};
 use iolab_core::spec::{DEFAULT_THRESHOLD_PERCENT, Rated, RatedUnit, check_threshold};
-use iolab_engine::targets::beegfs::{BenchSection, parse_storage_bench};
-use iolab_engine::targets::{TargetAnalysis, analyze as analyze_figures};
+use iolab_suites::targets::{TargetAnalysis, analyze as analyze_figures};
 use serde::Serialize;
 
 use super::render::render_analysis;
@@ -91,7 +91,7 @@ pub fn analyze(args: AnalyzeArgs) -> Result<u8> {
     let docs: Vec<SectionDoc<'_>> = sections
         .iter()
         .map(|s| {
-            let mut figures = s.figures();
+            let mut figures = iolab_suites::targets::figures_of(s);
             for f in &mut figures {
                 f.rated = rated;
             }

@@ -9,7 +9,7 @@ use std::fmt::Write as _;
 use iolab_core::result::{PhaseResult, RunRecord};
 use iolab_core::spec::RatedUnit;
 use iolab_core::units::BytesPerSec;
-use iolab_engine::targets::{TargetAnalysis, TargetsPhase, flag_lines, place};
+use iolab_suites::targets::{TargetAnalysis, TargetsPhase, flag_lines, place};
 
 use super::TargetsArgs;
 

@@ -1,0 +1,267 @@
+//! Running the IO500 suite: [`run_io500`] runs IO500's phases in IO500's order on one
+//! prepared target, with the data and metadata engines: write and create phases run for
+//! the stonewall time with wear-out, and every read, stat and delete phase works on
+//! exactly what its write phase did, shifted to another node's data where there are
+//! several nodes. Each phase is handed to the caller as it ends, with its IO500 figure.
+
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+
+use iolab_core::result::PhaseResult;
+use iolab_core::spec::{FindSpec, MetaOp, MetaSpec, SizeTest};
+
+use super::plan::{PhasePlan, plan_phases};
+use super::record::figure_of;
+use iolab_compat::io500::phases::{IorAccess, MdtestOp, MdtestTree, Workload};
+use iolab_compat::io500::score::{PhaseFigure, Score, score};
+use iolab_core::spec::io500::{FIND_NAME, FIND_SIZE, Io500Spec};
+use iolab_engine::clock::Clock;
+use iolab_engine::data::{DataOptions, run_data};
+use iolab_engine::error::EngineError;
+use iolab_engine::meta::{MetaOptions, finish_meta, run_find, run_meta};
+use iolab_engine::phase::Env;
+use iolab_engine::target::PreparedTarget;
+
+/// The file find's `-newer` compares against, in the work directory.
+pub const TIMESTAMP_FILE: &str = "io500-timestamp";
+
+/// What a suite run produced.
+#[derive(Debug, Default)]
+pub struct Io500Outcome {
+    pub phases: Vec<PhaseResult>,
+    pub figures: Vec<PhaseFigure>,
+    pub score: Option<Score>,
+    pub interrupted: bool,
+    /// Data files this rank wrote (removed at cleanup unless kept).
+    pub files: Vec<PathBuf>,
+}
+
+/// State carried from a write phase to the phases that work on what it did.
+#[derive(Default)]
+struct Carry {
+    /// IOR write phase -> transfers each worker completed.
+    written: BTreeMap<&'static str, Vec<u64>>,
+    /// mdtest tree -> files each worker has in it.
+    created: BTreeMap<&'static str, Vec<u64>>,
+}
+
+fn tree_of(tree: MdtestTree) -> &'static str {
+    match tree {
+        MdtestTree::DirPerRank => "mdtest-easy",
+        MdtestTree::SharedDir => "mdtest-hard",
+    }
+}
+
+/// The metadata workload of an mdtest phase for one rank (one worker, as an mdtest
+/// process).
+fn mdtest_spec(
+    spec: &Io500Spec,
+    op: MdtestOp,
+    tree: MdtestTree,
+    file_size: u64,
+    stonewalled: bool,
+) -> MetaSpec {
+    MetaSpec {
+        threads: 1,
+        files_per_dir: spec.files_per_rank,
+        dirs_per_thread: Some(1),
+        total_files: None,
+        ops: vec![match op {
+            MdtestOp::Create => MetaOp::Create,
+            MdtestOp::Stat => MetaOp::Stat,
+            MdtestOp::Read => MetaOp::Read,
+            MdtestOp::Delete => MetaOp::Remove,
+        }],
+        file_size: iolab_core::units::ByteCount(file_size),
+        shared_dir: tree == MdtestTree::SharedDir,
+        runtime: stonewalled.then_some(spec.stonewall),
+        wear_out: stonewalled,
+        ..MetaSpec::default()
+    }
+}
+
+/// Runs the suite; `on_phase` gets every phase (and its figure) as soon as it ends.
+pub fn run_io500<C: Clock>(
+    env: &Env<'_>,
+    clock: &C,
+    spec: &Io500Spec,
+    target: &PreparedTarget,
+    on_phase: &mut dyn FnMut(&PhaseResult, &PhaseFigure),
+) -> Result<Io500Outcome, EngineError> {
+    spec.validate()?;
+    let workdir = target
+        .workdir()
+        .ok_or_else(|| EngineError::Setup("IO500 runs in a directory: give --dir".into()))?;
+    let plans = plan_phases(spec);
+    let mut carry = Carry::default();
+    let mut out = Io500Outcome::default();
+    let timestamp = workdir.join(TIMESTAMP_FILE);
+    for plan in &plans {
+        if env.interrupt.load(std::sync::atomic::Ordering::Relaxed) {
+            out.interrupted = true;
+            break;
+        }
+        let phase = match plan.def.workload {
+            Workload::Timestamp => {
+                if env.comm.rank() == 0 {
+                    workdir.note_created(&timestamp);
+                    std::fs::write(&timestamp, b"").map_err(|e| EngineError::WorkDirIo {
+                        op: "cannot write",
+                        path: timestamp.clone(),
+                        source: e,
+                    })?;
+                }
+                env.comm.barrier();
+                continue;
+            }
+            Workload::Ior { access, .. } => ior_phase(
+                env,
+                clock,
+                spec,
+                plan,
+                access,
+                target,
+                &mut carry,
+                &mut out.files,
+            )?,
+            Workload::Mdtest {
+                op,
+                tree,
+                file_size,
+            } => mdtest_phase(
+                env, clock, spec, plan, op, tree, file_size, target, &mut carry,
+            )?,
+            Workload::Find => {
+                let find = FindSpec {
+                    newer: Some(timestamp.clone()),
+                    size: Some(SizeTest::bytes(FIND_SIZE)),
+                    name: Some(FIND_NAME.to_string()),
+                    ..FindSpec::default()
+                };
+                let mut p = run_find(env, clock, &find, workdir.path())?;
+                p.name = plan.def.name.to_string();
+                p.params.extend(plan.params.clone());
+                p
+            }
+        };
+        let fig = figure_of(&phase);
+        on_phase(&phase, &fig);
+        let stop = phase.interrupted;
+        out.figures.push(fig);
+        out.phases.push(phase);
+        if stop {
+            out.interrupted = true;
+            break;
+        }
+    }
+    finish_trees(env, spec, target, &carry)?;
+    if !out.interrupted {
+        out.score = Some(score(&out.figures, Some(spec.stonewall)));
+    }
+    Ok(out)
+}
+
+#[allow(clippy::too_many_arguments)]
+fn ior_phase<C: Clock>(
+    env: &Env<'_>,
+    clock: &C,
+    spec: &Io500Spec,
+    plan: &PhasePlan,
+    access: IorAccess,
+    target: &PreparedTarget,
+    carry: &mut Carry,
+    files: &mut Vec<PathBuf>,
+) -> Result<PhaseResult, EngineError> {
+    let data = plan.data.as_ref().expect("IOR phases have a data workload");
+    // A read works on exactly what its write completed, in its own transfer size.
+    let written_blocks = plan
+        .def
+        .works_on
+        .and_then(|w| carry.written.get(w))
+        .map(|done| {
+            let write_transfer = match plan.def.works_on {
+                Some("ior-easy-write") => spec.ior_easy_transfer.get(),
+                _ => data.block_size.get(),
+            };
+            done.iter()
+                .map(|d| d * write_transfer / data.block_size.get())
+                .collect()
+        });
+    let opts = DataOptions {
+        name: Some(plan.def.name.to_string()),
+        params: plan.params.clone(),
+        written_blocks,
+        no_verify_pass: true,
+        ..DataOptions::default()
+    };
+    let mut outcome = run_data(env, clock, data, target, &opts)?;
+    if access == IorAccess::Write {
+        carry
+            .written
+            .insert(plan.def.name, outcome.completed.clone());
+        files.extend(outcome.files.iter().cloned());
+    }
+    Ok(outcome.phases.remove(0))
+}
+
+#[allow(clippy::too_many_arguments)]
+fn mdtest_phase<C: Clock>(
+    env: &Env<'_>,
+    clock: &C,
+    spec: &Io500Spec,
+    plan: &PhasePlan,
+    op: MdtestOp,
+    tree: MdtestTree,
+    file_size: u64,
+    target: &PreparedTarget,
+    carry: &mut Carry,
+) -> Result<PhaseResult, EngineError> {
+    let tree_name = tree_of(tree);
+    let meta = mdtest_spec(spec, op, tree, file_size, plan.def.stonewalled);
+    let opts = MetaOptions {
+        tree: Some(tree_name.to_string()),
+        name_prefix: Some(plan.def.name.to_string()),
+        params: plan.params.clone(),
+        created: carry.created.get(tree_name).cloned(),
+        ..MetaOptions::default()
+    };
+    let outcome = run_meta(env, clock, &meta, target, &opts)?;
+    carry.created.insert(tree_name, outcome.created.clone());
+    let mut phase = outcome
+        .phases
+        .into_iter()
+        .next()
+        .ok_or_else(|| EngineError::Setup(format!("{} ran no phase", plan.def.name)))?;
+    phase.name = plan.def.name.to_string();
+    Ok(phase)
+}
+
+/// Removes the mdtest trees (their files are gone after the delete phases, or left by
+/// an interrupted run).
+fn finish_trees(
+    env: &Env<'_>,
+    spec: &Io500Spec,
+    target: &PreparedTarget,
+    carry: &Carry,
+) -> Result<(), EngineError> {
+    for (tree_name, created) in &carry.created {
+        let tree = if *tree_name == "mdtest-hard" {
+            MdtestTree::SharedDir
+        } else {
+            MdtestTree::DirPerRank
+        };
+        let meta = mdtest_spec(spec, MdtestOp::Delete, tree, 0, false);
+        let opts = MetaOptions {
+            tree: Some(tree_name.to_string()),
+            ..MetaOptions::default()
+        };
+        let outcome = iolab_engine::meta::MetaOutcome {
+            phases: Vec::new(),
+            created: created.clone(),
+            made_tree: true,
+            tree_exists: true,
+        };
+        finish_meta(env.comm, &meta, target, &opts, &outcome, false)?;
+    }
+    Ok(())
+}

@@ -1,0 +1,12 @@
+//! iolab-suites: what is composed of engine workloads. [`io500`] runs IO500's phases in
+//! its order with its parameters and scores them (IO500's language itself is in
+//! iolab-compat), [`targets`] measures every storage target at once and flags slow ones
+//! (and [`targets::net`] the network alone), [`study`] runs the phases a study file
+//! expands to, and [`ladder`] searches for the highest IOPS at an acceptable latency.
+
+#![forbid(unsafe_code)]
+
+pub mod io500;
+pub mod ladder;
+pub mod study;
+pub mod targets;

@@ -1,0 +1,314 @@
+//! Running a study: [`run_study`] runs the phases a study file expands to, in order, on one
+//! prepared target, handing each result to the caller the moment it ends (so it is
+//! stored at once). Files written by a sweep point are kept for the following phases of
+//! that point (a read reads what the write wrote) and removed before the next point. A
+//! metadata phase builds its tree, runs its operations (one result each, named
+//! "<phase>-<op>") and removes the tree again.
+//! [`estimate`] says what a study needs before anything is written: capacity and time.
+
+use iolab_core::result::PhaseResult;
+use iolab_core::spec::{BackendKind, MetaBackendKind, MetaOp, PhaseSpec, PlannedPhase};
+use iolab_core::units::{ByteCount, BytesPerSec, Nanos};
+
+use iolab_engine::clock::Clock;
+use iolab_engine::data::{DataOptions, run_data};
+use iolab_engine::error::EngineError;
+use iolab_engine::meta::{MetaOptions, finish_meta, run_meta};
+use iolab_engine::phase::Env;
+use iolab_engine::plan::{DataTarget, shares};
+use iolab_engine::target::PreparedTarget;
+
+/// How a study ended.
+#[derive(Debug, Default)]
+pub struct StudyOutcome {
+    pub phases_run: usize,
+    pub interrupted: bool,
+    /// Anything left behind (a metadata tree that could not be removed).
+    pub warnings: Vec<String>,
+}
+
+/// Runs `phases` in order; `on_phase` receives every result as soon as it ends. `keep`
+/// leaves the last point's files in place.
+pub fn run_study<C: Clock>(
+    env: &Env<'_>,
+    clock: &C,
+    phases: &[PlannedPhase],
+    target: &PreparedTarget,
+    keep: bool,
+    on_phase: &mut dyn FnMut(PhaseResult),
+) -> Result<StudyOutcome, EngineError> {
+    let mut outcome = StudyOutcome::default();
+    let mut files: Vec<std::path::PathBuf> = Vec::new();
+    let mut previous: Option<(usize, u32, Vec<u64>, bool)> = None;
+    for (i, planned) in phases.iter().enumerate() {
+        if env.interrupt.load(std::sync::atomic::Ordering::Relaxed) {
+            outcome.interrupted = true;
+            break;
+        }
+        let group = (planned.point, planned.repetition);
+        let last_of_group = phases
+            .get(i + 1)
+            .is_none_or(|n| (n.point, n.repetition) != group);
+        let last_of_study = i + 1 == phases.len();
+        let results = match &planned.spec {
+            PhaseSpec::Meta(spec) => {
+                let opts = MetaOptions {
+                    name_prefix: Some(planned.name.clone()),
+                    repetition: planned.repetition,
+                    params: planned.coordinates.clone(),
+                    ..MetaOptions::default()
+                };
+                let target = if spec.backend == MetaBackendKind::Null {
+                    &PreparedTarget::Null
+                } else {
+                    target
+                };
+                let result = run_meta(env, clock, spec, target, &opts)?;
+                let keep_tree = keep && last_of_study;
+                outcome.warnings.extend(finish_meta(
+                    env.comm, spec, target, &opts, &result, keep_tree,
+                )?);
+                previous = None;
+                result.phases
+            }
+            PhaseSpec::Data(spec) => {
+                // A phase after a stonewalled write of the same point works on exactly
+                // what it wrote (IOR's read after -D).
+                let written_blocks = match &previous {
+                    Some((point, rep, completed, stonewalled))
+                        if (*point, *rep) == group && *stonewalled && spec.rw.reads() =>
+                    {
+                        Some(completed.clone())
+                    }
+                    _ => None,
+                };
+                let opts = DataOptions {
+                    name: Some(planned.name.clone()),
+                    repetition: planned.repetition,
+                    params: planned.coordinates.clone(),
+                    written_blocks,
+                    no_verify_pass: false,
+                };
+                // A phase on the null backend touches no storage, whatever the study's
+                // target: nothing is laid out for it.
+                let target = if spec.backend == BackendKind::Null {
+                    &PreparedTarget::Null
+                } else {
+                    target
+                };
+                let result = run_data(env, clock, spec, target, &opts)?;
+                files.extend(result.files.iter().cloned());
+                let stonewalled = spec.stonewall.is_some() && spec.rw.writes();
+                previous = Some((group.0, group.1, result.completed.clone(), stonewalled));
+                result.phases
+            }
+        };
+        let interrupted = results.iter().any(|p| p.interrupted);
+        for p in results {
+            on_phase(p);
+        }
+        outcome.phases_run += 1;
+        if interrupted {
+            outcome.interrupted = true;
+            break;
+        }
+        if last_of_group && !(keep && last_of_study) {
+            remove_files(env, target, &mut files)?;
+        }
+    }
+    Ok(outcome)
+}
+
+fn remove_files(
+    env: &Env<'_>,
+    target: &PreparedTarget,
+    files: &mut Vec<std::path::PathBuf>,
+) -> Result<(), EngineError> {
+    if let Some(w) = target.workdir() {
+        // Every rank removes its own files once all ranks are done reading.
+        env.comm.barrier();
+        files.sort();
+        files.dedup();
+        w.remove_files(files)?;
+    }
+    files.clear();
+    Ok(())
+}
+
+/// What one phase of a study needs.
+#[derive(Clone, Debug, PartialEq)]
+pub struct PhaseEstimate {
+    /// Bytes of data files the phase works on (written, or laid out before reading).
+    pub data_bytes: u64,
+    /// Expected duration: exact for time-based phases, else at the assumed speed.
+    pub time: Nanos,
+    pub time_based: bool,
+}
+
+/// What a whole study needs.
+#[derive(Clone, Debug, PartialEq)]
+pub struct StudyEstimate {
+    pub phases: Vec<PhaseEstimate>,
+    /// The most data on the target at any one time (one sweep point's files).
+    pub capacity: u64,
+    pub time: Nanos,
+}
+
+/// Estimates capacity and time for `phases` run by `ranks` ranks, assuming data moves
+/// at `bandwidth`, or `iops` I/Os per second when that is slower, where a phase is not
+/// time based.
+pub fn estimate(
+    phases: &[PlannedPhase],
+    ranks: u32,
+    bandwidth: BytesPerSec,
+    iops: f64,
+) -> StudyEstimate {
+    let mut out = Vec::new();
+    let mut capacity = 0u64;
+    let mut group_bytes = 0u64;
+    let mut group = None;
+    for p in phases {
+        let spec = match &p.spec {
+            PhaseSpec::Data(spec) => spec,
+            PhaseSpec::Meta(spec) => {
+                let e = estimate_meta(spec, ranks, iops);
+                if group != Some((p.point, p.repetition)) {
+                    group = Some((p.point, p.repetition));
+                    group_bytes = 0;
+                }
+                capacity = capacity.max(group_bytes + e.data_bytes);
+                out.push(e);
+                continue;
+            }
+        };
+        let workers = spec.threads * ranks.max(1);
+        let blocks: u64 = shares(spec, &DataTarget::Dir(".".into()), workers)
+            .map(|s| s.iter().sum())
+            .unwrap_or(0);
+        let data_bytes = blocks * spec.block_size.get();
+        let (time, time_based) = match spec.runtime.or(spec.stonewall) {
+            Some(t) => (t.nanos(), spec.runtime.is_some()),
+            None => {
+                let by_bytes = data_bytes as f64 / bandwidth.get().max(1.0);
+                let by_ios = blocks as f64 / iops.max(1.0);
+                (Nanos((by_bytes.max(by_ios) * 1e9) as u64), false)
+            }
+        };
+        if group != Some((p.point, p.repetition)) {
+            group = Some((p.point, p.repetition));
+            group_bytes = 0;
+        }
+        // The null backend stores nothing.
+        let data_bytes = if spec.backend == BackendKind::Null {
+            0
+        } else {
+            data_bytes
+        };
+        // Phases of a point share files when they have the same shape; count the largest.
+        group_bytes = group_bytes.max(data_bytes);
+        capacity = capacity.max(group_bytes);
+        out.push(PhaseEstimate {
+            data_bytes,
+            time,
+            time_based,
+        });
+    }
+    let time = Nanos(out.iter().map(|e| e.time.0).sum());
+    StudyEstimate {
+        phases: out,
+        capacity,
+        time,
+    }
+}
+
+/// A metadata phase: its files' bytes, and the create stonewall plus every operation over
+/// all files at `rate` files per second.
+fn estimate_meta(spec: &iolab_core::spec::MetaSpec, ranks: u32, rate: f64) -> PhaseEstimate {
+    let workers = spec.threads * ranks.max(1);
+    let files = spec.total_files_for(workers).unwrap_or(0);
+    let file_ops = spec.ops.iter().filter(|o| o.on_files()).count() as u64;
+    // One pass over every file at `rate` files per second.
+    let pass = Nanos((files as f64 / rate.max(1.0) * 1e9) as u64);
+    let time = match spec.runtime {
+        // A stonewalled create takes its deadline; the other operations, one pass each.
+        Some(t) if spec.has(MetaOp::Create) => {
+            t.nanos() + Nanos(pass.0 * file_ops.saturating_sub(1))
+        }
+        _ => Nanos(pass.0 * file_ops),
+    };
+    let stored = match spec.backend {
+        MetaBackendKind::Null => 0,
+        MetaBackendKind::Posix => files * spec.file_size.get(),
+    };
+    PhaseEstimate {
+        data_bytes: stored,
+        time,
+        time_based: false,
+    }
+}
+
+/// "2.00 TB" style figure for plans.
+pub fn describe_bytes(b: u64) -> String {
+    ByteCount(b).human()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use iolab_core::spec::{Overrides, StudySpec};
+
+    #[test]
+    fn a_metadata_phase_needs_its_files_and_a_pass_per_operation() {
+        let text = r#"
+name = "md"
+[[sweep]]
+name = "m"
+[[sweep.phase]]
+name = "md"
+kind = "meta"
+threads = 2
+files_per_dir = 1000
+dirs_per_thread = 5
+file_size = 4096
+ops = "create,stat,read,remove"
+"#;
+        let study = StudySpec::from_toml(text, "md.toml").unwrap();
+        let phases = study.expand("md.toml", &Overrides::default()).unwrap();
+        // 2 ranks x 2 threads x 5 dirs x 1000 files = 20,000 files at 1,000 files/s.
+        let e = estimate(&phases, 2, BytesPerSec(1e9), 1000.0);
+        assert_eq!(e.capacity, 20_000 * 4096);
+        assert_eq!(e.time, Nanos(80 * 1_000_000_000));
+        // A stonewalled create takes its deadline, the other three a pass each.
+        let timed = study
+            .expand(
+                "md.toml",
+                &Overrides {
+                    set: vec![Overrides::parse_set("runtime=5s").unwrap()],
+                    ..Overrides::default()
+                },
+            )
+            .unwrap();
+        assert_eq!(
+            estimate(&timed, 2, BytesPerSec(1e9), 1000.0).time,
+            Nanos(65 * 1_000_000_000)
+        );
+    }
+
+    #[test]
+    fn null_backend_phases_need_no_capacity_but_take_their_time() {
+        let text = r#"
+name = "n"
+[[sweep]]
+name = "s"
+over = { backend = ["psync", "null"] }
+phase = [{ name = "p", rw = "write", threads = 2, size = "1MiB", block_size = "4KiB" }]
+"#;
+        let study = StudySpec::from_toml(text, "n.toml").unwrap();
+        let phases = study.expand("n.toml", &Overrides::default()).unwrap();
+        let e = estimate(&phases, 1, BytesPerSec(1e9), 1e9);
+        assert_eq!(e.phases[0].data_bytes, 2 << 20);
+        assert_eq!(e.phases[1].data_bytes, 0);
+        assert_eq!(e.capacity, 2 << 20);
+        assert_eq!(e.phases[0].time, e.phases[1].time);
+    }
+}
