@@ -1,0 +1,353 @@
+//! A fio job resolved from its options: [`FioJob::from_section`] applies a
+//! [`Section`]'s options in order (later ones win, as in fio) and refuses, naming the
+//! option and the job, any option iolab does not run. Every accepted option changes
+//! what runs or is refused when its value cannot be honoured: none is ignored.
+
+use iolab_core::units::TimeSpan;
+
+use super::error::FioError;
+use super::jobfile::Section;
+use super::values::{boolean, number, size, time};
+
+/// fio's I/O engines iolab runs, and on what.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Engine {
+    /// psync, pvsync, sync: one I/O at a time per job (iolab's psync backend).
+    Psync,
+    /// io_uring.
+    IoUring,
+    /// libaio, run on io_uring (the same queue-depth semantics; said in the output).
+    Libaio,
+    /// null: completes at once, no storage.
+    Null,
+}
+
+impl Engine {
+    pub fn fio_name(self) -> &'static str {
+        match self {
+            Engine::Psync => "psync",
+            Engine::IoUring => "io_uring",
+            Engine::Libaio => "libaio",
+            Engine::Null => "null",
+        }
+    }
+}
+
+/// fio's `rw=` values iolab runs.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum FioRw {
+    Read,
+    Write,
+    RandRead,
+    RandWrite,
+    ReadWrite,
+    RandRw,
+}
+
+impl FioRw {
+    fn parse(v: &str) -> Result<FioRw, String> {
+        Ok(match v.trim() {
+            "read" => FioRw::Read,
+            "write" => FioRw::Write,
+            "randread" => FioRw::RandRead,
+            "randwrite" => FioRw::RandWrite,
+            "rw" | "readwrite" => FioRw::ReadWrite,
+            "randrw" => FioRw::RandRw,
+            other if other.contains(':') => {
+                return Err(format!(
+                    "'{other}': the ':N' offset modifier is not supported; drop it"
+                ));
+            }
+            other if other.contains("trim") => {
+                return Err(format!("'{other}': iolab does not issue trims"));
+            }
+            other => {
+                return Err(format!(
+                    "'{other}' is not a workload iolab runs: use read, write, randread, randwrite, rw or randrw"
+                ));
+            }
+        })
+    }
+
+    pub fn fio_name(self) -> &'static str {
+        match self {
+            FioRw::Read => "read",
+            FioRw::Write => "write",
+            FioRw::RandRead => "randread",
+            FioRw::RandWrite => "randwrite",
+            FioRw::ReadWrite => "rw",
+            FioRw::RandRw => "randrw",
+        }
+    }
+}
+
+/// One fio job with fio's defaults for what it does not set.
+#[derive(Clone, Debug, PartialEq)]
+pub struct FioJob {
+    pub name: String,
+    /// Where the job's section starts.
+    pub at: String,
+    pub rw: FioRw,
+    pub rwmix_read: u8,
+    /// Read and write block sizes (`bs=4k` or `bs=4k,64k`).
+    pub bs_read: u64,
+    pub bs_write: u64,
+    /// Bytes per job clone (fio's size); None: the file's or device's size.
+    pub size: Option<u64>,
+    pub filesize: Option<u64>,
+    pub nrfiles: u32,
+    pub offset: u64,
+    pub numjobs: u32,
+    pub thread: bool,
+    pub iodepth: u32,
+    pub iodepth_batch_submit: u32,
+    pub engine: Engine,
+    pub direct: bool,
+    pub sync: bool,
+    pub fsync: Option<u64>,
+    pub fdatasync: Option<u64>,
+    pub end_fsync: bool,
+    pub fsync_on_close: bool,
+    pub invalidate: bool,
+    pub runtime: Option<TimeSpan>,
+    pub time_based: bool,
+    pub ramp_time: Option<TimeSpan>,
+    pub startdelay: Option<TimeSpan>,
+    pub randrepeat: bool,
+    pub randseed: Option<u64>,
+    pub norandommap: bool,
+    pub loops: u32,
+    pub create_on_open: bool,
+    pub group_reporting: bool,
+    /// `verify=crc32c` and the like: checked on read.
+    pub verify: Option<String>,
+    pub stonewall: bool,
+    pub wait_for: Option<String>,
+    pub new_group: bool,
+    pub filename: Option<String>,
+    pub directory: Option<String>,
+    pub filename_format: Option<String>,
+    /// The options as written, for fio's `"job options"` in JSON.
+    pub given: Vec<(String, String)>,
+}
+
+/// fio's default file name pattern.
+pub const DEFAULT_FILENAME_FORMAT: &str = "$jobname.$jobnum.$filenum";
+
+impl FioJob {
+    fn defaults(name: &str, at: &str) -> Self {
+        FioJob {
+            name: name.to_string(),
+            at: at.to_string(),
+            rw: FioRw::Read,
+            rwmix_read: 50,
+            bs_read: 4096,
+            bs_write: 4096,
+            size: None,
+            filesize: None,
+            nrfiles: 1,
+            offset: 0,
+            numjobs: 1,
+            thread: false,
+            iodepth: 1,
+            iodepth_batch_submit: 1,
+            engine: Engine::Psync,
+            direct: false,
+            sync: false,
+            fsync: None,
+            fdatasync: None,
+            end_fsync: false,
+            fsync_on_close: false,
+            invalidate: true,
+            runtime: None,
+            time_based: false,
+            ramp_time: None,
+            startdelay: None,
+            randrepeat: true,
+            randseed: None,
+            norandommap: false,
+            loops: 1,
+            create_on_open: false,
+            group_reporting: false,
+            verify: None,
+            stonewall: false,
+            wait_for: None,
+            new_group: false,
+            filename: None,
+            directory: None,
+            filename_format: None,
+            given: Vec::new(),
+        }
+    }
+
+    /// The job a section describes.
+    pub fn from_section(section: &Section) -> Result<FioJob, FioError> {
+        let mut job = FioJob::defaults(&section.name, &section.at);
+        for o in &section.options {
+            let fail = |m: String| FioError::option(&o.at, &section.name, &o.key, m);
+            job.apply(&o.key, o.value.as_deref()).map_err(fail)?;
+            job.given
+                .push((o.key.clone(), o.value.clone().unwrap_or_default()));
+        }
+        Ok(job)
+    }
+
+    fn apply(&mut self, key: &str, value: Option<&str>) -> Result<(), String> {
+        let v = || value.ok_or_else(|| "needs a value (key=value)".to_string());
+        let count = |min: u64| -> Result<u32, String> {
+            let n = number(v()?)?;
+            if n < min || n > u32::MAX as u64 {
+                return Err(format!("{n} is out of range (at least {min})"));
+            }
+            Ok(n as u32)
+        };
+        let percent = || -> Result<u8, String> {
+            let n = number(v()?)?;
+            u8::try_from(n)
+                .ok()
+                .filter(|p| *p <= 100)
+                .ok_or_else(|| format!("{n} is not a percentage from 0 to 100"))
+        };
+        let every = || -> Result<Option<u64>, String> {
+            let n = number(v()?)?;
+            Ok((n > 0).then_some(n))
+        };
+        match key {
+            "name" => self.name = v()?.to_string(),
+            "rw" | "readwrite" => self.rw = FioRw::parse(v()?)?,
+            "rwmixread" => self.rwmix_read = percent()?,
+            "rwmixwrite" => self.rwmix_read = 100 - percent()?,
+            "bs" | "blocksize" => {
+                let text = v()?;
+                let mut parts = text.split(',');
+                let read = parts.next().unwrap_or_default();
+                let write = parts.next().filter(|w| !w.is_empty());
+                if parts.next().is_some_and(|t| !t.is_empty()) {
+                    return Err("a trim block size is not supported (iolab issues no trims)".into());
+                }
+                let r = if read.is_empty() {
+                    self.bs_read
+                } else {
+                    size(read)?
+                };
+                let w = match write {
+                    Some(w) => size(w)?,
+                    None if read.is_empty() => self.bs_write,
+                    None => r,
+                };
+                if r == 0 || w == 0 {
+                    return Err("must be larger than 0".into());
+                }
+                (self.bs_read, self.bs_write) = (r, w);
+            }
+            "size" => self.size = Some(size(v()?)?),
+            "filesize" => self.filesize = Some(size(v()?)?),
+            "nrfiles" | "nr_files" => self.nrfiles = count(1)?,
+            "offset" => self.offset = size(v()?)?,
+            "numjobs" => self.numjobs = count(1)?,
+            "thread" => self.thread = boolean(value)?,
+            "iodepth" => self.iodepth = count(1)?,
+            "iodepth_batch_submit" | "iodepth_batch" => {
+                self.iodepth_batch_submit = count(0)?.max(1)
+            }
+            "ioengine" => {
+                self.engine = match v()?.trim() {
+                    "psync" | "pvsync" | "sync" => Engine::Psync,
+                    "io_uring" => Engine::IoUring,
+                    "libaio" => Engine::Libaio,
+                    "null" => Engine::Null,
+                    other => {
+                        return Err(format!(
+                            "'{other}' is not an engine iolab runs: use psync, pvsync, sync, io_uring, libaio or null"
+                        ));
+                    }
+                }
+            }
+            "direct" => self.direct = boolean(value)?,
+            "buffered" => self.direct = !boolean(value)?,
+            "sync" => {
+                self.sync = match value.map(str::trim) {
+                    Some("sync") => true,
+                    Some("none") => false,
+                    Some("dsync") => {
+                        return Err(
+                            "sync=dsync (O_DSYNC) is not supported; use sync=1 (O_SYNC)".into()
+                        );
+                    }
+                    other => boolean(other)?,
+                }
+            }
+            "fsync" => self.fsync = every()?,
+            "fdatasync" => self.fdatasync = every()?,
+            "end_fsync" => self.end_fsync = boolean(value)?,
+            "fsync_on_close" => self.fsync_on_close = boolean(value)?,
+            "invalidate" => self.invalidate = boolean(value)?,
+            "runtime" | "timeout" => self.runtime = Some(time(v()?)?),
+            "time_based" => self.time_based = boolean(value)?,
+            "ramp_time" => self.ramp_time = Some(time(v()?)?),
+            "startdelay" => self.startdelay = Some(time(v()?)?),
+            "randrepeat" => self.randrepeat = boolean(value)?,
+            "randseed" => self.randseed = Some(number(v()?)?),
+            "norandommap" => self.norandommap = boolean(value)?,
+            "random_distribution" => {
+                if v()?.trim() != "random" {
+                    return Err(format!(
+                        "'{}': only random (uniform) is supported",
+                        v()?.trim()
+                    ));
+                }
+            }
+            "loops" => self.loops = count(1)?,
+            "create_on_open" => self.create_on_open = boolean(value)?,
+            "group_reporting" => self.group_reporting = boolean(value)?,
+            "verify" => {
+                self.verify = match v()?.trim() {
+                    "0" | "none" => None,
+                    m @ ("crc32c" | "crc32c-intel" | "md5" | "crc32" | "sha256" | "meta"
+                    | "pattern") => Some(m.to_string()),
+                    other => return Err(format!("'{other}' is not a verify method iolab checks")),
+                }
+            }
+            "stonewall" | "wait_for_previous" => self.stonewall = boolean(value)?,
+            "wait_for" => self.wait_for = Some(v()?.to_string()),
+            "new_group" => self.new_group = boolean(value)?,
+            "filename" => self.filename = Some(v()?.to_string()),
+            "directory" => self.directory = Some(v()?.to_string()),
+            "filename_format" => self.filename_format = Some(v()?.to_string()),
+            _ => return Err(unsupported(key)),
+        }
+        Ok(())
+    }
+}
+
+/// Why an option is refused: fio knows it, but iolab does not run it (or it is not
+/// fio's at all).
+fn unsupported(key: &str) -> String {
+    const KNOWN_TO_FIO: [&str; 16] = [
+        "rate",
+        "rate_iops",
+        "zonesize",
+        "zonemode",
+        "bssplit",
+        "bsrange",
+        "percentage_random",
+        "rwmixcycle",
+        "cpus_allowed",
+        "numa_cpu_nodes",
+        "lockmem",
+        "fallocate",
+        "file_service_type",
+        "unlink",
+        "write_bw_log",
+        "write_lat_log",
+    ];
+    if KNOWN_TO_FIO.contains(&key) {
+        format!("fio's option '{key}' is not supported by iolab fio; remove it (nothing was run)")
+    } else {
+        format!("unknown option '{key}' (nothing was run)")
+    }
+}
+
+#[cfg(test)]
+#[path = "job_tests.rs"]
+mod tests;

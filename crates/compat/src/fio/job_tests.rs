@@ -1,0 +1,93 @@
+use super::*;
+use crate::fio::jobfile::{RawOption, Section};
+
+fn section(opts: &[(&str, Option<&str>)]) -> Section {
+    Section {
+        name: "j".into(),
+        at: "j.fio:1".into(),
+        options: opts
+            .iter()
+            .enumerate()
+            .map(|(i, (k, v))| RawOption {
+                key: k.to_string(),
+                value: v.map(str::to_string),
+                at: format!("j.fio:{}", i + 2),
+            })
+            .collect(),
+    }
+}
+
+#[test]
+fn options_resolve_with_fio_defaults() {
+    let job = FioJob::from_section(&section(&[
+        ("rw", Some("randrw")),
+        ("rwmixwrite", Some("30")),
+        ("bs", Some("2048k")),
+        ("ioengine", Some("libaio")),
+        ("iodepth", Some("8")),
+        ("numjobs", Some("8")),
+        ("direct", Some("1")),
+        ("thread", None),
+        ("time_based", None),
+        ("runtime", Some("15m")),
+    ]))
+    .unwrap();
+    assert_eq!(job.rw, FioRw::RandRw);
+    assert_eq!(job.rwmix_read, 70);
+    assert_eq!((job.bs_read, job.bs_write), (2 << 20, 2 << 20));
+    assert_eq!(job.engine, Engine::Libaio);
+    assert_eq!((job.iodepth, job.numjobs), (8, 8));
+    assert!(job.direct && job.thread && job.time_based && job.invalidate);
+    assert_eq!(job.runtime, Some(TimeSpan::from_secs(900)));
+    assert_eq!(job.given.len(), 10);
+}
+
+#[test]
+fn later_options_win_and_split_block_sizes_read() {
+    let job =
+        FioJob::from_section(&section(&[("bs", Some("4k")), ("bs", Some("4k,64k"))])).unwrap();
+    assert_eq!((job.bs_read, job.bs_write), (4096, 65536));
+    let job = FioJob::from_section(&section(&[("buffered", Some("0"))])).unwrap();
+    assert!(job.direct);
+}
+
+#[test]
+fn refused_options_name_the_job_option_and_line() {
+    let err = |k: &str, v: Option<&str>| {
+        FioJob::from_section(&section(&[(k, v)]))
+            .unwrap_err()
+            .to_string()
+    };
+    assert_eq!(
+        err("blocksizes", Some("4k")),
+        "j.fio:2: [j] blocksizes: unknown option 'blocksizes' (nothing was run)"
+    );
+    assert_eq!(
+        err("rate", Some("10m")),
+        "j.fio:2: [j] rate: fio's option 'rate' is not supported by iolab fio; remove it (nothing was run)"
+    );
+    assert_eq!(
+        err("rw", Some("randtrim")),
+        "j.fio:2: [j] rw: 'randtrim': iolab does not issue trims"
+    );
+    assert_eq!(
+        err("bs", Some("4q")),
+        "j.fio:2: [j] bs: '4q' has an unknown unit 'q': use k, m, g, t or p (powers of 1024)"
+    );
+    assert_eq!(
+        err("ioengine", Some("posixaio")),
+        "j.fio:2: [j] ioengine: 'posixaio' is not an engine iolab runs: use psync, pvsync, sync, io_uring, libaio or null"
+    );
+    assert_eq!(
+        err("rwmixread", Some("101")),
+        "j.fio:2: [j] rwmixread: 101 is not a percentage from 0 to 100"
+    );
+    assert_eq!(
+        err("size", None),
+        "j.fio:2: [j] size: needs a value (key=value)"
+    );
+    assert_eq!(
+        err("random_distribution", Some("zipf:1.2")),
+        "j.fio:2: [j] random_distribution: 'zipf:1.2': only random (uniform) is supported"
+    );
+}

@@ -1,0 +1,22 @@
+//! fio's language: its command line ([`cmdline`]) and job files ([`jobfile`]) resolved
+//! into jobs ([`job`]) and planned as iolab workloads ([`plan`]), and results written in
+//! fio's shapes ([`output`]: normal text, JSON and json+, terse), so that scripts
+//! written for fio read them unchanged.
+
+pub mod cmdline;
+pub mod error;
+pub mod job;
+pub mod jobfile;
+pub mod output;
+pub mod plan;
+mod values;
+
+pub use cmdline::{Invocation, OutputFormat, parse_args};
+pub use error::FioError;
+pub use job::{Engine, FioJob, FioRw};
+pub use jobfile::{RawOption, Section, Sources, parse_job_file};
+pub use plan::{FioPlan, plan_jobs};
+
+/// The fio version whose output shapes iolab writes (its JSON's "fio version" says
+/// which tool wrote it).
+pub const FIO_SHAPE_VERSION: &str = "fio-3.33";

@@ -1,0 +1,169 @@
+//! fio's `--output-format=json` (and `json+`, which adds each direction's completion
+//! latency bins): the keys, nesting and types fio 3.33 writes, so fio-plot, pandas
+//! code and fio2gnuplot-style scripts read iolab's output unchanged. Integer figures
+//! stay integers and rates stay floats, as fio prints them.
+
+use serde_json::{Map, Value, json};
+
+use super::{
+    DEPTH_BUCKETS, Direction, FioReport, JobReport, LAT_MS_LIMITS, LAT_NS_LIMITS, Spread,
+    depth_bucket,
+};
+use iolab_core::civil::UtcTime;
+
+/// The whole report as fio's JSON document.
+pub fn render(report: &FioReport, plus: bool) -> String {
+    let doc = json!({
+        "fio version": report.version,
+        "timestamp": report.timestamp_ms / 1000,
+        "timestamp_ms": report.timestamp_ms,
+        "time": ctime(report.timestamp_ms),
+        "jobs": report.jobs.iter().map(|j| job(j, plus)).collect::<Vec<_>>(),
+        "disk_util": [],
+        "iolab notes": report.notes,
+    });
+    let mut text = serde_json::to_string_pretty(&doc).expect("a JSON value always serializes");
+    text.push('\n');
+    text
+}
+
+/// fio's `time`: C's ctime() layout ("Tue Nov 24 19:32:06 2026"), in UTC.
+pub fn ctime(ms: i64) -> String {
+    const DAYS: [&str; 7] = ["Thu", "Fri", "Sat", "Sun", "Mon", "Tue", "Wed"];
+    const MONTHS: [&str; 12] = [
+        "Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec",
+    ];
+    let t = UtcTime::from_ms(ms);
+    let weekday = DAYS[ms.div_euclid(86_400_000).rem_euclid(7) as usize];
+    let month = MONTHS[(t.month as usize).clamp(1, 12) - 1];
+    format!(
+        "{weekday} {month} {:2} {:02}:{:02}:{:02} {}",
+        t.day, t.hour, t.minute, t.second, t.year
+    )
+}
+
+fn job(j: &JobReport, plus: bool) -> Value {
+    let options: Map<String, Value> = j
+        .options
+        .iter()
+        .map(|(k, v)| (k.clone(), Value::String(v.clone())))
+        .collect();
+    let depth = depth_bucket(j.iodepth);
+    let depths = DEPTH_BUCKETS
+        .iter()
+        .enumerate()
+        .map(|(i, b)| {
+            let key = if *b == 64 {
+                ">=64".to_string()
+            } else {
+                b.to_string()
+            };
+            (key, json!(if i == depth { 100.0 } else { 0.0 }))
+        })
+        .collect::<Map<String, Value>>();
+    // Submissions and completions per call: iolab hands the kernel one I/O per call
+    // (fio's "4" bucket holds 1 to 4).
+    let per_call = ["0", "4", "8", "16", "32", "64", ">=64"]
+        .iter()
+        .map(|k| (k.to_string(), json!(if *k == "4" { 100.0 } else { 0.0 })))
+        .collect::<Map<String, Value>>();
+    let buckets = |limits: &[u64], values: &[f64], open: bool| -> Map<String, Value> {
+        let mut m: Map<String, Value> = limits
+            .iter()
+            .zip(values)
+            .map(|(l, v)| (l.to_string(), json!(v)))
+            .collect();
+        if open {
+            m.insert(">=2000".into(), json!(values[limits.len()]));
+        }
+        m
+    };
+    json!({
+        "jobname": j.name,
+        "groupid": j.group,
+        "error": if j.errors > 0 { 5 } else { 0 },
+        "eta": 0,
+        "elapsed": j.job_runtime_ms.div_ceil(1000),
+        "job options": options,
+        "read": direction(&j.read, plus),
+        "write": direction(&j.write, plus),
+        "trim": direction(&j.trim, plus),
+        "sync": {
+            "total_ios": j.sync.n,
+            "lat_ns": spread(&j.sync, None),
+        },
+        "job_runtime": j.job_runtime_ms,
+        "usr_cpu": j.usr_cpu,
+        "sys_cpu": j.sys_cpu,
+        "ctx": 0,
+        "majf": 0,
+        "minf": 0,
+        "iodepth_level": depths,
+        "iodepth_submit": per_call.clone(),
+        "iodepth_complete": per_call,
+        "latency_ns": buckets(&LAT_NS_LIMITS, &j.latency.ns, false),
+        "latency_us": buckets(&LAT_NS_LIMITS, &j.latency.us, false),
+        "latency_ms": buckets(&LAT_MS_LIMITS, &j.latency.ms, true),
+        "latency_depth": j.iodepth,
+        "latency_target": 0,
+        "latency_percentile": 100.0,
+        "latency_window": 0,
+    })
+}
+
+fn direction(d: &Direction, plus: bool) -> Value {
+    let percentiles: Map<String, Value> = d
+        .percentiles
+        .iter()
+        .map(|(p, v)| (format!("{p:.6}"), json!(v)))
+        .collect();
+    let mut clat = spread(&d.lat, (!percentiles.is_empty()).then_some(percentiles));
+    if plus && !d.bins.is_empty() {
+        let bins: Map<String, Value> = d
+            .bins
+            .iter()
+            .map(|(v, c)| (v.to_string(), json!(c)))
+            .collect();
+        clat["bins"] = Value::Object(bins);
+    }
+    json!({
+        "io_bytes": d.io_bytes,
+        "io_kbytes": d.io_bytes / 1024,
+        "bw_bytes": d.bw_bytes.round() as u64,
+        "bw": (d.bw_bytes / 1024.0).round() as u64,
+        "iops": d.iops,
+        "runtime": if d.total_ios > 0 { d.runtime_ms } else { 0 },
+        "total_ios": d.total_ios,
+        "short_ios": 0,
+        "drop_ios": 0,
+        "slat_ns": spread(&Spread::default(), None),
+        "clat_ns": clat,
+        "lat_ns": spread(&d.lat, None),
+        "bw_min": d.bw_samples.min.round() as u64,
+        "bw_max": d.bw_samples.max.round() as u64,
+        "bw_agg": if d.total_ios > 0 { 100.0 } else { 0.0 },
+        "bw_mean": d.bw_samples.mean,
+        "bw_dev": d.bw_samples.stddev,
+        "bw_samples": d.bw_samples.n,
+        "iops_min": d.iops_samples.min.round() as u64,
+        "iops_max": d.iops_samples.max.round() as u64,
+        "iops_mean": d.iops_samples.mean,
+        "iops_stddev": d.iops_samples.stddev,
+        "iops_samples": d.iops_samples.n,
+    })
+}
+
+/// `{"min", "max", "mean", "stddev", "N"}` with fio's types, and its percentiles.
+fn spread(s: &Spread, percentiles: Option<Map<String, Value>>) -> Value {
+    let mut v = json!({
+        "min": s.min.round() as u64,
+        "max": s.max.round() as u64,
+        "mean": s.mean,
+        "stddev": s.stddev,
+        "N": s.n,
+    });
+    if let Some(p) = percentiles {
+        v["percentile"] = Value::Object(p);
+    }
+    v
+}

@@ -1,0 +1,219 @@
+use std::collections::BTreeMap;
+
+use iolab_core::result::{CpuUsage, OpCount, OpResult, OpSeries, PhaseKind, Timeline};
+use iolab_core::units::Nanos;
+use serde_json::Value;
+
+use super::*;
+use crate::fio::jobfile::{RawOption, Section};
+use crate::fio::{FioJob, plan_jobs};
+
+/// A 2 s randrw phase: 700 reads of 40-80 µs and 300 writes of 2-10 ms.
+fn phase() -> PhaseResult {
+    let mut reads = LatencyHistogram::new();
+    let mut writes = LatencyHistogram::new();
+    for i in 0..700u64 {
+        reads.record(40_000 + i * 57);
+    }
+    for i in 0..300u64 {
+        writes.record(2_000_000 + i * 26_000);
+    }
+    let elapsed = Nanos::from_secs(2);
+    let op = |op, n: u64, h| {
+        let c = OpCount {
+            ops: n,
+            bytes: n * 4096,
+        };
+        OpResult::new(op, c, c, elapsed, elapsed, 0, h)
+    };
+    PhaseResult {
+        name: "mix".into(),
+        kind: PhaseKind::Data,
+        params: BTreeMap::new(),
+        repetition: 0,
+        spec: Value::Null,
+        started_at_ms: 1_795_548_726_519,
+        ranks: 1,
+        workers: 1,
+        elapsed,
+        first_done: elapsed,
+        ops: vec![op(OpKind::Read, 700, reads), op(OpKind::Write, 300, writes)],
+        timeline: Timeline {
+            interval: Nanos::from_secs(1),
+            series: vec![
+                OpSeries {
+                    op: OpKind::Read,
+                    ops: vec![300, 400],
+                    bytes: vec![300 * 4096, 400 * 4096],
+                    latency_sum: vec![0, 0],
+                },
+                OpSeries {
+                    op: OpKind::Write,
+                    ops: vec![100, 200],
+                    bytes: vec![100 * 4096, 200 * 4096],
+                    latency_sum: vec![0, 0],
+                },
+            ],
+        },
+        cpu: CpuUsage {
+            user: Nanos::from_millis(100),
+            system: Nanos::from_millis(500),
+            wall: elapsed,
+            cpus: 2,
+        },
+        per_rank: Vec::new(),
+        errors: Vec::new(),
+        error_count: 0,
+        verify_failures: 0,
+        extra: BTreeMap::new(),
+        warnings: Vec::new(),
+        interrupted: false,
+        telemetry: None,
+    }
+}
+
+fn plan() -> FioPlan {
+    let options = [
+        ("rw", "randrw"),
+        ("rwmixread", "70"),
+        ("bs", "4k"),
+        ("size", "16M"),
+    ]
+    .iter()
+    .map(|(k, v)| RawOption {
+        key: k.to_string(),
+        value: Some(v.to_string()),
+        at: "c".into(),
+    })
+    .collect();
+    let job = FioJob::from_section(&Section {
+        name: "mix".into(),
+        at: "c".into(),
+        options,
+    })
+    .unwrap();
+    plan_jobs(&[job], 0).unwrap().remove(0)
+}
+
+fn report() -> FioReport {
+    let (p, r) = (plan(), phase());
+    FioReport::new("iolab 0.1.0", &[(&p, &r)])
+}
+
+/// Every key path of `fio` with the JSON type of its value (integer, float, string,
+/// object, array), leaving out the values under the given keys whose entries depend on
+/// the run (percentiles, bins).
+fn shape(v: &Value, path: &str, out: &mut BTreeMap<String, &'static str>) {
+    let kind = match v {
+        Value::Number(n) if n.is_f64() => "float",
+        Value::Number(_) => "integer",
+        Value::String(_) => "string",
+        Value::Bool(_) => "bool",
+        Value::Null => "null",
+        Value::Array(_) => "array",
+        Value::Object(_) => "object",
+    };
+    out.insert(path.to_string(), kind);
+    match v {
+        Value::Object(m) if !path.ends_with("percentile") && !path.ends_with("job options") => {
+            for (k, x) in m {
+                shape(x, &format!("{path}/{k}"), out);
+            }
+        }
+        Value::Array(a) if path == "/jobs" => shape(&a[0], "/jobs/0", out),
+        _ => {}
+    }
+}
+
+#[test]
+fn json_has_every_key_real_fio_writes_with_the_same_type() {
+    let theirs: Value = serde_json::from_str(include_str!(
+        "../../../tests/fixtures/fio/randrw-psync.json"
+    ))
+    .unwrap();
+    let ours: Value = serde_json::from_str(&json::render(&report(), false)).unwrap();
+    let (mut t, mut o) = (BTreeMap::new(), BTreeMap::new());
+    shape(&theirs, "", &mut t);
+    shape(&ours, "", &mut o);
+    for (path, kind) in &t {
+        assert_eq!(
+            o.get(path),
+            Some(kind),
+            "{path}: fio writes {kind}, iolab {:?}",
+            o.get(path)
+        );
+    }
+}
+
+#[test]
+fn json_figures_are_the_phase_figures() {
+    let v: Value = serde_json::from_str(&json::render(&report(), true)).unwrap();
+    let job = &v["jobs"][0];
+    assert_eq!(job["jobname"], "mix");
+    assert_eq!(job["read"]["io_bytes"], 700 * 4096);
+    assert_eq!(job["read"]["total_ios"], 700);
+    assert_eq!(job["read"]["iops"], 350.0);
+    assert_eq!(job["read"]["bw"], 1400); // 700 * 4 KiB / 2 s
+    assert_eq!(job["read"]["runtime"], 2000);
+    assert_eq!(job["write"]["lat_ns"]["N"], 300);
+    assert_eq!(job["read"]["clat_ns"]["min"], 40_000);
+    // Per-second samples: 300 and 400 reads.
+    assert_eq!(job["read"]["iops_min"], 300);
+    assert_eq!(job["read"]["iops_max"], 400);
+    assert_eq!(job["read"]["iops_mean"], 350.0);
+    assert_eq!(job["read"]["bw_samples"], 2);
+    // usr 100 ms of 2 s on one worker.
+    assert_eq!(job["usr_cpu"], 5.0);
+    assert_eq!(job["sys_cpu"], 25.0);
+    let p50 = job["read"]["clat_ns"]["percentile"]["50.000000"]
+        .as_u64()
+        .unwrap();
+    assert!((59_000..=60_500).contains(&p50), "{p50}");
+    // json+ carries the bins, and they add up to the I/Os.
+    let bins = job["write"]["clat_ns"]["bins"].as_object().unwrap();
+    assert_eq!(bins.values().map(|c| c.as_u64().unwrap()).sum::<u64>(), 300);
+    // Reads are 10-100 us (70 %), writes 2-10 ms (30 %).
+    let us = &job["latency_us"];
+    assert!((us["50"].as_f64().unwrap() + us["100"].as_f64().unwrap() - 70.0).abs() < 0.01);
+    let ms = &job["latency_ms"];
+    assert!((ms["4"].as_f64().unwrap() + ms["10"].as_f64().unwrap() - 30.0).abs() < 0.01);
+    assert_eq!(job["iodepth_level"]["1"], 100.0);
+    assert_eq!(v["time"], "Tue Nov 24 19:32:06 2026");
+}
+
+#[test]
+fn terse_has_fio_v3_fields_in_order() {
+    let line = terse::render(&report());
+    let f: Vec<&str> = line.trim_end().split(';').collect();
+    assert_eq!(f.len(), 121, "{line}");
+    assert_eq!(&f[..5], ["3", "fio-3.33 (iolab 0.1.0)", "mix", "0", "0"]);
+    assert_eq!(f[5], "2800"); // read KiB
+    assert_eq!(f[7], "350"); // read IOPS
+    assert_eq!(f[8], "2000"); // runtime ms
+    assert_eq!(f[13], "40"); // clat min µs
+    assert!(f[17].starts_with("1.000000%="), "{}", f[17]);
+    assert_eq!(f[34], "0%=0");
+    assert_eq!(f[46], "1200"); // write KiB
+    assert_eq!(f[87], "5.000000%");
+    assert_eq!(f[92], "100.0%"); // depth 1
+}
+
+#[test]
+fn normal_text_has_fios_lines() {
+    let t = text::render(&report());
+    assert!(
+        t.starts_with("mix: (g=0): rw=randrw, bs=(R) 4096B-4096B"),
+        "{t}"
+    );
+    assert!(
+        t.contains("  read: IOPS=350, BW=1400KiB/s (1434kB/s)(2800KiB/2000msec)"),
+        "{t}"
+    );
+    assert!(t.contains("    clat (usec): min=40, max=80"), "{t}");
+    assert!(t.contains("Run status group 0 (all jobs):"), "{t}");
+    assert!(t.contains("   READ: bw=1400KiB/s"), "{t}");
+    assert!(
+        t.contains("note: lat is measured from issue to completion"),
+        "{t}"
+    );
+}

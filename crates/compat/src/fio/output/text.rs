@@ -1,0 +1,219 @@
+//! fio's normal output: per job the `read: IOPS=..., BW=...` line, `clat`/`lat` with
+//! fio's unit choice, the percentile block, `bw`/`iops` sample lines, the latency
+//! distribution, cpu and IO depths; then `Run status group N (all jobs):` lines.
+
+use std::fmt::Write;
+
+use super::{Direction, FioReport, JobReport, LAT_MS_LIMITS, LAT_NS_LIMITS, Spread};
+
+pub fn render(report: &FioReport) -> String {
+    let mut out = String::new();
+    for j in &report.jobs {
+        let _ = writeln!(
+            out,
+            "{}: (g={}): rw={}, bs=(R) {bs}B-{bs}B, (W) {bs}B-{bs}B, (T) {bs}B-{bs}B, ioengine={}, iodepth={}",
+            j.name,
+            j.group,
+            j.rw,
+            j.engine,
+            j.iodepth,
+            bs = j.block_size
+        );
+    }
+    let _ = writeln!(out, "{}", report.version);
+    for note in &report.notes {
+        let _ = writeln!(out, "note: {note}");
+    }
+    for j in &report.jobs {
+        out.push('\n');
+        job(&mut out, j);
+    }
+    let mut groups: Vec<u32> = report.jobs.iter().map(|j| j.group).collect();
+    groups.dedup();
+    for g in groups {
+        let members: Vec<&JobReport> = report.jobs.iter().filter(|j| j.group == g).collect();
+        let _ = writeln!(out, "\nRun status group {g} (all jobs):");
+        for (label, pick) in [
+            (
+                "READ",
+                (|j: &JobReport| j.read.clone()) as fn(&JobReport) -> Direction,
+            ),
+            ("WRITE", |j: &JobReport| j.write.clone()),
+        ] {
+            let dirs: Vec<Direction> = members.iter().map(|j| pick(j)).collect();
+            if dirs.iter().all(|d| d.total_ios == 0) {
+                continue;
+            }
+            let bytes: u64 = dirs.iter().map(|d| d.io_bytes).sum();
+            let bw: f64 = dirs.iter().map(|d| d.bw_bytes).sum();
+            let min = dirs
+                .iter()
+                .map(|d| d.bw_bytes)
+                .fold(f64::INFINITY, f64::min);
+            let max = dirs.iter().map(|d| d.bw_bytes).fold(0.0, f64::max);
+            let rt_min = dirs.iter().map(|d| d.runtime_ms).min().unwrap_or(0);
+            let rt_max = dirs.iter().map(|d| d.runtime_ms).max().unwrap_or(0);
+            let _ = writeln!(
+                out,
+                "{label:>7}: bw={} ({}), {}-{} ({}-{}), io={} ({}), run={rt_min}-{rt_max}msec",
+                binary(bw, "/s"),
+                decimal(bw, "/s"),
+                binary(min, "/s"),
+                binary(max, "/s"),
+                decimal(min, "/s"),
+                decimal(max, "/s"),
+                binary(bytes as f64, ""),
+                decimal(bytes as f64, ""),
+            );
+        }
+    }
+    out
+}
+
+fn job(out: &mut String, j: &JobReport) {
+    let _ = writeln!(
+        out,
+        "{}: (groupid={}, jobs={}): err={:2}: pid=0",
+        j.name,
+        j.group,
+        j.jobs,
+        if j.errors > 0 { 5 } else { 0 }
+    );
+    for (label, d) in [("read", &j.read), ("write", &j.write)] {
+        if d.total_ios == 0 {
+            continue;
+        }
+        let _ = writeln!(
+            out,
+            "  {label}: IOPS={}, BW={} ({})({}/{}msec)",
+            count(d.iops),
+            binary(d.bw_bytes, "/s"),
+            decimal(d.bw_bytes, "/s"),
+            binary(d.io_bytes as f64, ""),
+            d.runtime_ms
+        );
+        let (unit, div) = latency_unit(&d.lat);
+        for name in ["clat", " lat"] {
+            let _ = writeln!(
+                out,
+                "    {name} ({unit}): min={}, max={}, avg={:.2}, stdev={:.2}",
+                (d.lat.min / div).round(),
+                (d.lat.max / div).round(),
+                d.lat.mean / div,
+                d.lat.stddev / div
+            );
+        }
+        percentiles(out, d, unit, div);
+        let _ = writeln!(
+            out,
+            "   bw (  KiB/s): min={}, max={}, per=100.00%, avg={:.2}, stdev={:.2}, samples={}",
+            d.bw_samples.min.round(),
+            d.bw_samples.max.round(),
+            d.bw_samples.mean,
+            d.bw_samples.stddev,
+            d.bw_samples.n
+        );
+        let _ = writeln!(
+            out,
+            "   iops        : min={}, max={}, avg={:.2}, stdev={:.2}, samples={}",
+            d.iops_samples.min.round(),
+            d.iops_samples.max.round(),
+            d.iops_samples.mean,
+            d.iops_samples.stddev,
+            d.iops_samples.n
+        );
+    }
+    for (unit, limits, values) in [
+        ("nsec", &LAT_NS_LIMITS[..], &j.latency.ns[..]),
+        ("usec", &LAT_NS_LIMITS[..], &j.latency.us[..]),
+        ("msec", &LAT_MS_LIMITS[..], &j.latency.ms[..]),
+    ] {
+        let parts: Vec<String> = values
+            .iter()
+            .enumerate()
+            .filter(|(_, v)| **v >= 0.01)
+            .map(|(i, v)| match limits.get(i) {
+                Some(l) => format!("{l}={v:.2}%"),
+                None => format!(">=2000={v:.2}%"),
+            })
+            .collect();
+        if !parts.is_empty() {
+            let _ = writeln!(out, "  lat ({unit})   : {}", parts.join(", "));
+        }
+    }
+    let _ = writeln!(
+        out,
+        "  cpu          : usr={:.2}%, sys={:.2}%, ctx=0, majf=0, minf=0",
+        j.usr_cpu, j.sys_cpu
+    );
+    let _ = writeln!(
+        out,
+        "     issued rwts: total={},{},0,0 short=0,0,0,0 dropped=0,0,0,0",
+        j.read.total_ios, j.write.total_ios
+    );
+}
+
+fn percentiles(out: &mut String, d: &Direction, unit: &str, div: f64) {
+    if d.percentiles.is_empty() {
+        return;
+    }
+    let _ = writeln!(out, "    clat percentiles ({unit}):");
+    let rows: Vec<&[(f64, u64)]> = d.percentiles.chunks(4).collect();
+    for (i, row) in rows.iter().enumerate() {
+        let cells: Vec<String> = row
+            .iter()
+            .map(|(p, v)| format!("{p:5.2}th=[{:5}]", (*v as f64 / div).round()))
+            .collect();
+        let end = if i + 1 < rows.len() { "," } else { "" };
+        let _ = writeln!(out, "     | {}{end}", cells.join(", "));
+    }
+}
+
+/// fio's unit for a latency block: nsec below 10 µs, usec below 10 ms, msec above.
+fn latency_unit(s: &Spread) -> (&'static str, f64) {
+    if s.max < 10_000.0 {
+        ("nsec", 1.0)
+    } else if s.max < 10_000_000.0 {
+        ("usec", 1_000.0)
+    } else {
+        ("msec", 1_000_000.0)
+    }
+}
+
+/// `15.3k`, as fio prints IOPS.
+fn count(v: f64) -> String {
+    if v >= 1e6 {
+        format!("{:.1}M", v / 1e6)
+    } else if v >= 1e4 {
+        format!("{:.1}k", v / 1e3)
+    } else {
+        format!("{v:.0}")
+    }
+}
+
+/// `59.9MiB` + suffix.
+fn binary(v: f64, suffix: &str) -> String {
+    scaled(v, 1024.0, &["B", "KiB", "MiB", "GiB", "TiB"], suffix)
+}
+
+/// `62.8MB` + suffix.
+fn decimal(v: f64, suffix: &str) -> String {
+    scaled(v, 1000.0, &["B", "kB", "MB", "GB", "TB"], suffix)
+}
+
+/// fio's number format: scaled until it fits four digits, then as many decimals as
+/// keep it to four characters ("1400KiB", "59.9MiB", "9.77MiB").
+fn scaled(mut v: f64, base: f64, units: &[&str], suffix: &str) -> String {
+    let mut i = 0;
+    while v >= 10_000.0 && i + 1 < units.len() {
+        v /= base;
+        i += 1;
+    }
+    let int_digits = format!("{:.0}", v.trunc()).len();
+    let decimals = if i == 0 {
+        0
+    } else {
+        3usize.saturating_sub(int_digits)
+    };
+    format!("{v:.decimals$}{}{suffix}", units[i])
+}

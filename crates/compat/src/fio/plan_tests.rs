@@ -1,0 +1,195 @@
+use iolab_core::spec::{BackendKind, CacheMode, Layout, RandomKind, RwKind};
+use iolab_core::units::{ByteCount, TimeSpan};
+
+use super::*;
+use crate::fio::jobfile::{RawOption, Section};
+
+fn job(name: &str, opts: &[(&str, &str)]) -> FioJob {
+    let s = Section {
+        name: name.into(),
+        at: format!("{name}.fio:1"),
+        options: opts
+            .iter()
+            .map(|(k, v)| RawOption {
+                key: k.to_string(),
+                value: (!v.is_empty()).then(|| v.to_string()),
+                at: format!("{name}.fio:2"),
+            })
+            .collect(),
+    };
+    FioJob::from_section(&s).unwrap()
+}
+
+#[test]
+fn s3_job_plans_as_the_study_runs_it() {
+    let j = job(
+        "mix",
+        &[
+            ("rw", "randrw"),
+            ("rwmixread", "90"),
+            ("bs", "4k"),
+            ("direct", "1"),
+            ("thread", ""),
+            ("iodepth", "8"),
+            ("numjobs", "8"),
+            ("ioengine", "io_uring"),
+            ("time_based", ""),
+            ("runtime", "2"),
+            ("size", "64m"),
+            ("directory", "/data"),
+        ],
+    );
+    let p = &plan_jobs(&[j], 7).unwrap()[0];
+    let s = &p.spec;
+    assert_eq!(
+        (s.rw, s.rwmix_read, s.block_size),
+        (RwKind::Randrw, 90, ByteCount(4096))
+    );
+    assert_eq!(
+        (s.threads, s.queue_depth, s.backend),
+        (8, 8, BackendKind::Uring)
+    );
+    assert_eq!(s.runtime, Some(TimeSpan::from_secs(2)));
+    assert_eq!(s.size, Some(ByteCount(64 << 20)));
+    assert_eq!(s.layout, Layout::FilePerThread);
+    // fio's random map touches every block once: full coverage, not uniform draws.
+    assert_eq!(s.random, RandomKind::FullCoverage);
+    assert_eq!(s.cache, CacheMode::Cold);
+    assert!(s.direct);
+    assert_eq!(p.target.dir.as_deref(), Some(std::path::Path::new("/data")));
+    assert!(p.notes.is_empty(), "{:?}", p.notes);
+}
+
+#[test]
+fn engines_depths_and_cache_map_as_fio_runs_them() {
+    let p = &plan_jobs(
+        &[job(
+            "a",
+            &[
+                ("size", "1m"),
+                ("iodepth", "8"),
+                ("invalidate", "0"),
+                ("norandommap", ""),
+                ("runtime", "5"),
+            ],
+        )],
+        0,
+    )
+    .unwrap()[0];
+    assert_eq!(
+        (p.spec.backend, p.spec.queue_depth),
+        (BackendKind::Psync, 1)
+    );
+    assert!(
+        p.notes[0].contains("iodepth=8 has no effect with the psync engine"),
+        "{:?}",
+        p.notes
+    );
+    assert_eq!(p.spec.cache, CacheMode::Keep);
+    assert_eq!(p.spec.random, RandomKind::Uniform);
+    // runtime without time_based caps a size-based job: iolab's stonewall.
+    assert_eq!(
+        (p.spec.runtime, p.spec.stonewall),
+        (None, Some(TimeSpan::from_secs(5)))
+    );
+    let p = &plan_jobs(
+        &[job(
+            "b",
+            &[
+                ("size", "1m"),
+                ("ioengine", "libaio"),
+                ("iodepth", "4"),
+                ("fdatasync", "1"),
+            ],
+        )],
+        0,
+    )
+    .unwrap()[0];
+    assert_eq!(
+        (p.spec.backend, p.spec.queue_depth, p.spec.fsync_every),
+        (BackendKind::Uring, 4, Some(1))
+    );
+    assert_eq!(
+        p.notes,
+        [
+            "ioengine=libaio runs on io_uring (the same queue depth in flight)",
+            "fdatasync is issued as fsync"
+        ]
+    );
+}
+
+#[test]
+fn a_shared_filename_is_one_file_of_every_jobs_size() {
+    let p = &plan_jobs(
+        &[job(
+            "s",
+            &[
+                ("filename", "/dev/nvme0n1"),
+                ("numjobs", "4"),
+                ("size", "1g"),
+            ],
+        )],
+        0,
+    )
+    .unwrap()[0];
+    assert_eq!(p.spec.layout, Layout::Shared);
+    assert_eq!(p.spec.total_size, Some(ByteCount(4 << 30)));
+    assert_eq!(
+        p.target.device.as_deref(),
+        Some(std::path::Path::new("/dev/nvme0n1"))
+    );
+    assert!(p.notes[0].contains("own segment"), "{:?}", p.notes);
+}
+
+#[test]
+fn stonewalls_make_groups_and_concurrent_jobs_are_refused() {
+    let a = job("a", &[("size", "1m")]);
+    let b = job("b", &[("size", "1m"), ("stonewall", "")]);
+    let c = job("c", &[("size", "1m"), ("wait_for", "b")]);
+    let plans = plan_jobs(&[a.clone(), b, c], 0).unwrap();
+    assert_eq!(plans.iter().map(|p| p.group).collect::<Vec<_>>(), [0, 1, 1]);
+    let e = plan_jobs(&[a.clone(), job("d", &[("size", "1m")])], 0)
+        .unwrap_err()
+        .to_string();
+    assert_eq!(
+        e,
+        "d.fio:1: [d] stonewall: fio would run this job at the same time as [a]; iolab runs one job at a time: add stonewall (or wait_for=a) to [d]"
+    );
+}
+
+#[test]
+fn what_iolab_would_run_differently_is_refused() {
+    let err = |opts: &[(&str, &str)]| plan_jobs(&[job("x", opts)], 0).unwrap_err().to_string();
+    assert!(err(&[("size", "1m"), ("nrfiles", "4")]).contains("[x] nrfiles: 4 files per job"));
+    assert!(
+        err(&[("size", "1m"), ("ramp_time", "5")])
+            .contains("[x] ramp_time: a ramp time is not supported")
+    );
+    assert!(err(&[("rw", "write")]).contains("[x] size: is needed for files in a directory"));
+    assert!(
+        err(&[("size", "1m"), ("rw", "randrw"), ("bs", "4k,8k")])
+            .contains("different read and write block sizes")
+    );
+    assert!(
+        err(&[("size", "1m"), ("filename_format", "f.$jobnum")]).contains("only fio's default")
+    );
+    assert!(err(&[("size", "1m"), ("time_based", "")]).contains("[x] time_based: needs a runtime"));
+    assert_eq!(
+        err(&[("size", "1k"), ("bs", "4k")]),
+        "x.fio:1: [x] size: 1KiB is smaller than one block of 4KiB"
+    );
+    assert!(
+        plan_jobs(&[], 0)
+            .unwrap_err()
+            .to_string()
+            .contains("no job to run")
+    );
+}
+
+#[test]
+fn randrepeat_off_takes_the_callers_seed() {
+    let p = &plan_jobs(&[job("r", &[("size", "1m"), ("randrepeat", "0")])], 42).unwrap()[0];
+    assert_eq!(p.spec.seed, 42);
+    let p = &plan_jobs(&[job("r", &[("size", "1m"), ("randseed", "9")])], 42).unwrap()[0];
+    assert_eq!(p.spec.seed, 9);
+}

@@ -1,0 +1,127 @@
+//! fio's value syntax: sizes with fio's suffixes (`4k`, `2048k`, `1g`, `1GiB`; every
+//! prefix is a power of 1024, as fio's default `kb_base=1024` reads them), times with a
+//! default unit of seconds (`900`, `15m`, `500ms`), booleans (`1`, `0`, bare) and
+//! whole numbers.
+
+use iolab_core::units::{Nanos, TimeSpan};
+
+/// A size as fio reads it, in bytes.
+pub fn size(text: &str) -> Result<u64, String> {
+    let t = text.trim();
+    if t.ends_with('%') {
+        return Err(format!(
+            "'{t}': a size in percent of the file or device is not supported; give bytes (4k, 1g)"
+        ));
+    }
+    let digits = t
+        .find(|c: char| !(c.is_ascii_digit() || c == '.'))
+        .unwrap_or(t.len());
+    let (num, unit) = t.split_at(digits);
+    let num: f64 = num
+        .parse()
+        .map_err(|_| format!("'{t}' is not a size: use a number with k, m, g, t or p"))?;
+    let unit = unit.trim().to_ascii_lowercase();
+    let unit = unit.strip_suffix('b').unwrap_or(&unit);
+    let unit = unit.strip_suffix('i').unwrap_or(unit);
+    let scale: u64 = match unit {
+        "" => 1,
+        "k" => 1 << 10,
+        "m" => 1 << 20,
+        "g" => 1 << 30,
+        "t" => 1 << 40,
+        "p" => 1 << 50,
+        _ => {
+            return Err(format!(
+                "'{t}' has an unknown unit '{unit}': use k, m, g, t or p (powers of 1024)"
+            ));
+        }
+    };
+    let bytes = num * scale as f64;
+    if !bytes.is_finite() || bytes >= u64::MAX as f64 {
+        return Err(format!("'{t}' is too large"));
+    }
+    if bytes.fract() != 0.0 {
+        return Err(format!("'{t}' is not a whole number of bytes"));
+    }
+    Ok(bytes as u64)
+}
+
+/// A time as fio reads it; a bare number is seconds.
+pub fn time(text: &str) -> Result<TimeSpan, String> {
+    let t = text.trim();
+    let digits = t.find(|c: char| !c.is_ascii_digit()).unwrap_or(t.len());
+    let (num, unit) = t.split_at(digits);
+    let n: u64 = num.parse().map_err(|_| {
+        format!("'{t}' is not a time: use a whole number with us, ms, s, m, h or d")
+    })?;
+    let nanos_per: u64 = match unit.trim().to_ascii_lowercase().as_str() {
+        "" | "s" | "sec" => 1_000_000_000,
+        "us" | "usec" => 1_000,
+        "ms" | "msec" => 1_000_000,
+        "m" | "min" => 60_000_000_000,
+        "h" => 3_600_000_000_000,
+        "d" => 86_400_000_000_000,
+        other => return Err(format!("'{t}' has an unknown time unit '{other}'")),
+    };
+    n.checked_mul(nanos_per)
+        .map(|n| TimeSpan(Nanos(n)))
+        .ok_or_else(|| format!("'{t}' is too long"))
+}
+
+/// A boolean: a bare option is true; `1`/`0`, `true`/`false`, `yes`/`no`, `on`/`off`.
+pub fn boolean(value: Option<&str>) -> Result<bool, String> {
+    match value.map(|v| v.trim().to_ascii_lowercase()) {
+        None => Ok(true),
+        Some(v) => match v.as_str() {
+            "1" | "true" | "yes" | "on" => Ok(true),
+            "0" | "false" | "no" | "off" => Ok(false),
+            _ => Err(format!("'{v}' is not a boolean: use 1 or 0")),
+        },
+    }
+}
+
+/// A whole number (fio accepts size suffixes on counts too: `iodepth=1k` is 1024).
+pub fn number(value: &str) -> Result<u64, String> {
+    size(value).map_err(|_| format!("'{}' is not a whole number", value.trim()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sizes_read_as_fio_reads_them() {
+        assert_eq!(size("4k").unwrap(), 4096);
+        assert_eq!(size("4K").unwrap(), 4096);
+        assert_eq!(size("2048k").unwrap(), 2 << 20);
+        assert_eq!(size("1g").unwrap(), 1 << 30);
+        assert_eq!(size("1GiB").unwrap(), 1 << 30);
+        assert_eq!(size("1GB").unwrap(), 1 << 30);
+        assert_eq!(size("47008").unwrap(), 47008);
+        assert_eq!(size("1.5m").unwrap(), 3 << 19);
+        assert!(size("10%").unwrap_err().contains("percent"));
+        assert!(size("4x").unwrap_err().contains("unknown unit 'x'"));
+        assert!(size("k").unwrap_err().contains("not a size"));
+    }
+
+    #[test]
+    fn times_default_to_seconds() {
+        assert_eq!(time("900").unwrap(), TimeSpan::from_secs(900));
+        assert_eq!(time("15m").unwrap(), TimeSpan::from_secs(900));
+        assert_eq!(time("500ms").unwrap(), TimeSpan(Nanos(500_000_000)));
+        assert!(
+            time("5 fortnights")
+                .unwrap_err()
+                .contains("unknown time unit")
+        );
+    }
+
+    #[test]
+    fn booleans_and_numbers() {
+        assert!(boolean(None).unwrap());
+        assert!(!boolean(Some("0")).unwrap());
+        assert!(boolean(Some("maybe")).is_err());
+        assert_eq!(number("8").unwrap(), 8);
+        assert!(number("eight").unwrap_err().contains("whole number"));
+    }
+}
