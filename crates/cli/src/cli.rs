@@ -49,6 +49,8 @@ pub enum Command {
     Inventory(crate::commands::inventory::InventoryArgs),
     /// Run the IO500 suite, plan it, or score an IO500 result.
     Io500(crate::commands::io500::Io500Args),
+    /// Run fio command lines and job files on iolab's engine, printing fio's output shapes.
+    Fio(crate::commands::fio::FioArgs),
 }
 
 /// Output options every workload command shares.

@@ -5,6 +5,7 @@ pub mod audit;
 pub mod endurance;
 pub mod find;
 mod finish;
+pub mod fio;
 pub mod inventory;
 pub mod io500;
 pub mod ladder;
@@ -35,5 +36,6 @@ pub fn dispatch(cli: Cli) -> Result<u8> {
         Command::Targets(args) => targets::targets(args),
         Command::Net(args) => net::net(args),
         Command::Io500(args) => io500::io500(args),
+        Command::Fio(args) => fio::fio(args),
     }
 }

@@ -2,6 +2,7 @@
 //! `iolab` executable. Modules by command.
 
 mod common;
+mod fio;
 mod io500;
 mod io500_run;
 mod meta;

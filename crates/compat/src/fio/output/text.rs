@@ -180,15 +180,9 @@ fn latency_unit(s: &Spread) -> (&'static str, f64) {
     }
 }
 
-/// `15.3k`, as fio prints IOPS.
+/// `15.3k`, `651k`, as fio prints IOPS.
 fn count(v: f64) -> String {
-    if v >= 1e6 {
-        format!("{:.1}M", v / 1e6)
-    } else if v >= 1e4 {
-        format!("{:.1}k", v / 1e3)
-    } else {
-        format!("{v:.0}")
-    }
+    scaled(v, 1000.0, &["", "k", "M", "G"], "")
 }
 
 /// `59.9MiB` + suffix.

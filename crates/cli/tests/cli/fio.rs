@@ -1,0 +1,211 @@
+//! `iolab fio`: the reference studies' fio command lines and job files run unchanged (at
+//! a small scale), print fio's shapes, and bad input runs nothing.
+
+use serde_json::Value;
+
+use crate::common::{path, run};
+
+/// S3's job (randrw, rwmixread 90 then 70, bs 4k, iodepth 8, numjobs 8, direct,
+/// thread, time_based, group_reporting) at a 1 s runtime and 4 MiB per job.
+const S3_JOB: &str = "\
+[global]
+ioengine=io_uring
+rw=randrw
+bs=4k
+direct=1
+thread
+iodepth=8
+numjobs=8
+time_based
+runtime=${RUNTIME}
+size=4m
+group_reporting
+
+[mix-90]
+rwmixread=90
+
+[mix-70]
+stonewall
+rwmixread=70
+";
+
+#[test]
+fn s3s_job_file_runs_unchanged_and_writes_fios_json() {
+    let dir = tempfile::tempdir_in("/var/tmp").unwrap();
+    let job = dir.path().join("s3.fio");
+    std::fs::write(
+        &job,
+        S3_JOB.replace(
+            "[global]",
+            &format!("[global]\ndirectory={}", path(dir.path())),
+        ),
+    )
+    .unwrap();
+    let out = dir.path().join("out.json");
+    let r = crate::common::iolab()
+        .env("RUNTIME", "1")
+        .args([
+            "fio",
+            "--output-format=json",
+            &format!("--output={}", path(&out)),
+            path(&job),
+        ])
+        .output()
+        .unwrap();
+    let r = crate::common::Ran::from(r).expect(0);
+    assert!(r.stderr.contains("stored as r"), "{}", r.stderr);
+    let v: Value = serde_json::from_str(&std::fs::read_to_string(&out).unwrap()).unwrap();
+    let jobs = v["jobs"].as_array().unwrap();
+    assert_eq!(jobs.len(), 2);
+    assert_eq!(
+        (jobs[0]["jobname"].as_str(), jobs[1]["groupid"].as_u64()),
+        (Some("mix-90"), Some(1))
+    );
+    for (j, share) in jobs.iter().zip([0.9, 0.7]) {
+        let reads = j["read"]["total_ios"].as_u64().unwrap() as f64;
+        let writes = j["write"]["total_ios"].as_u64().unwrap() as f64;
+        assert!(reads > 0.0 && writes > 0.0, "{j}");
+        let measured = reads / (reads + writes);
+        assert!(
+            (measured - share).abs() < 0.05,
+            "read share {measured} for {share}"
+        );
+        assert_eq!(j["read"]["io_bytes"].as_u64().unwrap(), reads as u64 * 4096);
+        assert_eq!(j["job options"]["rw"], "randrw");
+        assert_eq!(j["iodepth_level"]["8"], 100.0);
+    }
+    // The work directory is gone: iolab removed what it wrote.
+    assert!(!dir.path().join("iolab-work").exists());
+}
+
+#[test]
+fn s5s_command_line_prints_fios_normal_and_terse_output() {
+    let dir = tempfile::tempdir_in("/var/tmp").unwrap();
+    let d = format!("--directory={}", path(dir.path()));
+    let r = run(&[
+        "fio",
+        "--name=seq-write",
+        "--ioengine=psync",
+        "--iodepth=1",
+        "--direct=1",
+        "--rw=write",
+        "--bs=128k",
+        "--size=8m",
+        "--numjobs=1",
+        &d,
+    ])
+    .expect(0);
+    assert!(
+        r.stdout
+            .starts_with("seq-write: (g=0): rw=write, bs=(R) 131072B-131072B"),
+        "{}",
+        r.stdout
+    );
+    assert!(r.stdout.contains("  write: IOPS="), "{}", r.stdout);
+    assert!(r.stdout.contains("(8192KiB/"), "{}", r.stdout);
+    assert!(
+        r.stdout
+            .contains("Run status group 0 (all jobs):\n  WRITE: bw="),
+        "{}",
+        r.stdout
+    );
+    let r = run(&[
+        "fio",
+        "--minimal",
+        "--name=r",
+        "--rw=randread",
+        "--bs=4k",
+        "--size=1m",
+        "--runtime=1",
+        "--time_based",
+        &d,
+    ])
+    .expect(0);
+    let fields: Vec<&str> = r.stdout.trim().split(';').collect();
+    assert_eq!(fields.len(), 121, "{}", r.stdout);
+    assert_eq!(fields[2], "r");
+}
+
+#[test]
+fn bad_input_is_one_line_exit_2_and_runs_nothing() {
+    let dir = tempfile::tempdir_in("/var/tmp").unwrap();
+    let d = format!("--directory={}", path(dir.path()));
+    let cases: [(&[&str], &str); 5] = [
+        (
+            &["fio", "--name=a", "--size=1m", "--foo=1"],
+            "command line: --foo: [a] foo: unknown option 'foo' (nothing was run)",
+        ),
+        (
+            &["fio", "--name=a", "--size=1m", "--rate=10m"],
+            "fio's option 'rate' is not supported by iolab fio",
+        ),
+        (
+            &["fio", "--name=a", "--size=1q"],
+            "'1q' has an unknown unit 'q'",
+        ),
+        (
+            &["fio", "--name=a", "--size=1m", "--name=b", "--size=1m"],
+            "[b] stonewall: fio would run this job at the same time as [a]",
+        ),
+        (
+            &["fio", "--output-format=xml", "--name=a", "--size=1m"],
+            "'xml' is not an output format",
+        ),
+    ];
+    for (args, want) in cases {
+        let mut args = args.to_vec();
+        args.push(&d);
+        let r = run(&args).expect(2);
+        assert!(r.error_line().contains(want), "{args:?}: {}", r.stderr);
+    }
+    let bad = dir.path().join("bad.fio");
+    std::fs::write(&bad, "[global\nrw=read\n").unwrap();
+    let r = run(&["fio", path(&bad)]).expect(2);
+    assert!(
+        r.error_line()
+            .contains("bad.fio:1: section header '[global' has no closing ']'"),
+        "{}",
+        r.stderr
+    );
+    std::fs::write(&bad, "[a]\nsize=1m\nbs 4k\n").unwrap();
+    let r = run(&["fio", path(&bad)]).expect(2);
+    assert!(
+        r.error_line()
+            .contains("bad.fio:3: 'bs 4k' is not an option: use key=value"),
+        "{}",
+        r.stderr
+    );
+    assert_eq!(
+        std::fs::read_dir(dir.path()).unwrap().count(),
+        1,
+        "nothing but the job file"
+    );
+}
+
+#[test]
+fn parse_only_shows_the_workload_and_runs_nothing() {
+    let r = run(&[
+        "fio",
+        "--parse-only",
+        "--name=x",
+        "--rw=randrw",
+        "--rwmixread=70",
+        "--bs=2048k",
+        "--ioengine=libaio",
+        "--iodepth=8",
+        "--numjobs=8",
+        "--size=1g",
+        "--directory=/nonexistent",
+    ])
+    .expect(0);
+    for want in [
+        "[x] group 0 on dir /nonexistent",
+        "backend = \"uring\"",
+        "queue_depth = 8",
+        "threads = 8",
+        "rwmix_read = 70",
+        "note: ioengine=libaio runs on io_uring",
+    ] {
+        assert!(r.stdout.contains(want), "{want}: {}", r.stdout);
+    }
+}
