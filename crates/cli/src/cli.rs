@@ -72,14 +72,39 @@ pub struct OutputArgs {
     #[arg(long, short = 'Q')]
     pub quiet: bool,
 
+    /// Serve a live page, Prometheus /metrics and /api/status while the run lasts, on
+    /// ADDR (HOST:PORT, :PORT or PORT; 127.0.0.1 unless a host is named), or on any free
+    /// port of 127.0.0.1 when ADDR is left out. Read-only; rank 0 serves.
+    #[arg(long, value_name = "ADDR", num_args = 0..=1, default_missing_value = "")]
+    pub serve: Option<String>,
+
+    /// With --serve: keep serving this long after the run ends, so that a last scrape or
+    /// look sees the final figures.
+    #[arg(long, value_name = "DURATION", requires = "serve")]
+    pub serve_linger: Option<iolab_core::units::TimeSpan>,
+
     #[command(flatten)]
     pub store: StoreArgs,
 }
 
 impl OutputArgs {
+    /// What rank 0 sets up before any work is done: the --json check, the live state the
+    /// progress display reads, and the --serve server.
+    pub fn prepare(&self, rt: &crate::runtime::Runtime) -> anyhow::Result<()> {
+        self.check_json(rt)?;
+        if rt.is_root() {
+            let command = crate::live::command_name();
+            crate::live::init(&command);
+            if let Some(addr) = &self.serve {
+                crate::live::serve(addr, &command, self.serve_linger)?;
+            }
+        }
+        Ok(())
+    }
+
     /// Refuses a --json file that cannot be written, before any work is done (rank 0
     /// writes it). A file this check creates is removed again.
-    pub fn check_json(&self, rt: &crate::runtime::Runtime) -> anyhow::Result<()> {
+    fn check_json(&self, rt: &crate::runtime::Runtime) -> anyhow::Result<()> {
         let Some(path) = self.json.as_deref().filter(|_| rt.is_root()) else {
             return Ok(());
         };

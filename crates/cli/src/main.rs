@@ -8,6 +8,7 @@
 mod cli;
 mod commands;
 mod exit;
+mod live;
 mod progress;
 mod runtime;
 mod sink;
@@ -41,5 +42,6 @@ fn main() -> ExitCode {
         Ok(code) => code,
         Err(e) => exit::report(&e),
     };
+    live::linger();
     ExitCode::from(code)
 }

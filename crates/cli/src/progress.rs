@@ -1,31 +1,57 @@
-//! The live progress line: on a terminal a line rewritten once a second; elsewhere
-//! nothing, unless --progress asks for a plain line every ten seconds.
+//! The progress display. On a terminal, two indicatif lines redrawn as the engine
+//! reports: the whole run (phase n of N, elapsed, ETA from the plan's estimates
+//! corrected by what has run) above the current phase (rate over the last second,
+//! average, workers done). Elsewhere nothing, unless --progress asks for a plain line
+//! every ten seconds (batch and Slurm logs stay free of escape codes). Only rank 0
+//! draws: only rank 0 gets progress from the engine.
 
 use std::io::{IsTerminal, Write};
 use std::sync::Mutex;
+use std::time::Duration;
 
-use iolab_core::units::{ByteCount, Nanos, bandwidth, rate};
+use indicatif::{MultiProgress, ProgressBar, ProgressDrawTarget, ProgressStyle};
+use iolab_core::units::{BytesPerSec, Nanos, OpsPerSec};
 use iolab_engine::Progress;
 
+use crate::live::LiveState;
+
 pub struct ProgressLine {
-    tty: bool,
-    every: Nanos,
     enabled: bool,
-    last: Mutex<Option<(String, Nanos, u64, u64)>>,
+    tty: bool,
+    bars: Option<(MultiProgress, ProgressBar, ProgressBar)>,
+    /// Phase and time of the last plain line.
+    last: Mutex<Option<(String, Nanos)>>,
 }
+
+const PLAIN_EVERY: Nanos = Nanos::from_secs(10);
 
 impl ProgressLine {
     pub fn new(forced: bool, quiet: bool) -> Self {
         let tty =
             std::io::stderr().is_terminal() && std::env::var("TERM").map_or(true, |t| t != "dumb");
+        let enabled = !quiet && (tty || forced);
+        let bars = (enabled && tty).then(|| {
+            let multi = MultiProgress::with_draw_target(ProgressDrawTarget::stderr_with_hz(4));
+            let run = multi.add(ProgressBar::new(1));
+            run.set_style(
+                ProgressStyle::with_template(
+                    "{prefix:.bold} [{bar:30.cyan/blue}] {pos}/{len} phases  elapsed {elapsed}  {msg}",
+                )
+                .unwrap_or_else(|_| ProgressStyle::default_bar())
+                .progress_chars("=> "),
+            );
+            let phase = multi.add(ProgressBar::new_spinner());
+            phase.set_style(
+                ProgressStyle::with_template("  {spinner} {msg}")
+                    .unwrap_or_else(|_| ProgressStyle::default_spinner()),
+            );
+            phase.enable_steady_tick(Duration::from_millis(250));
+            (multi, run, phase)
+        });
         ProgressLine {
+            enabled,
             tty,
-            every: if tty {
-                Nanos::SECOND
-            } else {
-                Nanos::from_secs(10)
-            },
-            enabled: !quiet && (tty || forced),
+            bars,
             last: Mutex::new(None),
         }
     }
@@ -34,45 +60,83 @@ impl ProgressLine {
         if !self.enabled {
             return;
         }
-        let mut last = self.last.lock().unwrap_or_else(|e| e.into_inner());
-        let (prev_phase, prev_t, prev_ops, prev_bytes) = last.clone().unwrap_or_default();
-        if prev_phase == p.phase && p.elapsed.0 < prev_t.0 + self.every.0 {
+        let state = crate::live::current().map(|l| l.snapshot());
+        let (line, run) = describe(p, state.as_ref());
+        if let Some((_, run_bar, phase_bar)) = &self.bars {
+            if let Some(s) = &state {
+                let (position, planned) = s.position();
+                run_bar.set_length(planned.max(1) as u64);
+                run_bar.set_position(position.saturating_sub(1) as u64);
+                run_bar.set_prefix(s.command.clone());
+            }
+            run_bar.set_message(run);
+            phase_bar.set_message(line);
             return;
         }
-        let (dt, dops, dbytes) = if prev_phase == p.phase {
-            (
-                p.elapsed.saturating_sub(prev_t),
-                p.ops.saturating_sub(prev_ops),
-                p.bytes.saturating_sub(prev_bytes),
-            )
-        } else {
-            (p.elapsed, p.ops, p.bytes)
-        };
-        let line = format!(
-            "{}  {:>6}  {:>8}/s  {:>12}  {} of {} workers done",
-            p.phase,
-            format!("{:.0}s", p.elapsed.as_secs_f64()),
-            rate(dops, dt).human(),
-            bandwidth(ByteCount(dbytes), dt).human(),
-            p.workers_done,
-            p.workers
-        );
-        let mut err = std::io::stderr().lock();
-        if self.tty {
-            let _ = write!(err, "\r\x1b[2K{line}");
-        } else {
-            let _ = writeln!(err, "{line}");
+        let mut last = self.last.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some((phase, t)) = &*last
+            && phase == p.phase
+            && p.elapsed.0 < t.0 + PLAIN_EVERY.0
+        {
+            return;
         }
-        let _ = err.flush();
-        *last = Some((p.phase.to_string(), p.elapsed, p.ops, p.bytes));
+        let mut err = std::io::stderr().lock();
+        let _ = writeln!(err, "{line}  {run}");
+        *last = Some((p.phase.to_string(), p.elapsed));
     }
 
-    /// Clears the line before the summary is printed.
+    /// Clears the display before the summary is printed.
     pub fn finish(&self) {
-        if self.enabled && self.tty && self.last.lock().map(|l| l.is_some()).unwrap_or(false) {
-            let mut err = std::io::stderr().lock();
-            let _ = write!(err, "\r\x1b[2K");
-            let _ = err.flush();
+        if let Some((multi, run, phase)) = &self.bars {
+            phase.finish_and_clear();
+            run.finish_and_clear();
+            let _ = multi.clear();
+        } else if self.enabled && self.tty {
+            let _ = std::io::stderr().flush();
         }
+    }
+}
+
+/// The current phase's line and the whole run's ETA, from the live state when there is
+/// one (it keeps the per-second rates) or from the tick alone.
+fn describe(p: &Progress<'_>, state: Option<&LiveState>) -> (String, String) {
+    let current = state.and_then(|s| s.current.as_ref().filter(|c| c.name == p.phase));
+    let secs = p.elapsed.as_secs_f64().max(1e-9);
+    let (iops_now, bw_now, iops_avg, bw_avg) = match current {
+        Some(c) => (
+            c.iops_now,
+            c.bytes_per_sec_now,
+            c.iops_mean,
+            c.bytes_per_sec_mean,
+        ),
+        None => {
+            let (i, b) = (p.ops as f64 / secs, p.bytes as f64 / secs);
+            (i, b, i, b)
+        }
+    };
+    let line = format!(
+        "{}  {:.0}s  now {}/s {}  avg {}/s {}  {} of {} workers done",
+        p.phase,
+        p.elapsed.as_secs_f64(),
+        OpsPerSec(iops_now).human(),
+        BytesPerSec(bw_now).human(),
+        OpsPerSec(iops_avg).human(),
+        BytesPerSec(bw_avg).human(),
+        p.workers_done,
+        p.workers
+    );
+    let run = match state.and_then(|s| s.eta_secs) {
+        Some(eta) => format!("ETA {}", human_secs(eta)),
+        None => String::new(),
+    };
+    (line, run)
+}
+
+fn human_secs(s: f64) -> String {
+    let s = s.round() as u64;
+    match (s / 3600, s % 3600 / 60, s % 60) {
+        (0, 0, sec) => format!("{sec}s"),
+        (0, m, sec) => format!("{m}m{sec:02}s"),
+        (h, m, _) => format!("{h}h{m:02}m"),
     }
 }

@@ -70,11 +70,20 @@ impl RunSink {
         if let Some((_, id)) = &store {
             record.id = id.to_string();
         }
+        if let Some(live) = crate::live::current() {
+            live.update(|s| {
+                s.run_id = record.id.clone();
+                s.label = record.label.clone();
+            });
+        }
         RunSink { store, record }
     }
 
     /// Keeps a finished phase (and stores it at once).
     pub fn phase(&mut self, phase: PhaseResult) {
+        if let Some(live) = crate::live::current() {
+            live.phase_done(&phase);
+        }
         if let Some((store, id)) = &mut self.store
             && let Err(e) = store.add_phase(*id, &phase)
         {
@@ -104,6 +113,9 @@ impl RunSink {
         let now = iolab_engine::phase::now_ms();
         self.record.status = status;
         self.record.finished_at_ms = Some(now);
+        if let Some(live) = crate::live::current() {
+            live.update(|s| s.status = format!("{status:?}").to_lowercase());
+        }
         if let Some((store, id)) = &mut self.store
             && let Err(e) = store.finish_run(*id, status, now, &self.record.warnings)
         {

@@ -47,7 +47,12 @@ impl Watch {
         let line = progress.clone();
         Watch {
             progress,
-            show: Box::new(move |p| line.show(p)),
+            show: Box::new(move |p| {
+                if let Some(live) = crate::live::current() {
+                    live.progress(p);
+                }
+                line.show(p)
+            }),
             probe,
         }
     }

@@ -37,7 +37,7 @@ pub fn find(args: FindArgs) -> Result<u8> {
 
 fn find_in(rt: &Runtime, args: FindArgs) -> Result<u8> {
     args.spec.validate()?;
-    args.output.check_json(rt)?;
+    args.output.prepare(rt)?;
     let mut sink = RunSink::start(
         rt,
         &args.output.store,

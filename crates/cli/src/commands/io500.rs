@@ -180,7 +180,7 @@ fn make_result_dir(rt: &Runtime, given: Option<&Path>) -> Result<Option<ResultDi
 }
 
 fn run_in(rt: &Runtime, dir: &Path, args: Io500RunArgs) -> Result<u8> {
-    args.output.check_json(rt)?;
+    args.output.prepare(rt)?;
     let result_dir = make_result_dir(rt, args.result_dir.as_deref())?;
     let target_spec = TargetSpec {
         dir: Some(dir.to_path_buf()),

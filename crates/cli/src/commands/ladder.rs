@@ -72,7 +72,7 @@ pub fn ladder(mut args: LadderArgs) -> Result<u8> {
 }
 
 fn ladder_in(rt: &Runtime, args: LadderArgs, slo: Slo) -> Result<u8> {
-    args.output.check_json(rt)?;
+    args.output.prepare(rt)?;
     let target = prepare_target(rt.comm.as_ref(), &args.target, args.spec.backend, true)?;
     let mut sink = RunSink::start(
         rt,

@@ -34,7 +34,7 @@ pub fn meta(args: MetaArgs) -> Result<u8> {
 fn meta_in(rt: &Runtime, args: MetaArgs) -> Result<u8> {
     let spec = args.spec;
     spec.validate()?;
-    args.output.check_json(rt)?;
+    args.output.prepare(rt)?;
     if args.target.device.is_some() {
         return Err(MetaError::NeedsDir.into());
     }

@@ -35,7 +35,7 @@ pub fn net(args: NetArgs) -> Result<u8> {
 
 fn net_in(rt: &Runtime, args: NetArgs) -> Result<u8> {
     args.spec.validate()?;
-    args.output.check_json(rt)?;
+    args.output.prepare(rt)?;
     let comm = rt.comm.as_ref();
     let mut sink = RunSink::start(
         rt,

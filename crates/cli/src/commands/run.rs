@@ -18,7 +18,7 @@ pub fn run(args: RunArgs) -> Result<u8> {
 fn run_in(rt: &Runtime, args: RunArgs) -> Result<u8> {
     let spec = args.spec;
     spec.validate()?;
-    args.output.check_json(rt)?;
+    args.output.prepare(rt)?;
     let target = prepare_target(rt.comm.as_ref(), &args.target, spec.backend, true)?;
     let mut sink = RunSink::start(
         rt,
@@ -29,6 +29,7 @@ fn run_in(rt: &Runtime, args: RunArgs) -> Result<u8> {
         args.target.dir.as_deref(),
         args.output.label.clone(),
     );
+    crate::live::plan([(spec.name(), spec.runtime.map(|r| r.as_secs_f64()))]);
     let watch = Watch::new(&args.output, &sink, args.target.device.as_deref());
     let progress = &watch.progress;
     let env = watch.env(rt);

@@ -246,7 +246,7 @@ fn run_in(
     phases: Vec<PlannedPhase>,
     origin: String,
 ) -> Result<u8> {
-    args.output.check_json(rt)?;
+    args.output.prepare(rt)?;
     let est = estimate(
         &phases,
         rt.comm.size(),
@@ -275,6 +275,12 @@ fn run_in(
         crate::commands::run::describe(&args.target),
         args.target.dir.as_deref(),
         args.output.label.clone(),
+    );
+    crate::live::plan(
+        phases
+            .iter()
+            .zip(&est.phases)
+            .map(|(p, e)| (p.name.clone(), Some(e.time.as_secs_f64()))),
     );
     if rt.is_root() && !args.output.quiet {
         eprintln!(

@@ -63,7 +63,7 @@ pub fn targets(args: TargetsArgs) -> Result<u8> {
 }
 
 fn targets_in(rt: &Runtime, args: TargetsArgs) -> Result<u8> {
-    args.output.check_json(rt)?;
+    args.output.prepare(rt)?;
     let comm = rt.comm.as_ref();
     let mut set = prepare(comm, &args)?;
     let spec = serde_json::json!({

@@ -5,6 +5,7 @@ mod common;
 mod fio;
 mod io500;
 mod io500_run;
+mod live;
 mod meta;
 #[cfg(feature = "mpi")]
 mod mpi;

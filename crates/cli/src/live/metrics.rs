@@ -1,0 +1,117 @@
+//! `/metrics`: the live state in Prometheus' text exposition format (0.0.4), encoded by
+//! the `prometheus` crate. Counters of operations and bytes by operation and host are
+//! those of the finished phases, so their final values equal the stored result's; the
+//! current phase shows as gauges. The run id, label and command are labels of every
+//! series.
+
+use std::collections::HashMap;
+
+use prometheus::{Encoder, GaugeVec, IntCounterVec, Opts, Registry, TextEncoder};
+
+use super::state::LiveState;
+
+/// The text Prometheus scrapes.
+pub fn render(s: &LiveState) -> Result<String, prometheus::Error> {
+    let mut labels = HashMap::new();
+    labels.insert("run".to_string(), s.run_id.clone());
+    labels.insert("label".to_string(), s.label.clone().unwrap_or_default());
+    labels.insert("command".to_string(), s.command.clone());
+    let registry = Registry::new_custom(Some("iolab".into()), Some(labels))?;
+    let counter = |name: &str, help: &str| -> Result<IntCounterVec, prometheus::Error> {
+        let c = IntCounterVec::new(Opts::new(name, help), &["op", "host"])?;
+        registry.register(Box::new(c.clone()))?;
+        Ok(c)
+    };
+    let ops = counter(
+        "operations_total",
+        "Operations completed in finished phases",
+    )?;
+    let bytes = counter("bytes_total", "Bytes moved in finished phases")?;
+    for ((op, host), (n, b)) in &s.counted {
+        ops.with_label_values(&[op.name(), host]).inc_by(*n);
+        bytes.with_label_values(&[op.name(), host]).inc_by(*b);
+    }
+    let gauge = |name: &str, help: &str, labels: &[&str]| -> Result<GaugeVec, prometheus::Error> {
+        let g = GaugeVec::new(Opts::new(name, help), labels)?;
+        registry.register(Box::new(g.clone()))?;
+        Ok(g)
+    };
+    let (position, planned) = s.position();
+    gauge("phases_planned", "Phases this run will run", &[])?
+        .with_label_values(&[] as &[&str])
+        .set(planned as f64);
+    gauge("phases_done", "Phases finished", &[])?
+        .with_label_values(&[] as &[&str])
+        .set(position.saturating_sub(1) as f64);
+    gauge(
+        "running",
+        "1 while the run lasts, 0 once it ended",
+        &["status"],
+    )?
+    .with_label_values(&[s.status.as_str()])
+    .set(if s.status == "running" { 1.0 } else { 0.0 });
+    if let Some(eta) = s.eta_secs {
+        gauge("eta_seconds", "Estimated seconds until the run ends", &[])?
+            .with_label_values(&[] as &[&str])
+            .set(eta);
+    }
+    if let Some(c) = &s.current {
+        let phase = [c.name.as_str()];
+        let set = |name: &str, help: &str, v: f64| -> Result<(), prometheus::Error> {
+            gauge(name, help, &["phase"])?
+                .with_label_values(&phase)
+                .set(v);
+            Ok(())
+        };
+        set(
+            "phase_operations",
+            "Operations of the current phase so far",
+            c.ops as f64,
+        )?;
+        set(
+            "phase_bytes",
+            "Bytes of the current phase so far",
+            c.bytes as f64,
+        )?;
+        set(
+            "phase_iops",
+            "Operations per second over the last second",
+            c.iops_now,
+        )?;
+        set(
+            "phase_bytes_per_second",
+            "Bytes per second over the last second",
+            c.bytes_per_sec_now,
+        )?;
+        set(
+            "phase_elapsed_seconds",
+            "Seconds since the current phase started",
+            c.elapsed_secs,
+        )?;
+        set(
+            "phase_workers_done",
+            "Workers that finished their share",
+            c.workers_done as f64,
+        )?;
+        set(
+            "phase_workers",
+            "Workers of the current phase",
+            c.workers as f64,
+        )?;
+    }
+    if !s.latency.is_empty() {
+        let lat = gauge(
+            "latency_seconds",
+            "Latency quantiles of the last finished phase",
+            &["op", "quantile"],
+        )?;
+        for l in &s.latency {
+            for (q, v) in &l.quantiles {
+                lat.with_label_values(&[l.op.as_str(), q.as_str()]).set(*v);
+            }
+        }
+    }
+    let mut out = Vec::new();
+    TextEncoder::new().encode(&registry.gather(), &mut out)?;
+    Ok(String::from_utf8_lossy(&out).into_owned())
+}

@@ -1,0 +1,282 @@
+//! [`LiveState`]: what rank 0 knows of the run while it lasts — the phases planned and
+//! done, the current phase's per-second samples, and the operations and bytes counted
+//! per operation and host. The progress display, `/api/status` and `/metrics` all read
+//! it; nothing in it is recomputed by them (house rule 12).
+
+use std::collections::{BTreeMap, VecDeque};
+
+use iolab_core::result::{OpKind, PhaseResult};
+use iolab_core::units::Nanos;
+use serde::Serialize;
+
+/// Per-second samples kept for the live chart (ten minutes).
+const MAX_SAMPLES: usize = 600;
+
+/// One second of the current phase, as the ranks' progress summed it.
+#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+pub struct Sample {
+    /// Seconds since the phase started, at the end of the sample.
+    pub t: f64,
+    pub iops: f64,
+    pub bytes_per_sec: f64,
+}
+
+/// A phase of the plan, with what it took once done.
+#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+pub struct PlannedPhase {
+    pub name: String,
+    /// Estimated seconds, when the command can tell.
+    pub estimate_secs: Option<f64>,
+    /// Seconds it took, once done.
+    pub took_secs: Option<f64>,
+    /// Its headline figures once done ("read 812.3 MiB/s").
+    pub headline: Vec<String>,
+}
+
+/// One host's figures in the last finished phase.
+#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+pub struct HostRow {
+    pub host: String,
+    pub ranks: usize,
+    pub workers: u32,
+    pub ops: u64,
+    pub bytes: u64,
+    pub iops: f64,
+    pub bytes_per_sec: f64,
+}
+
+/// The phase now running.
+#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+pub struct CurrentPhase {
+    pub name: String,
+    pub elapsed_secs: f64,
+    pub ops: u64,
+    pub bytes: u64,
+    pub workers_done: u32,
+    pub workers: u32,
+    /// Rate over the last second, and on average since the phase started.
+    pub iops_now: f64,
+    pub bytes_per_sec_now: f64,
+    pub iops_mean: f64,
+    pub bytes_per_sec_mean: f64,
+    pub samples: VecDeque<Sample>,
+}
+
+/// Everything the live views show.
+#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+pub struct LiveState {
+    pub command: String,
+    pub run_id: String,
+    pub label: Option<String>,
+    /// "running", then the run's final status.
+    pub status: String,
+    pub started_at_ms: i64,
+    pub phases: Vec<PlannedPhase>,
+    pub current: Option<CurrentPhase>,
+    pub hosts: Vec<HostRow>,
+    /// Operations and bytes of finished phases by (operation, host): the counters
+    /// `/metrics` exposes, equal to the stored results'.
+    #[serde(skip)]
+    pub counted: BTreeMap<(OpKind, String), (u64, u64)>,
+    /// Seconds the remaining phases should take, when the plan has estimates.
+    pub eta_secs: Option<f64>,
+    /// Latency quantiles (seconds) of the last finished phase, per operation.
+    pub latency: Vec<OpLatency>,
+}
+
+/// One operation's latency in the last finished phase.
+#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+pub struct OpLatency {
+    pub op: String,
+    pub mean: f64,
+    /// ("0.5", seconds), ("0.99", seconds), ...
+    pub quantiles: Vec<(String, f64)>,
+}
+
+impl LiveState {
+    /// A new progress tick of phase `name`.
+    pub fn tick(
+        &mut self,
+        name: &str,
+        elapsed: Nanos,
+        ops: u64,
+        bytes: u64,
+        done: u32,
+        workers: u32,
+    ) {
+        let t = elapsed.as_secs_f64();
+        let new_phase = self.current.as_ref().is_none_or(|c| c.name != name);
+        if new_phase {
+            self.current = Some(CurrentPhase {
+                name: name.to_string(),
+                ..CurrentPhase::default()
+            });
+            let planned = self.phases.iter().any(|p| {
+                p.name == name
+                    || name
+                        .strip_prefix(&p.name)
+                        .is_some_and(|r| r.starts_with('-'))
+            });
+            if !planned {
+                self.phases.push(PlannedPhase {
+                    name: name.to_string(),
+                    ..PlannedPhase::default()
+                });
+            }
+        }
+        let c = self.current.as_mut().expect("set above");
+        let last_t = c.samples.back().map_or(0.0, |s| s.t);
+        if t - last_t >= 1.0 || new_phase {
+            let (prev_ops, prev_bytes) = (c.ops, c.bytes);
+            let dt = (t - last_t).max(1e-9);
+            if t > 0.0 {
+                c.samples.push_back(Sample {
+                    t,
+                    iops: ops.saturating_sub(prev_ops) as f64 / dt,
+                    bytes_per_sec: bytes.saturating_sub(prev_bytes) as f64 / dt,
+                });
+                if c.samples.len() > MAX_SAMPLES {
+                    c.samples.pop_front();
+                }
+            }
+            (c.ops, c.bytes) = (ops, bytes);
+        }
+        if let Some(s) = c.samples.back() {
+            (c.iops_now, c.bytes_per_sec_now) = (s.iops, s.bytes_per_sec);
+        }
+        c.elapsed_secs = t;
+        c.workers_done = done;
+        c.workers = workers;
+        if t > 0.0 {
+            c.iops_mean = ops as f64 / t;
+            c.bytes_per_sec_mean = bytes as f64 / t;
+        }
+        self.update_eta();
+    }
+
+    /// A phase ended: its figures count, its hosts show.
+    pub fn phase_done(&mut self, phase: &PhaseResult) {
+        let took = phase.elapsed.as_secs_f64();
+        let headline: Vec<String> = phase
+            .headline()
+            .iter()
+            .map(|(op, v)| {
+                let data = op.moves_data() && phase.kind != iolab_core::result::PhaseKind::Meta;
+                if data {
+                    format!(
+                        "{} {}",
+                        op.name(),
+                        iolab_core::units::BytesPerSec(*v).human()
+                    )
+                } else {
+                    format!("{} {}", op.name(), iolab_core::units::OpsPerSec(*v).human())
+                }
+            })
+            .collect();
+        match self
+            .phases
+            .iter_mut()
+            .find(|p| p.name == phase.name && p.took_secs.is_none())
+        {
+            Some(p) => {
+                p.took_secs = Some(took);
+                p.headline = headline;
+            }
+            None => self.phases.push(PlannedPhase {
+                name: phase.name.clone(),
+                estimate_secs: None,
+                took_secs: Some(took),
+                headline,
+            }),
+        }
+        for r in &phase.per_rank {
+            for (op, c) in &r.ops {
+                let e = self.counted.entry((*op, r.host.clone())).or_default();
+                e.0 += c.ops;
+                e.1 += c.bytes;
+            }
+        }
+        if phase.per_rank.is_empty() {
+            for o in &phase.ops {
+                let e = self.counted.entry((o.op, "all".to_string())).or_default();
+                e.0 += o.ops;
+                e.1 += o.bytes.get();
+            }
+        }
+        self.hosts = phase
+            .per_host()
+            .iter()
+            .map(|h| HostRow {
+                host: h.host.clone(),
+                ranks: h.ranks.len(),
+                workers: h.workers,
+                ops: h.ops,
+                bytes: h.bytes.get(),
+                iops: h.iops.get(),
+                bytes_per_sec: h.bandwidth.get(),
+            })
+            .collect();
+        self.latency = phase
+            .ops
+            .iter()
+            .filter(|o| o.latency.count > 0)
+            .map(|o| OpLatency {
+                op: o.op.name().to_string(),
+                mean: o.latency.mean / 1e9,
+                quantiles: [
+                    ("0.5", o.latency.p50),
+                    ("0.9", o.latency.p90),
+                    ("0.99", o.latency.p99),
+                    ("0.999", o.latency.p99_9),
+                ]
+                .iter()
+                .map(|(q, n)| (q.to_string(), n.as_secs_f64()))
+                .collect(),
+            })
+            .collect();
+        if self.current.as_ref().is_some_and(|c| c.name == phase.name) {
+            self.current = None;
+        }
+        self.update_eta();
+    }
+
+    /// Remaining seconds: the estimates of phases not yet done, scaled by how the done
+    /// phases compared with theirs, minus what the current phase has run.
+    fn update_eta(&mut self) {
+        let (mut took, mut estimated) = (0.0, 0.0);
+        for p in &self.phases {
+            if let (Some(t), Some(e)) = (p.took_secs, p.estimate_secs) {
+                took += t;
+                estimated += e;
+            }
+        }
+        let correction = if estimated > 0.0 {
+            took / estimated
+        } else {
+            1.0
+        };
+        let mut remaining = 0.0;
+        for p in self.phases.iter().filter(|p| p.took_secs.is_none()) {
+            let Some(e) = p.estimate_secs else {
+                self.eta_secs = None;
+                return;
+            };
+            let mut left = e * correction;
+            if let Some(c) = self.current.as_ref().filter(|c| c.name == p.name) {
+                left = (left - c.elapsed_secs).max(0.0);
+            }
+            remaining += left;
+        }
+        self.eta_secs = Some(remaining);
+    }
+
+    /// Index (1-based) of the current or next phase and the number planned.
+    pub fn position(&self) -> (usize, usize) {
+        let done = self.phases.iter().filter(|p| p.took_secs.is_some()).count();
+        ((done + 1).min(self.phases.len().max(1)), self.phases.len())
+    }
+}
+
+#[cfg(test)]
+#[path = "state_tests.rs"]
+mod tests;

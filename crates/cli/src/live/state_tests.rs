@@ -1,0 +1,99 @@
+use iolab_core::LatencyHistogram;
+use iolab_core::result::{OpCount, OpResult, PhaseKind, RankSummary};
+
+use super::*;
+
+fn phase(name: &str, secs: u64, per_host: &[(&str, u64)]) -> PhaseResult {
+    let mut p: PhaseResult = serde_json::from_value(serde_json::json!({
+        "name": name, "kind": "data", "params": {}, "repetition": 0, "spec": null,
+        "started_at_ms": 0, "ranks": per_host.len(), "workers": per_host.len(),
+        "elapsed": secs * 1_000_000_000, "first_done": secs * 1_000_000_000, "ops": [],
+        "timeline": {"interval": 1_000_000_000, "series": []},
+        "cpu": {"user": 0, "system": 0, "wall": 0, "cpus": 1},
+        "per_rank": [], "errors": [], "error_count": 0, "verify_failures": 0,
+        "extra": {}, "warnings": [], "interrupted": false, "telemetry": null
+    }))
+    .unwrap();
+    p.kind = PhaseKind::Data;
+    let total: u64 = per_host.iter().map(|(_, n)| n).sum();
+    let mut h = LatencyHistogram::new();
+    h.record_n(100_000, total);
+    let c = OpCount {
+        ops: total,
+        bytes: total * 4096,
+    };
+    p.ops = vec![OpResult::new(
+        OpKind::Read,
+        c,
+        c,
+        p.elapsed,
+        p.elapsed,
+        0,
+        h,
+    )];
+    for (rank, (host, n)) in per_host.iter().enumerate() {
+        let mut r: RankSummary = serde_json::from_value(serde_json::json!({
+            "rank": rank, "host": host, "threads": 1, "elapsed": secs * 1_000_000_000,
+            "first_done": 0, "ops": {}, "cpu": {"user": 0, "system": 0, "wall": 0, "cpus": 1},
+            "errors": 0, "cpu_set": []
+        }))
+        .unwrap();
+        r.ops.insert(
+            OpKind::Read,
+            OpCount {
+                ops: *n,
+                bytes: n * 4096,
+            },
+        );
+        p.per_rank.push(r);
+    }
+    p
+}
+
+#[test]
+fn ticks_make_per_second_samples_and_rates() {
+    let mut s = LiveState::default();
+    s.tick("read", Nanos::from_millis(100), 100, 409_600, 0, 2);
+    s.tick("read", Nanos::from_millis(1100), 1100, 4_505_600, 0, 2);
+    s.tick("read", Nanos::from_millis(1500), 1500, 6_144_000, 1, 2);
+    let c = s.current.as_ref().unwrap();
+    // One sample for the first tick of the phase, one after a second.
+    assert_eq!(c.samples.len(), 2);
+    assert!((c.samples[1].iops - 1000.0).abs() < 1e-6, "{:?}", c.samples);
+    assert_eq!((c.workers_done, c.workers), (1, 2));
+    assert!((c.iops_mean - 1000.0).abs() < 1e-6);
+    assert_eq!(s.phases.len(), 1);
+}
+
+#[test]
+fn finished_phases_count_by_op_and_host_and_correct_the_eta() {
+    let mut s = LiveState {
+        phases: ["w", "r"]
+            .iter()
+            .map(|n| PlannedPhase {
+                name: n.to_string(),
+                estimate_secs: Some(10.0),
+                ..PlannedPhase::default()
+            })
+            .collect(),
+        ..LiveState::default()
+    };
+    s.tick("w", Nanos::from_secs(1), 10, 40_960, 0, 2);
+    assert_eq!(s.eta_secs, Some(19.0));
+    s.phase_done(&phase("w", 20, &[("node1", 300), ("node2", 200)]));
+    // The first phase took twice its estimate: the second should too.
+    assert_eq!(s.eta_secs, Some(20.0));
+    assert_eq!(s.position(), (2, 2));
+    assert_eq!(
+        s.counted[&(OpKind::Read, "node1".to_string())],
+        (300, 300 * 4096)
+    );
+    assert_eq!(
+        s.counted[&(OpKind::Read, "node2".to_string())],
+        (200, 200 * 4096)
+    );
+    assert_eq!(s.hosts.len(), 2);
+    assert!(s.current.is_none());
+    assert_eq!(s.phases[0].headline, ["read 100 KiB/s"]);
+    assert_eq!(s.latency[0].op, "read");
+}

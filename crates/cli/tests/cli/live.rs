@@ -1,0 +1,251 @@
+//! `--serve`: the live page, `/metrics` and `/api/status` while a run lasts. A real
+//! headless Chromium loads the page during a null-backend run and sees its figures; the
+//! metrics parse as Prometheus text and their final counters equal the stored result.
+
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::TcpStream;
+use std::process::{Child, Command, Stdio};
+use std::sync::mpsc;
+use std::time::{Duration, Instant};
+
+use serde_json::Value;
+
+use crate::common::{iolab, path, run};
+
+/// A run with --serve on any free port, and the address it printed.
+fn serving(extra: &[&str]) -> (Child, String) {
+    let mut child = iolab()
+        .args([
+            "run",
+            "--backend",
+            "null",
+            "--serve",
+            "--serve-linger",
+            "4s",
+            "-Q",
+        ])
+        .args(extra)
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("iolab starts");
+    let stderr = child.stderr.take().unwrap();
+    let (tx, rx) = mpsc::channel();
+    std::thread::spawn(move || {
+        for line in BufReader::new(stderr).lines().map_while(Result::ok) {
+            if let Some(rest) = line.split("live page at http://").nth(1) {
+                let _ = tx.send(
+                    rest.trim_end_matches(|c| c != '/')
+                        .trim_end_matches('/')
+                        .split('/')
+                        .next()
+                        .unwrap_or_default()
+                        .to_string(),
+                );
+            }
+        }
+    });
+    let addr = rx
+        .recv_timeout(Duration::from_secs(30))
+        .expect("the address is printed");
+    (child, addr)
+}
+
+/// (status code, body) of one request.
+fn http(addr: &str, method: &str, path: &str) -> (u16, String) {
+    let mut s = TcpStream::connect(addr).expect("the server answers");
+    s.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
+    write!(
+        s,
+        "{method} {path} HTTP/1.1\r\nHost: {addr}\r\nConnection: close\r\n\r\n"
+    )
+    .unwrap();
+    let mut text = String::new();
+    s.read_to_string(&mut text).unwrap();
+    let code = text
+        .split_whitespace()
+        .nth(1)
+        .and_then(|c| c.parse().ok())
+        .unwrap_or(0);
+    let body = text
+        .split_once("\r\n\r\n")
+        .map(|(_, b)| b.to_string())
+        .unwrap_or_default();
+    (code, body)
+}
+
+fn status(addr: &str) -> Value {
+    serde_json::from_str(&http(addr, "GET", "/api/status").1).expect("JSON status")
+}
+
+#[test]
+fn status_and_metrics_follow_the_run_and_end_equal_to_the_stored_result() {
+    let dir = tempfile::tempdir().unwrap();
+    let json = dir.path().join("r.json");
+    let (mut child, addr) = serving(&["--runtime", "3s", "--json", path(&json)]);
+    std::thread::sleep(Duration::from_millis(1500));
+    let a = status(&addr);
+    std::thread::sleep(Duration::from_millis(1100));
+    let b = status(&addr);
+    assert_eq!(a["status"], "running", "{a}");
+    let ops = |v: &Value| v["current"]["ops"].as_u64().unwrap_or(0);
+    assert!(ops(&b) > ops(&a) && ops(&a) > 0, "{a}\n{b}");
+    assert!(b["current"]["iops_now"].as_f64().unwrap() > 0.0, "{b}");
+    assert_eq!(http(&addr, "GET", "/nope").0, 404);
+    assert_eq!(http(&addr, "POST", "/api/status").0, 405);
+    // After the run, during --serve-linger: the final counters.
+    let start = Instant::now();
+    while status(&addr)["status"] == "running" {
+        assert!(
+            start.elapsed() < Duration::from_secs(30),
+            "the run did not end"
+        );
+        std::thread::sleep(Duration::from_millis(200));
+    }
+    let (code, text) = http(&addr, "GET", "/metrics");
+    assert_eq!(code, 200);
+    let lines = text.lines().map(|l| Ok(l.to_string()));
+    let scrape = prometheus_parse::Scrape::parse(lines).expect("Prometheus text");
+    let counted = |name: &str| -> f64 {
+        scrape
+            .samples
+            .iter()
+            .filter(|s| s.metric == name && s.labels.get("op") == Some("read"))
+            .map(|s| match s.value {
+                prometheus_parse::Value::Counter(v) | prometheus_parse::Value::Untyped(v) => v,
+                _ => 0.0,
+            })
+            .sum()
+    };
+    assert!(child.wait().unwrap().success());
+    let stored: Value = serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    let read = stored["phases"][0]["ops"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|o| o["op"] == "read")
+        .unwrap()
+        .clone();
+    assert_eq!(
+        counted("iolab_operations_total"),
+        read["ops"].as_f64().unwrap()
+    );
+    assert_eq!(
+        counted("iolab_bytes_total"),
+        read["bytes"].as_f64().unwrap()
+    );
+    let sample = scrape
+        .samples
+        .iter()
+        .find(|s| s.metric == "iolab_operations_total")
+        .unwrap();
+    assert_eq!(sample.labels.get("command"), Some("run"));
+}
+
+#[test]
+fn chromium_sees_the_live_figures_change() {
+    let Some(chromium) = ["chromium", "chromium-browser"].iter().find(|c| {
+        Command::new("sh")
+            .args(["-c", &format!("command -v {c}")])
+            .output()
+            .is_ok_and(|o| o.status.success())
+    }) else {
+        eprintln!(
+            "SKIPPED chromium_sees_the_live_figures_change: no chromium on PATH (scripts/test.sh installs it)"
+        );
+        return;
+    };
+    let (mut child, addr) = serving(&["--runtime", "12s"]);
+    let dump = || {
+        let profile = tempfile::tempdir().unwrap();
+        let out = Command::new(chromium)
+            .args([
+                "--headless",
+                "--no-sandbox",
+                "--disable-gpu",
+                "--no-first-run",
+                "--dump-dom",
+                "--virtual-time-budget=2500",
+            ])
+            .arg(format!("--user-data-dir={}", profile.path().display()))
+            .arg(format!("http://{addr}/"))
+            .stderr(Stdio::null())
+            .output()
+            .expect("chromium runs");
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    };
+    let text_of = |dom: &str, id: &str| -> String {
+        let Some(at) = dom.find(&format!("id=\"{id}\"")) else {
+            return String::new();
+        };
+        let rest = &dom[at..];
+        let start = rest.find('>').map_or(rest.len(), |i| i + 1);
+        rest[start..]
+            .split('<')
+            .next()
+            .unwrap_or_default()
+            .to_string()
+    };
+    let first = dump();
+    std::thread::sleep(Duration::from_secs(2));
+    let second = dump();
+    let _ = child.kill();
+    let _ = child.wait();
+    assert_eq!(text_of(&first, "status"), "running", "{first}");
+    assert!(
+        text_of(&first, "phase").starts_with("randread")
+            || text_of(&first, "phase").starts_with("read"),
+        "{}",
+        text_of(&first, "phase")
+    );
+    let avg = text_of(&first, "avg");
+    assert!(!avg.is_empty() && avg != "–", "{first}");
+    assert_eq!(
+        text_of(&first, "eta").chars().last(),
+        Some('s'),
+        "the run's ETA: {first}"
+    );
+    assert_ne!(text_of(&first, "elapsed"), text_of(&second, "elapsed"));
+    assert!(
+        second.contains("<svg id=\"chart\"") && second.contains("<polyline"),
+        "no chart drawn"
+    );
+}
+
+#[test]
+fn a_port_in_use_is_refused_before_the_run() {
+    let taken = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let addr = taken.local_addr().unwrap().to_string();
+    let r = run(&[
+        "run",
+        "--backend",
+        "null",
+        "--runtime",
+        "1s",
+        "--serve",
+        &addr,
+    ])
+    .expect(2);
+    assert!(
+        r.error_line()
+            .contains(&format!("--serve {addr}: cannot listen on {addr}")),
+        "{}",
+        r.stderr
+    );
+    let r = run(&[
+        "run",
+        "--backend",
+        "null",
+        "--runtime",
+        "1s",
+        "--serve",
+        "not an address",
+    ])
+    .expect(2);
+    assert!(
+        r.error_line()
+            .contains("--serve not an address: not an address"),
+        "{}",
+        r.stderr
+    );
+}
