@@ -1,0 +1,66 @@
+#!/usr/bin/env python3
+"""`iolab fio` against fio on the same command lines: the reference studies' fio jobs at
+a small scale (S3's randrw 90/70 with io_uring QD8 and 8 jobs, direct; S5's psync QD1
+direct sequential write at 128k and random write at 4k), each run by fio and by
+`iolab fio` alternately, REPEAT times, both with --output-format=json (the same parser
+reads both). Prints medians and iolab/fio ratios of IOPS and mean latency.
+
+Usage: bench/fio_jobs.py [--dir DIR] [--repeat N] [--runtime S]
+Needs: fio on PATH (Debian's package), a release build of iolab (built if missing).
+"""
+
+import argparse
+import json
+import os
+import statistics
+import subprocess
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+IOLAB = os.path.join(ROOT, "target", "release", "iolab")
+
+
+def jobs(rt):
+    s3 = ["--ioengine=io_uring", "--rw=randrw", "--bs=4k", "--direct=1", "--thread", "--iodepth=8",
+          "--numjobs=8", "--time_based", f"--runtime={rt}", "--size=64m", "--group_reporting"]
+    yield "S3 randrw 90/10 4k QD8 x8 direct", ["--name=s3-90", "--rwmixread=90", *s3]
+    yield "S3 randrw 70/30 4k QD8 x8 direct", ["--name=s3-70", "--rwmixread=70", *s3]
+    s5 = ["--ioengine=psync", "--iodepth=1", "--direct=1", "--numjobs=1", "--time_based", f"--runtime={rt}",
+          "--size=256m"]
+    yield "S5 seq write 128k psync direct", ["--name=s5-seq", "--rw=write", "--bs=128k", *s5]
+    yield "S5 rand write 4k psync direct", ["--name=s5-rand", "--rw=randwrite", "--bs=4k", *s5]
+
+
+def figures(cmd):
+    out = subprocess.run(cmd, check=True, capture_output=True, text=True).stdout
+    job = json.loads(out)["jobs"][0]
+    iops = job["read"]["iops"] + job["write"]["iops"]
+    ios = job["read"]["total_ios"] + job["write"]["total_ios"]
+    lat = (job["read"]["lat_ns"]["mean"] * job["read"]["total_ios"]
+           + job["write"]["lat_ns"]["mean"] * job["write"]["total_ios"]) / max(ios, 1) / 1000.0
+    return iops, lat
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--dir", default="/var/tmp")
+    ap.add_argument("--repeat", type=int, default=3)
+    ap.add_argument("--runtime", type=int, default=5)
+    a = ap.parse_args()
+    if not os.path.exists(IOLAB):
+        subprocess.run(["cargo", "build", "--release", "--locked"], cwd=ROOT, check=True)
+    d = f"--directory={a.dir}"
+    print(f"{'job':36} {'fio IOPS':>10} {'iolab IOPS':>11} {'ratio':>6} {'fio lat us':>10} {'iolab lat us':>12}")
+    for name, args in jobs(a.runtime):
+        f, i = [], []
+        for r in range(a.repeat):
+            order = ["fio", "iolab"] if r % 2 == 0 else ["iolab", "fio"]
+            for tool in order:
+                cmd = (["fio"] if tool == "fio" else [IOLAB, "fio", "--no-store"]) + ["--output-format=json", d, *args]
+                (f if tool == "fio" else i).append(figures(cmd))
+        fi, ii = statistics.median(x[0] for x in f), statistics.median(x[0] for x in i)
+        fl, il = statistics.median(x[1] for x in f), statistics.median(x[1] for x in i)
+        print(f"{name:36} {fi:10,.0f} {ii:11,.0f} {ii / fi:6.3f} {fl:10.1f} {il:12.1f}")
+
+
+if __name__ == "__main__":
+    main()
