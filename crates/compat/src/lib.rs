@@ -7,6 +7,9 @@
 
 #![forbid(unsafe_code)]
 
+pub mod args;
 pub mod beegfs;
 pub mod fio;
 pub mod io500;
+pub mod ior;
+pub mod mdtest;
