@@ -1,10 +1,14 @@
-//! Guarding block devices before iolab writes to them: [`inspect_device`] reports a
-//! device's size, any file system or volume signature on it ([`detect_signature`]) and
-//! whether it (or a partition of it) is mounted, used as swap or held by LVM/RAID.
+//! Guarding block devices and image files before iolab writes to them: [`inspect_device`]
+//! reports a device's size, every signature util-linux's libblkid finds anywhere on it
+//! ([`probe_signatures`], through `wipefs --no-act`), whether it (or a partition of it)
+//! is mounted, used as swap or held by LVM/RAID/a loop device, and whether an image file
+//! holds data iolab did not write.
 
 use std::fs;
 use std::os::unix::fs::{FileTypeExt, MetadataExt};
 use std::path::{Path, PathBuf};
+
+use iolab_core::units::ByteCount;
 
 use crate::error::BackendError;
 use crate::files::{DataFile, OpenSpec};
@@ -15,16 +19,64 @@ pub struct DeviceCheck {
     pub path: PathBuf,
     pub size: u64,
     pub is_block_device: bool,
-    /// The kind of data found at the start ("ext4 file system", "LVM2 physical volume").
-    pub signature: Option<String>,
-    /// Why the device is busy ("mounted at /home", "active swap", "held by dm-0").
+    /// Every file system, volume or partition-table signature util-linux's libblkid
+    /// finds anywhere on it (the end included: md 0.90/1.0, backup GPT, ZFS labels).
+    pub signatures: Vec<Signature>,
+    /// Why the device is busy ("mounted at /home", "active swap", "held by dm-0",
+    /// "backs /dev/loop3").
     pub in_use: Option<String>,
+    /// A regular file only: where its first non-zero byte is, unless iolab wrote it.
+    pub data_at: Option<u64>,
 }
 
-/// Bytes read from the start of a device to look for signatures.
-const PROBE_BYTES: usize = 256 * 1024;
+/// One signature libblkid reported.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Signature {
+    /// libblkid's name for it ("ext4", "linux_raid_member", "gpt", "zfs_member").
+    pub kind: String,
+    /// Byte offset of the signature on the device.
+    pub offset: u64,
+}
 
-/// Looks at `path` (a block device, or an image file standing in for one).
+impl DeviceCheck {
+    /// What on the device makes writing it destroy something, if anything: everything
+    /// found, with where it was found, for the refusal message.
+    /// (A device in use, [`DeviceCheck::in_use`], is refused apart from this.)
+    pub fn holds(&self) -> Option<String> {
+        let mut what = Vec::new();
+        for s in &self.signatures {
+            what.push(format!(
+                "a {} signature at byte {} ({})",
+                s.kind,
+                s.offset,
+                self.where_on_device(s.offset)
+            ));
+        }
+        if let Some(at) = self.data_at {
+            what.push(format!(
+                "data (a non-zero byte at offset {at}; iolab writes a regular file only if it is empty, all zeros or an image iolab wrote)"
+            ));
+        }
+        (!what.is_empty()).then(|| what.join(", "))
+    }
+
+    fn where_on_device(&self, offset: u64) -> String {
+        let from_end = self.size.saturating_sub(offset);
+        if offset < self.size / 2 {
+            format!("{} from the start", ByteCount(offset))
+        } else {
+            format!("{} before the end", ByteCount(from_end))
+        }
+    }
+}
+
+/// The extended attribute iolab sets on a regular file it wrote as a device image, so a
+/// later run may write it again without --allow-destroy.
+const IMAGE_XATTR: &std::ffi::CStr = c"user.iolab.image";
+
+/// Looks at `path` (a block device, or an image file standing in for one): its size,
+/// whether it is busy, every signature libblkid finds on it and, for a regular file,
+/// whether it holds any data iolab did not write.
 pub fn inspect_device(path: &Path) -> Result<DeviceCheck, BackendError> {
     let meta = fs::metadata(path).map_err(|source| BackendError::Open {
         path: path.to_path_buf(),
@@ -40,70 +92,150 @@ pub fn inspect_device(path: &Path) -> Result<DeviceCheck, BackendError> {
     let in_use = if is_block_device {
         device_in_use(path, meta.rdev())
     } else {
-        None
+        loop_backing(path)
     };
     let file = DataFile::open(path, OpenSpec::default())?;
     let size = file.len()?;
-    let mut head = vec![0u8; (size as usize).min(PROBE_BYTES)];
-    if !head.is_empty() {
-        file.read_exact_at(&mut head, 0)?;
-    }
-    let signature = detect_signature(&head).map(str::to_string);
+    let signatures = probe_signatures(path)?;
+    let data_at = if is_block_device || marked_as_image(path) {
+        None
+    } else {
+        first_data(path)?
+    };
     Ok(DeviceCheck {
         path: path.to_path_buf(),
         size,
         is_block_device,
-        signature,
+        signatures,
         in_use,
+        data_at,
     })
 }
 
-fn at(head: &[u8], offset: usize, magic: &[u8]) -> bool {
-    head.len() >= offset + magic.len() && &head[offset..offset + magic.len()] == magic
+/// Marks a regular file iolab is about to write as one of its images (best effort: a
+/// file system without user xattrs only means the next run asks for --allow-destroy).
+pub fn mark_as_image(path: &Path) {
+    let Ok(c) = std::ffi::CString::new(path.as_os_str().as_encoded_bytes()) else {
+        return;
+    };
+    // SAFETY: both strings are NUL-terminated and the value is a valid buffer.
+    unsafe {
+        libc::setxattr(c.as_ptr(), IMAGE_XATTR.as_ptr(), b"1".as_ptr().cast(), 1, 0);
+    }
 }
 
-/// Names the file system, volume manager or partition table whose signature starts
-/// `head` (the first bytes of a device), if any.
-pub fn detect_signature(head: &[u8]) -> Option<&'static str> {
-    const CHECKS: &[(usize, &[u8], &str)] = &[
-        (0, b"XFSB", "xfs file system"),
-        (0x438, &[0x53, 0xEF], "ext2/3/4 file system"),
-        (0x10040, b"_BHRfS_M", "btrfs file system"),
-        (0, b"LUKS\xba\xbe", "LUKS encrypted volume"),
-        (0, b"bluestore block device", "Ceph BlueStore device"),
-        (0, b"hsqs", "squashfs file system"),
-        (0x400, &[0x10, 0x20, 0xF5, 0xF2], "f2fs file system"),
-        (3, b"NTFS    ", "NTFS file system"),
-        (0x52, b"FAT32", "FAT32 file system"),
-        (0x36, b"FAT1", "FAT file system"),
-        (0x8001, b"CD001", "ISO 9660 file system"),
-        (0, &[0xFC, 0x4E, 0x2B, 0xA9], "Linux RAID (md) member"),
-        (4096, &[0xFC, 0x4E, 0x2B, 0xA9], "Linux RAID (md) member"),
-        (
-            4096 + 24,
-            &[0xC6, 0x85, 0x73, 0xF6, 0x4E, 0x1A, 0x45, 0xCA],
-            "bcache device",
-        ),
-        (128 * 1024, &[0x0C, 0xB1, 0xBA, 0x00], "ZFS pool member"),
-        (512, b"EFI PART", "GPT partition table"),
-    ];
-    for (offset, magic, name) in CHECKS {
-        if at(head, *offset, magic) {
-            return Some(name);
-        }
+fn marked_as_image(path: &Path) -> bool {
+    let Ok(c) = std::ffi::CString::new(path.as_os_str().as_encoded_bytes()) else {
+        return false;
+    };
+    let mut value = [0u8; 1];
+    // SAFETY: both strings are NUL-terminated and `value` is a writable buffer of its length.
+    let n = unsafe {
+        libc::getxattr(
+            c.as_ptr(),
+            IMAGE_XATTR.as_ptr(),
+            value.as_mut_ptr().cast(),
+            value.len(),
+        )
+    };
+    n == 1 && value[0] == b'1'
+}
+
+/// Every signature util-linux's libblkid finds on `path`, through `wipefs --no-act`
+/// (it probes the whole device, end included, and never writes with --no-act).
+pub fn probe_signatures(path: &Path) -> Result<Vec<Signature>, BackendError> {
+    let failed = |why: String| BackendError::Probe {
+        path: path.to_path_buf(),
+        why,
+    };
+    let out = std::process::Command::new("wipefs")
+        .args(["--no-act", "--json", "--"])
+        .arg(path)
+        .stdin(std::process::Stdio::null())
+        .output()
+        .map_err(|e| {
+            failed(format!(
+                "cannot run wipefs ({e}); install util-linux, which probes signatures with libblkid"
+            ))
+        })?;
+    if !out.status.success() {
+        let err = String::from_utf8_lossy(&out.stderr);
+        return Err(failed(format!("wipefs failed: {}", err.trim())));
     }
-    for page in [4096usize, 8192, 16384, 65536] {
-        if at(head, page - 10, b"SWAPSPACE2") || at(head, page - 10, b"SWAP-SPACE") {
-            return Some("swap area");
-        }
+    parse_wipefs(&String::from_utf8_lossy(&out.stdout)).map_err(failed)
+}
+
+/// Reads `wipefs --json`'s output: `{"signatures": [{"offset": "0x438", "type": "ext4"}]}`
+/// (an empty output means nothing found).
+fn parse_wipefs(text: &str) -> Result<Vec<Signature>, String> {
+    if text.trim().is_empty() {
+        return Ok(Vec::new());
     }
-    for sector in 0..4 {
-        if at(head, sector * 512, b"LABELONE") {
-            return Some("LVM2 physical volume");
+    let value: serde_json::Value =
+        serde_json::from_str(text).map_err(|e| format!("unreadable wipefs output: {e}"))?;
+    let Some(list) = value.get("signatures").and_then(|s| s.as_array()) else {
+        return Err("wipefs output has no \"signatures\" list".into());
+    };
+    list.iter()
+        .map(|s| {
+            let kind = s.get("type").and_then(|t| t.as_str()).unwrap_or("unknown");
+            let offset = s.get("offset").and_then(|o| o.as_str()).unwrap_or("");
+            let offset = u64::from_str_radix(offset.trim_start_matches("0x"), 16)
+                .map_err(|_| format!("wipefs reported an unreadable offset {offset:?}"))?;
+            Ok(Signature {
+                kind: kind.to_string(),
+                offset,
+            })
+        })
+        .collect()
+}
+
+/// The offset of the first non-zero byte of a regular file, skipping holes.
+fn first_data(path: &Path) -> Result<Option<u64>, BackendError> {
+    use std::os::unix::fs::FileExt;
+    use std::os::unix::io::AsRawFd;
+    let io = |source| BackendError::File {
+        op: "reading",
+        path: path.to_path_buf(),
+        source,
+    };
+    let file = fs::File::open(path).map_err(io)?;
+    let size = file.metadata().map_err(io)?.len();
+    let mut buf = vec![0u8; 1 << 20];
+    let mut pos = 0u64;
+    while pos < size {
+        // SAFETY: a plain lseek on a file descriptor we own.
+        let data = unsafe { libc::lseek(file.as_raw_fd(), pos as libc::off_t, libc::SEEK_DATA) };
+        if data < 0 {
+            // ENXIO: only a hole from here to the end.
+            break;
         }
+        pos = data as u64;
+        let n = file.read_at(&mut buf, pos).map_err(io)?;
+        if n == 0 {
+            break;
+        }
+        if let Some(i) = buf[..n].iter().position(|&b| b != 0) {
+            return Ok(Some(pos + i as u64));
+        }
+        pos += n as u64;
     }
-    if at(head, 510, &[0x55, 0xAA]) {
-        return Some("DOS partition table or boot sector");
+    Ok(None)
+}
+
+/// A loop device this image file backs, if any.
+fn loop_backing(path: &Path) -> Option<String> {
+    let entries = fs::read_dir("/sys/block").ok()?;
+    for e in entries.flatten() {
+        let name = e.file_name().to_string_lossy().into_owned();
+        if !name.starts_with("loop") {
+            continue;
+        }
+        if let Ok(backing) = fs::read_to_string(e.path().join("loop/backing_file"))
+            && Path::new(backing.trim()) == path
+        {
+            return Some(format!("backs /dev/{name}"));
+        }
     }
     None
 }
@@ -169,61 +301,68 @@ fn device_in_use(path: &Path, rdev: u64) -> Option<String> {
 mod tests {
     use super::*;
 
-    fn with(offset: usize, magic: &[u8]) -> Vec<u8> {
-        let mut v = vec![0u8; PROBE_BYTES];
-        v[offset..offset + magic.len()].copy_from_slice(magic);
-        v
+    #[test]
+    fn reads_wipefs_output() {
+        let text = r#"{
+   "signatures": [
+      {"device": "md.img", "offset": "0xffe000", "type": "linux_raid_member", "uuid": "x", "label": null},
+      {"device": "md.img", "offset": "0x438", "type": "ext4", "uuid": null, "label": null}
+   ]
+}"#;
+        assert_eq!(
+            parse_wipefs(text).unwrap(),
+            vec![
+                Signature {
+                    kind: "linux_raid_member".into(),
+                    offset: 0xffe000
+                },
+                Signature {
+                    kind: "ext4".into(),
+                    offset: 0x438
+                }
+            ]
+        );
+        assert_eq!(parse_wipefs("").unwrap(), vec![]);
+        assert_eq!(parse_wipefs("{\"signatures\": [\n\n]}").unwrap(), vec![]);
+        assert!(parse_wipefs("garbage").unwrap_err().contains("unreadable"));
     }
 
     #[test]
-    fn recognises_common_signatures() {
+    fn names_where_a_signature_sits() {
+        let check = DeviceCheck {
+            path: "/dev/x".into(),
+            size: 16 << 20,
+            is_block_device: true,
+            signatures: vec![Signature {
+                kind: "linux_raid_member".into(),
+                offset: (16 << 20) - 8192,
+            }],
+            in_use: None,
+            data_at: None,
+        };
         assert_eq!(
-            detect_signature(&with(0x438, &[0x53, 0xEF])),
-            Some("ext2/3/4 file system")
-        );
-        assert_eq!(detect_signature(&with(0, b"XFSB")), Some("xfs file system"));
-        assert_eq!(
-            detect_signature(&with(0x10040, b"_BHRfS_M")),
-            Some("btrfs file system")
-        );
-        assert_eq!(
-            detect_signature(&with(4086, b"SWAPSPACE2")),
-            Some("swap area")
-        );
-        assert_eq!(
-            detect_signature(&with(512, b"LABELONE")),
-            Some("LVM2 physical volume")
-        );
-        assert_eq!(
-            detect_signature(&with(512, b"EFI PART")),
-            Some("GPT partition table")
-        );
-        assert_eq!(
-            detect_signature(&with(131072, &[0x0C, 0xB1, 0xBA, 0x00])),
-            Some("ZFS pool member")
+            check.holds().unwrap(),
+            "a linux_raid_member signature at byte 16769024 (8KiB before the end)"
         );
     }
 
     #[test]
-    fn zeros_and_random_data_carry_no_signature() {
-        assert_eq!(detect_signature(&vec![0u8; PROBE_BYTES]), None);
-        let mut r = vec![0u8; PROBE_BYTES];
-        iolab_core::rng::Rng::new(9).fill(&mut r);
-        // Random data could match a 2-byte magic by chance; this seed does not.
-        assert_eq!(detect_signature(&r), None);
-        assert_eq!(detect_signature(&[]), None);
-    }
-
-    #[test]
-    fn inspects_an_image_file() {
+    fn an_image_with_data_is_found_and_a_sparse_one_is_not() {
         let dir = tempfile::tempdir().unwrap();
         let img = dir.path().join("disk.img");
-        fs::write(&img, with(0x438, &[0x53, 0xEF])).unwrap();
+        let f = fs::File::create(&img).unwrap();
+        f.set_len(8 << 20).unwrap();
+        assert_eq!(first_data(&img).unwrap(), None);
+        use std::os::unix::fs::FileExt;
+        f.write_at(b"hello", 5 << 20).unwrap();
+        assert_eq!(first_data(&img).unwrap(), Some(5 << 20));
         let c = inspect_device(&img).unwrap();
-        assert_eq!(c.size, PROBE_BYTES as u64);
+        assert_eq!(c.data_at, Some(5 << 20));
         assert!(!c.is_block_device);
-        assert_eq!(c.signature.as_deref(), Some("ext2/3/4 file system"));
-        assert_eq!(c.in_use, None);
+        mark_as_image(&img);
+        if marked_as_image(&img) {
+            assert_eq!(inspect_device(&img).unwrap().data_at, None);
+        }
     }
 
     #[test]

@@ -53,6 +53,9 @@ pub enum BackendError {
         hint: &'static str,
     },
 
+    #[error("cannot look for signatures on {path}: {why}")]
+    Probe { path: PathBuf, why: String },
+
     #[error("io_uring is not available here ({reason}); use --backend psync")]
     UringUnavailable { reason: String },
 

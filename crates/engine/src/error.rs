@@ -60,6 +60,11 @@ pub enum EngineError {
     )]
     DeviceRefused { path: PathBuf, what: String },
 
+    #[error(
+        "refusing to write to {path}: it holds data in use ({why}); stop using it first (--allow-destroy does not override this)"
+    )]
+    DeviceBusy { path: PathBuf, why: String },
+
     #[error("{path} is {actual} but the workload needs {need}; use a smaller --size")]
     DeviceTooSmall {
         path: PathBuf,

@@ -5,7 +5,7 @@
 
 use std::path::{Path, PathBuf};
 
-use iolab_backend::device::{DeviceCheck, inspect_device};
+use iolab_backend::device::{DeviceCheck, inspect_device, mark_as_image};
 use iolab_comm::{Comm, CommExt};
 use iolab_core::spec::{BackendKind, TargetSpec};
 
@@ -114,6 +114,28 @@ pub fn agree_or_undo<T>(
     }
 }
 
+/// Refuses to write a device or image that is in use (mounted, swap, held, backing a
+/// loop device: never, whatever the flags) or that holds a signature or data (unless
+/// `allow_destroy`); marks an image file iolab may write as its own.
+pub fn guard_device(check: &DeviceCheck, allow_destroy: bool) -> Result<(), EngineError> {
+    if let Some(why) = &check.in_use {
+        return Err(EngineError::DeviceBusy {
+            path: check.path.clone(),
+            why: why.clone(),
+        });
+    }
+    if !allow_destroy && let Some(what) = check.holds() {
+        return Err(EngineError::DeviceRefused {
+            path: check.path.clone(),
+            what,
+        });
+    }
+    if !check.is_block_device {
+        mark_as_image(&check.path);
+    }
+    Ok(())
+}
+
 /// Prepares the target of a workload on every rank. `writes`: whether anything will be
 /// written (a device holding data is refused then, unless allowed).
 pub fn prepare_target(
@@ -130,18 +152,8 @@ pub fn prepare_target(
         let checked = inspect_device(&dev)
             .map_err(EngineError::from)
             .and_then(|check| {
-                if writes && !spec.allow_destroy {
-                    let what = match (&check.in_use, &check.signature) {
-                        (Some(u), _) => Some(format!("data in use ({u})")),
-                        (None, Some(s)) => Some(format!("a {s}")),
-                        (None, None) => None,
-                    };
-                    if let Some(what) = what {
-                        return Err(EngineError::DeviceRefused {
-                            path: dev.clone(),
-                            what,
-                        });
-                    }
+                if writes {
+                    guard_device(&check, spec.allow_destroy)?;
                 }
                 Ok(PreparedTarget::Device { check })
             });
@@ -208,11 +220,11 @@ mod tests {
     }
 
     #[test]
-    fn a_device_with_a_file_system_is_refused_for_writes() {
+    fn an_image_holding_data_is_refused_for_writes() {
         let dir = tempfile::tempdir().unwrap();
         let img = dir.path().join("disk.img");
         let mut data = vec![0u8; 1 << 20];
-        data[0..4].copy_from_slice(b"XFSB");
+        data[4096..4100].copy_from_slice(b"mine");
         std::fs::write(&img, &data).unwrap();
         let spec = TargetSpec {
             device: Some(img.clone()),
@@ -225,10 +237,11 @@ mod tests {
         assert_eq!(
             err,
             format!(
-                "refusing to write to {}: it holds a xfs file system; pass --allow-destroy to overwrite it (its contents will be lost)",
+                "refusing to write to {}: it holds data (a non-zero byte at offset 4096; iolab writes a regular file only if it is empty, all zeros or an image iolab wrote); pass --allow-destroy to overwrite it (its contents will be lost)",
                 img.display()
             )
         );
+        assert_eq!(std::fs::read(&img).unwrap(), data);
         assert!(prepare_target(&comm, &spec, BackendKind::Psync, false).is_ok());
         let allowed = TargetSpec {
             allow_destroy: true,

@@ -11,6 +11,7 @@ mod meta;
 mod mpi;
 mod results;
 mod run;
+mod safety;
 mod study;
 mod targets;
 mod tools;

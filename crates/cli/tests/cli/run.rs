@@ -376,44 +376,6 @@ fn permission_denied_is_one_line_and_exit_2() {
 }
 
 #[test]
-fn a_device_holding_a_file_system_is_refused_without_allow_destroy() {
-    let dir = tempfile::tempdir().unwrap();
-    let img = dir.path().join("disk.img");
-    let mut data = vec![0u8; 4 << 20];
-    data[0x438] = 0x53;
-    data[0x439] = 0xEF;
-    fs::write(&img, &data).unwrap();
-    let r = run(&[
-        "run",
-        "--device",
-        path(&img),
-        "--rw",
-        "write",
-        "--size",
-        "1MiB",
-    ])
-    .expect(2);
-    assert!(
-        error_line(&r).contains("it holds a ext2/3/4 file system; pass --allow-destroy"),
-        "{}",
-        r.stderr
-    );
-    assert_eq!(fs::read(&img).unwrap(), data, "not one byte written");
-    run(&[
-        "run",
-        "--device",
-        path(&img),
-        "--rw",
-        "write",
-        "--size",
-        "1MiB",
-        "--allow-destroy",
-    ])
-    .expect(0);
-    assert_ne!(fs::read(&img).unwrap()[..1 << 20], data[..1 << 20]);
-}
-
-#[test]
 fn too_little_space_is_refused_before_writing() {
     if !can_mount() {
         eprintln!("SKIPPED: cannot mount a small tmpfs here (needs root and mount namespaces)");

@@ -174,38 +174,19 @@ fn prepare_one(
     ))
 }
 
-/// The block-device guard of `iolab run --device`, plus: a regular file is written only
-/// with --allow-destroy (it may be a user's file, not a device image).
+/// The device guard of `iolab run --device`: nothing that holds data is written without
+/// --allow-destroy.
 fn guard(
     entry: &TargetEntry,
     path: &Path,
     opts: PrepareOptions,
 ) -> Result<iolab_backend::device::DeviceCheck, EngineError> {
     let check = inspect_device(path)?;
-    if !opts.writes || opts.allow_destroy {
-        return Ok(check);
+    if opts.writes {
+        iolab_engine::target::guard_device(&check, opts.allow_destroy)
+            .map_err(|e| refuse(entry, e.to_string()))?;
     }
-    if !check.is_block_device {
-        return Err(refuse(
-            entry,
-            format!(
-                "{} is a regular file, not a directory or block device; pass --allow-destroy to write to it as a device image (its contents will be lost)",
-                path.display()
-            ),
-        ));
-    }
-    let what = match (&check.in_use, &check.signature) {
-        (Some(u), _) => Some(format!("data in use ({u})")),
-        (None, Some(s)) => Some(format!("a {s}")),
-        (None, None) => None,
-    };
-    match what {
-        Some(what) => Err(EngineError::DeviceRefused {
-            path: path.to_path_buf(),
-            what,
-        }),
-        None => Ok(check),
-    }
+    Ok(check)
 }
 
 /// Releases a target without keeping anything iolab created.

@@ -332,7 +332,9 @@ fn directories_get_their_own_files_and_a_read_reuses_the_write() {
 fn a_regular_file_is_written_only_when_allowed() {
     let dir = tempfile::tempdir().unwrap();
     let img = dir.path().join("disk.img");
-    std::fs::write(&img, vec![0u8; 256 * 1024]).unwrap();
+    let mut held = vec![0u8; 256 * 1024];
+    held[100] = 1;
+    std::fs::write(&img, &held).unwrap();
     let entries = vec![entry("img", "", img.to_str().unwrap())];
     let comm = SingleProcess::new();
     let opts = PrepareOptions {
@@ -344,7 +346,11 @@ fn a_regular_file_is_written_only_when_allowed() {
         .unwrap_err()
         .to_string();
     assert!(err.starts_with("target img: "), "{err}");
-    assert!(err.contains("is a regular file"), "{err}");
+    assert!(
+        err.contains("it holds data (a non-zero byte at offset 100;"),
+        "{err}"
+    );
+    assert_eq!(std::fs::read(&img).unwrap(), held);
     let missing = vec![entry("x", "", "/nonexistent/iolab-target")];
     let err = prepare_targets(&comm, &missing, opts)
         .unwrap_err()

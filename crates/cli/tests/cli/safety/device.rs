@@ -1,0 +1,208 @@
+//! The device guard: image files with data, signatures anywhere on a device (the end
+//! included), mounted loop devices. Every refused target is checked byte for byte.
+
+use std::fs;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use crate::common::{error_line, path, run};
+
+fn write_run(target: &Path, extra: &[&str]) -> crate::common::Ran {
+    let mut args = vec![
+        "run",
+        "--device",
+        path(target),
+        "--rw",
+        "write",
+        "--size",
+        "1MiB",
+    ];
+    args.extend_from_slice(extra);
+    run(&args)
+}
+
+/// An md RAID 1.0 superblock (as `mdadm --create --metadata=1.0` writes it): 8 KiB
+/// before the end of the member, with its checksum, so libblkid recognises it.
+fn md10_superblock(size: u64) -> (u64, Vec<u8>) {
+    let sectors = ((size >> 9) - 16) & !7;
+    let mut sb = vec![0u8; 256 + 2 * 2];
+    let put32 =
+        |sb: &mut Vec<u8>, at: usize, v: u32| sb[at..at + 4].copy_from_slice(&v.to_le_bytes());
+    let put64 =
+        |sb: &mut Vec<u8>, at: usize, v: u64| sb[at..at + 8].copy_from_slice(&v.to_le_bytes());
+    put32(&mut sb, 0, 0xa92b_4efc); // magic
+    put32(&mut sb, 4, 1); // major version
+    for (i, b) in sb[16..32].iter_mut().enumerate() {
+        *b = i as u8 + 1; // set uuid
+    }
+    sb[32..39].copy_from_slice(b"iolab:0");
+    put32(&mut sb, 72, 1); // raid1
+    put32(&mut sb, 92, 2); // raid disks
+    put64(&mut sb, 136, sectors - 16); // data size
+    put64(&mut sb, 144, sectors); // super offset
+    for (i, b) in sb[168..184].iter_mut().enumerate() {
+        *b = i as u8 + 17; // device uuid
+    }
+    put32(&mut sb, 220, 2); // max dev
+    let mut sum: u64 = sb
+        .chunks(4)
+        .map(|c| u32::from_le_bytes([c[0], c[1], c[2], c[3]]) as u64)
+        .sum();
+    sum = (sum & 0xffff_ffff) + (sum >> 32);
+    put32(&mut sb, 216, sum as u32);
+    (sectors * 512, sb)
+}
+
+fn md_member_image(dir: &Path) -> (PathBuf, Vec<u8>) {
+    let img = dir.join("md-member.img");
+    let size = 16u64 << 20;
+    let mut data = vec![0u8; size as usize];
+    let (at, sb) = md10_superblock(size);
+    data[at as usize..at as usize + sb.len()].copy_from_slice(&sb);
+    fs::write(&img, &data).unwrap();
+    (img, data)
+}
+
+#[test]
+fn a_regular_file_with_data_is_left_byte_identical() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("notes.txt");
+    let text = b"my thesis, chapter 3\n".repeat(100_000);
+    fs::write(&file, &text).unwrap();
+    let r = write_run(&file, &[]).expect(2);
+    let line = error_line(&r);
+    assert!(
+        line.contains("it holds data (a non-zero byte at offset 0;"),
+        "{line}"
+    );
+    assert!(line.contains("pass --allow-destroy"), "{line}");
+    assert_eq!(fs::read(&file).unwrap(), text, "not one byte written");
+    // `meta` and reads do not write it; with the flag it is overwritten.
+    write_run(&file, &["--allow-destroy"]).expect(0);
+    assert_ne!(fs::read(&file).unwrap()[..text.len()], text[..]);
+}
+
+#[test]
+fn an_empty_or_zero_image_is_used_and_then_known_as_iolabs() {
+    let dir = tempfile::tempdir().unwrap();
+    let img = dir.path().join("disk.img");
+    fs::File::create(&img).unwrap().set_len(4 << 20).unwrap();
+    write_run(&img, &[]).expect(0);
+    assert!(fs::read(&img).unwrap().iter().any(|&b| b != 0));
+    // The image now holds iolab's data, marked as such: a second run needs no flag.
+    write_run(&img, &[]).expect(0);
+}
+
+#[test]
+fn a_file_system_signature_is_named() {
+    let dir = tempfile::tempdir().unwrap();
+    let img = dir.path().join("ext4.img");
+    fs::File::create(&img).unwrap().set_len(32 << 20).unwrap();
+    let mkfs = Command::new("mkfs.ext4")
+        .args(["-q", "-F"])
+        .arg(&img)
+        .output();
+    if !mkfs.is_ok_and(|o| o.status.success()) {
+        eprintln!("SKIPPED: mkfs.ext4 is not available");
+        return;
+    }
+    let before = fs::read(&img).unwrap();
+    let r = write_run(&img, &[]).expect(2);
+    let line = error_line(&r);
+    assert!(
+        line.contains("a ext4 signature at byte 1080 (1080B from the start)"),
+        "{line}"
+    );
+    assert_eq!(fs::read(&img).unwrap(), before, "not one byte written");
+}
+
+#[test]
+fn an_md_1_0_member_is_refused_by_its_superblock_at_the_end() {
+    let dir = tempfile::tempdir().unwrap();
+    let (img, data) = md_member_image(dir.path());
+    let r = write_run(&img, &[]).expect(2);
+    let line = error_line(&r);
+    assert!(
+        line.contains("a linux_raid_member signature at byte 16769024 (8KiB before the end)"),
+        "{line}"
+    );
+    assert_eq!(fs::read(&img).unwrap(), data, "not one byte written");
+}
+
+/// A loop device over an image, detached again when dropped.
+struct Loop(String);
+
+impl Loop {
+    fn attach(img: &Path) -> Option<Loop> {
+        let out = Command::new("losetup")
+            .args(["-f", "--show"])
+            .arg(img)
+            .output()
+            .ok()?;
+        let dev = String::from_utf8_lossy(&out.stdout).trim().to_string();
+        (out.status.success() && !dev.is_empty()).then_some(Loop(dev))
+    }
+}
+
+impl Drop for Loop {
+    fn drop(&mut self) {
+        let _ = Command::new("umount").arg(&self.0).output();
+        let _ = Command::new("losetup").args(["-d", &self.0]).output();
+    }
+}
+
+#[test]
+fn an_md_1_0_member_on_a_loop_device_is_left_byte_identical() {
+    let dir = tempfile::tempdir().unwrap();
+    let (img, data) = md_member_image(dir.path());
+    let Some(dev) = Loop::attach(&img) else {
+        eprintln!("SKIPPED: no loop device here (needs root and /dev/loop-control)");
+        return;
+    };
+    let r = write_run(Path::new(&dev.0), &[]).expect(2);
+    let line = error_line(&r);
+    assert!(line.contains("linux_raid_member signature"), "{line}");
+    assert!(line.contains("8KiB before the end"), "{line}");
+    drop(dev);
+    assert_eq!(fs::read(&img).unwrap(), data, "not one byte written");
+}
+
+#[test]
+fn a_mounted_loop_device_and_its_backing_file_are_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let img = dir.path().join("fs.img");
+    fs::File::create(&img).unwrap().set_len(32 << 20).unwrap();
+    let mkfs = Command::new("mkfs.ext4")
+        .args(["-q", "-F"])
+        .arg(&img)
+        .output();
+    if !mkfs.is_ok_and(|o| o.status.success()) {
+        eprintln!("SKIPPED: mkfs.ext4 is not available");
+        return;
+    }
+    let Some(dev) = Loop::attach(&img) else {
+        eprintln!("SKIPPED: no loop device here (needs root and /dev/loop-control)");
+        return;
+    };
+    let mnt = dir.path().join("mnt");
+    fs::create_dir(&mnt).unwrap();
+    let mounted = Command::new("mount").arg(&dev.0).arg(&mnt).status();
+    if !mounted.is_ok_and(|s| s.success()) {
+        eprintln!("SKIPPED: cannot mount here");
+        return;
+    }
+    let r = write_run(Path::new(&dev.0), &["--allow-destroy"]);
+    let _ = Command::new("umount").arg(&mnt).status();
+    let line = error_line(&r.expect(2));
+    assert!(
+        line.contains(&format!("data in use (mounted at {})", mnt.display())),
+        "{line}"
+    );
+    // The image file behind the loop device is busy as well.
+    let r = write_run(&img, &[]).expect(2);
+    let line = error_line(&r);
+    assert!(
+        line.contains(&format!("data in use (backs {})", dev.0)),
+        "{line}"
+    );
+}

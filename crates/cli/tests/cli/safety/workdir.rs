@@ -1,0 +1,1 @@
+//! The work directory: lock, kept files, stale files, symlinks.
