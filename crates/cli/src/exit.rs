@@ -69,6 +69,7 @@ fn negative_value(e: &clap::Error, args: &[String]) -> Option<String> {
 pub fn code_of(e: &anyhow::Error) -> u8 {
     match e.downcast_ref::<EngineError>() {
         Some(EngineError::Interrupted) => INTERRUPTED,
+        Some(EngineError::KeptFileChanged { .. }) => FAILED,
         _ => USAGE,
     }
 }

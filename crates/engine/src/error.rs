@@ -31,13 +31,21 @@ pub enum EngineError {
     ForeignWorkDir { path: PathBuf, marker: &'static str },
 
     #[error(
-        "{path} is in use by another iolab run ({holder}); wait for it to finish, or remove {lock} if that run is gone"
+        "{path} is in use by {holder} (another iolab run holds {lock}); wait for it to finish or choose another --dir"
     )]
     WorkDirBusy {
         path: PathBuf,
         holder: String,
         lock: PathBuf,
     },
+
+    #[error("--verify: {path} {what}: the file was changed outside iolab since it was written")]
+    KeptFileChanged { path: PathBuf, what: String },
+
+    #[error(
+        "{path} is a symbolic link; iolab never follows a link where its work directory belongs: remove the link or choose another --dir"
+    )]
+    WorkDirLink { path: PathBuf },
 
     #[error("{op} {path}: {}{}", iolab_core::error::describe(source), iolab_core::error::errno_hint(source.raw_os_error()))]
     WorkDirIo {

@@ -60,6 +60,24 @@ pub fn lay_out(
     let mut report = LayoutReport::default();
     let mut todo: Vec<&FilePlan> = Vec::new();
     for f in files {
+        if let Some(w) = workdir {
+            w.note_used(&f.path);
+        }
+        // Under --verify, a file iolab wrote with verify data that is now shorter or
+        // gone was changed behind its back: that is a failure, not a file to lay out anew.
+        if let (Some(want), Some(w)) = (verify, workdir)
+            && let Some((info, actual)) = w.recorded(&f.path)
+            && info.verify == Some(want)
+            && actual.is_none_or(|a| a < info.size)
+        {
+            return Err(EngineError::KeptFileChanged {
+                path: f.path.clone(),
+                what: match actual {
+                    None => format!("is gone (iolab wrote {} bytes)", info.size),
+                    Some(a) => format!("holds {a} bytes where iolab wrote {}", info.size),
+                },
+            });
+        }
         let reusable = workdir
             .and_then(|w| w.file_info(&f.path))
             .is_some_and(|info| info.size >= f.size && (verify.is_none() || info.verify == verify));

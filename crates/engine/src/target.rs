@@ -11,7 +11,7 @@ use iolab_core::spec::{BackendKind, TargetSpec};
 
 use crate::error::EngineError;
 use crate::plan::DataTarget;
-use crate::workdir::WorkDir;
+use crate::workdir::{LockOwner, WorkDir};
 
 /// A target ready for work.
 #[derive(Debug)]
@@ -114,6 +114,16 @@ pub fn agree_or_undo<T>(
     }
 }
 
+/// This process's candidate for the run's lock token (rank 0's is the one used): unique
+/// across hosts, processes and time.
+pub fn run_token(comm: &dyn Comm) -> String {
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_nanos())
+        .unwrap_or_default();
+    format!("{}:{}:{nanos}", comm.host(), std::process::id())
+}
+
 /// Refuses to write a device or image that is in use (mounted, swap, held, backing a
 /// loop device: never, whatever the flags) or that holds a signature or data (unless
 /// `allow_destroy`); marks an image file iolab may write as its own.
@@ -167,17 +177,24 @@ pub fn prepare_target(
     };
     let base = resolve_placeholders(&base, comm.host(), comm.rank());
     let topo = comm.topology();
-    let dirs: Vec<String> = comm
-        .all_gather(&base.to_string_lossy().into_owned())
+    let dirs: Vec<(String, String)> = comm
+        .all_gather(&(base.to_string_lossy().into_owned(), run_token(comm)))
         .unwrap_or_default();
+    let owner = LockOwner {
+        run: dirs.first().map(|d| d.1.clone()).unwrap_or_default(),
+        host: comm.host().to_string(),
+    };
     // The lowest rank with this host and directory creates it; the others open it.
     let me = comm.rank() as usize;
     let leader = (0..dirs.len())
-        .find(|&r| dirs.get(r) == dirs.get(me) && topo.ranks[r].host == topo.ranks[me].host)
+        .find(|&r| {
+            dirs.get(r).map(|d| &d.0) == dirs.get(me).map(|d| &d.0)
+                && topo.ranks[r].host == topo.ranks[me].host
+        })
         .unwrap_or(me)
         == me;
     let created = if leader {
-        WorkDir::create_or_adopt(&base, Some(comm.host())).map(Some)
+        WorkDir::create_or_adopt(&base, Some(&owner)).map(Some)
     } else {
         Ok(None)
     };

@@ -1,11 +1,14 @@
 //! [`WorkDir`]: the directory iolab writes in, `<--dir>/iolab-work`, marked as its own by
-//! a marker file and guarded per host by a lock file. Cleanup removes only the files
-//! iolab lists, their sidecars, the marker and lock, and then the directory if it is
-//! empty: nothing else. A sidecar ([`FileInfo`]) records what a data file holds, so a
+//! a marker file and locked for a run's whole life: an exclusive `flock` on `.lock`
+//! (atomic; released by the kernel when the process ends; held across hosts on NFS,
+//! where Linux maps it to a byte-range lock). A run's ranks on other hosts that share
+//! the directory recognise the run's token in the lock and join it; any other run is
+//! refused. Cleanup removes only the files iolab lists, their sidecars, the marker and
+//! lock, and then the directory if it is empty: nothing else. A sidecar ([`FileInfo`]) records what a data file holds, so a
 //! later read can reuse kept files instead of laying them out again.
 
 use std::fs::{self, OpenOptions};
-use std::io::{self, Write};
+use std::io;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
@@ -35,12 +38,36 @@ pub struct VerifyInfo {
     pub block_size: u64,
 }
 
+/// Who takes a work directory's lock: a run (the same token on all its ranks) from a host.
+#[derive(Clone, Debug)]
+pub struct LockOwner {
+    pub run: String,
+    pub host: String,
+}
+
+impl LockOwner {
+    /// The lock file's content, written right after the lock is taken.
+    fn describe(&self) -> String {
+        format!(
+            "pid {} on {} run {}\n",
+            std::process::id(),
+            self.host,
+            self.run
+        )
+    }
+}
+
+const LOCK: &str = ".lock";
+
 #[derive(Debug)]
 pub struct WorkDir {
     path: PathBuf,
-    lock: Option<PathBuf>,
+    /// The open, flock-ed lock file while this process holds the directory.
+    lock: Option<fs::File>,
     /// Files this process created here, so cleanup after a failure removes them too.
     created: std::sync::Mutex<Vec<PathBuf>>,
+    /// Data files this run planned here (new or reused): never stale for this run.
+    used: std::sync::Mutex<Vec<PathBuf>>,
 }
 
 fn sidecar(file: &Path) -> PathBuf {
@@ -51,47 +78,65 @@ fn sidecar(file: &Path) -> PathBuf {
     file.with_file_name(format!(".{name}.iolab"))
 }
 
-fn pid_alive(pid: u32) -> bool {
-    Path::new(&format!("/proc/{pid}")).exists()
-}
-
 impl WorkDir {
-    /// Creates `<base>/iolab-work`, or adopts one iolab created before, and (with
-    /// `host`) takes that host's lock so two runs from one host cannot collide.
-    pub fn create_or_adopt(base: &Path, host: Option<&str>) -> Result<WorkDir, EngineError> {
+    /// Creates `<base>/iolab-work`, or adopts one iolab created before, and (with an
+    /// `owner`) locks it for this run, so no other run can use it at the same time.
+    pub fn create_or_adopt(base: &Path, owner: Option<&LockOwner>) -> Result<WorkDir, EngineError> {
         check_base(base)?;
         let path = base.join(WORKDIR_NAME);
-        match fs::create_dir(&path) {
-            Ok(()) => {
-                if let Err(e) = fs::write(path.join(MARKER), MARKER_TEXT) {
-                    // Leave nothing behind: the directory is ours and still empty.
-                    let _ = fs::remove_file(path.join(MARKER));
-                    let _ = fs::remove_dir(&path);
-                    return Err(EngineError::workdir("cannot write", path.join(MARKER), e));
+        // A run that ends removes the directory while it holds the lock; one that opened
+        // the old lock file then finds it gone and starts again.
+        for _ in 0..20 {
+            check_not_a_link(&path)?;
+            match fs::create_dir(&path) {
+                Ok(()) => {
+                    if let Err(e) = fs::write(path.join(MARKER), MARKER_TEXT) {
+                        // Leave nothing behind: the directory is ours and still empty.
+                        let _ = fs::remove_file(path.join(MARKER));
+                        let _ = fs::remove_dir(&path);
+                        return Err(EngineError::workdir("cannot write", path.join(MARKER), e));
+                    }
                 }
-            }
-            Err(e) if e.kind() == io::ErrorKind::AlreadyExists => wait_for_marker(&path)?,
-            Err(e) => return Err(EngineError::workdir("cannot create", &path, e)),
-        }
-        let mut wd = WorkDir::at(path);
-        if let Some(host) = host {
-            match wd.take_lock(host) {
-                Ok(lock) => wd.lock = Some(lock),
-                Err(e) => {
-                    // A directory we just made and cannot use is removed again.
-                    let _ = WorkDir::at(wd.path.clone()).remove_if_empty();
-                    return Err(e);
+                Err(e) if e.kind() == io::ErrorKind::AlreadyExists => {
+                    if !wait_for_marker(&path)? {
+                        continue;
+                    }
                 }
+                Err(e) => return Err(EngineError::workdir("cannot create", &path, e)),
             }
+            let mut wd = WorkDir::at(path.clone());
+            let Some(owner) = owner else {
+                return Ok(wd);
+            };
+            match wd.take_lock(owner)? {
+                Locked::Held(file) => wd.lock = Some(file),
+                Locked::ByThisRun => {}
+                Locked::Vanished => continue,
+            }
+            return Ok(wd);
         }
-        Ok(wd)
+        Err(EngineError::WorkDirBusy {
+            path: path.clone(),
+            holder: "runs that keep removing and creating it".into(),
+            lock: path.join(LOCK),
+        })
     }
 
     /// Opens the work directory another rank created.
     pub fn open(base: &Path) -> Result<WorkDir, EngineError> {
         check_base(base)?;
         let path = base.join(WORKDIR_NAME);
-        wait_for_marker(&path)?;
+        check_not_a_link(&path)?;
+        if !wait_for_marker(&path)? {
+            return Err(EngineError::workdir(
+                "missing",
+                &path,
+                io::Error::new(
+                    io::ErrorKind::NotFound,
+                    "the work directory this run's first rank on the host created is not there (is --dir on a shared file system that another run cleaned up?)",
+                ),
+            ));
+        }
         Ok(WorkDir::at(path))
     }
 
@@ -100,6 +145,7 @@ impl WorkDir {
             path,
             lock: None,
             created: std::sync::Mutex::new(Vec::new()),
+            used: std::sync::Mutex::new(Vec::new()),
         }
     }
 
@@ -119,38 +165,89 @@ impl WorkDir {
             .clone()
     }
 
-    fn take_lock(&self, host: &str) -> Result<PathBuf, EngineError> {
-        let lock = self.path.join(format!(".lock-{host}"));
-        for _ in 0..2 {
-            match OpenOptions::new().write(true).create_new(true).open(&lock) {
-                Ok(mut f) => {
-                    let _ = writeln!(f, "{}", std::process::id());
-                    return Ok(lock);
-                }
-                Err(e) if e.kind() == io::ErrorKind::AlreadyExists => {
-                    let holder = fs::read_to_string(&lock).unwrap_or_default();
-                    match holder.trim().parse::<u32>() {
-                        Ok(pid) if pid_alive(pid) => {
-                            return Err(EngineError::WorkDirBusy {
-                                path: self.path.clone(),
-                                holder: format!("pid {pid} on {host}"),
-                                lock,
-                            });
-                        }
-                        // The run that held it is gone: take over its lock.
-                        _ => {
-                            let _ = fs::remove_file(&lock);
-                        }
-                    }
-                }
-                Err(e) => return Err(EngineError::workdir("cannot create", &lock, e)),
+    /// Notes that this run uses `file` (laid out anew or reused).
+    pub fn note_used(&self, file: &Path) {
+        let mut u = self.used.lock().unwrap_or_else(|e| e.into_inner());
+        if !u.iter().any(|p| p == file) {
+            u.push(file.to_path_buf());
+        }
+    }
+
+    /// Files this process created or used here.
+    pub fn used(&self) -> Vec<PathBuf> {
+        let mut all = self.created();
+        for f in self.used.lock().unwrap_or_else(|e| e.into_inner()).iter() {
+            if !all.contains(f) {
+                all.push(f.clone());
             }
         }
-        Err(EngineError::WorkDirBusy {
-            path: self.path.clone(),
-            holder: "another run".into(),
-            lock,
-        })
+        all
+    }
+
+    fn take_lock(&self, owner: &LockOwner) -> Result<Locked, EngineError> {
+        use std::os::unix::fs::{MetadataExt, OpenOptionsExt};
+        let lock = self.path.join(LOCK);
+        let file = match OpenOptions::new()
+            .read(true)
+            .write(true)
+            .create(true)
+            .truncate(false)
+            .custom_flags(libc::O_NOFOLLOW)
+            .open(&lock)
+        {
+            Ok(f) => f,
+            Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(Locked::Vanished),
+            Err(e) => return Err(EngineError::workdir("cannot create", &lock, e)),
+        };
+        match file.try_lock() {
+            Ok(()) => {}
+            Err(fs::TryLockError::WouldBlock) => {
+                // The holder writes its name right after taking the lock.
+                let mut holder = String::new();
+                for _ in 0..20 {
+                    holder = fs::read_to_string(&lock).unwrap_or_default();
+                    if !holder.trim().is_empty() {
+                        break;
+                    }
+                    std::thread::sleep(Duration::from_millis(50));
+                }
+                if holder.trim().ends_with(&format!(" run {}", owner.run)) {
+                    return Ok(Locked::ByThisRun);
+                }
+                let holder = holder
+                    .trim()
+                    .split(" run ")
+                    .next()
+                    .filter(|h| !h.is_empty())
+                    .unwrap_or("another run")
+                    .to_string();
+                return Err(EngineError::WorkDirBusy {
+                    path: self.path.clone(),
+                    holder,
+                    lock,
+                });
+            }
+            Err(fs::TryLockError::Error(e)) => {
+                return Err(EngineError::workdir("cannot lock", &lock, e));
+            }
+        }
+        // The file we locked must still be the one at that name (a run that ended may
+        // have removed it after we opened it).
+        let same = match (file.metadata(), fs::symlink_metadata(&lock)) {
+            (Ok(a), Ok(b)) => a.ino() == b.ino() && a.dev() == b.dev(),
+            _ => false,
+        };
+        if !same {
+            return Ok(Locked::Vanished);
+        }
+        let text = owner.describe();
+        file.set_len(0)
+            .and_then(|()| {
+                use std::os::unix::fs::FileExt;
+                file.write_all_at(text.as_bytes(), 0)
+            })
+            .map_err(|e| EngineError::workdir("cannot write", &lock, e))?;
+        Ok(Locked::Held(file))
     }
 
     pub fn path(&self) -> &Path {
@@ -200,6 +297,42 @@ impl WorkDir {
         Ok(())
     }
 
+    /// Whether this process holds the directory's lock (and so tidies it at the end).
+    pub fn holds_lock(&self) -> bool {
+        self.lock.is_some()
+    }
+
+    /// Removes iolab's data files (`data.shared`, `data.rR.tT`) and their sidecars that
+    /// are not in `keep`: what earlier runs with other layouts or more threads left.
+    /// Returns the names removed.
+    pub fn remove_stale(&self, keep: &[String]) -> Vec<String> {
+        let Ok(entries) = fs::read_dir(&self.path) else {
+            return Vec::new();
+        };
+        let mut removed = Vec::new();
+        for e in entries.flatten() {
+            let name = e.file_name().to_string_lossy().into_owned();
+            if !is_data_file_name(&name) || keep.contains(&name) {
+                continue;
+            }
+            if e.file_type().is_ok_and(|t| t.is_file()) && fs::remove_file(e.path()).is_ok() {
+                let _ = fs::remove_file(sidecar(&e.path()));
+                removed.push(name);
+            }
+        }
+        removed.sort();
+        removed
+    }
+
+    /// What iolab recorded `file` holds and the size it has now (None: it is gone), for
+    /// a file iolab wrote before (with a sidecar).
+    pub fn recorded(&self, file: &Path) -> Option<(FileInfo, Option<u64>)> {
+        let text = fs::read_to_string(sidecar(file)).ok()?;
+        let info: FileInfo = serde_json::from_str(&text).ok()?;
+        let actual = fs::symlink_metadata(file).ok().map(|m| m.len());
+        Some((info, actual))
+    }
+
     /// Removes a directory tree iolab created inside this work directory.
     pub fn remove_tree(&self, dir: &Path) -> Result<(), EngineError> {
         if !dir.starts_with(&self.path) || dir == self.path {
@@ -212,49 +345,70 @@ impl WorkDir {
         }
     }
 
-    /// Releases this host's lock and keeps the directory and its files.
+    /// Releases the lock and keeps the directory and its files.
     pub fn release(mut self) {
-        if let Some(lock) = self.lock.take() {
-            let _ = fs::remove_file(lock);
-        }
+        self.lock = None;
     }
 
-    /// Releases the lock and removes the marker and the directory if nothing else is
-    /// left in it. Returns whether the directory is gone.
+    /// Removes the marker, the lock and the directory if nothing else is left in it,
+    /// and releases the lock. Only the process holding the lock removes anything.
+    /// Returns whether the directory is gone.
     pub fn remove_if_empty(mut self) -> bool {
-        if let Some(lock) = self.lock.take() {
-            let _ = fs::remove_file(lock);
-        }
+        let Some(lock) = self.lock.take() else {
+            return false;
+        };
         let others = fs::read_dir(&self.path)
             .map(|d| {
                 d.flatten()
                     .filter(|e| {
                         let n = e.file_name();
-                        let n = n.to_string_lossy();
-                        n != MARKER && !n.starts_with(".lock-")
+                        n != MARKER && n != LOCK
                     })
                     .count()
             })
             .unwrap_or(1);
-        let locks_left = fs::read_dir(&self.path)
-            .map(|d| {
-                d.flatten()
-                    .any(|e| e.file_name().to_string_lossy().starts_with(".lock-"))
-            })
-            .unwrap_or(true);
-        if others > 0 || locks_left {
+        if others > 0 {
             return false;
         }
+        // The lock goes first, while still held: a run waiting on it finds it gone.
+        let _ = fs::remove_file(self.path.join(LOCK));
         let _ = fs::remove_file(self.path.join(MARKER));
-        fs::remove_dir(&self.path).is_ok()
+        let gone = fs::remove_dir(&self.path).is_ok();
+        drop(lock);
+        gone
     }
 }
 
-impl Drop for WorkDir {
-    fn drop(&mut self) {
-        if let Some(lock) = self.lock.take() {
-            let _ = fs::remove_file(lock);
-        }
+/// The names iolab gives data files (engine::plan): `data.shared` and `data.r<R>.t<T>`.
+pub fn is_data_file_name(name: &str) -> bool {
+    if name == "data.shared" {
+        return true;
+    }
+    let Some(rest) = name.strip_prefix("data.r") else {
+        return false;
+    };
+    let Some((r, t)) = rest.split_once(".t") else {
+        return false;
+    };
+    let digits = |s: &str| !s.is_empty() && s.bytes().all(|b| b.is_ascii_digit());
+    digits(r) && digits(t)
+}
+
+enum Locked {
+    Held(fs::File),
+    /// Another process of this run holds it (a rank on another host sharing the directory).
+    ByThisRun,
+    /// The directory or its lock was removed while we took it: start again.
+    Vanished,
+}
+
+/// A link where the work directory belongs is never followed (it could point anywhere).
+fn check_not_a_link(path: &Path) -> Result<(), EngineError> {
+    match fs::symlink_metadata(path) {
+        Ok(m) if m.file_type().is_symlink() => Err(EngineError::WorkDirLink {
+            path: path.to_path_buf(),
+        }),
+        _ => Ok(()),
     }
 }
 
@@ -272,21 +426,15 @@ fn check_base(base: &Path) -> Result<(), EngineError> {
 }
 
 /// Waits up to a few seconds for the marker of a directory another process (maybe on
-/// another host) is creating; a directory without one is not ours.
-fn wait_for_marker(path: &Path) -> Result<(), EngineError> {
+/// another host) is creating; a directory without one is not ours. False: the directory
+/// went away meanwhile (a run that ended removed it).
+fn wait_for_marker(path: &Path) -> Result<bool, EngineError> {
     for _ in 0..50 {
         if path.join(MARKER).exists() {
-            return Ok(());
+            return Ok(true);
         }
         if !path.exists() {
-            return Err(EngineError::workdir(
-                "missing",
-                path,
-                io::Error::new(
-                    io::ErrorKind::NotFound,
-                    "the work directory another rank should have created is not there (is --dir on a shared file system?)",
-                ),
-            ));
+            return Ok(false);
         }
         std::thread::sleep(Duration::from_millis(100));
     }
@@ -300,10 +448,17 @@ fn wait_for_marker(path: &Path) -> Result<(), EngineError> {
 mod tests {
     use super::*;
 
+    fn owner(host: &str, run: &str) -> LockOwner {
+        LockOwner {
+            run: run.into(),
+            host: host.into(),
+        }
+    }
+
     #[test]
     fn creates_marks_and_cleans_up_only_its_own() {
         let base = tempfile::tempdir().unwrap();
-        let wd = WorkDir::create_or_adopt(base.path(), Some("h")).unwrap();
+        let wd = WorkDir::create_or_adopt(base.path(), Some(&owner("h", "r1"))).unwrap();
         assert!(wd.path().join(MARKER).exists());
         let f = wd.join("data.0.0");
         fs::write(&f, b"x").unwrap();
@@ -339,7 +494,7 @@ mod tests {
     #[test]
     fn an_empty_workdir_is_removed() {
         let base = tempfile::tempdir().unwrap();
-        let wd = WorkDir::create_or_adopt(base.path(), Some("h")).unwrap();
+        let wd = WorkDir::create_or_adopt(base.path(), Some(&owner("h", "r1"))).unwrap();
         assert!(wd.remove_if_empty());
         assert!(!base.path().join(WORKDIR_NAME).exists());
     }
@@ -353,25 +508,89 @@ mod tests {
     }
 
     #[test]
-    fn a_second_run_on_the_same_host_is_refused() {
+    fn a_second_run_is_refused_and_the_same_run_joins() {
         let base = tempfile::tempdir().unwrap();
-        let _first = WorkDir::create_or_adopt(base.path(), Some("h")).unwrap();
-        let err = WorkDir::create_or_adopt(base.path(), Some("h"))
-            .unwrap_err()
-            .to_string();
-        assert!(err.contains("in use by another iolab run"), "{err}");
+        let first = WorkDir::create_or_adopt(base.path(), Some(&owner("h", "r1"))).unwrap();
+        // Another run, from this host or another one sharing the directory.
+        for host in ["h", "other"] {
+            let err = WorkDir::create_or_adopt(base.path(), Some(&owner(host, "r2")))
+                .unwrap_err()
+                .to_string();
+            assert!(
+                err.contains(&format!("is in use by pid {} on h", std::process::id())),
+                "{err}"
+            );
+        }
+        // A rank of the same run on another host shares it, without the lock.
+        let joined = WorkDir::create_or_adopt(base.path(), Some(&owner("other", "r1"))).unwrap();
+        assert!(!joined.remove_if_empty(), "only the holder removes");
+        assert!(first.remove_if_empty());
+        assert!(!base.path().join(WORKDIR_NAME).exists());
     }
 
     #[test]
-    fn a_stale_lock_is_taken_over() {
+    fn the_lock_of_a_run_that_is_gone_is_taken_over() {
         let base = tempfile::tempdir().unwrap();
         let wd = WorkDir::create_or_adopt(base.path(), None).unwrap();
-        fs::write(wd.join(".lock-h"), "999999999\n").unwrap();
-        let again = WorkDir::create_or_adopt(base.path(), Some("h")).unwrap();
+        // A run that died left its lock file (the kernel released its flock).
+        fs::write(wd.join(LOCK), "pid 999999999 on h run old\n").unwrap();
+        let again = WorkDir::create_or_adopt(base.path(), Some(&owner("h", "r1"))).unwrap();
         assert_eq!(
-            fs::read_to_string(again.join(".lock-h")).unwrap().trim(),
-            std::process::id().to_string()
+            fs::read_to_string(again.join(LOCK)).unwrap(),
+            format!("pid {} on h run r1\n", std::process::id())
         );
+    }
+
+    #[test]
+    fn a_link_where_the_work_directory_belongs_is_refused() {
+        let base = tempfile::tempdir().unwrap();
+        let elsewhere = tempfile::tempdir().unwrap();
+        // A link to a directory carrying iolab's marker is still not followed...
+        let wd = WorkDir::create_or_adopt(elsewhere.path(), None).unwrap();
+        std::os::unix::fs::symlink(wd.path(), base.path().join(WORKDIR_NAME)).unwrap();
+        for err in [
+            WorkDir::create_or_adopt(base.path(), Some(&owner("h", "r1"))).unwrap_err(),
+            WorkDir::open(base.path()).unwrap_err(),
+        ] {
+            assert!(
+                err.to_string().ends_with(
+                    "iolab-work is a symbolic link; iolab never follows a link where its work directory belongs: remove the link or choose another --dir"
+                ),
+                "{err}"
+            );
+        }
+        // ...and neither is a dangling one.
+        fs::remove_file(base.path().join(WORKDIR_NAME)).unwrap();
+        std::os::unix::fs::symlink("/nonexistent", base.path().join(WORKDIR_NAME)).unwrap();
+        let err = WorkDir::create_or_adopt(base.path(), None).unwrap_err();
+        assert!(err.to_string().contains("is a symbolic link"), "{err}");
+        assert_eq!(
+            fs::read_dir(elsewhere.path().join(WORKDIR_NAME))
+                .unwrap()
+                .count(),
+            1
+        );
+    }
+
+    #[test]
+    fn stale_data_files_are_found_by_name() {
+        assert!(is_data_file_name("data.shared"));
+        assert!(is_data_file_name("data.r12.t3"));
+        assert!(!is_data_file_name("data.r1.t"));
+        assert!(!is_data_file_name("data.r1.t2.bak"));
+        assert!(!is_data_file_name("users-notes.txt"));
+        let base = tempfile::tempdir().unwrap();
+        let wd = WorkDir::create_or_adopt(base.path(), Some(&owner("h", "r1"))).unwrap();
+        for n in ["data.r0.t0", "data.r0.t3", "data.shared", "mine.txt"] {
+            fs::write(wd.join(n), b"x").unwrap();
+        }
+        fs::write(wd.join(".data.r0.t3.iolab"), b"{}").unwrap();
+        assert_eq!(
+            wd.remove_stale(&["data.r0.t0".to_string()]),
+            vec!["data.r0.t3".to_string(), "data.shared".to_string()]
+        );
+        assert!(wd.join("data.r0.t0").exists() && wd.join("mine.txt").exists());
+        assert!(!wd.join(".data.r0.t3.iolab").exists());
     }
 
     #[test]

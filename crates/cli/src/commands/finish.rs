@@ -2,7 +2,7 @@
 //! the summary, write --json, and turn the results into an exit code.
 
 use anyhow::{Context, Result};
-use iolab_comm::Comm;
+use iolab_comm::{Comm, CommExt};
 use iolab_core::result::{RunRecord, RunStatus};
 
 use crate::sink::RunSink;
@@ -12,7 +12,9 @@ use crate::cli::OutputArgs;
 use crate::exit;
 use crate::runtime::Runtime;
 
-/// Removes this rank's files and, once every rank is done, the work directory.
+/// Removes this rank's files (unless `keep`) and, once every rank is done, the data
+/// files earlier runs left (so the work directory holds only this run's files) and the
+/// work directory if it is empty. With `keep`, says which files stay.
 pub fn cleanup(
     comm: &dyn Comm,
     target: PreparedTarget,
@@ -22,16 +24,65 @@ pub fn cleanup(
     let PreparedTarget::Dir { workdir, .. } = target else {
         return Ok(());
     };
+    let name = |p: &std::path::PathBuf| {
+        p.file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_default()
+    };
+    let mut removed = Ok(());
+    // This run's files: stale for no one. With `keep` they stay.
+    let mut ours = files.to_vec();
+    ours.extend(workdir.used());
+    let ours: Vec<String> = if keep {
+        ours.iter().map(name).collect()
+    } else {
+        removed = workdir.remove_files(&ours);
+        Vec::new()
+    };
+    // Every rank's kept names reach the ranks that tidy a directory.
+    let kept: Vec<String> = comm
+        .all_gather(&ours)
+        .unwrap_or_default()
+        .into_iter()
+        .flatten()
+        .collect();
+    if workdir.holds_lock() {
+        let stale = workdir.remove_stale(&kept);
+        if !stale.is_empty() {
+            eprintln!(
+                "iolab: removed {} data file(s) an earlier run left in {}: {}",
+                stale.len(),
+                workdir.path().display(),
+                abbreviated(&stale)
+            );
+        }
+        if keep && !kept.is_empty() {
+            let mut kept = kept.clone();
+            kept.sort();
+            kept.dedup();
+            eprintln!(
+                "iolab: kept {} file(s) in {} (--keep): {}",
+                kept.len(),
+                workdir.path().display(),
+                abbreviated(&kept)
+            );
+        }
+    }
     if keep {
         workdir.release();
         return Ok(());
     }
-    let mut all = files.to_vec();
-    all.extend(workdir.created());
-    let removed = workdir.remove_files(&all);
-    comm.barrier();
     let _ = workdir.remove_if_empty();
     removed.context("cleaning up")
+}
+
+/// Up to 8 names, then how many more.
+fn abbreviated(names: &[String]) -> String {
+    let mut text = names.iter().take(8).cloned().collect::<Vec<_>>().join(", ");
+    if names.len() > 8 {
+        text.push_str(&format!(" and {} more", names.len() - 8));
+    }
+    text
 }
 
 /// Finishes a run on every rank: marks it in the store, prints it and writes --json on

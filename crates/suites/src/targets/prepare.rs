@@ -15,7 +15,7 @@ use super::assign::{AssignedTarget, assign};
 use iolab_engine::data::check_ranks_agree;
 use iolab_engine::error::EngineError;
 use iolab_engine::target::{PreparedTarget, agree};
-use iolab_engine::workdir::WorkDir;
+use iolab_engine::workdir::{LockOwner, WorkDir};
 
 /// A target this rank runs.
 #[derive(Debug)]
@@ -106,11 +106,20 @@ fn prepare_local(
     opts: PrepareOptions,
 ) -> Result<Vec<LocalTarget>, EngineError> {
     let mut local = Vec::new();
+    // One lock token for the whole run: rank 0's.
+    let tokens = comm
+        .all_gather(&iolab_engine::target::run_token(comm))
+        .unwrap_or_default();
+    let run = tokens.into_iter().next().unwrap_or_default();
     for (index, target) in all.iter().enumerate() {
         if target.rank != comm.rank() {
             continue;
         }
-        match prepare_one(&target.entry, &target.host, opts) {
+        let owner = LockOwner {
+            run: run.clone(),
+            host: target.host.clone(),
+        };
+        match prepare_one(&target.entry, &owner, opts) {
             Ok((prepared, alignment)) => local.push(LocalTarget {
                 index,
                 target: target.clone(),
@@ -135,9 +144,10 @@ fn refuse(entry: &TargetEntry, reason: String) -> EngineError {
 
 fn prepare_one(
     entry: &TargetEntry,
-    host: &str,
+    owner: &LockOwner,
     opts: PrepareOptions,
 ) -> Result<(PreparedTarget, u64), EngineError> {
+    let host = &owner.host;
     if opts.backend == BackendKind::Null {
         return Ok((PreparedTarget::Null, 4096));
     }
@@ -157,7 +167,7 @@ fn prepare_one(
     };
     let alignment = iolab_backend::files::direct_io_alignment(path);
     if meta.is_dir() {
-        let workdir = WorkDir::create_or_adopt(path, Some(host))?;
+        let workdir = WorkDir::create_or_adopt(path, Some(owner))?;
         return Ok((
             PreparedTarget::Dir {
                 base: path.to_path_buf(),
