@@ -53,6 +53,9 @@ pub enum Command {
     Fio(crate::commands::fio::FioArgs),
 }
 
+/// `--stall-timeout` when not given.
+pub const DEFAULT_STALL_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(300);
+
 /// Output options every workload command shares.
 #[derive(Args, Debug, Clone, Default)]
 pub struct OutputArgs {
@@ -83,11 +86,25 @@ pub struct OutputArgs {
     #[arg(long, value_name = "DURATION", requires = "serve")]
     pub serve_linger: Option<iolab_core::units::TimeSpan>,
 
+    /// End the job when a worker completes no operation, or a rank does not answer, for
+    /// this long (a hung server, a stopped process); the run is stored as failed naming
+    /// the rank, host and phase. 0 turns the watchdog off [default: 5min].
+    #[arg(long, value_name = "DURATION")]
+    pub stall_timeout: Option<iolab_core::units::TimeSpan>,
+
     #[command(flatten)]
     pub store: StoreArgs,
 }
 
 impl OutputArgs {
+    /// The watchdog's limit (None when --stall-timeout is 0).
+    pub fn stall_timeout(&self) -> Option<std::time::Duration> {
+        let d = self
+            .stall_timeout
+            .map_or(DEFAULT_STALL_TIMEOUT, |t| t.nanos().to_duration());
+        (!d.is_zero()).then_some(d)
+    }
+
     /// What rank 0 sets up before any work is done: the --json check, the live state the
     /// progress display reads, and the --serve server.
     pub fn prepare(&self, rt: &crate::runtime::Runtime) -> anyhow::Result<()> {

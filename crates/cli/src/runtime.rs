@@ -15,6 +15,10 @@ static INTERRUPT: AtomicBool = AtomicBool::new(false);
 static RANK: AtomicU32 = AtomicU32::new(0);
 static PRESSES: AtomicU32 = AtomicU32::new(0);
 
+/// How long a rank that ends with an error waits for the others to end alike before it
+/// ends the whole job (see [`Comm::end_within`]).
+const END_TOGETHER: std::time::Duration = std::time::Duration::from_secs(10);
+
 pub struct Runtime {
     pub comm: Box<dyn Comm>,
     pub interrupt: &'static AtomicBool,
@@ -46,10 +50,29 @@ impl Runtime {
         let rt = Runtime::start()?;
         let code = match body(&rt) {
             Ok(code) => code,
-            Err(e) => crate::exit::report(&e),
+            Err(e) => {
+                let code = crate::exit::report(&e);
+                // Ranks that failed alone must not leave the others waiting for them.
+                if rt.comm.size() > 1 {
+                    rt.comm.end_within(END_TOGETHER, i32::from(code));
+                }
+                code
+            }
         };
         drop(rt);
         Ok(code)
+    }
+
+    /// Agrees on a step every rank takes before its first collective, such as checking
+    /// its options: if it failed on any rank, it fails on every rank, said once (by rank
+    /// 0) with the first failing rank and host, so no rank goes on to wait for the others.
+    pub fn agree<T, E: Into<anyhow::Error>>(&self, step: Result<T, E>) -> Result<T> {
+        let step = step.map_err(Into::into);
+        if self.comm.size() == 1 {
+            return step;
+        }
+        let step = step.map_err(|e| iolab_engine::EngineError::Setup(crate::exit::one_line(&e)));
+        Ok(iolab_engine::target::agree(self.comm.as_ref(), step)?)
     }
 
     pub fn is_root(&self) -> bool {

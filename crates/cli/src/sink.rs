@@ -13,6 +13,30 @@ use iolab_store::{RunId, Store};
 use crate::cli::StoreArgs;
 use crate::runtime::{Runtime, provenance};
 
+/// The run being recorded (database and id), for the stall watchdog, which ends the
+/// job from inside a phase and so must mark the run failed without its `RunSink`.
+static CURRENT: std::sync::Mutex<Option<(StoreArgs, RunId)>> = std::sync::Mutex::new(None);
+
+/// Marks the run being recorded as failed, with `why` as its warning (rank 0).
+pub fn fail_current(why: &str) {
+    let current = CURRENT.lock().unwrap_or_else(|e| e.into_inner()).clone();
+    if let Some(live) = crate::live::current() {
+        live.update(|s| s.status = "failed".to_string());
+    }
+    let Some((args, id)) = current else {
+        return;
+    };
+    let now = iolab_engine::phase::now_ms();
+    if let Err(e) = open_store(&args)
+        .and_then(|mut s| Ok(s.finish_run(id, RunStatus::Failed, now, &[why.to_string()])?))
+    {
+        eprintln!(
+            "iolab: warning: run {id} could not be marked failed: {}",
+            crate::exit::one_line(&e)
+        );
+    }
+}
+
 pub struct RunSink {
     store: Option<(Store, RunId)>,
     pub record: RunRecord,
@@ -69,6 +93,7 @@ impl RunSink {
         };
         if let Some((_, id)) = &store {
             record.id = id.to_string();
+            *CURRENT.lock().unwrap_or_else(|e| e.into_inner()) = Some((args.clone(), *id));
         }
         if let Some(live) = crate::live::current() {
             live.update(|s| {

@@ -5,7 +5,7 @@ use std::path::Path;
 use std::sync::Arc;
 
 use iolab_core::inventory::Inventory;
-use iolab_engine::{Env, Progress};
+use iolab_engine::{Env, Progress, Stall};
 
 use crate::cli::OutputArgs;
 use crate::progress::ProgressLine;
@@ -19,6 +19,15 @@ pub struct Watch {
     pub progress: Arc<ProgressLine>,
     show: Box<ShowFn>,
     probe: TelemetryProbe,
+    stall_timeout: Option<std::time::Duration>,
+}
+
+/// What rank 0 does when the watchdog ends the job: says why and stores the run as
+/// failed with that reason.
+fn on_stall(stall: &Stall) {
+    let why = format!("failed: {stall}");
+    eprintln!("iolab: {stall}; ending the job (--stall-timeout)");
+    crate::sink::fail_current(&why);
 }
 
 impl Watch {
@@ -54,6 +63,7 @@ impl Watch {
                 line.show(p)
             }),
             probe,
+            stall_timeout: output.stall_timeout(),
         }
     }
 
@@ -62,5 +72,6 @@ impl Watch {
         Env::new(rt.comm.as_ref(), rt.interrupt)
             .with_progress(&*self.show)
             .with_probe(&self.probe)
+            .with_stall_timeout(self.stall_timeout, &on_stall)
     }
 }

@@ -30,6 +30,16 @@ pub struct RankInfo {
     pub host: String,
 }
 
+/// Ranks that stopped answering in a collective with a deadline (see [`Comm::reduce`]).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Silence {
+    /// The silent ranks, known on rank 0 (elsewhere empty, or rank 0 when it is the one
+    /// that went silent).
+    pub ranks: Vec<RankInfo>,
+    /// How long this rank waited.
+    pub waited: std::time::Duration,
+}
+
 /// How ranks are spread over hosts, as every rank sees it.
 #[derive(Clone, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct Topology {
@@ -91,6 +101,50 @@ pub trait Comm: Send + Sync {
     fn all_max(&self, value: u64) -> u64;
     /// The sum of `value` over all ranks, on every rank.
     fn all_sum(&self, value: u64) -> u64;
+    /// Element-wise sums and maxima of fixed-size records over all ranks, on every rank:
+    /// what a running phase needs to know of the others, in constant bytes per rank
+    /// whatever the job size (MPI_Allreduce; every rank passes slices of equal lengths).
+    ///
+    /// With `deadline`, a rank that has not joined within it is taken as stalled (a
+    /// stopped process, a node gone): `on_silence` runs on every rank still alive (on
+    /// rank 0 with the silent ranks named, after a roll call), then the job is aborted
+    /// with exit code 1 and this call never returns. The default implementation, used by
+    /// [`SingleProcess`] and [`InProcess`], gathers and has no deadline.
+    fn reduce(
+        &self,
+        sums: &[u64],
+        maxes: &[u64],
+        deadline: Option<std::time::Duration>,
+        on_silence: &dyn Fn(&Silence),
+    ) -> (Vec<u64>, Vec<u64>) {
+        let _ = (deadline, on_silence);
+        let mut mine = Vec::with_capacity(8 * (sums.len() + maxes.len()));
+        for v in sums.iter().chain(maxes) {
+            mine.extend_from_slice(&v.to_le_bytes());
+        }
+        let mut total = (vec![0u64; sums.len()], vec![0u64; maxes.len()]);
+        for bytes in self.all_gather_bytes(&mine) {
+            let values = bytes
+                .chunks_exact(8)
+                .map(|c| u64::from_le_bytes(c.try_into().unwrap_or([0; 8])));
+            for (i, v) in values.enumerate() {
+                if i < sums.len() {
+                    total.0[i] = total.0[i].wrapping_add(v);
+                } else if let Some(m) = total.1.get_mut(i - sums.len()) {
+                    *m = (*m).max(v);
+                }
+            }
+        }
+        total
+    }
+    /// The last meeting of a rank that ends with an error: waits until every rank has
+    /// arrived (they ended with an error too, all alike); if they have not within
+    /// `deadline` (they went on without this rank, or wait for it in another
+    /// collective), ends the whole job with `code` rather than leave them waiting.
+    fn end_within(&self, deadline: std::time::Duration, code: i32) {
+        let _ = (deadline, code);
+        self.barrier();
+    }
     /// Ends the whole job at once (every rank of every host) after an unrecoverable
     /// error; used only where agreement is impossible. Does not return.
     fn abort(&self, code: i32) -> !;

@@ -7,6 +7,7 @@
 
 use std::fmt;
 use std::thread::{self, ThreadId};
+use std::time::{Duration, Instant};
 
 use mpi::collective::SystemOperation;
 use mpi::datatype::PartitionMut;
@@ -16,7 +17,14 @@ use mpi::traits::*;
 use mpi::{Count, Rank, Threading};
 
 use crate::launch::{detect_launch, size_variable};
-use crate::{Comm, CommError};
+use crate::{Comm, CommError, RankInfo, Silence};
+
+/// The tag of the roll call after a reduction timed out (see [`Comm::reduce`]).
+const ROLL_CALL_TAG: i32 = 0x10ab;
+/// How long rank 0 collects the roll call's answers.
+const ROLL_CALL: Duration = Duration::from_secs(3);
+/// How long the other ranks then wait for rank 0 to end the job before they do.
+const ROLL_CALL_END: Duration = Duration::from_secs(10);
 
 /// The exit code of a job that a panicking rank ends (Rust's own code for a panic).
 const PANIC_EXIT_CODE: i32 = 101;
@@ -28,6 +36,8 @@ pub struct Mpi {
     rank: u32,
     size: u32,
     host: String,
+    /// Every rank's host, by rank (to name a silent rank).
+    hosts: Vec<String>,
     /// The thread that initialized MPI, the only one allowed to call it (Funneled).
     main_thread: ThreadId,
 }
@@ -60,13 +70,20 @@ impl Mpi {
                 expected,
             });
         }
-        Ok(Mpi {
+        let mut mpi = Mpi {
             universe,
             rank,
             size,
             host: crate::hostname(),
+            hosts: Vec::new(),
             main_thread: thread::current().id(),
-        })
+        };
+        mpi.hosts = mpi
+            .all_gather_bytes(mpi.host.as_bytes())
+            .into_iter()
+            .map(|h| String::from_utf8_lossy(&h).into_owned())
+            .collect();
+        Ok(mpi)
     }
 
     /// The world communicator, for a call on the thread that initialized MPI.
@@ -78,6 +95,58 @@ impl Mpi {
             here.name().unwrap_or("unnamed")
         );
         self.universe.world()
+    }
+}
+
+impl Mpi {
+    /// After a reduction timed out: rank 0 takes a roll call of the ranks still alive
+    /// (they each send it their rank), names the silent ones to `on_silence` and ends the
+    /// job; the others answer and wait for that end, or end it themselves if rank 0 is
+    /// the silent one.
+    fn silence(
+        &self,
+        world: &SimpleCommunicator,
+        started: Instant,
+        on_silence: &dyn Fn(&Silence),
+    ) -> ! {
+        let waited = started.elapsed();
+        let info = |rank: usize| RankInfo {
+            rank: rank as u32,
+            host: self.hosts.get(rank).cloned().unwrap_or_default(),
+        };
+        if self.rank == 0 {
+            let mut answered = vec![false; self.size as usize];
+            answered[0] = true;
+            let until = Instant::now() + ROLL_CALL;
+            while Instant::now() < until && answered.contains(&false) {
+                match world.any_process().immediate_probe_with_tag(ROLL_CALL_TAG) {
+                    Some(status) => {
+                        let from = world.process_at_rank(status.source_rank());
+                        let (rank, _) = from.receive_with_tag::<u32>(ROLL_CALL_TAG);
+                        if let Some(a) = answered.get_mut(rank as usize) {
+                            *a = true;
+                        }
+                    }
+                    None => thread::sleep(Duration::from_millis(1)),
+                }
+            }
+            let ranks = (0..answered.len())
+                .filter(|&r| !answered[r])
+                .map(info)
+                .collect();
+            on_silence(&Silence { ranks, waited });
+            self.abort(1)
+        }
+        // A small message goes out eagerly, whether rank 0 listens or not.
+        world
+            .process_at_rank(0)
+            .send_with_tag(&self.rank, ROLL_CALL_TAG);
+        thread::sleep(ROLL_CALL_END);
+        on_silence(&Silence {
+            ranks: vec![info(0)],
+            waited,
+        });
+        self.abort(1)
     }
 }
 
@@ -197,6 +266,73 @@ impl Comm for Mpi {
         self.world()
             .all_reduce_into(&value, &mut sum, SystemOperation::sum());
         sum
+    }
+
+    /// Two MPI_Iallreduce (sum, max) polled until they complete or `deadline` passes.
+    fn reduce(
+        &self,
+        sums: &[u64],
+        maxes: &[u64],
+        deadline: Option<Duration>,
+        on_silence: &dyn Fn(&Silence),
+    ) -> (Vec<u64>, Vec<u64>) {
+        let world = self.world();
+        let mut total = vec![0u64; sums.len()];
+        let mut max = vec![0u64; maxes.len()];
+        let Some(deadline) = deadline else {
+            world.all_reduce_into(sums, &mut total[..], SystemOperation::sum());
+            world.all_reduce_into(maxes, &mut max[..], SystemOperation::max());
+            return (total, max);
+        };
+        let started = Instant::now();
+        mpi::request::scope(|scope| {
+            let mut pending = vec![
+                world.immediate_all_reduce_into(
+                    scope,
+                    sums,
+                    &mut total[..],
+                    SystemOperation::sum(),
+                ),
+                world.immediate_all_reduce_into(scope, maxes, &mut max[..], SystemOperation::max()),
+            ];
+            let mut pause = Duration::from_micros(50);
+            while !pending.is_empty() {
+                let mut still = Vec::new();
+                for r in pending {
+                    if let Err(r) = r.test() {
+                        still.push(r);
+                    }
+                }
+                pending = still;
+                if pending.is_empty() {
+                    break;
+                }
+                if started.elapsed() >= deadline {
+                    self.silence(&world, started, on_silence);
+                }
+                thread::sleep(pause);
+                pause = (pause * 2).min(Duration::from_millis(2));
+            }
+        });
+        (total, max)
+    }
+
+    /// MPI_Ibarrier, polled until `deadline`, then MPI_Abort.
+    fn end_within(&self, deadline: Duration, code: i32) {
+        let started = Instant::now();
+        let mut barrier = self.world().immediate_barrier();
+        loop {
+            match barrier.test() {
+                Ok(_) => return,
+                Err(pending) => barrier = pending,
+            }
+            if started.elapsed() >= deadline {
+                // The others will never arrive: the pending barrier dies with the job.
+                std::mem::forget(barrier);
+                self.abort(code);
+            }
+            thread::sleep(Duration::from_millis(2));
+        }
     }
 
     /// MPI_Abort on the world communicator: mpirun or srun ends every rank on every host.

@@ -24,5 +24,5 @@ pub mod worker;
 pub use clock::{Clock, FakeClock, MonotonicClock};
 pub use data::{DataOptions, DataOutcome, run_data};
 pub use error::EngineError;
-pub use phase::{Env, PhaseProbe, Progress};
+pub use phase::{Env, PhaseProbe, Progress, Stall};
 pub use target::{PreparedTarget, prepare_target};

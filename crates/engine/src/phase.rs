@@ -48,6 +48,12 @@ pub struct Env<'a> {
     pub progress: Option<&'a (dyn Fn(&Progress<'_>) + Sync)>,
     /// Samples the machine beside each phase (rank 0).
     pub probe: Option<&'a dyn PhaseProbe>,
+    /// A worker that completes no operation for this long, or a rank that stops
+    /// answering for this long, ends the job (`--stall-timeout`; None: never).
+    pub stall_timeout: Option<Duration>,
+    /// Called on rank 0 when a stall ends the job, before it ends (to store the run as
+    /// failed and say why).
+    pub on_stall: Option<&'a (dyn Fn(&Stall) + Sync)>,
 }
 
 impl<'a> Env<'a> {
@@ -57,7 +63,37 @@ impl<'a> Env<'a> {
             interrupt,
             progress: None,
             probe: None,
+            stall_timeout: None,
+            on_stall: None,
         }
+    }
+
+    pub fn with_stall_timeout(
+        mut self,
+        timeout: Option<Duration>,
+        on_stall: &'a (dyn Fn(&Stall) + Sync),
+    ) -> Self {
+        self.stall_timeout = timeout;
+        self.on_stall = Some(on_stall);
+        self
+    }
+
+    /// Says (on rank 0) that `stall` ends the job.
+    fn stalled(&self, stall: &Stall) {
+        match self.on_stall {
+            Some(f) => f(stall),
+            None => eprintln!("iolab: {stall}"),
+        }
+    }
+
+    /// Ends the job after a stall: a stalled worker may never return, so the phase
+    /// cannot be joined. Rank 0 ends it at once (MPI_Abort or exit 1); the others give it
+    /// time to store the run first.
+    fn end_after_stall(&self) -> ! {
+        if self.comm.rank() != 0 {
+            std::thread::sleep(Duration::from_secs(10));
+        }
+        self.comm.abort(1)
     }
 
     pub fn with_progress(mut self, progress: &'a (dyn Fn(&Progress<'_>) + Sync)) -> Self {
@@ -131,7 +167,10 @@ impl PhaseRun {
     }
 }
 
-#[derive(Clone, Copy, Debug, Default, Serialize, Deserialize)]
+/// What one rank tells the others while a phase runs, about ten times a second: a
+/// fixed-size record of numbers combined by MPI_Allreduce (sums and maxima), so its cost
+/// is the same whatever the job size.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 struct Tick {
     finished: u32,
     workers: u32,
@@ -142,26 +181,109 @@ struct Tick {
     wear_out_max: Option<u64>,
     ops: u64,
     bytes: u64,
+    /// The longest time (ms) one of this rank's running workers has completed nothing,
+    /// with the rank in the low 24 bits (so the maximum names its rank).
+    stalled: u64,
 }
 
-fn combine(ticks: &[Tick]) -> Tick {
-    let mut g = Tick {
-        wear_out_max: Some(0),
-        ..Tick::default()
-    };
-    for t in ticks {
-        g.finished += t.finished;
-        g.workers += t.workers;
-        g.first_done |= t.first_done;
-        g.stop |= t.stop;
-        g.wear_out_max = match (g.wear_out_max, t.wear_out_max) {
-            (Some(a), Some(b)) => Some(a.max(b)),
-            _ => None,
-        };
-        g.ops += t.ops;
-        g.bytes += t.bytes;
+/// Bits of [`Tick::stalled`] that hold the rank.
+const RANK_BITS: u32 = 24;
+
+impl Tick {
+    /// Sums: finished, workers, ops, bytes, ranks without a wear-out figure yet.
+    /// Maxima: first done, stop, wear-out maximum, stalled.
+    fn encode(&self) -> ([u64; 5], [u64; 4]) {
+        (
+            [
+                u64::from(self.finished),
+                u64::from(self.workers),
+                self.ops,
+                self.bytes,
+                u64::from(self.wear_out_max.is_none()),
+            ],
+            [
+                u64::from(self.first_done),
+                u64::from(self.stop),
+                self.wear_out_max.unwrap_or(0),
+                self.stalled,
+            ],
+        )
     }
-    g
+
+    fn decode(sums: &[u64], maxes: &[u64]) -> Tick {
+        let at = |v: &[u64], i: usize| v.get(i).copied().unwrap_or(0);
+        Tick {
+            finished: at(sums, 0) as u32,
+            workers: at(sums, 1) as u32,
+            ops: at(sums, 2),
+            bytes: at(sums, 3),
+            wear_out_max: (at(sums, 4) == 0).then(|| at(maxes, 2)),
+            first_done: at(maxes, 0) != 0,
+            stop: at(maxes, 1) != 0,
+            stalled: at(maxes, 3),
+        }
+    }
+
+    /// How long (ms) the most stalled worker has done nothing, and its rank.
+    fn stall(&self) -> (u64, u32) {
+        (
+            self.stalled >> RANK_BITS,
+            (self.stalled & ((1 << RANK_BITS) - 1)) as u32,
+        )
+    }
+}
+
+/// A rank that stopped making progress for longer than `--stall-timeout`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Stall {
+    pub rank: u32,
+    pub host: String,
+    pub phase: String,
+    /// What was seen ("worker 2 completed no operation for 5.0 s").
+    pub what: String,
+}
+
+impl std::fmt::Display for Stall {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "rank {} on {} stalled in {}: {}",
+            self.rank, self.host, self.phase, self.what
+        )
+    }
+}
+
+/// Tracks when each of this rank's workers last completed an operation.
+struct StallWatch {
+    last: Vec<(u64, std::time::Instant)>,
+}
+
+impl StallWatch {
+    fn new(workers: usize) -> StallWatch {
+        StallWatch {
+            last: vec![(0, std::time::Instant::now()); workers],
+        }
+    }
+
+    /// The longest a running worker (not done, not waiting at the wear-out rendezvous)
+    /// has gone without completing an operation, and which worker.
+    fn longest(&mut self, control: &PhaseControl) -> (Duration, usize) {
+        let now = std::time::Instant::now();
+        let mut worst = (Duration::ZERO, 0);
+        for (i, (w, last)) in control.workers.iter().zip(&mut self.last).enumerate() {
+            let ops = w.ops.load(Ordering::Relaxed);
+            let idle = w.done.load(Ordering::Acquire) || control.waited_at_rendezvous(i);
+            if ops != last.0 || idle {
+                *last = (ops, now);
+                continue;
+            }
+            let quiet = now.duration_since(last.1);
+            if quiet > worst.0 {
+                worst = (quiet, i);
+            }
+        }
+        worst
+    }
 }
 
 pub fn now_ms() -> i64 {
@@ -330,6 +452,7 @@ fn coordinate<C: Clock>(
     let comm = env.comm;
     let mut interrupted = false;
     let mut wear_out_set = false;
+    let mut watch = StallWatch::new(control.workers.len());
     loop {
         control.wait_for_change(TICK);
         if env.interrupt.load(Ordering::Relaxed) && !interrupted {
@@ -337,6 +460,7 @@ fn coordinate<C: Clock>(
             control.stop_all();
         }
         let (ops, bytes) = control.totals();
+        let (quiet, worker) = watch.longest(control);
         let local = Tick {
             finished: control.finished_count(),
             workers: control.workers.len() as u32,
@@ -349,18 +473,71 @@ fn coordinate<C: Clock>(
             },
             ops,
             bytes,
+            stalled: ((quiet.as_millis() as u64) << RANK_BITS) | u64::from(comm.rank()),
         };
         let global = if comm.size() > 1 {
-            let all = comm.all_gather(&local).unwrap_or_else(|_| {
-                vec![Tick {
-                    stop: true,
-                    ..local
-                }]
-            });
-            combine(&all)
+            let (sums, maxes) = local.encode();
+            let silent = |s: &iolab_comm::Silence| {
+                let what = format!(
+                    "it stopped answering (no progress report for {:.1} s)",
+                    s.waited.as_secs_f64()
+                );
+                match s.ranks.first() {
+                    Some(r) if comm.rank() == 0 => env.stalled(&Stall {
+                        rank: r.rank,
+                        host: r.host.clone(),
+                        phase: name.to_string(),
+                        what,
+                    }),
+                    Some(r) => eprintln!(
+                        "iolab: rank {} on {} stalled in {name}: {what}; rank {} on {} ends the job",
+                        r.rank,
+                        r.host,
+                        comm.rank(),
+                        comm.host()
+                    ),
+                    None => env.stalled(&Stall {
+                        rank: comm.rank(),
+                        host: comm.host().to_string(),
+                        phase: name.to_string(),
+                        what: format!(
+                            "a collective did not complete in {:.1} s, yet every rank answered the roll call",
+                            s.waited.as_secs_f64()
+                        ),
+                    }),
+                }
+            };
+            let (sums, maxes) = comm.reduce(&sums, &maxes, env.stall_timeout, &silent);
+            Tick::decode(&sums, &maxes)
         } else {
             local
         };
+        if let Some(limit) = env.stall_timeout {
+            let (ms, rank) = global.stall();
+            if ms >= limit.as_millis() as u64 {
+                // Every rank saw the same maximum: the stalled rank names its host.
+                let host = comm.broadcast_bytes(rank, comm.host().as_bytes());
+                let what = if rank == comm.rank() {
+                    format!(
+                        "worker {worker} completed no operation for {:.1} s (--stall-timeout {:.0} s)",
+                        quiet.as_secs_f64(),
+                        limit.as_secs_f64()
+                    )
+                } else {
+                    String::new()
+                };
+                let what = comm.broadcast_bytes(rank, what.as_bytes());
+                if comm.rank() == 0 {
+                    env.stalled(&Stall {
+                        rank,
+                        host: String::from_utf8_lossy(&host).into_owned(),
+                        phase: name.to_string(),
+                        what: String::from_utf8_lossy(&what).into_owned(),
+                    });
+                }
+                env.end_after_stall();
+            }
+        }
         if global.first_done {
             control.first_done.store(true, Ordering::Relaxed);
         }
@@ -412,6 +589,43 @@ mod tests {
         fn now(&self) -> Nanos {
             Nanos::ZERO
         }
+    }
+
+    #[test]
+    fn a_tick_survives_its_encoding_and_names_the_stalled_rank() {
+        let tick = Tick {
+            finished: 3,
+            workers: 8,
+            first_done: true,
+            stop: false,
+            wear_out_max: Some(42),
+            ops: 1 << 40,
+            bytes: 7,
+            stalled: (6_500 << RANK_BITS) | 99_999,
+        };
+        let (sums, maxes) = tick.encode();
+        assert_eq!(Tick::decode(&sums, &maxes), tick);
+        assert_eq!(tick.stall(), (6_500, 99_999));
+        let none = Tick {
+            wear_out_max: None,
+            ..tick
+        };
+        let (sums, maxes) = none.encode();
+        assert_eq!(Tick::decode(&sums, &maxes).wear_out_max, None);
+    }
+
+    #[test]
+    fn a_worker_that_completes_nothing_is_the_longest_quiet() {
+        let control = PhaseControl::new(2);
+        let mut watch = StallWatch::new(2);
+        std::thread::sleep(Duration::from_millis(30));
+        control.workers[0].ops.store(5, Ordering::Relaxed);
+        let (quiet, worker) = watch.longest(&control);
+        assert_eq!(worker, 1);
+        assert!(quiet >= Duration::from_millis(30), "{quiet:?}");
+        // A finished worker is never stalled; worker 0 made progress a moment ago.
+        control.finished(1);
+        assert_eq!(watch.longest(&control).1, 0);
     }
 
     /// Waits (boundedly) until this rank has heard that some worker is done.

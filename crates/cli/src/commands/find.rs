@@ -36,8 +36,12 @@ pub fn find(args: FindArgs) -> Result<u8> {
 }
 
 fn find_in(rt: &Runtime, args: FindArgs) -> Result<u8> {
-    args.spec.validate()?;
-    args.output.prepare(rt)?;
+    rt.agree(
+        args.spec
+            .validate()
+            .map_err(anyhow::Error::from)
+            .and_then(|()| args.output.prepare(rt)),
+    )?;
     let mut sink = RunSink::start(
         rt,
         &args.output.store,

@@ -33,8 +33,11 @@ pub fn meta(args: MetaArgs) -> Result<u8> {
 
 fn meta_in(rt: &Runtime, args: MetaArgs) -> Result<u8> {
     let spec = args.spec;
-    spec.validate()?;
-    args.output.prepare(rt)?;
+    rt.agree(
+        spec.validate()
+            .map_err(anyhow::Error::from)
+            .and_then(|()| args.output.prepare(rt)),
+    )?;
     if args.target.device.is_some() {
         return Err(MetaError::NeedsDir.into());
     }

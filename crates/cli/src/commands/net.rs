@@ -34,8 +34,12 @@ pub fn net(args: NetArgs) -> Result<u8> {
 }
 
 fn net_in(rt: &Runtime, args: NetArgs) -> Result<u8> {
-    args.spec.validate()?;
-    args.output.prepare(rt)?;
+    rt.agree(
+        args.spec
+            .validate()
+            .map_err(anyhow::Error::from)
+            .and_then(|()| args.output.prepare(rt)),
+    )?;
     let comm = rt.comm.as_ref();
     let mut sink = RunSink::start(
         rt,

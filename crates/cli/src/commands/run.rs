@@ -17,8 +17,11 @@ pub fn run(args: RunArgs) -> Result<u8> {
 
 fn run_in(rt: &Runtime, args: RunArgs) -> Result<u8> {
     let spec = args.spec;
-    spec.validate()?;
-    args.output.prepare(rt)?;
+    rt.agree(
+        spec.validate()
+            .map_err(anyhow::Error::from)
+            .and_then(|()| args.output.prepare(rt)),
+    )?;
     let target = prepare_target(rt.comm.as_ref(), &args.target, spec.backend, true)?;
     let mut sink = RunSink::start(
         rt,

@@ -63,7 +63,13 @@ pub fn targets(args: TargetsArgs) -> Result<u8> {
 }
 
 fn targets_in(rt: &Runtime, args: TargetsArgs) -> Result<u8> {
-    args.output.prepare(rt)?;
+    rt.agree(
+        args.targets
+            .validate()
+            .and_then(|()| args.spec.validate())
+            .map_err(anyhow::Error::from)
+            .and_then(|()| args.output.prepare(rt)),
+    )?;
     let comm = rt.comm.as_ref();
     let mut set = prepare(comm, &args)?;
     let spec = serde_json::json!({
@@ -113,8 +119,6 @@ fn targets_in(rt: &Runtime, args: TargetsArgs) -> Result<u8> {
 
 /// Checks the options and prepares every rank's targets.
 fn prepare(comm: &dyn Comm, args: &TargetsArgs) -> Result<TargetSet> {
-    args.targets.validate()?;
-    args.spec.validate()?;
     let rws = args.targets.plan_phases(&args.spec)?;
     let entries = entries_of(&args.targets)?;
     let opts = PrepareOptions {

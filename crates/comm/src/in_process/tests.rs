@@ -237,3 +237,18 @@ fn abort_panics_with_its_code_and_stops_the_others() {
 fn zero_ranks_is_refused() {
     InProcess::run(0, one_host, |_| ());
 }
+
+#[test]
+fn reduce_sums_and_takes_maxima_element_wise() {
+    let got = InProcess::run(3, one_host, |comm| {
+        let r = u64::from(comm.rank());
+        comm.reduce(&[r, 10, u64::MAX], &[r * 7, 5 - r], None, &|_| {
+            unreachable!("no deadline")
+        })
+    });
+    for (sums, maxes) in got {
+        // 0+1+2, 3x10, and a sum that wraps as MPI_SUM over uint64 does.
+        assert_eq!(sums, vec![3, 30, u64::MAX.wrapping_mul(3)]);
+        assert_eq!(maxes, vec![14, 5]);
+    }
+}
