@@ -3,6 +3,7 @@
 //! guards block devices, and makes all ranks agree on the outcome ([`agree`]) so one
 //! rank's failure is every rank's error.
 
+use std::fs;
 use std::path::{Path, PathBuf};
 
 use iolab_backend::device::{DeviceCheck, inspect_device, mark_as_image};
@@ -146,6 +147,20 @@ pub fn guard_device(check: &DeviceCheck, allow_destroy: bool) -> Result<(), Engi
     Ok(())
 }
 
+/// A `--dir` with `{host}` or `{rank}` names a directory per node or rank that users
+/// cannot create on every node beforehand: iolab creates its last level (as IO500 does
+/// its datadir); the parent must exist.
+fn create_last_level(base: &Path) -> Result<(), EngineError> {
+    match fs::create_dir(base) {
+        Ok(()) => Ok(()),
+        Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => Ok(()),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Err(EngineError::TargetMissing {
+            path: base.parent().unwrap_or(base).to_path_buf(),
+        }),
+        Err(e) => Err(EngineError::workdir("cannot create", base.to_path_buf(), e)),
+    }
+}
+
 /// Prepares the target of a workload on every rank. `writes`: whether anything will be
 /// written (a device holding data is refused then, unless allowed).
 pub fn prepare_target(
@@ -175,7 +190,14 @@ pub fn prepare_target(
             "give a directory to work in (or --device for a block device)",
         )));
     };
+    let templated = {
+        let text = base.to_string_lossy();
+        text.contains("{host}") || text.contains("{rank}")
+    };
     let base = resolve_placeholders(&base, comm.host(), comm.rank());
+    if templated {
+        agree(comm, create_last_level(&base))?;
+    }
     let topo = comm.topology();
     let dirs: Vec<(String, String)> = comm
         .all_gather(&(base.to_string_lossy().into_owned(), run_token(comm)))

@@ -561,3 +561,97 @@ fn a_stopped_rank_is_found_by_the_stall_watchdog() {
     let text = String::from_utf8_lossy(&shown.stdout);
     assert!(text.contains("failed: rank 1 on "), "{text}");
 }
+
+/// `mpirun -np N` with every rank in its own UTS namespace named node<rank / per_host>:
+/// several hosts on one machine.
+fn mpirun_on_hosts(np: u32, per_host: u32) -> Command {
+    let mut c = Command::new("mpirun");
+    c.args([
+        "--allow-run-as-root",
+        "--oversubscribe",
+        "-np",
+        &np.to_string(),
+        "unshare",
+        "--uts",
+        "sh",
+        "-c",
+    ]);
+    c.arg(format!(
+        "hostname node$((OMPI_COMM_WORLD_RANK / {per_host})) && exec \"$@\""
+    ));
+    c.args(["sh", env!("CARGO_BIN_EXE_iolab")]);
+    c.env_remove("RUST_BACKTRACE");
+    c
+}
+
+fn uts_namespaces() -> bool {
+    let ok = Command::new("unshare")
+        .args(["--uts", "true"])
+        .status()
+        .is_ok_and(|s| s.success());
+    if !ok {
+        eprintln!("SKIPPED: no UTS namespaces (unshare --uts) here");
+    }
+    ok
+}
+
+/// Two simulated hosts of two ranks: `{host}` directories are created on each host (the
+/// parent exists, the last level does not), the result has one row per host, and each
+/// host's directory held its own ranks' files.
+#[test]
+fn two_hosts_get_their_own_directories_and_rows() {
+    if !mpirun_available() || !uts_namespaces() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let mut c = mpirun_on_hosts(4, 2);
+    c.env("IOLAB_DB", dir.path().join("db"));
+    c.args(["run", "--dir"]);
+    c.arg(dir.path().join("{host}"));
+    c.args(["--rw", "write", "--size", "1MiB", "--keep", "--json"]);
+    c.arg(dir.path().join("r.json"));
+    let r = run_limited(c, Duration::from_secs(120));
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert!(r.stdout.contains("host node0: 2 ranks"), "{}", r.stdout);
+    assert!(r.stdout.contains("host node1: 2 ranks"), "{}", r.stdout);
+    let files = |host: &str| {
+        let mut names: Vec<String> = fs::read_dir(dir.path().join(host).join("iolab-work"))
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .filter(|n| n.starts_with("data."))
+            .collect();
+        names.sort();
+        names
+    };
+    assert_eq!(files("node0"), ["data.r0.t0", "data.r1.t0"]);
+    assert_eq!(files("node1"), ["data.r2.t0", "data.r3.t0"]);
+    let json: serde_json::Value =
+        serde_json::from_slice(&fs::read(dir.path().join("r.json")).unwrap()).unwrap();
+    assert_eq!(
+        json["provenance"]["hosts"],
+        serde_json::json!(["node0", "node1"])
+    );
+}
+
+/// `{rank}` directories under a parent that does not exist: refused on every rank,
+/// naming the parent.
+#[test]
+fn a_templated_dir_needs_its_parent() {
+    if !mpirun_available() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let mut c = mpirun(2);
+    c.args(["run", "--dir"]);
+    c.arg(dir.path().join("missing/r{rank}"));
+    c.args(["--size", "1MiB"]);
+    let r = run_limited(c, Duration::from_secs(60));
+    let line = the_one_error(&r);
+    assert!(
+        line.contains(&format!(
+            "--dir {}/missing does not exist",
+            path(dir.path())
+        )),
+        "{line}"
+    );
+}
