@@ -13,6 +13,11 @@ command -v mpirun >/dev/null 2>&1 || missing+=(openmpi-bin)
 ls /usr/lib/llvm-*/lib/libclang*.so* >/dev/null 2>&1 || missing+=(libclang-dev)
 command -v fio >/dev/null 2>&1 || missing+=(fio)
 command -v chromium >/dev/null 2>&1 || missing+=(chromium)
+# The safety tests: libblkid's probe (wipefs), namespaces (unshare), loop devices,
+# a real ext4 signature (mkfs.ext4).
+command -v wipefs >/dev/null 2>&1 || missing+=(util-linux)
+command -v losetup >/dev/null 2>&1 || missing+=(mount)
+command -v mkfs.ext4 >/dev/null 2>&1 || missing+=(e2fsprogs)
 if [ ${#missing[@]} -gt 0 ]; then
     echo "== installing ${missing[*]}"
     sudo=""
