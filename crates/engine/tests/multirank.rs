@@ -160,6 +160,8 @@ fn one_failing_rank_stops_every_rank_with_its_name() {
     for r in [0, 1, 3] {
         std::fs::create_dir(base.path().join(format!("r{r}"))).unwrap();
     }
+    // iolab creates a missing r{rank}; a file where the directory belongs fails.
+    std::fs::write(base.path().join("r2"), b"not a directory").unwrap();
     let target = TargetSpec {
         dir: Some(base.path().join("r{rank}")),
         ..TargetSpec::default()
@@ -173,7 +175,7 @@ fn one_failing_rank_stops_every_rank_with_its_name() {
     // copies stay unsaid.
     let missing = base.path().join("r2");
     let expect = format!(
-        "rank 2 on node1 failed: --dir {} does not exist; create it first or choose another directory",
+        "rank 2 on node1 failed: --dir {} is not a directory",
         missing.display()
     );
     for (r, e) in errors.iter().enumerate() {
@@ -181,7 +183,8 @@ fn one_failing_rank_stops_every_rank_with_its_name() {
     }
     // Rank 0's own failure is named like any other rank's.
     std::fs::remove_dir(base.path().join("r0")).unwrap();
-    std::fs::create_dir(base.path().join("r2")).unwrap();
+    std::fs::write(base.path().join("r0"), b"not a directory").unwrap();
+    std::fs::remove_file(base.path().join("r2")).unwrap();
     let errors = InProcess::run(4, two_hosts, |comm: &dyn Comm| {
         prepare_target(comm, &target, BackendKind::Psync, true)
             .err()

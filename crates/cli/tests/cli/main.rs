@@ -9,6 +9,8 @@ mod live;
 mod meta;
 #[cfg(feature = "mpi")]
 mod mpi;
+#[cfg(feature = "mpi")]
+mod mpi_faults;
 mod results;
 mod run;
 mod safety;

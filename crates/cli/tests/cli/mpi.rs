@@ -8,7 +8,7 @@ use std::time::{Duration, Instant};
 
 use crate::common::{Ran, path};
 
-fn mpirun_available() -> bool {
+pub(crate) fn mpirun_available() -> bool {
     let ok = Command::new("mpirun")
         .arg("--version")
         .output()
@@ -20,7 +20,7 @@ fn mpirun_available() -> bool {
     ok
 }
 
-fn mpirun(np: u32) -> Command {
+pub(crate) fn mpirun(np: u32) -> Command {
     let mut c = Command::new("mpirun");
     c.args([
         "--allow-run-as-root",
@@ -39,7 +39,7 @@ fn mpirun(np: u32) -> Command {
 
 /// Runs with a time limit: a hang fails the test instead of the whole suite.
 /// The job failed with exit code 2 and its error was said once (by rank 0): that line.
-fn the_one_error(r: &Ran) -> String {
+pub(crate) fn the_one_error(r: &Ran) -> String {
     assert_eq!(r.code, 2, "{}\n{}", r.stdout, r.stderr);
     let lines: Vec<&str> = r
         .stderr
@@ -50,7 +50,7 @@ fn the_one_error(r: &Ran) -> String {
     lines[0].to_string()
 }
 
-fn run_limited(mut c: Command, limit: Duration) -> Ran {
+pub(crate) fn run_limited(mut c: Command, limit: Duration) -> Ran {
     let mut child = c
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
@@ -409,249 +409,5 @@ fn io500_runs_under_four_ranks_with_a_short_stonewall() {
         fs::read_dir(&work).unwrap().count(),
         0,
         "all ranks cleaned up"
-    );
-}
-
-/// A bad option on one rank of an MPMD launch: every rank ends non-zero at once, the
-/// error said once, naming the rank.
-#[test]
-fn a_bad_argument_on_one_rank_ends_every_rank() {
-    if !mpirun_available() {
-        return;
-    }
-    let dir = tempfile::tempdir().unwrap();
-    let bin = env!("CARGO_BIN_EXE_iolab");
-    let mut c = Command::new("mpirun");
-    c.args(["--allow-run-as-root", "--oversubscribe", "-np", "2", bin]);
-    c.args(["run", "--dir", path(dir.path()), "--size", "1MiB"]);
-    c.args([":", "-np", "1", bin]);
-    c.args(["run", "--dir", path(dir.path()), "--size", "1MiB"]);
-    c.args(["--block-size", "0"]);
-    c.env("IOLAB_DB", dir.path().join("db"));
-    let r = run_limited(c, Duration::from_secs(60));
-    assert_eq!(r.code, 2, "{}", r.stderr);
-    let lines: Vec<&str> = r
-        .stderr
-        .lines()
-        .filter(|l| l.starts_with("iolab:"))
-        .collect();
-    assert_eq!(lines.len(), 1, "said once:\n{}", r.stderr);
-    assert!(
-        lines[0].contains("rank 2 on ") && lines[0].contains("--block-size: must be larger than 0"),
-        "{}",
-        lines[0]
-    );
-    assert!(
-        !dir.path().join("iolab-work").exists(),
-        "nothing was laid out"
-    );
-}
-
-/// A rank that fails alone after the agreement (rank 0 cannot write --json) does not
-/// leave the others waiting: the job ends with its code.
-#[test]
-fn a_rank_that_fails_alone_ends_the_job() {
-    if !mpirun_available() {
-        return;
-    }
-    let dir = tempfile::tempdir().unwrap();
-    let mut c = mpirun(2);
-    c.args(["run", "--dir", path(dir.path()), "--size", "1MiB", "--json"]);
-    c.arg(dir.path().join("missing/x.json"));
-    let r = run_limited(c, Duration::from_secs(60));
-    assert_eq!(r.code, 2, "{}", r.stderr);
-    assert!(r.stderr.contains("--json "), "{}", r.stderr);
-}
-
-/// The pid of the iolab process that is rank `rank` of an MPI job working in `dir`.
-fn rank_pid(dir: &std::path::Path, rank: u32) -> Option<u32> {
-    let pids = Command::new("pgrep")
-        .args(["-f", path(dir)])
-        .output()
-        .ok()?;
-    String::from_utf8_lossy(&pids.stdout)
-        .lines()
-        .filter_map(|l| l.trim().parse::<u32>().ok())
-        .find(|p| {
-            fs::read(format!("/proc/{p}/environ")).is_ok_and(|env| {
-                env.split(|&b| b == 0)
-                    .any(|v| v == format!("OMPI_COMM_WORLD_RANK={rank}").as_bytes())
-            })
-        })
-}
-
-/// A stopped rank (SIGSTOP, as a hung node looks to the others) ends the job within the
-/// stall timeout plus the roll call, and the run is stored as failed naming the rank.
-#[test]
-fn a_stopped_rank_is_found_by_the_stall_watchdog() {
-    if !mpirun_available() {
-        return;
-    }
-    let dir = tempfile::tempdir().unwrap();
-    let db = dir.path().join("db.sqlite");
-    let mut c = mpirun(2);
-    c.env("IOLAB_DB", &db);
-    c.args(["run", "--dir", path(dir.path()), "--backend", "null"]);
-    c.args([
-        "--size",
-        "1GiB",
-        "--runtime",
-        "60s",
-        "--stall-timeout",
-        "5s",
-    ]);
-    let mut child = c
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let start = Instant::now();
-    let victim = loop {
-        if let Some(p) = rank_pid(dir.path(), 1) {
-            break p;
-        }
-        assert!(
-            start.elapsed() < Duration::from_secs(60),
-            "rank 1 never ran: {:?}",
-            child.try_wait()
-        );
-        std::thread::sleep(Duration::from_millis(100));
-    };
-    // The null backend lays out nothing: give the phase time to start.
-    std::thread::sleep(Duration::from_secs(3));
-    Command::new("kill")
-        .args(["-STOP", &victim.to_string()])
-        .status()
-        .unwrap();
-    let stopped_at = Instant::now();
-    while child.try_wait().unwrap().is_none() {
-        if stopped_at.elapsed() > Duration::from_secs(30) {
-            let _ = Command::new("kill")
-                .args(["-CONT", &victim.to_string()])
-                .status();
-            let _ = child.kill();
-            panic!("the job did not end within 30 s of rank 1 stopping");
-        }
-        std::thread::sleep(Duration::from_millis(100));
-    }
-    let _ = Command::new("kill")
-        .args(["-CONT", &victim.to_string()])
-        .status();
-    let r = Ran::from(child.wait_with_output().unwrap());
-    assert_eq!(r.code, 1, "{}", r.stderr);
-    assert!(
-        r.stderr.contains("iolab: rank 1 on ")
-            && r.stderr
-                .contains(" stalled in read-4KiB: it stopped answering"),
-        "{}",
-        r.stderr
-    );
-    let shown = crate::common::iolab()
-        .env("IOLAB_DB", &db)
-        .args(["results", "list"])
-        .output()
-        .unwrap();
-    let list = String::from_utf8_lossy(&shown.stdout);
-    assert!(list.contains("failed"), "{list}");
-    let shown = crate::common::iolab()
-        .env("IOLAB_DB", &db)
-        .args(["results", "show", "r1"])
-        .output()
-        .unwrap();
-    let text = String::from_utf8_lossy(&shown.stdout);
-    assert!(text.contains("failed: rank 1 on "), "{text}");
-}
-
-/// `mpirun -np N` with every rank in its own UTS namespace named node<rank / per_host>:
-/// several hosts on one machine.
-fn mpirun_on_hosts(np: u32, per_host: u32) -> Command {
-    let mut c = Command::new("mpirun");
-    c.args([
-        "--allow-run-as-root",
-        "--oversubscribe",
-        "-np",
-        &np.to_string(),
-        "unshare",
-        "--uts",
-        "sh",
-        "-c",
-    ]);
-    c.arg(format!(
-        "hostname node$((OMPI_COMM_WORLD_RANK / {per_host})) && exec \"$@\""
-    ));
-    c.args(["sh", env!("CARGO_BIN_EXE_iolab")]);
-    c.env_remove("RUST_BACKTRACE");
-    c
-}
-
-fn uts_namespaces() -> bool {
-    let ok = Command::new("unshare")
-        .args(["--uts", "true"])
-        .status()
-        .is_ok_and(|s| s.success());
-    if !ok {
-        eprintln!("SKIPPED: no UTS namespaces (unshare --uts) here");
-    }
-    ok
-}
-
-/// Two simulated hosts of two ranks: `{host}` directories are created on each host (the
-/// parent exists, the last level does not), the result has one row per host, and each
-/// host's directory held its own ranks' files.
-#[test]
-fn two_hosts_get_their_own_directories_and_rows() {
-    if !mpirun_available() || !uts_namespaces() {
-        return;
-    }
-    let dir = tempfile::tempdir().unwrap();
-    let mut c = mpirun_on_hosts(4, 2);
-    c.env("IOLAB_DB", dir.path().join("db"));
-    c.args(["run", "--dir"]);
-    c.arg(dir.path().join("{host}"));
-    c.args(["--rw", "write", "--size", "1MiB", "--keep", "--json"]);
-    c.arg(dir.path().join("r.json"));
-    let r = run_limited(c, Duration::from_secs(120));
-    assert_eq!(r.code, 0, "{}", r.stderr);
-    assert!(r.stdout.contains("host node0: 2 ranks"), "{}", r.stdout);
-    assert!(r.stdout.contains("host node1: 2 ranks"), "{}", r.stdout);
-    let files = |host: &str| {
-        let mut names: Vec<String> = fs::read_dir(dir.path().join(host).join("iolab-work"))
-            .unwrap()
-            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
-            .filter(|n| n.starts_with("data."))
-            .collect();
-        names.sort();
-        names
-    };
-    assert_eq!(files("node0"), ["data.r0.t0", "data.r1.t0"]);
-    assert_eq!(files("node1"), ["data.r2.t0", "data.r3.t0"]);
-    let json: serde_json::Value =
-        serde_json::from_slice(&fs::read(dir.path().join("r.json")).unwrap()).unwrap();
-    assert_eq!(
-        json["provenance"]["hosts"],
-        serde_json::json!(["node0", "node1"])
-    );
-}
-
-/// `{rank}` directories under a parent that does not exist: refused on every rank,
-/// naming the parent.
-#[test]
-fn a_templated_dir_needs_its_parent() {
-    if !mpirun_available() {
-        return;
-    }
-    let dir = tempfile::tempdir().unwrap();
-    let mut c = mpirun(2);
-    c.args(["run", "--dir"]);
-    c.arg(dir.path().join("missing/r{rank}"));
-    c.args(["--size", "1MiB"]);
-    let r = run_limited(c, Duration::from_secs(60));
-    let line = the_one_error(&r);
-    assert!(
-        line.contains(&format!(
-            "--dir {}/missing does not exist",
-            path(dir.path())
-        )),
-        "{line}"
     );
 }

@@ -1,0 +1,164 @@
+use std::time::Instant;
+
+use iolab_comm::InProcess;
+use iolab_core::result::OpKind;
+
+use super::*;
+use crate::assemble::{PhaseMeta, assemble};
+use crate::recorder::Recorder;
+
+const MS: u64 = 1_000_000;
+const MIB: u64 = 1 << 20;
+
+/// A clock that never moves: the phase starts at 0 and workers stamp their own times.
+struct Still;
+impl Clock for Still {
+    fn now(&self) -> Nanos {
+        Nanos::ZERO
+    }
+}
+
+/// Waits (boundedly) until this rank has heard that some worker is done.
+fn await_first_done(control: &PhaseControl) {
+    let t = Instant::now();
+    while !control.first_done.load(Ordering::Relaxed) && t.elapsed() < Duration::from_secs(10) {
+        std::thread::sleep(Duration::from_millis(1));
+    }
+    assert!(control.first_done.load(Ordering::Relaxed));
+}
+
+/// Two ranks with wear-out: rank 0 writes its 4 MiB share by 4 ms and then waits at
+/// the rendezvous until rank 1, slow, reaches its stonewall at 1 s with 10 MiB.
+#[test]
+fn wear_out_first_done_is_when_the_fast_worker_finished_its_share() {
+    let interrupt = AtomicBool::new(false);
+    let results = InProcess::run(
+        2,
+        |r| format!("h{r}"),
+        |comm| {
+            let env = Env::new(comm, &interrupt);
+            let fast = comm.rank() == 0;
+            let run = run_phase(&env, &Still, "write", 1, true, |i, control| {
+                let start = control.ready_and_wait(true).unwrap();
+                let mut rec = Recorder::new(start, Nanos::SECOND);
+                let done = if fast {
+                    for t in 1..=4 {
+                        rec.record(OpKind::Write, Nanos(MS), MIB, Nanos(t * MS));
+                    }
+                    4
+                } else {
+                    // Hears of rank 0's finish at 10 ms, one write done by then.
+                    await_first_done(control);
+                    rec.record(OpKind::Write, Nanos(MS), MIB, Nanos(10 * MS));
+                    rec.mark_first_done();
+                    for t in 2..=10 {
+                        rec.record(OpKind::Write, Nanos(MS), MIB, Nanos(t * 100 * MS));
+                    }
+                    10
+                };
+                // Rank 0 has nothing left to do when told the target: it finishes
+                // as the rendezvous lets it go, at 1 s, like rank 1.
+                assert_eq!(control.wear_out_wait(i, done), 10);
+                control.finished(i);
+                Ok(WorkerReport {
+                    measure: rec.finish(),
+                    completed: done,
+                    finished_at: Nanos(1000 * MS),
+                })
+            })
+            .unwrap();
+            assemble(PhaseMeta::default(), &run)
+        },
+    );
+    for p in &results {
+        let w = p.op(OpKind::Write).unwrap();
+        assert_eq!((w.ops, w.bytes.0), (14, 14 * MIB));
+        assert_eq!(p.elapsed, Nanos(1000 * MS));
+        assert_eq!(p.first_done, Nanos(4 * MS));
+        assert_eq!(p.per_rank[0].first_done, Nanos(4 * MS));
+        assert_eq!(p.per_rank[1].first_done, Nanos(10 * MS));
+        // By 4 ms: rank 0's 4 writes, and 0.4 of rank 1's (1 by 10 ms).
+        assert_eq!(w.first_done_ops, 4);
+        assert_eq!(w.first_done_bytes.0, (4.4 * MIB as f64).round() as u64);
+    }
+}
+
+/// First-done counts are capped at what was done in all, whatever the rates say.
+#[test]
+fn first_done_counts_never_exceed_the_totals() {
+    let mut a = Recorder::new(Nanos::ZERO, Nanos::SECOND);
+    a.record(OpKind::Write, Nanos(1), 10, Nanos(MS));
+    let run = PhaseRun {
+        outcomes: vec![RankOutcome {
+            host: "h".into(),
+            threads: 1,
+            elapsed: Nanos(1000 * MS),
+            // Later than the worker froze its figures (as a worker's finish after a
+            // wait was before the fix): the rate would extrapolate to 1000 writes.
+            first_done: Nanos(1000 * MS),
+            measure: a.finish(),
+            completed: vec![1],
+            ..RankOutcome::default()
+        }],
+        interrupted: false,
+        started_at_ms: 0,
+        telemetry: None,
+    };
+    let p = assemble(PhaseMeta::default(), &run);
+    let w = p.op(OpKind::Write).unwrap();
+    assert_eq!((w.first_done_ops, w.first_done_bytes.0), (1, 10));
+}
+
+/// Rank 0's worker is done at once and sits at the wear-out rendezvous while rank 1's
+/// two workers keep two CPUs busy: rank 0's CPU use is its worker's, over its own
+/// wall time, so it cannot exceed one CPU (it showed rank 1's two).
+#[test]
+fn a_rank_waiting_at_the_rendezvous_is_not_charged_for_the_others() {
+    let interrupt = AtomicBool::new(false);
+    let results = InProcess::run(
+        2,
+        |_| "h".to_string(),
+        |comm| {
+            let env = Env::new(comm, &interrupt);
+            let clock = crate::clock::MonotonicClock;
+            let fast = comm.rank() == 0;
+            let workers = if fast { 1 } else { 2 };
+            let run = run_phase(&env, &clock, "write", workers, true, |i, control| {
+                let start = control.ready_and_wait(true).unwrap();
+                let mut rec = Recorder::new(start, Nanos::SECOND);
+                let done = if fast {
+                    rec.record(OpKind::Write, Nanos(1), 1, clock.now());
+                    1
+                } else {
+                    let t = Instant::now();
+                    let mut x = 0u64;
+                    while t.elapsed() < Duration::from_millis(300) {
+                        x = std::hint::black_box(x.wrapping_add(1));
+                    }
+                    rec.record(OpKind::Write, Nanos(1), 1, clock.now());
+                    1
+                };
+                control.wear_out_wait(i, done);
+                let finished_at = clock.now().saturating_sub(start);
+                control.finished(i);
+                Ok(WorkerReport {
+                    measure: rec.finish(),
+                    completed: done,
+                    finished_at,
+                })
+            })
+            .unwrap();
+            assemble(PhaseMeta::default(), &run)
+        },
+    );
+    let rank0 = &results[0].per_rank[0];
+    assert_eq!(rank0.threads, 1);
+    assert!(
+        rank0.cpu.percent_of_one_cpu() <= 100.0,
+        "rank 0 kept {:.0}% of a CPU busy",
+        rank0.cpu.percent_of_one_cpu()
+    );
+    // Both ranks on one host: its CPUs count once.
+    let cpus = iolab_backend::process::allowed_cpus().len() as u32;
+    assert_eq!(results[0].cpu.cpus, cpus);
+}
