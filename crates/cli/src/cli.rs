@@ -159,6 +159,24 @@ pub struct StoreArgs {
     pub no_store: bool,
 }
 
+/// The results database of a command that reads it (or deletes from it) but stores no
+/// run of its own: --db without --no-store.
+#[derive(Args, Debug, Clone, Default)]
+pub struct DbArgs {
+    /// Results database [default: $IOLAB_DB, else ~/.local/share/iolab/results.db].
+    #[arg(long, value_name = "FILE", global = true)]
+    pub db: Option<PathBuf>,
+}
+
+impl DbArgs {
+    pub fn open(&self) -> anyhow::Result<iolab_store::Store> {
+        crate::sink::open_store(&StoreArgs {
+            db: self.db.clone(),
+            no_store: true,
+        })
+    }
+}
+
 #[derive(Args, Debug)]
 pub struct RunArgs {
     #[command(flatten)]

@@ -11,23 +11,40 @@ use crate::units::{ByteCount, BytesPerSec};
 /// Seconds in a 365-day year.
 pub const YEAR_SECS: f64 = 365.0 * 86_400.0;
 
-/// Parses a rated endurance: "2.61PBW", "600TBW", "41 PBW", or a plain size ("2PB").
+/// Parses a rated endurance: "2.61PBW", "600TBW", "41 PBW", or any size iolab reads
+/// ("2PB", "14.69PiB"), rounded to whole bytes (a rating is not exact to the byte).
 pub fn parse_rated(text: &str) -> Result<ByteCount, UnitError> {
     let t = text.trim();
     let t = t
         .strip_suffix('W')
         .or_else(|| t.strip_suffix('w'))
         .unwrap_or(t);
-    t.parse::<ByteCount>()
-        .map_err(|_| UnitError::Bytes(text.to_string()))
+    let bytes = approximate_bytes(t).ok_or_else(|| UnitError::Bytes(text.to_string()))?;
+    Ok(ByteCount(bytes.round() as u64))
 }
 
-/// Parses a write rate: "100MiB/s", "1.5GB/s", "100MiB".
+/// Parses a write rate: "100MiB/s", "1.5GB/s", "0.7GiB/s", "100MiB".
 pub fn parse_rate(text: &str) -> Result<BytesPerSec, UnitError> {
     let t = text.trim();
     let t = t.strip_suffix("/s").unwrap_or(t);
-    let b: ByteCount = t.parse().map_err(|_| UnitError::Bytes(text.to_string()))?;
-    Ok(BytesPerSec(b.get() as f64))
+    approximate_bytes(t)
+        .map(BytesPerSec)
+        .ok_or_else(|| UnitError::Bytes(text.to_string()))
+}
+
+/// A size with any of the units [`ByteCount`] reads, where a fraction of a byte is
+/// allowed ("14.69PiB"): the number times the unit.
+fn approximate_bytes(text: &str) -> Option<f64> {
+    if let Ok(exact) = text.parse::<ByteCount>() {
+        return Some(exact.get() as f64);
+    }
+    let end = text
+        .find(|c: char| !(c.is_ascii_digit() || c == '.'))
+        .unwrap_or(text.len());
+    let (number, unit) = text.split_at(end);
+    let number: f64 = number.parse().ok().filter(|n: &f64| n.is_finite())?;
+    let unit: ByteCount = format!("1{}", unit.trim()).parse().ok()?;
+    Some(number * unit.get() as f64)
 }
 
 /// Rated bytes of a device rated for `dwpd` drive writes per day over `years`.
@@ -197,6 +214,18 @@ mod tests {
             (dwpd_of(BytesPerSec(2e12 / 86_400.0), "2TB".parse().unwrap()) - 1.0).abs() < 1e-12
         );
         assert!(parse_rated("lots").is_err());
+        // Any size the rest of iolab reads, fractions of binary units included.
+        assert_eq!(
+            parse_rated("14.69PiB").unwrap().get(),
+            (14.69 * (1u64 << 50) as f64).round() as u64
+        );
+        assert_eq!(
+            parse_rated("16.53PB").unwrap().get(),
+            16_530_000_000_000_000
+        );
+        assert_eq!(parse_rate("0.5KiB/s").unwrap().get(), 512.0);
+        assert!(parse_rated("1.5XB").is_err());
+        assert!(parse_rated("PiB").is_err());
         assert!(parse_rate("fast/s").is_err());
     }
 }

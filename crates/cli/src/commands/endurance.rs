@@ -10,9 +10,8 @@ use iolab_core::endurance::{
 use iolab_core::result::OpKind;
 use iolab_core::units::{ByteCount, BytesPerSec};
 
-use crate::cli::StoreArgs;
+use crate::cli::DbArgs;
 use crate::exit;
-use crate::sink::open_store;
 
 #[derive(Args, Debug)]
 pub struct EnduranceArgs {
@@ -36,7 +35,8 @@ pub struct EnduranceArgs {
     #[arg(long, value_name = "RATE", conflicts_with = "from_run")]
     pub write_rate: Option<String>,
 
-    /// Take the write rate a stored run measured (id or label): its highest write bandwidth.
+    /// Take the write rate a stored run measured (id or label): every byte its phases wrote
+    /// over the time they ran (its mean, not its peak).
     #[arg(long, value_name = "RUN")]
     pub from_run: Option<String>,
 
@@ -49,7 +49,7 @@ pub struct EnduranceArgs {
     pub json: bool,
 
     #[command(flatten)]
-    pub store: StoreArgs,
+    pub store: DbArgs,
 }
 
 pub fn endurance(args: EnduranceArgs) -> Result<u8> {
@@ -127,25 +127,38 @@ pub fn endurance(args: EnduranceArgs) -> Result<u8> {
     Ok(exit::OK)
 }
 
-/// The highest write bandwidth a stored run measured.
-fn from_run(store: &StoreArgs, reference: &str) -> Result<(BytesPerSec, String)> {
-    let store = open_store(store)?;
+/// The mean write rate of a stored run over its whole duration: every byte its phases
+/// wrote over the time they ran. Not a peak: a sweep's best point (64 threads flat out)
+/// is not what a device sees for years.
+fn from_run(store: &DbArgs, reference: &str) -> Result<(BytesPerSec, String)> {
+    let store = store.open()?;
     let id = store.resolve(reference)?;
     let run = store
         .load_run(id)
         .with_context(|| format!("loading run {id}"))?;
-    let best = run
-        .phases
-        .iter()
-        .filter_map(|p| p.op(OpKind::Write).map(|o| (o.bandwidth, p.name.clone())))
-        .max_by(|a, b| a.0.get().total_cmp(&b.0.get()));
-    match best {
-        Some((bw, phase)) if bw.get() > 0.0 => {
-            Ok((bw, format!("measured by run {id}, phase {phase}")))
+    let mut written = 0u64;
+    let mut secs = 0.0;
+    for p in &run.phases {
+        secs += p.elapsed.as_secs_f64();
+        if let Some(w) = p.op(OpKind::Write) {
+            written += w.bytes.get();
         }
-        Some((_, phase)) => bail!(
-            "--from-run: run {id} wrote at 0 B/s (phase {phase}); a write rate of 0 projects no lifetime"
-        ),
-        None => bail!("run {id} has no phase that wrote anything"),
     }
+    if written == 0 || secs <= 0.0 {
+        bail!("--from-run: run {id} wrote nothing; give the rate with --write-rate");
+    }
+    let rate = BytesPerSec(written as f64 / secs);
+    Ok((
+        rate,
+        format!(
+            "mean write rate of run {id} over its {} phase(s): {} written in {} s (give --write-rate for another)",
+            run.phases.len(),
+            exact_bytes(written as f64),
+            if secs < 10.0 {
+                format!("{secs:.3}")
+            } else {
+                format!("{secs:.1}")
+            }
+        ),
+    ))
 }

@@ -12,9 +12,8 @@ use iolab_host::Liveness;
 use iolab_report::{Comparison, Format, HtmlOptions};
 use iolab_store::{RunFilter, RunId, RunSummaryRow, Store};
 
-use crate::cli::StoreArgs;
+use crate::cli::DbArgs;
 use crate::exit;
-use crate::sink::open_store;
 
 #[derive(Args, Debug)]
 pub struct ResultsArgs {
@@ -22,7 +21,7 @@ pub struct ResultsArgs {
     pub command: ResultsCommand,
 
     #[command(flatten)]
-    pub store: StoreArgs,
+    pub store: DbArgs,
 }
 
 #[derive(Subcommand, Debug)]
@@ -93,7 +92,7 @@ pub struct CompareArgs {
     #[arg(long, default_value = "text")]
     pub format: Format,
     #[command(flatten)]
-    pub store: StoreArgs,
+    pub store: DbArgs,
 }
 
 #[derive(Args, Debug)]
@@ -113,7 +112,7 @@ pub struct ReportArgs {
     #[arg(long, value_name = "FILE")]
     pub csv: Option<PathBuf>,
     #[command(flatten)]
-    pub store: StoreArgs,
+    pub store: DbArgs,
 }
 
 /// Parses YYYY-MM-DD (UTC) into ms since the epoch.
@@ -162,7 +161,7 @@ fn date(ms: i64) -> String {
 }
 
 pub fn results(args: ResultsArgs) -> Result<u8> {
-    let mut store = open_store(&args.store)?;
+    let mut store = args.store.open()?;
     match args.command {
         ResultsCommand::List { filter: l, format } => {
             let rows = list_seen(&store, &filter(&l)?)?;
@@ -482,7 +481,7 @@ fn compare_refs(
 }
 
 pub fn compare(args: CompareArgs) -> Result<u8> {
-    let store = open_store(&args.store)?;
+    let store = args.store.open()?;
     let (a, b, c) = compare_refs(&store, &args.a, &args.b)?;
     let text = match args.format {
         Format::Text => iolab_report::render_comparison_text(&c),
@@ -509,7 +508,7 @@ pub fn report(args: ReportArgs) -> Result<u8> {
     if args.html.is_none() && args.markdown.is_none() && args.csv.is_none() {
         bail!("say what to write: --html FILE, --markdown FILE and/or --csv FILE");
     }
-    let store = open_store(&args.store)?;
+    let store = args.store.open()?;
     let mut runs = vec![load(&store, &args.run)?];
     for v in &args.vs {
         runs.push(load(&store, v)?);

@@ -43,6 +43,82 @@ fn endurance_gives_the_published_figures() {
     assert_eq!(j["lasts"], false);
 }
 
+/// The rated figure in any unit iolab reads (what `endurance` itself prints, 14.69 PiB,
+/// is accepted back), and a run's mean write rate, not its peak, with its source named.
+#[test]
+fn endurance_takes_any_size_and_a_runs_mean_rate() {
+    let r = run(&[
+        "endurance",
+        "--rated",
+        "14.69PiB",
+        "--write-rate",
+        "100MiB/s",
+        "--json",
+    ])
+    .expect(0);
+    let j: serde_json::Value = serde_json::from_str(&r.stdout).unwrap();
+    assert_eq!(
+        j["projection"]["rated"],
+        (14.69 * (1u64 << 50) as f64).round() as u64
+    );
+
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("e.db");
+    let json = dir.path().join("run.json");
+    let stored = crate::common::iolab()
+        .env("IOLAB_DB", &db)
+        .args([
+            "run",
+            "--backend",
+            "null",
+            "--rw",
+            "write",
+            "--size",
+            "64MiB",
+        ])
+        .args(["-t", "2", "-Q", "--json", path(&json)])
+        .output()
+        .unwrap();
+    assert!(stored.status.success());
+    let result: serde_json::Value = serde_json::from_slice(&std::fs::read(&json).unwrap()).unwrap();
+    let phase = &result["phases"][0];
+    let written = phase["ops"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|o| o["op"] == "write")
+        .unwrap()["bytes"]
+        .as_f64()
+        .unwrap();
+    let secs = phase["elapsed"].as_f64().unwrap() / 1e9;
+    let e = crate::common::iolab()
+        .env("IOLAB_DB", &db)
+        .args([
+            "endurance",
+            "--rated",
+            "600TBW",
+            "--from-run",
+            "r1",
+            "--json",
+        ])
+        .output()
+        .unwrap();
+    let j: serde_json::Value = serde_json::from_slice(&e.stdout).unwrap();
+    let rate = j["projection"]["rate"].as_f64().unwrap();
+    let want = written / secs;
+    assert!((rate - want).abs() <= want * 1e-6, "{rate} vs {want}");
+    let source = j["rate_source"].as_str().unwrap();
+    assert!(
+        source.starts_with("mean write rate of run r1 over its 1 phase(s): 128.00 MiB (134.22 MB) written in "),
+        "{source}"
+    );
+    // Commands that store nothing do not offer --no-store.
+    for cmd in ["compare", "report", "results", "endurance"] {
+        let r = run(&[cmd, "--no-store"]).expect(2);
+        assert!(error_line(&r).contains("--no-store"), "{cmd}: {}", r.stderr);
+    }
+}
+
 #[test]
 fn endurance_bad_input_is_one_line() {
     let r = run(&["endurance", "--rated", "lots", "--write-rate", "1MiB/s"]).expect(2);
