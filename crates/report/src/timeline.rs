@@ -37,7 +37,11 @@ impl PhaseTimeline {
 }
 
 /// The timeline of `phase` as rates. The last interval is usually shorter than the others
-/// (the phase ended inside it): its rate is over the part that ran.
+/// (the phase ended inside it): its rate is over the part that ran, and when that part is
+/// under half an interval it is merged into the interval before (its few operations began
+/// there: 128 KiB completed in the last 39 µs is not a 3 GiB/s moment). A phase shorter
+/// than one interval has no timeline: one point is not a line, and its rate is the
+/// phase's own figure.
 pub fn phase_timeline(phase: &PhaseResult) -> PhaseTimeline {
     let t = &phase.timeline;
     let interval_s = t.interval.as_secs_f64();
@@ -49,27 +53,39 @@ pub fn phase_timeline(phase: &PhaseResult) -> PhaseTimeline {
     let series = t
         .series
         .iter()
-        .filter(|s| interval_s > 0.0 && !s.ops.is_empty())
+        .filter(|s| interval_s > 0.0 && !s.ops.is_empty() && elapsed_s >= interval_s)
         .map(|s| {
             let measure = Measure::choose(s.op, phase.kind, block);
             let mut times = Vec::new();
             let mut values = Vec::new();
             let mut latency = Vec::new();
+            // (start, end, count, ops, latency sum) per interval, the short tail merged.
+            let mut spans: Vec<(f64, f64, u64, u64, u64)> = Vec::new();
             for (i, &ops) in s.ops.iter().enumerate() {
                 let start = i as f64 * interval_s;
                 let mut end = start + interval_s;
                 if elapsed_s > start && elapsed_s < end {
                     end = elapsed_s;
                 }
-                let took = end - start;
                 let count = if measure == Measure::Bandwidth {
                     s.bytes.get(i).copied().unwrap_or(0)
                 } else {
                     ops
                 };
-                times.push(end);
-                values.push(count as f64 / took);
                 let sum = s.latency_sum.get(i).copied().unwrap_or(0);
+                match spans.last_mut() {
+                    Some(last) if end - start < interval_s / 2.0 => {
+                        last.1 = end;
+                        last.2 += count;
+                        last.3 += ops;
+                        last.4 += sum;
+                    }
+                    _ => spans.push((start, end, count, ops, sum)),
+                }
+            }
+            for (start, end, count, ops, sum) in spans {
+                times.push(end);
+                values.push(count as f64 / (end - start));
                 latency.push((ops > 0).then(|| sum as f64 / ops as f64));
             }
             TimelineSeries {
@@ -121,6 +137,35 @@ mod tests {
         let mib: Vec<f64> = s.values.iter().map(|v| v / (1 << 20) as f64).collect();
         assert_eq!(mib, [10.0, 20.0, 10.0]);
         assert_eq!(s.mean_latency_ns, [Some(1000.0), Some(2000.0), Some(0.0)]);
+    }
+
+    #[test]
+    fn a_short_tail_is_merged_and_a_sub_interval_phase_has_no_timeline() {
+        let mut p = phase("seq-write", &[("block_size", "128KiB")]);
+        // 2 s and 38.7 µs: the last interval holds one 128 KiB write.
+        p.elapsed = Nanos(2_000_038_700);
+        p.timeline = Timeline {
+            interval: Nanos::SECOND,
+            series: vec![OpSeries {
+                op: OpKind::Write,
+                ops: vec![8, 8, 1],
+                bytes: vec![8 << 17, 8 << 17, 1 << 17],
+                latency_sum: vec![800, 800, 100],
+            }],
+        };
+        let s = &phase_timeline(&p).series[0];
+        assert_eq!(s.times_s, [1.0, 2.0000387]);
+        // 9 writes of 128 KiB over 1.0000387 s, not 128 KiB over 38.7 µs.
+        assert!((s.values[1] - (9 << 17) as f64 / 1.0000387).abs() < 1e-6);
+        assert_eq!(s.mean_latency_ns[1], Some(100.0));
+        // A half interval or more stays its own point, at its own rate.
+        p.elapsed = Nanos::from_millis(2600);
+        let s = &phase_timeline(&p).series[0];
+        assert_eq!(s.times_s, [1.0, 2.0, 2.6]);
+        // 0.86 ms of reads: no chart of one dot.
+        p.elapsed = Nanos(860_000);
+        p.timeline.series[0].ops = vec![115];
+        assert!(phase_timeline(&p).is_empty());
     }
 
     #[test]
