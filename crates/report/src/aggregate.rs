@@ -82,6 +82,22 @@ pub struct OpPoint {
     /// Percentiles of all repetitions' latencies together (histograms merged).
     pub latency: LatencySummary,
     pub errors: u64,
+    /// The shortest repetition's phase time (s) and its fewest operations of this op:
+    /// too little to compare below [`MIN_COMPARE_SECS`] or [`MIN_COMPARE_OPS`].
+    pub shortest_s: f64,
+    pub fewest_ops: u64,
+}
+
+/// A phase shorter than this is too short to compare with another run.
+pub const MIN_COMPARE_SECS: f64 = 1.0;
+/// An operation counted fewer times than this is too short to compare.
+pub const MIN_COMPARE_OPS: u64 = 1_000;
+
+impl OpPoint {
+    /// Whether any repetition was too short for its figure to be compared.
+    pub fn too_short(&self) -> bool {
+        self.shortest_s < MIN_COMPARE_SECS || self.fewest_ops < MIN_COMPARE_OPS
+    }
 }
 
 impl Group {
@@ -399,6 +415,12 @@ fn op_points(phases: &[&PhaseResult], measure: &dyn Fn(OpKind) -> Measure) -> Ve
                 iops,
                 latency,
                 errors: results.iter().map(|o| o.errors).sum(),
+                shortest_s: phases
+                    .iter()
+                    .filter(|p| p.op(op).is_some())
+                    .map(|p| p.elapsed.as_secs_f64())
+                    .fold(f64::INFINITY, f64::min),
+                fewest_ops: results.iter().map(|o| o.ops).min().unwrap_or(0),
             })
         })
         .collect()

@@ -47,6 +47,8 @@ pub struct Peak {
     pub at: Option<String>,
     /// The repetitions at the peak.
     pub spread: Spread,
+    /// A repetition at the peak was too short to compare (see [`OpPoint::too_short`]).
+    pub too_short: bool,
 }
 
 /// Whether a change stands out of the noise the repetitions measured.
@@ -59,6 +61,9 @@ pub enum Noise {
     Beyond,
     /// No repetitions, so the noise is not known.
     Unknown,
+    /// A side's phase lasted under a second or counted too few operations: whatever the
+    /// change, it says nothing.
+    TooShort,
 }
 
 impl Noise {
@@ -67,6 +72,7 @@ impl Noise {
             Noise::Within => "within noise",
             Noise::Beyond => "beyond noise",
             Noise::Unknown => "noise unknown",
+            Noise::TooShort => "too short to compare",
         }
     }
 }
@@ -104,6 +110,23 @@ impl MetricRow {
 }
 
 impl Comparison {
+    /// What the table's noise column leaves unsaid, once under it.
+    pub fn noise_notes(&self) -> Vec<&'static str> {
+        let has = |n: Noise| self.rows.iter().any(|r| r.noise == n);
+        let mut notes = Vec::new();
+        if has(Noise::Unknown) {
+            notes.push(
+                "noise unknown: one run per side measures no noise; repeat the phases (study --repeat N) on both sides to tell a change from noise",
+            );
+        }
+        if has(Noise::TooShort) {
+            notes.push(
+                "too short to compare: a phase under 1 s or with fewer than 1,000 operations of the op; its change says nothing, run it longer",
+            );
+        }
+        notes
+    }
+
     /// The row in words, as the NFS study phrases it: "randread-4KiB read IOPS peak: 42%
     /// lower", "create ops/s: only in v7.4".
     pub fn phrase(&self, row: &MetricRow) -> String {
@@ -117,6 +140,7 @@ impl Comparison {
             (Presence::Both, Some(change)) => {
                 let noise = match row.noise {
                     Noise::Within => " (within noise)",
+                    Noise::TooShort => " (too short to compare: under 1 s or 1,000 operations)",
                     _ => "",
                 };
                 format!("{} peak: {}{noise}", row.metric, change_words(change))
@@ -235,12 +259,16 @@ fn metric_row(
             .get(side)?
             .iter()
             .filter(|p| judged.admits(p))
-            .filter_map(|p| Some((p, judged.spread(op, p.op(op.op)?))))
+            .filter_map(|p| {
+                let o = p.op(op.op)?;
+                Some((p, judged.spread(op, o), o.too_short()))
+            })
             .max_by(|a, b| a.1.mean.total_cmp(&b.1.mean))
-            .map(|(p, spread)| Peak {
+            .map(|(p, spread, too_short)| Peak {
                 value: spread.mean,
                 at: p.value.clone(),
                 spread,
+                too_short,
             })
     };
     let (a, b) = (peak(baseline), peak(candidate));
@@ -249,6 +277,7 @@ fn metric_row(
         _ => None,
     };
     let noise = match (&a, &b, change_percent) {
+        (Some(a), Some(b), _) if a.too_short || b.too_short => Noise::TooShort,
         (Some(a), Some(b), Some(change)) => noise(&a.spread, &b.spread, change),
         _ => Noise::Unknown,
     };
@@ -296,26 +325,26 @@ pub fn noise(a: &Spread, b: &Spread, change_percent: f64) -> Noise {
 mod tests {
     use super::*;
     use crate::comparison_text::comparison_table;
-    use crate::test_support::{data_phase, meta_phase, op_result, phase, run_with};
+    use crate::test_support::{counted, data_phase, meta_phase, op_result, phase, run_with};
 
     fn runs() -> (RunRecord, RunRecord) {
         let old = run_with(
             "v7.3",
             vec![
-                data_phase("randread", "1", 0, OpKind::Read, 50.0),
-                data_phase("randread", "8", 0, OpKind::Read, 100.0),
-                data_phase("randread", "8", 1, OpKind::Read, 100.0),
-                meta_phase("stat", "4", 0, OpKind::Stat, 1000),
+                counted(data_phase("randread", "1", 0, OpKind::Read, 50.0)),
+                counted(data_phase("randread", "8", 0, OpKind::Read, 100.0)),
+                counted(data_phase("randread", "8", 1, OpKind::Read, 100.0)),
+                counted(meta_phase("stat", "4", 0, OpKind::Stat, 1000)),
             ],
         );
         let new = run_with(
             "v7.4",
             vec![
-                data_phase("randread", "1", 0, OpKind::Read, 58.0),
-                data_phase("randread", "1", 1, OpKind::Read, 58.0),
-                data_phase("randread", "8", 0, OpKind::Read, 40.0),
-                data_phase("randread", "8", 1, OpKind::Read, 42.0),
-                meta_phase("create", "4", 0, OpKind::Create, 500),
+                counted(data_phase("randread", "1", 0, OpKind::Read, 58.0)),
+                counted(data_phase("randread", "1", 1, OpKind::Read, 58.0)),
+                counted(data_phase("randread", "8", 0, OpKind::Read, 40.0)),
+                counted(data_phase("randread", "8", 1, OpKind::Read, 42.0)),
+                counted(meta_phase("create", "4", 0, OpKind::Create, 500)),
             ],
         );
         (old, new)
@@ -360,6 +389,33 @@ mod tests {
         );
         assert_eq!(c.phrase(&c.rows[2]), "create ops/s: only in v7.4");
         assert_eq!(c.rows[1].noise, Noise::Unknown);
+    }
+
+    #[test]
+    fn phases_too_short_are_not_compared() {
+        // 10 writes in one second against 5: -50 %, but 10 operations say nothing.
+        let a = run_with("a", vec![data_phase("w", "1", 0, OpKind::Write, 10.0)]);
+        let b = run_with("b", vec![data_phase("w", "1", 0, OpKind::Write, 5.0)]);
+        let c = compare(&a, &b);
+        assert_eq!(c.rows[0].noise, Noise::TooShort);
+        assert_eq!(
+            c.phrase(&c.rows[0]),
+            "w write bandwidth peak: 50% lower (too short to compare: under 1 s or 1,000 operations)"
+        );
+        // Enough operations but a few milliseconds.
+        let mut quick = counted(data_phase("w", "1", 0, OpKind::Write, 10.0));
+        quick.elapsed = iolab_core::units::Nanos::from_millis(3);
+        let long = counted(data_phase("w", "1", 0, OpKind::Write, 5.0));
+        let c = compare(
+            &run_with("a", vec![long.clone()]),
+            &run_with("b", vec![quick]),
+        );
+        assert_eq!(c.rows[0].noise, Noise::TooShort);
+        let c = compare(
+            &run_with("a", vec![long.clone()]),
+            &run_with("b", vec![long]),
+        );
+        assert_eq!(c.rows[0].noise, Noise::Unknown);
     }
 
     #[test]

@@ -67,6 +67,9 @@ pub fn render_comparison_text(c: &Comparison) -> String {
     out.push('\n');
     out.push_str(&comparison_table(c).to_text());
     out.push('\n');
+    for note in c.noise_notes() {
+        let _ = writeln!(out, "{note}");
+    }
     for row in &c.rows {
         let _ = writeln!(out, "{}", c.phrase(row));
     }

@@ -69,6 +69,9 @@ fn comparison_section(c: &Comparison, level: &str) -> String {
     }
     out.push_str(&comparison_table(c).to_markdown());
     out.push('\n');
+    for note in c.noise_notes() {
+        let _ = writeln!(out, "{note}\n");
+    }
     for row in &c.rows {
         let _ = writeln!(out, "- {}", c.phrase(row));
     }

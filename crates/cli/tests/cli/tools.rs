@@ -109,7 +109,9 @@ fn endurance_takes_any_size_and_a_runs_mean_rate() {
     assert!((rate - want).abs() <= want * 1e-6, "{rate} vs {want}");
     let source = j["rate_source"].as_str().unwrap();
     assert!(
-        source.starts_with("mean write rate of run r1 over its 1 phase(s): 128.00 MiB (134.22 MB) written in "),
+        source.starts_with(
+            "mean write rate of run r1 over its 1 phase(s): 128.00 MiB (134.22 MB) written in "
+        ),
         "{source}"
     );
     // Commands that store nothing do not offer --no-store.

@@ -208,7 +208,7 @@ fn comparison_html(c: &Comparison) -> String {
         .iter()
         .map(
             |row| match (row.presence(), row.noise, row.change_percent) {
-                (Presence::Both, Noise::Within, _) => "noise",
+                (Presence::Both, Noise::Within | Noise::TooShort, _) => "noise",
                 (Presence::Both, _, Some(ch)) if ch > 0.0 => "up",
                 (Presence::Both, _, Some(ch)) if ch < 0.0 => "down",
                 (Presence::Both, _, _) => "same",
@@ -218,6 +218,9 @@ fn comparison_html(c: &Comparison) -> String {
         .collect();
     let html = comparison_table(c).to_html_rows("comparison", &classes);
     out.push_str(&html);
+    for note in c.noise_notes() {
+        let _ = writeln!(out, "<p class=\"note\">{}</p>", escape(note));
+    }
     out.push_str("<ul class=\"phrases\">\n");
     for row in &c.rows {
         let _ = writeln!(out, "<li>{}</li>", escape(&c.phrase(row)));
