@@ -38,6 +38,12 @@ pub enum OpKind {
 }
 
 impl OpKind {
+    /// An operation that accompanies others (an fsync after writes): its rate grows
+    /// with theirs by construction, so it explains (by its latency) but is no headline.
+    pub fn is_auxiliary(self) -> bool {
+        self == OpKind::Fsync
+    }
+
     pub const ALL: [OpKind; 10] = [
         OpKind::Read,
         OpKind::Write,

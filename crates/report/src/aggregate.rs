@@ -101,6 +101,22 @@ impl OpPoint {
 }
 
 impl Group {
+    /// The ops whose rates are headlines: all but auxiliary ones (fsync beside writes),
+    /// unless they are all the group has.
+    pub fn headline_ops(&self) -> Vec<GroupOp> {
+        let main: Vec<GroupOp> = self
+            .ops
+            .iter()
+            .copied()
+            .filter(|o| !o.op.is_auxiliary())
+            .collect();
+        if main.is_empty() {
+            self.ops.clone()
+        } else {
+            main
+        }
+    }
+
     /// "seq-write", or "seq-write [block_size=4KiB]" for a matrix row.
     pub fn label(&self) -> String {
         if self.split.is_empty() {

@@ -170,10 +170,10 @@ pub fn compare_aggregate(agg: &Aggregate, baseline: usize, candidate: usize) -> 
         .groups
         .iter()
         .flat_map(|g| {
-            g.ops.iter().flat_map(move |op| {
-                judged(g, *op)
+            g.headline_ops().into_iter().flat_map(move |op| {
+                judged(g, op)
                     .into_iter()
-                    .map(move |j| metric_row(g, *op, j, baseline, candidate))
+                    .map(move |j| metric_row(g, op, j, baseline, candidate))
             })
         })
         .filter(|r| r.baseline.is_some() || r.candidate.is_some())
@@ -389,6 +389,34 @@ mod tests {
         );
         assert_eq!(c.phrase(&c.rows[2]), "create ops/s: only in v7.4");
         assert_eq!(c.rows[1].noise, Noise::Unknown);
+    }
+
+    #[test]
+    fn an_fsync_beside_writes_is_no_headline() {
+        let with_fsync = |mib: f64, fsyncs: u64| {
+            let mut p = counted(data_phase("seq-write", "4", 0, OpKind::Write, mib));
+            p.ops.push(op_result(OpKind::Fsync, fsyncs, 0));
+            p.ops[1].ops = 10_000;
+            p
+        };
+        let c = compare(
+            &run_with("a", vec![with_fsync(100.0, 50)]),
+            &run_with("b", vec![with_fsync(90.0, 40)]),
+        );
+        let metrics: Vec<&str> = c.rows.iter().map(|r| r.metric.as_str()).collect();
+        assert_eq!(metrics, ["seq-write write bandwidth"]);
+        // An fsync phase of its own is its own headline.
+        let alone = |n| {
+            let mut p = phase("fsync", &[]);
+            p.ops.push(op_result(OpKind::Fsync, n, 0));
+            p
+        };
+        let c = compare(
+            &run_with("a", vec![alone(10)]),
+            &run_with("b", vec![alone(9)]),
+        );
+        assert_eq!(c.rows.len(), 1);
+        assert_eq!(c.rows[0].op, OpKind::Fsync);
     }
 
     #[test]

@@ -44,8 +44,8 @@ pub(super) fn noun(measure: Measure) -> &'static str {
 /// throughput), in order of first use.
 fn measures(g: &Group) -> Vec<Measure> {
     let mut out: Vec<Measure> = Vec::new();
-    for op in &g.ops {
-        for j in judged(g, *op) {
+    for op in g.headline_ops() {
+        for j in judged(g, op) {
             if !out.contains(&j.measure) {
                 out.push(j.measure);
             }
@@ -119,15 +119,15 @@ pub fn sweep_charts(agg: &Aggregate) -> Vec<Chart> {
         let Some(key) = &g.swept else { continue };
         for measure in measures(g) {
             let mut series = Vec::new();
-            let ops: Vec<&GroupOp> = g
-                .ops
-                .iter()
-                .filter(|o| judged(g, **o).iter().any(|j| j.measure == measure))
+            let ops: Vec<GroupOp> = g
+                .headline_ops()
+                .into_iter()
+                .filter(|o| judged(g, *o).iter().any(|j| j.measure == measure))
                 .collect();
             for (i, op) in ops.iter().enumerate() {
                 for side in sides_of(g) {
                     let color = color_for(i, ops.len(), side);
-                    let series_of = (**op, side, measure);
+                    let series_of = (*op, side, measure);
                     series.push(op_series(agg, g, series_of, &g.values, color));
                 }
             }
@@ -173,7 +173,7 @@ pub fn metadata_charts(agg: &Aggregate) -> Vec<Chart> {
             values.dedup();
             let metrics: Vec<(&Group, GroupOp)> = groups
                 .iter()
-                .flat_map(|g| g.ops.iter().map(move |op| (**g, *op)))
+                .flat_map(|g| g.headline_ops().into_iter().map(move |op| (**g, op)))
                 .collect();
             let mut series = Vec::new();
             for (i, (g, op)) in metrics.iter().enumerate() {
