@@ -205,6 +205,32 @@ fn analyze_finds_the_slow_server() {
     );
 }
 
+/// Two nodes, one 18 % slower: the median of all eight falls between them, yet the slow
+/// node is found, against the other node's targets, and the line says so.
+#[test]
+fn analyze_finds_a_slow_node_beside_one_healthy_node() {
+    for threshold in ["5", "10"] {
+        let r = iolab(&[
+            "targets",
+            "analyze",
+            s(&fixture("slow-node-of-2.txt")),
+            "--threshold",
+            threshold,
+        ])
+        .expect(0);
+        assert!(
+            r.stdout.contains("node node002: all 4 targets are slow, 17.7% below the median of the other nodes' targets (targets 5, 6, 7, 8)"),
+            "{}",
+            r.stdout
+        );
+        assert!(
+            r.stdout.contains("(of the 4 targets on nodes not flagged)"),
+            "{}",
+            r.stdout
+        );
+    }
+}
+
 #[test]
 fn analyze_writes_json_and_rated_percentages() {
     let r = iolab(&[

@@ -4,11 +4,18 @@
 //! aggregate, median and MAD, a [`TargetVerdict`] per target, targets flagged as slow
 //! ([`SlowTarget`]) or whole nodes ([`SlowNode`]), and % of rated figures ([`Theoretical`]).
 //!
-//! A target is slow when it lies at least `threshold` percent below the median AND is an
-//! outlier by the modified z-score 0.6745 (x - median) / MAD < -3.5 (Iglewicz and
+//! A target is slow when it lies at least `threshold` percent below its reference AND is
+//! an outlier by the modified z-score 0.6745 (x - median) / MAD < -3.5 (Iglewicz and
 //! Hoaglin): robust statistics, so a few bad targets cannot drag the reference down with
-//! them, and a uniform set flags nothing. A node whose targets are all (or at least three
-//! in four, and two or more) slow is flagged once as a node, its cause likely shared.
+//! them, and a uniform set flags nothing.
+//!
+//! Nodes are judged first, each against the targets of all *other* nodes (leave one
+//! out): with two nodes the overall median falls between a healthy and a slow node and
+//! flags neither, but each node against the other finds the slow one. A node whose
+//! targets are all (or at least three in four, and two or more) slow against the others
+//! is flagged once as a node, its cause likely shared. Single targets are then judged
+//! against the targets of the nodes not flagged (all targets when too few remain), and
+//! the analysis says which reference it used.
 
 use std::collections::BTreeMap;
 
@@ -91,8 +98,11 @@ pub struct SlowNode {
     pub slow: usize,
     pub targets: usize,
     pub ids: Vec<String>,
-    /// The node's median below the overall median, in percent (positive).
+    /// The node's median below `reference`, in percent (positive).
     pub below_median_percent: f64,
+    /// The median of the targets on all other nodes, bytes per second.
+    #[serde(default)]
+    pub reference: f64,
 }
 
 /// Measured figures against rated ones.
@@ -118,9 +128,15 @@ pub struct TargetAnalysis {
     pub average: f64,
     /// Sum of the targets' throughputs.
     pub aggregate: f64,
+    /// The median single targets are judged against: of the targets on nodes not
+    /// flagged, or of all targets (see `reference`).
     pub median: f64,
-    /// Median absolute deviation from the median (unscaled).
+    /// Median absolute deviation from that median (unscaled).
     pub mad: f64,
+    /// What `median` is the median of ("all 22 targets", "the 18 targets on nodes not
+    /// flagged").
+    #[serde(default)]
+    pub reference: String,
     pub threshold_percent: f64,
     /// In the order of the input.
     pub targets: Vec<TargetVerdict>,
@@ -163,8 +179,7 @@ fn in_unit(f: &TargetFigure, unit: RatedUnit) -> f64 {
 /// below the median a target must be to be flagged.
 pub fn analyze(figures: &[TargetFigure], threshold_percent: f64) -> Option<TargetAnalysis> {
     let values: Vec<f64> = figures.iter().map(|f| f.throughput).collect();
-    let med = median(&values)?;
-    let spread = mad(&values).unwrap_or(0.0);
+    median(&values)?;
     let aggregate: f64 = values.iter().sum();
     let comparable = figures.len() >= MIN_TARGETS;
     let mut notes = Vec::new();
@@ -176,11 +191,35 @@ pub fn analyze(figures: &[TargetFigure], threshold_percent: f64) -> Option<Targe
         ));
     }
     let slow_at = comparable.then_some(threshold_percent);
+    let slow_nodes = match slow_at {
+        Some(t) => slow_nodes(figures, t),
+        None => Vec::new(),
+    };
+    // Single targets against the nodes not flagged, when enough of them remain.
+    let on_slow_node = |f: &TargetFigure| slow_nodes.iter().any(|n| n.node == f.node);
+    let healthy: Vec<f64> = figures
+        .iter()
+        .filter(|f| !on_slow_node(f))
+        .map(|f| f.throughput)
+        .collect();
+    let (reference_values, reference) = if !slow_nodes.is_empty() && healthy.len() >= MIN_TARGETS {
+        let text = format!("the {} targets on nodes not flagged", healthy.len());
+        (healthy, text)
+    } else {
+        (values.clone(), format!("all {} targets", figures.len()))
+    };
+    let med = median(&reference_values)?;
+    let spread = mad(&reference_values).unwrap_or(0.0);
     let mut targets: Vec<TargetVerdict> = figures
         .iter()
         .map(|f| verdict(f, med, spread, slow_at))
         .collect();
-    let slow_nodes = slow_nodes(&mut targets, med);
+    for (t, f) in targets.iter_mut().zip(figures) {
+        if let Some(n) = slow_nodes.iter().find(|n| n.node == f.node) {
+            t.node_slow = n.ids.contains(&f.id);
+            t.slow |= t.node_slow;
+        }
+    }
     let mut slow_targets: Vec<SlowTarget> = targets
         .iter()
         .filter(|t| t.slow && !t.node_slow)
@@ -202,6 +241,7 @@ pub fn analyze(figures: &[TargetFigure], threshold_percent: f64) -> Option<Targe
         aggregate,
         median: med,
         mad: spread,
+        reference,
         threshold_percent,
         targets,
         slow_targets,
@@ -253,36 +293,44 @@ fn verdict(f: &TargetFigure, med: f64, spread: f64, slow_at: Option<f64>) -> Tar
     }
 }
 
-/// Groups slow targets by node and marks nodes most of whose targets are slow.
-fn slow_nodes(targets: &mut [TargetVerdict], overall_median: f64) -> Vec<SlowNode> {
-    let mut by_node: BTreeMap<&str, Vec<usize>> = BTreeMap::new();
-    for (i, t) in targets.iter().enumerate() {
-        by_node.entry(t.node.as_str()).or_default().push(i);
+/// Nodes most of whose targets are slow against the targets of all other nodes (each
+/// node left out of its own reference), slowest first.
+fn slow_nodes(figures: &[TargetFigure], threshold_percent: f64) -> Vec<SlowNode> {
+    let mut by_node: BTreeMap<&str, Vec<&TargetFigure>> = BTreeMap::new();
+    for f in figures {
+        by_node.entry(f.node.as_str()).or_default().push(f);
+    }
+    if by_node.len() < 2 {
+        return Vec::new();
     }
     let mut nodes = Vec::new();
-    let mut marked = Vec::new();
-    for (node, members) in by_node {
-        let slow: Vec<usize> = members
+    for (node, members) in &by_node {
+        let others: Vec<f64> = figures
+            .iter()
+            .filter(|f| f.node != *node)
+            .map(|f| f.throughput)
+            .collect();
+        let (Some(reference), Some(spread)) = (median(&others), mad(&others)) else {
+            continue;
+        };
+        let slow: Vec<&TargetFigure> = members
             .iter()
             .copied()
-            .filter(|&i| targets[i].slow)
+            .filter(|f| verdict(f, reference, spread, Some(threshold_percent)).slow)
             .collect();
         if slow.len() < 2 || slow.len() * 4 < members.len() * 3 {
             continue;
         }
-        let node_values: Vec<f64> = members.iter().map(|&i| targets[i].throughput).collect();
+        let node_values: Vec<f64> = members.iter().map(|f| f.throughput).collect();
         let node_median = median(&node_values).unwrap_or(0.0);
         nodes.push(SlowNode {
             node: node.to_string(),
             slow: slow.len(),
             targets: members.len(),
-            ids: slow.iter().map(|&i| targets[i].id.clone()).collect(),
-            below_median_percent: -percent_vs(node_median, overall_median),
+            ids: slow.iter().map(|f| f.id.clone()).collect(),
+            below_median_percent: -percent_vs(node_median, reference),
+            reference,
         });
-        marked.extend(slow);
-    }
-    for i in marked {
-        targets[i].node_slow = true;
     }
     nodes.sort_by(|a, b| b.below_median_percent.total_cmp(&a.below_median_percent));
     nodes
@@ -339,15 +387,20 @@ pub fn flag_lines(a: &TargetAnalysis) -> Vec<String> {
             format!("{} of {} targets", n.slow, n.targets)
         };
         lines.push(format!(
-            "node {}: {how_many} are slow, {:.1}% below the median (targets {}): a node-level cause (controller, NUMA, firmware) is likely",
+            "node {}: {how_many} are slow, {:.1}% below the median of the other nodes' targets (targets {}): a node-level cause (controller, NUMA, firmware) is likely",
             n.node,
             n.below_median_percent,
             n.ids.join(", ")
         ));
     }
+    let of = if a.slow_nodes.is_empty() {
+        String::new()
+    } else {
+        format!(" of {}", a.reference)
+    };
     for t in &a.slow_targets {
         lines.push(format!(
-            "target {} on node {}: {:.1}% below the median",
+            "target {} on node {}: {:.1}% below the median{of}",
             t.id,
             place(&t.node, &t.service),
             t.below_median_percent

@@ -202,3 +202,74 @@ fn percent_of_theoretical() {
     assert!(a.theoretical.is_none());
     assert!(a.notes[0].contains("mix MB/s and IOPS"));
 }
+
+/// Two nodes of four targets, one about 18 % slower (the BeeGFS study's finding): the
+/// overall median falls between them, yet each node against the other finds the slow
+/// one, at the default threshold and at 5 %.
+#[test]
+fn a_slow_node_beside_one_healthy_node_is_found() {
+    let wobble = [1.0, 1.02, 0.99, 0.985];
+    let mut figs = Vec::new();
+    for (i, w) in wobble.iter().enumerate() {
+        figs.push(fig(&format!("a{i}"), "node1", 3.3 * w));
+        figs.push(fig(&format!("b{i}"), "node2", 3.3 * 0.82 * w));
+    }
+    for threshold in [5.0, 10.0] {
+        let a = analyze(&figs, threshold).unwrap();
+        assert_eq!(a.slow_nodes.len(), 1, "{:?}", flag_lines(&a));
+        let n = &a.slow_nodes[0];
+        assert_eq!(n.node, "node2");
+        assert_eq!((n.slow, n.targets), (4, 4));
+        assert!((n.below_median_percent - 18.0).abs() < 1.0, "{n:?}");
+        assert!((n.reference / GB - 3.3 * 0.995).abs() < 0.01, "{n:?}");
+        assert!(a.slow_targets.is_empty());
+        assert_eq!(a.reference, "the 4 targets on nodes not flagged");
+        let lines = flag_lines(&a);
+        assert!(
+            lines[0].starts_with("node node2: all 4 targets are slow, ")
+                && lines[0].contains("below the median of the other nodes' targets"),
+            "{}",
+            lines[0]
+        );
+    }
+    // Two healthy nodes: nothing.
+    let same: Vec<TargetFigure> = figs
+        .iter()
+        .map(|f| TargetFigure {
+            throughput: if f.node == "node2" {
+                f.throughput / 0.82
+            } else {
+                f.throughput
+            },
+            ..f.clone()
+        })
+        .collect();
+    assert!(analyze(&same, 5.0).unwrap().is_clean());
+}
+
+/// Beside a slow node, a single bad target elsewhere is judged against the healthy
+/// nodes, and the line says so.
+#[test]
+fn single_targets_are_judged_against_the_nodes_not_flagged() {
+    let mut figs = cluster(0.82);
+    figs[0].throughput = 0.6 * 3.3 * GB; // target 1 on node001
+    let a = analyze(&figs, 10.0).unwrap();
+    assert_eq!(a.slow_nodes.len(), 1);
+    assert_eq!(a.slow_targets.len(), 1);
+    assert_eq!(a.reference, "the 18 targets on nodes not flagged");
+    let lines = flag_lines(&a);
+    assert!(
+        lines[1].starts_with("target 1 on node node001: ")
+            && lines[1].ends_with("below the median of the 18 targets on nodes not flagged"),
+        "{}",
+        lines[1]
+    );
+    // One node only: no node-level verdict, targets against all.
+    let one: Vec<TargetFigure> = (0..4)
+        .map(|i| fig(&i.to_string(), "n", if i == 0 { 1.0 } else { 2.0 }))
+        .collect();
+    let a = analyze(&one, 10.0).unwrap();
+    assert!(a.slow_nodes.is_empty());
+    assert_eq!(a.reference, "all 4 targets");
+    assert_eq!(a.slow_targets.len(), 1);
+}

@@ -63,7 +63,17 @@ pub fn render_analysis(title: &str, a: &TargetAnalysis, verbose: bool) -> String
     } else {
         0.0
     };
-    figure(&mut out, "median", a.median, &format!("  MAD {mad:.1}%"));
+    let of = if a.reference.is_empty() {
+        String::new()
+    } else {
+        format!(" (of {})", a.reference)
+    };
+    figure(
+        &mut out,
+        "median",
+        a.median,
+        &format!("  MAD {mad:.1}%{of}"),
+    );
     if let Some(t) = &a.theoretical {
         let rated = match t.unit {
             RatedUnit::MegabytesPerSec => BytesPerSec(t.rated_total * 1e6).human_decimal(),
