@@ -240,6 +240,10 @@ pub(crate) fn machine() -> Fixture {
         "always [madvise] never\n",
     )
     .file("sys/module/intel_idle/parameters/max_cstate", "1\n")
+    .file(
+        "sys/devices/system/cpu/cpuidle/current_driver",
+        "intel_idle\n",
+    )
     .file("proc/fs/nfsd/threads", "256\n");
     fx
 }

@@ -32,10 +32,14 @@ impl Reading {
     }
 }
 
-pub(super) fn applies(check: &Check, inventory: &Inventory) -> bool {
+pub(super) fn applies(check: &Check, root: &SysRoot, inventory: &Inventory) -> bool {
     match check.when {
         When::Always => true,
         When::TargetNfs => target_fs(inventory).is_some_and(is_nfs),
+        When::IdleDriver(driver) => {
+            read_trimmed(&root.sys_path("devices/system/cpu/cpuidle/current_driver"))
+                .is_ok_and(|d| d == driver)
+        }
     }
 }
 

@@ -177,6 +177,10 @@ pub enum When {
     Always,
     /// Only when the target is on NFS.
     TargetNfs,
+    /// Only when the kernel's CPU idle driver is this one
+    /// (`/sys/devices/system/cpu/cpuidle/current_driver`): a driver's parameters mean
+    /// nothing on a machine that runs another (intel_idle on AMD or ARM).
+    IdleDriver(&'static str),
 }
 
 /// One row of the audit table.
@@ -222,7 +226,7 @@ pub fn run_checks(
     checks
         .iter()
         .filter(|c| c.in_profile(profile))
-        .filter(|c| eval::applies(c, inventory))
+        .filter(|c| eval::applies(c, root, inventory))
         .flat_map(|c| eval::evaluate(c, root, inventory))
         .collect()
 }

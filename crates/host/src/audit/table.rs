@@ -124,7 +124,7 @@ pub static CHECKS: &[Check] = &[
         id: "cpu.max-cstate",
         title: "intel_idle.max_cstate",
         profiles: &[],
-        when: When::Always,
+        when: When::IdleDriver("intel_idle"),
         source: Source::Sys("module/intel_idle/parameters/max_cstate"),
         pick: Pick::Whole,
         rule: Rule::AtMost(1),

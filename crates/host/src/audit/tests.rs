@@ -270,6 +270,25 @@ fn recorded_values() {
     assert_eq!(of(&findings, "cpu.mitigations")[0].status, Status::Unknown);
 }
 
+/// intel_idle's parameter is recommended only where the kernel runs intel_idle: an AMD
+/// machine (acpi_idle) or one without cpuidle gets no Intel-only advice.
+#[test]
+fn intel_only_advice_follows_the_idle_driver() {
+    let fx = machine();
+    assert_eq!(of(&audit(&fx, Some("/"), None), "cpu.max-cstate").len(), 1);
+    fx.edit(
+        "sys/devices/system/cpu/cpuidle/current_driver",
+        "intel_idle",
+        "acpi_idle",
+    );
+    let findings = audit(&fx, Some("/"), None);
+    assert!(of(&findings, "cpu.max-cstate").is_empty(), "{findings:?}");
+    // The vendor-neutral idle check still applies.
+    assert_eq!(of(&findings, "cpu.idle-exit-latency").len(), 1);
+    fx.remove("sys/devices/system/cpu/cpuidle/current_driver");
+    assert!(of(&audit(&fx, Some("/"), None), "cpu.max-cstate").is_empty());
+}
+
 #[test]
 fn checks_follow_the_target_and_the_profile() {
     let fx = machine();
