@@ -433,9 +433,6 @@ fn resolve_phase(
     let mut map = study_defaults.clone();
     map.extend(sweep_defaults.clone());
     map.extend(point.clone());
-    for (k, v) in &overrides.set {
-        map.insert(k.clone(), v.clone());
-    }
     map.retain(|k, _| own.contains(k));
     for (k, v) in raw {
         if k == "name" || k == "kind" {
@@ -449,12 +446,24 @@ fn resolve_phase(
         if !own.contains(k) {
             return Err(format!("`{k}` is not an option of a {kind} phase"));
         }
-        if !overrides.set.iter().any(|(s, _)| s == k) {
+        map.insert(k.clone(), v.clone());
+    }
+    // --scale shrinks the study's own values; what the user sets runs as set.
+    if let Some(f) = overrides.scale {
+        // In whole blocks of the size the phase will run with.
+        let block = overrides
+            .set
+            .iter()
+            .find(|(k, _)| k == "block_size")
+            .map(|(_, v)| v)
+            .or_else(|| map.get("block_size"))
+            .and_then(|v| serde_json::from_value::<ByteCount>(v.clone()).ok());
+        scale(&mut map, f, block)?;
+    }
+    for (k, v) in &overrides.set {
+        if own.contains(k) {
             map.insert(k.clone(), v.clone());
         }
-    }
-    if let Some(f) = overrides.scale {
-        scale(&mut map, f)?;
     }
     // `ops = "create,stat"` as on the command line, or a list.
     if let Some(Value::String(ops)) = map.get("ops") {
@@ -477,16 +486,19 @@ fn resolve_phase(
     }
 }
 
-/// Multiplies sizes, counts and durations in place.
-fn scale(map: &mut Map<String, Value>, f: f64) -> Result<(), String> {
+/// Multiplies sizes, counts and durations in place; sizes stay whole `block`s.
+fn scale(map: &mut Map<String, Value>, f: f64, block: Option<ByteCount>) -> Result<(), String> {
     if !(f > 0.0 && f.is_finite()) {
         return Err(format!("--scale {f} must be a positive number"));
     }
+    // Whole blocks (of at least 4 KiB), so a scaled phase does not trip iolab's own
+    // "not a whole number of blocks" check.
+    let unit = block.map_or(4096, |b| b.get().max(4096));
     for key in SIZES {
         if let Some(v) = map.get(key) {
             let b: ByteCount =
                 serde_json::from_value(v.clone()).map_err(|e| format!("{key}: {e}"))?;
-            let scaled = ((b.get() as f64 * f) as u64).max(4096) / 4096 * 4096;
+            let scaled = ((b.get() as f64 * f) as u64).max(unit) / unit * unit;
             map.insert(key.into(), Value::from(scaled));
         }
     }

@@ -161,6 +161,52 @@ fn overrides_scale_and_set() {
     assert!(Overrides::parse_set("nonsense").is_err());
 }
 
+/// What the user sets runs as set: --scale shrinks only the study's own values.
+#[test]
+fn scale_leaves_explicit_set_values_alone() {
+    let text = r#"
+name = "s1"
+[[sweep]]
+name = "metadata"
+over = { threads = [2] }
+[[sweep.phase]]
+name = "md"
+kind = "meta"
+files_per_dir = 3000
+total_files = 960000
+runtime = "300s"
+ops = "create,stat"
+"#;
+    let s = StudySpec::from_toml(text, "s1.toml").unwrap();
+    let o = Overrides {
+        scale: Some(0.01),
+        set: vec![
+            Overrides::parse_set("files_per_dir=3000").unwrap(),
+            Overrides::parse_set("total_files=6000").unwrap(),
+        ],
+        repeat: None,
+    };
+    let phases = s.expand("s1.toml", &o).unwrap();
+    let PhaseSpec::Meta(m) = &phases[0].spec else {
+        panic!("not a metadata phase")
+    };
+    assert_eq!(m.files_per_dir, 3000);
+    assert_eq!(m.total_files_for(2).unwrap(), 6000);
+    // The study's own runtime is scaled (300 s x 0.01 = 3 s) ...
+    assert_eq!(m.runtime.map(|t| t.to_string()).as_deref(), Some("3s"));
+    // ... a runtime the user sets is not.
+    let o = Overrides {
+        scale: Some(0.005),
+        set: vec![Overrides::parse_set("runtime=3s").unwrap()],
+        repeat: None,
+    };
+    let phases = s.expand("s1.toml", &o).unwrap();
+    let PhaseSpec::Meta(m) = &phases[0].spec else {
+        panic!("not a metadata phase")
+    };
+    assert_eq!(m.runtime.map(|t| t.to_string()).as_deref(), Some("3s"));
+}
+
 #[test]
 fn metadata_phases_take_their_own_options_and_leave_data_options_alone() {
     let text = r#"
