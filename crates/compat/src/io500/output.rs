@@ -170,11 +170,25 @@ pub fn write_result_dir(
         std::fs::write(&path, text).map_err(|source| Io500Error::Write { path, source })
     };
     let s = score(phases, Some(config.spec.stonewall));
+    // phases.json says what result.txt says: a phase marked [INVALID] there is not valid.
+    let judged: Vec<PhaseFigure> = phases
+        .iter()
+        .map(|f| PhaseFigure {
+            valid: f.valid && !marked_invalid(f),
+            ..f.clone()
+        })
+        .collect();
     let texts = [
         (CONFIG_FILE, pretty(dir, CONFIG_FILE, config)?),
         (
             PHASES_FILE,
-            pretty(dir, PHASES_FILE, &PhasesOut { phases })?,
+            pretty(
+                dir,
+                PHASES_FILE,
+                &PhasesOut {
+                    phases: judged.as_slice(),
+                },
+            )?,
         ),
         (RESULT_FILE, render(&header(config), phases, &s)),
     ];

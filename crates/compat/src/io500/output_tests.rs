@@ -306,3 +306,42 @@ fn a_given_result_dir_must_be_empty() {
         "{e}"
     );
 }
+
+/// phases.json says what result.txt says: a write phase shorter than the stonewall is
+/// [INVALID] in result.txt and `"valid": false` in phases.json.
+#[test]
+fn phases_json_marks_the_phases_result_txt_marks_invalid() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut figs = figures();
+    let short = figs
+        .iter_mut()
+        .find(|f| f.name == "ior-easy-write")
+        .unwrap();
+    short.time = 12.0;
+    write_result_dir(dir.path(), &config(300), &figs).unwrap();
+    let result = std::fs::read_to_string(dir.path().join(RESULT_FILE)).unwrap();
+    let line = result
+        .lines()
+        .find(|l| l.contains("ior-easy-write"))
+        .unwrap();
+    assert!(line.ends_with("[INVALID]"), "{line}");
+    let phases: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.path().join(PHASES_FILE)).unwrap())
+            .unwrap();
+    for p in phases["phases"].as_array().unwrap() {
+        let name = p["name"].as_str().unwrap();
+        let marked = result
+            .lines()
+            .any(|l| l.contains(&format!(" {name} ")) && l.ends_with("[INVALID]"));
+        assert_eq!(p["valid"], !marked, "{name}");
+    }
+    assert_eq!(
+        phases["phases"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|p| p["valid"] == false)
+            .count(),
+        1
+    );
+}
