@@ -183,7 +183,8 @@ pub fn render_phase(p: &PhaseResult) -> String {
     for op in &p.ops {
         out.push_str(&render_op(p, op));
     }
-    if p.ops.is_empty() {
+    // A summary of figures kept elsewhere (a targets run's statistics) is not empty.
+    if p.ops.is_empty() && p.extra.is_empty() {
         let _ = writeln!(out, "  no operations completed");
     }
     // Only worth a line when the first worker finished noticeably before the last.
@@ -209,18 +210,26 @@ pub fn render_phase(p: &PhaseResult) -> String {
     }
     // Imported results (an IO500 directory) carry no CPU figures: no line rather than 0%.
     if cpu_measured(&p.cpu) {
-        let _ = writeln!(
+        let _ = write!(
             out,
-            "  cpu: usr {:.1}% sys {:.1}% of one CPU ({:.1}% of {} CPUs)",
+            "  cpu: usr {:.1}% sys {:.1}% of one CPU",
             p.cpu.user_percent(),
             p.cpu.system_percent(),
-            p.cpu.percent_of_all(),
-            p.cpu.cpus
         );
+        // A row that does not know its CPUs (a target within a run) says nothing of them.
+        if p.cpu.cpus > 0 {
+            let _ = write!(
+                out,
+                " ({:.1}% of {} CPUs)",
+                p.cpu.percent_of_all(),
+                p.cpu.cpus
+            );
+        }
+        out.push('\n');
     }
     out.push_str(&render_spread(p));
     for (k, v) in &p.extra {
-        let _ = writeln!(out, "  {k}: {v}");
+        let _ = writeln!(out, "  {}: {}", k.replace('_', " "), extra_value(k, *v));
     }
     if p.error_count > 0 {
         let _ = writeln!(out, "  ERRORS: {}", p.error_count);
@@ -276,6 +285,23 @@ fn render_op(p: &PhaseResult, o: &OpResult) -> String {
         let _ = writeln!(out, "          {} failed", o.errors);
     }
     out
+}
+
+/// A stored figure in its unit, by its name's suffix: rates as bandwidth, bytes as
+/// sizes, percentages with %, counts whole.
+fn extra_value(key: &str, v: f64) -> String {
+    use iolab_core::units::{ByteCount, BytesPerSec};
+    if key.ends_with("bytes_per_sec") {
+        BytesPerSec(v).human()
+    } else if key.ends_with("bytes") {
+        ByteCount(v.max(0.0) as u64).human()
+    } else if key.ends_with("percent") {
+        format!("{v:.1}%")
+    } else if v.fract() == 0.0 && v.abs() < 1e15 {
+        format!("{v:.0}")
+    } else {
+        format!("{v:.2}")
+    }
 }
 
 fn cpu_measured(cpu: &CpuUsage) -> bool {

@@ -150,6 +150,97 @@ fn targets_file_errors_name_the_line() {
     );
 }
 
+/// Targets that ran together: the sum of their own rates and all bytes over the wall
+/// time, each named; two directories of one file system share a device, and buffered
+/// writes measure the page cache: both said.
+#[test]
+fn targets_name_both_aggregates_and_warn_of_a_shared_device_and_the_cache() {
+    let (a, b) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+    let r = iolab(&[
+        "targets",
+        "--rw",
+        "write",
+        "--size",
+        "8MiB",
+        "--no-store",
+        s(a.path()),
+        s(b.path()),
+    ])
+    .expect(0);
+    assert!(
+        r.stdout
+            .contains("sum of the targets' own rates (StorageBench's aggregate)"),
+        "{}",
+        r.stdout
+    );
+    let wall = r
+        .stdout
+        .lines()
+        .find(|l| l.trim_start().starts_with("total / wall time"))
+        .unwrap_or_else(|| panic!("{}", r.stdout));
+    assert!(wall.contains("16.0 MiB moved in "), "{wall}");
+    assert!(
+        r.stdout.contains(" are on one device (")
+            && r.stdout
+                .contains("their sum is that one device's bandwidth, not 2"),
+        "{}",
+        r.stdout
+    );
+    assert!(
+        r.stdout
+            .contains("buffered writes without --direct, --sync or an fsync"),
+        "{}",
+        r.stdout
+    );
+}
+
+/// `results show` of a stored targets run gives its figures in units, not raw floats,
+/// and no "no operations completed" or "0 CPUs" for rows that have their figures
+/// elsewhere.
+#[test]
+fn a_stored_targets_run_shows_its_figures_in_units() {
+    let (a, b, c) = (
+        tempfile::tempdir().unwrap(),
+        tempfile::tempdir().unwrap(),
+        tempfile::tempdir().unwrap(),
+    );
+    let db = c.path().join("t.db");
+    let with_db = |args: &[&str]| {
+        crate::common::Ran::from(
+            crate::common::iolab()
+                .env("IOLAB_DB", &db)
+                .args(args)
+                .output()
+                .unwrap(),
+        )
+    };
+    with_db(&[
+        "targets",
+        "--rw",
+        "write",
+        "--size",
+        "4MiB",
+        "-Q",
+        s(a.path()),
+        s(b.path()),
+    ])
+    .expect(0);
+    let r = with_db(&["results", "show", "r1"]).expect(0);
+    assert!(
+        !r.stdout.contains("no operations completed"),
+        "{}",
+        r.stdout
+    );
+    assert!(!r.stdout.contains("of 0 CPUs"), "{}", r.stdout);
+    assert!(r.stdout.contains("  total bytes: 8.00 MiB"), "{}", r.stdout);
+    let line = r
+        .stdout
+        .lines()
+        .find(|l| l.trim_start().starts_with("aggregate bytes per sec: "))
+        .unwrap_or_else(|| panic!("{}", r.stdout));
+    assert!(line.ends_with("/s"), "{line}");
+}
+
 #[test]
 fn the_null_backend_runs_one_at_a_time_without_storage() {
     let r = iolab(&[

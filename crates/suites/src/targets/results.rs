@@ -6,7 +6,7 @@
 use std::collections::BTreeMap;
 
 use iolab_comm::Comm;
-use iolab_core::result::{PhaseKind, PhaseResult};
+use iolab_core::result::{OpKind, PhaseKind, PhaseResult};
 use iolab_core::spec::{DataSpec, TargetsSpec};
 
 use super::analysis::{TargetAnalysis, TargetFigure, analyze, flag_lines};
@@ -144,6 +144,23 @@ pub(crate) fn finish_phase(comm: &dyn Comm, f: Finished<'_>) -> TargetsPhase {
     };
     if let Some(a) = &analysis {
         annotate(&mut summary, &mut targets, &figures, a);
+    }
+    // Beside the sum of the targets' own rates: every byte over the wall time, for
+    // targets that ran together.
+    if f.mode == Mode::AllAtOnce {
+        let bytes: u64 = targets
+            .iter()
+            .flat_map(|t| t.ops.iter())
+            .filter(|o| matches!(o.op, OpKind::Read | OpKind::Write | OpKind::Transfer))
+            .map(|o| o.bytes.get())
+            .sum();
+        let secs = summary.elapsed.as_secs_f64();
+        if bytes > 0 && secs > 0.0 {
+            summary.extra.insert("total_bytes".into(), bytes as f64);
+            summary
+                .extra
+                .insert("wall_bytes_per_sec".into(), bytes as f64 / secs);
+        }
     }
     TargetsPhase {
         rw: f.data.rw,

@@ -6,6 +6,7 @@
 
 use std::path::{Path, PathBuf};
 
+use iolab_comm::{Comm, CommExt};
 use iolab_core::SpecError;
 use iolab_core::result::PhaseResult;
 use iolab_core::spec::{BackendKind, DataSpec, Layout, RandomKind, RwKind, TargetsSpec};
@@ -61,6 +62,18 @@ pub fn run_targets<C: Clock>(
     }
     data.validate()?;
     check_ranks_agree(comm, "the workload", &(spec, &data))?;
+    warnings.extend(shared_devices(comm, set));
+    if data.rw.writes()
+        && !data.direct
+        && !data.sync
+        && !data.fsync_at_end
+        && data.fsync_every.is_none()
+    {
+        warnings.push(
+            "buffered writes without --direct, --sync or an fsync: the page cache absorbs them, so the figures are mostly memory's, not the targets' (add --direct or --fsync-at-end)"
+                .to_string(),
+        );
+    }
     let mut phases = Vec::new();
     for rw in rws {
         let mut phase_spec = data.clone();
@@ -73,6 +86,67 @@ pub fn run_targets<C: Clock>(
         }
     }
     Ok(phases)
+}
+
+/// Targets that sit on one device (several directories of one file system, or one
+/// device listed twice under partitions) each measure a share of it: their sum is that
+/// one device's bandwidth. One warning per shared device.
+fn shared_devices(comm: &dyn Comm, set: &TargetSet) -> Vec<String> {
+    use std::os::unix::fs::MetadataExt;
+    let mine: Vec<(String, String, u64)> = set
+        .local
+        .iter()
+        .filter_map(|t| {
+            let dev = match &t.prepared {
+                PreparedTarget::Dir { base, .. } => std::fs::metadata(base).ok()?.dev(),
+                PreparedTarget::Device { check } => {
+                    let m = std::fs::metadata(&check.path).ok()?;
+                    if check.is_block_device {
+                        m.rdev()
+                    } else {
+                        m.dev()
+                    }
+                }
+                PreparedTarget::Null => return None,
+            };
+            Some((t.target.entry.id.clone(), t.target.host.clone(), dev))
+        })
+        .collect();
+    let all: Vec<(String, String, u64)> = comm
+        .all_gather(&mine)
+        .unwrap_or_default()
+        .into_iter()
+        .flatten()
+        .collect();
+    let mut groups: Vec<((String, u64), Vec<String>)> = Vec::new();
+    for (id, host, dev) in all {
+        match groups.iter_mut().find(|(k, _)| k.0 == host && k.1 == dev) {
+            Some((_, ids)) => ids.push(id),
+            None => groups.push(((host, dev), vec![id])),
+        }
+    }
+    groups
+        .into_iter()
+        .filter(|(_, ids)| ids.len() > 1)
+        .map(|((host, dev), ids)| {
+            format!(
+                "targets {} on {host} are on one device ({}:{}): each measures a share of it, and their sum is that one device's bandwidth, not {}",
+                ids.join(", "),
+                major(dev),
+                minor(dev),
+                ids.len()
+            )
+        })
+        .collect()
+}
+
+/// glibc's gnu_dev_major and gnu_dev_minor.
+fn major(dev: u64) -> u64 {
+    ((dev >> 32) & 0xffff_f000) | ((dev >> 8) & 0xfff)
+}
+
+fn minor(dev: u64) -> u64 {
+    ((dev >> 12) & 0xffff_ff00) | (dev & 0xff)
 }
 
 fn run_one<C: Clock>(

@@ -57,7 +57,12 @@ pub fn render_analysis(title: &str, a: &TargetAnalysis, verbose: bool) -> String
         &who(&a.max.id, place(&a.max.node, &a.max.service)),
     );
     figure(&mut out, "avg throughput", a.average, "");
-    figure(&mut out, "aggregate throughput", a.aggregate, "");
+    figure(
+        &mut out,
+        "aggregate throughput",
+        a.aggregate,
+        "  sum of the targets' own rates (StorageBench's aggregate)",
+    );
     let mad = if a.median > 0.0 {
         a.mad / a.median * 100.0
     } else {
@@ -172,6 +177,18 @@ pub fn render_targets(record: &RunRecord, phases: &[TargetsPhase], args: &Target
             Some(a) => {
                 let title = format!("{} results", p.rw.name());
                 out.push_str(&render_analysis(&title, a, args.targets.verbose));
+                if let Some((rate, bytes)) = wall_rate(&p.summary) {
+                    figure(
+                        &mut out,
+                        "total / wall time",
+                        rate,
+                        &format!(
+                            "  {} moved in {} by all targets together",
+                            iolab_core::units::ByteCount(bytes).human(),
+                            p.summary.elapsed.human()
+                        ),
+                    );
+                }
                 skip_known_lines(&mut out, &p.summary, a);
             }
             None => out.push_str("  no target completed\n"),
@@ -179,6 +196,14 @@ pub fn render_targets(record: &RunRecord, phases: &[TargetsPhase], args: &Target
         out.push_str(&errors(&p.targets));
     }
     out
+}
+
+/// All bytes over the phase's wall time (to the last target's end), for targets run all
+/// at once: what they delivered together, beside the sum of their own rates.
+fn wall_rate(s: &PhaseResult) -> Option<(f64, u64)> {
+    let rate = *s.extra.get("wall_bytes_per_sec")?;
+    let bytes = *s.extra.get("total_bytes")? as u64;
+    Some((rate, bytes))
 }
 
 fn phase_header(s: &PhaseResult) -> String {
