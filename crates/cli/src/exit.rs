@@ -7,6 +7,8 @@ pub const OK: u8 = 0;
 pub const FAILED: u8 = 1;
 /// Usage, configuration or runtime error.
 pub const USAGE: u8 = 2;
+/// Standard output could not be written (full, closed): the run was stored first.
+pub const OUTPUT: u8 = 74;
 /// Interrupted by Ctrl-C or a signal; partial results were kept.
 pub const INTERRUPTED: u8 = 130;
 

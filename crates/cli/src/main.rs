@@ -5,10 +5,27 @@
 
 #![forbid(unsafe_code)]
 
+// Every `print!` and `println!` of this crate goes through `output::write_stdout`, which
+// never panics: a full or closed stdout ends the process with one line (see output.rs).
+macro_rules! print {
+    ($($arg:tt)*) => {
+        $crate::output::write_stdout(format_args!($($arg)*))
+    };
+}
+macro_rules! println {
+    () => {
+        $crate::output::write_stdout(format_args!("\n"))
+    };
+    ($($arg:tt)*) => {
+        $crate::output::write_stdout(format_args!("{}\n", format_args!($($arg)*)))
+    };
+}
+
 mod cli;
 mod commands;
 mod exit;
 mod live;
+mod output;
 mod progress;
 mod runtime;
 mod sink;
@@ -34,7 +51,10 @@ fn main() -> ExitCode {
         }
         Err(e) => {
             // --help and --version.
-            let _ = e.print();
+            if let Err(err) = e.print() {
+                output::stdout_failed(&err);
+            }
+            output::flush_stdout();
             return ExitCode::from(exit::OK);
         }
     };
@@ -43,5 +63,6 @@ fn main() -> ExitCode {
         Err(e) => exit::report(&e),
     };
     live::linger();
+    output::flush_stdout();
     ExitCode::from(code)
 }

@@ -2,4 +2,5 @@
 //! image files), the work directory is locked and holds only iolab's files.
 
 mod device;
+mod output;
 mod workdir;
