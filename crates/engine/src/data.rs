@@ -127,6 +127,8 @@ pub fn run_data<C: Clock>(
         warnings.push(w);
     }
     check_ranks_agree(comm, "the workload", &spec)?;
+    let on_host = crate::memory::ranks_on_this_host(comm);
+    agree(comm, crate::memory::check_buffers_here(&spec, on_host))?;
     let data_target = target.data_target();
     let ctx = PlanContext {
         rank: comm.rank(),

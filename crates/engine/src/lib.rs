@@ -12,6 +12,7 @@ pub mod control;
 pub mod data;
 pub mod error;
 pub mod layout;
+pub mod memory;
 pub mod meta;
 pub mod offsets;
 pub mod phase;

@@ -17,9 +17,11 @@ pub fn run(args: RunArgs) -> Result<u8> {
 
 fn run_in(rt: &Runtime, args: RunArgs) -> Result<u8> {
     let spec = args.spec;
+    let on_host = iolab_engine::memory::ranks_on_this_host(rt.comm.as_ref());
     rt.agree(
         spec.validate()
             .map_err(anyhow::Error::from)
+            .and_then(|()| Ok(iolab_engine::memory::check_buffers_here(&spec, on_host)?))
             .and_then(|()| args.output.prepare(rt)),
     )?;
     let target = prepare_target(rt.comm.as_ref(), &args.target, spec.backend, true)?;

@@ -2,5 +2,6 @@
 //! image files), the work directory is locked and holds only iolab's files.
 
 mod device;
+mod memory;
 mod output;
 mod workdir;

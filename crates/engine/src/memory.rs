@@ -1,0 +1,257 @@
+//! Memory pre-flight: the I/O buffers a data phase allocates, summed over this host's
+//! threads and ranks, against what the host can give (MemAvailable) and what the cgroup
+//! the job runs in allows (Slurm, Kubernetes, systemd): refused before any allocation
+//! instead of ending in the kernel's OOM killer.
+
+use std::path::{Path, PathBuf};
+
+use iolab_core::spec::{BackendKind, DataSpec};
+use iolab_core::units::ByteCount;
+
+use crate::error::EngineError;
+
+/// Share of the available memory the buffers may take: the rest is for the page cache,
+/// the histograms and everything else on the host.
+const USABLE: f64 = 0.8;
+
+/// What this host can give a job: MemAvailable, and the room left under the memory
+/// limits of the cgroup it runs in and its parents.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Available {
+    pub mem_available: Option<u64>,
+    /// The tightest cgroup limit minus what the cgroup uses, and the cgroup it is.
+    pub cgroup: Option<(u64, String)>,
+}
+
+impl Available {
+    /// What the buffers may use at most, None when nothing is known.
+    pub fn bytes(&self) -> Option<u64> {
+        match (self.mem_available, &self.cgroup) {
+            (Some(m), Some((c, _))) => Some(m.min(*c)),
+            (Some(m), None) => Some(m),
+            (None, Some((c, _))) => Some(*c),
+            (None, None) => None,
+        }
+    }
+
+    /// Reads /proc/meminfo and the cgroup files under `root` ("/" on a live system).
+    pub fn read(root: &Path) -> Available {
+        Available {
+            mem_available: mem_available(root),
+            cgroup: cgroup_room(root),
+        }
+    }
+}
+
+fn mem_available(root: &Path) -> Option<u64> {
+    let text = std::fs::read_to_string(root.join("proc/meminfo")).ok()?;
+    let line = text.lines().find(|l| l.starts_with("MemAvailable:"))?;
+    let kib: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
+    Some(kib * 1024)
+}
+
+fn read_u64(path: &Path) -> Option<u64> {
+    std::fs::read_to_string(path).ok()?.trim().parse().ok()
+}
+
+/// cgroup v2: the process's cgroup and each parent up to the root, memory.max minus
+/// memory.current, the smallest ("max" is no limit). cgroup v1: the memory
+/// controller's limit_in_bytes minus usage_in_bytes.
+fn cgroup_room(root: &Path) -> Option<(u64, String)> {
+    let text = std::fs::read_to_string(root.join("proc/self/cgroup")).ok()?;
+    let mut best: Option<(u64, String)> = None;
+    let mut consider = |room: u64, name: String| {
+        if best.as_ref().is_none_or(|(b, _)| room < *b) {
+            best = Some((room, name));
+        }
+    };
+    for line in text.lines() {
+        let mut parts = line.splitn(3, ':');
+        let (Some(id), Some(controllers), Some(path)) = (parts.next(), parts.next(), parts.next())
+        else {
+            continue;
+        };
+        let rel = path.trim_start_matches('/');
+        // (mount, limit file, usage file) of the cgroup version this line is about.
+        let files = if id == "0" && controllers.is_empty() {
+            ("sys/fs/cgroup", "memory.max", "memory.current")
+        } else if controllers.split(',').any(|c| c == "memory") {
+            (
+                "sys/fs/cgroup/memory",
+                "memory.limit_in_bytes",
+                "memory.usage_in_bytes",
+            )
+        } else {
+            continue;
+        };
+        // Each level from the process's cgroup up to the mount's root; in a container
+        // the levels above its own are not there, and its own is the mount's root.
+        let top = root.join(files.0);
+        let mut dir: PathBuf = top.join(rel);
+        loop {
+            // "max" (v2) or a huge page-aligned number (v1) is no limit.
+            if let Some(limit) = read_u64(&dir.join(files.1)).filter(|l| *l < 1 << 60) {
+                let used = read_u64(&dir.join(files.2)).unwrap_or(0);
+                let name = dir.strip_prefix(&top).unwrap_or(&dir).display().to_string();
+                consider(limit.saturating_sub(used), format!("/{name}"));
+            }
+            if dir == top || !dir.pop() || !dir.starts_with(&top) {
+                break;
+            }
+        }
+    }
+    best
+}
+
+/// The I/O buffers one rank's workers allocate: a block per I/O in flight per thread.
+pub fn buffers_per_rank(spec: &DataSpec) -> u64 {
+    let in_flight = match spec.backend {
+        BackendKind::Uring => u64::from(spec.queue_depth.max(1)),
+        _ => 1,
+    };
+    u64::from(spec.threads)
+        .saturating_mul(in_flight)
+        .saturating_mul(spec.block_size.get())
+}
+
+/// Refuses a phase whose buffers, over the `ranks_on_host` ranks of this host, exceed
+/// what the host can give; says which options drive the figure.
+pub fn check_buffers(
+    spec: &DataSpec,
+    ranks_on_host: u32,
+    available: &Available,
+    host: &str,
+) -> Result<(), EngineError> {
+    let need = buffers_per_rank(spec).saturating_mul(u64::from(ranks_on_host.max(1)));
+    let Some(have) = available.bytes() else {
+        return Ok(());
+    };
+    if (need as f64) <= have as f64 * USABLE {
+        return Ok(());
+    }
+    let mut drivers = format!("--threads {}", spec.threads);
+    if spec.backend == BackendKind::Uring {
+        drivers.push_str(&format!(" x --queue-depth {}", spec.queue_depth));
+    }
+    drivers.push_str(&format!(" x --block-size {}", spec.block_size));
+    if ranks_on_host > 1 {
+        drivers.push_str(&format!(" x {ranks_on_host} ranks on this host"));
+    }
+    let cgroup = match &available.cgroup {
+        Some((room, name)) => format!("{} left under cgroup {name}", ByteCount(*room).human()),
+        None => "no cgroup limit".to_string(),
+    };
+    let mem = available
+        .mem_available
+        .map_or("unknown".to_string(), |m| ByteCount(m).human());
+    Err(EngineError::Spec(iolab_core::SpecError::new(
+        "--block-size",
+        format!(
+            "{drivers} needs {} of I/O buffers on {host}, more than {:.0}% of the {} available (MemAvailable {mem}, {cgroup}): lower one of them",
+            ByteCount(need).human(),
+            USABLE * 100.0,
+            ByteCount(have).human()
+        ),
+    )))
+}
+
+/// How many ranks of the job run on this rank's host (collective).
+pub fn ranks_on_this_host(comm: &dyn iolab_comm::Comm) -> u32 {
+    use iolab_comm::CommExt;
+    if comm.size() == 1 {
+        return 1;
+    }
+    let topo = comm.topology();
+    topo.ranks.iter().filter(|r| r.host == comm.host()).count() as u32
+}
+
+/// [`check_buffers`] on this host, as it is now.
+pub fn check_buffers_here(spec: &DataSpec, ranks_on_host: u32) -> Result<(), EngineError> {
+    check_buffers(
+        spec,
+        ranks_on_host,
+        &Available::read(Path::new("/")),
+        &iolab_comm::hostname(),
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn spec(threads: u32, qd: u32, bs: u64, backend: BackendKind) -> DataSpec {
+        DataSpec {
+            threads,
+            queue_depth: qd,
+            block_size: ByteCount(bs),
+            backend,
+            ..DataSpec::default()
+        }
+    }
+
+    fn write(root: &Path, rel: &str, text: &str) {
+        let p = root.join(rel);
+        std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+        std::fs::write(p, text).unwrap();
+    }
+
+    #[test]
+    fn buffers_are_threads_times_in_flight_times_blocks() {
+        let big = spec(16, 4096, 1 << 20, BackendKind::Uring);
+        assert_eq!(buffers_per_rank(&big), 64 << 30);
+        // psync has one I/O in flight whatever the queue depth.
+        assert_eq!(
+            buffers_per_rank(&spec(16, 4096, 1 << 20, BackendKind::Psync)),
+            16 << 20
+        );
+    }
+
+    #[test]
+    fn the_tightest_of_memavailable_and_the_cgroups_decides() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path();
+        write(
+            root,
+            "proc/meminfo",
+            "MemTotal: 25165824 kB\nMemAvailable: 20971520 kB\n",
+        );
+        write(root, "proc/self/cgroup", "0::/slurm/job42/step0\n");
+        write(root, "sys/fs/cgroup/slurm/job42/step0/memory.max", "max\n");
+        write(root, "sys/fs/cgroup/slurm/job42/memory.max", "4294967296\n");
+        write(
+            root,
+            "sys/fs/cgroup/slurm/job42/memory.current",
+            "1073741824\n",
+        );
+        let a = Available::read(root);
+        assert_eq!(a.mem_available, Some(20 << 30));
+        assert_eq!(a.cgroup, Some((3 << 30, "/slurm/job42".to_string())));
+        assert_eq!(a.bytes(), Some(3 << 30));
+
+        let big = spec(16, 4096, 1 << 20, BackendKind::Uring);
+        let err = check_buffers(&big, 1, &a, "node7").unwrap_err().to_string();
+        assert_eq!(
+            err,
+            "--block-size: --threads 16 x --queue-depth 4096 x --block-size 1MiB needs 64.0 GiB of I/O buffers on node7, more than 80% of the 3.00 GiB available (MemAvailable 20.0 GiB, 3.00 GiB left under cgroup /slurm/job42): lower one of them"
+        );
+        // 2 GiB of buffers fit in 80% of 3 GiB; two ranks on the host do not.
+        let fits = spec(2, 1024, 1 << 20, BackendKind::Uring);
+        assert!(check_buffers(&fits, 1, &a, "node7").is_ok());
+        let err = check_buffers(&fits, 2, &a, "node7")
+            .unwrap_err()
+            .to_string();
+        assert!(
+            err.contains(" x 2 ranks on this host needs 4.00 GiB"),
+            "{err}"
+        );
+    }
+
+    #[test]
+    fn nothing_known_refuses_nothing() {
+        let dir = tempfile::tempdir().unwrap();
+        let a = Available::read(dir.path());
+        assert_eq!(a.bytes(), None);
+        let big = spec(16, 4096, 1 << 20, BackendKind::Uring);
+        assert!(check_buffers(&big, 1, &a, "n").is_ok());
+    }
+}
