@@ -9,6 +9,7 @@ pub mod civil;
 pub mod endurance;
 pub mod error;
 pub mod histogram;
+pub mod input;
 pub mod inventory;
 pub mod pattern;
 pub mod result;

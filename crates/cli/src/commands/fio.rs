@@ -4,10 +4,9 @@
 //! the command line in its provenance, and printed in the shapes fio prints
 //! (`--output-format=normal|json|json+|terse`, `--output FILE`).
 
-use std::io::Read;
 use std::path::Path;
 
-use anyhow::{Context, Result, bail};
+use anyhow::{Context, Result};
 use clap::Args;
 use iolab_compat::fio::output::{FioReport, json, terse, text};
 use iolab_compat::fio::{
@@ -77,17 +76,7 @@ fn read_sections(inv: &Invocation, sources: &mut HostSources) -> Result<Vec<Sect
 
 /// Reads at most [`MAX_JOB_FILE`] bytes; a longer input is refused, not truncated.
 fn read_capped(path: &Path) -> Result<String> {
-    let file = std::fs::File::open(path)?;
-    let mut text = String::new();
-    file.take(MAX_JOB_FILE + 1)
-        .read_to_string(&mut text)
-        .context("it is not a text file")?;
-    if text.len() as u64 > MAX_JOB_FILE {
-        bail!(
-            "it is larger than 1 MiB, the most iolab reads from a job file; is it the right file?"
-        );
-    }
-    Ok(text)
+    Ok(iolab_core::input::read_text_within(path, MAX_JOB_FILE)?)
 }
 
 /// What `--parse-only` prints: each job as the iolab workload it runs.

@@ -140,8 +140,7 @@ fn load(select: &StudySelect) -> Result<(StudySpec, Vec<PlannedPhase>, String)> 
                     names.join(", ")
                 );
             }
-            let text = std::fs::read_to_string(&path)
-                .with_context(|| format!("reading {}", path.display()))?;
+            let text = iolab_core::input::read_text(&path)?;
             (text, path.display().to_string())
         }
     };

@@ -153,8 +153,7 @@ fn measure(
 fn entries_of(spec: &TargetsSpec) -> Result<Vec<TargetEntry>> {
     if let Some(file) = &spec.targets_file {
         let name = file.display().to_string();
-        let text = std::fs::read_to_string(file)
-            .with_context(|| format!("--targets-file: cannot read {name}; check the path"))?;
+        let text = iolab_core::input::read_text(file).context("--targets-file")?;
         return Ok(parse_targets(&name, &text)?);
     }
     Ok(spec

@@ -217,7 +217,13 @@ fn malformed_results_are_one_line_errors() {
     let missing = tmp.path().join("nope");
     let r = run(&["io500", "score", path(&missing)]);
     assert_eq!(r.code, 2);
-    assert!(error_line(&r).starts_with(&format!("iolab: error: reading {}", missing.display())));
+    assert_eq!(
+        error_line(&r),
+        format!(
+            "iolab: error: cannot read {}: No such file or directory",
+            missing.display()
+        )
+    );
     let r = run(&["io500", "score", path(tmp.path()), "--label", "x"]);
     assert_eq!(r.code, 2, "--label needs --import");
     assert!(error_line(&r).contains("--import"), "{}", r.stderr);

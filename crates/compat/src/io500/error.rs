@@ -16,6 +16,9 @@ pub enum Io500Error {
     #[error("reading {path}: {source}")]
     Read { path: PathBuf, source: io::Error },
 
+    #[error(transparent)]
+    Input(#[from] iolab_core::input::InputError),
+
     #[error("writing {path}: {source}")]
     Write { path: PathBuf, source: io::Error },
 

@@ -212,10 +212,7 @@ fn pretty<T: Serialize>(dir: &Path, name: &str, v: &T) -> Result<String, Io500Er
 }
 
 fn read_json<T: for<'de> Deserialize<'de>>(path: &Path) -> Result<T, Io500Error> {
-    let text = std::fs::read_to_string(path).map_err(|source| Io500Error::Read {
-        path: path.to_path_buf(),
-        source,
-    })?;
+    let text = iolab_core::input::read_text(path)?;
     serde_json::from_str(&text).map_err(|source| Io500Error::Json {
         path: path.to_path_buf(),
         source,
@@ -243,7 +240,7 @@ pub fn read_result_dir(dir: &Path) -> Result<ParsedResult, Io500Error> {
 /// Compares hash.txt with the files it covers.
 pub fn check_hashes(dir: &Path) -> Result<Integrity, Io500Error> {
     let path = dir.join(HASH_FILE);
-    let Ok(text) = std::fs::read_to_string(&path) else {
+    let Ok(text) = iolab_core::input::read_text(&path) else {
         return Ok(Integrity::Sha256 {
             checked: Vec::new(),
             changed: vec![format!("{HASH_FILE} (missing)")],
@@ -274,7 +271,7 @@ pub fn check_hashes(dir: &Path) -> Result<Integrity, Io500Error> {
             changed.push(format!("{name} (not in {HASH_FILE})"));
             continue;
         };
-        match std::fs::read(dir.join(name)) {
+        match iolab_core::input::read_bytes(&dir.join(name), iolab_core::input::MAX_INPUT) {
             Ok(bytes) if hex_digest(&bytes) == *digest => checked.push(name.to_string()),
             Ok(_) => changed.push(name.to_string()),
             Err(_) => changed.push(format!("{name} (missing)")),

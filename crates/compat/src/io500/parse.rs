@@ -293,11 +293,8 @@ pub fn read(path: &Path) -> Result<ParsedResult, Io500Error> {
 }
 
 pub(crate) fn read_file(path: &Path) -> Result<ParsedResult, Io500Error> {
-    let bytes = std::fs::read(path).map_err(|source| Io500Error::Read {
-        path: path.to_path_buf(),
-        source,
-    })?;
-    parse_text(path, &String::from_utf8_lossy(&bytes))
+    let text = iolab_core::input::read_text(path)?;
+    parse_text(path, &text)
 }
 
 /// Digits after the decimal point of a number as printed.

@@ -346,5 +346,9 @@ fn directories_are_read_and_times_filled_in() {
     std::fs::remove_file(dir.path().join("result.txt")).unwrap();
     assert_eq!(read(dir.path()).unwrap().format, SourceFormat::Summary);
     let missing = read(&dir.path().join("nope.txt")).unwrap_err().to_string();
-    assert!(missing.starts_with("reading "), "{missing}");
+    assert!(
+        missing.starts_with("cannot read ")
+            && missing.ends_with("nope.txt: No such file or directory"),
+        "{missing}"
+    );
 }

@@ -3,7 +3,6 @@
 //! and flagging of `iolab targets` on it; `--json` writes the analysis as a document of
 //! schema `iolab.targets-analysis/1`.
 
-use std::io::Read as _;
 use std::path::{Path, PathBuf};
 
 use anyhow::{Context, Result, bail};
@@ -63,15 +62,7 @@ struct SectionDoc<'a> {
 }
 
 fn read_input(file: &Path) -> Result<String> {
-    if file == Path::new("-") {
-        let mut text = String::new();
-        std::io::stdin()
-            .read_to_string(&mut text)
-            .context("reading standard input")?;
-        return Ok(text);
-    }
-    std::fs::read_to_string(file)
-        .with_context(|| format!("cannot read {}; check the path", file.display()))
+    Ok(iolab_core::input::read_text(file)?)
 }
 
 pub fn analyze(args: AnalyzeArgs) -> Result<u8> {
