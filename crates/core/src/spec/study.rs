@@ -183,10 +183,17 @@ impl StudySpec {
         overrides: &Overrides,
     ) -> Result<Vec<PlannedPhase>, SpecError> {
         let repeat = overrides.repeat.unwrap_or(self.repeat);
+        let where_repeat = || match overrides.repeat {
+            Some(_) => "--repeat".to_string(),
+            None => format!("{origin}: repeat"),
+        };
         if repeat == 0 {
+            return Err(SpecError::new(where_repeat(), "must be at least 1"));
+        }
+        if repeat > MAX_REPEAT {
             return Err(SpecError::new(
-                format!("{origin}: repeat"),
-                "must be at least 1",
+                where_repeat(),
+                format!("{repeat} is more than the {MAX_REPEAT} repetitions iolab runs of a phase"),
             ));
         }
         if self.sweep.is_empty() {
@@ -194,11 +201,25 @@ impl StudySpec {
         }
         check_set(self, overrides)?;
         let mut out = Vec::new();
+        // Points already planned by earlier sweeps (phases of one point share a number).
+        let mut points_before = 0;
         for sweep in &self.sweep {
             let at = |what: &str| format!("{origin}: sweep '{}'{what}", sweep.name);
             let points = sweep_points(sweep).map_err(|e| SpecError::new(at(""), e))?;
             if sweep.phase.is_empty() {
                 return Err(SpecError::new(at(""), "has no [[sweep.phase]]"));
+            }
+            let phases = points.len() as u64 * u64::from(repeat) * sweep.phase.len() as u64;
+            if out.len() as u64 + phases > MAX_PHASES {
+                return Err(SpecError::new(
+                    origin,
+                    format!(
+                        "expands to more than {MAX_PHASES} phases (sweep '{}': {} points x {repeat} repetitions x {} phases); lower --repeat or the sweep's values",
+                        sweep.name,
+                        points.len(),
+                        sweep.phase.len()
+                    ),
+                ));
             }
             for (point_index, point) in points.iter().enumerate() {
                 for repetition in 0..repeat {
@@ -214,7 +235,7 @@ impl StudySpec {
                                 .map_err(|e| SpecError::new(where_.clone(), e))?;
                         out.push(PlannedPhase {
                             sweep: sweep.name.clone(),
-                            point: out_point(&out, &sweep.name, point_index),
+                            point: points_before + point_index,
                             coordinates: point
                                 .iter()
                                 .map(|(k, v)| (k.clone(), value_text(v)))
@@ -226,10 +247,16 @@ impl StudySpec {
                     }
                 }
             }
+            points_before += points.len();
         }
         Ok(out)
     }
 }
+
+/// The most repetitions of a phase a study runs.
+pub const MAX_REPEAT: u32 = 1000;
+/// The most phases one study expands to.
+pub const MAX_PHASES: u64 = 100_000;
 
 /// Every `--set` key must be a workload option, and not one a sweep varies: either would
 /// otherwise run something other than what the study and its labels say.
@@ -307,17 +334,6 @@ fn edit_distance(a: &str, b: &str) -> usize {
         }
     }
     row[b.len()]
-}
-
-/// Points are numbered across the whole study.
-fn out_point(done: &[PlannedPhase], sweep: &str, index: usize) -> usize {
-    let before = done
-        .iter()
-        .filter(|p| p.sweep != sweep)
-        .map(|p| p.point + 1)
-        .max()
-        .unwrap_or(0);
-    before + index
 }
 
 /// The 1-based line of byte offset `at` in `text`.

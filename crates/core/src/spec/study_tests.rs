@@ -341,3 +341,33 @@ fn closest_suggests_only_near_names() {
     assert_eq!(edit_distance("kitten", "sitting"), 3);
     assert_eq!(edit_distance("", "abc"), 3);
 }
+
+/// A huge repeat or sweep is refused at once, naming what to lower, instead of planning
+/// for minutes.
+#[test]
+fn repeat_and_phase_count_are_bounded() {
+    let s = StudySpec::from_toml(NFS_LIKE, "mini.toml").unwrap();
+    let o = |repeat| Overrides {
+        repeat: Some(repeat),
+        ..Overrides::default()
+    };
+    let err = s.expand("mini.toml", &o(100_000)).unwrap_err().to_string();
+    assert_eq!(
+        err,
+        "--repeat: 100000 is more than the 1000 repetitions iolab runs of a phase"
+    );
+    assert_eq!(s.expand("mini.toml", &o(1000)).unwrap().len(), 6 * 1000);
+    let wide = format!(
+        "name = \"w\"\n[[sweep]]\nname = \"t\"\nover = {{ threads = [{}] }}\n[[sweep.phase]]\nname = \"p\"\nrw = \"read\"\nsize = \"1MiB\"\n",
+        (1..=200)
+            .map(|t| t.to_string())
+            .collect::<Vec<_>>()
+            .join(", ")
+    );
+    let s = StudySpec::from_toml(&wide, "w.toml").unwrap();
+    let err = s.expand("w.toml", &o(1000)).unwrap_err().to_string();
+    assert!(
+        err.starts_with("w.toml: expands to more than 100000 phases (sweep 't': 200 points x 1000 repetitions x 1 phases)"),
+        "{err}"
+    );
+}
