@@ -120,11 +120,13 @@ impl FromStr for ByteCount {
             "g" | "G" | "Gi" | "GiB" | "gib" | "GIB" => GIB,
             "t" | "T" | "Ti" | "TiB" | "tib" | "TIB" => TIB,
             "p" | "P" | "Pi" | "PiB" | "pib" | "PIB" => PIB,
+            "e" | "E" | "Ei" | "EiB" | "eib" | "EIB" => PIB * 1024,
             "KB" | "kB" | "kb" => 1_000,
             "MB" | "mb" => 1_000_000,
             "GB" | "gb" => 1_000_000_000,
             "TB" | "tb" => 1_000_000_000_000,
             "PB" | "pb" => 1_000_000_000_000_000,
+            "EB" | "eb" => 1_000_000_000_000_000_000,
             _ => return Err(UnitError::bytes(s)),
         };
         let value = scale(number, mult).ok_or_else(|| UnitError::bytes(s))?;

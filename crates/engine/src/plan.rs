@@ -138,7 +138,21 @@ pub fn plan_data(
         }
         blocks = written.clone();
     }
-    let total_blocks: u64 = blocks.iter().sum();
+    // Sizes add up across workers: more than 16 EiB in all does not fit in any count.
+    let total_blocks = blocks
+        .iter()
+        .try_fold(0u64, |a, b| a.checked_add(*b))
+        .filter(|t| t.checked_mul(bs).is_some())
+        .ok_or_else(|| {
+            SpecError::new(
+                if spec.size.is_some() { "--size" } else { "--total-size" },
+                format!(
+                    "{} workers together would move more than {}, the most any file system or device holds",
+                    total_workers,
+                    ByteCount(u64::MAX).human()
+                ),
+            )
+        })?;
     if let DataTarget::Device { path, size } = target
         && total_blocks * bs > *size
     {

@@ -59,3 +59,45 @@ fn study_and_targets_files_are_bounded_too() {
         r.stderr
     );
 }
+
+/// An absurd size names the capacity it exceeds, or the arithmetic limit, never panics.
+#[test]
+fn sizes_beyond_any_capacity_are_named() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = path(dir.path());
+    let r = run(&[
+        "run",
+        "--dir",
+        d,
+        "--rw",
+        "write",
+        "--size",
+        "1EiB",
+        "--no-store",
+    ])
+    .expect(2);
+    let line = error_line(&r);
+    assert!(
+        line.starts_with("iolab: error: the workload needs 1.00 EiB in ")
+            && line.contains(" is free;"),
+        "{line}"
+    );
+    let r = run(&[
+        "run",
+        "--dir",
+        d,
+        "--rw",
+        "write",
+        "--size",
+        "1EiB",
+        "-t",
+        "32",
+        "--no-store",
+    ])
+    .expect(2);
+    assert_eq!(
+        error_line(&r),
+        "iolab: error: --size: 32 workers together would move more than 16.0 EiB, the most any file system or device holds"
+    );
+    assert!(!dir.path().join("iolab-work").join("data.r0.t0").exists());
+}
