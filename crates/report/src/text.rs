@@ -241,8 +241,15 @@ pub fn render_phase(p: &PhaseResult) -> String {
             plural(p.verify_failures, "block")
         );
     }
-    for e in p.errors.iter().take(5) {
+    const SHOWN: usize = 5;
+    for e in p.errors.iter().take(SHOWN) {
         let _ = writeln!(out, "    rank {} on {}: {}", e.rank, e.host, e.message);
+    }
+    // Every failed operation and block is counted, a few are kept with details.
+    let counted = (p.error_count + p.verify_failures).max(p.errors.len() as u64);
+    let shown = p.errors.len().min(SHOWN) as u64;
+    if shown > 0 && counted > shown {
+        let _ = writeln!(out, "    and {} more", counted - shown);
     }
     for w in &p.warnings {
         let _ = writeln!(out, "  warning: {w}");

@@ -211,6 +211,41 @@ fn verify_reports_a_corrupted_block_with_file_and_offset() {
         r.stdout
     );
     assert!(r.stderr.contains("failed validation"), "{}", r.stderr);
+    assert!(!r.stdout.contains(" more\n"), "one failure, all shown");
+}
+
+/// Eight corrupted blocks: five are shown with file and offset, and the report says how
+/// many more there are instead of stopping silently.
+#[test]
+fn a_verify_report_cut_short_says_how_many_more() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = path(dir.path());
+    run(&[
+        "run", "--dir", d, "--rw", "write", "--size", "256KiB", "--verify", "--keep",
+    ])
+    .expect(0);
+    let file = dir.path().join("iolab-work/data.r0.t0");
+    let mut data = fs::read(&file).unwrap();
+    for block in 0..8 {
+        data[block * 4096 + 100] ^= 1;
+    }
+    fs::write(&file, data).unwrap();
+    let r = run(&[
+        "run", "--dir", d, "--rw", "read", "--size", "256KiB", "--verify",
+    ])
+    .expect(1);
+    assert!(
+        r.stdout.contains("VERIFY FAILURES: 8 blocks"),
+        "{}",
+        r.stdout
+    );
+    assert_eq!(
+        r.stdout.matches("checksum mismatch").count(),
+        5,
+        "{}",
+        r.stdout
+    );
+    assert!(r.stdout.contains("    and 3 more\n"), "{}", r.stdout);
 }
 
 #[test]
