@@ -225,6 +225,13 @@ pub fn results(args: ResultsArgs) -> Result<u8> {
                     );
                 }
             }
+            // A run still going would lose its phases as they are stored, and its end
+            // would find no run to mark.
+            if load_seen(&store, id)?.status == RunStatus::Running {
+                bail!(
+                    "run {id} is still running (its process is alive); delete it once it has ended, or stop it first"
+                );
+            }
             store.delete_run(id)?;
             println!("deleted {id}");
         }

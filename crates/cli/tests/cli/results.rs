@@ -430,3 +430,40 @@ fn repeated_study_phases_show_mean_sd_cv_and_ci() {
     // t(2) = 4.303: the half-width of the 95% CI of a mean of three.
     assert!((s["ci95"].as_f64().unwrap() - 4.303 * sd / 3f64.sqrt()).abs() <= 1e-6 * mean);
 }
+
+/// A run whose process is alive cannot be deleted; once it has ended, it can.
+#[test]
+fn a_running_run_is_not_deleted() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("r.db");
+    let mut child = iolab()
+        .env("IOLAB_DB", &db)
+        .args(["run", "--backend", "null", "--runtime", "30s", "-Q"])
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let start = std::time::Instant::now();
+    while !with_db(&db, &["results", "list"])
+        .stdout
+        .contains("running")
+    {
+        assert!(
+            start.elapsed() < std::time::Duration::from_secs(30),
+            "the run never showed as running"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(100));
+    }
+    let r = with_db(&db, &["results", "delete", "r1"]).expect(2);
+    assert_eq!(
+        r.error_line(),
+        "iolab: error: run r1 is still running (its process is alive); delete it once it has ended, or stop it first"
+    );
+    // Ctrl-C ends it (interrupted, stored); then it goes.
+    std::process::Command::new("kill")
+        .args(["-INT", &child.id().to_string()])
+        .status()
+        .unwrap();
+    child.wait().unwrap();
+    with_db(&db, &["results", "delete", "r1"]).expect(0);
+}
