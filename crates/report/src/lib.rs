@@ -43,7 +43,7 @@ mod markdown;
 mod measure;
 mod report_tables;
 mod sweep;
-mod table;
+pub mod table;
 mod timeline;
 mod warnings;
 

@@ -41,7 +41,8 @@ impl Table {
     }
 
     pub fn push(&mut self, row: Vec<String>) {
-        self.rows.push(row);
+        self.rows
+            .push(row.into_iter().map(|c| escape_control(&c)).collect());
     }
 
     fn widths(&self) -> Vec<usize> {
@@ -176,5 +177,41 @@ mod tests {
             "| name      |  value |\n| --------- | -----: |\n| a\\|b      | 1.5 µs |\n| long name |      2 |\n"
         );
         assert!(t.to_html("t").contains("<td class=\"num\">1.5 µs</td>"));
+    }
+}
+
+/// `text` with control characters written out (`\n`, `\t`, `\u{1b}`): a path or label
+/// holding them must not break a table's lines or send escape codes to the terminal.
+pub fn escape_control(text: &str) -> String {
+    if !text.chars().any(char::is_control) {
+        return text.to_string();
+    }
+    let mut out = String::with_capacity(text.len() + 8);
+    for c in text.chars() {
+        match c {
+            '\n' => out.push_str("\\n"),
+            '\t' => out.push_str("\\t"),
+            '\r' => out.push_str("\\r"),
+            c if c.is_control() => out.push_str(&format!("\\u{{{:x}}}", c as u32)),
+            c => out.push(c),
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod escape_tests {
+    use super::*;
+
+    #[test]
+    fn control_characters_are_written_out() {
+        assert_eq!(escape_control("/mnt/a"), "/mnt/a");
+        assert_eq!(
+            escape_control("/tmp/x\ny\t\u{1b}[31mz"),
+            "/tmp/x\\ny\\t\\u{1b}[31mz"
+        );
+        let mut t = Table::new(&["path"]);
+        t.push(vec!["a\nb".into()]);
+        assert_eq!(t.to_text().lines().count(), 2, "{}", t.to_text());
     }
 }

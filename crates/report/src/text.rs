@@ -2,6 +2,7 @@
 //! the latency percentiles, first-done figures, CPU use and warnings. Plain text, no
 //! colour, stable enough for golden tests.
 
+use crate::table::escape_control;
 use std::fmt::Write as _;
 
 use iolab_core::histogram::LatencySummary;
@@ -16,12 +17,15 @@ pub fn render_run(run: &RunRecord) -> String {
     let label = run
         .label
         .as_deref()
-        .map(|l| format!(" · label {l}"))
+        .map(|l| format!(" · label {}", escape_control(l)))
         .unwrap_or_default();
     let _ = writeln!(
         out,
         "iolab {} · {} · {}{}",
-        run.provenance.iolab_version, run.kind, run.provenance.target, label
+        run.provenance.iolab_version,
+        run.kind,
+        escape_control(&run.provenance.target),
+        label
     );
     if let Some(score) = io500_score_line(run) {
         let _ = writeln!(out, "{score}");

@@ -9,6 +9,7 @@ use anyhow::{Context, Result, bail};
 use clap::{Args, Subcommand};
 use iolab_core::result::{RunProcess, RunRecord, RunStatus};
 use iolab_host::Liveness;
+use iolab_report::table::escape_control;
 use iolab_report::{Comparison, Format, HtmlOptions};
 use iolab_store::{RunFilter, RunId, RunSummaryRow, Store};
 
@@ -320,12 +321,12 @@ fn render_list(format: Format, rows: &[RunSummaryRow]) -> String {
                 out.push_str(&format!(
                     "{:<6} {:<16} {:<9} {:<11} {:<16} {:>6}  {}\n",
                     r.id.to_string(),
-                    r.label.clone().unwrap_or_default(),
+                    escape_control(r.label.as_deref().unwrap_or_default()),
                     r.kind,
                     status_word(r.status),
                     date(r.started_at_ms),
                     r.phases,
-                    r.target
+                    escape_control(&r.target)
                 ));
             }
             out

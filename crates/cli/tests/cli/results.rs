@@ -467,3 +467,39 @@ fn a_running_run_is_not_deleted() {
     child.wait().unwrap();
     with_db(&db, &["results", "delete", "r1"]).expect(0);
 }
+
+/// Control characters in a target path or label are written out in tables and headers,
+/// never sent to the terminal.
+#[test]
+fn control_characters_in_paths_and_labels_are_escaped() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("r.db");
+    let odd = dir.path().join("we\u{1b}[31mird");
+    std::fs::create_dir(&odd).unwrap();
+    with_db(
+        &db,
+        &[
+            "run",
+            "--backend",
+            "null",
+            "--size",
+            "1MiB",
+            "-Q",
+            "--dir",
+            path(&odd),
+            "--label",
+            "bad\nlabel",
+        ],
+    )
+    .expect(0);
+    for args in [&["results", "list"][..], &["results", "show", "r1"][..]] {
+        let r = with_db(&db, args).expect(0);
+        assert!(!r.stdout.contains('\u{1b}'), "{args:?}: {}", r.stdout);
+        assert!(
+            r.stdout.contains("we\\u{1b}[31mird"),
+            "{args:?}: {}",
+            r.stdout
+        );
+        assert!(r.stdout.contains("bad\\nlabel"), "{args:?}: {}", r.stdout);
+    }
+}
