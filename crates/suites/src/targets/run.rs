@@ -64,6 +64,7 @@ pub fn run_targets<C: Clock>(
     check_ranks_agree(comm, "the workload", &(spec, &data))?;
     warnings.extend(shared_devices(comm, set));
     if data.rw.writes()
+        && data.backend != BackendKind::Null
         && !data.direct
         && !data.sync
         && !data.fsync_at_end
