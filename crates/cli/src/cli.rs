@@ -169,11 +169,24 @@ pub struct DbArgs {
 }
 
 impl DbArgs {
+    /// Opens the database to read and write; one that cannot be written (a read-only
+    /// mount) is opened read-only, so it can still be listed, shown and compared.
     pub fn open(&self) -> anyhow::Result<iolab_store::Store> {
-        crate::sink::open_store(&StoreArgs {
+        let writable = crate::sink::open_store(&StoreArgs {
             db: self.db.clone(),
             no_store: true,
-        })
+        });
+        let Err(e) = writable else {
+            return writable;
+        };
+        let path = match &self.db {
+            Some(p) => Some(p.clone()),
+            None => iolab_store::default_db_path().ok(),
+        };
+        match path.filter(|p| p.is_file()) {
+            Some(p) => iolab_store::Store::open_read_only(&p).map_err(|_| e),
+            None => Err(e),
+        }
     }
 }
 

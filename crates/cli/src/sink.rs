@@ -40,6 +40,9 @@ pub fn fail_current(why: &str) {
 pub struct RunSink {
     store: Option<(Store, RunId)>,
     pub record: RunRecord,
+    /// Why (part of) the run could not be stored, though it was asked to be: the run
+    /// then ends non-zero, its figures only in its output.
+    pub lost: Option<String>,
 }
 
 /// Opens the results store `args` point at.
@@ -74,6 +77,7 @@ impl RunSink {
         }
         let mut record = RunRecord::new(kind, spec, prov, started);
         record.label = label;
+        let mut lost = None;
         let store = if root && !args.no_store {
             match open_store(args).and_then(|mut s| {
                 let id = s.begin_run(&record).context("recording the run")?;
@@ -81,10 +85,9 @@ impl RunSink {
             }) {
                 Ok(pair) => Some(pair),
                 Err(e) => {
-                    eprintln!(
-                        "iolab: warning: this run will not be stored: {}",
-                        crate::exit::one_line(&e)
-                    );
+                    let why = crate::exit::one_line(&e);
+                    eprintln!("iolab: warning: this run will not be stored: {why}");
+                    lost = Some(why);
                     None
                 }
             }
@@ -101,7 +104,11 @@ impl RunSink {
                 s.label = record.label.clone();
             });
         }
-        RunSink { store, record }
+        RunSink {
+            store,
+            record,
+            lost,
+        }
     }
 
     /// Keeps a finished phase (and stores it at once).
@@ -113,6 +120,8 @@ impl RunSink {
             && let Err(e) = store.add_phase(*id, &phase)
         {
             eprintln!("iolab: warning: phase {} was not stored: {e}", phase.name);
+            self.lost
+                .get_or_insert_with(|| format!("phase {} was not stored: {e}", phase.name));
         }
         self.record.phases.push(phase);
     }
@@ -145,6 +154,8 @@ impl RunSink {
             && let Err(e) = store.finish_run(*id, status, now, &self.record.warnings)
         {
             eprintln!("iolab: warning: run {id} could not be marked finished: {e}");
+            self.lost
+                .get_or_insert_with(|| format!("run {id} could not be marked finished: {e}"));
         }
     }
 }

@@ -64,6 +64,12 @@ pub enum StoreError {
     },
 
     #[error(
+        "the results database {} can only be read here and needs migrating to this iolab's schema first; open it once where it can be written",
+        path.display()
+    )]
+    ReadOnlyOld { path: PathBuf },
+
+    #[error(
         "{} is a SQLite database but not an iolab results database; pass another --db",
         path.display()
     )]

@@ -52,6 +52,45 @@ impl Store {
         Ok(Store { conn, path, wal })
     }
 
+    /// Opens an existing database for reading only, changing nothing in it or beside it
+    /// (no WAL files, no migration): what `results list` and `show` need on a read-only
+    /// mount or a copy someone else owns. Its schema must be current.
+    pub fn open_read_only(path: impl AsRef<Path>) -> Result<Store, StoreError> {
+        use rusqlite::OpenFlags;
+        let path = path.as_ref().to_path_buf();
+        let open_error_of = |source| StoreError::Open {
+            path: path.clone(),
+            source,
+        };
+        // immutable=1: SQLite reads the file as it is, without the -shm/-wal files a
+        // read-only directory could not hold.
+        let uri = format!(
+            "file:{}?immutable=1",
+            path.to_string_lossy()
+                .replace('%', "%25")
+                .replace('?', "%3f")
+                .replace('#', "%23")
+        );
+        let conn = Connection::open_with_flags(
+            &uri,
+            OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_URI,
+        )
+        .map_err(open_error_of)?;
+        let ctx = Ctx {
+            path: &path,
+            action: Action::Open,
+        };
+        configure(&conn).map_err(|e| open_error(&ctx, e))?;
+        if !inspect(&conn, &path)? {
+            return Err(StoreError::ReadOnlyOld { path });
+        }
+        Ok(Store {
+            conn,
+            path,
+            wal: false,
+        })
+    }
+
     /// Opens the database named by `IOLAB_DB`, else the one under the XDG data
     /// directory (see [`crate::default_db_path_from`]).
     pub fn open_default() -> Result<Store, StoreError> {

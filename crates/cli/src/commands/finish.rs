@@ -117,6 +117,18 @@ pub fn conclude(rt: &Runtime, mut sink: RunSink, output: &OutputArgs) -> Result<
     if interrupted {
         return Ok(exit::INTERRUPTED);
     }
+    // Asked to be stored and not stored: the figures above are all there is of it.
+    if let Some(why) = sink.lost.as_ref().filter(|_| rt.is_root()) {
+        eprintln!(
+            "iolab: error: the run was not stored ({why}); its figures are only in this output{}",
+            if output.json.is_some() {
+                " and --json"
+            } else {
+                ""
+            }
+        );
+        return Ok(exit::FAILED);
+    }
     if let Some(e) = first_environment_error(record, rt.comm.size() > 1) {
         // Out of space, permission denied, direct I/O refused: a configuration problem
         // the user must fix, not a storage verdict. Every rank has the same result; rank

@@ -5,4 +5,5 @@ mod device;
 mod input;
 mod memory;
 mod output;
+mod store;
 mod workdir;
