@@ -18,6 +18,8 @@ command -v chromium >/dev/null 2>&1 || missing+=(chromium)
 command -v wipefs >/dev/null 2>&1 || missing+=(util-linux)
 command -v losetup >/dev/null 2>&1 || missing+=(mount)
 command -v mkfs.ext4 >/dev/null 2>&1 || missing+=(e2fsprogs)
+# Storage faults (EIO, ENOSPC, short writes, stalls) through iolab-faultfs, a FUSE mount.
+command -v fusermount3 >/dev/null 2>&1 || missing+=(fuse3)
 if [ ${#missing[@]} -gt 0 ]; then
     echo "== installing ${missing[*]}"
     sudo=""

@@ -4,7 +4,7 @@
 use std::io;
 use std::path::PathBuf;
 
-pub use iolab_core::error::{describe, errno_hint};
+pub use iolab_core::error::{describe, errno_hint, errno_name};
 use thiserror::Error;
 
 #[derive(Debug, Error)]
@@ -28,7 +28,7 @@ pub enum BackendError {
         align: u64,
     },
 
-    #[error("{op} of {len} bytes at offset {offset} in {path} failed: {}{}", describe(source), errno_hint(source.raw_os_error()))]
+    #[error("{op} of {len} bytes at offset {offset} in {path} failed: {}{}{}", describe(source), errno_name(source.raw_os_error()), errno_hint(source.raw_os_error()))]
     Io {
         op: &'static str,
         path: PathBuf,
@@ -37,7 +37,7 @@ pub enum BackendError {
         source: io::Error,
     },
 
-    #[error("{op} on {path} failed: {}{}", describe(source), errno_hint(source.raw_os_error()))]
+    #[error("{op} on {path} failed: {}{}{}", describe(source), errno_name(source.raw_os_error()), errno_hint(source.raw_os_error()))]
     File {
         op: &'static str,
         path: PathBuf,
@@ -45,7 +45,7 @@ pub enum BackendError {
     },
 
     /// A metadata operation (create, stat, read, unlink, mkdir, rmdir, readdir) on `path`.
-    #[error("{op} {path} failed: {}{hint}", describe(source))]
+    #[error("{op} {path} failed: {}{}{hint}", describe(source), errno_name(source.raw_os_error()))]
     Meta {
         op: &'static str,
         path: PathBuf,
@@ -99,7 +99,7 @@ mod tests {
         };
         assert_eq!(
             e.to_string(),
-            "write of 1024 bytes at offset 4096 in /x/f.0 failed: No space left on device; free space on the target or use a smaller --size/--total-size"
+            "write of 1024 bytes at offset 4096 in /x/f.0 failed: No space left on device (ENOSPC); free space on the target or use a smaller --size/--total-size"
         );
         assert_eq!(e.errno(), Some(libc::ENOSPC));
     }

@@ -457,7 +457,7 @@ mod tests {
         )
         .to_string();
         assert!(
-            full.contains("No space left on device; the file system is full"),
+            full.contains("No space left on device (ENOSPC); the file system is full"),
             "{full}"
         );
     }

@@ -67,6 +67,22 @@ pub fn describe(e: &io::Error) -> String {
     }
 }
 
+/// The symbolic name of the errnos a storage fault raises, as " (EIO)" (empty for
+/// others, whose words say enough): what a user greps a log or a kernel trace for.
+pub fn errno_name(errno: Option<i32>) -> &'static str {
+    match errno {
+        Some(libc::EIO) => " (EIO)",
+        Some(libc::ENOSPC) => " (ENOSPC)",
+        Some(libc::EDQUOT) => " (EDQUOT)",
+        Some(libc::EROFS) => " (EROFS)",
+        Some(libc::ETIMEDOUT) => " (ETIMEDOUT)",
+        Some(libc::ESTALE) => " (ESTALE)",
+        Some(libc::ENXIO) => " (ENXIO)",
+        Some(libc::ENODEV) => " (ENODEV)",
+        _ => "",
+    }
+}
+
 /// A short suggestion for common errnos, starting with "; " (empty if none applies).
 pub fn errno_hint(errno: Option<i32>) -> &'static str {
     match errno {

@@ -258,7 +258,9 @@ fn no_inodes_left_is_a_clear_error() {
     let line = error_line(&r);
     assert!(line.starts_with("iolab: error: create "), "{line}");
     assert!(
-        line.contains("No space left on device; the file system has no inodes left (see df -i)"),
+        line.contains(
+            "No space left on device (ENOSPC); the file system has no inodes left (see df -i)"
+        ),
         "{line}"
     );
     // Running out while making the tree (untimed) also fails cleanly and leaves nothing.

@@ -2,6 +2,7 @@
 //! image files), the work directory is locked and holds only iolab's files.
 
 mod device;
+mod faults;
 mod input;
 mod memory;
 mod output;

@@ -1,0 +1,700 @@
+//! `iolab-faultfs`: a small fault-injecting FUSE file system for iolab's tests (and for
+//! timing an HA fail-over stall by hand). It passes every operation through to a backing
+//! directory, except the ones a `--fault` picks, which fail with EIO or ENOSPC, write
+//! short, or stall for a while first.
+//!
+//! ```text
+//! iolab-faultfs BACKING MOUNTPOINT [--fault OP:ACTION[:after=N][:times=M][:match=TEXT]]...
+//!   OP      read, write, create, mkdir, lookup, getattr, unlink, rmdir, fsync, open
+//!   ACTION  eio, enospc, short (write only: half the bytes), stall=DURATION (3s, 500ms)
+//!   after   let the first N matching operations through (default 0)
+//!   times   fire this many times (default: every time after `after`)
+//!   match   only operations whose path contains TEXT
+//! ```
+//!
+//! It prints `ready` once mounted and unmounts on SIGTERM or SIGINT. Files are opened
+//! with FOPEN_DIRECT_IO, so every write and read reaches it (none is absorbed by the
+//! page cache and failed later at writeback).
+
+use std::collections::HashMap;
+use std::ffi::OsStr;
+use std::fs::{self, File, OpenOptions};
+use std::io::Write as _;
+use std::os::unix::fs::{FileExt, MetadataExt, OpenOptionsExt, PermissionsExt};
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+use fuser::{
+    Config, Errno, FileAttr, FileHandle, FileType, Filesystem, FopenFlags, Generation, INodeNo,
+    LockOwner, MountOption, OpenFlags, RenameFlags, ReplyAttr, ReplyCreate, ReplyData,
+    ReplyDirectory, ReplyEmpty, ReplyEntry, ReplyOpen, ReplyStatfs, ReplyWrite, Request, TimeOrNow,
+    WriteFlags,
+};
+
+const TTL: Duration = Duration::ZERO;
+
+/// Inode numbers handed out: by number, by path, and the next free number.
+type Inodes = (HashMap<u64, PathBuf>, HashMap<PathBuf, u64>, u64);
+
+#[derive(Clone, Copy, Debug, PartialEq)]
+enum Action {
+    Eio,
+    Enospc,
+    Short,
+    Stall(Duration),
+}
+
+#[derive(Debug)]
+struct Fault {
+    op: String,
+    action: Action,
+    after: u64,
+    times: u64,
+    matching: Option<String>,
+    seen: AtomicU64,
+    fired: AtomicU64,
+}
+
+const OPS: [&str; 10] = [
+    "read", "write", "create", "mkdir", "lookup", "getattr", "unlink", "rmdir", "fsync", "open",
+];
+
+fn parse_duration(text: &str) -> Result<Duration, String> {
+    let (n, mult) = if let Some(ms) = text.strip_suffix("ms") {
+        (ms, 1e-3)
+    } else if let Some(s) = text.strip_suffix('s') {
+        (s, 1.0)
+    } else {
+        (text, 1.0)
+    };
+    n.parse::<f64>()
+        .ok()
+        .filter(|v| v.is_finite() && *v >= 0.0)
+        .map(|v| Duration::from_secs_f64(v * mult))
+        .ok_or_else(|| format!("'{text}' is not a duration (3s, 500ms)"))
+}
+
+impl Fault {
+    fn parse(text: &str) -> Result<Fault, String> {
+        let mut parts = text.split(':');
+        let op = parts.next().unwrap_or_default().to_string();
+        if !OPS.contains(&op.as_str()) {
+            return Err(format!(
+                "--fault {text}: '{op}' is not an operation ({})",
+                OPS.join(", ")
+            ));
+        }
+        let action = match parts.next() {
+            Some("eio") => Action::Eio,
+            Some("enospc") => Action::Enospc,
+            Some("short") if op == "write" => Action::Short,
+            Some(a) if a.starts_with("stall=") => Action::Stall(
+                parse_duration(&a["stall=".len()..]).map_err(|e| format!("--fault {text}: {e}"))?,
+            ),
+            other => {
+                return Err(format!(
+                    "--fault {text}: '{}' is not an action (eio, enospc, short for writes, stall=DURATION)",
+                    other.unwrap_or_default()
+                ));
+            }
+        };
+        let mut fault = Fault {
+            op,
+            action,
+            after: 0,
+            times: u64::MAX,
+            matching: None,
+            seen: AtomicU64::new(0),
+            fired: AtomicU64::new(0),
+        };
+        for p in parts {
+            let number = |v: &str| {
+                v.parse::<u64>()
+                    .map_err(|_| format!("--fault {text}: '{v}' is not a whole number"))
+            };
+            match p.split_once('=') {
+                Some(("after", v)) => fault.after = number(v)?,
+                Some(("times", v)) => fault.times = number(v)?,
+                Some(("match", v)) => fault.matching = Some(v.to_string()),
+                _ => {
+                    return Err(format!(
+                        "--fault {text}: '{p}' is not after=N, times=N or match=TEXT"
+                    ));
+                }
+            }
+        }
+        Ok(fault)
+    }
+}
+
+struct FaultFs {
+    /// Inode number to path in the backing directory, and back.
+    inodes: Mutex<Inodes>,
+    files: Mutex<HashMap<u64, Arc<File>>>,
+    next_fh: AtomicU64,
+    faults: Vec<Fault>,
+}
+
+fn errno(e: &std::io::Error) -> Errno {
+    Errno::from_i32(e.raw_os_error().unwrap_or(libc::EIO))
+}
+
+fn time(secs: i64, nanos: i64) -> SystemTime {
+    if secs >= 0 {
+        UNIX_EPOCH + Duration::new(secs as u64, nanos as u32)
+    } else {
+        UNIX_EPOCH
+    }
+}
+
+fn attr(ino: u64, m: &fs::Metadata) -> FileAttr {
+    let ft = m.file_type();
+    let kind = if ft.is_dir() {
+        FileType::Directory
+    } else if ft.is_symlink() {
+        FileType::Symlink
+    } else {
+        FileType::RegularFile
+    };
+    FileAttr {
+        ino: INodeNo(ino),
+        size: m.size(),
+        blocks: m.blocks(),
+        atime: time(m.atime(), m.atime_nsec()),
+        mtime: time(m.mtime(), m.mtime_nsec()),
+        ctime: time(m.ctime(), m.ctime_nsec()),
+        crtime: time(m.ctime(), m.ctime_nsec()),
+        kind,
+        perm: (m.mode() & 0o7777) as u16,
+        nlink: m.nlink() as u32,
+        uid: m.uid(),
+        gid: m.gid(),
+        rdev: m.rdev() as u32,
+        blksize: m.blksize() as u32,
+        flags: 0,
+    }
+}
+
+impl FaultFs {
+    fn new(backing: PathBuf, faults: Vec<Fault>) -> FaultFs {
+        let mut by_ino = HashMap::new();
+        let mut by_path = HashMap::new();
+        by_ino.insert(1, backing.clone());
+        by_path.insert(backing, 1);
+        FaultFs {
+            inodes: Mutex::new((by_ino, by_path, 2)),
+            files: Mutex::new(HashMap::new()),
+            next_fh: AtomicU64::new(1),
+            faults,
+        }
+    }
+
+    fn path(&self, ino: INodeNo) -> Option<PathBuf> {
+        self.inodes.lock().ok()?.0.get(&ino.0).cloned()
+    }
+
+    fn ino_of(&self, path: &Path) -> u64 {
+        let mut g = self.inodes.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some(i) = g.1.get(path) {
+            return *i;
+        }
+        let i = g.2;
+        g.2 += 1;
+        g.0.insert(i, path.to_path_buf());
+        g.1.insert(path.to_path_buf(), i);
+        i
+    }
+
+    fn forget_path(&self, path: &Path) {
+        let mut g = self.inodes.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some(i) = g.1.remove(path) {
+            g.0.remove(&i);
+        }
+    }
+
+    fn file(&self, fh: FileHandle) -> Option<Arc<File>> {
+        self.files.lock().ok()?.get(&fh.0).cloned()
+    }
+
+    fn keep(&self, f: File) -> FileHandle {
+        let fh = self.next_fh.fetch_add(1, Ordering::Relaxed);
+        self.files
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .insert(fh, Arc::new(f));
+        FileHandle(fh)
+    }
+
+    /// The fault that fires for this operation now, if any; a stall is served here.
+    fn fault(&self, op: &str, path: &Path) -> Option<Action> {
+        let text = path.to_string_lossy();
+        for f in &self.faults {
+            if f.op != op || f.matching.as_deref().is_some_and(|m| !text.contains(m)) {
+                continue;
+            }
+            let seen = f.seen.fetch_add(1, Ordering::Relaxed) + 1;
+            if seen <= f.after || f.fired.fetch_add(1, Ordering::Relaxed) >= f.times {
+                continue;
+            }
+            if let Action::Stall(d) = f.action {
+                std::thread::sleep(d);
+                continue;
+            }
+            return Some(f.action);
+        }
+        None
+    }
+
+    fn entry(&self, path: &Path, reply: ReplyEntry) {
+        match fs::symlink_metadata(path) {
+            Ok(m) => reply.entry(&TTL, &attr(self.ino_of(path), &m), Generation(0)),
+            Err(e) => reply.error(errno(&e)),
+        }
+    }
+}
+
+fn fail(action: Action) -> Errno {
+    match action {
+        Action::Enospc => Errno::ENOSPC,
+        _ => Errno::EIO,
+    }
+}
+
+impl Filesystem for FaultFs {
+    fn lookup(&self, _req: &Request, parent: INodeNo, name: &OsStr, reply: ReplyEntry) {
+        let Some(path) = self.path(parent).map(|p| p.join(name)) else {
+            return reply.error(Errno::ENOENT);
+        };
+        if let Some(a) = self.fault("lookup", &path) {
+            return reply.error(fail(a));
+        }
+        self.entry(&path, reply);
+    }
+
+    fn getattr(&self, _req: &Request, ino: INodeNo, _fh: Option<FileHandle>, reply: ReplyAttr) {
+        let Some(path) = self.path(ino) else {
+            return reply.error(Errno::ENOENT);
+        };
+        if let Some(a) = self.fault("getattr", &path) {
+            return reply.error(fail(a));
+        }
+        match fs::symlink_metadata(&path) {
+            Ok(m) => reply.attr(&TTL, &attr(ino.0, &m)),
+            Err(e) => reply.error(errno(&e)),
+        }
+    }
+
+    fn setattr(
+        &self,
+        _req: &Request,
+        ino: INodeNo,
+        mode: Option<u32>,
+        _uid: Option<u32>,
+        _gid: Option<u32>,
+        size: Option<u64>,
+        _atime: Option<TimeOrNow>,
+        _mtime: Option<TimeOrNow>,
+        _ctime: Option<SystemTime>,
+        _fh: Option<FileHandle>,
+        _crtime: Option<SystemTime>,
+        _chgtime: Option<SystemTime>,
+        _bkuptime: Option<SystemTime>,
+        _flags: Option<fuser::BsdFileFlags>,
+        reply: ReplyAttr,
+    ) {
+        let Some(path) = self.path(ino) else {
+            return reply.error(Errno::ENOENT);
+        };
+        let done = (|| {
+            if let Some(size) = size {
+                OpenOptions::new().write(true).open(&path)?.set_len(size)?;
+            }
+            if let Some(mode) = mode {
+                fs::set_permissions(&path, fs::Permissions::from_mode(mode & 0o7777))?;
+            }
+            fs::symlink_metadata(&path)
+        })();
+        match done {
+            Ok(m) => reply.attr(&TTL, &attr(ino.0, &m)),
+            Err(e) => reply.error(errno(&e)),
+        }
+    }
+
+    fn mkdir(
+        &self,
+        _req: &Request,
+        parent: INodeNo,
+        name: &OsStr,
+        mode: u32,
+        umask: u32,
+        reply: ReplyEntry,
+    ) {
+        let Some(path) = self.path(parent).map(|p| p.join(name)) else {
+            return reply.error(Errno::ENOENT);
+        };
+        if let Some(a) = self.fault("mkdir", &path) {
+            return reply.error(fail(a));
+        }
+        let made = fs::create_dir(&path).and_then(|()| {
+            fs::set_permissions(&path, fs::Permissions::from_mode(mode & !umask & 0o7777))
+        });
+        match made {
+            Ok(()) => self.entry(&path, reply),
+            Err(e) => reply.error(errno(&e)),
+        }
+    }
+
+    fn unlink(&self, _req: &Request, parent: INodeNo, name: &OsStr, reply: ReplyEmpty) {
+        let Some(path) = self.path(parent).map(|p| p.join(name)) else {
+            return reply.error(Errno::ENOENT);
+        };
+        if let Some(a) = self.fault("unlink", &path) {
+            return reply.error(fail(a));
+        }
+        match fs::remove_file(&path) {
+            Ok(()) => {
+                self.forget_path(&path);
+                reply.ok()
+            }
+            Err(e) => reply.error(errno(&e)),
+        }
+    }
+
+    fn rmdir(&self, _req: &Request, parent: INodeNo, name: &OsStr, reply: ReplyEmpty) {
+        let Some(path) = self.path(parent).map(|p| p.join(name)) else {
+            return reply.error(Errno::ENOENT);
+        };
+        if let Some(a) = self.fault("rmdir", &path) {
+            return reply.error(fail(a));
+        }
+        match fs::remove_dir(&path) {
+            Ok(()) => {
+                self.forget_path(&path);
+                reply.ok()
+            }
+            Err(e) => reply.error(errno(&e)),
+        }
+    }
+
+    fn rename(
+        &self,
+        _req: &Request,
+        parent: INodeNo,
+        name: &OsStr,
+        newparent: INodeNo,
+        newname: &OsStr,
+        _flags: RenameFlags,
+        reply: ReplyEmpty,
+    ) {
+        let (Some(from), Some(to)) = (
+            self.path(parent).map(|p| p.join(name)),
+            self.path(newparent).map(|p| p.join(newname)),
+        ) else {
+            return reply.error(Errno::ENOENT);
+        };
+        match fs::rename(&from, &to) {
+            Ok(()) => {
+                self.forget_path(&from);
+                self.forget_path(&to);
+                reply.ok()
+            }
+            Err(e) => reply.error(errno(&e)),
+        }
+    }
+
+    fn open(&self, _req: &Request, ino: INodeNo, flags: OpenFlags, reply: ReplyOpen) {
+        let Some(path) = self.path(ino) else {
+            return reply.error(Errno::ENOENT);
+        };
+        if let Some(a) = self.fault("open", &path) {
+            return reply.error(fail(a));
+        }
+        let bits = flags.0;
+        let acc = bits & libc::O_ACCMODE;
+        let opened = OpenOptions::new()
+            .read(acc == libc::O_RDONLY || acc == libc::O_RDWR)
+            .write(acc == libc::O_WRONLY || acc == libc::O_RDWR)
+            .custom_flags(bits & (libc::O_APPEND | libc::O_TRUNC | libc::O_SYNC | libc::O_DSYNC))
+            .open(&path);
+        match opened {
+            Ok(f) => reply.opened(self.keep(f), FopenFlags::FOPEN_DIRECT_IO),
+            Err(e) => reply.error(errno(&e)),
+        }
+    }
+
+    fn create(
+        &self,
+        _req: &Request,
+        parent: INodeNo,
+        name: &OsStr,
+        mode: u32,
+        umask: u32,
+        flags: i32,
+        reply: ReplyCreate,
+    ) {
+        let Some(path) = self.path(parent).map(|p| p.join(name)) else {
+            return reply.error(Errno::ENOENT);
+        };
+        if let Some(a) = self.fault("create", &path) {
+            return reply.error(fail(a));
+        }
+        let acc = flags & libc::O_ACCMODE;
+        let made = OpenOptions::new()
+            .read(acc == libc::O_RDONLY || acc == libc::O_RDWR)
+            .write(true)
+            .create(true)
+            .truncate(flags & libc::O_TRUNC != 0)
+            .custom_flags(flags & libc::O_EXCL)
+            .mode(mode & !umask & 0o7777)
+            .open(&path)
+            .and_then(|f| Ok((fs::symlink_metadata(&path)?, f)));
+        match made {
+            Ok((m, f)) => {
+                let a = attr(self.ino_of(&path), &m);
+                reply.created(
+                    &TTL,
+                    &a,
+                    Generation(0),
+                    self.keep(f),
+                    FopenFlags::FOPEN_DIRECT_IO,
+                )
+            }
+            Err(e) => reply.error(errno(&e)),
+        }
+    }
+
+    fn read(
+        &self,
+        _req: &Request,
+        ino: INodeNo,
+        fh: FileHandle,
+        offset: u64,
+        size: u32,
+        _flags: OpenFlags,
+        _lock_owner: Option<LockOwner>,
+        reply: ReplyData,
+    ) {
+        let (Some(path), Some(f)) = (self.path(ino), self.file(fh)) else {
+            return reply.error(Errno::EBADF);
+        };
+        if let Some(a) = self.fault("read", &path) {
+            return reply.error(fail(a));
+        }
+        let mut buf = vec![0u8; size as usize];
+        let mut got = 0;
+        while got < buf.len() {
+            match f.read_at(&mut buf[got..], offset + got as u64) {
+                Ok(0) => break,
+                Ok(n) => got += n,
+                Err(e) => return reply.error(errno(&e)),
+            }
+        }
+        reply.data(&buf[..got]);
+    }
+
+    fn write(
+        &self,
+        _req: &Request,
+        ino: INodeNo,
+        fh: FileHandle,
+        offset: u64,
+        data: &[u8],
+        _write_flags: WriteFlags,
+        _flags: OpenFlags,
+        _lock_owner: Option<LockOwner>,
+        reply: ReplyWrite,
+    ) {
+        let (Some(path), Some(f)) = (self.path(ino), self.file(fh)) else {
+            return reply.error(Errno::EBADF);
+        };
+        let data = match self.fault("write", &path) {
+            Some(Action::Short) => &data[..data.len().div_ceil(2)],
+            Some(a) => return reply.error(fail(a)),
+            None => data,
+        };
+        match f.write_all_at(data, offset) {
+            Ok(()) => reply.written(data.len() as u32),
+            Err(e) => reply.error(errno(&e)),
+        }
+    }
+
+    fn flush(
+        &self,
+        _req: &Request,
+        _ino: INodeNo,
+        _fh: FileHandle,
+        _lock_owner: LockOwner,
+        reply: ReplyEmpty,
+    ) {
+        reply.ok();
+    }
+
+    fn release(
+        &self,
+        _req: &Request,
+        _ino: INodeNo,
+        fh: FileHandle,
+        _flags: OpenFlags,
+        _lock_owner: Option<LockOwner>,
+        _flush: bool,
+        reply: ReplyEmpty,
+    ) {
+        if let Ok(mut g) = self.files.lock() {
+            g.remove(&fh.0);
+        }
+        reply.ok();
+    }
+
+    fn fsync(
+        &self,
+        _req: &Request,
+        ino: INodeNo,
+        fh: FileHandle,
+        _datasync: bool,
+        reply: ReplyEmpty,
+    ) {
+        let (Some(path), Some(f)) = (self.path(ino), self.file(fh)) else {
+            return reply.error(Errno::EBADF);
+        };
+        if let Some(a) = self.fault("fsync", &path) {
+            return reply.error(fail(a));
+        }
+        match f.sync_all() {
+            Ok(()) => reply.ok(),
+            Err(e) => reply.error(errno(&e)),
+        }
+    }
+
+    fn opendir(&self, _req: &Request, _ino: INodeNo, _flags: OpenFlags, reply: ReplyOpen) {
+        reply.opened(FileHandle(0), FopenFlags::empty());
+    }
+
+    fn readdir(
+        &self,
+        _req: &Request,
+        ino: INodeNo,
+        _fh: FileHandle,
+        offset: u64,
+        mut reply: ReplyDirectory,
+    ) {
+        let Some(path) = self.path(ino) else {
+            return reply.error(Errno::ENOENT);
+        };
+        let entries = match fs::read_dir(&path) {
+            Ok(e) => e,
+            Err(e) => return reply.error(errno(&e)),
+        };
+        let mut all: Vec<(u64, FileType, std::ffi::OsString)> = vec![
+            (ino.0, FileType::Directory, ".".into()),
+            (ino.0, FileType::Directory, "..".into()),
+        ];
+        for e in entries.flatten() {
+            let kind = match e.file_type() {
+                Ok(t) if t.is_dir() => FileType::Directory,
+                Ok(t) if t.is_symlink() => FileType::Symlink,
+                _ => FileType::RegularFile,
+            };
+            all.push((self.ino_of(&e.path()), kind, e.file_name()));
+        }
+        for (i, (ino, kind, name)) in all.into_iter().enumerate().skip(offset as usize) {
+            if reply.add(INodeNo(ino), (i + 1) as u64, kind, &name) {
+                break;
+            }
+        }
+        reply.ok();
+    }
+
+    fn releasedir(
+        &self,
+        _req: &Request,
+        _ino: INodeNo,
+        _fh: FileHandle,
+        _flags: OpenFlags,
+        reply: ReplyEmpty,
+    ) {
+        reply.ok();
+    }
+
+    fn statfs(&self, _req: &Request, _ino: INodeNo, reply: ReplyStatfs) {
+        let root = self.path(INodeNo::ROOT).unwrap_or_default();
+        let Ok(c) = std::ffi::CString::new(root.as_os_str().as_encoded_bytes()) else {
+            return reply.error(Errno::EINVAL);
+        };
+        let mut s: libc::statvfs = unsafe { std::mem::zeroed() };
+        // SAFETY: `c` is a valid NUL-terminated path and `s` a valid statvfs to fill.
+        if unsafe { libc::statvfs(c.as_ptr(), &mut s) } != 0 {
+            return reply.error(errno(&std::io::Error::last_os_error()));
+        }
+        reply.statfs(
+            s.f_blocks,
+            s.f_bfree,
+            s.f_bavail,
+            s.f_files,
+            s.f_ffree,
+            s.f_bsize as u32,
+            s.f_namemax as u32,
+            s.f_frsize as u32,
+        );
+    }
+}
+
+fn main() {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let mut positional = Vec::new();
+    let mut faults = Vec::new();
+    let mut i = 0;
+    while i < args.len() {
+        if args[i] == "--fault" {
+            let Some(spec) = args.get(i + 1) else {
+                eprintln!(
+                    "iolab-faultfs: --fault needs OP:ACTION[:after=N][:times=M][:match=TEXT]"
+                );
+                std::process::exit(2);
+            };
+            match Fault::parse(spec) {
+                Ok(f) => faults.push(f),
+                Err(e) => {
+                    eprintln!("iolab-faultfs: {e}");
+                    std::process::exit(2);
+                }
+            }
+            i += 2;
+        } else {
+            positional.push(args[i].clone());
+            i += 1;
+        }
+    }
+    let [backing, mountpoint] = positional.as_slice() else {
+        eprintln!(
+            "usage: iolab-faultfs BACKING MOUNTPOINT [--fault OP:ACTION[:after=N][:times=M][:match=TEXT]]..."
+        );
+        std::process::exit(2);
+    };
+    let backing = match fs::canonicalize(backing) {
+        Ok(p) => p,
+        Err(e) => {
+            eprintln!("iolab-faultfs: {backing}: {e}");
+            std::process::exit(2);
+        }
+    };
+    let mut config = Config::default();
+    config.mount_options = vec![MountOption::FSName("iolab-faultfs".into())];
+    config.n_threads = Some(2);
+    let session = match fuser::spawn_mount(FaultFs::new(backing, faults), mountpoint, &config) {
+        Ok(s) => s,
+        Err(e) => {
+            eprintln!("iolab-faultfs: mounting on {mountpoint}: {e}");
+            std::process::exit(1);
+        }
+    };
+    println!("ready");
+    let _ = std::io::stdout().flush();
+    static STOP: AtomicBool = AtomicBool::new(false);
+    let _ = ctrlc::set_handler(|| STOP.store(true, Ordering::SeqCst));
+    while !STOP.load(Ordering::SeqCst) {
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    drop(session);
+}

@@ -1,0 +1,254 @@
+//! Storage faults, injected for real: `iolab-faultfs` (a FUSE pass-through built with
+//! iolab) fails chosen operations with EIO or ENOSPC, writes short, or stalls, under a real
+//! `iolab run` or `iolab meta`. Each must end with the operation, the file, the offset and
+//! the errno named, the right exit code, and the run stored as failed with what it did.
+
+use std::io::{BufRead, BufReader};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+
+use crate::common::{Ran, iolab, path};
+
+/// A mounted `iolab-faultfs` over a temporary backing directory; unmounted on drop.
+struct FaultFs {
+    child: Child,
+    mount: PathBuf,
+    _dirs: tempfile::TempDir,
+}
+
+impl FaultFs {
+    /// Mounts with the given `--fault` specs, or None when this machine has no FUSE.
+    fn mount(faults: &[&str]) -> Option<FaultFs> {
+        if !Path::new("/dev/fuse").exists() {
+            eprintln!("skipped: no /dev/fuse on this machine");
+            return None;
+        }
+        let dirs = tempfile::tempdir().unwrap();
+        let backing = dirs.path().join("backing");
+        let mount = dirs.path().join("mnt");
+        std::fs::create_dir(&backing).unwrap();
+        std::fs::create_dir(&mount).unwrap();
+        let mut cmd = Command::new(env!("CARGO_BIN_EXE_iolab-faultfs"));
+        cmd.arg(&backing).arg(&mount);
+        for f in faults {
+            cmd.args(["--fault", f]);
+        }
+        let mut child = cmd
+            .stdout(Stdio::piped())
+            .stderr(Stdio::inherit())
+            .spawn()
+            .expect("iolab-faultfs starts");
+        let mut line = String::new();
+        BufReader::new(child.stdout.take().unwrap())
+            .read_line(&mut line)
+            .unwrap();
+        assert_eq!(line.trim(), "ready", "iolab-faultfs did not mount");
+        Some(FaultFs {
+            child,
+            mount,
+            _dirs: dirs,
+        })
+    }
+
+    fn dir(&self) -> &str {
+        path(&self.mount)
+    }
+}
+
+impl Drop for FaultFs {
+    fn drop(&mut self) {
+        // SIGTERM unmounts; the lazy unmount covers a child that died first.
+        unsafe { libc::kill(self.child.id() as i32, libc::SIGTERM) };
+        let _ = self.child.wait();
+        let _ = Command::new("fusermount3")
+            .args(["-u", "-z"])
+            .arg(&self.mount)
+            .stderr(Stdio::null())
+            .status();
+    }
+}
+
+fn iolab_on(db: &Path, args: &[&str]) -> Ran {
+    Ran::from(iolab().env("IOLAB_DB", db).args(args).output().unwrap())
+}
+
+/// The ERRORS block's line for rank 0, and the one-line reason on stderr.
+fn error_entry(r: &Ran) -> &str {
+    r.stdout
+        .lines()
+        .find(|l| l.trim_start().starts_with("rank 0 on "))
+        .unwrap_or_else(|| panic!("no error entry in\n{}\n{}", r.stdout, r.stderr))
+}
+
+fn stored_status(db: &Path) -> String {
+    let list = iolab_on(db, &["results", "list"]).expect(0);
+    let row = list
+        .stdout
+        .lines()
+        .find(|l| l.starts_with("r1 "))
+        .unwrap_or_else(|| panic!("r1 not stored:\n{}", list.stdout));
+    row.split_whitespace().nth(2).unwrap().to_string()
+}
+
+const WRITE_1MIB: &[&str] = &["--size", "1MiB", "-b", "4KiB", "-t", "1", "--rw", "write"];
+
+#[test]
+fn eio_in_the_middle_of_a_write_names_the_offset_and_keeps_what_was_done() {
+    let Some(fs) = FaultFs::mount(&["write:eio:after=16:times=1:match=data."]) else {
+        return;
+    };
+    let tmp = tempfile::tempdir().unwrap();
+    let db = tmp.path().join("f.db");
+    let mut args = vec!["run", "--dir", fs.dir()];
+    args.extend_from_slice(WRITE_1MIB);
+    let r = iolab_on(&db, &args).expect(1);
+    let entry = error_entry(&r);
+    assert!(
+        entry.contains("write of 4096 bytes at offset 65536 in ")
+            && entry.contains("iolab-work/data.r0.t0 failed: Input/output error (EIO); "),
+        "{entry}"
+    );
+    assert!(r.stderr.contains("1 I/O error"), "{}", r.stderr);
+    // The 16 writes before the fault are counted, the failed one is not.
+    assert!(r.stdout.contains("64.0 KiB in 16 I/Os"), "{}", r.stdout);
+    assert_eq!(stored_status(&db), "failed");
+    let shown = iolab_on(&db, &["results", "show", "r1"]).expect(0);
+    assert!(shown.stdout.contains("16 I/Os"), "{}", shown.stdout);
+}
+
+#[test]
+fn eio_in_the_middle_of_a_read_names_the_offset() {
+    let Some(fs) = FaultFs::mount(&["read:eio:after=8:times=1:match=data."]) else {
+        return;
+    };
+    let tmp = tempfile::tempdir().unwrap();
+    let db = tmp.path().join("f.db");
+    let r = iolab_on(
+        &db,
+        &[
+            "run",
+            "--dir",
+            fs.dir(),
+            "--size",
+            "1MiB",
+            "-b",
+            "4KiB",
+            "-t",
+            "1",
+            "--rw",
+            "read",
+        ],
+    )
+    .expect(1);
+    let entry = error_entry(&r);
+    assert!(
+        entry.contains("read of 4096 bytes at offset 32768 in ")
+            && entry.contains("data.r0.t0 failed: Input/output error (EIO)"),
+        "{entry}"
+    );
+    assert!(r.stdout.contains("32.0 KiB in 8 I/Os"), "{}", r.stdout);
+    assert_eq!(stored_status(&db), "failed");
+}
+
+#[test]
+fn enospc_is_a_target_problem_with_exit_2_and_a_hint() {
+    let Some(fs) = FaultFs::mount(&["write:enospc:after=4:match=data."]) else {
+        return;
+    };
+    let tmp = tempfile::tempdir().unwrap();
+    let db = tmp.path().join("f.db");
+    let mut args = vec!["run", "--dir", fs.dir()];
+    args.extend_from_slice(WRITE_1MIB);
+    let r = iolab_on(&db, &args).expect(2);
+    let last = r.stderr.lines().last().unwrap_or_default();
+    assert!(
+        last.starts_with("iolab: error: write of 4096 bytes at offset 16384 in ")
+            && last.ends_with(
+                "failed: No space left on device (ENOSPC); free space on the target or use a smaller --size/--total-size"
+            ),
+        "{}",
+        r.stderr
+    );
+    assert_eq!(stored_status(&db), "failed");
+}
+
+#[test]
+fn a_short_write_is_an_error_not_a_full_block() {
+    let Some(fs) = FaultFs::mount(&["write:short:after=4:times=1:match=data."]) else {
+        return;
+    };
+    let tmp = tempfile::tempdir().unwrap();
+    let db = tmp.path().join("f.db");
+    let mut args = vec!["run", "--dir", fs.dir()];
+    args.extend_from_slice(WRITE_1MIB);
+    let r = iolab_on(&db, &args).expect(1);
+    let entry = error_entry(&r);
+    assert!(
+        entry.contains("short write: 2048 of 4096 bytes at offset 16384 in "),
+        "{entry}"
+    );
+    assert_eq!(stored_status(&db), "failed");
+}
+
+#[test]
+fn a_stall_shows_in_the_maximum_latency_and_the_watchdog_names_it() {
+    let Some(fs) = FaultFs::mount(&["write:stall=3s:after=4:times=1:match=data."]) else {
+        return;
+    };
+    let tmp = tempfile::tempdir().unwrap();
+    let db = tmp.path().join("f.db");
+    let mut args = vec!["run", "--dir", fs.dir()];
+    args.extend_from_slice(WRITE_1MIB);
+    // A 3 s stall (an HA fail-over) is measured, not hidden: the run succeeds, max ≥ 3 s.
+    let r = iolab_on(&db, &args).expect(0);
+    let lat = r
+        .stdout
+        .lines()
+        .find(|l| l.trim_start().starts_with("lat min"))
+        .unwrap();
+    let max = lat.split("max ").nth(1).unwrap();
+    let secs: f64 = max.trim_end_matches(" s").parse().unwrap_or(0.0);
+    assert!(max.ends_with(" s") && (3.0..4.0).contains(&secs), "{lat}");
+    drop(fs);
+
+    // With --stall-timeout shorter than the stall, the job ends naming the worker.
+    let Some(fs) = FaultFs::mount(&["write:stall=4s:after=4:times=1:match=data."]) else {
+        return;
+    };
+    let db2 = db.with_file_name("g.db");
+    let mut args = vec!["run", "--dir", fs.dir(), "--stall-timeout", "1s"];
+    args.extend_from_slice(WRITE_1MIB);
+    let r = iolab_on(&db2, &args).expect(1);
+    assert!(
+        r.stderr.contains(
+            "stalled in write-4KiB: worker 0 completed no operation for 1.0 s (--stall-timeout 1 s)"
+        ),
+        "{}",
+        r.stderr
+    );
+    assert_eq!(stored_status(&db2), "failed");
+}
+
+#[test]
+fn metadata_faults_name_the_operation_and_the_file() {
+    for (fault, op) in [
+        ("create:eio:after=10:times=1:match=file.", "create"),
+        ("unlink:eio:after=10:times=1:match=file.", "remove"),
+    ] {
+        let Some(fs) = FaultFs::mount(&[fault]) else {
+            return;
+        };
+        let tmp = tempfile::tempdir().unwrap();
+        let db = tmp.path().join("f.db");
+        let r = iolab_on(&db, &["meta", "--dir", fs.dir(), "-n", "50"]).expect(1);
+        let entry = error_entry(&r);
+        assert!(
+            entry.contains(&format!("{op} "))
+                && entry.contains(
+                    "iolab-work/meta/t0/d0/file.iolab.0.10 failed: Input/output error (EIO)"
+                ),
+            "{fault}: {entry}"
+        );
+        assert_eq!(stored_status(&db), "failed", "{fault}");
+    }
+}
