@@ -143,6 +143,18 @@ impl RunSink {
         }
     }
 
+    /// Removes the run from the store: it was refused before doing anything.
+    pub fn discard(mut self) {
+        CURRENT.lock().unwrap_or_else(|e| e.into_inner()).take();
+        if let Some((store, id)) = &mut self.store
+            && let Err(e) = store.delete_run(*id)
+        {
+            eprintln!(
+                "iolab: warning: refused run {id} could not be removed from the results: {e}"
+            );
+        }
+    }
+
     pub fn finish(&mut self, status: RunStatus) {
         let now = iolab_engine::phase::now_ms();
         self.record.status = status;

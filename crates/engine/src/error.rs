@@ -110,6 +110,24 @@ pub enum EngineError {
 }
 
 impl EngineError {
+    /// Whether this error is a refusal before any I/O (the target is too small, not
+    /// iolab's, busy, or the options are invalid): such a run is not kept as failed.
+    pub fn is_refusal(&self) -> bool {
+        matches!(
+            self,
+            EngineError::Spec(_)
+                | EngineError::TargetMissing { .. }
+                | EngineError::TargetNotDir { .. }
+                | EngineError::ForeignWorkDir { .. }
+                | EngineError::WorkDirBusy { .. }
+                | EngineError::WorkDirLink { .. }
+                | EngineError::NoSpace { .. }
+                | EngineError::DeviceRefused { .. }
+                | EngineError::DeviceBusy { .. }
+                | EngineError::DeviceTooSmall { .. }
+        )
+    }
+
     pub fn workdir(op: &'static str, path: impl Into<PathBuf>, source: io::Error) -> Self {
         EngineError::WorkDirIo {
             op,

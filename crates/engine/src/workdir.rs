@@ -199,18 +199,28 @@ impl WorkDir {
             Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(Locked::Vanished),
             Err(e) => return Err(EngineError::workdir("cannot create", &lock, e)),
         };
-        match file.try_lock() {
-            Ok(()) => {}
-            Err(fs::TryLockError::WouldBlock) => {
-                // The holder writes its name right after taking the lock.
-                let mut holder = String::new();
-                for _ in 0..20 {
+        // The holder writes its name right after taking the lock and removes the file as
+        // it ends: no name yet means "just starting" or "just ended", so look again (the
+        // lock may be free by then) rather than report a holder we cannot name.
+        let mut holder = String::new();
+        let mut attempt = 0;
+        let locked = loop {
+            match file.try_lock() {
+                Ok(()) => break Ok(()),
+                Err(fs::TryLockError::WouldBlock) => {
                     holder = fs::read_to_string(&lock).unwrap_or_default();
-                    if !holder.trim().is_empty() {
-                        break;
+                    attempt += 1;
+                    if !holder.trim().is_empty() || attempt >= 100 {
+                        break Err(fs::TryLockError::WouldBlock);
                     }
                     std::thread::sleep(Duration::from_millis(50));
                 }
+                Err(e) => break Err(e),
+            }
+        };
+        match locked {
+            Ok(()) => {}
+            Err(fs::TryLockError::WouldBlock) => {
                 if holder.trim().ends_with(&format!(" run {}", owner.run)) {
                     return Ok(Locked::ByThisRun);
                 }

@@ -12,7 +12,8 @@
 //!   match   only operations whose path contains TEXT
 //! ```
 //!
-//! It prints `ready` once mounted and unmounts on SIGTERM or SIGINT. Files are opened
+//! It prints `ready` once mounted and unmounts on SIGTERM or SIGINT; IOLAB_FAULTFS_TRACE=1
+//! prints every operation that can fault on stderr. Files are opened
 //! with FOPEN_DIRECT_IO, so every write and read reaches it (none is absorbed by the
 //! page cache and failed later at writeback).
 
@@ -135,6 +136,8 @@ struct FaultFs {
     files: Mutex<HashMap<u64, Arc<File>>>,
     next_fh: AtomicU64,
     faults: Vec<Fault>,
+    /// IOLAB_FAULTFS_TRACE=1: every operation that can fault is printed on stderr.
+    trace: bool,
 }
 
 fn errno(e: &std::io::Error) -> Errno {
@@ -188,6 +191,7 @@ impl FaultFs {
             files: Mutex::new(HashMap::new()),
             next_fh: AtomicU64::new(1),
             faults,
+            trace: std::env::var_os("IOLAB_FAULTFS_TRACE").is_some_and(|v| v == "1"),
         }
     }
 
@@ -230,6 +234,9 @@ impl FaultFs {
     /// The fault that fires for this operation now, if any; a stall is served here.
     fn fault(&self, op: &str, path: &Path) -> Option<Action> {
         let text = path.to_string_lossy();
+        if self.trace {
+            eprintln!("iolab-faultfs: {op} {text}");
+        }
         for f in &self.faults {
             if f.op != op || f.matching.as_deref().is_some_and(|m| !text.contains(m)) {
                 continue;

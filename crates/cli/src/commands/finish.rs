@@ -154,6 +154,12 @@ pub fn conclude(rt: &Runtime, mut sink: RunSink, output: &OutputArgs) -> Result<
 /// Ends a run that stopped with an error: stored as interrupted (Ctrl-C) or failed, and
 /// the error handed back for its one-line message and exit code.
 pub fn abandon(mut sink: RunSink, e: iolab_engine::EngineError) -> anyhow::Error {
+    if e.is_refusal() && sink.record.phases.is_empty() {
+        // Refused before any I/O (no space, a device that is not iolab's): nothing ran,
+        // so nothing is kept; the error says what to change.
+        sink.discard();
+        return e.into();
+    }
     let status = match e {
         iolab_engine::EngineError::Interrupted => RunStatus::Interrupted,
         _ => RunStatus::Failed,

@@ -197,10 +197,27 @@ fn a_stall_shows_in_the_maximum_latency_and_the_watchdog_names_it() {
     };
     let tmp = tempfile::tempdir().unwrap();
     let db = tmp.path().join("f.db");
-    let mut args = vec!["run", "--dir", fs.dir()];
-    args.extend_from_slice(WRITE_1MIB);
-    // A 3 s stall (an HA fail-over) is measured, not hidden: the run succeeds, max ≥ 3 s.
-    let r = iolab_on(&db, &args).expect(0);
+    // A 3 s stall (an HA fail-over) is measured, not hidden: the run succeeds, max ≥ 3 s,
+    // and the per-second timeline has the seconds in which nothing completed.
+    let r = iolab_on(
+        &db,
+        &[
+            "run",
+            "--dir",
+            fs.dir(),
+            "--size",
+            "64MiB",
+            "-b",
+            "4KiB",
+            "-t",
+            "1",
+            "--rw",
+            "write",
+            "--runtime",
+            "5s",
+        ],
+    )
+    .expect(0);
     let lat = r
         .stdout
         .lines()
@@ -209,6 +226,19 @@ fn a_stall_shows_in_the_maximum_latency_and_the_watchdog_names_it() {
     let max = lat.split("max ").nth(1).unwrap();
     let secs: f64 = max.trim_end_matches(" s").parse().unwrap_or(0.0);
     assert!(max.ends_with(" s") && (3.0..4.0).contains(&secs), "{lat}");
+    let json = iolab_on(&db, &["results", "export", "r1", "--format", "json"]).expect(0);
+    let run: serde_json::Value = serde_json::from_str(&json.stdout).unwrap();
+    let ops = &run["phases"][0]["timeline"]["series"][0]["ops"];
+    let ops: Vec<u64> = ops
+        .as_array()
+        .unwrap_or_else(|| panic!("no timeline in {}", json.stdout))
+        .iter()
+        .map(|v| v.as_u64().unwrap())
+        .collect();
+    assert!(
+        ops[0] > 0 && ops[1] == 0 && ops[2] == 0 && ops[3..].iter().any(|&n| n > 0),
+        "ops per second: {ops:?}"
+    );
     drop(fs);
 
     // With --stall-timeout shorter than the stall, the job ends naming the worker.
@@ -233,6 +263,7 @@ fn a_stall_shows_in_the_maximum_latency_and_the_watchdog_names_it() {
 fn metadata_faults_name_the_operation_and_the_file() {
     for (fault, op) in [
         ("create:eio:after=10:times=1:match=file.", "create"),
+        ("getattr:eio:after=10:times=1:match=file.", "stat"),
         ("unlink:eio:after=10:times=1:match=file.", "remove"),
     ] {
         let Some(fs) = FaultFs::mount(&[fault]) else {

@@ -100,4 +100,20 @@ fn sizes_beyond_any_capacity_are_named() {
         "iolab: error: --size: 32 workers together would move more than 16.0 EiB, the most any file system or device holds"
     );
     assert!(!dir.path().join("iolab-work").join("data.r0.t0").exists());
+
+    // A refusal (the space check) is not kept as a failed run: nothing ran.
+    let db = dir.path().join("r.db");
+    let refused = |args: &[&str]| {
+        Ran::from(iolab().env("IOLAB_DB", &db).args(args).output().unwrap()).expect(2)
+    };
+    refused(&["run", "--dir", d, "--rw", "write", "--size", "1EiB"]);
+    refused(&["meta", "--dir", d, "-n", "1000000000000"]);
+    let list = Ran::from(
+        iolab()
+            .env("IOLAB_DB", &db)
+            .args(["results", "list"])
+            .output()
+            .unwrap(),
+    );
+    assert!(!list.stdout.contains("failed"), "{}", list.stdout);
 }
