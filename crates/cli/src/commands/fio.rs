@@ -137,6 +137,9 @@ fn run_jobs(rt: &Runtime, args: &FioArgs, inv: &Invocation, plans: &[FioPlan]) -
                 for p in &mut phases {
                     p.name = plan.job.name.clone();
                 }
+                if rt.is_root() {
+                    io_u_errors(&phases[0], plan.spec.block_size.0);
+                }
                 results.push(phases[0].clone());
                 sink.phases(phases);
             }
@@ -174,6 +177,34 @@ fn run_jobs(rt: &Runtime, args: &FioArgs, inv: &Invocation, plans: &[FioPlan]) -
     } else {
         exit::OK
     })
+}
+
+/// fio's line for a failed I/O (`fio: io_u error on file F: strerror: write offset=O,
+/// buflen=B`), for each error the phase kept, then iolab's own count of the rest.
+fn io_u_errors(phase: &PhaseResult, block_size: u64) {
+    for e in &phase.errors {
+        let what = e
+            .errno
+            .map(|n| iolab_core::error::describe(&std::io::Error::from_raw_os_error(n)))
+            .unwrap_or_else(|| e.message.clone());
+        let dir = match e.op {
+            iolab_core::result::OpKind::Read => "read",
+            iolab_core::result::OpKind::Write => "write",
+            _ => "sync",
+        };
+        eprintln!(
+            "fio: io_u error on file {}: {what}: {dir} offset={}, buflen={block_size}",
+            e.path,
+            e.offset.unwrap_or(0)
+        );
+    }
+    let kept = phase.errors.len() as u64;
+    if phase.error_count > kept {
+        eprintln!(
+            "iolab fio: and {} more I/O errors",
+            phase.error_count - kept
+        );
+    }
 }
 
 fn run_one(

@@ -283,3 +283,49 @@ fn metadata_faults_name_the_operation_and_the_file() {
         assert_eq!(stored_status(&db), "failed", "{fault}");
     }
 }
+
+/// `iolab fio` reports a failed I/O as fio does: the io_u error line on stderr, the errno
+/// in `err=` and in the JSON `error`, and fio's exit status 1.
+#[test]
+fn the_fio_front_end_reports_the_errno_as_fio_does() {
+    let Some(fs) = FaultFs::mount(&["write:enospc:after=2:match=data."]) else {
+        return;
+    };
+    let tmp = tempfile::tempdir().unwrap();
+    let db = tmp.path().join("f.db");
+    let dir = format!("--directory={}", fs.dir());
+    let fio = |format: &str| {
+        iolab_on(
+            &db,
+            &[
+                "fio",
+                "--name=x",
+                "--rw=write",
+                "--size=1m",
+                "--bs=4k",
+                &dir,
+                format,
+            ],
+        )
+        .expect(1)
+    };
+    let r = fio("--output-format=normal");
+    assert!(
+        r.stderr
+            .lines()
+            .any(|l| l.starts_with("fio: io_u error on file ")
+                && l.ends_with(": No space left on device: write offset=8192, buflen=4096")),
+        "{}",
+        r.stderr
+    );
+    assert!(
+        r.stdout.contains(
+            "x: (groupid=0, jobs=1): err=28 (func=io_u error, error=No space left on device): pid=0"
+        ),
+        "{}",
+        r.stdout
+    );
+    let r = fio("--output-format=json");
+    let json: serde_json::Value = serde_json::from_str(&r.stdout).unwrap();
+    assert_eq!(json["jobs"][0]["error"], 28, "{}", r.stdout);
+}

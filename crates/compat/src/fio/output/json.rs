@@ -81,7 +81,7 @@ fn job(j: &JobReport, plus: bool) -> Value {
     json!({
         "jobname": j.name,
         "groupid": j.group,
-        "error": if j.errors > 0 { 5 } else { 0 },
+        "error": j.error,
         "eta": 0,
         "elapsed": j.job_runtime_ms.div_ceil(1000),
         "job options": options,

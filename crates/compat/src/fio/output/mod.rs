@@ -203,6 +203,9 @@ pub struct JobReport {
     pub usr_cpu: f64,
     pub sys_cpu: f64,
     pub errors: u64,
+    /// fio's `err=`: the errno of the job's first failed I/O (EIO when none was known),
+    /// 0 when none failed.
+    pub error: i32,
 }
 
 /// What every renderer formats.
@@ -274,6 +277,11 @@ fn job_report(plan: &FioPlan, phase: &PhaseResult) -> JobReport {
         usr_cpu: cpu(phase.cpu.user.0),
         sys_cpu: cpu(phase.cpu.system.0),
         errors: phase.error_count,
+        error: if phase.error_count > 0 {
+            phase.errors.iter().find_map(|e| e.errno).unwrap_or(5) // EIO
+        } else {
+            0
+        },
     }
 }
 

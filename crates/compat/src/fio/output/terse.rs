@@ -21,7 +21,7 @@ pub fn line(version: &str, j: &JobReport) -> Vec<String> {
         version.to_string(),
         j.name.clone(),
         j.group.to_string(),
-        if j.errors > 0 { "5" } else { "0" }.to_string(),
+        j.error.to_string(),
     ];
     direction(&mut f, &j.read);
     direction(&mut f, &j.write);

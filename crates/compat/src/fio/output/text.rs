@@ -71,13 +71,19 @@ pub fn render(report: &FioReport) -> String {
 }
 
 fn job(out: &mut String, j: &JobReport) {
+    // fio adds where and why after a non-zero err (its own source line is left out).
+    let why = if j.error == 0 {
+        String::new()
+    } else {
+        format!(
+            " (func=io_u error, error={})",
+            iolab_core::error::describe(&std::io::Error::from_raw_os_error(j.error))
+        )
+    };
     let _ = writeln!(
         out,
-        "{}: (groupid={}, jobs={}): err={:2}: pid=0",
-        j.name,
-        j.group,
-        j.jobs,
-        if j.errors > 0 { 5 } else { 0 }
+        "{}: (groupid={}, jobs={}): err={:2}{why}: pid=0",
+        j.name, j.group, j.jobs, j.error
     );
     for (label, d) in [("read", &j.read), ("write", &j.write)] {
         if d.total_ios == 0 {
