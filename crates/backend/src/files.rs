@@ -281,6 +281,14 @@ pub fn drop_caches(files: &[&DataFile]) -> Result<CacheDrop, BackendError> {
     })
 }
 
+/// Empties the whole machine's clean page cache (dentries and inodes too), after writing
+/// dirty data back: IO500's `drop-caches` (`echo 3 > /proc/sys/vm/drop_caches`).
+pub fn drop_whole_page_cache() -> Result<(), String> {
+    rustix::fs::sync();
+    std::fs::write("/proc/sys/vm/drop_caches", b"3\n")
+        .map_err(|e| format!("/proc/sys/vm/drop_caches: {}", crate::error::describe(&e)))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

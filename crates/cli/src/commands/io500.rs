@@ -72,6 +72,16 @@ pub struct Io500RunArgs {
     #[arg(long)]
     pub keep: bool,
 
+    /// Run nothing: print, per phase, the ior/mdtest/pfind command line IO500 runs for the
+    /// same settings (its result.txt's `exe = ...`), and the config.ini that gives them.
+    #[arg(long)]
+    pub dry_run: bool,
+
+    /// With --dry-run: the timestamp IO500 is given (`io500 --timestamp T`), which seeds
+    /// its -G values [default: now, as YYYY.MM.DD-HH.MM.SS].
+    #[arg(long, requires = "dry_run", value_name = "T")]
+    pub timestamp: Option<String>,
+
     #[command(flatten)]
     pub output: OutputArgs,
 }
@@ -149,7 +159,60 @@ fn run(args: Io500RunArgs) -> Result<u8> {
         bail!("io500: give --dir DIR to run the suite (or plan, score: see iolab io500 --help)");
     };
     args.spec.validate()?;
+    if args.dry_run {
+        return dry_run(&dir, &args);
+    }
     Runtime::with(|rt| run_in(rt, &dir, args))
+}
+
+/// `--dry-run`: IO500's command lines for these settings, as `io500 config.ini
+/// --dry-run --timestamp T` prints them, with the config.ini that gives them.
+fn dry_run(dir: &Path, args: &Io500RunArgs) -> Result<u8> {
+    use iolab_compat::io500::commands::{CommandSettings, command_line, ior_size};
+    let timestamp = match &args.timestamp {
+        Some(t) => t.clone(),
+        None => default_result_dir(now_ms())
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_default(),
+    };
+    let s = &args.spec;
+    let settings = CommandSettings {
+        datadir: format!("{}/{timestamp}", dir.display()),
+        resdir: format!("./results/{timestamp}"),
+        timestamp: timestamp.clone(),
+        stonewall_secs: s.stonewall.nanos().0.div_ceil(1_000_000_000),
+        ior_easy_transfer: s.ior_easy_transfer,
+        ior_easy_block: s.ior_easy_block,
+        ior_hard_segments: s.ior_hard_segments,
+        files_per_rank: s.files_per_rank,
+    };
+    println!(
+        "# What IO500 runs for these settings: `io500 config.ini --dry-run --timestamp {timestamp}`"
+    );
+    println!("# with this config.ini (IO500's defaults elsewhere):");
+    println!("#   [global]");
+    println!("#   datadir = {}", dir.display());
+    if s.drop_caches {
+        println!("#   drop-caches = TRUE");
+    }
+    println!("#   [debug]");
+    println!("#   stonewall-time = {}", settings.stonewall_secs);
+    println!("#   [ior-easy]");
+    println!("#   transferSize = {}", ior_size(s.ior_easy_transfer));
+    println!("#   blockSize = {}", ior_size(s.ior_easy_block));
+    println!("#   [ior-hard]");
+    println!("#   segmentCount = {}", s.ior_hard_segments);
+    println!("#   [mdtest-easy]");
+    println!("#   n = {}", s.files_per_rank);
+    println!("#   [mdtest-hard]");
+    println!("#   n = {}", s.files_per_rank);
+    for p in iolab_compat::io500::PHASES.iter() {
+        if let Some(line) = command_line(p.name, &settings) {
+            println!("\n[{}]\n{:<15} = {line}", p.name, "exe");
+        }
+    }
+    Ok(exit::OK)
 }
 
 /// The default result directory: io500-results/YYYY.MM.DD-HH.MM.SS, as IO500 names them
@@ -242,6 +305,9 @@ fn run_in(rt: &Runtime, dir: &Path, args: Io500RunArgs) -> Result<u8> {
             println!("{}", iolab_suites::io500::score_line(score));
             for reason in &score.reasons {
                 println!("invalid for submission: {reason}");
+            }
+            if let Some(note) = &outcome.cache_note {
+                println!("note: IOR read phases: {note}");
             }
         }
         if let Some(result_dir) = &result_dir {

@@ -2,6 +2,8 @@
 //! any phase, and the result directory: its own for every run, made before the first
 //! phase, never written over another, and a run stored even when its result is lost.
 
+use std::process::Command;
+
 use crate::common::{Ran, error_line, iolab, path, run};
 
 #[test]
@@ -296,4 +298,106 @@ fn a_suite_whose_result_cannot_be_written_is_still_stored_complete() {
     let j: serde_json::Value = serde_json::from_str(&show.stdout).unwrap();
     assert_eq!(j["status"], "complete");
     assert_eq!(j["phases"].as_array().unwrap().len(), 13);
+}
+
+/// IO500's cache policy, seen in the system calls: by default nothing is dropped (no
+/// drop_caches, no per-file fadvise) and the read phases say they are probably served
+/// from memory; with --drop-caches the whole page cache is emptied before each of the
+/// 13 phases, after a sync.
+#[test]
+fn the_page_cache_is_left_alone_unless_drop_caches_empties_all_of_it() {
+    if Command::new("strace").arg("-V").output().is_err() {
+        eprintln!("skipped: no strace");
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let work = dir.path().join("work");
+    std::fs::create_dir(&work).unwrap();
+    let trace = dir.path().join("trace");
+    let suite = |extra: &[&str]| {
+        let mut c = Command::new("strace");
+        c.args(["-f", "-qq", "-e", "trace=openat,fadvise64,sync", "-o"])
+            .arg(&trace)
+            .arg(env!("CARGO_BIN_EXE_iolab"))
+            .args(["io500", "--dir", crate::common::path(&work)])
+            .args(["--stonewall", "1s", "--files-per-rank", "300", "--no-store"])
+            .args(["--ior-easy-block", "4MiB", "--ior-hard-segments", "40"])
+            .arg("--result-dir")
+            .arg(dir.path().join(format!("res{}", extra.len())))
+            .args(extra);
+        let r = crate::common::Ran::from(c.output().unwrap());
+        assert!(r.code == 0 || r.code == 1, "{}\n{}", r.stdout, r.stderr);
+        (r, std::fs::read_to_string(&trace).unwrap())
+    };
+    let count = |t: &str, what: &str| t.lines().filter(|l| l.contains(what)).count();
+
+    let (r, t) = suite(&[]);
+    assert_eq!(count(&t, "/proc/sys/vm/drop_caches"), 0);
+    assert_eq!(count(&t, "POSIX_FADV_DONTNEED"), 0, "no per-file drop");
+    assert!(
+        r.stdout.contains(
+            "note: IOR read phases: page cache kept (IO500's default) on a single node: reads are probably served from memory"
+        ),
+        "{}",
+        r.stdout
+    );
+
+    let (r, t) = suite(&["--drop-caches"]);
+    assert_eq!(count(&t, "/proc/sys/vm/drop_caches"), 13);
+    assert!(count(&t, "sync()") >= 13);
+    assert_eq!(count(&t, "POSIX_FADV_DONTNEED"), 0);
+    assert!(!r.stdout.contains("note: IOR read phases"), "{}", r.stdout);
+}
+
+/// `--dry-run` runs nothing and prints, per phase, IO500's command line for the same
+/// settings, with the config.ini that gives them.
+#[test]
+fn dry_run_prints_io500s_command_lines_and_runs_nothing() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = path(dir.path());
+    let r = run(&[
+        "io500",
+        "--dir",
+        d,
+        "--dry-run",
+        "--timestamp",
+        "2026.11.25-06.19.26",
+        "--stonewall",
+        "3s",
+        "--ior-easy-transfer",
+        "1MiB",
+        "--ior-easy-block",
+        "4GiB",
+        "--files-per-rank",
+        "5000",
+        "--drop-caches",
+    ])
+    .expect(0);
+    let exe: Vec<&str> = r
+        .stdout
+        .lines()
+        .filter_map(|l| l.strip_prefix("exe             = "))
+        .collect();
+    assert_eq!(exe.len(), 13, "{}", r.stdout);
+    let data = format!("{d}/2026.11.25-06.19.26");
+    assert!(
+        exe[0].starts_with("./ior --dataPacketType=timestamp -g -G ")
+            && exe[0].contains(&format!(" -o {data}/ior-easy/ior_file_easy -C -Q 1 "))
+            && exe[0].contains(" -t 1m -b 4g -F -w -D 3 -O stoneWallingWearOut=1 -a POSIX "),
+        "{}",
+        exe[0]
+    );
+    assert!(exe[1].starts_with("./mdtest --dataPacketType=timestamp -n 5000 -u -L -F -P -G "));
+    assert!(exe[4].starts_with(&format!(
+        "./pfind {data} -newer ./results/2026.11.25-06.19.26/timestampfile"
+    )));
+    for line in [
+        "#   drop-caches = TRUE",
+        "#   stonewall-time = 3",
+        "#   blockSize = 4g",
+    ] {
+        assert!(r.stdout.lines().any(|l| l == line), "{line}\n{}", r.stdout);
+    }
+    // Nothing ran: no work directory, no result directory.
+    assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 0);
 }

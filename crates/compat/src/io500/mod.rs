@@ -3,6 +3,7 @@
 //! ([`parse`]) and writing iolab's result in the same format ([`output`]). Nothing here
 //! runs a workload; the suite that runs these phases is iolab-suites' `io500`.
 
+pub mod commands;
 pub mod error;
 pub mod output;
 pub mod parse;

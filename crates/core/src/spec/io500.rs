@@ -58,6 +58,12 @@ pub struct Io500Spec {
     /// stonewall normally ends creation first.
     #[arg(long, default_value_t = FILES_PER_RANK, value_name = "N")]
     pub files_per_rank: u64,
+
+    /// Empty the whole page cache (after writing dirty data back) on every node before
+    /// every phase, as IO500's `drop-caches = TRUE` does (needs root). Off by default,
+    /// as in IO500; then, on one node, reads are probably served from memory.
+    #[arg(long)]
+    pub drop_caches: bool,
 }
 
 impl Default for Io500Spec {

@@ -5,7 +5,7 @@
 
 use std::collections::BTreeMap;
 
-use iolab_core::spec::{DataSpec, Layout, Placement, RandomKind, RwKind};
+use iolab_core::spec::{CacheMode, DataSpec, Layout, Placement, RandomKind, RwKind};
 use iolab_core::units::ByteCount;
 
 use iolab_compat::io500::phases::{
@@ -79,6 +79,17 @@ fn plan_phase(def: &'static PhaseDef, spec: &Io500Spec) -> PhasePlan {
     let mut put = |k: &str, v: String| {
         params.insert(k.to_string(), v);
     };
+    if def.workload != Workload::Timestamp {
+        put(
+            "cache",
+            if spec.drop_caches {
+                "dropped before the phase (--drop-caches)"
+            } else {
+                "kept"
+            }
+            .into(),
+        );
+    }
     if def.stonewalled {
         put("stonewall", spec.stonewall.to_string());
         put("wear-out", "true".into());
@@ -144,6 +155,9 @@ fn ior_spec(
         },
         block_size: transfer,
         threads: 1,
+        // IO500's cache policy: IOR leaves the page cache alone; the suite empties the
+        // whole of it before every phase only with --drop-caches (run.rs).
+        cache: CacheMode::Keep,
         ..DataSpec::default()
     };
     match layout {
@@ -191,6 +205,9 @@ mod tests {
         assert_eq!(easy.layout, Layout::FilePerThread);
         assert_eq!(easy.stonewall, Some(TimeSpan::from_secs(300)));
         assert!(easy.wear_out && easy.fsync_at_end);
+        // IO500 drops no cache unless asked, and then the whole of it (not per file).
+        assert_eq!((easy.cache, easy.drop_caches), (CacheMode::Keep, false));
+        assert_eq!(get("ior-easy-read").params["cache"], "kept");
         assert!(easy.validate().is_ok());
 
         let hard = get("ior-hard-write").data.clone().unwrap();
