@@ -346,3 +346,36 @@ mod tests {
         }
     }
 }
+
+#[cfg(test)]
+mod against_io500 {
+    use super::*;
+
+    /// The `exe = ...` lines of a real `io500 config.ini --dry-run --timestamp
+    /// 2026.11.25-06.19.26` (io500 isc26, datadir /scratch, stonewall-time 3, defaults
+    /// elsewhere), recorded from its result.txt: every line must come out identical.
+    #[test]
+    fn every_line_equals_io500s_own_dry_run() {
+        let recorded = include_str!("../../tests/fixtures/io500/io500-isc26-dry-run-exe.txt");
+        let s = CommandSettings {
+            datadir: "/scratch/2026.11.25-06.19.26".into(),
+            resdir: "./results/2026.11.25-06.19.26".into(),
+            timestamp: "2026.11.25-06.19.26".into(),
+            stonewall_secs: 3,
+            ior_easy_transfer: ByteCount::mib(2),
+            ior_easy_block: ByteCount::mib(9_920_000),
+            ior_hard_segments: 10_000_000,
+            files_per_rank: 1_000_000,
+        };
+        let ours: Vec<String> = crate::io500::PHASES
+            .iter()
+            .filter_map(|p| command_line(p.name, &s))
+            .map(|l| format!("exe             = {l}"))
+            .collect();
+        let theirs: Vec<&str> = recorded.lines().collect();
+        assert_eq!(ours.len(), theirs.len());
+        for (o, t) in ours.iter().zip(theirs) {
+            assert_eq!(o, t);
+        }
+    }
+}
