@@ -1,0 +1,167 @@
+#!/usr/bin/env python3
+"""IO500's own io500 against `iolab io500` on the same settings, side by side.
+
+Each run gets a freshly made ext4 on a loop device backed by a file in a tmpfs (no history
+from earlier deletes, no disk noise: BENCH-NOTES' method, repeatable within 3 % here), or
+a fresh tmpfs with --fs tmpfs. io500 and iolab alternate (which goes first alternates too),
+REPEAT times each, with NP MPI ranks. Prints every phase's median for each tool and the
+iolab/io500 ratio, and the TOTAL score's.
+
+Usage: bench/io500.py [--np 2] [--repeat 3] [--stonewall 3] [--fs ext4|tmpfs]
+                      [--size-mib 6144] [--drop-caches] [--ior-easy-block-mib 1024]
+                      [--ior-hard-segments 20000]
+Needs root (mount, losetup), mpirun, and io500 on PATH (or IO500=/path/to/io500), built
+outside this repository as ../shared/BENCH-NOTES.md says; IOLAB= chooses the iolab binary
+(default target/release/iolab, built with --features mpi if missing).
+"""
+
+import argparse
+import os
+import re
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+RESULT = re.compile(r"^\[(?:RESULT|      )\]\s+(\S+)\s+([0-9.]+) (GiB/s|kIOPS)")
+SCORE = re.compile(r"TOTAL ([0-9.]+)")
+
+
+def sh(*cmd, **kw):
+    return subprocess.run(cmd, check=True, capture_output=True, text=True, **kw)
+
+
+class FreshFs:
+    """A new, empty file system for one run, removed afterwards."""
+
+    def __init__(self, base, kind, size_mib):
+        self.base, self.kind, self.size = base, kind, size_mib
+        self.mnt = os.path.join(base, "mnt")
+        self.loop = None
+
+    def __enter__(self):
+        os.makedirs(self.mnt, exist_ok=True)
+        if self.kind == "tmpfs":
+            sh("mount", "-t", "tmpfs", "-o", f"size={self.size}m", "tmpfs", self.mnt)
+            return self.mnt
+        img = os.path.join(self.base, "backing", "ext4.img")
+        with open(img, "wb") as f:
+            f.truncate(self.size * 1024 * 1024)
+        self.loop = sh("losetup", "-f", "--show", img).stdout.strip()
+        # One inode per 2 KiB: mdtest's empty files run out of inodes long before space.
+        sh("mkfs.ext4", "-q", "-F", "-i", "2048", "-E", "lazy_itable_init=0,lazy_journal_init=0",
+           self.loop)
+        sh("mount", self.loop, self.mnt)
+        return self.mnt
+
+    def __exit__(self, *exc):
+        subprocess.run(["umount", self.mnt], check=False)
+        if self.loop:
+            subprocess.run(["losetup", "-d", self.loop], check=False)
+            os.remove(os.path.join(self.base, "backing", "ext4.img"))
+
+
+def parse(text):
+    figures = {m.group(1): float(m.group(2)) for m in map(RESULT.match, text.splitlines()) if m}
+    total = SCORE.search(text)
+    if total:
+        figures["TOTAL"] = float(total.group(1))
+    return figures
+
+
+def run_io500(io500, mnt, work, args, n):
+    ini = os.path.join(work, f"io500-{n}.ini")
+    with open(ini, "w") as f:
+        f.write(
+            f"[global]\ndatadir = {mnt}/io500\nresultdir = {work}/io500-results-{n}\n"
+            f"drop-caches = {'TRUE' if args.drop_caches else 'FALSE'}\n"
+            f"[debug]\nstonewall-time = {args.stonewall}\n"
+            f"[ior-easy]\nblockSize = {args.ior_easy_block_mib}m\n"
+            f"[ior-hard]\nsegmentCount = {args.ior_hard_segments}\n"
+        )
+    out = subprocess.run(
+        ["mpirun", "--allow-run-as-root", "--oversubscribe", "-np", str(args.np), io500, ini],
+        capture_output=True, text=True, cwd=work, check=False,
+    )
+    figures = parse(out.stdout)
+    if not figures:
+        sys.stderr.write(out.stdout[-2000:] + out.stderr[-2000:])
+    return figures
+
+
+def run_iolab(iolab, mnt, work, args, n):
+    os.makedirs(f"{mnt}/iolab", exist_ok=True)
+    cmd = ["mpirun", "--allow-run-as-root", "--oversubscribe", "-np", str(args.np), iolab,
+           "io500", "--dir", f"{mnt}/iolab", "--stonewall", f"{args.stonewall}s",
+           "--result-dir", f"{work}/iolab-results-{n}", "--no-store", "-Q",
+           "--ior-easy-block", f"{args.ior_easy_block_mib}MiB",
+           "--ior-hard-segments", str(args.ior_hard_segments)]
+    if args.drop_caches:
+        cmd.append("--drop-caches")
+    out = subprocess.run(cmd, capture_output=True, text=True, cwd=work, check=False)
+    # -Q prints nothing: read the result.txt it wrote, in IO500's format.
+    try:
+        with open(f"{work}/iolab-results-{n}/result.txt") as f:
+            return parse(f.read())
+    except OSError:
+        sys.stderr.write(out.stderr)
+        return {}
+
+
+def main():
+    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--np", type=int, default=2)
+    p.add_argument("--repeat", type=int, default=3)
+    p.add_argument("--stonewall", type=int, default=3)
+    p.add_argument("--fs", choices=["ext4", "tmpfs"], default="ext4")
+    p.add_argument("--size-mib", type=int, default=6144)
+    p.add_argument("--drop-caches", action="store_true")
+    # IO500 lets submitters set both; bounded here so that a fast page cache cannot fill
+    # the file system within the stonewall (the same bound for both tools).
+    p.add_argument("--ior-easy-block-mib", type=int, default=1024)
+    p.add_argument("--ior-hard-segments", type=int, default=20000)
+    args = p.parse_args()
+    io500 = os.environ.get("IO500") or shutil.which("io500")
+    if not io500:
+        sys.exit("io500.py: no io500 on PATH (set IO500=...; BENCH-NOTES says how to build it)")
+    iolab = os.environ.get("IOLAB") or os.path.join(ROOT, "target", "release", "iolab")
+    if not os.path.exists(iolab):
+        subprocess.run(["cargo", "build", "--release", "--locked", "-p", "iolab", "--features", "mpi"],
+                       cwd=ROOT, check=True)
+    base = tempfile.mkdtemp(prefix="iolab-io500-bench-")
+    backing = os.path.join(base, "backing")
+    os.makedirs(backing)
+    sh("mount", "-t", "tmpfs", "-o", f"size={args.size_mib + 256}m", "tmpfs", backing)
+    results = {"io500": [], "iolab": []}
+    try:
+        for n in range(args.repeat):
+            order = [("io500", run_io500, io500), ("iolab", run_iolab, iolab)]
+            if n % 2:
+                order.reverse()
+            for name, fn, exe in order:
+                with FreshFs(base, args.fs, args.size_mib) as mnt:
+                    figs = fn(exe, mnt, base, args, n)
+                print(f"run {n + 1} {name}: TOTAL {figs.get('TOTAL', 'n/a')}", file=sys.stderr)
+                results[name].append(figs)
+    finally:
+        subprocess.run(["umount", backing], check=False)
+        shutil.rmtree(base, ignore_errors=True)
+    phases = [k for k in results["io500"][0]] if results["io500"] and results["io500"][0] else []
+    print(f"io500 vs iolab io500: {args.np} ranks, {args.fs} made fresh per run, stonewall "
+          f"{args.stonewall}s, drop-caches {'on' if args.drop_caches else 'off'}, "
+          f"medians of {args.repeat} interleaved runs")
+    print(f"{'phase':<22}{'io500':>12}{'iolab':>12}{'iolab/io500':>13}")
+    for ph in phases:
+        a = [r[ph] for r in results["io500"] if ph in r]
+        b = [r[ph] for r in results["iolab"] if ph in r]
+        if not a or not b:
+            continue
+        ma, mb = statistics.median(a), statistics.median(b)
+        ratio = f"{mb / ma:.2f}" if ma else "-"
+        print(f"{ph:<22}{ma:>12.3f}{mb:>12.3f}{ratio:>13}")
+
+
+if __name__ == "__main__":
+    main()
