@@ -46,7 +46,7 @@ pub fn phase_seed(family: &str, timestamp: &str) -> i32 {
 pub fn ior_size(b: ByteCount) -> String {
     let n = b.get();
     for (unit, suffix) in [(GIB, "g"), (MIB, "m"), (KIB, "k")] {
-        if n >= unit && n % unit == 0 {
+        if n >= unit && n.is_multiple_of(unit) {
             return format!("{}{suffix}", n / unit);
         }
     }
