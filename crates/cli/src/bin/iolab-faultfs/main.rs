@@ -34,101 +34,14 @@ use fuser::{
     WriteFlags,
 };
 
+mod fault;
+
+use fault::{Action, Fault, fail};
+
 const TTL: Duration = Duration::ZERO;
 
 /// Inode numbers handed out: by number, by path, and the next free number.
 type Inodes = (HashMap<u64, PathBuf>, HashMap<PathBuf, u64>, u64);
-
-#[derive(Clone, Copy, Debug, PartialEq)]
-enum Action {
-    Eio,
-    Enospc,
-    Short,
-    Stall(Duration),
-}
-
-#[derive(Debug)]
-struct Fault {
-    op: String,
-    action: Action,
-    after: u64,
-    times: u64,
-    matching: Option<String>,
-    seen: AtomicU64,
-    fired: AtomicU64,
-}
-
-const OPS: [&str; 10] = [
-    "read", "write", "create", "mkdir", "lookup", "getattr", "unlink", "rmdir", "fsync", "open",
-];
-
-fn parse_duration(text: &str) -> Result<Duration, String> {
-    let (n, mult) = if let Some(ms) = text.strip_suffix("ms") {
-        (ms, 1e-3)
-    } else if let Some(s) = text.strip_suffix('s') {
-        (s, 1.0)
-    } else {
-        (text, 1.0)
-    };
-    n.parse::<f64>()
-        .ok()
-        .filter(|v| v.is_finite() && *v >= 0.0)
-        .map(|v| Duration::from_secs_f64(v * mult))
-        .ok_or_else(|| format!("'{text}' is not a duration (3s, 500ms)"))
-}
-
-impl Fault {
-    fn parse(text: &str) -> Result<Fault, String> {
-        let mut parts = text.split(':');
-        let op = parts.next().unwrap_or_default().to_string();
-        if !OPS.contains(&op.as_str()) {
-            return Err(format!(
-                "--fault {text}: '{op}' is not an operation ({})",
-                OPS.join(", ")
-            ));
-        }
-        let action = match parts.next() {
-            Some("eio") => Action::Eio,
-            Some("enospc") => Action::Enospc,
-            Some("short") if op == "write" => Action::Short,
-            Some(a) if a.starts_with("stall=") => Action::Stall(
-                parse_duration(&a["stall=".len()..]).map_err(|e| format!("--fault {text}: {e}"))?,
-            ),
-            other => {
-                return Err(format!(
-                    "--fault {text}: '{}' is not an action (eio, enospc, short for writes, stall=DURATION)",
-                    other.unwrap_or_default()
-                ));
-            }
-        };
-        let mut fault = Fault {
-            op,
-            action,
-            after: 0,
-            times: u64::MAX,
-            matching: None,
-            seen: AtomicU64::new(0),
-            fired: AtomicU64::new(0),
-        };
-        for p in parts {
-            let number = |v: &str| {
-                v.parse::<u64>()
-                    .map_err(|_| format!("--fault {text}: '{v}' is not a whole number"))
-            };
-            match p.split_once('=') {
-                Some(("after", v)) => fault.after = number(v)?,
-                Some(("times", v)) => fault.times = number(v)?,
-                Some(("match", v)) => fault.matching = Some(v.to_string()),
-                _ => {
-                    return Err(format!(
-                        "--fault {text}: '{p}' is not after=N, times=N or match=TEXT"
-                    ));
-                }
-            }
-        }
-        Ok(fault)
-    }
-}
 
 struct FaultFs {
     /// Inode number to path in the backing directory, and back.
@@ -259,13 +172,6 @@ impl FaultFs {
             Ok(m) => reply.entry(&TTL, &attr(self.ino_of(path), &m), Generation(0)),
             Err(e) => reply.error(errno(&e)),
         }
-    }
-}
-
-fn fail(action: Action) -> Errno {
-    match action {
-        Action::Enospc => Errno::ENOSPC,
-        _ => Errno::EIO,
     }
 }
 
