@@ -41,6 +41,9 @@ pub struct DataOptions {
     pub written_blocks: Option<Vec<u64>>,
     /// Skip the read-back phase after a --verify write.
     pub no_verify_pass: bool,
+    /// The caller keeps or empties the page cache itself and says so (IO500's policy):
+    /// the engine's page-cache advice, which names `iolab run` options, is left out.
+    pub own_cache_policy: bool,
 }
 
 /// The phases a data workload produced.
@@ -172,7 +175,7 @@ pub fn run_data<C: Clock>(
         // Dropped from the page cache first and each block read once: the storage
         // answers, as the warning's own advice says.
         let cold_once = spec.cache == CacheMode::Cold && spec.runtime.is_none();
-        if !spec.direct && !cold_once {
+        if !spec.direct && !cold_once && !opts.own_cache_policy {
             cache_warning(&plan, &mut warnings);
         }
     }

@@ -92,16 +92,33 @@ fn stored_status(db: &Path) -> String {
 
 const WRITE_1MIB: &[&str] = &["--size", "1MiB", "-b", "4KiB", "-t", "1", "--rw", "write"];
 
+/// A results database of a test's own, removed with it.
+struct Db {
+    _dir: tempfile::TempDir,
+    path: std::path::PathBuf,
+}
+
+/// Runs `iolab ARGS --dir MOUNT` over an iolab-faultfs with `fault`, storing in a database
+/// of its own; None (the test skips) on a machine without FUSE.
+fn under_fault(fault: &str, args: &[&str]) -> Option<(Ran, Db)> {
+    let fs = FaultFs::mount(&[fault])?;
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("f.db");
+    let mut all = args.to_vec();
+    all.extend(["--dir", fs.dir()]);
+    let r = iolab_on(&path, &all);
+    Some((r, Db { _dir: dir, path }))
+}
+
 #[test]
 fn eio_in_the_middle_of_a_write_names_the_offset_and_keeps_what_was_done() {
-    let Some(fs) = FaultFs::mount(&["write:eio:after=16:times=1:match=data."]) else {
+    let Some((r, db)) = under_fault(
+        "write:eio:after=16:times=1:match=data.",
+        &[&["run"], WRITE_1MIB].concat(),
+    ) else {
         return;
     };
-    let tmp = tempfile::tempdir().unwrap();
-    let db = tmp.path().join("f.db");
-    let mut args = vec!["run", "--dir", fs.dir()];
-    args.extend_from_slice(WRITE_1MIB);
-    let r = iolab_on(&db, &args).expect(1);
+    let (r, db) = (r.expect(1), db.path);
     let entry = error_entry(&r);
     assert!(
         entry.contains("write of 4096 bytes at offset 65536 in ")
@@ -118,28 +135,13 @@ fn eio_in_the_middle_of_a_write_names_the_offset_and_keeps_what_was_done() {
 
 #[test]
 fn eio_in_the_middle_of_a_read_names_the_offset() {
-    let Some(fs) = FaultFs::mount(&["read:eio:after=8:times=1:match=data."]) else {
+    let read = [
+        "run", "--size", "1MiB", "-b", "4KiB", "-t", "1", "--rw", "read",
+    ];
+    let Some((r, db)) = under_fault("read:eio:after=8:times=1:match=data.", &read) else {
         return;
     };
-    let tmp = tempfile::tempdir().unwrap();
-    let db = tmp.path().join("f.db");
-    let r = iolab_on(
-        &db,
-        &[
-            "run",
-            "--dir",
-            fs.dir(),
-            "--size",
-            "1MiB",
-            "-b",
-            "4KiB",
-            "-t",
-            "1",
-            "--rw",
-            "read",
-        ],
-    )
-    .expect(1);
+    let (r, db) = (r.expect(1), db.path);
     let entry = error_entry(&r);
     assert!(
         entry.contains("read of 4096 bytes at offset 32768 in ")
@@ -152,14 +154,13 @@ fn eio_in_the_middle_of_a_read_names_the_offset() {
 
 #[test]
 fn enospc_is_a_target_problem_with_exit_2_and_a_hint() {
-    let Some(fs) = FaultFs::mount(&["write:enospc:after=4:match=data."]) else {
+    let Some((r, db)) = under_fault(
+        "write:enospc:after=4:match=data.",
+        &[&["run"], WRITE_1MIB].concat(),
+    ) else {
         return;
     };
-    let tmp = tempfile::tempdir().unwrap();
-    let db = tmp.path().join("f.db");
-    let mut args = vec!["run", "--dir", fs.dir()];
-    args.extend_from_slice(WRITE_1MIB);
-    let r = iolab_on(&db, &args).expect(2);
+    let (r, db) = (r.expect(2), db.path);
     let last = r.stderr.lines().last().unwrap_or_default();
     assert!(
         last.starts_with("iolab: error: write of 4096 bytes at offset 16384 in ")
@@ -174,14 +175,13 @@ fn enospc_is_a_target_problem_with_exit_2_and_a_hint() {
 
 #[test]
 fn a_short_write_is_an_error_not_a_full_block() {
-    let Some(fs) = FaultFs::mount(&["write:short:after=4:times=1:match=data."]) else {
+    let Some((r, db)) = under_fault(
+        "write:short:after=4:times=1:match=data.",
+        &[&["run"], WRITE_1MIB].concat(),
+    ) else {
         return;
     };
-    let tmp = tempfile::tempdir().unwrap();
-    let db = tmp.path().join("f.db");
-    let mut args = vec!["run", "--dir", fs.dir()];
-    args.extend_from_slice(WRITE_1MIB);
-    let r = iolab_on(&db, &args).expect(1);
+    let (r, db) = (r.expect(1), db.path);
     let entry = error_entry(&r);
     assert!(
         entry.contains("short write: 2048 of 4096 bytes at offset 16384 in "),
@@ -192,32 +192,25 @@ fn a_short_write_is_an_error_not_a_full_block() {
 
 #[test]
 fn a_stall_shows_in_the_maximum_latency_and_the_watchdog_names_it() {
-    let Some(fs) = FaultFs::mount(&["write:stall=3s:after=4:times=1:match=data."]) else {
-        return;
-    };
-    let tmp = tempfile::tempdir().unwrap();
-    let db = tmp.path().join("f.db");
     // A 3 s stall (an HA fail-over) is measured, not hidden: the run succeeds, max ≥ 3 s,
     // and the per-second timeline has the seconds in which nothing completed.
-    let r = iolab_on(
-        &db,
-        &[
-            "run",
-            "--dir",
-            fs.dir(),
-            "--size",
-            "64MiB",
-            "-b",
-            "4KiB",
-            "-t",
-            "1",
-            "--rw",
-            "write",
-            "--runtime",
-            "5s",
-        ],
-    )
-    .expect(0);
+    let timed = [
+        "run",
+        "--size",
+        "64MiB",
+        "-b",
+        "4KiB",
+        "-t",
+        "1",
+        "--rw",
+        "write",
+        "--runtime",
+        "5s",
+    ];
+    let Some((r, db)) = under_fault("write:stall=3s:after=4:times=1:match=data.", &timed) else {
+        return;
+    };
+    let r = r.expect(0);
     let lat = r
         .stdout
         .lines()
@@ -226,7 +219,7 @@ fn a_stall_shows_in_the_maximum_latency_and_the_watchdog_names_it() {
     let max = lat.split("max ").nth(1).unwrap();
     let secs: f64 = max.trim_end_matches(" s").parse().unwrap_or(0.0);
     assert!(max.ends_with(" s") && (3.0..4.0).contains(&secs), "{lat}");
-    let json = iolab_on(&db, &["results", "export", "r1", "--format", "json"]).expect(0);
+    let json = iolab_on(&db.path, &["results", "export", "r1", "--format", "json"]).expect(0);
     let run: serde_json::Value = serde_json::from_str(&json.stdout).unwrap();
     let ops = &run["phases"][0]["timeline"]["series"][0]["ops"];
     let ops: Vec<u64> = ops
@@ -239,16 +232,13 @@ fn a_stall_shows_in_the_maximum_latency_and_the_watchdog_names_it() {
         ops[0] > 0 && ops[1] == 0 && ops[2] == 0 && ops[3..].iter().any(|&n| n > 0),
         "ops per second: {ops:?}"
     );
-    drop(fs);
 
     // With --stall-timeout shorter than the stall, the job ends naming the worker.
-    let Some(fs) = FaultFs::mount(&["write:stall=4s:after=4:times=1:match=data."]) else {
+    let args = [&["run", "--stall-timeout", "1s"], WRITE_1MIB].concat();
+    let Some((r, db)) = under_fault("write:stall=4s:after=4:times=1:match=data.", &args) else {
         return;
     };
-    let db2 = db.with_file_name("g.db");
-    let mut args = vec!["run", "--dir", fs.dir(), "--stall-timeout", "1s"];
-    args.extend_from_slice(WRITE_1MIB);
-    let r = iolab_on(&db2, &args).expect(1);
+    let r = r.expect(1);
     assert!(
         r.stderr.contains(
             "stalled in write-4KiB: worker 0 completed no operation for 1.0 s (--stall-timeout 1 s)"
@@ -256,7 +246,7 @@ fn a_stall_shows_in_the_maximum_latency_and_the_watchdog_names_it() {
         "{}",
         r.stderr
     );
-    assert_eq!(stored_status(&db2), "failed");
+    assert_eq!(stored_status(&db.path), "failed");
 }
 
 #[test]
@@ -266,12 +256,10 @@ fn metadata_faults_name_the_operation_and_the_file() {
         ("getattr:eio:after=10:times=1:match=file.", "stat"),
         ("unlink:eio:after=10:times=1:match=file.", "remove"),
     ] {
-        let Some(fs) = FaultFs::mount(&[fault]) else {
+        let Some((r, db)) = under_fault(fault, &["meta", "-n", "50"]) else {
             return;
         };
-        let tmp = tempfile::tempdir().unwrap();
-        let db = tmp.path().join("f.db");
-        let r = iolab_on(&db, &["meta", "--dir", fs.dir(), "-n", "50"]).expect(1);
+        let (r, db) = (r.expect(1), db.path);
         let entry = error_entry(&r);
         assert!(
             entry.contains(&format!("{op} "))
