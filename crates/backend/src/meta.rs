@@ -1,7 +1,8 @@
 //! Metadata operations. [`MetaBackend`] creates, stats, reads, removes files and makes and
-//! removes directories, each relative to an open [`MetaDir`], so a hot loop names only the
-//! entry (a reused C string) and the kernel walks no long path; it also lists directories
-//! for tree walks. [`PosixMeta`] uses the *at system calls, [`NullMeta`] touches nothing.
+//! removes directories, each named by an entry of a [`MetaDir`]; it also lists directories
+//! for tree walks. [`PosixPaths`] calls them with whole paths, as mdtest does (every call
+//! walks every component); [`PosixMeta`] uses the *at system calls relative to an open
+//! directory, so the kernel walks no long path; [`NullMeta`] touches nothing.
 //! Errors are [`BackendError::Meta`], naming the full path with a hint ([`meta_error`]).
 
 use std::ffi::CStr;
@@ -11,21 +12,34 @@ use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
 use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
 
-use iolab_core::spec::MetaBackendKind;
+use iolab_core::spec::{MetaBackendKind, MetaPaths};
 use rustix::fs::{AtFlags, FileType, Mode, OFlags, RawDir};
 use rustix::io::Errno;
 
 use crate::error::BackendError;
 
-/// A directory operations are relative to: an open descriptor (none on the null backend)
-/// and its path, used only to name entries in errors.
+mod paths;
+pub use paths::PosixPaths;
+
+/// A directory whose entries operations name: an open descriptor (relative calls only),
+/// its path (errors, whole-path calls) and that path with a trailing slash, ready for an
+/// entry name to be appended.
 #[derive(Debug)]
 pub struct MetaDir {
     fd: Option<OwnedFd>,
     path: PathBuf,
+    slash: Vec<u8>,
 }
 
 impl MetaDir {
+    fn new(fd: Option<OwnedFd>, path: PathBuf) -> MetaDir {
+        let mut slash = path.as_os_str().as_bytes().to_vec();
+        if slash.last() != Some(&b'/') {
+            slash.push(b'/');
+        }
+        MetaDir { fd, path, slash }
+    }
+
     pub fn path(&self) -> &Path {
         &self.path
     }
@@ -58,7 +72,7 @@ pub enum EntryKind {
 }
 
 impl EntryKind {
-    fn of(t: FileType) -> EntryKind {
+    pub(crate) fn of(t: FileType) -> EntryKind {
         match t {
             FileType::RegularFile => EntryKind::File,
             FileType::Directory => EntryKind::Dir,
@@ -82,6 +96,19 @@ pub struct EntryStat {
     pub kind: EntryKind,
     pub size: u64,
     pub mtime: MTime,
+}
+
+impl EntryStat {
+    pub(crate) fn of(st: &rustix::fs::Stat) -> EntryStat {
+        EntryStat {
+            kind: EntryKind::of(FileType::from_raw_mode(st.st_mode)),
+            size: st.st_size as u64,
+            mtime: MTime {
+                secs: st.st_mtime,
+                nanos: st.st_mtime_nsec as u32,
+            },
+        }
+    }
 }
 
 /// What a metadata backend can do; the engine adapts to it rather than to its name.
@@ -142,6 +169,13 @@ pub trait MetaBackend: Send + Sync {
     fn remove(&self, dir: &MetaDir, name: &CStr) -> Result<(), BackendError>;
     fn mkdir(&self, dir: &MetaDir, name: &CStr) -> Result<(), BackendError>;
     fn rmdir(&self, dir: &MetaDir, name: &CStr) -> Result<(), BackendError>;
+    /// Writes every file system's dirty data back (sync(2), mdtest -Y); nothing on a
+    /// backend that touches no storage.
+    fn sync(&self) {
+        if self.capabilities().touches_storage {
+            rustix::fs::sync();
+        }
+    }
     /// Calls `each` for every entry of `dir` but "." and "..", from the start.
     fn read_dir(
         &self,
@@ -151,11 +185,12 @@ pub trait MetaBackend: Send + Sync {
     ) -> Result<(), BackendError>;
 }
 
-/// The metadata backend of `kind`.
-pub fn meta_backend(kind: MetaBackendKind) -> Box<dyn MetaBackend> {
-    match kind {
-        MetaBackendKind::Posix => Box::new(PosixMeta),
-        MetaBackendKind::Null => Box::new(NullMeta),
+/// The metadata backend of `kind` naming files as `paths` says.
+pub fn meta_backend(kind: MetaBackendKind, paths: MetaPaths) -> Box<dyn MetaBackend> {
+    match (kind, paths) {
+        (MetaBackendKind::Posix, MetaPaths::Whole) => Box::new(PosixPaths),
+        (MetaBackendKind::Posix, MetaPaths::Relative) => Box::new(PosixMeta),
+        (MetaBackendKind::Null, _) => Box::new(NullMeta),
     }
 }
 
@@ -215,11 +250,11 @@ fn meta_hint(errno: Option<i32>, path: &Path) -> &'static str {
 #[derive(Clone, Copy, Debug, Default)]
 pub struct PosixMeta;
 
-fn fail(op: &'static str, dir: &MetaDir, name: &CStr, e: Errno) -> BackendError {
+pub(crate) fn fail(op: &'static str, dir: &MetaDir, name: &CStr, e: Errno) -> BackendError {
     meta_error(op, dir.entry(name), e.into())
 }
 
-fn write_all(fd: BorrowedFd<'_>, mut data: &[u8]) -> Result<(), Errno> {
+pub(crate) fn write_all(fd: BorrowedFd<'_>, mut data: &[u8]) -> Result<(), Errno> {
     while !data.is_empty() {
         match rustix::io::write(fd, data) {
             Ok(0) => return Err(Errno::NOSPC),
@@ -231,7 +266,7 @@ fn write_all(fd: BorrowedFd<'_>, mut data: &[u8]) -> Result<(), Errno> {
     Ok(())
 }
 
-fn read_into(fd: BorrowedFd<'_>, buf: &mut [u8], expect: usize) -> Result<usize, Errno> {
+pub(crate) fn read_into(fd: BorrowedFd<'_>, buf: &mut [u8], expect: usize) -> Result<usize, Errno> {
     let mut got = 0;
     while got < expect.min(buf.len()) {
         match rustix::io::read(fd, &mut buf[got..]) {
@@ -262,20 +297,14 @@ impl MetaBackend for PosixMeta {
             Mode::empty(),
         )
         .map_err(|e| meta_error("open directory", path.to_path_buf(), e.into()))?;
-        Ok(MetaDir {
-            fd: Some(fd),
-            path: path.to_path_buf(),
-        })
+        Ok(MetaDir::new(Some(fd), path.to_path_buf()))
     }
 
     fn open_subdir(&self, dir: &MetaDir, name: &CStr) -> Result<MetaDir, BackendError> {
         let flags = OFlags::DIRECTORY | OFlags::RDONLY | OFlags::CLOEXEC | OFlags::NOFOLLOW;
         let fd = rustix::fs::openat(dir.fd("open directory", name)?, name, flags, Mode::empty())
             .map_err(|e| fail("open directory", dir, name, e))?;
-        Ok(MetaDir {
-            fd: Some(fd),
-            path: dir.entry(name),
-        })
+        Ok(MetaDir::new(Some(fd), dir.entry(name)))
     }
 
     #[inline]
@@ -293,14 +322,7 @@ impl MetaBackend for PosixMeta {
     fn stat(&self, dir: &MetaDir, name: &CStr) -> Result<EntryStat, BackendError> {
         let st = rustix::fs::statat(dir.fd("stat", name)?, name, AtFlags::SYMLINK_NOFOLLOW)
             .map_err(|e| fail("stat", dir, name, e))?;
-        Ok(EntryStat {
-            kind: EntryKind::of(FileType::from_raw_mode(st.st_mode)),
-            size: st.st_size as u64,
-            mtime: MTime {
-                secs: st.st_mtime,
-                nanos: st.st_mtime_nsec as u32,
-            },
-        })
+        Ok(EntryStat::of(&st))
     }
 
     #[inline]
@@ -339,21 +361,29 @@ impl MetaBackend for PosixMeta {
         buf: &mut DirBuffer,
         each: &mut dyn FnMut(&CStr, EntryKind),
     ) -> Result<(), BackendError> {
-        let dot = c".";
-        let fd = dir.fd("list", dot)?;
-        let list_err = |e: Errno| meta_error("list", dir.path.clone(), e.into());
-        rustix::fs::seek(fd, rustix::fs::SeekFrom::Start(0)).map_err(list_err)?;
-        let mut entries = RawDir::new(fd, buf.space());
-        while let Some(entry) = entries.next() {
-            let entry = entry.map_err(list_err)?;
-            let name = entry.file_name();
-            if name == c"." || name == c".." {
-                continue;
-            }
-            each(name, EntryKind::of(entry.file_type()));
-        }
-        Ok(())
+        list(dir.fd("list", c".")?, &dir.path, buf, each)
     }
+}
+
+/// Calls `each` for every entry of the open directory `fd` (at `path`) but "." and "..".
+pub(crate) fn list(
+    fd: BorrowedFd<'_>,
+    path: &Path,
+    buf: &mut DirBuffer,
+    each: &mut dyn FnMut(&CStr, EntryKind),
+) -> Result<(), BackendError> {
+    let list_err = |e: Errno| meta_error("list", path.to_path_buf(), e.into());
+    rustix::fs::seek(fd, rustix::fs::SeekFrom::Start(0)).map_err(list_err)?;
+    let mut entries = RawDir::new(fd, buf.space());
+    while let Some(entry) = entries.next() {
+        let entry = entry.map_err(list_err)?;
+        let name = entry.file_name();
+        if name == c"." || name == c".." {
+            continue;
+        }
+        each(name, EntryKind::of(entry.file_type()));
+    }
+    Ok(())
 }
 
 /// Completes every operation at once without touching storage: a run on it measures
@@ -373,17 +403,11 @@ impl MetaBackend for NullMeta {
     }
 
     fn open_dir(&self, path: &Path) -> Result<MetaDir, BackendError> {
-        Ok(MetaDir {
-            fd: None,
-            path: path.to_path_buf(),
-        })
+        Ok(MetaDir::new(None, path.to_path_buf()))
     }
 
     fn open_subdir(&self, dir: &MetaDir, name: &CStr) -> Result<MetaDir, BackendError> {
-        Ok(MetaDir {
-            fd: None,
-            path: dir.entry(name),
-        })
+        Ok(MetaDir::new(None, dir.entry(name)))
     }
 
     #[inline]

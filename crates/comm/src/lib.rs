@@ -72,6 +72,14 @@ impl Topology {
             .unwrap_or(1)
     }
 
+    /// The number of ranks on rank 0's host (IOR's and mdtest's numTasksOnNode0).
+    pub fn ranks_on_first_host(&self) -> u32 {
+        let Some(first) = self.ranks.first() else {
+            return 1;
+        };
+        self.ranks.iter().filter(|r| r.host == first.host).count() as u32
+    }
+
     /// The lowest rank on `host`.
     pub fn host_leader(&self, host: &str) -> Option<u32> {
         self.ranks.iter().find(|r| r.host == host).map(|r| r.rank)

@@ -7,6 +7,7 @@ mod io500;
 mod io500_run;
 mod live;
 mod meta;
+mod meta_syscalls;
 #[cfg(feature = "mpi")]
 mod mpi;
 #[cfg(feature = "mpi")]

@@ -148,9 +148,11 @@ fn a_kept_tree_is_reused_and_a_changed_file_fails_the_read() {
         [&["-n", "20", "--file-size", "100"][..], extra].concat()
     }
     meta(dir.path(), &with(&["--ops", "create", "--keep"])).expect(0);
-    let leaf = dir.path().join("iolab-work/meta/t0/d0");
+    let leaf = dir
+        .path()
+        .join("iolab-work/meta/test-dir.0-0/mdtest_tree.0.0");
     assert_eq!(fs::read_dir(&leaf).unwrap().count(), 20);
-    fs::write(leaf.join("file.iolab.0.7"), vec![0u8; 100]).unwrap();
+    fs::write(leaf.join("file.mdtest.0.7"), vec![0u8; 100]).unwrap();
 
     let out = dir.path().join("m.json");
     let r = meta(
@@ -160,7 +162,7 @@ fn a_kept_tree_is_reused_and_a_changed_file_fails_the_read() {
     .expect(1);
     assert!(r.stderr.contains("failed validation"), "{}", r.stderr);
     assert!(
-        r.stdout.contains("file.iolab.0.7: its contents differ"),
+        r.stdout.contains("file.mdtest.0.7: its contents differ"),
         "{}",
         r.stdout
     );
@@ -173,16 +175,17 @@ fn a_kept_tree_is_reused_and_a_changed_file_fails_the_read() {
     assert_eq!(j["phases"][0]["verify_failures"], 0);
     assert_eq!(j["phases"][1]["verify_failures"], 1);
     // A tree this run did not make stays, and a later run can remove it.
-    assert!(leaf.join("file.iolab.0.7").exists());
+    assert!(leaf.join("file.mdtest.0.7").exists());
     let r = meta(
         dir.path(),
         &with(&["--ops", "remove,rmdir", "--json", path(&out)]),
     )
     .expect(0);
     assert!(r.stdout.contains("rmdir  ("), "{}", r.stdout);
+    // One directory per thread: mdtest's mdtest_tree.0.0, files directly in it.
     assert_eq!(
         phase_ops(&json(&out)),
-        vec![("remove".into(), 20), ("rmdir".into(), 2)]
+        vec![("remove".into(), 20), ("rmdir".into(), 1)]
     );
     assert_eq!(names(dir.path()), vec!["m.json".to_string()]);
 }
@@ -386,7 +389,9 @@ fn ctrl_c_keeps_the_partial_result_removes_the_tree_and_exits_130() {
         .spawn()
         .unwrap();
     // Wait until files are being created.
-    let leaf = dir.path().join("iolab-work/meta/t0/d0");
+    let leaf = dir
+        .path()
+        .join("iolab-work/meta/test-dir.0-0/mdtest_tree.0.0");
     for _ in 0..200 {
         if fs::read_dir(&leaf)
             .map(|d| d.count() > 100)
@@ -414,4 +419,45 @@ fn ctrl_c_keeps_the_partial_result_removes_the_tree_and_exits_130() {
     );
     assert!(ops[0].1 > 100, "{ops:?}");
     assert_eq!(names(dir.path()), vec!["partial.json".to_string()]);
+}
+
+#[test]
+fn relative_paths_are_named_as_not_comparable_with_mdtest() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("m.json");
+    let r = meta(
+        dir.path(),
+        &["-n", "10", "--ops", "create,remove", "--json", path(&out)],
+    )
+    .expect(0);
+    assert!(!r.stdout.contains("not comparable"), "{}", r.stdout);
+    assert_eq!(json(&out)["phases"][0]["params"]["paths"], "whole");
+    let r = meta(
+        dir.path(),
+        &[
+            "-n",
+            "10",
+            "--ops",
+            "create,remove",
+            "--paths",
+            "relative",
+            "--json",
+            path(&out),
+        ],
+    )
+    .expect(0);
+    assert_eq!(
+        r.stdout
+            .matches("--paths relative: calls relative to an open directory (openat, fstatat, unlinkat) walk no path; mdtest passes whole paths, so this figure is not comparable with mdtest's")
+            .count(),
+        2,
+        "{}",
+        r.stdout
+    );
+    let j = json(&out);
+    assert_eq!(j["phases"][1]["params"]["paths"], "relative");
+    assert_eq!(
+        phase_ops(&j),
+        vec![("create".into(), 10), ("remove".into(), 10)]
+    );
 }

@@ -92,6 +92,29 @@ impl MetaBackendKind {
     }
 }
 
+/// How a metadata operation names its file.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize, ValueEnum)]
+#[serde(rename_all = "lowercase")]
+pub enum MetaPaths {
+    /// Whole paths from the current directory (open, stat, unlink of
+    /// `.../test-dir.0-0/mdtest_tree.1.0/file.mdtest.0.17`), as mdtest, IO500 and most
+    /// applications call them: every call walks every component. Comparable with mdtest.
+    #[default]
+    Whole,
+    /// Relative to an open directory (openat, fstatat, unlinkat): no path walk per call.
+    /// Faster on network file systems, and not comparable with mdtest.
+    Relative,
+}
+
+impl MetaPaths {
+    pub fn name(self) -> &'static str {
+        match self {
+            MetaPaths::Whole => "whole",
+            MetaPaths::Relative => "relative",
+        }
+    }
+}
+
 /// A metadata workload. Fields mirror the `iolab meta` flags one to one.
 ///
 /// The most leaf directories of all threads together: every one is planned up front.
@@ -162,16 +185,27 @@ pub struct MetaSpec {
     #[arg(long)]
     pub wear_out: bool,
 
-    /// Cache avoidance (mdtest -N): stat, read and remove work on the files of the rank
-    /// this many ranks further on (0: its own; other ranks' files must be visible, on a
-    /// file system all hosts share). By default ranks on several hosts working in one
-    /// --dir move to the next node; otherwise each rank works on its own files.
+    /// Cache avoidance, as mdtest -N: with N, rank r creates its files in the tree of rank
+    /// r+N, and stat, read and remove work on the files of rank r+N, r+2N and r+3N (0:
+    /// its own; other ranks' files must be visible, on a file system all hosts share). By
+    /// default ranks on several hosts working in one --dir move to the next node;
+    /// otherwise each rank works on its own files.
     #[arg(long, value_name = "RANKS")]
     pub shift: Option<u32>,
 
     /// How operations reach storage.
     #[arg(long, value_enum, default_value_t = MetaBackendKind::Posix)]
     pub backend: MetaBackendKind,
+
+    /// How each operation names its file: whole paths as mdtest does (the default), or
+    /// relative to an open directory (not comparable with mdtest).
+    #[arg(long, value_enum, default_value_t = MetaPaths::Whole)]
+    pub paths: MetaPaths,
+
+    /// mdtest -Y: every worker calls sync(2) when its creates are done, inside the create
+    /// phase's time (IO500's mdtest-easy-write and mdtest-hard-write do).
+    #[arg(long)]
+    pub sync_after_create: bool,
 
     /// Seed for the contents of files; the same seed gives the same files.
     #[arg(long, default_value_t = DEFAULT_SEED)]

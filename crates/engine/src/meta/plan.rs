@@ -4,9 +4,14 @@
 //! out intermediate and leaf directories; [`NameBuf`] spells file names into a reused
 //! buffer so the hot loop does not allocate.
 //!
-//! Names: private trees are `<root>/t<w>/` (w = global worker), a shared tree is
-//! `<root>/shared/`; intermediate directories `b<digit>`, leaf directories `d<k>`, and
-//! file j of worker w in a leaf `file.iolab.<w>.<j>`.
+//! Names are mdtest's: below the root, `test-dir.0-0/`, then a private tree per worker
+//! `mdtest_tree.<w>.0/` (mdtest -u; w = global worker) or one shared `mdtest_tree.0/`,
+//! and file j of worker w `file.mdtest.<w>.<j>`. With one leaf and no depth (mdtest -n
+//! with -u or alone) files lie directly in the tree; otherwise iolab's own levels follow:
+//! intermediate directories `b<digit>`, leaf directories `d<k>` (mdtest's -b/-z trees
+//! are not reproduced). With a shift N, as mdtest -N, worker w's files lie in the tree of
+//! the worker N ranks further on, and stat, read and remove work on the files of the
+//! rank N, 2N and 3N further on.
 
 use std::ffi::{CStr, CString};
 use std::path::{Path, PathBuf};
@@ -146,28 +151,72 @@ impl MetaPlan {
         self.owner_of(self.global(thread), op)
     }
 
-    /// Whose files worker `global` (of any rank) works on in phase `op`: another rank's
-    /// for stat, read and remove when shifted, else its own.
+    /// Whose files worker `global` (of any rank) works on in phase `op`: as mdtest -N,
+    /// those of the rank shift, 2 x shift and 3 x shift further on for stat, read and
+    /// remove, else its own.
     pub fn owner_of(&self, global: u32, op: MetaOp) -> u32 {
-        let shifted = matches!(op, MetaOp::Stat | MetaOp::Read | MetaOp::Remove);
-        if !shifted || self.ranks <= 1 {
+        let times = match op {
+            MetaOp::Stat => 1,
+            MetaOp::Read => 2,
+            MetaOp::Remove => 3,
+            _ => 0,
+        };
+        self.ranks_on(global, times * u64::from(self.shift))
+    }
+
+    /// The worker with the same thread index as `global`, `by` ranks further on.
+    fn ranks_on(&self, global: u32, by: u64) -> u32 {
+        if self.ranks <= 1 {
             return global;
         }
         let (rank, thread) = (global / self.threads, global % self.threads);
-        ((rank + self.shift % self.ranks) % self.ranks) * self.threads + thread
+        let rank = ((u64::from(rank) + by) % u64::from(self.ranks)) as u32;
+        rank * self.threads + thread
     }
 
-    /// The directory holding worker `owner`'s tree (shared: everyone's).
-    pub fn top(&self, owner: u32) -> PathBuf {
-        if self.spec.shared_dir {
-            self.root.join("shared")
-        } else {
-            self.root.join(format!("t{owner}"))
+    /// mdtest's `test-dir.0-0` below the root: the trees' parent.
+    pub fn base(&self) -> PathBuf {
+        self.root.join(BASE)
+    }
+
+    /// The parent of the trees, as a group to make or remove (the leaders').
+    pub fn base_group(&self) -> DirGroup {
+        DirGroup {
+            parent: self.root.clone(),
+            names: vec![cname(BASE.into())],
         }
     }
 
+    fn tree_name(&self, worker: u32) -> String {
+        if self.spec.shared_dir {
+            "mdtest_tree.0".into()
+        } else {
+            format!("mdtest_tree.{worker}.0")
+        }
+    }
+
+    /// The tree worker `worker` makes (shared: everyone's).
+    pub fn tree_dir(&self, worker: u32) -> PathBuf {
+        self.base().join(self.tree_name(worker))
+    }
+
+    /// The directory holding worker `owner`'s files: the tree of the worker one shift
+    /// further on (its own without a shift), as mdtest -N places them.
+    pub fn top(&self, owner: u32) -> PathBuf {
+        self.tree_dir(self.ranks_on(owner, u64::from(self.shift)))
+    }
+
+    /// True when files lie directly in the tree (one leaf, no depth), as mdtest's do.
+    pub fn flat(&self) -> bool {
+        self.shape.leaves == 1 && self.shape.depth == 0
+    }
+
     pub fn leaf(&self, owner: u32, k: u32) -> PathBuf {
-        self.top(owner).join(self.shape.leaf(k))
+        if self.flat() {
+            self.top(owner)
+        } else {
+            self.top(owner).join(self.shape.leaf(k))
+        }
     }
 
     /// Leaf directories whose files worker `owner` owns, in item order.
@@ -176,20 +225,32 @@ impl MetaPlan {
     }
 
     /// Directories worker `global` makes, parents first: its whole private tree, or its
-    /// round-robin share of the shared leaves (the shared top and intermediate
+    /// round-robin share of the shared leaves (the shared tree and its intermediate
     /// directories are the leader's).
     pub fn dirs_to_make(&self, global: u32) -> Vec<DirGroup> {
-        let top = self.top(global);
+        let top = self.tree_dir(global);
         if self.spec.shared_dir {
+            if self.flat() {
+                // The shared tree is the one directory: worker 0 makes it.
+                return match global {
+                    0 => vec![DirGroup {
+                        parent: self.base(),
+                        names: vec![cname(self.tree_name(0))],
+                    }],
+                    _ => Vec::new(),
+                };
+            }
             let mine = (global..self.shape.leaves).step_by(self.workers.max(1) as usize);
             return group(&top, self.leaves_by_parent(mine));
         }
         let mut groups = vec![DirGroup {
-            parent: self.root.clone(),
-            names: vec![cname(format!("t{global}"))],
+            parent: self.base(),
+            names: vec![cname(self.tree_name(global))],
         }];
-        groups.extend(group(&top, self.shape.intermediate()));
-        groups.extend(group(&top, self.leaves_by_parent(self.leaves())));
+        if !self.flat() {
+            groups.extend(group(&top, self.shape.intermediate()));
+            groups.extend(group(&top, self.leaves_by_parent(self.leaves())));
+        }
         groups
     }
 
@@ -200,14 +261,17 @@ impl MetaPlan {
         groups
     }
 
-    /// The shared top and intermediate directories, parents first (the leader's).
+    /// The shared tree and its intermediate directories, parents first (the leader's;
+    /// none when the tree is flat: then it is worker 0's one directory).
     pub fn shared_skeleton(&self) -> Vec<DirGroup> {
-        let top = self.root.join("shared");
+        if self.flat() {
+            return Vec::new();
+        }
         let mut groups = vec![DirGroup {
-            parent: self.root.clone(),
-            names: vec![cname("shared".into())],
+            parent: self.base(),
+            names: vec![cname(self.tree_name(0))],
         }];
-        groups.extend(group(&top, self.shape.intermediate()));
+        groups.extend(group(&self.tree_dir(0), self.shape.intermediate()));
         groups
     }
 
@@ -220,10 +284,14 @@ impl MetaPlan {
     }
 }
 
-/// What every file name starts with. As long as mdtest's "file.mdtest.": on file systems
-/// that scan directory blocks (ext4), name length changes the cost of every operation,
-/// so comparisons with mdtest need names of the same length.
-pub const FILE_PREFIX: &[u8] = b"file.iolab.";
+/// mdtest's directory between the root and the trees (its `-d` directory's
+/// `test-dir.<iteration>-<0>`; iolab runs one iteration).
+pub const BASE: &str = "test-dir.0-0";
+
+/// What every file name starts with: mdtest's, so that paths, name lengths (which change
+/// the cost of every operation on file systems that scan directory blocks, ext4) and
+/// find's name matches are the same as mdtest's.
+pub const FILE_PREFIX: &[u8] = b"file.mdtest.";
 
 /// A file name spelled into a fixed buffer: the prefix and owner once, then the index per
 /// file.
@@ -271,7 +339,7 @@ impl NameBuf {
     }
 }
 
-/// The owner of a file iolab named `file.iolab.<owner>.<index>`, or None for any other
+/// The owner of a file iolab named `file.mdtest.<owner>.<index>`, or None for any other
 /// name.
 pub fn file_owner(name: &[u8]) -> Option<u32> {
     let rest = name.strip_prefix(FILE_PREFIX)?;
@@ -347,27 +415,55 @@ mod tests {
         assert_eq!(plan.owner(1, MetaOp::Stat), 7);
         assert_eq!(plan.owner(0, MetaOp::Create), 2);
         assert_eq!(plan.owner_of(7, MetaOp::Remove), 3);
-        assert_eq!(plan.owner_of(5, MetaOp::Read), 1);
+        // mdtest -N: read goes two shifts on, remove three.
+        assert_eq!(plan.owner_of(5, MetaOp::Read), 5);
+        assert_eq!(plan.owner_of(3, MetaOp::Remove), 7);
         assert_eq!(plan.owner_of(5, MetaOp::Mkdir), 5);
-        assert_eq!(plan.top(3), PathBuf::from("/r/t3"));
-        assert_eq!(plan.leaf(3, 0), PathBuf::from("/r/t3/d0"));
+        // Worker 3 (rank 1) keeps its files in the tree of rank 3's thread 1: worker 7.
+        assert_eq!(
+            plan.top(3),
+            PathBuf::from("/r/test-dir.0-0/mdtest_tree.7.0")
+        );
+        assert_eq!(plan.leaf(3, 0), plan.top(3));
+        assert_eq!(
+            plan.dirs_to_make(3),
+            vec![DirGroup {
+                parent: PathBuf::from("/r/test-dir.0-0"),
+                names: vec![CString::new("mdtest_tree.3.0").unwrap()],
+            }]
+        );
+        // Stat of worker 3 looks where worker 7's creates put its files: worker 3's tree.
+        let statted = plan.owner_of(3, MetaOp::Stat);
+        assert_eq!(
+            plan.top(statted),
+            PathBuf::from("/r/test-dir.0-0/mdtest_tree.3.0")
+        );
+        let deep = MetaPlan {
+            shape: shape(2, 1, 2),
+            shift: 0,
+            ..plan
+        };
+        assert_eq!(
+            deep.leaf(3, 1),
+            PathBuf::from("/r/test-dir.0-0/mdtest_tree.3.0/b1/d1")
+        );
     }
 
     #[test]
     fn names_are_spelled_without_allocating_and_parse_back() {
         let mut n = NameBuf::new(12);
-        assert_eq!(n.file(0), c"file.iolab.12.0");
-        assert_eq!(n.file(3999), c"file.iolab.12.3999");
-        assert_eq!(n.file(7), c"file.iolab.12.7");
+        assert_eq!(n.file(0), c"file.mdtest.12.0");
+        assert_eq!(n.file(3999), c"file.mdtest.12.3999");
+        assert_eq!(n.file(7), c"file.mdtest.12.7");
         let mut big = NameBuf::new(u32::MAX);
         assert_eq!(
             big.file(u64::MAX),
-            c"file.iolab.4294967295.18446744073709551615"
+            c"file.mdtest.4294967295.18446744073709551615"
         );
-        assert_eq!(file_owner(b"file.iolab.12.3999"), Some(12));
-        assert_eq!(file_owner(b"file.iolab.12."), None);
+        assert_eq!(file_owner(b"file.mdtest.12.3999"), Some(12));
+        assert_eq!(file_owner(b"file.mdtest.12."), None);
         assert_eq!(file_owner(b"notes.txt"), None);
-        assert_eq!(file_owner(b"file.iolab.1x.2"), None);
-        assert_eq!(file_owner(b"file.mdtest.0.1"), None);
+        assert_eq!(file_owner(b"file.mdtest.1x.2"), None);
+        assert_eq!(file_owner(b"file.iolab.0.1"), None);
     }
 }

@@ -87,10 +87,12 @@ fn ranks_share_one_directory() {
     let (out, files) = &results[0];
     assert_eq!(files.len(), 20);
     assert!(
-        files.iter().all(|f| f.starts_with("shared/d0/file.iolab.")),
+        files
+            .iter()
+            .all(|f| f.starts_with("test-dir.0-0/mdtest_tree.0/file.mdtest.")),
         "{files:?}"
     );
-    assert!(files.contains(&"shared/d0/file.iolab.3.4".to_string()));
+    assert!(files.contains(&"test-dir.0-0/mdtest_tree.0/file.mdtest.3.4".to_string()));
     assert_eq!(ops(&out.phases[0], OpKind::Mkdir), 1, "one shared leaf");
     assert_eq!(ops(&out.phases[2], OpKind::Read), 20);
     assert_eq!(out.phases[2].verify_failures, 0);
@@ -123,4 +125,58 @@ fn per_host_directories_are_not_shifted() {
     for h in ["node-0", "node-1"] {
         assert!(!root(&base.path().join(h)).exists());
     }
+}
+
+/// The tree mdtest leaves: `mpirun -np 2 mdtest -n 3 -u -L -F -N 1 -C -d D` (mdtest
+/// 4.1.0+dev, IOR 5fcf0ba as IO500 builds it) creates rank r's files in the tree of rank
+/// r+1; its stat phase then finds rank r+1's files in the tree of rank r+2, and so on.
+#[test]
+fn two_ranks_lay_out_files_as_mdtest_does() {
+    let base = tempfile::tempdir().unwrap();
+    let dir = base.path().to_path_buf();
+    let results = InProcess::run(
+        2,
+        |_| "node".to_string(),
+        |comm| {
+            let t = target(comm, Some(&dir));
+            let s = MetaSpec {
+                shift: Some(1),
+                ..spec(&[MetaOp::Create], 1, 3, 1)
+            };
+            let made = run_on(comm, &MonotonicClock, &s, &t, &MetaOptions::default()).unwrap();
+            comm.barrier();
+            let listing = files_under(&root(&dir));
+            comm.barrier();
+            let rest = MetaSpec {
+                ops: vec![MetaOp::Stat, MetaOp::Read, MetaOp::Remove],
+                ..s.clone()
+            };
+            let opts = MetaOptions {
+                created: Some(made.created.clone()),
+                ..MetaOptions::default()
+            };
+            let after = run_on(comm, &MonotonicClock, &rest, &t, &opts).unwrap();
+            finish_meta(comm, &rest, &t, &MetaOptions::default(), &after, false).unwrap();
+            (listing, after)
+        },
+    );
+    let (listing, after) = &results[0];
+    let mdtest = [
+        "test-dir.0-0/mdtest_tree.0.0/file.mdtest.1.0",
+        "test-dir.0-0/mdtest_tree.0.0/file.mdtest.1.1",
+        "test-dir.0-0/mdtest_tree.0.0/file.mdtest.1.2",
+        "test-dir.0-0/mdtest_tree.1.0/file.mdtest.0.0",
+        "test-dir.0-0/mdtest_tree.1.0/file.mdtest.0.1",
+        "test-dir.0-0/mdtest_tree.1.0/file.mdtest.0.2",
+    ];
+    assert_eq!(listing, &mdtest);
+    for (p, op) in after
+        .phases
+        .iter()
+        .zip([OpKind::Stat, OpKind::Read, OpKind::Remove])
+    {
+        assert_eq!((ops(p, op), p.error_count), (6, 0), "{}", p.name);
+        assert_eq!(p.params["paths"], "whole");
+    }
+    assert!(!root(&dir).exists());
 }

@@ -9,7 +9,7 @@ use std::collections::BTreeMap;
 use iolab_backend::meta::{MetaBackend, meta_backend};
 use iolab_comm::{Comm, CommExt};
 use iolab_core::result::{PhaseKind, PhaseResult};
-use iolab_core::spec::{MetaBackendKind, MetaOp, MetaSpec};
+use iolab_core::spec::{MetaBackendKind, MetaOp, MetaPaths, MetaSpec};
 
 use crate::assemble::{PhaseMeta, assemble};
 use crate::clock::Clock;
@@ -67,11 +67,22 @@ pub fn resolve_shift(spec: &MetaSpec, comm: &dyn Comm, one_tree: bool) -> u32 {
     })
 }
 
+/// The backend the timed phases use: whole paths or directory-relative, as asked.
 fn backend_for(spec: &MetaSpec, target: &PreparedTarget) -> Box<dyn MetaBackend> {
     match target {
-        PreparedTarget::Dir { .. } => meta_backend(spec.backend),
-        _ => meta_backend(MetaBackendKind::Null),
+        PreparedTarget::Dir { .. } => meta_backend(spec.backend, spec.paths),
+        _ => meta_backend(MetaBackendKind::Null, spec.paths),
     }
+}
+
+/// The backend that builds and removes the tree outside the timed phases: always
+/// directory-relative (it lists directories and opens each once).
+fn tree_backend_for(spec: &MetaSpec, target: &PreparedTarget) -> Box<dyn MetaBackend> {
+    let spec = MetaSpec {
+        paths: MetaPaths::Relative,
+        ..spec.clone()
+    };
+    backend_for(&spec, target)
 }
 
 /// This rank's plan. Collective: every rank calls it.
@@ -140,11 +151,13 @@ pub fn run_meta<C: Clock>(
     check_ranks_agree(comm, "the workload", spec)?;
     agree(comm, check_cpus(spec.cpus.as_ref()))?;
     let backend = backend_for(spec, target);
+    let tree_backend = tree_backend_for(spec, target);
     let plan = plan_meta(comm, spec, target, opts)?;
     let (mut created, made_tree) = starting_files(comm, &plan, opts)?;
-    if made_tree && let Err(e) = make_tree(comm, &plan, backend.as_ref(), !spec.has(MetaOp::Mkdir))
+    if made_tree
+        && let Err(e) = make_tree(comm, &plan, tree_backend.as_ref(), !spec.has(MetaOp::Mkdir))
     {
-        let _ = remove_tree(comm, &plan, backend.as_ref());
+        let _ = remove_tree(comm, &plan, tree_backend.as_ref());
         return Err(e);
     }
     let mut tree_exists = true;
@@ -165,7 +178,7 @@ pub fn run_meta<C: Clock>(
         }),
         Err(e) => {
             if made_tree {
-                let _ = remove_tree(comm, &plan, backend.as_ref());
+                let _ = remove_tree(comm, &plan, tree_backend.as_ref());
             }
             Err(e)
         }
@@ -338,8 +351,18 @@ fn phase_meta(
     if spec.backend == MetaBackendKind::Null {
         p.insert("backend".into(), "null".into());
     }
+    p.insert("paths".into(), spec.paths.name().into());
+    if op == MetaOp::Create && spec.sync_after_create {
+        p.insert("sync_after_create".into(), "true".into());
+    }
     p.extend(opts.params.clone());
     let mut warnings = Vec::new();
+    if spec.paths == MetaPaths::Relative && spec.backend == MetaBackendKind::Posix {
+        warnings.push(
+            "--paths relative: calls relative to an open directory (openat, fstatat, unlinkat) walk no path; mdtest passes whole paths, so this figure is not comparable with mdtest's"
+                .into(),
+        );
+    }
     if op == plan.spec.ops[0]
         && let Some(note) = spec.total_files_note(plan.workers)
     {
@@ -348,7 +371,7 @@ fn phase_meta(
     let bytes = items.saturating_mul(spec.file_size.get());
     if op == MetaOp::Read
         && bytes > 0
-        && plan.shift == 0
+        && plan.owner_of(0, MetaOp::Read) == 0
         && let Some(mem) = memory_total()
         && bytes < mem
     {
@@ -382,7 +405,7 @@ pub fn finish_meta(
     keep: bool,
 ) -> Result<Vec<String>, EngineError> {
     let plan = plan_meta(comm, spec, target, opts)?;
-    let backend = backend_for(spec, target);
+    let backend = tree_backend_for(spec, target);
     let files_left = outcome.created.iter().any(|c| *c > 0);
     if outcome.tree_exists && (keep || (files_left && !outcome.made_tree)) {
         keep_tree(comm, &plan, &outcome.created)?;

@@ -131,20 +131,22 @@ fn create_builds_the_tree_on_disk() {
     let files = files_under(&root(base.path()));
     assert_eq!(files.len(), 20);
     assert!(
-        files.contains(&"t0/b0/b0/d0/file.iolab.0.0".to_string()),
+        files.contains(&"test-dir.0-0/mdtest_tree.0.0/b0/b0/d0/file.mdtest.0.0".to_string()),
         "{files:?}"
     );
     assert!(
-        files.contains(&"t1/b0/b0/d4/file.iolab.1.1".to_string()),
+        files.contains(&"test-dir.0-0/mdtest_tree.1.0/b0/b0/d4/file.mdtest.1.1".to_string()),
         "{files:?}"
     );
     assert!(
-        files.contains(&"t1/b1/b1/d3/file.iolab.1.0".to_string()),
+        files.contains(&"test-dir.0-0/mdtest_tree.1.0/b1/b1/d3/file.mdtest.1.0".to_string()),
         "{files:?}"
     );
-    let size = std::fs::metadata(root(base.path()).join("t0/b0/b1/d1/file.iolab.0.1"))
-        .unwrap()
-        .len();
+    let size = std::fs::metadata(
+        root(base.path()).join("test-dir.0-0/mdtest_tree.0.0/b0/b1/d1/file.mdtest.0.1"),
+    )
+    .unwrap()
+    .len();
     assert_eq!(size, 100);
     // Kept: the tree stays with a record of what it holds.
     finish_meta(&comm, &s, &t, &MetaOptions::default(), &out, true).unwrap();
@@ -196,8 +198,9 @@ fn a_remove_phase_leaves_nothing_behind() {
         ByteCount(32 * 3901)
     );
     assert!(!out.tree_exists);
-    // Only the tree root is left for cleanup, and nothing after it.
-    assert_eq!(std::fs::read_dir(root(base.path())).unwrap().count(), 0);
+    // Only the tree root and mdtest's test-dir.0-0 are left for cleanup.
+    assert_eq!(files_under(&root(base.path())), Vec::<String>::new());
+    assert!(root(base.path()).join("test-dir.0-0").is_dir());
     finish_meta(&comm, &s, &t, &MetaOptions::default(), &out, false).unwrap();
     assert!(!root(base.path()).exists());
 }
@@ -210,14 +213,18 @@ fn cleanup_removes_the_tree_without_a_remove_phase() {
     let s = spec(&[MetaOp::Create, MetaOp::Stat], 1, 5, 3);
     let out = run_on(&comm, &MonotonicClock, &s, &t, &MetaOptions::default()).unwrap();
     // A file of the user's in a leaf is left alone, with its directories.
-    std::fs::write(root(base.path()).join("t0/d1/notes.txt"), b"mine").unwrap();
+    std::fs::write(
+        root(base.path()).join("test-dir.0-0/mdtest_tree.0.0/d1/notes.txt"),
+        b"mine",
+    )
+    .unwrap();
     let warnings = finish_meta(&comm, &s, &t, &MetaOptions::default(), &out, false).unwrap();
     assert_eq!(
         files_under(&root(base.path())),
-        vec!["t0/d1/notes.txt".to_string()]
+        vec!["test-dir.0-0/mdtest_tree.0.0/d1/notes.txt".to_string()]
     );
     assert!(
-        warnings[0].starts_with("left 3 directories that hold entries iolab did not create"),
+        warnings[0].starts_with("left 4 directories that hold entries iolab did not create"),
         "{warnings:?}"
     );
 }
@@ -233,7 +240,7 @@ fn a_read_catches_a_changed_file() {
     };
     let made = run_on(&comm, &MonotonicClock, &s, &t, &MetaOptions::default()).unwrap();
     finish_meta(&comm, &s, &t, &MetaOptions::default(), &made, true).unwrap();
-    let victim = root(base.path()).join("t0/d1/file.iolab.0.3");
+    let victim = root(base.path()).join("test-dir.0-0/mdtest_tree.0.0/d1/file.mdtest.0.3");
     let mut bytes = std::fs::read(&victim).unwrap();
     bytes[2000] ^= 0xFF;
     std::fs::write(&victim, &bytes).unwrap();
@@ -317,8 +324,8 @@ fn stonewall_files_on_disk_and_wear_out_evens_the_workers() {
     let files = files_under(&root(base.path()));
     assert_eq!(files.len(), 25);
     assert!(
-        files.contains(&"t0/d2/file.iolab.0.4".to_string())
-            && !files.contains(&"t0/d2/file.iolab.0.5".to_string())
+        files.contains(&"test-dir.0-0/mdtest_tree.0.0/d2/file.mdtest.0.4".to_string())
+            && !files.contains(&"test-dir.0-0/mdtest_tree.0.0/d2/file.mdtest.0.5".to_string())
     );
     finish_meta(&comm, &one, &t, &MetaOptions::default(), &out, false).unwrap();
 

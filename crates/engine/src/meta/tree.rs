@@ -1,7 +1,7 @@
 //! The tree on storage outside the timed phases. [`tree_state`] finds what is at the root
 //! (nothing, or a tree an earlier run kept, with its [`KeptTree`] record); [`make_tree`]
 //! builds the directories untimed; [`remove_tree`] removes exactly what iolab names
-//! (files `file.iolab.<w>.<j>`, the directories of its plan, its record) and leaves
+//! (files `file.mdtest.<w>.<j>`, the directories of its plan, its record) and leaves
 //! anything else in place with a warning; [`keep_tree`] records what a kept tree holds so
 //! a later run can use it.
 
@@ -35,6 +35,9 @@ pub struct TreeLayout {
     pub branching: u32,
     pub file_size: u64,
     pub seed: u64,
+    /// Ranks on from its creator whose tree holds a file (mdtest -N).
+    #[serde(default)]
+    pub shift: u32,
 }
 
 impl TreeLayout {
@@ -49,12 +52,13 @@ impl TreeLayout {
             branching: plan.shape.branching,
             file_size: plan.spec.file_size.get(),
             seed: plan.spec.seed,
+            shift: plan.shift,
         }
     }
 
     fn describe(&self) -> String {
         format!(
-            "{} rank(s) x {} thread(s), {} files per dir, {} dirs per thread, {}, depth {}, branching {}, {}-byte files, seed {}",
+            "{} rank(s) x {} thread(s), {} files per dir, {} dirs per thread, {}, depth {}, branching {}, {}-byte files, seed {}, shift {}",
             self.ranks,
             self.threads,
             self.files_per_dir,
@@ -67,7 +71,8 @@ impl TreeLayout {
             self.depth,
             self.branching,
             self.file_size,
-            self.seed
+            self.seed,
+            self.shift
         )
     }
 }
@@ -233,7 +238,7 @@ fn make_root(plan: &MetaPlan, backend: &dyn MetaBackend) -> Result<(), BackendEr
         parent: parent.to_path_buf(),
         names: vec![CString::new(name.as_bytes()).unwrap_or_default()],
     };
-    make_groups(backend, &[root], true)?;
+    make_groups(backend, &[root, plan.base_group()], true)?;
     if plan.spec.shared_dir {
         make_groups(backend, &plan.shared_skeleton(), true)?;
     }
@@ -339,6 +344,7 @@ fn remove_root(plan: &MetaPlan, backend: &dyn MetaBackend) -> Result<Vec<String>
         }
         left.extend(remove_groups(backend, &skeleton)?);
     }
+    left.extend(remove_groups(backend, &[plan.base_group()])?);
     let record = plan.root.join(RECORD);
     match std::fs::remove_file(&record) {
         Err(e) if e.kind() != io::ErrorKind::NotFound => {

@@ -79,6 +79,10 @@ pub fn run_worker<C: Clock>(s: &PhaseSetup<'_, C>, thread: usize) -> Result<Work
         }
         None => dirs(s, thread, &groups, &mut rec),
     };
+    if s.op == MetaOp::Create && s.plan.spec.sync_after_create {
+        // mdtest -Y: inside the phase's time, after the last create.
+        s.backend.sync();
+    }
     let finished_at = s.clock.now().saturating_sub(start);
     s.control.finished(thread);
     Ok(WorkerReport {

@@ -7,8 +7,9 @@
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 
+use iolab_comm::Topology;
 use iolab_core::result::PhaseResult;
-use iolab_core::spec::{FindSpec, MetaOp, MetaSpec, SizeTest};
+use iolab_core::spec::{FindSpec, MetaOp, MetaPaths, MetaSpec, SizeTest};
 
 use super::plan::{PhasePlan, plan_phases};
 use super::record::figure_of;
@@ -83,16 +84,37 @@ fn tree_of(tree: MdtestTree) -> &'static str {
     }
 }
 
+/// IOR's `-C -Q q` read shift: readers move q nodes' worth of ranks on (IOR assumes
+/// ranks placed node by node: q x the ranks of the first node), which is no move at all on
+/// a single node.
+fn ior_read_shift(topology: &Topology, q: u32) -> u32 {
+    (q * topology.ranks_on_first_host()) % topology.size().max(1)
+}
+
+/// mdtest's `-N 1` as IO500 passes it: one rank on a single node, a node's worth of
+/// ranks on several.
+fn mdtest_shift(topology: &Topology) -> u32 {
+    if topology.hosts().len() > 1 {
+        topology.ranks_on_first_host()
+    } else {
+        1
+    }
+}
+
 /// The metadata workload of an mdtest phase for one rank (one worker, as an mdtest
-/// process).
+/// process): mdtest's whole paths, `-N 1` and, for the create phases, `-Y`.
 fn mdtest_spec(
     spec: &Io500Spec,
     op: MdtestOp,
     tree: MdtestTree,
     file_size: u64,
     stonewalled: bool,
+    shift: u32,
 ) -> MetaSpec {
     MetaSpec {
+        shift: Some(shift),
+        paths: MetaPaths::Whole,
+        sync_after_create: op == MdtestOp::Create,
         threads: 1,
         files_per_dir: spec.files_per_rank,
         dirs_per_thread: Some(1),
@@ -227,6 +249,14 @@ fn ior_phase<C: Clock>(
                 .map(|d| d * write_transfer / data.block_size.get())
                 .collect()
         });
+    // IOR -C -Q 1 on the reads, -C -Q 2 on the random 4 KiB read.
+    let mut data = data.clone();
+    let q = match access {
+        IorAccess::Write => 0,
+        IorAccess::Read => 1,
+        IorAccess::RandomRead => 2,
+    };
+    data.read_shift = Some(ior_read_shift(&env.comm.topology(), q));
     let opts = DataOptions {
         name: Some(plan.def.name.to_string()),
         params: plan.params.clone(),
@@ -236,7 +266,7 @@ fn ior_phase<C: Clock>(
         own_cache_policy: true,
         ..DataOptions::default()
     };
-    let mut outcome = run_data(env, clock, data, target, &opts)?;
+    let mut outcome = run_data(env, clock, &data, target, &opts)?;
     if access == IorAccess::Write {
         carry
             .written
@@ -259,7 +289,8 @@ fn mdtest_phase<C: Clock>(
     carry: &mut Carry,
 ) -> Result<PhaseResult, EngineError> {
     let tree_name = tree_of(tree);
-    let meta = mdtest_spec(spec, op, tree, file_size, plan.def.stonewalled);
+    let shift = mdtest_shift(&env.comm.topology());
+    let meta = mdtest_spec(spec, op, tree, file_size, plan.def.stonewalled, shift);
     let opts = MetaOptions {
         tree: Some(tree_name.to_string()),
         name_prefix: Some(plan.def.name.to_string()),
@@ -292,7 +323,14 @@ fn finish_trees(
         } else {
             MdtestTree::DirPerRank
         };
-        let meta = mdtest_spec(spec, MdtestOp::Delete, tree, 0, false);
+        let meta = mdtest_spec(
+            spec,
+            MdtestOp::Delete,
+            tree,
+            0,
+            false,
+            mdtest_shift(&env.comm.topology()),
+        );
         let opts = MetaOptions {
             tree: Some(tree_name.to_string()),
             ..MetaOptions::default()

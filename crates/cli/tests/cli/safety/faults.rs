@@ -264,7 +264,7 @@ fn metadata_faults_name_the_operation_and_the_file() {
         assert!(
             entry.contains(&format!("{op} "))
                 && entry.contains(
-                    "iolab-work/meta/t0/d0/file.iolab.0.10 failed: Input/output error (EIO)"
+                    "iolab-work/meta/test-dir.0-0/mdtest_tree.0.0/file.mdtest.0.10 failed: Input/output error (EIO)"
                 ),
             "{fault}: {entry}"
         );

@@ -1,0 +1,174 @@
+//! [`PosixPaths`]: every operation names its file by its whole path from the current
+//! directory, with the calls and flags mdtest's POSIX backend uses, so the kernel (and a
+//! network file system's client) walks every component each time, as it does for mdtest,
+//! IO500 and most applications. A worker's path is spelled into a reused per-thread
+//! buffer: the hot path allocates nothing.
+//!
+//! Per operation (mdtest 4.1, `-a POSIX`): create is open(O_CREAT|O_RDWR, 0664), then
+//! lseek(0) and write when there is content, and close; stat is stat(2) (following
+//! links); read is open(O_RDWR), lseek(0), read, close; remove is unlink(2); the tree's
+//! directories mkdir(2)/rmdir(2). The one difference: create adds O_EXCL, so iolab never
+//! opens a file it did not just create.
+
+use std::cell::RefCell;
+use std::ffi::CStr;
+use std::os::fd::AsFd;
+use std::path::Path;
+
+use iolab_core::spec::MetaBackendKind;
+use rustix::fs::{Mode, OFlags, SeekFrom};
+use rustix::io::Errno;
+
+use super::{
+    DirBuffer, EntryKind, EntryStat, MetaBackend, MetaCapabilities, MetaDir, fail, list,
+    meta_error, read_into, write_all,
+};
+use crate::error::BackendError;
+
+/// Whole-path POSIX calls, as mdtest makes them.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct PosixPaths;
+
+thread_local! {
+    static PATH: RefCell<Vec<u8>> = RefCell::new(Vec::with_capacity(512));
+}
+
+/// Calls `f` with the whole path of entry `name` of `dir`.
+#[inline]
+fn with_path<R>(dir: &MetaDir, name: &CStr, f: impl FnOnce(&CStr) -> R) -> R {
+    PATH.with(|buf| {
+        let mut buf = buf.borrow_mut();
+        buf.clear();
+        buf.extend_from_slice(&dir.slash);
+        buf.extend_from_slice(name.to_bytes_with_nul());
+        let path = CStr::from_bytes_with_nul(&buf).expect("one NUL, at the end");
+        f(path)
+    })
+}
+
+/// openat(AT_FDCWD, path, O_RDWR | flags), as glibc's open(3) calls it.
+fn open_rw(path: &CStr, flags: OFlags, mode: u32) -> Result<std::os::fd::OwnedFd, Errno> {
+    let flags = flags | OFlags::RDWR | OFlags::CLOEXEC;
+    rustix::fs::openat(rustix::fs::CWD, path, flags, Mode::from(mode))
+}
+
+/// The result of a libc call that returns 0 or -1 with errno.
+fn check(ret: libc::c_int) -> Result<(), Errno> {
+    if ret == 0 {
+        Ok(())
+    } else {
+        Err(Errno::from_io_error(&std::io::Error::last_os_error()).unwrap_or(Errno::IO))
+    }
+}
+
+// unlink(2), mkdir(2) and rmdir(2) themselves, as mdtest's calls reach the kernel (rustix
+// would issue unlinkat/mkdirat with AT_FDCWD: the same work, other names in strace).
+fn unlink(path: &CStr) -> Result<(), Errno> {
+    // SAFETY: `path` is a valid NUL-terminated string for the duration of the call.
+    check(unsafe { libc::unlink(path.as_ptr()) })
+}
+
+fn mkdir(path: &CStr, mode: libc::mode_t) -> Result<(), Errno> {
+    // SAFETY: as for unlink.
+    check(unsafe { libc::mkdir(path.as_ptr(), mode) })
+}
+
+fn rmdir(path: &CStr) -> Result<(), Errno> {
+    // SAFETY: as for unlink.
+    check(unsafe { libc::rmdir(path.as_ptr()) })
+}
+
+impl MetaBackend for PosixPaths {
+    fn kind(&self) -> MetaBackendKind {
+        MetaBackendKind::Posix
+    }
+
+    fn capabilities(&self) -> MetaCapabilities {
+        MetaCapabilities {
+            touches_storage: true,
+        }
+    }
+
+    /// Opens nothing: operations name the directory in every path.
+    fn open_dir(&self, path: &Path) -> Result<MetaDir, BackendError> {
+        Ok(MetaDir::new(None, path.to_path_buf()))
+    }
+
+    fn open_subdir(&self, dir: &MetaDir, name: &CStr) -> Result<MetaDir, BackendError> {
+        Ok(MetaDir::new(None, dir.entry(name)))
+    }
+
+    #[inline]
+    fn create(&self, dir: &MetaDir, name: &CStr, content: &[u8]) -> Result<(), BackendError> {
+        with_path(dir, name, |path| {
+            let fd = open_rw(path, OFlags::CREATE | OFlags::EXCL, 0o664)
+                .map_err(|e| fail("create", dir, name, e))?;
+            if !content.is_empty() {
+                rustix::fs::seek(fd.as_fd(), SeekFrom::Start(0))
+                    .map_err(|e| fail("write", dir, name, e))?;
+                write_all(fd.as_fd(), content).map_err(|e| fail("write", dir, name, e))?;
+            }
+            Ok(())
+        })
+    }
+
+    #[inline]
+    fn stat(&self, dir: &MetaDir, name: &CStr) -> Result<EntryStat, BackendError> {
+        with_path(dir, name, |path| {
+            rustix::fs::stat(path)
+                .map(|st| EntryStat::of(&st))
+                .map_err(|e| fail("stat", dir, name, e))
+        })
+    }
+
+    #[inline]
+    fn read(
+        &self,
+        dir: &MetaDir,
+        name: &CStr,
+        buf: &mut [u8],
+        expect: usize,
+    ) -> Result<usize, BackendError> {
+        with_path(dir, name, |path| {
+            let fd = open_rw(path, OFlags::empty(), 0).map_err(|e| fail("open", dir, name, e))?;
+            if expect == 0 {
+                return Ok(0);
+            }
+            rustix::fs::seek(fd.as_fd(), SeekFrom::Start(0))
+                .map_err(|e| fail("read", dir, name, e))?;
+            read_into(fd.as_fd(), buf, expect).map_err(|e| fail("read", dir, name, e))
+        })
+    }
+
+    #[inline]
+    fn remove(&self, dir: &MetaDir, name: &CStr) -> Result<(), BackendError> {
+        with_path(dir, name, |path| {
+            unlink(path).map_err(|e| fail("remove", dir, name, e))
+        })
+    }
+
+    fn mkdir(&self, dir: &MetaDir, name: &CStr) -> Result<(), BackendError> {
+        with_path(dir, name, |path| {
+            mkdir(path, 0o755).map_err(|e| fail("mkdir", dir, name, e))
+        })
+    }
+
+    fn rmdir(&self, dir: &MetaDir, name: &CStr) -> Result<(), BackendError> {
+        with_path(dir, name, |path| {
+            rmdir(path).map_err(|e| fail("rmdir", dir, name, e))
+        })
+    }
+
+    /// Opens the directory by its path for the listing (tree walks, not timed).
+    fn read_dir(
+        &self,
+        dir: &MetaDir,
+        buf: &mut DirBuffer,
+        each: &mut dyn FnMut(&CStr, EntryKind),
+    ) -> Result<(), BackendError> {
+        let flags = OFlags::DIRECTORY | OFlags::RDONLY | OFlags::CLOEXEC;
+        let fd = rustix::fs::open(&dir.path, flags, Mode::empty())
+            .map_err(|e| meta_error("list", dir.path.clone(), e.into()))?;
+        list(fd.as_fd(), &dir.path, buf, each)
+    }
+}

@@ -1,0 +1,152 @@
+//! The system calls of `iolab meta` against mdtest's, counted with strace on a small run
+//! (where strace is installed; scripts/test.sh installs it). Every file operation is
+//! classified by what it is (an open that creates, a stat, an open to read, an unlink,
+//! an lseek, a write or read of the file's bytes) and counted per file.
+//!
+//! mdtest 4.1.0+dev (IOR 5fcf0ba, the one IO500 builds), `-a POSIX -w 3901 -e 3901`,
+//! per file: create = openat(AT_FDCWD, whole path, O_RDWR|O_CREAT, 0664), lseek(0),
+//! write(3901), close; stat = newfstatat(AT_FDCWD, whole path, 0); read =
+//! openat(AT_FDCWD, whole path, O_RDWR), lseek(0), read(3901), close; remove =
+//! unlink(whole path). When mdtest is on PATH the test runs it too and compares.
+
+use std::collections::BTreeMap;
+use std::path::Path;
+use std::process::Command;
+
+use crate::common::{iolab, path};
+
+const FILES: u64 = 40;
+
+fn have(tool: &str) -> bool {
+    Command::new(tool)
+        .arg("--version")
+        .output()
+        .map(|o| o.status.success())
+        .unwrap_or(false)
+}
+
+/// What one traced call does to a benchmark file, if anything. `file_fd` is the
+/// descriptor of the benchmark file opened last on this thread: lseek, write and read
+/// count only on it.
+fn classify(line: &str, file_fd: &mut Option<String>) -> Option<&'static str> {
+    // strace pads before " = result": one space, whatever the width.
+    let line = &line.split_whitespace().collect::<Vec<_>>().join(" ");
+    let (call, args) = line.split_once('(')?;
+    let whole = line.contains("(AT_FDCWD, \"") || call == "unlink";
+    let on_file = line.contains("file.mdtest.");
+    let on_fd = file_fd
+        .as_deref()
+        .is_some_and(|fd| args.starts_with(&format!("{fd},")));
+    Some(match call {
+        "openat" if on_file => {
+            *file_fd = line.rsplit_once(" = ").map(|(_, fd)| fd.to_string());
+            match (line.contains("O_CREAT"), whole) {
+                (true, true) => "create open (whole path)",
+                (true, false) => "create open (relative)",
+                (false, true) => "read open (whole path)",
+                (false, false) => "read open (relative)",
+            }
+        }
+        "newfstatat" if on_file => {
+            if whole {
+                "stat (whole path)"
+            } else {
+                "stat (relative)"
+            }
+        }
+        "unlink" if on_file => "unlink (whole path)",
+        "unlinkat" if on_file => "unlinkat (relative)",
+        "lseek" if on_fd && line.ends_with(", 0, SEEK_SET) = 0") => "lseek to 0",
+        "write" if on_fd && line.ends_with(", 3901) = 3901") => "write 3901 bytes",
+        "read" if on_fd && line.ends_with("= 3901") => "read 3901 bytes",
+        _ => return None,
+    })
+}
+
+/// Runs `cmd` under strace, one output file per thread, and counts the classified calls.
+fn traced(cmd: &mut Command, work: &Path) -> BTreeMap<&'static str, u64> {
+    let out = work.join("trace");
+    std::fs::create_dir_all(&out).unwrap();
+    let prog = cmd.get_program().to_owned();
+    let args: Vec<_> = cmd.get_args().map(|a| a.to_owned()).collect();
+    let status = Command::new("strace")
+        .args(["-f", "-ff", "-qq", "-s", "0"])
+        .args([
+            "-e",
+            "trace=openat,newfstatat,unlink,unlinkat,lseek,read,write",
+        ])
+        .arg("-o")
+        .arg(out.join("t"))
+        .arg(prog)
+        .args(args)
+        .stdout(std::process::Stdio::null())
+        .status()
+        .unwrap();
+    assert!(status.success());
+    let mut counts = BTreeMap::new();
+    for e in std::fs::read_dir(&out).unwrap().flatten() {
+        let text = std::fs::read_to_string(e.path()).unwrap();
+        let mut file_fd = None;
+        for line in text.lines() {
+            if let Some(kind) = classify(line, &mut file_fd) {
+                *counts.entry(kind).or_insert(0) += 1;
+            }
+        }
+    }
+    std::fs::remove_dir_all(&out).unwrap();
+    counts
+}
+
+fn iolab_meta(dir: &Path, paths: &str) -> Command {
+    let mut c = iolab();
+    c.args(["meta", "--dir", path(dir), "--no-store", "-Q"])
+        .args(["-n", &FILES.to_string(), "--file-size", "3901"])
+        .args(["--ops", "create,stat,read,remove", "--paths", paths]);
+    c
+}
+
+fn expected(rows: &[(&'static str, u64)]) -> BTreeMap<&'static str, u64> {
+    rows.iter().map(|(k, n)| (*k, n * FILES)).collect()
+}
+
+#[test]
+fn meta_makes_mdtests_calls_with_whole_paths() {
+    if !have("strace") {
+        eprintln!("strace not on PATH: the system-call comparison is skipped");
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let got = traced(&mut iolab_meta(dir.path(), "whole"), dir.path());
+    let mdtest = expected(&[
+        ("create open (whole path)", 1),
+        ("lseek to 0", 2),
+        ("write 3901 bytes", 1),
+        ("stat (whole path)", 1),
+        ("read open (whole path)", 1),
+        ("read 3901 bytes", 1),
+        ("unlink (whole path)", 1),
+    ]);
+    assert_eq!(got, mdtest);
+
+    let relative = traced(&mut iolab_meta(dir.path(), "relative"), dir.path());
+    let want = expected(&[
+        ("create open (relative)", 1),
+        ("write 3901 bytes", 1),
+        ("stat (relative)", 1),
+        ("read open (relative)", 1),
+        ("read 3901 bytes", 1),
+        ("unlinkat (relative)", 1),
+    ]);
+    assert_eq!(relative, want);
+
+    if !have("mdtest") && Command::new("mdtest").arg("-h").output().is_err() {
+        eprintln!("mdtest not on PATH: compared with its recorded calls only");
+        return;
+    }
+    let md = dir.path().join("md");
+    let mut run = Command::new("mdtest");
+    run.args(["-n", &FILES.to_string(), "-w", "3901", "-e", "3901", "-F"])
+        .args(["-C", "-T", "-E", "-r", "-a", "POSIX", "-d", path(&md)]);
+    let peer = traced(&mut run, dir.path());
+    assert_eq!(got, peer, "iolab meta against mdtest");
+}
