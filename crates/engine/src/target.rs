@@ -149,7 +149,7 @@ pub fn guard_device(check: &DeviceCheck, allow_destroy: bool) -> Result<(), Engi
 
 /// A `--dir` with `{host}` or `{rank}` names a directory per node or rank that users
 /// cannot create on every node beforehand: iolab creates its last level (as IO500 does
-/// its datadir); the parent must exist.
+/// its datadir, and as `iolab io500` does with any --dir); the parent must exist.
 fn create_last_level(base: &Path) -> Result<(), EngineError> {
     match fs::create_dir(base) {
         Ok(()) => Ok(()),
@@ -195,7 +195,7 @@ pub fn prepare_target(
         text.contains("{host}") || text.contains("{rank}")
     };
     let base = resolve_placeholders(&base, comm.host(), comm.rank());
-    if templated {
+    if templated || spec.create_dir {
         agree(comm, create_last_level(&base))?;
     }
     let topo = comm.topology();

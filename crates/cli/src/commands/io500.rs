@@ -55,7 +55,8 @@ pub enum Io500Command {
 
 #[derive(Args, Debug)]
 pub struct Io500RunArgs {
-    /// Directory to run in (required).
+    /// Directory to run in (required); its last level is made when missing, as IO500 makes
+    /// its datadir (the parent must exist).
     #[arg(short = 'd', long, value_name = "DIR")]
     pub dir: Option<PathBuf>,
 
@@ -248,6 +249,8 @@ fn run_in(rt: &Runtime, dir: &Path, args: Io500RunArgs) -> Result<u8> {
     let target_spec = TargetSpec {
         dir: Some(dir.to_path_buf()),
         keep: args.keep,
+        // IO500 creates its datadir; so does iolab io500 (its last level).
+        create_dir: true,
         ..TargetSpec::default()
     };
     let target = prepare_target(rt.comm.as_ref(), &target_spec, BackendKind::Psync, true)?;

@@ -367,6 +367,13 @@ pub struct TargetSpec {
     /// Keep the files iolab wrote (they are removed at the end by default).
     #[arg(long)]
     pub keep: bool,
+
+    /// Create the last level of --dir when it is missing (the parent must exist), as
+    /// IO500 creates its datadir. Set by commands, not a flag; {host} and {rank} in --dir
+    /// always do.
+    #[arg(skip)]
+    #[serde(skip)]
+    pub create_dir: bool,
 }
 
 #[cfg(test)]
