@@ -17,12 +17,14 @@ use crate::common::{iolab, path};
 
 const FILES: u64 = 40;
 
-fn have(tool: &str) -> bool {
+/// Whether `tool` can be started (`arg` makes it print something short and exit).
+fn on_path(tool: &str, arg: &str) -> bool {
     Command::new(tool)
-        .arg("--version")
-        .output()
-        .map(|o| o.status.success())
-        .unwrap_or(false)
+        .arg(arg)
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .status()
+        .is_ok()
 }
 
 /// What one traced call does to a benchmark file, if anything. `file_fd` is the
@@ -59,6 +61,7 @@ fn classify(line: &str, file_fd: &mut Option<String>) -> Option<&'static str> {
         "lseek" if on_fd && line.ends_with(", 0, SEEK_SET) = 0") => "lseek to 0",
         "write" if on_fd && line.ends_with(", 3901) = 3901") => "write 3901 bytes",
         "read" if on_fd && line.ends_with("= 3901") => "read 3901 bytes",
+        "sync" => "sync",
         _ => return None,
     })
 }
@@ -73,7 +76,7 @@ fn traced(cmd: &mut Command, work: &Path) -> BTreeMap<&'static str, u64> {
         .args(["-f", "-ff", "-qq", "-s", "0"])
         .args([
             "-e",
-            "trace=openat,newfstatat,unlink,unlinkat,lseek,read,write",
+            "trace=openat,newfstatat,unlink,unlinkat,lseek,read,write,sync",
         ])
         .arg("-o")
         .arg(out.join("t"))
@@ -111,7 +114,7 @@ fn expected(rows: &[(&'static str, u64)]) -> BTreeMap<&'static str, u64> {
 
 #[test]
 fn meta_makes_mdtests_calls_with_whole_paths() {
-    if !have("strace") {
+    if !on_path("strace", "-V") {
         eprintln!("strace not on PATH: the system-call comparison is skipped");
         return;
     }
@@ -139,7 +142,7 @@ fn meta_makes_mdtests_calls_with_whole_paths() {
     ]);
     assert_eq!(relative, want);
 
-    if !have("mdtest") && Command::new("mdtest").arg("-h").output().is_err() {
+    if !on_path("mdtest", "-h") {
         eprintln!("mdtest not on PATH: compared with its recorded calls only");
         return;
     }
@@ -149,4 +152,24 @@ fn meta_makes_mdtests_calls_with_whole_paths() {
         .args(["-C", "-T", "-E", "-r", "-a", "POSIX", "-d", path(&md)]);
     let peer = traced(&mut run, dir.path());
     assert_eq!(got, peer, "iolab meta against mdtest");
+}
+
+/// `--sync-after-create` is mdtest's -Y: one sync(2) per rank after all its workers'
+/// creates, whatever the number of threads; none without it.
+#[test]
+fn sync_after_create_syncs_once_per_rank() {
+    if !on_path("strace", "-V") {
+        eprintln!("strace not on PATH: the sync count is skipped");
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let meta = |extra: &[&str]| {
+        let mut c = iolab();
+        c.args(["meta", "--dir", path(dir.path()), "--no-store", "-Q"])
+            .args(["-n", "20", "--threads", "3", "--ops", "create,remove"])
+            .args(extra);
+        traced(&mut c, dir.path()).get("sync").copied().unwrap_or(0)
+    };
+    assert_eq!(meta(&["--sync-after-create"]), 1);
+    assert_eq!(meta(&[]), 0);
 }

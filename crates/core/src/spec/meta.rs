@@ -202,8 +202,8 @@ pub struct MetaSpec {
     #[arg(long, value_enum, default_value_t = MetaPaths::Whole)]
     pub paths: MetaPaths,
 
-    /// mdtest -Y: every worker calls sync(2) when its creates are done, inside the create
-    /// phase's time (IO500's mdtest-easy-write and mdtest-hard-write do).
+    /// mdtest -Y: every rank calls sync(2) once all its workers' creates are done,
+    /// inside the create phase's time (IO500's mdtest-easy-write and mdtest-hard-write do).
     #[arg(long)]
     pub sync_after_create: bool,
 

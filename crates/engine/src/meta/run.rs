@@ -5,6 +5,7 @@
 //! keeps the tree (with its record) or removes it.
 
 use std::collections::BTreeMap;
+use std::sync::atomic::AtomicU32;
 
 use iolab_backend::meta::{MetaBackend, meta_backend};
 use iolab_comm::{Comm, CommExt};
@@ -67,22 +68,14 @@ pub fn resolve_shift(spec: &MetaSpec, comm: &dyn Comm, one_tree: bool) -> u32 {
     })
 }
 
-/// The backend the timed phases use: whole paths or directory-relative, as asked.
-fn backend_for(spec: &MetaSpec, target: &PreparedTarget) -> Box<dyn MetaBackend> {
+/// The metadata backend on `target` naming files as `paths` says: the timed phases use
+/// the spec's, the untimed tree setup and cleanup directory-relative calls (they list
+/// directories and open each once).
+fn backend_for(spec: &MetaSpec, target: &PreparedTarget, paths: MetaPaths) -> Box<dyn MetaBackend> {
     match target {
-        PreparedTarget::Dir { .. } => meta_backend(spec.backend, spec.paths),
-        _ => meta_backend(MetaBackendKind::Null, spec.paths),
+        PreparedTarget::Dir { .. } => meta_backend(spec.backend, paths),
+        _ => meta_backend(MetaBackendKind::Null, paths),
     }
-}
-
-/// The backend that builds and removes the tree outside the timed phases: always
-/// directory-relative (it lists directories and opens each once).
-fn tree_backend_for(spec: &MetaSpec, target: &PreparedTarget) -> Box<dyn MetaBackend> {
-    let spec = MetaSpec {
-        paths: MetaPaths::Relative,
-        ..spec.clone()
-    };
-    backend_for(&spec, target)
 }
 
 /// This rank's plan. Collective: every rank calls it.
@@ -150,8 +143,8 @@ pub fn run_meta<C: Clock>(
     spec.validate()?;
     check_ranks_agree(comm, "the workload", spec)?;
     agree(comm, check_cpus(spec.cpus.as_ref()))?;
-    let backend = backend_for(spec, target);
-    let tree_backend = tree_backend_for(spec, target);
+    let backend = backend_for(spec, target, spec.paths);
+    let tree_backend = backend_for(spec, target, MetaPaths::Relative);
     let plan = plan_meta(comm, spec, target, opts)?;
     let (mut created, made_tree) = starting_files(comm, &plan, opts)?;
     if made_tree
@@ -234,6 +227,7 @@ fn run_phases<C: Clock>(
             None => op.name().to_string(),
         };
         let counts = created.to_vec();
+        let creates_left = AtomicU32::new(plan.threads);
         let wear_out = op == MetaOp::Create && plan.spec.wear_out;
         let run = run_phase(
             env,
@@ -250,6 +244,7 @@ fn run_phases<C: Clock>(
                     clock,
                     host: &host,
                     counts: &counts,
+                    creates_left: &creates_left,
                 };
                 run_worker(&setup, i)
             },
@@ -405,7 +400,7 @@ pub fn finish_meta(
     keep: bool,
 ) -> Result<Vec<String>, EngineError> {
     let plan = plan_meta(comm, spec, target, opts)?;
-    let backend = tree_backend_for(spec, target);
+    let backend = backend_for(spec, target, MetaPaths::Relative);
     let files_left = outcome.created.iter().any(|c| *c > 0);
     if outcome.tree_exists && (keep || (files_left && !outcome.made_tree)) {
         keep_tree(comm, &plan, &outcome.created)?;

@@ -5,7 +5,7 @@
 //! backend, an open leaf directory, a reused name buffer and the recorder. A create phase
 //! stops at its deadline (and with wear-out catches up with the busiest worker).
 
-use std::sync::atomic::Ordering;
+use std::sync::atomic::{AtomicU32, Ordering};
 
 use iolab_backend::meta::{MetaBackend, MetaDir};
 use iolab_core::result::ErrorRecord;
@@ -30,6 +30,8 @@ pub struct PhaseSetup<'a, C: Clock> {
     pub host: &'a str,
     /// Files each worker (by global index) has; the files a phase works on.
     pub counts: &'a [u64],
+    /// This rank's workers still creating: the last one done syncs (mdtest -Y).
+    pub creates_left: &'a AtomicU32,
 }
 
 impl<C: Clock> PhaseSetup<'_, C> {
@@ -79,8 +81,11 @@ pub fn run_worker<C: Clock>(s: &PhaseSetup<'_, C>, thread: usize) -> Result<Work
         }
         None => dirs(s, thread, &groups, &mut rec),
     };
-    if s.op == MetaOp::Create && s.plan.spec.sync_after_create {
-        // mdtest -Y: inside the phase's time, after the last create.
+    if s.op == MetaOp::Create
+        && s.plan.spec.sync_after_create
+        && s.creates_left.fetch_sub(1, Ordering::AcqRel) == 1
+    {
+        // mdtest -Y: once per rank, after its last create, inside the phase's time.
         s.backend.sync();
     }
     let finished_at = s.clock.now().saturating_sub(start);
