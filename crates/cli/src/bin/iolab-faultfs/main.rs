@@ -17,182 +17,39 @@
 //! with FOPEN_DIRECT_IO, so every write and read reaches it (none is absorbed by the
 //! page cache and failed later at writeback).
 
-use std::collections::HashMap;
 use std::ffi::OsStr;
-use std::fs::{self, File, OpenOptions};
+use std::fs::{self, OpenOptions};
 use std::io::Write as _;
-use std::os::unix::fs::{FileExt, MetadataExt, OpenOptionsExt, PermissionsExt};
-use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::sync::{Arc, Mutex};
-use std::time::{Duration, SystemTime, UNIX_EPOCH};
+use std::os::unix::fs::{FileExt, OpenOptionsExt, PermissionsExt};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::{Duration, SystemTime};
 
 use fuser::{
-    Config, Errno, FileAttr, FileHandle, FileType, Filesystem, FopenFlags, Generation, INodeNo,
-    LockOwner, MountOption, OpenFlags, RenameFlags, ReplyAttr, ReplyCreate, ReplyData,
-    ReplyDirectory, ReplyEmpty, ReplyEntry, ReplyOpen, ReplyStatfs, ReplyWrite, Request, TimeOrNow,
-    WriteFlags,
+    Config, Errno, FileHandle, FileType, Filesystem, FopenFlags, Generation, INodeNo, LockOwner,
+    MountOption, OpenFlags, RenameFlags, ReplyAttr, ReplyCreate, ReplyData, ReplyDirectory,
+    ReplyEmpty, ReplyEntry, ReplyOpen, ReplyStatfs, ReplyWrite, Request, TimeOrNow, WriteFlags,
 };
 
 mod fault;
+mod state;
 
 use fault::{Action, Fault, fail};
-
-const TTL: Duration = Duration::ZERO;
-
-/// Inode numbers handed out: by number, by path, and the next free number.
-type Inodes = (HashMap<u64, PathBuf>, HashMap<PathBuf, u64>, u64);
-
-struct FaultFs {
-    /// Inode number to path in the backing directory, and back.
-    inodes: Mutex<Inodes>,
-    files: Mutex<HashMap<u64, Arc<File>>>,
-    next_fh: AtomicU64,
-    faults: Vec<Fault>,
-    /// IOLAB_FAULTFS_TRACE=1: every operation that can fault is printed on stderr.
-    trace: bool,
-}
-
-fn errno(e: &std::io::Error) -> Errno {
-    Errno::from_i32(e.raw_os_error().unwrap_or(libc::EIO))
-}
-
-fn time(secs: i64, nanos: i64) -> SystemTime {
-    if secs >= 0 {
-        UNIX_EPOCH + Duration::new(secs as u64, nanos as u32)
-    } else {
-        UNIX_EPOCH
-    }
-}
-
-fn attr(ino: u64, m: &fs::Metadata) -> FileAttr {
-    let ft = m.file_type();
-    let kind = if ft.is_dir() {
-        FileType::Directory
-    } else if ft.is_symlink() {
-        FileType::Symlink
-    } else {
-        FileType::RegularFile
-    };
-    FileAttr {
-        ino: INodeNo(ino),
-        size: m.size(),
-        blocks: m.blocks(),
-        atime: time(m.atime(), m.atime_nsec()),
-        mtime: time(m.mtime(), m.mtime_nsec()),
-        ctime: time(m.ctime(), m.ctime_nsec()),
-        crtime: time(m.ctime(), m.ctime_nsec()),
-        kind,
-        perm: (m.mode() & 0o7777) as u16,
-        nlink: m.nlink() as u32,
-        uid: m.uid(),
-        gid: m.gid(),
-        rdev: m.rdev() as u32,
-        blksize: m.blksize() as u32,
-        flags: 0,
-    }
-}
-
-impl FaultFs {
-    fn new(backing: PathBuf, faults: Vec<Fault>) -> FaultFs {
-        let mut by_ino = HashMap::new();
-        let mut by_path = HashMap::new();
-        by_ino.insert(1, backing.clone());
-        by_path.insert(backing, 1);
-        FaultFs {
-            inodes: Mutex::new((by_ino, by_path, 2)),
-            files: Mutex::new(HashMap::new()),
-            next_fh: AtomicU64::new(1),
-            faults,
-            trace: std::env::var_os("IOLAB_FAULTFS_TRACE").is_some_and(|v| v == "1"),
-        }
-    }
-
-    fn path(&self, ino: INodeNo) -> Option<PathBuf> {
-        self.inodes.lock().ok()?.0.get(&ino.0).cloned()
-    }
-
-    fn ino_of(&self, path: &Path) -> u64 {
-        let mut g = self.inodes.lock().unwrap_or_else(|e| e.into_inner());
-        if let Some(i) = g.1.get(path) {
-            return *i;
-        }
-        let i = g.2;
-        g.2 += 1;
-        g.0.insert(i, path.to_path_buf());
-        g.1.insert(path.to_path_buf(), i);
-        i
-    }
-
-    fn forget_path(&self, path: &Path) {
-        let mut g = self.inodes.lock().unwrap_or_else(|e| e.into_inner());
-        if let Some(i) = g.1.remove(path) {
-            g.0.remove(&i);
-        }
-    }
-
-    fn file(&self, fh: FileHandle) -> Option<Arc<File>> {
-        self.files.lock().ok()?.get(&fh.0).cloned()
-    }
-
-    fn keep(&self, f: File) -> FileHandle {
-        let fh = self.next_fh.fetch_add(1, Ordering::Relaxed);
-        self.files
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .insert(fh, Arc::new(f));
-        FileHandle(fh)
-    }
-
-    /// The fault that fires for this operation now, if any; a stall is served here.
-    fn fault(&self, op: &str, path: &Path) -> Option<Action> {
-        let text = path.to_string_lossy();
-        if self.trace {
-            eprintln!("iolab-faultfs: {op} {text}");
-        }
-        for f in &self.faults {
-            if f.op != op || f.matching.as_deref().is_some_and(|m| !text.contains(m)) {
-                continue;
-            }
-            let seen = f.seen.fetch_add(1, Ordering::Relaxed) + 1;
-            if seen <= f.after || f.fired.fetch_add(1, Ordering::Relaxed) >= f.times {
-                continue;
-            }
-            if let Action::Stall(d) = f.action {
-                std::thread::sleep(d);
-                continue;
-            }
-            return Some(f.action);
-        }
-        None
-    }
-
-    fn entry(&self, path: &Path, reply: ReplyEntry) {
-        match fs::symlink_metadata(path) {
-            Ok(m) => reply.entry(&TTL, &attr(self.ino_of(path), &m), Generation(0)),
-            Err(e) => reply.error(errno(&e)),
-        }
-    }
-}
+use state::{FaultFs, TTL, attr, errno};
 
 impl Filesystem for FaultFs {
     fn lookup(&self, _req: &Request, parent: INodeNo, name: &OsStr, reply: ReplyEntry) {
-        let Some(path) = self.path(parent).map(|p| p.join(name)) else {
-            return reply.error(Errno::ENOENT);
+        let path = match self.checked("lookup", parent, Some(name)) {
+            Ok(p) => p,
+            Err(e) => return reply.error(e),
         };
-        if let Some(a) = self.fault("lookup", &path) {
-            return reply.error(fail(a));
-        }
         self.entry(&path, reply);
     }
 
     fn getattr(&self, _req: &Request, ino: INodeNo, _fh: Option<FileHandle>, reply: ReplyAttr) {
-        let Some(path) = self.path(ino) else {
-            return reply.error(Errno::ENOENT);
+        let path = match self.checked("getattr", ino, None) {
+            Ok(p) => p,
+            Err(e) => return reply.error(e),
         };
-        if let Some(a) = self.fault("getattr", &path) {
-            return reply.error(fail(a));
-        }
         match fs::symlink_metadata(&path) {
             Ok(m) => reply.attr(&TTL, &attr(ino.0, &m)),
             Err(e) => reply.error(errno(&e)),
@@ -244,12 +101,10 @@ impl Filesystem for FaultFs {
         umask: u32,
         reply: ReplyEntry,
     ) {
-        let Some(path) = self.path(parent).map(|p| p.join(name)) else {
-            return reply.error(Errno::ENOENT);
+        let path = match self.checked("mkdir", parent, Some(name)) {
+            Ok(p) => p,
+            Err(e) => return reply.error(e),
         };
-        if let Some(a) = self.fault("mkdir", &path) {
-            return reply.error(fail(a));
-        }
         let made = fs::create_dir(&path).and_then(|()| {
             fs::set_permissions(&path, fs::Permissions::from_mode(mode & !umask & 0o7777))
         });
@@ -260,35 +115,19 @@ impl Filesystem for FaultFs {
     }
 
     fn unlink(&self, _req: &Request, parent: INodeNo, name: &OsStr, reply: ReplyEmpty) {
-        let Some(path) = self.path(parent).map(|p| p.join(name)) else {
-            return reply.error(Errno::ENOENT);
+        let path = match self.checked("unlink", parent, Some(name)) {
+            Ok(p) => p,
+            Err(e) => return reply.error(e),
         };
-        if let Some(a) = self.fault("unlink", &path) {
-            return reply.error(fail(a));
-        }
-        match fs::remove_file(&path) {
-            Ok(()) => {
-                self.forget_path(&path);
-                reply.ok()
-            }
-            Err(e) => reply.error(errno(&e)),
-        }
+        self.removed(&path, fs::remove_file(&path), reply);
     }
 
     fn rmdir(&self, _req: &Request, parent: INodeNo, name: &OsStr, reply: ReplyEmpty) {
-        let Some(path) = self.path(parent).map(|p| p.join(name)) else {
-            return reply.error(Errno::ENOENT);
+        let path = match self.checked("rmdir", parent, Some(name)) {
+            Ok(p) => p,
+            Err(e) => return reply.error(e),
         };
-        if let Some(a) = self.fault("rmdir", &path) {
-            return reply.error(fail(a));
-        }
-        match fs::remove_dir(&path) {
-            Ok(()) => {
-                self.forget_path(&path);
-                reply.ok()
-            }
-            Err(e) => reply.error(errno(&e)),
-        }
+        self.removed(&path, fs::remove_dir(&path), reply);
     }
 
     fn rename(
@@ -318,12 +157,10 @@ impl Filesystem for FaultFs {
     }
 
     fn open(&self, _req: &Request, ino: INodeNo, flags: OpenFlags, reply: ReplyOpen) {
-        let Some(path) = self.path(ino) else {
-            return reply.error(Errno::ENOENT);
+        let path = match self.checked("open", ino, None) {
+            Ok(p) => p,
+            Err(e) => return reply.error(e),
         };
-        if let Some(a) = self.fault("open", &path) {
-            return reply.error(fail(a));
-        }
         let bits = flags.0;
         let acc = bits & libc::O_ACCMODE;
         let opened = OpenOptions::new()
@@ -347,12 +184,10 @@ impl Filesystem for FaultFs {
         flags: i32,
         reply: ReplyCreate,
     ) {
-        let Some(path) = self.path(parent).map(|p| p.join(name)) else {
-            return reply.error(Errno::ENOENT);
+        let path = match self.checked("create", parent, Some(name)) {
+            Ok(p) => p,
+            Err(e) => return reply.error(e),
         };
-        if let Some(a) = self.fault("create", &path) {
-            return reply.error(fail(a));
-        }
         let acc = flags & libc::O_ACCMODE;
         let made = OpenOptions::new()
             .read(acc == libc::O_RDONLY || acc == libc::O_RDWR)
@@ -454,9 +289,7 @@ impl Filesystem for FaultFs {
         _flush: bool,
         reply: ReplyEmpty,
     ) {
-        if let Ok(mut g) = self.files.lock() {
-            g.remove(&fh.0);
-        }
+        self.close(fh);
         reply.ok();
     }
 
