@@ -1,29 +1,30 @@
-//! `iolab io500 score|plan|run`: read an IO500 result (IO500's own or iolab's), recompute
-//! and check its score and store it; plan a run (phases, parameters, capacity, time);
-//! run the suite (not yet: the runner comes with the metadata engine). Results print as
-//! IO500 prints them: `[RESULT]` lines, then the `[SCORE ]` line.
+//! `iolab io500 run|plan|score`: run the suite (or print IO500's command lines for it
+//! with --dry-run), plan a run (`plan`: phases, parameters, capacity, time), and read,
+//! check and store an IO500 result (`score`). Results print as IO500 prints them:
+//! `[RESULT]` lines, then the `[SCORE ]` line.
+
+mod plan;
+mod score;
+
+use plan::plan;
+use score::score;
 
 use std::path::{Path, PathBuf};
 
 use anyhow::{Context, Result, bail};
 use clap::{Args, Subcommand};
-use iolab_core::result::Provenance;
 use iolab_core::spec::{BackendKind, TargetSpec};
-use iolab_core::units::{ByteCount, Nanos};
+use iolab_core::units::ByteCount;
 use iolab_engine::phase::now_ms;
 use iolab_engine::target::agree;
 use iolab_engine::{EngineError, MonotonicClock, prepare_target};
-use iolab_suites::io500::{
-    Assumptions, Check, Integrity, Io500Config, Io500Spec, ParsedResult, ResultDir, estimate,
-    plan_phases, render, run_from_parsed, run_io500,
-};
+use iolab_suites::io500::{Io500Config, Io500Spec, ResultDir, run_io500};
 
-use crate::cli::{OutputArgs, StoreArgs};
+use crate::cli::OutputArgs;
 use crate::commands::finish::{abandon, cleanup, conclude};
 use crate::exit;
 use crate::runtime::Runtime;
 use crate::sink::RunSink;
-use crate::sink::open_store;
 use crate::watch::Watch;
 
 /// `iolab io500 --dir D ...` runs the suite (as `iolab io500 run`); `plan` and `score`
@@ -360,280 +361,4 @@ fn write_result(
         println!("result in {}", dir.path.display());
     }
     Ok(())
-}
-
-/// "45.0s", "5m00s", "1h02m".
-fn duration(t: Nanos) -> String {
-    let s = t.as_secs_f64();
-    if s < 60.0 {
-        format!("{s:.1}s")
-    } else if s < 3600.0 {
-        let s = s.round() as u64;
-        format!("{}m{:02}s", s / 60, s % 60)
-    } else {
-        let m = (s / 60.0).round() as u64;
-        format!("{}h{:02}m", m / 60, m % 60)
-    }
-}
-
-fn plan(args: Io500PlanArgs) -> Result<u8> {
-    args.spec.validate()?;
-    if args.ranks == 0 {
-        bail!("--ranks must be at least 1");
-    }
-    for (name, v) in [
-        ("--assume-bandwidth", args.assume_bandwidth.get() as f64),
-        (
-            "--assume-hard-bandwidth",
-            args.assume_hard_bandwidth.get() as f64,
-        ),
-        ("--assume-file-rate", args.assume_file_rate),
-        ("--assume-find-rate", args.assume_find_rate),
-    ] {
-        if !v.is_finite() || v <= 0.0 {
-            bail!("{name} must be more than 0");
-        }
-    }
-    let assumed = Assumptions {
-        easy_bandwidth: args.assume_bandwidth.get() as f64,
-        hard_bandwidth: args.assume_hard_bandwidth.get() as f64,
-        file_rate: args.assume_file_rate,
-        find_rate: args.assume_find_rate,
-    };
-    let plans = plan_phases(&args.spec);
-    let est = estimate(&args.spec, args.ranks, &assumed);
-    if args.json {
-        let phases: Vec<serde_json::Value> = plans
-            .iter()
-            .zip(&est.phases)
-            .map(|(p, e)| {
-                serde_json::json!({
-                    "name": p.def.name,
-                    "scored": p.def.scored(),
-                    "group": p.def.group,
-                    "unit": p.def.unit().label(),
-                    "works_on": p.def.works_on,
-                    "params": p.params,
-                    "data_spec": p.data,
-                    "estimate": e,
-                })
-            })
-            .collect();
-        let doc = serde_json::json!({
-            "ranks": args.ranks,
-            "spec": args.spec,
-            "assumed": assumed,
-            "phases": phases,
-            "capacity": est.capacity,
-            "inodes": est.inodes,
-            "time": est.time,
-        });
-        println!("{}", serde_json::to_string_pretty(&doc)?);
-    } else {
-        print_plan(&args, &plans, &est);
-    }
-    if let Some(dir) = &args.dir {
-        check_room(dir, est.capacity, est.inodes)?;
-        if !args.json {
-            println!("{} has room for it", dir.display());
-        }
-    }
-    Ok(exit::OK)
-}
-
-fn print_plan(
-    args: &Io500PlanArgs,
-    plans: &[iolab_suites::io500::PhasePlan],
-    est: &iolab_suites::io500::Io500Estimate,
-) {
-    let s = &args.spec;
-    println!(
-        "IO500 on {} rank{}: stonewall {}{}, ior-easy transfers of {}, at most {} files per rank",
-        args.ranks,
-        if args.ranks == 1 { "" } else { "s" },
-        s.stonewall,
-        if s.stonewall_is_io500s() {
-            ""
-        } else {
-            " (IO500 requires 300s: the result will be invalid for submission)"
-        },
-        s.ior_easy_transfer,
-        s.files_per_rank
-    );
-    println!(
-        "{:>3}  {:<20} {:<6} {:>8} {:>10} {:>9}  what",
-        "#", "phase", "score", "time", "data", "files"
-    );
-    for (i, (p, e)) in plans.iter().zip(&est.phases).enumerate() {
-        let unit = if p.def.scored() {
-            p.def.unit().label()
-        } else {
-            "-"
-        };
-        let time = if e.stonewalled {
-            duration(e.time)
-        } else {
-            format!("~{}", duration(e.time))
-        };
-        let data = if e.bytes > 0 {
-            ByteCount(e.bytes).human()
-        } else {
-            "-".into()
-        };
-        let files = count(e.files);
-        println!(
-            "{:>3}  {:<20} {:<6} {:>8} {:>10} {:>9}  {}",
-            i + 1,
-            p.def.name,
-            unit,
-            time,
-            data,
-            files,
-            p.describe()
-        );
-    }
-    println!(
-        "needs {} and {} inodes at most; takes about {} (write phases run for the stonewall plus wear-out; the rest at {}/s for ior-easy, {}/s for ior-hard, {} files/s, find at {} entries/s: --assume-* change that)",
-        ByteCount(est.capacity).human(),
-        count(est.inodes),
-        duration(est.time),
-        args.assume_bandwidth.human(),
-        args.assume_hard_bandwidth.human(),
-        args.assume_file_rate,
-        args.assume_find_rate
-    );
-}
-
-/// "-", "42", "3.00M".
-fn count(n: u64) -> String {
-    match n {
-        0 => "-".into(),
-        1..1000 => n.to_string(),
-        _ => iolab_core::units::OpsPerSec(n as f64).human(),
-    }
-}
-
-fn check_room(dir: &Path, bytes: u64, inodes: u64) -> Result<()> {
-    let (total, free) =
-        iolab_backend::files::fs_space(dir).with_context(|| format!("--dir {}", dir.display()))?;
-    if total > 0 && bytes > free {
-        bail!(
-            "an IO500 run needs about {} in {} but only {} is free; lower --stonewall or --files-per-rank, or free space",
-            ByteCount(bytes).human(),
-            dir.display(),
-            ByteCount(free).human()
-        );
-    }
-    if let Some(free_inodes) = iolab_backend::files::fs_free_inodes(dir)
-        .with_context(|| format!("--dir {}", dir.display()))?
-        && inodes > free_inodes
-    {
-        bail!(
-            "an IO500 run creates about {inodes} files in {} but only {free_inodes} inodes are free; lower --files-per-rank or --stonewall",
-            dir.display()
-        );
-    }
-    Ok(())
-}
-
-fn score(args: Io500ScoreArgs) -> Result<u8> {
-    let parsed = iolab_suites::io500::read(&args.path)?;
-    let check = parsed.check();
-    let stored = if args.import {
-        Some(import(&args, &parsed)?)
-    } else {
-        None
-    };
-    if args.json {
-        let doc = serde_json::json!({ "result": parsed, "check": check, "stored": stored });
-        println!("{}", serde_json::to_string_pretty(&doc)?);
-    } else {
-        print_score(&parsed, &check, stored.as_deref());
-    }
-    Ok(if check.ok() { exit::OK } else { exit::FAILED })
-}
-
-fn import(args: &Io500ScoreArgs, parsed: &ParsedResult) -> Result<String> {
-    let rev = env!("IOLAB_GIT_REVISION");
-    let provenance = Provenance {
-        iolab_version: env!("CARGO_PKG_VERSION").to_string(),
-        git_revision: (!rev.is_empty()).then(|| rev.to_string()),
-        command: std::env::args().collect(),
-        hosts: Vec::new(),
-        ranks: parsed.procs.unwrap_or(0),
-        target: parsed.path.display().to_string(),
-        inventory: None,
-        process: None,
-    };
-    let mut record = run_from_parsed(parsed, provenance, iolab_engine::phase::now_ms());
-    record.label = args.label.clone();
-    let mut store = open_store(&StoreArgs {
-        db: args.db.clone(),
-        no_store: false,
-    })?;
-    let id = store
-        .import_run(&record)
-        .with_context(|| format!("storing {}", parsed.path.display()))?;
-    Ok(id.to_string())
-}
-
-fn print_score(parsed: &ParsedResult, check: &Check, stored: Option<&str>) {
-    let mut header = format!("{}: {}", parsed.path.display(), parsed.format.describe());
-    if let Some(v) = &parsed.version {
-        header.push_str(&format!(", {v}"));
-    }
-    if let Some(p) = parsed.procs {
-        header.push_str(&format!(", {p} ranks"));
-    }
-    print!("{}", render(&header, &parsed.phases, &check.score));
-    match (check.file_score_agrees, &parsed.score) {
-        (Some(true), Some(fs)) => {
-            println!("the file's score (line {}) agrees with its phases", fs.line)
-        }
-        (None, _) => println!("the file states no score; the one above is recomputed"),
-        _ => {}
-    }
-    if let Some(x) = &parsed.extended_score {
-        println!(
-            "extended-mode score (line {}, not checked): Bandwidth {:.6} GiB/s : IOPS {:.6} kiops : TOTAL {:.6}",
-            x.line, x.bandwidth, x.metadata, x.total
-        );
-    }
-    match &parsed.integrity {
-        Some(
-            i @ Integrity::Io500Hash {
-                expected,
-                as_invalid,
-                ..
-            },
-        ) if i.intact() => println!(
-            "IO500's score hash {expected} matches the file's values{}",
-            if *as_invalid {
-                " (as an invalid run)"
-            } else {
-                ""
-            }
-        ),
-        Some(i @ Integrity::Sha256 { checked, .. }) if i.intact() => {
-            println!("hash.txt matches {}", checked.join(", "))
-        }
-        _ => {}
-    }
-    for note in &check.score.notes {
-        println!("note: {note}");
-    }
-    for problem in &check.problems {
-        println!("problem: {problem}");
-    }
-    if check.score.valid() {
-        println!("valid for submission");
-    } else {
-        println!("invalid for submission (fine for testing):");
-        for r in &check.score.reasons {
-            println!("  - {r}");
-        }
-    }
-    if let Some(id) = stored {
-        println!("stored as {id} (kind io500)");
-    }
 }
