@@ -20,6 +20,8 @@ command -v losetup >/dev/null 2>&1 || missing+=(mount)
 command -v mkfs.ext4 >/dev/null 2>&1 || missing+=(e2fsprogs)
 # Storage faults (EIO, ENOSPC, short writes, stalls) through iolab-faultfs, a FUSE mount.
 command -v fusermount3 >/dev/null 2>&1 || missing+=(fuse3)
+# The system calls of `iolab meta` counted against mdtest's (tests/cli/meta_syscalls.rs).
+command -v strace >/dev/null 2>&1 || missing+=(strace)
 if [ ${#missing[@]} -gt 0 ]; then
     echo "== installing ${missing[*]}"
     sudo=""
