@@ -568,7 +568,7 @@ mod tests {
             assert!(html.contains(title), "no chart {title}");
         }
         assert!(html.contains("read · b: 15.0k IOPS at block size 4KiB"));
-        let md = crate::render_markdown(&runs, None);
+        let md = crate::render_markdown(&runs, crate::default_comparison(&runs).as_ref());
         let header = md
             .lines()
             .find(|l| l.starts_with("| Block size"))

@@ -36,6 +36,7 @@ mod comparison_text;
 mod csv;
 mod environment;
 mod error;
+mod extra;
 mod html;
 mod json;
 mod ladder;
@@ -160,8 +161,8 @@ pub fn warnings(runs: &[RunRecord]) -> Vec<Warning> {
     warnings::collect(runs, &aggregate_runs(runs))
 }
 
-/// The comparison a report of `runs` shows when none is given: the second run (baseline)
-/// against the first (the subject). None for fewer than two runs.
+/// The second run (the baseline) against the first (the subject), as `iolab report FIRST
+/// --vs SECOND` compares them. None for fewer than two runs.
 pub fn default_comparison(runs: &[RunRecord]) -> Option<Comparison> {
     match runs {
         [subject, baseline, ..] => Some(compare(baseline, subject)),

@@ -12,18 +12,14 @@ use crate::compare::Comparison;
 use crate::comparison_text::comparison_table;
 use crate::environment::environment_table;
 use crate::measure::{axis_name, params_text};
-use crate::report_tables::{FIGURE_NOTE, environment_rows, group_table, latency_table, runs_table};
+use crate::report_tables::{
+    FIGURE_NOTE, environment_rows, extra_table, group_table, latency_table, runs_table,
+};
 use crate::warnings;
 
-/// The report of `runs` (the first is the subject). Without `comparison`, a second run is
-/// compared with the first as its baseline.
+/// The report of `runs` (the first is the subject), with `comparison` when one is given.
 pub fn render_markdown(runs: &[RunRecord], comparison: Option<&Comparison>) -> String {
     let agg = aggregate_runs(runs);
-    let computed = comparison
-        .is_none()
-        .then(|| crate::default_comparison(runs))
-        .flatten();
-    let comparison = comparison.or(computed.as_ref());
     let mut out = String::new();
     let title = agg
         .sides
@@ -43,7 +39,7 @@ pub fn render_markdown(runs: &[RunRecord], comparison: Option<&Comparison>) -> S
         out.push_str(&comparison_section(c, "##"));
     }
     out.push_str(&crate::ladder::ladders_markdown(runs, &agg));
-    out.push_str(&results_section(&agg));
+    out.push_str(&results_section(runs, &agg));
     out.push_str(&parameters_section(runs, &agg));
     out.push_str("\n## Environment\n\n");
     let names: Vec<String> = agg.sides.iter().map(|s| s.name.clone()).collect();
@@ -83,7 +79,7 @@ pub fn render_comparison_markdown(c: &Comparison) -> String {
     comparison_section(c, "#")
 }
 
-fn results_section(agg: &Aggregate) -> String {
+fn results_section(runs: &[RunRecord], agg: &Aggregate) -> String {
     let mut out = String::from("\n## Results\n\n");
     let _ = writeln!(out, "{FIGURE_NOTE}");
     for g in &agg.groups {
@@ -95,6 +91,12 @@ fn results_section(agg: &Aggregate) -> String {
             let _ = writeln!(out, "Parameters: {}.", params_text(&g.fixed));
         }
         out.push('\n');
+        if g.ops.is_empty() {
+            // A summary of figures kept by name (a targets run's statistics): a table of
+            // them, not an empty table of operations.
+            out.push_str(&extra_table(runs, agg, g).to_markdown());
+            continue;
+        }
         out.push_str(&group_table(agg, g).to_markdown());
         let latency = latency_table(agg, g);
         if !latency.rows.is_empty() {

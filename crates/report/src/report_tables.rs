@@ -224,3 +224,32 @@ mod tests {
         assert_eq!(figure_cell(Measure::Iops, &two), "1.15k IOPS ±165.7% *");
     }
 }
+
+/// The named figures of a group's phase, a column per run.
+pub fn extra_table(runs: &[RunRecord], agg: &Aggregate, g: &Group) -> Table {
+    let phase = |run: &RunRecord| run.phases.iter().find(|p| p.name == g.name).cloned();
+    let found: Vec<_> = runs.iter().map(phase).collect();
+    let mut keys: Vec<&String> = found
+        .iter()
+        .flatten()
+        .flat_map(|p| p.extra.keys())
+        .collect();
+    keys.sort();
+    keys.dedup();
+    let mut headers = vec!["Figure"];
+    headers.extend(agg.sides.iter().map(|s| s.name.as_str()));
+    let mut table = Table::new(&headers);
+    for k in keys {
+        let mut row = vec![crate::extra::label(k)];
+        for p in &found {
+            row.push(
+                p.as_ref()
+                    .and_then(|p| p.extra.get(k))
+                    .map(|v| crate::extra::value(k, *v))
+                    .unwrap_or_default(),
+            );
+        }
+        table.push(row);
+    }
+    table
+}

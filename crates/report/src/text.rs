@@ -233,7 +233,12 @@ pub fn render_phase(p: &PhaseResult) -> String {
     }
     out.push_str(&render_spread(p));
     for (k, v) in &p.extra {
-        let _ = writeln!(out, "  {}: {}", k.replace('_', " "), extra_value(k, *v));
+        let _ = writeln!(
+            out,
+            "  {}: {}",
+            crate::extra::label(k),
+            crate::extra::value(k, *v)
+        );
     }
     if p.error_count > 0 {
         let _ = writeln!(out, "  ERRORS: {}", p.error_count);
@@ -296,23 +301,6 @@ fn render_op(p: &PhaseResult, o: &OpResult) -> String {
         let _ = writeln!(out, "          {} failed", o.errors);
     }
     out
-}
-
-/// A stored figure in its unit, by its name's suffix: rates as bandwidth, bytes as
-/// sizes, percentages with %, counts whole.
-fn extra_value(key: &str, v: f64) -> String {
-    use iolab_core::units::{ByteCount, BytesPerSec};
-    if key.ends_with("bytes_per_sec") {
-        BytesPerSec(v).human()
-    } else if key.ends_with("bytes") {
-        ByteCount(v.max(0.0) as u64).human()
-    } else if key.ends_with("percent") {
-        format!("{v:.1}%")
-    } else if v.fract() == 0.0 && v.abs() < 1e15 {
-        format!("{v:.0}")
-    } else {
-        format!("{v:.2}")
-    }
 }
 
 fn cpu_measured(cpu: &CpuUsage) -> bool {

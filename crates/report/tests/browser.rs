@@ -97,7 +97,12 @@ fn report_renders_its_charts_in_chromium() {
         );
         return;
     };
-    let html = render_html(&fixtures::report_runs(), &HtmlOptions::default());
+    let runs = fixtures::report_runs();
+    let opts = HtmlOptions {
+        comparison: iolab_report::default_comparison(&runs),
+        ..HtmlOptions::default()
+    };
+    let html = render_html(&runs, &opts);
     let expected = svg::charts(&html);
     let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("report-browser");
     std::fs::create_dir_all(&dir).unwrap();

@@ -7,14 +7,25 @@ mod svg;
 
 use iolab_core::result::RunRecord;
 use iolab_report::{
-    Format, HtmlOptions, Noise, Presence, compare, compare_sides, render, render_comparison_csv,
-    render_comparison_markdown, render_comparison_text, render_csv, render_html, render_json,
-    render_markdown, render_points_csv,
+    Format, HtmlOptions, Noise, Presence, compare, compare_sides, default_comparison, render,
+    render_comparison_csv, render_comparison_markdown, render_comparison_text, render_csv,
+    render_html, render_json, render_markdown, render_points_csv,
 };
 
 #[test]
 fn markdown_report() {
-    insta::assert_snapshot!(render_markdown(&fixtures::report_runs(), None));
+    let runs = fixtures::report_runs();
+    insta::assert_snapshot!(render_markdown(&runs, default_comparison(&runs).as_ref()));
+}
+
+/// The fixture runs' report as `iolab report v7.4 --vs v7.3` writes it.
+fn compared() -> String {
+    let runs = fixtures::report_runs();
+    let opts = HtmlOptions {
+        comparison: default_comparison(&runs),
+        ..HtmlOptions::default()
+    };
+    render_html(&runs, &opts)
 }
 
 #[test]
@@ -121,13 +132,13 @@ fn same_json(a: &serde_json::Value, b: &serde_json::Value) -> bool {
 
 #[test]
 fn html_chart_structure() {
-    let html = render_html(&fixtures::report_runs(), &HtmlOptions::default());
+    let html = compared();
     insta::assert_snapshot!(svg::describe(&svg::charts(&html)));
 }
 
 #[test]
 fn html_charts_device_queue_size_and_await() {
-    let html = render_html(&fixtures::report_runs(), &HtmlOptions::default());
+    let html = compared();
     let charts = svg::charts(&html);
     let find = |kind: &str| {
         charts
@@ -154,7 +165,7 @@ fn html_charts_device_queue_size_and_await() {
 
 #[test]
 fn html_is_self_contained() {
-    let html = render_html(&fixtures::report_runs(), &HtmlOptions::default());
+    let html = compared();
     assert!(html.starts_with("<!DOCTYPE html>"));
     for banned in ["<script", "<link", "@import", "url(", "https://"] {
         assert!(!html.contains(banned), "the report contains {banned}");

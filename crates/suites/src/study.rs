@@ -144,6 +144,10 @@ pub struct PhaseEstimate {
     /// Expected duration: exact for time-based phases, else at the assumed speed.
     pub time: Nanos,
     pub time_based: bool,
+    /// Files a metadata phase works on, over all ranks (0 for a data phase).
+    pub files: u64,
+    /// Leaf directories those files are spread over (0 for a data phase).
+    pub dirs: u64,
 }
 
 /// What a whole study needs.
@@ -212,6 +216,8 @@ pub fn estimate(
             data_bytes,
             time,
             time_based,
+            files: 0,
+            dirs: 0,
         });
     }
     let time = Nanos(out.iter().map(|e| e.time.0).sum());
@@ -227,6 +233,13 @@ pub fn estimate(
 fn estimate_meta(spec: &iolab_core::spec::MetaSpec, ranks: u32, rate: f64) -> PhaseEstimate {
     let workers = spec.threads * ranks.max(1);
     let files = spec.total_files_for(workers).unwrap_or(0);
+    // A shared tree's leaves hold every worker's files; private trees have leaves each.
+    let leaves_per_thread = u64::from(spec.dirs_per_thread_for(workers).unwrap_or(0));
+    let dirs = if spec.shared_dir {
+        leaves_per_thread
+    } else {
+        leaves_per_thread * u64::from(workers)
+    };
     let file_ops = spec.ops.iter().filter(|o| o.on_files()).count() as u64;
     // One pass over every file at `rate` files per second.
     let pass = Nanos((files as f64 / rate.max(1.0) * 1e9) as u64);
@@ -245,6 +258,8 @@ fn estimate_meta(spec: &iolab_core::spec::MetaSpec, ranks: u32, rate: f64) -> Ph
         data_bytes: stored,
         time,
         time_based: false,
+        files,
+        dirs,
     }
 }
 

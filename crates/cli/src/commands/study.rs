@@ -6,10 +6,10 @@ use std::path::PathBuf;
 
 use anyhow::{Context, Result, bail};
 use clap::{Args, Subcommand};
-use iolab_core::spec::{Overrides, PlannedPhase, StudySpec, TargetSpec};
+use iolab_core::spec::{Overrides, PhaseSpec, PlannedPhase, StudySpec, TargetSpec};
 use iolab_core::units::{ByteCount, BytesPerSec, Nanos};
 use iolab_engine::{MonotonicClock, prepare_target};
-use iolab_suites::study::{estimate, run_study};
+use iolab_suites::study::{PhaseEstimate, estimate, run_study};
 
 use crate::cli::OutputArgs;
 use crate::commands::finish::{abandon, cleanup, conclude};
@@ -179,8 +179,8 @@ fn plan(args: StudyPlanArgs) -> Result<u8> {
     );
     println!("study {} ({origin}): {}", spec.name, spec.description);
     println!(
-        "{:>4}  {:<14} {:<24} {:>3}  {:<12} {:>10} {:>9}",
-        "#", "sweep", "point", "rep", "phase", "data", "time"
+        "{:>4}  {:<14} {:<24} {:>3}  {:<12} {:<30} {:>10} {:>9}",
+        "#", "sweep", "point", "rep", "phase", "runs as", "data", "time"
     );
     for (i, (p, e)) in phases.iter().zip(&est.phases).enumerate() {
         let point: Vec<String> = p
@@ -194,15 +194,23 @@ fn plan(args: StudyPlanArgs) -> Result<u8> {
             format!("~{}", e.time.human())
         };
         println!(
-            "{:>4}  {:<14} {:<24} {:>3}  {:<12} {:>10} {:>9}",
+            "{:>4}  {:<14} {:<24} {:>3}  {:<12} {:<30} {:>10} {:>9}",
             i + 1,
             p.sweep,
             point.join(" "),
             p.repetition + 1,
             p.name,
+            runs_as(&p.spec, e, args.ranks),
             ByteCount(e.data_bytes).human(),
             time
         );
+    }
+    for (i, p) in phases.iter().enumerate() {
+        if let PhaseSpec::Meta(m) = &p.spec
+            && let Some(note) = m.total_files_note(m.threads * args.ranks.max(1))
+        {
+            println!("note on #{}: {note}", i + 1);
+        }
     }
     println!(
         "{} phases; needs {} of free space at most; takes about {} (size-based phases at {}/s or {} IOPS, metadata at as many files/s; --assume-bandwidth and --assume-iops change that)",
@@ -217,6 +225,33 @@ fn plan(args: StudyPlanArgs) -> Result<u8> {
         println!("{} has room for it", dir.display());
     }
     Ok(exit::OK)
+}
+
+/// The resolved values a phase runs with (after --scale and --set): what a plan row
+/// shows beside the point, so that a scaled or overridden study can be checked before it runs.
+fn runs_as(spec: &PhaseSpec, e: &PhaseEstimate, ranks: u32) -> String {
+    let per_rank = if ranks > 1 { " per rank" } else { "" };
+    match spec {
+        PhaseSpec::Data(d) => {
+            let amount = d.runtime.map(|t| format!(" for {t}")).unwrap_or_default();
+            let mix = if d.rw.is_mixed() {
+                format!(" {}%r", d.read_percent())
+            } else {
+                String::new()
+            };
+            format!(
+                "{}{mix} {} x{}{per_rank} qd{}{amount}",
+                d.rw.name(),
+                d.block_size,
+                d.threads,
+                d.queue_depth
+            )
+        }
+        PhaseSpec::Meta(m) => format!(
+            "{} files in {} dirs, x{}{per_rank}",
+            e.files, e.dirs, m.threads
+        ),
+    }
 }
 
 fn check_space(dir: &std::path::Path, need: u64) -> Result<()> {

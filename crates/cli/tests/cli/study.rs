@@ -27,6 +27,58 @@ fn every_preset_plans() {
     assert!(zfs.stdout.contains("24 phases"), "{}", zfs.stdout);
 }
 
+/// `study plan` shows each phase as it will run: `--set` values as set, `--scale` applied
+/// to the preset's own values, and metadata phases by their files and directories (they
+/// used to show as "0 B").
+#[test]
+fn plan_shows_the_resolved_values_of_every_phase() {
+    let r = run(&[
+        "study",
+        "plan",
+        "nfs",
+        "--scale",
+        "0.01",
+        "--set",
+        "files_per_dir=300",
+    ])
+    .expect(0);
+    let row = |n: &str| {
+        r.stdout
+            .lines()
+            .find(|l| l.trim_start().starts_with(&format!("{n} ")))
+            .unwrap_or_else(|| panic!("no row {n}:\n{}", r.stdout))
+            .to_string()
+    };
+    // Row 1: S1's sequential write at 1 thread, 1 MiB, 2 TB scaled to 20 GB.
+    assert!(row("1").contains("write 1MiB x1 qd1"), "{}", row("1"));
+    // The metadata table at 2 threads: 960,000 files scaled to 9,600, 300 per directory
+    // (as set, not scaled to 3): 16 directories per thread, 32 directories in all.
+    let md = row("30");
+    assert!(md.contains("threads=2"), "{md}");
+    assert!(md.contains("9600 files in 32 dirs, x2"), "{md}");
+    let hci = run(&["study", "plan", "hci", "--scale", "0.01"]).expect(0);
+    assert!(
+        hci.stdout.contains("randrw 90%r 4KiB x8 qd8 for 9s"),
+        "{}",
+        hci.stdout
+    );
+    let odd = run(&[
+        "study",
+        "plan",
+        "nfs",
+        "--scale",
+        "0.01",
+        "--set",
+        "files_per_dir=3000",
+    ])
+    .expect(0);
+    assert!(
+        odd.stdout.contains("note on #34: --total-files 9600 does not divide into 3000 files per directory for 32 threads: 1 directories per thread make 96000 files"),
+        "{}",
+        odd.stdout
+    );
+}
+
 const MINI: &str = r#"
 name = "mini"
 repeat = 2

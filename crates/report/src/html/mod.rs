@@ -39,14 +39,13 @@ pub fn escape(s: &str) -> String {
     out
 }
 
-/// The report of `runs` (the first is the subject, the others are overlaid on its charts
-/// and compared with it) as one HTML document.
+/// The report of `runs` (the first is the subject, the others are overlaid on its charts)
+/// as one HTML document, with `opts.comparison` when one is given: a report compares only
+/// when asked to (`iolab report A --vs B`, `iolab compare --format html`), never as a side
+/// effect of showing several runs (`iolab results export`).
 pub fn render_html(runs: &[RunRecord], opts: &HtmlOptions) -> String {
     let agg = aggregate_runs(runs);
-    let comparison = opts
-        .comparison
-        .clone()
-        .or_else(|| crate::default_comparison(runs));
+    let comparison = opts.comparison.clone();
     let title = opts.title.clone().unwrap_or_else(|| {
         let names: Vec<&str> = agg.sides.iter().map(|s| s.name.as_str()).collect();
         format!("iolab report: {}", names.join(" vs "))

@@ -16,7 +16,9 @@ use crate::comparison_text::comparison_table;
 use crate::environment::environment_table;
 use crate::ladder::ladder_outcome;
 use crate::measure::{axis_name, params_text};
-use crate::report_tables::{FIGURE_NOTE, environment_rows, group_table, latency_table, runs_table};
+use crate::report_tables::{
+    FIGURE_NOTE, environment_rows, extra_table, group_table, latency_table, runs_table,
+};
 use crate::warnings;
 
 const STYLE: &str = include_str!("style.css");
@@ -55,7 +57,7 @@ pub fn page(title: &str, runs: &[RunRecord], agg: &Aggregate, c: Option<&Compari
         sections.push(("ladder", "Latency ladder", ladders));
     }
     chart_sections(&mut sections, runs, agg);
-    sections.push(("results", "Results", results_html(agg)));
+    sections.push(("results", "Results", results_html(runs, agg)));
     sections.push(("parameters", "Parameters", parameters_html(runs, agg)));
     sections.push(("environment", "Environment", environment_html(runs, agg)));
     document(title, &sections)
@@ -229,7 +231,7 @@ fn comparison_html(c: &Comparison) -> String {
     out
 }
 
-fn results_html(agg: &Aggregate) -> String {
+fn results_html(runs: &[RunRecord], agg: &Aggregate) -> String {
     let mut out = format!("<p class=\"note\">{}</p>\n", escape(FIGURE_NOTE));
     for g in &agg.groups {
         let _ = writeln!(
@@ -237,6 +239,12 @@ fn results_html(agg: &Aggregate) -> String {
             "<div class=\"result\">\n<h3>{}</h3>",
             escape(&g.label())
         );
+        if g.ops.is_empty() {
+            // Figures kept by name (a targets run's statistics), not an empty table.
+            out.push_str(&extra_table(runs, agg, g).to_html("figures"));
+            out.push_str("</div>\n");
+            continue;
+        }
         out.push_str(&group_table(agg, g).to_html("figures"));
         let _ = writeln!(
             out,

@@ -1,0 +1,80 @@
+//! Figures a phase keeps by name rather than per operation (a targets run's statistics, a
+//! ladder step's load, an IO500 phase's value): what each is called in a report, and its
+//! value in its unit. Text, Markdown and HTML name them the same way.
+
+use iolab_core::units::{ByteCount, BytesPerSec};
+
+/// What a stored figure is, in words: the name a reader can look up in docs/figures.md.
+pub fn label(key: &str) -> String {
+    let known = match key {
+        "aggregate_bytes_per_sec" => "sum of per-target rates (StorageBench's aggregate)",
+        "wall_bytes_per_sec" => "total bytes over wall time",
+        "total_bytes" => "total bytes moved",
+        "average_bytes_per_sec" => "per-target rate, average",
+        "median_bytes_per_sec" => "per-target rate, median",
+        "min_bytes_per_sec" => "per-target rate, lowest",
+        "max_bytes_per_sec" => "per-target rate, highest",
+        "mad_bytes_per_sec" => "per-target rate, median absolute deviation",
+        "bytes_per_sec" => "rate (bytes over this target's slowest thread's time)",
+        "threshold_percent" => "slow threshold (below the reference by)",
+        "vs_median_percent" => "against the median",
+        "percent_of_rated" => "of the rated figure",
+        "slow" => "flagged slow",
+        "node_slow" => "node flagged slow",
+        "slow_targets" => "targets flagged slow",
+        "slow_nodes" => "nodes flagged slow",
+        "ladder_load" => "ladder load (queue depth)",
+        "objective_latency_ns" => "latency judged against the objective",
+        "meets_objective" => "meets the objective",
+        "knee" => "knee of the curve",
+        _ => "",
+    };
+    if known.is_empty() {
+        key.replace('_', " ")
+    } else {
+        known.to_string()
+    }
+}
+
+/// A stored figure in its unit, by its name: rates as bandwidth, bytes as sizes,
+/// percentages with %, flags as yes/no, latencies as times, counts whole.
+pub fn value(key: &str, v: f64) -> String {
+    if matches!(key, "slow" | "node_slow" | "meets_objective" | "knee") {
+        return if v > 0.0 { "yes" } else { "no" }.to_string();
+    }
+    if key.ends_with("bytes_per_sec") {
+        BytesPerSec(v).human()
+    } else if key.ends_with("bytes") {
+        ByteCount(v.max(0.0) as u64).human()
+    } else if key.ends_with("percent") || key == "percent_of_rated" {
+        format!("{v:.1}%")
+    } else if key.ends_with("_ns") {
+        iolab_core::units::Nanos(v.max(0.0) as u64).human()
+    } else if v.fract() == 0.0 && v.abs() < 1e15 {
+        format!("{v:.0}")
+    } else {
+        format!("{v:.2}")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn figures_are_named_and_in_their_units() {
+        assert_eq!(
+            label("aggregate_bytes_per_sec"),
+            "sum of per-target rates (StorageBench's aggregate)"
+        );
+        assert_eq!(label("wall_bytes_per_sec"), "total bytes over wall time");
+        assert_eq!(label("io500-value"), "io500-value");
+        assert_eq!(value("wall_bytes_per_sec", 1024.0 * 1024.0), "1.00 MiB/s");
+        assert_eq!(value("total_bytes", 16.0 * 1048576.0), "16.0 MiB");
+        assert_eq!(value("vs_median_percent", -5.06), "-5.1%");
+        assert_eq!(value("slow", 1.0), "yes");
+        assert_eq!(value("node_slow", 0.0), "no");
+        assert_eq!(value("targets", 2.0), "2");
+        assert_eq!(value("iops", 276212.468), "276212.47");
+    }
+}
