@@ -6,6 +6,7 @@
 
 use std::any::Any;
 use std::panic::{self, AssertUnwindSafe};
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Condvar, Mutex, MutexGuard, PoisonError};
 use std::thread;
 
@@ -31,6 +32,18 @@ impl InProcess {
     /// # Panics
     /// If `n` is 0, if a rank's thread cannot be spawned, and as described above.
     pub fn run<T, F>(n: u32, hosts: impl Fn(u32) -> String, f: F) -> Vec<T>
+    where
+        T: Send,
+        F: Fn(&dyn Comm) -> T + Sync,
+    {
+        Self::run_counted(n, hosts, f).0
+    }
+
+    /// [`InProcess::run`], also returning the bytes each rank received from collectives
+    /// as MPI would deliver them (an all-gather delivers every rank's part to every rank,
+    /// a gather only to its root, a reduction one record): what tests assert to show that
+    /// a rank's traffic does not grow with the number of ranks.
+    pub fn run_counted<T, F>(n: u32, hosts: impl Fn(u32) -> String, f: F) -> (Vec<T>, Vec<u64>)
     where
         T: Send,
         F: Fn(&dyn Comm) -> T + Sync,
@@ -92,7 +105,12 @@ impl InProcess {
             let (_, payload) = panics.swap_remove(first);
             panic::resume_unwind(payload);
         }
-        results
+        let received = meeting
+            .received
+            .iter()
+            .map(|r| r.load(Ordering::Relaxed))
+            .collect();
+        (results, received)
     }
 }
 
@@ -111,6 +129,8 @@ enum Collective {
     Barrier,
     AllGather,
     Broadcast { root: u32 },
+    Gather { root: u32 },
+    Reduce,
     AllOk,
     AllMax,
     AllSum,
@@ -172,6 +192,10 @@ struct Meeting {
     size: u32,
     state: Mutex<State>,
     changed: Condvar,
+    /// Bytes each rank has received from collectives, as MPI would deliver them: all of
+    /// an all-gather, the root's part of a broadcast, a gather's parts at its root only,
+    /// one record of a reduction (see [`InProcess::run_counted`]).
+    received: Vec<AtomicU64>,
 }
 
 impl Meeting {
@@ -188,6 +212,7 @@ impl Meeting {
                 failure: None,
             }),
             changed: Condvar::new(),
+            received: (0..size).map(|_| AtomicU64::new(0)).collect(),
         }
     }
 
@@ -287,7 +312,21 @@ struct RankHandle<'m> {
 
 impl RankHandle<'_> {
     fn meet(&self, collective: Collective, mine: Vec<u8>) -> Vec<Vec<u8>> {
-        self.meeting.meet(self.rank, collective, mine)
+        let record = mine.len();
+        let all = self.meeting.meet(self.rank, collective, mine);
+        let parts = || all.iter().map(Vec::len).sum::<usize>();
+        let got = match collective {
+            Collective::Barrier => 0,
+            Collective::AllGather => parts(),
+            Collective::Broadcast { root } => all[root as usize].len(),
+            Collective::Gather { root } if root == self.rank => parts(),
+            Collective::Gather { .. } => 0,
+            Collective::Reduce | Collective::AllOk | Collective::AllMax | Collective::AllSum => {
+                record
+            }
+        };
+        self.meeting.received[self.rank as usize].fetch_add(got as u64, Ordering::Relaxed);
+        all
     }
 
     fn numbers(&self, collective: Collective, value: u64) -> impl Iterator<Item = u64> {
@@ -335,6 +374,31 @@ impl Comm for RankHandle<'_> {
         };
         let mut all = self.meet(Collective::Broadcast { root }, mine);
         std::mem::take(&mut all[root as usize])
+    }
+    fn gather_bytes(&self, root: u32, mine: &[u8]) -> Vec<Vec<u8>> {
+        assert!(
+            root < self.meeting.size,
+            "gather to root {root}, but there are only {} ranks",
+            self.meeting.size
+        );
+        let all = self.meet(Collective::Gather { root }, mine.to_vec());
+        if self.rank == root { all } else { Vec::new() }
+    }
+    /// Exact sums (wrapping) and maxima, as MPI_Allreduce computes them; counted as one
+    /// record received, as a reduction tree delivers.
+    fn reduce(
+        &self,
+        sums: &[u64],
+        maxes: &[u64],
+        _deadline: Option<std::time::Duration>,
+        _on_silence: &dyn Fn(&crate::Silence),
+    ) -> (Vec<u64>, Vec<u64>) {
+        let mine = crate::record(sums, maxes);
+        crate::combine(
+            &self.meet(Collective::Reduce, mine),
+            sums.len(),
+            maxes.len(),
+        )
     }
     fn all_ok(&self, ok: bool) -> bool {
         self.meet(Collective::AllOk, vec![u8::from(ok)])

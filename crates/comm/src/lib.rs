@@ -103,6 +103,10 @@ pub trait Comm: Send + Sync {
     fn all_gather_bytes(&self, mine: &[u8]) -> Vec<Vec<u8>>;
     /// Every rank receives `root`'s bytes (`data` is ignored on the other ranks).
     fn broadcast_bytes(&self, root: u32, data: &[u8]) -> Vec<u8>;
+    /// `root` receives every rank's bytes, indexed by rank; the other ranks receive
+    /// nothing (an empty list). What only `root` prints or stores travels this way, so the
+    /// other ranks' traffic does not grow with the job (MPI_Gatherv).
+    fn gather_bytes(&self, root: u32, mine: &[u8]) -> Vec<Vec<u8>>;
     /// True on every rank if `ok` was true on every rank.
     fn all_ok(&self, ok: bool) -> bool;
     /// The maximum of `value` over all ranks, on every rank.
@@ -126,24 +130,8 @@ pub trait Comm: Send + Sync {
         on_silence: &dyn Fn(&Silence),
     ) -> (Vec<u64>, Vec<u64>) {
         let _ = (deadline, on_silence);
-        let mut mine = Vec::with_capacity(8 * (sums.len() + maxes.len()));
-        for v in sums.iter().chain(maxes) {
-            mine.extend_from_slice(&v.to_le_bytes());
-        }
-        let mut total = (vec![0u64; sums.len()], vec![0u64; maxes.len()]);
-        for bytes in self.all_gather_bytes(&mine) {
-            let values = bytes
-                .chunks_exact(8)
-                .map(|c| u64::from_le_bytes(c.try_into().unwrap_or([0; 8])));
-            for (i, v) in values.enumerate() {
-                if i < sums.len() {
-                    total.0[i] = total.0[i].wrapping_add(v);
-                } else if let Some(m) = total.1.get_mut(i - sums.len()) {
-                    *m = (*m).max(v);
-                }
-            }
-        }
-        total
+        let mine = crate::record(sums, maxes);
+        combine(&self.all_gather_bytes(&mine), sums.len(), maxes.len())
     }
     /// The last meeting of a rank that ends with an error: waits until every rank has
     /// arrived (they ended with an error too, all alike); if they have not within
@@ -164,6 +152,22 @@ pub trait CommExt: Comm {
     fn all_gather<T: Serialize + DeserializeOwned>(&self, mine: &T) -> Result<Vec<T>, CommError> {
         let bytes = serde_json::to_vec(mine).map_err(CommError::encode)?;
         self.all_gather_bytes(&bytes)
+            .iter()
+            .enumerate()
+            .map(|(rank, b)| {
+                serde_json::from_slice(b).map_err(|e| CommError::decode(rank as u32, e))
+            })
+            .collect()
+    }
+
+    /// Every rank's value at `root` (indexed by rank); an empty list on the other ranks.
+    fn gather<T: Serialize + DeserializeOwned>(
+        &self,
+        root: u32,
+        mine: &T,
+    ) -> Result<Vec<T>, CommError> {
+        let bytes = serde_json::to_vec(mine).map_err(CommError::encode)?;
+        self.gather_bytes(root, &bytes)
             .iter()
             .enumerate()
             .map(|(rank, b)| {
@@ -202,6 +206,33 @@ pub trait CommExt: Comm {
 }
 
 impl<C: Comm + ?Sized> CommExt for C {}
+
+/// One rank's record for a reduction: `sums` then `maxes` as little-endian u64s.
+fn record(sums: &[u64], maxes: &[u64]) -> Vec<u8> {
+    sums.iter()
+        .chain(maxes)
+        .flat_map(|v| v.to_le_bytes())
+        .collect()
+}
+
+/// Every rank's record of `sums` then `maxes` (little-endian u64s) combined: element-wise
+/// wrapping sums and maxima, as MPI_SUM and MPI_MAX give them.
+fn combine(records: &[Vec<u8>], sums: usize, maxes: usize) -> (Vec<u64>, Vec<u64>) {
+    let mut total = (vec![0u64; sums], vec![0u64; maxes]);
+    for bytes in records {
+        let values = bytes
+            .chunks_exact(8)
+            .map(|c| u64::from_le_bytes(c.try_into().unwrap_or([0; 8])));
+        for (i, v) in values.enumerate() {
+            if i < sums {
+                total.0[i] = total.0[i].wrapping_add(v);
+            } else if let Some(m) = total.1.get_mut(i - sums) {
+                *m = (*m).max(v);
+            }
+        }
+    }
+    total
+}
 
 /// This machine's host name ("unknown" if it cannot be read).
 pub fn hostname() -> String {

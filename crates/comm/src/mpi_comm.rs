@@ -160,6 +160,33 @@ fn count(len: usize) -> Count {
     })
 }
 
+/// Splits a gathered buffer into each rank's bytes, dropping the padding byte each rank
+/// added so that no buffer is empty.
+fn unpad(buffer: &[u8], counts: &[Count]) -> Vec<Vec<u8>> {
+    let mut rest = buffer;
+    counts
+        .iter()
+        .map(|&c| {
+            let (head, tail) = rest.split_at(length(c));
+            rest = tail;
+            head.split_last()
+                .map(|(_, body)| body.to_vec())
+                .unwrap_or_default()
+        })
+        .collect()
+}
+
+/// Where each rank's bytes start in a gathered buffer, and its total length.
+fn offsets(counts: &[Count]) -> (Vec<Count>, usize) {
+    let mut displacements: Vec<Count> = Vec::with_capacity(counts.len());
+    let mut total = 0usize;
+    for &c in counts {
+        displacements.push(count(total));
+        total += length(c);
+    }
+    (displacements, total)
+}
+
 /// The length in bytes of an MPI count received from a peer (which made it with `count`).
 fn length(count: Count) -> usize {
     usize::try_from(count).expect("an MPI count made from a length is not negative")
@@ -191,12 +218,7 @@ impl Comm for Mpi {
         let mut counts: Vec<Count> = vec![0; self.size as usize];
         world.all_gather_into(&count(padded.len()), &mut counts[..]);
 
-        let mut displacements: Vec<Count> = Vec::with_capacity(counts.len());
-        let mut total = 0usize;
-        for &c in &counts {
-            displacements.push(count(total));
-            total += length(c);
-        }
+        let (displacements, total) = offsets(&counts);
         // Every rank sums the same counts, so every rank panics alike if this overflows.
         count(total);
 
@@ -205,18 +227,39 @@ impl Comm for Mpi {
             let mut partition = PartitionMut::new(&mut buffer[..], &counts[..], &displacements[..]);
             world.all_gather_varcount_into(&padded[..], &mut partition);
         }
-        let mut rest = buffer.as_slice();
-        counts
-            .iter()
-            .map(|&c| {
-                let (head, tail) = rest.split_at(length(c));
-                rest = tail;
-                // Drop the padding byte.
-                head.split_last()
-                    .map(|(_, body)| body.to_vec())
-                    .unwrap_or_default()
-            })
-            .collect()
+        unpad(&buffer, &counts)
+    }
+
+    /// Two gathers to `root`: the lengths, then the bytes (MPI_Gatherv); the other ranks
+    /// receive nothing.
+    fn gather_bytes(&self, root: u32, mine: &[u8]) -> Vec<Vec<u8>> {
+        assert!(
+            root < self.size,
+            "gather to root {root}, but there are only {} ranks",
+            self.size
+        );
+        let world = self.world();
+        let root_process =
+            world.process_at_rank(Rank::try_from(root).expect("root < size fits an MPI rank"));
+        // The padding byte keeps every buffer non-empty (see all_gather_bytes).
+        let mut padded = Vec::with_capacity(mine.len() + 1);
+        padded.extend_from_slice(mine);
+        padded.push(0);
+        if self.rank != root {
+            root_process.gather_into(&count(padded.len()));
+            root_process.gather_varcount_into(&padded[..]);
+            return Vec::new();
+        }
+        let mut counts: Vec<Count> = vec![0; self.size as usize];
+        root_process.gather_into_root(&count(padded.len()), &mut counts[..]);
+        let (displacements, total) = offsets(&counts);
+        count(total);
+        let mut buffer = vec![0u8; total];
+        {
+            let mut partition = PartitionMut::new(&mut buffer[..], &counts[..], &displacements[..]);
+            root_process.gather_varcount_into_root(&padded[..], &mut partition);
+        }
+        unpad(&buffer, &counts)
     }
 
     /// Two broadcasts: the length, then the bytes.

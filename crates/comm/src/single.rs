@@ -38,6 +38,9 @@ impl Comm for SingleProcess {
     fn broadcast_bytes(&self, _root: u32, data: &[u8]) -> Vec<u8> {
         data.to_vec()
     }
+    fn gather_bytes(&self, _root: u32, mine: &[u8]) -> Vec<Vec<u8>> {
+        vec![mine.to_vec()]
+    }
     fn all_ok(&self, ok: bool) -> bool {
         ok
     }

@@ -16,7 +16,7 @@ use crate::assemble::{PhaseMeta, assemble};
 use crate::clock::Clock;
 use crate::error::EngineError;
 use crate::layout::{create_for_write, lay_out, set_cache_state};
-use crate::phase::{Env, RankOutcome, run_phase};
+use crate::phase::{Env, run_phase};
 use crate::plan::{DataPlan, DataTarget, PlanContext, plan_data};
 use crate::target::{PreparedTarget, agree};
 use crate::workdir::{FileInfo, VerifyInfo};
@@ -194,14 +194,14 @@ pub fn run_data<C: Clock>(
     let run = run_workers(env, clock, &name, &plan, alignment, counts)?;
     let completed = run.completed_by_worker();
     let mut phases = vec![assemble(meta, &run)];
-    record_complete_files(comm, &plan, target, &completed, &run.outcomes)?;
+    record_complete_files(comm, &plan, target, &completed, run.errors)?;
 
     if spec.verify
         && spec.rw.writes()
         && !spec.rw.is_mixed()
         && !opts.no_verify_pass
         && !run.interrupted
-        && phases[0].error_count == 0
+        && run.errors == 0
     {
         phases.push(verify_pass(
             env,
@@ -298,14 +298,13 @@ fn record_complete_files(
     plan: &DataPlan,
     target: &PreparedTarget,
     completed: &[u64],
-    outcomes: &[RankOutcome],
+    errors: u64,
 ) -> Result<(), EngineError> {
     let Some(workdir) = target.workdir() else {
         return Ok(());
     };
     let spec = &plan.spec;
-    if !spec.rw.writes() || spec.rw.is_mixed() || outcomes.iter().any(|o| o.measure.error_count > 0)
-    {
+    if !spec.rw.writes() || spec.rw.is_mixed() || errors > 0 {
         return Ok(());
     }
     let verify = spec.verify.then_some(VerifyInfo {

@@ -152,9 +152,17 @@ pub struct RankOutcome {
     pub cpu_set: Vec<u32>,
 }
 
-/// Every rank's outcome of one phase.
+/// One phase as this rank knows it once it ended.
 pub struct PhaseRun {
+    /// Every rank's outcome on rank 0 (which prints and stores them); this rank's own on
+    /// the others, so that they do not receive what they would not use.
     pub outcomes: Vec<RankOutcome>,
+    /// Operations each worker of every rank completed, indexed by global worker number,
+    /// on every rank.
+    pub completed: Vec<u64>,
+    /// Errors on all ranks together, on every rank (what decides whether a phase that
+    /// follows runs).
+    pub errors: u64,
     pub interrupted: bool,
     /// Wall-clock start on this rank, ms since the epoch.
     pub started_at_ms: i64,
@@ -163,12 +171,30 @@ pub struct PhaseRun {
 }
 
 impl PhaseRun {
+    /// A run made of outcomes already in hand (every rank's, or a unit's), as rank 0
+    /// would have them.
+    pub fn from_outcomes(
+        outcomes: Vec<RankOutcome>,
+        interrupted: bool,
+        started_at_ms: i64,
+        telemetry: Option<Telemetry>,
+    ) -> PhaseRun {
+        PhaseRun {
+            completed: outcomes
+                .iter()
+                .flat_map(|o| o.completed.iter().copied())
+                .collect(),
+            errors: outcomes.iter().map(|o| o.measure.error_count).sum(),
+            outcomes,
+            interrupted,
+            started_at_ms,
+            telemetry,
+        }
+    }
+
     /// Operations completed per worker, indexed by global worker number.
     pub fn completed_by_worker(&self) -> Vec<u64> {
-        self.outcomes
-            .iter()
-            .flat_map(|o| o.completed.iter().copied())
-            .collect()
+        self.completed.clone()
     }
 }
 
@@ -300,26 +326,70 @@ where
         cpus: outcome.cpu_set.len() as u32,
     };
     let _ = start;
-    let outcomes: Vec<RankOutcome> = comm.all_gather(&outcome).map_err(|e| EngineError::Rank {
+    interrupted |= env.interrupt.load(Ordering::Relaxed);
+    gather_outcomes(comm, outcome, interrupted, started_at_ms, telemetry)
+}
+
+/// Brings the phase's outcomes together: every rank learns what it decides on (setup
+/// errors, each worker's completed count, the errors anywhere), and only rank 0, which
+/// prints and stores, receives the ranks' whole outcomes (histograms, timelines).
+fn gather_outcomes(
+    comm: &dyn Comm,
+    outcome: RankOutcome,
+    interrupted: bool,
+    started_at_ms: i64,
+    telemetry: Option<Telemetry>,
+) -> Result<PhaseRun, EngineError> {
+    let rank_error = |e: iolab_comm::CommError| EngineError::Rank {
         rank: comm.rank(),
         host: comm.host().to_string(),
         message: e.to_string(),
-    })?;
-    interrupted |= env.interrupt.load(Ordering::Relaxed);
-    if let Some(bad) = outcomes.iter().find(|o| o.setup_error.is_some()) {
-        let message = bad.setup_error.clone().unwrap_or_default();
+    };
+    if !comm.all_ok(outcome.setup_error.is_none()) {
+        // Only on failure: every rank learns which rank failed and why.
+        let errors: Vec<(u32, String, Option<String>)> = comm
+            .all_gather(&(outcome.rank, outcome.host.clone(), outcome.setup_error))
+            .map_err(rank_error)?;
+        let (rank, host, message) = errors
+            .into_iter()
+            .find_map(|(r, h, e)| e.map(|e| (r, h, e)))
+            .unwrap_or_default();
         return Err(if comm.size() == 1 {
             EngineError::Setup(message)
         } else {
             EngineError::Rank {
-                rank: bad.rank,
-                host: bad.host.clone(),
+                rank,
+                host,
                 message,
             }
         });
     }
+    // Eight bytes per worker: later phases (a stat after a stonewalled create, a read of
+    // what was written) start from exactly what each worker completed.
+    let mine: Vec<u8> = outcome
+        .completed
+        .iter()
+        .flat_map(|c| c.to_le_bytes())
+        .collect();
+    let completed = comm
+        .all_gather_bytes(&mine)
+        .iter()
+        .flat_map(|b| {
+            b.chunks_exact(8)
+                .map(|c| u64::from_le_bytes(c.try_into().unwrap_or([0; 8])))
+        })
+        .collect();
+    let (sums, _) = comm.reduce(&[outcome.measure.error_count], &[], None, &|_| {});
+    let outcomes = if comm.size() == 1 {
+        vec![outcome]
+    } else {
+        let all: Vec<RankOutcome> = comm.gather(0, &outcome).map_err(rank_error)?;
+        if comm.rank() == 0 { all } else { vec![outcome] }
+    };
     Ok(PhaseRun {
         outcomes,
+        completed,
+        errors: sums[0],
         interrupted,
         started_at_ms,
         telemetry,

@@ -35,6 +35,9 @@ fn wear_out_brings_every_rank_to_the_busiest_count() {
     for r in &results {
         // Rank 0 did 500 I/Os in 1 ms of 2 µs each; the others caught up with it.
         assert_eq!(r.completed, vec![500, 500, 500, 500]);
+    }
+    // Rank 0, which prints and stores, holds every rank's figures.
+    for r in &results[..1] {
         let p = &r.phases[0];
         assert_eq!(p.op(OpKind::Read).unwrap().ops, 2000);
         assert_eq!(p.ranks, 4);
@@ -197,4 +200,41 @@ fn one_failing_rank_stops_every_rank_with_its_name() {
         "{errors:?}"
     );
     let _ = EngineError::Interrupted;
+}
+
+/// What a rank other than 0 receives when a phase ends does not grow with the job: eight
+/// bytes per worker (each worker's completed count, which later phases start from) and
+/// constant-size reductions, while rank 0 receives every rank's outcome (histograms,
+/// timelines), as it alone prints and stores them. Counted by the InProcess meeting as
+/// MPI delivers (an all-gather to every rank, a gather to its root, a reduction one
+/// record), so no timing is involved.
+#[test]
+fn only_rank_0_receives_the_outcomes_of_a_phase() {
+    use iolab_engine::phase::{WorkerReport, run_phase};
+    let received = |n: u32| {
+        let (_, bytes) = InProcess::run_counted(n, two_hosts, |comm: &dyn Comm| {
+            let stop = AtomicBool::new(false);
+            let env = Env::new(comm, &stop);
+            run_phase(&env, &MonotonicClock, "idle", 1, false, |i, control| {
+                control.ready_and_wait(true);
+                control.finished(i);
+                Ok(WorkerReport::idle())
+            })
+            .unwrap();
+        });
+        bytes
+    };
+    let (small, large) = (received(2), received(16));
+    let others = |b: &[u64]| *b[1..].iter().max().unwrap();
+    // Ticks are reductions of one record each; a few more may fall in one run than in the
+    // other (at most a handful in a phase this short), hence the allowance.
+    let ticks = 4 * 72;
+    assert!(
+        others(&large) <= others(&small) + 8 * 14 + ticks,
+        "a rank other than 0 received {} bytes at 16 ranks against {} at 2",
+        others(&large),
+        others(&small)
+    );
+    // Rank 0 receives each of the 16 outcomes, each larger than anything another rank got.
+    assert!(large[0] > 16 * others(&small), "{large:?}");
 }

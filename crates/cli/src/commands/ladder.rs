@@ -5,6 +5,7 @@
 
 use anyhow::Result;
 use clap::{Args, ValueEnum};
+use iolab_comm::CommExt;
 use iolab_core::result::{OpKind, PhaseResult};
 use iolab_core::spec::{BackendKind, DataSpec, TargetSpec};
 use iolab_core::units::{Nanos, TimeSpan};
@@ -114,9 +115,15 @@ fn ladder_in(rt: &Runtime, args: LadderArgs, slo: Slo) -> Result<u8> {
             .map(|o| slo.latency_of(&o.latency))
             .max()
             .unwrap_or(Nanos::ZERO);
+        // Only rank 0 holds every rank's figures: its verdict decides the next step on
+        // every rank, so that all ranks climb alike.
+        let (iops, latency) = rt
+            .comm
+            .broadcast(0, &(iops, latency.0))
+            .map_err(|e| EngineError::Setup(e.to_string()))?;
         progress.finish();
         phases.push(phase);
-        Ok((iops, latency))
+        Ok((iops, Nanos(latency)))
     };
     let result = climb_axis(&args, &slo, &mut step);
     progress.finish();

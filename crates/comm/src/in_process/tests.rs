@@ -252,3 +252,46 @@ fn reduce_sums_and_takes_maxima_element_wise() {
         assert_eq!(maxes, vec![14, 5]);
     }
 }
+
+#[test]
+fn gather_reaches_the_root_only() {
+    let got = InProcess::run(4, one_host, |comm| {
+        let mine = vec![comm.rank() as u8; comm.rank() as usize];
+        comm.gather_bytes(2, &mine)
+    });
+    assert_eq!(got[2], vec![vec![], vec![1], vec![2, 2], vec![3, 3, 3]]);
+    for rank in [0, 1, 3] {
+        assert!(got[rank].is_empty(), "rank {rank} received {:?}", got[rank]);
+    }
+    let typed = InProcess::run(3, one_host, |comm| comm.gather(0, &comm.rank()).unwrap());
+    assert_eq!(typed, vec![vec![0, 1, 2], vec![], vec![]]);
+}
+
+#[test]
+fn gather_and_reduce_roots_must_agree() {
+    let msg = run_expecting_panic(2, |comm| {
+        comm.gather_bytes(comm.rank(), b"x");
+    });
+    assert!(msg.contains("Gather"), "{msg}");
+}
+
+/// What the counting meeting says each rank received: all of an all-gather, a gather
+/// at its root only, one record of a reduction whatever the number of ranks.
+#[test]
+fn received_bytes_are_counted_as_mpi_delivers_them() {
+    for n in [2u32, 8, 32] {
+        let (_, received) = InProcess::run_counted(n, one_host, |comm| {
+            comm.reduce(&[1, 2, 3], &[4, 5], None, &|_| unreachable!());
+        });
+        assert!(received.iter().all(|&r| r == 40), "n={n}: {received:?}");
+        let (_, received) = InProcess::run_counted(n, one_host, |comm| {
+            comm.gather_bytes(0, &[7u8; 100]);
+        });
+        assert_eq!(received[0], 100 * u64::from(n));
+        assert!(received[1..].iter().all(|&r| r == 0), "{received:?}");
+        let (_, received) = InProcess::run_counted(n, one_host, |comm| {
+            comm.all_gather_bytes(&[7u8; 100]);
+        });
+        assert!(received.iter().all(|&r| r == 100 * u64::from(n)));
+    }
+}

@@ -20,7 +20,7 @@ use crate::meta::error::MetaError;
 use crate::meta::plan::{MetaPlan, TreeShape};
 use crate::meta::tree::{TreeState, keep_tree, make_tree, remove_tree, tree_state};
 use crate::meta::worker::{PhaseSetup, run_worker};
-use crate::phase::{Env, run_phase};
+use crate::phase::{Env, PhaseRun, run_phase};
 use crate::target::{PreparedTarget, agree};
 
 /// The directory of the tree in the work directory when none is given.
@@ -252,8 +252,9 @@ fn run_phases<C: Clock>(
         let completed = run.completed_by_worker();
         let items = planned_items(plan, op, &counts);
         let mut phase = assemble(phase_meta(plan, op, &name, items, opts), &run);
-        after_phase(plan, op, &completed, created, tree_exists, &phase);
-        let stop = phase.interrupted || phase.error_count > 0;
+        after_phase(plan, op, &completed, created, tree_exists, &run);
+        // Every rank decides alike: on the errors of all ranks, not its own.
+        let stop = run.interrupted || run.errors > 0;
         phase
             .params
             .insert("done".into(), completed.iter().sum::<u64>().to_string());
@@ -288,7 +289,7 @@ fn after_phase(
     completed: &[u64],
     created: &mut [u64],
     tree_exists: &mut bool,
-    phase: &PhaseResult,
+    run: &PhaseRun,
 ) {
     match op {
         MetaOp::Create => created.copy_from_slice(&completed[..created.len()]),
@@ -301,7 +302,7 @@ fn after_phase(
                 }
             }
         }
-        MetaOp::Rmdir => *tree_exists = phase.error_count > 0 || phase.interrupted,
+        MetaOp::Rmdir => *tree_exists = run.errors > 0 || run.interrupted,
         _ => {}
     }
 }

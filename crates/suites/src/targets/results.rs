@@ -69,12 +69,12 @@ fn target_meta(t: &AssignedTarget, data: &DataSpec, mode: Mode) -> PhaseMeta {
 
 /// The summary of targets run one after another: their times add up.
 fn sequence_summary(meta: PhaseMeta, runs: &[PhaseRun], ranks: u32) -> PhaseResult {
-    let empty = PhaseRun {
-        outcomes: Vec::new(),
-        interrupted: runs.iter().any(|r| r.interrupted),
-        started_at_ms: runs.first().map_or(0, |r| r.started_at_ms),
-        telemetry: None,
-    };
+    let empty = PhaseRun::from_outcomes(
+        Vec::new(),
+        runs.iter().any(|r| r.interrupted),
+        runs.first().map_or(0, |r| r.started_at_ms),
+        None,
+    );
     let mut p = strip(assemble(meta, &empty));
     p.ranks = ranks;
     for run in runs {

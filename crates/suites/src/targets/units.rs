@@ -1,7 +1,7 @@
 //! Splitting one phase into units: a storage target, or a pair of ranks in `iolab net`.
 //! Workers of several units run inside one `run_phase`; [`Capture`] keeps each worker's
 //! measure apart, [`Capture::row`] merges a unit's workers into a [`UnitRow`] (its time is
-//! that of its slowest worker), [`gather_rows`] brings every rank's rows to every rank,
+//! that of its slowest worker), [`gather_rows`] brings every rank's rows to rank 0,
 //! and [`unit_phase`] / [`summary_phase`] turn them into `PhaseResult`s.
 
 use std::sync::Mutex;
@@ -101,17 +101,25 @@ pub(crate) struct UnitRow {
     pub measure: WorkerMeasure,
 }
 
-/// Every rank's rows on every rank, ordered by unit.
+/// Every rank's rows on rank 0 (which analyses, prints and stores them), ordered by
+/// unit; the other ranks keep their own (what they record of their own targets).
 pub(crate) fn gather_rows(
     comm: &dyn Comm,
     rows: Vec<UnitRow>,
 ) -> Result<Vec<UnitRow>, EngineError> {
-    let all: Vec<Vec<UnitRow>> = comm.all_gather(&rows).map_err(|e| EngineError::Rank {
+    if comm.size() == 1 {
+        return Ok(rows);
+    }
+    let all: Vec<Vec<UnitRow>> = comm.gather(0, &rows).map_err(|e| EngineError::Rank {
         rank: comm.rank(),
         host: comm.host().to_string(),
         message: e.to_string(),
     })?;
-    let mut rows: Vec<UnitRow> = all.into_iter().flatten().collect();
+    let mut rows: Vec<UnitRow> = if comm.rank() == 0 {
+        all.into_iter().flatten().collect()
+    } else {
+        rows
+    };
     rows.sort_by_key(|r| r.unit);
     Ok(rows)
 }
@@ -123,8 +131,8 @@ pub(crate) fn unit_phase(
     interrupted: bool,
     started_at_ms: i64,
 ) -> PhaseResult {
-    let run = PhaseRun {
-        outcomes: vec![RankOutcome {
+    let run = PhaseRun::from_outcomes(
+        vec![RankOutcome {
             rank: row.rank,
             host: row.host.clone(),
             threads: row.threads,
@@ -138,8 +146,8 @@ pub(crate) fn unit_phase(
         }],
         interrupted,
         started_at_ms,
-        telemetry: None,
-    };
+        None,
+    );
     assemble(meta, &run)
 }
 
@@ -159,12 +167,12 @@ pub(crate) fn summary_phase(meta: PhaseMeta, run: &PhaseRun, rows: &[UnitRow]) -
             o
         })
         .collect();
-    let patched = PhaseRun {
+    let patched = PhaseRun::from_outcomes(
         outcomes,
-        interrupted: run.interrupted,
-        started_at_ms: run.started_at_ms,
-        telemetry: run.telemetry.clone(),
-    };
+        run.interrupted,
+        run.started_at_ms,
+        run.telemetry.clone(),
+    );
     strip(assemble(meta, &patched))
 }
 
