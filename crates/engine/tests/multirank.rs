@@ -238,3 +238,36 @@ fn only_rank_0_receives_the_outcomes_of_a_phase() {
     // Rank 0 receives each of the 16 outcomes, each larger than anything another rank got.
     assert!(large[0] > 16 * others(&small), "{large:?}");
 }
+
+/// Ranks agree on the spec by a hash: when all agree, a rank receives the same few bytes
+/// at 2 ranks and at 16; when one differs, the error names it, its host and the first
+/// setting that differs.
+#[test]
+fn ranks_agree_on_a_hash_and_name_the_first_difference() {
+    use iolab_engine::data::check_ranks_agree;
+    let agree = |n: u32| {
+        let (ok, bytes) = InProcess::run_counted(n, two_hosts, |comm: &dyn Comm| {
+            check_ranks_agree(comm, "the workload", &DataSpec::default()).is_ok()
+        });
+        assert!(ok.iter().all(|&ok| ok));
+        bytes
+    };
+    let (small, large) = (agree(2), agree(16));
+    assert_eq!(small[1], large[1], "{small:?} {large:?}");
+    assert!(large[1] <= 64, "{large:?}");
+    let errors = InProcess::run(4, two_hosts, |comm: &dyn Comm| {
+        let spec = DataSpec {
+            threads: if comm.rank() == 2 { 4 } else { 1 },
+            ..DataSpec::default()
+        };
+        check_ranks_agree(comm, "the workload", &spec)
+            .unwrap_err()
+            .to_string()
+    });
+    for e in &errors {
+        assert!(
+            e.starts_with("ranks disagree on the workload: rank 0 has threads = 1, rank 2 on node1 has threads = 4"),
+            "{e}"
+        );
+    }
+}

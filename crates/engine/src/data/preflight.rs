@@ -71,22 +71,39 @@ fn build() -> String {
 }
 
 /// Fails unless every rank runs the same iolab build (version and revision) with the same
-/// resolved spec.
+/// resolved spec. Ranks compare a SHA-256 of the two with rank 0's (one 32-byte broadcast
+/// and one reduction whatever the job size); only when some rank differs do the ranks
+/// exchange the settings themselves, to name the rank, its host and the first setting
+/// that differs.
 pub fn check_ranks_agree<T: serde::Serialize>(
     comm: &dyn Comm,
     what: &'static str,
     value: &T,
 ) -> Result<(), EngineError> {
+    use sha2::{Digest, Sha256};
     if comm.size() == 1 {
         return Ok(());
     }
     let mine = (build(), serde_json::to_value(value).unwrap_or_default());
-    let all: Vec<(String, serde_json::Value)> = comm
-        .all_gather(&mine)
+    let text = serde_json::to_vec(&mine).unwrap_or_default();
+    let hash = Sha256::digest(&text);
+    let rank0 = comm.broadcast_bytes(0, hash.as_slice());
+    if comm.all_ok(rank0.as_slice() == hash.as_slice()) {
+        return Ok(());
+    }
+    // Some rank differs: rank 0's settings and those of the ranks that differ travel.
+    let differs = rank0.as_slice() != hash.as_slice() || comm.rank() == 0;
+    let all: Vec<Option<(String, serde_json::Value)>> = comm
+        .all_gather(&differs.then(|| mine.clone()))
         .map_err(|e| EngineError::Setup(e.to_string()))?;
     let topo = comm.topology();
-    for (rank, (version, spec)) in all.iter().enumerate() {
-        let (v0, s0) = &all[0];
+    let Some(Some((v0, s0))) = all.first() else {
+        return Err(EngineError::Setup("rank 0 sent no settings".into()));
+    };
+    for (rank, theirs) in all.iter().enumerate().skip(1) {
+        let Some((version, spec)) = theirs else {
+            continue;
+        };
         let mismatch =
             |what: &'static str, rank0: String, other: String| EngineError::RankMismatch {
                 what,
@@ -111,7 +128,9 @@ pub fn check_ranks_agree<T: serde::Serialize>(
             ));
         }
     }
-    Ok(())
+    Err(EngineError::Setup(format!(
+        "ranks disagree on {what}, but none differs from rank 0 when compared in full"
+    )))
 }
 
 /// The first top-level field where two JSON objects differ: (field, left, right).
