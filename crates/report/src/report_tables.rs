@@ -205,26 +205,6 @@ pub fn environment_rows(env: &EnvTable) -> Table {
     t
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn dates_in_utc() {
-        assert_eq!(utc_text(0), "1970-01-01 00:00 UTC");
-        assert_eq!(utc_text(1_700_000_000_000), "2023-11-14 22:13 UTC");
-        assert_eq!(utc_text(951_782_400_000), "2000-02-29 00:00 UTC");
-    }
-
-    #[test]
-    fn figure_cells_show_ci_and_noise() {
-        let one = Spread::of(&[1000.0]).unwrap();
-        assert_eq!(figure_cell(Measure::OpsRate, &one), "1.00k ops/s");
-        let two = Spread::of(&[1000.0, 1300.0]).unwrap();
-        assert_eq!(figure_cell(Measure::Iops, &two), "1.15k IOPS ±165.7% *");
-    }
-}
-
 /// The named figures of a group's phase, a column per run.
 pub fn extra_table(runs: &[RunRecord], agg: &Aggregate, g: &Group) -> Table {
     let phase = |run: &RunRecord| run.phases.iter().find(|p| p.name == g.name).cloned();
@@ -252,4 +232,24 @@ pub fn extra_table(runs: &[RunRecord], agg: &Aggregate, g: &Group) -> Table {
         table.push(row);
     }
     table
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn dates_in_utc() {
+        assert_eq!(utc_text(0), "1970-01-01 00:00 UTC");
+        assert_eq!(utc_text(1_700_000_000_000), "2023-11-14 22:13 UTC");
+        assert_eq!(utc_text(951_782_400_000), "2000-02-29 00:00 UTC");
+    }
+
+    #[test]
+    fn figure_cells_show_ci_and_noise() {
+        let one = Spread::of(&[1000.0]).unwrap();
+        assert_eq!(figure_cell(Measure::OpsRate, &one), "1.00k ops/s");
+        let two = Spread::of(&[1000.0, 1300.0]).unwrap();
+        assert_eq!(figure_cell(Measure::Iops, &two), "1.15k IOPS ±165.7% *");
+    }
 }

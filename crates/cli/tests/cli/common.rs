@@ -1,7 +1,8 @@
 //! Running the iolab binary from tests.
 
-use std::path::Path;
-use std::process::{Command, Output};
+use std::io::{BufRead, BufReader};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Output, Stdio};
 
 pub fn iolab() -> Command {
     let mut c = Command::new(env!("CARGO_BIN_EXE_iolab"));
@@ -90,4 +91,63 @@ pub fn run_in_namespace(setup: &str, args: &[&str]) -> Ran {
             .output()
             .expect("unshare runs"),
     )
+}
+
+/// A mounted `iolab-faultfs` over a temporary backing directory; unmounted on drop.
+pub struct FaultFs {
+    child: Child,
+    mount: PathBuf,
+    _dirs: tempfile::TempDir,
+}
+
+impl FaultFs {
+    /// Mounts with the given `--fault` specs, or None when this machine has no FUSE.
+    pub fn mount(faults: &[&str]) -> Option<FaultFs> {
+        if !Path::new("/dev/fuse").exists() {
+            eprintln!("skipped: no /dev/fuse on this machine");
+            return None;
+        }
+        let dirs = tempfile::tempdir().unwrap();
+        let backing = dirs.path().join("backing");
+        let mount = dirs.path().join("mnt");
+        std::fs::create_dir(&backing).unwrap();
+        std::fs::create_dir(&mount).unwrap();
+        let mut cmd = Command::new(env!("CARGO_BIN_EXE_iolab-faultfs"));
+        cmd.arg(&backing).arg(&mount);
+        for f in faults {
+            cmd.args(["--fault", f]);
+        }
+        let mut child = cmd
+            .stdout(Stdio::piped())
+            .stderr(Stdio::inherit())
+            .spawn()
+            .expect("iolab-faultfs starts");
+        let mut line = String::new();
+        BufReader::new(child.stdout.take().unwrap())
+            .read_line(&mut line)
+            .unwrap();
+        assert_eq!(line.trim(), "ready", "iolab-faultfs did not mount");
+        Some(FaultFs {
+            child,
+            mount,
+            _dirs: dirs,
+        })
+    }
+
+    pub fn dir(&self) -> &str {
+        path(&self.mount)
+    }
+}
+
+impl Drop for FaultFs {
+    fn drop(&mut self) {
+        // SIGTERM unmounts; the lazy unmount covers a child that died first.
+        unsafe { libc::kill(self.child.id() as i32, libc::SIGTERM) };
+        let _ = self.child.wait();
+        let _ = Command::new("fusermount3")
+            .args(["-u", "-z"])
+            .arg(&self.mount)
+            .stderr(Stdio::null())
+            .status();
+    }
 }

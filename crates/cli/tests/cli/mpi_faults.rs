@@ -3,6 +3,7 @@
 //! one machine (UTS namespaces) with their own `{host}` directories.
 
 use std::fs;
+use std::path::Path;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
@@ -251,4 +252,74 @@ fn a_templated_dir_needs_its_parent() {
         )),
         "{line}"
     );
+}
+
+/// Four simulated hosts with two targets each (a targets file places them by node);
+/// node3's targets are on a file system that stalls every data write by 30 ms (a slow
+/// controller). `iolab targets` under `mpirun` finds node3 as a slow node against the
+/// other nodes' targets, flags no target elsewhere, and has one row per host.
+#[test]
+fn targets_on_four_hosts_flag_the_slow_node() {
+    if !mpirun_available() || !uts_namespaces() {
+        return;
+    }
+    let Some(slow) = crate::common::FaultFs::mount(&["write:stall=30ms:match=data."]) else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let mut csv = String::from("id,node,path\n");
+    for node in 0..4 {
+        for t in 0..2 {
+            let base = if node == 3 {
+                Path::new(slow.dir()).to_path_buf()
+            } else {
+                dir.path().to_path_buf()
+            };
+            let target = base.join(format!("n{node}t{t}"));
+            fs::create_dir(&target).unwrap();
+            csv.push_str(&format!("n{node}t{t},node{node},{}\n", path(&target)));
+        }
+    }
+    let list = dir.path().join("targets.csv");
+    fs::write(&list, csv).unwrap();
+    let json = dir.path().join("r.json");
+    let mut c = mpirun_on_hosts(4, 1);
+    c.env("IOLAB_DB", dir.path().join("db"));
+    c.args(["targets", "--targets-file", path(&list)]);
+    c.args([
+        "--size",
+        "1MiB",
+        "--block-size",
+        "64KiB",
+        "--json",
+        path(&json),
+    ]);
+    let r = run_limited(c, Duration::from_secs(180));
+    assert_eq!(r.code, 0, "{}\n{}", r.stdout, r.stderr);
+    assert!(
+        r.stdout.contains("node node3: all 2 targets are slow"),
+        "{}",
+        r.stdout
+    );
+    let v: serde_json::Value = serde_json::from_slice(&fs::read(&json).unwrap()).unwrap();
+    let phases = v["phases"].as_array().unwrap();
+    assert_eq!(phases[0]["extra"]["slow_nodes"], 1.0, "{}", phases[0]);
+    for p in &phases[1..] {
+        let on_node3 = p["params"]["node"] == "node3";
+        assert_eq!(
+            p["extra"]["node_slow"],
+            if on_node3 { 1.0 } else { 0.0 },
+            "{p}"
+        );
+        // Flagged only as part of the node: no single target elsewhere.
+        assert_eq!(p["extra"]["slow"], p["extra"]["node_slow"], "{p}");
+        assert_eq!(p["ops"][0]["bytes"], 1024 * 1024);
+    }
+    let hosts: Vec<&str> = phases[0]["per_host"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|h| h["host"].as_str().unwrap())
+        .collect();
+    assert_eq!(hosts, ["node0", "node1", "node2", "node3"]);
 }

@@ -232,11 +232,18 @@ fn a_stored_targets_run_shows_its_figures_in_units() {
         r.stdout
     );
     assert!(!r.stdout.contains("of 0 CPUs"), "{}", r.stdout);
-    assert!(r.stdout.contains("  total bytes: 8.00 MiB"), "{}", r.stdout);
+    assert!(
+        r.stdout.contains("  total bytes moved: 8.00 MiB"),
+        "{}",
+        r.stdout
+    );
     let line = r
         .stdout
         .lines()
-        .find(|l| l.trim_start().starts_with("aggregate bytes per sec: "))
+        .find(|l| {
+            l.trim_start()
+                .starts_with("sum of per-target rates (StorageBench's aggregate): ")
+        })
         .unwrap_or_else(|| panic!("{}", r.stdout));
     assert!(line.ends_with("/s"), "{line}");
 }

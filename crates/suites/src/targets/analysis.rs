@@ -5,9 +5,10 @@
 //! ([`SlowTarget`]) or whole nodes ([`SlowNode`]), and % of rated figures ([`Theoretical`]).
 //!
 //! A target is slow when it lies at least `threshold` percent below its reference AND is
-//! an outlier by the modified z-score 0.6745 (x - median) / MAD < -3.5 (Iglewicz and
-//! Hoaglin): robust statistics, so a few bad targets cannot drag the reference down with
-//! them, and a uniform set flags nothing.
+//! an outlier by the modified z-score of its log rate, 0.6745 (ln x - median) / MAD < -3.5
+//! (Iglewicz and Hoaglin; median and MAD of the reference's log rates): robust
+//! statistics, so a few bad targets cannot drag the reference down with them, and a
+//! uniform set flags nothing.
 //!
 //! Nodes are judged first, each against the targets of all *other* nodes (leave one
 //! out): with two nodes the overall median falls between a healthy and a slow node and
@@ -210,9 +211,10 @@ pub fn analyze(figures: &[TargetFigure], threshold_percent: f64) -> Option<Targe
     };
     let med = median(&reference_values)?;
     let spread = mad(&reference_values).unwrap_or(0.0);
+    let scale = LogScale::of(&reference_values);
     let mut targets: Vec<TargetVerdict> = figures
         .iter()
-        .map(|f| verdict(f, med, spread, slow_at))
+        .map(|f| verdict(f, med, scale, slow_at))
         .collect();
     for (t, f) in targets.iter_mut().zip(figures) {
         if let Some(n) = slow_nodes.iter().find(|n| n.node == f.node) {
@@ -271,11 +273,45 @@ fn extreme(figures: &[TargetFigure], better: fn(f64, f64) -> bool) -> Extreme {
     }
 }
 
+/// The median and MAD of the logarithms of a reference's rates: rates are ratios of
+/// each other (a target at half the rate is as far below as one at twice is above), so
+/// the outlier test works on their logarithms. On the rates themselves, a reference that
+/// spreads widely (page-cache writes: 0.5 to 3 GB/s) has a MAD so large that a node a
+/// thousand times slower was no outlier.
+#[derive(Clone, Copy, Debug)]
+struct LogScale {
+    median: f64,
+    mad: f64,
+}
+
+impl LogScale {
+    fn of(values: &[f64]) -> Option<LogScale> {
+        let logs: Vec<f64> = values.iter().map(|v| log_rate(*v)).collect();
+        Some(LogScale {
+            median: median(&logs)?,
+            mad: mad(&logs)?,
+        })
+    }
+}
+
+/// A rate's natural logarithm, with 1 byte/s as the floor (a target that did nothing).
+fn log_rate(v: f64) -> f64 {
+    v.max(1.0).ln()
+}
+
 /// One target against the median; `slow_at`: the threshold, when targets are
-/// comparable at all.
-fn verdict(f: &TargetFigure, med: f64, spread: f64, slow_at: Option<f64>) -> TargetVerdict {
+/// comparable at all. The outlier test is the modified z-score of the log rate against
+/// `scale` (the reference's).
+fn verdict(
+    f: &TargetFigure,
+    med: f64,
+    scale: Option<LogScale>,
+    slow_at: Option<f64>,
+) -> TargetVerdict {
     let vs = percent_vs(f.throughput, med);
-    let z = (spread > 0.0).then(|| 0.6745 * (f.throughput - med) / spread);
+    let z = scale
+        .filter(|s| s.mad > 0.0)
+        .map(|s| 0.6745 * (log_rate(f.throughput) - s.median) / s.mad);
     let outlier = z.is_none_or(|z| z < OUTLIER_Z);
     TargetVerdict {
         id: f.id.clone(),
@@ -310,13 +346,14 @@ fn slow_nodes(figures: &[TargetFigure], threshold_percent: f64) -> Vec<SlowNode>
             .filter(|f| f.node != *node)
             .map(|f| f.throughput)
             .collect();
-        let (Some(reference), Some(spread)) = (median(&others), mad(&others)) else {
+        let Some(reference) = median(&others) else {
             continue;
         };
+        let scale = LogScale::of(&others);
         let slow: Vec<&TargetFigure> = members
             .iter()
             .copied()
-            .filter(|f| verdict(f, reference, spread, Some(threshold_percent)).slow)
+            .filter(|f| verdict(f, reference, scale, Some(threshold_percent)).slow)
             .collect();
         if slow.len() < 2 || slow.len() * 4 < members.len() * 3 {
             continue;

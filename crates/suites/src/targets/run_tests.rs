@@ -244,7 +244,8 @@ fn ranks_run_the_targets_of_their_own_node() {
         assert_eq!(results[0].0, vec!["a", "d"]);
         assert_eq!(results[1].0, vec!["c"]);
         assert_eq!(results[2].0, vec!["b", "e"]);
-        for (_, phases) in &results {
+        // Rank 0 holds every target's row (it prints and stores them).
+        for (_, phases) in &results[..1] {
             let p = &phases[0];
             let placed: Vec<(&str, &str)> = p
                 .targets

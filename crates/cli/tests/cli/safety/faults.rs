@@ -3,70 +3,9 @@
 //! `iolab run` or `iolab meta`. Each must end with the operation, the file, the offset and
 //! the errno named, the right exit code, and the run stored as failed with what it did.
 
-use std::io::{BufRead, BufReader};
-use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
+use std::path::Path;
 
-use crate::common::{Ran, iolab, path};
-
-/// A mounted `iolab-faultfs` over a temporary backing directory; unmounted on drop.
-struct FaultFs {
-    child: Child,
-    mount: PathBuf,
-    _dirs: tempfile::TempDir,
-}
-
-impl FaultFs {
-    /// Mounts with the given `--fault` specs, or None when this machine has no FUSE.
-    fn mount(faults: &[&str]) -> Option<FaultFs> {
-        if !Path::new("/dev/fuse").exists() {
-            eprintln!("skipped: no /dev/fuse on this machine");
-            return None;
-        }
-        let dirs = tempfile::tempdir().unwrap();
-        let backing = dirs.path().join("backing");
-        let mount = dirs.path().join("mnt");
-        std::fs::create_dir(&backing).unwrap();
-        std::fs::create_dir(&mount).unwrap();
-        let mut cmd = Command::new(env!("CARGO_BIN_EXE_iolab-faultfs"));
-        cmd.arg(&backing).arg(&mount);
-        for f in faults {
-            cmd.args(["--fault", f]);
-        }
-        let mut child = cmd
-            .stdout(Stdio::piped())
-            .stderr(Stdio::inherit())
-            .spawn()
-            .expect("iolab-faultfs starts");
-        let mut line = String::new();
-        BufReader::new(child.stdout.take().unwrap())
-            .read_line(&mut line)
-            .unwrap();
-        assert_eq!(line.trim(), "ready", "iolab-faultfs did not mount");
-        Some(FaultFs {
-            child,
-            mount,
-            _dirs: dirs,
-        })
-    }
-
-    fn dir(&self) -> &str {
-        path(&self.mount)
-    }
-}
-
-impl Drop for FaultFs {
-    fn drop(&mut self) {
-        // SIGTERM unmounts; the lazy unmount covers a child that died first.
-        unsafe { libc::kill(self.child.id() as i32, libc::SIGTERM) };
-        let _ = self.child.wait();
-        let _ = Command::new("fusermount3")
-            .args(["-u", "-z"])
-            .arg(&self.mount)
-            .stderr(Stdio::null())
-            .status();
-    }
-}
+use crate::common::{FaultFs, Ran, iolab};
 
 fn iolab_on(db: &Path, args: &[&str]) -> Ran {
     Ran::from(iolab().env("IOLAB_DB", db).args(args).output().unwrap())

@@ -84,7 +84,8 @@ fn ranks_stream_to_their_partners_both_ways() {
             ..spec.clone()
         };
         let results = InProcess::run(4, hosts, |comm| run(comm, &spec));
-        for phases in &results {
+        // Rank 0 holds every link's row (it prints and stores them).
+        for phases in &results[..1] {
             assert_eq!(phases.len(), 2);
             for p in phases {
                 let expected = if pattern == NetPattern::Pairs { 2 } else { 4 };
