@@ -176,6 +176,25 @@ pub trait CommExt: Comm {
             .collect()
     }
 
+    /// Every rank's value at `root`, handed to `each` one at a time in rank order and
+    /// decoded only then, so that `root` need not hold every rank's decoded value at once
+    /// (a rank's outcome decodes to far more than its bytes: histograms). `each` is not
+    /// called on the other ranks.
+    fn gather_each<T: Serialize + DeserializeOwned>(
+        &self,
+        root: u32,
+        mine: &T,
+        mut each: impl FnMut(u32, T),
+    ) -> Result<(), CommError> {
+        let bytes = serde_json::to_vec(mine).map_err(CommError::encode)?;
+        for (rank, b) in self.gather_bytes(root, &bytes).into_iter().enumerate() {
+            let value =
+                serde_json::from_slice(&b).map_err(|e| CommError::decode(rank as u32, e))?;
+            each(rank as u32, value);
+        }
+        Ok(())
+    }
+
     fn broadcast<T: Serialize + DeserializeOwned>(
         &self,
         root: u32,

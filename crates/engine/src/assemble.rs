@@ -40,14 +40,19 @@ fn first_done_count(rate: Option<&FirstDoneRate>, first_done: Nanos, total: OpCo
 }
 
 pub fn assemble(meta: PhaseMeta, run: &PhaseRun) -> PhaseResult {
-    let mut total = WorkerMeasure::default();
+    let total = run.merged.clone().unwrap_or_else(|| {
+        let mut total = WorkerMeasure::default();
+        for o in &run.outcomes {
+            total.merge(&o.measure);
+        }
+        total
+    });
     let mut elapsed = Nanos::ZERO;
     let mut first_done = Nanos(u64::MAX);
     let mut cpu = CpuUsage::default();
     let mut per_rank = Vec::new();
     let mut warnings = meta.warnings;
     for o in &run.outcomes {
-        total.merge(&o.measure);
         elapsed = elapsed.max(o.elapsed);
         first_done = first_done.min(o.first_done);
         cpu.user = cpu.user + o.cpu.user;

@@ -163,6 +163,9 @@ pub struct PhaseRun {
     /// Errors on all ranks together, on every rank (what decides whether a phase that
     /// follows runs).
     pub errors: u64,
+    /// On rank 0 of several ranks, every rank's measure merged as it arrived (the
+    /// outcomes then keep only their counts); None where the outcomes keep their own.
+    pub merged: Option<WorkerMeasure>,
     pub interrupted: bool,
     /// Wall-clock start on this rank, ms since the epoch.
     pub started_at_ms: i64,
@@ -180,6 +183,7 @@ impl PhaseRun {
         telemetry: Option<Telemetry>,
     ) -> PhaseRun {
         PhaseRun {
+            merged: None,
             completed: outcomes
                 .iter()
                 .flat_map(|o| o.completed.iter().copied())
@@ -380,14 +384,28 @@ fn gather_outcomes(
         })
         .collect();
     let (sums, _) = comm.reduce(&[outcome.measure.error_count], &[], None, &|_| {});
-    let outcomes = if comm.size() == 1 {
-        vec![outcome]
+    let (outcomes, merged) = if comm.size() == 1 {
+        (vec![outcome], None)
+    } else if comm.rank() == 0 {
+        // Each rank's measure is merged as it arrives and only its counts kept: rank 0
+        // holds one merged histogram and timeline, not one per rank.
+        let mut merged = WorkerMeasure::default();
+        let mut all = Vec::with_capacity(comm.size() as usize);
+        comm.gather_each(0, &outcome, |_, mut o: RankOutcome| {
+            merged.merge(&o.measure);
+            o.measure.shed_detail();
+            all.push(o);
+        })
+        .map_err(rank_error)?;
+        (all, Some(merged))
     } else {
-        let all: Vec<RankOutcome> = comm.gather(0, &outcome).map_err(rank_error)?;
-        if comm.rank() == 0 { all } else { vec![outcome] }
+        comm.gather_each(0, &outcome, |_, _: RankOutcome| {})
+            .map_err(rank_error)?;
+        (vec![outcome], None)
     };
     Ok(PhaseRun {
         outcomes,
+        merged,
         completed,
         errors: sums[0],
         interrupted,

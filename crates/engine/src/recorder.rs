@@ -259,6 +259,15 @@ pub struct WorkerMeasure {
 }
 
 impl WorkerMeasure {
+    /// Keeps the counts (operations, bytes, errors) and drops the detail already merged
+    /// elsewhere: histograms and timeline, most of a measure's memory.
+    pub fn shed_detail(&mut self) {
+        for m in self.ops.values_mut() {
+            m.histogram = LatencyHistogram::new();
+        }
+        self.timeline = Timeline::default();
+    }
+
     pub fn merge(&mut self, other: &WorkerMeasure) {
         for (op, m) in &other.ops {
             let mine = self.ops.entry(*op).or_default();
