@@ -263,7 +263,7 @@ impl WorkerMeasure {
     /// elsewhere: histograms and timeline, most of a measure's memory.
     pub fn shed_detail(&mut self) {
         for m in self.ops.values_mut() {
-            m.histogram = LatencyHistogram::new();
+            m.histogram = LatencyHistogram::placeholder();
         }
         self.timeline = Timeline::default();
     }
