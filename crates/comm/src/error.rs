@@ -30,10 +30,10 @@ pub enum CommError {
 }
 
 impl CommError {
-    pub(crate) fn encode(e: serde_json::Error) -> Self {
+    pub(crate) fn encode(e: impl std::fmt::Display) -> Self {
         CommError::Encode(e.to_string())
     }
-    pub(crate) fn decode(rank: u32, e: serde_json::Error) -> Self {
+    pub(crate) fn decode(rank: u32, e: impl std::fmt::Display) -> Self {
         CommError::Decode {
             rank,
             reason: e.to_string(),

@@ -146,17 +146,16 @@ pub trait Comm: Send + Sync {
     fn abort(&self, code: i32) -> !;
 }
 
-/// Typed collectives on top of the byte-level ones (serde JSON on the wire: results are
-/// small next to the I/O they describe).
+/// Typed collectives on top of the byte-level ones, in CBOR (RFC 8949) on the wire: a
+/// compact binary form that keeps every serde attribute of the types (latency histograms
+/// travel as their HdrHistogram V2 bytes).
 pub trait CommExt: Comm {
     fn all_gather<T: Serialize + DeserializeOwned>(&self, mine: &T) -> Result<Vec<T>, CommError> {
-        let bytes = serde_json::to_vec(mine).map_err(CommError::encode)?;
+        let bytes = encode(mine)?;
         self.all_gather_bytes(&bytes)
             .iter()
             .enumerate()
-            .map(|(rank, b)| {
-                serde_json::from_slice(b).map_err(|e| CommError::decode(rank as u32, e))
-            })
+            .map(|(rank, b)| decode(rank as u32, b))
             .collect()
     }
 
@@ -166,13 +165,11 @@ pub trait CommExt: Comm {
         root: u32,
         mine: &T,
     ) -> Result<Vec<T>, CommError> {
-        let bytes = serde_json::to_vec(mine).map_err(CommError::encode)?;
+        let bytes = encode(mine)?;
         self.gather_bytes(root, &bytes)
             .iter()
             .enumerate()
-            .map(|(rank, b)| {
-                serde_json::from_slice(b).map_err(|e| CommError::decode(rank as u32, e))
-            })
+            .map(|(rank, b)| decode(rank as u32, b))
             .collect()
     }
 
@@ -186,10 +183,9 @@ pub trait CommExt: Comm {
         mine: &T,
         mut each: impl FnMut(u32, T),
     ) -> Result<(), CommError> {
-        let bytes = serde_json::to_vec(mine).map_err(CommError::encode)?;
+        let bytes = encode(mine)?;
         for (rank, b) in self.gather_bytes(root, &bytes).into_iter().enumerate() {
-            let value =
-                serde_json::from_slice(&b).map_err(|e| CommError::decode(rank as u32, e))?;
+            let value = decode(rank as u32, &b)?;
             each(rank as u32, value);
         }
         Ok(())
@@ -201,12 +197,12 @@ pub trait CommExt: Comm {
         value: &T,
     ) -> Result<T, CommError> {
         let bytes = if self.rank() == root {
-            serde_json::to_vec(value).map_err(CommError::encode)?
+            encode(value)?
         } else {
             Vec::new()
         };
         let got = self.broadcast_bytes(root, &bytes);
-        serde_json::from_slice(&got).map_err(|e| CommError::decode(root, e))
+        decode(root, &got)
     }
 
     fn topology(&self) -> Topology {
@@ -225,6 +221,18 @@ pub trait CommExt: Comm {
 }
 
 impl<C: Comm + ?Sized> CommExt for C {}
+
+/// A value as CBOR bytes.
+fn encode<T: Serialize>(value: &T) -> Result<Vec<u8>, CommError> {
+    let mut bytes = Vec::new();
+    ciborium::into_writer(value, &mut bytes).map_err(CommError::encode)?;
+    Ok(bytes)
+}
+
+/// A value from `rank`'s CBOR bytes.
+fn decode<T: DeserializeOwned>(rank: u32, bytes: &[u8]) -> Result<T, CommError> {
+    ciborium::from_reader(bytes).map_err(|e| CommError::decode(rank, e))
+}
 
 /// One rank's record for a reduction: `sums` then `maxes` as little-endian u64s.
 fn record(sums: &[u64], maxes: &[u64]) -> Vec<u8> {

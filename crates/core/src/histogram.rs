@@ -157,21 +157,49 @@ impl LatencyHistogram {
     }
 }
 
+/// HdrHistogram's V2 bytes: base64 text in human-readable formats (JSON, the store),
+/// the bytes themselves in binary ones (CBOR between ranks).
 impl Serialize for LatencyHistogram {
     fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
         let bytes = self.to_bytes().map_err(serde::ser::Error::custom)?;
-        s.serialize_str(&base64::engine::general_purpose::STANDARD.encode(bytes))
+        if s.is_human_readable() {
+            s.serialize_str(&base64::engine::general_purpose::STANDARD.encode(bytes))
+        } else {
+            s.serialize_bytes(&bytes)
+        }
     }
 }
 
 impl<'de> Deserialize<'de> for LatencyHistogram {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        let text = String::deserialize(d)?;
-        let bytes = base64::engine::general_purpose::STANDARD
-            .decode(text.as_bytes())
-            .map_err(serde::de::Error::custom)?;
+        let bytes = if d.is_human_readable() {
+            let text = String::deserialize(d)?;
+            base64::engine::general_purpose::STANDARD
+                .decode(text.as_bytes())
+                .map_err(serde::de::Error::custom)?
+        } else {
+            serde_bytes_of(d)?
+        };
         LatencyHistogram::from_bytes(&bytes).map_err(serde::de::Error::custom)
     }
+}
+
+/// A byte string from a binary format.
+fn serde_bytes_of<'de, D: Deserializer<'de>>(d: D) -> Result<Vec<u8>, D::Error> {
+    struct Bytes;
+    impl<'de> serde::de::Visitor<'de> for Bytes {
+        type Value = Vec<u8>;
+        fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+            f.write_str("HdrHistogram V2 bytes")
+        }
+        fn visit_bytes<E: serde::de::Error>(self, v: &[u8]) -> Result<Vec<u8>, E> {
+            Ok(v.to_vec())
+        }
+        fn visit_byte_buf<E: serde::de::Error>(self, v: Vec<u8>) -> Result<Vec<u8>, E> {
+            Ok(v)
+        }
+    }
+    d.deserialize_bytes(Bytes)
 }
 
 /// The latency figures every report shows. Nanoseconds; `mean` is fractional.

@@ -295,3 +295,28 @@ fn received_bytes_are_counted_as_mpi_delivers_them() {
         assert!(received.iter().all(|&r| r == 100 * u64::from(n)));
     }
 }
+
+/// Typed collectives travel as CBOR: a latency histogram crosses as its HdrHistogram
+/// bytes and arrives whole.
+#[test]
+fn a_histogram_crosses_to_the_root_whole() {
+    use iolab_core::histogram::LatencyHistogram;
+    let got = InProcess::run(3, one_host, |comm| {
+        let mut h = LatencyHistogram::new();
+        for v in 1..=1000u64 {
+            h.record(v * 1000 * (u64::from(comm.rank()) + 1));
+        }
+        let mut seen = Vec::new();
+        comm.gather_each(0, &h, |rank, theirs: LatencyHistogram| {
+            seen.push((rank, theirs.summary()));
+        })
+        .unwrap();
+        (h.summary(), seen)
+    });
+    let seen = &got[0].1;
+    assert_eq!(seen.len(), 3);
+    for (rank, summary) in seen {
+        assert_eq!(*summary, got[*rank as usize].0);
+    }
+    assert!(got[1].1.is_empty() && got[2].1.is_empty());
+}
