@@ -181,6 +181,10 @@ pub fn run_data<C: Clock>(
     }
     let name = opts.name.clone().unwrap_or_else(|| spec.name());
     let mut params = params_of(&spec, comm.size());
+    // Which rank's data each rank read: the resolved shift, default or asked for.
+    if spec.rw.reads() && ctx.read_shift > 0 {
+        params.insert("read_shift".into(), ctx.read_shift.to_string());
+    }
     params.extend(opts.params.clone());
     let meta = PhaseMeta {
         name: name.clone(),

@@ -323,3 +323,28 @@ fn targets_on_four_hosts_flag_the_slow_node() {
         .collect();
     assert_eq!(hosts, ["node0", "node1", "node2", "node3"]);
 }
+
+/// Reads across hosts: on two simulated hosts of two ranks sharing one directory, each
+/// rank reads the data of the rank one host further on (shift 2, the ranks per host, so
+/// no rank reads what its own host's page cache holds); with `{host}` directories the
+/// ranks do not share data and nothing is shifted.
+#[test]
+fn reads_are_shifted_to_the_next_host() {
+    if !mpirun_available() || !uts_namespaces() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let shift = |target: &str| {
+        let json = dir.path().join("r.json");
+        let mut c = mpirun_on_hosts(4, 2);
+        c.args(["run", "--dir", target, "--rw", "read", "--size", "1MiB"]);
+        c.args(["--no-store", "--json", path(&json)]);
+        let r = run_limited(c, Duration::from_secs(120));
+        assert_eq!(r.code, 0, "{}", r.stderr);
+        let v: serde_json::Value = serde_json::from_slice(&fs::read(&json).unwrap()).unwrap();
+        v["phases"][0]["params"]["read_shift"].clone()
+    };
+    assert_eq!(shift(path(dir.path())), "2");
+    let per_host = dir.path().join("{host}");
+    assert_eq!(shift(path(&per_host)), serde_json::Value::Null);
+}
