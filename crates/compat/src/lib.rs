@@ -12,4 +12,5 @@ pub mod beegfs;
 pub mod fio;
 pub mod io500;
 pub mod ior;
+pub mod ior_plan;
 pub mod mdtest;

@@ -405,6 +405,17 @@ mod tests {
         );
         let metrics: Vec<&str> = c.rows.iter().map(|r| r.metric.as_str()).collect();
         assert_eq!(metrics, ["seq-write write bandwidth"]);
+        // Nor in the report's tables (its latency stays in the latency table).
+        let runs = [
+            run_with("b", vec![with_fsync(90.0, 40)]),
+            run_with("a", vec![with_fsync(100.0, 50)]),
+        ];
+        let md = crate::render_markdown(&runs, None);
+        let header = md.lines().find(|l| l.starts_with("| Phase")).unwrap();
+        assert!(header.contains("write · b bandwidth"), "{header}");
+        assert!(!header.contains("fsync"), "{header}");
+        let html = crate::render_html(&runs, &crate::HtmlOptions::default());
+        assert!(!html.contains("fsync · b ops/s"));
         // An fsync phase of its own is its own headline.
         let alone = |n| {
             let mut p = phase("fsync", &[]);

@@ -97,7 +97,10 @@ pub fn group_table(agg: &Aggregate, g: &Group) -> Table {
     let mut columns = Vec::new();
     // SD and CV after each figure, when something was repeated.
     let repeated = g.sides.iter().flatten().any(|p| p.repetitions() > 1);
-    for op in &g.ops {
+    // Auxiliary operations (an fsync beside writes) are no headline rate: their count
+    // grows with the workers by construction. Their latency is in the latency table.
+    let ops = g.headline_ops();
+    for op in &ops {
         // A sweep over 4KiB and 2MiB blocks shows IOPS and bandwidth.
         let mut measures: Vec<Measure> = judged(g, *op).iter().map(|j| j.measure).collect();
         measures.dedup();

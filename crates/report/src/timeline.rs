@@ -40,8 +40,8 @@ impl PhaseTimeline {
 /// (the phase ended inside it): its rate is over the part that ran, and when that part is
 /// under half an interval it is merged into the interval before (its few operations began
 /// there: 128 KiB completed in the last 39 µs is not a 3 GiB/s moment). A phase shorter
-/// than one interval has no timeline: one point is not a line, and its rate is the
-/// phase's own figure.
+/// than one interval, or one whose intervals merge into a single one (1.2 s), has no
+/// timeline: one point is not a line, and its rate is the phase's own figure.
 pub fn phase_timeline(phase: &PhaseResult) -> PhaseTimeline {
     let t = &phase.timeline;
     let interval_s = t.interval.as_secs_f64();
@@ -54,7 +54,7 @@ pub fn phase_timeline(phase: &PhaseResult) -> PhaseTimeline {
         .series
         .iter()
         .filter(|s| interval_s > 0.0 && !s.ops.is_empty() && elapsed_s >= interval_s)
-        .map(|s| {
+        .filter_map(|s| {
             let measure = Measure::choose(s.op, phase.kind, block);
             let mut times = Vec::new();
             let mut values = Vec::new();
@@ -83,18 +83,22 @@ pub fn phase_timeline(phase: &PhaseResult) -> PhaseTimeline {
                     _ => spans.push((start, end, count, ops, sum)),
                 }
             }
+            // One point is not a line (a phase of just over one interval): no series.
+            if spans.len() < 2 {
+                return None;
+            }
             for (start, end, count, ops, sum) in spans {
                 times.push(end);
                 values.push(count as f64 / (end - start));
                 latency.push((ops > 0).then(|| sum as f64 / ops as f64));
             }
-            TimelineSeries {
+            Some(TimelineSeries {
                 op: s.op,
                 measure,
                 times_s: times,
                 values,
                 mean_latency_ns: latency,
-            }
+            })
         })
         .collect();
     PhaseTimeline { interval_s, series }
@@ -162,6 +166,10 @@ mod tests {
         p.elapsed = Nanos::from_millis(2600);
         let s = &phase_timeline(&p).series[0];
         assert_eq!(s.times_s, [1.0, 2.0, 2.6]);
+        // 1.2 s: its 0.2 s tail merges into the first second, one point: no chart.
+        p.elapsed = Nanos::from_millis(1200);
+        p.timeline.series[0].ops = vec![8, 1];
+        assert!(phase_timeline(&p).is_empty());
         // 0.86 ms of reads: no chart of one dot.
         p.elapsed = Nanos(860_000);
         p.timeline.series[0].ops = vec![115];

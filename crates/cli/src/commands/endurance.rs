@@ -67,14 +67,14 @@ pub fn endurance(args: EnduranceArgs) -> Result<u8> {
             None => bail!("--dwpd and --capacity: the rating must be more than 0 bytes"),
         }
     }
-    let (rate, source) = match (&args.write_rate, &args.from_run) {
+    let (rate, source, warnings) = match (&args.write_rate, &args.from_run) {
         (Some(r), _) => {
             let rate = parse_rate(r).map_err(|e| anyhow::anyhow!("--write-rate: {e}"))?;
             // Nothing written never wears a device out: no lifetime to project.
             if rate.get() <= 0.0 {
                 bail!("--write-rate: must be more than 0 B/s");
             }
-            (rate, "given".to_string())
+            (rate, "given".to_string(), Vec::new())
         }
         (None, Some(run)) => from_run(&args.store, run)?,
         _ => bail!("give the write rate: --write-rate 100MiB/s, or --from-run RUN"),
@@ -84,7 +84,7 @@ pub fn endurance(args: EnduranceArgs) -> Result<u8> {
         println!(
             "{}",
             serde_json::to_string_pretty(
-                &serde_json::json!({ "projection": p, "lasts": p.lasts(), "rate_source": source })
+                &serde_json::json!({ "projection": p, "lasts": p.lasts(), "rate_source": source, "warnings": warnings })
             )?
         );
         return Ok(exit::OK);
@@ -94,6 +94,9 @@ pub fn endurance(args: EnduranceArgs) -> Result<u8> {
         rate.human(),
         rate.human_decimal()
     );
+    for w in &warnings {
+        println!("warning:         {w}");
+    }
     println!(
         "over {} years:   {} written",
         args.years,
@@ -130,7 +133,9 @@ pub fn endurance(args: EnduranceArgs) -> Result<u8> {
 /// The mean write rate of a stored run over its whole duration: every byte its phases
 /// wrote over the time they ran. Not a peak: a sweep's best point (64 threads flat out)
 /// is not what a device sees for years.
-fn from_run(store: &DbArgs, reference: &str) -> Result<(BytesPerSec, String)> {
+/// With it, what makes the rate probably not the device's: a run too short to stand for
+/// years, or writes the page cache absorbed.
+fn from_run(store: &DbArgs, reference: &str) -> Result<(BytesPerSec, String, Vec<String>)> {
     let store = store.open()?;
     let id = store.resolve(reference)?;
     let run = store
@@ -138,11 +143,27 @@ fn from_run(store: &DbArgs, reference: &str) -> Result<(BytesPerSec, String)> {
         .with_context(|| format!("loading run {id}"))?;
     let mut written = 0u64;
     let mut secs = 0.0;
+    let mut cached = false;
     for p in &run.phases {
         secs += p.elapsed.as_secs_f64();
         if let Some(w) = p.op(OpKind::Write) {
             written += w.bytes.get();
+            // Buffered writes with no sync of any kind end in the page cache.
+            let buffered = p.params.get("io").is_some_and(|io| io == "buffered")
+                && p.params.get("backend").is_none_or(|b| b != "null");
+            cached |= buffered && w.bytes.get() > 0 && p.op(OpKind::Fsync).is_none();
         }
+    }
+    let mut warnings = Vec::new();
+    if secs < 60.0 {
+        warnings.push(format!(
+            "run {id} wrote for only {secs:.3} s: too short to stand for years of writing; measure minutes of the real workload, or give --write-rate"
+        ));
+    }
+    if cached {
+        warnings.push(format!(
+            "run {id} wrote buffered with no sync: the page cache absorbed the writes, so the rate is memory's, not the device's"
+        ));
     }
     if written == 0 || secs <= 0.0 {
         bail!("--from-run: run {id} wrote nothing; give the rate with --write-rate");
@@ -160,5 +181,6 @@ fn from_run(store: &DbArgs, reference: &str) -> Result<(BytesPerSec, String)> {
                 format!("{secs:.1}")
             }
         ),
+        warnings,
     ))
 }

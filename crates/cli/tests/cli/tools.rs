@@ -114,6 +114,20 @@ fn endurance_takes_any_size_and_a_runs_mean_rate() {
         ),
         "{source}"
     );
+    // A run of milliseconds stands for no years of writing: said beside the figure (the
+    // null backend wrote through no page cache, so no cache warning).
+    let warnings: Vec<&str> = j["warnings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|w| w.as_str().unwrap())
+        .collect();
+    assert_eq!(warnings.len(), 1, "{warnings:?}");
+    assert!(
+        warnings[0].starts_with("run r1 wrote for only ")
+            && warnings[0].contains("too short to stand for years"),
+        "{warnings:?}"
+    );
     // Commands that store nothing do not offer --no-store.
     for cmd in ["compare", "report", "results", "endurance"] {
         let r = run(&[cmd, "--no-store"]).expect(2);

@@ -1,0 +1,281 @@
+//! An IOR command line as iolab workloads: [`plan_ior`] turns [`IorOptions`] into the
+//! write and read phases one repetition runs, with IOR's semantics — one worker per rank
+//! (an IOR task), `-b` bytes per segment, `-s` segments, `-F` file per process or one
+//! shared file, `-e` fsync inside the timed write, `-C -Q` reads of another node's data,
+//! `-z` random offsets, `-D` stonewall with `-O stoneWallingWearOut=1`, and IOR's cache
+//! policy (the page cache is left alone). What iolab runs by other means is said in
+//! [`IorPlan::notes`]; what it cannot run is an error naming the option.
+
+use std::path::PathBuf;
+
+use iolab_core::spec::{CacheMode, DataSpec, Layout, Placement, RandomKind, RwKind};
+use iolab_core::units::{ByteCount, Nanos, TimeSpan};
+
+use crate::args::ArgError;
+use crate::ior::IorOptions;
+
+/// What one IOR invocation runs.
+#[derive(Clone, Debug, PartialEq)]
+pub struct IorPlan {
+    pub options: IorOptions,
+    /// The directory of `-o`, where iolab keeps its work directory.
+    pub dir: PathBuf,
+    /// Each repetition's phases, in IOR's order.
+    pub write: Option<DataSpec>,
+    pub read: Option<DataSpec>,
+    /// Bytes each rank moves in a phase (`-b` x `-s`).
+    pub bytes_per_rank: u64,
+    pub notes: Vec<String>,
+}
+
+fn refuse(option: &str, message: impl Into<String>) -> ArgError {
+    ArgError {
+        tool: "ior",
+        option: option.to_string(),
+        message: message.into(),
+    }
+}
+
+/// Plans `o` for `ranks` ranks, `on_first_host` of them on the first host.
+pub fn plan_ior(o: &IorOptions, ranks: u32, on_first_host: u32) -> Result<IorPlan, ArgError> {
+    if o.transfer_size == 0 || o.block_size == 0 {
+        return Err(refuse(
+            "-t",
+            "the transfer and block sizes must be more than 0",
+        ));
+    }
+    if o.reorder_random {
+        return Err(refuse(
+            "-Z",
+            "random task reordering is not run by iolab; use -C (-Q N) for reads of another node's data",
+        ));
+    }
+    if o.unique_dir {
+        return Err(refuse(
+            "-u",
+            "a directory per task is not run by iolab's IOR front-end; use `iolab run --dir DIR/{rank}`",
+        ));
+    }
+    if o.multi_file {
+        return Err(refuse("-m", "a file per repetition is not run by iolab"));
+    }
+    if o.num_tasks != 0 && o.num_tasks != ranks {
+        return Err(refuse(
+            "-N",
+            format!(
+                "{} tasks of {ranks}: iolab runs IOR on every rank of the job",
+                o.num_tasks
+            ),
+        ));
+    }
+    if o.stonewall_status_file.is_some() && o.write && !o.wear_out {
+        return Err(refuse(
+            "-O",
+            "stoneWallingStatusFile with -w needs -O stoneWallingWearOut=1 (as IOR requires)",
+        ));
+    }
+    if o.wear_out && o.deadline == 0 {
+        return Err(refuse(
+            "-O",
+            "stoneWallingWearOut=1 needs a deadline: -D SECONDS (as IOR requires)",
+        ));
+    }
+    let (layout, placement) = match (o.file_per_proc, o.segments, o.block_size == o.transfer_size) {
+        (true, _, _) => (Layout::FilePerThread, Placement::Segmented),
+        (false, 1, _) => (Layout::Shared, Placement::Segmented),
+        (false, _, true) => (Layout::Shared, Placement::Strided),
+        (false, s, false) => {
+            return Err(refuse(
+                "-s",
+                format!(
+                    "{s} segments of -b {} with -t {} in one shared file: IOR's segment layout (each task's block, segment after segment) is run by iolab only with -s 1 or -b equal to -t; use -F, -s 1, or -b {}",
+                    o.block_size, o.transfer_size, o.transfer_size
+                ),
+            ));
+        }
+    };
+    let bytes_per_rank = o
+        .block_size
+        .checked_mul(o.segments)
+        .ok_or_else(|| refuse("-s", "-b times -s is more bytes than iolab can count"))?;
+    let mut notes = vec![format!(
+        "files are iolab's own, under {}/iolab-work (data.r<rank>.t0), not IOR's {}{}",
+        parent_of(&o.test_file).display(),
+        o.test_file,
+        if o.file_per_proc { ".<rank>" } else { "" }
+    )];
+    if o.intra_test_barriers {
+        notes.push("-g: ranks meet before and after each phase; open and close are not timed apart, so open(s) and close(s) print as -".into());
+    }
+    if o.data_packet_type.is_some() || o.timestamp_signature.is_some() {
+        notes.push("--dataPacketType and -G: iolab writes its own incompressible pattern (seeded), checked the same way by -W and -R".into());
+    }
+    let read_shift = if o.reorder_tasks {
+        // IOR -C: read the data of the task Q nodes further on (tasks per node x Q).
+        (o.task_per_node_offset.max(1) * on_first_host.max(1)) % ranks.max(1)
+    } else {
+        0
+    };
+    let base = DataSpec {
+        block_size: ByteCount(o.transfer_size),
+        threads: 1,
+        layout,
+        placement,
+        size: Some(ByteCount(if o.file_per_proc || o.segments == 1 {
+            bytes_per_rank
+        } else {
+            o.transfer_size * o.segments
+        })),
+        direct: o.direct,
+        cache: CacheMode::Keep,
+        random: if o.random_offset >= 2 {
+            RandomKind::Uniform
+        } else {
+            RandomKind::FullCoverage
+        },
+        stonewall: (o.deadline > 0).then(|| TimeSpan(Nanos::from_secs(o.deadline))),
+        wear_out: o.wear_out,
+        ..DataSpec::default()
+    };
+    let random = o.random_offset > 0;
+    let write = o.write.then(|| DataSpec {
+        rw: if random {
+            RwKind::Randwrite
+        } else {
+            RwKind::Write
+        },
+        fsync_at_end: o.fsync,
+        fsync_every: o.fsync_per_write.then_some(1),
+        verify: o.check_write || o.check_read,
+        ..base.clone()
+    });
+    let read = (o.read || o.check_read).then(|| DataSpec {
+        rw: if random {
+            RwKind::Randread
+        } else {
+            RwKind::Read
+        },
+        verify: o.check_read,
+        read_shift: Some(read_shift),
+        ..base.clone()
+    });
+    for spec in write.iter().chain(read.iter()) {
+        spec.validate().map_err(|e| refuse(&e.option, e.reason))?;
+    }
+    Ok(IorPlan {
+        options: o.clone(),
+        dir: parent_of(&o.test_file),
+        write,
+        read,
+        bytes_per_rank,
+        notes,
+    })
+}
+
+/// The directory `-o` names a file in ("." for a bare name).
+fn parent_of(test_file: &str) -> PathBuf {
+    match std::path::Path::new(test_file).parent() {
+        Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
+        _ => PathBuf::from("."),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::ior::parse_ior_args;
+
+    fn plan(line: &str, ranks: u32, per_host: u32) -> Result<IorPlan, ArgError> {
+        let argv: Vec<String> = line.split_whitespace().map(String::from).collect();
+        plan_ior(&parse_ior_args(&argv).unwrap(), ranks, per_host)
+    }
+
+    #[test]
+    fn file_per_process_with_fsync_and_shifted_reads() {
+        let p = plan(
+            "-a POSIX -b 1m -t 256k -s 4 -F -w -r -C -e -o /tmp/x/f",
+            4,
+            2,
+        )
+        .unwrap();
+        assert_eq!(p.dir, PathBuf::from("/tmp/x"));
+        assert_eq!(p.bytes_per_rank, 4 << 20);
+        let w = p.write.unwrap();
+        assert_eq!(
+            (w.rw, w.layout, w.block_size),
+            (RwKind::Write, Layout::FilePerThread, ByteCount(256 << 10))
+        );
+        assert_eq!(w.size, Some(ByteCount(4 << 20)));
+        assert!(w.fsync_at_end && w.cache == CacheMode::Keep);
+        let r = p.read.unwrap();
+        // -C -Q 1 with 2 tasks per node: the next node's data.
+        assert_eq!((r.rw, r.read_shift), (RwKind::Read, Some(2)));
+    }
+
+    #[test]
+    fn io500s_hard_and_random_lines_plan() {
+        let hard = plan(
+            "-C -Q 1 -g -G 27 -k -e -t 47008 -b 47008 -s 100 -w -a POSIX -o /d/ior-hard/file",
+            2,
+            2,
+        )
+        .unwrap();
+        let w = hard.write.unwrap();
+        assert_eq!(
+            (w.layout, w.placement),
+            (Layout::Shared, Placement::Strided)
+        );
+        assert_eq!(w.size, Some(ByteCount(47008 * 100)));
+        let rnd = plan(
+            "-r -D 3 -z -z -t 4096 -b 4096 -s 1000 -O stoneWallingWearOut=1 -C -Q 2 -o f",
+            4,
+            4,
+        )
+        .unwrap();
+        let r = rnd.read.unwrap();
+        assert_eq!((r.rw, r.random), (RwKind::Randread, RandomKind::Uniform));
+        assert_eq!(
+            (r.stonewall, r.wear_out),
+            (Some(TimeSpan::from_secs(3)), true)
+        );
+        // Q 2 x 4 tasks per node, on 4 ranks: back to itself (IOR's modulo).
+        assert_eq!(r.read_shift, Some(0));
+        assert_eq!(rnd.dir, PathBuf::from("."));
+    }
+
+    #[test]
+    fn what_iolab_does_not_run_is_refused_by_name() {
+        let e = plan("-w -b 4m -t 1m -s 2 -o f", 2, 2)
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.starts_with("ior -s: 2 segments of -b 4194304 with -t 1048576 in one shared file"),
+            "{e}"
+        );
+        assert!(
+            plan("-w -Z -o f", 2, 2)
+                .unwrap_err()
+                .to_string()
+                .starts_with("ior -Z: ")
+        );
+        assert!(
+            plan("-w -u -o f", 2, 2)
+                .unwrap_err()
+                .to_string()
+                .starts_with("ior -u: ")
+        );
+        assert!(
+            plan("-w -N 3 -o f", 2, 2)
+                .unwrap_err()
+                .to_string()
+                .starts_with("ior -N: 3 tasks of 2")
+        );
+        let e = plan("-w -O stoneWallingWearOut=1 -o f", 2, 2)
+            .unwrap_err()
+            .to_string();
+        assert_eq!(
+            e,
+            "ior -O: stoneWallingWearOut=1 needs a deadline: -D SECONDS (as IOR requires)"
+        );
+    }
+}
