@@ -51,6 +51,8 @@ pub enum Command {
     Io500(crate::commands::io500::Io500Args),
     /// Run fio command lines and job files on iolab's engine, printing fio's output shapes.
     Fio(crate::commands::fio::FioArgs),
+    /// Run an IOR command line (POSIX) on iolab's engine, printing IOR's results tables.
+    Ior(crate::commands::ior::IorArgs),
 }
 
 /// `--stall-timeout` when not given.

@@ -12,5 +12,6 @@ pub mod beegfs;
 pub mod fio;
 pub mod io500;
 pub mod ior;
+pub mod ior_output;
 pub mod ior_plan;
 pub mod mdtest;

@@ -38,6 +38,27 @@ impl UtcTime {
     }
 }
 
+/// `ctime`'s form of a moment in UTC, as IOR and mdtest stamp their output:
+/// "Wed Nov 25 08:34:02 2026".
+pub fn ctime(ms: i64) -> String {
+    const DAYS: [&str; 7] = ["Thu", "Fri", "Sat", "Sun", "Mon", "Tue", "Wed"];
+    const MONTHS: [&str; 12] = [
+        "Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec",
+    ];
+    let t = UtcTime::from_ms(ms);
+    let weekday = ms.div_euclid(86_400_000).rem_euclid(7) as usize;
+    format!(
+        "{} {} {:2} {:02}:{:02}:{:02} {}",
+        DAYS[weekday],
+        MONTHS[(t.month - 1).clamp(0, 11) as usize],
+        t.day,
+        t.hour,
+        t.minute,
+        t.second,
+        t.year
+    )
+}
+
 /// Days since 1970-01-01 of a calendar date (month 1-12, day 1-31).
 pub fn days_from_civil(year: i64, month: i64, day: i64) -> i64 {
     let y = if month <= 2 { year - 1 } else { year };
@@ -68,5 +89,17 @@ mod tests {
             let t = UtcTime::from_ms(days * 86_400_000);
             assert_eq!(days_from_civil(t.year, t.month, t.day), days, "{t:?}");
         }
+    }
+}
+
+#[cfg(test)]
+mod ctime_tests {
+    #[test]
+    fn ctime_reads_like_iors_stamp() {
+        // 2026-11-25 08:34:02 UTC, a Wednesday.
+        let ms =
+            super::days_from_civil(2026, 11, 25) * 86_400_000 + (8 * 3600 + 34 * 60 + 2) * 1000;
+        assert_eq!(super::ctime(ms), "Wed Nov 25 08:34:02 2026");
+        assert_eq!(super::ctime(0), "Thu Jan  1 00:00:00 1970");
     }
 }

@@ -8,6 +8,7 @@ mod finish;
 pub mod fio;
 pub mod inventory;
 pub mod io500;
+pub mod ior;
 pub mod ladder;
 pub mod meta;
 pub mod net;
@@ -37,5 +38,6 @@ pub fn dispatch(cli: Cli) -> Result<u8> {
         Command::Net(args) => net::net(args),
         Command::Io500(args) => io500::io500(args),
         Command::Fio(args) => fio::fio(args),
+        Command::Ior(args) => ior::ior(args),
     }
 }

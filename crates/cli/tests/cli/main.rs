@@ -5,6 +5,7 @@ mod common;
 mod fio;
 mod io500;
 mod io500_run;
+mod ior;
 mod live;
 mod meta;
 mod meta_syscalls;

@@ -1,0 +1,275 @@
+//! `iolab ior ...`: an IOR command line (POSIX) run on iolab's engine, one worker per rank
+//! as IOR runs one task per rank, printed in IOR's layout (its "Results:" rows and
+//! "Summary of all tests:") and stored as a run of kind "ior" with the command line in its
+//! provenance, so that `compare` and `report` work on it. Options iolab does not run are
+//! refused before anything runs (iolab_compat::ior_plan).
+
+use anyhow::{Context, Result};
+use clap::Args;
+use iolab_comm::CommExt;
+use iolab_compat::ior::parse_ior_args;
+use iolab_compat::ior_output::{Access, IorPhase, Job, TABLE_HEADER, human_size, row, summary};
+use iolab_compat::ior_plan::{IorPlan, plan_ior};
+use iolab_core::civil::ctime;
+use iolab_core::result::{OpKind, PhaseResult, RunStatus};
+use iolab_core::spec::{BackendKind, DataSpec, TargetSpec};
+use iolab_engine::data::{DataOptions, run_data};
+use iolab_engine::{EngineError, MonotonicClock, prepare_target};
+
+use crate::cli::StoreArgs;
+use crate::commands::finish::cleanup;
+use crate::exit;
+use crate::runtime::Runtime;
+use crate::sink::RunSink;
+use crate::watch::Watch;
+
+/// Run an IOR command line (POSIX API) on iolab's engine, with IOR's output.
+#[derive(Args, Debug)]
+pub struct IorArgs {
+    /// A label to find this run by later.
+    #[arg(long)]
+    pub label: Option<String>,
+
+    #[command(flatten)]
+    pub store: StoreArgs,
+
+    /// IOR's arguments, as IOR takes them (-a POSIX -b 1m -t 256k -s 4 -F -w -r -o DIR/f).
+    #[arg(
+        trailing_var_arg = true,
+        allow_hyphen_values = true,
+        value_name = "IOR ARGS",
+        required = true
+    )]
+    pub args: Vec<String>,
+}
+
+pub fn ior(args: IorArgs) -> Result<u8> {
+    let options = parse_ior_args(&args.args)?;
+    Runtime::with(|rt| {
+        let topo = rt.comm.topology();
+        let plan = rt.agree(
+            plan_ior(&options, rt.comm.size(), topo.ranks_on_first_host())
+                .map_err(anyhow::Error::from),
+        )?;
+        run_ior(rt, &args, &plan)
+    })
+}
+
+fn run_ior(rt: &Runtime, args: &IorArgs, plan: &IorPlan) -> Result<u8> {
+    let o = &plan.options;
+    let target = TargetSpec {
+        dir: Some(plan.dir.clone()),
+        keep: o.keep_file,
+        ..TargetSpec::default()
+    };
+    let mut sink = RunSink::start(
+        rt,
+        &args.store,
+        "ior",
+        serde_json::json!({ "ior": args.args, "write": plan.write, "read": plan.read }),
+        plan.dir.display().to_string(),
+        Some(&plan.dir),
+        args.label.clone(),
+    );
+    let root = rt.is_root();
+    let topo = rt.comm.topology();
+    let job = Job {
+        tasks: rt.comm.size(),
+        tasks_on_node0: topo.ranks_on_first_host(),
+    };
+    if root {
+        for n in &plan.notes {
+            eprintln!("iolab ior: note: {n}");
+        }
+        print!("{}", header(args, plan, job, topo.hosts().len()));
+        print!("\nResults: \n\n{TABLE_HEADER}");
+    }
+    let output = crate::cli::OutputArgs {
+        label: args.label.clone(),
+        quiet: true,
+        ..Default::default()
+    };
+    let mut figures = Vec::new();
+    let mut failed = false;
+    for rep in 0..o.repetitions.max(1) {
+        if rep > 0 && o.inter_test_delay > 0 {
+            std::thread::sleep(std::time::Duration::from_secs(o.inter_test_delay));
+        }
+        let prepared = prepare_target(rt.comm.as_ref(), &target, BackendKind::Psync, true)?;
+        let mut files = Vec::new();
+        let mut written = None;
+        let mut outcome: Result<()> = Ok(());
+        for (access, spec) in [(Access::Write, &plan.write), (Access::Read, &plan.read)] {
+            let Some(spec) = spec else { continue };
+            let watch = Watch::new(&output, &sink, None);
+            let env = watch.env(rt);
+            let opts = DataOptions {
+                name: Some(access.name().into()),
+                repetition: rep,
+                // A stonewalled write is read back as far as it got, as IOR's status file.
+                written_blocks: if access == Access::Read {
+                    written.clone()
+                } else {
+                    None
+                },
+                no_verify_pass: !o.check_write,
+                own_cache_policy: true,
+                ..DataOptions::default()
+            };
+            let ran = run_data(&env, &MonotonicClock, spec, &prepared, &opts);
+            watch.progress.finish();
+            let ran = match ran {
+                Ok(r) => r,
+                Err(e) => {
+                    outcome = Err(e.into());
+                    break;
+                }
+            };
+            files.extend(ran.files.iter().cloned());
+            if access == Access::Write && spec.stonewall.is_some() {
+                written = Some(ran.completed.clone());
+                write_status_file(rt, plan, &ran.completed)?;
+            }
+            let phase = &ran.phases[0];
+            failed |= phase.error_count > 0 || ran.phases.iter().any(|p| p.verify_failures > 0);
+            let f = ior_phase(access, spec, phase);
+            if root {
+                print!("{}", row(o, &f, rep));
+            }
+            figures.push(f);
+            sink.phases(ran.phases);
+        }
+        let cleaned = cleanup(rt.comm.as_ref(), prepared, &files, o.keep_file);
+        if let Err(e) = outcome {
+            let status = match e.downcast_ref::<EngineError>() {
+                Some(EngineError::Interrupted) => RunStatus::Interrupted,
+                _ => RunStatus::Failed,
+            };
+            sink.finish(status);
+            return Err(e);
+        }
+        cleaned?;
+    }
+    let interrupted = rt.interrupted();
+    sink.finish(if interrupted {
+        RunStatus::Interrupted
+    } else if failed {
+        RunStatus::Failed
+    } else {
+        RunStatus::Complete
+    });
+    if root {
+        print!("{}", summary(o, job, &figures));
+        println!(
+            "Finished            : {}",
+            ctime(iolab_engine::phase::now_ms())
+        );
+        if !sink.record.id.is_empty() {
+            eprintln!("iolab ior: stored as {}", sink.record.id);
+        }
+    }
+    Ok(if interrupted {
+        exit::INTERRUPTED
+    } else if failed {
+        exit::FAILED
+    } else {
+        exit::OK
+    })
+}
+
+/// A phase's figures as IOR reports them: every byte and transfer over the phase time.
+fn ior_phase(access: Access, spec: &DataSpec, p: &PhaseResult) -> IorPhase {
+    let op = p.ops.iter().find(|o| {
+        matches!(
+            (access, o.op),
+            (Access::Write, OpKind::Write) | (Access::Read, OpKind::Read)
+        )
+    });
+    let (bytes, transfers, latency) = op.map_or((0, 0, 0.0), |o| {
+        (o.bytes.get(), o.ops, o.latency.mean / 1e9)
+    });
+    IorPhase {
+        access,
+        bytes,
+        transfers,
+        total_s: p.elapsed.as_secs_f64(),
+        latency_s: latency,
+        stonewall: (spec.wear_out && spec.stonewall.is_some()).then(|| {
+            (
+                p.first_done.as_secs_f64(),
+                op.map_or(0, |o| o.first_done_bytes.get()),
+            )
+        }),
+    }
+}
+
+/// `-O stoneWallingStatusFile=F` with a stonewalled write: rank 0 writes the transfers
+/// each task reached (after wear-out, the most any task did), as IOR writes it.
+fn write_status_file(rt: &Runtime, plan: &IorPlan, completed: &[u64]) -> Result<()> {
+    let Some(path) = &plan.options.stonewall_status_file else {
+        return Ok(());
+    };
+    let result = if rt.is_root() {
+        let pairs = completed.iter().copied().max().unwrap_or(0);
+        std::fs::write(path, pairs.to_string())
+            .with_context(|| format!("-O stoneWallingStatusFile={path}"))
+    } else {
+        Ok(())
+    };
+    rt.agree(result)
+}
+
+/// IOR's opening block: the command, the machine, the test's options.
+fn header(args: &IorArgs, plan: &IorPlan, job: Job, nodes: usize) -> String {
+    let o = &plan.options;
+    let now = ctime(iolab_engine::phase::now_ms());
+    let kv = |k: &str, v: &dyn std::fmt::Display| format!("{k:<20}: {v}\n");
+    let mut out = format!(
+        "IOR-iolab-{}: MPI Coordinated Test of Parallel I/O\n",
+        env!("CARGO_PKG_VERSION")
+    );
+    out.push_str(&kv("Began", &now));
+    out.push_str(&kv("Command line", &format!("ior {}", args.args.join(" "))));
+    out.push_str(&kv("Machine", &format!("Linux {}", iolab_comm::hostname())));
+    out.push_str(&kv("TestID", &0));
+    out.push_str(&kv("StartTime", &now));
+    out.push_str(&kv("Path", &plan.dir.join("iolab-work").display()));
+    out.push_str("\nOptions: \n");
+    out.push_str(&kv("api", &"POSIX"));
+    out.push_str(&kv("test filename", &o.test_file));
+    let access = if o.file_per_proc {
+        "file-per-process"
+    } else {
+        "single-shared-file"
+    };
+    out.push_str(&kv("access", &access));
+    out.push_str(&kv("type", &"independent"));
+    out.push_str(&kv("segments", &o.segments));
+    let ordering = if o.random_offset > 0 {
+        "random"
+    } else {
+        "sequential"
+    };
+    out.push_str(&kv("ordering in a file", &ordering));
+    if o.reorder_tasks {
+        out.push_str(&kv("ordering inter file", &"constant task offset"));
+        out.push_str(&kv("task offset", &o.task_per_node_offset));
+    } else {
+        out.push_str(&kv("ordering inter file", &"no tasks offsets"));
+    }
+    out.push_str(&kv("nodes", &nodes));
+    out.push_str(&kv("tasks", &job.tasks));
+    out.push_str(&kv("clients per node", &job.tasks_on_node0));
+    out.push_str(&kv("repetitions", &o.repetitions));
+    out.push_str(&kv("xfersize", &format!("{} bytes", o.transfer_size)));
+    out.push_str(&kv("blocksize", &human_size(o.block_size)));
+    out.push_str(&kv(
+        "aggregate filesize",
+        &human_size(plan.bytes_per_rank * u64::from(job.tasks)),
+    ));
+    if o.deadline > 0 {
+        out.push_str(&kv("stonewallingTime", &o.deadline));
+        out.push_str(&kv("stoneWallingWearOut", &u8::from(o.wear_out)));
+    }
+    out
+}

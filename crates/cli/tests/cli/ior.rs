@@ -1,0 +1,249 @@
+//! `iolab ior`: IOR command lines run on iolab's engine, printed in IOR's layout, stored.
+
+use std::fs;
+use std::path::Path;
+
+use crate::common::{Ran, error_line, iolab, path};
+
+fn ior(db: &Path, args: &[&str]) -> Ran {
+    Ran::from(
+        iolab()
+            .env("IOLAB_DB", db)
+            .arg("ior")
+            .args(args)
+            .output()
+            .unwrap(),
+    )
+}
+
+/// The "Summary of all tests:" row of `access`, split on whitespace.
+fn summary_row<'a>(out: &'a str, access: &str) -> Vec<&'a str> {
+    let start = out.find("Summary of all tests:").expect("a summary");
+    out[start..]
+        .lines()
+        .find(|l| l.starts_with(access))
+        .unwrap_or_else(|| panic!("no {access} row in\n{out}"))
+        .split_whitespace()
+        .collect()
+}
+
+/// A file-per-process IOR line with fsync, two repetitions: four result rows in IOR's
+/// columns, the summary's header exactly IOR's, every byte counted (4 segments of 1 MiB),
+/// the files removed after each repetition (no -k), the run stored with its 4 phases.
+#[test]
+fn an_ior_line_runs_prints_iors_tables_and_is_stored() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("db");
+    let file = dir.path().join("f");
+    let r = ior(
+        &db,
+        &[
+            "-a",
+            "POSIX",
+            "-b",
+            "1m",
+            "-t",
+            "256k",
+            "-s",
+            "4",
+            "-F",
+            "-w",
+            "-r",
+            "-e",
+            "-i",
+            "2",
+            "-o",
+            path(&file),
+        ],
+    )
+    .expect(0);
+    assert!(r.stdout.starts_with("IOR-iolab-"), "{}", r.stdout);
+    assert!(
+        r.stdout.contains("\nblocksize           : 1 MiB\n"),
+        "{}",
+        r.stdout
+    );
+    assert!(
+        r.stdout.contains("\naggregate filesize  : 4 MiB\n"),
+        "{}",
+        r.stdout
+    );
+    let rows: Vec<&str> = r
+        .stdout
+        .lines()
+        .filter(|l| l.starts_with("write ") || l.starts_with("read "))
+        .take(4)
+        .collect();
+    assert_eq!(rows.len(), 4, "{}", r.stdout);
+    for (i, row) in rows.iter().enumerate() {
+        let f: Vec<&str> = row.split_whitespace().collect();
+        assert_eq!(f.len(), 11, "{row}");
+        assert_eq!((f[4], f[5]), ("1024.00", "256.00"), "{row}");
+        assert_eq!(f[10], (i / 2).to_string(), "{row}");
+    }
+    assert!(r.stdout.contains(
+        "\nOperation   Max(MiB)   Min(MiB)  Mean(MiB)     StdDev   Max(OPs)   Min(OPs)  Mean(OPs)     StdDev    Mean(s) Stonewall(s) Stonewall(MiB) Test# #Tasks tPN reps fPP reord reordoff reordrand seed segcnt   blksiz    xsize aggs(MiB)   API RefNum\n"
+    ));
+    for access in ["write", "read"] {
+        let f = summary_row(&r.stdout, access);
+        assert_eq!(f.len(), 27, "{f:?}");
+        // #Tasks 1, reps 2, fPP 1, segcnt 4, blksiz, xsize, aggs(MiB) 4.0, API.
+        assert_eq!(
+            (f[13], f[15], f[16], f[22], f[23], f[24], f[25]),
+            ("1", "2", "1", "1048576", "262144", "4.0", "POSIX")
+        );
+        assert_eq!(f[21], "4");
+        // Max >= Mean >= Min.
+        let n = |i: usize| f[i].parse::<f64>().unwrap();
+        assert!(n(1) >= n(3) && n(3) >= n(2), "{f:?}");
+    }
+    assert!(
+        r.stdout
+            .trim_end()
+            .lines()
+            .last()
+            .unwrap()
+            .starts_with("Finished            : ")
+    );
+    // No -k: nothing of the data left behind.
+    let left = fs::read_dir(dir.path().join("iolab-work"))
+        .map(|d| {
+            d.filter_map(Result::ok)
+                .filter(|e| e.file_name().to_string_lossy().starts_with("data."))
+                .count()
+        })
+        .unwrap_or(0);
+    assert_eq!(left, 0);
+    let shown = Ran::from(
+        iolab()
+            .env("IOLAB_DB", &db)
+            .args(["results", "show", "r1", "--format", "json"])
+            .output()
+            .unwrap(),
+    )
+    .expect(0);
+    let j: serde_json::Value = serde_json::from_str(&shown.stdout).unwrap();
+    assert_eq!(j["kind"], "ior");
+    let phases = j["phases"].as_array().unwrap();
+    assert_eq!(phases.len(), 4);
+    for p in phases {
+        assert_eq!(p["ops"][0]["bytes"], 4 << 20, "{p}");
+    }
+    // The original command line, word for word, in the provenance.
+    let argv: Vec<&str> = j["provenance"]["command"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|a| a.as_str().unwrap())
+        .collect();
+    assert_eq!(&argv[1..5], ["ior", "-a", "POSIX", "-b"]);
+}
+
+/// IO500's ior-hard write line (at a small scale) runs unchanged: a shared file of
+/// 47008-byte transfers, strided, stonewalled with wear-out, its status file written with
+/// the transfers each task reached, its files kept (-k).
+#[test]
+fn io500s_ior_hard_write_line_runs_unchanged() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("db");
+    fs::create_dir(dir.path().join("ior-hard")).unwrap();
+    let status = dir.path().join("ior-hard.stonewall");
+    let file = dir.path().join("ior-hard/file");
+    let status_opt = format!("stoneWallingStatusFile={}", path(&status));
+    let r = ior(
+        &db,
+        &[
+            "-C",
+            "-Q",
+            "1",
+            "-g",
+            "-G",
+            "27",
+            "-k",
+            "-e",
+            "-o",
+            path(&file),
+            "-O",
+            &status_opt,
+            "-t",
+            "47008",
+            "-b",
+            "47008",
+            "-s",
+            "20",
+            "-w",
+            "-D",
+            "30",
+            "-O",
+            "stoneWallingWearOut=1",
+            "-a",
+            "POSIX",
+            "--dataPacketType=timestamp",
+        ],
+    )
+    .expect(0);
+    let f = summary_row(&r.stdout, "write");
+    // Stonewall columns are figures with wear-out; segcnt 20, blksiz = xsize = 47008.
+    assert_ne!(f[10], "NA", "{f:?}");
+    assert_eq!((f[21], f[22], f[23]), ("20", "47008", "47008"));
+    assert_eq!(fs::read_to_string(&status).unwrap(), "20");
+    let kept: u64 = fs::read_dir(dir.path().join("ior-hard/iolab-work"))
+        .unwrap()
+        .filter_map(|e| e.ok())
+        .filter(|e| e.file_name().to_string_lossy().starts_with("data."))
+        .map(|e| e.metadata().unwrap().len())
+        .sum();
+    assert_eq!(kept, 20 * 47008, "-k keeps the shared file");
+}
+
+#[test]
+fn what_ior_options_iolab_does_not_run_are_one_line_errors() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("db");
+    for (args, want) in [
+        (
+            vec!["-w", "-Z", "-o", "f"],
+            "iolab: error: ior -Z: random task reordering is not run by iolab",
+        ),
+        (vec!["-w", "-J", "4"], "iolab: error: ior -J: "),
+        (
+            vec!["-a", "MPIIO", "-w"],
+            "iolab: error: ior -a: 'MPIIO': only the POSIX API runs on iolab",
+        ),
+        (
+            vec!["-w", "-b", "4m", "-t", "1m", "-s", "2", "-o", "f"],
+            "iolab: error: ior -s: 2 segments of -b 4194304 with -t 1048576",
+        ),
+    ] {
+        let r = ior(&db, &args).expect(2);
+        assert!(error_line(&r).starts_with(want), "{args:?}: {}", r.stderr);
+    }
+    assert!(!db.exists(), "nothing ran, nothing stored");
+}
+
+/// Under mpirun, one IOR task per rank: one table printed (by rank 0), #Tasks 2 and the
+/// aggregate of both ranks' files.
+#[cfg(feature = "mpi")]
+#[test]
+fn two_ranks_are_two_ior_tasks() {
+    use crate::mpi::{mpirun, mpirun_available, run_limited};
+    if !mpirun_available() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let mut c = mpirun(2);
+    c.env("IOLAB_DB", dir.path().join("db"));
+    c.args([
+        "ior", "-a", "POSIX", "-b", "1m", "-t", "256k", "-s", "2", "-F", "-w", "-r", "-C",
+    ]);
+    c.args(["-o", path(&dir.path().join("f"))]);
+    let r = run_limited(c, std::time::Duration::from_secs(120));
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert_eq!(r.stdout.matches("Summary of all tests:").count(), 1);
+    let f = summary_row(&r.stdout, "read");
+    assert_eq!(
+        (f[13], f[14], f[17], f[24]),
+        ("2", "2", "1", "4.0"),
+        "{f:?}"
+    );
+}
