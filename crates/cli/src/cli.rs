@@ -53,6 +53,8 @@ pub enum Command {
     Fio(crate::commands::fio::FioArgs),
     /// Run an IOR command line (POSIX) on iolab's engine, printing IOR's results tables.
     Ior(crate::commands::ior::IorArgs),
+    /// Run an mdtest command line (files, POSIX) on iolab's engine, printing mdtest's table.
+    Mdtest(crate::commands::mdtest::MdtestArgs),
 }
 
 /// `--stall-timeout` when not given.

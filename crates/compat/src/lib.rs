@@ -15,3 +15,4 @@ pub mod ior;
 pub mod ior_output;
 pub mod ior_plan;
 pub mod mdtest;
+pub mod mdtest_front;

@@ -53,6 +53,8 @@ pub struct MdtestOptions {
     pub rank_details: Option<String>,
     /// -k: IO500's "keep the directories" (leave the tree for a later call).
     pub keep_dirs: bool,
+    /// --dataPacketType=timestamp|offset|incompressible|random: the -w data's pattern.
+    pub data_packet_type: Option<String>,
 }
 
 impl Default for MdtestOptions {
@@ -87,6 +89,7 @@ impl Default for MdtestOptions {
             verbose: 0,
             rank_details: None,
             keep_dirs: false,
+            data_packet_type: None,
         }
     }
 }
@@ -134,6 +137,7 @@ pub fn parse_mdtest_args(argv: &[String]) -> Result<MdtestOptions, ArgError> {
             "-v" => o.verbose += 1 + args.repeats('v'),
             "-k" => o.keep_dirs = true,
             "--saveRankPerformanceDetails" => o.rank_details = Some(args.value(&flag)?),
+            "--dataPacketType" => o.data_packet_type = Some(args.value(&flag)?),
             other => {
                 return Err(args.error(
                     other,

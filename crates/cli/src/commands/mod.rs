@@ -10,6 +10,7 @@ pub mod inventory;
 pub mod io500;
 pub mod ior;
 pub mod ladder;
+pub mod mdtest;
 pub mod meta;
 pub mod net;
 pub mod results;
@@ -39,5 +40,6 @@ pub fn dispatch(cli: Cli) -> Result<u8> {
         Command::Io500(args) => io500::io500(args),
         Command::Fio(args) => fio::fio(args),
         Command::Ior(args) => ior::ior(args),
+        Command::Mdtest(args) => mdtest::mdtest(args),
     }
 }

@@ -7,6 +7,7 @@ mod io500;
 mod io500_run;
 mod ior;
 mod live;
+mod mdtest;
 mod meta;
 mod meta_syscalls;
 #[cfg(feature = "mpi")]

@@ -1,0 +1,191 @@
+//! `iolab mdtest ...`: an mdtest command line (files, POSIX) run on iolab's metadata engine
+//! with mdtest's calls and tree, one worker per rank as mdtest runs one task per rank,
+//! printed in mdtest's layout (its header and SUMMARY table) and stored as a run of kind
+//! "mdtest" with the command line in its provenance.
+
+use anyhow::Result;
+use clap::Args;
+use iolab_comm::CommExt;
+use iolab_compat::mdtest::parse_mdtest_args;
+use iolab_compat::mdtest_front::{Iteration, MdtestPlan, plan_mdtest, summary};
+use iolab_core::civil::UtcTime;
+use iolab_core::result::RunStatus;
+use iolab_core::spec::{BackendKind, MetaOp, TargetSpec};
+use iolab_engine::meta::{MetaOptions, finish_meta, run_meta};
+use iolab_engine::{EngineError, MonotonicClock, prepare_target};
+
+use crate::cli::StoreArgs;
+use crate::commands::finish::cleanup;
+use crate::exit;
+use crate::runtime::Runtime;
+use crate::sink::RunSink;
+use crate::watch::Watch;
+
+/// Run an mdtest command line (files, POSIX) on iolab's engine, with mdtest's output.
+#[derive(Args, Debug)]
+pub struct MdtestArgs {
+    /// A label to find this run by later.
+    #[arg(long)]
+    pub label: Option<String>,
+
+    #[command(flatten)]
+    pub store: StoreArgs,
+
+    /// mdtest's arguments, as mdtest takes them (-n 1000 -u -F -d DIR).
+    #[arg(
+        trailing_var_arg = true,
+        allow_hyphen_values = true,
+        value_name = "MDTEST ARGS",
+        required = true
+    )]
+    pub args: Vec<String>,
+}
+
+pub fn mdtest(args: MdtestArgs) -> Result<u8> {
+    let options = parse_mdtest_args(&args.args)?;
+    Runtime::with(|rt| {
+        let topo = rt.comm.topology();
+        let plan = rt.agree(
+            plan_mdtest(&options, topo.ranks_on_first_host(), topo.hosts().len())
+                .map_err(anyhow::Error::from),
+        )?;
+        run_mdtest(rt, &args, &plan)
+    })
+}
+
+/// mdtest's time stamps: "11/25/2026 08:35:13".
+fn stamp() -> String {
+    let t = UtcTime::from_ms(iolab_engine::phase::now_ms());
+    format!(
+        "{:02}/{:02}/{} {:02}:{:02}:{:02}",
+        t.month, t.day, t.year, t.hour, t.minute, t.second
+    )
+}
+
+fn run_mdtest(rt: &Runtime, args: &MdtestArgs, plan: &MdtestPlan) -> Result<u8> {
+    let o = &plan.options;
+    let target = TargetSpec {
+        dir: Some(o.test_dir.clone().into()),
+        create_dir: true,
+        ..TargetSpec::default()
+    };
+    let mut sink = RunSink::start(
+        rt,
+        &args.store,
+        "mdtest",
+        serde_json::json!({ "mdtest": args.args, "spec": plan.spec }),
+        o.test_dir.clone(),
+        Some(std::path::Path::new(&o.test_dir)),
+        args.label.clone(),
+    );
+    let root = rt.is_root();
+    let tasks = rt.comm.size();
+    // A collective: every rank, before only rank 0 prints.
+    let nodes = rt.comm.topology().hosts().len();
+    if root {
+        for n in &plan.notes {
+            eprintln!("iolab mdtest: note: {n}");
+        }
+        let quoted: Vec<String> = args.args.iter().map(|a| format!("'{a}'")).collect();
+        println!("-- started at {} --\n", stamp());
+        println!(
+            "mdtest-iolab-{} was launched with {tasks} total task(s) on {} node(s)",
+            env!("CARGO_PKG_VERSION"),
+            nodes
+        );
+        println!("Command line used: mdtest {}", quoted.join(" "));
+        println!("{:<20}: {}", "Path", o.test_dir);
+        println!(
+            "{tasks} tasks, {} files",
+            plan.items_per_task * u64::from(tasks)
+        );
+    }
+    let output = crate::cli::OutputArgs {
+        label: args.label.clone(),
+        quiet: true,
+        ..Default::default()
+    };
+    let comm = rt.comm.as_ref();
+    let mut iterations = Vec::new();
+    let mut failed = false;
+    for it in 0..o.iterations.max(1) {
+        let prepared = prepare_target(comm, &target, BackendKind::Psync, true)?;
+        let watch = Watch::new(&output, &sink, None);
+        let env = watch.env(rt);
+        let opts = MetaOptions {
+            tree: Some(format!("mdtest.{it}")),
+            repetition: it,
+            ..MetaOptions::default()
+        };
+        let outcome = run_meta(&env, &MonotonicClock, &plan.spec, &prepared, &opts);
+        watch.progress.finish();
+        let tree = match &outcome {
+            Ok(out) => finish_meta(comm, &plan.spec, &prepared, &opts, out, false).map(Some),
+            Err(_) => Ok(None),
+        };
+        let cleaned = cleanup(comm, prepared, &[], false);
+        let outcome = match outcome {
+            Ok(out) => out,
+            Err(e) => {
+                let status = match e {
+                    EngineError::Interrupted => RunStatus::Interrupted,
+                    _ => RunStatus::Failed,
+                };
+                sink.finish(status);
+                return Err(e.into());
+            }
+        };
+        tree?;
+        cleaned?;
+        // -x: the items each task reached (after a stonewall, the most any did), as
+        // mdtest writes them for a later call.
+        if let Some(file) = &o.stonewall_status_file {
+            let written = if root {
+                let most = outcome.created.iter().copied().max().unwrap_or(0);
+                std::fs::write(file, most.to_string())
+                    .map_err(|e| anyhow::anyhow!("mdtest -x {file}: {e}"))
+            } else {
+                Ok(())
+            };
+            rt.agree(written)?;
+        }
+        let mut figures = Iteration::default();
+        for p in &outcome.phases {
+            failed |= p.error_count > 0 || p.verify_failures > 0;
+            let op = [MetaOp::Create, MetaOp::Stat, MetaOp::Read, MetaOp::Remove]
+                .into_iter()
+                .find(|op| p.op(op.op_kind()).is_some());
+            if let Some(op) = op {
+                let items = p.op(op.op_kind()).map_or(0, |r| r.ops);
+                figures.phases.push((op, items, p.elapsed.as_secs_f64()));
+            }
+        }
+        iterations.push(figures);
+        sink.phases(outcome.phases);
+    }
+    let interrupted = rt.interrupted();
+    sink.finish(if interrupted {
+        RunStatus::Interrupted
+    } else if failed {
+        RunStatus::Failed
+    } else {
+        RunStatus::Complete
+    });
+    if root {
+        print!("{}", summary(&iterations, false));
+        if o.print_both {
+            print!("{}", summary(&iterations, true));
+        }
+        println!("-- finished at {} --\n", stamp());
+        if !sink.record.id.is_empty() {
+            eprintln!("iolab mdtest: stored as {}", sink.record.id);
+        }
+    }
+    Ok(if interrupted {
+        exit::INTERRUPTED
+    } else if failed {
+        exit::FAILED
+    } else {
+        exit::OK
+    })
+}

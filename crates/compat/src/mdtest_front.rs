@@ -1,0 +1,334 @@
+//! An mdtest command line as an iolab metadata workload ([`plan_mdtest`]) and mdtest's
+//! text output ([`summary`]): one worker per rank as mdtest runs one task per rank,
+//! mdtest's files per directory and tree (`-n`, `-I`, `-z`, `-b`, `-L`, `-u`), phases
+//! (`-C -T -E -r`), bytes (`-w`, `-e`), `-N` stride, `-W` stonewall with mdtest's
+//! continue-to-the-maximum, `-Y`; and its "SUMMARY rate" table (mdtest.c
+//! summarize_results: max, min, mean and sample standard deviation over iterations of all
+//! items over the slowest task's time).
+
+use std::fmt::Write as _;
+
+use iolab_core::spec::{MetaOp, MetaPaths, MetaSpec};
+use iolab_core::units::{ByteCount, Nanos, TimeSpan};
+
+use crate::args::ArgError;
+use crate::mdtest::MdtestOptions;
+
+/// What one mdtest invocation runs.
+#[derive(Clone, Debug, PartialEq)]
+pub struct MdtestPlan {
+    pub options: MdtestOptions,
+    pub spec: MetaSpec,
+    /// Files each task works on.
+    pub items_per_task: u64,
+    pub notes: Vec<String>,
+}
+
+fn refuse(option: &str, message: impl Into<String>) -> ArgError {
+    ArgError {
+        tool: "mdtest",
+        option: option.to_string(),
+        message: message.into(),
+    }
+}
+
+/// Plans `o` for ranks whose first host has `on_first_host` of them, on `hosts` hosts.
+pub fn plan_mdtest(
+    o: &MdtestOptions,
+    on_first_host: u32,
+    hosts: usize,
+) -> Result<MdtestPlan, ArgError> {
+    if !o.files_only {
+        return Err(refuse(
+            if o.dirs_only { "-D" } else { "-F" },
+            "directories as items (mdtest without -F) are not run by iolab's mdtest front-end; add -F (files only)",
+        ));
+    }
+    if !o.create {
+        // IO500 runs create, stat, read and remove as four mdtest calls on one tree; iolab
+        // removes the files it made when its call ends.
+        return Err(refuse(
+            if o.stat {
+                "-T"
+            } else if o.read {
+                "-E"
+            } else {
+                "-r"
+            },
+            "stat, read or remove of a tree an earlier mdtest call made is not run by iolab; give every phase in one call (-C -T -E -r), or run the IO500 suite with `iolab io500`",
+        ));
+    }
+    if o.read && o.read_bytes != o.write_bytes && o.read_bytes != 0 {
+        return Err(refuse(
+            "-e",
+            format!(
+                "{} bytes read of {} written: iolab reads back what create wrote (-e equal to -w)",
+                o.read_bytes, o.write_bytes
+            ),
+        ));
+    }
+    if o.sync_file && o.write_bytes > 0 {
+        return Err(refuse(
+            "-y",
+            "an fsync of each file written is not run by iolab's mdtest front-end",
+        ));
+    }
+    if o.depth > 0 && !o.leaf_only {
+        return Err(refuse(
+            "-z",
+            "files in every level of the tree are not run by iolab; add -L (files only in the leaf directories)",
+        ));
+    }
+    let leaves = u64::from(o.branch.max(1))
+        .checked_pow(o.depth)
+        .ok_or_else(|| refuse("-z", "more leaf directories than iolab can count"))?;
+    // mdtest: -I per directory; -n per task, spread over the leaves.
+    let per_dir = match (o.items_per_dir, o.items) {
+        (0, n) => n / leaves,
+        (i, _) => i,
+    };
+    if per_dir == 0 {
+        return Err(refuse(
+            "-n",
+            format!(
+                "{} items over {leaves} leaf directories leave none per directory",
+                o.items
+            ),
+        ));
+    }
+    let mut ops = Vec::new();
+    for (on, op) in [
+        (o.create, MetaOp::Create),
+        (o.stat, MetaOp::Stat),
+        (o.read, MetaOp::Read),
+        (o.remove, MetaOp::Remove),
+    ] {
+        if on {
+            ops.push(op);
+        }
+    }
+    // mdtest -N k: the task k further on; across nodes iolab counts the shift in ranks
+    // and mdtest's stride in tasks per node.
+    let shift = o.stride * if hosts > 1 { on_first_host.max(1) } else { 1 };
+    let spec = MetaSpec {
+        threads: 1,
+        files_per_dir: per_dir,
+        dirs_per_thread: Some(
+            u32::try_from(leaves).map_err(|_| refuse("-b", "too many leaf directories"))?,
+        ),
+        total_files: None,
+        ops,
+        file_size: ByteCount(o.write_bytes),
+        shared_dir: !o.unique_dir,
+        depth: o.depth.saturating_sub(1),
+        branching: o.branch.max(1),
+        runtime: (o.stonewall > 0).then(|| TimeSpan(Nanos::from_secs(o.stonewall))),
+        wear_out: o.stonewall > 0,
+        shift: Some(shift),
+        paths: MetaPaths::Whole,
+        sync_after_create: o.sync_after_phase,
+        ..MetaSpec::default()
+    };
+    spec.validate().map_err(|e| refuse(&e.option, e.reason))?;
+    let mut notes = Vec::new();
+    if o.depth > 1 || (o.depth == 1 && o.branch > 1) {
+        notes.push(
+            "the tree's directories carry iolab's names (b*/d*), not mdtest's mdtest_tree.N.M"
+                .into(),
+        );
+    }
+    if o.sync_after_phase && (o.stat || o.read || o.remove) {
+        notes.push("-Y: iolab syncs after the create phase only".into());
+    }
+    notes.push("tree creation and removal are not timed apart: their rows print 0.000".into());
+    Ok(MdtestPlan {
+        options: o.clone(),
+        items_per_task: per_dir * leaves,
+        spec,
+        notes,
+    })
+}
+
+/// One iteration's file phases: items of all tasks and the phase time (the slowest
+/// task's), by operation.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Iteration {
+    pub phases: Vec<(MetaOp, u64, f64)>,
+}
+
+/// Max, min, mean and sample standard deviation (0 for one value), as mdtest.
+fn stats(values: &[f64]) -> (f64, f64, f64, f64) {
+    if values.is_empty() {
+        return (0.0, 0.0, 0.0, 0.0);
+    }
+    let n = values.len() as f64;
+    let max = values.iter().copied().fold(f64::MIN, f64::max);
+    let min = values.iter().copied().fold(f64::MAX, f64::min);
+    let mean = values.iter().sum::<f64>() / n;
+    let sd = if values.len() > 1 {
+        (values.iter().map(|v| (v - mean).powi(2)).sum::<f64>() / (n - 1.0)).sqrt()
+    } else {
+        0.0
+    };
+    (max, min, mean, sd)
+}
+
+const ROWS: [(&str, MetaOp); 4] = [
+    ("File creation", MetaOp::Create),
+    ("File stat", MetaOp::Stat),
+    ("File read", MetaOp::Read),
+    ("File removal", MetaOp::Remove),
+];
+
+/// mdtest's SUMMARY table: rates (items / s) or, with `time`, the phase times (s).
+pub fn summary(iterations: &[Iteration], time: bool) -> String {
+    let mut out = format!(
+        "\nSUMMARY {}: (of {} iterations)\n",
+        if time {
+            "time (in ms/op)"
+        } else {
+            "rate (in ops/sec)"
+        },
+        iterations.len()
+    );
+    out.push_str(
+        "   Operation                     Max            Min           Mean        Std Dev\n",
+    );
+    out.push_str(
+        "   ---------                     ---            ---           ----        -------\n",
+    );
+    for (name, op) in ROWS {
+        let values: Vec<f64> = iterations
+            .iter()
+            .map(|it| {
+                it.phases
+                    .iter()
+                    .find(|p| p.0 == op)
+                    .map_or(0.0, |&(_, items, secs)| {
+                        if time {
+                            secs
+                        } else if secs > 0.0 {
+                            items as f64 / secs
+                        } else {
+                            0.0
+                        }
+                    })
+            })
+            .collect();
+        let (max, min, mean, sd) = stats(&values);
+        let _ = writeln!(
+            out,
+            "   {name:<18}     {max:14.3} {min:14.3} {mean:14.3} {sd:14.3}"
+        );
+    }
+    for name in ["Tree creation", "Tree removal"] {
+        let _ = writeln!(
+            out,
+            "   {name:<22} {:14.3} {:14.3} {:14.3} {:14.3}",
+            0.0, 0.0, 0.0, 0.0
+        );
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::mdtest::parse_mdtest_args;
+
+    fn plan(line: &str, per_host: u32, hosts: usize) -> Result<MdtestPlan, ArgError> {
+        let argv: Vec<String> = line.split_whitespace().map(String::from).collect();
+        plan_mdtest(&parse_mdtest_args(&argv).unwrap(), per_host, hosts)
+    }
+
+    #[test]
+    fn s1s_mdtest_line_plans_3000_files_in_each_of_10_leaves() {
+        let p = plan(
+            "-v -d /mnt/nfs/md -i 1 -b 10 -z 1 -L -I 3000 -y -u -t -F",
+            16,
+            32,
+        )
+        .unwrap();
+        assert_eq!(p.items_per_task, 30_000);
+        assert_eq!(
+            (p.spec.files_per_dir, p.spec.dirs_per_thread, p.spec.depth),
+            (3000, Some(10), 0)
+        );
+        assert!(!p.spec.shared_dir);
+        assert_eq!(
+            p.spec.ops,
+            [MetaOp::Create, MetaOp::Stat, MetaOp::Read, MetaOp::Remove]
+        );
+    }
+
+    #[test]
+    fn io500s_easy_create_line_and_the_stride_across_nodes() {
+        let p = plan(
+            "-n 1000 -u -L -F -P -G 27 -N 1 -d /d/mdtest-easy -x /d/sw -C -Y -W 2 -k -a POSIX",
+            4,
+            2,
+        )
+        .unwrap();
+        assert_eq!((p.spec.files_per_dir, p.spec.shift), (1000, Some(4)));
+        assert_eq!(
+            (p.spec.runtime, p.spec.wear_out),
+            (Some(TimeSpan::from_secs(2)), true)
+        );
+        assert!(p.spec.sync_after_create);
+        // One node: -N 1 is the next task.
+        assert_eq!(
+            plan("-n 10 -F -N 1 -d d", 4, 1).unwrap().spec.shift,
+            Some(1)
+        );
+    }
+
+    #[test]
+    fn what_iolab_does_not_run_is_refused_by_name() {
+        let e = |line: &str| plan(line, 1, 1).unwrap_err().to_string();
+        assert!(e("-n 10 -d d").starts_with("mdtest -F: directories as items"));
+        assert!(
+            e("-n 10 -F -T -d d")
+                .starts_with("mdtest -T: stat, read or remove of a tree an earlier")
+        );
+        assert!(e("-n 10 -F -z 2 -b 2 -d d").starts_with("mdtest -z: files in every level"));
+        assert!(e("-n 10 -F -w 100 -y -d d").starts_with("mdtest -y: "));
+        assert!(
+            e("-n 10 -F -w 100 -e 50 -d d").starts_with("mdtest -e: 50 bytes read of 100 written")
+        );
+    }
+
+    /// The table of the real mdtest run `-n 100 -u -F -i 2` on 2 tasks, given its rates,
+    /// prints in the same columns.
+    #[test]
+    fn the_summary_has_mdtests_columns() {
+        let it = |c: f64, s: f64| Iteration {
+            phases: vec![
+                (MetaOp::Create, 200, 200.0 / c),
+                (MetaOp::Stat, 200, 200.0 / s),
+            ],
+        };
+        let s = summary(
+            &[it(35587.171, 1503334.767), it(17056.256, 48030.965)],
+            false,
+        );
+        let lines: Vec<&str> = s.lines().collect();
+        assert_eq!(lines[1], "SUMMARY rate (in ops/sec): (of 2 iterations)");
+        assert_eq!(
+            lines[2],
+            "   Operation                     Max            Min           Mean        Std Dev"
+        );
+        // mdtest: "   File creation               35587.171      17056.256      26321.714      13103.336"
+        assert_eq!(
+            lines[4],
+            "   File creation               35587.171      17056.256      26321.714      13103.336"
+        );
+        assert_eq!(
+            lines[6],
+            "   File read                       0.000          0.000          0.000          0.000"
+        );
+        assert_eq!(
+            lines[8],
+            "   Tree creation                   0.000          0.000          0.000          0.000"
+        );
+    }
+}
