@@ -11,6 +11,7 @@ pub mod error;
 pub mod histogram;
 pub mod input;
 pub mod inventory;
+pub mod live_latency;
 pub mod pattern;
 pub mod result;
 pub mod rng;

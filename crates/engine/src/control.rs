@@ -7,12 +7,15 @@ use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
 use std::sync::{Condvar, Mutex};
 use std::time::Duration;
 
+use iolab_core::live_latency::BUCKETS;
 use iolab_core::units::Nanos;
 
 /// A worker's live counters, on a cache line of its own.
 #[repr(align(64))]
-#[derive(Default)]
 pub struct WorkerProgress {
+    /// Its latencies so far in coarse buckets (iolab_core::live_latency), copied from
+    /// its recorder every 64 operations: what the live views take p50 and p99 from.
+    pub latency: Box<[AtomicU64; BUCKETS]>,
     pub ops: AtomicU64,
     pub bytes: AtomicU64,
     /// Set when the worker has finished (its share done, stopped, or failed).
@@ -23,6 +26,20 @@ pub struct WorkerProgress {
     /// phase until it finished, set when it finishes.
     pub cpu_user: AtomicU64,
     pub cpu_system: AtomicU64,
+}
+
+impl Default for WorkerProgress {
+    fn default() -> Self {
+        WorkerProgress {
+            latency: Box::new(std::array::from_fn(|_| AtomicU64::new(0))),
+            ops: AtomicU64::new(0),
+            bytes: AtomicU64::new(0),
+            done: AtomicBool::new(false),
+            waiting_with: AtomicU64::new(0),
+            cpu_user: AtomicU64::new(0),
+            cpu_system: AtomicU64::new(0),
+        }
+    }
 }
 
 pub use iolab_backend::process::thread_cpu_times;
@@ -224,6 +241,17 @@ impl PhaseControl {
     }
 
     /// Totals of the live counters: (ops, bytes).
+    /// The workers' latency buckets added up (cumulative since the phase began).
+    pub fn latency_counts(&self) -> Vec<u64> {
+        let mut total = vec![0u64; BUCKETS];
+        for w in &self.workers {
+            for (t, c) in total.iter_mut().zip(w.latency.iter()) {
+                *t += c.load(Ordering::Relaxed);
+            }
+        }
+        total
+    }
+
     pub fn totals(&self) -> (u64, u64) {
         self.workers.iter().fold((0, 0), |(o, b), w| {
             (

@@ -35,6 +35,9 @@ pub struct Progress<'a> {
     pub bytes: u64,
     pub workers_done: u32,
     pub workers: u32,
+    /// Latencies completed since the last report, all ranks together, in the coarse
+    /// buckets of iolab_core::live_latency.
+    pub latency: &'a [u64],
 }
 
 /// Something that watches the machine while a phase's timed part runs (device and CPU
@@ -427,6 +430,9 @@ fn coordinate<C: Clock>(
     let mut interrupted = false;
     let mut wear_out_set = false;
     let mut watch = StallWatch::new(control.workers.len());
+    // The workers' latency buckets at the last tick: each tick sends what they counted
+    // since (a fixed-size array, summed over ranks with the tick).
+    let mut counted = vec![0u64; iolab_core::live_latency::BUCKETS];
     loop {
         control.wait_for_change(TICK);
         if env.interrupt.load(Ordering::Relaxed) && !interrupted {
@@ -434,6 +440,13 @@ fn coordinate<C: Clock>(
             control.stop_all();
         }
         let (ops, bytes) = control.totals();
+        let now_counted = control.latency_counts();
+        let mut latency: Vec<u64> = now_counted
+            .iter()
+            .zip(&counted)
+            .map(|(n, c)| n.saturating_sub(*c))
+            .collect();
+        counted = now_counted;
         let (quiet, worker) = watch.longest(control);
         let local = Tick {
             finished: control.finished_count(),
@@ -450,7 +463,9 @@ fn coordinate<C: Clock>(
             stalled: ((quiet.as_millis() as u64) << RANK_BITS) | u64::from(comm.rank()),
         };
         let global = if comm.size() > 1 {
-            let (sums, maxes) = local.encode();
+            let (tick_sums, maxes) = local.encode();
+            let mut sums = tick_sums.to_vec();
+            sums.extend_from_slice(&latency);
             let silent = |s: &iolab_comm::Silence| {
                 let what = format!(
                     "it stopped answering (no progress report for {:.1} s)",
@@ -482,7 +497,8 @@ fn coordinate<C: Clock>(
                 }
             };
             let (sums, maxes) = comm.reduce(&sums, &maxes, env.stall_timeout, &silent);
-            Tick::decode(&sums, &maxes)
+            latency = sums[tick_sums.len()..].to_vec();
+            Tick::decode(&sums[..tick_sums.len()], &maxes)
         } else {
             local
         };
@@ -535,6 +551,7 @@ fn coordinate<C: Clock>(
                 bytes: global.bytes,
                 workers_done: global.finished,
                 workers: global.workers,
+                latency: &latency,
             });
         }
         if global.finished >= global.workers {

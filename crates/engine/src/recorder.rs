@@ -5,7 +5,10 @@
 
 use std::collections::BTreeMap;
 
+use std::sync::atomic::{AtomicU64, Ordering};
+
 use iolab_core::histogram::LatencyHistogram;
+use iolab_core::live_latency::{BUCKETS, bucket as live_bucket};
 use iolab_core::result::{ErrorRecord, OpCount, OpKind, OpSeries, Timeline};
 use iolab_core::units::Nanos;
 use serde::{Deserialize, Serialize};
@@ -47,6 +50,11 @@ pub struct Recorder {
     errors: Vec<ErrorRecord>,
     error_count: u64,
     verify_failures: u64,
+    /// Every latency in coarse buckets, for the live views (see [`Recorder::publish`]).
+    live: Box<[u64; BUCKETS]>,
+    /// Operations recorded, and as many when the live buckets were last published.
+    recorded: u64,
+    published: u64,
 }
 
 impl Recorder {
@@ -64,7 +72,23 @@ impl Recorder {
             errors: Vec::new(),
             error_count: 0,
             verify_failures: 0,
+            live: Box::new([0; BUCKETS]),
+            recorded: 0,
+            published: 0,
         }
+    }
+
+    /// Copies the live latency buckets into `to` (the worker's progress slot) when 64
+    /// operations were recorded since the last copy, or with `now`: a copy of the array
+    /// costs a few stores per operation, not one per bucket.
+    pub fn publish(&mut self, to: &[AtomicU64; BUCKETS], now: bool) {
+        if !now && self.recorded - self.published < 64 {
+            return;
+        }
+        for (slot, v) in to.iter().zip(self.live.iter()) {
+            slot.store(*v, Ordering::Relaxed);
+        }
+        self.published = self.recorded;
     }
 
     #[inline]
@@ -82,6 +106,8 @@ impl Recorder {
             self.next_boundary = Nanos(self.start.0 + (idx as u64 + 1) * self.interval.0);
         }
         self.last_at = at;
+        self.live[live_bucket(latency.0)] += 1;
+        self.recorded += 1;
         let slot = self.slot;
         let r = self.rec(op);
         r.count.ops += 1;

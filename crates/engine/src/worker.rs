@@ -117,6 +117,7 @@ pub fn run_data_worker<C: Clock>(s: &WorkerSetup<'_, C>) -> Result<WorkerReport,
     let finished_at = s.clock.now().saturating_sub(start);
     let completed = lp.completed;
     drop(lp);
+    rec.publish(&s.control.workers[s.index].latency, true);
     s.control.finished(s.index);
     Ok(WorkerReport {
         measure: rec.finish(),
@@ -338,6 +339,7 @@ impl<'s, 'b, C: Clock> Loop<'s, 'b, C> {
             }
             progress.ops.store(self.completed, Ordering::Relaxed);
             progress.bytes.store(self.bytes, Ordering::Relaxed);
+            rec.publish(&progress.latency, false);
             if !rec.first_done_marked() && first_done.load(Ordering::Relaxed) {
                 rec.mark_first_done();
             }

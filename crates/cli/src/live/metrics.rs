@@ -98,6 +98,16 @@ pub fn render(s: &LiveState) -> Result<String, prometheus::Error> {
             "Workers of the current phase",
             c.workers as f64,
         )?;
+        let now = gauge(
+            "phase_latency_now_seconds",
+            "Latency quantiles of the operations of the last second (coarse: within 19 %)",
+            &["phase", "quantile"],
+        )?;
+        for (q, v) in [("0.5", c.p50_now), ("0.99", c.p99_now)] {
+            if let Some(v) = v {
+                now.with_label_values(&[c.name.as_str(), q]).set(v);
+            }
+        }
     }
     if !s.latency.is_empty() {
         let lat = gauge(

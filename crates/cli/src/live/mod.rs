@@ -60,6 +60,7 @@ impl Live {
                 p.bytes,
                 p.workers_done,
                 p.workers,
+                p.latency,
             )
         });
     }

@@ -5,6 +5,7 @@
 
 use std::collections::{BTreeMap, VecDeque};
 
+use iolab_core::live_latency::quantile;
 use iolab_core::result::{OpKind, PhaseResult};
 use iolab_core::units::Nanos;
 use serde::Serialize;
@@ -19,6 +20,10 @@ pub struct Sample {
     pub t: f64,
     pub iops: f64,
     pub bytes_per_sec: f64,
+    /// p50 and p99 latency of the operations completed in the sample, seconds (coarse:
+    /// within 19 %, iolab_core::live_latency); None when none completed.
+    pub p50: Option<f64>,
+    pub p99: Option<f64>,
 }
 
 /// A phase of the plan, with what it took once done.
@@ -59,7 +64,13 @@ pub struct CurrentPhase {
     pub bytes_per_sec_now: f64,
     pub iops_mean: f64,
     pub bytes_per_sec_mean: f64,
+    /// Latency over the last second: p50 and p99, seconds.
+    pub p50_now: Option<f64>,
+    pub p99_now: Option<f64>,
     pub samples: VecDeque<Sample>,
+    /// Latencies counted since the last sample, by coarse bucket.
+    #[serde(skip)]
+    pub latency_counts: Vec<u64>,
 }
 
 /// Everything the live views show.
@@ -103,6 +114,7 @@ impl LiveState {
         bytes: u64,
         done: u32,
         workers: u32,
+        latency: &[u64],
     ) {
         let t = elapsed.as_secs_f64();
         let new_phase = self.current.as_ref().is_none_or(|c| c.name != name);
@@ -125,15 +137,26 @@ impl LiveState {
             }
         }
         let c = self.current.as_mut().expect("set above");
+        if c.latency_counts.len() < latency.len() {
+            c.latency_counts.resize(latency.len(), 0);
+        }
+        for (acc, n) in c.latency_counts.iter_mut().zip(latency) {
+            *acc += n;
+        }
         let last_t = c.samples.back().map_or(0.0, |s| s.t);
         if t - last_t >= 1.0 || new_phase {
             let (prev_ops, prev_bytes) = (c.ops, c.bytes);
             let dt = (t - last_t).max(1e-9);
             if t > 0.0 {
+                let q = |q: f64| quantile(&c.latency_counts, q).map(|ns| ns as f64 / 1e9);
+                let (p50, p99) = (q(0.5), q(0.99));
+                c.latency_counts.iter_mut().for_each(|n| *n = 0);
                 c.samples.push_back(Sample {
                     t,
                     iops: ops.saturating_sub(prev_ops) as f64 / dt,
                     bytes_per_sec: bytes.saturating_sub(prev_bytes) as f64 / dt,
+                    p50,
+                    p99,
                 });
                 if c.samples.len() > MAX_SAMPLES {
                     c.samples.pop_front();
@@ -143,6 +166,7 @@ impl LiveState {
         }
         if let Some(s) = c.samples.back() {
             (c.iops_now, c.bytes_per_sec_now) = (s.iops, s.bytes_per_sec);
+            (c.p50_now, c.p99_now) = (s.p50, s.p99);
         }
         c.elapsed_secs = t;
         c.workers_done = done;

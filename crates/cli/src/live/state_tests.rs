@@ -52,14 +52,42 @@ fn phase(name: &str, secs: u64, per_host: &[(&str, u64)]) -> PhaseResult {
 
 #[test]
 fn ticks_make_per_second_samples_and_rates() {
+    use iolab_core::live_latency::{BUCKETS, bucket};
     let mut s = LiveState::default();
-    s.tick("read", Nanos::from_millis(100), 100, 409_600, 0, 2);
-    s.tick("read", Nanos::from_millis(1100), 1100, 4_505_600, 0, 2);
-    s.tick("read", Nanos::from_millis(1500), 1500, 6_144_000, 1, 2);
+    // The second's 1000 reads: 980 of 100 µs and 20 of 10 ms, in two ticks.
+    let mut first = vec![0u64; BUCKETS];
+    first[bucket(100_000)] = 500;
+    let mut second = vec![0u64; BUCKETS];
+    second[bucket(100_000)] = 480;
+    second[bucket(10_000_000)] = 20;
+    s.tick("read", Nanos::from_millis(100), 100, 409_600, 0, 2, &[]);
+    s.tick(
+        "read",
+        Nanos::from_millis(600),
+        600,
+        2_457_600,
+        0,
+        2,
+        &first,
+    );
+    s.tick(
+        "read",
+        Nanos::from_millis(1100),
+        1100,
+        4_505_600,
+        0,
+        2,
+        &second,
+    );
+    s.tick("read", Nanos::from_millis(1500), 1500, 6_144_000, 1, 2, &[]);
     let c = s.current.as_ref().unwrap();
     // One sample for the first tick of the phase, one after a second.
     assert_eq!(c.samples.len(), 2);
     assert!((c.samples[1].iops - 1000.0).abs() < 1e-6, "{:?}", c.samples);
+    // Its p50 and p99 within a coarse bucket (19 %) of 100 µs and 10 ms.
+    let (p50, p99) = (c.p50_now.unwrap(), c.p99_now.unwrap());
+    assert!((100e-6..=125e-6).contains(&p50), "{p50}");
+    assert!((10e-3..=12.5e-3).contains(&p99), "{p99}");
     assert_eq!((c.workers_done, c.workers), (1, 2));
     assert!((c.iops_mean - 1000.0).abs() < 1e-6);
     assert_eq!(s.phases.len(), 1);
@@ -78,7 +106,7 @@ fn finished_phases_count_by_op_and_host_and_correct_the_eta() {
             .collect(),
         ..LiveState::default()
     };
-    s.tick("w", Nanos::from_secs(1), 10, 40_960, 0, 2);
+    s.tick("w", Nanos::from_secs(1), 10, 40_960, 0, 2, &[]);
     assert_eq!(s.eta_secs, Some(19.0));
     s.phase_done(&phase("w", 20, &[("node1", 300), ("node2", 200)]));
     // The first phase took twice its estimate: the second should too.

@@ -91,6 +91,17 @@ fn status_and_metrics_follow_the_run_and_end_equal_to_the_stored_result() {
     let ops = |v: &Value| v["current"]["ops"].as_u64().unwrap_or(0);
     assert!(ops(&b) > ops(&a) && ops(&a) > 0, "{a}\n{b}");
     assert!(b["current"]["iops_now"].as_f64().unwrap() > 0.0, "{b}");
+    // The last second's latency: p50 and p99, from every I/O's coarse bucket.
+    let (p50, p99) = (
+        b["current"]["p50_now"].as_f64().unwrap(),
+        b["current"]["p99_now"].as_f64().unwrap(),
+    );
+    assert!(p50 > 0.0 && p50 <= p99 && p99 < 1.0, "{b}");
+    let (_, live) = http(&addr, "GET", "/metrics");
+    assert!(
+        live.contains("iolab_phase_latency_now_seconds{") && live.contains("quantile=\"0.99\""),
+        "{live}"
+    );
     assert_eq!(http(&addr, "GET", "/nope").0, 404);
     assert_eq!(http(&addr, "POST", "/api/status").0, 405);
     // After the run, during --serve-linger: the final counters.
@@ -200,6 +211,9 @@ fn chromium_sees_the_live_figures_change() {
     );
     let avg = text_of(&first, "avg");
     assert!(!avg.is_empty() && avg != "–", "{first}");
+    // The last second's p50 · p99, in µs or ms.
+    let lat = text_of(&second, "lat");
+    assert!(lat.contains(" · ") && lat.ends_with('s'), "{lat}");
     assert_eq!(
         text_of(&first, "eta").chars().last(),
         Some('s'),
