@@ -52,17 +52,7 @@ impl Live {
     }
 
     pub fn progress(&self, p: &Progress<'_>) {
-        self.update(|s| {
-            s.tick(
-                p.phase,
-                p.elapsed,
-                p.ops,
-                p.bytes,
-                p.workers_done,
-                p.workers,
-                p.latency,
-            )
-        });
+        self.update(|s| s.tick(p));
     }
 
     /// The phases the run will go through, with their estimated seconds.

@@ -7,7 +7,7 @@ use std::collections::{BTreeMap, VecDeque};
 
 use iolab_core::live_latency::quantile;
 use iolab_core::result::{OpKind, PhaseResult};
-use iolab_core::units::Nanos;
+use iolab_engine::Progress;
 use serde::Serialize;
 
 /// Per-second samples kept for the live chart (ten minutes).
@@ -106,17 +106,10 @@ pub struct OpLatency {
 
 impl LiveState {
     /// A new progress tick of phase `name`.
-    pub fn tick(
-        &mut self,
-        name: &str,
-        elapsed: Nanos,
-        ops: u64,
-        bytes: u64,
-        done: u32,
-        workers: u32,
-        latency: &[u64],
-    ) {
-        let t = elapsed.as_secs_f64();
+    pub fn tick(&mut self, p: &Progress<'_>) {
+        let (name, ops, bytes, latency) = (p.phase, p.ops, p.bytes, p.latency);
+        let (done, workers) = (p.workers_done, p.workers);
+        let t = p.elapsed.as_secs_f64();
         let new_phase = self.current.as_ref().is_none_or(|c| c.name != name);
         if new_phase {
             self.current = Some(CurrentPhase {

@@ -2,6 +2,8 @@ use iolab_core::LatencyHistogram;
 use iolab_core::result::{OpCount, OpResult, PhaseKind, RankSummary};
 
 use super::*;
+use iolab_core::units::Nanos;
+use iolab_engine::Progress;
 
 fn phase(name: &str, secs: u64, per_host: &[(&str, u64)]) -> PhaseResult {
     let mut p: PhaseResult = serde_json::from_value(serde_json::json!({
@@ -50,6 +52,26 @@ fn phase(name: &str, secs: u64, per_host: &[(&str, u64)]) -> PhaseResult {
     p
 }
 
+/// A progress report of 2 workers, `done` of them finished.
+fn at<'a>(
+    phase: &'a str,
+    elapsed: Nanos,
+    ops: u64,
+    bytes: u64,
+    done: u32,
+    latency: &'a [u64],
+) -> Progress<'a> {
+    Progress {
+        phase,
+        elapsed,
+        ops,
+        bytes,
+        workers_done: done,
+        workers: 2,
+        latency,
+    }
+}
+
 #[test]
 fn ticks_make_per_second_samples_and_rates() {
     use iolab_core::live_latency::{BUCKETS, bucket};
@@ -60,26 +82,31 @@ fn ticks_make_per_second_samples_and_rates() {
     let mut second = vec![0u64; BUCKETS];
     second[bucket(100_000)] = 480;
     second[bucket(10_000_000)] = 20;
-    s.tick("read", Nanos::from_millis(100), 100, 409_600, 0, 2, &[]);
-    s.tick(
+    s.tick(&at("read", Nanos::from_millis(100), 100, 409_600, 0, &[]));
+    s.tick(&at(
         "read",
         Nanos::from_millis(600),
         600,
         2_457_600,
         0,
-        2,
         &first,
-    );
-    s.tick(
+    ));
+    s.tick(&at(
         "read",
         Nanos::from_millis(1100),
         1100,
         4_505_600,
         0,
-        2,
         &second,
-    );
-    s.tick("read", Nanos::from_millis(1500), 1500, 6_144_000, 1, 2, &[]);
+    ));
+    s.tick(&at(
+        "read",
+        Nanos::from_millis(1500),
+        1500,
+        6_144_000,
+        1,
+        &[],
+    ));
     let c = s.current.as_ref().unwrap();
     // One sample for the first tick of the phase, one after a second.
     assert_eq!(c.samples.len(), 2);
@@ -106,7 +133,7 @@ fn finished_phases_count_by_op_and_host_and_correct_the_eta() {
             .collect(),
         ..LiveState::default()
     };
-    s.tick("w", Nanos::from_secs(1), 10, 40_960, 0, 2, &[]);
+    s.tick(&at("w", Nanos::from_secs(1), 10, 40_960, 0, &[]));
     assert_eq!(s.eta_secs, Some(19.0));
     s.phase_done(&phase("w", 20, &[("node1", 300), ("node2", 200)]));
     // The first phase took twice its estimate: the second should too.
