@@ -14,7 +14,13 @@ use crate::common::{iolab, path, run};
 
 /// A run with --serve on any free port, and the address it printed.
 fn serving(extra: &[&str]) -> (Child, String) {
-    let mut child = iolab()
+    serving_with(iolab(), extra)
+}
+
+/// `command` (iolab, or mpirun of it) running a null-backend run with --serve on any free
+/// port, and the address rank 0 printed.
+fn serving_with(mut command: Command, extra: &[&str]) -> (Child, String) {
+    let mut child = command
         .args([
             "run",
             "--backend",
@@ -262,4 +268,37 @@ fn a_port_in_use_is_refused_before_the_run() {
         "{}",
         r.stderr
     );
+}
+
+/// Under `mpirun -np 4` on four simulated hosts (UTS namespaces), rank 0 serves: the page's
+/// host rows name the four hosts once the phase has ended.
+#[cfg(feature = "mpi")]
+#[test]
+fn under_mpirun_the_page_shows_every_host() {
+    use crate::mpi::mpirun_available;
+    if !mpirun_available() || !crate::mpi_faults::uts_namespaces() {
+        return;
+    }
+    let (mut child, addr) = serving_with(
+        crate::mpi_faults::mpirun_on_hosts(4, 1),
+        &["--runtime", "2s", "--no-store"],
+    );
+    let start = Instant::now();
+    let mut s = status(&addr);
+    while s["status"] == "running" {
+        assert!(
+            start.elapsed() < Duration::from_secs(60),
+            "the run did not end"
+        );
+        std::thread::sleep(Duration::from_millis(200));
+        s = status(&addr);
+    }
+    let hosts: Vec<&str> = s["hosts"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|h| h["host"].as_str().unwrap())
+        .collect();
+    assert_eq!(hosts, ["node0", "node1", "node2", "node3"], "{s}");
+    assert!(child.wait().unwrap().success());
 }

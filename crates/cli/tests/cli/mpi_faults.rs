@@ -162,7 +162,7 @@ fn a_stopped_rank_is_found_by_the_stall_watchdog() {
 
 /// `mpirun -np N` with every rank in its own UTS namespace named node<rank / per_host>:
 /// several hosts on one machine.
-fn mpirun_on_hosts(np: u32, per_host: u32) -> Command {
+pub(crate) fn mpirun_on_hosts(np: u32, per_host: u32) -> Command {
     let mut c = Command::new("mpirun");
     c.args([
         "--allow-run-as-root",
@@ -182,7 +182,7 @@ fn mpirun_on_hosts(np: u32, per_host: u32) -> Command {
     c
 }
 
-fn uts_namespaces() -> bool {
+pub(crate) fn uts_namespaces() -> bool {
     let ok = Command::new("unshare")
         .args(["--uts", "true"])
         .status()
