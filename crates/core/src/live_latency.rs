@@ -11,14 +11,11 @@ pub const BUCKETS: usize = 160;
 #[inline]
 pub fn bucket(ns: u64) -> usize {
     let ns = ns.max(1);
-    let octave = 63 - ns.leading_zeros() as usize;
-    // The two bits after the leading one split the octave in four.
-    let sub = if octave >= 2 {
-        ((ns >> (octave - 2)) & 3) as usize
-    } else {
-        ((ns << (2 - octave)) & 3) as usize
-    };
-    (octave * 4 + sub).min(BUCKETS - 1)
+    let lz = ns.leading_zeros();
+    // The two bits after the leading one split the octave in four (no branch: this runs
+    // for every operation).
+    let sub = ((ns << lz) >> 61) & 3;
+    (((63 - lz) as usize) * 4 + sub as usize).min(BUCKETS - 1)
 }
 
 /// The upper edge of a bucket, in nanoseconds (what a quantile in it is reported as).

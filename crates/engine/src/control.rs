@@ -14,7 +14,7 @@ use iolab_core::units::Nanos;
 #[repr(align(64))]
 pub struct WorkerProgress {
     /// Its latencies so far in coarse buckets (iolab_core::live_latency), copied from
-    /// its recorder every 64 operations: what the live views take p50 and p99 from.
+    /// its recorder every 256 operations: what the live views take p50 and p99 from.
     pub latency: Box<[AtomicU64; BUCKETS]>,
     pub ops: AtomicU64,
     pub bytes: AtomicU64,

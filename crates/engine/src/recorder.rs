@@ -51,7 +51,7 @@ pub struct Recorder {
     error_count: u64,
     verify_failures: u64,
     /// Every latency in coarse buckets, for the live views (see [`Recorder::publish`]).
-    live: Box<[u64; BUCKETS]>,
+    live: [u64; BUCKETS],
     /// Operations recorded, and as many when the live buckets were last published.
     recorded: u64,
     published: u64,
@@ -72,17 +72,18 @@ impl Recorder {
             errors: Vec::new(),
             error_count: 0,
             verify_failures: 0,
-            live: Box::new([0; BUCKETS]),
+            live: [0; BUCKETS],
             recorded: 0,
             published: 0,
         }
     }
 
-    /// Copies the live latency buckets into `to` (the worker's progress slot) when 64
-    /// operations were recorded since the last copy, or with `now`: a copy of the array
-    /// costs a few stores per operation, not one per bucket.
+    /// Copies the live latency buckets into `to` (the worker's progress slot) when 256
+    /// operations were recorded since the last copy, or with `now`: the copy costs under
+    /// one store per operation.
+    #[inline]
     pub fn publish(&mut self, to: &[AtomicU64; BUCKETS], now: bool) {
-        if !now && self.recorded - self.published < 64 {
+        if !now && self.recorded - self.published < 256 {
             return;
         }
         for (slot, v) in to.iter().zip(self.live.iter()) {
