@@ -20,6 +20,8 @@ pub struct Watch {
     show: Box<ShowFn>,
     probe: TelemetryProbe,
     stall_timeout: Option<std::time::Duration>,
+    /// --serve: rank 0 receives every rank's counts with each tick, for the page's hosts.
+    per_rank: bool,
 }
 
 /// What rank 0 does when the watchdog ends the job: says why and stores the run as
@@ -64,6 +66,7 @@ impl Watch {
             }),
             probe,
             stall_timeout: output.stall_timeout(),
+            per_rank: output.serve.is_some(),
         }
     }
 
@@ -73,5 +76,6 @@ impl Watch {
             .with_progress(&*self.show)
             .with_probe(&self.probe)
             .with_stall_timeout(self.stall_timeout, &on_stall)
+            .with_per_rank_progress(self.per_rank)
     }
 }

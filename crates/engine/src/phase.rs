@@ -38,6 +38,17 @@ pub struct Progress<'a> {
     /// Latencies completed since the last report, all ranks together, in the coarse
     /// buckets of iolab_core::live_latency.
     pub latency: &'a [u64],
+    /// Each rank's host and counts so far, by rank, when [`Env::per_rank_progress`] asks
+    /// for them (the live page's host rows); empty otherwise.
+    pub per_rank: &'a [RankProgress],
+}
+
+/// One rank's counts in a progress report.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct RankProgress {
+    pub host: String,
+    pub ops: u64,
+    pub bytes: u64,
 }
 
 /// Something that watches the machine while a phase's timed part runs (device and CPU
@@ -62,6 +73,10 @@ pub struct Env<'a> {
     /// Called on rank 0 when a stall ends the job, before it ends (to store the run as
     /// failed and say why).
     pub on_stall: Option<&'a (dyn Fn(&Stall) + Sync)>,
+    /// Rank 0 also receives every rank's counts with each progress tick (a gather of 16
+    /// bytes per rank, to rank 0 only): for the live page's host rows. The same on every
+    /// rank (it follows the command line).
+    pub per_rank_progress: bool,
 }
 
 impl<'a> Env<'a> {
@@ -73,7 +88,13 @@ impl<'a> Env<'a> {
             probe: None,
             stall_timeout: None,
             on_stall: None,
+            per_rank_progress: false,
         }
+    }
+
+    pub fn with_per_rank_progress(mut self, on: bool) -> Self {
+        self.per_rank_progress = on;
+        self
     }
 
     pub fn with_stall_timeout(
@@ -433,6 +454,15 @@ fn coordinate<C: Clock>(
     // The workers' latency buckets at the last tick: each tick sends what they counted
     // since (a fixed-size array, summed over ranks with the tick).
     let mut counted = vec![0u64; iolab_core::live_latency::BUCKETS];
+    // Rank 0 learns the ranks' hosts once per phase, when it reports them.
+    let hosts: Vec<String> = if env.per_rank_progress {
+        comm.gather_bytes(0, comm.host().as_bytes())
+            .into_iter()
+            .map(|h| String::from_utf8_lossy(&h).into_owned())
+            .collect()
+    } else {
+        Vec::new()
+    };
     loop {
         control.wait_for_change(TICK);
         if env.interrupt.load(Ordering::Relaxed) && !interrupted {
@@ -541,6 +571,27 @@ fn coordinate<C: Clock>(
             control.set_wear_out_target(max);
             wear_out_set = true;
         }
+        let per_rank: Vec<RankProgress> = if env.per_rank_progress {
+            let mine = [ops.to_le_bytes(), bytes.to_le_bytes()].concat();
+            comm.gather_bytes(0, &mine)
+                .iter()
+                .zip(&hosts)
+                .map(|(b, host)| {
+                    let at = |i: usize| {
+                        b.get(i..i + 8)
+                            .and_then(|s| s.try_into().ok())
+                            .map_or(0, u64::from_le_bytes)
+                    };
+                    RankProgress {
+                        host: host.clone(),
+                        ops: at(0),
+                        bytes: at(8),
+                    }
+                })
+                .collect()
+        } else {
+            Vec::new()
+        };
         if comm.rank() == 0
             && let Some(p) = env.progress
         {
@@ -552,6 +603,7 @@ fn coordinate<C: Clock>(
                 workers_done: global.finished,
                 workers: global.workers,
                 latency: &latency,
+                per_rank: &per_rank,
             });
         }
         if global.finished >= global.workers {

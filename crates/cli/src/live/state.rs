@@ -7,7 +7,7 @@ use std::collections::{BTreeMap, VecDeque};
 
 use iolab_core::live_latency::quantile;
 use iolab_core::result::{OpKind, PhaseResult};
-use iolab_engine::Progress;
+use iolab_engine::{Progress, RankProgress};
 use serde::Serialize;
 
 /// Per-second samples kept for the live chart (ten minutes).
@@ -71,6 +71,9 @@ pub struct CurrentPhase {
     /// Latencies counted since the last sample, by coarse bucket.
     #[serde(skip)]
     pub latency_counts: Vec<u64>,
+    /// Per host (with --serve): its counts at the last per-second sample and its rates
+    /// over that second.
+    pub hosts_now: Vec<HostRow>,
 }
 
 /// Everything the live views show.
@@ -137,7 +140,9 @@ impl LiveState {
             *acc += n;
         }
         let last_t = c.samples.back().map_or(0.0, |s| s.t);
-        if t - last_t >= 1.0 || new_phase {
+        let sample_due = t - last_t >= 1.0 || new_phase;
+        hosts_now(&mut c.hosts_now, p.per_rank, sample_due, t - last_t);
+        if sample_due {
             let (prev_ops, prev_bytes) = (c.ops, c.bytes);
             let dt = (t - last_t).max(1e-9);
             if t > 0.0 {
@@ -297,3 +302,44 @@ impl LiveState {
 #[cfg(test)]
 #[path = "state_tests.rs"]
 mod tests;
+
+/// Adds the ranks' counts up by host into `rows`; when a sample is due, each host's rates
+/// over the `dt` seconds since the last one.
+fn hosts_now(rows: &mut Vec<HostRow>, per_rank: &[RankProgress], sample_due: bool, dt: f64) {
+    if per_rank.is_empty() {
+        return;
+    }
+    let mut totals: Vec<HostRow> = Vec::new();
+    for r in per_rank {
+        let row = match totals.iter().position(|h| h.host == r.host) {
+            Some(i) => &mut totals[i],
+            None => {
+                totals.push(HostRow {
+                    host: r.host.clone(),
+                    ..HostRow::default()
+                });
+                totals.last_mut().expect("pushed")
+            }
+        };
+        row.ranks += 1;
+        row.ops += r.ops;
+        row.bytes += r.bytes;
+    }
+    for t in &mut totals {
+        let before = rows.iter().find(|h| h.host == t.host);
+        (t.iops, t.bytes_per_sec) = match before {
+            Some(b) if sample_due && dt > 0.0 => (
+                t.ops.saturating_sub(b.ops) as f64 / dt,
+                t.bytes.saturating_sub(b.bytes) as f64 / dt,
+            ),
+            Some(b) if !sample_due => (b.iops, b.bytes_per_sec),
+            _ => (0.0, 0.0),
+        };
+        if !sample_due && let Some(b) = before {
+            // Between samples the counts of the last sample stay, so that the next rate
+            // is over a whole second.
+            (t.ops, t.bytes) = (b.ops, b.bytes);
+        }
+    }
+    *rows = totals;
+}

@@ -69,6 +69,7 @@ fn at<'a>(
         workers_done: done,
         workers: 2,
         latency,
+        per_rank: &[],
     }
 }
 
@@ -151,4 +152,40 @@ fn finished_phases_count_by_op_and_host_and_correct_the_eta() {
     assert!(s.current.is_none());
     assert_eq!(s.phases[0].headline, ["read 100 KiB/s"]);
     assert_eq!(s.latency[0].op, "read");
+}
+
+#[test]
+fn ranks_add_up_by_host_with_rates_per_second() {
+    use iolab_engine::RankProgress;
+    let rank = |host: &str, ops: u64| RankProgress {
+        host: host.into(),
+        ops,
+        bytes: ops * 4096,
+    };
+    let mut s = LiveState::default();
+    let first = [rank("a", 100), rank("a", 100), rank("b", 50)];
+    s.tick(&Progress {
+        per_rank: &first,
+        ..at("read", Nanos::from_millis(100), 250, 250 * 4096, 0, &[])
+    });
+    let mid = [rank("a", 600), rank("a", 600), rank("b", 300)];
+    s.tick(&Progress {
+        per_rank: &mid,
+        ..at("read", Nanos::from_millis(600), 1500, 1500 * 4096, 0, &[])
+    });
+    let second = [rank("a", 1100), rank("a", 1100), rank("b", 550)];
+    s.tick(&Progress {
+        per_rank: &second,
+        ..at("read", Nanos::from_millis(1100), 2750, 2750 * 4096, 0, &[])
+    });
+    let hosts = &s.current.as_ref().unwrap().hosts_now;
+    assert_eq!(hosts.len(), 2);
+    assert_eq!(
+        (hosts[0].host.as_str(), hosts[0].ranks, hosts[0].ops),
+        ("a", 2, 2200)
+    );
+    // Host a: 2000 reads over the second since the first sample; b: 500.
+    assert!((hosts[0].iops - 2000.0).abs() < 1e-6, "{hosts:?}");
+    assert!((hosts[1].iops - 500.0).abs() < 1e-6, "{hosts:?}");
+    assert!((hosts[1].bytes_per_sec - 500.0 * 4096.0).abs() < 1e-3);
 }

@@ -281,8 +281,18 @@ fn under_mpirun_the_page_shows_every_host() {
     }
     let (mut child, addr) = serving_with(
         crate::mpi_faults::mpirun_on_hosts(4, 1),
-        &["--runtime", "2s", "--no-store"],
+        &["--runtime", "4s", "--no-store"],
     );
+    // While the phase runs: its hosts, each with its ranks' counts.
+    std::thread::sleep(Duration::from_millis(1500));
+    let during = status(&addr);
+    let now: Vec<&str> = during["current"]["hosts_now"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|h| h["host"].as_str().unwrap())
+        .collect();
+    assert_eq!(now, ["node0", "node1", "node2", "node3"], "{during}");
     let start = Instant::now();
     let mut s = status(&addr);
     while s["status"] == "running" {
