@@ -16,13 +16,10 @@ pub struct NullBackend {
 impl NullBackend {
     pub fn new(opts: BackendOptions) -> Result<Self, BackendError> {
         Ok(NullBackend {
-            // Buffers exist so writes can be filled and reads checked as on any backend,
-            // but small: the null backend moves no data.
-            pool: BufferPool::new(
-                opts.queue_depth,
-                opts.block_size.min(1 << 20),
-                opts.alignment,
-            )?,
+            // Buffers exist so writes can be filled and reads checked as on any backend:
+            // as large as the workload's (a 2 MiB write fills 2 MiB), though the null
+            // backend moves no data.
+            pool: BufferPool::new(opts.queue_depth, opts.block_size, opts.alignment)?,
             depth: opts.queue_depth,
             done: Vec::with_capacity(opts.queue_depth as usize),
         })

@@ -265,7 +265,22 @@ where
                 std::thread::Builder::new()
                     .name(format!("iolab-w{i}"))
                     .spawn_scoped(s, move || {
-                        let r = work(i, control);
+                        // A bug in a worker is an error of the phase, said with its
+                        // message, not a thread that never reports (the others would
+                        // wait for it until the stall watchdog).
+                        let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                            work(i, control)
+                        }))
+                        .unwrap_or_else(|p| {
+                            let what = p
+                                .downcast_ref::<&str>()
+                                .map(|s| s.to_string())
+                                .or_else(|| p.downcast_ref::<String>().cloned())
+                                .unwrap_or_default();
+                            Err(format!(
+                                "worker {i} failed on an internal error (a bug in iolab; please report it): {what}"
+                            ))
+                        });
                         if r.is_err() {
                             // A failed worker must not leave the others (or other ranks)
                             // running without it.

@@ -88,11 +88,26 @@ fn repetitions_section(run: &RunRecord) -> String {
     format!("\nrepetitions ({REPETITIONS_NOTE}):\n{}", t.to_text())
 }
 
-fn phase_header(p: &PhaseResult) -> String {
+/// What sets a phase apart from its neighbours in a study: block size, read share, sync,
+/// threads, depth, backend, I/O mode, layout (the four phases of a block size x mix sweep
+/// no longer print identical headers).
+fn phase_settings(p: &PhaseResult) -> Vec<String> {
     let mut parts = Vec::new();
-    for key in ["threads", "queue_depth", "backend", "io", "layout"] {
+    for key in [
+        "block_size",
+        "rwmix_read",
+        "sync",
+        "threads",
+        "queue_depth",
+        "backend",
+        "io",
+        "layout",
+    ] {
         if let Some(v) = p.params.get(key) {
             parts.push(match key {
+                "rwmix_read" => format!("{v}% reads"),
+                "sync" if v == "true" => "sync".to_string(),
+                "sync" => continue,
                 "threads" => format!("{v} thread{}", if v == "1" { "" } else { "s" }),
                 "queue_depth" => format!("QD{v}"),
                 _ => v.clone(),
@@ -102,13 +117,48 @@ fn phase_header(p: &PhaseResult) -> String {
     if p.ranks > 1 {
         parts.push(format!("{} ranks", p.ranks));
     }
+    parts
+}
+
+fn phase_header(p: &PhaseResult) -> String {
     format!(
         "{}  ({}; {} in {})",
         p.name,
-        parts.join(", "),
+        phase_settings(p).join(", "),
         plural(p.workers as u64, "worker"),
         p.elapsed.human()
     )
+}
+
+/// The headline figure of every phase in one table, as a run ends: its settings and
+/// each main operation's bandwidth (data) or rate (metadata), with the total IOPS of a
+/// mixed phase.
+pub fn summary_table(phases: &[PhaseResult]) -> Table {
+    let mut t = Table::new(&["#", "phase", "settings", "result"]);
+    for (i, p) in phases.iter().enumerate() {
+        let main: Vec<&OpResult> = p.ops.iter().filter(|o| !o.op.is_auxiliary()).collect();
+        let mut figures: Vec<String> = main
+            .iter()
+            .map(|o| {
+                if o.op.moves_data() && p.kind != PhaseKind::Meta {
+                    format!("{} {}", o.op.name(), o.bandwidth.human())
+                } else {
+                    format!("{} {}/s", o.op.name(), o.iops.human())
+                }
+            })
+            .collect();
+        if main.len() > 1 && p.kind != PhaseKind::Meta {
+            let total: f64 = main.iter().map(|o| o.iops.get()).sum();
+            figures.push(format!("total {} IOPS", OpsPerSec(total).human()));
+        }
+        t.push(vec![
+            (i + 1).to_string(),
+            p.name.clone(),
+            phase_settings(p).join(", "),
+            figures.join(", "),
+        ]);
+    }
+    t
 }
 
 fn plural(n: u64, word: &str) -> String {

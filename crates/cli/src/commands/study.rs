@@ -352,6 +352,14 @@ fn run_in(
     sink.record
         .warnings
         .extend(outcome.warnings.iter().cloned());
+    if root {
+        // The headline figure of every phase, as the study's own summary table.
+        println!(
+            "study {}: every phase\n{}",
+            spec.name,
+            iolab_report::text::summary_table(&sink.record.phases).to_text()
+        );
+    }
     if root && !sink.record.id.is_empty() {
         println!(
             "study {} stored as {}{}",

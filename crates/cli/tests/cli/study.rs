@@ -300,3 +300,60 @@ fn set_keys_are_checked_against_the_options_and_the_sweeps() {
     let r = run(&["study", "plan", path(&file), "--set", "queue_depth=4"]).expect(0);
     assert!(r.stdout.contains("threads=2"), "{}", r.stdout);
 }
+
+/// S3's four phases (block size x read share) print headers that name their point, and
+/// the run ends with one table of every phase's headline figures, total IOPS of the
+/// mixed phases included. (On the null backend its 2 MiB writes used to panic a worker:
+/// its buffers were capped at 1 MiB.)
+#[test]
+fn a_study_names_each_point_and_ends_with_a_summary_table() {
+    let dir = tempfile::tempdir().unwrap();
+    let r = Ran::from(
+        iolab()
+            .args([
+                "study",
+                "run",
+                "hci",
+                "--scale",
+                "0.001",
+                "--set",
+                "backend=null",
+            ])
+            .args(["--dir", path(dir.path())])
+            .env("IOLAB_DB", dir.path().join("db"))
+            .output()
+            .unwrap(),
+    )
+    .expect(0);
+    let headers: Vec<&str> = r
+        .stdout
+        .lines()
+        .filter(|l| l.starts_with("randrw  ("))
+        .collect();
+    assert_eq!(headers.len(), 4, "{}", r.stdout);
+    for (h, point) in headers.iter().zip([
+        "(4KiB, 90% reads,",
+        "(4KiB, 70% reads,",
+        "(2MiB, 90% reads,",
+        "(2MiB, 70% reads,",
+    ]) {
+        assert!(h.contains(point), "{h}");
+    }
+    let summary = &r.stdout[r.stdout.find("study hci: every phase").expect("a summary")..];
+    let rows: Vec<&str> = summary
+        .lines()
+        .skip(2)
+        .take_while(|l| !l.is_empty())
+        .collect();
+    assert_eq!(rows.len(), 4, "{summary}");
+    assert!(
+        rows[0].starts_with("1  randrw  4KiB, 90% reads"),
+        "{}",
+        rows[0]
+    );
+    assert!(
+        rows.iter()
+            .all(|r| r.contains(", total ") && r.ends_with(" IOPS")),
+        "{summary}"
+    );
+}

@@ -40,6 +40,15 @@ type Section = (&'static str, &'static str, String);
 /// The whole document.
 pub fn page(title: &str, runs: &[RunRecord], agg: &Aggregate, c: Option<&Comparison>) -> String {
     let mut sections: Vec<Section> = vec![("runs", "Runs", runs_table(runs).to_html("runs"))];
+    // Each run's headline figures, phase by phase, before the detail.
+    let mut headline = String::new();
+    for run in runs.iter().filter(|r| !r.phases.is_empty()) {
+        let _ = writeln!(headline, "<h3>{}</h3>", escape(&run_name(run)));
+        headline.push_str(&crate::text::summary_table(&run.phases).to_html("summary"));
+    }
+    if !headline.is_empty() {
+        sections.push(("summary", "Summary", headline));
+    }
     let list = warnings::collect(runs, agg);
     if !list.is_empty() {
         let items: String = list
@@ -280,4 +289,12 @@ fn parameters_html(runs: &[RunRecord], agg: &Aggregate) -> String {
         );
     }
     out
+}
+
+/// A run as headings name it: its label, else its id.
+fn run_name(run: &RunRecord) -> String {
+    match &run.label {
+        Some(l) if !l.is_empty() => format!("{} ({})", run.id, l),
+        _ => run.id.clone(),
+    }
 }
