@@ -98,7 +98,9 @@ fn stored_runs_are_listed_shown_exported_compared_and_reported() {
     let page = std::fs::read_to_string(&html).unwrap();
     assert!(page.contains("data-chart="), "charts in the page");
     // The headline table of each run opens the report, before the detail.
-    let summary = page.find("<section id=\"summary\">").expect("a summary section");
+    let summary = page
+        .find("<section id=\"summary\">")
+        .expect("a summary section");
     assert!(summary < page.find("<section id=\"results\">").unwrap());
     assert!(page.contains("<table class=\"summary\">"));
     for external in [
