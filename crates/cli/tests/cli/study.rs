@@ -123,7 +123,19 @@ fn a_study_file_runs_and_stores_every_phase() {
             .unwrap(),
     )
     .expect(0);
-    assert_eq!(r.stdout.matches("seq-read").count(), 4, "{}", r.stdout);
+    // Four phase headers, and four rows in the closing summary.
+    let headers = r
+        .stdout
+        .lines()
+        .filter(|l| l.starts_with("seq-read  ("))
+        .count();
+    assert_eq!(headers, 4, "{}", r.stdout);
+    let rows = r
+        .stdout
+        .lines()
+        .filter(|l| l.contains("  seq-read  "))
+        .count();
+    assert_eq!(rows, 4, "{}", r.stdout);
     assert!(r.stdout.contains("study mini stored as r1"), "{}", r.stdout);
     let j: serde_json::Value = serde_json::from_str(&fs::read_to_string(&out).unwrap()).unwrap();
     let phases = j["phases"].as_array().unwrap();
@@ -180,7 +192,12 @@ fn a_study_runs_metadata_phases_one_result_per_operation() {
         path(&out),
     ])
     .expect(0);
-    assert_eq!(r.stdout.matches("md-read ").count(), 2, "{}", r.stdout);
+    let headers = r
+        .stdout
+        .lines()
+        .filter(|l| l.starts_with("md-read  ("))
+        .count();
+    assert_eq!(headers, 2, "{}", r.stdout);
     let j: serde_json::Value = serde_json::from_str(&fs::read_to_string(&out).unwrap()).unwrap();
     let phases = j["phases"].as_array().unwrap();
     let names: Vec<&str> = phases.iter().map(|p| p["name"].as_str().unwrap()).collect();
