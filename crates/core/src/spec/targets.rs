@@ -72,7 +72,8 @@ pub struct TargetsSpec {
     pub paths: Vec<PathBuf>,
 
     /// A TOML or CSV file listing the targets: id, node, path and optionally rated_mbps or
-    /// rated_iops. Under MPI each rank runs the targets of its own node.
+    /// rated_iops (format and examples: docs/targets.md). Under MPI each rank runs the
+    /// targets of its own node.
     #[arg(long, value_name = "FILE")]
     pub targets_file: Option<PathBuf>,
 

@@ -338,6 +338,19 @@ fn check_rows(name: &str, rows: Vec<Row>) -> Result<Vec<TargetEntry>, SpecError>
 mod tests {
     use super::*;
 
+    /// The examples docs/targets.md shows parse as it says: four targets each, rated.
+    #[test]
+    fn the_documented_examples_parse() {
+        let doc = include_str!("../../../../../docs/targets.md");
+        for (fence, name) in [("```toml\n", "targets.toml"), ("```csv\n", "targets.csv")] {
+            let start = doc.find(fence).expect("an example") + fence.len();
+            let text = &doc[start..start + doc[start..].find("```").unwrap()];
+            let t = parse_targets(name, text).unwrap();
+            assert_eq!(t.len(), 4, "{name}");
+            assert!(t[0].rated.is_some(), "{name}");
+        }
+    }
+
     fn err(name: &str, text: &str) -> String {
         parse_targets(name, text).unwrap_err().to_string()
     }
