@@ -153,6 +153,7 @@ fn load(select: &StudySelect) -> Result<(StudySpec, Vec<PlannedPhase>, String)> 
             .map(|s| Overrides::parse_set(s))
             .collect::<Result<_, _>>()?,
         repeat: select.repeat,
+        user_swept: Vec::new(),
     };
     let phases = spec.expand(&origin, &overrides)?;
     Ok((spec, phases, origin))

@@ -309,10 +309,15 @@ fn set_keys_are_checked_against_the_options_and_the_sweeps() {
         "{}",
         r.stderr
     );
-    let r = run(&["study", "plan", path(&file), "--set", "threads=8"]).expect(2);
-    assert_eq!(
-        error_line(&r),
-        "iolab: error: --set: sets `threads`, which sweep 'sequential' varies; remove one of them"
+    // A swept key set on the command line replaces the sweep's values.
+    let r = run(&["study", "plan", path(&file), "--set", "threads=[4,8]"]).expect(0);
+    assert!(r.stdout.contains("threads=8"), "{}", r.stdout);
+    assert!(!r.stdout.contains("threads=1 "), "{}", r.stdout);
+    let r = run(&["study", "plan", path(&file), "--set", "queue_depth=[4,8]"]).expect(2);
+    assert!(
+        error_line(&r).starts_with("iolab: error: --set: `queue_depth` is given a list"),
+        "{}",
+        r.stderr
     );
     let r = run(&["study", "plan", path(&file), "--set", "queue_depth=4"]).expect(0);
     assert!(r.stdout.contains("threads=2"), "{}", r.stdout);

@@ -102,6 +102,9 @@ pub struct Overrides {
     pub set: Vec<(String, Value)>,
     /// Replaces the study's repeat count.
     pub repeat: Option<u32>,
+    /// Swept keys whose values `--set` gave: the points carry the user's values, which
+    /// --scale leaves alone.
+    pub user_swept: Vec<String>,
 }
 
 impl Overrides {
@@ -112,15 +115,35 @@ impl Overrides {
             .ok_or_else(|| SpecError::new("--set", format!("'{text}' is not key=value")))?;
         let k = k.trim().replace('-', "_");
         let v = v.trim();
-        let value = match v.parse::<i64>() {
+        // A list, for a key a sweep varies: [100, 90, 70] or [4KiB, 2MiB].
+        if let Some(inner) = v.strip_prefix('[').and_then(|r| r.strip_suffix(']')) {
+            let items: Vec<Value> = inner
+                .split(',')
+                .map(str::trim)
+                .filter(|i| !i.is_empty())
+                .map(Self::scalar)
+                .collect();
+            if items.is_empty() {
+                return Err(SpecError::new(
+                    "--set",
+                    format!("{k}: the list {v} is empty"),
+                ));
+            }
+            return Ok((k, Value::Array(items)));
+        }
+        Ok((k, Self::scalar(v)))
+    }
+
+    /// One `--set` value: a whole number, true or false, else text (sizes, durations).
+    fn scalar(v: &str) -> Value {
+        match v.parse::<i64>() {
             Ok(n) => Value::from(n),
             Err(_) => match v {
                 "true" => Value::Bool(true),
                 "false" => Value::Bool(false),
                 _ => Value::String(v.trim_matches('"').to_string()),
             },
-        };
-        Ok((k, value))
+        }
     }
 }
 
@@ -204,6 +227,7 @@ impl StudySpec {
         // Points already planned by earlier sweeps (phases of one point share a number).
         let mut points_before = 0;
         for sweep in &self.sweep {
+            let (sweep, overrides) = &with_set(sweep, overrides);
             let at = |what: &str| format!("{origin}: sweep '{}'{what}", sweep.name);
             let points = sweep_points(sweep).map_err(|e| SpecError::new(at(""), e))?;
             if sweep.phase.is_empty() {
@@ -258,11 +282,12 @@ pub const MAX_REPEAT: u32 = 1000;
 /// The most phases one study expands to.
 pub const MAX_PHASES: u64 = 100_000;
 
-/// Every `--set` key must be a workload option, and not one a sweep varies: either would
-/// otherwise run something other than what the study and its labels say.
+/// Every `--set` key must be a workload option of some phase; on a key a sweep varies it
+/// replaces the sweep's values (so points are labelled with what runs), and a list is
+/// accepted only there.
 fn check_set(study: &StudySpec, overrides: &Overrides) -> Result<(), SpecError> {
     let known = known_options();
-    for (key, _) in &overrides.set {
+    for (key, value) in &overrides.set {
         if !known.contains(key) {
             let hint = closest(key, &known)
                 .map(|c| format!(" (did you mean `{c}`?)"))
@@ -294,17 +319,38 @@ fn check_set(study: &StudySpec, overrides: &Overrides) -> Result<(), SpecError> 
                 ),
             ));
         }
-        if let Some(sweep) = study.sweep.iter().find(|s| s.over.contains_key(key)) {
+        // A list replaces the values a sweep varies; it means nothing where none does.
+        let swept = study.sweep.iter().any(|s| s.over.contains_key(key));
+        if !swept && matches!(value, Value::Array(_)) {
             return Err(SpecError::new(
                 "--set",
                 format!(
-                    "sets `{key}`, which sweep '{}' varies; remove one of them",
-                    sweep.name
+                    "`{key}` is given a list, which replaces the values a sweep varies, but no sweep of this study varies `{key}`; give one value"
                 ),
             ));
         }
     }
     Ok(())
+}
+
+/// `sweep` with the values `--set` gives for the keys it varies (`--set
+/// rwmix_read=[100,90,70]`, or one value: one point), and the overrides left for its
+/// phases: the others, less lists meant for other sweeps.
+fn with_set(sweep: &SweepSpec, overrides: &Overrides) -> (SweepSpec, Overrides) {
+    let mut sweep = sweep.clone();
+    let mut rest = overrides.clone();
+    let mut rest_swept = Vec::new();
+    rest.set.retain(|(key, value)| {
+        if sweep.over.contains_key(key) {
+            sweep.over.insert(key.clone(), value.clone());
+            rest_swept.push(key.clone());
+            false
+        } else {
+            !matches!(value, Value::Array(_))
+        }
+    });
+    rest.user_swept = rest_swept;
+    (sweep, rest)
 }
 
 /// The known name nearest to `key` by edit distance, when it is near enough to be a typo.
@@ -475,6 +521,11 @@ fn resolve_phase(
             .or_else(|| map.get("block_size"))
             .and_then(|v| serde_json::from_value::<ByteCount>(v.clone()).ok());
         scale(&mut map, f, block)?;
+        for k in &overrides.user_swept {
+            if let Some(v) = point.get(k).filter(|_| own.contains(k)) {
+                map.insert(k.clone(), v.clone());
+            }
+        }
     }
     for (k, v) in &overrides.set {
         if own.contains(k) {

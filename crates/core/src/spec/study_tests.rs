@@ -151,6 +151,7 @@ fn overrides_scale_and_set() {
             Overrides::parse_set("block-size=4KiB").unwrap(),
         ],
         repeat: Some(1),
+        user_swept: Vec::new(),
     };
     let phases = s.expand("mini.toml", &o).unwrap();
     assert_eq!(phases.len(), 6);
@@ -185,6 +186,7 @@ ops = "create,stat"
             Overrides::parse_set("total_files=6000").unwrap(),
         ],
         repeat: None,
+        user_swept: Vec::new(),
     };
     let phases = s.expand("s1.toml", &o).unwrap();
     let PhaseSpec::Meta(m) = &phases[0].spec else {
@@ -199,6 +201,7 @@ ops = "create,stat"
         scale: Some(0.005),
         set: vec![Overrides::parse_set("runtime=3s").unwrap()],
         repeat: None,
+        user_swept: Vec::new(),
     };
     let phases = s.expand("s1.toml", &o).unwrap();
     let PhaseSpec::Meta(m) = &phases[0].spec else {
@@ -310,22 +313,45 @@ fn a_set_key_no_phase_has_is_refused() {
     );
 }
 
+/// `--set` on a swept key replaces the sweep's values: a list (S3's 100/0 mix beside 90
+/// and 70), or one value (one point), each point labelled with what it runs; a list for a
+/// key no sweep varies is refused.
 #[test]
-fn a_set_key_the_sweep_varies_is_refused() {
+fn set_replaces_a_swept_list() {
     let s = StudySpec::from_toml(NFS_LIKE, "mini.toml").unwrap();
-    let err = s
-        .expand(
+    let with = |set: &str| {
+        s.expand(
             "mini.toml",
             &Overrides {
-                set: vec![Overrides::parse_set("threads=8").unwrap()],
+                set: vec![Overrides::parse_set(set).unwrap()],
                 ..Overrides::default()
             },
         )
-        .unwrap_err();
+    };
+    let phases = with("threads=[1,8,16]").unwrap();
+    let mut threads: Vec<&str> = phases
+        .iter()
+        .map(|p| p.coordinates["threads"].as_str())
+        .collect();
+    threads.dedup();
+    assert_eq!(threads, ["1", "8", "16"]);
+    assert!(
+        phases
+            .iter()
+            .all(|p| data(p).threads.to_string() == p.coordinates["threads"])
+    );
+    let one = with("threads=8").unwrap();
+    assert!(
+        one.iter()
+            .filter(|p| p.sweep == "sequential")
+            .all(|p| { p.coordinates["threads"] == "8" && data(p).threads == 8 })
+    );
+    let err = with("queue_depth=[1,2]").unwrap_err();
     assert_eq!(err.option, "--set");
-    assert_eq!(
-        err.reason,
-        "sets `threads`, which sweep 'sequential' varies; remove one of them"
+    assert!(
+        err.reason.starts_with("`queue_depth` is given a list"),
+        "{}",
+        err.reason
     );
 }
 
