@@ -137,10 +137,19 @@ pub fn summary_table(phases: &[PhaseResult]) -> Table {
     let mut t = Table::new(&["#", "phase", "settings", "result"]);
     for (i, p) in phases.iter().enumerate() {
         let main: Vec<&OpResult> = p.ops.iter().filter(|o| !o.op.is_auxiliary()).collect();
+        // Small blocks are quoted in IOPS, large ones in bandwidth (as the reports
+        // compare a block-size sweep).
+        let small = p
+            .params
+            .get("block_size")
+            .and_then(|b| b.parse::<ByteCount>().ok())
+            .is_some_and(|b| b.get() < 64 * 1024);
         let mut figures: Vec<String> = main
             .iter()
             .map(|o| {
-                if o.op.moves_data() && p.kind != PhaseKind::Meta {
+                if small && p.kind != PhaseKind::Meta {
+                    format!("{} {} IOPS", o.op.name(), o.iops.human())
+                } else if o.op.moves_data() && p.kind != PhaseKind::Meta {
                     format!("{} {}", o.op.name(), o.bandwidth.human())
                 } else {
                     format!("{} {}/s", o.op.name(), o.iops.human())
