@@ -378,4 +378,7 @@ fn a_study_names_each_point_and_ends_with_a_summary_table() {
             .all(|r| r.contains(", total ") && r.ends_with(" IOPS")),
         "{summary}"
     );
+    // 4 KiB quoted in IOPS, 2 MiB in bandwidth.
+    assert!(rows[0].contains(" IOPS, write "), "{}", rows[0]);
+    assert!(rows[2].contains("/s, write "), "{}", rows[2]);
 }
