@@ -151,6 +151,21 @@ pub fn conclude(rt: &Runtime, mut sink: RunSink, output: &OutputArgs) -> Result<
     Ok(exit::OK)
 }
 
+/// Marks a run of a reference-tool front-end (fio, IOR, mdtest) finished, interrupted or
+/// failed (an I/O error or a verify failure) and gives its exit code; the front-end
+/// prints its own output in the tool's shape.
+pub fn finish_status(sink: &mut RunSink, interrupted: bool, failed: bool) -> u8 {
+    let (status, code) = if interrupted {
+        (RunStatus::Interrupted, exit::INTERRUPTED)
+    } else if failed {
+        (RunStatus::Failed, exit::FAILED)
+    } else {
+        (RunStatus::Complete, exit::OK)
+    };
+    sink.finish(status);
+    code
+}
+
 /// Ends a run that stopped with an error: stored as interrupted (Ctrl-C) or failed, and
 /// the error handed back for its one-line message and exit code.
 pub fn abandon(mut sink: RunSink, e: iolab_engine::EngineError) -> anyhow::Error {

@@ -18,7 +18,7 @@ use iolab_engine::data::{DataOptions, run_data};
 use iolab_engine::{MonotonicClock, prepare_target};
 
 use crate::cli::StoreArgs;
-use crate::commands::finish::cleanup;
+use crate::commands::finish::{cleanup, finish_status};
 use crate::exit;
 use crate::runtime::Runtime;
 use crate::sink::RunSink;
@@ -157,26 +157,14 @@ fn run_jobs(rt: &Runtime, args: &FioArgs, inv: &Invocation, plans: &[FioPlan]) -
         .iter()
         .any(|r| r.error_count > 0 || r.verify_failures > 0);
     let interrupted = rt.interrupted() || results.iter().any(|r| r.interrupted);
-    sink.finish(if interrupted {
-        RunStatus::Interrupted
-    } else if failed {
-        RunStatus::Failed
-    } else {
-        RunStatus::Complete
-    });
+    let code = finish_status(&mut sink, interrupted, failed);
     if rt.is_root() {
         write_output(inv, plans, &results)?;
         if !sink.record.id.is_empty() {
             eprintln!("iolab fio: stored as {}", sink.record.id);
         }
     }
-    Ok(if interrupted {
-        exit::INTERRUPTED
-    } else if failed {
-        exit::FAILED
-    } else {
-        exit::OK
-    })
+    Ok(code)
 }
 
 /// fio's line for a failed I/O (`fio: io_u error on file F: strerror: write offset=O,

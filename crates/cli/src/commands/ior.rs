@@ -11,14 +11,13 @@ use iolab_compat::ior::parse_ior_args;
 use iolab_compat::ior_output::{Access, IorPhase, Job, TABLE_HEADER, human_size, row, summary};
 use iolab_compat::ior_plan::{IorPlan, plan_ior};
 use iolab_core::civil::ctime;
-use iolab_core::result::{OpKind, PhaseResult, RunStatus};
+use iolab_core::result::{OpKind, PhaseResult};
 use iolab_core::spec::{BackendKind, DataSpec, TargetSpec};
 use iolab_engine::data::{DataOptions, run_data};
 use iolab_engine::{EngineError, MonotonicClock, prepare_target};
 
 use crate::cli::StoreArgs;
-use crate::commands::finish::cleanup;
-use crate::exit;
+use crate::commands::finish::{abandon, cleanup, finish_status};
 use crate::runtime::Runtime;
 use crate::sink::RunSink;
 use crate::watch::Watch;
@@ -98,7 +97,7 @@ fn run_ior(rt: &Runtime, args: &IorArgs, plan: &IorPlan) -> Result<u8> {
         let prepared = prepare_target(rt.comm.as_ref(), &target, BackendKind::Psync, true)?;
         let mut files = Vec::new();
         let mut written = None;
-        let mut outcome: Result<()> = Ok(());
+        let mut outcome: Result<(), EngineError> = Ok(());
         for (access, spec) in [(Access::Write, &plan.write), (Access::Read, &plan.read)] {
             let Some(spec) = spec else { continue };
             let watch = Watch::new(&output, &sink, None);
@@ -121,7 +120,7 @@ fn run_ior(rt: &Runtime, args: &IorArgs, plan: &IorPlan) -> Result<u8> {
             let ran = match ran {
                 Ok(r) => r,
                 Err(e) => {
-                    outcome = Err(e.into());
+                    outcome = Err(e);
                     break;
                 }
             };
@@ -141,23 +140,12 @@ fn run_ior(rt: &Runtime, args: &IorArgs, plan: &IorPlan) -> Result<u8> {
         }
         let cleaned = cleanup(rt.comm.as_ref(), prepared, &files, o.keep_file);
         if let Err(e) = outcome {
-            let status = match e.downcast_ref::<EngineError>() {
-                Some(EngineError::Interrupted) => RunStatus::Interrupted,
-                _ => RunStatus::Failed,
-            };
-            sink.finish(status);
-            return Err(e);
+            return Err(abandon(sink, e));
         }
         cleaned?;
     }
     let interrupted = rt.interrupted();
-    sink.finish(if interrupted {
-        RunStatus::Interrupted
-    } else if failed {
-        RunStatus::Failed
-    } else {
-        RunStatus::Complete
-    });
+    let code = finish_status(&mut sink, interrupted, failed);
     if root {
         print!("{}", summary(o, job, &figures));
         println!(
@@ -168,13 +156,7 @@ fn run_ior(rt: &Runtime, args: &IorArgs, plan: &IorPlan) -> Result<u8> {
             eprintln!("iolab ior: stored as {}", sink.record.id);
         }
     }
-    Ok(if interrupted {
-        exit::INTERRUPTED
-    } else if failed {
-        exit::FAILED
-    } else {
-        exit::OK
-    })
+    Ok(code)
 }
 
 /// A phase's figures as IOR reports them: every byte and transfer over the phase time.

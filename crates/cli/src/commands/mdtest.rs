@@ -9,14 +9,12 @@ use iolab_comm::CommExt;
 use iolab_compat::mdtest::parse_mdtest_args;
 use iolab_compat::mdtest_front::{Iteration, MdtestPlan, plan_mdtest, summary};
 use iolab_core::civil::UtcTime;
-use iolab_core::result::RunStatus;
 use iolab_core::spec::{BackendKind, MetaOp, TargetSpec};
 use iolab_engine::meta::{MetaOptions, finish_meta, run_meta};
-use iolab_engine::{EngineError, MonotonicClock, prepare_target};
+use iolab_engine::{MonotonicClock, prepare_target};
 
 use crate::cli::StoreArgs;
-use crate::commands::finish::cleanup;
-use crate::exit;
+use crate::commands::finish::{abandon, cleanup, finish_status};
 use crate::runtime::Runtime;
 use crate::sink::RunSink;
 use crate::watch::Watch;
@@ -126,14 +124,7 @@ fn run_mdtest(rt: &Runtime, args: &MdtestArgs, plan: &MdtestPlan) -> Result<u8> 
         let cleaned = cleanup(comm, prepared, &[], false);
         let outcome = match outcome {
             Ok(out) => out,
-            Err(e) => {
-                let status = match e {
-                    EngineError::Interrupted => RunStatus::Interrupted,
-                    _ => RunStatus::Failed,
-                };
-                sink.finish(status);
-                return Err(e.into());
-            }
+            Err(e) => return Err(abandon(sink, e)),
         };
         tree?;
         cleaned?;
@@ -164,13 +155,7 @@ fn run_mdtest(rt: &Runtime, args: &MdtestArgs, plan: &MdtestPlan) -> Result<u8> 
         sink.phases(outcome.phases);
     }
     let interrupted = rt.interrupted();
-    sink.finish(if interrupted {
-        RunStatus::Interrupted
-    } else if failed {
-        RunStatus::Failed
-    } else {
-        RunStatus::Complete
-    });
+    let code = finish_status(&mut sink, interrupted, failed);
     if root {
         print!("{}", summary(&iterations, false));
         if o.print_both {
@@ -181,11 +166,5 @@ fn run_mdtest(rt: &Runtime, args: &MdtestArgs, plan: &MdtestPlan) -> Result<u8> 
             eprintln!("iolab mdtest: stored as {}", sink.record.id);
         }
     }
-    Ok(if interrupted {
-        exit::INTERRUPTED
-    } else if failed {
-        exit::FAILED
-    } else {
-        exit::OK
-    })
+    Ok(code)
 }
