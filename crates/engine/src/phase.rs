@@ -7,7 +7,7 @@
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
-use iolab_comm::{Comm, CommExt};
+use iolab_comm::Comm;
 use iolab_core::result::CpuUsage;
 use iolab_core::telemetry::Telemetry;
 use iolab_core::units::Nanos;
@@ -18,8 +18,10 @@ use crate::control::PhaseControl;
 use crate::error::EngineError;
 use crate::recorder::WorkerMeasure;
 
+mod gather;
 mod tick;
 
+use gather::gather_outcomes;
 pub use tick::Stall;
 use tick::{RANK_BITS, StallWatch, Tick};
 
@@ -371,86 +373,6 @@ where
     let _ = start;
     interrupted |= env.interrupt.load(Ordering::Relaxed);
     gather_outcomes(comm, outcome, interrupted, started_at_ms, telemetry)
-}
-
-/// Brings the phase's outcomes together: every rank learns what it decides on (setup
-/// errors, each worker's completed count, the errors anywhere), and only rank 0, which
-/// prints and stores, receives the ranks' whole outcomes (histograms, timelines).
-fn gather_outcomes(
-    comm: &dyn Comm,
-    outcome: RankOutcome,
-    interrupted: bool,
-    started_at_ms: i64,
-    telemetry: Option<Telemetry>,
-) -> Result<PhaseRun, EngineError> {
-    let rank_error = |e: iolab_comm::CommError| EngineError::Rank {
-        rank: comm.rank(),
-        host: comm.host().to_string(),
-        message: e.to_string(),
-    };
-    if !comm.all_ok(outcome.setup_error.is_none()) {
-        // Only on failure: every rank learns which rank failed and why.
-        let errors: Vec<(u32, String, Option<String>)> = comm
-            .all_gather(&(outcome.rank, outcome.host.clone(), outcome.setup_error))
-            .map_err(rank_error)?;
-        let (rank, host, message) = errors
-            .into_iter()
-            .find_map(|(r, h, e)| e.map(|e| (r, h, e)))
-            .unwrap_or_default();
-        return Err(if comm.size() == 1 {
-            EngineError::Setup(message)
-        } else {
-            EngineError::Rank {
-                rank,
-                host,
-                message,
-            }
-        });
-    }
-    // Eight bytes per worker: later phases (a stat after a stonewalled create, a read of
-    // what was written) start from exactly what each worker completed.
-    let mine: Vec<u8> = outcome
-        .completed
-        .iter()
-        .flat_map(|c| c.to_le_bytes())
-        .collect();
-    let completed = comm
-        .all_gather_bytes(&mine)
-        .iter()
-        .flat_map(|b| {
-            b.chunks_exact(8)
-                .map(|c| u64::from_le_bytes(c.try_into().unwrap_or([0; 8])))
-        })
-        .collect();
-    let (sums, _) = comm.reduce(&[outcome.measure.error_count], &[], None, &|_| {});
-    let (outcomes, merged) = if comm.size() == 1 {
-        (vec![outcome], None)
-    } else if comm.rank() == 0 {
-        // Each rank's measure is merged as it arrives and only its counts kept: rank 0
-        // holds one merged histogram and timeline, not one per rank.
-        let mut merged = WorkerMeasure::default();
-        let mut all = Vec::with_capacity(comm.size() as usize);
-        comm.gather_each(0, &outcome, |_, mut o: RankOutcome| {
-            merged.merge(&o.measure);
-            o.measure.shed_detail();
-            all.push(o);
-        })
-        .map_err(rank_error)?;
-        (all, Some(merged))
-    } else {
-        comm.gather_each(0, &outcome, |_, _: RankOutcome| {})
-            .map_err(rank_error)?;
-        (vec![outcome], None)
-    };
-    Ok(PhaseRun {
-        outcomes,
-        merged,
-        completed,
-        errors: sums[0],
-        interrupted,
-        started_at_ms,
-        telemetry,
-    })
 }
 
 /// The coordinating loop of a running phase; returns whether it was interrupted.
