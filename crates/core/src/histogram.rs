@@ -199,7 +199,9 @@ fn serde_bytes_of<'de, D: Deserializer<'de>>(d: D) -> Result<Vec<u8>, D::Error> 
             Ok(v)
         }
     }
-    d.deserialize_bytes(Bytes)
+    // byte_buf, not bytes: ciborium hands out byte strings longer than its 4 KiB scratch
+    // buffer only as an owned buffer (a wide histogram's V2 bytes are longer).
+    d.deserialize_byte_buf(Bytes)
 }
 
 /// The latency figures every report shows. Nanoseconds; `mean` is fractional.
@@ -233,6 +235,24 @@ impl LatencySummary {
 mod tests {
     use super::*;
     use proptest::prelude::*;
+
+    /// Between ranks histograms travel as CBOR byte strings; one with latencies from
+    /// 100 ns to 10 s has V2 bytes well over ciborium's 4 KiB scratch buffer, and must
+    /// come back whole (it once failed with "invalid type: bytes, expected bytes").
+    #[test]
+    fn a_wide_histogram_crosses_cbor_whole() {
+        let mut h = LatencyHistogram::new();
+        let mut v = 100u64;
+        while v < 10_000_000_000 {
+            h.record(v);
+            v = v * 1001 / 1000 + 1;
+        }
+        assert!(h.to_bytes().unwrap().len() > 4096);
+        let mut wire = Vec::new();
+        ciborium::into_writer(&h, &mut wire).unwrap();
+        let back: LatencyHistogram = ciborium::from_reader(wire.as_slice()).unwrap();
+        assert_eq!(back, h);
+    }
 
     #[test]
     fn summary_of_known_values() {

@@ -65,16 +65,24 @@ pub(super) fn gather_outcomes(
         // holds one merged histogram and timeline, not one per rank.
         let mut merged = WorkerMeasure::default();
         let mut all = Vec::with_capacity(comm.size() as usize);
-        comm.gather_each(0, &outcome, |_, mut o: RankOutcome| {
+        let got = comm.gather_each(0, &outcome, |_, mut o: RankOutcome| {
             merged.merge(&o.measure);
             o.measure.shed_detail();
             all.push(o);
-        })
-        .map_err(rank_error)?;
+        });
+        // An outcome rank 0 cannot read ends the phase on every rank, not on rank 0
+        // alone (the others would go on to a collective rank 0 never joins).
+        if !comm.all_ok(got.is_ok()) {
+            return Err(got.map_err(rank_error).err().expect("checked failed"));
+        }
         (all, Some(merged))
     } else {
-        comm.gather_each(0, &outcome, |_, _: RankOutcome| {})
-            .map_err(rank_error)?;
+        let sent = comm.gather_each(0, &outcome, |_, _: RankOutcome| {});
+        if !comm.all_ok(sent.is_ok()) {
+            return Err(sent.map_err(rank_error).err().unwrap_or_else(|| {
+                EngineError::Setup("rank 0 could not read this phase's results".into())
+            }));
+        }
         (vec![outcome], None)
     };
     Ok(PhaseRun {
