@@ -114,7 +114,8 @@ pub fn open_backend<'a>(
     opts: BackendOptions,
 ) -> Result<Box<dyn IoBackend + 'a>, BackendError> {
     Ok(match kind {
-        BackendKind::Psync => Box::new(psync::PsyncBackend::new(files, opts)?),
+        BackendKind::Psync => Box::new(psync::PsyncBackend::new(files, opts, false)?),
+        BackendKind::Sync => Box::new(psync::PsyncBackend::new(files, opts, true)?),
         BackendKind::Uring => Box::new(uring::UringBackend::new(files, opts)?),
         BackendKind::Null => Box::new(null::NullBackend::new(opts)?),
     })
@@ -123,7 +124,7 @@ pub fn open_backend<'a>(
 /// The capabilities of a backend kind, known before opening one.
 pub fn capabilities_of(kind: BackendKind, queue_depth: u32) -> Capabilities {
     match kind {
-        BackendKind::Psync => Capabilities {
+        BackendKind::Psync | BackendKind::Sync => Capabilities {
             max_queue_depth: 1,
             touches_storage: true,
             submits_on_push: false,

@@ -1,5 +1,7 @@
 //! [`PsyncBackend`]: pread/pwrite, one I/O at a time; the request completes inside
-//! `submit`, so issue and completion stamps bracket exactly one system call.
+//! `submit`, so issue and completion stamps bracket exactly one system call. As the
+//! `sync` backend it makes fio's sync engine's and IOR's POSIX backend's calls instead:
+//! lseek to the offset, then read or write (two system calls per I/O).
 
 use std::os::fd::BorrowedFd;
 
@@ -15,26 +17,37 @@ pub struct PsyncBackend<'a> {
     pool: BufferPool,
     queued: Option<IoRequest>,
     done: Option<Completion>,
+    /// lseek + read/write (the `sync` backend) rather than pread/pwrite.
+    seek: bool,
 }
 
 impl<'a> PsyncBackend<'a> {
-    pub fn new(files: &'a [DataFile], opts: BackendOptions) -> Result<Self, BackendError> {
+    pub fn new(
+        files: &'a [DataFile],
+        opts: BackendOptions,
+        seek: bool,
+    ) -> Result<Self, BackendError> {
         Ok(PsyncBackend {
             files: files.iter().map(|f| f.as_fd()).collect(),
             pool: BufferPool::new(1, opts.slot_size(), opts.alignment)?,
             queued: None,
             done: None,
+            seek,
         })
     }
 }
 
 impl IoBackend for PsyncBackend<'_> {
     fn kind(&self) -> BackendKind {
-        BackendKind::Psync
+        if self.seek {
+            BackendKind::Sync
+        } else {
+            BackendKind::Psync
+        }
     }
 
     fn capabilities(&self) -> Capabilities {
-        crate::capabilities_of(BackendKind::Psync, 1)
+        crate::capabilities_of(self.kind(), 1)
     }
 
     fn buffers(&mut self) -> &mut BufferPool {
@@ -58,9 +71,18 @@ impl IoBackend for PsyncBackend<'_> {
         let fd = self.files[req.file as usize];
         let start = req.buf_offset as usize;
         let buf = &mut self.pool.get_mut(req.slot)[start..start + req.len as usize];
-        let res = match req.dir {
-            IoDir::Read => rustix::io::pread(fd, buf, req.offset),
-            IoDir::Write => rustix::io::pwrite(fd, buf, req.offset),
+        let res = if self.seek {
+            rustix::fs::seek(fd, rustix::fs::SeekFrom::Start(req.offset)).and_then(|_| {
+                match req.dir {
+                    IoDir::Read => rustix::io::read(fd, buf),
+                    IoDir::Write => rustix::io::write(fd, buf),
+                }
+            })
+        } else {
+            match req.dir {
+                IoDir::Read => rustix::io::pread(fd, buf, req.offset),
+                IoDir::Write => rustix::io::pwrite(fd, buf, req.offset),
+            }
         };
         let result = match res {
             Ok(n) => n as i32,

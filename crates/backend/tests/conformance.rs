@@ -11,7 +11,8 @@ use iolab_backend::{
 };
 use iolab_core::spec::BackendKind;
 
-const STORAGE_BACKENDS: [BackendKind; 2] = [BackendKind::Psync, BackendKind::Uring];
+const STORAGE_BACKENDS: [BackendKind; 3] =
+    [BackendKind::Psync, BackendKind::Sync, BackendKind::Uring];
 
 fn usable(kind: BackendKind) -> bool {
     if kind == BackendKind::Uring

@@ -63,7 +63,9 @@ pub fn ladder(mut args: LadderArgs) -> Result<u8> {
         .slo
         .parse()
         .map_err(|e: String| anyhow::anyhow!("--slo: {e}"))?;
-    if args.axis == Axis::QueueDepth && args.spec.backend == BackendKind::Psync {
+    if args.axis == Axis::QueueDepth
+        && matches!(args.spec.backend, BackendKind::Psync | BackendKind::Sync)
+    {
         // psync keeps one I/O in flight: a queue-depth ladder needs io_uring.
         args.spec.backend = BackendKind::Uring;
     }

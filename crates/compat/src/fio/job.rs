@@ -12,8 +12,10 @@ use super::values::{boolean, number, size, time};
 /// fio's I/O engines iolab runs, and on what.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Engine {
-    /// psync, pvsync, sync: one I/O at a time per job (iolab's psync backend).
+    /// psync, pvsync: one I/O at a time per job (iolab's psync backend, pread/pwrite).
     Psync,
+    /// sync: lseek, then read/write, one I/O at a time (iolab's sync backend).
+    Sync,
     /// io_uring.
     IoUring,
     /// libaio, run on io_uring (the same queue-depth semantics; said in the output).
@@ -26,6 +28,7 @@ impl Engine {
     pub fn fio_name(self) -> &'static str {
         match self {
             Engine::Psync => "psync",
+            Engine::Sync => "sync",
             Engine::IoUring => "io_uring",
             Engine::Libaio => "libaio",
             Engine::Null => "null",
@@ -252,7 +255,8 @@ impl FioJob {
             }
             "ioengine" => {
                 self.engine = match v()?.trim() {
-                    "psync" | "pvsync" | "sync" => Engine::Psync,
+                    "psync" | "pvsync" => Engine::Psync,
+                    "sync" => Engine::Sync,
                     "io_uring" => Engine::IoUring,
                     "libaio" => Engine::Libaio,
                     "null" => Engine::Null,

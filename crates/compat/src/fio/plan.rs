@@ -122,7 +122,7 @@ fn plan_job(job: &FioJob, group: u32, seed: u64) -> Result<FioPlan, FioError> {
         job.bs_read
     };
     let (backend, queue_depth) = match job.engine {
-        Engine::Psync => {
+        Engine::Psync | Engine::Sync => {
             if job.iodepth > 1 {
                 notes.push(format!(
                     "iodepth={} has no effect with the {} engine: one I/O at a time per job, as in fio",
@@ -130,7 +130,11 @@ fn plan_job(job: &FioJob, group: u32, seed: u64) -> Result<FioPlan, FioError> {
                     job.engine.fio_name()
                 ));
             }
-            (BackendKind::Psync, 1)
+            if job.engine == Engine::Sync {
+                (BackendKind::Sync, 1)
+            } else {
+                (BackendKind::Psync, 1)
+            }
         }
         Engine::IoUring => (BackendKind::Uring, job.iodepth),
         Engine::Libaio => {
