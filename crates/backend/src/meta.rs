@@ -19,7 +19,7 @@ use rustix::io::Errno;
 use crate::error::BackendError;
 
 mod paths;
-pub use paths::PosixPaths;
+pub use paths::{PosixPaths, lstat_whole_path};
 
 /// A directory whose entries operations name: an open descriptor (relative calls only),
 /// its path (errors, whole-path calls) and that path with a trailing slash, ready for an
@@ -96,6 +96,8 @@ pub struct EntryStat {
     pub kind: EntryKind,
     pub size: u64,
     pub mtime: MTime,
+    /// The status change time in whole seconds (what pfind's -newer compares).
+    pub ctime_secs: i64,
 }
 
 impl EntryStat {
@@ -107,6 +109,7 @@ impl EntryStat {
                 secs: st.st_mtime,
                 nanos: st.st_mtime_nsec as u32,
             },
+            ctime_secs: st.st_ctime,
         }
     }
 }
@@ -201,6 +204,14 @@ pub fn mtime_of(path: &Path) -> Result<MTime, BackendError> {
             secs: st.st_mtime,
             nanos: st.st_mtime_nsec as u32,
         })
+        .map_err(|e| meta_error("stat", path.to_path_buf(), e.into()))
+}
+
+/// The status change time of `path` in whole seconds, as pfind reads its -newer file
+/// (lstat).
+pub fn ctime_secs_of(path: &Path) -> Result<i64, BackendError> {
+    rustix::fs::lstat(path)
+        .map(|st| st.st_ctime)
         .map_err(|e| meta_error("stat", path.to_path_buf(), e.into()))
 }
 
@@ -421,6 +432,7 @@ impl MetaBackend for NullMeta {
             kind: EntryKind::File,
             size: 0,
             mtime: MTime::default(),
+            ctime_secs: 0,
         })
     }
 

@@ -46,6 +46,16 @@ fn with_path<R>(dir: &MetaDir, name: &CStr, f: impl FnOnce(&CStr) -> R) -> R {
     })
 }
 
+/// lstat(2) of entry `name` of `dir` by its whole path, as pfind looks at an entry:
+/// `newfstatat(AT_FDCWD, path, AT_SYMLINK_NOFOLLOW)`.
+pub fn lstat_whole_path(dir: &MetaDir, name: &CStr) -> Result<EntryStat, BackendError> {
+    with_path(dir, name, |path| {
+        rustix::fs::lstat(path)
+            .map(|st| EntryStat::of(&st))
+            .map_err(|e| fail("stat", dir, name, e))
+    })
+}
+
 /// openat(AT_FDCWD, path, O_RDWR | flags), as glibc's open(3) calls it.
 fn open_rw(path: &CStr, flags: OFlags, mode: u32) -> Result<std::os::fd::OwnedFd, Errno> {
     let flags = flags | OFlags::RDWR | OFlags::CLOEXEC;

@@ -151,3 +151,40 @@ impl Drop for FaultFs {
             .status();
     }
 }
+
+/// Whether `tool` can be started (`arg` makes it print something short and exit).
+pub fn on_path(tool: &str, arg: &str) -> bool {
+    Command::new(tool)
+        .arg(arg)
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .status()
+        .is_ok()
+}
+
+/// Runs `cmd` under `strace -f -ff` tracing `calls` (one file per thread, so no call is
+/// split over "unfinished" and "resumed" lines) and returns each thread's trace.
+pub fn strace_threads(cmd: &Command, work: &Path, calls: &str) -> Vec<String> {
+    let out = work.join("trace");
+    std::fs::create_dir_all(&out).unwrap();
+    let status = Command::new("strace")
+        .args(["-f", "-ff", "-qq", "-s", "0", "-e"])
+        .arg(format!("trace={calls}"))
+        .arg("-o")
+        .arg(out.join("t"))
+        .arg(cmd.get_program())
+        .args(cmd.get_args())
+        .envs(cmd.get_envs().filter_map(|(k, v)| v.map(|v| (k, v))))
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .status()
+        .unwrap();
+    assert!(status.success(), "{cmd:?} under strace");
+    let traces = std::fs::read_dir(&out)
+        .unwrap()
+        .flatten()
+        .map(|e| std::fs::read_to_string(e.path()).unwrap())
+        .collect();
+    std::fs::remove_dir_all(&out).unwrap();
+    traces
+}

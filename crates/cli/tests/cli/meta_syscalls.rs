@@ -13,19 +13,9 @@ use std::collections::BTreeMap;
 use std::path::Path;
 use std::process::Command;
 
-use crate::common::{iolab, path};
+use crate::common::{iolab, on_path, path, strace_threads};
 
 const FILES: u64 = 40;
-
-/// Whether `tool` can be started (`arg` makes it print something short and exit).
-fn on_path(tool: &str, arg: &str) -> bool {
-    Command::new(tool)
-        .arg(arg)
-        .stdout(std::process::Stdio::null())
-        .stderr(std::process::Stdio::null())
-        .status()
-        .is_ok()
-}
 
 /// What one traced call does to a benchmark file, if anything. `file_fd` is the
 /// descriptor of the benchmark file opened last on this thread: lseek, write and read
@@ -66,29 +56,11 @@ fn classify(line: &str, file_fd: &mut Option<String>) -> Option<&'static str> {
     })
 }
 
-/// Runs `cmd` under strace, one output file per thread, and counts the classified calls.
+/// Runs `cmd` under strace and counts the classified calls.
 fn traced(cmd: &mut Command, work: &Path) -> BTreeMap<&'static str, u64> {
-    let out = work.join("trace");
-    std::fs::create_dir_all(&out).unwrap();
-    let prog = cmd.get_program().to_owned();
-    let args: Vec<_> = cmd.get_args().map(|a| a.to_owned()).collect();
-    let status = Command::new("strace")
-        .args(["-f", "-ff", "-qq", "-s", "0"])
-        .args([
-            "-e",
-            "trace=openat,newfstatat,unlink,unlinkat,lseek,read,write,sync",
-        ])
-        .arg("-o")
-        .arg(out.join("t"))
-        .arg(prog)
-        .args(args)
-        .stdout(std::process::Stdio::null())
-        .status()
-        .unwrap();
-    assert!(status.success());
+    let calls = "openat,newfstatat,unlink,unlinkat,lseek,read,write,sync";
     let mut counts = BTreeMap::new();
-    for e in std::fs::read_dir(&out).unwrap().flatten() {
-        let text = std::fs::read_to_string(e.path()).unwrap();
+    for text in strace_threads(cmd, work, calls) {
         let mut file_fd = None;
         for line in text.lines() {
             if let Some(kind) = classify(line, &mut file_fd) {
@@ -96,7 +68,6 @@ fn traced(cmd: &mut Command, work: &Path) -> BTreeMap<&'static str, u64> {
             }
         }
     }
-    std::fs::remove_dir_all(&out).unwrap();
     counts
 }
 
@@ -172,4 +143,44 @@ fn sync_after_create_syncs_once_per_rank() {
     };
     assert_eq!(meta(&["--sync-after-create"]), 1);
     assert_eq!(meta(&[]), 0);
+}
+
+/// `iolab find` looks at an entry as pfind (IO500's find) does: only entries whose name
+/// matches are stat'ed, each with lstat of its whole path from the root
+/// (`newfstatat(AT_FDCWD, "/…/dir/file.01", AT_SYMLINK_NOFOLLOW)`); `--paths relative`
+/// uses fstatat from the open directory instead.
+#[test]
+fn find_lstats_matching_names_by_whole_path() {
+    if !on_path("strace", "-V") {
+        eprintln!("strace not on PATH: the find calls are skipped");
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let tree = dir.path().join("tree").join("sub");
+    std::fs::create_dir_all(&tree).unwrap();
+    let stamp = dir.path().join("stamp");
+    std::fs::write(&stamp, b"").unwrap();
+    for i in 0..30 {
+        std::fs::write(tree.join(format!("file.{i}")), vec![0u8; 3901]).unwrap();
+    }
+    let count = |paths: &str| -> (usize, usize) {
+        let mut find = Command::new(env!("CARGO_BIN_EXE_iolab"));
+        find.args(["find", "--no-store", "-Q", "--dir"])
+            .arg(dir.path().join("tree"))
+            .args(["--newer", path(&stamp), "--newer-by", "ctime-seconds"])
+            .args(["--size", "3901c", "--name", "*1*", "--paths", paths]);
+        let text = strace_threads(&find, dir.path(), "newfstatat,statx").concat();
+        let real = tree.canonicalize().unwrap();
+        let whole = format!("(AT_FDCWD, \"{}/file.", real.display());
+        let on_files = |l: &&str| l.contains("\"file.") || l.contains("/file.");
+        let lines: Vec<&str> = text.lines().filter(on_files).collect();
+        let whole_lstats = lines
+            .iter()
+            .filter(|l| l.contains(&whole) && l.contains("AT_SYMLINK_NOFOLLOW"))
+            .count();
+        (lines.len(), whole_lstats)
+    };
+    // Names with a 1 among file.0 .. file.29: 1, 10..19, 21 = 12.
+    assert_eq!(count("whole"), (12, 12));
+    assert_eq!(count("relative"), (12, 0));
 }

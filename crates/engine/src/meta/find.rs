@@ -15,10 +15,11 @@ use std::sync::{Arc, Condvar, Mutex};
 use std::time::Duration;
 
 use iolab_backend::meta::{
-    DirBuffer, EntryKind, EntryStat, MTime, MetaBackend, MetaDir, PosixMeta, mtime_of,
+    DirBuffer, EntryKind, EntryStat, MTime, MetaBackend, MetaDir, PosixMeta, ctime_secs_of,
+    lstat_whole_path, mtime_of,
 };
 use iolab_core::result::{ErrorRecord, OpKind, PhaseKind, PhaseResult};
-use iolab_core::spec::{EntryType, FindSpec, Glob, SizeTest};
+use iolab_core::spec::{EntryType, FindSpec, Glob, MetaPaths, NewerBy, SizeTest};
 
 use crate::assemble::{PhaseMeta, assemble};
 use crate::clock::Clock;
@@ -33,17 +34,28 @@ use crate::worker::INTERVAL;
 
 /// The predicates of a find, resolved (the reference time read, the pattern compiled).
 pub struct Matcher {
-    newer: Option<MTime>,
+    newer: Option<Newer>,
     size: Option<SizeTest>,
     name: Option<Glob>,
     entry_type: EntryType,
 }
 
+/// The reference of --newer, by what it compares.
+#[derive(Clone, Copy, Debug)]
+enum Newer {
+    Mtime(MTime),
+    CtimeSeconds(i64),
+}
+
 impl Matcher {
     pub fn new(spec: &FindSpec) -> Result<Matcher, MetaError> {
         let newer = match &spec.newer {
-            Some(path) => Some(mtime_of(path).map_err(|e| {
-                MetaError::NewerUnreadable {
+            Some(path) => Some(
+                match spec.newer_by {
+                    NewerBy::Mtime => mtime_of(path).map(Newer::Mtime),
+                    NewerBy::CtimeSeconds => ctime_secs_of(path).map(Newer::CtimeSeconds),
+                }
+                .map_err(|e| MetaError::NewerUnreadable {
                     path: path.clone(),
                     reason: e
                         .to_string()
@@ -54,8 +66,8 @@ impl Matcher {
                         .next()
                         .unwrap_or_default()
                         .to_string(),
-                }
-            })?),
+                })?,
+            ),
             None => None,
         };
         Ok(Matcher {
@@ -95,7 +107,10 @@ impl Matcher {
             return type_ok && !self.needs_stat();
         };
         type_ok
-            && self.newer.is_none_or(|t| st.mtime > t)
+            && self.newer.is_none_or(|t| match t {
+                Newer::Mtime(t) => st.mtime > t,
+                Newer::CtimeSeconds(t) => st.ctime_secs >= t,
+            })
             && self.size.is_none_or(|s| s.matches(st.size))
     }
 }
@@ -181,6 +196,8 @@ struct Walk<'a, C: Clock> {
     matcher: &'a Matcher,
     queue: &'a WalkQueue,
     backend: &'a dyn MetaBackend,
+    /// lstat by whole path (pfind's call) rather than fstatat from the open directory.
+    whole_paths: bool,
     clock: &'a C,
     control: &'a PhaseControl,
     rank: u32,
@@ -221,6 +238,12 @@ pub fn run_find<C: Clock>(
         comm,
         check_top(&top).and_then(|()| Matcher::new(spec).map_err(EngineError::from)),
     )?;
+    // pfind walks the real path of its directory: every whole path starts from the root.
+    let top = if spec.paths == MetaPaths::Whole {
+        top.canonicalize().unwrap_or(top)
+    } else {
+        top
+    };
     let queue = WalkQueue::new(spec.threads as usize);
     let host = comm.host().to_string();
     let backend = PosixMeta;
@@ -236,6 +259,7 @@ pub fn run_find<C: Clock>(
                 matcher: &matcher,
                 queue: &queue,
                 backend: &backend,
+                whole_paths: spec.paths == MetaPaths::Whole,
                 clock,
                 control,
                 rank: comm.rank(),
@@ -272,7 +296,11 @@ fn find_meta(spec: &FindSpec, top: &Path, ranks: u32) -> PhaseMeta {
     p.insert("dir".into(), top.display().to_string());
     if let Some(n) = &spec.newer {
         p.insert("newer".into(), n.display().to_string());
+        if spec.newer_by != NewerBy::Mtime {
+            p.insert("newer-by".into(), "ctime-seconds".into());
+        }
     }
+    p.insert("paths".into(), spec.paths.name().into());
     if let Some(s) = spec.size {
         p.insert("size".into(), s.to_string());
     }
@@ -420,7 +448,12 @@ impl<C: Clock> Walk<'_, C> {
         let may = self.matcher.may_match(name, kind);
         let mut stat = None;
         if kind == EntryKind::Unknown || (may && self.matcher.needs_stat()) {
-            match self.backend.stat(dir, name) {
+            let looked = if self.whole_paths {
+                lstat_whole_path(dir, name)
+            } else {
+                self.backend.stat(dir, name)
+            };
+            match looked {
                 Ok(st) => {
                     kind = st.kind;
                     stat = Some(st);

@@ -23,6 +23,17 @@ pub enum EntryType {
     D,
 }
 
+/// What -newer compares.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize, ValueEnum)]
+#[serde(rename_all = "kebab-case")]
+pub enum NewerBy {
+    /// find's: modified strictly later than the file (nanoseconds).
+    #[default]
+    Mtime,
+    /// pfind's (IO500's find): status changed in the same second as the file or later.
+    CtimeSeconds,
+}
+
 /// A parallel tree walk. Fields mirror the `iolab find` flags one to one; every given
 /// predicate must hold for an entry to match.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize, Args)]
@@ -50,6 +61,18 @@ pub struct FindSpec {
     /// Worker threads (per rank under MPI).
     #[arg(short = 't', long, default_value_t = 1)]
     pub threads: u32,
+
+    /// How an entry that needs its inode is looked at: `whole`, lstat of its whole path
+    /// as pfind (IO500's find) calls it, walking every component; `relative`, fstatat
+    /// from the open directory (faster on network file systems, not comparable with
+    /// pfind).
+    #[arg(long, value_enum, default_value_t = super::MetaPaths::Whole)]
+    pub paths: super::MetaPaths,
+
+    /// What --newer compares: find's modification time, or pfind's change time in
+    /// whole seconds (IO500's find phase).
+    #[arg(long, value_enum, default_value_t = NewerBy::Mtime)]
+    pub newer_by: NewerBy,
 }
 
 impl Default for FindSpec {
