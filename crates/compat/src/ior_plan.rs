@@ -8,7 +8,9 @@
 
 use std::path::PathBuf;
 
-use iolab_core::spec::{CacheMode, DataSpec, Layout, Placement, RandomKind, RwKind};
+use iolab_core::spec::{
+    BackendKind, CacheMode, DataPattern, DataSpec, Layout, Placement, RandomKind, RwKind,
+};
 use iolab_core::units::{ByteCount, Nanos, TimeSpan};
 
 use crate::args::ArgError;
@@ -99,16 +101,23 @@ pub fn plan_ior(o: &IorOptions, ranks: u32, on_first_host: u32) -> Result<IorPla
         .checked_mul(o.segments)
         .ok_or_else(|| refuse("-s", "-b times -s is more bytes than iolab can count"))?;
     let mut notes = vec![format!(
-        "files are iolab's own, under {}/iolab-work (data.r<rank>.t0), not IOR's {}{}",
+        "files are named as IOR names them ({}{}) in iolab's work directory {}/iolab-work",
+        file_base(&o.test_file),
+        if o.file_per_proc { ".%08d" } else { "" },
         parent_of(&o.test_file).display(),
-        o.test_file,
-        if o.file_per_proc { ".<rank>" } else { "" }
     )];
     if o.intra_test_barriers {
         notes.push("-g: ranks meet before and after each phase; open and close are not timed apart, so open(s) and close(s) print as -".into());
     }
-    if o.data_packet_type.is_some() || o.timestamp_signature.is_some() {
-        notes.push("--dataPacketType and -G: iolab writes its own incompressible pattern (seeded), checked the same way by -W and -R".into());
+    // IOR's default packet type is timestamp; the others are iolab's own pattern.
+    let timestamp = o
+        .data_packet_type
+        .as_deref()
+        .is_none_or(|t| t.starts_with('t'));
+    if !timestamp {
+        notes.push("--dataPacketType other than timestamp: iolab writes its own incompressible pattern (seeded), checked the same way by -W and -R".into());
+    } else if o.timestamp_signature.is_none() {
+        notes.push("no -G: the timestamp signature is 0 (IOR takes the time), so a later -r -R finds it without -G".into());
     }
     let read_shift = if o.reorder_tasks {
         // IOR -C: read the data of the task Q nodes further on (tasks per node x Q).
@@ -135,6 +144,19 @@ pub fn plan_ior(o: &IorOptions, ranks: u32, on_first_host: u32) -> Result<IorPla
         },
         stonewall: (o.deadline > 0).then(|| TimeSpan(Nanos::from_secs(o.deadline))),
         wear_out: o.wear_out,
+        // IOR's POSIX backend: lseek, then read or write.
+        backend: BackendKind::Sync,
+        pattern: if timestamp {
+            DataPattern::IorTimestamp
+        } else {
+            DataPattern::Iolab
+        },
+        // IOR's timeStampSignatureValue: -G as an unsigned int.
+        seed: if timestamp {
+            u64::from(o.timestamp_signature.unwrap_or(0) as u32)
+        } else {
+            DataSpec::default().seed
+        },
         ..DataSpec::default()
     };
     let random = o.random_offset > 0;
@@ -170,6 +192,14 @@ pub fn plan_ior(o: &IorOptions, ranks: u32, on_first_host: u32) -> Result<IorPla
         bytes_per_rank,
         notes,
     })
+}
+
+/// The file name of `-o` (IOR's `testFile`), without its directory.
+pub fn file_base(test_file: &str) -> String {
+    std::path::Path::new(test_file)
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_else(|| "testFile".into())
 }
 
 /// The directory `-o` names a file in ("." for a bare name).

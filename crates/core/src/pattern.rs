@@ -2,6 +2,8 @@
 //! or compressing storage cannot flatter a result); [`fill_verify`] / [`check_verify`]
 //! write and check self-describing blocks that encode seed, file and offset plus a
 //! checksum, so a misplaced or corrupted block is reported with where it went wrong.
+//! [`fill_ior_timestamp`] / [`ior_timestamp_mismatch`] are IOR's `--dataPacketType=timestamp`
+//! buffer and its `-R`/`-W` check, word for word, for the modes named after IOR.
 
 use crate::rng::{Rng, mix};
 
@@ -118,9 +120,79 @@ pub fn check_verify(
     Ok(())
 }
 
+/// Word `i` of an IOR timestamp buffer: `(uint64_t) rank << 32 | rand_seed + i` with
+/// IOR's `int rand_seed` (the -G signature as an unsigned int, read back as a signed one
+/// and widened as C widens it).
+#[inline]
+fn ior_word(signature: u32, rank: u64, i: u64) -> u64 {
+    (rank << 32) | (signature as i32 as i64 as u64).wrapping_add(i)
+}
+
+/// Fills `buf` as IOR's `generate_memory_pattern` does for `--dataPacketType=timestamp`:
+/// 8-byte words `rank << 32 | signature + i` (native byte order), and the bytes after the
+/// last whole word set to their index. IOR writes this same buffer for every transfer.
+pub fn fill_ior_timestamp(buf: &mut [u8], signature: u32, rank: u64) {
+    let whole = buf.len() / 8 * 8;
+    let (words, rest) = buf.split_at_mut(whole);
+    for (i, w) in words.chunks_exact_mut(8).enumerate() {
+        w.copy_from_slice(&ior_word(signature, rank, i as u64).to_ne_bytes());
+    }
+    for (i, b) in rest.iter_mut().enumerate() {
+        *b = (whole + i) as u8;
+    }
+}
+
+/// IOR's `verify_memory_pattern` for timestamp data: checks every word of `buf` (IOR reads
+/// all of it "to ensure that performance numbers stay the same") and returns the offset
+/// of the first byte that differs, or None.
+pub fn ior_timestamp_mismatch(buf: &[u8], signature: u32, rank: u64) -> Option<usize> {
+    let whole = buf.len() / 8 * 8;
+    let mut differs = 0u64;
+    for (i, w) in buf[..whole].chunks_exact(8).enumerate() {
+        let got = u64::from_ne_bytes(w.try_into().expect("8 bytes"));
+        differs |= got ^ ior_word(signature, rank, i as u64);
+    }
+    let tail_ok = buf[whole..]
+        .iter()
+        .enumerate()
+        .all(|(i, b)| *b == (whole + i) as u8);
+    if differs == 0 && tail_ok {
+        return None;
+    }
+    // The slow path only on a mismatch: find where.
+    let mut expected = vec![0u8; buf.len()];
+    fill_ior_timestamp(&mut expected, signature, rank);
+    buf.iter().zip(&expected).position(|(a, b)| a != b)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn ior_timestamp_words_are_iors() {
+        // IOR -G 1837294926, rank 1: word 0 = 1 << 32 | 1837294926, word 2 = ... + 2.
+        let mut b = vec![0u8; 8 * 3 + 3];
+        fill_ior_timestamp(&mut b, 1_837_294_926, 1);
+        let word = |i: usize| u64::from_ne_bytes(b[i * 8..i * 8 + 8].try_into().unwrap());
+        assert_eq!(word(0), (1u64 << 32) | 1_837_294_926);
+        assert_eq!(word(2), (1u64 << 32) | 1_837_294_928);
+        // The bytes after the last whole word hold their index, as IOR's (char) i.
+        assert_eq!(&b[24..], &[24, 25, 26]);
+        // A signature above i32::MAX is a negative int in IOR: widened with its sign.
+        let mut n = vec![0u8; 8];
+        fill_ior_timestamp(&mut n, 0xFFFF_FFFF, 3);
+        assert_eq!(u64::from_ne_bytes(n[..8].try_into().unwrap()), u64::MAX);
+        assert_eq!(ior_timestamp_mismatch(&b, 1_837_294_926, 1), None);
+        // Another rank's data, a changed byte, a changed tail: each found where it is.
+        assert_eq!(ior_timestamp_mismatch(&b, 1_837_294_926, 0), Some(4));
+        let mut c = b.clone();
+        c[17] ^= 1;
+        assert_eq!(ior_timestamp_mismatch(&c, 1_837_294_926, 1), Some(17));
+        c = b.clone();
+        c[26] = 0;
+        assert_eq!(ior_timestamp_mismatch(&c, 1_837_294_926, 1), Some(26));
+    }
 
     #[test]
     fn a_written_block_checks() {

@@ -17,7 +17,7 @@ use crate::clock::Clock;
 use crate::error::EngineError;
 use crate::layout::{create_for_write, lay_out, set_cache_state};
 use crate::phase::{Env, run_phase};
-use crate::plan::{DataPlan, DataTarget, PlanContext, plan_data};
+use crate::plan::{DataPlan, DataTarget, FileNames, PlanContext, plan_data};
 use crate::target::{PreparedTarget, agree};
 use crate::workdir::{FileInfo, VerifyInfo};
 use crate::worker::{WorkerSetup, run_data_worker};
@@ -44,6 +44,11 @@ pub struct DataOptions {
     /// The caller keeps or empties the page cache itself and says so (IO500's policy):
     /// the engine's page-cache advice, which names `iolab run` options, is left out.
     pub own_cache_policy: bool,
+    /// What the data files are called (IOR's names for the modes named after IOR).
+    pub names: FileNames,
+    /// I/Os each worker issues when size-based, instead of one per block of its share:
+    /// IOR -z -z draws `-s` random transfers over a file of any size.
+    pub ops_per_worker: Option<u64>,
 }
 
 /// The phases a data workload produced.
@@ -120,9 +125,10 @@ pub fn run_data<C: Clock>(
         ));
         spec.backend = BackendKind::Psync;
     }
-    if spec.backend == BackendKind::Psync && spec.queue_depth > 1 {
+    if matches!(spec.backend, BackendKind::Psync | BackendKind::Sync) && spec.queue_depth > 1 {
         warnings.push(format!(
-            "psync completes one I/O at a time per thread: --queue-depth {} had no effect (use --backend uring)",
+            "{} completes one I/O at a time per thread: --queue-depth {} had no effect (use --backend uring)",
+            spec.backend.name(),
             spec.queue_depth
         ));
     }
@@ -138,6 +144,7 @@ pub fn run_data<C: Clock>(
         ranks: comm.size(),
         read_shift: resolve_read_shift(&spec, comm, one_dir(comm, &data_target)?),
         written_blocks: opts.written_blocks.clone(),
+        names: opts.names.clone(),
     };
     let plan = agree(
         comm,
@@ -194,7 +201,11 @@ pub fn run_data<C: Clock>(
         spec: serde_json::to_value(&spec).unwrap_or_default(),
         warnings,
     };
-    let counts = plan.workers.iter().map(|w| w.blocks).collect();
+    let counts = plan
+        .workers
+        .iter()
+        .map(|w| opts.ops_per_worker.unwrap_or(w.blocks))
+        .collect();
     let run = run_workers(env, clock, &name, &plan, alignment, counts)?;
     let completed = run.completed_by_worker();
     let mut phases = vec![assemble(meta, &run)];
@@ -311,10 +322,7 @@ fn record_complete_files(
     if !spec.rw.writes() || spec.rw.is_mixed() || errors > 0 {
         return Ok(());
     }
-    let verify = spec.verify.then_some(VerifyInfo {
-        seed: spec.seed,
-        block_size: spec.block_size.get(),
-    });
+    let verify = VerifyInfo::of(spec);
     let shares =
         crate::plan::shares(spec, &target.data_target(), plan.total_workers).unwrap_or_default();
     let result = (|| {
@@ -399,7 +407,7 @@ fn verify_pass<C: Clock>(
         rank: comm.rank(),
         ranks: comm.size(),
         read_shift: 0,
-        written_blocks: None,
+        ..PlanContext::default()
     };
     let mut rplan = plan_data(&read, target, &ctx)?;
     // The same blocks as the write: same shares, and writes that looped or were cut

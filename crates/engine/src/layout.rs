@@ -8,8 +8,8 @@ use std::sync::atomic::{AtomicBool, Ordering};
 
 use iolab_backend::files::{CacheDrop, drop_caches};
 use iolab_backend::{BufferPool, DataFile, OpenSpec};
-use iolab_core::pattern::{fill_verify, stamp_unique};
-use iolab_core::spec::{CacheMode, DataSpec};
+use iolab_core::pattern::{fill_ior_timestamp, fill_verify, stamp_unique};
+use iolab_core::spec::{CacheMode, DataPattern, DataSpec};
 
 use crate::error::EngineError;
 use crate::plan::FilePlan;
@@ -53,10 +53,7 @@ pub fn lay_out(
     alignment: u64,
     stop: &AtomicBool,
 ) -> Result<LayoutReport, EngineError> {
-    let verify = spec.verify.then_some(VerifyInfo {
-        seed: spec.seed,
-        block_size: spec.block_size.get(),
-    });
+    let verify = VerifyInfo::of(spec);
     let mut report = LayoutReport::default();
     let mut todo: Vec<&FilePlan> = Vec::new();
     for f in files {
@@ -65,7 +62,8 @@ pub fn lay_out(
         }
         // Under --verify, a file iolab wrote with verify data that is now shorter or
         // gone was changed behind its back: that is a failure, not a file to lay out anew.
-        if let (Some(want), Some(w)) = (verify, workdir)
+        if spec.verify
+            && let (Some(want), Some(w)) = (verify, workdir)
             && let Some((info, actual)) = w.recorded(&f.path)
             && info.verify == Some(want)
             && actual.is_none_or(|a| a < info.size)
@@ -80,11 +78,11 @@ pub fn lay_out(
         }
         let reusable = workdir
             .and_then(|w| w.file_info(&f.path))
-            .is_some_and(|info| info.size >= f.size && (verify.is_none() || info.verify == verify));
+            .is_some_and(|info| info.size >= f.size && (!spec.verify || info.verify == verify));
         // A device is only written for --verify; its contents are otherwise read as
         // they are (there are no holes on a device).
         let device = workdir.is_none();
-        if reusable || (device && verify.is_none()) {
+        if reusable || (device && !spec.verify) {
             report.reused_files += 1;
         } else {
             todo.push(f);
@@ -117,6 +115,7 @@ pub fn lay_out(
     // Create each file once before writing its pieces in parallel.
     for f in &todo {
         if let Some(w) = workdir {
+            make_parent(w, &f.path)?;
             w.note_created(&f.path);
         }
         open_rw(&f.path, spec.direct, true, false)?;
@@ -186,6 +185,12 @@ fn write_piece(
         let n = chunk.min(end - off);
         let buf = &mut pool.get_mut(0)[..n as usize];
         match verify {
+            Some(v) if v.pattern == DataPattern::IorTimestamp => {
+                for (i, block) in buf.chunks_exact_mut(bs as usize).enumerate() {
+                    let owner = f.owner_at(off + i as u64 * bs, bs);
+                    fill_ior_timestamp(block, v.seed as u32, owner);
+                }
+            }
             Some(v) => {
                 for (i, block) in buf.chunks_exact_mut(bs as usize).enumerate() {
                     fill_verify(block, v.seed, f.id, off + i as u64 * bs);
@@ -208,12 +213,27 @@ pub fn create_for_write(
 ) -> Result<(), EngineError> {
     let Some(w) = workdir else { return Ok(()) };
     for f in files {
+        make_parent(w, &f.path)?;
         w.clear_file_info(&f.path);
         w.note_created(&f.path);
         let file = open_rw(&f.path, false, true, true)?;
         if spec.preallocate {
             file.allocate(f.size)?;
         }
+    }
+    Ok(())
+}
+
+/// Makes the directory a file is named in (`ior-easy/` of IOR's names) when it lies
+/// inside the work directory and is missing.
+fn make_parent(w: &WorkDir, file: &std::path::Path) -> Result<(), EngineError> {
+    if let Some(parent) = file.parent()
+        && parent != w.path()
+        && parent.starts_with(w.path())
+        && !parent.exists()
+    {
+        std::fs::create_dir_all(parent)
+            .map_err(|e| EngineError::workdir("cannot make", parent, e))?;
     }
     Ok(())
 }
@@ -276,6 +296,73 @@ mod tests {
             path: dir.join(name),
             id,
             size,
+            owners: crate::plan::BlockOwners::One(id),
+        }
+    }
+
+    /// A read that checks nothing reads what is there, whatever its pattern or transfer
+    /// size: IO500's random 4 KiB read reads the files ior-easy wrote in 2 MiB transfers
+    /// (it once laid them out anew, in the page cache, and read memory).
+    #[test]
+    fn an_unchecked_read_reuses_files_of_any_pattern() {
+        let base = tempfile::tempdir().unwrap();
+        let wd = WorkDir::create_or_adopt(base.path(), None).unwrap();
+        let written = DataSpec {
+            block_size: ByteCount::mib(1),
+            pattern: DataPattern::IorTimestamp,
+            ..DataSpec::default()
+        };
+        let files = vec![plan(wd.path(), "ior_file_easy.00000000", 2 << 20, 0)];
+        let stop = AtomicBool::new(false);
+        lay_out(&files, Some(&wd), &written, 4096, &stop).unwrap();
+        let random_4k = DataSpec {
+            block_size: ByteCount::kib(4),
+            ..written.clone()
+        };
+        let r = lay_out(&files, Some(&wd), &random_4k, 4096, &stop).unwrap();
+        assert_eq!((r.reused_files, r.written_bytes), (1, 0));
+        // A checked read of another transfer size would not find IOR's words: laid out.
+        let checked = DataSpec {
+            verify: true,
+            ..random_4k
+        };
+        let r = lay_out(&files, Some(&wd), &checked, 4096, &stop).unwrap();
+        assert_eq!((r.reused_files, r.written_bytes), (0, 2 << 20));
+    }
+
+    /// A shared file laid out for an IOR read holds IOR's words of the rank each block
+    /// belongs to (strided: round the ranks), in a directory made for IOR's name.
+    #[test]
+    fn ior_layout_writes_each_blocks_owner() {
+        let base = tempfile::tempdir().unwrap();
+        let wd = WorkDir::create_or_adopt(base.path(), None).unwrap();
+        let spec = DataSpec {
+            block_size: ByteCount(47008),
+            pattern: DataPattern::IorTimestamp,
+            seed: 1234,
+            ..DataSpec::default()
+        };
+        let file = FilePlan {
+            path: wd.path().join("ior-hard/file"),
+            id: 0,
+            size: 6 * 47008,
+            owners: crate::plan::BlockOwners::Strided { workers: 3 },
+        };
+        lay_out(
+            std::slice::from_ref(&file),
+            Some(&wd),
+            &spec,
+            4096,
+            &AtomicBool::new(false),
+        )
+        .unwrap();
+        let bytes = std::fs::read(&file.path).unwrap();
+        for (b, block) in bytes.chunks(47008).enumerate() {
+            assert_eq!(
+                iolab_core::pattern::ior_timestamp_mismatch(block, 1234, b as u64 % 3),
+                None,
+                "block {b}"
+            );
         }
     }
 

@@ -31,6 +31,33 @@ pub struct FilePlan {
     pub id: u64,
     /// Bytes the workload covers in it.
     pub size: u64,
+    /// Whose data each block is (IOR's pattern holds the writer's rank).
+    pub owners: BlockOwners,
+}
+
+/// Which worker's data a block of a file holds.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum BlockOwners {
+    /// All of it: a file per worker.
+    One(u64),
+    /// Block k belongs to worker k mod `workers` (IOR's -b = -t shared file).
+    Strided { workers: u64 },
+    /// Worker w owns the blocks from `starts[w]` on (a shared file in regions).
+    Segmented { starts: Vec<u64> },
+}
+
+impl FilePlan {
+    /// The worker whose data the block at `offset` is, with blocks of `block_size`.
+    pub fn owner_at(&self, offset: u64, block_size: u64) -> u64 {
+        let block = offset / block_size.max(1);
+        match &self.owners {
+            BlockOwners::One(w) => *w,
+            BlockOwners::Strided { workers } => block % (*workers).max(1),
+            BlockOwners::Segmented { starts } => {
+                starts.partition_point(|s| *s <= block).saturating_sub(1) as u64
+            }
+        }
+    }
 }
 
 /// One worker's share: block b of it lives at `base + b * stride` in `files[file]`.
@@ -77,6 +104,36 @@ pub struct PlanContext {
     /// Blocks each worker (by global index) completed in an earlier stonewalled phase:
     /// this phase then works on exactly those.
     pub written_blocks: Option<Vec<u64>>,
+    /// What the files are called.
+    pub names: FileNames,
+}
+
+/// The names of data files in the work directory.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub enum FileNames {
+    /// iolab's: `data.r<rank>.t<thread>` per worker, `data.shared` for one file.
+    #[default]
+    Iolab,
+    /// IOR's for `-o BASE`: `BASE.%08d` (the worker's global index, IOR's rank) with -F,
+    /// `BASE` for a shared file. BASE is relative to the work directory and may name a
+    /// subdirectory (`ior-easy/ior_file_easy`).
+    Ior(String),
+}
+
+impl FileNames {
+    fn shared(&self) -> String {
+        match self {
+            FileNames::Iolab => "data.shared".into(),
+            FileNames::Ior(base) => base.clone(),
+        }
+    }
+
+    fn per_worker(&self, global: u32, threads: u32) -> String {
+        match self {
+            FileNames::Iolab => format!("data.r{}.t{}", global / threads, global % threads),
+            FileNames::Ior(base) => format!("{base}.{global:08}"),
+        }
+    }
 }
 
 /// Per-worker shares in blocks, adding up to the total exactly.
@@ -182,21 +239,6 @@ pub fn plan_data(
     };
     let shared =
         matches!(spec.layout, Layout::Shared) || matches!(target, DataTarget::Device { .. });
-    let worker_file = |global: u32| -> FilePlan {
-        if shared {
-            FilePlan {
-                path: file_path("data.shared".to_string()),
-                id: 0,
-                size: total_blocks * bs,
-            }
-        } else {
-            FilePlan {
-                path: file_path(format!("data.r{}.t{}", global / threads, global % threads)),
-                id: global as u64,
-                size: blocks[global as usize] * bs,
-            }
-        }
-    };
     let prefix: Vec<u64> = blocks
         .iter()
         .scan(0u64, |acc, b| {
@@ -206,6 +248,31 @@ pub fn plan_data(
         })
         .collect();
     let strided = shared && spec.placement == Placement::Strided;
+    let worker_file = |global: u32| -> FilePlan {
+        if shared {
+            FilePlan {
+                path: file_path(ctx.names.shared()),
+                id: 0,
+                size: total_blocks * bs,
+                owners: if strided {
+                    BlockOwners::Strided {
+                        workers: total_workers as u64,
+                    }
+                } else {
+                    BlockOwners::Segmented {
+                        starts: prefix.clone(),
+                    }
+                },
+            }
+        } else {
+            FilePlan {
+                path: file_path(ctx.names.per_worker(global, threads)),
+                id: global as u64,
+                size: blocks[global as usize] * bs,
+                owners: BlockOwners::One(global as u64),
+            }
+        }
+    };
 
     let mut files: Vec<FilePlan> = Vec::new();
     let mut workers = Vec::new();
@@ -339,7 +406,7 @@ mod tests {
             rank: 0,
             ranks: 4,
             read_shift: 2,
-            written_blocks: None,
+            ..PlanContext::default()
         };
         let p = plan_data(&s, &DataTarget::Dir("/w".into()), &c).unwrap();
         assert_eq!(p.workers[0].owner, 2);
@@ -356,12 +423,61 @@ mod tests {
     }
 
     #[test]
+    fn ior_names_and_whose_data_each_block_is() {
+        // IOR -F -o ior-easy/ior_file_easy: BASE.%08d by rank; rank 1 reads rank 2's.
+        let mut s = spec(1);
+        s.rw = RwKind::Read;
+        let c = PlanContext {
+            rank: 1,
+            ranks: 3,
+            read_shift: 1,
+            names: FileNames::Ior("ior-easy/ior_file_easy".into()),
+            ..PlanContext::default()
+        };
+        let p = plan_data(&s, &DataTarget::Dir("/w".into()), &c).unwrap();
+        assert_eq!(
+            p.files[0].path,
+            PathBuf::from("/w/ior-easy/ior_file_easy.00000002")
+        );
+        assert_eq!(p.files[0].owner_at(3 * 4096, 4096), 2);
+        assert_eq!(
+            p.owned_files[0].path,
+            PathBuf::from("/w/ior-easy/ior_file_easy.00000001")
+        );
+        // One shared file named BASE: strided blocks go round the 3 workers, segmented
+        // regions follow the shares.
+        s.layout = Layout::Shared;
+        s.placement = Placement::Strided;
+        let c = PlanContext {
+            names: FileNames::Ior("ior-hard/file".into()),
+            ..c
+        };
+        let p = plan_data(&s, &DataTarget::Dir("/w".into()), &c).unwrap();
+        let f = &p.files[0];
+        assert_eq!(f.path, PathBuf::from("/w/ior-hard/file"));
+        let owners: Vec<u64> = (0..7).map(|b| f.owner_at(b * 4096, 4096)).collect();
+        assert_eq!(owners, [0, 1, 2, 0, 1, 2, 0]);
+        s.placement = Placement::Segmented;
+        let c = PlanContext {
+            written_blocks: Some(vec![2, 3, 1]),
+            ..c
+        };
+        let f = plan_data(&s, &DataTarget::Dir("/w".into()), &c)
+            .unwrap()
+            .files[0]
+            .clone();
+        let owners: Vec<u64> = (0..6).map(|b| f.owner_at(b * 4096, 4096)).collect();
+        assert_eq!(owners, [0, 0, 1, 1, 1, 2]);
+    }
+
+    #[test]
     fn written_blocks_limit_a_following_read() {
         let c = PlanContext {
             rank: 0,
             ranks: 1,
             read_shift: 0,
             written_blocks: Some(vec![5, 9]),
+            ..PlanContext::default()
         };
         let p = plan_data(&spec(2), &DataTarget::Dir("/w".into()), &c).unwrap();
         assert_eq!(p.workers[0].blocks, 5);

@@ -12,6 +12,7 @@ use std::io;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
+use iolab_core::spec::{DataPattern, DataSpec};
 use serde::{Deserialize, Serialize};
 
 use crate::error::EngineError;
@@ -36,6 +37,22 @@ pub struct FileInfo {
 pub struct VerifyInfo {
     pub seed: u64,
     pub block_size: u64,
+    /// IOR's timestamp words rather than iolab's checked blocks.
+    #[serde(default)]
+    pub pattern: DataPattern,
+}
+
+impl VerifyInfo {
+    /// What a file written by `spec` holds when a reader can check it: iolab's verify
+    /// blocks under --verify, IOR's timestamp words always (IOR's -R checks files an
+    /// earlier run wrote without checking them itself).
+    pub fn of(spec: &DataSpec) -> Option<VerifyInfo> {
+        (spec.verify || spec.pattern != DataPattern::Iolab).then_some(VerifyInfo {
+            seed: spec.seed,
+            block_size: spec.block_size.get(),
+            pattern: spec.pattern,
+        })
+    }
 }
 
 /// Who takes a work directory's lock: a run (the same token on all its ranks) from a host.
@@ -288,11 +305,15 @@ impl WorkDir {
         let _ = fs::remove_file(sidecar(file));
     }
 
-    /// Removes the given files (which must lie in this directory) and their sidecars.
+    /// Removes the given files (which must lie in this directory or a directory iolab made
+    /// in it) and their sidecars.
     /// Files that are already gone are fine.
     pub fn remove_files(&self, files: &[PathBuf]) -> Result<(), EngineError> {
         for f in files {
-            if f.parent() != Some(self.path.as_path()) {
+            let inside = f.starts_with(&self.path)
+                && f != &self.path
+                && !f.components().any(|c| c == std::path::Component::ParentDir);
+            if !inside {
                 // Not ours to delete: a planning bug, never a user's file.
                 continue;
             }
@@ -305,6 +326,20 @@ impl WorkDir {
             }
         }
         Ok(())
+    }
+
+    /// Removes the directories inside this one that `files` lie in (`ior-easy/`), when
+    /// they are empty: what iolab made for IOR's file names.
+    pub fn remove_empty_dirs_of(&self, files: &[PathBuf]) {
+        for f in files {
+            let mut dir = f.parent();
+            while let Some(d) = dir {
+                if d == self.path || !d.starts_with(&self.path) || fs::remove_dir(d).is_err() {
+                    break;
+                }
+                dir = d.parent();
+            }
+        }
     }
 
     /// Whether this process holds the directory's lock (and so tidies it at the end).

@@ -9,8 +9,11 @@ use iolab_backend::{
     BackendError, BackendOptions, Completion, DataFile, IoBackend, IoDir, IoRequest, OpenSpec,
     open_backend,
 };
-use iolab_core::pattern::{check_verify, fill_verify, stamp_unique};
+use iolab_core::pattern::{
+    check_verify, fill_ior_timestamp, fill_verify, ior_timestamp_mismatch, stamp_unique,
+};
 use iolab_core::result::{ErrorRecord, OpKind};
+use iolab_core::spec::DataPattern;
 use iolab_core::units::Nanos;
 
 use crate::clock::Clock;
@@ -97,6 +100,14 @@ pub fn run_data_worker<C: Clock>(s: &WorkerSetup<'_, C>) -> Result<WorkerReport,
         }
     };
     backend.buffers().fill_random(s.worker.seed ^ 0xDA7A);
+    if spec.pattern == DataPattern::IorTimestamp {
+        // IOR fills its one transfer buffer once, with the writer's rank, and writes it
+        // unchanged every time.
+        let pool = backend.buffers();
+        for slot in 0..pool.slots() {
+            fill_ior_timestamp(pool.get_mut(slot), spec.seed as u32, s.worker.global.into());
+        }
+    }
     let random = spec.rw.is_random().then_some(spec.random);
     let mut offsets = generator(
         random,
@@ -134,7 +145,7 @@ pub fn run_data_worker<C: Clock>(s: &WorkerSetup<'_, C>) -> Result<WorkerReport,
 /// its own position) or when nothing reaches storage.
 fn write_window(spec: &iolab_core::spec::DataSpec, alignment: u64) -> u64 {
     let touches = iolab_backend::capabilities_of(spec.backend, spec.queue_depth).touches_storage;
-    if !touches || !spec.rw.writes() || spec.verify {
+    if !touches || !spec.rw.writes() || spec.verify || spec.pattern != DataPattern::Iolab {
         return 0;
     }
     let per_slot = (32u64 << 20) / u64::from(spec.queue_depth.max(1));
@@ -190,7 +201,15 @@ impl<'s, 'b, C: Clock> Loop<'s, 'b, C> {
             start,
             block: s.plan.block_size as u32,
             free: (0..depth as u32).rev().collect(),
-            slot_dir: vec![IoDir::Read; depth],
+            // A slot's buffer holds IOR's words from the start under its pattern.
+            slot_dir: vec![
+                if s.plan.spec.pattern == DataPattern::IorTimestamp {
+                    IoDir::Write
+                } else {
+                    IoDir::Read
+                };
+                depth
+            ],
             slot_offset: vec![0; depth],
             slot_issued: vec![Nanos::ZERO; depth],
             fresh: Vec::with_capacity(depth),
@@ -215,6 +234,7 @@ impl<'s, 'b, C: Clock> Loop<'s, 'b, C> {
             .map(|d| self.start + d.nanos());
         let wear_out = spec.wear_out && spec.stonewall.is_some();
         let verify = spec.verify;
+        let ior = spec.pattern == DataPattern::IorTimestamp;
         let seed = spec.seed;
         let file_id = self.s.plan.files[self.s.worker.file].id;
         let (base, stride) = (self.s.worker.base, self.s.worker.stride);
@@ -274,12 +294,22 @@ impl<'s, 'b, C: Clock> Loop<'s, 'b, C> {
                 if dir == IoDir::Write {
                     let buf = &mut self.backend.buffers().get_mut(slot)
                         [buf_offset..buf_offset + self.block as usize];
-                    if verify {
+                    if ior {
+                        // The buffer already holds IOR's words, unless a read used it.
+                        if self.slot_dir[slot as usize] == IoDir::Read {
+                            fill_ior_timestamp(buf, seed as u32, self.s.worker.global.into());
+                        }
+                    } else if verify {
                         fill_verify(buf, seed, file_id, offset);
                     } else {
                         stamp_unique(buf, offset, self.issued);
                     }
                     self.writes_since_fsync += 1;
+                } else if ior && verify {
+                    // IOR's invalidate_buffer_pattern: a read that delivers nothing
+                    // cannot pass for the data left in the buffer.
+                    let buf = self.backend.buffers().get_mut(slot);
+                    buf[0] = !buf[0];
                 }
                 if self.stamp_on_push {
                     self.slot_issued[slot as usize] = self.s.clock.now();
@@ -382,7 +412,20 @@ impl<'s, 'b, C: Clock> Loop<'s, 'b, C> {
                 if verify && dir == IoDir::Read {
                     let offset = self.slot_offset[slot];
                     let buf = &self.backend.buffers().get(c.slot)[..self.block as usize];
-                    if let Err(m) = check_verify(buf, seed, file_id, offset) {
+                    let wrong = if self.s.plan.spec.pattern == DataPattern::IorTimestamp {
+                        let owner = self.s.worker.owner.into();
+                        ior_timestamp_mismatch(buf, seed as u32, owner).map(|at| {
+                            format!(
+                                "byte {at} differs from IOR's timestamp data of rank {owner} (signature {})",
+                                seed as u32
+                            )
+                        })
+                    } else {
+                        check_verify(buf, seed, file_id, offset)
+                            .err()
+                            .map(|m| m.to_string())
+                    };
+                    if let Some(m) = wrong {
                         let path = self.s.plan.files[self.s.worker.file]
                             .path
                             .display()

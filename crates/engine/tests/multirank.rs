@@ -85,7 +85,7 @@ fn reads_are_shifted_to_a_rank_on_the_next_host() {
             rank: comm.rank(),
             ranks: comm.size(),
             read_shift: resolve_read_shift(&spec, comm, true),
-            written_blocks: None,
+            ..PlanContext::default()
         };
         let plan = plan_data(
             &spec,

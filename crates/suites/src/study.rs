@@ -89,6 +89,7 @@ pub fn run_study<C: Clock>(
                     written_blocks,
                     no_verify_pass: false,
                     own_cache_policy: false,
+                    ..DataOptions::default()
                 };
                 // A phase on the null backend touches no storage, whatever the study's
                 // target: nothing is laid out for it.

@@ -47,6 +47,10 @@ pub fn cleanup(
         .flatten()
         .collect();
     if workdir.holds_lock() {
+        if !keep {
+            // Every rank has removed its files: the directories IOR's names made go too.
+            workdir.remove_empty_dirs_of(files);
+        }
         let stale = workdir.remove_stale(&kept);
         if !stale.is_empty() {
             eprintln!(

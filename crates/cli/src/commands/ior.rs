@@ -9,11 +9,12 @@ use clap::Args;
 use iolab_comm::CommExt;
 use iolab_compat::ior::parse_ior_args;
 use iolab_compat::ior_output::{Access, IorPhase, Job, TABLE_HEADER, human_size, row, summary};
-use iolab_compat::ior_plan::{IorPlan, plan_ior};
+use iolab_compat::ior_plan::{IorPlan, file_base, plan_ior};
 use iolab_core::civil::ctime;
 use iolab_core::result::{OpKind, PhaseResult};
 use iolab_core::spec::{BackendKind, DataSpec, TargetSpec};
 use iolab_engine::data::{DataOptions, run_data};
+use iolab_engine::plan::FileNames;
 use iolab_engine::{EngineError, MonotonicClock, prepare_target};
 
 use crate::cli::StoreArgs;
@@ -102,6 +103,9 @@ fn run_ior(rt: &Runtime, args: &IorArgs, plan: &IorPlan) -> Result<u8> {
             let Some(spec) = spec else { continue };
             let watch = Watch::new(&output, &sink, None);
             let env = watch.env(rt);
+            if access == Access::Read && written.is_none() {
+                written = read_status_file(rt, plan);
+            }
             let opts = DataOptions {
                 name: Some(access.name().into()),
                 repetition: rep,
@@ -111,6 +115,7 @@ fn run_ior(rt: &Runtime, args: &IorArgs, plan: &IorPlan) -> Result<u8> {
                 } else {
                     None
                 },
+                names: FileNames::Ior(file_base(&o.test_file)),
                 no_verify_pass: !o.check_write,
                 own_cache_policy: true,
                 ..DataOptions::default()
@@ -130,6 +135,9 @@ fn run_ior(rt: &Runtime, args: &IorArgs, plan: &IorPlan) -> Result<u8> {
                 write_status_file(rt, plan, &ran.completed)?;
             }
             let phase = &ran.phases[0];
+            if root {
+                say_errors(&ran.phases);
+            }
             failed |= phase.error_count > 0 || ran.phases.iter().any(|p| p.verify_failures > 0);
             let f = ior_phase(access, spec, phase);
             if root {
@@ -199,6 +207,46 @@ fn write_status_file(rt: &Runtime, plan: &IorPlan, completed: &[u64]) -> Result<
         Ok(())
     };
     rt.agree(result)
+}
+
+/// What went wrong in a phase, on stderr (IOR prints "Incorrect data on read" for -R):
+/// the counts and the first error, which names the file, offset and byte.
+fn say_errors(phases: &[PhaseResult]) {
+    for p in phases {
+        if p.verify_failures > 0 {
+            eprintln!(
+                "iolab ior: {}: {} transfer(s) did not hold the data written",
+                p.name, p.verify_failures
+            );
+        }
+        if p.error_count > p.verify_failures {
+            eprintln!(
+                "iolab ior: {}: {} I/O error(s)",
+                p.name,
+                p.error_count - p.verify_failures
+            );
+        }
+        if let Some(e) = p.errors.first() {
+            eprintln!("iolab ior: {}: first: {}", p.name, e.message);
+        }
+    }
+}
+
+/// A read without a write in this run reads as many transfers per rank as the status
+/// file of an earlier stonewalled write says (IOR's ReadStoneWallingIterations: rank 0
+/// reads it; missing or unreadable, the whole -b x -s is read, as IOR does).
+fn read_status_file(rt: &Runtime, plan: &IorPlan) -> Option<Vec<u64>> {
+    let path = plan.options.stonewall_status_file.as_ref()?;
+    let mine = if rt.is_root() {
+        std::fs::read_to_string(path)
+            .ok()
+            .and_then(|t| t.trim().parse::<u64>().ok())
+            .unwrap_or(0)
+    } else {
+        0
+    };
+    let pairs = rt.comm.all_max(mine);
+    (pairs > 0).then(|| vec![pairs; rt.comm.size() as usize])
 }
 
 /// IOR's opening block: the command, the machine, the test's options.

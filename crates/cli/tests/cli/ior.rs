@@ -109,7 +109,7 @@ fn an_ior_line_runs_prints_iors_tables_and_is_stored() {
     let left = fs::read_dir(dir.path().join("iolab-work"))
         .map(|d| {
             d.filter_map(Result::ok)
-                .filter(|e| e.file_name().to_string_lossy().starts_with("data."))
+                .filter(|e| e.file_name() == "file")
                 .count()
         })
         .unwrap_or(0);
@@ -190,7 +190,7 @@ fn io500s_ior_hard_write_line_runs_unchanged() {
     let kept: u64 = fs::read_dir(dir.path().join("ior-hard/iolab-work"))
         .unwrap()
         .filter_map(|e| e.ok())
-        .filter(|e| e.file_name().to_string_lossy().starts_with("data."))
+        .filter(|e| e.file_name() == "file")
         .map(|e| e.metadata().unwrap().len())
         .sum();
     assert_eq!(kept, 20 * 47008, "-k keeps the shared file");
@@ -219,6 +219,52 @@ fn what_ior_options_iolab_does_not_run_are_one_line_errors() {
         assert!(error_line(&r).starts_with(want), "{args:?}: {}", r.stderr);
     }
     assert!(!db.exists(), "nothing ran, nothing stored");
+}
+
+/// IOR's data and names: -F files are `<o>.%08d` (in iolab's work directory) holding
+/// IOR's timestamp words for -G; a later `-r -R` checks every word and a changed byte
+/// fails it, naming the offset.
+#[test]
+fn iors_timestamp_data_is_written_named_and_checked() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("db");
+    let o = dir.path().join("f");
+    let base = [
+        "-a", "POSIX", "-b", "1m", "-t", "256k", "-F", "-k", "-G", "27",
+    ];
+    let with = |extra: &[&str]| -> Vec<String> {
+        base.iter()
+            .chain(extra)
+            .map(|s| s.to_string())
+            .chain(["-o".to_string(), path(&o).to_string()])
+            .collect()
+    };
+    let args = with(&["-w"]);
+    ior(&db, &args.iter().map(String::as_str).collect::<Vec<_>>()).expect(0);
+    let file = dir.path().join("iolab-work").join("f.00000000");
+    let bytes = std::fs::read(&file).unwrap();
+    assert_eq!(bytes.len(), 1 << 20);
+    let word = |at: usize| u64::from_ne_bytes(bytes[at..at + 8].try_into().unwrap());
+    // Rank 0: word i of every transfer is 27 + i; every transfer holds the same words.
+    assert_eq!((word(0), word(8), word(256 << 10)), (27, 28, 27));
+    assert_eq!(word((256 << 10) - 8), 27 + (256 << 10) / 8 - 1);
+
+    let args = with(&["-r", "-R"]);
+    let read: Vec<&str> = args.iter().map(String::as_str).collect();
+    ior(&db, &read).expect(0);
+    let mut changed = bytes.clone();
+    changed[300_000] ^= 0x40;
+    std::fs::write(&file, &changed).unwrap();
+    let r = ior(&db, &read);
+    assert_ne!(r.code, 0, "{}", r.stdout);
+    let all = format!("{}{}", r.stdout, r.stderr);
+    // 300,000 is byte 37,856 of the transfer at 262,144.
+    assert!(
+        all.contains("offset 262144")
+            && all
+                .contains("byte 37856 differs from IOR's timestamp data of rank 0 (signature 27)"),
+        "{all}"
+    );
 }
 
 /// Under mpirun, one IOR task per rank: one table printed (by rank 0), #Tasks 2 and the

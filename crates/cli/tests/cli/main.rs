@@ -5,7 +5,10 @@ mod common;
 mod fio;
 mod io500;
 mod io500_run;
+#[cfg(feature = "mpi")]
+mod io500_tree;
 mod ior;
+mod ior_syscalls;
 mod live;
 mod mdtest;
 mod meta;

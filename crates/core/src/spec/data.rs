@@ -71,6 +71,9 @@ impl RwKind {
 pub enum BackendKind {
     /// pread/pwrite, one I/O at a time per thread (fio's psync).
     Psync,
+    /// lseek, then read/write, one I/O at a time per thread: fio's sync engine and IOR's
+    /// POSIX backend, two system calls per I/O.
+    Sync,
     /// Linux io_uring, --queue-depth I/Os in flight per thread.
     Uring,
     /// Completes every I/O at once without touching storage (measures iolab itself).
@@ -81,6 +84,7 @@ impl BackendKind {
     pub fn name(self) -> &'static str {
         match self {
             BackendKind::Psync => "psync",
+            BackendKind::Sync => "sync",
             BackendKind::Uring => "uring",
             BackendKind::Null => "null",
         }
@@ -128,6 +132,20 @@ pub enum CacheMode {
     Hot,
     /// Leave the page cache as it is.
     Keep,
+}
+
+/// What written blocks hold.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize, ValueEnum)]
+#[serde(rename_all = "kebab-case")]
+pub enum DataPattern {
+    /// iolab's: pseudo-random with every 4 KiB distinct (nothing for compression or
+    /// deduplication to gain); self-describing checked blocks with --verify.
+    #[default]
+    Iolab,
+    /// IOR's `--dataPacketType=timestamp`: every transfer holds the same 8-byte words
+    /// `rank << 32 | seed + i` (the seed is IOR's -G signature); --verify checks every word
+    /// as IOR's -R and -W do. For runs that must do IOR's work byte for byte.
+    IorTimestamp,
 }
 
 /// A data workload. Fields mirror the `iolab run` flags one to one.
@@ -234,6 +252,11 @@ pub struct DataSpec {
     #[arg(long)]
     pub verify: bool,
 
+    /// What written blocks hold (and --verify checks): iolab's pattern, or IOR's
+    /// timestamp words with the low 32 bits of --seed as IOR's -G signature.
+    #[arg(long, value_enum, default_value_t = DataPattern::Iolab)]
+    pub pattern: DataPattern,
+
     /// Read what another rank wrote: shift the data a rank reads by this many ranks
     /// (0 = its own; IOR -C / -Q). Under MPI the default shifts to the next node when
     /// every rank works in the same --dir; with {host} or {rank} in it, 0.
@@ -302,7 +325,10 @@ impl DataSpec {
                 "must be at least 1 (or leave it out)",
             ));
         }
-        if self.verify && self.block_size.get() < VERIFY_MIN_BLOCK {
+        if self.verify
+            && self.pattern == DataPattern::Iolab
+            && self.block_size.get() < VERIFY_MIN_BLOCK
+        {
             return Err(SpecError::new(
                 "--verify",
                 format!(

@@ -64,6 +64,12 @@ pub struct Io500Spec {
     /// as in IO500; then, on one node, reads are probably served from memory.
     #[arg(long)]
     pub drop_caches: bool,
+
+    /// Wait before each phase while DIR/<phase name> exists, as IO500's `[debug]
+    /// pause-dir` (to look at the files between phases); not part of the configuration.
+    #[arg(long, value_name = "DIR")]
+    #[serde(skip)]
+    pub pause_dir: Option<std::path::PathBuf>,
 }
 
 impl Default for Io500Spec {

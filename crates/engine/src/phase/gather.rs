@@ -73,7 +73,10 @@ pub(super) fn gather_outcomes(
         // An outcome rank 0 cannot read ends the phase on every rank, not on rank 0
         // alone (the others would go on to a collective rank 0 never joins).
         if !comm.all_ok(got.is_ok()) {
-            return Err(got.map_err(rank_error).err().expect("checked failed"));
+            return Err(match got {
+                Err(e) => rank_error(e),
+                Ok(()) => EngineError::Setup("a rank could not send this phase's results".into()),
+            });
         }
         (all, Some(merged))
     } else {

@@ -5,13 +5,17 @@
 
 use std::collections::BTreeMap;
 
-use iolab_core::spec::{CacheMode, DataSpec, Layout, Placement, RandomKind, RwKind};
+use iolab_core::spec::{
+    BackendKind, CacheMode, DataPattern, DataSpec, Layout, Placement, RandomKind, RwKind,
+};
 use iolab_core::units::ByteCount;
 
+use iolab_compat::io500::commands::phase_seed;
 use iolab_compat::io500::phases::{
     IorAccess, IorLayout, MdtestOp, MdtestTree, PHASES, PhaseDef, Transfer, Workload,
 };
 use iolab_core::spec::io500::{FIND_NAME, FIND_SIZE, IOR_HARD_TRANSFER, Io500Spec};
+use iolab_engine::plan::FileNames;
 
 /// One phase resolved against a configuration.
 #[derive(Clone, Debug, PartialEq)]
@@ -175,18 +179,39 @@ fn ior_spec(
         d.stonewall = Some(spec.stonewall);
         d.wear_out = true;
     }
+    // IOR's --dataPacketType=timestamp with IO500's -G of the phase family: the same
+    // buffer written for every transfer, every word of it checked by -R.
+    d.pattern = DataPattern::IorTimestamp;
+    // IOR's POSIX backend: lseek, then read or write.
+    d.backend = BackendKind::Sync;
+    d.seed = u64::from(phase_seed(ior_family(layout), "") as u32);
     match access {
-        // IOR -e: fsync when the file is closed, inside the timed phase.
-        IorAccess::Write => {
-            d.fsync_at_end = true;
-            d.verify = true;
-        }
+        // IOR -e: fsync when the file is closed, inside the timed phase (no -W: the
+        // write is not checked).
+        IorAccess::Write => d.fsync_at_end = true,
         // IOR -R: check what was read.
         IorAccess::Read => d.verify = true,
-        // IOR -z visits every transfer of the file once, in random order.
-        IorAccess::RandomRead => d.random = RandomKind::FullCoverage,
+        // IOR -z -z: independent uniform draws over the file, no check.
+        IorAccess::RandomRead => d.random = RandomKind::Uniform,
     }
     d
+}
+
+/// The IO500 phase family whose IOR files a layout is (its directory and -G seed).
+fn ior_family(layout: IorLayout) -> &'static str {
+    match layout {
+        IorLayout::FilePerProcess => "ior-easy",
+        IorLayout::SharedStrided => "ior-hard",
+    }
+}
+
+/// IOR's `-o` of a phase, relative to the directory IO500 runs in: its files are named
+/// as IOR names them (`ior-easy/ior_file_easy.00000000` per rank, `ior-hard/file`).
+pub fn ior_file_names(layout: IorLayout) -> FileNames {
+    FileNames::Ior(match layout {
+        IorLayout::FilePerProcess => "ior-easy/ior_file_easy".into(),
+        IorLayout::SharedStrided => "ior-hard/file".into(),
+    })
 }
 
 #[cfg(test)]
@@ -202,6 +227,23 @@ mod tests {
 
         let easy = get("ior-easy-write").data.clone().unwrap();
         assert_eq!(easy.block_size, ByteCount::mib(2));
+        // IOR's POSIX calls and its timestamp data with IO500's -G of the family; the
+        // write is not checked (no -W), both reads of what it wrote are (-R).
+        assert_eq!(
+            (easy.backend, easy.pattern, easy.verify),
+            (BackendKind::Sync, DataPattern::IorTimestamp, false)
+        );
+        assert_eq!(easy.seed, u64::from(phase_seed("ior-easy", "") as u32));
+        assert!(get("ior-easy-read").data.clone().unwrap().verify);
+        assert!(get("ior-hard-read").data.clone().unwrap().verify);
+        assert_eq!(
+            ior_file_names(IorLayout::FilePerProcess),
+            FileNames::Ior("ior-easy/ior_file_easy".into())
+        );
+        assert_eq!(
+            ior_file_names(IorLayout::SharedStrided),
+            FileNames::Ior("ior-hard/file".into())
+        );
         assert_eq!(easy.layout, Layout::FilePerThread);
         assert_eq!(easy.stonewall, Some(TimeSpan::from_secs(300)));
         assert!(easy.wear_out && easy.fsync_at_end);
@@ -229,6 +271,8 @@ mod tests {
             (rnd.rw, rnd.block_size),
             (RwKind::Randread, ByteCount(4096))
         );
+        // -z -z: independent draws (IOR's rand64() % blocks), not checked.
+        assert_eq!((rnd.random, rnd.verify), (RandomKind::Uniform, false));
         assert!(rnd.validate().is_ok());
 
         let md = get("mdtest-hard-write");

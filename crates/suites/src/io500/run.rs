@@ -9,9 +9,9 @@ use std::path::PathBuf;
 
 use iolab_comm::Topology;
 use iolab_core::result::PhaseResult;
-use iolab_core::spec::{FindSpec, MetaOp, MetaPaths, MetaSpec, SizeTest};
+use iolab_core::spec::{FindSpec, MetaOp, MetaPaths, MetaSpec, NewerBy, SizeTest};
 
-use super::plan::{PhasePlan, plan_phases};
+use super::plan::{PhasePlan, ior_file_names, plan_phases};
 use super::record::figure_of;
 use iolab_comm::CommExt;
 use iolab_compat::io500::phases::{IorAccess, MdtestOp, MdtestTree, Workload};
@@ -23,6 +23,9 @@ use iolab_engine::error::EngineError;
 use iolab_engine::meta::{MetaOptions, finish_meta, run_find, run_meta};
 use iolab_engine::phase::Env;
 use iolab_engine::target::PreparedTarget;
+
+/// Random reads per rank of ior-rnd4K-easy-read (IO500 passes `-s=10000000`).
+const IOR_RND4K_SEGMENTS: u64 = 10_000_000;
 
 /// The file find's `-newer` compares against, in the work directory.
 pub const TIMESTAMP_FILE: &str = "io500-timestamp";
@@ -66,6 +69,23 @@ fn before_phase(env: &Env<'_>, spec: &Io500Spec, note: &mut Option<String>) {
         );
     }
     comm.barrier();
+}
+
+/// IO500's `[debug] pause-dir`: rank 0 waits while DIR/<phase> exists (or until Ctrl-C),
+/// then every rank goes on together.
+fn pause(env: &Env<'_>, spec: &Io500Spec, phase: &str) {
+    let Some(dir) = &spec.pause_dir else { return };
+    let file = dir.join(phase);
+    if env.comm.rank() == 0 && file.exists() {
+        eprintln!(
+            "iolab io500: paused before {phase} while {} exists",
+            file.display()
+        );
+        while file.exists() && !env.interrupt.load(std::sync::atomic::Ordering::Relaxed) {
+            std::thread::sleep(std::time::Duration::from_millis(100));
+        }
+    }
+    env.comm.barrier();
 }
 
 /// State carried from a write phase to the phases that work on what it did.
@@ -155,6 +175,7 @@ pub fn run_io500<C: Clock>(
             break;
         }
         if plan.def.workload != Workload::Timestamp {
+            pause(env, spec, plan.def.name);
             before_phase(env, spec, &mut out.cache_note);
         }
         let mut phase = match plan.def.workload {
@@ -188,10 +209,14 @@ pub fn run_io500<C: Clock>(
                 env, clock, spec, plan, op, tree, file_size, target, &mut carry,
             )?,
             Workload::Find => {
+                // pfind's calls and test: lstat of each name-matching entry by its whole
+                // path, -newer on the change time in seconds.
                 let find = FindSpec {
                     newer: Some(timestamp.clone()),
                     size: Some(SizeTest::bytes(FIND_SIZE)),
                     name: Some(FIND_NAME.to_string()),
+                    paths: MetaPaths::Whole,
+                    newer_by: NewerBy::CtimeSeconds,
                     ..FindSpec::default()
                 };
                 let mut p = run_find(env, clock, &find, workdir.path())?;
@@ -257,6 +282,9 @@ fn ior_phase<C: Clock>(
         IorAccess::RandomRead => 2,
     };
     data.read_shift = Some(ior_read_shift(&env.comm.topology(), q));
+    let Workload::Ior { layout, .. } = plan.def.workload else {
+        unreachable!("an IOR phase")
+    };
     let opts = DataOptions {
         name: Some(plan.def.name.to_string()),
         params: plan.params.clone(),
@@ -264,6 +292,9 @@ fn ior_phase<C: Clock>(
         no_verify_pass: true,
         // IO500's cache policy is the suite's (before_phase), and so is its warning.
         own_cache_policy: true,
+        names: ior_file_names(layout),
+        // IOR -z -z -s 10000000: that many random 4 KiB reads (or the stonewall).
+        ops_per_worker: (access == IorAccess::RandomRead).then_some(IOR_RND4K_SEGMENTS),
         ..DataOptions::default()
     };
     let mut outcome = run_data(env, clock, &data, target, &opts)?;

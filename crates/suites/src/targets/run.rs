@@ -213,7 +213,7 @@ fn plan_local(
         rank: 0,
         ranks: 1,
         read_shift: 0,
-        written_blocks: None,
+        ..PlanContext::default()
     };
     let mut plans = Vec::with_capacity(set.local.len());
     for t in &mut set.local {
@@ -456,10 +456,7 @@ fn record_complete(
     if !data.rw.writes() || data.rw.is_mixed() || !covers_all {
         return warnings;
     }
-    let verify = data.verify.then_some(VerifyInfo {
-        seed: data.seed,
-        block_size: data.block_size.get(),
-    });
+    let verify = VerifyInfo::of(data);
     for (t, plan) in set.local.iter().zip(plans) {
         let Some(workdir) = t.prepared.workdir() else {
             continue;
