@@ -62,6 +62,9 @@ impl<'a> Args<'a> {
                 let mut chars = short.chars();
                 let flag = chars.next().expect("not empty");
                 let rest: String = chars.collect();
+                // IOR's and mdtest's parser skip a '=' after a short flag: IO500 writes
+                // `-G=1837305614` and `-t=4096`.
+                let rest = rest.strip_prefix('=').map(str::to_string).unwrap_or(rest);
                 if !rest.is_empty() {
                     self.glued = Some(rest);
                 }

@@ -226,14 +226,17 @@ mod tests {
 
     #[test]
     fn io500s_ior_hard_and_rnd4k_lines_read() {
-        let o = parse("-C -Q 1 -g -G 27 -k -e -t 47008 -b 47008 -s 10000000 -r -R -a POSIX -o /d/ior-hard/file").unwrap();
+        // As IO500 writes them: `-G=` for ior-hard, `-t=` `-b=` `-s=` for rnd4K.
+        let o = parse("-C -Q 1 -g -G=1837305614 -k -e -t 47008 -b 47008 -s 10000000 -r -R -a POSIX -o /d/ior-hard/file").unwrap();
+        assert_eq!(o.timestamp_signature, Some(1_837_305_614));
         assert_eq!(
             (o.transfer_size, o.block_size, o.segments),
             (47008, 47008, 10_000_000)
         );
         assert!(o.read && o.check_read && !o.write && !o.file_per_proc);
-        let o = parse("-Q 2 -C -g -z -z -t 4096 -b 4096 -s 1000 -r -a POSIX -o f").unwrap();
+        let o = parse("-Q 2 -C -g -z -z -t=4096 -b=4096 -s=1000 -r -a POSIX -o f").unwrap();
         assert_eq!((o.random_offset, o.task_per_node_offset), (2, 2));
+        assert_eq!((o.transfer_size, o.segments), (4096, 1000));
     }
 
     #[test]

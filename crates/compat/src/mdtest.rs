@@ -189,8 +189,10 @@ mod tests {
                 && o.sync_after_phase
         );
         assert!(!o.stat && !o.read && !o.remove);
-        let o = parse("-n 1000000 -t -w 3901 -e 3901 -P -G 27 -N 1 -F -d /d/mdtest-hard -x /d/sw -E -X -a POSIX").unwrap();
+        // mdtest-hard's seed as IO500 writes it: `-G=` and negative.
+        let o = parse("-n 1000000 -t -w 3901 -e 3901 -P -G=-1571483888 -N 1 -F -d /d/mdtest-hard -x /d/sw -E -X -a POSIX").unwrap();
         assert_eq!((o.write_bytes, o.read_bytes), (3901, 3901));
+        assert_eq!(o.seed, Some(-1_571_483_888));
         assert!(o.read && o.verify_read && o.time_unique_dir && !o.unique_dir);
     }
 
