@@ -10,7 +10,8 @@ cd "$(dirname "$0")/.."
 missing=()
 command -v mpirun >/dev/null 2>&1 || missing+=(openmpi-bin)
 [ -e /usr/include/x86_64-linux-gnu/openmpi/mpi.h ] || [ -n "$(find /usr/lib /usr/include -name mpi.h -path '*openmpi*' -print -quit 2>/dev/null)" ] || missing+=(libopenmpi-dev)
-ls /usr/lib/llvm-*/lib/libclang*.so* >/dev/null 2>&1 || missing+=(libclang-dev)
+# bindgen needs libclang itself; libclang-cpp (on some images without it) does not do.
+compgen -G "/usr/lib/llvm-*/lib/libclang.so*" >/dev/null || missing+=(libclang-dev)
 command -v fio >/dev/null 2>&1 || missing+=(fio)
 command -v chromium >/dev/null 2>&1 || missing+=(chromium)
 # The safety tests: libblkid's probe (wipefs), namespaces (unshare), loop devices,
