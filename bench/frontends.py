@@ -3,7 +3,13 @@
 lines, interleaved, read from each tool's own text output by one parser (the point of
 the front-ends: scripts written for IOR and mdtest read iolab's output unchanged).
 
-Usage: bench/frontends.py [--dir DIR] [--np N] [--repeat N]
+Usage: bench/frontends.py [--fs dir|ext4|tmpfs] [--dir DIR] [--np N] [--repeat N]
+                          [--drop-caches] [--cases REGEX]
+--fs dir runs in a temporary directory under --dir (default /dev/shm); ext4 and tmpfs
+make a fresh file system for every single run (ext4 on a loop device backed by a tmpfs
+file: BENCH-NOTES' method, repeatable within 3 %; needs root). --drop-caches writes back
+and empties the page cache before every run (root). The tools alternate, and which goes
+first alternates too.
 Needs: ior and mdtest on PATH (IOR's repository, built outside this one), mpirun, and an
 MPI build of iolab (cargo build --release --locked -p iolab --features mpi).
 Prints, per case and figure, the medians and the ratio iolab / reference.
@@ -11,17 +17,30 @@ Prints, per case and figure, the medians and the ratio iolab / reference.
 
 import argparse
 import os
+import re
 import shutil
 import statistics
 import subprocess
+import sys
 import tempfile
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from io500 import FreshFs, sh  # noqa: E402
+
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-IOLAB = os.path.join(ROOT, "target", "release", "iolab")
+IOLAB = os.environ.get("IOLAB") or os.path.join(ROOT, "target", "release", "iolab")
 
 IOR_CASES = {
     "ior file-per-process 1m write+read": "-a POSIX -b 16m -t 1m -s 4 -F -w -r -e -i 1",
     "ior shared strided 47008": "-a POSIX -b 47008 -t 47008 -s 2000 -w -r -e -i 1",
+    # IO500's ior-hard-write and ior-easy-write lines (stonewall 3 s, wear-out), then
+    # their reads as IO500 runs them (-R), from the status file of the write.
+    "ior io500-hard 47008 -D 3": "--dataPacketType=timestamp -C -Q 1 -g -G=1837313601 -k -e "
+    "-t 47008 -b 47008 -s 20000 -w -D 3 -a POSIX -O stoneWallingWearOut=1 "
+    "-O stoneWallingStatusFile={work}/hard.stonewall",
+    "ior io500-easy 2m -D 3": "--dataPacketType=timestamp -g -G 1837302913 -k -e -C -Q 1 "
+    "-t 2m -b 1024m -F -w -D 3 -a POSIX -O stoneWallingWearOut=1 "
+    "-O stoneWallingStatusFile={work}/easy.stonewall",
 }
 MDTEST_CASES = {
     "mdtest -u -F 20000 files": "-n 20000 -u -F -i 1",
@@ -59,29 +78,72 @@ def run(cmd):
     return subprocess.run(cmd, check=True, capture_output=True, text=True).stdout
 
 
+def drop_caches():
+    sh("bash", "-c", "sync && echo 3 > /proc/sys/vm/drop_caches")
+
+
+class TempDir:
+    """--fs dir: a temporary directory under --dir, as a context like FreshFs."""
+
+    def __init__(self, base):
+        self.base = base
+
+    def __enter__(self):
+        self.d = tempfile.mkdtemp(dir=self.base)
+        return self.d
+
+    def __exit__(self, *exc):
+        shutil.rmtree(self.d, ignore_errors=True)
+
+
 def main():
     p = argparse.ArgumentParser()
+    p.add_argument("--fs", choices=["dir", "ext4", "tmpfs"], default="dir")
     p.add_argument("--dir", default="/dev/shm")
     p.add_argument("--np", type=int, default=2)
     p.add_argument("--repeat", type=int, default=3)
+    p.add_argument("--drop-caches", action="store_true")
+    p.add_argument("--cases", default=".", help="only the cases whose name matches")
+    p.add_argument("--size-mib", type=int, default=6144)
     a = p.parse_args()
+    cases = {k: v for k, v in {**IOR_CASES, **MDTEST_CASES}.items() if re.search(a.cases, k)}
     for tool in ("ior", "mdtest"):
         if shutil.which(tool) is None:
             raise SystemExit(f"{tool} is not on PATH")
     results = {}
-    for _ in range(a.repeat):
-        for case, line in {**IOR_CASES, **MDTEST_CASES}.items():
-            tool = "ior" if case.startswith("ior") else "mdtest"
-            parse = ior_summary if tool == "ior" else mdtest_summary
-            for who in ("reference", "iolab"):
-                with tempfile.TemporaryDirectory(dir=a.dir) as d:
-                    where = ["-o", os.path.join(d, "f")] if tool == "ior" else ["-d", os.path.join(d, "md")]
-                    cmd = [tool] if who == "reference" else [IOLAB, tool, "--no-store"]
-                    text = run(mpirun(a.np, cmd + line.split() + where))
-                    for k, v in parse(text).items():
-                        results.setdefault((case, k, who), []).append(v)
+    base = tempfile.mkdtemp(prefix="iolab-frontends-bench-")
+    if a.fs != "dir":
+        os.makedirs(os.path.join(base, "backing"))
+        sh("mount", "-t", "tmpfs", "-o", f"size={a.size_mib + 256}m", "tmpfs",
+           os.path.join(base, "backing"))
+    try:
+        for n in range(a.repeat):
+            for case, line in cases.items():
+                tool = "ior" if case.startswith("ior") else "mdtest"
+                parse = ior_summary if tool == "ior" else mdtest_summary
+                order = ("reference", "iolab") if n % 2 == 0 else ("iolab", "reference")
+                for who in order:
+                    fresh = TempDir(a.dir) if a.fs == "dir" else FreshFs(base, a.fs, a.size_mib)
+                    with fresh as d:
+                        where = ["-o", os.path.join(d, "f")] if tool == "ior" else ["-d", os.path.join(d, "md")]
+                        cmd = [tool] if who == "reference" else [IOLAB, tool, "--no-store"]
+                        if a.drop_caches:
+                            drop_caches()
+                        args = line.format(work=base).split()
+                        text = run(mpirun(a.np, cmd + args + where))
+                        for k, v in parse(text).items():
+                            results.setdefault((case, k, who), []).append(v)
+                print(f"run {n + 1} {case}: " + ", ".join(
+                    f"{w} {k} {results[(c, k, w)][-1]:.0f}" for (c, k, w) in sorted(results) if c == case),
+                    file=sys.stderr)
+    finally:
+        if a.fs != "dir":
+            subprocess.run(["umount", os.path.join(base, "backing")], check=False)
+        shutil.rmtree(base, ignore_errors=True)
+    print(f"{a.np} ranks, {a.fs}{' made fresh per run' if a.fs != 'dir' else ''}, "
+          f"drop-caches {'on' if a.drop_caches else 'off'}, medians of {a.repeat} interleaved runs")
     print(f"{'case':38} {'figure':22} {'reference':>12} {'iolab':>12} {'ratio':>7}")
-    for case in {**IOR_CASES, **MDTEST_CASES}:
+    for case in cases:
         keys = sorted({k for (c, k, _) in results if c == case})
         for k in keys:
             ref = statistics.median(results[(case, k, "reference")])

@@ -87,6 +87,7 @@ fn main() -> ExitCode {
     check_reductions(&comm, &mut check);
     check_typed(&comm, &mut check);
     check_many_rounds(&comm, &mut check);
+    check_messages(&comm, &mut check);
 
     // Agree on the outcome so every rank exits alike, as the engine does before a gather.
     let all_right = comm.all_ok(check.failures == 0);
@@ -257,4 +258,65 @@ fn check_many_rounds(comm: &dyn Comm, check: &mut Check) {
         let want: Vec<Vec<u8>> = (0..size).map(|r| vec![round as u8, r as u8]).collect();
         check.equal("round all_gather", all, want);
     }
+}
+
+/// Point-to-point messages from a worker thread while the main thread makes collectives,
+/// as pfind's walk uses them: every rank sends a small and a 1 MiB message to the next
+/// rank and takes the previous rank's, polling; in order, whole, from the right rank.
+/// Even ranks send first while odd ranks take, then the other way round: a large MPI_Send
+/// returns only once its receiver takes it, so a ring of ranks all sending first would
+/// wait for each other (pfind sends large messages only to a rank that asked and polls).
+fn check_messages(comm: &dyn Comm, check: &mut Check) {
+    let Some(messages) = comm.messages() else {
+        check.equal("messages offered (MPI_THREAD_MULTIPLE)", false, true);
+        return;
+    };
+    let (rank, size) = (comm.rank(), comm.size());
+    let next = (rank + 1) % size;
+    let previous = (rank + size - 1) % size;
+    let pattern = |from: u32| -> Vec<u8> {
+        (0..1u32 << 20)
+            .map(|i| (i % 251) as u8 ^ from as u8)
+            .collect()
+    };
+    let send = || {
+        messages.send(next, 7, &[rank as u8]);
+        messages.send(next, 7, &pattern(rank));
+    };
+    let take = || {
+        let mut got = Vec::new();
+        while got.len() < 2 {
+            match messages.try_receive(None, 7) {
+                Some(m) => got.push(m),
+                None => std::thread::yield_now(),
+            }
+        }
+        got
+    };
+    let received = std::thread::scope(|s| {
+        let worker = s.spawn(|| {
+            if rank % 2 == 0 {
+                send();
+                take()
+            } else {
+                let got = take();
+                send();
+                got
+            }
+        });
+        // Collectives go on beside the worker's messages.
+        for _ in 0..20 {
+            comm.barrier();
+        }
+        worker.join().unwrap_or_default()
+    });
+    check.equal(
+        "messages from the previous rank, in order",
+        received,
+        vec![
+            (previous, vec![previous as u8]),
+            (previous, pattern(previous)),
+        ],
+    );
+    check.equal("no message left over", messages.try_receive(None, 7), None);
 }

@@ -3,14 +3,16 @@
 //! `Meeting`, a Mutex + Condvar where every collective is one generation. A rank that
 //! panics, returns early or calls a different collective fails the meeting, so its peers
 //! panic instead of waiting forever, and [`InProcess::run`] re-raises the first panic.
+//! Point-to-point [`Messages`] go through one mailbox per rank.
 
 use std::any::Any;
+use std::collections::VecDeque;
 use std::panic::{self, AssertUnwindSafe};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Condvar, Mutex, MutexGuard, PoisonError};
 use std::thread;
 
-use crate::Comm;
+use crate::{Comm, Messages};
 
 /// Runs N ranks as threads of this process (see [`InProcess::run`]).
 #[derive(Debug, Clone, Copy)]
@@ -196,6 +198,8 @@ struct Meeting {
     /// an all-gather, the root's part of a broadcast, a gather's parts at its root only,
     /// one record of a reduction (see [`InProcess::run_counted`]).
     received: Vec<AtomicU64>,
+    /// Point-to-point messages waiting for each rank: (sender, tag, bytes), oldest first.
+    mailboxes: Vec<Mutex<VecDeque<(u32, u16, Vec<u8>)>>>,
 }
 
 impl Meeting {
@@ -213,6 +217,7 @@ impl Meeting {
             }),
             changed: Condvar::new(),
             received: (0..size).map(|_| AtomicU64::new(0)).collect(),
+            mailboxes: (0..size).map(|_| Mutex::new(VecDeque::new())).collect(),
         }
     }
 
@@ -422,6 +427,34 @@ impl Comm for RankHandle<'_> {
             "InProcess rank {} called abort({code}); under MPI this ends every rank of the job",
             self.rank
         )
+    }
+    fn messages(&self) -> Option<&dyn Messages> {
+        Some(self)
+    }
+}
+
+impl Messages for RankHandle<'_> {
+    fn send(&self, to: u32, tag: u16, data: &[u8]) {
+        let Some(mailbox) = self.meeting.mailboxes.get(to as usize) else {
+            panic!(
+                "a message to rank {to}, but there are only {} ranks",
+                self.meeting.size
+            );
+        };
+        mailbox
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .push_back((self.rank, tag, data.to_vec()));
+    }
+
+    fn try_receive(&self, from: Option<u32>, tag: u16) -> Option<(u32, Vec<u8>)> {
+        let mut mailbox = self.meeting.mailboxes[self.rank as usize]
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner);
+        let at = mailbox
+            .iter()
+            .position(|(sender, t, _)| *t == tag && from.is_none_or(|f| f == *sender))?;
+        mailbox.remove(at).map(|(sender, _, data)| (sender, data))
     }
 }
 

@@ -2,7 +2,8 @@
 //! view the engine has of its peers (rank, size, barrier, gather, broadcast, agreement);
 //! [`SingleProcess`] is the one-rank case, [`InProcess`] runs N ranks as threads for
 //! tests, and `Mpi` (cargo feature `mpi`) speaks MPI through rsmpi. [`launched_by_mpi`]
-//! tells which to use. No other crate knows MPI exists.
+//! tells which to use. [`Messages`] are the point-to-point exception for a worker that
+//! trades work with its peers while it runs. No other crate knows MPI exists.
 
 #![forbid(unsafe_code)]
 
@@ -144,6 +145,25 @@ pub trait Comm: Send + Sync {
     /// Ends the whole job at once (every rank of every host) after an unrecoverable
     /// error; used only where agreement is impossible. Does not return.
     fn abort(&self, code: i32) -> !;
+    /// Point-to-point messages between ranks, where this run can send them from a worker
+    /// thread (under MPI: when the library gives MPI_THREAD_MULTIPLE); None otherwise.
+    fn messages(&self) -> Option<&dyn Messages> {
+        None
+    }
+}
+
+/// Tagged point-to-point messages between ranks, for a worker that trades work with its
+/// peers while it runs (pfind's work stealing). Unlike the collectives they may be used
+/// from any thread, and no rank waits for the others: `try_receive` returns at once,
+/// `send` once the message is on its way (under MPI a large one waits until the
+/// receiver takes it, as MPI_Send does: the receiver must be polling). Messages from one
+/// rank with one tag arrive in the order they were sent. Tags are the caller's; they
+/// never meet the collectives.
+pub trait Messages: Send + Sync {
+    fn send(&self, to: u32, tag: u16, data: &[u8]);
+    /// A message with `tag` from `from` (from any rank with None) that has arrived, with
+    /// its sender, oldest first.
+    fn try_receive(&self, from: Option<u32>, tag: u16) -> Option<(u32, Vec<u8>)>;
 }
 
 /// Typed collectives on top of the byte-level ones, in CBOR (RFC 8949) on the wire: a

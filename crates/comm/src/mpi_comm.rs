@@ -1,6 +1,8 @@
 //! [`Mpi`]: the [`Comm`] of a run started by mpirun or srun, over rsmpi (Open MPI).
-//! MPI runs at thread level Funneled: only the thread that called [`Mpi::init`] makes MPI
-//! calls; iolab's worker threads never do. `Mpi` holds the rsmpi `Universe` (dropping it
+//! Collectives are made only by the thread that called [`Mpi::init`]; worker threads make
+//! no MPI call but point-to-point [`Messages`] (pfind's work stealing), which need
+//! MPI_THREAD_MULTIPLE: iolab asks for it and, where the library gives only Funneled,
+//! offers no messages (the walk that needs them says so). `Mpi` holds the rsmpi `Universe` (dropping it
 //! finalizes MPI) and no communicator handle: rsmpi's communicators wrap a raw pointer
 //! and are neither Send nor Sync, while `Universe` is both, so `Mpi` is Send + Sync
 //! without `unsafe` and builds the world communicator (a constant handle) per call.
@@ -17,7 +19,7 @@ use mpi::traits::*;
 use mpi::{Count, Rank, Threading};
 
 use crate::launch::{detect_launch, size_variable};
-use crate::{Comm, CommError, RankInfo, Silence};
+use crate::{Comm, CommError, Messages, RankInfo, Silence};
 
 /// The tag of the roll call after a reduction timed out (see [`Comm::reduce`]).
 const ROLL_CALL_TAG: i32 = 0x10ab;
@@ -38,19 +40,22 @@ pub struct Mpi {
     host: String,
     /// Every rank's host, by rank (to name a silent rank).
     hosts: Vec<String>,
-    /// The thread that initialized MPI, the only one allowed to call it (Funneled).
+    /// The thread that initialized MPI, the only one that makes collectives.
     main_thread: ThreadId,
+    /// MPI_THREAD_MULTIPLE was granted: any thread may send and receive [`Messages`].
+    multiple: bool,
 }
 
 impl Mpi {
-    /// Initializes MPI at thread level Funneled.
+    /// Initializes MPI at thread level Multiple, or Funneled where the library offers no
+    /// more (then there are no [`Messages`]).
     ///
     /// Fails if MPI was already initialized in this process, if the library cannot offer
     /// Funneled, or if a launcher started several ranks but this process came up alone as
     /// an MPI singleton (launched by another MPI's mpirun, or srun without PMI), which
     /// would otherwise give N independent runs that all believe they are rank 0.
     pub fn init() -> Result<Mpi, CommError> {
-        let (universe, provided) = mpi::initialize_with_threading(Threading::Funneled)
+        let (universe, provided) = mpi::initialize_with_threading(Threading::Multiple)
             .ok_or(CommError::AlreadyInitialized)?;
         if provided == Threading::Single {
             return Err(CommError::ThreadLevel {
@@ -77,6 +82,7 @@ impl Mpi {
             host: crate::hostname(),
             hosts: Vec::new(),
             main_thread: thread::current().id(),
+            multiple: provided == Threading::Multiple,
         };
         mpi.hosts = mpi
             .all_gather_bytes(mpi.host.as_bytes())
@@ -91,7 +97,7 @@ impl Mpi {
         let here = thread::current();
         assert!(
             here.id() == self.main_thread,
-            "an MPI collective was called on thread {:?}, but MPI runs at thread level Funneled: only the thread that called Mpi::init may call collectives",
+            "an MPI collective was called on thread {:?}, but only the thread that called Mpi::init makes collectives",
             here.name().unwrap_or("unnamed")
         );
         self.universe.world()
@@ -382,6 +388,43 @@ impl Comm for Mpi {
     /// Allowed from any thread, as a last resort is no time to insist on Funneled.
     fn abort(&self, code: i32) -> ! {
         self.universe.world().abort(code)
+    }
+
+    fn messages(&self) -> Option<&dyn Messages> {
+        self.multiple.then_some(self as &dyn Messages)
+    }
+}
+
+/// Messages are tagged above the roll call's tag, so the two never meet.
+fn message_tag(tag: u16) -> mpi::Tag {
+    0x2_0000 + mpi::Tag::from(tag)
+}
+
+/// Point-to-point on the world communicator from any thread (only offered under
+/// MPI_THREAD_MULTIPLE; see [`Comm::messages`]).
+impl Messages for Mpi {
+    /// MPI_Send: returns once the message is buffered or, when large, taken.
+    fn send(&self, to: u32, tag: u16, data: &[u8]) {
+        let to = Rank::try_from(to).expect("a rank fits an MPI rank");
+        self.universe
+            .world()
+            .process_at_rank(to)
+            .send_with_tag(data, message_tag(tag));
+    }
+
+    /// MPI_Improbe, then MPI_Mrecv of the matched message.
+    fn try_receive(&self, from: Option<u32>, tag: u16) -> Option<(u32, Vec<u8>)> {
+        let world = self.universe.world();
+        let tag = message_tag(tag);
+        let probed = match from {
+            None => world.any_process().immediate_matched_probe_with_tag(tag),
+            Some(r) => world
+                .process_at_rank(Rank::try_from(r).expect("a rank fits an MPI rank"))
+                .immediate_matched_probe_with_tag(tag),
+        }?;
+        let (data, status) = probed.matched_receive_vec::<u8>();
+        let sender = u32::try_from(status.source_rank()).expect("an MPI rank is not negative");
+        Some((sender, data))
     }
 }
 

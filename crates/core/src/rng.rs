@@ -1,6 +1,7 @@
 //! Seeded, reproducible randomness: [`Rng`] (xoshiro256++ seeded by SplitMix64) for
-//! offsets, op mixes and data, and [`Permutation`], a keyed bijection on `0..n` that
-//! visits every block exactly once without storing the order.
+//! offsets, op mixes and data, [`Permutation`], a keyed bijection on `0..n` that
+//! visits every block exactly once without storing the order, and [`GlibcRand`], glibc's
+//! `rand()` draw for draw, where iolab repeats a reference tool's random choices.
 
 /// SplitMix64 step: turns any seed (even 0) into well-mixed 64-bit values.
 #[inline]
@@ -161,6 +162,56 @@ impl Permutation {
     }
 }
 
+/// glibc's `rand()` (its default additive feedback generator, `TYPE_3`: degree 31,
+/// separation 3), the same sequence for the same `srand` seed; an unseeded `rand()` is
+/// seed 1. pfind draws the rank it steals work from with an unseeded `rand()`, so iolab's
+/// pfind walk makes the same choices in the same order.
+#[derive(Clone, Debug)]
+pub struct GlibcRand {
+    r: [u32; 34],
+    i: usize,
+}
+
+impl GlibcRand {
+    pub fn new(seed: u32) -> Self {
+        let mut r = [0u32; 34];
+        r[0] = if seed == 0 { 1 } else { seed };
+        for i in 1..31 {
+            // glibc's srandom_r: 16807 * r mod (2^31 - 1), by Schrage's method on i32.
+            let prev = r[i - 1] as i32 as i64;
+            let (hi, lo) = (prev / 127_773, prev % 127_773);
+            let mut word = 16_807 * lo - 2_836 * hi;
+            if word < 0 {
+                word += 2_147_483_647;
+            }
+            r[i] = word as u32;
+        }
+        for i in 31..34 {
+            r[i] = r[i - 31];
+        }
+        let mut g = GlibcRand { r, i: 0 };
+        // srandom_r discards the first 310 outputs.
+        for _ in 34..344 {
+            g.step();
+        }
+        g
+    }
+
+    fn step(&mut self) -> u32 {
+        // The last 34 words, as a ring: r[k] = r[k-31] + r[k-3].
+        let k = self.i;
+        let v = self.r[(k + 34 - 31) % 34].wrapping_add(self.r[(k + 34 - 3) % 34]);
+        self.r[k] = v;
+        self.i = (k + 1) % 34;
+        v
+    }
+
+    /// The next `rand()`: 0 ..= 2^31 - 1.
+    pub fn next(&mut self) -> u32 {
+        self.step() >> 1
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -236,5 +287,20 @@ mod tests {
                 seen[v as usize] = true;
             }
         }
+    }
+
+    #[test]
+    fn glibc_rand_repeats_glibcs_sequence() {
+        // rand() of an unseeded glibc 2.36, one call per line; then after srand(7).
+        let mut g = GlibcRand::new(1);
+        let first: Vec<u32> = (0..6).map(|_| g.next()).collect();
+        assert_eq!(
+            first,
+            [
+                1804289383, 846930886, 1681692777, 1714636915, 1957747793, 424238335
+            ]
+        );
+        let mut g = GlibcRand::new(7);
+        assert_eq!((g.next(), g.next()), (1045618677, 1863967299));
     }
 }

@@ -320,3 +320,43 @@ fn a_histogram_crosses_to_the_root_whole() {
     }
     assert!(got[1].1.is_empty() && got[2].1.is_empty());
 }
+
+/// Messages arrive at their rank only, in order per sender and tag, from a rank or from
+/// any, and a tag never takes another tag's message.
+#[test]
+fn messages_reach_their_rank_in_order_by_tag() {
+    let got = InProcess::run(3, one_host, |comm| {
+        let m = comm.messages().expect("InProcess offers messages");
+        if comm.rank() != 0 {
+            m.send(0, 1, &[comm.rank() as u8, 1]);
+            m.send(0, 1, &[comm.rank() as u8, 2]);
+            m.send(0, 2, b"other tag");
+        }
+        comm.barrier();
+        if comm.rank() != 0 {
+            return Vec::new();
+        }
+        let mut seen = vec![m.try_receive(Some(2), 1), m.try_receive(Some(2), 1)];
+        seen.push(m.try_receive(Some(2), 1));
+        while let Some(x) = m.try_receive(None, 1) {
+            seen.push(Some(x));
+        }
+        seen.push(m.try_receive(None, 2));
+        seen.push(m.try_receive(None, 2));
+        seen.push(m.try_receive(None, 2));
+        seen
+    });
+    assert_eq!(
+        got[0],
+        vec![
+            Some((2, vec![2, 1])),
+            Some((2, vec![2, 2])),
+            None,
+            Some((1, vec![1, 1])),
+            Some((1, vec![1, 2])),
+            Some((1, b"other tag".to_vec())),
+            Some((2, b"other tag".to_vec())),
+            None,
+        ]
+    );
+}
