@@ -19,7 +19,9 @@ use rustix::io::Errno;
 use crate::error::BackendError;
 
 mod paths;
+mod stream;
 pub use paths::{PosixPaths, lstat_whole_path};
+pub use stream::{DirStream, lstat_path};
 
 /// A directory whose entries operations name: an open descriptor (relative calls only),
 /// its path (errors, whole-path calls) and that path with a trailing slash, ready for an

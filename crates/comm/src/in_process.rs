@@ -189,6 +189,9 @@ impl State {
     }
 }
 
+/// A point-to-point message waiting: sender, tag, bytes.
+type Letter = (u32, u16, Vec<u8>);
+
 /// Where the ranks of one [`InProcess::run`] meet.
 struct Meeting {
     size: u32,
@@ -198,8 +201,8 @@ struct Meeting {
     /// an all-gather, the root's part of a broadcast, a gather's parts at its root only,
     /// one record of a reduction (see [`InProcess::run_counted`]).
     received: Vec<AtomicU64>,
-    /// Point-to-point messages waiting for each rank: (sender, tag, bytes), oldest first.
-    mailboxes: Vec<Mutex<VecDeque<(u32, u16, Vec<u8>)>>>,
+    /// Point-to-point messages waiting for each rank, oldest first.
+    mailboxes: Vec<Mutex<VecDeque<Letter>>>,
 }
 
 impl Meeting {

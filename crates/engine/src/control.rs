@@ -22,6 +22,9 @@ pub struct WorkerProgress {
     pub done: AtomicBool,
     /// Waiting at the wear-out rendezvous with this many I/Os done.
     pub waiting_with: AtomicU64,
+    /// Set while the worker has nothing to do and asks its peers for work (pfind's
+    /// walk): alive, not stalled.
+    pub waiting_for_work: AtomicBool,
     /// CPU time (user, system) the worker's own thread used from the start of the
     /// phase until it finished, set when it finishes.
     pub cpu_user: AtomicU64,
@@ -36,6 +39,7 @@ impl Default for WorkerProgress {
             bytes: AtomicU64::new(0),
             done: AtomicBool::new(false),
             waiting_with: AtomicU64::new(0),
+            waiting_for_work: AtomicBool::new(false),
             cpu_user: AtomicU64::new(0),
             cpu_system: AtomicU64::new(0),
         }

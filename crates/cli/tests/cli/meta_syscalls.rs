@@ -184,3 +184,79 @@ fn find_lstats_matching_names_by_whole_path() {
     assert_eq!(count("whole"), (12, 12));
     assert_eq!(count("relative"), (12, 0));
 }
+
+/// `iolab find --walk pfind` reads and looks as pfind does (pfind aaba722, the one
+/// io500's find links; strace of `pfind DIR -newer F -size 3901c -name '*1*' -C -q
+/// 10000`): the top opened twice and each directory once with glibc's opendir flags,
+/// read by getdents64 of 32 KiB, and each name-matching entry lstat'ed by pfind's
+/// spelling of its whole path, top + "/" + "/sub/file.N". When pfind is on PATH the test
+/// runs it too and compares.
+#[test]
+fn find_walks_and_looks_as_pfind_does() {
+    if !on_path("strace", "-V") {
+        eprintln!("strace not on PATH: pfind's calls are skipped");
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let tree = dir.path().join("tree");
+    std::fs::create_dir_all(tree.join("sub")).unwrap();
+    let stamp = dir.path().join("stamp");
+    std::fs::write(&stamp, b"").unwrap();
+    for i in 0..30 {
+        std::fs::write(tree.join(format!("sub/file.{i}")), vec![0u8; 3901]).unwrap();
+    }
+    let top = tree.canonicalize().unwrap().display().to_string();
+    // (opens of the top, opens of sub, getdents64 sizes on them, whole-path lstats)
+    let calls = |cmd: &Command| {
+        let flags = "O_RDONLY|O_NONBLOCK|O_CLOEXEC|O_DIRECTORY)";
+        let (mut top_opens, mut sub_opens, mut lstats) = (0, 0, 0);
+        let mut sizes = std::collections::BTreeSet::new();
+        for trace in strace_threads(cmd, dir.path(), "openat,newfstatat,getdents64,close") {
+            let mut fd: Option<String> = None;
+            for line in trace.lines() {
+                // rustix spells out O_LARGEFILE, which the kernel sets on every open of a
+                // 64-bit process anyway: the same call.
+                let line = &line.replace("O_LARGEFILE|", "");
+                let result = line.rsplit_once(" = ").map(|(_, r)| r.to_string());
+                if line.contains(&format!("(AT_FDCWD, \"{top}\", {flags}")) {
+                    top_opens += 1;
+                    fd = result;
+                } else if line.contains(&format!("(AT_FDCWD, \"{top}/sub\", {flags}")) {
+                    sub_opens += 1;
+                    fd = result;
+                } else if line.contains(&format!("(AT_FDCWD, \"{top}//sub/file."))
+                    && line.contains("AT_SYMLINK_NOFOLLOW")
+                {
+                    lstats += 1;
+                } else if let Some(f) = &fd {
+                    if line.starts_with(&format!("getdents64({f},")) {
+                        let size = line.rsplit_once(", ").map(|(_, s)| s.split(')').next());
+                        sizes.insert(size.flatten().unwrap_or("").to_string());
+                    } else if line.starts_with(&format!("close({f})")) {
+                        fd = None;
+                    }
+                }
+            }
+        }
+        (top_opens, sub_opens, sizes, lstats)
+    };
+    let mut find = Command::new(env!("CARGO_BIN_EXE_iolab"));
+    find.args(["find", "--no-store", "-Q", "--walk", "pfind", "--dir"])
+        .arg(&tree)
+        .args(["--newer", path(&stamp), "--newer-by", "ctime-seconds"])
+        .args(["--size", "3901c", "--name", "*1*"]);
+    let ours = calls(&find);
+    // Names with a 1 among file.0 .. file.29: 1, 10..19, 21 = 12.
+    let want = (2, 1, ["32768".to_string()].into_iter().collect(), 12);
+    assert_eq!(ours, want);
+    if on_path("pfind", "-h") {
+        let mut pfind = Command::new("pfind");
+        pfind
+            .arg(&tree)
+            .args(["-newer", path(&stamp), "-size", "3901c", "-name", "*1*"])
+            .args(["-C", "-q", "10000"]);
+        assert_eq!(calls(&pfind), ours, "pfind's calls against iolab's");
+    } else {
+        eprintln!("pfind not on PATH: compared with its recorded calls only");
+    }
+}

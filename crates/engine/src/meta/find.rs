@@ -19,7 +19,7 @@ use iolab_backend::meta::{
     lstat_whole_path, mtime_of,
 };
 use iolab_core::result::{ErrorRecord, OpKind, PhaseKind, PhaseResult};
-use iolab_core::spec::{EntryType, FindSpec, Glob, MetaPaths, NewerBy, SizeTest};
+use iolab_core::spec::{EntryType, FindSpec, FindWalk, Glob, MetaPaths, NewerBy, SizeTest};
 
 use crate::assemble::{PhaseMeta, assemble};
 use crate::clock::Clock;
@@ -78,12 +78,12 @@ impl Matcher {
         })
     }
 
-    fn needs_stat(&self) -> bool {
+    pub(super) fn needs_stat(&self) -> bool {
         self.newer.is_some() || self.size.is_some()
     }
 
     /// What can be decided without the inode: the name and (known) type.
-    fn may_match(&self, name: &CStr, kind: EntryKind) -> bool {
+    pub(super) fn may_match(&self, name: &CStr, kind: EntryKind) -> bool {
         let type_ok = match self.entry_type {
             EntryType::Any => true,
             EntryType::F => matches!(kind, EntryKind::File | EntryKind::Unknown),
@@ -97,7 +97,7 @@ impl Matcher {
     }
 
     /// The rest, once the inode is known (if needed).
-    fn matches(&self, kind: EntryKind, stat: Option<&EntryStat>) -> bool {
+    pub(super) fn matches(&self, kind: EntryKind, stat: Option<&EntryStat>) -> bool {
         let type_ok = match self.entry_type {
             EntryType::Any => true,
             EntryType::F => kind == EntryKind::File,
@@ -223,8 +223,23 @@ struct Walker {
     matched: u64,
 }
 
-/// Walks `dir` (its `{host}`/`{rank}` resolved per rank) with every rank's threads.
+/// Walks `dir` (its `{host}`/`{rank}` resolved per rank) as `spec.walk` says: with
+/// every rank's threads, or as pfind does ([`super::pfind::run_pfind`]).
 pub fn run_find<C: Clock>(
+    env: &Env<'_>,
+    clock: &C,
+    spec: &FindSpec,
+    dir: &Path,
+) -> Result<PhaseResult, EngineError> {
+    match spec.walk {
+        FindWalk::Pfind => super::pfind::run_pfind(env, clock, spec, dir),
+        FindWalk::Threads => walk_with_threads(env, clock, spec, dir),
+    }
+}
+
+/// iolab's walk: the top directory dealt out to the ranks, each rank's threads sharing
+/// the rest.
+pub(super) fn walk_with_threads<C: Clock>(
     env: &Env<'_>,
     clock: &C,
     spec: &FindSpec,
@@ -275,7 +290,7 @@ pub fn run_find<C: Clock>(
     Ok(phase)
 }
 
-fn check_top(top: &Path) -> Result<(), EngineError> {
+pub(super) fn check_top(top: &Path) -> Result<(), EngineError> {
     match std::fs::metadata(top) {
         Ok(m) if m.is_dir() => Ok(()),
         Ok(_) => Err(MetaError::FindNotDir {
@@ -289,7 +304,7 @@ fn check_top(top: &Path) -> Result<(), EngineError> {
     }
 }
 
-fn find_meta(spec: &FindSpec, top: &Path, ranks: u32) -> PhaseMeta {
+pub(super) fn find_meta(spec: &FindSpec, top: &Path, ranks: u32) -> PhaseMeta {
     let mut p = std::collections::BTreeMap::new();
     p.insert("threads".into(), spec.threads.to_string());
     p.insert("ranks".into(), ranks.to_string());

@@ -9,7 +9,7 @@ use std::path::PathBuf;
 
 use iolab_comm::Topology;
 use iolab_core::result::PhaseResult;
-use iolab_core::spec::{FindSpec, MetaOp, MetaPaths, MetaSpec, NewerBy, SizeTest};
+use iolab_core::spec::{FindSpec, FindWalk, MetaOp, MetaPaths, MetaSpec, NewerBy, SizeTest};
 
 use super::plan::{PhasePlan, ior_file_names, plan_phases};
 use super::record::figure_of;
@@ -209,14 +209,16 @@ pub fn run_io500<C: Clock>(
                 env, clock, spec, plan, op, tree, file_size, target, &mut carry,
             )?,
             Workload::Find => {
-                // pfind's calls and test: lstat of each name-matching entry by its whole
-                // path, -newer on the change time in seconds.
+                // pfind's calls, test and walk: lstat of each name-matching entry by its
+                // whole path, -newer on the change time in seconds, one walker per rank
+                // stealing work as pfind does.
                 let find = FindSpec {
                     newer: Some(timestamp.clone()),
                     size: Some(SizeTest::bytes(FIND_SIZE)),
                     name: Some(FIND_NAME.to_string()),
                     paths: MetaPaths::Whole,
                     newer_by: NewerBy::CtimeSeconds,
+                    walk: FindWalk::Pfind,
                     ..FindSpec::default()
                 };
                 let mut p = run_find(env, clock, &find, workdir.path())?;

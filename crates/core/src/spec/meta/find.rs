@@ -34,6 +34,19 @@ pub enum NewerBy {
     CtimeSeconds,
 }
 
+/// How the ranks and threads of a walk share it.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize, ValueEnum)]
+#[serde(rename_all = "kebab-case")]
+pub enum FindWalk {
+    /// iolab's: the top directory's entries dealt out to the ranks by name, a rank's
+    /// threads sharing its directories and the entries of a large one.
+    #[default]
+    Threads,
+    /// pfind's (IO500's find): one walker per rank, directories never split, idle ranks
+    /// stealing half of another rank's pending work.
+    Pfind,
+}
+
 /// A parallel tree walk. Fields mirror the `iolab find` flags one to one; every given
 /// predicate must hold for an entry to match.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize, Args)]
@@ -73,6 +86,11 @@ pub struct FindSpec {
     /// whole seconds (IO500's find phase).
     #[arg(long, value_enum, default_value_t = NewerBy::Mtime)]
     pub newer_by: NewerBy,
+
+    /// How the walk is shared: `threads`, iolab's (--threads per rank); `pfind`, as pfind
+    /// (IO500's find) shares it between ranks, one walker each.
+    #[arg(long, value_enum, default_value_t = FindWalk::Threads)]
+    pub walk: FindWalk,
 }
 
 impl Default for FindSpec {
@@ -84,6 +102,12 @@ impl Default for FindSpec {
 impl FindSpec {
     pub fn validate(&self) -> Result<(), SpecError> {
         crate::spec::validate_threads(self.threads)?;
+        if self.walk == FindWalk::Pfind && self.threads != 1 {
+            return Err(SpecError::new(
+                "--threads",
+                "pfind's walk runs one walker per rank; run more ranks (mpirun -np N) instead of threads, or use --walk threads",
+            ));
+        }
         if self.name.as_deref().is_some_and(|n| n.contains('/')) {
             return Err(SpecError::new(
                 "--name",
