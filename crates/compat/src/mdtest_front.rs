@@ -1,7 +1,8 @@
 //! An mdtest command line as an iolab metadata workload ([`plan_mdtest`]) and mdtest's
 //! text output ([`summary`]): one worker per rank as mdtest runs one task per rank,
 //! mdtest's files per directory and tree (`-n`, `-I`, `-z`, `-b`, `-L`, `-u`), phases
-//! (`-C -T -E -r`), bytes (`-w`, `-e`), `-N` stride, `-W` stonewall with mdtest's
+//! (`-C -T -E -r`, in one call or, as IO500 runs them, one call each on the tree an
+//! earlier call left), bytes (`-w`, `-e`), `-N` stride, `-W` stonewall with mdtest's
 //! continue-to-the-maximum, `-Y`; and its "SUMMARY rate" table (mdtest.c
 //! summarize_results: max, min, mean and sample standard deviation over iterations of all
 //! items over the slowest task's time).
@@ -42,20 +43,6 @@ pub fn plan_mdtest(
         return Err(refuse(
             if o.dirs_only { "-D" } else { "-F" },
             "directories as items (mdtest without -F) are not run by iolab's mdtest front-end; add -F (files only)",
-        ));
-    }
-    if !o.create {
-        // IO500 runs create, stat, read and remove as four mdtest calls on one tree; iolab
-        // removes the files it made when its call ends.
-        return Err(refuse(
-            if o.stat {
-                "-T"
-            } else if o.read {
-                "-E"
-            } else {
-                "-r"
-            },
-            "stat, read or remove of a tree an earlier mdtest call made is not run by iolab; give every phase in one call (-C -T -E -r), or run the IO500 suite with `iolab io500`",
         ));
     }
     if o.read && o.read_bytes != o.write_bytes && o.read_bytes != 0 {
@@ -283,13 +270,27 @@ mod tests {
     }
 
     #[test]
+    fn io500s_later_calls_work_on_the_tree_an_earlier_call_left() {
+        let stat = plan(
+            "-n 1000000 -t -w 3901 -e 3901 -P -G=-1571475901 -N 1 -F -d /d/mdtest-hard -x /r/sw -T -a POSIX",
+            2,
+            1,
+        )
+        .unwrap();
+        assert_eq!(stat.spec.ops, [MetaOp::Stat]);
+        assert!(stat.spec.shared_dir && stat.spec.runtime.is_none());
+        let read = plan("-n 10 -F -w 3901 -e 3901 -d d -E -X", 1, 1).unwrap();
+        assert_eq!(read.spec.ops, [MetaOp::Read]);
+        assert_eq!(
+            plan("-n 10 -F -d d -r", 1, 1).unwrap().spec.ops,
+            [MetaOp::Remove]
+        );
+    }
+
+    #[test]
     fn what_iolab_does_not_run_is_refused_by_name() {
         let e = |line: &str| plan(line, 1, 1).unwrap_err().to_string();
         assert!(e("-n 10 -d d").starts_with("mdtest -F: directories as items"));
-        assert!(
-            e("-n 10 -F -T -d d")
-                .starts_with("mdtest -T: stat, read or remove of a tree an earlier")
-        );
         assert!(e("-n 10 -F -z 2 -b 2 -d d").starts_with("mdtest -z: files in every level"));
         assert!(e("-n 10 -F -w 100 -y -d d").starts_with("mdtest -y: "));
         assert!(

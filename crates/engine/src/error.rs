@@ -125,6 +125,13 @@ impl EngineError {
                 | EngineError::DeviceRefused { .. }
                 | EngineError::DeviceBusy { .. }
                 | EngineError::DeviceTooSmall { .. }
+                | EngineError::Meta(
+                    crate::meta::MetaError::NoTree { .. }
+                        | crate::meta::MetaError::TreeKept { .. }
+                        | crate::meta::MetaError::TreeUnknown { .. }
+                        | crate::meta::MetaError::LayoutMismatch { .. }
+                        | crate::meta::MetaError::TreeNotEmpty { .. }
+                )
         )
     }
 

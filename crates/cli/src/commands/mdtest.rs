@@ -6,11 +6,13 @@
 use anyhow::Result;
 use clap::Args;
 use iolab_comm::CommExt;
+use iolab_compat::mdtest::MdtestOptions;
 use iolab_compat::mdtest::parse_mdtest_args;
 use iolab_compat::mdtest_front::{Iteration, MdtestPlan, plan_mdtest, summary};
 use iolab_core::civil::UtcTime;
 use iolab_core::spec::{BackendKind, MetaOp, TargetSpec};
-use iolab_engine::meta::{MetaOptions, finish_meta, run_meta};
+use iolab_engine::EngineError;
+use iolab_engine::meta::{MetaError, MetaOptions, finish_meta, run_meta};
 use iolab_engine::{MonotonicClock, prepare_target};
 
 use crate::cli::StoreArgs;
@@ -81,9 +83,6 @@ fn run_mdtest(rt: &Runtime, args: &MdtestArgs, plan: &MdtestPlan) -> Result<u8> 
     // A collective: every rank, before only rank 0 prints.
     let nodes = rt.comm.topology().hosts().len();
     if root {
-        for n in &plan.notes {
-            eprintln!("iolab mdtest: note: {n}");
-        }
         let quoted: Vec<String> = args.args.iter().map(|a| format!("'{a}'")).collect();
         println!("-- started at {} --\n", stamp());
         println!(
@@ -117,14 +116,17 @@ fn run_mdtest(rt: &Runtime, args: &MdtestArgs, plan: &MdtestPlan) -> Result<u8> 
         };
         let outcome = run_meta(&env, &MonotonicClock, &plan.spec, &prepared, &opts);
         watch.progress.finish();
+        // mdtest leaves the tree to a later call unless this one removes it (IO500 runs
+        // -C, -T, -E and -r as calls of their own): kept with its record of the files.
+        let keep = !o.remove;
         let tree = match &outcome {
-            Ok(out) => finish_meta(comm, &plan.spec, &prepared, &opts, out, false).map(Some),
+            Ok(out) => finish_meta(comm, &plan.spec, &prepared, &opts, out, keep).map(Some),
             Err(_) => Ok(None),
         };
         let cleaned = cleanup(comm, prepared, &[], false);
         let outcome = match outcome {
             Ok(out) => out,
-            Err(e) => return Err(abandon(sink, e)),
+            Err(e) => return Err(abandon(sink, in_mdtest_terms(e, o))),
         };
         tree?;
         cleaned?;
@@ -157,6 +159,9 @@ fn run_mdtest(rt: &Runtime, args: &MdtestArgs, plan: &MdtestPlan) -> Result<u8> 
     let interrupted = rt.interrupted();
     let code = finish_status(&mut sink, interrupted, failed);
     if root {
+        for n in &plan.notes {
+            eprintln!("iolab mdtest: note: {n}");
+        }
         print!("{}", summary(&iterations, false));
         if o.print_both {
             print!("{}", summary(&iterations, true));
@@ -167,4 +172,37 @@ fn run_mdtest(rt: &Runtime, args: &MdtestArgs, plan: &MdtestPlan) -> Result<u8> 
         }
     }
     Ok(code)
+}
+
+/// The tree errors of the metadata engine said as an mdtest user meets them: a call of
+/// -T, -E or -r works on the tree an earlier -C call with the same options left.
+fn in_mdtest_terms(e: EngineError, o: &MdtestOptions) -> EngineError {
+    let phase = if o.create {
+        "-C"
+    } else if o.stat {
+        "-T"
+    } else if o.read {
+        "-E"
+    } else {
+        "-r"
+    };
+    let said = match e {
+        EngineError::Meta(MetaError::NoTree { root }) => format!(
+            "no tree in {} from an earlier mdtest -C call with this -d: run the -C call first",
+            root.display()
+        ),
+        EngineError::Meta(MetaError::TreeKept { root }) => format!(
+            "{} holds the files of an earlier -C call: work on them with -T, -E or -r (-r removes them) before creating anew",
+            root.display()
+        ),
+        EngineError::Meta(MetaError::LayoutMismatch { root, kept, asked }) => format!(
+            "the tree in {} was made with {kept}, but this call asks for {asked}: give the -n, -u, -z, -b, -w and -N of the -C call",
+            root.display()
+        ),
+        other => return other,
+    };
+    EngineError::Spec(iolab_core::error::SpecError::new(
+        format!("mdtest {phase}"),
+        said,
+    ))
 }

@@ -113,10 +113,6 @@ fn what_mdtest_options_iolab_does_not_run_are_one_line_errors() {
             vec!["-n", "10", "-d", "x"],
             "iolab: error: mdtest -F: directories as items",
         ),
-        (
-            vec!["-n", "10", "-F", "-T", "-d", "x"],
-            "iolab: error: mdtest -T: stat, read or remove of a tree",
-        ),
         (vec!["-n", "10", "-F", "-R"], "iolab: error: mdtest -R: "),
         (
             vec!["-F"],
@@ -172,4 +168,105 @@ fn io500s_mdtest_easy_create_line_runs_unchanged() {
             .contains("\nSUMMARY time (in ms/op): (of 1 iterations)\n")
     );
     assert_eq!(std::fs::read_to_string(&status).unwrap(), "200");
+}
+
+/// IO500's four mdtest-hard lines, one call each as io500 runs them: -C leaves the shared
+/// directory's files (and the status file), -T stats them, -E -X reads and checks them (a
+/// file changed behind iolab's back fails the check), -r removes them and the tree; a
+/// later call finds no tree and says where it looked.
+#[test]
+fn io500s_mdtest_hard_lines_run_one_call_after_another() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("db");
+    let status = dir.path().join("mdtest-hard.stonewall");
+    let hard = dir.path().join("mdtest-hard");
+    let line = |phase: &[&str]| -> Vec<String> {
+        let mut a: Vec<String> =
+            "--dataPacketType=timestamp -n 300 -t -w 3901 -e 3901 -P -G=-1571475901 -N 1 -F"
+                .split(' ')
+                .map(String::from)
+                .collect();
+        a.extend([
+            "-d".into(),
+            path(&hard).into(),
+            "-x".into(),
+            path(&status).into(),
+        ]);
+        a.extend(phase.iter().map(|s| s.to_string()));
+        a.extend(["-a".into(), "POSIX".into()]);
+        a
+    };
+    let run = |phase: &[&str]| {
+        let args = line(phase);
+        let args: Vec<&str> = args.iter().map(String::as_str).collect();
+        mdtest(&db, &args)
+    };
+    let r = run(&["-C", "-Y", "-W", "60"]).expect(0);
+    assert!(figures(&r.stdout, "File creation")[0] > 0.0);
+    assert_eq!(std::fs::read_to_string(&status).unwrap(), "300");
+    let files: Vec<std::path::PathBuf> = walk(&hard)
+        .into_iter()
+        .filter(|p| {
+            p.file_name()
+                .unwrap()
+                .to_string_lossy()
+                .starts_with("file.mdtest.")
+        })
+        .collect();
+    assert_eq!(files.len(), 300, "-C leaves the files to the later calls");
+    assert!(
+        files
+            .iter()
+            .all(|f| std::fs::metadata(f).unwrap().len() == 3901)
+    );
+
+    let r = run(&["-T"]).expect(0);
+    assert!(figures(&r.stdout, "File stat")[0] > 0.0);
+    assert_eq!(figures(&r.stdout, "File creation"), [0.0; 4]);
+    let r = run(&["-E", "-X"]).expect(0);
+    assert!(figures(&r.stdout, "File read")[0] > 0.0);
+    // One file's bytes changed: the checked read fails (exit 1) and says which.
+    let mut bytes = std::fs::read(&files[17]).unwrap();
+    bytes[100] ^= 0xff;
+    std::fs::write(&files[17], &bytes).unwrap();
+    let r = run(&["-E", "-X"]);
+    assert_eq!(r.code, 1, "{}{}", r.stdout, r.stderr);
+    std::fs::write(&files[17], {
+        bytes[100] ^= 0xff;
+        &bytes
+    })
+    .unwrap();
+
+    let r = run(&["-r"]).expect(0);
+    assert!(figures(&r.stdout, "File removal")[0] > 0.0);
+    assert!(
+        walk(&hard)
+            .iter()
+            .all(|p| !p.to_string_lossy().contains("file.mdtest")),
+        "-r removes every file: {:?}",
+        walk(&hard)
+    );
+    let r = run(&["-T"]);
+    assert_eq!(r.code, 2, "a refusal before any work");
+    let e = error_line(&r);
+    assert!(
+        e.contains("mdtest -T: no tree in ") && e.contains("run the -C call first"),
+        "{e}"
+    );
+}
+
+/// Every path below `dir`.
+fn walk(dir: &Path) -> Vec<std::path::PathBuf> {
+    let mut out = Vec::new();
+    let mut todo = vec![dir.to_path_buf()];
+    while let Some(d) = todo.pop() {
+        for e in std::fs::read_dir(&d).into_iter().flatten().flatten() {
+            let p = e.path();
+            if p.is_dir() {
+                todo.push(p.clone());
+            }
+            out.push(p);
+        }
+    }
+    out
 }
