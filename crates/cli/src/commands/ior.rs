@@ -78,9 +78,6 @@ fn run_ior(rt: &Runtime, args: &IorArgs, plan: &IorPlan) -> Result<u8> {
         tasks_on_node0: topo.ranks_on_first_host(),
     };
     if root {
-        for n in &plan.notes {
-            eprintln!("iolab ior: note: {n}");
-        }
         print!("{}", header(args, plan, job, topo.hosts().len()));
         print!("\nResults: \n\n{TABLE_HEADER}");
     }
@@ -106,6 +103,12 @@ fn run_ior(rt: &Runtime, args: &IorArgs, plan: &IorPlan) -> Result<u8> {
             if access == Access::Read && written.is_none() {
                 written = read_status_file(rt, plan);
             }
+            // -z -z: IOR draws each transfer over the size of the file as it is (its
+            // fileSizeForRead, a stat), -s x -b/-t of them or until -D.
+            let random_read = access == Access::Read && plan.write.is_none() && o.random_offset > 1;
+            if random_read && written.is_none() {
+                written = Some(existing_blocks(rt, plan, &prepared)?);
+            }
             let opts = DataOptions {
                 name: Some(access.name().into()),
                 repetition: rep,
@@ -118,6 +121,7 @@ fn run_ior(rt: &Runtime, args: &IorArgs, plan: &IorPlan) -> Result<u8> {
                 names: FileNames::Ior(file_base(&o.test_file)),
                 no_verify_pass: !o.check_write,
                 own_cache_policy: true,
+                ops_per_worker: random_read.then(|| plan.bytes_per_rank / o.transfer_size),
                 ..DataOptions::default()
             };
             let ran = run_data(&env, &MonotonicClock, spec, &prepared, &opts);
@@ -155,6 +159,10 @@ fn run_ior(rt: &Runtime, args: &IorArgs, plan: &IorPlan) -> Result<u8> {
     let interrupted = rt.interrupted();
     let code = finish_status(&mut sink, interrupted, failed);
     if root {
+        // After the tables: what they mean here (an error before them stays one line).
+        for n in &plan.notes {
+            eprintln!("iolab ior: note: {n}");
+        }
         print!("{}", summary(o, job, &figures));
         println!(
             "Finished            : {}",
@@ -247,6 +255,65 @@ fn read_status_file(rt: &Runtime, plan: &IorPlan) -> Option<Vec<u64>> {
     };
     let pairs = rt.comm.all_max(mine);
     (pairs > 0).then(|| vec![pairs; rt.comm.size() as usize])
+}
+
+/// The transfers each task's file holds now (IOR stats the file a `-z -z` read draws
+/// over): rank 0 looks at every task's file, as iolab recorded it when it wrote it.
+fn existing_blocks(
+    rt: &Runtime,
+    plan: &IorPlan,
+    target: &iolab_engine::target::PreparedTarget,
+) -> Result<Vec<u64>> {
+    let o = &plan.options;
+    let tasks = rt.comm.size();
+    let looked = if rt.is_root() {
+        file_sizes(plan, target, tasks)
+    } else {
+        Ok(Vec::new())
+    };
+    // Every rank learns whether rank 0 found the files before any waits for their sizes.
+    let sizes = rt.agree(looked)?;
+    let sizes: Vec<u64> = rt.comm.broadcast(0, &sizes)?;
+    let t = o.transfer_size;
+    Ok(if o.file_per_proc {
+        sizes.iter().map(|s| s / t).collect()
+    } else {
+        // One shared file: each task draws over its share of the file's transfers.
+        let all = sizes.first().copied().unwrap_or(0) / t;
+        (0..u64::from(tasks))
+            .map(|_| all / u64::from(tasks))
+            .collect()
+    })
+}
+
+/// The bytes iolab recorded in each task's file (one shared file: one size).
+fn file_sizes(
+    plan: &IorPlan,
+    target: &iolab_engine::target::PreparedTarget,
+    tasks: u32,
+) -> Result<Vec<u64>> {
+    let o = &plan.options;
+    let workdir = target
+        .workdir()
+        .ok_or_else(|| anyhow::anyhow!("ior -o: a read needs a directory"))?;
+    let base = file_base(&o.test_file);
+    let names: Vec<String> = if o.file_per_proc {
+        (0..tasks).map(|r| format!("{base}.{r:08}")).collect()
+    } else {
+        vec![base]
+    };
+    names
+        .iter()
+        .map(|name| {
+            let path = workdir.join(name);
+            workdir.file_info(&path).map(|i| i.size).ok_or_else(|| {
+                anyhow::anyhow!(
+                    "ior -r -z -z: {} holds no data an earlier iolab ior -w wrote; run the write first (with -k)",
+                    path.display()
+                )
+            })
+        })
+        .collect()
 }
 
 /// IOR's opening block: the command, the machine, the test's options.

@@ -293,3 +293,81 @@ fn two_ranks_are_two_ior_tasks() {
         "{f:?}"
     );
 }
+
+/// IO500's ior-rnd4K-easy-read line after a stonewalled ior-easy write: `-z -z` draws
+/// its 4 KiB transfers over the files as they are (IOR stats them), `-s 10000000` of
+/// them or until the stonewall, and writes nothing: the files keep their size. Without
+/// the write first, the read is refused, naming the file.
+#[test]
+fn a_random_read_draws_over_the_files_an_earlier_call_wrote() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("db");
+    let easy = dir.path().join("ior-easy");
+    fs::create_dir(&easy).unwrap();
+    let o = easy.join("ior_file_easy");
+    let rnd = |db: &Path| {
+        ior(
+            db,
+            &[
+                "--dataPacketType=timestamp",
+                "-g",
+                "-G",
+                "1837302913",
+                "-k",
+                "-e",
+                "-o",
+                path(&o),
+                "-F",
+                "-r",
+                "-D",
+                "1",
+                "-z",
+                "-z",
+                "-a",
+                "POSIX",
+                "-t=4096",
+                "-b=4096",
+                "-s=10000000",
+                "-O",
+                "stoneWallingWearOut=1",
+                "-C",
+                "-Q",
+                "2",
+            ],
+        )
+    };
+    let e = error_line(&rnd(&db).expect(2));
+    assert!(
+        e.contains("ior_file_easy.00000000 holds no data an earlier iolab ior -w wrote"),
+        "{e}"
+    );
+    ior(
+        &db,
+        &[
+            "--dataPacketType=timestamp",
+            "-g",
+            "-G",
+            "1837302913",
+            "-k",
+            "-e",
+            "-o",
+            path(&o),
+            "-t",
+            "1m",
+            "-b",
+            "8m",
+            "-F",
+            "-w",
+            "-a",
+            "POSIX",
+        ],
+    )
+    .expect(0);
+    let written = easy.join("iolab-work/ior_file_easy.00000000");
+    assert_eq!(fs::metadata(&written).unwrap().len(), 8 << 20);
+    let r = rnd(&db).expect(0);
+    let row = summary_row(&r.stdout, "read");
+    assert!(row[1].parse::<f64>().unwrap() > 0.0, "{}", r.stdout);
+    // The 4 KiB draws stayed inside the 8 MiB file: nothing was laid out.
+    assert_eq!(fs::metadata(&written).unwrap().len(), 8 << 20);
+}

@@ -432,6 +432,37 @@ fn too_little_space_is_refused_before_writing() {
     );
 }
 
+/// A stonewall bounds what a phase writes while it runs, not the files a read lays out
+/// before it starts: a stonewalled random read of more than the file system holds is
+/// refused too (it filled a tmpfs laying out IOR's -s 10000000 4 KiB transfers).
+#[test]
+fn a_stonewalled_read_needing_more_than_there_is_is_refused() {
+    if !can_mount() {
+        eprintln!("SKIPPED: cannot mount a small tmpfs here (needs root and mount namespaces)");
+        return;
+    }
+    let r = run_in_namespace(
+        "mount -t tmpfs -o size=2m tmpfs /mnt",
+        &[
+            "run",
+            "--dir",
+            "/mnt",
+            "--rw",
+            "randread",
+            "--size",
+            "8MiB",
+            "--stonewall",
+            "1s",
+        ],
+    )
+    .expect(2);
+    let line = error_line(&r);
+    assert!(
+        line.contains("needs 8.00 MiB in /mnt/iolab-work but only"),
+        "{line}"
+    );
+}
+
 #[test]
 fn running_out_of_inodes_is_one_line_and_leaves_nothing() {
     if !can_mount() {

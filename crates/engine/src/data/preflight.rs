@@ -212,23 +212,28 @@ pub(super) fn check_space(
     let PreparedTarget::Dir { workdir, .. } = target else {
         return Ok(());
     };
-    // A stonewalled phase is bounded by its time, not by its nominal size.
-    if plan.spec.stonewall.is_some() {
+    // What a phase writes while it runs is bounded by its time when it is stonewalled,
+    // not by its nominal size; the files a reading phase needs are laid out in full
+    // before it starts, stonewall or not (a random read of IOR's -s 10000000 4 KiB
+    // transfers would otherwise fill the file system untimed).
+    let lays_out = plan.spec.rw.reads();
+    let writes_unbounded = plan.spec.rw.writes() && plan.spec.stonewall.is_none();
+    if !lays_out && !writes_unbounded {
         return Ok(());
     }
     let result = if comm.rank() == 0 {
         // Files that already hold enough data need no new space.
-        let need: u64 = plan
+        let layout: u64 = plan
             .files
             .iter()
             .filter(|f| workdir.file_info(&f.path).is_none_or(|i| i.size < f.size))
             .map(|f| f.size)
-            .sum::<u64>()
-            .max(if plan.spec.rw.writes() {
-                plan.total_bytes
-            } else {
-                0
-            });
+            .sum();
+        let need = if lays_out { layout } else { 0 }.max(if writes_unbounded {
+            plan.total_bytes
+        } else {
+            0
+        });
         match iolab_backend::files::fs_space(workdir.path()) {
             // A file system that reports no capacity (ramfs, some FUSE) cannot be checked.
             Ok((total, free)) if total > 0 && need > free => Err(EngineError::NoSpace {
