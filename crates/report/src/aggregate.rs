@@ -63,6 +63,9 @@ pub struct Point {
     /// The phases pooled here, as (run index within the side, phase index).
     pub phases: Vec<PhaseRef>,
     pub ops: Vec<OpPoint>,
+    /// A mixed data phase's total IOPS (reads and writes together, as the HCI study
+    /// quotes its record) over the repetitions; None when one operation moved data.
+    pub total_iops: Option<Spread>,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
@@ -141,6 +144,11 @@ impl Group {
         self.ops.iter().find(|o| o.op == op).map(|o| o.measure)
     }
 
+    /// True when some point of the group mixes operations (its total IOPS is a figure).
+    pub fn is_mixed(&self) -> bool {
+        self.sides.iter().flatten().any(|p| p.total_iops.is_some())
+    }
+
     /// The point of `side` at swept value `value`.
     pub fn point(&self, side: usize, value: Option<&str>) -> Option<&Point> {
         self.sides
@@ -167,6 +175,11 @@ impl Group {
 impl Point {
     pub fn op(&self, op: OpKind) -> Option<&OpPoint> {
         self.ops.iter().find(|o| o.op == op)
+    }
+
+    /// The total IOPS of a mixed phase.
+    pub fn total(&self) -> Option<&Spread> {
+        self.total_iops.as_ref()
     }
 
     /// The most repetitions any op was measured with.
@@ -383,6 +396,7 @@ fn side_points(
                 value: plan.value_of(phases[0]),
                 params: phases[0].params.clone(),
                 ops: op_points(&phases, measure),
+                total_iops: total_iops(&phases),
                 phases: refs,
             }
         })
@@ -394,6 +408,33 @@ fn side_points(
     };
     points.sort_by_key(rank);
     points
+}
+
+/// The IOPS of every main operation moving data added up, per repetition, when a phase
+/// mixes two or more (randrw: reads and writes; an fsync beside writes is no part of it).
+fn total_iops(phases: &[&PhaseResult]) -> Option<Spread> {
+    let mixed = |p: &PhaseResult| {
+        p.kind == PhaseKind::Data
+            && p.ops
+                .iter()
+                .filter(|o| o.op.moves_data() && !o.op.is_auxiliary())
+                .count()
+                > 1
+    };
+    if !phases.iter().any(|p| mixed(p)) {
+        return None;
+    }
+    let totals: Vec<f64> = phases
+        .iter()
+        .map(|p| {
+            p.ops
+                .iter()
+                .filter(|o| o.op.moves_data() && !o.op.is_auxiliary())
+                .map(|o| o.iops.get())
+                .sum()
+        })
+        .collect();
+    Spread::of(&totals)
 }
 
 /// Per op, the repetitions' figures and merged latencies.

@@ -11,7 +11,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-use iolab_report::{HtmlOptions, render_html};
+use iolab_report::{ReportOptions, render_html};
 
 const TIMEOUT: Duration = Duration::from_secs(120);
 
@@ -98,9 +98,9 @@ fn report_renders_its_charts_in_chromium() {
         return;
     };
     let runs = fixtures::report_runs();
-    let opts = HtmlOptions {
+    let opts = ReportOptions {
         comparison: iolab_report::default_comparison(&runs),
-        ..HtmlOptions::default()
+        ..ReportOptions::default()
     };
     let html = render_html(&runs, &opts);
     let expected = svg::charts(&html);
@@ -128,7 +128,11 @@ fn check_dom(dom: &str, expected: &[svg::SvgChart]) {
     }
     let kinds = |k: &str| seen.iter().filter(|c| c.kind == k).count();
     assert_eq!(kinds("sweep"), 5);
-    assert_eq!(kinds("metadata"), 1);
+    assert_eq!(
+        kinds("metadata"),
+        4,
+        "create, stat, remove and mkdir, one chart each"
+    );
     assert_eq!(kinds("latency-percentiles"), 9);
     assert_eq!(kinds("latency-iops"), 3);
     assert_eq!(kinds("timeline"), 5);
@@ -144,11 +148,7 @@ fn check_dom(dom: &str, expected: &[svg::SvgChart]) {
             .all(|(_, points, drawn)| *points == 4 && *drawn == 4)
     );
     let meta = seen.iter().find(|c| c.kind == "metadata").unwrap();
-    assert_eq!(
-        meta.series.len(),
-        7,
-        "create, stat, remove on two runs; mkdir on one"
-    );
+    assert_eq!(meta.legend, ["create · v7.4", "create · v7.3"]);
     assert!(dom.contains("randread-4KiB read IOPS peak: 42% lower"));
 }
 

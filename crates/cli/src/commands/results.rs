@@ -10,7 +10,7 @@ use clap::{Args, Subcommand};
 use iolab_core::result::{RunProcess, RunRecord, RunStatus};
 use iolab_host::Liveness;
 use iolab_report::table::escape_control;
-use iolab_report::{Comparison, Format, HtmlOptions};
+use iolab_report::{Comparison, Format, ReportOptions, Units};
 use iolab_store::{RunFilter, RunId, RunSummaryRow, Store};
 
 use crate::cli::DbArgs;
@@ -92,6 +92,10 @@ pub struct CompareArgs {
     pub b: String,
     #[arg(long, default_value = "text")]
     pub format: Format,
+    /// Bandwidth in binary units (MiB/s, GiB/s) or decimal ones (MB/s, GB/s, as storage
+    /// vendors and the reference studies quote it). CSV and JSON stay in bytes/s.
+    #[arg(long, default_value = "binary", value_name = "binary|decimal")]
+    pub units: Units,
     #[command(flatten)]
     pub store: DbArgs,
 }
@@ -112,6 +116,15 @@ pub struct ReportArgs {
     /// Write CSV (one row per phase and operation).
     #[arg(long, value_name = "FILE")]
     pub csv: Option<PathBuf>,
+    /// Bandwidth in binary units (MiB/s, GiB/s) or decimal ones (MB/s, GB/s, as storage
+    /// vendors and the reference studies quote it). CSV stays in bytes/s.
+    #[arg(long, default_value = "binary", value_name = "binary|decimal")]
+    pub units: Units,
+    /// Judge the runs against these rated figures instead of those stored with them: a
+    /// targets file (TOML or CSV with rated_iops or rated_mbps per device and node,
+    /// docs/targets.md).
+    #[arg(long, value_name = "FILE")]
+    pub rated: Option<PathBuf>,
     #[command(flatten)]
     pub store: DbArgs,
 }
@@ -407,7 +420,11 @@ fn html_text(s: &str) -> String {
 }
 
 fn render(format: Format, runs: &[RunRecord]) -> Result<String> {
-    Ok(iolab_report::render(format, runs, None))
+    Ok(iolab_report::render(
+        format,
+        runs,
+        &ReportOptions::default(),
+    ))
 }
 
 fn write_or_print(path: Option<&PathBuf>, text: &str) -> Result<()> {
@@ -492,8 +509,8 @@ pub fn compare(args: CompareArgs) -> Result<u8> {
     let store = args.store.open()?;
     let (a, b, c) = compare_refs(&store, &args.a, &args.b)?;
     let text = match args.format {
-        Format::Text => iolab_report::render_comparison_text(&c),
-        Format::Markdown => iolab_report::render_comparison_markdown(&c),
+        Format::Text => iolab_report::render_comparison_text(&c, args.units),
+        Format::Markdown => iolab_report::render_comparison_markdown(&c, args.units),
         Format::Csv => iolab_report::render_comparison_csv(&c),
         Format::Json => iolab_report::render_comparison_json(&c),
         Format::Html => {
@@ -501,9 +518,10 @@ pub fn compare(args: CompareArgs) -> Result<u8> {
             runs.extend(a.iter().cloned());
             iolab_report::render_html(
                 &runs,
-                &HtmlOptions {
+                &ReportOptions {
                     comparison: Some(c),
-                    ..HtmlOptions::default()
+                    units: args.units,
+                    ..ReportOptions::default()
                 },
             )
         }
@@ -516,10 +534,19 @@ pub fn report(args: ReportArgs) -> Result<u8> {
     if args.html.is_none() && args.markdown.is_none() && args.csv.is_none() {
         bail!("say what to write: --html FILE, --markdown FILE and/or --csv FILE");
     }
+    let rated = match &args.rated {
+        Some(file) => Some(crate::commands::study::read_rated(file, "--rated")?),
+        None => None,
+    };
     let store = args.store.open()?;
     let mut runs = vec![load(&store, &args.run)?];
     for v in &args.vs {
         runs.push(load(&store, v)?);
+    }
+    if let Some(rated) = &rated {
+        for run in &mut runs {
+            crate::commands::study::store_rated(&mut run.spec, rated);
+        }
     }
     // Compared with the first --vs as the baseline, exactly as `iolab compare` does: a
     // label on either side pools all its runs.
@@ -527,22 +554,18 @@ pub fn report(args: ReportArgs) -> Result<u8> {
         Some(old) => Some(compare_refs(&store, old, &args.run)?.2),
         None => None,
     };
+    let opts = ReportOptions {
+        comparison,
+        units: args.units,
+        ..ReportOptions::default()
+    };
     if let Some(p) = &args.html {
-        let html = iolab_report::render_html(
-            &runs,
-            &HtmlOptions {
-                comparison: comparison.clone(),
-                ..HtmlOptions::default()
-            },
-        );
+        let html = iolab_report::render_html(&runs, &opts);
         write_or_print(Some(p), &html)?;
         println!("wrote {}", p.display());
     }
     if let Some(p) = &args.markdown {
-        write_or_print(
-            Some(p),
-            &iolab_report::render_markdown(&runs, comparison.as_ref()),
-        )?;
+        write_or_print(Some(p), &iolab_report::render_markdown_with(&runs, &opts))?;
         println!("wrote {}", p.display());
     }
     if let Some(p) = &args.csv {
