@@ -63,9 +63,11 @@ pub struct Point {
     /// The phases pooled here, as (run index within the side, phase index).
     pub phases: Vec<PhaseRef>,
     pub ops: Vec<OpPoint>,
-    /// A mixed data phase's total IOPS (reads and writes together, as the HCI study
-    /// quotes its record) over the repetitions; None when one operation moved data.
+    /// A data phase's total IOPS (reads and writes together, as the HCI study quotes its
+    /// record) over the repetitions; None for a phase that moved no data.
     pub total_iops: Option<Spread>,
+    /// True when the phase mixes two or more operations that move data (randrw).
+    pub mixed: bool,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
@@ -146,7 +148,7 @@ impl Group {
 
     /// True when some point of the group mixes operations (its total IOPS is a figure).
     pub fn is_mixed(&self) -> bool {
-        self.sides.iter().flatten().any(|p| p.total_iops.is_some())
+        self.sides.iter().flatten().any(|p| p.mixed)
     }
 
     /// The point of `side` at swept value `value`.
@@ -397,6 +399,7 @@ fn side_points(
                 params: phases[0].params.clone(),
                 ops: op_points(&phases, measure),
                 total_iops: total_iops(&phases),
+                mixed: phases.iter().any(|p| is_mixed(p)),
                 phases: refs,
             }
         })
@@ -410,18 +413,22 @@ fn side_points(
     points
 }
 
-/// The IOPS of every main operation moving data added up, per repetition, when a phase
-/// mixes two or more (randrw: reads and writes; an fsync beside writes is no part of it).
+/// True when a data phase mixes two or more operations that move data.
+fn is_mixed(p: &PhaseResult) -> bool {
+    p.kind == PhaseKind::Data
+        && p.ops
+            .iter()
+            .filter(|o| o.op.moves_data() && !o.op.is_auxiliary())
+            .count()
+            > 1
+}
+
+/// The IOPS of every main operation moving data added up, per repetition (randrw: reads
+/// and writes; an fsync beside writes is no part of it); None for phases without data.
 fn total_iops(phases: &[&PhaseResult]) -> Option<Spread> {
-    let mixed = |p: &PhaseResult| {
-        p.kind == PhaseKind::Data
-            && p.ops
-                .iter()
-                .filter(|o| o.op.moves_data() && !o.op.is_auxiliary())
-                .count()
-                > 1
-    };
-    if !phases.iter().any(|p| mixed(p)) {
+    let moves =
+        |p: &PhaseResult| p.kind == PhaseKind::Data && p.ops.iter().any(|o| o.op.moves_data());
+    if !phases.iter().any(|p| moves(p)) {
         return None;
     }
     let totals: Vec<f64> = phases

@@ -96,8 +96,9 @@ fn summary_section(runs: &[RunRecord], model: &ReportModel, units: Units) -> Str
         out.push('\n');
         out.push_str(&crate::text::summary_table(&run.phases, units).to_markdown());
         if !model.rated[i].is_empty() {
-            let _ = writeln!(out, "\nAgainst the rated maximum. {RATED_NOTE}\n");
+            let _ = writeln!(out, "\nAgainst the rated maximum:\n");
             out.push_str(&rated_table(&model.rated[i]).to_markdown());
+            let _ = writeln!(out, "\n{RATED_NOTE}");
         }
     }
     out

@@ -200,8 +200,8 @@ mod tests {
         );
         let t = matrix_table(&agg, m, 0, Figure::TotalIops, Units::Binary);
         assert_eq!(t.headers, ["Block size", "70% reads", "100% reads"]);
-        // 100 % reads has no write: no total there.
-        assert_eq!(t.rows[0], ["4KiB", "20.0k IOPS", "—"]);
+        // 100 % reads: its reads are its total.
+        assert_eq!(t.rows[0], ["4KiB", "20.0k IOPS", "20.0k IOPS"]);
         let t = matrix_table(&agg, m, 0, Figure::Op(OpKind::Read), Units::Decimal);
         assert_eq!(t.headers[1..3], ["70% reads", "70% reads mean latency"]);
         assert_eq!(t.rows[0][1..3], ["14.0k IOPS", "100 µs"]);

@@ -184,9 +184,9 @@ fn figure(unit: RatedUnit, value: f64) -> String {
 }
 
 /// Explains [`rated_table`].
-pub const RATED_NOTE: &str = "Against the rated figures given with the run (--rated): \
-blocks under 64 KiB against rated IOPS (reads and writes together), larger ones against \
-rated MB/s; all nodes against every rated device, each node against its own.";
+pub const RATED_NOTE: &str = "Measured against the rated figures given with the run \
+(--rated FILE): blocks under 64 KiB against rated IOPS (reads and writes together), larger \
+ones against rated MB/s; all nodes against every rated device, each node against its own.";
 
 /// One row per phase and scope: phase, point, where, measured, rated (and over how many
 /// devices), % of rated.

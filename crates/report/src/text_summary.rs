@@ -74,7 +74,7 @@ pub fn render_summary(run: &RunRecord, units: Units) -> String {
     if let Some(rows) = model.rated.first().filter(|r| !r.is_empty()) {
         let _ = write!(
             out,
-            "\nagainst the rated maximum ({RATED_NOTE})\n{}",
+            "\nagainst the rated maximum\n{}{RATED_NOTE}\n",
             rated_table(rows).to_text()
         );
     }

@@ -339,9 +339,11 @@ fn percentile_series(agg: &Aggregate, g: &Group, value: Option<&str>) -> Vec<Ser
 /// Latency (p50 and p99) against IOPS for data groups sweeping queue depth, or threads
 /// with small blocks: one line per op, side and percentile, points labelled with the
 /// swept value.
-pub fn latency_iops_charts(agg: &Aggregate) -> Vec<Chart> {
+/// Only the groups `wanted` (by index) are drawn.
+pub fn latency_iops_charts(agg: &Aggregate, wanted: &dyn Fn(usize) -> bool) -> Vec<Chart> {
     let mut charts = Vec::new();
-    for g in agg.groups.iter().filter(|g| g.kind == PhaseKind::Data) {
+    let data = agg.groups.iter().enumerate();
+    for (_, g) in data.filter(|(i, g)| g.kind == PhaseKind::Data && wanted(*i)) {
         // Queue-depth sweeps, and thread sweeps of small-block (IOPS) workloads.
         let small = g.ops.iter().any(|o| o.measure == Measure::Iops);
         let Some(key) = g

@@ -65,12 +65,9 @@ pub fn page(title: &str, runs: &[RunRecord], model: &ReportModel, opts: &ReportO
         let _ = writeln!(headline, "<h3>{}</h3>", escape(&run_name(run)));
         headline.push_str(&crate::text::summary_table(&run.phases, units).to_html("summary"));
         if let Some(rows) = model.rated.get(i).filter(|r| !r.is_empty()) {
-            let _ = writeln!(
-                headline,
-                "<p class=\"note\">Against the rated maximum. {}</p>",
-                escape(RATED_NOTE)
-            );
+            headline.push_str("<h4>Against the rated maximum</h4>\n");
             headline.push_str(&rated_table(rows).to_html("rated"));
+            let _ = writeln!(headline, "<p class=\"note\">{}</p>", escape(RATED_NOTE));
         }
     }
     if !headline.is_empty() {
@@ -135,8 +132,10 @@ fn chart_sections(
     );
     let metadata = metadata_charts(agg, units);
     push_charts(sections, ("metadata", "Metadata"), SWEEP_NOTE, &metadata);
-    let curves = latency_iops_charts(agg);
-    let percentiles = percentile_charts(agg);
+    // The curves of a matrix's groups (two or three points each) join the detail.
+    let curves = latency_iops_charts(agg, &|i| !model.in_matrix(i));
+    let mut percentiles = latency_iops_charts(agg, &|i| model.in_matrix(i));
+    percentiles.extend(percentile_charts(agg));
     if !curves.is_empty() || !percentiles.is_empty() {
         let mut body = format!("<p class=\"note\">{}</p>\n", escape(LATENCY_NOTE));
         if !curves.is_empty() {
@@ -145,7 +144,7 @@ fn chart_sections(
         if !percentiles.is_empty() {
             let _ = write!(
                 body,
-                "<details class=\"detail\"><summary>Latency percentiles of every group ({} charts)</summary>\n<div class=\"charts\">\n{}</div>\n</details>\n",
+                "<details class=\"detail\"><summary>Latency of every group ({} charts)</summary>\n<div class=\"charts\">\n{}</div>\n</details>\n",
                 percentiles.len(),
                 svgs(&percentiles)
             );
