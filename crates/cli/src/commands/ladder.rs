@@ -399,9 +399,9 @@ mod tests {
             lines[1],
             "ladder: objective p99 <= 1.00 ms (judged on the slowest operation: each step's worst p99)"
         );
-        assert_eq!(lines[2], "QD    IOPS  read p99  write p99  meets");
-        assert_eq!(lines[3], " 1   10.0k   33.0 µs    1.00 ms  yes (write p99)");
-        assert_eq!(lines[4], " 2   12.0k    200 µs    6.00 ms  no (write p99)");
+        assert_eq!(lines[2], "QD   IOPS  read p99  write p99  meets");
+        assert_eq!(lines[3], " 1  10.0k   33.0 µs    1.00 ms  yes (write p99)");
+        assert_eq!(lines[4], " 2  12.0k    200 µs    6.00 ms  no (write p99)");
         assert_eq!(
             lines[5],
             "highest load within the objective: QD 1 at 10.0k IOPS (read p99 33.0 µs, write p99 1.00 ms)"
