@@ -10,7 +10,7 @@ use iolab_core::result::{OpResult, PhaseResult, RunRecord};
 use crate::aggregate::{Point, aggregate_runs};
 use iolab_core::stats::Spread;
 
-use crate::compare::{Comparison, MetricRow, Noise, Peak, Presence};
+use crate::compare::{Comparison, MetricRow, Noise, Presence};
 use crate::comparison_text::swept_rows;
 use crate::measure::{Measure, params_text};
 use crate::sweep::Params;
@@ -190,73 +190,75 @@ pub fn render_points_csv(runs: &[RunRecord]) -> String {
 /// at that value in the peak columns (scope "point").
 pub fn render_comparison_csv(c: &Comparison) -> String {
     let mut out = Document::new(COMPARISON_COLUMNS);
-    let peak = |p: Option<&Peak>| -> [String; 4] {
-        match p {
-            None => Default::default(),
-            Some(p) => [
-                p.value.to_string(),
-                p.at.clone().unwrap_or_default(),
-                p.spread.n.to_string(),
-                p.spread.cv.to_string(),
-            ],
-        }
-    };
-    let point = |s: Option<&Spread>, at: &str| -> [String; 4] {
-        match s {
-            None => Default::default(),
-            Some(s) => [
-                s.mean.to_string(),
-                at.to_string(),
-                s.n.to_string(),
-                s.cv.to_string(),
-            ],
-        }
-    };
-    let noise = |n: Noise| {
-        serde_json::to_value(n)
-            .ok()
-            .and_then(|v| v.as_str().map(str::to_string))
-            .unwrap_or_default()
-    };
     for r in &c.rows {
-        let mut fields = metric_fields(r);
-        fields.push(c.baseline.name.clone());
-        fields.extend(peak(r.baseline.as_ref()));
-        fields.push(c.candidate.name.clone());
-        fields.extend(peak(r.candidate.as_ref()));
-        fields.push(r.change_percent.map(|v| v.to_string()).unwrap_or_default());
-        fields.push(noise(r.noise));
-        fields.push(
-            match r.presence() {
-                Presence::Both => "both",
-                Presence::BaselineOnly => "baseline-only",
-                Presence::CandidateOnly => "candidate-only",
-            }
-            .to_string(),
-        );
-        fields.push("peak".to_string());
-        out.row(&fields);
+        let presence = match r.presence() {
+            Presence::Both => "both",
+            Presence::BaselineOnly => "baseline-only",
+            Presence::CandidateOnly => "candidate-only",
+        };
+        let sides = [r.baseline.as_ref(), r.candidate.as_ref()]
+            .map(|p| p.map(|p| (p.value, p.at.clone().unwrap_or_default(), &p.spread)));
+        out.row(change_row(
+            c,
+            r,
+            sides,
+            (r.change_percent, r.noise),
+            (presence, "peak"),
+        ));
     }
     for r in swept_rows(c) {
         for p in &r.points {
-            let mut fields = metric_fields(r);
-            fields.push(c.baseline.name.clone());
-            fields.extend(point(p.baseline.as_ref(), &p.at));
-            fields.push(c.candidate.name.clone());
-            fields.extend(point(p.candidate.as_ref(), &p.at));
-            fields.push(p.change_percent.map(|v| v.to_string()).unwrap_or_default());
-            fields.push(noise(p.noise));
             let presence = match (&p.baseline, &p.candidate) {
                 (Some(_), None) => "baseline-only",
                 (None, Some(_)) => "candidate-only",
                 _ => "both",
             };
-            fields.push(presence.to_string());
-            fields.push("point".to_string());
-            out.row(&fields);
+            let sides = [p.baseline.as_ref(), p.candidate.as_ref()]
+                .map(|s| s.map(|s| (s.mean, p.at.clone(), s)));
+            out.row(change_row(
+                c,
+                r,
+                sides,
+                (p.change_percent, p.noise),
+                (presence, "point"),
+            ));
         }
     }
     out.finish()
+}
+
+/// A side's figure in a row of [`render_comparison_csv`]: value, where, repetitions.
+type SideFigure<'a> = Option<(f64, String, &'a Spread)>;
+
+/// One row of [`render_comparison_csv`]: the metric, each side's name, figure, place,
+/// n and CV, the change, noise, presence and scope.
+fn change_row(
+    c: &Comparison,
+    r: &MetricRow,
+    sides: [SideFigure<'_>; 2],
+    (change, noise): (Option<f64>, Noise),
+    (presence, scope): (&str, &str),
+) -> Vec<String> {
+    let mut fields = metric_fields(r);
+    for (name, side) in [&c.baseline.name, &c.candidate.name].into_iter().zip(sides) {
+        fields.push(name.clone());
+        match side {
+            None => fields.extend(std::iter::repeat_n(String::new(), 4)),
+            Some((value, at, s)) => {
+                fields.extend([value.to_string(), at, s.n.to_string(), s.cv.to_string()])
+            }
+        }
+    }
+    fields.push(change.map(|v| v.to_string()).unwrap_or_default());
+    fields.push(
+        serde_json::to_value(noise)
+            .ok()
+            .and_then(|v| v.as_str().map(str::to_string))
+            .unwrap_or_default(),
+    );
+    fields.push(presence.to_string());
+    fields.push(scope.to_string());
+    fields
 }
 
 /// The columns naming a metric: metric, phase, split, op, measure, unit, swept_param.

@@ -88,55 +88,17 @@ pub fn sides_of(g: &Group) -> Vec<usize> {
 
 /// A column of [`group_table`]: an op's figure in a measure, or the total IOPS of a mixed
 /// phase, on a side.
-enum Column<'a> {
-    Op(&'a GroupOp, Measure, usize),
+enum Column {
+    Op(GroupOp, Measure, usize),
     Total(usize),
 }
 
 /// Swept value × (op, side): the figure of merit of each cell, and the total IOPS of a
 /// mixed phase (reads and writes together).
 pub fn group_table(agg: &Aggregate, g: &Group, units: Units) -> Table {
-    let first = g
-        .swept
-        .as_deref()
-        .map(axis_name)
-        .unwrap_or_else(|| "Phase".to_string());
-    let mut headers = vec![first];
-    let mut columns = Vec::new();
     // SD and CV after each figure, when something was repeated.
     let repeated = g.sides.iter().flatten().any(|p| p.repetitions() > 1);
-    let sd_cv = |headers: &mut Vec<String>| {
-        if repeated {
-            headers.push(">SD".into());
-            headers.push(">CV".into());
-        }
-    };
-    // Auxiliary operations (an fsync beside writes) are no headline rate: their count
-    // grows with the workers by construction. Their latency is in the latency table.
-    let ops = g.headline_ops();
-    for op in &ops {
-        // A sweep over 4KiB and 2MiB blocks shows IOPS and bandwidth.
-        let mut measures: Vec<Measure> = judged(g, *op).iter().map(|j| j.measure).collect();
-        measures.dedup();
-        for measure in measures {
-            for side in sides_of(g) {
-                headers.push(format!(
-                    ">{} {}",
-                    series_name(agg, op.op.name(), side),
-                    measure.word()
-                ));
-                sd_cv(&mut headers);
-                columns.push(Column::Op(op, measure, side));
-            }
-        }
-    }
-    if g.is_mixed() {
-        for side in sides_of(g) {
-            headers.push(format!(">{} IOPS", series_name(agg, "total", side)));
-            sd_cv(&mut headers);
-            columns.push(Column::Total(side));
-        }
-    }
+    let (headers, columns) = group_columns(agg, g, repeated);
     let refs: Vec<&str> = headers.iter().map(String::as_str).collect();
     let mut t = Table::new(&refs);
     let values: Vec<Option<&str>> = if g.swept.is_some() {
@@ -147,23 +109,7 @@ pub fn group_table(agg: &Aggregate, g: &Group, units: Units) -> Table {
     for value in values {
         let mut row = vec![value.unwrap_or(&g.name).to_string()];
         for column in &columns {
-            let (measure, spread) = match column {
-                Column::Op(op, measure, side) => {
-                    let read = Judged {
-                        measure: *measure,
-                        small_blocks: None,
-                    };
-                    let spread = g
-                        .point(*side, value)
-                        .and_then(|p| p.op(op.op))
-                        .map(|o| read.spread(**op, o));
-                    (*measure, spread)
-                }
-                Column::Total(side) => (
-                    Measure::Iops,
-                    g.point(*side, value).and_then(|p| p.total()).copied(),
-                ),
-            };
+            let (measure, spread) = column_figure(g, column, value);
             row.push(
                 spread
                     .as_ref()
@@ -183,6 +129,70 @@ pub fn group_table(agg: &Aggregate, g: &Group, units: Units) -> Table {
         t.push(row);
     }
     t
+}
+
+/// The headers and columns of [`group_table`]: each headline op in each measure it is
+/// judged by (a sweep over 4KiB and 2MiB blocks: IOPS and bandwidth) per side, then the
+/// total IOPS of a mixed group per side; SD and CV beside each when `repeated`.
+fn group_columns(agg: &Aggregate, g: &Group, repeated: bool) -> (Vec<String>, Vec<Column>) {
+    let first = g
+        .swept
+        .as_deref()
+        .map(axis_name)
+        .unwrap_or_else(|| "Phase".to_string());
+    let mut headers = vec![first];
+    let mut columns = Vec::new();
+    let mut push = |header: String, column: Column| {
+        headers.push(header);
+        if repeated {
+            headers.push(">SD".into());
+            headers.push(">CV".into());
+        }
+        columns.push(column);
+    };
+    // Auxiliary operations (an fsync beside writes) are no headline rate: their count
+    // grows with the workers by construction. Their latency is in the latency table.
+    for op in g.headline_ops() {
+        let mut measures: Vec<Measure> = judged(g, op).iter().map(|j| j.measure).collect();
+        measures.dedup();
+        for measure in measures {
+            for side in sides_of(g) {
+                let name = series_name(agg, op.op.name(), side);
+                push(
+                    format!(">{name} {}", measure.word()),
+                    Column::Op(op, measure, side),
+                );
+            }
+        }
+    }
+    if g.is_mixed() {
+        for side in sides_of(g) {
+            let name = series_name(agg, "total", side);
+            push(format!(">{name} IOPS"), Column::Total(side));
+        }
+    }
+    (headers, columns)
+}
+
+/// A column's figure at swept value `value`, in its measure.
+fn column_figure(g: &Group, column: &Column, value: Option<&str>) -> (Measure, Option<Spread>) {
+    match column {
+        Column::Op(op, measure, side) => {
+            let read = Judged {
+                measure: *measure,
+                small_blocks: None,
+            };
+            let spread = g
+                .point(*side, value)
+                .and_then(|p| p.op(op.op))
+                .map(|o| read.spread(*op, o));
+            (*measure, spread)
+        }
+        Column::Total(side) => (
+            Measure::Iops,
+            g.point(*side, value).and_then(|p| p.total()).copied(),
+        ),
+    }
 }
 
 /// Latency percentiles of every point: swept value, op, side, p50 ... p99.99, max.

@@ -265,7 +265,8 @@ fn latency_words(latencies: &[Vec<(OpKind, Nanos)>], i: usize, figure: &str) -> 
 }
 
 /// The steps with each operation's latency in a column of its own ("read p99", "write
-/// p99") and the verdict naming the operation it judged.
+/// p99") and the verdict naming the operation it judged, then the highest load within
+/// the objective and the knee.
 fn render(l: &Ladder, slo: &Slo, axis: Axis, latencies: &[Vec<(OpKind, Nanos)>]) -> String {
     use std::fmt::Write as _;
     let name = match axis {
@@ -277,6 +278,29 @@ fn render(l: &Ladder, slo: &Slo, axis: Axis, latencies: &[Vec<(OpKind, Nanos)>])
     let mut ops: Vec<OpKind> = latencies.iter().flatten().map(|(op, _)| *op).collect();
     ops.sort();
     ops.dedup();
+    let mut out = format!("\nladder: objective {slo}");
+    if ops.len() > 1 {
+        let _ = write!(
+            out,
+            " (judged on the slowest operation: each step's worst {figure})"
+        );
+    }
+    let _ = write!(
+        out,
+        "\n{}",
+        steps_table(l, (name, &figure), &ops, latencies).to_text()
+    );
+    out.push_str(&verdicts(l, (name, &figure), latencies));
+    out
+}
+
+/// One row per step: load, IOPS, each operation's latency, and the verdict.
+fn steps_table(
+    l: &Ladder,
+    (name, figure): (&str, &str),
+    ops: &[OpKind],
+    latencies: &[Vec<(OpKind, Nanos)>],
+) -> iolab_report::table::Table {
     let mut headers = vec![format!(">{name}"), ">IOPS".to_string()];
     headers.extend(ops.iter().map(|op| format!(">{} {figure}", op.name())));
     headers.push("meets".to_string());
@@ -288,7 +312,7 @@ fn render(l: &Ladder, slo: &Slo, axis: Axis, latencies: &[Vec<(OpKind, Nanos)>])
             s.load.to_string(),
             iolab_core::units::OpsPerSec(s.iops).human(),
         ];
-        for op in &ops {
+        for op in ops {
             row.push(
                 step.iter()
                     .find(|(o, _)| o == op)
@@ -305,14 +329,18 @@ fn render(l: &Ladder, slo: &Slo, axis: Axis, latencies: &[Vec<(OpKind, Nanos)>])
         row.push(format!("{}{by}{tag}", if s.meets { "yes" } else { "no" }));
         t.push(row);
     }
-    let mut out = format!("\nladder: objective {slo}");
-    if ops.len() > 1 {
-        let _ = write!(
-            out,
-            " (judged on the slowest operation: each step's worst {figure})"
-        );
-    }
-    let _ = write!(out, "\n{}", t.to_text());
+    t
+}
+
+/// The highest load within the objective, the most IOPS within it, and the knee.
+fn verdicts(
+    l: &Ladder,
+    (name, figure): (&str, &str),
+    latencies: &[Vec<(OpKind, Nanos)>],
+) -> String {
+    use std::fmt::Write as _;
+    let iops = |v: f64| iolab_core::units::OpsPerSec(v).human();
+    let mut out = String::new();
     match (l.highest_load, l.peak) {
         (Some(h), Some(p)) => {
             let (hs, ps) = (&l.steps[h], &l.steps[p]);
@@ -320,22 +348,22 @@ fn render(l: &Ladder, slo: &Slo, axis: Axis, latencies: &[Vec<(OpKind, Nanos)>])
                 out,
                 "highest load within the objective: {name} {} at {} IOPS ({})",
                 hs.load,
-                iolab_core::units::OpsPerSec(hs.iops).human(),
-                latency_words(latencies, h, &figure)
+                iops(hs.iops),
+                latency_words(latencies, h, figure)
             );
             let _ = writeln!(
                 out,
                 "most IOPS within the objective: {} IOPS, first at {name} {} ({})",
-                iolab_core::units::OpsPerSec(ps.iops).human(),
+                iops(ps.iops),
                 ps.load,
-                latency_words(latencies, p, &figure)
+                latency_words(latencies, p, figure)
             );
         }
         _ => {
             let _ = writeln!(
                 out,
                 "no load met the objective: even the lightest step took {}",
-                latency_words(latencies, 0, &figure)
+                latency_words(latencies, 0, figure)
             );
         }
     }
@@ -352,8 +380,8 @@ fn render(l: &Ladder, slo: &Slo, axis: Axis, latencies: &[Vec<(OpKind, Nanos)>])
                 out,
                 "knee: {name} {} ({} IOPS at {}): beyond it latency grows faster than IOPS",
                 l.steps[k].load,
-                iolab_core::units::OpsPerSec(l.steps[k].iops).human(),
-                latency_words(latencies, k, &figure)
+                iops(l.steps[k].iops),
+                latency_words(latencies, k, figure)
             );
         }
         None => {}

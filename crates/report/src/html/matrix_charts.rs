@@ -59,7 +59,6 @@ pub fn matrix_charts(model: &ReportModel, units: Units) -> Vec<Chart> {
 /// One chart per value of the cut's `per` parameter over the matrices `which` (one, or an
 /// async and a sync twin).
 fn charts_of(model: &ReportModel, which: &[usize], units: Units) -> Vec<Chart> {
-    let agg = &model.agg;
     let first = &model.matrices[which[0]];
     let c = cut(first);
     let pair = which.len() == 2;
@@ -68,40 +67,7 @@ fn charts_of(model: &ReportModel, which: &[usize], units: Units) -> Vec<Chart> {
         let Some(measure) = chart_measure(model, which, &c, k) else {
             continue;
         };
-        let mut series = Vec::new();
-        for (mi, index) in which.iter().enumerate() {
-            let m = &model.matrices[*index];
-            let figures: Vec<Figure> = m
-                .figures
-                .iter()
-                .copied()
-                .filter(|f| figure_measure(model, m, &c, k, *f) == Some(measure))
-                .collect();
-            for (fi, figure) in figures.iter().enumerate() {
-                for side in matrix_sides(agg, m) {
-                    let (name, color, dashed) = if pair {
-                        let sync = m.fixed.get("sync").map(String::as_str).unwrap_or("false");
-                        let mut label = value_heading("sync", sync);
-                        if figures.len() > 1 {
-                            label = format!("{label} {}", figure_name(*figure));
-                        }
-                        let name = series_name(agg, &label, side);
-                        (name, side, mi == 1)
-                    } else {
-                        let name = series_name(agg, figure_name(*figure), side);
-                        let color = if figures.len() > 1 { fi } else { side };
-                        (name, color, side > 0)
-                    };
-                    let points = points(model, m, &c, (k, *figure, side), &name, units);
-                    series.push(Series {
-                        name,
-                        points,
-                        dashed,
-                        color,
-                    });
-                }
-            }
-        }
+        let mut series = chart_series(model, which, (&c, k), measure, units);
         series.retain(|s| !s.points.is_empty());
         if series.is_empty() {
             continue;
@@ -134,6 +100,54 @@ fn charts_of(model: &ReportModel, which: &[usize], units: Units) -> Vec<Chart> {
         });
     }
     charts
+}
+
+/// The series of chart `k` of the cut: per matrix of `which`, figure of `measure` and
+/// side. A sync pair names its series "async" and "sync", each run in its colour, sync
+/// dashed; a single matrix names them by figure, compared runs dashed.
+fn chart_series(
+    model: &ReportModel,
+    which: &[usize],
+    (c, k): (&Cut<'_>, usize),
+    measure: Measure,
+    units: Units,
+) -> Vec<Series> {
+    let agg = &model.agg;
+    let pair = which.len() == 2;
+    let mut series = Vec::new();
+    for (mi, index) in which.iter().enumerate() {
+        let m = &model.matrices[*index];
+        let figures: Vec<Figure> = m
+            .figures
+            .iter()
+            .copied()
+            .filter(|f| figure_measure(model, m, c, k, *f) == Some(measure))
+            .collect();
+        for (fi, figure) in figures.iter().enumerate() {
+            for side in matrix_sides(agg, m) {
+                let (name, color, dashed) = if pair {
+                    let sync = m.fixed.get("sync").map(String::as_str).unwrap_or("false");
+                    let mut label = value_heading("sync", sync);
+                    if figures.len() > 1 {
+                        label = format!("{label} {}", figure_name(*figure));
+                    }
+                    (series_name(agg, &label, side), side, mi == 1)
+                } else {
+                    let name = series_name(agg, figure_name(*figure), side);
+                    let color = if figures.len() > 1 { fi } else { side };
+                    (name, color, side > 0)
+                };
+                let points = points(model, m, c, (k, *figure, side), &name, units);
+                series.push(Series {
+                    name,
+                    points,
+                    dashed,
+                    color,
+                });
+            }
+        }
+    }
+    series
 }
 
 /// "read", "total" (a legend entry).
