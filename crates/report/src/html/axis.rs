@@ -108,7 +108,7 @@ fn scale(unit: Unit, max: f64) -> (f64, &'static str, Option<String>) {
             }
             (1000f64.powi(i as i32), "", Some(NAMES[i].to_string()))
         }
-        Unit::Count if max >= 1e7 => (1e6, "M", None),
+        Unit::Count if max >= 1e6 => (1e6, "M", None),
         Unit::Count if max >= 1e4 => (1e3, "k", None),
         Unit::Count => (1.0, "", None),
         Unit::Percent => (1.0, "", Some("%".to_string())),

@@ -36,8 +36,10 @@ use crate::report_tables::{
 
 const STYLE: &str = include_str!("style.css");
 
-const SWEEP_NOTE: &str = "Points are means over the repetitions; bars span the lowest to \
-the highest repetition. Compared runs are dashed with hollow markers.";
+const SWEEP_NOTE: &str = "Points and bars are means over the repetitions; whiskers span \
+the lowest to the highest repetition. Compared runs are dashed with hollow markers \
+(lines) or pale (bars); in a sync-against-async chart each run has its colour and the \
+sync writes are dashed.";
 
 const TIMELINE_NOTE: &str = "Per-second rates of the phase where the first run peaked \
 (first repetition), every run overlaid; beside it, the block devices and CPUs of the \
@@ -55,19 +57,28 @@ pub fn page(title: &str, runs: &[RunRecord], model: &ReportModel, opts: &ReportO
     let agg = &model.agg;
     let units = opts.units;
     let mut sections: Vec<Section> = vec![("runs", "Runs", runs_table(runs).to_html("runs"))];
-    // Each run's headline figures, phase by phase, before the detail.
+    // Each run's headline figures, phase by phase, before the detail: the subject's
+    // open, the compared runs' folded (a matrix of 24 phases per run is long).
     let mut headline = String::new();
     for (i, run) in runs
         .iter()
         .enumerate()
         .filter(|(_, r)| !r.phases.is_empty())
     {
-        let _ = writeln!(headline, "<h3>{}</h3>", escape(&run_name(run)));
-        headline.push_str(&crate::text::summary_table(&run.phases, units).to_html("summary"));
+        let mut body = crate::text::summary_table(&run.phases, units).to_html("summary");
         if let Some(rows) = model.rated.get(i).filter(|r| !r.is_empty()) {
-            headline.push_str("<h4>Against the rated maximum</h4>\n");
-            headline.push_str(&rated_table(rows).to_html("rated"));
-            let _ = writeln!(headline, "<p class=\"note\">{}</p>", escape(RATED_NOTE));
+            body.push_str("<h4>Against the rated maximum</h4>\n");
+            body.push_str(&rated_table(rows).to_html("rated"));
+            let _ = writeln!(body, "<p class=\"note\">{}</p>", escape(RATED_NOTE));
+        }
+        let name = escape(&run_name(run));
+        if i == 0 {
+            let _ = write!(headline, "<h3>{name}</h3>\n{body}");
+        } else {
+            let _ = write!(
+                headline,
+                "<details class=\"detail\"><summary>{name}: every phase</summary>\n{body}</details>\n"
+            );
         }
     }
     if !headline.is_empty() {
