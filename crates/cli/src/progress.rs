@@ -114,13 +114,14 @@ fn describe(p: &Progress<'_>, state: Option<&LiveState>) -> (String, String) {
             (i, b, i, b)
         }
     };
-    // p99 of the last second, or of this tick's operations without a live state.
+    // p99 of the last second, or of this tick's operations without a live state: of
+    // every operation together (the live buckets are not kept per operation), and said so.
     let p99 = current
         .and_then(|c| c.p99_now)
         .map(|s| Nanos((s * 1e9) as u64))
         .or_else(|| iolab_core::live_latency::quantile(p.latency, 0.99).map(Nanos));
     let p99 = p99
-        .map(|n| format!("  p99 {}", n.human()))
+        .map(|n| format!("  p99 (all ops) {}", n.human()))
         .unwrap_or_default();
     let line = format!(
         "{}  {:.0}s  now {}/s {}{p99}  avg {}/s {}  {} of {} workers done",

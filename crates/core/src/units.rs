@@ -62,7 +62,8 @@ fn human_decimal(value: f64, unit: &str) -> String {
     const PREFIXES: [&str; 7] = ["", "k", "M", "G", "T", "P", "E"];
     let mut v = value;
     let mut i = 0;
-    while v.abs() >= 1000.0 && i + 1 < PREFIXES.len() {
+    // 999.6 would print as "1000": it is 1.00 of the next prefix.
+    while v.abs() >= 999.5 && i + 1 < PREFIXES.len() {
         v /= 1000.0;
         i += 1;
     }
@@ -555,6 +556,10 @@ mod tests {
         assert_eq!(rate(1000, Nanos::ZERO).get(), 0.0);
         assert_eq!(OpsPerSec(123_456.0).human(), "123k");
         assert_eq!(BytesPerSec(505e6).human_decimal(), "505 MB/s");
+        // Rounding up to 1000 moves to the next prefix.
+        assert_eq!(BytesPerSec(999_999_999.9).human_decimal(), "1.00 GB/s");
+        assert_eq!(OpsPerSec(999.7).human(), "1.00k");
+        assert_eq!(OpsPerSec(999.4).human(), "999");
     }
 
     #[test]

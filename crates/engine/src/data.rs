@@ -94,6 +94,10 @@ pub fn params_of(spec: &DataSpec, ranks: u32) -> BTreeMap<String, String> {
     if spec.rw.is_mixed() {
         p.insert("rwmix_read".into(), spec.rwmix_read.to_string());
     }
+    // O_SYNC writes are another workload than plain ones (S5 sets them side by side).
+    if spec.sync {
+        p.insert("sync".into(), "true".into());
+    }
     p
 }
 

@@ -1,13 +1,17 @@
-//! CSV for spreadsheets and pandas, with stable column names: [`render_csv`] has one row
-//! per phase × op with raw figures (bytes/s, ops/s, nanoseconds) and the statistics of its
-//! figure of merit over the phase's repetitions (n, mean, stddev, cv, ci95, noisy),
-//! [`render_points_csv`] one row per sweep point × op with its repetition statistics,
-//! [`render_comparison_csv`] one row per compared metric.
+//! CSV for spreadsheets and pandas, with stable column names, written by the `csv` crate
+//! (RFC 4180 quoting): [`render_csv`] has one row per phase × op with raw figures
+//! (bytes/s, ops/s, nanoseconds) and the statistics of its figure of merit over the
+//! phase's repetitions (n, mean, stddev, cv, ci95, noisy), [`render_points_csv`] one row
+//! per sweep point × op with its repetition statistics, [`render_comparison_csv`] one row
+//! per compared metric (scope "peak") and per metric and swept value (scope "point").
 
 use iolab_core::result::{OpResult, PhaseResult, RunRecord};
 
 use crate::aggregate::{Point, aggregate_runs};
-use crate::compare::{Comparison, Peak, Presence};
+use iolab_core::stats::Spread;
+
+use crate::compare::{Comparison, MetricRow, Noise, Presence};
+use crate::comparison_text::swept_rows;
 use crate::measure::{Measure, params_text};
 use crate::sweep::Params;
 
@@ -22,20 +26,35 @@ mean,stddev,cv,ci95,min,max,noisy,lat_p50_ns,lat_p99_ns,lat_p99_9_ns";
 
 const COMPARISON_COLUMNS: &str = "metric,phase,split,op,measure,unit,swept_param,\
 baseline,baseline_peak,baseline_at,baseline_n,baseline_cv,candidate,candidate_peak,\
-candidate_at,candidate_n,candidate_cv,change_percent,noise,presence";
+candidate_at,candidate_n,candidate_cv,change_percent,noise,presence,scope";
 
-/// Quotes a field when it holds a comma, quote or line break (RFC 4180).
-fn field(s: &str) -> String {
-    if s.contains([',', '"', '\n', '\r']) {
-        format!("\"{}\"", s.replace('"', "\"\""))
-    } else {
-        s.to_string()
+/// A CSV document in memory, its header written.
+struct Document(csv::Writer<Vec<u8>>);
+
+impl Document {
+    fn new(columns: &str) -> Document {
+        let mut d = Document(csv::Writer::from_writer(Vec::new()));
+        d.row(columns.split(','));
+        d
     }
-}
 
-fn line(fields: &[String]) -> String {
-    let cells: Vec<String> = fields.iter().map(|f| field(f)).collect();
-    cells.join(",") + "\n"
+    fn row<I, F>(&mut self, fields: I)
+    where
+        I: IntoIterator<Item = F>,
+        F: AsRef<[u8]>,
+    {
+        self.0
+            .write_record(fields)
+            .expect("writing CSV to memory cannot fail");
+    }
+
+    fn finish(self) -> String {
+        let bytes = self
+            .0
+            .into_inner()
+            .expect("flushing CSV to memory cannot fail");
+        String::from_utf8(bytes).expect("CSV of UTF-8 fields is UTF-8")
+    }
 }
 
 /// Params as "k=v;k=v" (semicolons keep the field unquoted).
@@ -46,7 +65,7 @@ fn params_field(p: &Params) -> String {
 /// One row per phase × op of every run, figures raw.
 pub fn render_csv(runs: &[RunRecord]) -> String {
     let agg = aggregate_runs(runs);
-    let mut out = format!("{PHASE_COLUMNS}\n");
+    let mut out = Document::new(PHASE_COLUMNS);
     for (ri, run) in runs.iter().enumerate() {
         for (pi, phase) in run.phases.iter().enumerate() {
             let holds = |p: &Point| p.phases.iter().any(|r| r.phase == pi);
@@ -71,11 +90,11 @@ pub fn render_csv(runs: &[RunRecord]) -> String {
                     ]),
                     None => row.extend(std::iter::repeat_n(String::new(), 6)),
                 }
-                out.push_str(&line(&row));
+                out.row(&row);
             }
         }
     }
-    out
+    out.finish()
 }
 
 fn phase_row(
@@ -131,14 +150,14 @@ fn phase_row(
 /// One row per side × group × swept value × op: the repetitions' statistics.
 pub fn render_points_csv(runs: &[RunRecord]) -> String {
     let agg = aggregate_runs(runs);
-    let mut out = format!("{POINT_COLUMNS}\n");
+    let mut out = Document::new(POINT_COLUMNS);
     for g in &agg.groups {
         for (si, points) in g.sides.iter().enumerate() {
             for p in points {
                 for o in &p.ops {
                     let measure = g.measure(o.op).unwrap_or(Measure::OpsRate);
                     let s = &o.value;
-                    out.push_str(&line(&[
+                    out.row([
                         agg.sides[si].name.clone(),
                         g.name.clone(),
                         params_field(&g.split),
@@ -158,60 +177,101 @@ pub fn render_points_csv(runs: &[RunRecord]) -> String {
                         o.latency.p50.0.to_string(),
                         o.latency.p99.0.to_string(),
                         o.latency.p99_9.0.to_string(),
-                    ]));
+                    ]);
                 }
             }
         }
     }
-    out
+    out.finish()
 }
 
-/// One row per metric: both peaks with where and how repeated, change, noise, presence.
+/// One row per metric: both peaks with where and how repeated, change, noise, presence
+/// (scope "peak"); then one per metric and swept value both sides measured, the figures
+/// at that value in the peak columns (scope "point").
 pub fn render_comparison_csv(c: &Comparison) -> String {
-    let mut out = format!("{COMPARISON_COLUMNS}\n");
-    let peak = |p: Option<&Peak>| -> [String; 4] {
-        match p {
-            None => Default::default(),
-            Some(p) => [
-                p.value.to_string(),
-                p.at.clone().unwrap_or_default(),
-                p.spread.n.to_string(),
-                p.spread.cv.to_string(),
-            ],
-        }
-    };
+    let mut out = Document::new(COMPARISON_COLUMNS);
     for r in &c.rows {
-        let mut fields = vec![
-            r.metric.clone(),
-            r.phase.clone(),
-            params_field(&r.split),
-            r.op.name().to_string(),
-            r.measure.word().to_string(),
-            r.measure.unit().to_string(),
-            r.swept.clone().unwrap_or_default(),
-            c.baseline.name.clone(),
-        ];
-        fields.extend(peak(r.baseline.as_ref()));
-        fields.push(c.candidate.name.clone());
-        fields.extend(peak(r.candidate.as_ref()));
-        fields.push(r.change_percent.map(|v| v.to_string()).unwrap_or_default());
-        fields.push(
-            serde_json::to_value(r.noise)
-                .ok()
-                .and_then(|v| v.as_str().map(str::to_string))
-                .unwrap_or_default(),
-        );
-        fields.push(
-            match r.presence() {
-                Presence::Both => "both",
-                Presence::BaselineOnly => "baseline-only",
-                Presence::CandidateOnly => "candidate-only",
-            }
-            .to_string(),
-        );
-        out.push_str(&line(&fields));
+        let presence = match r.presence() {
+            Presence::Both => "both",
+            Presence::BaselineOnly => "baseline-only",
+            Presence::CandidateOnly => "candidate-only",
+        };
+        let sides = [r.baseline.as_ref(), r.candidate.as_ref()]
+            .map(|p| p.map(|p| (p.value, p.at.clone().unwrap_or_default(), &p.spread)));
+        out.row(change_row(
+            c,
+            r,
+            sides,
+            (r.change_percent, r.noise),
+            (presence, "peak"),
+        ));
     }
-    out
+    for r in swept_rows(c) {
+        for p in &r.points {
+            let presence = match (&p.baseline, &p.candidate) {
+                (Some(_), None) => "baseline-only",
+                (None, Some(_)) => "candidate-only",
+                _ => "both",
+            };
+            let sides = [p.baseline.as_ref(), p.candidate.as_ref()]
+                .map(|s| s.map(|s| (s.mean, p.at.clone(), s)));
+            out.row(change_row(
+                c,
+                r,
+                sides,
+                (p.change_percent, p.noise),
+                (presence, "point"),
+            ));
+        }
+    }
+    out.finish()
+}
+
+/// A side's figure in a row of [`render_comparison_csv`]: value, where, repetitions.
+type SideFigure<'a> = Option<(f64, String, &'a Spread)>;
+
+/// One row of [`render_comparison_csv`]: the metric, each side's name, figure, place,
+/// n and CV, the change, noise, presence and scope.
+fn change_row(
+    c: &Comparison,
+    r: &MetricRow,
+    sides: [SideFigure<'_>; 2],
+    (change, noise): (Option<f64>, Noise),
+    (presence, scope): (&str, &str),
+) -> Vec<String> {
+    let mut fields = metric_fields(r);
+    for (name, side) in [&c.baseline.name, &c.candidate.name].into_iter().zip(sides) {
+        fields.push(name.clone());
+        match side {
+            None => fields.extend(std::iter::repeat_n(String::new(), 4)),
+            Some((value, at, s)) => {
+                fields.extend([value.to_string(), at, s.n.to_string(), s.cv.to_string()])
+            }
+        }
+    }
+    fields.push(change.map(|v| v.to_string()).unwrap_or_default());
+    fields.push(
+        serde_json::to_value(noise)
+            .ok()
+            .and_then(|v| v.as_str().map(str::to_string))
+            .unwrap_or_default(),
+    );
+    fields.push(presence.to_string());
+    fields.push(scope.to_string());
+    fields
+}
+
+/// The columns naming a metric: metric, phase, split, op, measure, unit, swept_param.
+fn metric_fields(r: &MetricRow) -> Vec<String> {
+    vec![
+        r.metric.clone(),
+        r.phase.clone(),
+        params_field(&r.split),
+        r.op.name().to_string(),
+        r.measure.word().to_string(),
+        r.measure.unit().to_string(),
+        r.swept.clone().unwrap_or_default(),
+    ]
 }
 
 #[cfg(test)]
@@ -220,9 +280,13 @@ mod tests {
 
     #[test]
     fn fields_are_quoted_only_when_needed() {
-        assert_eq!(field("a"), "a");
-        assert_eq!(field("a,b"), "\"a,b\"");
-        assert_eq!(field("say \"hi\""), "\"say \"\"hi\"\"\"");
+        let mut d = Document::new("a,b,c");
+        d.row(["plain", "a,b", "say \"hi\""]);
+        d.row(["line\nbreak", "", "x"]);
+        assert_eq!(
+            d.finish(),
+            "a,b,c\nplain,\"a,b\",\"say \"\"hi\"\"\"\n\"line\nbreak\",,x\n"
+        );
         assert_eq!(PHASE_COLUMNS.split(',').count(), 36);
     }
 }

@@ -7,4 +7,6 @@ use thiserror::Error;
 pub enum ReportError {
     #[error("unknown report format '{name}'; use one of text, markdown, csv, json, html")]
     UnknownFormat { name: String },
+    #[error("unknown units '{name}'; use binary (MiB/s, GiB/s) or decimal (MB/s, GB/s)")]
+    UnknownUnits { name: String },
 }

@@ -6,6 +6,7 @@
 
 use std::fmt::Write as _;
 
+use iolab_core::histogram::LatencySummary;
 use iolab_core::result::{OpKind, PhaseResult, RunRecord};
 use iolab_core::units::{Nanos, OpsPerSec};
 
@@ -27,14 +28,26 @@ pub struct LadderOutcome {
 }
 
 /// One rung, as stored.
-#[derive(Clone, Copy, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct LadderStep {
     pub load: u64,
     /// All operations but fsync, as the ladder counts them.
     pub iops: f64,
-    /// The latency figure the objective is about.
+    /// The latency figure the objective is about: that of the slowest operation.
     pub latency: Nanos,
+    /// The objective's figure of each operation (read p99, write p99), fsync aside.
+    pub latencies: Vec<(OpKind, Nanos)>,
     pub meets: bool,
+}
+
+impl LadderStep {
+    /// The operation the step was judged by: its slowest.
+    pub fn judged(&self) -> Option<OpKind> {
+        self.latencies
+            .iter()
+            .max_by_key(|(_, l)| *l)
+            .map(|(op, _)| *op)
+    }
 }
 
 /// The ladder of a run of kind "ladder"; None for other runs or a ladder with no step.
@@ -42,8 +55,10 @@ pub fn ladder_outcome(run: &RunRecord) -> Option<LadderOutcome> {
     if run.kind != "ladder" {
         return None;
     }
+    let objective = run.spec["slo"].as_str().unwrap_or("unknown").to_string();
+    let figure = figure_of(&objective);
     // A rate ladder's unthrottled probe carries no ladder_load: it is not a step.
-    let steps: Vec<LadderStep> = run.phases.iter().filter_map(step).collect();
+    let steps: Vec<LadderStep> = run.phases.iter().filter_map(|p| step(p, figure)).collect();
     if steps.is_empty() {
         return None;
     }
@@ -52,7 +67,6 @@ pub fn ladder_outcome(run: &RunRecord) -> Option<LadderOutcome> {
         .iter()
         .filter(|p| p.extra.contains_key("ladder_load"))
         .position(|p| p.extra.get("knee").is_some_and(|k| *k > 0.0));
-    let objective = run.spec["slo"].as_str().unwrap_or("unknown").to_string();
     let load = match run.spec["axis"].as_str() {
         Some("Threads") => "threads",
         Some("Rate") => "offered IOPS",
@@ -67,27 +81,73 @@ pub fn ladder_outcome(run: &RunRecord) -> Option<LadderOutcome> {
     })
 }
 
-fn step(p: &PhaseResult) -> Option<LadderStep> {
+/// Reads an objective's figure from a latency summary.
+type FigureOf = fn(&LatencySummary) -> Nanos;
+
+/// The figure an objective ("p99<=1ms") is about; the worst kept percentile when it does
+/// not read.
+fn figure_of(objective: &str) -> FigureOf {
+    match objective.split("<=").next().map(str::trim) {
+        Some("mean") => |l| Nanos(l.mean.round() as u64),
+        Some("p50") => |l| l.p50,
+        Some("p90") => |l| l.p90,
+        Some("p99") => |l| l.p99,
+        Some("p99.9") => |l| l.p99_9,
+        _ => |l| l.p99_99,
+    }
+}
+
+fn step(p: &PhaseResult, figure: FigureOf) -> Option<LadderStep> {
     let load = *p.extra.get("ladder_load")?;
-    let ops = || p.ops.iter().filter(|o| o.op != OpKind::Fsync);
+    let ops = || p.ops.iter().filter(|o| !o.op.is_auxiliary());
     Some(LadderStep {
         load: load as u64,
         iops: ops().map(|o| o.iops.get()).sum(),
         latency: Nanos(p.extra.get("objective_latency_ns").copied().unwrap_or(0.0) as u64),
+        latencies: ops()
+            .filter(|o| o.latency.count > 0)
+            .map(|o| (o.op, figure(&o.latency)))
+            .collect(),
         meets: p.extra.get("meets_objective").is_some_and(|m| *m > 0.0),
     })
 }
 
 impl LadderOutcome {
-    /// "QD 16: 45.1k IOPS at 812 µs".
+    /// "QD 16: 45.1k IOPS at 812 µs", or in a mixed workload "QD 16: 45.1k IOPS at read
+    /// p99 210 µs, write p99 812 µs".
     fn describe(&self, s: &LadderStep) -> String {
         format!(
             "{} {}: {} IOPS at {}",
             self.load,
             s.load,
             OpsPerSec(s.iops).human(),
-            s.latency.human()
+            self.latency_words(s)
         )
+    }
+
+    /// The step's latency, each operation named when there are several.
+    fn latency_words(&self, s: &LadderStep) -> String {
+        if s.latencies.len() < 2 {
+            return s.latency.human();
+        }
+        let figure = self.objective_figure();
+        s.latencies
+            .iter()
+            .map(|(op, l)| format!("{} {figure} {}", op.name(), l.human()))
+            .collect::<Vec<_>>()
+            .join(", ")
+    }
+
+    /// The operations whose latencies the steps carry, in order.
+    fn ops(&self) -> Vec<OpKind> {
+        let mut ops: Vec<OpKind> = self
+            .steps
+            .iter()
+            .flat_map(|s| s.latencies.iter().map(|(op, _)| *op))
+            .collect();
+        ops.sort();
+        ops.dedup();
+        ops
     }
 
     /// The objective, the highest load that met it, and the knee, one sentence each.
@@ -100,7 +160,7 @@ impl LadderOutcome {
             ),
             None => format!(
                 "No load met the objective: even the lightest step took {}.",
-                self.steps[0].latency.human()
+                self.latency_words(&self.steps[0])
             ),
         });
         out.push(match self.knee {
@@ -113,11 +173,27 @@ impl LadderOutcome {
         out
     }
 
-    /// One row per step: load, IOPS, latency, whether it met the objective, and which
-    /// step is the knee or the highest load within the objective.
+    /// One row per step: load, IOPS, the objective's latency of each operation (read p99,
+    /// write p99: never one unnamed latency in a mixed workload), whether it met the
+    /// objective and by which operation it was judged, and which step is the knee or the
+    /// highest load within the objective.
     pub fn table(&self) -> Table {
-        let latency = format!(">Latency ({})", self.objective_figure());
-        let mut t = Table::new(&[self.load, ">IOPS", &latency, "Meets", "Note"]);
+        let figure = self.objective_figure().to_string();
+        let ops = self.ops();
+        let mut headers = vec![self.load.to_string(), ">IOPS".to_string()];
+        if ops.len() > 1 {
+            headers.extend(ops.iter().map(|op| format!(">{} {figure}", op.name())));
+            headers.push("Judged by".to_string());
+        } else {
+            let op = ops
+                .first()
+                .map(|op| format!("{} ", op.name()))
+                .unwrap_or_default();
+            headers.push(format!(">Latency ({op}{figure})"));
+        }
+        headers.extend(["Meets".to_string(), "Note".to_string()]);
+        let refs: Vec<&str> = headers.iter().map(String::as_str).collect();
+        let mut t = Table::new(&refs);
         for (i, s) in self.steps.iter().enumerate() {
             let mut notes = Vec::new();
             if self.highest == Some(i) {
@@ -126,13 +202,20 @@ impl LadderOutcome {
             if self.knee == Some(i) {
                 notes.push("knee");
             }
-            t.push(vec![
-                s.load.to_string(),
-                OpsPerSec(s.iops).human(),
-                s.latency.human(),
-                if s.meets { "yes" } else { "no" }.to_string(),
-                notes.join(", "),
-            ]);
+            let mut row = vec![s.load.to_string(), OpsPerSec(s.iops).human()];
+            if ops.len() > 1 {
+                for op in &ops {
+                    let l = s.latencies.iter().find(|(o, _)| o == op);
+                    row.push(l.map(|(_, l)| l.human()).unwrap_or_else(|| "—".into()));
+                }
+                let by = s.judged().map(|op| format!("{} {figure}", op.name()));
+                row.push(by.unwrap_or_default());
+            } else {
+                row.push(s.latency.human());
+            }
+            row.push(if s.meets { "yes" } else { "no" }.to_string());
+            row.push(notes.join(", "));
+            t.push(row);
         }
         t
     }
@@ -212,7 +295,7 @@ mod tests {
             ]
         );
         let md = l.table().to_markdown();
-        assert!(md.contains("Latency (p99)"), "{md}");
+        assert!(md.contains("Latency (read p99)"), "{md}");
         let row = md.lines().find(|r| r.starts_with("| 4 ")).unwrap();
         assert!(
             row.contains("yes") && row.contains("highest load within"),
@@ -220,6 +303,40 @@ mod tests {
         );
         let row = md.lines().find(|r| r.starts_with("| 8 ")).unwrap();
         assert!(row.contains("3.00 ms") && row.contains(" no "), "{row}");
+    }
+
+    /// A mixed workload whose write p99 is 30 times its read p99: each has its column,
+    /// and the verdict says it judged the writes.
+    #[test]
+    fn a_mixed_ladder_names_the_operation_of_every_latency() {
+        let mut run = ladder_run();
+        for p in &mut run.phases {
+            let mut h = iolab_core::histogram::LatencyHistogram::new();
+            h.record_n(3_000_000, 1000);
+            let mut w = crate::test_support::op_result(OpKind::Write, 10, 10 << 20);
+            w.histogram = h.clone();
+            w.latency = h.summary();
+            p.ops.push(w);
+        }
+        let l = ladder_outcome(&run).unwrap();
+        let t = l.table();
+        assert_eq!(
+            t.headers,
+            [
+                "QD",
+                "IOPS",
+                "read p99",
+                "write p99",
+                "Judged by",
+                "Meets",
+                "Note"
+            ]
+        );
+        assert_eq!(t.rows[0][2..5], ["100 µs", "3.00 ms", "write p99"]);
+        assert_eq!(
+            l.sentences()[1],
+            "Highest load that met the objective: QD 4: 200 IOPS at read p99 100 µs, write p99 3.00 ms."
+        );
     }
 
     #[test]
@@ -246,7 +363,7 @@ mod tests {
         let md = crate::render_markdown(&runs, None);
         assert!(md.contains("## Latency ladder: l1"), "{md}");
         assert!(md.contains("Highest load that met the objective: QD 4: 190 IOPS at 900 µs."));
-        let html = crate::render_html(&runs, &crate::HtmlOptions::default());
+        let html = crate::render_html(&runs, &crate::ReportOptions::default());
         assert!(html.contains("<section id=\"ladder\">"), "{html}");
         assert!(html.contains("<p>Objective: p99&lt;=1ms.</p>"));
         assert!(html.contains("<p>Knee: QD 2: 180 IOPS at 400 µs;"));

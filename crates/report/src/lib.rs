@@ -41,10 +41,15 @@ mod html;
 mod json;
 mod ladder;
 mod markdown;
+mod matrix;
+mod matrix_tables;
 mod measure;
+mod model;
+mod rated;
 mod report_tables;
 mod sweep;
 pub mod table;
+mod text_summary;
 mod timeline;
 mod warnings;
 
@@ -63,20 +68,34 @@ pub use aggregate::{
     aggregate_runs, aggregate_sides,
 };
 pub use compare::{
-    Comparison, MetricRow, Noise, Peak, Presence, compare, compare_aggregate, compare_sides,
+    Comparison, MetricRow, Noise, Peak, PointChange, Presence, compare, compare_aggregate,
+    compare_sides,
 };
 pub use comparison_text::render_comparison_text;
 pub use csv::{render_comparison_csv, render_csv, render_points_csv};
 pub use environment::{EnvRow, EnvTable, environment_table};
 pub use error::ReportError;
-pub use html::{HtmlOptions, render_html};
+pub use html::render_html;
 pub use json::{render_comparison_json, render_json};
 pub use ladder::{LadderOutcome, LadderStep, ladder_outcome};
-pub use markdown::{render_comparison_markdown, render_markdown};
-pub use measure::{Measure, at_phrase, change_words};
+pub use markdown::{render_comparison_markdown, render_markdown, render_markdown_with};
+pub use matrix::{Cell, Figure, Matrix, matrices, sync_pairs};
+pub use measure::{Measure, Units, at_phrase, change_words};
+pub use rated::{RatedRow, Scope, rated_of, rated_rows};
 pub use sweep::value_order;
 pub use timeline::{PhaseTimeline, TimelineSeries, phase_timeline};
 pub use warnings::Warning;
+
+/// What a report shows besides the runs, and how its figures read.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct ReportOptions {
+    /// The page title; by default "iolab report: " and the runs' names.
+    pub title: Option<String>,
+    /// The comparison; none unless asked for (`iolab report A --vs B`, `iolab compare`).
+    pub comparison: Option<Comparison>,
+    /// Bandwidth in binary (MiB/s) or decimal (MB/s) units.
+    pub units: Units,
+}
 
 /// An output format, as `--format` names it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -133,25 +152,22 @@ impl FromStr for Format {
 
 /// Renders `runs` (the first is the subject, the others compared with it) in `format`.
 /// Text shows each run's summary; JSON is the run itself for one run, an array for more.
-pub fn render(format: Format, runs: &[RunRecord], comparison: Option<&Comparison>) -> String {
+pub fn render(format: Format, runs: &[RunRecord], opts: &ReportOptions) -> String {
     match format {
         Format::Text => {
-            let mut out: Vec<String> = runs.iter().map(text::render_run).collect();
-            if let Some(c) = comparison {
-                out.push(render_comparison_text(c));
+            let mut out: Vec<String> = runs
+                .iter()
+                .map(|r| text::render_run_in(r, opts.units))
+                .collect();
+            if let Some(c) = &opts.comparison {
+                out.push(render_comparison_text(c, opts.units));
             }
             out.join("\n")
         }
-        Format::Markdown => render_markdown(runs, comparison),
+        Format::Markdown => render_markdown_with(runs, opts),
         Format::Csv => render_csv(runs),
         Format::Json => render_json(runs),
-        Format::Html => render_html(
-            runs,
-            &HtmlOptions {
-                comparison: comparison.cloned(),
-                ..HtmlOptions::default()
-            },
-        ),
+        Format::Html => render_html(runs, opts),
     }
 }
 

@@ -1,14 +1,52 @@
 //! What a figure measures and how it reads: [`Measure`] (bandwidth, IOPS or an operation
-//! rate) chosen per group and operation, human formatting of values, of the place a peak
-//! was reached ("at 32 threads") and of changes ("42% lower").
+//! rate) chosen per group and operation, human formatting of values in [`Units`] (binary
+//! MiB/s or decimal MB/s), of the place a peak was reached ("at 32 threads") and of
+//! changes ("42% lower").
 
 use iolab_core::result::{OpKind, PhaseKind};
 use iolab_core::units::{ByteCount, BytesPerSec, OpsPerSec};
 use serde::{Deserialize, Serialize};
 
+use crate::error::ReportError;
+
 /// Data phases whose blocks are all smaller than this are judged by IOPS, as the
 /// reference studies do (random 4 KiB: IOPS; sequential 1 MiB: bandwidth).
 pub const IOPS_BLOCK_LIMIT: u64 = 64 * 1024;
+
+/// How bandwidth reads: binary (MiB/s, GiB/s: 2^20 bytes), as iolab prints by default, or
+/// decimal (MB/s, GB/s: 10^6 bytes), as storage vendors and the reference studies quote it.
+/// Rates of operations read alike in both.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Units {
+    #[default]
+    Binary,
+    Decimal,
+}
+
+impl Units {
+    /// Bytes per second for people: "4.47 GiB/s" or "4.80 GB/s".
+    pub fn bandwidth(self, bytes_per_sec: f64) -> String {
+        match self {
+            Units::Binary => BytesPerSec(bytes_per_sec).human(),
+            Units::Decimal => BytesPerSec(bytes_per_sec).human_decimal(),
+        }
+    }
+}
+
+impl std::str::FromStr for Units {
+    type Err = ReportError;
+
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        match s.trim().to_ascii_lowercase().as_str() {
+            "binary" | "iec" => Ok(Units::Binary),
+            "decimal" | "si" => Ok(Units::Decimal),
+            _ => Err(ReportError::UnknownUnits {
+                name: s.to_string(),
+            }),
+        }
+    }
+}
 
 /// The figure of merit of an operation in a group.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
@@ -55,8 +93,13 @@ impl Measure {
 
     /// A value for people: "4.47 GiB/s", "16.6k IOPS", "54.0k ops/s".
     pub fn format(self, value: f64) -> String {
+        self.format_in(value, Units::Binary)
+    }
+
+    /// A value for people in `units`: "4.80 GB/s" in decimal.
+    pub fn format_in(self, value: f64, units: Units) -> String {
         match self {
-            Measure::Bandwidth => BytesPerSec(value).human(),
+            Measure::Bandwidth => units.bandwidth(value),
             Measure::Iops => format!("{} IOPS", OpsPerSec(value).human()),
             Measure::OpsRate => format!("{} ops/s", OpsPerSec(value).human()),
         }
@@ -77,12 +120,16 @@ pub fn at_phrase(key: &str, value: &str) -> String {
         "ranks" => plural("rank"),
         "nodes" => plural("node"),
         "queue_depth" => format!("QD {value}"),
+        "rwmix_read" => format!("{value}% reads"),
         _ => format!("{} {value}", axis_name(key).to_lowercase()),
     }
 }
 
 /// A parameter as an axis or column title: "Threads", "Queue depth", "Block size".
 pub fn axis_name(key: &str) -> String {
+    if key == "rwmix_read" {
+        return "Read share".to_string();
+    }
     let spaced = key.replace(['_', '-'], " ");
     let mut chars = spaced.chars();
     match chars.next() {
@@ -142,6 +189,19 @@ mod tests {
             Measure::OpsRate
         );
         assert_eq!(Measure::Iops.format(16_600.0), "16.6k IOPS");
+        // The study's "peak write ~4.8 GB/s" is 4.47 GiB/s.
+        let gb = 4.8e9;
+        assert_eq!(Measure::Bandwidth.format(gb), "4.47 GiB/s");
+        assert_eq!(
+            Measure::Bandwidth.format_in(gb, Units::Decimal),
+            "4.80 GB/s"
+        );
+        assert_eq!(
+            Measure::Iops.format_in(7_300.0, Units::Decimal),
+            "7.30k IOPS"
+        );
+        assert_eq!("decimal".parse::<Units>().unwrap(), Units::Decimal);
+        assert!("metric".parse::<Units>().is_err());
     }
 
     #[test]

@@ -5,10 +5,10 @@
 use iolab_core::result::{RunRecord, RunStatus};
 use iolab_core::stats::Spread;
 
-use crate::aggregate::{Aggregate, Group};
+use crate::aggregate::{Aggregate, Group, GroupOp};
 use crate::compare::{Judged, judged};
 use crate::environment::EnvTable;
-use crate::measure::{Measure, axis_name};
+use crate::measure::{Measure, Units, axis_name};
 use crate::table::Table;
 
 /// Explains the cells of [`group_table`].
@@ -18,9 +18,9 @@ coefficient of variation (SD / mean) over the repetitions; * marks a noisy figur
 10%).";
 
 /// "1.20 GiB/s" for one measurement; "1.20 GiB/s ±3.1%" (95 % CI) over repetitions, with
-/// "*" when noisy.
-pub fn figure_cell(measure: Measure, s: &Spread) -> String {
-    let mut cell = measure.format(s.mean);
+/// "*" when noisy; bandwidth in `units`.
+pub fn figure_cell_in(measure: Measure, s: &Spread, units: Units) -> String {
+    let mut cell = measure.format_in(s.mean, units);
     if s.n > 1 && s.mean != 0.0 {
         cell.push_str(&format!(" ±{:.1}%", s.ci95 / s.mean.abs() * 100.0));
     }
@@ -86,39 +86,19 @@ pub fn sides_of(g: &Group) -> Vec<usize> {
         .collect()
 }
 
-/// Swept value × (op, side): the figure of merit of each cell.
-pub fn group_table(agg: &Aggregate, g: &Group) -> Table {
-    let first = g
-        .swept
-        .as_deref()
-        .map(axis_name)
-        .unwrap_or_else(|| "Phase".to_string());
-    let mut headers = vec![first];
-    let mut columns = Vec::new();
+/// A column of [`group_table`]: an op's figure in a measure, or the total IOPS of a mixed
+/// phase, on a side.
+enum Column {
+    Op(GroupOp, Measure, usize),
+    Total(usize),
+}
+
+/// Swept value × (op, side): the figure of merit of each cell, and the total IOPS of a
+/// mixed phase (reads and writes together).
+pub fn group_table(agg: &Aggregate, g: &Group, units: Units) -> Table {
     // SD and CV after each figure, when something was repeated.
     let repeated = g.sides.iter().flatten().any(|p| p.repetitions() > 1);
-    // Auxiliary operations (an fsync beside writes) are no headline rate: their count
-    // grows with the workers by construction. Their latency is in the latency table.
-    let ops = g.headline_ops();
-    for op in &ops {
-        // A sweep over 4KiB and 2MiB blocks shows IOPS and bandwidth.
-        let mut measures: Vec<Measure> = judged(g, *op).iter().map(|j| j.measure).collect();
-        measures.dedup();
-        for measure in measures {
-            for side in sides_of(g) {
-                headers.push(format!(
-                    ">{} {}",
-                    series_name(agg, op.op.name(), side),
-                    measure.word()
-                ));
-                if repeated {
-                    headers.push(">SD".into());
-                    headers.push(">CV".into());
-                }
-                columns.push((op, measure, side));
-            }
-        }
-    }
+    let (headers, columns) = group_columns(agg, g, repeated);
     let refs: Vec<&str> = headers.iter().map(String::as_str).collect();
     let mut t = Table::new(&refs);
     let values: Vec<Option<&str>> = if g.swept.is_some() {
@@ -128,25 +108,18 @@ pub fn group_table(agg: &Aggregate, g: &Group) -> Table {
     };
     for value in values {
         let mut row = vec![value.unwrap_or(&g.name).to_string()];
-        for (op, measure, side) in &columns {
-            let read = Judged {
-                measure: *measure,
-                small_blocks: None,
-            };
-            let spread = g
-                .point(*side, value)
-                .and_then(|p| p.op(op.op))
-                .map(|o| read.spread(**op, o));
+        for column in &columns {
+            let (measure, spread) = column_figure(g, column, value);
             row.push(
                 spread
                     .as_ref()
-                    .map(|s| figure_cell(*measure, s))
+                    .map(|s| figure_cell_in(measure, s, units))
                     .unwrap_or_else(|| "—".to_string()),
             );
             if repeated {
                 match spread {
                     Some(s) if s.n > 1 => {
-                        row.push(measure.format(s.stddev));
+                        row.push(measure.format_in(s.stddev, units));
                         row.push(format!("{:.1}%", s.cv * 100.0));
                     }
                     _ => row.extend(["—".to_string(), "—".to_string()]),
@@ -156,6 +129,70 @@ pub fn group_table(agg: &Aggregate, g: &Group) -> Table {
         t.push(row);
     }
     t
+}
+
+/// The headers and columns of [`group_table`]: each headline op in each measure it is
+/// judged by (a sweep over 4KiB and 2MiB blocks: IOPS and bandwidth) per side, then the
+/// total IOPS of a mixed group per side; SD and CV beside each when `repeated`.
+fn group_columns(agg: &Aggregate, g: &Group, repeated: bool) -> (Vec<String>, Vec<Column>) {
+    let first = g
+        .swept
+        .as_deref()
+        .map(axis_name)
+        .unwrap_or_else(|| "Phase".to_string());
+    let mut headers = vec![first];
+    let mut columns = Vec::new();
+    let mut push = |header: String, column: Column| {
+        headers.push(header);
+        if repeated {
+            headers.push(">SD".into());
+            headers.push(">CV".into());
+        }
+        columns.push(column);
+    };
+    // Auxiliary operations (an fsync beside writes) are no headline rate: their count
+    // grows with the workers by construction. Their latency is in the latency table.
+    for op in g.headline_ops() {
+        let mut measures: Vec<Measure> = judged(g, op).iter().map(|j| j.measure).collect();
+        measures.dedup();
+        for measure in measures {
+            for side in sides_of(g) {
+                let name = series_name(agg, op.op.name(), side);
+                push(
+                    format!(">{name} {}", measure.word()),
+                    Column::Op(op, measure, side),
+                );
+            }
+        }
+    }
+    if g.is_mixed() {
+        for side in sides_of(g) {
+            let name = series_name(agg, "total", side);
+            push(format!(">{name} IOPS"), Column::Total(side));
+        }
+    }
+    (headers, columns)
+}
+
+/// A column's figure at swept value `value`, in its measure.
+fn column_figure(g: &Group, column: &Column, value: Option<&str>) -> (Measure, Option<Spread>) {
+    match column {
+        Column::Op(op, measure, side) => {
+            let read = Judged {
+                measure: *measure,
+                small_blocks: None,
+            };
+            let spread = g
+                .point(*side, value)
+                .and_then(|p| p.op(op.op))
+                .map(|o| read.spread(*op, o));
+            (*measure, spread)
+        }
+        Column::Total(side) => (
+            Measure::Iops,
+            g.point(*side, value).and_then(|p| p.total()).copied(),
+        ),
+    }
 }
 
 /// Latency percentiles of every point: swept value, op, side, p50 ... p99.99, max.
@@ -251,8 +288,14 @@ mod tests {
     #[test]
     fn figure_cells_show_ci_and_noise() {
         let one = Spread::of(&[1000.0]).unwrap();
-        assert_eq!(figure_cell(Measure::OpsRate, &one), "1.00k ops/s");
+        assert_eq!(
+            figure_cell_in(Measure::OpsRate, &one, Units::Binary),
+            "1.00k ops/s"
+        );
         let two = Spread::of(&[1000.0, 1300.0]).unwrap();
-        assert_eq!(figure_cell(Measure::Iops, &two), "1.15k IOPS ±165.7% *");
+        assert_eq!(
+            figure_cell_in(Measure::Iops, &two, Units::Decimal),
+            "1.15k IOPS ±165.7% *"
+        );
     }
 }

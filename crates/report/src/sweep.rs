@@ -13,6 +13,15 @@ use iolab_core::units::{ByteCount, TimeSpan};
 /// parameter comes after them, the one with most distinct values first.
 const SWEEP_PRIORITY: [&str; 4] = ["threads", "queue_depth", "block_size", "ranks"];
 
+/// Parameters whose values are quantities along an axis (a line between 16 and 32 threads
+/// means something); any other is a set of categories (block sizes, read shares).
+const NUMERIC_AXES: [&str; 5] = ["threads", "queue_depth", "ranks", "nodes", "rate_iops"];
+
+/// True when a chart along `key` may join its points with lines.
+pub fn is_numeric_axis(key: &str) -> bool {
+    NUMERIC_AXES.contains(&key)
+}
+
 /// Params, as phases carry them.
 pub type Params = BTreeMap<String, String>;
 

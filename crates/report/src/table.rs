@@ -1,5 +1,7 @@
-//! A plain table model, [`Table`], drawn three ways: aligned terminal text, Markdown and
-//! HTML. Renderers build tables of formatted cells; this module only lays them out.
+//! A plain table model, [`Table`], drawn three ways: aligned terminal text (laid out by
+//! comfy-table, which measures cells by their width on screen, so "µs" or a label in
+//! CJK characters does not shift a column), Markdown and HTML. Renderers build tables of
+//! formatted cells; this module only lays them out.
 
 use std::fmt::Write as _;
 
@@ -45,18 +47,6 @@ impl Table {
             .push(row.into_iter().map(|c| escape_control(&c)).collect());
     }
 
-    fn widths(&self) -> Vec<usize> {
-        let mut w: Vec<usize> = self.headers.iter().map(|h| h.chars().count()).collect();
-        for row in &self.rows {
-            for (i, cell) in row.iter().enumerate() {
-                if i < w.len() {
-                    w[i] = w[i].max(cell.chars().count());
-                }
-            }
-        }
-        w
-    }
-
     fn line(&self, cells: &[String], widths: &[usize], sep: &str) -> String {
         let parts: Vec<String> = widths
             .iter()
@@ -73,17 +63,29 @@ impl Table {
         parts.join(sep)
     }
 
-    /// Columns padded to their widest cell, two spaces apart, no trailing spaces.
+    /// Columns padded to their widest cell (on screen), two spaces apart, no borders and
+    /// no trailing spaces.
     pub fn to_text(&self) -> String {
-        let widths = self.widths();
-        let mut out = String::new();
-        let _ = writeln!(
-            out,
-            "{}",
-            self.line(&self.headers, &widths, "  ").trim_end()
-        );
+        use comfy_table::{CellAlignment, ContentArrangement, presets};
+        let mut t = comfy_table::Table::new();
+        t.load_preset(presets::NOTHING)
+            .set_content_arrangement(ContentArrangement::Disabled)
+            .set_header(&self.headers);
         for row in &self.rows {
-            let _ = writeln!(out, "{}", self.line(row, &widths, "  ").trim_end());
+            let mut cells = row.clone();
+            cells.resize(self.headers.len(), String::new());
+            t.add_row(cells);
+        }
+        for (i, column) in t.column_iter_mut().enumerate() {
+            // Two spaces between columns, none before the first.
+            column.set_padding((u16::from(i > 0), 1));
+            if self.align.get(i) == Some(&Align::Right) {
+                column.set_cell_alignment(CellAlignment::Right);
+            }
+        }
+        let mut out = String::new();
+        for line in t.lines() {
+            let _ = writeln!(out, "{}", line.trim_end());
         }
         out
     }
@@ -177,6 +179,18 @@ mod tests {
             "| name      |  value |\n| --------- | -----: |\n| a\\|b      | 1.5 µs |\n| long name |      2 |\n"
         );
         assert!(t.to_html("t").contains("<td class=\"num\">1.5 µs</td>"));
+    }
+
+    #[test]
+    fn text_columns_align_by_width_on_screen() {
+        // Four CJK characters take eight columns of a terminal.
+        let mut t = Table::new(&["target", ">MB/s"]);
+        t.push(vec!["ディスク".into(), "1".into()]);
+        t.push(vec!["nvme0".into(), "22".into()]);
+        assert_eq!(
+            t.to_text(),
+            "target    MB/s\nディスク     1\nnvme0       22\n"
+        );
     }
 }
 

@@ -9,10 +9,19 @@ use iolab_core::histogram::LatencySummary;
 use iolab_core::result::{CpuUsage, OpResult, PhaseKind, PhaseResult, RunRecord};
 use iolab_core::units::{ByteCount, BytesPerSec, Nanos, OpsPerSec};
 
+use crate::measure::Units;
 use crate::table::Table;
 
-/// The whole run: a header line, then each phase.
+pub use crate::text_summary::{render_summary, summary_table};
+
+/// The whole run: a header line, then each phase, in binary units.
 pub fn render_run(run: &RunRecord) -> String {
+    render_run_in(run, Units::Binary)
+}
+
+/// The whole run in `units`: a header line, each phase, the repetitions, and for a run of
+/// several phases the headline of every phase with its matrices and rated figures.
+pub fn render_run_in(run: &RunRecord, units: Units) -> String {
     let mut out = String::new();
     let label = run
         .label
@@ -35,6 +44,9 @@ pub fn render_run(run: &RunRecord) -> String {
         out.push_str(&render_phase(p));
     }
     out.push_str(&repetitions_section(run));
+    if run.phases.len() > 1 {
+        let _ = write!(out, "\nevery phase:\n{}", render_summary(run, units));
+    }
     for w in &run.warnings {
         let _ = writeln!(out, "warning: {w}");
     }
@@ -91,7 +103,16 @@ fn repetitions_section(run: &RunRecord) -> String {
 /// What sets a phase apart from its neighbours in a study: block size, read share, sync,
 /// threads, depth, backend, I/O mode, layout (the four phases of a block size x mix sweep
 /// no longer print identical headers).
-fn phase_settings(p: &PhaseResult) -> Vec<String> {
+pub(crate) fn phase_settings(p: &PhaseResult) -> Vec<String> {
+    let mut parts = param_words(&p.params);
+    if p.ranks > 1 {
+        parts.push(format!("{} ranks", p.ranks));
+    }
+    parts
+}
+
+/// The settings among `params` in words: "4KiB", "90% reads", "sync", "8 threads", "QD8".
+pub(crate) fn param_words(params: &crate::sweep::Params) -> Vec<String> {
     let mut parts = Vec::new();
     for key in [
         "block_size",
@@ -103,7 +124,7 @@ fn phase_settings(p: &PhaseResult) -> Vec<String> {
         "io",
         "layout",
     ] {
-        if let Some(v) = p.params.get(key) {
+        if let Some(v) = params.get(key) {
             parts.push(match key {
                 "rwmix_read" => format!("{v}% reads"),
                 "sync" if v == "true" => "sync".to_string(),
@@ -113,9 +134,6 @@ fn phase_settings(p: &PhaseResult) -> Vec<String> {
                 _ => v.clone(),
             });
         }
-    }
-    if p.ranks > 1 {
-        parts.push(format!("{} ranks", p.ranks));
     }
     parts
 }
@@ -128,46 +146,6 @@ fn phase_header(p: &PhaseResult) -> String {
         plural(p.workers as u64, "worker"),
         p.elapsed.human()
     )
-}
-
-/// The headline figure of every phase in one table, as a run ends: its settings and
-/// each main operation's bandwidth (data) or rate (metadata), with the total IOPS of a
-/// mixed phase.
-pub fn summary_table(phases: &[PhaseResult]) -> Table {
-    let mut t = Table::new(&["#", "phase", "settings", "result"]);
-    for (i, p) in phases.iter().enumerate() {
-        let main: Vec<&OpResult> = p.ops.iter().filter(|o| !o.op.is_auxiliary()).collect();
-        // Small blocks are quoted in IOPS, large ones in bandwidth (as the reports
-        // compare a block-size sweep).
-        let small = p
-            .params
-            .get("block_size")
-            .and_then(|b| b.parse::<ByteCount>().ok())
-            .is_some_and(|b| b.get() < 64 * 1024);
-        let mut figures: Vec<String> = main
-            .iter()
-            .map(|o| {
-                if small && p.kind != PhaseKind::Meta {
-                    format!("{} {} IOPS", o.op.name(), o.iops.human())
-                } else if o.op.moves_data() && p.kind != PhaseKind::Meta {
-                    format!("{} {}", o.op.name(), o.bandwidth.human())
-                } else {
-                    format!("{} {}/s", o.op.name(), o.iops.human())
-                }
-            })
-            .collect();
-        if main.len() > 1 && p.kind != PhaseKind::Meta {
-            let total: f64 = main.iter().map(|o| o.iops.get()).sum();
-            figures.push(format!("total {} IOPS", OpsPerSec(total).human()));
-        }
-        t.push(vec![
-            (i + 1).to_string(),
-            p.name.clone(),
-            phase_settings(p).join(", "),
-            figures.join(", "),
-        ]);
-    }
-    t
 }
 
 fn plural(n: u64, word: &str) -> String {

@@ -3,64 +3,15 @@
 //! with its series, points and legend entries) and that a screenshot is not blank.
 //! Without Chromium on PATH the test says so loudly and passes.
 
+mod chromium;
 mod fixtures;
 mod svg;
 
-use std::io::Write as _;
-use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
-use std::time::{Duration, Instant};
+use std::path::Path;
 
-use iolab_report::{HtmlOptions, render_html};
+use chromium::{chromium, run_chromium, skip_without_chromium};
 
-const TIMEOUT: Duration = Duration::from_secs(120);
-
-fn chromium() -> Option<PathBuf> {
-    let path = std::env::var_os("PATH")?;
-    ["chromium", "chromium-browser"].iter().find_map(|name| {
-        std::env::split_paths(&path)
-            .map(|dir| dir.join(name))
-            .find(|p| p.is_file())
-    })
-}
-
-/// Runs Chromium headless on `page` with `extra` flags, in a fresh profile; its stdout.
-fn run_chromium(chromium: &Path, page: &Path, extra: &[String]) -> String {
-    let profile = tempfile::tempdir().expect("a temporary profile directory");
-    let mut cmd = Command::new(chromium);
-    cmd.args([
-        "--headless",
-        "--no-sandbox",
-        "--disable-gpu",
-        "--disable-quic",
-        "--no-first-run",
-        "--disable-background-networking",
-        "--disable-component-update",
-        "--disable-sync",
-        "--hide-scrollbars",
-    ])
-    .arg(format!("--user-data-dir={}", profile.path().display()))
-    .args(extra)
-    .arg(format!("file://{}", page.display()))
-    .stdin(Stdio::null())
-    .stderr(Stdio::null());
-    let out_path = profile.path().join("stdout.txt");
-    cmd.stdout(std::fs::File::create(&out_path).expect("a stdout file"));
-    let mut child = cmd.spawn().expect("chromium starts");
-    let start = Instant::now();
-    loop {
-        if let Some(status) = child.try_wait().expect("waiting for chromium") {
-            assert!(status.success(), "chromium failed: {status}");
-            break;
-        }
-        if start.elapsed() > TIMEOUT {
-            let _ = child.kill();
-            panic!("chromium did not finish in {TIMEOUT:?}");
-        }
-        std::thread::sleep(Duration::from_millis(100));
-    }
-    std::fs::read_to_string(out_path).expect("chromium's output")
-}
+use iolab_report::{ReportOptions, render_html};
 
 /// Share of pixels that are not near-white, and the number of distinct colours.
 fn ink(png_path: &Path) -> (f64, usize) {
@@ -90,17 +41,12 @@ fn ink(png_path: &Path) -> (f64, usize) {
 #[test]
 fn report_renders_its_charts_in_chromium() {
     let Some(chromium) = chromium() else {
-        // Straight to stderr: the test harness captures eprintln! of passing tests.
-        let _ = writeln!(
-            std::io::stderr(),
-            "\n!!!!!!!! SKIPPED: chromium not found (install Debian's chromium) !!!!!!!!\n"
-        );
-        return;
+        return skip_without_chromium();
     };
     let runs = fixtures::report_runs();
-    let opts = HtmlOptions {
+    let opts = ReportOptions {
         comparison: iolab_report::default_comparison(&runs),
-        ..HtmlOptions::default()
+        ..ReportOptions::default()
     };
     let html = render_html(&runs, &opts);
     let expected = svg::charts(&html);
@@ -128,7 +74,11 @@ fn check_dom(dom: &str, expected: &[svg::SvgChart]) {
     }
     let kinds = |k: &str| seen.iter().filter(|c| c.kind == k).count();
     assert_eq!(kinds("sweep"), 5);
-    assert_eq!(kinds("metadata"), 1);
+    assert_eq!(
+        kinds("metadata"),
+        4,
+        "create, stat, remove and mkdir, one chart each"
+    );
     assert_eq!(kinds("latency-percentiles"), 9);
     assert_eq!(kinds("latency-iops"), 3);
     assert_eq!(kinds("timeline"), 5);
@@ -144,11 +94,7 @@ fn check_dom(dom: &str, expected: &[svg::SvgChart]) {
             .all(|(_, points, drawn)| *points == 4 && *drawn == 4)
     );
     let meta = seen.iter().find(|c| c.kind == "metadata").unwrap();
-    assert_eq!(
-        meta.series.len(),
-        7,
-        "create, stat, remove on two runs; mkdir on one"
-    );
+    assert_eq!(meta.legend, ["create · v7.4", "create · v7.3"]);
     assert!(dom.contains("randread-4KiB read IOPS peak: 42% lower"));
 }
 

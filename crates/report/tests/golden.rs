@@ -7,8 +7,8 @@ mod svg;
 
 use iolab_core::result::RunRecord;
 use iolab_report::{
-    Format, HtmlOptions, Noise, Presence, compare, compare_sides, default_comparison, render,
-    render_comparison_csv, render_comparison_markdown, render_comparison_text, render_csv,
+    Format, Noise, Presence, ReportOptions, Units, compare, compare_sides, default_comparison,
+    render, render_comparison_csv, render_comparison_markdown, render_comparison_text, render_csv,
     render_html, render_json, render_markdown, render_points_csv,
 };
 
@@ -21,9 +21,9 @@ fn markdown_report() {
 /// The fixture runs' report as `iolab report v7.4 --vs v7.3` writes it.
 fn compared() -> String {
     let runs = fixtures::report_runs();
-    let opts = HtmlOptions {
+    let opts = ReportOptions {
         comparison: default_comparison(&runs),
-        ..HtmlOptions::default()
+        ..ReportOptions::default()
     };
     render_html(&runs, &opts)
 }
@@ -44,13 +44,13 @@ fn csv_of_sweep_points() {
 #[test]
 fn comparison_text() {
     let c = compare(&fixtures::v73(), &fixtures::v74());
-    insta::assert_snapshot!(render_comparison_text(&c));
+    insta::assert_snapshot!(render_comparison_text(&c, Units::Binary));
 }
 
 #[test]
 fn comparison_markdown() {
     let c = compare(&fixtures::v73(), &fixtures::v74());
-    insta::assert_snapshot!(render_comparison_markdown(&c));
+    insta::assert_snapshot!(render_comparison_markdown(&c, Units::Binary));
 }
 
 #[test]
@@ -106,7 +106,11 @@ fn json_is_the_run_itself() {
     ));
     assert_eq!(back.phases.len(), run.phases.len());
     assert_eq!(back.label, run.label);
-    let both = render(Format::Json, &fixtures::report_runs(), None);
+    let both = render(
+        Format::Json,
+        &fixtures::report_runs(),
+        &ReportOptions::default(),
+    );
     let back: Vec<RunRecord> = serde_json::from_str(&both).unwrap();
     assert_eq!(back.len(), 2);
 }
@@ -209,7 +213,7 @@ fn html_is_self_contained() {
 
 #[test]
 fn one_run_has_no_comparison() {
-    let html = render_html(&[fixtures::v73()], &HtmlOptions::default());
+    let html = render_html(&[fixtures::v73()], &ReportOptions::default());
     assert!(!html.contains("<section id=\"comparison\">"));
     assert!(html.contains("data-chart=\"sweep\""));
     let md = render_markdown(&[fixtures::v73()], None);
@@ -224,7 +228,7 @@ fn one_run_has_no_comparison() {
 fn empty_and_odd_inputs_render() {
     let empty: [RunRecord; 0] = [];
     for format in Format::ALL {
-        let _ = render(format, &empty, None);
+        let _ = render(format, &empty, &ReportOptions::default());
     }
     // A run without phases, and one whose phase completed nothing.
     let mut bare = fixtures::v73();
@@ -247,9 +251,12 @@ fn empty_and_odd_inputs_render() {
     idle.phases[0].telemetry = None;
     let runs = [idle, bare];
     for format in Format::ALL {
-        assert!(!render(format, &runs, None).is_empty(), "{format}");
+        assert!(
+            !render(format, &runs, &ReportOptions::default()).is_empty(),
+            "{format}"
+        );
     }
-    let html = render_html(&runs, &HtmlOptions::default());
+    let html = render_html(&runs, &ReportOptions::default());
     assert!(html.contains("<section id=\"environment\">"));
     assert_eq!("md".parse::<Format>(), Ok(Format::Markdown));
     assert!("pdf".parse::<Format>().is_err());
@@ -282,17 +289,37 @@ fn a_matrix_becomes_one_group_per_row() {
             "randread [block_size=128KiB] read bandwidth"
         ]
     );
-    let html = render_html(std::slice::from_ref(&run), &HtmlOptions::default());
-    let titles: Vec<String> = svg::charts(&html)
+    let html = render_html(std::slice::from_ref(&run), &ReportOptions::default());
+    // One chart per block size (each in its measure), lines along threads.
+    let charts: Vec<(String, String)> = svg::charts(&html)
         .into_iter()
-        .filter(|c| c.kind == "sweep")
-        .map(|c| c.title)
+        .filter(|c| c.kind == "matrix" || c.kind == "sweep")
+        .map(|c| (c.title, c.marks))
         .collect();
+    let chart = |t: &str| (t.to_string(), "lines".to_string());
     assert_eq!(
-        titles,
+        charts,
         [
-            "randread [block_size=4KiB]: IOPS vs threads",
-            "randread [block_size=128KiB]: throughput vs threads"
+            chart("randread at 4KiB: IOPS vs threads"),
+            chart("randread at 128KiB: throughput vs threads")
+        ]
+    );
+    // And one table per run and operation: threads down, block sizes across.
+    let md = render_markdown(std::slice::from_ref(&run), None);
+    assert!(md.contains("\n### randread\n"), "{md}");
+    let header = md.lines().find(|l| l.starts_with("| Threads")).unwrap();
+    assert_eq!(
+        header
+            .split('|')
+            .map(str::trim)
+            .filter(|c| !c.is_empty())
+            .collect::<Vec<_>>(),
+        [
+            "Threads",
+            "4KiB",
+            "4KiB mean latency",
+            "128KiB",
+            "128KiB mean latency"
         ]
     );
 }

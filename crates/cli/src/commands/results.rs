@@ -9,12 +9,15 @@ use anyhow::{Context, Result, bail};
 use clap::{Args, Subcommand};
 use iolab_core::result::{RunProcess, RunRecord, RunStatus};
 use iolab_host::Liveness;
-use iolab_report::table::escape_control;
-use iolab_report::{Comparison, Format, HtmlOptions};
+use iolab_report::{Comparison, Format, ReportOptions, Units};
 use iolab_store::{RunFilter, RunId, RunSummaryRow, Store};
 
 use crate::cli::DbArgs;
 use crate::exit;
+
+mod list;
+
+use list::render_list;
 
 #[derive(Args, Debug)]
 pub struct ResultsArgs {
@@ -92,6 +95,10 @@ pub struct CompareArgs {
     pub b: String,
     #[arg(long, default_value = "text")]
     pub format: Format,
+    /// Bandwidth in binary units (MiB/s, GiB/s) or decimal ones (MB/s, GB/s, as storage
+    /// vendors and the reference studies quote it). CSV and JSON stay in bytes/s.
+    #[arg(long, default_value = "binary", value_name = "binary|decimal")]
+    pub units: Units,
     #[command(flatten)]
     pub store: DbArgs,
 }
@@ -112,6 +119,15 @@ pub struct ReportArgs {
     /// Write CSV (one row per phase and operation).
     #[arg(long, value_name = "FILE")]
     pub csv: Option<PathBuf>,
+    /// Bandwidth in binary units (MiB/s, GiB/s) or decimal ones (MB/s, GB/s, as storage
+    /// vendors and the reference studies quote it). CSV stays in bytes/s.
+    #[arg(long, default_value = "binary", value_name = "binary|decimal")]
+    pub units: Units,
+    /// Judge the runs against these rated figures instead of those stored with them: a
+    /// targets file (TOML or CSV with rated_iops or rated_mbps per device and node,
+    /// docs/targets.md).
+    #[arg(long, value_name = "FILE")]
+    pub rated: Option<PathBuf>,
     #[command(flatten)]
     pub store: DbArgs,
 }
@@ -151,14 +167,6 @@ fn filter(args: &ListArgs) -> Result<RunFilter> {
         limit: args.limit,
         ..RunFilter::default()
     })
-}
-
-fn date(ms: i64) -> String {
-    let t = iolab_core::civil::UtcTime::from_ms(ms);
-    format!(
-        "{:04}-{:02}-{:02} {:02}:{:02}",
-        t.year, t.month, t.day, t.hour, t.minute
-    )
 }
 
 pub fn results(args: ResultsArgs) -> Result<u8> {
@@ -272,142 +280,12 @@ fn plural(n: usize, word: &str) -> String {
     format!("{n} {word}{}", if n == 1 { "" } else { "s" })
 }
 
-const LIST_COLUMNS: [&str; 10] = [
-    "id",
-    "label",
-    "kind",
-    "status",
-    "started_utc",
-    "started_at_ms",
-    "finished_at_ms",
-    "imported",
-    "phases",
-    "target",
-];
-
-/// The cells of one listed run, in [`LIST_COLUMNS`] order.
-fn list_cells(r: &RunSummaryRow) -> [String; 10] {
-    [
-        r.id.to_string(),
-        r.label.clone().unwrap_or_default(),
-        r.kind.clone(),
-        status_word(r.status),
-        date(r.started_at_ms),
-        r.started_at_ms.to_string(),
-        r.finished_at_ms.map(|v| v.to_string()).unwrap_or_default(),
-        r.imported.to_string(),
-        r.phases.to_string(),
-        r.target.clone(),
-    ]
-}
-
-fn status_word(s: RunStatus) -> String {
-    serde_json::to_value(s)
-        .ok()
-        .and_then(|v| v.as_str().map(str::to_string))
-        .unwrap_or_default()
-}
-
-/// `results list` in a format: aligned text, a JSON array of objects, CSV with a header,
-/// a Markdown table or a plain HTML table.
-fn render_list(format: Format, rows: &[RunSummaryRow]) -> String {
-    match format {
-        Format::Text => {
-            let mut out = format!(
-                "{:<6} {:<16} {:<9} {:<11} {:<16} {:>6}  target\n",
-                "id", "label", "kind", "status", "started (UTC)", "phases"
-            );
-            for r in rows {
-                out.push_str(&format!(
-                    "{:<6} {:<16} {:<9} {:<11} {:<16} {:>6}  {}\n",
-                    r.id.to_string(),
-                    escape_control(r.label.as_deref().unwrap_or_default()),
-                    r.kind,
-                    status_word(r.status),
-                    date(r.started_at_ms),
-                    r.phases,
-                    escape_control(&r.target)
-                ));
-            }
-            out
-        }
-        Format::Json => {
-            let runs: Vec<serde_json::Value> = rows
-                .iter()
-                .map(|r| {
-                    serde_json::json!({
-                        "id": r.id.to_string(),
-                        "label": r.label,
-                        "kind": r.kind,
-                        "status": status_word(r.status),
-                        "started_utc": date(r.started_at_ms),
-                        "started_at_ms": r.started_at_ms,
-                        "finished_at_ms": r.finished_at_ms,
-                        "imported": r.imported,
-                        "phases": r.phases,
-                        "target": r.target,
-                    })
-                })
-                .collect();
-            serde_json::to_string_pretty(&runs).expect("a run list serializes to JSON") + "\n"
-        }
-        Format::Csv => {
-            let mut out = LIST_COLUMNS.join(",") + "\n";
-            for r in rows {
-                let cells: Vec<String> = list_cells(r).iter().map(|c| csv_field(c)).collect();
-                out.push_str(&(cells.join(",") + "\n"));
-            }
-            out
-        }
-        Format::Markdown => {
-            let mut out = format!("| {} |\n", LIST_COLUMNS.join(" | "));
-            out.push_str(&format!("|{}\n", " --- |".repeat(LIST_COLUMNS.len())));
-            for r in rows {
-                let cells: Vec<String> = list_cells(r)
-                    .iter()
-                    .map(|c| c.replace('|', "\\|"))
-                    .collect();
-                out.push_str(&format!("| {} |\n", cells.join(" | ")));
-            }
-            out
-        }
-        Format::Html => {
-            let mut out = String::from("<table class=\"runs\">\n<thead><tr>");
-            for c in LIST_COLUMNS {
-                out.push_str(&format!("<th>{c}</th>"));
-            }
-            out.push_str("</tr></thead>\n<tbody>\n");
-            for r in rows {
-                out.push_str("<tr>");
-                for c in list_cells(r) {
-                    out.push_str(&format!("<td>{}</td>", html_text(&c)));
-                }
-                out.push_str("</tr>\n");
-            }
-            out.push_str("</tbody>\n</table>\n");
-            out
-        }
-    }
-}
-
-/// Quoted when it holds a comma, quote or line break (RFC 4180).
-fn csv_field(s: &str) -> String {
-    if s.contains([',', '"', '\n', '\r']) {
-        format!("\"{}\"", s.replace('"', "\"\""))
-    } else {
-        s.to_string()
-    }
-}
-
-fn html_text(s: &str) -> String {
-    s.replace('&', "&amp;")
-        .replace('<', "&lt;")
-        .replace('>', "&gt;")
-        .replace('"', "&quot;")
-}
-
 fn render(format: Format, runs: &[RunRecord]) -> Result<String> {
-    Ok(iolab_report::render(format, runs, None))
+    Ok(iolab_report::render(
+        format,
+        runs,
+        &ReportOptions::default(),
+    ))
 }
 
 fn write_or_print(path: Option<&PathBuf>, text: &str) -> Result<()> {
@@ -492,8 +370,8 @@ pub fn compare(args: CompareArgs) -> Result<u8> {
     let store = args.store.open()?;
     let (a, b, c) = compare_refs(&store, &args.a, &args.b)?;
     let text = match args.format {
-        Format::Text => iolab_report::render_comparison_text(&c),
-        Format::Markdown => iolab_report::render_comparison_markdown(&c),
+        Format::Text => iolab_report::render_comparison_text(&c, args.units),
+        Format::Markdown => iolab_report::render_comparison_markdown(&c, args.units),
         Format::Csv => iolab_report::render_comparison_csv(&c),
         Format::Json => iolab_report::render_comparison_json(&c),
         Format::Html => {
@@ -501,9 +379,10 @@ pub fn compare(args: CompareArgs) -> Result<u8> {
             runs.extend(a.iter().cloned());
             iolab_report::render_html(
                 &runs,
-                &HtmlOptions {
+                &ReportOptions {
                     comparison: Some(c),
-                    ..HtmlOptions::default()
+                    units: args.units,
+                    ..ReportOptions::default()
                 },
             )
         }
@@ -516,10 +395,19 @@ pub fn report(args: ReportArgs) -> Result<u8> {
     if args.html.is_none() && args.markdown.is_none() && args.csv.is_none() {
         bail!("say what to write: --html FILE, --markdown FILE and/or --csv FILE");
     }
+    let rated = match &args.rated {
+        Some(file) => Some(crate::commands::study::read_rated(file, "--rated")?),
+        None => None,
+    };
     let store = args.store.open()?;
     let mut runs = vec![load(&store, &args.run)?];
     for v in &args.vs {
         runs.push(load(&store, v)?);
+    }
+    if let Some(rated) = &rated {
+        for run in &mut runs {
+            crate::commands::study::store_rated(&mut run.spec, rated);
+        }
     }
     // Compared with the first --vs as the baseline, exactly as `iolab compare` does: a
     // label on either side pools all its runs.
@@ -527,22 +415,18 @@ pub fn report(args: ReportArgs) -> Result<u8> {
         Some(old) => Some(compare_refs(&store, old, &args.run)?.2),
         None => None,
     };
+    let opts = ReportOptions {
+        comparison,
+        units: args.units,
+        ..ReportOptions::default()
+    };
     if let Some(p) = &args.html {
-        let html = iolab_report::render_html(
-            &runs,
-            &HtmlOptions {
-                comparison: comparison.clone(),
-                ..HtmlOptions::default()
-            },
-        );
+        let html = iolab_report::render_html(&runs, &opts);
         write_or_print(Some(p), &html)?;
         println!("wrote {}", p.display());
     }
     if let Some(p) = &args.markdown {
-        write_or_print(
-            Some(p),
-            &iolab_report::render_markdown(&runs, comparison.as_ref()),
-        )?;
+        write_or_print(Some(p), &iolab_report::render_markdown_with(&runs, &opts))?;
         println!("wrote {}", p.display());
     }
     if let Some(p) = &args.csv {
@@ -554,6 +438,7 @@ pub fn report(args: ReportArgs) -> Result<u8> {
 
 #[cfg(test)]
 mod tests {
+    use super::list::date;
     use super::*;
 
     #[test]

@@ -6,7 +6,9 @@ use std::path::PathBuf;
 
 use anyhow::{Context, Result, bail};
 use clap::{Args, Subcommand};
-use iolab_core::spec::{Overrides, PhaseSpec, PlannedPhase, StudySpec, TargetSpec};
+use iolab_core::spec::{
+    Overrides, PhaseSpec, PlannedPhase, StudySpec, TargetEntry, TargetSpec, parse_targets,
+};
 use iolab_core::units::{ByteCount, BytesPerSec, Nanos};
 use iolab_engine::{MonotonicClock, prepare_target};
 use iolab_suites::study::{PhaseEstimate, estimate, run_study};
@@ -73,6 +75,12 @@ pub struct StudySelect {
 pub struct StudyRunArgs {
     #[command(flatten)]
     pub select: StudySelect,
+
+    /// Rated figures to judge the results against (% of the theoretical maximum, per node
+    /// and cluster-wide): a targets file, TOML or CSV, with rated_iops or rated_mbps per
+    /// device and node (docs/targets.md). Stored with the run; reports recompute it.
+    #[arg(long, value_name = "FILE")]
+    pub rated: Option<PathBuf>,
 
     #[command(flatten)]
     pub target: TargetSpec,
@@ -271,7 +279,35 @@ fn check_space(dir: &std::path::Path, need: u64) -> Result<()> {
 
 fn run(args: StudyRunArgs) -> Result<u8> {
     let (spec, phases, origin) = load(&args.select)?;
-    Runtime::with(|rt| run_in(rt, args, spec, phases, origin))
+    let rated = match &args.rated {
+        Some(file) => read_rated(file, "--rated")?,
+        None => Vec::new(),
+    };
+    Runtime::with(|rt| run_in(rt, args, spec, phases, (origin, rated)))
+}
+
+/// The rated figures of a targets file given as `option`: every row that has one (a file
+/// without any is refused).
+pub fn read_rated(file: &std::path::Path, option: &str) -> Result<Vec<TargetEntry>> {
+    let name = file.display().to_string();
+    let text = iolab_core::input::read_text(file).with_context(|| option.to_string())?;
+    let entries: Vec<TargetEntry> = parse_targets(&name, &text)
+        .with_context(|| option.to_string())?
+        .into_iter()
+        .filter(|e| e.rated.is_some())
+        .collect();
+    if entries.is_empty() {
+        bail!("{option} {name}: no target has a rated_iops or rated_mbps figure (docs/targets.md)");
+    }
+    Ok(entries)
+}
+
+/// Keeps rated figures in a run's spec, where reports read them (`rated`).
+pub fn store_rated(spec: &mut serde_json::Value, rated: &[TargetEntry]) {
+    if !spec.is_object() {
+        *spec = serde_json::json!({});
+    }
+    spec["rated"] = serde_json::to_value(rated).expect("targets serialize to JSON");
 }
 
 fn run_in(
@@ -279,7 +315,7 @@ fn run_in(
     args: StudyRunArgs,
     spec: StudySpec,
     phases: Vec<PlannedPhase>,
-    origin: String,
+    (origin, rated): (String, Vec<TargetEntry>),
 ) -> Result<u8> {
     args.output.prepare(rt)?;
     let est = estimate(
@@ -301,7 +337,10 @@ fn run_in(
         iolab_core::spec::BackendKind::Psync,
         true,
     )?;
-    let resolved = serde_json::json!({ "study": spec, "origin": origin, "phases": phases.len(), "scale": args.select.scale, "set": args.select.set });
+    let mut resolved = serde_json::json!({ "study": spec, "origin": origin, "phases": phases.len(), "scale": args.select.scale, "set": args.select.set });
+    if !rated.is_empty() {
+        store_rated(&mut resolved, &rated);
+    }
     let mut sink = RunSink::start(
         rt,
         &args.output.store,
@@ -354,11 +393,12 @@ fn run_in(
         .warnings
         .extend(outcome.warnings.iter().cloned());
     if root {
-        // The headline figure of every phase, as the study's own summary table.
+        // The headline figure of every phase, as the study's own summary table, then
+        // its matrices and its figures against the rated ones.
         println!(
             "study {}: every phase\n{}",
             spec.name,
-            iolab_report::text::summary_table(&sink.record.phases).to_text()
+            iolab_report::text::render_summary(&sink.record, iolab_report::Units::Binary)
         );
     }
     if root && !sink.record.id.is_empty() {

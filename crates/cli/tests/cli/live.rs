@@ -217,9 +217,14 @@ fn chromium_sees_the_live_figures_change() {
     );
     let avg = text_of(&first, "avg");
     assert!(!avg.is_empty() && avg != "–", "{first}");
-    // The last second's p50 · p99, in µs or ms.
+    // The last second's p50 · p99, in µs or ms, of every operation together and labelled
+    // so (a mixed workload's reads and writes are not one latency).
     let lat = text_of(&second, "lat");
     assert!(lat.contains(" · ") && lat.ends_with('s'), "{lat}");
+    assert!(
+        second.contains("latency now, all ops: p50 · p99"),
+        "{second}"
+    );
     assert_eq!(
         text_of(&first, "eta").chars().last(),
         Some('s'),

@@ -21,5 +21,6 @@ mod results;
 mod run;
 mod safety;
 mod study;
+mod study_reports;
 mod targets;
 mod tools;

@@ -7,6 +7,8 @@
 pub enum Unit {
     /// Bytes per second: ticks in one binary unit named in the title ("GiB/s").
     BytesPerSec,
+    /// Bytes per second in one decimal unit ("GB/s").
+    DecimalBytesPerSec,
     /// A rate or count: ticks with k / M suffixes ("2.5k").
     Count,
     /// Percent, 0-100.
@@ -98,7 +100,15 @@ fn scale(unit: Unit, max: f64) -> (f64, &'static str, Option<String>) {
             }
             (1024f64.powi(i as i32), "", Some(NAMES[i].to_string()))
         }
-        Unit::Count if max >= 1e7 => (1e6, "M", None),
+        Unit::DecimalBytesPerSec => {
+            const NAMES: [&str; 6] = ["B/s", "kB/s", "MB/s", "GB/s", "TB/s", "PB/s"];
+            let mut i = 0;
+            while i + 1 < NAMES.len() && max >= 1000f64.powi(i as i32 + 1) {
+                i += 1;
+            }
+            (1000f64.powi(i as i32), "", Some(NAMES[i].to_string()))
+        }
+        Unit::Count if max >= 1e6 => (1e6, "M", None),
         Unit::Count if max >= 1e4 => (1e3, "k", None),
         Unit::Count => (1.0, "", None),
         Unit::Percent => (1.0, "", Some("%".to_string())),

@@ -1,5 +1,6 @@
 //! The charts of an [`Aggregate`]: per data group and measure, the figure against the swept
-//! parameter ([`sweep_charts`]); metadata rates against threads ([`metadata_charts`]);
+//! parameter ([`sweep_charts`]: lines along threads or queue depth, bars over block sizes
+//! or read shares); each metadata op's rate against threads ([`metadata_charts`]);
 //! latency percentiles at the subject's peak ([`percentile_charts`]); latency against
 //! IOPS over a queue-depth or thread sweep ([`latency_iops_charts`]). Every side is
 //! overlaid, compared runs dashed.
@@ -7,17 +8,23 @@
 use iolab_core::result::PhaseKind;
 
 use super::axis::Unit;
-use super::chart::{Chart, Pt, Series, XAxis, YAxis};
+use super::chart::{Chart, Marks, Pt, Series, XAxis, YAxis};
 use crate::aggregate::{Aggregate, Group, GroupOp, Point};
 use crate::compare::{Judged, judged};
-use crate::measure::{Measure, axis_name};
+use crate::measure::{Measure, Units, axis_name};
+use crate::model::ReportModel;
 use crate::report_tables::{series_name, sides_of};
-use crate::sweep::value_order;
+use crate::sweep::is_numeric_axis;
 
-/// A y axis for a measure: "Throughput (GiB/s)", "IOPS", "Rate (ops/s)".
-pub(super) fn y_axis(measure: Measure, log: bool) -> YAxis {
+/// A y axis for a measure: "Throughput (GiB/s)" (or "(GB/s)" in decimal units), "IOPS",
+/// "Rate (ops/s)".
+pub(super) fn y_axis(measure: Measure, log: bool, units: Units) -> YAxis {
+    let bytes = match units {
+        Units::Binary => Unit::BytesPerSec,
+        Units::Decimal => Unit::DecimalBytesPerSec,
+    };
     let (title, unit) = match measure {
-        Measure::Bandwidth => ("Throughput", Unit::BytesPerSec),
+        Measure::Bandwidth => ("Throughput", bytes),
         Measure::Iops => ("IOPS", Unit::Count),
         Measure::OpsRate => ("Rate, ops/s", Unit::Count),
     };
@@ -68,7 +75,7 @@ fn op_series(
     agg: &Aggregate,
     g: &Group,
     (op, side, measure): (GroupOp, usize, Measure),
-    values: &[String],
+    (values, units): (&[String], Units),
     color: usize,
 ) -> Series {
     let name = series_name(agg, &op_label(g, op), side);
@@ -84,7 +91,7 @@ fn op_series(
                 y: o.mean,
                 range: (o.n > 1).then_some((o.min, o.max)),
                 label: None,
-                tip: format!("{name}: {}{at}", measure.format(o.mean)),
+                tip: format!("{name}: {}{at}", measure.format_in(o.mean, units)),
             })
         })
         .collect();
@@ -112,10 +119,16 @@ fn op_label(g: &Group, op: GroupOp) -> String {
     }
 }
 
-/// Figure vs swept value, one chart per data group and measure with a sweep.
-pub fn sweep_charts(agg: &Aggregate) -> Vec<Chart> {
+/// Figure vs swept value, one chart per data group and measure with a sweep (groups of a
+/// matrix have the matrix's charts instead); a mixed phase's IOPS chart also shows its
+/// total IOPS.
+pub fn sweep_charts(model: &ReportModel, units: Units) -> Vec<Chart> {
+    let agg = &model.agg;
     let mut charts = Vec::new();
-    for g in agg.groups.iter().filter(|g| g.kind != PhaseKind::Meta) {
+    for (index, g) in agg.groups.iter().enumerate() {
+        if g.kind == PhaseKind::Meta || model.in_matrix(index) {
+            continue;
+        }
         let Some(key) = &g.swept else { continue };
         for measure in measures(g) {
             let mut series = Vec::new();
@@ -124,15 +137,28 @@ pub fn sweep_charts(agg: &Aggregate) -> Vec<Chart> {
                 .into_iter()
                 .filter(|o| judged(g, *o).iter().any(|j| j.measure == measure))
                 .collect();
+            let total = measure == Measure::Iops && g.is_mixed();
+            let metrics = ops.len() + usize::from(total);
             for (i, op) in ops.iter().enumerate() {
                 for side in sides_of(g) {
-                    let color = color_for(i, ops.len(), side);
+                    let color = color_for(i, metrics, side);
                     let series_of = (*op, side, measure);
-                    series.push(op_series(agg, g, series_of, &g.values, color));
+                    series.push(op_series(agg, g, series_of, (&g.values, units), color));
+                }
+            }
+            if total {
+                for side in sides_of(g) {
+                    series.push(total_series(
+                        agg,
+                        g,
+                        side,
+                        color_for(ops.len(), metrics, side),
+                    ));
                 }
             }
             charts.push(Chart {
                 kind: "sweep",
+                marks: marks_for(key),
                 title: format!(
                     "{}: {} vs {}",
                     g.label(),
@@ -143,7 +169,7 @@ pub fn sweep_charts(agg: &Aggregate) -> Vec<Chart> {
                     title: axis_name(key),
                     labels: g.values.clone(),
                 },
-                y: y_axis(measure, false),
+                y: y_axis(measure, false, units),
                 series,
             });
         }
@@ -151,62 +177,83 @@ pub fn sweep_charts(agg: &Aggregate) -> Vec<Chart> {
     charts
 }
 
-/// Metadata rates vs the swept parameter (threads), every metadata group of one swept
-/// parameter in one chart, one line per op and side; log scale when rates differ tenfold.
-pub fn metadata_charts(agg: &Aggregate) -> Vec<Chart> {
-    let meta: Vec<&Group> = agg
-        .groups
+/// The total IOPS of a mixed group on `side` (reads and writes together).
+fn total_series(agg: &Aggregate, g: &Group, side: usize, color: usize) -> Series {
+    let name = series_name(agg, "total", side);
+    let points = g.sides[side]
         .iter()
-        .filter(|g| g.kind == PhaseKind::Meta && g.swept.is_some())
-        .collect();
-    let mut keys: Vec<&String> = meta.iter().filter_map(|g| g.swept.as_ref()).collect();
-    keys.sort();
-    keys.dedup();
-    keys.into_iter()
-        .map(|key| {
-            let groups: Vec<&&Group> = meta
-                .iter()
-                .filter(|g| g.swept.as_ref() == Some(key))
-                .collect();
-            let mut values: Vec<String> = groups.iter().flat_map(|g| g.values.clone()).collect();
-            values.sort_by(|a, b| value_order(a, b));
-            values.dedup();
-            let metrics: Vec<(&Group, GroupOp)> = groups
-                .iter()
-                .flat_map(|g| g.headline_ops().into_iter().map(move |op| (**g, op)))
-                .collect();
-            let mut series = Vec::new();
-            for (i, (g, op)) in metrics.iter().enumerate() {
-                for side in sides_of(g) {
-                    let color = color_for(i, metrics.len(), side);
-                    series.push(op_series(agg, g, (*op, side, op.measure), &values, color));
-                }
-            }
-            let log = spans_decade(&series);
-            Chart {
-                kind: "metadata",
-                title: format!("Metadata rates vs {}", axis_name(key).to_lowercase()),
-                x: XAxis::Categories {
-                    title: axis_name(key),
-                    labels: values,
-                },
-                y: y_axis(Measure::OpsRate, log),
-                series,
-            }
+        .filter_map(|p| {
+            let t = p.total()?;
+            let x = g.values.iter().position(|v| Some(v) == p.value.as_ref())?;
+            let at = g.at(p).map(|a| format!(" at {a}")).unwrap_or_default();
+            Some(Pt {
+                x: x as f64,
+                y: t.mean,
+                range: (t.n > 1).then_some((t.min, t.max)),
+                label: None,
+                tip: format!("{name}: {}{at}", Measure::Iops.format(t.mean)),
+            })
         })
-        .collect()
+        .collect();
+    Series {
+        name,
+        points,
+        dashed: side > 0,
+        color,
+    }
 }
 
-/// True when the series' peaks differ by ten times or more.
-fn spans_decade(series: &[Series]) -> bool {
-    let peaks: Vec<f64> = series
-        .iter()
-        .filter_map(|s| s.points.iter().map(|p| p.y).reduce(f64::max))
-        .filter(|v| *v > 0.0)
-        .collect();
-    let hi = peaks.iter().copied().fold(0.0, f64::max);
-    let lo = peaks.iter().copied().fold(f64::INFINITY, f64::min);
-    hi >= 10.0 * lo
+/// Metadata rates vs the swept parameter (threads): one chart per operation (create,
+/// stat, remove), every side overlaid, so each op's rate reads on a scale of its own.
+pub fn metadata_charts(agg: &Aggregate, units: Units) -> Vec<Chart> {
+    let mut charts = Vec::new();
+    for g in agg.groups.iter().filter(|g| g.kind == PhaseKind::Meta) {
+        let Some(key) = &g.swept else { continue };
+        for op in g.headline_ops() {
+            let series = sides_of(g)
+                .into_iter()
+                .map(|side| op_series(agg, g, (op, side, op.measure), (&g.values, units), side))
+                .collect();
+            charts.push(Chart {
+                kind: "metadata",
+                title: format!(
+                    "{}: {} vs {}",
+                    metric_title(g, op),
+                    noun(op.measure),
+                    axis_name(key).to_lowercase()
+                ),
+                marks: marks_for(key),
+                x: XAxis::Categories {
+                    title: axis_name(key),
+                    labels: g.values.clone(),
+                },
+                y: y_axis(Measure::OpsRate, false, units),
+                series,
+            });
+        }
+    }
+    charts
+}
+
+/// A group's op as a chart names it: "md-create" (a metadata phase's result named after
+/// its op), "create", or "mdtest stat".
+fn metric_title(g: &Group, op: GroupOp) -> String {
+    let label = g.label();
+    let name = op.op.name();
+    if label == name || label.ends_with(&format!("-{name}")) {
+        label
+    } else {
+        format!("{label} {name}")
+    }
+}
+
+/// Lines along a numeric sweep, bars over categories.
+pub(super) fn marks_for(key: &str) -> Marks {
+    if is_numeric_axis(key) {
+        Marks::Lines
+    } else {
+        Marks::Bars
+    }
 }
 
 /// The point whose percentiles a group's chart shows: the subject's peak of its first op.
@@ -236,6 +283,7 @@ pub fn percentile_charts(agg: &Aggregate) -> Vec<Chart> {
             .unwrap_or_default();
         charts.push(Chart {
             kind: "latency-percentiles",
+            marks: Marks::Lines,
             title: format!("{}: latency percentiles{at}", g.label()),
             x: XAxis::Categories {
                 title: "Percentile".to_string(),
@@ -291,9 +339,11 @@ fn percentile_series(agg: &Aggregate, g: &Group, value: Option<&str>) -> Vec<Ser
 /// Latency (p50 and p99) against IOPS for data groups sweeping queue depth, or threads
 /// with small blocks: one line per op, side and percentile, points labelled with the
 /// swept value.
-pub fn latency_iops_charts(agg: &Aggregate) -> Vec<Chart> {
+/// Only the groups `wanted` (by index) are drawn.
+pub fn latency_iops_charts(agg: &Aggregate, wanted: &dyn Fn(usize) -> bool) -> Vec<Chart> {
     let mut charts = Vec::new();
-    for g in agg.groups.iter().filter(|g| g.kind == PhaseKind::Data) {
+    let data = agg.groups.iter().enumerate();
+    for (_, g) in data.filter(|(i, g)| g.kind == PhaseKind::Data && wanted(*i)) {
         // Queue-depth sweeps, and thread sweeps of small-block (IOPS) workloads.
         let small = g.ops.iter().any(|o| o.measure == Measure::Iops);
         let Some(key) = g
@@ -331,6 +381,7 @@ pub fn latency_iops_charts(agg: &Aggregate) -> Vec<Chart> {
         }
         charts.push(Chart {
             kind: "latency-iops",
+            marks: Marks::Lines,
             title: format!(
                 "{}: latency vs IOPS over {}",
                 g.label(),

@@ -1,27 +1,23 @@
 //! The self-contained HTML report: [`render_html`] writes one page with inline CSS and
 //! inline SVG charts (no script, no external resource: HPC nodes are often offline).
-//! [`chart`] draws a chart, [`axis`] its scales, [`charts`] and [`timeline_charts`] decide
-//! which charts a report has, [`sections`] lays out the page.
+//! [`chart`] draws a chart, [`axis`] its scales, [`marks`] its lines or bars, [`legend`]
+//! its legend and [`lettering`] measures its text; [`charts`] and [`timeline_charts`]
+//! decide which charts a report has, [`sections`] lays out the page.
 
 mod axis;
 mod chart;
 mod charts;
+mod legend;
+mod lettering;
+mod marks;
+mod matrix_charts;
 mod sections;
 mod timeline_charts;
 
 use iolab_core::result::RunRecord;
 
-use crate::aggregate::aggregate_runs;
-use crate::compare::Comparison;
-
-/// What the page shows besides the runs.
-#[derive(Clone, Debug, Default, PartialEq)]
-pub struct HtmlOptions {
-    /// The page title; by default "iolab report: " and the runs' names.
-    pub title: Option<String>,
-    /// The comparison table; by default the second run (baseline) against the first.
-    pub comparison: Option<Comparison>,
-}
+use crate::ReportOptions;
+use crate::model::ReportModel;
 
 /// Escapes text for HTML and SVG content and attribute values.
 pub fn escape(s: &str) -> String {
@@ -43,14 +39,13 @@ pub fn escape(s: &str) -> String {
 /// as one HTML document, with `opts.comparison` when one is given: a report compares only
 /// when asked to (`iolab report A --vs B`, `iolab compare --format html`), never as a side
 /// effect of showing several runs (`iolab results export`).
-pub fn render_html(runs: &[RunRecord], opts: &HtmlOptions) -> String {
-    let agg = aggregate_runs(runs);
-    let comparison = opts.comparison.clone();
+pub fn render_html(runs: &[RunRecord], opts: &ReportOptions) -> String {
+    let model = ReportModel::build(runs);
     let title = opts.title.clone().unwrap_or_else(|| {
-        let names: Vec<&str> = agg.sides.iter().map(|s| s.name.as_str()).collect();
+        let names: Vec<&str> = model.agg.sides.iter().map(|s| s.name.as_str()).collect();
         format!("iolab report: {}", names.join(" vs "))
     });
-    sections::page(&title, runs, &agg, comparison.as_ref())
+    sections::page(&title, runs, &model, opts)
 }
 
 #[cfg(test)]

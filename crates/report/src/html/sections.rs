@@ -1,6 +1,9 @@
-//! The page: a header, a table of contents and one `<section>` per part (runs, warnings,
-//! comparison, throughput and IOPS, metadata, latency, timelines, result tables,
-//! parameters, environment), each present only when it has something to show.
+//! The page: a header, a table of contents and one `<section>` per part (runs, summary
+//! with the figures against the rated ones, warnings, comparison, throughput and IOPS,
+//! metadata, latency, timelines, result tables, parameters, environment), each present
+//! only when it has something to show. The overview stays short: per-group detail
+//! (latency percentiles, per-second timelines with their device charts) is folded in
+//! `<details>`.
 
 use std::fmt::Write as _;
 
@@ -9,22 +12,34 @@ use iolab_core::result::RunRecord;
 use super::chart::Chart;
 use super::charts::{latency_iops_charts, metadata_charts, percentile_charts, sweep_charts};
 use super::escape;
+use super::matrix_charts::matrix_charts;
 use super::timeline_charts::timeline_blocks;
+use crate::ReportOptions;
 use crate::aggregate::Aggregate;
 use crate::compare::{Comparison, Noise, Presence};
-use crate::comparison_text::comparison_table;
+use crate::comparison_text::{
+    POINTS_HEADING, POINTS_NOTE, comparison_table, points_table, swept_rows,
+};
 use crate::environment::environment_table;
 use crate::ladder::ladder_outcome;
-use crate::measure::{axis_name, params_text};
+use crate::matrix::Matrix;
+use crate::matrix_tables::{
+    MATRIX_NOTE, ResultBlock, matrix_axes, matrix_latency_table, matrix_sides, matrix_table,
+    matrix_title,
+};
+use crate::measure::{Units, axis_name, params_text};
+use crate::model::ReportModel;
+use crate::rated::{RATED_NOTE, rated_table};
 use crate::report_tables::{
     FIGURE_NOTE, environment_rows, extra_table, group_table, latency_table, runs_table,
 };
-use crate::warnings;
 
 const STYLE: &str = include_str!("style.css");
 
-const SWEEP_NOTE: &str = "Points are means over the repetitions; bars span the lowest to \
-the highest repetition. Compared runs are dashed with hollow markers.";
+const SWEEP_NOTE: &str = "Points and bars are means over the repetitions; whiskers span \
+the lowest to the highest repetition. Compared runs are dashed with hollow markers \
+(lines) or pale (bars); in a sync-against-async chart each run has its colour and the \
+sync writes are dashed.";
 
 const TIMELINE_NOTE: &str = "Per-second rates of the phase where the first run peaked \
 (first repetition), every run overlaid; beside it, the block devices and CPUs of the \
@@ -38,35 +53,55 @@ queue depth (QD) or thread count (T).";
 type Section = (&'static str, &'static str, String);
 
 /// The whole document.
-pub fn page(title: &str, runs: &[RunRecord], agg: &Aggregate, c: Option<&Comparison>) -> String {
+pub fn page(title: &str, runs: &[RunRecord], model: &ReportModel, opts: &ReportOptions) -> String {
+    let agg = &model.agg;
+    let units = opts.units;
     let mut sections: Vec<Section> = vec![("runs", "Runs", runs_table(runs).to_html("runs"))];
-    // Each run's headline figures, phase by phase, before the detail.
+    // Each run's headline figures, phase by phase, before the detail: the subject's
+    // open, the compared runs' folded (a matrix of 24 phases per run is long).
     let mut headline = String::new();
-    for run in runs.iter().filter(|r| !r.phases.is_empty()) {
-        let _ = writeln!(headline, "<h3>{}</h3>", escape(&run_name(run)));
-        headline.push_str(&crate::text::summary_table(&run.phases).to_html("summary"));
+    for (i, run) in runs
+        .iter()
+        .enumerate()
+        .filter(|(_, r)| !r.phases.is_empty())
+    {
+        let mut body = crate::text::summary_table(&run.phases, units).to_html("summary");
+        if let Some(rows) = model.rated.get(i).filter(|r| !r.is_empty()) {
+            body.push_str("<h4>Against the rated maximum</h4>\n");
+            body.push_str(&rated_table(rows).to_html("rated"));
+            let _ = writeln!(body, "<p class=\"note\">{}</p>", escape(RATED_NOTE));
+        }
+        let name = escape(&run_name(run));
+        if i == 0 {
+            let _ = write!(headline, "<h3>{name}</h3>\n{body}");
+        } else {
+            let _ = write!(
+                headline,
+                "<details class=\"detail\"><summary>{name}: every phase</summary>\n{body}</details>\n"
+            );
+        }
     }
     if !headline.is_empty() {
         sections.push(("summary", "Summary", headline));
     }
-    let list = warnings::collect(runs, agg);
-    if !list.is_empty() {
-        let items: String = list
+    if !model.warnings.is_empty() {
+        let items: String = model
+            .warnings
             .iter()
             .map(|w| format!("<li><b>{}</b>: {}</li>\n", escape(&w.side), escape(&w.text)))
             .collect();
         let body = format!("<ul class=\"warnings\">\n{items}</ul>\n");
         sections.push(("warnings", "Warnings", body));
     }
-    if let Some(c) = c {
-        sections.push(("comparison", "Comparison", comparison_html(c)));
+    if let Some(c) = &opts.comparison {
+        sections.push(("comparison", "Comparison", comparison_html(c, units)));
     }
     let ladders = ladders_html(runs, agg);
     if !ladders.is_empty() {
         sections.push(("ladder", "Latency ladder", ladders));
     }
-    chart_sections(&mut sections, runs, agg);
-    sections.push(("results", "Results", results_html(runs, agg)));
+    chart_sections(&mut sections, runs, model, units);
+    sections.push(("results", "Results", results_html(runs, model, units)));
     sections.push(("parameters", "Parameters", parameters_html(runs, agg)));
     sections.push(("environment", "Environment", environment_html(runs, agg)));
     document(title, &sections)
@@ -90,21 +125,44 @@ fn ladders_html(runs: &[RunRecord], agg: &Aggregate) -> String {
     out
 }
 
-/// The sections of charts: sweeps, metadata, latency, timelines.
-fn chart_sections(sections: &mut Vec<Section>, runs: &[RunRecord], agg: &Aggregate) {
-    let sweeps = sweep_charts(agg);
+/// The sections of charts: sweeps and matrices, metadata, latency, timelines.
+fn chart_sections(
+    sections: &mut Vec<Section>,
+    runs: &[RunRecord],
+    model: &ReportModel,
+    units: Units,
+) {
+    let agg = &model.agg;
+    let mut sweeps = matrix_charts(model, units);
+    sweeps.extend(sweep_charts(model, units));
     push_charts(
         sections,
         ("sweeps", "Throughput and IOPS"),
         SWEEP_NOTE,
         &sweeps,
     );
-    let metadata = metadata_charts(agg);
+    let metadata = metadata_charts(agg, units);
     push_charts(sections, ("metadata", "Metadata"), SWEEP_NOTE, &metadata);
-    let mut latency = percentile_charts(agg);
-    latency.extend(latency_iops_charts(agg));
-    push_charts(sections, ("latency", "Latency"), LATENCY_NOTE, &latency);
-    let blocks = timeline_blocks(runs, agg);
+    // The curves of a matrix's groups (two or three points each) join the detail.
+    let curves = latency_iops_charts(agg, &|i| !model.in_matrix(i));
+    let mut percentiles = latency_iops_charts(agg, &|i| model.in_matrix(i));
+    percentiles.extend(percentile_charts(agg));
+    if !curves.is_empty() || !percentiles.is_empty() {
+        let mut body = format!("<p class=\"note\">{}</p>\n", escape(LATENCY_NOTE));
+        if !curves.is_empty() {
+            let _ = write!(body, "<div class=\"charts\">\n{}</div>\n", svgs(&curves));
+        }
+        if !percentiles.is_empty() {
+            let _ = write!(
+                body,
+                "<details class=\"detail\"><summary>Latency of every group ({} charts)</summary>\n<div class=\"charts\">\n{}</div>\n</details>\n",
+                percentiles.len(),
+                svgs(&percentiles)
+            );
+        }
+        sections.push(("latency", "Latency", body));
+    }
+    let blocks = timeline_blocks(runs, agg, units);
     if !blocks.is_empty() {
         sections.push(("timelines", "Timelines", timelines_html(&blocks)));
     }
@@ -164,24 +222,24 @@ fn svgs(charts: &[Chart]) -> String {
         .collect()
 }
 
-/// A timeline with telemetry gets a grid of its own, the telemetry beside it; timelines
-/// without share one grid.
+/// Each group's timeline, with the device and CPU charts of its phase beside it, folded
+/// in a `<details>` of its own: a study of many phases lists them, one line each.
 fn timelines_html(blocks: &[Vec<Chart>]) -> String {
     let mut out = format!("<p class=\"note\">{}</p>\n", escape(TIMELINE_NOTE));
-    let mut alone: Vec<Chart> = Vec::new();
     for block in blocks {
-        if block.len() == 1 {
-            alone.extend(block.iter().cloned());
-            continue;
-        }
-        if !alone.is_empty() {
-            let _ = write!(out, "<div class=\"charts\">\n{}</div>\n", svgs(&alone));
-            alone.clear();
-        }
-        let _ = write!(out, "<div class=\"charts\">\n{}</div>\n", svgs(block));
-    }
-    if !alone.is_empty() {
-        let _ = write!(out, "<div class=\"charts\">\n{}</div>\n", svgs(&alone));
+        let Some(first) = block.first() else { continue };
+        let devices = if block.len() > 1 {
+            format!(" and {} device and CPU charts", block.len() - 1)
+        } else {
+            String::new()
+        };
+        let _ = write!(
+            out,
+            "<details class=\"detail\"><summary>{}{}</summary>\n<div class=\"charts\">\n{}</div>\n</details>\n",
+            escape(&first.title),
+            escape(&devices),
+            svgs(block)
+        );
     }
     out
 }
@@ -204,7 +262,7 @@ fn push_charts(
 
 /// The comparison table with changes coloured (higher is better for every measure) and
 /// the study's phrases under it.
-fn comparison_html(c: &Comparison) -> String {
+fn comparison_html(c: &Comparison, units: Units) -> String {
     let mut out = format!(
         "<p>{} against {} (baseline): the peak of each metric over its sweep.</p>\n",
         escape(&c.candidate.name),
@@ -217,17 +275,9 @@ fn comparison_html(c: &Comparison) -> String {
     let classes: Vec<&str> = c
         .rows
         .iter()
-        .map(
-            |row| match (row.presence(), row.noise, row.change_percent) {
-                (Presence::Both, Noise::Within | Noise::TooShort, _) => "noise",
-                (Presence::Both, _, Some(ch)) if ch > 0.0 => "up",
-                (Presence::Both, _, Some(ch)) if ch < 0.0 => "down",
-                (Presence::Both, _, _) => "same",
-                _ => "one-side",
-            },
-        )
+        .map(|row| change_class(row.presence(), row.noise, row.change_percent))
         .collect();
-    let html = comparison_table(c).to_html_rows("comparison", &classes);
+    let html = comparison_table(c, units).to_html_rows("comparison", &classes);
     out.push_str(&html);
     for note in c.noise_notes() {
         let _ = writeln!(out, "<p class=\"note\">{}</p>", escape(note));
@@ -237,12 +287,51 @@ fn comparison_html(c: &Comparison) -> String {
         let _ = writeln!(out, "<li>{}</li>", escape(&c.phrase(row)));
     }
     out.push_str("</ul>\n");
+    if swept_rows(c).next().is_some() {
+        let classes: Vec<&str> = swept_rows(c)
+            .flat_map(|row| &row.points)
+            .map(|p| {
+                let both = p.baseline.is_some() && p.candidate.is_some();
+                let presence = if both {
+                    Presence::Both
+                } else {
+                    Presence::BaselineOnly
+                };
+                change_class(presence, p.noise, p.change_percent)
+            })
+            .collect();
+        let _ = writeln!(
+            out,
+            "<h3>{POINTS_HEADING}</h3>\n<p class=\"note\">{}</p>",
+            escape(POINTS_NOTE)
+        );
+        out.push_str(&points_table(c, units).to_html_rows("comparison points", &classes));
+    }
     out
 }
 
-fn results_html(runs: &[RunRecord], agg: &Aggregate) -> String {
+/// The class a row of changes is coloured by: up, down, same, noise or one-side.
+fn change_class(presence: Presence, noise: Noise, change: Option<f64>) -> &'static str {
+    match (presence, noise, change) {
+        (Presence::Both, Noise::Within | Noise::TooShort, _) => "noise",
+        (Presence::Both, _, Some(ch)) if ch > 0.0 => "up",
+        (Presence::Both, _, Some(ch)) if ch < 0.0 => "down",
+        (Presence::Both, _, _) => "same",
+        _ => "one-side",
+    }
+}
+
+fn results_html(runs: &[RunRecord], model: &ReportModel, units: Units) -> String {
+    let agg = &model.agg;
     let mut out = format!("<p class=\"note\">{}</p>\n", escape(FIGURE_NOTE));
-    for g in &agg.groups {
+    for block in &model.blocks {
+        let g = match block {
+            ResultBlock::Matrix(m) => {
+                out.push_str(&matrix_html(agg, &model.matrices[*m], units));
+                continue;
+            }
+            ResultBlock::Group(i) => &agg.groups[*i],
+        };
         let _ = writeln!(
             out,
             "<div class=\"result\">\n<h3>{}</h3>",
@@ -254,7 +343,7 @@ fn results_html(runs: &[RunRecord], agg: &Aggregate) -> String {
             out.push_str("</div>\n");
             continue;
         }
-        out.push_str(&group_table(agg, g).to_html("figures"));
+        out.push_str(&group_table(agg, g, units).to_html("figures"));
         let _ = writeln!(
             out,
             "<details><summary>Latency of {}</summary>\n{}</details>\n</div>",
@@ -262,6 +351,35 @@ fn results_html(runs: &[RunRecord], agg: &Aggregate) -> String {
             latency_table(agg, g).to_html("latency")
         );
     }
+    out
+}
+
+/// A matrix: one table per run and figure, its latencies folded.
+fn matrix_html(agg: &Aggregate, m: &Matrix, units: Units) -> String {
+    let mut out = format!(
+        "<div class=\"matrix\" data-matrix=\"{}\">\n<h3>{}</h3>\n<p class=\"note\">{} {}</p>\n",
+        escape(&m.name),
+        escape(&m.name),
+        escape(&matrix_axes(m)),
+        escape(MATRIX_NOTE)
+    );
+    for side in matrix_sides(agg, m) {
+        for figure in &m.figures {
+            let _ = writeln!(
+                out,
+                "<div class=\"result\">\n<h4>{}</h4>",
+                escape(&matrix_title(agg, m, side, *figure))
+            );
+            out.push_str(&matrix_table(agg, m, side, *figure, units).to_html("figures matrix"));
+            out.push_str("</div>\n");
+        }
+    }
+    let _ = writeln!(
+        out,
+        "<details><summary>Latency of {}</summary>\n{}</details>\n</div>",
+        escape(&m.name),
+        matrix_latency_table(agg, m).to_html("latency")
+    );
     out
 }
 

@@ -7,9 +7,10 @@ use iolab_core::result::{PhaseResult, RunRecord};
 use iolab_core::telemetry::{DeviceSeries, Telemetry};
 
 use super::axis::Unit;
-use super::chart::{Chart, Pt, Series, XAxis, YAxis};
+use super::chart::{Chart, Marks, Pt, Series, XAxis, YAxis};
 use super::charts::{chosen_value, color_for, noun, y_axis};
 use crate::aggregate::{Aggregate, Group};
+use crate::measure::Units;
 use crate::report_tables::{series_name, sides_of};
 use crate::timeline::{phase_timeline, telemetry_times};
 
@@ -21,7 +22,7 @@ fn time_axis() -> XAxis {
 }
 
 /// Per group with a timeline: the timeline chart, then the telemetry charts.
-pub fn timeline_blocks(runs: &[RunRecord], agg: &Aggregate) -> Vec<Vec<Chart>> {
+pub fn timeline_blocks(runs: &[RunRecord], agg: &Aggregate, units: Units) -> Vec<Vec<Chart>> {
     agg.groups
         .iter()
         .filter_map(|g| {
@@ -34,19 +35,24 @@ pub fn timeline_blocks(runs: &[RunRecord], agg: &Aggregate) -> Vec<Vec<Chart>> {
                     Some((side, runs.get(side)?.phases.get(r.phase)?))
                 })
                 .collect();
-            let chart = timeline_chart(agg, g, &phases)?;
+            let chart = timeline_chart(agg, g, &phases, units)?;
             let mut block = vec![chart];
             if let Some((0, phase)) = phases.first()
                 && let Some(t) = &phase.telemetry
             {
-                block.extend(telemetry_charts(g, phase, t));
+                block.extend(telemetry_charts(g, phase, t, units));
             }
             Some(block)
         })
         .collect()
 }
 
-fn timeline_chart(agg: &Aggregate, g: &Group, phases: &[(usize, &PhaseResult)]) -> Option<Chart> {
+fn timeline_chart(
+    agg: &Aggregate,
+    g: &Group,
+    phases: &[(usize, &PhaseResult)],
+    units: Units,
+) -> Option<Chart> {
     let measure = g.ops.first()?.measure;
     let ops: Vec<_> = g
         .ops
@@ -70,7 +76,7 @@ fn timeline_chart(agg: &Aggregate, g: &Group, phases: &[(usize, &PhaseResult)]) 
                     y: *v,
                     range: None,
                     label: None,
-                    tip: format!("{name}: {} at {t:.1} s", measure.format(*v)),
+                    tip: format!("{name}: {} at {t:.1} s", measure.format_in(*v, units)),
                 })
                 .collect();
             series.push(Series {
@@ -92,9 +98,10 @@ fn timeline_chart(agg: &Aggregate, g: &Group, phases: &[(usize, &PhaseResult)]) 
         .unwrap_or_default();
     Some(Chart {
         kind: "timeline",
+        marks: Marks::Lines,
         title: format!("{}{at}: per-second {}", g.label(), noun(measure)),
         x: time_axis(),
-        y: y_axis(measure, false),
+        y: y_axis(measure, false, units),
         series,
     })
 }
@@ -146,7 +153,7 @@ type TelemetryLines<'a> = (
 /// Nanoseconds in a millisecond: await is stored in ms, latency axes are in ns.
 const NS_PER_MS: f64 = 1e6;
 
-fn telemetry_lines(t: &Telemetry) -> [TelemetryLines<'_>; 5] {
+fn telemetry_lines(t: &Telemetry, units: Units) -> [TelemetryLines<'_>; 5] {
     let per_device = |pick: &dyn Fn(&DeviceSeries) -> [&Vec<f64>; 2]| {
         t.devices
             .iter()
@@ -177,7 +184,13 @@ fn telemetry_lines(t: &Telemetry) -> [TelemetryLines<'_>; 5] {
         (
             "device-throughput",
             "device throughput",
-            axis("Throughput", Unit::BytesPerSec),
+            axis(
+                "Throughput",
+                match units {
+                    Units::Binary => Unit::BytesPerSec,
+                    Units::Decimal => Unit::DecimalBytesPerSec,
+                },
+            ),
             " B/s",
             1.0,
             per_device(&|d| [&d.read_bytes_per_sec, &d.write_bytes_per_sec]),
@@ -222,16 +235,17 @@ fn telemetry_lines(t: &Telemetry) -> [TelemetryLines<'_>; 5] {
 
 /// Device throughput, IOPS, average queue size, await, and utilization with host CPU,
 /// for one phase.
-fn telemetry_charts(g: &Group, phase: &PhaseResult, t: &Telemetry) -> Vec<Chart> {
+fn telemetry_charts(g: &Group, phase: &PhaseResult, t: &Telemetry, units: Units) -> Vec<Chart> {
     let times = telemetry_times(phase, t);
     let host = match t.host.as_str() {
         "" => String::new(),
         h => format!(" on {h}"),
     };
-    telemetry_lines(t)
+    telemetry_lines(t, units)
         .into_iter()
         .map(|(kind, what, y, unit, scale, lines)| Chart {
             kind,
+            marks: Marks::Lines,
             title: format!("{}: {what}{host}", g.label()),
             x: time_axis(),
             y,

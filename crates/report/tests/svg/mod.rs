@@ -9,13 +9,15 @@ use std::fmt::Write as _;
 #[derive(Debug, Clone, PartialEq)]
 pub struct SvgChart {
     pub kind: String,
+    /// "lines" or "bars".
+    pub marks: String,
     pub title: String,
     pub declared_series: usize,
     pub x_title: String,
     pub y_title: String,
     pub x_ticks: Vec<String>,
     pub y_ticks: Vec<String>,
-    /// (name, data-points, circles drawn)
+    /// (name, data-points, markers drawn: circles or bars)
     pub series: Vec<(String, usize, usize)>,
     pub legend: Vec<String>,
 }
@@ -97,12 +99,14 @@ fn chart(svg: &str, head: &str) -> SvgChart {
                 attr(tag, "data-points")
                     .and_then(|v| v.parse().ok())
                     .unwrap_or(0),
-                svg[at..body_end].matches("<circle").count(),
+                svg[at..body_end].matches("<circle").count()
+                    + svg[at..body_end].matches("<rect class=\"bar\"").count(),
             )
         })
         .collect();
     SvgChart {
         kind: attr(head, "data-chart").unwrap_or_default(),
+        marks: attr(head, "data-marks").unwrap_or_default(),
         title: unescape(&svg[title_start..title_end]),
         declared_series: attr(head, "data-series")
             .and_then(|v| v.parse().ok())
@@ -120,7 +124,7 @@ fn chart(svg: &str, head: &str) -> SvgChart {
 pub fn describe(charts: &[SvgChart]) -> String {
     let mut out = String::new();
     for c in charts {
-        let _ = writeln!(out, "[{}] {}", c.kind, c.title);
+        let _ = writeln!(out, "[{} {}] {}", c.kind, c.marks, c.title);
         let _ = writeln!(out, "  x: {} | ticks: {}", c.x_title, c.x_ticks.join(", "));
         let _ = writeln!(out, "  y: {} | ticks: {}", c.y_title, c.y_ticks.join(", "));
         for (name, points, circles) in &c.series {

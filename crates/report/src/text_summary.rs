@@ -1,0 +1,82 @@
+//! How a run of several phases ends, in text: [`summary_table`] gives the headline figure
+//! of every phase (the total IOPS of a mixed one), and [`render_summary`] adds what the
+//! reference studies tabulate: each matrix as one table per operation, and the figures
+//! against the rated ones.
+
+use std::fmt::Write as _;
+
+use iolab_core::result::{OpResult, PhaseKind, PhaseResult, RunRecord};
+use iolab_core::units::{ByteCount, OpsPerSec};
+
+use crate::matrix_tables::{matrix_axes, matrix_table, matrix_title};
+use crate::measure::Units;
+use crate::model::ReportModel;
+use crate::rated::{RATED_NOTE, rated_table};
+use crate::table::Table;
+use crate::text::phase_settings;
+
+/// The headline figure of every phase in one table, as a run ends: its settings and
+/// each main operation's bandwidth (data) or rate (metadata), with the total IOPS of a
+/// mixed phase.
+pub fn summary_table(phases: &[PhaseResult], units: Units) -> Table {
+    let mut t = Table::new(&["#", "phase", "settings", "result"]);
+    for (i, p) in phases.iter().enumerate() {
+        let main: Vec<&OpResult> = p.ops.iter().filter(|o| !o.op.is_auxiliary()).collect();
+        // Small blocks are quoted in IOPS, large ones in bandwidth (as the reports
+        // compare a block-size sweep).
+        let small = p
+            .params
+            .get("block_size")
+            .and_then(|b| b.parse::<ByteCount>().ok())
+            .is_some_and(|b| b.get() < 64 * 1024);
+        let mut figures: Vec<String> = main
+            .iter()
+            .map(|o| {
+                if small && p.kind != PhaseKind::Meta {
+                    format!("{} {} IOPS", o.op.name(), o.iops.human())
+                } else if o.op.moves_data() && p.kind != PhaseKind::Meta {
+                    format!("{} {}", o.op.name(), units.bandwidth(o.bandwidth.get()))
+                } else {
+                    format!("{} {}/s", o.op.name(), o.iops.human())
+                }
+            })
+            .collect();
+        if main.len() > 1 && p.kind != PhaseKind::Meta {
+            let total: f64 = main.iter().map(|o| o.iops.get()).sum();
+            figures.push(format!("total {} IOPS", OpsPerSec(total).human()));
+        }
+        t.push(vec![
+            (i + 1).to_string(),
+            p.name.clone(),
+            phase_settings(p).join(", "),
+            figures.join(", "),
+        ]);
+    }
+    t
+}
+
+/// The headline of every phase, then each matrix of the run as one table per operation,
+/// then its figures against the rated ones.
+pub fn render_summary(run: &RunRecord, units: Units) -> String {
+    let mut out = summary_table(&run.phases, units).to_text();
+    let model = ReportModel::build(std::slice::from_ref(run));
+    for m in &model.matrices {
+        for figure in &m.figures {
+            let _ = write!(
+                out,
+                "\n{} ({})\n{}",
+                matrix_title(&model.agg, m, 0, *figure),
+                matrix_axes(m).trim_end_matches('.').to_lowercase(),
+                matrix_table(&model.agg, m, 0, *figure, units).to_text()
+            );
+        }
+    }
+    if let Some(rows) = model.rated.first().filter(|r| !r.is_empty()) {
+        let _ = write!(
+            out,
+            "\nagainst the rated maximum\n{}{RATED_NOTE}\n",
+            rated_table(rows).to_text()
+        );
+    }
+    out
+}
