@@ -16,3 +16,4 @@ pub mod ior_output;
 pub mod ior_plan;
 pub mod mdtest;
 pub mod mdtest_front;
+pub mod rank_details;

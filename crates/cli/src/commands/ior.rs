@@ -10,6 +10,7 @@ use iolab_comm::CommExt;
 use iolab_compat::ior::parse_ior_args;
 use iolab_compat::ior_output::{Access, IorPhase, Job, TABLE_HEADER, human_size, row, summary};
 use iolab_compat::ior_plan::{IorPlan, file_base, plan_ior};
+use iolab_compat::rank_details::ior_rank_lines;
 use iolab_core::civil::ctime;
 use iolab_core::result::{OpKind, PhaseResult};
 use iolab_core::spec::{BackendKind, DataSpec, TargetSpec};
@@ -147,6 +148,7 @@ fn run_ior(rt: &Runtime, args: &IorArgs, plan: &IorPlan) -> Result<u8> {
             if root {
                 print!("{}", row(o, &f, rep));
             }
+            save_rank_details(rt, plan, &f, phase)?;
             figures.push(f);
             sink.phases(ran.phases);
         }
@@ -199,6 +201,31 @@ fn ior_phase(access: Access, spec: &DataSpec, p: &PhaseResult) -> IorPhase {
             )
         }),
     }
+}
+
+/// `-O saveRankPerformanceDetailsCSV=F`: rank 0 appends a line per rank, as IOR does.
+fn save_rank_details(rt: &Runtime, plan: &IorPlan, f: &IorPhase, p: &PhaseResult) -> Result<()> {
+    let Some(path) = &plan.options.rank_details_csv else {
+        return Ok(());
+    };
+    let result = if rt.is_root() {
+        let secs: Vec<f64> = p.per_rank.iter().map(|r| r.elapsed.as_secs_f64()).collect();
+        append(path, &ior_rank_lines(f.access.name(), f.bytes, &secs))
+            .with_context(|| format!("-O saveRankPerformanceDetailsCSV={path}"))
+    } else {
+        Ok(())
+    };
+    rt.agree(result)
+}
+
+/// Appends `text` to the file at `path` (made if missing), as C's fopen(path, "a").
+pub(crate) fn append(path: &str, text: &str) -> std::io::Result<()> {
+    use std::io::Write as _;
+    std::fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(path)?
+        .write_all(text.as_bytes())
 }
 
 /// `-O stoneWallingStatusFile=F` with a stonewalled write: rank 0 writes the transfers

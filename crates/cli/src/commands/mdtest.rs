@@ -3,12 +3,13 @@
 //! printed in mdtest's layout (its header and SUMMARY table) and stored as a run of kind
 //! "mdtest" with the command line in its provenance.
 
-use anyhow::Result;
+use anyhow::{Context, Result};
 use clap::Args;
 use iolab_comm::CommExt;
 use iolab_compat::mdtest::MdtestOptions;
 use iolab_compat::mdtest::parse_mdtest_args;
 use iolab_compat::mdtest_front::{Iteration, MdtestPlan, plan_mdtest, summary};
+use iolab_compat::rank_details::{Measured, mdtest_rank_lines};
 use iolab_core::civil::UtcTime;
 use iolab_core::spec::{BackendKind, MetaOp, TargetSpec};
 use iolab_engine::EngineError;
@@ -153,6 +154,7 @@ fn run_mdtest(rt: &Runtime, args: &MdtestArgs, plan: &MdtestPlan) -> Result<u8> 
                 figures.phases.push((op, items, p.elapsed.as_secs_f64()));
             }
         }
+        save_rank_details(rt, plan, &figures, &outcome.phases)?;
         iterations.push(figures);
         sink.phases(outcome.phases);
     }
@@ -205,4 +207,38 @@ fn in_mdtest_terms(e: EngineError, o: &MdtestOptions) -> EngineError {
         format!("mdtest {phase}"),
         said,
     ))
+}
+
+/// `--saveRankPerformanceDetails=F`: rank 0 appends mdtest's lines for the iteration.
+fn save_rank_details(
+    rt: &Runtime,
+    plan: &MdtestPlan,
+    all: &Iteration,
+    phases: &[iolab_core::result::PhaseResult],
+) -> Result<()> {
+    let Some(path) = &plan.options.rank_details else {
+        return Ok(());
+    };
+    let result = if rt.is_root() {
+        let ranks = phases.first().map_or(0, |p| p.per_rank.len());
+        let per_rank: Vec<Vec<Measured>> = (0..ranks)
+            .map(|r| {
+                phases
+                    .iter()
+                    .filter_map(|p| {
+                        let op = all.phases.iter().find(|f| p.op(f.0.op_kind()).is_some())?.0;
+                        let rank = p.per_rank.get(r)?;
+                        let items = rank.ops.get(&op.op_kind()).map_or(0, |c| c.ops);
+                        Some((op, items, rank.elapsed.as_secs_f64()))
+                    })
+                    .collect()
+            })
+            .collect();
+        let text = mdtest_rank_lines(plan.items_per_task, &all.phases, &per_rank);
+        crate::commands::ior::append(path, &text)
+            .with_context(|| format!("--saveRankPerformanceDetails={path}"))
+    } else {
+        Ok(())
+    };
+    rt.agree(result)
 }

@@ -150,9 +150,13 @@ fn io500s_ior_hard_write_line_runs_unchanged() {
     let status = dir.path().join("ior-hard.stonewall");
     let file = dir.path().join("ior-hard/file");
     let status_opt = format!("stoneWallingStatusFile={}", path(&status));
+    let csv = dir.path().join("ior-hard-write.csv");
+    let csv_opt = format!("saveRankPerformanceDetailsCSV={}", path(&csv));
     let r = ior(
         &db,
         &[
+            "-O",
+            &csv_opt,
             "-C",
             "-Q",
             "1",
@@ -194,6 +198,12 @@ fn io500s_ior_hard_write_line_runs_unchanged() {
         .map(|e| e.metadata().unwrap().len())
         .sum();
     assert_eq!(kept, 20 * 47008, "-k keeps the shared file");
+    // IOR's per-rank line: access, rank, two times, two rates of the rank's mean bytes.
+    let line = fs::read_to_string(&csv).unwrap();
+    let f: Vec<&str> = line.trim_end().split(',').collect();
+    assert_eq!((f.len(), f[0], f[1]), (6, "write", "0"), "{line}");
+    let (t, rate): (f64, f64) = (f[2].parse().unwrap(), f[4].parse().unwrap());
+    assert!((rate * t - 20.0 * 47008.0).abs() < 1.0, "{line}");
 }
 
 #[test]

@@ -180,6 +180,7 @@ fn io500s_mdtest_hard_lines_run_one_call_after_another() {
     let db = dir.path().join("db");
     let status = dir.path().join("mdtest-hard.stonewall");
     let hard = dir.path().join("mdtest-hard");
+    let csv = dir.path().join("mdtest-hard.csv");
     let line = |phase: &[&str]| -> Vec<String> {
         let mut a: Vec<String> =
             "--dataPacketType=timestamp -n 300 -t -w 3901 -e 3901 -P -G=-1571475901 -N 1 -F"
@@ -192,6 +193,7 @@ fn io500s_mdtest_hard_lines_run_one_call_after_another() {
             "-x".into(),
             path(&status).into(),
         ]);
+        a.push(format!("--saveRankPerformanceDetails={}", path(&csv)));
         a.extend(phase.iter().map(|s| s.to_string()));
         a.extend(["-a".into(), "POSIX".into()]);
         a
@@ -222,6 +224,17 @@ fn io500s_mdtest_hard_lines_run_one_call_after_another() {
 
     let r = run(&["-T"]).expect(0);
     assert!(figures(&r.stdout, "File stat")[0] > 0.0);
+    // mdtest's rank details, appended per call: "all" and one line per rank; the stat
+    // call's pair is the seventh test (after 5 directory tests and file create).
+    let text = std::fs::read_to_string(&csv).unwrap();
+    let lines: Vec<&str> = text.lines().collect();
+    assert_eq!(lines.len(), 4, "two calls, two lines each:\n{text}");
+    let stat: Vec<&str> = lines[2].split(',').collect();
+    assert_eq!((stat[0], stat[1], stat.len()), ("all", "300", 24), "{text}");
+    assert!(
+        stat[14].parse::<f64>().unwrap() > 0.0 && stat[12].is_empty(),
+        "{text}"
+    );
     assert_eq!(figures(&r.stdout, "File creation"), [0.0; 4]);
     let r = run(&["-E", "-X"]).expect(0);
     assert!(figures(&r.stdout, "File read")[0] > 0.0);
