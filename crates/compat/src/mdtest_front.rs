@@ -113,7 +113,7 @@ pub fn plan_mdtest(
         wear_out: o.stonewall > 0,
         shift: Some(shift),
         paths: MetaPaths::Whole,
-        sync_after_create: o.sync_after_phase,
+        sync_after_every_phase: o.sync_after_phase,
         ..MetaSpec::default()
     };
     spec.validate().map_err(|e| refuse(&e.option, e.reason))?;
@@ -123,9 +123,6 @@ pub fn plan_mdtest(
             "the tree's directories carry iolab's names (b*/d*), not mdtest's mdtest_tree.N.M"
                 .into(),
         );
-    }
-    if o.sync_after_phase && (o.stat || o.read || o.remove) {
-        notes.push("-Y: iolab syncs after the create phase only".into());
     }
     notes.push("tree creation and removal are not timed apart: their rows print 0.000".into());
     Ok(MdtestPlan {
@@ -261,7 +258,7 @@ mod tests {
             (p.spec.runtime, p.spec.wear_out),
             (Some(TimeSpan::from_secs(2)), true)
         );
-        assert!(p.spec.sync_after_create);
+        assert!(p.spec.sync_after_every_phase);
         // One node: -N 1 is the next task.
         assert_eq!(
             plan("-n 10 -F -N 1 -d d", 4, 1).unwrap().spec.shift,

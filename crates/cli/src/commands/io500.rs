@@ -13,6 +13,7 @@ use std::path::{Path, PathBuf};
 
 use anyhow::{Context, Result, bail};
 use clap::{Args, Subcommand};
+use iolab_comm::CommExt;
 use iolab_core::spec::{BackendKind, TargetSpec};
 use iolab_core::units::ByteCount;
 use iolab_engine::phase::now_ms;
@@ -329,10 +330,13 @@ fn run_in(rt: &Runtime, dir: &Path, args: Io500RunArgs) -> Result<u8> {
     }
     // A short stonewall makes a test run, not a failed one; a phase of 0, I/O errors or
     // a find that matched nothing fail it.
+    // Rank 0 judges from every rank's figures; the others hold only their own (a pfind
+    // rank that stole no work matched nothing), so they take rank 0's word for it.
     let failed = outcome
         .score
         .as_ref()
         .is_some_and(|s| s.reasons.iter().any(|r| r.is_failure()));
+    let failed = rt.comm.broadcast(0, &failed).unwrap_or(failed);
     let quiet = OutputArgs {
         quiet: true,
         ..args.output.clone()

@@ -143,6 +143,8 @@ fn sync_after_create_syncs_once_per_rank() {
     };
     assert_eq!(meta(&["--sync-after-create"]), 1);
     assert_eq!(meta(&[]), 0);
+    // mdtest -Y with every phase: one sync per rank after each of the two.
+    assert_eq!(meta(&["--sync-after-every-phase"]), 2);
 }
 
 /// `iolab find` looks at an entry as pfind (IO500's find) does: only entries whose name

@@ -411,3 +411,57 @@ fn io500_runs_under_four_ranks_with_a_short_stonewall() {
         "all ranks cleaned up"
     );
 }
+
+/// pfind's walk across four ranks trading work by MPI messages from the walking thread:
+/// every entry counted once (the ranks' counts add up to the tree), the matches all
+/// found, and ranks that stole little or nothing end as well as the rest (exit 0 on
+/// every rank: a rank judges nothing from its own share alone).
+#[test]
+fn pfind_walk_shares_a_tree_between_four_ranks() {
+    if !mpirun_available() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let tree = dir.path().join("tree");
+    let mut matching = 0;
+    for d in 0..12 {
+        let sub = tree.join(format!("d{d}"));
+        fs::create_dir_all(&sub).unwrap();
+        for i in 0..250 {
+            let name = format!("file.{d}.{i}");
+            matching += u64::from(name.contains("01"));
+            fs::write(sub.join(name), b"").unwrap();
+        }
+    }
+    let json = dir.path().join("find.json");
+    let mut c = mpirun(4);
+    c.args([
+        "find",
+        "--walk",
+        "pfind",
+        "--name",
+        "*01*",
+        "--no-store",
+        "--json",
+    ])
+    .arg(&json)
+    .arg("--dir")
+    .arg(&tree);
+    let r = run_limited(c, Duration::from_secs(120)).expect(0);
+    let doc: serde_json::Value = serde_json::from_str(&fs::read_to_string(&json).unwrap()).unwrap();
+    let phase = &doc["phases"][0];
+    assert_eq!(
+        phase["extra"]["matched"].as_f64(),
+        Some(matching as f64),
+        "{}",
+        r.stdout
+    );
+    let scans: u64 = phase["per_rank"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| p["ops"]["scan"]["ops"].as_u64().unwrap_or(0))
+        .sum();
+    assert_eq!(scans, 12 * 250, "{phase}");
+    assert_eq!(phase["per_rank"].as_array().unwrap().len(), 4);
+}

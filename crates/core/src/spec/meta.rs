@@ -207,6 +207,11 @@ pub struct MetaSpec {
     #[arg(long)]
     pub sync_after_create: bool,
 
+    /// mdtest -Y as mdtest runs it with every phase: sync(2) once per rank at the end of
+    /// each phase, inside its time (stat, read and remove too).
+    #[arg(long)]
+    pub sync_after_every_phase: bool,
+
     /// Seed for the contents of files; the same seed gives the same files.
     #[arg(long, default_value_t = DEFAULT_SEED)]
     pub seed: u64,

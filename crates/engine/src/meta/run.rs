@@ -227,7 +227,7 @@ fn run_phases<C: Clock>(
             None => op.name().to_string(),
         };
         let counts = created.to_vec();
-        let creates_left = AtomicU32::new(plan.threads);
+        let workers_left = AtomicU32::new(plan.threads);
         let wear_out = op == MetaOp::Create && plan.spec.wear_out;
         let run = run_phase(
             env,
@@ -244,7 +244,7 @@ fn run_phases<C: Clock>(
                     clock,
                     host: &host,
                     counts: &counts,
-                    creates_left: &creates_left,
+                    workers_left: &workers_left,
                 };
                 run_worker(&setup, i)
             },
@@ -350,6 +350,9 @@ fn phase_meta(
     p.insert("paths".into(), spec.paths.name().into());
     if op == MetaOp::Create && spec.sync_after_create {
         p.insert("sync_after_create".into(), "true".into());
+    }
+    if spec.sync_after_every_phase {
+        p.insert("sync_after_phase".into(), "true".into());
     }
     p.extend(opts.params.clone());
     let mut warnings = Vec::new();

@@ -31,7 +31,7 @@ pub struct PhaseSetup<'a, C: Clock> {
     /// Files each worker (by global index) has; the files a phase works on.
     pub counts: &'a [u64],
     /// This rank's workers still creating: the last one done syncs (mdtest -Y).
-    pub creates_left: &'a AtomicU32,
+    pub workers_left: &'a AtomicU32,
 }
 
 impl<C: Clock> PhaseSetup<'_, C> {
@@ -81,11 +81,12 @@ pub fn run_worker<C: Clock>(s: &PhaseSetup<'_, C>, thread: usize) -> Result<Work
         }
         None => dirs(s, thread, &groups, &mut rec),
     };
-    if s.op == MetaOp::Create
-        && s.plan.spec.sync_after_create
-        && s.creates_left.fetch_sub(1, Ordering::AcqRel) == 1
+    let spec = &s.plan.spec;
+    if ((s.op == MetaOp::Create && spec.sync_after_create) || spec.sync_after_every_phase)
+        && s.workers_left.fetch_sub(1, Ordering::AcqRel) == 1
     {
-        // mdtest -Y: once per rank, after its last create, inside the phase's time.
+        // mdtest -Y: once per rank, after its last worker's operations, inside the
+        // phase's time.
         s.backend.sync();
     }
     let finished_at = s.clock.now().saturating_sub(start);
