@@ -32,8 +32,8 @@ pub struct IorOptions {
     /// -C: read the data of another node's task; -Q: by this many tasks.
     pub reorder_tasks: bool,
     pub task_per_node_offset: u32,
-    /// -Z: random task reordering; -X: its seed.
-    pub reorder_random: bool,
+    /// -Z: random task reordering (given twice: a shuffle of the tasks); -X: its seed.
+    pub reorder_random: u32,
     pub reorder_random_seed: Option<i64>,
     /// -z: random offsets within the file (count of -z kept: IO500 passes it twice).
     pub random_offset: u32,
@@ -86,7 +86,7 @@ impl Default for IorOptions {
             fsync_per_write: false,
             reorder_tasks: false,
             task_per_node_offset: 1,
-            reorder_random: false,
+            reorder_random: 0,
             reorder_random_seed: None,
             random_offset: 0,
             intra_test_barriers: false,
@@ -137,7 +137,7 @@ pub fn parse_ior_args(argv: &[String]) -> Result<IorOptions, ArgError> {
             "-Y" => o.fsync_per_write = true,
             "-C" => o.reorder_tasks = true,
             "-Q" => o.task_per_node_offset = args.number(&flag)?,
-            "-Z" => o.reorder_random = true,
+            "-Z" => o.reorder_random += 1,
             "-X" => o.reorder_random_seed = Some(args.signed(&flag)?),
             "-z" => o.random_offset += 1,
             "-g" => o.intra_test_barriers = true,

@@ -188,7 +188,7 @@ pub fn summary(o: &IorOptions, job: Job, phases: &[IorPhase]) -> String {
             u8::from(o.file_per_proc),
             u8::from(o.reorder_tasks),
             o.task_per_node_offset,
-            0,
+            o.reorder_random,
             o.reorder_random_seed.unwrap_or(0),
             o.segments,
             o.block_size,

@@ -13,6 +13,8 @@ use iolab_core::spec::{
 };
 use iolab_core::units::{ByteCount, Nanos, TimeSpan};
 
+use iolab_core::rng::GlibcRand;
+
 use crate::args::ArgError;
 use crate::ior::IorOptions;
 
@@ -44,12 +46,6 @@ pub fn plan_ior(o: &IorOptions, ranks: u32, on_first_host: u32) -> Result<IorPla
         return Err(refuse(
             "-t",
             "the transfer and block sizes must be more than 0",
-        ));
-    }
-    if o.reorder_random {
-        return Err(refuse(
-            "-Z",
-            "random task reordering is not run by iolab; use -C (-Q N) for reads of another node's data",
         ));
     }
     if o.unique_dir {
@@ -210,6 +206,57 @@ fn parent_of(test_file: &str) -> PathBuf {
     }
 }
 
+/// IOR's -Z: the task whose data each task reads in repetition `rep`, by task, drawn as
+/// IOR draws them with glibc's rand(): once (-Z), each task seeds with its rank plus the
+/// seed (-X) and draws a task offset, drawing again while it falls within the first
+/// -Q nodes' tasks (capped at the last node); twice (-Z -Z), every task shuffles the
+/// task list alike from the seed, and reads the task at its own place. A negative -X
+/// seeds with its magnitude plus the repetition. None without -Z.
+pub fn random_read_sources(
+    o: &IorOptions,
+    tasks: u32,
+    nodes: u32,
+    on_first_host: u32,
+    rep: u32,
+) -> Option<Vec<u32>> {
+    if o.reorder_random == 0 || tasks == 0 {
+        return None;
+    }
+    let seed = o.reorder_random_seed.unwrap_or(0);
+    let seed = if seed < 0 {
+        (-seed) as u32 + rep
+    } else {
+        seed as u32
+    };
+    if o.reorder_random > 1 {
+        let mut rand = GlibcRand::new(seed);
+        let mut order: Vec<u32> = (0..tasks).collect();
+        for i in 0..tasks {
+            let target = i + rand.rand() % (tasks - i);
+            order.swap(target as usize, i as usize);
+        }
+        return Some(order);
+    }
+    let node_offset = o.task_per_node_offset.min(nodes.saturating_sub(1));
+    let floor = node_offset * on_first_host;
+    Some(
+        (0..tasks)
+            .map(|rank| {
+                let mut rand = GlibcRand::new(rank.wrapping_add(seed));
+                let mut offset = rand.rand() % tasks;
+                // IOR loops until the draw leaves the first nodes' tasks; with fewer
+                // tasks than that floor it never would, so iolab stops at the floor.
+                let mut left = 1000;
+                while offset < floor && left > 0 {
+                    offset = rand.rand() % tasks;
+                    left -= 1;
+                }
+                (rank + offset) % tasks
+            })
+            .collect(),
+    )
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -283,12 +330,6 @@ mod tests {
             "{e}"
         );
         assert!(
-            plan("-w -Z -o f", 2, 2)
-                .unwrap_err()
-                .to_string()
-                .starts_with("ior -Z: ")
-        );
-        assert!(
             plan("-w -u -o f", 2, 2)
                 .unwrap_err()
                 .to_string()
@@ -307,5 +348,29 @@ mod tests {
             e,
             "ior -O: stoneWallingWearOut=1 needs a deadline: -D SECONDS (as IOR requires)"
         );
+    }
+
+    #[test]
+    fn dash_z_draws_the_tasks_ior_draws() {
+        let mut o = IorOptions::default();
+        assert_eq!(random_read_sources(&o, 4, 1, 4, 0), None);
+        // -Z on one node: task r reads task (r + rand() % 4) % 4 with srand(r), as IOR.
+        o.reorder_random = 1;
+        let want: Vec<u32> = (0..4u32)
+            .map(|r| (r + GlibcRand::new(r).rand() % 4) % 4)
+            .collect();
+        assert_eq!(random_read_sources(&o, 4, 1, 4, 0), Some(want));
+        // -Z -Z: one shuffle of the tasks, the same on every task: a permutation.
+        o.reorder_random = 2;
+        let mut order = random_read_sources(&o, 8, 2, 4, 0).unwrap();
+        order.sort();
+        assert_eq!(order, (0..8).collect::<Vec<_>>());
+        // -Z on two nodes with -Q 1: never the first node's tasks' offsets (0..4).
+        o.reorder_random = 1;
+        let got = random_read_sources(&o, 8, 2, 4, 0).unwrap();
+        for (rank, source) in got.iter().enumerate() {
+            let offset = (source + 8 - rank as u32) % 8;
+            assert!(offset >= 4, "task {rank} reads task {source}");
+        }
     }
 }

@@ -49,6 +49,9 @@ pub struct DataOptions {
     /// I/Os each worker issues when size-based, instead of one per block of its share:
     /// IOR -z -z draws `-s` random transfers over a file of any size.
     pub ops_per_worker: Option<u64>,
+    /// The rank whose data each rank reads, by rank (IOR -Z), instead of a shift; the same
+    /// list on every rank.
+    pub read_from: Option<Vec<u32>>,
 }
 
 /// The phases a data workload produced.
@@ -149,6 +152,10 @@ pub fn run_data<C: Clock>(
         read_shift: resolve_read_shift(&spec, comm, one_dir(comm, &data_target)?),
         written_blocks: opts.written_blocks.clone(),
         names: opts.names.clone(),
+        read_from: opts
+            .read_from
+            .as_ref()
+            .and_then(|from| from.get(comm.rank() as usize).copied()),
     };
     let plan = agree(
         comm,

@@ -106,6 +106,8 @@ pub struct PlanContext {
     pub written_blocks: Option<Vec<u64>>,
     /// What the files are called.
     pub names: FileNames,
+    /// The rank whose data this rank reads (IOR -Z), instead of `read_shift`.
+    pub read_from: Option<u32>,
 }
 
 /// The names of data files in the work directory.
@@ -228,7 +230,10 @@ pub fn plan_data(
     } else {
         0
     };
-    let owner_rank = (ctx.rank + shift) % ranks;
+    let owner_rank = match ctx.read_from {
+        Some(from) if spec.rw.reads() => from % ranks,
+        _ => (ctx.rank + shift) % ranks,
+    };
 
     let file_path = |name: String| -> PathBuf {
         match target {
@@ -468,6 +473,26 @@ mod tests {
             .clone();
         let owners: Vec<u64> = (0..6).map(|b| f.owner_at(b * 4096, 4096)).collect();
         assert_eq!(owners, [0, 0, 1, 1, 1, 2]);
+    }
+
+    #[test]
+    fn a_rank_reads_the_rank_it_is_told_to_read_instead_of_a_shift() {
+        let mut s = spec(1);
+        s.rw = RwKind::Read;
+        let c = PlanContext {
+            rank: 0,
+            ranks: 4,
+            read_shift: 1,
+            read_from: Some(2),
+            names: FileNames::Ior("f".into()),
+            ..PlanContext::default()
+        };
+        let p = plan_data(&s, &DataTarget::Dir("/w".into()), &c).unwrap();
+        assert_eq!(p.files[0].path, PathBuf::from("/w/f.00000002"));
+        // A write writes its own, whatever it is told to read.
+        s.rw = RwKind::Write;
+        let p = plan_data(&s, &DataTarget::Dir("/w".into()), &c).unwrap();
+        assert_eq!(p.files[0].path, PathBuf::from("/w/f.00000000"));
     }
 
     #[test]

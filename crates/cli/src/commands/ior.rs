@@ -9,7 +9,7 @@ use clap::Args;
 use iolab_comm::CommExt;
 use iolab_compat::ior::parse_ior_args;
 use iolab_compat::ior_output::{Access, IorPhase, Job, TABLE_HEADER, human_size, row, summary};
-use iolab_compat::ior_plan::{IorPlan, file_base, plan_ior};
+use iolab_compat::ior_plan::{IorPlan, file_base, plan_ior, random_read_sources};
 use iolab_compat::rank_details::ior_rank_lines;
 use iolab_core::civil::ctime;
 use iolab_core::result::{OpKind, PhaseResult};
@@ -87,6 +87,7 @@ fn run_ior(rt: &Runtime, args: &IorArgs, plan: &IorPlan) -> Result<u8> {
         quiet: true,
         ..Default::default()
     };
+    let nodes = topo.hosts().len() as u32;
     let mut figures = Vec::new();
     let mut failed = false;
     for rep in 0..o.repetitions.max(1) {
@@ -123,6 +124,10 @@ fn run_ior(rt: &Runtime, args: &IorArgs, plan: &IorPlan) -> Result<u8> {
                 no_verify_pass: !o.check_write,
                 own_cache_policy: true,
                 ops_per_worker: random_read.then(|| plan.bytes_per_rank / o.transfer_size),
+                // -Z: the task each task reads, drawn as IOR draws it.
+                read_from: (access == Access::Read)
+                    .then(|| random_read_sources(o, rt.comm.size(), nodes, job.tasks_on_node0, rep))
+                    .flatten(),
                 ..DataOptions::default()
             };
             let ran = run_data(&env, &MonotonicClock, spec, &prepared, &opts);

@@ -211,10 +211,6 @@ fn what_ior_options_iolab_does_not_run_are_one_line_errors() {
     let dir = tempfile::tempdir().unwrap();
     let db = dir.path().join("db");
     for (args, want) in [
-        (
-            vec!["-w", "-Z", "-o", "f"],
-            "iolab: error: ior -Z: random task reordering is not run by iolab",
-        ),
         (vec!["-w", "-J", "4"], "iolab: error: ior -J: "),
         (
             vec!["-a", "MPIIO", "-w"],

@@ -465,3 +465,48 @@ fn pfind_walk_shares_a_tree_between_four_ranks() {
     assert_eq!(scans, 12 * 250, "{phase}");
     assert_eq!(phase["per_rank"].as_array().unwrap().len(), 4);
 }
+
+/// IOR's -Z and -Z -Z under four tasks: each task reads the task IOR's rand() draws for
+/// it and -R checks every word against that task's timestamp data (a task reading its
+/// own file where another's data was expected would fail the check).
+#[test]
+fn ior_random_task_reordering_reads_and_checks_other_tasks_data() {
+    if !mpirun_available() {
+        return;
+    }
+    for z in [&["-Z"][..], &["-Z", "-Z", "-X", "7"][..]] {
+        let dir = tempfile::tempdir().unwrap();
+        let mut c = mpirun(4);
+        c.args([
+            "ior",
+            "--no-store",
+            "-a",
+            "POSIX",
+            "-w",
+            "-r",
+            "-R",
+            "-F",
+            "-G",
+            "99",
+        ])
+        .args(["-b", "1m", "-t", "256k", "-o"])
+        .arg(dir.path().join("f"))
+        .args(z);
+        let r = run_limited(c, Duration::from_secs(120)).expect(0);
+        let read = r
+            .stdout
+            .lines()
+            .skip_while(|l| !l.starts_with("Summary of all tests:"))
+            .find(|l| l.starts_with("read"))
+            .unwrap_or_else(|| panic!("{}", r.stdout));
+        assert!(
+            read.split_whitespace()
+                .nth(1)
+                .unwrap()
+                .parse::<f64>()
+                .unwrap()
+                > 0.0
+        );
+        assert!(!r.stderr.contains("did not hold"), "{z:?}: {}", r.stderr);
+    }
+}
