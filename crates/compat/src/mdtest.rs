@@ -155,9 +155,6 @@ pub fn parse_mdtest_args(argv: &[String]) -> Result<MdtestOptions, ArgError> {
             "give the items per process (-n) or per directory (-I)".into(),
         ));
     }
-    if o.files_only && o.dirs_only {
-        return Err(args.error("-D", "cannot be combined with -F".into()));
-    }
     if o.branch == 0 {
         return Err(args.error("-b", "must be at least 1".into()));
     }
@@ -222,10 +219,9 @@ mod tests {
             parse("-n ten").unwrap_err().to_string(),
             "mdtest -n: 'ten' is not a whole number in range"
         );
-        assert_eq!(
-            parse("-n 10 -F -D").unwrap_err().to_string(),
-            "mdtest -D: cannot be combined with -F"
-        );
+        // Both, as mdtest takes them: the directory and the file tests.
+        let both = parse("-n 10 -F -D").unwrap();
+        assert!(both.files_only && both.dirs_only);
         assert_eq!(
             parse("-n 10 -a DFS").unwrap_err().to_string(),
             "mdtest -a: 'DFS': only the POSIX API runs on iolab"

@@ -9,7 +9,7 @@
 
 use std::fmt::Write as _;
 
-use iolab_core::spec::{MetaOp, MetaPaths, MetaSpec};
+use iolab_core::spec::{MetaItems, MetaOp, MetaPaths, MetaSpec};
 use iolab_core::units::{ByteCount, Nanos, TimeSpan};
 
 use crate::args::ArgError;
@@ -19,7 +19,9 @@ use crate::mdtest::MdtestOptions;
 #[derive(Clone, Debug, PartialEq)]
 pub struct MdtestPlan {
     pub options: MdtestOptions,
-    pub spec: MetaSpec,
+    /// The tests of an iteration in mdtest's order: the directory test (-D), then the
+    /// file test (-F); both without either option.
+    pub tests: Vec<MetaSpec>,
     /// Files each task works on.
     pub items_per_task: u64,
     pub notes: Vec<String>,
@@ -39,12 +41,6 @@ pub fn plan_mdtest(
     on_first_host: u32,
     hosts: usize,
 ) -> Result<MdtestPlan, ArgError> {
-    if !o.files_only {
-        return Err(refuse(
-            if o.dirs_only { "-D" } else { "-F" },
-            "directories as items (mdtest without -F) are not run by iolab's mdtest front-end; add -F (files only)",
-        ));
-    }
     if o.read && o.read_bytes != o.write_bytes && o.read_bytes != 0 {
         return Err(refuse(
             "-e",
@@ -117,7 +113,41 @@ pub fn plan_mdtest(
         ..MetaSpec::default()
     };
     spec.validate().map_err(|e| refuse(&e.option, e.reason))?;
+    let mut tests = Vec::new();
+    // mdtest runs both tests when given neither -D nor -F (or both).
+    let (dirs, files) = match (o.dirs_only, o.files_only) {
+        (false, false) => (true, true),
+        either => either,
+    };
+    if dirs {
+        // A directory item is made, stat'ed and removed; mdtest's directory read does
+        // nothing, and iolab leaves it out.
+        let ops: Vec<MetaOp> = spec
+            .ops
+            .iter()
+            .copied()
+            .filter(|op| *op != MetaOp::Read)
+            .collect();
+        if !ops.is_empty() {
+            tests.push(MetaSpec {
+                items: MetaItems::Dirs,
+                file_size: ByteCount(0),
+                sync_after_every_phase: spec.sync_after_every_phase,
+                ops,
+                ..spec.clone()
+            });
+        }
+    }
+    if files {
+        tests.push(spec);
+    }
     let mut notes = Vec::new();
+    if dirs && o.read {
+        notes.push("directory read: mdtest times an empty loop; iolab does not run it".into());
+    }
+    if dirs && o.create && o.stat && o.read && o.remove {
+        notes.push("directory rename (mdtest's default with no phase option) is not run by iolab: its row prints 0.000".into());
+    }
     if o.depth > 1 || (o.depth == 1 && o.branch > 1) {
         notes.push(
             "the tree's directories carry iolab's names (b*/d*), not mdtest's mdtest_tree.N.M"
@@ -128,16 +158,16 @@ pub fn plan_mdtest(
     Ok(MdtestPlan {
         options: o.clone(),
         items_per_task: per_dir * leaves,
-        spec,
+        tests,
         notes,
     })
 }
 
-/// One iteration's file phases: items of all tasks and the phase time (the slowest
-/// task's), by operation.
+/// One iteration's phases: what they worked on, items of all tasks and the phase time
+/// (the slowest task's), by operation.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct Iteration {
-    pub phases: Vec<(MetaOp, u64, f64)>,
+    pub phases: Vec<(MetaItems, MetaOp, u64, f64)>,
 }
 
 /// Max, min, mean and sample standard deviation (0 for one value), as mdtest.
@@ -157,15 +187,25 @@ fn stats(values: &[f64]) -> (f64, f64, f64, f64) {
     (max, min, mean, sd)
 }
 
-const ROWS: [(&str, MetaOp); 4] = [
-    ("File creation", MetaOp::Create),
-    ("File stat", MetaOp::Stat),
-    ("File read", MetaOp::Read),
-    ("File removal", MetaOp::Remove),
+/// mdtest's rows of the directory test and of the file test (its test names; the
+/// directory read has none and is never printed).
+const DIR_ROWS: [(&str, Option<MetaOp>); 4] = [
+    ("Directory creation", Some(MetaOp::Create)),
+    ("Directory stat", Some(MetaOp::Stat)),
+    ("Directory rename", None),
+    ("Directory removal", Some(MetaOp::Remove)),
+];
+const FILE_ROWS: [(&str, Option<MetaOp>); 4] = [
+    ("File creation", Some(MetaOp::Create)),
+    ("File stat", Some(MetaOp::Stat)),
+    ("File read", Some(MetaOp::Read)),
+    ("File removal", Some(MetaOp::Remove)),
 ];
 
-/// mdtest's SUMMARY table: rates (items / s) or, with `time`, the phase times (s).
-pub fn summary(iterations: &[Iteration], time: bool) -> String {
+/// mdtest's SUMMARY table: rates (items / s) or, with `time`, the phase times (s), with
+/// the rows of the tests `plan` runs (directory rows with -D, file rows with -F, both
+/// without either), then the tree rows.
+pub fn summary(plan: &MdtestPlan, iterations: &[Iteration], time: bool) -> String {
     let mut out = format!(
         "\nSUMMARY {}: (of {} iterations)\n",
         if time {
@@ -181,18 +221,26 @@ pub fn summary(iterations: &[Iteration], time: bool) -> String {
     out.push_str(
         "   ---------                     ---            ---           ----        -------\n",
     );
-    for (name, op) in ROWS {
+    let mut rows: Vec<(&str, MetaItems, Option<MetaOp>)> = Vec::new();
+    for test in &plan.tests {
+        let table = match test.items {
+            MetaItems::Dirs => &DIR_ROWS,
+            MetaItems::Files => &FILE_ROWS,
+        };
+        rows.extend(table.iter().map(|(name, op)| (*name, test.items, *op)));
+    }
+    for (name, items, op) in rows {
         let values: Vec<f64> = iterations
             .iter()
             .map(|it| {
                 it.phases
                     .iter()
-                    .find(|p| p.0 == op)
-                    .map_or(0.0, |&(_, items, secs)| {
+                    .find(|p| Some(p.1) == op && p.0 == items)
+                    .map_or(0.0, |&(_, _, n, secs)| {
                         if time {
                             secs
                         } else if secs > 0.0 {
-                            items as f64 / secs
+                            n as f64 / secs
                         } else {
                             0.0
                         }
@@ -235,12 +283,16 @@ mod tests {
         .unwrap();
         assert_eq!(p.items_per_task, 30_000);
         assert_eq!(
-            (p.spec.files_per_dir, p.spec.dirs_per_thread, p.spec.depth),
+            (
+                p.tests[0].files_per_dir,
+                p.tests[0].dirs_per_thread,
+                p.tests[0].depth
+            ),
             (3000, Some(10), 0)
         );
-        assert!(!p.spec.shared_dir);
+        assert!(!p.tests[0].shared_dir);
         assert_eq!(
-            p.spec.ops,
+            p.tests[0].ops,
             [MetaOp::Create, MetaOp::Stat, MetaOp::Read, MetaOp::Remove]
         );
     }
@@ -253,15 +305,18 @@ mod tests {
             2,
         )
         .unwrap();
-        assert_eq!((p.spec.files_per_dir, p.spec.shift), (1000, Some(4)));
         assert_eq!(
-            (p.spec.runtime, p.spec.wear_out),
+            (p.tests[0].files_per_dir, p.tests[0].shift),
+            (1000, Some(4))
+        );
+        assert_eq!(
+            (p.tests[0].runtime, p.tests[0].wear_out),
             (Some(TimeSpan::from_secs(2)), true)
         );
-        assert!(p.spec.sync_after_every_phase);
+        assert!(p.tests[0].sync_after_every_phase);
         // One node: -N 1 is the next task.
         assert_eq!(
-            plan("-n 10 -F -N 1 -d d", 4, 1).unwrap().spec.shift,
+            plan("-n 10 -F -N 1 -d d", 4, 1).unwrap().tests[0].shift,
             Some(1)
         );
     }
@@ -274,12 +329,12 @@ mod tests {
             1,
         )
         .unwrap();
-        assert_eq!(stat.spec.ops, [MetaOp::Stat]);
-        assert!(stat.spec.shared_dir && stat.spec.runtime.is_none());
+        assert_eq!(stat.tests[0].ops, [MetaOp::Stat]);
+        assert!(stat.tests[0].shared_dir && stat.tests[0].runtime.is_none());
         let read = plan("-n 10 -F -w 3901 -e 3901 -d d -E -X", 1, 1).unwrap();
-        assert_eq!(read.spec.ops, [MetaOp::Read]);
+        assert_eq!(read.tests[0].ops, [MetaOp::Read]);
         assert_eq!(
-            plan("-n 10 -F -d d -r", 1, 1).unwrap().spec.ops,
+            plan("-n 10 -F -d d -r", 1, 1).unwrap().tests[0].ops,
             [MetaOp::Remove]
         );
     }
@@ -287,7 +342,6 @@ mod tests {
     #[test]
     fn what_iolab_does_not_run_is_refused_by_name() {
         let e = |line: &str| plan(line, 1, 1).unwrap_err().to_string();
-        assert!(e("-n 10 -d d").starts_with("mdtest -F: directories as items"));
         assert!(e("-n 10 -F -z 2 -b 2 -d d").starts_with("mdtest -z: files in every level"));
         assert!(e("-n 10 -F -w 100 -y -d d").starts_with("mdtest -y: "));
         assert!(
@@ -299,13 +353,15 @@ mod tests {
     /// prints in the same columns.
     #[test]
     fn the_summary_has_mdtests_columns() {
+        let files = plan("-n 100 -u -F -i 2 -d d", 1, 1).unwrap();
         let it = |c: f64, s: f64| Iteration {
             phases: vec![
-                (MetaOp::Create, 200, 200.0 / c),
-                (MetaOp::Stat, 200, 200.0 / s),
+                (MetaItems::Files, MetaOp::Create, 200, 200.0 / c),
+                (MetaItems::Files, MetaOp::Stat, 200, 200.0 / s),
             ],
         };
         let s = summary(
+            &files,
             &[it(35587.171, 1503334.767), it(17056.256, 48030.965)],
             false,
         );
@@ -328,5 +384,37 @@ mod tests {
             lines[8],
             "   Tree creation                   0.000          0.000          0.000          0.000"
         );
+    }
+
+    /// mdtest -D prints the directory rows (a real `mdtest -n 100 -D` row:
+    /// "   Directory stat             296626.874     296626.874     296626.874          0.000"),
+    /// and without -D or -F both tests run, directories first.
+    #[test]
+    fn directory_items_are_a_test_of_their_own() {
+        let dirs = plan("-n 100 -D -d d", 1, 1).unwrap();
+        assert_eq!(dirs.tests.len(), 1);
+        assert_eq!(dirs.tests[0].items, MetaItems::Dirs);
+        assert_eq!(
+            dirs.tests[0].ops,
+            [MetaOp::Create, MetaOp::Stat, MetaOp::Remove],
+            "no directory read"
+        );
+        let it = Iteration {
+            phases: vec![(MetaItems::Dirs, MetaOp::Stat, 100, 100.0 / 296626.874)],
+        };
+        let s = summary(&dirs, &[it], false);
+        let lines: Vec<&str> = s.lines().collect();
+        assert_eq!(
+            lines[5],
+            "   Directory stat             296626.874     296626.874     296626.874          0.000"
+        );
+        assert_eq!(&lines[4][..21], "   Directory creation");
+        assert_eq!(&lines[6][..19], "   Directory rename");
+        assert!(lines[8].starts_with("   Tree creation"), "{s}");
+        let both = plan("-n 100 -d d", 1, 1).unwrap();
+        let kinds: Vec<MetaItems> = both.tests.iter().map(|t| t.items).collect();
+        assert_eq!(kinds, [MetaItems::Dirs, MetaItems::Files]);
+        assert!(both.notes.iter().any(|n| n.starts_with("directory rename")));
+        assert_eq!(summary(&both, &[], false).lines().count(), 4 + 8 + 2);
     }
 }

@@ -7,7 +7,7 @@
 //! of its rate and time before the barrier for the directory and file tests. Numbers
 //! in C's `%.10e`. iolab times open and close with the I/O, so IOR's two times are one.
 
-use iolab_core::spec::MetaOp;
+use iolab_core::spec::{MetaItems, MetaOp};
 
 /// C's `%.10e`: 1.2345678900e+03.
 fn e10(x: f64) -> String {
@@ -45,25 +45,35 @@ pub fn ior_rank_lines(access: &str, total_bytes: u64, rank_secs: &[f64]) -> Stri
 }
 
 /// mdtest's tests in the order of its results table (mdtest.h): directory create, stat,
-/// read, rename, remove, then the file tests, then tree create and remove.
-const FILE_TESTS: [MetaOp; 4] = [MetaOp::Create, MetaOp::Stat, MetaOp::Read, MetaOp::Remove];
-const DIR_TESTS: usize = 5;
+/// read, rename, remove, then the file tests, then tree create and remove (None: a test
+/// iolab does not run, always empty).
+const TESTS: [(MetaItems, Option<MetaOp>); 9] = [
+    (MetaItems::Dirs, Some(MetaOp::Create)),
+    (MetaItems::Dirs, Some(MetaOp::Stat)),
+    (MetaItems::Dirs, None),
+    (MetaItems::Dirs, None),
+    (MetaItems::Dirs, Some(MetaOp::Remove)),
+    (MetaItems::Files, Some(MetaOp::Create)),
+    (MetaItems::Files, Some(MetaOp::Stat)),
+    (MetaItems::Files, Some(MetaOp::Read)),
+    (MetaItems::Files, Some(MetaOp::Remove)),
+];
 const TREE_TESTS: usize = 2;
 
-/// One figure set of a test: items and seconds.
-pub type Measured = (MetaOp, u64, f64);
+/// One figure set of a test: what it worked on, the operation, items and seconds.
+pub type Measured = (MetaItems, MetaOp, u64, f64);
 
-fn pairs(measured: &[Measured], tests_after_files: usize) -> String {
-    let mut out = ",,".repeat(DIR_TESTS);
-    for op in FILE_TESTS {
-        match measured.iter().find(|m| m.0 == op) {
-            Some(&(_, items, secs)) if items > 0 && secs > 0.0 => {
-                out.push_str(&format!(",{},{}", e10(items as f64 / secs), e10(secs)));
+fn pairs(measured: &[Measured], tests_after: usize) -> String {
+    let mut out = String::new();
+    for (items, op) in TESTS {
+        match measured.iter().find(|m| Some(m.1) == op && m.0 == items) {
+            Some(&(_, _, n, secs)) if n > 0 && secs > 0.0 => {
+                out.push_str(&format!(",{},{}", e10(n as f64 / secs), e10(secs)));
             }
             _ => out.push_str(",,"),
         }
     }
-    out + &",,".repeat(tests_after_files)
+    out + &",,".repeat(tests_after)
 }
 
 /// mdtest's lines for one call of one iteration: `all` with the items per task and every
@@ -101,10 +111,10 @@ mod tests {
     fn mdtest_lines_leave_tests_not_run_empty() {
         let s = mdtest_rank_lines(
             100,
-            &[(MetaOp::Stat, 200, 2.0)],
+            &[(MetaItems::Files, MetaOp::Stat, 200, 2.0)],
             &[
-                vec![(MetaOp::Stat, 100, 1.0)],
-                vec![(MetaOp::Stat, 100, 2.0)],
+                vec![(MetaItems::Files, MetaOp::Stat, 100, 1.0)],
+                vec![(MetaItems::Files, MetaOp::Stat, 100, 2.0)],
             ],
         );
         let lines: Vec<&str> = s.lines().collect();
@@ -115,6 +125,11 @@ mod tests {
         );
         assert_eq!(lines[0].split(',').count(), 2 + 22);
         // A rank's line: its rank, then 9 tests (no tree tests), as mdtest prints them.
+        let dirs = mdtest_rank_lines(10, &[(MetaItems::Dirs, MetaOp::Create, 10, 1.0)], &[]);
+        assert!(
+            dirs.starts_with("all,10,1.0000000000e+01,1.0000000000e+00,,"),
+            "{dirs}"
+        );
         assert_eq!(
             lines[1],
             "0,,,,,,,,,,,,,,1.0000000000e+02,1.0000000000e+00,,,,"

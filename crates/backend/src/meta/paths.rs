@@ -157,9 +157,10 @@ impl MetaBackend for PosixPaths {
         })
     }
 
+    /// mkdir(2) with mdtest's DIRMODE (0775; the umask takes what it takes).
     fn mkdir(&self, dir: &MetaDir, name: &CStr) -> Result<(), BackendError> {
         with_path(dir, name, |path| {
-            mkdir(path, 0o755).map_err(|e| fail("mkdir", dir, name, e))
+            mkdir(path, 0o775).map_err(|e| fail("mkdir", dir, name, e))
         })
     }
 

@@ -11,7 +11,7 @@ use iolab_compat::mdtest::parse_mdtest_args;
 use iolab_compat::mdtest_front::{Iteration, MdtestPlan, plan_mdtest, summary};
 use iolab_compat::rank_details::{Measured, mdtest_rank_lines};
 use iolab_core::civil::UtcTime;
-use iolab_core::spec::{BackendKind, MetaOp, TargetSpec};
+use iolab_core::spec::{BackendKind, MetaItems, MetaOp, TargetSpec};
 use iolab_engine::EngineError;
 use iolab_engine::meta::{MetaError, MetaOptions, finish_meta, run_meta};
 use iolab_engine::{MonotonicClock, prepare_target};
@@ -74,7 +74,7 @@ fn run_mdtest(rt: &Runtime, args: &MdtestArgs, plan: &MdtestPlan) -> Result<u8> 
         rt,
         &args.store,
         "mdtest",
-        serde_json::json!({ "mdtest": args.args, "spec": plan.spec }),
+        serde_json::json!({ "mdtest": args.args, "tests": plan.tests }),
         o.test_dir.clone(),
         Some(std::path::Path::new(&o.test_dir)),
         args.label.clone(),
@@ -93,8 +93,16 @@ fn run_mdtest(rt: &Runtime, args: &MdtestArgs, plan: &MdtestPlan) -> Result<u8> 
         );
         println!("Command line used: mdtest {}", quoted.join(" "));
         println!("{:<20}: {}", "Path", o.test_dir);
+        let what = match (
+            plan.tests.iter().any(|t| t.items == MetaItems::Dirs),
+            plan.tests.iter().any(|t| t.items == MetaItems::Files),
+        ) {
+            (true, true) => "files/directories",
+            (true, false) => "directories",
+            _ => "files",
+        };
         println!(
-            "{tasks} tasks, {} files",
+            "{tasks} tasks, {} {what}",
             plan.items_per_task * u64::from(tasks)
         );
     }
@@ -103,60 +111,36 @@ fn run_mdtest(rt: &Runtime, args: &MdtestArgs, plan: &MdtestPlan) -> Result<u8> 
         quiet: true,
         ..Default::default()
     };
-    let comm = rt.comm.as_ref();
     let mut iterations = Vec::new();
     let mut failed = false;
     for it in 0..o.iterations.max(1) {
-        let prepared = prepare_target(comm, &target, BackendKind::Psync, true)?;
-        let watch = Watch::new(&output, &sink, None);
-        let env = watch.env(rt);
-        let opts = MetaOptions {
-            tree: Some(format!("mdtest.{it}")),
-            repetition: it,
-            ..MetaOptions::default()
-        };
-        let outcome = run_meta(&env, &MonotonicClock, &plan.spec, &prepared, &opts);
-        watch.progress.finish();
-        // mdtest leaves the tree to a later call unless this one removes it (IO500 runs
-        // -C, -T, -E and -r as calls of their own): kept with its record of the files.
-        let keep = !o.remove;
-        let tree = match &outcome {
-            Ok(out) => finish_meta(comm, &plan.spec, &prepared, &opts, out, keep).map(Some),
-            Err(_) => Ok(None),
-        };
-        let cleaned = cleanup(comm, prepared, &[], false);
-        let outcome = match outcome {
-            Ok(out) => out,
-            Err(e) => return Err(abandon(sink, in_mdtest_terms(e, o))),
-        };
-        tree?;
-        cleaned?;
-        // -x: the items each task reached (after a stonewall, the most any did), as
-        // mdtest writes them for a later call.
-        if let Some(file) = &o.stonewall_status_file {
-            let written = if root {
-                let most = outcome.created.iter().copied().max().unwrap_or(0);
-                std::fs::write(file, most.to_string())
-                    .map_err(|e| anyhow::anyhow!("mdtest -x {file}: {e}"))
-            } else {
-                Ok(())
-            };
-            rt.agree(written)?;
-        }
         let mut figures = Iteration::default();
-        for p in &outcome.phases {
-            failed |= p.error_count > 0 || p.verify_failures > 0;
-            let op = [MetaOp::Create, MetaOp::Stat, MetaOp::Read, MetaOp::Remove]
-                .into_iter()
-                .find(|op| p.op(op.op_kind()).is_some());
-            if let Some(op) = op {
-                let items = p.op(op.op_kind()).map_or(0, |r| r.ops);
-                figures.phases.push((op, items, p.elapsed.as_secs_f64()));
+        let mut phases = Vec::new();
+        for test in &plan.tests {
+            let ran = run_test(rt, &output, &sink, plan, test, it, &target)
+                .map_err(|e| e.map_engine(|e| in_mdtest_terms(e, o)));
+            let ran = match ran {
+                Ok(r) => r,
+                Err(TestError::Engine(e)) => return Err(abandon(sink, e)),
+                Err(TestError::Other(e)) => return Err(e),
+            };
+            for p in &ran {
+                failed |= p.error_count > 0 || p.verify_failures > 0;
+                let op = [MetaOp::Create, MetaOp::Stat, MetaOp::Read, MetaOp::Remove]
+                    .into_iter()
+                    .find(|op| p.op(op.op_kind()).is_some());
+                if let Some(op) = op {
+                    let items = p.op(op.op_kind()).map_or(0, |r| r.ops);
+                    figures
+                        .phases
+                        .push((test.items, op, items, p.elapsed.as_secs_f64()));
+                }
             }
+            phases.extend(ran);
         }
-        save_rank_details(rt, plan, &figures, &outcome.phases)?;
+        save_rank_details(rt, plan, &figures, &phases)?;
         iterations.push(figures);
-        sink.phases(outcome.phases);
+        sink.phases(phases);
     }
     let interrupted = rt.interrupted();
     let code = finish_status(&mut sink, interrupted, failed);
@@ -164,9 +148,9 @@ fn run_mdtest(rt: &Runtime, args: &MdtestArgs, plan: &MdtestPlan) -> Result<u8> 
         for n in &plan.notes {
             eprintln!("iolab mdtest: note: {n}");
         }
-        print!("{}", summary(&iterations, false));
+        print!("{}", summary(plan, &iterations, false));
         if o.print_both {
-            print!("{}", summary(&iterations, true));
+            print!("{}", summary(plan, &iterations, true));
         }
         println!("-- finished at {} --\n", stamp());
         if !sink.record.id.is_empty() {
@@ -174,6 +158,84 @@ fn run_mdtest(rt: &Runtime, args: &MdtestArgs, plan: &MdtestPlan) -> Result<u8> 
         }
     }
     Ok(code)
+}
+
+/// Why a test of an iteration stopped: the engine's error (the run is abandoned with
+/// it), or another (already said in one line).
+enum TestError {
+    Engine(EngineError),
+    Other(anyhow::Error),
+}
+
+impl TestError {
+    fn map_engine(self, f: impl FnOnce(EngineError) -> EngineError) -> TestError {
+        match self {
+            TestError::Engine(e) => TestError::Engine(f(e)),
+            other => other,
+        }
+    }
+}
+
+impl From<anyhow::Error> for TestError {
+    fn from(e: anyhow::Error) -> Self {
+        TestError::Other(e)
+    }
+}
+
+/// One test (directories or files) of iteration `it`: its phases, on a tree of its own
+/// (`mdtest.<it>` for files, `mdtest.<it>.dirs` for directories), kept for a later call
+/// unless this one removes; with -x, the items each task reached written for that call.
+fn run_test(
+    rt: &Runtime,
+    output: &crate::cli::OutputArgs,
+    sink: &RunSink,
+    plan: &MdtestPlan,
+    test: &iolab_core::spec::MetaSpec,
+    it: u32,
+    target: &TargetSpec,
+) -> std::result::Result<Vec<iolab_core::result::PhaseResult>, TestError> {
+    let o = &plan.options;
+    let comm = rt.comm.as_ref();
+    let prepared =
+        prepare_target(comm, target, BackendKind::Psync, true).map_err(TestError::Engine)?;
+    let watch = Watch::new(output, sink, None);
+    let env = watch.env(rt);
+    let opts = MetaOptions {
+        tree: Some(match test.items {
+            MetaItems::Files => format!("mdtest.{it}"),
+            MetaItems::Dirs => format!("mdtest.{it}.dirs"),
+        }),
+        repetition: it,
+        ..MetaOptions::default()
+    };
+    let outcome = run_meta(&env, &MonotonicClock, test, &prepared, &opts);
+    watch.progress.finish();
+    // mdtest leaves the tree to a later call unless this one removes it (IO500 runs -C,
+    // -T, -E and -r as calls of their own): kept with its record of the items.
+    let keep = !o.remove;
+    let tree = match &outcome {
+        Ok(out) => finish_meta(comm, test, &prepared, &opts, out, keep).map(Some),
+        Err(_) => Ok(None),
+    };
+    let cleaned = cleanup(comm, prepared, &[], false);
+    let outcome = outcome.map_err(TestError::Engine)?;
+    tree.map_err(TestError::Engine)?;
+    cleaned?;
+    // -x: the items each task reached (after a stonewall, the most any did), as mdtest
+    // writes them for a later call.
+    if let Some(file) = &o.stonewall_status_file
+        && test.has(MetaOp::Create)
+    {
+        let written = if rt.is_root() {
+            let most = outcome.created.iter().copied().max().unwrap_or(0);
+            std::fs::write(file, most.to_string())
+                .map_err(|e| anyhow::anyhow!("mdtest -x {file}: {e}"))
+        } else {
+            Ok(())
+        };
+        rt.agree(written)?;
+    }
+    Ok(outcome.phases)
 }
 
 /// The tree errors of the metadata engine said as an mdtest user meets them: a call of
@@ -225,11 +287,11 @@ fn save_rank_details(
             .map(|r| {
                 phases
                     .iter()
-                    .filter_map(|p| {
-                        let op = all.phases.iter().find(|f| p.op(f.0.op_kind()).is_some())?.0;
+                    .zip(&all.phases)
+                    .filter_map(|(p, &(kind, op, _, _))| {
                         let rank = p.per_rank.get(r)?;
                         let items = rank.ops.get(&op.op_kind()).map_or(0, |c| c.ops);
-                        Some((op, items, rank.elapsed.as_secs_f64()))
+                        Some((kind, op, items, rank.elapsed.as_secs_f64()))
                     })
                     .collect()
             })

@@ -109,10 +109,6 @@ fn what_mdtest_options_iolab_does_not_run_are_one_line_errors() {
     let dir = tempfile::tempdir().unwrap();
     let db = dir.path().join("db");
     for (args, want) in [
-        (
-            vec!["-n", "10", "-d", "x"],
-            "iolab: error: mdtest -F: directories as items",
-        ),
         (vec!["-n", "10", "-F", "-R"], "iolab: error: mdtest -R: "),
         (
             vec!["-F"],
@@ -282,4 +278,34 @@ fn walk(dir: &Path) -> Vec<std::path::PathBuf> {
         }
     }
     out
+}
+
+/// mdtest -D: directories as items, made, stat'ed and removed, with mdtest's directory
+/// rows; without -D or -F both tests run (directories first), as mdtest does.
+#[test]
+fn directory_items_run_as_mdtests_directory_test() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("db");
+    let md = dir.path().join("md");
+    let r = mdtest(&db, &["-n", "40", "-D", "-d", path(&md)]).expect(0);
+    assert!(
+        r.stdout.contains("\n1 tasks, 40 directories\n"),
+        "{}",
+        r.stdout
+    );
+    for row in ["Directory creation", "Directory stat", "Directory removal"] {
+        assert!(figures(&r.stdout, row)[0] > 0.0, "{row}: {}", r.stdout);
+    }
+    assert_eq!(figures(&r.stdout, "Directory rename"), [0.0; 4]);
+    assert!(!r.stdout.contains("File creation"), "{}", r.stdout);
+    let r = mdtest(&db, &["-n", "40", "-d", path(&md)]).expect(0);
+    assert!(r.stdout.contains(" files/directories\n"), "{}", r.stdout);
+    let rows: Vec<&str> = r
+        .stdout
+        .lines()
+        .filter(|l| l.contains("Directory") || l.contains("File "))
+        .collect();
+    assert_eq!(rows.len(), 8, "{}", r.stdout);
+    assert!(figures(&r.stdout, "File read")[0] > 0.0);
+    assert!(walk(&md).is_empty(), "nothing left: {:?}", walk(&md));
 }

@@ -108,6 +108,8 @@ pub struct ResultDir {
     pub path: PathBuf,
     /// This run made it (rather than being given an empty one).
     made: bool,
+    /// The directories above it this run made (io500-results/), deepest first.
+    made_parents: Vec<PathBuf>,
 }
 
 impl ResultDir {
@@ -121,13 +123,25 @@ impl ResultDir {
             op,
             source,
         };
+        let mut made_parents = Vec::new();
         if let Some(parent) = dir.parent().filter(|p| !p.as_os_str().is_empty()) {
+            made_parents = parent
+                .ancestors()
+                .take_while(|a| !a.as_os_str().is_empty() && !a.exists())
+                .map(Path::to_path_buf)
+                .collect();
             std::fs::create_dir_all(parent).map_err(|e| failed(dir, "cannot create it", e))?;
         }
         let mut path = dir.to_path_buf();
         for n in 2.. {
             match std::fs::create_dir(&path) {
-                Ok(()) => return Ok(ResultDir { path, made: true }),
+                Ok(()) => {
+                    return Ok(ResultDir {
+                        path,
+                        made: true,
+                        made_parents,
+                    });
+                }
                 Err(e) if e.kind() == ErrorKind::AlreadyExists && default => {
                     let mut numbered = dir.as_os_str().to_owned();
                     numbered.push(format!("-{n}"));
@@ -146,15 +160,25 @@ impl ResultDir {
         let probe = path.join(".iolab-write-check");
         std::fs::File::create_new(&probe).map_err(|e| failed(&path, "cannot write in it", e))?;
         let _ = std::fs::remove_file(&probe);
-        Ok(ResultDir { path, made: false })
+        Ok(ResultDir {
+            path,
+            made: false,
+            made_parents,
+        })
     }
 }
 
 impl Drop for ResultDir {
     fn drop(&mut self) {
-        if self.made {
-            // Fails, as it should, once the result is in it.
-            let _ = std::fs::remove_dir(&self.path);
+        if self.made && std::fs::remove_dir(&self.path).is_ok() {
+            // Nothing was written (a run refused before it began): the directories made
+            // for it go too, up to the first that holds something. Removing fails, as it
+            // should, once a result is in it.
+            for parent in &self.made_parents {
+                if std::fs::remove_dir(parent).is_err() {
+                    break;
+                }
+            }
         }
     }
 }

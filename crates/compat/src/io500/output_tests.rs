@@ -271,6 +271,12 @@ fn a_default_result_dir_is_numbered_when_taken() {
     assert!(kept.join(RESULT_FILE).exists());
     assert!(!gone.exists());
     assert!(second.path.is_dir());
+    // A run refused before it wrote anything leaves no io500-results/ it made behind.
+    let fresh = tmp
+        .path()
+        .join("elsewhere/io500-results/2025.01.02-03.04.05");
+    drop(ResultDir::create(&fresh, true).unwrap());
+    assert!(!tmp.path().join("elsewhere").exists());
 }
 
 #[test]

@@ -92,6 +92,18 @@ impl MetaBackendKind {
     }
 }
 
+/// What the items of a metadata workload are.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize, ValueEnum)]
+#[serde(rename_all = "lowercase")]
+pub enum MetaItems {
+    /// Files (`file.mdtest.<w>.<i>`): create opens and writes, read reads, remove unlinks.
+    #[default]
+    Files,
+    /// Directories (`dir.mdtest.<w>.<i>`, mdtest -D): create is mkdir, stat a stat,
+    /// remove rmdir; there is nothing to read.
+    Dirs,
+}
+
 /// How a metadata operation names its file.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize, ValueEnum)]
 #[serde(rename_all = "lowercase")]
@@ -212,6 +224,10 @@ pub struct MetaSpec {
     #[arg(long)]
     pub sync_after_every_phase: bool,
 
+    /// What the items are: files, or directories (mdtest -D).
+    #[arg(long, value_enum, default_value_t = MetaItems::Files)]
+    pub items: MetaItems,
+
     /// Seed for the contents of files; the same seed gives the same files.
     #[arg(long, default_value_t = DEFAULT_SEED)]
     pub seed: u64,
@@ -299,6 +315,20 @@ impl MetaSpec {
         self.dirs_per_thread_for(self.threads)?;
         validate_ops(&self.ops, self.files_per_dir)?;
         self.validate_stonewall()?;
+        if self.items == MetaItems::Dirs {
+            if self.has(MetaOp::Read) {
+                return Err(SpecError::new(
+                    "--ops",
+                    "a directory item has nothing to read; leave read out with --items dirs",
+                ));
+            }
+            if self.file_size.get() > 0 {
+                return Err(SpecError::new(
+                    "--file-size",
+                    "a directory item holds no bytes; leave --file-size out with --items dirs",
+                ));
+            }
+        }
         if self.file_size.get() > MAX_META_FILE_SIZE {
             return Err(SpecError::new(
                 "--file-size",

@@ -16,7 +16,7 @@
 use std::ffi::{CStr, CString};
 use std::path::{Path, PathBuf};
 
-use iolab_core::spec::{MetaOp, MetaSpec};
+use iolab_core::spec::{MetaItems, MetaOp, MetaSpec};
 
 /// The tree below one thread's (or the shared) top directory.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -292,6 +292,16 @@ pub const BASE: &str = "test-dir.0-0";
 /// the cost of every operation on file systems that scan directory blocks, ext4) and
 /// find's name matches are the same as mdtest's.
 pub const FILE_PREFIX: &[u8] = b"file.mdtest.";
+/// What every directory item's name starts with (mdtest -D).
+pub const DIR_PREFIX: &[u8] = b"dir.mdtest.";
+
+/// The name prefix of `items`.
+pub fn item_prefix(items: MetaItems) -> &'static [u8] {
+    match items {
+        MetaItems::Files => FILE_PREFIX,
+        MetaItems::Dirs => DIR_PREFIX,
+    }
+}
 
 /// A file name spelled into a fixed buffer: the prefix and owner once, then the index per
 /// file.
@@ -318,10 +328,11 @@ fn write_decimal(out: &mut [u8], mut v: u64) -> usize {
 }
 
 impl NameBuf {
-    pub fn new(owner: u32) -> NameBuf {
+    pub fn new(owner: u32, items: MetaItems) -> NameBuf {
         let mut buf = [0u8; 64];
-        let p = FILE_PREFIX.len();
-        buf[..p].copy_from_slice(FILE_PREFIX);
+        let prefix = item_prefix(items);
+        let p = prefix.len();
+        buf[..p].copy_from_slice(prefix);
         let n = write_decimal(&mut buf[p..], owner as u64);
         buf[p + n] = b'.';
         NameBuf {
@@ -339,10 +350,12 @@ impl NameBuf {
     }
 }
 
-/// The owner of a file iolab named `file.mdtest.<owner>.<index>`, or None for any other
-/// name.
+/// The owner of an item iolab named `file.mdtest.<owner>.<index>` (or
+/// `dir.mdtest.<owner>.<index>`), or None for any other name.
 pub fn file_owner(name: &[u8]) -> Option<u32> {
-    let rest = name.strip_prefix(FILE_PREFIX)?;
+    let rest = name
+        .strip_prefix(FILE_PREFIX)
+        .or_else(|| name.strip_prefix(DIR_PREFIX))?;
     let dot = rest.iter().position(|b| *b == b'.')?;
     let (owner, index) = (&rest[..dot], &rest[dot + 1..]);
     let digits = |s: &[u8]| !s.is_empty() && s.len() <= 20 && s.iter().all(u8::is_ascii_digit);
@@ -451,16 +464,21 @@ mod tests {
 
     #[test]
     fn names_are_spelled_without_allocating_and_parse_back() {
-        let mut n = NameBuf::new(12);
+        let mut n = NameBuf::new(12, MetaItems::Files);
         assert_eq!(n.file(0), c"file.mdtest.12.0");
         assert_eq!(n.file(3999), c"file.mdtest.12.3999");
         assert_eq!(n.file(7), c"file.mdtest.12.7");
-        let mut big = NameBuf::new(u32::MAX);
+        let mut big = NameBuf::new(u32::MAX, MetaItems::Files);
         assert_eq!(
             big.file(u64::MAX),
             c"file.mdtest.4294967295.18446744073709551615"
         );
         assert_eq!(file_owner(b"file.mdtest.12.3999"), Some(12));
+        assert_eq!(file_owner(b"dir.mdtest.7.0"), Some(7));
+        assert_eq!(
+            NameBuf::new(3, MetaItems::Dirs).file(41).to_bytes(),
+            b"dir.mdtest.3.41"
+        );
         assert_eq!(file_owner(b"file.mdtest.12."), None);
         assert_eq!(file_owner(b"notes.txt"), None);
         assert_eq!(file_owner(b"file.mdtest.1x.2"), None);

@@ -348,6 +348,9 @@ fn phase_meta(
         p.insert("backend".into(), "null".into());
     }
     p.insert("paths".into(), spec.paths.name().into());
+    if spec.items == iolab_core::spec::MetaItems::Dirs {
+        p.insert("items".into(), "dirs".into());
+    }
     if op == MetaOp::Create && spec.sync_after_create {
         p.insert("sync_after_create".into(), "true".into());
     }

@@ -8,7 +8,7 @@ use std::sync::atomic::AtomicBool;
 
 use iolab_comm::{Comm, SingleProcess};
 use iolab_core::result::{OpKind, PhaseResult};
-use iolab_core::spec::{BackendKind, MetaOp, MetaSpec, TargetSpec};
+use iolab_core::spec::{BackendKind, MetaItems, MetaOp, MetaSpec, TargetSpec};
 use iolab_core::units::{ByteCount, Nanos, TimeSpan};
 
 use super::*;
@@ -203,6 +203,61 @@ fn a_remove_phase_leaves_nothing_behind() {
     assert!(root(base.path()).join("test-dir.0-0").is_dir());
     finish_meta(&comm, &s, &t, &MetaOptions::default(), &out, false).unwrap();
     assert!(!root(base.path()).exists());
+}
+
+/// mdtest -D: the items are directories, made, stat'ed and removed by name as mdtest
+/// names them; a tree kept after create is removed whole at the end (its directory
+/// items too), and an item that is not a directory fails the stat's check.
+#[test]
+fn directory_items_are_made_stated_and_removed() {
+    let base = tempfile::tempdir().unwrap();
+    let comm = SingleProcess::new();
+    let t = target(&comm, Some(base.path()));
+    let s = MetaSpec {
+        items: MetaItems::Dirs,
+        ..spec(&[MetaOp::Create, MetaOp::Stat], 1, 5, 2)
+    };
+    let out = run_on(&comm, &MonotonicClock, &s, &t, &MetaOptions::default()).unwrap();
+    assert_eq!(ops(&out.phases[0], OpKind::Create), 10);
+    assert_eq!(out.phases[0].params["items"], "dirs");
+    assert_eq!(ops(&out.phases[1], OpKind::Stat), 10);
+    assert_eq!(out.phases[1].verify_failures, 0);
+    let leaf = root(base.path()).join("test-dir.0-0/mdtest_tree.0.0/d1");
+    let mut made: Vec<String> = std::fs::read_dir(&leaf)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    made.sort();
+    assert_eq!(made.len(), 5);
+    assert_eq!(made[0], "dir.mdtest.0.0");
+    assert!(leaf.join("dir.mdtest.0.4").is_dir());
+    // Cleanup removes the directory items and the tree.
+    finish_meta(&comm, &s, &t, &MetaOptions::default(), &out, false).unwrap();
+    assert!(!root(base.path()).exists());
+
+    // An item that is a file where create made a directory fails the stat's check.
+    let keep = MetaSpec {
+        items: MetaItems::Dirs,
+        ..spec(&[MetaOp::Create], 1, 3, 1)
+    };
+    let out = run_on(&comm, &MonotonicClock, &keep, &t, &MetaOptions::default()).unwrap();
+    finish_meta(&comm, &keep, &t, &MetaOptions::default(), &out, true).unwrap();
+    let item = root(base.path()).join("test-dir.0-0/mdtest_tree.0.0/dir.mdtest.0.1");
+    std::fs::remove_dir(&item).unwrap();
+    std::fs::write(&item, b"").unwrap();
+    let stat = MetaSpec {
+        items: MetaItems::Dirs,
+        ..spec(&[MetaOp::Stat, MetaOp::Remove], 1, 3, 1)
+    };
+    let out = run_on(&comm, &MonotonicClock, &stat, &t, &MetaOptions::default()).unwrap();
+    assert_eq!(out.phases[0].verify_failures, 1);
+    assert!(
+        out.phases[0].errors[0]
+            .message
+            .contains("not the directory create made")
+    );
+    // rmdir of the file fails: the phase says so (and leaves the user's file alone).
+    assert!(out.phases[1].error_count > 0);
 }
 
 #[test]

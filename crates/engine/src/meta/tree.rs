@@ -10,7 +10,7 @@ use std::io;
 use std::path::Path;
 
 use iolab_backend::BackendError;
-use iolab_backend::meta::{DirBuffer, MetaBackend};
+use iolab_backend::meta::{DirBuffer, EntryKind, MetaBackend};
 use iolab_comm::Comm;
 use iolab_core::spec::MetaOp;
 use serde::{Deserialize, Serialize};
@@ -38,6 +38,9 @@ pub struct TreeLayout {
     /// Ranks on from its creator whose tree holds a file (mdtest -N).
     #[serde(default)]
     pub shift: u32,
+    /// What the items are (files, or directories: mdtest -D).
+    #[serde(default)]
+    pub items: iolab_core::spec::MetaItems,
 }
 
 impl TreeLayout {
@@ -53,15 +56,20 @@ impl TreeLayout {
             file_size: plan.spec.file_size.get(),
             seed: plan.spec.seed,
             shift: plan.shift,
+            items: plan.spec.items,
         }
     }
 
     fn describe(&self) -> String {
         format!(
-            "{} rank(s) x {} thread(s), {} files per dir, {} dirs per thread, {}, depth {}, branching {}, {}-byte files, seed {}, shift {}",
+            "{} rank(s) x {} thread(s), {} {} per dir, {} dirs per thread, {}, depth {}, branching {}, {}-byte files, seed {}, shift {}",
             self.ranks,
             self.threads,
             self.files_per_dir,
+            match self.items {
+                iolab_core::spec::MetaItems::Files => "files",
+                iolab_core::spec::MetaItems::Dirs => "directory items",
+            },
             self.dirs_per_thread,
             if self.shared_dir {
                 "shared dir"
@@ -284,7 +292,7 @@ fn remove_files(
     global: u32,
 ) -> Result<(), BackendError> {
     let mut buf = DirBuffer::new();
-    let mut mine: Vec<CString> = Vec::new();
+    let mut mine: Vec<(CString, EntryKind)> = Vec::new();
     for k in plan.leaves() {
         let dir = match backend.open_dir(&plan.leaf(global, k)) {
             Ok(d) => d,
@@ -292,13 +300,19 @@ fn remove_files(
             Err(e) => return Err(e),
         };
         mine.clear();
-        backend.read_dir(&dir, &mut buf, &mut |name, _| {
+        backend.read_dir(&dir, &mut buf, &mut |name, kind| {
             if file_owner(name.to_bytes()) == Some(global) {
-                mine.push(name.to_owned());
+                mine.push((name.to_owned(), kind));
             }
         })?;
-        for name in &mine {
-            match backend.remove(&dir, name) {
+        for (name, kind) in &mine {
+            // Directory items (mdtest -D) are empty directories iolab made.
+            let removed = if *kind == EntryKind::Dir {
+                backend.rmdir(&dir, name)
+            } else {
+                backend.remove(&dir, name)
+            };
+            match removed {
                 Err(e) if !errno_is(&e, libc::ENOENT) => return Err(e),
                 _ => {}
             }

@@ -7,9 +7,9 @@
 
 use std::sync::atomic::{AtomicU32, Ordering};
 
-use iolab_backend::meta::{MetaBackend, MetaDir};
+use iolab_backend::meta::{EntryKind, MetaBackend, MetaDir};
 use iolab_core::result::ErrorRecord;
-use iolab_core::spec::MetaOp;
+use iolab_core::spec::{MetaItems, MetaOp};
 use iolab_core::units::Nanos;
 
 use crate::clock::Clock;
@@ -174,7 +174,7 @@ impl<'s, 'a, C: Clock> Files<'s, 'a, C> {
             total,
             content: Content::new(size, plan.spec.seed),
             read_buf: vec![0u8; size + 1],
-            name: NameBuf::new(owner),
+            name: NameBuf::new(owner, plan.spec.items),
             check: plan.touches_storage,
             dir: None,
             leaf: u32::MAX,
@@ -263,14 +263,26 @@ impl<'s, 'a, C: Clock> Files<'s, 'a, C> {
         let name = self.name.file(index);
         let item = self.done;
         let size = self.content.size();
+        let dirs = s.plan.spec.items == MetaItems::Dirs;
         let t0 = s.clock.now();
         let result = match s.op {
+            MetaOp::Create if dirs => s.backend.mkdir(dir, name).map(|()| 0),
             MetaOp::Create => {
                 let data = self.content.item(self.owner, item);
                 s.backend.create(dir, name, data).map(|()| size)
             }
+            // A directory item is checked by its kind: as large as a file of `size`
+            // bytes is what verify compares, so it answers with that when it is one.
+            MetaOp::Stat if dirs => s.backend.stat(dir, name).map(|st| {
+                if st.kind == EntryKind::Dir {
+                    size
+                } else {
+                    usize::MAX
+                }
+            }),
             MetaOp::Stat => s.backend.stat(dir, name).map(|st| st.size as usize),
             MetaOp::Read => s.backend.read(dir, name, &mut self.read_buf, size),
+            _ if dirs => s.backend.rmdir(dir, name).map(|()| 0),
             _ => s.backend.remove(dir, name).map(|()| 0),
         };
         let t1 = s.clock.now();
@@ -298,7 +310,9 @@ impl<'s, 'a, C: Clock> Files<'s, 'a, C> {
     /// Checks what stat or read saw of file `index` (item `item` of its owner).
     fn verify(&mut self, index: u64, item: u64, n: usize, rec: &mut Recorder) {
         let size = self.content.size();
-        let wrong = if self.s.op == MetaOp::Stat {
+        let wrong = if self.s.op == MetaOp::Stat && self.s.plan.spec.items == MetaItems::Dirs {
+            (n != size).then(|| "it is not the directory create made".to_string())
+        } else if self.s.op == MetaOp::Stat {
             (n != size).then(|| format!("it holds {n} bytes, not the {size} create wrote"))
         } else {
             self.content.check(self.owner, item, &self.read_buf[..n])
