@@ -105,14 +105,16 @@ impl StallWatch {
         }
     }
 
-    /// The longest a running worker (not done, not waiting at the wear-out rendezvous)
-    /// has gone without completing an operation, and which worker.
+    /// The longest a running worker (not done, not waiting to start, not waiting at the
+    /// wear-out rendezvous) has gone without completing an operation, and which worker.
     pub(super) fn longest(&mut self, control: &PhaseControl) -> (Duration, usize) {
         let now = std::time::Instant::now();
         let mut worst = (Duration::ZERO, 0);
         for (i, (w, last)) in control.workers.iter().zip(&mut self.last).enumerate() {
             let ops = w.ops.load(Ordering::Relaxed);
-            let idle = w.done.load(Ordering::Acquire) || control.waited_at_rendezvous(i);
+            let idle = w.done.load(Ordering::Acquire)
+                || w.holding.load(Ordering::Acquire)
+                || control.waited_at_rendezvous(i);
             if ops != last.0 || idle {
                 *last = (ops, now);
                 continue;
