@@ -84,6 +84,41 @@ impl FioRw {
     }
 }
 
+/// fio's `offset`: bytes, or a percentage of the file's size (fio aligns it up to the
+/// block size; a file fio creates has size 0 then, so the offset is 0).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum FioOffset {
+    Bytes(u64),
+    Percent(u8),
+}
+
+impl FioOffset {
+    fn parse(v: &str) -> Result<FioOffset, String> {
+        let t = v.trim();
+        match t.strip_suffix('%') {
+            Some(p) => p
+                .trim()
+                .parse::<u8>()
+                .ok()
+                .filter(|p| *p <= 100)
+                .map(FioOffset::Percent)
+                .ok_or_else(|| format!("'{t}' is not a percentage from 0% to 100%")),
+            None => size(t).map(FioOffset::Bytes),
+        }
+    }
+
+    /// The offset in bytes in a file of `file_size` bytes, for blocks of `block`.
+    pub fn bytes(self, file_size: u64, block: u64) -> u64 {
+        match self {
+            FioOffset::Bytes(b) => b,
+            FioOffset::Percent(p) => {
+                let at = (u128::from(file_size) * u128::from(p) / 100) as u64;
+                at.div_ceil(block.max(1)) * block.max(1)
+            }
+        }
+    }
+}
+
 /// One fio job with fio's defaults for what it does not set.
 #[derive(Clone, Debug, PartialEq)]
 pub struct FioJob {
@@ -99,7 +134,7 @@ pub struct FioJob {
     pub size: Option<u64>,
     pub filesize: Option<u64>,
     pub nrfiles: u32,
-    pub offset: u64,
+    pub offset: FioOffset,
     pub numjobs: u32,
     pub thread: bool,
     pub iodepth: u32,
@@ -132,6 +167,8 @@ pub struct FioJob {
     pub filename_format: Option<String>,
     /// The options as written, for fio's `"job options"` in JSON.
     pub given: Vec<(String, String)>,
+    /// Where each option was written (key, "file:line" or "command line: --key").
+    pub given_at: Vec<(String, String)>,
 }
 
 /// fio's default file name pattern.
@@ -149,7 +186,7 @@ impl FioJob {
             size: None,
             filesize: None,
             nrfiles: 1,
-            offset: 0,
+            offset: FioOffset::Bytes(0),
             numjobs: 1,
             thread: false,
             iodepth: 1,
@@ -180,6 +217,7 @@ impl FioJob {
             directory: None,
             filename_format: None,
             given: Vec::new(),
+            given_at: Vec::new(),
         }
     }
 
@@ -191,8 +229,18 @@ impl FioJob {
             job.apply(&o.key, o.value.as_deref()).map_err(fail)?;
             job.given
                 .push((o.key.clone(), o.value.clone().unwrap_or_default()));
+            job.given_at.push((o.key.clone(), o.at.clone()));
         }
         Ok(job)
+    }
+
+    /// Where option `key` was last written, or where the job starts if it was not.
+    pub fn at_of(&self, key: &str) -> &str {
+        self.given_at
+            .iter()
+            .rev()
+            .find(|(k, _)| k == key)
+            .map_or(self.at.as_str(), |(_, at)| at.as_str())
     }
 
     fn apply(&mut self, key: &str, value: Option<&str>) -> Result<(), String> {
@@ -246,7 +294,7 @@ impl FioJob {
             "size" => self.size = Some(size(v()?)?),
             "filesize" => self.filesize = Some(size(v()?)?),
             "nrfiles" | "nr_files" => self.nrfiles = count(1)?,
-            "offset" => self.offset = size(v()?)?,
+            "offset" => self.offset = FioOffset::parse(v()?)?,
             "numjobs" => self.numjobs = count(1)?,
             "thread" => self.thread = boolean(value)?,
             "iodepth" => self.iodepth = count(1)?,

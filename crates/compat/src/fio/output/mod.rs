@@ -3,8 +3,9 @@
 //! Latency: iolab times each I/O from issue to completion, which is fio's `lat`; it has
 //! no separate submission time, so `slat` is reported empty (N = 0, as fio does for
 //! synchronous engines) and `clat` equals `lat`. Where iolab measures nothing fio
-//! reports (context switches, page faults, the depth distribution), the figure is 0
-//! or the configured depth, and `notes` says so.
+//! reports (page faults, the depth distribution), the figure is 0 or the configured
+//! depth, and `notes` says so. Each entry is a [`FioEntry`]: a clone, a job or the jobs
+//! `group_reporting` merges; [`DiskUtil`] is fio's disk statistics over the run.
 
 pub mod json;
 pub mod terse;
@@ -182,6 +183,37 @@ fn samples(phase: &PhaseResult, op: OpKind) -> (Vec<f64>, Vec<f64>) {
     (bw, iops)
 }
 
+/// What one entry of the report is made of.
+pub struct FioEntry<'a> {
+    /// The plan of its first job (name, options, engine, group).
+    pub plan: &'a FioPlan,
+    /// Its figures: the workers it covers, assembled.
+    pub phase: &'a PhaseResult,
+    /// Clones it covers (fio's `jobs=`).
+    pub jobs: u32,
+    /// Context switches of their threads.
+    pub context_switches: u64,
+    /// Their runtimes added up (fio's `job_runtime`; `phase.elapsed` is the longest).
+    pub job_runtime_ms: u64,
+}
+
+/// fio's disk statistics of one device over the measured phases (`disk_util`).
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct DiskUtil {
+    pub name: String,
+    pub read_ios: u64,
+    pub write_ios: u64,
+    pub read_merges: u64,
+    pub write_merges: u64,
+    /// Milliseconds spent on reads and writes.
+    pub read_ticks: u64,
+    pub write_ticks: u64,
+    /// Weighted milliseconds with requests in flight.
+    pub in_queue: u64,
+    /// Share of the time the device was busy, in percent.
+    pub util: f64,
+}
+
 /// One job's figures.
 #[derive(Clone, Debug, PartialEq)]
 pub struct JobReport {
@@ -199,9 +231,13 @@ pub struct JobReport {
     pub sync: Spread,
     /// Every direction's latencies in fio's buckets.
     pub latency: LatDistribution,
+    /// The clones' runtimes added up, and the longest, in seconds rounded up (fio's
+    /// `elapsed`).
     pub job_runtime_ms: u64,
+    pub elapsed_s: u64,
     pub usr_cpu: f64,
     pub sys_cpu: f64,
+    pub ctx: u64,
     pub errors: u64,
     /// fio's `err=`: the errno of the job's first failed I/O (EIO when none was known),
     /// 0 when none failed.
@@ -215,31 +251,40 @@ pub struct FioReport {
     pub version: String,
     pub timestamp_ms: i64,
     pub jobs: Vec<JobReport>,
+    pub disks: Vec<DiskUtil>,
     pub notes: Vec<String>,
 }
 
 impl FioReport {
-    pub fn new(tool: &str, runs: &[(&FioPlan, &PhaseResult)]) -> FioReport {
-        let jobs = runs.iter().map(|(p, r)| job_report(p, r)).collect();
+    /// The report of `entries` (in fio's order) with the disk statistics of the run.
+    pub fn new(tool: &str, entries: &[FioEntry<'_>], disks: Vec<DiskUtil>) -> FioReport {
+        let jobs = entries.iter().map(job_report).collect();
         let mut notes = vec![
             "lat is measured from issue to completion; slat is not measured (N = 0) and clat equals lat".to_string(),
-            "ctx, majf and minf are not measured (0); the IO depth distribution is the configured depth".to_string(),
+            "majf and minf are not measured (0); the IO depth distribution is the configured depth".to_string(),
         ];
-        for (p, _) in runs {
-            notes.extend(p.notes.iter().map(|n| format!("[{}] {n}", p.job.name)));
+        let mut named: Vec<&str> = Vec::new();
+        for e in entries {
+            let p = e.plan;
+            if !named.contains(&p.job.name.as_str()) {
+                named.push(&p.job.name);
+                notes.extend(p.notes.iter().map(|n| format!("[{}] {n}", p.job.name)));
+            }
         }
         FioReport {
             version: format!("{} ({tool})", super::FIO_SHAPE_VERSION),
-            timestamp_ms: runs.first().map(|(_, r)| r.started_at_ms).unwrap_or(0),
+            timestamp_ms: entries.first().map(|e| e.phase.started_at_ms).unwrap_or(0),
             jobs,
+            disks,
             notes,
         }
     }
 }
 
-fn job_report(plan: &FioPlan, phase: &PhaseResult) -> JobReport {
-    let workers = phase.workers.max(1) as f64;
-    let wall = phase.cpu.wall.0 as f64 * workers;
+fn job_report(entry: &FioEntry<'_>) -> JobReport {
+    let (plan, phase) = (entry.plan, entry.phase);
+    // fio: CPU time over the clones' runtimes added up.
+    let wall = entry.job_runtime_ms as f64 * 1e6;
     let cpu = |t: u64| {
         if wall > 0.0 {
             t as f64 * 100.0 / wall
@@ -266,16 +311,18 @@ fn job_report(plan: &FioPlan, phase: &PhaseResult) -> JobReport {
         block_size: plan.spec.block_size.get(),
         engine: plan.job.engine.fio_name().to_string(),
         iodepth: plan.spec.queue_depth,
-        jobs: plan.spec.threads,
+        jobs: entry.jobs,
         options: plan.job.given.clone(),
         latency: both.distribution(),
         read,
         write,
         trim: Direction::default(),
         sync,
-        job_runtime_ms: phase.elapsed.0 / 1_000_000,
+        job_runtime_ms: entry.job_runtime_ms,
+        elapsed_s: phase.elapsed.0.div_ceil(1_000_000_000),
         usr_cpu: cpu(phase.cpu.user.0),
         sys_cpu: cpu(phase.cpu.system.0),
+        ctx: entry.context_switches,
         errors: phase.error_count,
         error: if phase.error_count > 0 {
             phase.errors.iter().find_map(|e| e.errno).unwrap_or(5) // EIO

@@ -95,9 +95,34 @@ fn plan() -> FioPlan {
     plan_jobs(&[job], 0).unwrap().remove(0)
 }
 
-fn report() -> FioReport {
+fn vda() -> DiskUtil {
+    DiskUtil {
+        name: "vda".into(),
+        read_ios: 13791,
+        write_ios: 3422,
+        read_merges: 1,
+        write_merges: 2,
+        read_ticks: 627,
+        write_ticks: 565,
+        in_queue: 1192,
+        util: 64.048338,
+    }
+}
+
+fn report_with(disks: Vec<DiskUtil>) -> FioReport {
     let (p, r) = (plan(), phase());
-    FioReport::new("iolab 0.1.0", &[(&p, &r)])
+    let entry = FioEntry {
+        plan: &p,
+        phase: &r,
+        jobs: 1,
+        context_switches: 15847,
+        job_runtime_ms: 2000,
+    };
+    FioReport::new("iolab 0.1.0", &[entry], disks)
+}
+
+fn report() -> FioReport {
+    report_with(vec![vda()])
 }
 
 /// Every key path of `fio` with the JSON type of its value (integer, float, string,
@@ -120,7 +145,9 @@ fn shape(v: &Value, path: &str, out: &mut BTreeMap<String, &'static str>) {
                 shape(x, &format!("{path}/{k}"), out);
             }
         }
-        Value::Array(a) if path == "/jobs" => shape(&a[0], "/jobs/0", out),
+        Value::Array(a) if path == "/jobs" || path == "/disk_util" => {
+            shape(&a[0], &format!("{path}/0"), out)
+        }
         _ => {}
     }
 }
@@ -179,13 +206,33 @@ fn json_figures_are_the_phase_figures() {
     assert!((ms["4"].as_f64().unwrap() + ms["10"].as_f64().unwrap() - 30.0).abs() < 0.01);
     assert_eq!(job["iodepth_level"]["1"], 100.0);
     assert_eq!(v["time"], "Tue Nov 24 19:32:06 2026");
+    assert_eq!(job["ctx"], 15847);
+    let disk = &v["disk_util"][0];
+    assert_eq!(
+        (&disk["name"], &disk["read_ios"]),
+        (&"vda".into(), &13791.into())
+    );
+    assert_eq!(
+        (&disk["in_queue"], &disk["util"]),
+        (&1192.into(), &64.048338.into())
+    );
 }
 
 #[test]
 fn terse_has_fio_v3_fields_in_order() {
     let line = terse::render(&report());
     let f: Vec<&str> = line.trim_end().split(';').collect();
-    assert_eq!(f.len(), 121, "{line}");
+    // 121 fields, then fio's 9 for the one disk.
+    assert_eq!(f.len(), 130, "{line}");
+    assert_eq!(
+        &f[121..],
+        [
+            "vda", "13791", "3422", "1", "2", "627", "565", "1192", "64.05%"
+        ]
+    );
+    assert_eq!(f[89], "15847"); // ctx
+    let no_disk = terse::render(&report_with(Vec::new()));
+    assert_eq!(no_disk.trim_end().split(';').count(), 121);
     assert_eq!(&f[..5], ["3", "fio-3.33 (iolab 0.1.0)", "mix", "0", "0"]);
     assert_eq!(f[5], "2800"); // read KiB
     assert_eq!(f[7], "350"); // read IOPS
@@ -209,11 +256,23 @@ fn normal_text_has_fios_lines() {
         t.contains("  read: IOPS=350, BW=1400KiB/s (1434kB/s)(2800KiB/2000msec)"),
         "{t}"
     );
-    assert!(t.contains("    clat (usec): min=40, max=80"), "{t}");
+    // fio's unit rule (stat.h): usec only once the max passes 100 µs.
+    assert!(t.contains("    clat (nsec): min=40000, max=79871,"), "{t}");
+    // Writes of 2-9.8 ms: usec.
+    assert!(t.contains("    clat (usec): min=1999, max=9781,"), "{t}");
     assert!(t.contains("Run status group 0 (all jobs):"), "{t}");
     assert!(t.contains("   READ: bw=1400KiB/s"), "{t}");
     assert!(
         t.contains("note: lat is measured from issue to completion"),
         "{t}"
     );
+    for line in [
+        "  cpu          : usr=5.00%, sys=25.00%, ctx=15847, majf=0, minf=0\n",
+        "  IO depths    : 1=100.0%, 2=0.0%, 4=0.0%, 8=0.0%, 16=0.0%, 32=0.0%, >=64=0.0%\n",
+        "     submit    : 0=0.0%, 4=100.0%, 8=0.0%, 16=0.0%, 32=0.0%, 64=0.0%, >=64=0.0%\n",
+        "     latency   : target=0, window=0, percentile=100.00%, depth=1\n",
+        "\nDisk stats (read/write):\n  vda: ios=13791/3422, merge=1/2, ticks=627/565, in_queue=1192, util=64.05%\n",
+    ] {
+        assert!(t.contains(line), "{line}: {t}");
+    }
 }
