@@ -10,7 +10,8 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use anyhow::{Context, Result};
 use iolab_compat::fio::output::{DiskUtil, FioEntry, FioReport, json, terse, text};
 use iolab_compat::fio::{FioPlan, Invocation, OutputFormat, ReportUnit, report_units};
-use iolab_core::result::PhaseResult;
+use iolab_core::result::{PhaseResult, Timeline};
+use iolab_core::units::Nanos;
 use iolab_engine::assemble::PhaseMeta;
 use iolab_engine::data::together::{WorkerRow, phase_of_rows};
 
@@ -18,6 +19,8 @@ use iolab_engine::data::together::{WorkerRow, phase_of_rows};
 pub struct Entry {
     pub unit: usize,
     pub phase: PhaseResult,
+    /// Each clone's timeline and runtime (fio's samples are per clone).
+    pub clones: Vec<(Timeline, Nanos)>,
     pub context_switches: u64,
     /// Its workers' runtimes added up.
     pub runtime_ms: u64,
@@ -90,6 +93,10 @@ impl<'a> Reporter<'a> {
                 phase: phase_of_rows(m, &mine, run.0, run.1, run.2.clone()),
                 context_switches: mine.iter().map(|r| r.context_switches).sum(),
                 runtime_ms: mine.iter().map(|r| r.elapsed.0 / 1_000_000).sum(),
+                clones: mine
+                    .iter()
+                    .map(|r| (r.measure.timeline.clone(), r.elapsed))
+                    .collect(),
             });
         }
         entries
@@ -119,6 +126,7 @@ impl<'a> Reporter<'a> {
                     jobs: unit.members.len() as u32,
                     context_switches: e.context_switches,
                     job_runtime_ms: e.runtime_ms,
+                    clones: e.clones.iter().map(|(t, n)| (t, *n)).collect(),
                 }
             })
             .collect();

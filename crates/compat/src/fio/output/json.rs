@@ -141,7 +141,7 @@ fn direction(d: &Direction, plus: bool) -> Value {
         "lat_ns": spread(&d.lat, None),
         "bw_min": d.bw_samples.min.round() as u64,
         "bw_max": d.bw_samples.max.round() as u64,
-        "bw_agg": if d.total_ios > 0 { 100.0 } else { 0.0 },
+        "bw_agg": d.agg_percent,
         "bw_mean": d.bw_samples.mean,
         "bw_dev": d.bw_samples.stddev,
         "bw_samples": d.bw_samples.n,

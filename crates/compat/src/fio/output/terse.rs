@@ -89,14 +89,7 @@ fn direction(f: &mut Vec<String>, d: &Direction) {
     f.extend(lat);
     f.push((d.bw_samples.min.round() as u64).to_string());
     f.push((d.bw_samples.max.round() as u64).to_string());
-    f.push(
-        if d.total_ios > 0 {
-            "100.000000%"
-        } else {
-            "0.000000%"
-        }
-        .to_string(),
-    );
+    f.push(format!("{:.6}%", d.agg_percent));
     f.push(format!("{:.6}", d.bw_samples.mean));
     f.push(format!("{:.6}", d.bw_samples.stddev));
 }

@@ -1,5 +1,6 @@
 use std::collections::BTreeMap;
 
+use iolab_core::LatencyHistogram;
 use iolab_core::result::{CpuUsage, OpCount, OpResult, OpSeries, PhaseKind, Timeline};
 use iolab_core::units::Nanos;
 use serde_json::Value;
@@ -117,6 +118,7 @@ fn report_with(disks: Vec<DiskUtil>) -> FioReport {
         jobs: 1,
         context_switches: 15847,
         job_runtime_ms: 2000,
+        clones: Vec::new(),
     };
     FioReport::new("iolab 0.1.0", &[entry], disks)
 }
@@ -140,7 +142,11 @@ fn shape(v: &Value, path: &str, out: &mut BTreeMap<String, &'static str>) {
     };
     out.insert(path.to_string(), kind);
     match v {
-        Value::Object(m) if !path.ends_with("percentile") && !path.ends_with("job options") => {
+        Value::Object(m)
+            if !path.ends_with("percentile")
+                && !path.ends_with("job options")
+                && !path.ends_with("bins") =>
+        {
             for (k, x) in m {
                 shape(x, &format!("{path}/{k}"), out);
             }
@@ -168,6 +174,61 @@ fn json_has_every_key_real_fio_writes_with_the_same_type() {
             Some(kind),
             "{path}: fio writes {kind}, iolab {:?}",
             o.get(path)
+        );
+    }
+}
+
+/// json+ of a group_reporting job with disk statistics, against real fio's json+ of
+/// the same job (two clones, randrw 70/30, on a disk).
+#[test]
+fn json_plus_has_every_key_real_fio_writes_with_the_same_type() {
+    let theirs: Value = serde_json::from_str(include_str!(
+        "../../../tests/fixtures/fio/randrw-group-jsonplus.json"
+    ))
+    .unwrap();
+    let ours: Value = serde_json::from_str(&json::render(&report(), true)).unwrap();
+    let (mut t, mut o) = (BTreeMap::new(), BTreeMap::new());
+    shape(&theirs, "", &mut t);
+    shape(&ours, "", &mut o);
+    for (path, kind) in &t {
+        assert_eq!(
+            o.get(path),
+            Some(kind),
+            "{path}: fio writes {kind}, iolab {:?}",
+            o.get(path)
+        );
+    }
+    assert!(t.contains_key("/disk_util/0/in_queue") && t.contains_key("/jobs/0/ctx"));
+}
+
+/// What a terse field looks like: a whole number, a decimal, a percentage, a
+/// percentile pair (`99.000000%=123`) or text.
+fn terse_kind(f: &str) -> &'static str {
+    if f.contains("%=") {
+        "percentile"
+    } else if f.ends_with('%') {
+        "percent"
+    } else if f.parse::<i64>().is_ok() {
+        "integer"
+    } else if f.parse::<f64>().is_ok() {
+        "decimal"
+    } else {
+        "text"
+    }
+}
+
+#[test]
+fn terse_fields_have_the_kinds_real_fio_writes() {
+    let theirs = include_str!("../../../tests/fixtures/fio/randrw-group.terse");
+    let theirs: Vec<&str> = theirs.trim_end().split(';').collect();
+    let line = terse::render(&report());
+    let ours: Vec<&str> = line.trim_end().split(';').collect();
+    assert_eq!(ours.len(), theirs.len());
+    for (i, (o, t)) in ours.iter().zip(&theirs).enumerate() {
+        assert_eq!(
+            terse_kind(o),
+            terse_kind(t),
+            "field {i}: iolab {o}, fio {t}"
         );
     }
 }
@@ -275,4 +336,53 @@ fn normal_text_has_fios_lines() {
     ] {
         assert!(t.contains(line), "{line}: {t}");
     }
+}
+
+/// A clone's timeline: `reads` 4 KiB reads in each second.
+fn clone_timeline(reads: &[u64]) -> Timeline {
+    Timeline {
+        interval: Nanos::from_secs(1),
+        series: vec![OpSeries {
+            op: OpKind::Read,
+            ops: reads.to_vec(),
+            bytes: reads.iter().map(|r| r * 4096).collect(),
+            latency_sum: vec![0; reads.len()],
+        }],
+    }
+}
+
+#[test]
+fn group_reported_samples_are_each_clones_as_fio_pools_them() {
+    let (p, r) = (plan(), phase());
+    // Two clones: 300 then 400 reads per second, and 100 then 0 (it stopped early).
+    let a = clone_timeline(&[300, 400]);
+    let b = clone_timeline(&[100, 0]);
+    let entry = FioEntry {
+        plan: &p,
+        phase: &r,
+        jobs: 2,
+        context_switches: 0,
+        job_runtime_ms: 3000,
+        clones: vec![(&a, Nanos::from_secs(2)), (&b, Nanos::from_millis(1500))],
+    };
+    let report = FioReport::new("iolab", &[entry], Vec::new());
+    let read = &report.jobs[0].read;
+    // a's two whole seconds and b's one: 300, 400, 100 reads per second.
+    assert_eq!(read.iops_samples.n, 3);
+    assert_eq!(read.iops_samples.mean, 800.0 / 3.0);
+    assert_eq!(
+        (read.iops_samples.min, read.iops_samples.max),
+        (100.0, 400.0)
+    );
+    // The mean sample (1066.7 KiB/s) of the group's 1400 KiB/s (2800 KiB in 2 s).
+    assert!(
+        (read.agg_percent - 76.19).abs() < 0.01,
+        "{}",
+        read.agg_percent
+    );
+    // CPU over the clones' 3 s added up: 100 ms user.
+    assert!((report.jobs[0].usr_cpu - 100.0 / 30.0).abs() < 1e-9);
+    let g = report.groups[0].read.as_ref().unwrap();
+    assert_eq!((g.bytes, g.max_run_ms), (2800 * 1024, 2000));
+    assert_eq!(g.agg_bw, 1400.0 * 1024.0);
 }

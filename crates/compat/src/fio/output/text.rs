@@ -77,49 +77,23 @@ pub fn body(report: &FioReport) -> String {
 
 /// `Run status group N (all jobs):` and its READ and WRITE lines.
 fn run_status(out: &mut String, report: &FioReport) {
-    let mut groups: Vec<u32> = report.jobs.iter().map(|j| j.group).collect();
-    groups.dedup();
-    for g in groups {
-        let members: Vec<&JobReport> = report.jobs.iter().filter(|j| j.group == g).collect();
-        let _ = writeln!(out, "\nRun status group {g} (all jobs):");
-        for (label, pick) in [
-            (
-                "READ",
-                (|j: &JobReport| j.read.clone()) as fn(&JobReport) -> Direction,
-            ),
-            ("WRITE", |j: &JobReport| j.write.clone()),
-        ] {
-            // As fio: jobs that did nothing in this direction are left out, and the
-            // group's bandwidth is all its bytes over its longest runtime.
-            let dirs: Vec<Direction> = members
-                .iter()
-                .map(|j| pick(j))
-                .filter(|d| d.total_ios > 0 && d.runtime_ms > 0)
-                .collect();
-            if dirs.is_empty() {
-                continue;
-            }
-            let bytes: u64 = dirs.iter().map(|d| d.io_bytes).sum();
-            let longest = dirs.iter().map(|d| d.runtime_ms).max().unwrap_or(1).max(1);
-            let bw = bytes as f64 * 1000.0 / longest as f64;
-            let min = dirs
-                .iter()
-                .map(|d| d.bw_bytes)
-                .fold(f64::INFINITY, f64::min);
-            let max = dirs.iter().map(|d| d.bw_bytes).fold(0.0, f64::max);
-            let rt_min = dirs.iter().map(|d| d.runtime_ms).min().unwrap_or(0);
-            let rt_max = dirs.iter().map(|d| d.runtime_ms).max().unwrap_or(0);
+    for g in &report.groups {
+        let _ = writeln!(out, "\nRun status group {} (all jobs):", g.group);
+        for (label, dir) in [("READ", &g.read), ("WRITE", &g.write)] {
+            let Some(d) = dir else { continue };
             let _ = writeln!(
                 out,
-                "{label:>7}: bw={} ({}), {}-{} ({}-{}), io={} ({}), run={rt_min}-{rt_max}msec",
-                binary(bw, "/s"),
-                decimal(bw, "/s"),
-                binary(min, "/s"),
-                binary(max, "/s"),
-                decimal(min, "/s"),
-                decimal(max, "/s"),
-                binary(bytes as f64, ""),
-                decimal(bytes as f64, ""),
+                "{label:>7}: bw={} ({}), {}-{} ({}-{}), io={} ({}), run={}-{}msec",
+                binary(d.agg_bw, "/s"),
+                decimal(d.agg_bw, "/s"),
+                binary(d.min_bw, "/s"),
+                binary(d.max_bw, "/s"),
+                decimal(d.min_bw, "/s"),
+                decimal(d.max_bw, "/s"),
+                binary(d.bytes as f64, ""),
+                decimal(d.bytes as f64, ""),
+                d.min_run_ms,
+                d.max_run_ms,
             );
         }
     }
@@ -168,9 +142,10 @@ fn job(out: &mut String, j: &JobReport) {
         percentiles(out, d, unit, div);
         let _ = writeln!(
             out,
-            "   bw (  KiB/s): min={}, max={}, per=100.00%, avg={:.2}, stdev={:.2}, samples={}",
+            "   bw (  KiB/s): min={}, max={}, per={:.2}%, avg={:.2}, stdev={:.2}, samples={}",
             d.bw_samples.min.round(),
             d.bw_samples.max.round(),
+            d.agg_percent,
             d.bw_samples.mean,
             d.bw_samples.stddev,
             d.bw_samples.n
