@@ -138,6 +138,7 @@ impl<'s, 'b, C: Clock> Loop<'s, 'b, C> {
         let stop = &self.s.control.stop;
         let first_done = &self.s.control.first_done;
         let progress = &self.s.control.workers[self.s.index];
+        let snapshot_request = &self.s.control.snapshot_request;
 
         loop {
             // Fill the queue; with --fsync-every, no further than the next fsync (which
@@ -264,12 +265,9 @@ impl<'s, 'b, C: Clock> Loop<'s, 'b, C> {
             if self.now >= self.ramp_end {
                 self.end_ramp(rec);
             }
-            let wanted = self.s.control.snapshot_request.load(Ordering::Relaxed);
+            let wanted = snapshot_request.load(Ordering::Relaxed);
             if wanted != self.snapshot_seen {
-                self.snapshot_seen = wanted;
-                let covered = self.now.saturating_sub(self.counted_from);
-                *progress.snapshot.lock().unwrap_or_else(|p| p.into_inner()) =
-                    Some((rec.snapshot(), covered));
+                self.leave_snapshot(wanted, rec);
             }
             if self.failed {
                 issuing = false;
@@ -297,7 +295,18 @@ impl<'s, 'b, C: Clock> Loop<'s, 'b, C> {
         }
     }
 
+    /// Leaves what was measured so far in the worker's snapshot slot (asked for by
+    /// request `wanted`).
+    #[cold]
+    fn leave_snapshot(&mut self, wanted: u64, rec: &Recorder) {
+        self.snapshot_seen = wanted;
+        let covered = self.now.saturating_sub(self.counted_from);
+        let slot = &self.s.control.workers[self.s.index].snapshot;
+        *slot.lock().unwrap_or_else(|p| p.into_inner()) = Some((rec.snapshot(), covered));
+    }
+
     /// The ramp is over: from now on the recorder counts, and the worker's CPU time too.
+    #[cold]
     fn end_ramp(&mut self, rec: &mut Recorder) {
         self.ramp_end = Nanos(u64::MAX);
         let spec = &self.s.plan.spec;
