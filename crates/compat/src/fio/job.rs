@@ -156,6 +156,8 @@ pub struct FioJob {
     pub norandommap: bool,
     pub loops: u32,
     pub create_on_open: bool,
+    /// Preallocate the files a job writes (fio's default fallocate=native; none: not).
+    pub fallocate: bool,
     pub group_reporting: bool,
     /// `verify=crc32c` and the like: checked on read.
     pub verify: Option<String>,
@@ -208,6 +210,7 @@ impl FioJob {
             norandommap: false,
             loops: 1,
             create_on_open: false,
+            fallocate: true,
             group_reporting: false,
             verify: None,
             stonewall: false,
@@ -351,6 +354,17 @@ impl FioJob {
             }
             "loops" => self.loops = count(1)?,
             "create_on_open" => self.create_on_open = boolean(value)?,
+            "fallocate" => {
+                self.fallocate = match v()?.trim() {
+                    "none" | "0" => false,
+                    "native" | "posix" | "1" => true,
+                    other => {
+                        return Err(format!(
+                            "'{other}' is not supported: use native, posix or none"
+                        ));
+                    }
+                }
+            }
             "group_reporting" => self.group_reporting = boolean(value)?,
             "verify" => {
                 self.verify = match v()?.trim() {
@@ -375,7 +389,7 @@ impl FioJob {
 /// Why an option is refused: fio knows it, but iolab does not run it (or it is not
 /// fio's at all).
 fn unsupported(key: &str) -> String {
-    const KNOWN_TO_FIO: [&str; 16] = [
+    const KNOWN_TO_FIO: [&str; 15] = [
         "rate",
         "rate_iops",
         "zonesize",
@@ -387,7 +401,6 @@ fn unsupported(key: &str) -> String {
         "cpus_allowed",
         "numa_cpu_nodes",
         "lockmem",
-        "fallocate",
         "file_service_type",
         "unlink",
         "write_bw_log",

@@ -249,6 +249,7 @@ fn plan_job(job: &FioJob, group: u32, seed: u64) -> Result<FioPlan, FioError> {
             CacheMode::Keep
         },
         verify: job.verify.is_some(),
+        preallocate: job.fallocate,
         ..DataSpec::default()
     };
     spec.validate()

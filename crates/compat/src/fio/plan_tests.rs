@@ -56,6 +56,8 @@ fn s3_job_plans_as_the_study_runs_it() {
     assert_eq!(s.random, RandomKind::FullCoverage);
     assert_eq!(s.cache, CacheMode::Cold);
     assert!(s.direct);
+    // fio preallocates what it writes (fallocate=native) unless told not to.
+    assert!(s.preallocate);
     assert_eq!(p.target.dir.as_deref(), Some(std::path::Path::new("/data")));
     assert!(p.notes.is_empty(), "{:?}", p.notes);
 }
@@ -250,6 +252,26 @@ fn what_iolab_would_run_differently_is_refused() {
             .unwrap_err()
             .to_string()
             .contains("no job to run")
+    );
+}
+
+#[test]
+fn fallocate_none_writes_without_preallocating() {
+    let p = &plan_jobs(&[job("n", &[("size", "1m"), ("fallocate", "none")])], 0).unwrap()[0];
+    assert!(!p.spec.preallocate);
+    let keep = Section {
+        name: "n".into(),
+        at: "n.fio:1".into(),
+        options: vec![RawOption {
+            key: "fallocate".into(),
+            value: Some("keep".into()),
+            at: "n.fio:3".into(),
+        }],
+    };
+    let e = FioJob::from_section(&keep).unwrap_err().to_string();
+    assert_eq!(
+        e,
+        "n.fio:3: [n] fallocate: 'keep' is not supported: use native, posix or none"
     );
 }
 
