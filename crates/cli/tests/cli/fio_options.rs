@@ -325,3 +325,30 @@ fn ctx_and_disk_util_are_measured() {
     assert_eq!(fields[121], disks[0]["name"].as_str().unwrap());
     assert!(fields[129].ends_with('%'));
 }
+
+#[test]
+fn an_offset_in_percent_is_of_the_files_size() {
+    let dir = tempfile::tempdir_in("/var/tmp").unwrap();
+    let img = dir.path().join("disk.img");
+    std::fs::write(&img, vec![0u8; 4 << 20]).unwrap();
+    let f = format!("--filename={}", path(&img));
+    let v = fio_json(&[
+        &f,
+        "--output-format=json",
+        "--name=o",
+        "--rw=write",
+        "--bs=256k",
+        "--size=1m",
+        "--offset=50%",
+    ]);
+    assert_eq!(v["jobs"][0]["write"]["io_bytes"], 1 << 20);
+    // fio writes 2 MiB to 3 MiB of a 4 MiB file; the rest is untouched.
+    let data = std::fs::read(&img).unwrap();
+    assert!(data[..2 << 20].iter().all(|b| *b == 0));
+    assert!(
+        data[2 << 20..3 << 20]
+            .chunks(4096)
+            .all(|c| c.iter().any(|b| *b != 0))
+    );
+    assert!(data[3 << 20..].iter().all(|b| *b == 0));
+}
