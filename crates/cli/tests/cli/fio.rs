@@ -213,7 +213,7 @@ fn parse_only_shows_the_workload_and_runs_nothing() {
     .expect(0);
     for want in [
         "[x] group 0 phase 0 on dir /nonexistent",
-        "  files = /nonexistent/iolab-work/x.{worker}.{file}",
+        "  files = /nonexistent/iolab-work/x.<jobnum>.<filenum>",
         "backend = \"uring\"",
         "queue_depth = 8",
         "threads = 8",

@@ -92,6 +92,15 @@ pub enum FioOffset {
     Percent(u8),
 }
 
+impl std::fmt::Display for FioOffset {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            FioOffset::Bytes(b) => write!(f, "{b}"),
+            FioOffset::Percent(p) => write!(f, "{p}%"),
+        }
+    }
+}
+
 impl FioOffset {
     fn parse(v: &str) -> Result<FioOffset, String> {
         let t = v.trim();

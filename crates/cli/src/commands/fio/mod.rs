@@ -99,7 +99,13 @@ fn describe_plans(plans: &[FioPlan]) -> String {
             out.push_str(&format!("  after = [{}]\n", plans[a].job.name));
         }
         let files = match &p.target.dir {
-            Some(d) => format!("{}/iolab-work/{}", d.display(), p.file_names),
+            Some(d) => format!(
+                "{}/iolab-work/{}",
+                d.display(),
+                p.file_names
+                    .replace("{worker}", "<jobnum>")
+                    .replace("{file}", "<filenum>")
+            ),
             None => String::from("(the device)"),
         };
         out.push_str(&format!("  files = {files}\n"));
@@ -108,10 +114,7 @@ fn describe_plans(plans: &[FioPlan]) -> String {
                 "files_per_job",
                 (p.files_per_job > 1).then(|| p.files_per_job.to_string()),
             ),
-            (
-                "offset",
-                Some(format!("{:?}", p.offset)).filter(|o| o != "Bytes(0)"),
-            ),
+            ("offset", Some(p.offset.to_string()).filter(|o| o != "0")),
             ("loops", (p.loops > 1).then(|| p.loops.to_string())),
             ("start_delay", p.start_delay.map(|d| d.to_string())),
             ("ramp", p.ramp.map(|d| d.to_string())),
