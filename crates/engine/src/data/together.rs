@@ -158,30 +158,20 @@ pub fn run_data_jobs<C: Clock>(
     status: Option<StatusEvery<'_>>,
 ) -> Result<JobsRun, EngineError> {
     let comm = env.comm;
+    let backwards = jobs
+        .iter()
+        .enumerate()
+        .find_map(|(j, job)| job.after.filter(|a| *a >= j).map(|a| (j, a)));
+    if let Some((j, a)) = backwards {
+        return Err(EngineError::Setup(format!(
+            "job {j} can only wait for a job before it, not job {a}"
+        )));
+    }
     let mut ready = Vec::with_capacity(jobs.len());
     for j in jobs {
         ready.push(ReadyJob::new(env, j.spec, j.target, &j.opts)?);
     }
-    // Phase worker i is worker map[i].1 of job map[i].0; job j's start at first[j].
-    let map: Vec<(usize, usize)> = ready
-        .iter()
-        .enumerate()
-        .flat_map(|(j, r)| (0..r.plan.workers.len()).map(move |w| (j, w)))
-        .collect();
-    let first: Vec<usize> = (0..ready.len())
-        .map(|j| map.iter().position(|m| m.0 == j).unwrap_or(map.len()))
-        .collect();
-    for (j, job) in jobs.iter().enumerate() {
-        if let Some(a) = job.after {
-            if a >= j {
-                return Err(EngineError::Setup(format!(
-                    "job {j} can only wait for a job before it, not job {a}"
-                )));
-            }
-            ready[j].plan.start.after =
-                (first[a]..first[a] + ready[a].plan.workers.len()).collect();
-        }
-    }
+    let map = worker_map(&mut ready, jobs);
     let cpus = iolab_backend::process::allowed_cpus().len() as u32;
     // Each worker's row without its figures.
     let templates: Vec<WorkerRow> = map
@@ -196,37 +186,13 @@ pub fn run_data_jobs<C: Clock>(
         })
         .collect();
     let board: Vec<Mutex<Option<WorkerRow>>> = map.iter().map(|_| Mutex::new(None)).collect();
-    let work = |i: usize, control: &PhaseControl| -> Result<WorkerReport, String> {
-        let (j, w) = map[i];
-        let job = &ready[j];
-        let setup = WorkerSetup {
-            plan: &job.plan,
-            worker: &job.plan.workers[w],
-            index: i,
-            control,
-            clock,
-            rank: comm.rank(),
-            host: &templates[i].host,
-            alignment: job.alignment,
-            count: job.counts[w],
-            isolated: true,
-        };
-        let mut report =
-            run_data_worker(&setup).map_err(|e| format!("job {}: {e}", job.meta.name))?;
-        let p = &control.workers[i];
-        let load = |a: &std::sync::atomic::AtomicU64| a.load(std::sync::atomic::Ordering::Relaxed);
-        let row = WorkerRow {
-            measure: std::mem::take(&mut report.measure),
-            elapsed: report.finished_at,
-            completed: report.completed,
-            cpu_user: Nanos(load(&p.cpu_user)),
-            cpu_system: Nanos(load(&p.cpu_system)),
-            context_switches: load(&p.context_switches),
-            ..templates[i].clone()
-        };
-        *lock(&board[i]) = Some(row);
-        Ok(report)
+    let phase = PhaseWork {
+        ready: &ready,
+        map: &map,
+        templates: &templates,
+        board: &board,
     };
+    let work = |i: usize, control: &PhaseControl| phase.run_worker(i, control, clock);
     let watcher = status.map(|s| StatusWatch::new(s, &board, &templates));
     let hook = |control: &PhaseControl, elapsed: Nanos| {
         if let Some(w) = &watcher {
@@ -243,6 +209,74 @@ pub fn run_data_jobs<C: Clock>(
     drop(watcher);
     let rows: Vec<WorkerRow> = board.into_iter().filter_map(take).collect();
     finish(outer, clock, &ready, rows, run)
+}
+
+/// What the phase's workers share: the jobs, which worker is which, and where each
+/// leaves its row.
+struct PhaseWork<'a, 'j> {
+    ready: &'a [ReadyJob<'j>],
+    map: &'a [(usize, usize)],
+    templates: &'a [WorkerRow],
+    board: &'a [Mutex<Option<WorkerRow>>],
+}
+
+impl PhaseWork<'_, '_> {
+    /// Runs phase worker `i` and leaves its row on the board.
+    fn run_worker<C: Clock>(
+        &self,
+        i: usize,
+        control: &PhaseControl,
+        clock: &C,
+    ) -> Result<WorkerReport, String> {
+        let (j, w) = self.map[i];
+        let job = &self.ready[j];
+        let template = &self.templates[i];
+        let setup = WorkerSetup {
+            plan: &job.plan,
+            worker: &job.plan.workers[w],
+            index: i,
+            control,
+            clock,
+            rank: template.rank,
+            host: &template.host,
+            alignment: job.alignment,
+            count: job.counts[w],
+            isolated: true,
+        };
+        let mut report =
+            run_data_worker(&setup).map_err(|e| format!("job {}: {e}", job.meta.name))?;
+        let p = &control.workers[i];
+        let load = |a: &std::sync::atomic::AtomicU64| a.load(std::sync::atomic::Ordering::Relaxed);
+        let row = WorkerRow {
+            measure: std::mem::take(&mut report.measure),
+            elapsed: report.finished_at,
+            completed: report.completed,
+            cpu_user: Nanos(load(&p.cpu_user)),
+            cpu_system: Nanos(load(&p.cpu_system)),
+            context_switches: load(&p.context_switches),
+            ..template.clone()
+        };
+        *lock(&self.board[i]) = Some(row);
+        Ok(report)
+    }
+}
+
+/// Phase worker i is worker `map[i].1` of job `map[i].0`; a job that waits for another
+/// starts after that job's workers of the phase.
+fn worker_map(ready: &mut [ReadyJob<'_>], jobs: &[DataJob<'_>]) -> Vec<(usize, usize)> {
+    let map: Vec<(usize, usize)> = ready
+        .iter()
+        .enumerate()
+        .flat_map(|(j, r)| (0..r.plan.workers.len()).map(move |w| (j, w)))
+        .collect();
+    let first = |j: usize| map.iter().position(|m| m.0 == j).unwrap_or(map.len());
+    for (j, job) in jobs.iter().enumerate() {
+        if let Some(a) = job.after {
+            let start = first(a);
+            ready[j].plan.start.after = (start..start + ready[a].plan.workers.len()).collect();
+        }
+    }
+    map
 }
 
 fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {

@@ -73,10 +73,8 @@ pub fn run_jobs(rt: &Runtime, args: &FioArgs, inv: &Invocation, plans: &[FioPlan
             Ok((entries, verify)) => {
                 if rt.is_root() {
                     for e in &entries {
-                        io_u_errors(
-                            &e.phase,
-                            plans[reporter.units[e.unit].plan].spec.block_size.get(),
-                        );
+                        let plan = &plans[reporter.units[e.unit].plan];
+                        io_u_errors(&e.phase, plan.spec.block_size.get());
                     }
                 }
                 sink.phases(entries.iter().map(|e| e.phase.clone()).collect());
@@ -84,16 +82,7 @@ pub fn run_jobs(rt: &Runtime, args: &FioArgs, inv: &Invocation, plans: &[FioPlan
                 verified.extend(verify);
                 done.extend(entries);
             }
-            Err(e) => {
-                let status = match e.downcast_ref::<iolab_engine::EngineError>() {
-                    Some(iolab_engine::EngineError::Interrupted) => RunStatus::Interrupted,
-                    _ => RunStatus::Failed,
-                };
-                sink.finish(status);
-                let names: Vec<&str> = jobs.iter().map(|&i| plans[i].job.name.as_str()).collect();
-                let what = if names.len() == 1 { "job" } else { "jobs" };
-                return Err(e.context(format!("{what} {}", names.join(", "))));
-            }
+            Err(e) => return Err(abandon(&mut sink, e, plans, &jobs)),
         }
         if rt.interrupted() || done.iter().any(|e| e.phase.interrupted) {
             break;
@@ -113,6 +102,24 @@ pub fn run_jobs(rt: &Runtime, args: &FioArgs, inv: &Invocation, plans: &[FioPlan
         }
     }
     Ok(code)
+}
+
+/// Ends the run after a phase failed: stored as failed (or interrupted), the error
+/// naming the phase's jobs.
+fn abandon(
+    sink: &mut RunSink,
+    e: anyhow::Error,
+    plans: &[FioPlan],
+    jobs: &[usize],
+) -> anyhow::Error {
+    let status = match e.downcast_ref::<iolab_engine::EngineError>() {
+        Some(iolab_engine::EngineError::Interrupted) => RunStatus::Interrupted,
+        _ => RunStatus::Failed,
+    };
+    sink.finish(status);
+    let names: Vec<&str> = jobs.iter().map(|&i| plans[i].job.name.as_str()).collect();
+    let what = if names.len() == 1 { "job" } else { "jobs" };
+    e.context(format!("{what} {}", names.join(", ")))
 }
 
 /// Runs the jobs (plan indices) of one phase together: their report entries and the
