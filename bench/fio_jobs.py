@@ -2,8 +2,9 @@
 """`iolab fio` against fio on the same command lines: the reference studies' fio jobs at
 a small scale (S3's randrw 90/70 with io_uring QD8 and 8 jobs, direct; S5's psync QD1
 direct sequential write at 128k and random write at 4k), each run by fio and by
-`iolab fio` alternately, REPEAT times, both with --output-format=json (the same parser
-reads both). Prints medians and iolab/fio ratios of IOPS and mean latency.
+`iolab fio` alternately, REPEAT times, each in a fresh directory under DIR, both with
+--output-format=json (the same parser reads both). Prints medians and iolab/fio ratios
+of IOPS and mean latency.
 
 Usage: bench/fio_jobs.py [--dir DIR] [--repeat N] [--runtime S]
 Needs: fio on PATH (Debian's package), a release build of iolab (built if missing).
@@ -12,11 +13,14 @@ Needs: fio on PATH (Debian's package), a release build of iolab (built if missin
 import argparse
 import json
 import os
+import shutil
 import statistics
 import subprocess
+import tempfile
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-IOLAB = os.path.join(ROOT, "target", "release", "iolab")
+# IOLAB=path picks another build (a private CARGO_TARGET_DIR, or a build to compare with).
+IOLAB = os.environ.get("IOLAB") or os.path.join(ROOT, "target", "release", "iolab")
 
 
 def jobs(rt):
@@ -48,15 +52,21 @@ def main():
     a = ap.parse_args()
     if not os.path.exists(IOLAB):
         subprocess.run(["cargo", "build", "--release", "--locked"], cwd=ROOT, check=True)
-    d = f"--directory={a.dir}"
     print(f"{'job':36} {'fio IOPS':>10} {'iolab IOPS':>11} {'ratio':>6} {'fio lat us':>10} {'iolab lat us':>12}")
     for name, args in jobs(a.runtime):
         f, i = [], []
         for r in range(a.repeat):
             order = ["fio", "iolab"] if r % 2 == 0 else ["iolab", "fio"]
             for tool in order:
-                cmd = (["fio"] if tool == "fio" else [IOLAB, "fio", "--no-store"]) + ["--output-format=json", d, *args]
-                (f if tool == "fio" else i).append(figures(cmd))
+                # Each run in a fresh directory: fio leaves its files behind, and a write
+                # into blocks an earlier run allocated is not the same work as a first one.
+                fresh = tempfile.mkdtemp(dir=a.dir, prefix="fio-jobs-")
+                try:
+                    d = f"--directory={fresh}"
+                    cmd = (["fio"] if tool == "fio" else [IOLAB, "fio", "--no-store"]) + ["--output-format=json", d, *args]
+                    (f if tool == "fio" else i).append(figures(cmd))
+                finally:
+                    shutil.rmtree(fresh, ignore_errors=True)
         fi, ii = statistics.median(x[0] for x in f), statistics.median(x[0] for x in i)
         fl, il = statistics.median(x[1] for x in f), statistics.median(x[1] for x in i)
         print(f"{name:36} {fi:10,.0f} {ii:11,.0f} {ii / fi:6.3f} {fl:10.1f} {il:12.1f}")

@@ -25,7 +25,8 @@ import sys
 import tempfile
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-IOLAB = os.path.join(ROOT, "target", "release", "iolab")
+# IOLAB=path picks another build (a private CARGO_TARGET_DIR, or a build to compare with).
+IOLAB = os.environ.get("IOLAB") or os.path.join(ROOT, "target", "release", "iolab")
 
 
 def sh(cmd, **kw):

@@ -15,17 +15,28 @@ pub fn thread_cpu_times() -> (Nanos, Nanos) {
     rusage(libc::RUSAGE_THREAD)
 }
 
+/// Context switches of the calling thread so far, voluntary and involuntary (what fio
+/// reports as ctx).
+pub fn thread_context_switches() -> u64 {
+    let usage = getrusage(libc::RUSAGE_THREAD);
+    usage.ru_nvcsw.max(0) as u64 + usage.ru_nivcsw.max(0) as u64
+}
+
 fn rusage(who: libc::c_int) -> (Nanos, Nanos) {
-    let mut usage = std::mem::MaybeUninit::<libc::rusage>::zeroed();
-    // SAFETY: getrusage writes a complete rusage into the pointer we own; RUSAGE_SELF and
-    // RUSAGE_THREAD are valid on Linux, and on failure the zeroed value stays (all times
-    // zero), which is a valid rusage.
-    let usage = unsafe {
-        libc::getrusage(who, usage.as_mut_ptr());
-        usage.assume_init()
-    };
+    let usage = getrusage(who);
     let tv = |t: libc::timeval| Nanos(t.tv_sec as u64 * 1_000_000_000 + t.tv_usec as u64 * 1_000);
     (tv(usage.ru_utime), tv(usage.ru_stime))
+}
+
+fn getrusage(who: libc::c_int) -> libc::rusage {
+    let mut usage = std::mem::MaybeUninit::<libc::rusage>::zeroed();
+    // SAFETY: getrusage writes a complete rusage into the pointer we own; RUSAGE_SELF and
+    // RUSAGE_THREAD are valid on Linux, and on failure the zeroed value stays (all fields
+    // zero), which is a valid rusage.
+    unsafe {
+        libc::getrusage(who, usage.as_mut_ptr());
+        usage.assume_init()
+    }
 }
 
 /// Restores the default action for SIGPIPE, so `iolab ... | head` ends quietly when the
@@ -119,6 +130,13 @@ mod tests {
         std::hint::black_box(x);
         let (u1, s1) = cpu_times();
         assert!(u1.0 + s1.0 > u0.0 + s0.0);
+    }
+
+    #[test]
+    fn a_thread_that_sleeps_switches_context() {
+        let before = thread_context_switches();
+        std::thread::sleep(std::time::Duration::from_millis(2));
+        assert!(thread_context_switches() > before);
     }
 
     #[test]

@@ -31,18 +31,7 @@ impl TelemetryProbe {
     /// sit on its own disks; a path may be a device itself), besides those of the
     /// inventory's target.
     pub fn for_paths(inventory: Option<&Inventory>, paths: &[&Path]) -> Self {
-        let root = SysRoot::live();
-        let mut devices = Vec::new();
-        for path in paths {
-            let is_device = std::fs::metadata(path).is_ok_and(|m| m.file_type().is_block_device());
-            if is_device {
-                devices.extend(device_name(path));
-            } else {
-                let info = iolab_host::inventory::target_info(&root, path, &mut Vec::new());
-                devices.extend(info.block_devices.into_iter().map(|d| d.name));
-            }
-        }
-        TelemetryProbe::watching(inventory, devices)
+        TelemetryProbe::watching(inventory, devices_under(paths))
     }
 
     fn watching(inventory: Option<&Inventory>, mut devices: Vec<String>) -> Self {
@@ -60,6 +49,25 @@ impl TelemetryProbe {
             sampler: Mutex::new(None),
         }
     }
+}
+
+/// The block devices under `paths`: a device itself, or the disks under the file system
+/// that holds a path.
+pub fn devices_under(paths: &[&Path]) -> Vec<String> {
+    let root = SysRoot::live();
+    let mut devices = Vec::new();
+    for path in paths {
+        let is_device = std::fs::metadata(path).is_ok_and(|m| m.file_type().is_block_device());
+        if is_device {
+            devices.extend(device_name(path));
+        } else {
+            let info = iolab_host::inventory::target_info(&root, path, &mut Vec::new());
+            devices.extend(info.block_devices.into_iter().map(|d| d.name));
+        }
+    }
+    devices.sort();
+    devices.dedup();
+    devices
 }
 
 /// The kernel's name of a block device given by any path to it ("/dev/disk/by-id/..."

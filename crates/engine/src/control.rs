@@ -1,7 +1,8 @@
 //! [`PhaseControl`]: what a rank's workers and its coordinating thread share during a
 //! phase. The start gate (all workers begin at the same instant), the stop flag, the
 //! first-done flag, per-worker progress counters (one cache line each, written only by
-//! their worker) and the wear-out rendezvous.
+//! their worker), the wear-out rendezvous, a worker's wait before it starts (fio's
+//! startdelay and wait_for) and snapshots of its figures taken while it runs.
 
 use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
 use std::sync::{Condvar, Mutex};
@@ -9,6 +10,8 @@ use std::time::Duration;
 
 use iolab_core::live_latency::BUCKETS;
 use iolab_core::units::Nanos;
+
+use crate::recorder::WorkerMeasure;
 
 /// A worker's live counters, on a cache line of its own.
 #[repr(align(64))]
@@ -22,13 +25,19 @@ pub struct WorkerProgress {
     pub done: AtomicBool,
     /// Waiting at the wear-out rendezvous with this many I/Os done.
     pub waiting_with: AtomicU64,
-    /// Set while the worker has nothing to do and asks its peers for work (pfind's
-    /// walk): alive, not stalled.
-    pub waiting_for_work: AtomicBool,
     /// CPU time (user, system) the worker's own thread used from the start of the
     /// phase until it finished, set when it finishes.
     pub cpu_user: AtomicU64,
     pub cpu_system: AtomicU64,
+    /// Context switches of the worker's thread over the same time (getrusage's
+    /// ru_nvcsw + ru_nivcsw, fio's ctx).
+    pub context_switches: AtomicU64,
+    /// Alive but waiting by design, so not stalled: to start (a start delay, or for other
+    /// workers to finish), or for work from its peers (pfind's walk).
+    pub holding: AtomicBool,
+    /// Its figures so far and the time they cover, left here when a snapshot was asked
+    /// for (see [`PhaseControl::request_snapshots`]).
+    pub snapshot: Mutex<Option<(WorkerMeasure, Nanos)>>,
 }
 
 impl Default for WorkerProgress {
@@ -39,18 +48,28 @@ impl Default for WorkerProgress {
             bytes: AtomicU64::new(0),
             done: AtomicBool::new(false),
             waiting_with: AtomicU64::new(0),
-            waiting_for_work: AtomicBool::new(false),
             cpu_user: AtomicU64::new(0),
             cpu_system: AtomicU64::new(0),
+            context_switches: AtomicU64::new(0),
+            holding: AtomicBool::new(false),
+            snapshot: Mutex::new(None),
         }
     }
 }
 
-pub use iolab_backend::process::thread_cpu_times;
+pub use iolab_backend::process::{thread_context_switches, thread_cpu_times};
+
+/// A thread's CPU times (user, system) and context switches.
+type ThreadUsage = (Nanos, Nanos, u64);
+
+fn thread_usage() -> ThreadUsage {
+    let (user, system) = thread_cpu_times();
+    (user, system, thread_context_switches())
+}
 
 std::thread_local! {
-    /// This worker thread's CPU times when the phase started.
-    static CPU_AT_START: std::cell::Cell<Option<(Nanos, Nanos)>> =
+    /// This worker thread's CPU use when its measured time started.
+    static CPU_AT_START: std::cell::Cell<Option<ThreadUsage>> =
         const { std::cell::Cell::new(None) };
 }
 
@@ -71,6 +90,8 @@ pub struct PhaseControl {
     pub stop: AtomicBool,
     pub first_done: AtomicBool,
     finished: AtomicU32,
+    /// Raised to ask every running worker for a snapshot of its figures.
+    pub snapshot_request: AtomicU64,
     gate: Mutex<Gate>,
     changed: Condvar,
 }
@@ -86,6 +107,7 @@ impl PhaseControl {
             stop: AtomicBool::new(false),
             first_done: AtomicBool::new(false),
             finished: AtomicU32::new(0),
+            snapshot_request: AtomicU64::new(0),
             gate: Mutex::new(Gate::default()),
             changed: Condvar::new(),
         }
@@ -109,7 +131,7 @@ impl PhaseControl {
             if g.released {
                 let start = if ok { g.start } else { None };
                 if start.is_some() {
-                    CPU_AT_START.with(|c| c.set(Some(thread_cpu_times())));
+                    PhaseControl::restart_cpu_clock();
                 }
                 return start;
             }
@@ -141,18 +163,70 @@ impl PhaseControl {
     /// the worker's own thread, it also takes the CPU time that thread used since the
     /// start.
     pub fn finished(&self, worker: usize) {
-        if let Some((u0, s0)) = CPU_AT_START.with(|c| c.take()) {
-            let (u1, s1) = thread_cpu_times();
+        if let Some((u0, s0, c0)) = CPU_AT_START.with(|c| c.take()) {
+            let (u1, s1, c1) = thread_usage();
             let w = &self.workers[worker];
             w.cpu_user.store(u1.saturating_sub(u0).0, Ordering::Relaxed);
             w.cpu_system
                 .store(s1.saturating_sub(s0).0, Ordering::Relaxed);
+            w.context_switches
+                .store(c1.saturating_sub(c0), Ordering::Relaxed);
         }
         self.first_done.store(true, Ordering::Relaxed);
         self.workers[worker].done.store(true, Ordering::Release);
         self.finished.fetch_add(1, Ordering::AcqRel);
         let _g = self.gate();
         self.changed.notify_all();
+    }
+
+    /// Counts the calling worker thread's CPU time and context switches from now on
+    /// (its measured time starts: at the phase start, after a start delay or a ramp).
+    pub fn restart_cpu_clock() {
+        CPU_AT_START.with(|c| c.set(Some(thread_usage())));
+    }
+
+    /// A worker waits before it starts: up to `pause`, then until every worker of
+    /// `after` has finished. False when the phase was stopped meanwhile.
+    pub fn hold(&self, worker: usize, pause: Duration, after: &[usize]) -> bool {
+        let w = &self.workers[worker];
+        w.holding.store(true, Ordering::Release);
+        let until = std::time::Instant::now() + pause;
+        let mut g = self.gate();
+        let stopped = loop {
+            if self.stop.load(Ordering::Relaxed) {
+                break true;
+            }
+            let now = std::time::Instant::now();
+            let waited = now >= until
+                && after
+                    .iter()
+                    .all(|a| self.workers[*a].done.load(Ordering::Acquire));
+            if waited {
+                break false;
+            }
+            // Woken when a worker finishes or the phase stops; the 100 ms bound only
+            // guards against a missed wake-up.
+            let left = until.saturating_duration_since(now);
+            let wait = if left.is_zero() {
+                Duration::from_millis(100)
+            } else {
+                left.min(Duration::from_millis(100))
+            };
+            g = self
+                .changed
+                .wait_timeout(g, wait)
+                .unwrap_or_else(|p| p.into_inner())
+                .0;
+        };
+        drop(g);
+        w.holding.store(false, Ordering::Release);
+        !stopped
+    }
+
+    /// Asks every running worker to leave a snapshot of its figures in its slot
+    /// ([`WorkerProgress::snapshot`]); it does so between two I/Os.
+    pub fn request_snapshots(&self) {
+        self.snapshot_request.fetch_add(1, Ordering::Relaxed);
     }
 
     pub fn all_finished(&self) -> bool {

@@ -7,22 +7,22 @@
 
 use std::collections::BTreeMap;
 
-use iolab_comm::Comm;
 use iolab_core::result::{PhaseKind, PhaseResult};
-use iolab_core::spec::{BackendKind, CacheMode, DataSpec, Layout, Placement, RandomKind, RwKind};
-use iolab_core::units::ByteCount;
+use iolab_core::spec::{BackendKind, CacheMode, DataSpec, Layout};
+use iolab_core::units::{ByteCount, Nanos, TimeSpan};
 
 use crate::assemble::{PhaseMeta, assemble};
 use crate::clock::Clock;
 use crate::error::EngineError;
 use crate::layout::{create_for_write, lay_out, set_cache_state};
 use crate::phase::{Env, run_phase};
-use crate::plan::{DataPlan, DataTarget, FileNames, PlanContext, plan_data};
+use crate::plan::{DataPlan, DataTarget, FileNames, PlanContext, StartRule, plan_data};
 use crate::target::{PreparedTarget, agree};
-use crate::workdir::{FileInfo, VerifyInfo};
 use crate::worker::{WorkerSetup, run_data_worker};
 
+mod conclude;
 mod preflight;
+pub mod together;
 
 pub(crate) use preflight::check_cpus;
 pub use preflight::{check_ranks_agree, resolve_read_shift, set_build_revision};
@@ -52,6 +52,19 @@ pub struct DataOptions {
     /// The rank whose data each rank reads, by rank (IOR -Z), instead of a shift; the same
     /// list on every rank.
     pub read_from: Option<Vec<u32>>,
+    /// Files each worker spreads its share over, taking turns (fio's nrfiles; 0 or 1:
+    /// one file).
+    pub files_per_worker: u32,
+    /// Bytes before the workers' region in each file (fio's offset), a multiple of the
+    /// block size.
+    pub start_offset: u64,
+    /// Passes each worker makes over its share when size-based (fio's loops; 0 or 1:
+    /// one).
+    pub loops: u32,
+    /// The workers start this long after the phase (fio's startdelay).
+    pub start_delay: Option<TimeSpan>,
+    /// The workers run this long before they are measured (fio's ramp_time).
+    pub ramp: Option<TimeSpan>,
 }
 
 /// The phases a data workload produced.
@@ -121,7 +134,145 @@ pub fn run_data<C: Clock>(
     target: &PreparedTarget,
     opts: &DataOptions,
 ) -> Result<DataOutcome, EngineError> {
-    let comm = env.comm;
+    let job = ReadyJob::new(env, spec, target, opts)?;
+    let run = run_workers(
+        env,
+        clock,
+        &job.meta.name,
+        &job.plan,
+        job.alignment,
+        job.counts.clone(),
+    )?;
+    let completed = run.completed_by_worker();
+    let mut phases = vec![assemble(job.meta.clone(), &run)];
+    phases.extend(job.conclude(env, clock, &completed, run.errors, run.interrupted)?);
+    Ok(DataOutcome {
+        phases,
+        completed,
+        files: job.files(),
+    })
+}
+
+/// A data workload ready to run on this rank: spec settled, planned, checked, its files
+/// prepared and the page cache in the state it asks for.
+pub(crate) struct ReadyJob<'a> {
+    pub spec: DataSpec,
+    pub target: &'a PreparedTarget,
+    pub data_target: DataTarget,
+    pub plan: DataPlan,
+    pub alignment: u64,
+    /// The main phase's name, parameters, spec and warnings.
+    pub meta: PhaseMeta,
+    /// I/Os each of this rank's workers does when size-based.
+    pub counts: Vec<u64>,
+    pub opts: &'a DataOptions,
+}
+
+impl<'a> ReadyJob<'a> {
+    /// Everything before the timed phase. Collective.
+    pub(crate) fn new(
+        env: &Env<'_>,
+        spec: &DataSpec,
+        target: &'a PreparedTarget,
+        opts: &'a DataOptions,
+    ) -> Result<ReadyJob<'a>, EngineError> {
+        let comm = env.comm;
+        let (spec, mut warnings) = settle(spec);
+        check_ranks_agree(comm, "the workload", &spec)?;
+        let on_host = crate::memory::ranks_on_this_host(comm);
+        agree(comm, crate::memory::check_buffers_here(&spec, on_host))?;
+        let data_target = target.data_target();
+        let ctx = PlanContext {
+            rank: comm.rank(),
+            ranks: comm.size(),
+            read_shift: resolve_read_shift(&spec, comm, one_dir(comm, &data_target)?),
+            written_blocks: opts.written_blocks.clone(),
+            names: opts.names.clone(),
+            files_per_worker: opts.files_per_worker,
+            start_offset: opts.start_offset,
+            read_from: opts
+                .read_from
+                .as_ref()
+                .and_then(|from| from.get(comm.rank() as usize).copied()),
+        };
+        let mut plan = agree(
+            comm,
+            plan_data(&spec, &data_target, &ctx).map_err(EngineError::from),
+        )?;
+        plan.start = StartRule {
+            delay: opts.start_delay.map_or(Nanos::ZERO, |d| d.nanos()),
+            after: Vec::new(),
+            ramp: opts.ramp.map_or(Nanos::ZERO, |d| d.nanos()),
+        };
+        let alignment = check_alignment(&spec, &data_target)?;
+        agree(comm, check_cpus(spec.cpus.as_ref()))?;
+        check_space(comm, &plan, target)?;
+
+        // Untimed preparation, then every rank waits for all files to exist.
+        let prepared = prepare_files(&plan, target, &spec, alignment, env.interrupt);
+        agree(comm, prepared)?;
+        comm.barrier();
+        agree(comm, check_visible(&plan, &data_target, comm.host()))?;
+        if spec.rw.reads() && data_target != DataTarget::Null {
+            warnings.extend(agree(comm, set_cache_state(&plan.files, &spec))?);
+            // Dropped from the page cache first and each block read once: the storage
+            // answers, as the warning's own advice says.
+            let cold_once = spec.cache == CacheMode::Cold && spec.runtime.is_none();
+            if !spec.direct && !cold_once && !opts.own_cache_policy {
+                cache_warning(&plan, &mut warnings);
+            }
+        }
+        let name = opts.name.clone().unwrap_or_else(|| spec.name());
+        let mut params = params_of(&spec, comm.size());
+        // Which rank's data each rank read: the resolved shift, default or asked for.
+        if spec.rw.reads() && ctx.read_shift > 0 {
+            params.insert("read_shift".into(), ctx.read_shift.to_string());
+        }
+        params.extend(opts.params.clone());
+        let meta = PhaseMeta {
+            name,
+            kind: Some(PhaseKind::Data),
+            params,
+            repetition: opts.repetition,
+            spec: serde_json::to_value(&spec).unwrap_or_default(),
+            warnings,
+        };
+        let loops = u64::from(opts.loops.max(1));
+        let counts = plan
+            .workers
+            .iter()
+            .map(|w| {
+                opts.ops_per_worker
+                    .unwrap_or(w.blocks.saturating_mul(loops))
+            })
+            .collect();
+        Ok(ReadyJob {
+            spec,
+            target,
+            data_target,
+            plan,
+            alignment,
+            meta,
+            counts,
+            opts,
+        })
+    }
+
+    /// The files this rank wrote or laid out, to remove at cleanup.
+    pub(crate) fn files(&self) -> Vec<std::path::PathBuf> {
+        if matches!(
+            self.target,
+            PreparedTarget::Device { .. } | PreparedTarget::Null
+        ) {
+            return Vec::new();
+        }
+        crate::layout::paths(&self.plan.owned_files)
+    }
+}
+
+/// The spec as it will run, with what changed and other advice: io_uring falls back to
+/// psync where the kernel lacks it.
+fn settle(spec: &DataSpec) -> (DataSpec, Vec<String>) {
     let mut spec = spec.clone();
     let mut warnings = Vec::new();
     if spec.backend == BackendKind::Uring
@@ -142,33 +293,19 @@ pub fn run_data<C: Clock>(
     if let Some(w) = rounding_note(&spec) {
         warnings.push(w);
     }
-    check_ranks_agree(comm, "the workload", &spec)?;
-    let on_host = crate::memory::ranks_on_this_host(comm);
-    agree(comm, crate::memory::check_buffers_here(&spec, on_host))?;
-    let data_target = target.data_target();
-    let ctx = PlanContext {
-        rank: comm.rank(),
-        ranks: comm.size(),
-        read_shift: resolve_read_shift(&spec, comm, one_dir(comm, &data_target)?),
-        written_blocks: opts.written_blocks.clone(),
-        names: opts.names.clone(),
-        read_from: opts
-            .read_from
-            .as_ref()
-            .and_then(|from| from.get(comm.rank() as usize).copied()),
-    };
-    let plan = agree(
-        comm,
-        plan_data(&spec, &data_target, &ctx).map_err(EngineError::from),
-    )?;
-    let alignment = iolab_backend::files::direct_io_alignment(match &data_target {
+    (spec, warnings)
+}
+
+/// The target's direct-I/O alignment; a direct block size off it is refused.
+fn check_alignment(spec: &DataSpec, target: &DataTarget) -> Result<u64, EngineError> {
+    let alignment = iolab_backend::files::direct_io_alignment(match target {
         DataTarget::Dir(d) => d.as_path(),
         DataTarget::Device { path, .. } => path.as_path(),
         DataTarget::Null => std::path::Path::new("/"),
     });
     if spec.direct
         && !spec.block_size.get().is_multiple_of(alignment)
-        && data_target != DataTarget::Null
+        && *target != DataTarget::Null
     {
         return Err(EngineError::Spec(iolab_core::SpecError::new(
             "--block-size",
@@ -180,75 +317,7 @@ pub fn run_data<C: Clock>(
             ),
         )));
     }
-    agree(comm, check_cpus(spec.cpus.as_ref()))?;
-    check_space(comm, &plan, target)?;
-
-    // Untimed preparation, then every rank waits for all files to exist.
-    let prepared = prepare_files(&plan, target, &spec, alignment, env.interrupt);
-    agree(comm, prepared)?;
-    comm.barrier();
-    agree(comm, check_visible(&plan, &data_target, comm.host()))?;
-    if spec.rw.reads() && data_target != DataTarget::Null {
-        warnings.extend(agree(comm, set_cache_state(&plan.files, &spec))?);
-        // Dropped from the page cache first and each block read once: the storage
-        // answers, as the warning's own advice says.
-        let cold_once = spec.cache == CacheMode::Cold && spec.runtime.is_none();
-        if !spec.direct && !cold_once && !opts.own_cache_policy {
-            cache_warning(&plan, &mut warnings);
-        }
-    }
-    let name = opts.name.clone().unwrap_or_else(|| spec.name());
-    let mut params = params_of(&spec, comm.size());
-    // Which rank's data each rank read: the resolved shift, default or asked for.
-    if spec.rw.reads() && ctx.read_shift > 0 {
-        params.insert("read_shift".into(), ctx.read_shift.to_string());
-    }
-    params.extend(opts.params.clone());
-    let meta = PhaseMeta {
-        name: name.clone(),
-        kind: Some(PhaseKind::Data),
-        params: params.clone(),
-        repetition: opts.repetition,
-        spec: serde_json::to_value(&spec).unwrap_or_default(),
-        warnings,
-    };
-    let counts = plan
-        .workers
-        .iter()
-        .map(|w| opts.ops_per_worker.unwrap_or(w.blocks))
-        .collect();
-    let run = run_workers(env, clock, &name, &plan, alignment, counts)?;
-    let completed = run.completed_by_worker();
-    let mut phases = vec![assemble(meta, &run)];
-    record_complete_files(comm, &plan, target, &completed, run.errors)?;
-
-    if spec.verify
-        && spec.rw.writes()
-        && !spec.rw.is_mixed()
-        && !opts.no_verify_pass
-        && !run.interrupted
-        && run.errors == 0
-    {
-        phases.push(verify_pass(
-            env,
-            clock,
-            &spec,
-            &data_target,
-            &plan,
-            &completed,
-            alignment,
-            opts,
-        )?);
-    }
-    let mut files = crate::layout::paths(&plan.owned_files);
-    if matches!(target, PreparedTarget::Device { .. } | PreparedTarget::Null) {
-        files.clear();
-    }
-    Ok(DataOutcome {
-        phases,
-        completed,
-        files,
-    })
+    Ok(alignment)
 }
 
 fn prepare_files(
@@ -315,138 +384,4 @@ fn run_workers<C: Clock>(
             run_data_worker(&setup).map_err(|e| e.to_string())
         },
     )
-}
-
-/// After a write phase, records which files now hold complete data so later reads can
-/// reuse them.
-fn record_complete_files(
-    comm: &dyn Comm,
-    plan: &DataPlan,
-    target: &PreparedTarget,
-    completed: &[u64],
-    errors: u64,
-) -> Result<(), EngineError> {
-    let Some(workdir) = target.workdir() else {
-        return Ok(());
-    };
-    let spec = &plan.spec;
-    if !spec.rw.writes() || spec.rw.is_mixed() || errors > 0 {
-        return Ok(());
-    }
-    let verify = VerifyInfo::of(spec);
-    let shares =
-        crate::plan::shares(spec, &target.data_target(), plan.total_workers).unwrap_or_default();
-    let result = (|| {
-        for (i, f) in plan.owned_files.iter().enumerate() {
-            let global = (comm.rank() * plan.spec.threads) as usize + i;
-            let size = written_prefix(spec, plan, f.size, global, completed, &shares);
-            if size > 0 {
-                workdir.set_file_info(&f.path, &FileInfo { size, verify })?;
-            }
-        }
-        Ok(())
-    })();
-    agree(comm, result)
-}
-
-/// How many bytes from the start of an owned file hold data after a write phase that
-/// completed `completed` blocks per worker: sequential writes (time-based or cut short
-/// by a stonewall) fill a prefix; a random phase fills it only if every block was
-/// written (full coverage, share done).
-fn written_prefix(
-    spec: &DataSpec,
-    plan: &DataPlan,
-    file_size: u64,
-    global: usize,
-    completed: &[u64],
-    shares: &[u64],
-) -> u64 {
-    let bs = plan.block_size;
-    let all_done =
-        shares.len() == completed.len() && completed.iter().zip(shares).all(|(c, s)| c >= s);
-    if spec.rw.is_random() {
-        let full = spec.random == RandomKind::FullCoverage && all_done;
-        return if full { file_size } else { 0 };
-    }
-    match (spec.layout, spec.placement) {
-        (Layout::FilePerThread, _) => {
-            (completed.get(global).copied().unwrap_or(0) * bs).min(file_size)
-        }
-        // Interleaved blocks: every worker wrote its first `min` blocks.
-        (Layout::Shared, Placement::Strided) => {
-            let min = completed.iter().copied().min().unwrap_or(0);
-            (min * plan.total_workers as u64 * bs).min(file_size)
-        }
-        // Contiguous regions: only a file every worker finished is a prefix.
-        (Layout::Shared, Placement::Segmented) => {
-            if all_done {
-                file_size
-            } else {
-                0
-            }
-        }
-    }
-}
-
-#[allow(clippy::too_many_arguments)]
-fn verify_pass<C: Clock>(
-    env: &Env<'_>,
-    clock: &C,
-    spec: &DataSpec,
-    target: &DataTarget,
-    plan: &DataPlan,
-    completed: &[u64],
-    alignment: u64,
-    opts: &DataOptions,
-) -> Result<PhaseResult, EngineError> {
-    let comm = env.comm;
-    let mut read = spec.clone();
-    read.rw = if spec.rw.is_random() {
-        RwKind::Randread
-    } else {
-        RwKind::Read
-    };
-    read.runtime = None;
-    read.stonewall = None;
-    read.wear_out = false;
-    read.fsync_at_end = false;
-    read.fsync_every = None;
-    read.rate_iops = None;
-    read.read_shift = Some(0);
-    read.cache = CacheMode::Cold;
-    let ctx = PlanContext {
-        rank: comm.rank(),
-        ranks: comm.size(),
-        read_shift: 0,
-        ..PlanContext::default()
-    };
-    let mut rplan = plan_data(&read, target, &ctx)?;
-    // The same blocks as the write: same shares, and writes that looped or were cut
-    // short are replayed by count with the same seeds.
-    rplan.workers = plan.workers.clone();
-    rplan.files = plan.files.clone();
-    let warnings = if *target == DataTarget::Null {
-        Vec::new()
-    } else {
-        agree(comm, set_cache_state(&rplan.files, &read))?
-    };
-    let counts: Vec<u64> = rplan
-        .workers
-        .iter()
-        .map(|w| completed.get(w.global as usize).copied().unwrap_or(0))
-        .collect();
-    let run = run_workers(env, clock, "verify", &rplan, alignment, counts)?;
-    let mut params = params_of(&read, comm.size());
-    params.extend(opts.params.clone());
-    Ok(assemble(
-        PhaseMeta {
-            name: "verify".into(),
-            kind: Some(PhaseKind::Data),
-            params,
-            repetition: opts.repetition,
-            spec: serde_json::to_value(&read).unwrap_or_default(),
-            warnings,
-        },
-        &run,
-    ))
 }

@@ -134,6 +134,55 @@ pub fn generator(
     }
 }
 
+/// Several files' generators taking turns, one block each (fio's round-robin file
+/// service): yields `block * files + file`, which the worker splits again.
+pub struct RoundRobin {
+    gens: Vec<Box<dyn OffsetGen>>,
+    turn: usize,
+}
+
+impl OffsetGen for RoundRobin {
+    #[inline]
+    fn next(&mut self) -> Option<u64> {
+        let n = self.gens.len();
+        for _ in 0..n {
+            let f = self.turn;
+            self.turn = if f + 1 == n { 0 } else { f + 1 };
+            if let Some(b) = self.gens[f].next() {
+                return Some(b * n as u64 + f as u64);
+            }
+        }
+        None
+    }
+}
+
+/// The generator for a worker whose `blocks` are spread over `files` files of equal
+/// size, which take turns; each file has its own order (and random map), and `count`
+/// is split evenly between them. One file: [`generator`].
+pub fn generator_over_files(
+    random: Option<RandomKind>,
+    blocks: u64,
+    files: u32,
+    count: u64,
+    looping: bool,
+    seed: u64,
+) -> Box<dyn OffsetGen> {
+    let n = u64::from(files.max(1));
+    if n == 1 {
+        return generator(random, blocks, count, looping, seed);
+    }
+    let per_file = blocks / n;
+    Box::new(RoundRobin {
+        gens: (0..n)
+            .map(|f| {
+                let c = count / n + u64::from(f < count % n);
+                generator(random, per_file, c, looping, mix(&[seed, f]))
+            })
+            .collect(),
+        turn: 0,
+    })
+}
+
 /// Read or write, in the spec's proportion.
 pub struct OpMix {
     read_percent: u8,
@@ -224,6 +273,29 @@ mod tests {
         assert!((6800..7200).contains(&reads), "{reads}");
         let mut all = OpMix::new(100, 9);
         assert!((0..100).all(|_| all.draw() == IoDir::Read));
+    }
+
+    #[test]
+    fn files_take_turns_and_each_is_covered() {
+        // 3 files of 4 blocks, sequential: file 0 block 0, file 1 block 0, ...
+        let v = drain(&mut *generator_over_files(None, 12, 3, 12, false, 1), 100);
+        let split: Vec<(u64, u64)> = v.iter().map(|b| (b % 3, b / 3)).collect();
+        assert_eq!(&split[..4], [(0, 0), (1, 0), (2, 0), (0, 1)]);
+        assert_eq!(v, (0..12).collect::<Vec<_>>());
+        // Random: still in turns, every block of every file once.
+        let v = drain(
+            &mut *generator_over_files(Some(RandomKind::FullCoverage), 12, 3, 12, false, 1),
+            100,
+        );
+        assert!(v.iter().enumerate().all(|(i, b)| b % 3 == i as u64 % 3));
+        let mut sorted = v.clone();
+        sorted.sort();
+        assert_eq!(sorted, (0..12).collect::<Vec<_>>());
+        // Two loops over the files: twice each block.
+        assert_eq!(
+            drain(&mut *generator_over_files(None, 6, 2, 12, false, 1), 100).len(),
+            12
+        );
     }
 
     proptest! {

@@ -60,7 +60,12 @@ pub trait PhaseProbe: Sync {
     fn stop(&self) -> Option<Telemetry>;
 }
 
+/// Called on rank 0 at every coordination tick with the phase's control and the time
+/// since its start (status reports that need the workers' own figures).
+pub type StatusHook<'a> = &'a (dyn Fn(&PhaseControl, Nanos) + Sync);
+
 /// The world a phase runs in.
+#[derive(Clone, Copy)]
 pub struct Env<'a> {
     pub comm: &'a dyn Comm,
     /// Set by the Ctrl-C handler.
@@ -79,6 +84,8 @@ pub struct Env<'a> {
     /// bytes per rank, to rank 0 only): for the live page's host rows. The same on every
     /// rank (it follows the command line).
     pub per_rank_progress: bool,
+    /// Called on rank 0 at every tick (see [`StatusHook`]).
+    pub status: Option<StatusHook<'a>>,
 }
 
 impl<'a> Env<'a> {
@@ -91,7 +98,13 @@ impl<'a> Env<'a> {
             stall_timeout: None,
             on_stall: None,
             per_rank_progress: false,
+            status: None,
         }
+    }
+
+    pub fn with_status(mut self, status: StatusHook<'a>) -> Self {
+        self.status = Some(status);
+        self
     }
 
     pub fn with_per_rank_progress(mut self, on: bool) -> Self {
@@ -542,6 +555,11 @@ fn coordinate<C: Clock>(
                 latency: &latency,
                 per_rank: &per_rank,
             });
+        }
+        if comm.rank() == 0
+            && let Some(status) = env.status
+        {
+            status(control, clock.now().saturating_sub(start));
         }
         if global.finished >= global.workers {
             return interrupted;

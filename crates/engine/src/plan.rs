@@ -1,15 +1,17 @@
 //! From intent to this rank's work: [`plan_data`] turns a [`DataSpec`], a [`DataTarget`]
 //! and the topology into a [`DataPlan`]: the files this rank opens ([`FilePlan`]) and, per
-//! worker, which blocks of which file it owns ([`WorkerPlan`]). Shares add up to the
+//! worker, which blocks of which files it owns ([`WorkerPlan`]). Shares add up to the
 //! total exactly; a read can be shifted to data another rank wrote (cache avoidance) or
-//! limited to what a stonewalled write got done.
+//! limited to what a stonewalled write got done; a worker may spread its share over
+//! several files after a leading offset (fio's nrfiles and offset), and [`StartRule`]
+//! says when its workers begin within their phase.
 
 use std::path::PathBuf;
 
 use iolab_core::SpecError;
 use iolab_core::rng::mix;
 use iolab_core::spec::{DataSpec, Layout, Placement};
-use iolab_core::units::{ByteCount, GIB};
+use iolab_core::units::{ByteCount, GIB, Nanos};
 
 /// Where data goes.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -60,7 +62,9 @@ impl FilePlan {
     }
 }
 
-/// One worker's share: block b of it lives at `base + b * stride` in `files[file]`.
+/// One worker's share: block b of it lives at `base + b * stride` in `files[file]`;
+/// with several files, block b is block `b / files` of `files[file + b % files]` (the
+/// files take turns, as fio's round-robin file service does).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct WorkerPlan {
     pub thread: u32,
@@ -69,6 +73,8 @@ pub struct WorkerPlan {
     /// The worker whose data this one works on (itself unless reads are shifted).
     pub owner: u32,
     pub file: usize,
+    /// Files of its share, from `file` on (1 unless several files per worker).
+    pub files: u32,
     pub base: u64,
     pub stride: u64,
     /// Blocks in the share.
@@ -92,6 +98,28 @@ pub struct DataPlan {
     pub total_bytes: u64,
     /// Time-based: workers loop over their share until the runtime is over.
     pub looping: bool,
+    /// When the workers begin within their phase (at once by default).
+    pub start: StartRule,
+}
+
+/// When a plan's workers begin within their phase, and from when they are measured.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct StartRule {
+    /// Wait this long after the phase starts (fio's startdelay).
+    pub delay: Nanos,
+    /// Then wait until these workers of the phase (by index on this rank) have finished
+    /// (fio's wait_for, when the job waited for runs in the same phase).
+    pub after: Vec<usize>,
+    /// Run this long before measuring: what completes earlier is done but not counted,
+    /// and a runtime counts from its end (fio's ramp_time).
+    pub ramp: Nanos,
+}
+
+impl StartRule {
+    /// Whether the workers start with the phase.
+    pub fn at_once(&self) -> bool {
+        self.delay == Nanos::ZERO && self.after.is_empty()
+    }
 }
 
 /// Placement inputs that do not come from the spec.
@@ -108,6 +136,12 @@ pub struct PlanContext {
     pub names: FileNames,
     /// The rank whose data this rank reads (IOR -Z), instead of `read_shift`.
     pub read_from: Option<u32>,
+    /// Files each worker spreads its share over, taking turns (fio's nrfiles; 0 or 1:
+    /// one). Each holds an equal part of the share; only with a file per worker.
+    pub files_per_worker: u32,
+    /// Bytes before the region the workers work on in each file (fio's offset), a
+    /// multiple of the block size; the files hold them too.
+    pub start_offset: u64,
 }
 
 /// The names of data files in the work directory.
@@ -120,6 +154,11 @@ pub enum FileNames {
     /// `BASE` for a shared file. BASE is relative to the work directory and may name a
     /// subdirectory (`ior-easy/ior_file_easy`).
     Ior(String),
+    /// Names made from a template relative to the work directory, where `{worker}` is the
+    /// worker's global index and `{file}` the file's number among the worker's files
+    /// (fio's filename_format, as `iolab fio` writes it). The caller keeps it inside the
+    /// work directory (no absolute path, no `..`).
+    Template(String),
 }
 
 impl FileNames {
@@ -127,13 +166,24 @@ impl FileNames {
         match self {
             FileNames::Iolab => "data.shared".into(),
             FileNames::Ior(base) => base.clone(),
+            FileNames::Template(t) => t.replace("{worker}", "0").replace("{file}", "0"),
         }
     }
 
-    fn per_worker(&self, global: u32, threads: u32) -> String {
-        match self {
+    fn per_worker(&self, global: u32, threads: u32, file: u32, files: u32) -> String {
+        let name = match self {
             FileNames::Iolab => format!("data.r{}.t{}", global / threads, global % threads),
             FileNames::Ior(base) => format!("{base}.{global:08}"),
+            FileNames::Template(t) => {
+                return t
+                    .replace("{worker}", &global.to_string())
+                    .replace("{file}", &file.to_string());
+            }
+        };
+        if files > 1 {
+            format!("{name}.f{file}")
+        } else {
+            name
         }
     }
 }
@@ -183,6 +233,102 @@ pub fn plan_data(
     let threads = spec.threads;
     let total_workers = ranks * threads;
     let bs = spec.block_size.get();
+    let blocks = worker_blocks(spec, target, ctx, total_workers)?;
+    // Sizes add up across workers: more than 16 EiB in all does not fit in any count.
+    let total_blocks = blocks
+        .iter()
+        .try_fold(0u64, |a, b| a.checked_add(*b))
+        .filter(|t| {
+            t.checked_mul(bs)
+                .and_then(|b| b.checked_add(ctx.start_offset))
+                .is_some()
+        })
+        .ok_or_else(|| {
+            SpecError::new(
+                if spec.size.is_some() { "--size" } else { "--total-size" },
+                format!(
+                    "{} workers together would move more than {}, the most any file system or device holds",
+                    total_workers,
+                    ByteCount(u64::MAX).human()
+                ),
+            )
+        })?;
+    if let DataTarget::Device { path, size } = target
+        && ctx.start_offset + total_blocks * bs > *size
+    {
+        return Err(SpecError::new(
+            "--size",
+            format!(
+                "the workload needs {}{} but {} holds {}",
+                ByteCount(total_blocks * bs).human(),
+                if ctx.start_offset > 0 {
+                    format!(
+                        " after an offset of {}",
+                        ByteCount(ctx.start_offset).human()
+                    )
+                } else {
+                    String::new()
+                },
+                path.display(),
+                ByteCount(*size).human()
+            ),
+        ));
+    }
+    let arrangement = Arrangement {
+        spec,
+        target,
+        ctx,
+        blocks: &blocks,
+        prefix: blocks
+            .iter()
+            .scan(0u64, |acc, b| {
+                let start = *acc;
+                *acc += b;
+                Some(start)
+            })
+            .collect(),
+        total_blocks,
+        shared: matches!(spec.layout, Layout::Shared)
+            || matches!(target, DataTarget::Device { .. }),
+        files_per_worker: ctx.files_per_worker.max(1),
+    };
+    let (files, workers) = arrangement.workers();
+    let owned_files = if arrangement.shared {
+        // One rank lays out a shared file (or prepares a device) for everyone.
+        if ctx.rank == 0 {
+            arrangement.worker_files(0)
+        } else {
+            Vec::new()
+        }
+    } else {
+        (0..threads)
+            .flat_map(|t| arrangement.worker_files(ctx.rank * threads + t))
+            .collect()
+    };
+    Ok(DataPlan {
+        spec: spec.clone(),
+        rank: ctx.rank,
+        ranks,
+        block_size: bs,
+        total_workers,
+        files,
+        workers,
+        owned_files,
+        total_bytes: total_blocks * bs,
+        looping: spec.runtime.is_some(),
+        start: StartRule::default(),
+    })
+}
+
+/// Each worker's share in blocks: the spec's shares, or what an earlier phase completed,
+/// cut to a whole number of blocks per file when a worker has several.
+fn worker_blocks(
+    spec: &DataSpec,
+    target: &DataTarget,
+    ctx: &PlanContext,
+    total_workers: u32,
+) -> Result<Vec<u64>, SpecError> {
+    let bs = spec.block_size.get();
     let mut blocks = shares(spec, target, total_workers)?;
     if let Some(written) = &ctx.written_blocks {
         if written.len() != blocks.len() {
@@ -197,368 +343,165 @@ pub fn plan_data(
         }
         blocks = written.clone();
     }
-    // Sizes add up across workers: more than 16 EiB in all does not fit in any count.
-    let total_blocks = blocks
-        .iter()
-        .try_fold(0u64, |a, b| a.checked_add(*b))
-        .filter(|t| t.checked_mul(bs).is_some())
-        .ok_or_else(|| {
-            SpecError::new(
-                if spec.size.is_some() { "--size" } else { "--total-size" },
-                format!(
-                    "{} workers together would move more than {}, the most any file system or device holds",
-                    total_workers,
-                    ByteCount(u64::MAX).human()
-                ),
-            )
-        })?;
-    if let DataTarget::Device { path, size } = target
-        && total_blocks * bs > *size
-    {
+    if !ctx.start_offset.is_multiple_of(bs) {
         return Err(SpecError::new(
-            "--size",
+            "start_offset",
             format!(
-                "the workload needs {} but {} holds {}",
-                ByteCount(total_blocks * bs).human(),
-                path.display(),
-                ByteCount(*size).human()
+                "{} is not a multiple of the block size {}",
+                ctx.start_offset, spec.block_size
             ),
         ));
     }
-    let shift = if spec.rw.reads() {
-        ctx.read_shift % ranks
-    } else {
-        0
-    };
-    let owner_rank = match ctx.read_from {
-        Some(from) if spec.rw.reads() => from % ranks,
-        _ => (ctx.rank + shift) % ranks,
-    };
+    let n = u64::from(ctx.files_per_worker.max(1));
+    if n > 1 {
+        let shared =
+            matches!(spec.layout, Layout::Shared) || matches!(target, DataTarget::Device { .. });
+        if shared {
+            return Err(SpecError::new(
+                "files_per_worker",
+                "several files per worker need a file per worker, not a shared file or a device",
+            ));
+        }
+        if ctx.written_blocks.is_none() {
+            for b in &mut blocks {
+                *b = *b / n * n;
+            }
+            if blocks.contains(&0) {
+                return Err(SpecError::new(
+                    "--size",
+                    format!(
+                        "a share holds less than one block of {} for each of its {n} files",
+                        spec.block_size
+                    ),
+                ));
+            }
+        }
+    }
+    Ok(blocks)
+}
 
-    let file_path = |name: String| -> PathBuf {
-        match target {
+/// Where every worker's blocks live: the inputs of [`plan_data`] once shares are known.
+struct Arrangement<'a> {
+    spec: &'a DataSpec,
+    target: &'a DataTarget,
+    ctx: &'a PlanContext,
+    blocks: &'a [u64],
+    /// The first block of each worker's share in a shared file.
+    prefix: Vec<u64>,
+    total_blocks: u64,
+    shared: bool,
+    files_per_worker: u32,
+}
+
+impl Arrangement<'_> {
+    fn path(&self, name: String) -> PathBuf {
+        match self.target {
             DataTarget::Dir(dir) => dir.join(name),
             DataTarget::Device { path, .. } => path.clone(),
             DataTarget::Null => PathBuf::from(name),
         }
-    };
-    let shared =
-        matches!(spec.layout, Layout::Shared) || matches!(target, DataTarget::Device { .. });
-    let prefix: Vec<u64> = blocks
-        .iter()
-        .scan(0u64, |acc, b| {
-            let start = *acc;
-            *acc += b;
-            Some(start)
-        })
-        .collect();
-    let strided = shared && spec.placement == Placement::Strided;
-    let worker_file = |global: u32| -> FilePlan {
-        if shared {
-            FilePlan {
-                path: file_path(ctx.names.shared()),
+    }
+
+    fn strided(&self) -> bool {
+        self.shared && self.spec.placement == Placement::Strided
+    }
+
+    /// The files worker `global` works on.
+    fn worker_files(&self, global: u32) -> Vec<FilePlan> {
+        let bs = self.spec.block_size.get();
+        let offset = self.ctx.start_offset;
+        if self.shared {
+            let total_workers = self.blocks.len() as u64;
+            return vec![FilePlan {
+                path: self.path(self.ctx.names.shared()),
                 id: 0,
-                size: total_blocks * bs,
-                owners: if strided {
+                size: offset + self.total_blocks * bs,
+                owners: if self.strided() {
                     BlockOwners::Strided {
-                        workers: total_workers as u64,
+                        workers: total_workers,
                     }
                 } else {
                     BlockOwners::Segmented {
-                        starts: prefix.clone(),
+                        starts: self.prefix.clone(),
                     }
                 },
-            }
-        } else {
-            FilePlan {
-                path: file_path(ctx.names.per_worker(global, threads)),
-                id: global as u64,
-                size: blocks[global as usize] * bs,
+            }];
+        }
+        let n = self.files_per_worker;
+        let threads = self.spec.threads;
+        (0..n)
+            .map(|k| FilePlan {
+                path: self.path(self.ctx.names.per_worker(global, threads, k, n)),
+                id: if n == 1 {
+                    global as u64
+                } else {
+                    global as u64 * n as u64 + k as u64
+                },
+                size: offset + self.blocks[global as usize] / n as u64 * bs,
                 owners: BlockOwners::One(global as u64),
-            }
-        }
-    };
-
-    let mut files: Vec<FilePlan> = Vec::new();
-    let mut workers = Vec::new();
-    for thread in 0..threads {
-        let global = ctx.rank * threads + thread;
-        let owner = owner_rank * threads + thread;
-        let fp = worker_file(owner);
-        let file = match files.iter().position(|f| f.path == fp.path) {
-            Some(i) => i,
-            None => {
-                files.push(fp);
-                files.len() - 1
-            }
-        };
-        let (base, stride) = if strided {
-            (owner as u64 * bs, total_workers as u64 * bs)
-        } else if shared {
-            (prefix[owner as usize] * bs, bs)
-        } else {
-            (0, bs)
-        };
-        let cpu = spec
-            .cpus
-            .as_ref()
-            .map(|c| c.0[(thread as usize) % c.0.len()]);
-        workers.push(WorkerPlan {
-            thread,
-            global,
-            owner,
-            file,
-            base,
-            stride,
-            blocks: blocks[owner as usize],
-            seed: mix(&[spec.seed, owner as u64]),
-            cpu,
-        });
-    }
-    let owned_files = if shared {
-        // One rank lays out a shared file (or prepares a device) for everyone.
-        if ctx.rank == 0 {
-            vec![worker_file(0)]
-        } else {
-            Vec::new()
-        }
-    } else {
-        (0..threads)
-            .map(|t| worker_file(ctx.rank * threads + t))
+            })
             .collect()
-    };
-    Ok(DataPlan {
-        spec: spec.clone(),
-        rank: ctx.rank,
-        ranks,
-        block_size: bs,
-        total_workers,
-        files,
-        workers,
-        owned_files,
-        total_bytes: total_blocks * bs,
-        looping: spec.runtime.is_some(),
-    })
+    }
+
+    /// This rank's files and workers.
+    fn workers(&self) -> (Vec<FilePlan>, Vec<WorkerPlan>) {
+        let ctx = self.ctx;
+        let ranks = ctx.ranks.max(1);
+        let threads = self.spec.threads;
+        let total_workers = ranks * threads;
+        let bs = self.spec.block_size.get();
+        let shift = if self.spec.rw.reads() {
+            ctx.read_shift % ranks
+        } else {
+            0
+        };
+        let owner_rank = match ctx.read_from {
+            Some(from) if self.spec.rw.reads() => from % ranks,
+            _ => (ctx.rank + shift) % ranks,
+        };
+        let mut files: Vec<FilePlan> = Vec::new();
+        let mut workers = Vec::new();
+        for thread in 0..threads {
+            let global = ctx.rank * threads + thread;
+            let owner = owner_rank * threads + thread;
+            let fps = self.worker_files(owner);
+            let count = fps.len() as u32;
+            let file = match files.iter().position(|f| f.path == fps[0].path) {
+                Some(i) => i,
+                None => {
+                    files.extend(fps);
+                    files.len() - count as usize
+                }
+            };
+            let (base, stride) = if self.strided() {
+                (owner as u64 * bs, total_workers as u64 * bs)
+            } else if self.shared {
+                (self.prefix[owner as usize] * bs, bs)
+            } else {
+                (0, bs)
+            };
+            let cpu = self
+                .spec
+                .cpus
+                .as_ref()
+                .map(|c| c.0[(thread as usize) % c.0.len()]);
+            workers.push(WorkerPlan {
+                thread,
+                global,
+                owner,
+                file,
+                files: count,
+                base: ctx.start_offset + base,
+                stride,
+                blocks: self.blocks[owner as usize],
+                seed: mix(&[self.spec.seed, owner as u64]),
+                cpu,
+            });
+        }
+        (files, workers)
+    }
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use iolab_core::spec::RwKind;
-    use proptest::prelude::{prop_assert, prop_assert_eq, proptest};
-
-    fn spec(threads: u32) -> DataSpec {
-        DataSpec {
-            threads,
-            block_size: ByteCount::kib(4),
-            size: Some(ByteCount::kib(64)),
-            ..DataSpec::default()
-        }
-    }
-
-    fn ctx(rank: u32, ranks: u32) -> PlanContext {
-        PlanContext {
-            rank,
-            ranks,
-            ..PlanContext::default()
-        }
-    }
-
-    #[test]
-    fn file_per_thread_gives_each_worker_its_file() {
-        let p = plan_data(&spec(2), &DataTarget::Dir("/w".into()), &ctx(1, 2)).unwrap();
-        assert_eq!(p.total_workers, 4);
-        assert_eq!(p.files.len(), 2);
-        assert_eq!(p.files[0].path, PathBuf::from("/w/data.r1.t0"));
-        assert_eq!(p.files[1].size, 65536);
-        assert_eq!(p.workers[1].global, 3);
-        assert_eq!(
-            (p.workers[1].base, p.workers[1].stride, p.workers[1].blocks),
-            (0, 4096, 16)
-        );
-        assert_eq!(p.total_bytes, 4 * 65536);
-        assert_eq!(p.owned_files, p.files);
-    }
-
-    #[test]
-    fn shared_segmented_and_strided_placement() {
-        let mut s = spec(2);
-        s.layout = Layout::Shared;
-        let seg = plan_data(&s, &DataTarget::Dir("/w".into()), &ctx(1, 2)).unwrap();
-        assert_eq!(seg.files.len(), 1);
-        assert_eq!(seg.files[0].size, 4 * 65536);
-        assert_eq!(seg.workers[0].base, 2 * 65536);
-        assert_eq!(seg.workers[1].base, 3 * 65536);
-        s.placement = Placement::Strided;
-        let st = plan_data(&s, &DataTarget::Dir("/w".into()), &ctx(1, 2)).unwrap();
-        assert_eq!(
-            (st.workers[0].base, st.workers[0].stride),
-            (2 * 4096, 4 * 4096)
-        );
-        assert!(
-            plan_data(&s, &DataTarget::Dir("/w".into()), &ctx(1, 2))
-                .unwrap()
-                .owned_files
-                .is_empty()
-        );
-    }
-
-    #[test]
-    fn reads_can_be_shifted_to_another_ranks_data() {
-        let mut s = spec(1);
-        s.rw = RwKind::Read;
-        let c = PlanContext {
-            rank: 0,
-            ranks: 4,
-            read_shift: 2,
-            ..PlanContext::default()
-        };
-        let p = plan_data(&s, &DataTarget::Dir("/w".into()), &c).unwrap();
-        assert_eq!(p.workers[0].owner, 2);
-        assert_eq!(p.files[0].path, PathBuf::from("/w/data.r2.t0"));
-        assert_eq!(p.owned_files[0].path, PathBuf::from("/w/data.r0.t0"));
-        s.rw = RwKind::Write;
-        assert_eq!(
-            plan_data(&s, &DataTarget::Dir("/w".into()), &c)
-                .unwrap()
-                .workers[0]
-                .owner,
-            0
-        );
-    }
-
-    #[test]
-    fn ior_names_and_whose_data_each_block_is() {
-        // IOR -F -o ior-easy/ior_file_easy: BASE.%08d by rank; rank 1 reads rank 2's.
-        let mut s = spec(1);
-        s.rw = RwKind::Read;
-        let c = PlanContext {
-            rank: 1,
-            ranks: 3,
-            read_shift: 1,
-            names: FileNames::Ior("ior-easy/ior_file_easy".into()),
-            ..PlanContext::default()
-        };
-        let p = plan_data(&s, &DataTarget::Dir("/w".into()), &c).unwrap();
-        assert_eq!(
-            p.files[0].path,
-            PathBuf::from("/w/ior-easy/ior_file_easy.00000002")
-        );
-        assert_eq!(p.files[0].owner_at(3 * 4096, 4096), 2);
-        assert_eq!(
-            p.owned_files[0].path,
-            PathBuf::from("/w/ior-easy/ior_file_easy.00000001")
-        );
-        // One shared file named BASE: strided blocks go round the 3 workers, segmented
-        // regions follow the shares.
-        s.layout = Layout::Shared;
-        s.placement = Placement::Strided;
-        let c = PlanContext {
-            names: FileNames::Ior("ior-hard/file".into()),
-            ..c
-        };
-        let p = plan_data(&s, &DataTarget::Dir("/w".into()), &c).unwrap();
-        let f = &p.files[0];
-        assert_eq!(f.path, PathBuf::from("/w/ior-hard/file"));
-        let owners: Vec<u64> = (0..7).map(|b| f.owner_at(b * 4096, 4096)).collect();
-        assert_eq!(owners, [0, 1, 2, 0, 1, 2, 0]);
-        s.placement = Placement::Segmented;
-        let c = PlanContext {
-            written_blocks: Some(vec![2, 3, 1]),
-            ..c
-        };
-        let f = plan_data(&s, &DataTarget::Dir("/w".into()), &c)
-            .unwrap()
-            .files[0]
-            .clone();
-        let owners: Vec<u64> = (0..6).map(|b| f.owner_at(b * 4096, 4096)).collect();
-        assert_eq!(owners, [0, 0, 1, 1, 1, 2]);
-    }
-
-    #[test]
-    fn a_rank_reads_the_rank_it_is_told_to_read_instead_of_a_shift() {
-        let mut s = spec(1);
-        s.rw = RwKind::Read;
-        let c = PlanContext {
-            rank: 0,
-            ranks: 4,
-            read_shift: 1,
-            read_from: Some(2),
-            names: FileNames::Ior("f".into()),
-            ..PlanContext::default()
-        };
-        let p = plan_data(&s, &DataTarget::Dir("/w".into()), &c).unwrap();
-        assert_eq!(p.files[0].path, PathBuf::from("/w/f.00000002"));
-        // A write writes its own, whatever it is told to read.
-        s.rw = RwKind::Write;
-        let p = plan_data(&s, &DataTarget::Dir("/w".into()), &c).unwrap();
-        assert_eq!(p.files[0].path, PathBuf::from("/w/f.00000000"));
-    }
-
-    #[test]
-    fn written_blocks_limit_a_following_read() {
-        let c = PlanContext {
-            rank: 0,
-            ranks: 1,
-            read_shift: 0,
-            written_blocks: Some(vec![5, 9]),
-            ..PlanContext::default()
-        };
-        let p = plan_data(&spec(2), &DataTarget::Dir("/w".into()), &c).unwrap();
-        assert_eq!(p.workers[0].blocks, 5);
-        assert_eq!(p.workers[1].blocks, 9);
-        assert_eq!(p.total_bytes, 14 * 4096);
-    }
-
-    #[test]
-    fn device_too_small_is_refused() {
-        let t = DataTarget::Device {
-            path: "/dev/x".into(),
-            size: 65536,
-        };
-        let err = plan_data(&spec(2), &t, &ctx(0, 1)).unwrap_err();
-        assert_eq!(err.option, "--size");
-        let mut s = spec(2);
-        s.size = None;
-        let p = plan_data(&s, &t, &ctx(0, 1)).unwrap();
-        assert_eq!(p.total_bytes, 65536);
-        assert_eq!(p.workers[1].base, 32768);
-    }
-
-    #[test]
-    fn too_small_a_total_is_named() {
-        let mut s = spec(4);
-        s.size = None;
-        s.total_size = Some(ByteCount::kib(8));
-        let err = plan_data(&s, &DataTarget::Dir("/w".into()), &ctx(0, 1)).unwrap_err();
-        assert_eq!(err.option, "--total-size");
-    }
-
-    proptest! {
-        #[test]
-        fn plan_shares_add_up_to_the_total(total_kib in 64u64..100_000, threads in 1u32..16, ranks in 1u32..5) {
-            let s = DataSpec {
-                threads,
-                block_size: ByteCount::kib(4),
-                total_size: Some(ByteCount::kib(total_kib)),
-                ..DataSpec::default()
-            };
-            let target = DataTarget::Dir("/w".into());
-            let Ok(sh) = shares(&s, &target, threads * ranks) else { return Ok(()) };
-            prop_assert_eq!(sh.iter().sum::<u64>(), total_kib / 4);
-            prop_assert!(sh.iter().max().unwrap() - sh.iter().min().unwrap() <= 1);
-            // Segmented regions of a shared file tile it without gaps or overlap.
-            let mut shared = s.clone();
-            shared.layout = Layout::Shared;
-            let mut regions = Vec::new();
-            for rank in 0..ranks {
-                let p = plan_data(&shared, &target, &ctx(rank, ranks)).unwrap();
-                for w in &p.workers { regions.push((w.base, w.blocks * 4096)); }
-            }
-            regions.sort();
-            let mut end = 0;
-            for (base, len) in regions { prop_assert_eq!(base, end); end = base + len; }
-            prop_assert_eq!(end, total_kib / 4 * 4096);
-        }
-    }
-}
+#[path = "plan_tests.rs"]
+mod tests;

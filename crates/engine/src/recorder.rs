@@ -16,6 +16,7 @@ use serde::{Deserialize, Serialize};
 /// Errors kept in full per worker; the rest are only counted.
 const KEPT_ERRORS: usize = 8;
 
+#[derive(Clone)]
 struct OpRec {
     count: OpCount,
     errors: u64,
@@ -38,6 +39,7 @@ impl OpRec {
     }
 }
 
+#[derive(Clone)]
 pub struct Recorder {
     start: Nanos,
     interval: Nanos,
@@ -178,6 +180,12 @@ impl Recorder {
 
     pub fn first_done_marked(&self) -> bool {
         self.first_done.is_some()
+    }
+
+    /// What was measured so far, the recorder left as it is (a status report while the
+    /// worker runs).
+    pub fn snapshot(&self) -> WorkerMeasure {
+        self.clone().finish()
     }
 
     pub fn finish(mut self) -> WorkerMeasure {

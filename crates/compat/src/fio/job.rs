@@ -84,6 +84,50 @@ impl FioRw {
     }
 }
 
+/// fio's `offset`: bytes, or a percentage of the file's size (fio aligns it up to the
+/// block size; a file fio creates has size 0 then, so the offset is 0).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum FioOffset {
+    Bytes(u64),
+    Percent(u8),
+}
+
+impl std::fmt::Display for FioOffset {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            FioOffset::Bytes(b) => write!(f, "{b}"),
+            FioOffset::Percent(p) => write!(f, "{p}%"),
+        }
+    }
+}
+
+impl FioOffset {
+    fn parse(v: &str) -> Result<FioOffset, String> {
+        let t = v.trim();
+        match t.strip_suffix('%') {
+            Some(p) => p
+                .trim()
+                .parse::<u8>()
+                .ok()
+                .filter(|p| *p <= 100)
+                .map(FioOffset::Percent)
+                .ok_or_else(|| format!("'{t}' is not a percentage from 0% to 100%")),
+            None => size(t).map(FioOffset::Bytes),
+        }
+    }
+
+    /// The offset in bytes in a file of `file_size` bytes, for blocks of `block`.
+    pub fn bytes(self, file_size: u64, block: u64) -> u64 {
+        match self {
+            FioOffset::Bytes(b) => b,
+            FioOffset::Percent(p) => {
+                let at = (u128::from(file_size) * u128::from(p) / 100) as u64;
+                at.div_ceil(block.max(1)) * block.max(1)
+            }
+        }
+    }
+}
+
 /// One fio job with fio's defaults for what it does not set.
 #[derive(Clone, Debug, PartialEq)]
 pub struct FioJob {
@@ -99,7 +143,7 @@ pub struct FioJob {
     pub size: Option<u64>,
     pub filesize: Option<u64>,
     pub nrfiles: u32,
-    pub offset: u64,
+    pub offset: FioOffset,
     pub numjobs: u32,
     pub thread: bool,
     pub iodepth: u32,
@@ -121,6 +165,8 @@ pub struct FioJob {
     pub norandommap: bool,
     pub loops: u32,
     pub create_on_open: bool,
+    /// Preallocate the files a job writes (fio's default fallocate=native; none: not).
+    pub fallocate: bool,
     pub group_reporting: bool,
     /// `verify=crc32c` and the like: checked on read.
     pub verify: Option<String>,
@@ -132,6 +178,8 @@ pub struct FioJob {
     pub filename_format: Option<String>,
     /// The options as written, for fio's `"job options"` in JSON.
     pub given: Vec<(String, String)>,
+    /// Where each option was written (key, "file:line" or "command line: --key").
+    pub given_at: Vec<(String, String)>,
 }
 
 /// fio's default file name pattern.
@@ -149,7 +197,7 @@ impl FioJob {
             size: None,
             filesize: None,
             nrfiles: 1,
-            offset: 0,
+            offset: FioOffset::Bytes(0),
             numjobs: 1,
             thread: false,
             iodepth: 1,
@@ -171,6 +219,7 @@ impl FioJob {
             norandommap: false,
             loops: 1,
             create_on_open: false,
+            fallocate: true,
             group_reporting: false,
             verify: None,
             stonewall: false,
@@ -180,6 +229,7 @@ impl FioJob {
             directory: None,
             filename_format: None,
             given: Vec::new(),
+            given_at: Vec::new(),
         }
     }
 
@@ -191,8 +241,18 @@ impl FioJob {
             job.apply(&o.key, o.value.as_deref()).map_err(fail)?;
             job.given
                 .push((o.key.clone(), o.value.clone().unwrap_or_default()));
+            job.given_at.push((o.key.clone(), o.at.clone()));
         }
         Ok(job)
+    }
+
+    /// Where option `key` was last written, or where the job starts if it was not.
+    pub fn at_of(&self, key: &str) -> &str {
+        self.given_at
+            .iter()
+            .rev()
+            .find(|(k, _)| k == key)
+            .map_or(self.at.as_str(), |(_, at)| at.as_str())
     }
 
     fn apply(&mut self, key: &str, value: Option<&str>) -> Result<(), String> {
@@ -246,7 +306,7 @@ impl FioJob {
             "size" => self.size = Some(size(v()?)?),
             "filesize" => self.filesize = Some(size(v()?)?),
             "nrfiles" | "nr_files" => self.nrfiles = count(1)?,
-            "offset" => self.offset = size(v()?)?,
+            "offset" => self.offset = FioOffset::parse(v()?)?,
             "numjobs" => self.numjobs = count(1)?,
             "thread" => self.thread = boolean(value)?,
             "iodepth" => self.iodepth = count(1)?,
@@ -303,6 +363,17 @@ impl FioJob {
             }
             "loops" => self.loops = count(1)?,
             "create_on_open" => self.create_on_open = boolean(value)?,
+            "fallocate" => {
+                self.fallocate = match v()?.trim() {
+                    "none" | "0" => false,
+                    "native" | "posix" | "1" => true,
+                    other => {
+                        return Err(format!(
+                            "'{other}' is not supported: use native, posix or none"
+                        ));
+                    }
+                }
+            }
             "group_reporting" => self.group_reporting = boolean(value)?,
             "verify" => {
                 self.verify = match v()?.trim() {
@@ -327,7 +398,7 @@ impl FioJob {
 /// Why an option is refused: fio knows it, but iolab does not run it (or it is not
 /// fio's at all).
 fn unsupported(key: &str) -> String {
-    const KNOWN_TO_FIO: [&str; 16] = [
+    const KNOWN_TO_FIO: [&str; 15] = [
         "rate",
         "rate_iops",
         "zonesize",
@@ -339,7 +410,6 @@ fn unsupported(key: &str) -> String {
         "cpus_allowed",
         "numa_cpu_nodes",
         "lockmem",
-        "fallocate",
         "file_service_type",
         "unlink",
         "write_bw_log",

@@ -1,7 +1,7 @@
 //! fio's language: its command line ([`cmdline`]) and job files ([`jobfile`]) resolved
 //! into jobs ([`job`]) and planned as iolab workloads ([`plan`]), and results written in
-//! fio's shapes ([`output`]: normal text, JSON and json+, terse), so that scripts
-//! written for fio read them unchanged.
+//! fio's shapes ([`output`]: normal text, JSON and json+, terse) for fio's report
+//! entries ([`units`]), so that scripts written for fio read them unchanged.
 
 pub mod cmdline;
 pub mod error;
@@ -9,13 +9,15 @@ pub mod job;
 pub mod jobfile;
 pub mod output;
 pub mod plan;
+pub mod units;
 mod values;
 
 pub use cmdline::{Invocation, OutputFormat, parse_args};
 pub use error::FioError;
-pub use job::{Engine, FioJob, FioRw};
+pub use job::{Engine, FioJob, FioOffset, FioRw};
 pub use jobfile::{RawOption, Section, Sources, parse_job_file};
 pub use plan::{FioPlan, plan_jobs};
+pub use units::{ReportUnit, report_units};
 
 /// The fio version whose output shapes iolab writes (its JSON's "fio version" says
 /// which tool wrote it).

@@ -1,5 +1,6 @@
 //! A fio job as an iolab workload: [`plan_jobs`] turns resolved [`FioJob`]s into
-//! [`FioPlan`]s (a [`DataSpec`] and where it runs), refusing what iolab would run
+//! [`FioPlan`]s (a [`DataSpec`], where it runs, and in which phase: the jobs between two
+//! stonewalls run at the same time, as in fio), refusing what iolab would run
 //! differently from fio, and saying in [`FioPlan::notes`] where it runs the same work
 //! by another means (libaio on io_uring, fdatasync as fsync).
 
@@ -10,7 +11,7 @@ use iolab_core::spec::{BackendKind, CacheMode, DataSpec, Layout, RandomKind, RwK
 use iolab_core::units::{ByteCount, TimeSpan};
 
 use super::error::FioError;
-use super::job::{DEFAULT_FILENAME_FORMAT, Engine, FioJob, FioRw};
+use super::job::{DEFAULT_FILENAME_FORMAT, Engine, FioJob, FioOffset, FioRw};
 
 /// One job, ready to run.
 #[derive(Clone, Debug, PartialEq)]
@@ -20,10 +21,58 @@ pub struct FioPlan {
     pub target: TargetSpec,
     /// fio's reporting group (a new one at every stonewall or new_group).
     pub group: u32,
+    /// The phase it runs in: the jobs of one phase start together (a new one at every
+    /// stonewall).
+    pub phase: u32,
+    /// The job of the same phase (its index among all jobs) whose end it waits for
+    /// (fio's wait_for; a job of an earlier phase has ended anyway).
+    pub after: Option<usize>,
     /// Wait this long before starting (fio's startdelay).
     pub start_delay: Option<TimeSpan>,
+    /// Run this long before measuring (fio's ramp_time).
+    pub ramp: Option<TimeSpan>,
+    /// Files per clone, taking turns (fio's nrfiles).
+    pub files_per_job: u32,
+    /// Where each clone's region starts in its files (fio's offset).
+    pub offset: FioOffset,
+    /// Passes over its size (fio's loops).
+    pub loops: u32,
+    /// Its files' names in the work directory: fio's filename_format with the job's
+    /// name, `{worker}` for `$jobnum` and `{file}` for `$filenum`.
+    pub file_names: String,
     /// Where iolab runs the same work by other means, printed before the job runs.
     pub notes: Vec<String>,
+}
+
+impl FioPlan {
+    /// The spec and start offset once the target is known: `device_size` is the size of
+    /// the file or device `filename` names (None: new files in a directory, where a
+    /// percentage offset is 0 as for a file fio creates). A device job without a size
+    /// covers it from the offset to its end.
+    pub fn at_target(&self, device_size: Option<u64>) -> Result<(DataSpec, u64), FioError> {
+        let block = self.spec.block_size.get();
+        let offset = self.offset.bytes(device_size.unwrap_or(0), block);
+        let mut spec = self.spec.clone();
+        if let Some(size) = device_size
+            && spec.total_size.is_none()
+            && spec.size.is_none()
+            && offset > 0
+        {
+            if offset >= size {
+                return Err(FioError::option(
+                    self.job.at_of("offset"),
+                    &self.job.name,
+                    "offset",
+                    format!(
+                        "{offset} is past the end of {} ({size} bytes)",
+                        self.job.filename.as_deref().unwrap_or_default()
+                    ),
+                ));
+            }
+            spec.total_size = Some(ByteCount((size - offset) / block * block));
+        }
+        Ok((spec, offset))
+    }
 }
 
 /// Plans every job, in order. `seed` is used for jobs with `randrepeat=0` and no
@@ -35,34 +84,82 @@ pub fn plan_jobs(jobs: &[FioJob], seed: u64) -> Result<Vec<FioPlan>, FioError> {
             "no job to run: give a job file or --name=NAME with its options",
         ));
     }
-    let mut plans = Vec::with_capacity(jobs.len());
-    let mut group = 0;
+    let mut plans: Vec<FioPlan> = Vec::with_capacity(jobs.len());
+    let (mut group, mut phase) = (0, 0);
     for (i, job) in jobs.iter().enumerate() {
-        if i > 0 {
-            let prev = &jobs[i - 1].name;
-            let waits = job.stonewall || job.wait_for.as_deref() == Some(prev.as_str());
-            if !waits {
-                return Err(FioError::option(
-                    &job.at,
-                    &job.name,
-                    "stonewall",
-                    format!(
-                        "fio would run this job at the same time as [{prev}]; iolab runs one job at a time: add stonewall (or wait_for={prev}) to [{}]",
-                        job.name
-                    ),
-                ));
-            }
-            if job.stonewall || job.new_group {
-                group += 1;
-            }
+        if i > 0 && job.stonewall {
+            phase += 1;
         }
-        plans.push(plan_job(job, group, seed)?);
+        if i > 0 && (job.stonewall || job.new_group) {
+            group += 1;
+        }
+        let mut plan = plan_job(job, group, seed)?;
+        plan.phase = phase;
+        if let Some(waited) = &job.wait_for {
+            let Some(k) = jobs[..i].iter().rposition(|j| &j.name == waited) else {
+                return Err(FioError::option(
+                    job.at_of("wait_for"),
+                    &job.name,
+                    "wait_for",
+                    format!("no job named [{waited}] comes before [{}]", job.name),
+                ));
+            };
+            // A job of an earlier phase has ended before this one starts.
+            plan.after = (plans[k].phase == phase).then_some(k);
+        }
+        if let Some(other) = plans
+            .iter()
+            .find(|p| p.phase == phase && same_files(p, &plan))
+        {
+            return Err(FioError::option(
+                &job.at,
+                &job.name,
+                "name",
+                format!(
+                    "[{}] and [{}] run at the same time on the same files ({}): fio would share them, iolab does not; give one another name or filename_format",
+                    other.job.name, job.name, plan.file_names
+                ),
+            ));
+        }
+        plans.push(plan);
     }
     Ok(plans)
 }
 
+/// Whether two jobs in a directory name the same files.
+fn same_files(a: &FioPlan, b: &FioPlan) -> bool {
+    a.target.device.is_none()
+        && b.target.device.is_none()
+        && a.target.dir == b.target.dir
+        && a.file_names == b.file_names
+}
+
+/// fio's filename_format as a name template for the engine: `$jobname` is the job's
+/// name, `$jobnum` the clone's number, `$filenum` the file's. The name stays inside
+/// iolab's work directory: no absolute path, no `..`.
+pub fn file_name_template(format: &str, job: &str) -> Result<String, String> {
+    if format.contains("$clientuid") {
+        return Err("$clientuid (fio's client/server mode) is not supported".into());
+    }
+    let name = format
+        .replace("$jobname", job)
+        .replace("$jobnum", "{worker}")
+        .replace("$filenum", "{file}");
+    let escapes = name.starts_with('/')
+        || name.is_empty()
+        || name
+            .split('/')
+            .any(|c| c == ".." || c == "." || c.is_empty());
+    if escapes {
+        return Err(format!(
+            "'{name}' is not a file name inside the directory: iolab keeps its files in DIR/iolab-work, so no absolute path, '..' or empty part"
+        ));
+    }
+    Ok(name)
+}
+
 fn plan_job(job: &FioJob, group: u32, seed: u64) -> Result<FioPlan, FioError> {
-    let refuse = |key: &str, m: String| FioError::option(&job.at, &job.name, key, m);
+    let refuse = |key: &str, m: String| FioError::option(job.at_of(key), &job.name, key, m);
     let mut notes = Vec::new();
     if job.bs_read != job.bs_write && matches!(job.rw, FioRw::ReadWrite | FioRw::RandRw) {
         return Err(refuse(
@@ -71,41 +168,6 @@ fn plan_job(job: &FioJob, group: u32, seed: u64) -> Result<FioPlan, FioError> {
                 "different read and write block sizes ({} and {}) are not supported in a mixed job",
                 job.bs_read, job.bs_write
             ),
-        ));
-    }
-    if job.nrfiles > 1 {
-        return Err(refuse(
-            "nrfiles",
-            format!(
-                "{} files per job are not supported: iolab gives each job one file",
-                job.nrfiles
-            ),
-        ));
-    }
-    if job.offset != 0 {
-        return Err(refuse(
-            "offset",
-            "a start offset is not supported; drop offset=".into(),
-        ));
-    }
-    if job.loops > 1 {
-        return Err(refuse(
-            "loops",
-            "repeating a job is not supported; use a larger size or time_based".into(),
-        ));
-    }
-    if job.ramp_time.is_some() {
-        return Err(refuse(
-            "ramp_time",
-            "a ramp time is not supported: iolab measures from the first I/O; drop it (or make runtime longer)".into(),
-        ));
-    }
-    if let Some(f) = &job.filename_format
-        && f != DEFAULT_FILENAME_FORMAT
-    {
-        return Err(refuse(
-            "filename_format",
-            format!("only fio's default {DEFAULT_FILENAME_FORMAT} is supported, not {f}"),
         ));
     }
     let rw = match job.rw {
@@ -121,28 +183,7 @@ fn plan_job(job: &FioJob, group: u32, seed: u64) -> Result<FioPlan, FioError> {
     } else {
         job.bs_read
     };
-    let (backend, queue_depth) = match job.engine {
-        Engine::Psync | Engine::Sync => {
-            if job.iodepth > 1 {
-                notes.push(format!(
-                    "iodepth={} has no effect with the {} engine: one I/O at a time per job, as in fio",
-                    job.iodepth,
-                    job.engine.fio_name()
-                ));
-            }
-            if job.engine == Engine::Sync {
-                (BackendKind::Sync, 1)
-            } else {
-                (BackendKind::Psync, 1)
-            }
-        }
-        Engine::IoUring => (BackendKind::Uring, job.iodepth),
-        Engine::Libaio => {
-            notes.push("ioengine=libaio runs on io_uring (the same queue depth in flight)".into());
-            (BackendKind::Uring, job.iodepth)
-        }
-        Engine::Null => (BackendKind::Null, job.iodepth),
-    };
+    let (backend, queue_depth) = engine_of(job, &mut notes);
     if job.fdatasync.is_some() && job.fsync.is_none() {
         notes.push("fdatasync is issued as fsync".into());
     }
@@ -152,41 +193,14 @@ fn plan_job(job: &FioJob, group: u32, seed: u64) -> Result<FioPlan, FioError> {
             format!("needs a block size of at least {VERIFY_MIN_BLOCK} bytes, not {block}"),
         ));
     }
-    let mut target = TargetSpec::default();
-    let shared = match &job.filename {
-        Some(f) if f.contains(':') => {
-            return Err(refuse(
-                "filename",
-                "several files (a:b) are not supported".into(),
-            ));
-        }
-        Some(f) => {
-            let path = match &job.directory {
-                Some(d) if !f.starts_with('/') => PathBuf::from(d).join(f),
-                _ => PathBuf::from(f),
-            };
-            target.device = Some(path);
-            true
-        }
-        None => {
-            target.dir = Some(PathBuf::from(job.directory.as_deref().unwrap_or(".")));
-            false
-        }
-    };
-    if shared && job.numjobs > 1 {
-        notes.push(format!(
-            "the {} jobs share {} as fio's would, but each works on its own segment of it (fio's each cover all of it)",
-            job.numjobs,
-            job.filename.as_deref().unwrap_or_default()
-        ));
-    }
-    let size = job.size.or(job.filesize);
-    if size.is_none() && !shared {
-        return Err(refuse(
-            "size",
-            "is needed for files in a directory (fio refuses a job without it too)".into(),
-        ));
-    }
+    let (target, shared) = target_of(job, &mut notes).map_err(|(k, m)| refuse(k, m))?;
+    let size = size_of(job, shared, block).map_err(|(k, m)| refuse(k, m))?;
+    let format = job
+        .filename_format
+        .as_deref()
+        .unwrap_or(DEFAULT_FILENAME_FORMAT);
+    let file_names =
+        file_name_template(format, &job.name).map_err(|m| refuse("filename_format", m))?;
     let (runtime, stonewall) = match (job.runtime, job.time_based) {
         (Some(r), true) => (Some(r), None),
         (Some(r), false) => (None, Some(r)),
@@ -203,7 +217,11 @@ fn plan_job(job: &FioJob, group: u32, seed: u64) -> Result<FioPlan, FioError> {
         queue_depth,
         backend,
         submit_batch: job.iodepth_batch_submit.clamp(1, queue_depth.max(1)),
-        size: size.map(|s| ByteCount(if shared { s * job.numjobs as u64 } else { s })),
+        // A shared file's size is the whole file: every job's share of it.
+        size: size.filter(|_| !shared).map(ByteCount),
+        total_size: size
+            .filter(|_| shared)
+            .map(|s| ByteCount(s * job.numjobs as u64)),
         runtime,
         stonewall,
         layout: if shared {
@@ -231,17 +249,8 @@ fn plan_job(job: &FioJob, group: u32, seed: u64) -> Result<FioPlan, FioError> {
             CacheMode::Keep
         },
         verify: job.verify.is_some(),
+        preallocate: job.fallocate,
         ..DataSpec::default()
-    };
-    let spec = if shared {
-        // A shared file's size is the whole file: every job's share of it.
-        DataSpec {
-            total_size: spec.size,
-            size: None,
-            ..spec
-        }
-    } else {
-        spec
     };
     spec.validate()
         .map_err(|e| refuse(fio_key(&e.option), e.reason))?;
@@ -250,9 +259,115 @@ fn plan_job(job: &FioJob, group: u32, seed: u64) -> Result<FioPlan, FioError> {
         spec,
         target,
         group,
+        phase: 0,
+        after: None,
         start_delay: job.startdelay,
+        ramp: job.ramp_time.filter(|r| r.nanos().0 > 0),
+        files_per_job: job.nrfiles,
+        offset: job.offset,
+        loops: job.loops,
+        file_names,
         notes,
     })
+}
+
+/// The backend and queue depth an engine runs on.
+fn engine_of(job: &FioJob, notes: &mut Vec<String>) -> (BackendKind, u32) {
+    match job.engine {
+        Engine::Psync | Engine::Sync => {
+            if job.iodepth > 1 {
+                notes.push(format!(
+                    "iodepth={} has no effect with the {} engine: one I/O at a time per job, as in fio",
+                    job.iodepth,
+                    job.engine.fio_name()
+                ));
+            }
+            if job.engine == Engine::Sync {
+                (BackendKind::Sync, 1)
+            } else {
+                (BackendKind::Psync, 1)
+            }
+        }
+        Engine::IoUring => (BackendKind::Uring, job.iodepth),
+        Engine::Libaio => {
+            notes.push("ioengine=libaio runs on io_uring (the same queue depth in flight)".into());
+            (BackendKind::Uring, job.iodepth)
+        }
+        Engine::Null => (BackendKind::Null, job.iodepth),
+    }
+}
+
+type Refusal = (&'static str, String);
+
+/// Where the job runs, and whether it is one file its clones share (`filename`).
+fn target_of(job: &FioJob, notes: &mut Vec<String>) -> Result<(TargetSpec, bool), Refusal> {
+    let mut target = TargetSpec::default();
+    if job.directory.as_deref().is_some_and(|d| d.contains(':')) {
+        return Err((
+            "directory",
+            "several directories (a:b) are not supported".into(),
+        ));
+    }
+    let Some(f) = &job.filename else {
+        target.dir = Some(PathBuf::from(job.directory.as_deref().unwrap_or(".")));
+        return Ok((target, false));
+    };
+    if f.contains(':') {
+        return Err(("filename", "several files (a:b) are not supported".into()));
+    }
+    if job.nrfiles > 1 {
+        return Err((
+            "nrfiles",
+            format!(
+                "{} files with one filename are not supported: leave filename out to have fio's {} files per job in the directory",
+                job.nrfiles, job.nrfiles
+            ),
+        ));
+    }
+    target.device = Some(match &job.directory {
+        Some(d) if !f.starts_with('/') => PathBuf::from(d).join(f),
+        _ => PathBuf::from(f),
+    });
+    if job.numjobs > 1 {
+        notes.push(format!(
+            "the {} jobs share {f} as fio's would, but each works on its own segment of it (fio's each cover all of it)",
+            job.numjobs
+        ));
+    }
+    Ok((target, true))
+}
+
+/// Bytes per clone (None: the file's or device's size), checked against the offset.
+fn size_of(job: &FioJob, shared: bool, block: u64) -> Result<Option<u64>, Refusal> {
+    let files = u64::from(job.nrfiles.max(1));
+    let size = match (job.size, job.filesize) {
+        (Some(s), Some(f)) if s != f.saturating_mul(files) => {
+            return Err((
+                "filesize",
+                format!(
+                    "an I/O size ({s}) other than the files' size ({files} x {f}) is not supported: give size or filesize"
+                ),
+            ));
+        }
+        (s, f) => s.or(f.map(|f| f.saturating_mul(files))),
+    };
+    if size.is_none() && !shared {
+        return Err((
+            "size",
+            "is needed for files in a directory (fio refuses a job without it too)".into(),
+        ));
+    }
+    if let FioOffset::Bytes(b) = job.offset
+        && !b.is_multiple_of(block)
+    {
+        return Err((
+            "offset",
+            format!(
+                "{b} is not a multiple of the block size {block}: iolab moves whole blocks from the offset on"
+            ),
+        ));
+    }
+    Ok(size)
 }
 
 /// fio's name for the iolab option a spec check names.
@@ -264,6 +379,8 @@ fn fio_key(option: &str) -> &str {
         "--submit-batch" => "iodepth_batch_submit",
         "--size" | "--total-size" => "size",
         "--fsync-every" => "fsync",
+        "files_per_worker" => "nrfiles",
+        "start_offset" => "offset",
         other => other.trim_start_matches("--"),
     }
 }

@@ -56,6 +56,8 @@ fn s3_job_plans_as_the_study_runs_it() {
     assert_eq!(s.random, RandomKind::FullCoverage);
     assert_eq!(s.cache, CacheMode::Cold);
     assert!(s.direct);
+    // fio preallocates what it writes (fallocate=native) unless told not to.
+    assert!(s.preallocate);
     assert_eq!(p.target.dir.as_deref(), Some(std::path::Path::new("/data")));
     assert!(p.notes.is_empty(), "{:?}", p.notes);
 }
@@ -142,47 +144,134 @@ fn a_shared_filename_is_one_file_of_every_jobs_size() {
 }
 
 #[test]
-fn stonewalls_make_groups_and_concurrent_jobs_are_refused() {
+fn stonewalls_make_phases_and_groups_and_wait_for_orders_a_phase() {
     let a = job("a", &[("size", "1m")]);
     let b = job("b", &[("size", "1m"), ("stonewall", "")]);
     let c = job("c", &[("size", "1m"), ("wait_for", "b")]);
-    let plans = plan_jobs(&[a.clone(), b, c], 0).unwrap();
-    assert_eq!(plans.iter().map(|p| p.group).collect::<Vec<_>>(), [0, 1, 1]);
-    let e = plan_jobs(&[a.clone(), job("d", &[("size", "1m")])], 0)
-        .unwrap_err()
-        .to_string();
+    let d = job("d", &[("size", "1m"), ("new_group", ""), ("wait_for", "a")]);
+    let plans = plan_jobs(&[a.clone(), b, c, d], 0).unwrap();
+    let of = |f: fn(&FioPlan) -> u32| plans.iter().map(f).collect::<Vec<_>>();
+    assert_eq!(of(|p| p.group), [0, 1, 1, 2]);
+    // b, c and d run at the same time, c once b is done; a has ended before d starts.
+    assert_eq!(of(|p| p.phase), [0, 1, 1, 1]);
+    assert_eq!(
+        plans.iter().map(|p| p.after).collect::<Vec<_>>(),
+        [None, None, Some(1), None]
+    );
+    let e = plan_jobs(
+        &[a.clone(), job("x", &[("size", "1m"), ("wait_for", "z")])],
+        0,
+    )
+    .unwrap_err()
+    .to_string();
     assert_eq!(
         e,
-        "d.fio:1: [d] stonewall: fio would run this job at the same time as [a]; iolab runs one job at a time: add stonewall (or wait_for=a) to [d]"
+        "x.fio:2: [x] wait_for: no job named [z] comes before [x]"
     );
+    // Two jobs of one phase on the same files: fio would share them.
+    let e = plan_jobs(&[a.clone(), a], 0).unwrap_err().to_string();
+    assert!(
+        e.contains("[a] and [a] run at the same time on the same files (a.{worker}.{file})"),
+        "{e}"
+    );
+}
+
+#[test]
+fn files_offsets_loops_and_ramps_plan_as_fio_runs_them() {
+    let p = &plan_jobs(
+        &[job(
+            "f",
+            &[
+                ("filesize", "64k"),
+                ("nrfiles", "3"),
+                ("offset", "8k"),
+                ("loops", "2"),
+                ("ramp_time", "2"),
+                ("startdelay", "1"),
+                ("filename_format", "$jobname/d$jobnum.f$filenum"),
+            ],
+        )],
+        0,
+    )
+    .unwrap()[0];
+    // filesize is per file: the job's size is nrfiles of them.
+    assert_eq!(p.spec.size, Some(ByteCount::kib(192)));
+    assert_eq!((p.files_per_job, p.loops), (3, 2));
+    assert_eq!(p.offset, FioOffset::Bytes(8192));
+    assert_eq!(p.ramp, Some(TimeSpan::from_secs(2)));
+    assert_eq!(p.start_delay, Some(TimeSpan::from_secs(1)));
+    assert_eq!(p.file_names, "f/d{worker}.f{file}");
+    assert_eq!(p.at_target(None).unwrap().1, 8192);
+    // A percentage of a device: aligned up to the block, the rest of it the size.
+    let p = &plan_jobs(&[job("d", &[("filename", "/dev/x"), ("offset", "33%")])], 0).unwrap()[0];
+    let (spec, offset) = p.at_target(Some(1_000_000)).unwrap();
+    assert_eq!(offset, 331_776);
+    assert_eq!(
+        spec.total_size,
+        Some(ByteCount((1_000_000 - 331_776) / 4096 * 4096))
+    );
+    // New files in a directory have no size yet: the offset is 0, as fio's.
+    let p = &plan_jobs(&[job("n", &[("size", "1m"), ("offset", "50%")])], 0).unwrap()[0];
+    assert_eq!(p.at_target(None).unwrap().1, 0);
 }
 
 #[test]
 fn what_iolab_would_run_differently_is_refused() {
     let err = |opts: &[(&str, &str)]| plan_jobs(&[job("x", opts)], 0).unwrap_err().to_string();
-    assert!(err(&[("size", "1m"), ("nrfiles", "4")]).contains("[x] nrfiles: 4 files per job"));
     assert!(
-        err(&[("size", "1m"), ("ramp_time", "5")])
-            .contains("[x] ramp_time: a ramp time is not supported")
+        err(&[("filename", "/dev/x"), ("nrfiles", "4")])
+            .contains("[x] nrfiles: 4 files with one filename are not supported")
     );
+    assert!(
+        err(&[("size", "1m"), ("offset", "1000")])
+            .contains("[x] offset: 1000 is not a multiple of the block size 4096")
+    );
+    assert!(
+        err(&[("size", "1m"), ("filesize", "64k")])
+            .contains("[x] filesize: an I/O size (1048576) other than the files' size")
+    );
+    assert!(err(&[("size", "1m"), ("filename_format", "../$jobnum")]).contains("no absolute path"));
+    assert!(
+        err(&[("size", "1m"), ("filename_format", "/tmp/$jobnum")]).contains("no absolute path")
+    );
+    assert!(err(&[("size", "1m"), ("filename_format", "$clientuid")]).contains("$clientuid"));
+    assert!(err(&[("size", "1m"), ("directory", "/a:/b")]).contains("several directories"));
     assert!(err(&[("rw", "write")]).contains("[x] size: is needed for files in a directory"));
     assert!(
         err(&[("size", "1m"), ("rw", "randrw"), ("bs", "4k,8k")])
             .contains("different read and write block sizes")
     );
-    assert!(
-        err(&[("size", "1m"), ("filename_format", "f.$jobnum")]).contains("only fio's default")
-    );
+
     assert!(err(&[("size", "1m"), ("time_based", "")]).contains("[x] time_based: needs a runtime"));
     assert_eq!(
         err(&[("size", "1k"), ("bs", "4k")]),
-        "x.fio:1: [x] size: 1KiB is smaller than one block of 4KiB"
+        "x.fio:2: [x] size: 1KiB is smaller than one block of 4KiB"
     );
     assert!(
         plan_jobs(&[], 0)
             .unwrap_err()
             .to_string()
             .contains("no job to run")
+    );
+}
+
+#[test]
+fn fallocate_none_writes_without_preallocating() {
+    let p = &plan_jobs(&[job("n", &[("size", "1m"), ("fallocate", "none")])], 0).unwrap()[0];
+    assert!(!p.spec.preallocate);
+    let keep = Section {
+        name: "n".into(),
+        at: "n.fio:1".into(),
+        options: vec![RawOption {
+            key: "fallocate".into(),
+            value: Some("keep".into()),
+            at: "n.fio:3".into(),
+        }],
+    };
+    let e = FioJob::from_section(&keep).unwrap_err().to_string();
+    assert_eq!(
+        e,
+        "n.fio:3: [n] fallocate: 'keep' is not supported: use native, posix or none"
     );
 }
 

@@ -183,7 +183,11 @@ pub(super) fn check_visible(
             continue;
         }
         let shared = plan.spec.layout == Layout::Shared;
-        let owner = if shared { 0 } else { f.id / threads };
+        let owner = if shared {
+            0
+        } else {
+            f.owner_at(0, 1) / threads
+        };
         let (option, advice) = if shared {
             ("--dir", "a shared file needs a directory every rank shares")
         } else {

@@ -241,7 +241,7 @@ impl<C: Clock> Walker<'_, C> {
             }
         }
         self.control.workers[0]
-            .waiting_for_work
+            .holding
             .store(false, Ordering::Relaxed);
     }
 
@@ -264,7 +264,7 @@ impl<C: Clock> Walker<'_, C> {
     /// Asks `victim` for work and waits for its answer, answering requests meanwhile
     /// with nothing (pfind's loop); ends early if the phase is stopped.
     fn steal(&mut self, messages: &dyn Messages, victim: u32) -> Vec<Item> {
-        let waiting = &self.control.workers[0].waiting_for_work;
+        let waiting = &self.control.workers[0].holding;
         waiting.store(true, Ordering::Relaxed);
         messages.send(victim, TAG_STEAL, &[]);
         let got = loop {

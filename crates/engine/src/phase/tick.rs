@@ -105,17 +105,17 @@ impl StallWatch {
         }
     }
 
-    /// The longest a running worker (not done, not waiting at the wear-out rendezvous or
-    /// for work from its peers) has gone without completing an operation, and which
-    /// worker.
+    /// The longest a running worker (not done, not holding: waiting to start or for
+    /// work from its peers; not waiting at the wear-out rendezvous) has gone without
+    /// completing an operation, and which worker.
     pub(super) fn longest(&mut self, control: &PhaseControl) -> (Duration, usize) {
         let now = std::time::Instant::now();
         let mut worst = (Duration::ZERO, 0);
         for (i, (w, last)) in control.workers.iter().zip(&mut self.last).enumerate() {
             let ops = w.ops.load(Ordering::Relaxed);
             let idle = w.done.load(Ordering::Acquire)
-                || control.waited_at_rendezvous(i)
-                || w.waiting_for_work.load(Ordering::Relaxed);
+                || w.holding.load(Ordering::Acquire)
+                || control.waited_at_rendezvous(i);
             if ops != last.0 || idle {
                 *last = (ops, now);
                 continue;

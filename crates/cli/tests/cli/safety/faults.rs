@@ -223,7 +223,8 @@ fn metadata_faults_name_the_operation_and_the_file() {
 /// in `err=` and in the JSON `error`, and fio's exit status 1.
 #[test]
 fn the_fio_front_end_reports_the_errno_as_fio_does() {
-    let Some(fs) = FaultFs::mount(&["write:enospc:after=2:match=data."]) else {
+    // fio's file name for job x: x.0.0.
+    let Some(fs) = FaultFs::mount(&["write:enospc:after=2:match=x.0.0"]) else {
         return;
     };
     let tmp = tempfile::tempdir().unwrap();

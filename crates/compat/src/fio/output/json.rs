@@ -6,7 +6,7 @@
 use serde_json::{Map, Value, json};
 
 use super::{
-    DEPTH_BUCKETS, Direction, FioReport, JobReport, LAT_MS_LIMITS, LAT_NS_LIMITS, Spread,
+    DEPTH_BUCKETS, Direction, DiskUtil, FioReport, JobReport, LAT_MS_LIMITS, LAT_NS_LIMITS, Spread,
     depth_bucket,
 };
 use iolab_core::civil::UtcTime;
@@ -19,7 +19,7 @@ pub fn render(report: &FioReport, plus: bool) -> String {
         "timestamp_ms": report.timestamp_ms,
         "time": ctime(report.timestamp_ms),
         "jobs": report.jobs.iter().map(|j| job(j, plus)).collect::<Vec<_>>(),
-        "disk_util": [],
+        "disk_util": report.disks.iter().map(disk).collect::<Vec<_>>(),
         "iolab notes": report.notes,
     });
     let mut text = serde_json::to_string_pretty(&doc).expect("a JSON value always serializes");
@@ -83,7 +83,7 @@ fn job(j: &JobReport, plus: bool) -> Value {
         "groupid": j.group,
         "error": j.error,
         "eta": 0,
-        "elapsed": j.job_runtime_ms.div_ceil(1000),
+        "elapsed": j.elapsed_s,
         "job options": options,
         "read": direction(&j.read, plus),
         "write": direction(&j.write, plus),
@@ -95,7 +95,7 @@ fn job(j: &JobReport, plus: bool) -> Value {
         "job_runtime": j.job_runtime_ms,
         "usr_cpu": j.usr_cpu,
         "sys_cpu": j.sys_cpu,
-        "ctx": 0,
+        "ctx": j.ctx,
         "majf": 0,
         "minf": 0,
         "iodepth_level": depths,
@@ -141,7 +141,7 @@ fn direction(d: &Direction, plus: bool) -> Value {
         "lat_ns": spread(&d.lat, None),
         "bw_min": d.bw_samples.min.round() as u64,
         "bw_max": d.bw_samples.max.round() as u64,
-        "bw_agg": if d.total_ios > 0 { 100.0 } else { 0.0 },
+        "bw_agg": d.agg_percent,
         "bw_mean": d.bw_samples.mean,
         "bw_dev": d.bw_samples.stddev,
         "bw_samples": d.bw_samples.n,
@@ -166,4 +166,20 @@ fn spread(s: &Spread, percentiles: Option<Map<String, Value>>) -> Value {
         v["percentile"] = Value::Object(p);
     }
     v
+}
+
+/// One device of fio's `disk_util` (the keys fio writes for a plain disk; the `aggr_*`
+/// keys of a device-mapper or md device are not written).
+fn disk(d: &DiskUtil) -> Value {
+    json!({
+        "name": d.name,
+        "read_ios": d.read_ios,
+        "write_ios": d.write_ios,
+        "read_merges": d.read_merges,
+        "write_merges": d.write_merges,
+        "read_ticks": d.read_ticks,
+        "write_ticks": d.write_ticks,
+        "in_queue": d.in_queue,
+        "util": d.util,
+    })
 }

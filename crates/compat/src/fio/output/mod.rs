@@ -3,15 +3,19 @@
 //! Latency: iolab times each I/O from issue to completion, which is fio's `lat`; it has
 //! no separate submission time, so `slat` is reported empty (N = 0, as fio does for
 //! synchronous engines) and `clat` equals `lat`. Where iolab measures nothing fio
-//! reports (context switches, page faults, the depth distribution), the figure is 0
-//! or the configured depth, and `notes` says so.
+//! reports (page faults, the depth distribution), the figure is 0 or the configured
+//! depth, and `notes` says so. Each entry is a [`FioEntry`]: a clone, a job or the jobs
+//! `group_reporting` merges; [`DiskUtil`] is fio's disk statistics over the run.
 
+mod direction;
 pub mod json;
 pub mod terse;
 pub mod text;
 
-use iolab_core::LatencyHistogram;
-use iolab_core::result::{OpKind, PhaseResult};
+pub use direction::{Direction, LatDistribution, Spread};
+
+use iolab_core::result::{OpKind, PhaseResult, Timeline};
+use iolab_core::units::Nanos;
 
 use super::plan::FioPlan;
 
@@ -29,157 +33,95 @@ pub const LAT_MS_LIMITS: [u64; 11] = [2, 4, 10, 20, 50, 100, 250, 500, 750, 1000
 /// fio's queue depth buckets (`IO depths : 1=100.0%, 2=0.0%, ...`).
 pub const DEPTH_BUCKETS: [u32; 7] = [1, 2, 4, 8, 16, 32, 64];
 
-/// min / max / mean / standard deviation / count of a set of latencies (ns).
-#[derive(Clone, Copy, Debug, Default, PartialEq)]
-pub struct Spread {
-    pub min: f64,
-    pub max: f64,
-    pub mean: f64,
-    pub stddev: f64,
-    pub n: u64,
+/// What one entry of the report is made of.
+pub struct FioEntry<'a> {
+    /// The plan of its first job (name, options, engine, group).
+    pub plan: &'a FioPlan,
+    /// Its figures: the workers it covers, assembled.
+    pub phase: &'a PhaseResult,
+    /// Clones it covers (fio's `jobs=`).
+    pub jobs: u32,
+    /// Context switches of their threads.
+    pub context_switches: u64,
+    /// Their runtimes added up (fio's `job_runtime`; `phase.elapsed` is the longest).
+    pub job_runtime_ms: u64,
+    /// Each clone's timeline and runtime, for fio's per-clone bandwidth and IOPS
+    /// samples (empty: the phase's own timeline).
+    pub clones: Vec<(&'a Timeline, Nanos)>,
 }
 
-impl Spread {
-    fn of_histogram(h: &LatencyHistogram) -> Spread {
-        if h.is_empty() {
-            return Spread::default();
-        }
-        Spread {
-            min: h.min().0 as f64,
-            max: h.max().0 as f64,
-            mean: h.mean(),
-            stddev: h.stdev(),
-            n: h.count(),
-        }
-    }
-
-    /// Of per-interval samples (bandwidth in KiB/s, IOPS), as fio's bw_/iops_ lines.
-    fn of_samples(samples: &[f64]) -> Spread {
-        if samples.is_empty() {
-            return Spread::default();
-        }
-        let n = samples.len() as f64;
-        let mean = samples.iter().sum::<f64>() / n;
-        // fio's sample standard deviation (n - 1).
-        let var = if samples.len() > 1 {
-            samples.iter().map(|s| (s - mean).powi(2)).sum::<f64>() / (n - 1.0)
-        } else {
-            0.0
-        };
-        Spread {
-            min: samples.iter().cloned().fold(f64::INFINITY, f64::min),
-            max: samples.iter().cloned().fold(f64::NEG_INFINITY, f64::max),
-            mean,
-            stddev: var.sqrt(),
-            n: samples.len() as u64,
-        }
-    }
-}
-
-/// One direction of one job (fio's "read", "write" or "trim" object).
+/// One direction of a group's `Run status group N` line.
 #[derive(Clone, Debug, Default, PartialEq)]
-pub struct Direction {
-    pub io_bytes: u64,
-    pub total_ios: u64,
-    pub runtime_ms: u64,
-    pub bw_bytes: f64,
-    pub iops: f64,
-    pub lat: Spread,
-    /// (percentile, ns) at fio's percentiles; empty when nothing completed.
-    pub percentiles: Vec<(f64, u64)>,
-    /// Bandwidth (KiB/s) and IOPS over the phase's whole seconds.
-    pub bw_samples: Spread,
-    pub iops_samples: Spread,
-    /// Non-empty histogram buckets (upper bound ns, count), for json+.
-    pub bins: Vec<(u64, u64)>,
+pub struct GroupDirection {
+    pub bytes: u64,
+    /// All bytes over the longest runtime (fio's aggregate), bytes/s.
+    pub agg_bw: f64,
+    /// The slowest and fastest entry's bandwidth, bytes/s.
+    pub min_bw: f64,
+    pub max_bw: f64,
+    pub min_run_ms: u64,
+    pub max_run_ms: u64,
 }
 
-impl Direction {
-    fn of(phase: &PhaseResult, op: OpKind) -> Direction {
-        let Some(r) = phase.ops.iter().find(|o| o.op == op) else {
-            return Direction::default();
-        };
-        let (bw, iops) = samples(phase, op);
-        Direction {
-            io_bytes: r.bytes.get(),
-            total_ios: r.ops,
-            runtime_ms: phase.elapsed.0 / 1_000_000,
-            bw_bytes: r.bandwidth.0,
-            iops: r.iops.0,
-            lat: Spread::of_histogram(&r.histogram),
-            percentiles: if r.histogram.is_empty() {
-                Vec::new()
-            } else {
-                PERCENTILES
-                    .iter()
-                    .map(|p| (*p, r.histogram.percentile(*p).0))
-                    .collect()
-            },
-            bw_samples: Spread::of_samples(&bw),
-            iops_samples: Spread::of_samples(&iops),
-            bins: r
-                .histogram
-                .buckets()
+/// A reporting group's totals, each direction that moved data.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct GroupStatus {
+    pub group: u32,
+    pub read: Option<GroupDirection>,
+    pub write: Option<GroupDirection>,
+}
+
+impl GroupDirection {
+    /// Of the entries that moved data in this direction (fio leaves the others out).
+    fn of(dirs: &[&Direction]) -> Option<GroupDirection> {
+        let dirs: Vec<&&Direction> = dirs
+            .iter()
+            .filter(|d| d.total_ios > 0 && d.runtime_ms > 0)
+            .collect();
+        if dirs.is_empty() {
+            return None;
+        }
+        let bytes: u64 = dirs.iter().map(|d| d.io_bytes).sum();
+        let max_run_ms = dirs.iter().map(|d| d.runtime_ms).max().unwrap_or(1).max(1);
+        Some(GroupDirection {
+            bytes,
+            agg_bw: bytes as f64 * 1000.0 / max_run_ms as f64,
+            min_bw: dirs
                 .iter()
-                .map(|(v, c)| (v.0, *c))
-                .collect(),
-        }
+                .map(|d| d.bw_bytes)
+                .fold(f64::INFINITY, f64::min),
+            max_bw: dirs.iter().map(|d| d.bw_bytes).fold(0.0, f64::max),
+            min_run_ms: dirs.iter().map(|d| d.runtime_ms).min().unwrap_or(0),
+            max_run_ms,
+        })
     }
 
-    /// Share of I/Os (percent) in fio's latency buckets: nanoseconds below 1 µs,
-    /// microseconds below 1 ms, milliseconds above (the last bucket open, `>=2000`).
-    /// A latency goes to the first limit it is below, as fio's `io_u_mark_lat_*` do.
-    pub fn distribution(&self) -> LatDistribution {
-        let mut d = LatDistribution::default();
-        let total: u64 = self.bins.iter().map(|(_, c)| c).sum();
-        if total == 0 {
-            return d;
+    /// fio's convert_agg_kbytes_percent: a mean sample (KiB/s) as a share of the
+    /// aggregate, at most 100 %.
+    fn percent_of(&self, mean_kib: f64) -> f64 {
+        if self.agg_bw > 1024.0 {
+            (mean_kib * 100.0 / (self.agg_bw / 1024.0)).min(100.0)
+        } else {
+            100.0
         }
-        let share = |c: u64| c as f64 * 100.0 / total as f64;
-        let first_below = |v: u64, limits: &[u64]| limits.iter().position(|l| v < *l);
-        for &(v, c) in &self.bins {
-            if v < 1_000 {
-                let i = first_below(v, &LAT_NS_LIMITS).unwrap_or(LAT_NS_LIMITS.len() - 1);
-                d.ns[i] += share(c);
-            } else if v < 1_000_000 {
-                let i = first_below(v / 1_000, &LAT_US_LIMITS).unwrap_or(LAT_US_LIMITS.len() - 1);
-                d.us[i] += share(c);
-            } else {
-                let i = first_below(v / 1_000_000, &LAT_MS_LIMITS).unwrap_or(LAT_MS_LIMITS.len());
-                d.ms[i] += share(c);
-            }
-        }
-        d
     }
 }
 
-/// fio's `latency_ns`, `latency_us` and `latency_ms` shares, in percent.
-#[derive(Clone, Copy, Debug, Default, PartialEq)]
-pub struct LatDistribution {
-    pub ns: [f64; 10],
-    pub us: [f64; 10],
-    /// The last entry is `>=2000`.
-    pub ms: [f64; 12],
-}
-
-/// Per-second bandwidth (KiB/s) and IOPS of `op`, whole intervals only (the last,
-/// partial one would be divided by a fraction of a second).
-fn samples(phase: &PhaseResult, op: OpKind) -> (Vec<f64>, Vec<f64>) {
-    let Some(s) = phase.timeline.series(op) else {
-        return (Vec::new(), Vec::new());
-    };
-    let interval = phase.timeline.interval.as_secs_f64();
-    if interval <= 0.0 {
-        return (Vec::new(), Vec::new());
-    }
-    let whole = (phase.elapsed.as_secs_f64() / interval).floor() as usize;
-    let n = whole.min(s.ops.len());
-    let bw = s.bytes[..n]
-        .iter()
-        .map(|b| *b as f64 / 1024.0 / interval)
-        .collect();
-    let iops = s.ops[..n].iter().map(|o| *o as f64 / interval).collect();
-    (bw, iops)
+/// fio's disk statistics of one device over the measured phases (`disk_util`).
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct DiskUtil {
+    pub name: String,
+    pub read_ios: u64,
+    pub write_ios: u64,
+    pub read_merges: u64,
+    pub write_merges: u64,
+    /// Milliseconds spent on reads and writes.
+    pub read_ticks: u64,
+    pub write_ticks: u64,
+    /// Weighted milliseconds with requests in flight.
+    pub in_queue: u64,
+    /// Share of the time the device was busy, in percent.
+    pub util: f64,
 }
 
 /// One job's figures.
@@ -199,9 +141,13 @@ pub struct JobReport {
     pub sync: Spread,
     /// Every direction's latencies in fio's buckets.
     pub latency: LatDistribution,
+    /// The clones' runtimes added up, and the longest, in seconds rounded up (fio's
+    /// `elapsed`).
     pub job_runtime_ms: u64,
+    pub elapsed_s: u64,
     pub usr_cpu: f64,
     pub sys_cpu: f64,
+    pub ctx: u64,
     pub errors: u64,
     /// fio's `err=`: the errno of the job's first failed I/O (EIO when none was known),
     /// 0 when none failed.
@@ -215,31 +161,75 @@ pub struct FioReport {
     pub version: String,
     pub timestamp_ms: i64,
     pub jobs: Vec<JobReport>,
+    pub groups: Vec<GroupStatus>,
+    pub disks: Vec<DiskUtil>,
     pub notes: Vec<String>,
 }
 
 impl FioReport {
-    pub fn new(tool: &str, runs: &[(&FioPlan, &PhaseResult)]) -> FioReport {
-        let jobs = runs.iter().map(|(p, r)| job_report(p, r)).collect();
+    /// The report of `entries` (in fio's order) with the disk statistics of the run.
+    pub fn new(tool: &str, entries: &[FioEntry<'_>], disks: Vec<DiskUtil>) -> FioReport {
+        let mut jobs: Vec<JobReport> = entries.iter().map(job_report).collect();
+        let groups = group_status(&mut jobs);
         let mut notes = vec![
             "lat is measured from issue to completion; slat is not measured (N = 0) and clat equals lat".to_string(),
-            "ctx, majf and minf are not measured (0); the IO depth distribution is the configured depth".to_string(),
+            "majf and minf are not measured (0); the IO depth distribution is the configured depth".to_string(),
         ];
-        for (p, _) in runs {
-            notes.extend(p.notes.iter().map(|n| format!("[{}] {n}", p.job.name)));
+        let mut named: Vec<&str> = Vec::new();
+        for e in entries {
+            let p = e.plan;
+            if !named.contains(&p.job.name.as_str()) {
+                named.push(&p.job.name);
+                notes.extend(p.notes.iter().map(|n| format!("[{}] {n}", p.job.name)));
+            }
         }
         FioReport {
             version: format!("{} ({tool})", super::FIO_SHAPE_VERSION),
-            timestamp_ms: runs.first().map(|(_, r)| r.started_at_ms).unwrap_or(0),
+            timestamp_ms: entries.first().map(|e| e.phase.started_at_ms).unwrap_or(0),
             jobs,
+            groups,
+            disks,
             notes,
         }
     }
 }
 
-fn job_report(plan: &FioPlan, phase: &PhaseResult) -> JobReport {
-    let workers = phase.workers.max(1) as f64;
-    let wall = phase.cpu.wall.0 as f64 * workers;
+/// Each group's totals, and each entry's share of its group's bandwidth.
+fn group_status(jobs: &mut [JobReport]) -> Vec<GroupStatus> {
+    let mut ids: Vec<u32> = jobs.iter().map(|j| j.group).collect();
+    ids.dedup();
+    let groups: Vec<GroupStatus> = ids
+        .into_iter()
+        .map(|g| {
+            let members: Vec<&JobReport> = jobs.iter().filter(|j| j.group == g).collect();
+            let reads: Vec<&Direction> = members.iter().map(|j| &j.read).collect();
+            let writes: Vec<&Direction> = members.iter().map(|j| &j.write).collect();
+            GroupStatus {
+                group: g,
+                read: GroupDirection::of(&reads),
+                write: GroupDirection::of(&writes),
+            }
+        })
+        .collect();
+    for j in jobs.iter_mut() {
+        let Some(g) = groups.iter().find(|g| g.group == j.group) else {
+            continue;
+        };
+        for (d, total) in [(&mut j.read, &g.read), (&mut j.write, &g.write)] {
+            if let Some(t) = total
+                && d.bw_samples.n > 0
+            {
+                d.agg_percent = t.percent_of(d.bw_samples.mean);
+            }
+        }
+    }
+    groups
+}
+
+fn job_report(entry: &FioEntry<'_>) -> JobReport {
+    let (plan, phase) = (entry.plan, entry.phase);
+    // fio: CPU time over the clones' runtimes added up.
+    let wall = entry.job_runtime_ms as f64 * 1e6;
     let cpu = |t: u64| {
         if wall > 0.0 {
             t as f64 * 100.0 / wall
@@ -253,8 +243,8 @@ fn job_report(plan: &FioPlan, phase: &PhaseResult) -> JobReport {
         .find(|o| o.op == OpKind::Fsync)
         .map(|o| Spread::of_histogram(&o.histogram))
         .unwrap_or_default();
-    let read = Direction::of(phase, OpKind::Read);
-    let write = Direction::of(phase, OpKind::Write);
+    let read = Direction::of(phase, OpKind::Read, &entry.clones);
+    let write = Direction::of(phase, OpKind::Write, &entry.clones);
     let both = Direction {
         bins: read.bins.iter().chain(&write.bins).cloned().collect(),
         ..Direction::default()
@@ -266,16 +256,18 @@ fn job_report(plan: &FioPlan, phase: &PhaseResult) -> JobReport {
         block_size: plan.spec.block_size.get(),
         engine: plan.job.engine.fio_name().to_string(),
         iodepth: plan.spec.queue_depth,
-        jobs: plan.spec.threads,
+        jobs: entry.jobs,
         options: plan.job.given.clone(),
         latency: both.distribution(),
         read,
         write,
         trim: Direction::default(),
         sync,
-        job_runtime_ms: phase.elapsed.0 / 1_000_000,
+        job_runtime_ms: entry.job_runtime_ms,
+        elapsed_s: phase.elapsed.0.div_ceil(1_000_000_000),
         usr_cpu: cpu(phase.cpu.user.0),
         sys_cpu: cpu(phase.cpu.system.0),
+        ctx: entry.context_switches,
         errors: phase.error_count,
         error: if phase.error_count > 0 {
             phase.errors.iter().find_map(|e| e.errno).unwrap_or(5) // EIO

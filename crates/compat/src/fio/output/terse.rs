@@ -1,17 +1,37 @@
 //! fio's terse output, version 3 (`--minimal`, `--output-format=terse`): one line of
-//! 130 semicolon-separated fields per job, in fio 3.33's order: header (5), read (41),
-//! write (41), cpu (5), IO depths (7), latency in µs (10) and ms (12), disk (9).
-//! Latencies are in microseconds, bandwidths in KiB/s.
+//! semicolon-separated fields per job, in fio 3.33's order: header (5), read (41),
+//! write (41), cpu (5), IO depths (7), latency in µs (10) and ms (12): 121 fields, then
+//! 9 for each disk fio has statistics of (name, ios, merges, ticks, in_queue, util), as
+//! fio appends them to every line. Latencies are in microseconds, bandwidths in KiB/s.
 
-use super::{DEPTH_BUCKETS, Direction, FioReport, JobReport, depth_bucket};
+use super::{DEPTH_BUCKETS, Direction, DiskUtil, FioReport, JobReport, depth_bucket};
 
 pub fn render(report: &FioReport) -> String {
     let mut out = String::new();
     for j in &report.jobs {
-        out.push_str(&line(&report.version, j).join(";"));
+        let mut fields = line(&report.version, j);
+        for d in &report.disks {
+            fields.extend(disk(d));
+        }
+        out.push_str(&fields.join(";"));
         out.push('\n');
     }
     out
+}
+
+/// fio's nine disk fields.
+fn disk(d: &DiskUtil) -> [String; 9] {
+    [
+        d.name.clone(),
+        d.read_ios.to_string(),
+        d.write_ios.to_string(),
+        d.read_merges.to_string(),
+        d.write_merges.to_string(),
+        d.read_ticks.to_string(),
+        d.write_ticks.to_string(),
+        d.in_queue.to_string(),
+        format!("{:.2}%", d.util),
+    ]
 }
 
 /// The fields of one job's line.
@@ -27,7 +47,8 @@ pub fn line(version: &str, j: &JobReport) -> Vec<String> {
     direction(&mut f, &j.write);
     f.push(format!("{:.6}%", j.usr_cpu));
     f.push(format!("{:.6}%", j.sys_cpu));
-    f.extend(["0", "0", "0"].map(String::from));
+    f.push(j.ctx.to_string());
+    f.extend(["0", "0"].map(String::from));
     let depth = depth_bucket(j.iodepth);
     for i in 0..DEPTH_BUCKETS.len() {
         f.push(if i == depth { "100.0%" } else { "0.0%" }.to_string());
@@ -68,14 +89,7 @@ fn direction(f: &mut Vec<String>, d: &Direction) {
     f.extend(lat);
     f.push((d.bw_samples.min.round() as u64).to_string());
     f.push((d.bw_samples.max.round() as u64).to_string());
-    f.push(
-        if d.total_ios > 0 {
-            "100.000000%"
-        } else {
-            "0.000000%"
-        }
-        .to_string(),
-    );
+    f.push(format!("{:.6}%", d.agg_percent));
     f.push(format!("{:.6}", d.bw_samples.mean));
     f.push(format!("{:.6}", d.bw_samples.stddev));
 }

@@ -1,5 +1,6 @@
 use std::collections::BTreeMap;
 
+use iolab_core::LatencyHistogram;
 use iolab_core::result::{CpuUsage, OpCount, OpResult, OpSeries, PhaseKind, Timeline};
 use iolab_core::units::Nanos;
 use serde_json::Value;
@@ -95,9 +96,35 @@ fn plan() -> FioPlan {
     plan_jobs(&[job], 0).unwrap().remove(0)
 }
 
-fn report() -> FioReport {
+fn vda() -> DiskUtil {
+    DiskUtil {
+        name: "vda".into(),
+        read_ios: 13791,
+        write_ios: 3422,
+        read_merges: 1,
+        write_merges: 2,
+        read_ticks: 627,
+        write_ticks: 565,
+        in_queue: 1192,
+        util: 64.048338,
+    }
+}
+
+fn report_with(disks: Vec<DiskUtil>) -> FioReport {
     let (p, r) = (plan(), phase());
-    FioReport::new("iolab 0.1.0", &[(&p, &r)])
+    let entry = FioEntry {
+        plan: &p,
+        phase: &r,
+        jobs: 1,
+        context_switches: 15847,
+        job_runtime_ms: 2000,
+        clones: Vec::new(),
+    };
+    FioReport::new("iolab 0.1.0", &[entry], disks)
+}
+
+fn report() -> FioReport {
+    report_with(vec![vda()])
 }
 
 /// Every key path of `fio` with the JSON type of its value (integer, float, string,
@@ -115,12 +142,18 @@ fn shape(v: &Value, path: &str, out: &mut BTreeMap<String, &'static str>) {
     };
     out.insert(path.to_string(), kind);
     match v {
-        Value::Object(m) if !path.ends_with("percentile") && !path.ends_with("job options") => {
+        Value::Object(m)
+            if !path.ends_with("percentile")
+                && !path.ends_with("job options")
+                && !path.ends_with("bins") =>
+        {
             for (k, x) in m {
                 shape(x, &format!("{path}/{k}"), out);
             }
         }
-        Value::Array(a) if path == "/jobs" => shape(&a[0], "/jobs/0", out),
+        Value::Array(a) if path == "/jobs" || path == "/disk_util" => {
+            shape(&a[0], &format!("{path}/0"), out)
+        }
         _ => {}
     }
 }
@@ -141,6 +174,61 @@ fn json_has_every_key_real_fio_writes_with_the_same_type() {
             Some(kind),
             "{path}: fio writes {kind}, iolab {:?}",
             o.get(path)
+        );
+    }
+}
+
+/// json+ of a group_reporting job with disk statistics, against real fio's json+ of
+/// the same job (two clones, randrw 70/30, on a disk).
+#[test]
+fn json_plus_has_every_key_real_fio_writes_with_the_same_type() {
+    let theirs: Value = serde_json::from_str(include_str!(
+        "../../../tests/fixtures/fio/randrw-group-jsonplus.json"
+    ))
+    .unwrap();
+    let ours: Value = serde_json::from_str(&json::render(&report(), true)).unwrap();
+    let (mut t, mut o) = (BTreeMap::new(), BTreeMap::new());
+    shape(&theirs, "", &mut t);
+    shape(&ours, "", &mut o);
+    for (path, kind) in &t {
+        assert_eq!(
+            o.get(path),
+            Some(kind),
+            "{path}: fio writes {kind}, iolab {:?}",
+            o.get(path)
+        );
+    }
+    assert!(t.contains_key("/disk_util/0/in_queue") && t.contains_key("/jobs/0/ctx"));
+}
+
+/// What a terse field looks like: a whole number, a decimal, a percentage, a
+/// percentile pair (`99.000000%=123`) or text.
+fn terse_kind(f: &str) -> &'static str {
+    if f.contains("%=") {
+        "percentile"
+    } else if f.ends_with('%') {
+        "percent"
+    } else if f.parse::<i64>().is_ok() {
+        "integer"
+    } else if f.parse::<f64>().is_ok() {
+        "decimal"
+    } else {
+        "text"
+    }
+}
+
+#[test]
+fn terse_fields_have_the_kinds_real_fio_writes() {
+    let theirs = include_str!("../../../tests/fixtures/fio/randrw-group.terse");
+    let theirs: Vec<&str> = theirs.trim_end().split(';').collect();
+    let line = terse::render(&report());
+    let ours: Vec<&str> = line.trim_end().split(';').collect();
+    assert_eq!(ours.len(), theirs.len());
+    for (i, (o, t)) in ours.iter().zip(&theirs).enumerate() {
+        assert_eq!(
+            terse_kind(o),
+            terse_kind(t),
+            "field {i}: iolab {o}, fio {t}"
         );
     }
 }
@@ -179,13 +267,33 @@ fn json_figures_are_the_phase_figures() {
     assert!((ms["4"].as_f64().unwrap() + ms["10"].as_f64().unwrap() - 30.0).abs() < 0.01);
     assert_eq!(job["iodepth_level"]["1"], 100.0);
     assert_eq!(v["time"], "Tue Nov 24 19:32:06 2026");
+    assert_eq!(job["ctx"], 15847);
+    let disk = &v["disk_util"][0];
+    assert_eq!(
+        (&disk["name"], &disk["read_ios"]),
+        (&"vda".into(), &13791.into())
+    );
+    assert_eq!(
+        (&disk["in_queue"], &disk["util"]),
+        (&1192.into(), &64.048338.into())
+    );
 }
 
 #[test]
 fn terse_has_fio_v3_fields_in_order() {
     let line = terse::render(&report());
     let f: Vec<&str> = line.trim_end().split(';').collect();
-    assert_eq!(f.len(), 121, "{line}");
+    // 121 fields, then fio's 9 for the one disk.
+    assert_eq!(f.len(), 130, "{line}");
+    assert_eq!(
+        &f[121..],
+        [
+            "vda", "13791", "3422", "1", "2", "627", "565", "1192", "64.05%"
+        ]
+    );
+    assert_eq!(f[89], "15847"); // ctx
+    let no_disk = terse::render(&report_with(Vec::new()));
+    assert_eq!(no_disk.trim_end().split(';').count(), 121);
     assert_eq!(&f[..5], ["3", "fio-3.33 (iolab 0.1.0)", "mix", "0", "0"]);
     assert_eq!(f[5], "2800"); // read KiB
     assert_eq!(f[7], "350"); // read IOPS
@@ -209,11 +317,72 @@ fn normal_text_has_fios_lines() {
         t.contains("  read: IOPS=350, BW=1400KiB/s (1434kB/s)(2800KiB/2000msec)"),
         "{t}"
     );
-    assert!(t.contains("    clat (usec): min=40, max=80"), "{t}");
+    // fio's unit rule (stat.h): usec only once the max passes 100 µs.
+    assert!(t.contains("    clat (nsec): min=40000, max=79871,"), "{t}");
+    // Writes of 2-9.8 ms: usec.
+    assert!(t.contains("    clat (usec): min=1999, max=9781,"), "{t}");
     assert!(t.contains("Run status group 0 (all jobs):"), "{t}");
     assert!(t.contains("   READ: bw=1400KiB/s"), "{t}");
     assert!(
         t.contains("note: lat is measured from issue to completion"),
         "{t}"
     );
+    for line in [
+        "  cpu          : usr=5.00%, sys=25.00%, ctx=15847, majf=0, minf=0\n",
+        "  IO depths    : 1=100.0%, 2=0.0%, 4=0.0%, 8=0.0%, 16=0.0%, 32=0.0%, >=64=0.0%\n",
+        "     submit    : 0=0.0%, 4=100.0%, 8=0.0%, 16=0.0%, 32=0.0%, 64=0.0%, >=64=0.0%\n",
+        "     latency   : target=0, window=0, percentile=100.00%, depth=1\n",
+        "\nDisk stats (read/write):\n  vda: ios=13791/3422, merge=1/2, ticks=627/565, in_queue=1192, util=64.05%\n",
+    ] {
+        assert!(t.contains(line), "{line}: {t}");
+    }
+}
+
+/// A clone's timeline: `reads` 4 KiB reads in each second.
+fn clone_timeline(reads: &[u64]) -> Timeline {
+    Timeline {
+        interval: Nanos::from_secs(1),
+        series: vec![OpSeries {
+            op: OpKind::Read,
+            ops: reads.to_vec(),
+            bytes: reads.iter().map(|r| r * 4096).collect(),
+            latency_sum: vec![0; reads.len()],
+        }],
+    }
+}
+
+#[test]
+fn group_reported_samples_are_each_clones_as_fio_pools_them() {
+    let (p, r) = (plan(), phase());
+    // Two clones: 300 then 400 reads per second, and 100 then 0 (it stopped early).
+    let a = clone_timeline(&[300, 400]);
+    let b = clone_timeline(&[100, 0]);
+    let entry = FioEntry {
+        plan: &p,
+        phase: &r,
+        jobs: 2,
+        context_switches: 0,
+        job_runtime_ms: 3000,
+        clones: vec![(&a, Nanos::from_secs(2)), (&b, Nanos::from_millis(1500))],
+    };
+    let report = FioReport::new("iolab", &[entry], Vec::new());
+    let read = &report.jobs[0].read;
+    // a's two whole seconds and b's one: 300, 400, 100 reads per second.
+    assert_eq!(read.iops_samples.n, 3);
+    assert_eq!(read.iops_samples.mean, 800.0 / 3.0);
+    assert_eq!(
+        (read.iops_samples.min, read.iops_samples.max),
+        (100.0, 400.0)
+    );
+    // The mean sample (1066.7 KiB/s) of the group's 1400 KiB/s (2800 KiB in 2 s).
+    assert!(
+        (read.agg_percent - 76.19).abs() < 0.01,
+        "{}",
+        read.agg_percent
+    );
+    // CPU over the clones' 3 s added up: 100 ms user.
+    assert!((report.jobs[0].usr_cpu - 100.0 / 30.0).abs() < 1e-9);
+    let g = report.groups[0].read.as_ref().unwrap();
+    assert_eq!((g.bytes, g.max_run_ms), (2800 * 1024, 2000));
+    assert_eq!(g.agg_bw, 1400.0 * 1024.0);
 }

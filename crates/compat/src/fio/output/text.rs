@@ -1,14 +1,32 @@
 //! fio's normal output: per job the `read: IOPS=..., BW=...` line, `clat`/`lat` with
 //! fio's unit choice, the percentile block, `bw`/`iops` sample lines, the latency
-//! distribution, cpu and IO depths; then `Run status group N (all jobs):` lines.
+//! distribution, cpu and IO depths; then `Run status group N (all jobs):` lines and
+//! `Disk stats (read/write):`.
 
 use std::fmt::Write;
 
-use super::{Direction, FioReport, JobReport, LAT_MS_LIMITS, LAT_NS_LIMITS, Spread};
+use super::{
+    DEPTH_BUCKETS, Direction, FioReport, JobReport, LAT_MS_LIMITS, LAT_NS_LIMITS, Spread,
+    depth_bucket,
+};
 
+/// The whole report: its head (one line per job, the version, the notes) and body.
 pub fn render(report: &FioReport) -> String {
+    let mut out = head(report);
+    out.push_str(&body(report));
+    out
+}
+
+/// One line per job (a clone's entry does not repeat its job's line), the version and
+/// the notes: what fio prints once, before the first report.
+pub fn head(report: &FioReport) -> String {
     let mut out = String::new();
+    let mut last: Option<(&str, u32)> = None;
     for j in &report.jobs {
+        if last == Some((j.name.as_str(), j.group)) {
+            continue;
+        }
+        last = Some((j.name.as_str(), j.group));
         let _ = writeln!(
             out,
             "{}: (g={}): rw={}, bs=(R) {bs}B-{bs}B, (W) {bs}B-{bs}B, (T) {bs}B-{bs}B, ioengine={}, iodepth={}",
@@ -24,50 +42,61 @@ pub fn render(report: &FioReport) -> String {
     for note in &report.notes {
         let _ = writeln!(out, "note: {note}");
     }
+    out
+}
+
+/// Each entry's block, the run status of each group and the disk statistics: what fio
+/// prints again at every `--status-interval`.
+pub fn body(report: &FioReport) -> String {
+    let mut out = String::new();
     for j in &report.jobs {
         out.push('\n');
         job(&mut out, j);
     }
-    let mut groups: Vec<u32> = report.jobs.iter().map(|j| j.group).collect();
-    groups.dedup();
-    for g in groups {
-        let members: Vec<&JobReport> = report.jobs.iter().filter(|j| j.group == g).collect();
-        let _ = writeln!(out, "\nRun status group {g} (all jobs):");
-        for (label, pick) in [
-            (
-                "READ",
-                (|j: &JobReport| j.read.clone()) as fn(&JobReport) -> Direction,
-            ),
-            ("WRITE", |j: &JobReport| j.write.clone()),
-        ] {
-            let dirs: Vec<Direction> = members.iter().map(|j| pick(j)).collect();
-            if dirs.iter().all(|d| d.total_ios == 0) {
-                continue;
-            }
-            let bytes: u64 = dirs.iter().map(|d| d.io_bytes).sum();
-            let bw: f64 = dirs.iter().map(|d| d.bw_bytes).sum();
-            let min = dirs
-                .iter()
-                .map(|d| d.bw_bytes)
-                .fold(f64::INFINITY, f64::min);
-            let max = dirs.iter().map(|d| d.bw_bytes).fold(0.0, f64::max);
-            let rt_min = dirs.iter().map(|d| d.runtime_ms).min().unwrap_or(0);
-            let rt_max = dirs.iter().map(|d| d.runtime_ms).max().unwrap_or(0);
+    run_status(&mut out, report);
+    if !report.disks.is_empty() {
+        let _ = writeln!(out, "\nDisk stats (read/write):");
+        for d in &report.disks {
             let _ = writeln!(
                 out,
-                "{label:>7}: bw={} ({}), {}-{} ({}-{}), io={} ({}), run={rt_min}-{rt_max}msec",
-                binary(bw, "/s"),
-                decimal(bw, "/s"),
-                binary(min, "/s"),
-                binary(max, "/s"),
-                decimal(min, "/s"),
-                decimal(max, "/s"),
-                binary(bytes as f64, ""),
-                decimal(bytes as f64, ""),
+                "  {}: ios={}/{}, merge={}/{}, ticks={}/{}, in_queue={}, util={:.2}%",
+                d.name,
+                d.read_ios,
+                d.write_ios,
+                d.read_merges,
+                d.write_merges,
+                d.read_ticks,
+                d.write_ticks,
+                d.in_queue,
+                d.util
             );
         }
     }
     out
+}
+
+/// `Run status group N (all jobs):` and its READ and WRITE lines.
+fn run_status(out: &mut String, report: &FioReport) {
+    for g in &report.groups {
+        let _ = writeln!(out, "\nRun status group {} (all jobs):", g.group);
+        for (label, dir) in [("READ", &g.read), ("WRITE", &g.write)] {
+            let Some(d) = dir else { continue };
+            let _ = writeln!(
+                out,
+                "{label:>7}: bw={} ({}), {}-{} ({}-{}), io={} ({}), run={}-{}msec",
+                binary(d.agg_bw, "/s"),
+                decimal(d.agg_bw, "/s"),
+                binary(d.min_bw, "/s"),
+                binary(d.max_bw, "/s"),
+                decimal(d.min_bw, "/s"),
+                decimal(d.max_bw, "/s"),
+                binary(d.bytes as f64, ""),
+                decimal(d.bytes as f64, ""),
+                d.min_run_ms,
+                d.max_run_ms,
+            );
+        }
+    }
 }
 
 fn job(out: &mut String, j: &JobReport) {
@@ -103,18 +132,20 @@ fn job(out: &mut String, j: &JobReport) {
             let _ = writeln!(
                 out,
                 "    {name} ({unit}): min={}, max={}, avg={:.2}, stdev={:.2}",
-                (d.lat.min / div).round(),
-                (d.lat.max / div).round(),
+                (d.lat.min / div).floor(),
+                (d.lat.max / div).floor(),
                 d.lat.mean / div,
                 d.lat.stddev / div
             );
         }
+        let (unit, div) = percentile_unit(d);
         percentiles(out, d, unit, div);
         let _ = writeln!(
             out,
-            "   bw (  KiB/s): min={}, max={}, per=100.00%, avg={:.2}, stdev={:.2}, samples={}",
+            "   bw (  KiB/s): min={}, max={}, per={:.2}%, avg={:.2}, stdev={:.2}, samples={}",
             d.bw_samples.min.round(),
             d.bw_samples.max.round(),
+            d.agg_percent,
             d.bw_samples.mean,
             d.bw_samples.stddev,
             d.bw_samples.n
@@ -149,13 +180,35 @@ fn job(out: &mut String, j: &JobReport) {
     }
     let _ = writeln!(
         out,
-        "  cpu          : usr={:.2}%, sys={:.2}%, ctx=0, majf=0, minf=0",
-        j.usr_cpu, j.sys_cpu
+        "  cpu          : usr={:.2}%, sys={:.2}%, ctx={}, majf=0, minf=0",
+        j.usr_cpu, j.sys_cpu, j.ctx
     );
+    let depth = depth_bucket(j.iodepth);
+    let depths: Vec<String> = DEPTH_BUCKETS
+        .iter()
+        .enumerate()
+        .map(|(i, b)| {
+            let share = if i == depth { 100.0 } else { 0.0 };
+            match b {
+                64 => format!(">=64={share:.1}%"),
+                b => format!("{b}={share:.1}%"),
+            }
+        })
+        .collect();
+    let _ = writeln!(out, "  IO depths    : {}", depths.join(", "));
+    // One I/O handed to the kernel per call: fio's "4" bucket holds 1 to 4.
+    let per_call = "0=0.0%, 4=100.0%, 8=0.0%, 16=0.0%, 32=0.0%, 64=0.0%, >=64=0.0%";
+    let _ = writeln!(out, "     submit    : {per_call}");
+    let _ = writeln!(out, "     complete  : {per_call}");
     let _ = writeln!(
         out,
         "     issued rwts: total={},{},0,0 short=0,0,0,0 dropped=0,0,0,0",
         j.read.total_ios, j.write.total_ios
+    );
+    let _ = writeln!(
+        out,
+        "     latency   : target=0, window=0, percentile=100.00%, depth={}",
+        j.iodepth
     );
 }
 
@@ -168,21 +221,38 @@ fn percentiles(out: &mut String, d: &Direction, unit: &str, div: f64) {
     for (i, row) in rows.iter().enumerate() {
         let cells: Vec<String> = row
             .iter()
-            .map(|(p, v)| format!("{p:5.2}th=[{:5}]", (*v as f64 / div).round()))
+            .map(|(p, v)| format!("{p:5.2}th=[{:5}]", (*v as f64 / div).ceil()))
             .collect();
         let end = if i + 1 < rows.len() { "," } else { "" };
         let _ = writeln!(out, "     | {}{end}", cells.join(", "));
     }
 }
 
-/// fio's unit for a latency block: nsec below 10 µs, usec below 10 ms, msec above.
+/// fio's unit for a latency block (stat.h's nsec_to_usec and nsec_to_msec): usec when
+/// min is above 2 µs, max above 100 µs and the deviation above 1 µs; msec likewise
+/// above 2 ms, 100 ms and 1 ms; else nsec.
 fn latency_unit(s: &Spread) -> (&'static str, f64) {
-    if s.max < 10_000.0 {
-        ("nsec", 1.0)
-    } else if s.max < 10_000_000.0 {
+    if s.min > 2_000_000.0 && s.max > 99_999_999.0 && s.stddev > 1_000_000.0 {
+        ("msec", 1_000_000.0)
+    } else if s.min > 2_000.0 && s.max > 99_999.0 && s.stddev > 1_000.0 {
         ("usec", 1_000.0)
     } else {
+        ("nsec", 1.0)
+    }
+}
+
+/// fio's unit for the percentile block (stat.c's show_clat_percentiles): msec when the
+/// smallest value is above 2 ms and the largest above 100 ms, usec when above 2 µs and
+/// 100 µs, else nsec.
+fn percentile_unit(d: &Direction) -> (&'static str, f64) {
+    let min = d.percentiles.iter().map(|p| p.1).min().unwrap_or(0);
+    let max = d.percentiles.iter().map(|p| p.1).max().unwrap_or(0);
+    if min > 2_000_000 && max > 99_999_999 {
         ("msec", 1_000_000.0)
+    } else if min > 2_000 && max > 99_999 {
+        ("usec", 1_000.0)
+    } else {
+        ("nsec", 1.0)
     }
 }
 

@@ -1,0 +1,166 @@
+//! `iolab fio ...`: fio's command lines and job files run on iolab's engine. The jobs
+//! are read and planned before anything runs (a refused option runs nothing); the jobs
+//! between two stonewalls run at the same time ([`run`]), each report entry fio would
+//! print is stored as a phase of one run of kind "fio" with the command line in its
+//! provenance, and printed in the shapes fio prints ([`report`]:
+//! `--output-format=normal|json|json+|terse`, `--output FILE`, `--status-interval`),
+//! with fio's disk statistics ([`disk`]).
+
+mod disk;
+mod report;
+mod run;
+
+use std::path::Path;
+
+use anyhow::{Context, Result};
+use clap::Args;
+use iolab_compat::fio::{
+    FioError, FioJob, FioPlan, Invocation, Section, Sources, parse_args, parse_job_file, plan_jobs,
+};
+
+use crate::cli::StoreArgs;
+use crate::exit;
+use crate::runtime::Runtime;
+
+/// Run fio command lines and job files on iolab's engine, with fio's output.
+#[derive(Args, Debug)]
+pub struct FioArgs {
+    /// A label to find this run by later.
+    #[arg(long)]
+    pub label: Option<String>,
+
+    #[command(flatten)]
+    pub store: StoreArgs,
+
+    /// Keep the files the jobs wrote in DIR/iolab-work (removed at the end by default).
+    #[arg(long)]
+    pub keep: bool,
+
+    /// fio's arguments: job files and --name=NAME --rw=... options, as fio takes them.
+    #[arg(
+        trailing_var_arg = true,
+        allow_hyphen_values = true,
+        value_name = "FIO ARGS",
+        required = true
+    )]
+    pub args: Vec<String>,
+}
+
+/// The most a job file may hold; a job file is a few kilobytes.
+const MAX_JOB_FILE: u64 = 1 << 20;
+
+pub fn fio(args: FioArgs) -> Result<u8> {
+    let mut sources = HostSources;
+    let inv = parse_args(&args.args, &sources)?;
+    let sections = read_sections(&inv, &mut sources)?;
+    let jobs = sections
+        .iter()
+        .map(FioJob::from_section)
+        .collect::<Result<Vec<_>, FioError>>()?;
+    let plans = plan_jobs(&jobs, iolab_engine::phase::now_ms() as u64)?;
+    if inv.parse_only {
+        print!("{}", describe_plans(&plans));
+        return Ok(exit::OK);
+    }
+    Runtime::with(|rt| run::run_jobs(rt, &args, &inv, &plans))
+}
+
+/// The job files' jobs, then the command line's, as fio orders them.
+fn read_sections(inv: &Invocation, sources: &mut HostSources) -> Result<Vec<Section>> {
+    let mut sections = Vec::new();
+    for file in &inv.job_files {
+        let text = read_capped(Path::new(file)).with_context(|| format!("job file {file}"))?;
+        sections.extend(parse_job_file(file, &text, sources)?);
+    }
+    sections.extend(inv.jobs.iter().cloned());
+    Ok(sections)
+}
+
+/// Reads at most [`MAX_JOB_FILE`] bytes; a longer input is refused, not truncated.
+fn read_capped(path: &Path) -> Result<String> {
+    Ok(iolab_core::input::read_text_within(path, MAX_JOB_FILE)?)
+}
+
+/// What `--parse-only` prints: each job as the iolab workload it runs.
+fn describe_plans(plans: &[FioPlan]) -> String {
+    let mut out = String::new();
+    for p in plans {
+        let spec = serde_json::to_value(&p.spec).unwrap_or_default();
+        let target = match (&p.target.dir, &p.target.device) {
+            (_, Some(d)) => format!("device {}", d.display()),
+            (Some(d), None) => format!("dir {}", d.display()),
+            (None, None) => String::new(),
+        };
+        out.push_str(&format!(
+            "[{}] group {} phase {} on {target}\n",
+            p.job.name, p.group, p.phase
+        ));
+        if let Some(a) = p.after {
+            out.push_str(&format!("  after = [{}]\n", plans[a].job.name));
+        }
+        let files = match &p.target.dir {
+            Some(d) => format!(
+                "{}/iolab-work/{}",
+                d.display(),
+                p.file_names
+                    .replace("{worker}", "<jobnum>")
+                    .replace("{file}", "<filenum>")
+            ),
+            None => String::from("(the device)"),
+        };
+        out.push_str(&format!("  files = {files}\n"));
+        for (key, value) in [
+            (
+                "files_per_job",
+                (p.files_per_job > 1).then(|| p.files_per_job.to_string()),
+            ),
+            ("offset", Some(p.offset.to_string()).filter(|o| o != "0")),
+            ("loops", (p.loops > 1).then(|| p.loops.to_string())),
+            ("start_delay", p.start_delay.map(|d| d.to_string())),
+            ("ramp", p.ramp.map(|d| d.to_string())),
+        ] {
+            if let Some(v) = value {
+                out.push_str(&format!("  {key} = {v}\n"));
+            }
+        }
+        if let Some(m) = spec.as_object() {
+            for (k, v) in m {
+                if !v.is_null() {
+                    out.push_str(&format!("  {k} = {v}\n"));
+                }
+            }
+        }
+        for n in &p.notes {
+            out.push_str(&format!("  note: {n}\n"));
+        }
+    }
+    out
+}
+
+/// The environment and this machine's values for job files.
+struct HostSources;
+
+impl Sources for HostSources {
+    fn env(&self, name: &str) -> Option<String> {
+        std::env::var(name).ok()
+    }
+
+    fn host_value(&self, name: &str) -> Option<u64> {
+        match name {
+            "ncpus" => std::thread::available_parallelism()
+                .ok()
+                .map(|n| n.get() as u64),
+            "pagesize" => Some(4096),
+            "mb_memory" => std::fs::read_to_string("/proc/meminfo").ok().and_then(|m| {
+                let kib: u64 = m.lines().next()?.split_whitespace().nth(1)?.parse().ok()?;
+                Some(kib / 1024)
+            }),
+            _ => None,
+        }
+    }
+
+    fn include(&mut self, from: &str, path: &str) -> Result<String, FioError> {
+        read_capped(Path::new(path))
+            .map_err(|e| FioError::at(from, format!("include {path}: {}", exit::one_line(&e))))
+    }
+}

@@ -1,0 +1,299 @@
+//! Running the planned jobs: one phase per stonewall, its jobs together
+//! (`run_data_jobs`) on the targets they name, prepared once each; fio's report entries
+//! stored as the run's phases; fio's `io_u error` lines; the files removed when the
+//! phase ends. fio's status dumps come from the same entries while a phase runs.
+
+use std::sync::Mutex;
+
+use anyhow::Result;
+use iolab_compat::fio::{FioPlan, Invocation};
+use iolab_core::result::{PhaseResult, RunStatus};
+use iolab_core::spec::{BackendKind, DataSpec, TargetSpec};
+use iolab_engine::assemble::PhaseMeta;
+use iolab_engine::data::DataOptions;
+use iolab_engine::data::together::{DataJob, JobsRun, StatusEvery, WorkerRow, run_data_jobs};
+use iolab_engine::plan::FileNames;
+use iolab_engine::{MonotonicClock, PreparedTarget, prepare_target};
+
+use super::FioArgs;
+use super::disk::{DiskProbe, DiskTotals};
+use super::report::{Entry, Reporter};
+use crate::commands::finish::{cleanup, finish_status};
+use crate::runtime::Runtime;
+use crate::sink::RunSink;
+use crate::watch::Watch;
+
+/// What every phase of the run shares.
+struct Shared<'a> {
+    rt: &'a Runtime,
+    plans: &'a [FioPlan],
+    reporter: &'a Reporter<'a>,
+    totals: &'a Mutex<DiskTotals>,
+    status_interval: Option<u64>,
+    keep: bool,
+}
+
+pub fn run_jobs(rt: &Runtime, args: &FioArgs, inv: &Invocation, plans: &[FioPlan]) -> Result<u8> {
+    let specs: Vec<_> = plans.iter().map(|p| &p.spec).collect();
+    let dir = plans[0].target.dir.clone();
+    let mut sink = RunSink::start(
+        rt,
+        &args.store,
+        "fio",
+        serde_json::json!({ "fio": args.args, "jobs": specs }),
+        crate::commands::run::describe(&plans[0].target),
+        dir.as_deref(),
+        args.label.clone(),
+    );
+    let reporter = Reporter::new(inv, plans, rt.comm.size(), rt.is_root())?;
+    let totals = Mutex::new(DiskTotals::default());
+    let shared = Shared {
+        rt,
+        plans,
+        reporter: &reporter,
+        totals: &totals,
+        status_interval: inv.status_interval,
+        keep: args.keep,
+    };
+    let mut done: Vec<Entry> = Vec::new();
+    let mut verified: Vec<PhaseResult> = Vec::new();
+    let last = plans.iter().map(|p| p.phase).max().unwrap_or(0);
+    for phase in 0..=last {
+        let jobs: Vec<usize> = (0..plans.len())
+            .filter(|&i| plans[i].phase == phase)
+            .collect();
+        if rt.is_root() {
+            for &i in &jobs {
+                for n in &plans[i].notes {
+                    eprintln!("iolab fio: [{}] {n}", plans[i].job.name);
+                }
+            }
+        }
+        match run_phase(&shared, &sink, &jobs, &done) {
+            Ok((entries, verify)) => {
+                if rt.is_root() {
+                    for e in &entries {
+                        let plan = &plans[reporter.units[e.unit].plan];
+                        io_u_errors(&e.phase, plan.spec.block_size.get());
+                    }
+                }
+                sink.phases(entries.iter().map(|e| e.phase.clone()).collect());
+                sink.phases(verify.clone());
+                verified.extend(verify);
+                done.extend(entries);
+            }
+            Err(e) => return Err(abandon(&mut sink, e, plans, &jobs)),
+        }
+        if rt.interrupted() || done.iter().any(|e| e.phase.interrupted) {
+            break;
+        }
+    }
+    let results = done.iter().map(|e| &e.phase).chain(&verified);
+    let failed = results
+        .clone()
+        .any(|r| r.error_count > 0 || r.verify_failures > 0);
+    let interrupted = rt.interrupted() || done.iter().any(|e| e.phase.interrupted);
+    let code = finish_status(&mut sink, interrupted, failed);
+    if rt.is_root() {
+        let disks = totals.lock().unwrap_or_else(|p| p.into_inner()).fio();
+        reporter.write(&reporter.render(&done.iter().collect::<Vec<_>>(), &disks))?;
+        if !sink.record.id.is_empty() {
+            eprintln!("iolab fio: stored as {}", sink.record.id);
+        }
+    }
+    Ok(code)
+}
+
+/// Ends the run after a phase failed: stored as failed (or interrupted), the error
+/// naming the phase's jobs.
+fn abandon(
+    sink: &mut RunSink,
+    e: anyhow::Error,
+    plans: &[FioPlan],
+    jobs: &[usize],
+) -> anyhow::Error {
+    let status = match e.downcast_ref::<iolab_engine::EngineError>() {
+        Some(iolab_engine::EngineError::Interrupted) => RunStatus::Interrupted,
+        _ => RunStatus::Failed,
+    };
+    sink.finish(status);
+    let names: Vec<&str> = jobs.iter().map(|&i| plans[i].job.name.as_str()).collect();
+    let what = if names.len() == 1 { "job" } else { "jobs" };
+    e.context(format!("{what} {}", names.join(", ")))
+}
+
+/// Runs the jobs (plan indices) of one phase together: their report entries and the
+/// verify phases of verify writes. `done` holds the entries of the phases before, for
+/// status dumps.
+fn run_phase(
+    s: &Shared<'_>,
+    sink: &RunSink,
+    jobs: &[usize],
+    done: &[Entry],
+) -> Result<(Vec<Entry>, Vec<PhaseResult>)> {
+    let comm = s.rt.comm.as_ref();
+    let mut targets: Vec<(TargetSpec, bool, PreparedTarget)> = Vec::new();
+    let mut target_of: Vec<usize> = Vec::with_capacity(jobs.len());
+    for &i in jobs {
+        let p = &s.plans[i];
+        let null = p.spec.backend == BackendKind::Null;
+        if let Some(k) = targets
+            .iter()
+            .position(|(t, n, _)| *t == p.target && *n == null)
+        {
+            target_of.push(k);
+            continue;
+        }
+        let writes = jobs
+            .iter()
+            .any(|&j| s.plans[j].target == p.target && s.plans[j].spec.rw.writes());
+        match prepare_target(comm, &p.target, p.spec.backend, writes) {
+            Ok(t) => {
+                targets.push((p.target.clone(), null, t));
+                target_of.push(targets.len() - 1);
+            }
+            Err(e) => {
+                for (_, _, t) in targets {
+                    let _ = cleanup(comm, t, &[], false);
+                }
+                return Err(e.into());
+            }
+        }
+    }
+    let outcome = run_prepared(s, sink, jobs, done, &targets, &target_of);
+    let mut files: Vec<Vec<std::path::PathBuf>> = vec![Vec::new(); targets.len()];
+    if let Ok(run) = &outcome {
+        for (k, j) in run.jobs.iter().enumerate() {
+            files[target_of[k]].extend(j.files.iter().cloned());
+        }
+    }
+    let mut cleaned = Ok(());
+    for ((_, _, t), f) in targets.into_iter().zip(&files) {
+        cleaned = cleaned.and(cleanup(comm, t, f, s.keep));
+    }
+    let run = outcome?;
+    cleaned?;
+    let meta = |plan: usize| -> PhaseMeta {
+        let k = jobs.iter().position(|&j| j == plan).unwrap_or(0);
+        run.jobs[k].meta.clone()
+    };
+    let rows: Vec<&WorkerRow> = run.jobs.iter().flat_map(|j| &j.rows).collect();
+    let context = (run.interrupted, run.started_at_ms, run.telemetry.clone());
+    let entries = s.reporter.entries(jobs, &rows, &meta, context);
+    let verify = run
+        .jobs
+        .iter()
+        .filter_map(|j| {
+            j.verify.clone().map(|mut v| {
+                v.name = format!("{} verify", j.meta.name);
+                v
+            })
+        })
+        .collect();
+    Ok((entries, verify))
+}
+
+/// The jobs of one phase on their prepared targets (`targets[target_of[k]]` for job k).
+fn run_prepared(
+    s: &Shared<'_>,
+    sink: &RunSink,
+    jobs: &[usize],
+    done: &[Entry],
+    targets: &[(TargetSpec, bool, PreparedTarget)],
+    target_of: &[usize],
+) -> Result<JobsRun> {
+    let mut resolved: Vec<(DataSpec, u64)> = Vec::with_capacity(jobs.len());
+    for (k, &i) in jobs.iter().enumerate() {
+        let size = match &targets[target_of[k]].2 {
+            PreparedTarget::Device { check } => Some(check.size),
+            _ => None,
+        };
+        resolved.push(s.plans[i].at_target(size)?);
+    }
+    let data_jobs: Vec<DataJob<'_>> = jobs
+        .iter()
+        .enumerate()
+        .map(|(k, &i)| {
+            let p = &s.plans[i];
+            DataJob {
+                spec: &resolved[k].0,
+                target: &targets[target_of[k]].2,
+                opts: DataOptions {
+                    name: Some(p.job.name.clone()),
+                    names: FileNames::Template(p.file_names.clone()),
+                    files_per_worker: p.files_per_job,
+                    start_offset: resolved[k].1,
+                    loops: p.loops,
+                    start_delay: p.start_delay,
+                    ramp: p.ramp,
+                    ..DataOptions::default()
+                },
+                after: p.after.and_then(|a| jobs.iter().position(|&j| j == a)),
+            }
+        })
+        .collect();
+    let paths: Vec<&std::path::Path> = targets
+        .iter()
+        .filter(|(_, null, _)| !null)
+        .filter_map(|(t, _, _)| t.device.as_deref().or(t.dir.as_deref()))
+        .collect();
+    let output = crate::cli::OutputArgs {
+        quiet: true,
+        ..Default::default()
+    };
+    let inventory = sink.record.provenance.inventory.as_ref();
+    let watch = Watch::for_paths(&output, inventory, &paths);
+    let env = watch.env(s.rt);
+    let devices = crate::telemetry::devices_under(&paths);
+    let probe = DiskProbe::new(env.probe, devices, s.totals);
+    let env = env.with_probe(&probe);
+    let report = |rows: &[WorkerRow]| {
+        let refs: Vec<&WorkerRow> = rows.iter().collect();
+        let meta = |plan: usize| PhaseMeta {
+            name: s.plans[plan].job.name.clone(),
+            ..PhaseMeta::default()
+        };
+        let now = iolab_engine::phase::now_ms();
+        let current = s.reporter.entries(jobs, &refs, &meta, (false, now, None));
+        let all: Vec<&Entry> = done.iter().chain(&current).collect();
+        let disks = s.totals.lock().unwrap_or_else(|p| p.into_inner()).fio();
+        if let Err(e) = s.reporter.write(&s.reporter.render(&all, &disks)) {
+            eprintln!("iolab fio: status: {}", crate::exit::one_line(&e));
+        }
+    };
+    let status = s.status_interval.map(|secs| StatusEvery {
+        every: std::time::Duration::from_secs(secs),
+        report: &report,
+    });
+    let run = run_data_jobs(&env, &MonotonicClock, &data_jobs, status);
+    watch.progress.finish();
+    Ok(run?)
+}
+
+/// fio's line for a failed I/O (`fio: io_u error on file F: strerror: write offset=O,
+/// buflen=B`), for each error the phase kept, then iolab's own count of the rest.
+fn io_u_errors(phase: &PhaseResult, block_size: u64) {
+    for e in &phase.errors {
+        let what = e
+            .errno
+            .map(|n| iolab_core::error::describe(&std::io::Error::from_raw_os_error(n)))
+            .unwrap_or_else(|| e.message.clone());
+        let dir = match e.op {
+            iolab_core::result::OpKind::Read => "read",
+            iolab_core::result::OpKind::Write => "write",
+            _ => "sync",
+        };
+        eprintln!(
+            "fio: io_u error on file {}: {what}: {dir} offset={}, buflen={block_size}",
+            e.path,
+            e.offset.unwrap_or(0)
+        );
+    }
+    let kept = phase.errors.len() as u64;
+    if phase.error_count > kept {
+        eprintln!(
+            "iolab fio: and {} more I/O errors",
+            phase.error_count - kept
+        );
+    }
+}

@@ -1,0 +1,491 @@
+//! [`Loop`]: one worker's I/O loop, from the start gate to its last completion: keeps
+//! the queue full, stamps issue and completion times, checks verify blocks, fsyncs when
+//! asked, ends a ramp and leaves snapshots of its figures when asked for them.
+
+use std::sync::atomic::Ordering;
+
+use iolab_backend::{BackendError, Completion, DataFile, IoBackend, IoDir, IoRequest};
+use iolab_core::pattern::{
+    check_verify, fill_ior_timestamp, fill_verify, ior_timestamp_mismatch, stamp_unique,
+};
+use iolab_core::result::{ErrorRecord, OpKind};
+use iolab_core::spec::DataPattern;
+use iolab_core::units::Nanos;
+
+use super::{INTERVAL, WorkerSetup, op_of};
+use crate::clock::Clock;
+use crate::control::PhaseControl;
+use crate::offsets::{OffsetGen, OpMix};
+use crate::recorder::Recorder;
+
+/// Steps through the write window: a prime above any number of positions (at most
+/// 1 MiB / 512 + 1), so consecutive writes start at different places.
+const WINDOW_STRIDE: u64 = 7919;
+
+/// The state of the I/O loop of one worker.
+pub(super) struct Loop<'s, 'b, C: Clock> {
+    s: &'s WorkerSetup<'s, C>,
+    backend: &'b mut dyn IoBackend,
+    files: &'b [DataFile],
+    start: Nanos,
+    block: u32,
+    free: Vec<u32>,
+    slot_dir: Vec<IoDir>,
+    slot_offset: Vec<u64>,
+    /// The file (of this worker's) each slot's I/O is on.
+    slot_file: Vec<u32>,
+    slot_issued: Vec<Nanos>,
+    /// Slots pushed since the last submit, stamped together just before it.
+    fresh: Vec<u32>,
+    /// The backend may hand an I/O to the kernel inside push: stamp each one there.
+    stamp_on_push: bool,
+    /// Places (in alignment units) a write's data may start in its slot; 1: the start.
+    pub(super) window_positions: u64,
+    completions: Vec<Completion>,
+    issued: u64,
+    pub(super) completed: u64,
+    bytes: u64,
+    writes_since_fsync: u64,
+    /// The file of the latest write (what `fsync_every` syncs).
+    last_write_file: usize,
+    /// The ramp ends then (never: no ramp); from then on the recorder counts.
+    ramp_end: Nanos,
+    /// When the recorder started counting: the start, or the end of the ramp.
+    pub(super) counted_from: Nanos,
+    /// The last snapshot request answered.
+    snapshot_seen: u64,
+    /// When issuing stops (the runtime or stonewall), if ever.
+    deadline: Option<Nanos>,
+    failed: bool,
+    /// The backend itself failed: nothing more can complete through it.
+    broken: bool,
+    now: Nanos,
+}
+
+impl<'s, 'b, C: Clock> Loop<'s, 'b, C> {
+    pub(super) fn new(
+        s: &'s WorkerSetup<'s, C>,
+        backend: &'b mut dyn IoBackend,
+        files: &'b [DataFile],
+        start: Nanos,
+    ) -> Self {
+        let caps = backend.capabilities();
+        let depth = s.plan.spec.queue_depth.min(caps.max_queue_depth).max(1) as usize;
+        Loop {
+            s,
+            backend,
+            files,
+            start,
+            block: s.plan.block_size as u32,
+            free: (0..depth as u32).rev().collect(),
+            // A slot's buffer holds IOR's words from the start under its pattern.
+            slot_dir: vec![
+                if s.plan.spec.pattern == DataPattern::IorTimestamp {
+                    IoDir::Write
+                } else {
+                    IoDir::Read
+                };
+                depth
+            ],
+            slot_offset: vec![0; depth],
+            slot_file: vec![0; depth],
+            slot_issued: vec![Nanos::ZERO; depth],
+            fresh: Vec::with_capacity(depth),
+            stamp_on_push: caps.submits_on_push,
+            window_positions: 1,
+            completions: Vec::with_capacity(depth),
+            issued: 0,
+            completed: 0,
+            bytes: 0,
+            writes_since_fsync: 0,
+            last_write_file: 0,
+            ramp_end: if s.plan.start.ramp == Nanos::ZERO {
+                Nanos(u64::MAX)
+            } else {
+                start + s.plan.start.ramp
+            },
+            counted_from: start,
+            snapshot_seen: 0,
+            deadline: None,
+            failed: false,
+            broken: false,
+            now: start,
+        }
+    }
+
+    pub(super) fn run(&mut self, offsets: &mut dyn OffsetGen, mix: &mut OpMix, rec: &mut Recorder) {
+        let spec = &self.s.plan.spec;
+        // A runtime counts from the end of the ramp (set again when the ramp ends).
+        self.deadline = spec
+            .runtime
+            .or(spec.stonewall)
+            .map(|d| self.start + self.s.plan.start.ramp + d.nanos());
+        let wear_out = spec.wear_out && spec.stonewall.is_some();
+        let verify = spec.verify;
+        let ior = spec.pattern == DataPattern::IorTimestamp;
+        let seed = spec.seed;
+        let (base, stride) = (self.s.worker.base, self.s.worker.stride);
+        let nfiles = u64::from(self.s.worker.files.max(1));
+        let fsync_every = spec.fsync_every.unwrap_or(u64::MAX);
+        let pace = spec
+            .rate_iops
+            .map(|r| Nanos((self.s.plan.total_workers as u64 * 1_000_000_000) / r.max(1)));
+        let mut next_due = self.start;
+        let mut limit = u64::MAX;
+        let mut issuing = true;
+        // The stonewall, not the end of its share, stopped this worker.
+        let mut at_deadline = false;
+        let stop = &self.s.control.stop;
+        let first_done = &self.s.control.first_done;
+        let progress = &self.s.control.workers[self.s.index];
+        let snapshot_request = &self.s.control.snapshot_request;
+
+        loop {
+            // Fill the queue; with --fsync-every, no further than the next fsync (which
+            // waits for what is in flight first), whatever the queue depth.
+            while issuing && !self.free.is_empty() && self.writes_since_fsync < fsync_every {
+                if stop.load(Ordering::Relaxed) || self.issued >= limit {
+                    issuing = false;
+                    break;
+                }
+                if let Some(d) = self.deadline
+                    && self.now >= d
+                    && limit == u64::MAX
+                {
+                    issuing = false;
+                    at_deadline = true;
+                    first_done.store(true, Ordering::Relaxed);
+                    break;
+                }
+                if let Some(p) = pace {
+                    if self.now < next_due {
+                        if self.backend.in_flight() > 0 {
+                            break;
+                        }
+                        std::thread::sleep((next_due - self.now).to_duration());
+                        self.now = self.s.clock.now();
+                    }
+                    next_due = next_due + p;
+                }
+                let Some(block) = offsets.next() else {
+                    issuing = false;
+                    break;
+                };
+                // Several files take turns: block b is block b / n of file b % n.
+                let (file, block) = if nfiles == 1 {
+                    (0, block)
+                } else {
+                    ((block % nfiles) as u32, block / nfiles)
+                };
+                let offset = base + block * stride;
+                let dir = mix.draw();
+                let slot = self.free.pop().expect("checked non-empty");
+                let buf_offset = if dir == IoDir::Write {
+                    (self.issued.wrapping_mul(WINDOW_STRIDE) % self.window_positions)
+                        * self.s.alignment
+                } else {
+                    0
+                } as usize;
+                if dir == IoDir::Write {
+                    let buf = &mut self.backend.buffers().get_mut(slot)
+                        [buf_offset..buf_offset + self.block as usize];
+                    if ior {
+                        // The buffer already holds IOR's words, unless a read used it.
+                        if self.slot_dir[slot as usize] == IoDir::Read {
+                            fill_ior_timestamp(buf, seed as u32, self.s.worker.global.into());
+                        }
+                    } else if verify {
+                        let file_id = self.s.plan.files[self.s.worker.file + file as usize].id;
+                        fill_verify(buf, seed, file_id, offset);
+                    } else {
+                        stamp_unique(buf, offset, self.issued);
+                    }
+                    self.writes_since_fsync += 1;
+                    self.last_write_file = file as usize;
+                } else if ior && verify {
+                    // IOR's invalidate_buffer_pattern: a read that delivers nothing
+                    // cannot pass for the data left in the buffer.
+                    let buf = self.backend.buffers().get_mut(slot);
+                    buf[0] = !buf[0];
+                }
+                if self.stamp_on_push {
+                    self.slot_issued[slot as usize] = self.s.clock.now();
+                }
+                let pushed = self.backend.push(IoRequest {
+                    file,
+                    dir,
+                    offset,
+                    len: self.block,
+                    slot,
+                    buf_offset: buf_offset as u32,
+                });
+                if let Err(e) = pushed {
+                    self.fail_all(rec, e.to_string());
+                    break;
+                }
+                self.slot_dir[slot as usize] = dir;
+                self.slot_offset[slot as usize] = offset;
+                self.slot_file[slot as usize] = file;
+                if !self.stamp_on_push {
+                    self.fresh.push(slot);
+                }
+                self.issued += 1;
+            }
+            if self.broken {
+                break;
+            }
+
+            if self.backend.in_flight() == 0 {
+                if issuing {
+                    continue;
+                }
+                // Wear-out: stopped by the stonewall with work left; catch up with the
+                // busiest worker before finishing. A worker whose share ran out first has
+                // nothing to catch up with: it finishes (and its count sets the bar).
+                if wear_out
+                    && at_deadline
+                    && limit == u64::MAX
+                    && !self.failed
+                    && !stop.load(Ordering::Relaxed)
+                {
+                    let target = self.s.control.wear_out_wait(self.s.index, self.issued);
+                    if target > self.issued && !stop.load(Ordering::Relaxed) {
+                        limit = target;
+                        issuing = true;
+                        continue;
+                    }
+                }
+                break;
+            }
+
+            self.submit_and_reap(rec, verify, seed);
+            if self.broken {
+                break;
+            }
+            if self.now >= self.ramp_end {
+                self.end_ramp(rec);
+            }
+            let wanted = snapshot_request.load(Ordering::Relaxed);
+            if wanted != self.snapshot_seen {
+                self.leave_snapshot(wanted, rec);
+            }
+            if self.failed {
+                issuing = false;
+            }
+            progress.ops.store(self.completed, Ordering::Relaxed);
+            progress.bytes.store(self.bytes, Ordering::Relaxed);
+            rec.publish(&progress.latency, false);
+            if !rec.first_done_marked() && first_done.load(Ordering::Relaxed) {
+                rec.mark_first_done();
+            }
+            if self.writes_since_fsync >= fsync_every {
+                self.drain(rec, verify, seed);
+                self.fsync(rec, self.last_write_file);
+            }
+        }
+        if self.ramp_end != Nanos(u64::MAX) {
+            // The work ended before the ramp did: nothing is counted.
+            self.now = self.s.clock.now();
+            self.end_ramp(rec);
+        }
+        if spec.fsync_at_end && spec.rw.writes() && !self.failed {
+            for file in 0..self.files.len() {
+                self.fsync(rec, file);
+            }
+        }
+    }
+
+    /// Leaves what was measured so far in the worker's snapshot slot (asked for by
+    /// request `wanted`).
+    #[cold]
+    fn leave_snapshot(&mut self, wanted: u64, rec: &Recorder) {
+        self.snapshot_seen = wanted;
+        let covered = self.now.saturating_sub(self.counted_from);
+        let slot = &self.s.control.workers[self.s.index].snapshot;
+        *slot.lock().unwrap_or_else(|p| p.into_inner()) = Some((rec.snapshot(), covered));
+    }
+
+    /// The ramp is over: from now on the recorder counts, and the worker's CPU time too.
+    #[cold]
+    fn end_ramp(&mut self, rec: &mut Recorder) {
+        self.ramp_end = Nanos(u64::MAX);
+        let spec = &self.s.plan.spec;
+        if let Some(d) = spec.runtime.or(spec.stonewall) {
+            self.deadline = Some(self.now + d.nanos());
+        }
+        self.counted_from = self.now;
+        *rec = Recorder::new(self.now, INTERVAL);
+        PhaseControl::restart_cpu_clock();
+    }
+
+    #[inline]
+    fn submit_and_reap(&mut self, rec: &mut Recorder, verify: bool, seed: u64) {
+        let issued_at = self.s.clock.now();
+        for slot in self.fresh.drain(..) {
+            self.slot_issued[slot as usize] = issued_at;
+        }
+        if let Err(e) = self.backend.submit(1) {
+            self.fail_all(rec, e.to_string());
+            return;
+        }
+        self.backend.reap(&mut self.completions);
+        self.now = self.s.clock.now();
+        let now = self.now;
+        for i in 0..self.completions.len() {
+            let c = self.completions[i];
+            let slot = c.slot as usize;
+            let dir = self.slot_dir[slot];
+            if c.result == self.block as i32 {
+                rec.record(
+                    op_of(dir),
+                    now - self.slot_issued[slot],
+                    self.block as u64,
+                    now,
+                );
+                self.completed += 1;
+                self.bytes += self.block as u64;
+                if verify && dir == IoDir::Read {
+                    let offset = self.slot_offset[slot];
+                    let file = self.slot_file[slot] as usize;
+                    let file_id = self.s.plan.files[self.s.worker.file + file].id;
+                    let buf = &self.backend.buffers().get(c.slot)[..self.block as usize];
+                    let wrong = if self.s.plan.spec.pattern == DataPattern::IorTimestamp {
+                        let owner = self.s.worker.owner.into();
+                        ior_timestamp_mismatch(buf, seed as u32, owner).map(|at| {
+                            format!(
+                                "byte {at} differs from IOR's timestamp data of rank {owner} (signature {})",
+                                seed as u32
+                            )
+                        })
+                    } else {
+                        check_verify(buf, seed, file_id, offset)
+                            .err()
+                            .map(|m| m.to_string())
+                    };
+                    if let Some(m) = wrong {
+                        let path = self.s.plan.files[self.s.worker.file + file]
+                            .path
+                            .display()
+                            .to_string();
+                        let message = format!(
+                            "verify failed for the block at offset {offset} in {path}: {m}"
+                        );
+                        let e = self.error(file, OpKind::Read, Some(offset), None, message);
+                        rec.verify_failure(e);
+                    }
+                }
+            } else {
+                let file = self.slot_file[slot] as usize;
+                self.io_failed(rec, dir, file, self.slot_offset[slot], c.result);
+            }
+            self.free.push(c.slot);
+        }
+        self.completions.clear();
+    }
+
+    /// Waits for every in-flight I/O.
+    fn drain(&mut self, rec: &mut Recorder, verify: bool, seed: u64) {
+        while self.backend.in_flight() > 0 && !self.broken {
+            self.submit_and_reap(rec, verify, seed);
+        }
+    }
+
+    /// fsyncs file `index` of this worker's files.
+    fn fsync(&mut self, rec: &mut Recorder, index: usize) {
+        self.writes_since_fsync = 0;
+        let Some(file) = self.files.get(index) else {
+            return;
+        };
+        let t = self.s.clock.now();
+        match file.fsync() {
+            Ok(()) => {
+                self.now = self.s.clock.now();
+                rec.record(OpKind::Fsync, self.now - t, 0, self.now);
+            }
+            Err(e) => {
+                let errno = e.errno();
+                rec.error(self.error(index, OpKind::Fsync, None, errno, e.to_string()));
+                self.failed = true;
+                self.s.control.stop_all();
+            }
+        }
+    }
+
+    /// An error on file `file` of this worker's files.
+    fn error(
+        &self,
+        file: usize,
+        op: OpKind,
+        offset: Option<u64>,
+        errno: Option<i32>,
+        message: String,
+    ) -> ErrorRecord {
+        ErrorRecord {
+            rank: self.s.rank,
+            host: self.s.host.to_string(),
+            op,
+            path: self.s.plan.files[self.s.worker.file + file]
+                .path
+                .display()
+                .to_string(),
+            offset,
+            errno,
+            message,
+        }
+    }
+
+    fn io_failed(&mut self, rec: &mut Recorder, dir: IoDir, file: usize, offset: u64, result: i32) {
+        let path = self.s.plan.files[self.s.worker.file + file].path.clone();
+        let op = op_of(dir);
+        let op_name = op.name();
+        let len = self.block as u64;
+        let (errno, message) = if result < 0 {
+            let errno = -result;
+            let e = if errno == libc::EINVAL && self.s.plan.spec.direct {
+                BackendError::Unaligned {
+                    op: op_name,
+                    path,
+                    offset,
+                    len,
+                    align: self.s.alignment,
+                }
+            } else {
+                BackendError::Io {
+                    op: op_name,
+                    path,
+                    offset,
+                    len,
+                    source: std::io::Error::from_raw_os_error(errno),
+                }
+            };
+            (Some(errno), e.to_string())
+        } else {
+            (
+                None,
+                format!(
+                    "short {op_name}: {result} of {len} bytes at offset {offset} in {} ({})",
+                    path.display(),
+                    match dir {
+                        IoDir::Read => "the file is shorter than the workload expects",
+                        IoDir::Write => "the file system is probably full",
+                    }
+                ),
+            )
+        };
+        rec.error(self.error(file, op, Some(offset), errno, message));
+        self.failed = true;
+        if !self.s.isolated {
+            self.s.control.stop_all();
+        }
+    }
+
+    fn fail_all(&mut self, rec: &mut Recorder, message: String) {
+        rec.error(self.error(0, OpKind::Read, None, None, message));
+        self.failed = true;
+        self.broken = true;
+        self.fresh.clear();
+        if !self.s.isolated {
+            self.s.control.stop_all();
+        }
+    }
+}
