@@ -18,6 +18,7 @@ use iolab_backend::meta::{
     DirBuffer, EntryKind, EntryStat, MTime, MetaBackend, MetaDir, PosixMeta, ctime_secs_of,
     lstat_whole_path, mtime_of,
 };
+use iolab_comm::Comm;
 use iolab_core::result::{ErrorRecord, OpKind, PhaseKind, PhaseResult};
 use iolab_core::spec::{EntryType, FindSpec, FindWalk, Glob, MetaPaths, NewerBy, SizeTest};
 
@@ -246,19 +247,7 @@ pub(super) fn walk_with_threads<C: Clock>(
     dir: &Path,
 ) -> Result<PhaseResult, EngineError> {
     let comm = env.comm;
-    spec.validate()?;
-    check_ranks_agree(comm, "the find", spec)?;
-    let top = resolve_placeholders(dir, comm.host(), comm.rank());
-    let matcher = agree(
-        comm,
-        check_top(&top).and_then(|()| Matcher::new(spec).map_err(EngineError::from)),
-    )?;
-    // pfind walks the real path of its directory: every whole path starts from the root.
-    let top = if spec.paths == MetaPaths::Whole {
-        top.canonicalize().unwrap_or(top)
-    } else {
-        top
-    };
+    let (top, matcher) = prepare_walk(comm, spec, dir)?;
     let queue = WalkQueue::new(spec.threads as usize);
     let host = comm.host().to_string();
     let backend = PosixMeta;
@@ -290,7 +279,31 @@ pub(super) fn walk_with_threads<C: Clock>(
     Ok(phase)
 }
 
-pub(super) fn check_top(top: &Path) -> Result<(), EngineError> {
+/// What every walk checks and agrees on before it starts (collective): the spec, the
+/// same on every rank, the top directory (its `{host}`/`{rank}` resolved) and the
+/// predicates; the top as walked (its real path for whole-path calls, as pfind walks it)
+/// and the matcher.
+pub(super) fn prepare_walk(
+    comm: &dyn Comm,
+    spec: &FindSpec,
+    dir: &Path,
+) -> Result<(PathBuf, Matcher), EngineError> {
+    spec.validate()?;
+    check_ranks_agree(comm, "the find", spec)?;
+    let top = resolve_placeholders(dir, comm.host(), comm.rank());
+    let matcher = agree(
+        comm,
+        check_top(&top).and_then(|()| Matcher::new(spec).map_err(EngineError::from)),
+    )?;
+    let top = if spec.paths == MetaPaths::Whole {
+        top.canonicalize().unwrap_or(top)
+    } else {
+        top
+    };
+    Ok((top, matcher))
+}
+
+fn check_top(top: &Path) -> Result<(), EngineError> {
     match std::fs::metadata(top) {
         Ok(m) if m.is_dir() => Ok(()),
         Ok(_) => Err(MetaError::FindNotDir {

@@ -24,14 +24,12 @@ use std::os::unix::ffi::OsStrExt;
 use crate::assemble::assemble;
 use crate::clock::Clock;
 use crate::control::PhaseControl;
-use crate::data::check_ranks_agree;
 use crate::error::EngineError;
 use crate::phase::{Env, WorkerReport, run_phase};
 use crate::recorder::Recorder;
-use crate::target::{agree, resolve_placeholders};
 use crate::worker::INTERVAL;
 
-use super::find::{Matcher, check_top, find_meta, walk_with_threads};
+use super::find::{Matcher, find_meta, prepare_walk, walk_with_threads};
 
 /// IO500's `-q 10000`: pending work items per rank before entries are handled at once.
 const QUEUE_LENGTH: usize = 10_000;
@@ -63,15 +61,8 @@ pub fn run_pfind<C: Clock>(
         );
         return Ok(phase);
     }
-    spec.validate()?;
-    check_ranks_agree(comm, "the find", spec)?;
-    let top = resolve_placeholders(dir, comm.host(), comm.rank());
-    let matcher = agree(
-        comm,
-        check_top(&top).and_then(|()| Matcher::new(spec).map_err(EngineError::from)),
-    )?;
-    // pfind walks the real path of its directory.
-    let top = top.canonicalize().unwrap_or(top);
+    // pfind walks the real path of its directory (whole-path calls, the default).
+    let (top, matcher) = prepare_walk(comm, spec, dir)?;
     let host = comm.host().to_string();
     let run = run_phase(env, clock, "find", 1, false, |i, control| {
         let Some(start) = control.ready_and_wait(true) else {
