@@ -10,6 +10,7 @@ mod io500_tree;
 mod ior;
 mod ior_syscalls;
 mod live;
+mod live_targets;
 mod mdtest;
 mod meta;
 mod meta_syscalls;
