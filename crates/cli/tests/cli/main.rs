@@ -18,6 +18,7 @@ mod meta_syscalls;
 mod mpi;
 #[cfg(feature = "mpi")]
 mod mpi_faults;
+mod progress;
 mod results;
 mod run;
 mod safety;
