@@ -7,7 +7,7 @@
 
 use std::io::{IsTerminal, Write};
 use std::sync::Mutex;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use indicatif::{MultiProgress, ProgressBar, ProgressDrawTarget, ProgressStyle};
 use iolab_core::units::{BytesPerSec, Nanos, OpsPerSec};
@@ -18,9 +18,41 @@ use crate::live::LiveState;
 pub struct ProgressLine {
     enabled: bool,
     tty: bool,
-    bars: Option<(MultiProgress, ProgressBar, ProgressBar)>,
+    /// The two bars while they are drawn: made at the first report, cleared by
+    /// [`ProgressLine::finish`] (a study clears them to print each phase's results) and
+    /// made again at the next report.
+    bars: Mutex<Option<Bars>>,
+    /// When the run started, for its elapsed time across phases and bars.
+    started: Instant,
     /// Phase and time of the last plain line.
     last: Mutex<Option<(String, Nanos)>>,
+}
+
+struct Bars {
+    multi: MultiProgress,
+    run: ProgressBar,
+    phase: ProgressBar,
+}
+
+impl Bars {
+    fn new() -> Bars {
+        let multi = MultiProgress::with_draw_target(ProgressDrawTarget::stderr_with_hz(4));
+        let run = multi.add(ProgressBar::new(1));
+        run.set_style(
+            ProgressStyle::with_template(
+                "{prefix:.bold} [{bar:30.cyan/blue}] {pos}/{len} phases  {msg}",
+            )
+            .unwrap_or_else(|_| ProgressStyle::default_bar())
+            .progress_chars("=> "),
+        );
+        let phase = multi.add(ProgressBar::new_spinner());
+        phase.set_style(
+            ProgressStyle::with_template("  {spinner} {msg}")
+                .unwrap_or_else(|_| ProgressStyle::default_spinner()),
+        );
+        phase.enable_steady_tick(Duration::from_millis(250));
+        Bars { multi, run, phase }
+    }
 }
 
 const PLAIN_EVERY: Nanos = Nanos::from_secs(10);
@@ -29,29 +61,11 @@ impl ProgressLine {
     pub fn new(forced: bool, quiet: bool) -> Self {
         let tty =
             std::io::stderr().is_terminal() && std::env::var("TERM").map_or(true, |t| t != "dumb");
-        let enabled = !quiet && (tty || forced);
-        let bars = (enabled && tty).then(|| {
-            let multi = MultiProgress::with_draw_target(ProgressDrawTarget::stderr_with_hz(4));
-            let run = multi.add(ProgressBar::new(1));
-            run.set_style(
-                ProgressStyle::with_template(
-                    "{prefix:.bold} [{bar:30.cyan/blue}] {pos}/{len} phases  elapsed {elapsed}  {msg}",
-                )
-                .unwrap_or_else(|_| ProgressStyle::default_bar())
-                .progress_chars("=> "),
-            );
-            let phase = multi.add(ProgressBar::new_spinner());
-            phase.set_style(
-                ProgressStyle::with_template("  {spinner} {msg}")
-                    .unwrap_or_else(|_| ProgressStyle::default_spinner()),
-            );
-            phase.enable_steady_tick(Duration::from_millis(250));
-            (multi, run, phase)
-        });
         ProgressLine {
-            enabled,
+            enabled: !quiet && (tty || forced),
             tty,
-            bars,
+            bars: Mutex::new(None),
+            started: Instant::now(),
             last: Mutex::new(None),
         }
     }
@@ -61,16 +75,20 @@ impl ProgressLine {
             return;
         }
         let state = crate::live::current().map(|l| l.snapshot());
-        let (line, run) = describe(p, state.as_ref());
-        if let Some((_, run_bar, phase_bar)) = &self.bars {
+        let (line, eta) = describe(p, state.as_ref());
+        let elapsed = human_secs(self.started.elapsed().as_secs_f64());
+        let run = format!("elapsed {elapsed}{eta}");
+        if self.tty {
+            let mut bars = self.bars.lock().unwrap_or_else(|e| e.into_inner());
+            let b = bars.get_or_insert_with(Bars::new);
             if let Some(s) = &state {
                 let (position, planned) = s.position();
-                run_bar.set_length(planned.max(1) as u64);
-                run_bar.set_position(position.saturating_sub(1) as u64);
-                run_bar.set_prefix(s.command.clone());
+                b.run.set_length(planned.max(1) as u64);
+                b.run.set_position(position.saturating_sub(1) as u64);
+                b.run.set_prefix(s.command.clone());
             }
-            run_bar.set_message(run);
-            phase_bar.set_message(line);
+            b.run.set_message(run);
+            b.phase.set_message(line);
             return;
         }
         let mut last = self.last.lock().unwrap_or_else(|e| e.into_inner());
@@ -80,25 +98,32 @@ impl ProgressLine {
         {
             return;
         }
+        let position = state
+            .as_ref()
+            .map(|s| s.position())
+            .filter(|(_, planned)| *planned > 1)
+            .map(|(n, planned)| format!("phase {n} of {planned}  "))
+            .unwrap_or_default();
         let mut err = std::io::stderr().lock();
-        let _ = writeln!(err, "{line}  {run}");
+        let _ = writeln!(err, "{line}  {position}{run}");
         *last = Some((p.phase.to_string(), p.elapsed));
     }
 
-    /// Clears the display before the summary is printed.
+    /// Clears the display before results are printed; the next report draws it again.
     pub fn finish(&self) {
-        if let Some((multi, run, phase)) = &self.bars {
-            phase.finish_and_clear();
-            run.finish_and_clear();
-            let _ = multi.clear();
+        let bars = self.bars.lock().unwrap_or_else(|e| e.into_inner()).take();
+        if let Some(b) = bars {
+            b.phase.finish_and_clear();
+            b.run.finish_and_clear();
+            let _ = b.multi.clear();
         } else if self.enabled && self.tty {
             let _ = std::io::stderr().flush();
         }
     }
 }
 
-/// The current phase's line and the whole run's ETA, from the live state when there is
-/// one (it keeps the per-second rates) or from the tick alone.
+/// The current phase's line and the whole run's ETA ("  ETA 5m40s", or nothing), from
+/// the live state when there is one (it keeps the per-second rates) or from the tick.
 fn describe(p: &Progress<'_>, state: Option<&LiveState>) -> (String, String) {
     let current = state.and_then(|s| s.current.as_ref().filter(|c| c.name == p.phase));
     let secs = p.elapsed.as_secs_f64().max(1e-9);
@@ -134,11 +159,11 @@ fn describe(p: &Progress<'_>, state: Option<&LiveState>) -> (String, String) {
         p.workers_done,
         p.workers
     );
-    let run = match state.and_then(|s| s.eta_secs) {
-        Some(eta) => format!("ETA {}", human_secs(eta)),
+    let eta = match state.and_then(|s| s.eta_secs) {
+        Some(eta) => format!("  ETA {}", human_secs(eta)),
         None => String::new(),
     };
-    (line, run)
+    (line, eta)
 }
 
 fn human_secs(s: f64) -> String {

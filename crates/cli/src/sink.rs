@@ -116,6 +116,12 @@ impl RunSink {
         if let Some(live) = crate::live::current() {
             live.phase_done(&phase);
         }
+        self.keep(phase);
+    }
+
+    /// Keeps a finished phase (and stores it at once) without telling the live state,
+    /// for a command that tells it its own way (`iolab targets`).
+    pub fn keep(&mut self, phase: PhaseResult) {
         if let Some((store, id)) = &mut self.store
             && let Err(e) = store.add_phase(*id, &phase)
         {

@@ -25,5 +25,5 @@ pub mod worker;
 pub use clock::{Clock, FakeClock, MonotonicClock};
 pub use data::{DataOptions, DataOutcome, run_data};
 pub use error::EngineError;
-pub use phase::{Env, PhaseProbe, Progress, RankProgress, Stall};
+pub use phase::{Env, PhaseProbe, Progress, RankProgress, Stall, UnitProgress};
 pub use target::{PreparedTarget, prepare_target};

@@ -18,9 +18,12 @@ use crate::control::PhaseControl;
 use crate::error::EngineError;
 use crate::recorder::WorkerMeasure;
 
+mod breakdown;
 mod gather;
 mod tick;
 
+use breakdown::Breakdown;
+pub use breakdown::{RankProgress, UNITS_PER_TICK, UnitProgress};
 use gather::gather_outcomes;
 pub use tick::Stall;
 use tick::{RANK_BITS, StallWatch, Tick};
@@ -43,14 +46,10 @@ pub struct Progress<'a> {
     /// Each rank's host and counts so far, by rank, when [`Env::per_rank_progress`] asks
     /// for them (the live page's host rows); empty otherwise.
     pub per_rank: &'a [RankProgress],
-}
-
-/// One rank's counts in a progress report.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub struct RankProgress {
-    pub host: String,
-    pub ops: u64,
-    pub bytes: u64,
+    /// Each unit's counts as last heard (at most [`UNITS_PER_TICK`] per rank a tick), by
+    /// unit, when [`Env::per_rank_progress`] asks for them and the workload has units
+    /// ([`Env::units`]); empty otherwise.
+    pub per_unit: &'a [UnitProgress],
 }
 
 /// Something that watches the machine while a phase's timed part runs (device and CPU
@@ -81,11 +80,17 @@ pub struct Env<'a> {
     /// failed and say why).
     pub on_stall: Option<&'a (dyn Fn(&Stall) + Sync)>,
     /// Rank 0 also receives every rank's counts with each progress tick (a gather of 16
-    /// bytes per rank, to rank 0 only): for the live page's host rows. The same on every
-    /// rank (it follows the command line).
+    /// bytes per rank, to rank 0 only, and 20 more for each of up to [`UNITS_PER_TICK`]
+    /// units): for the live page's host and target rows. The same on every rank (it
+    /// follows the command line).
     pub per_rank_progress: bool,
     /// Called on rank 0 at every tick (see [`StatusHook`]).
     pub status: Option<StatusHook<'a>>,
+    /// The unit (a storage target of `iolab targets`: its index in the list every rank
+    /// shares) each of this rank's workers belongs to, by worker; with
+    /// `per_rank_progress`, rank 0 also receives the units' counts (at most
+    /// [`UNITS_PER_TICK`] of them per rank a tick, in turn).
+    pub units: Option<&'a [u32]>,
 }
 
 impl<'a> Env<'a> {
@@ -99,6 +104,15 @@ impl<'a> Env<'a> {
             on_stall: None,
             per_rank_progress: false,
             status: None,
+            units: None,
+        }
+    }
+
+    /// The same world for a phase whose workers belong to `units` (see [`Env::units`]).
+    pub fn with_units<'b>(&'b self, units: &'b [u32]) -> Env<'b> {
+        Env {
+            units: Some(units),
+            ..*self
         }
     }
 
@@ -404,15 +418,10 @@ fn coordinate<C: Clock>(
     // The workers' latency buckets at the last tick: each tick sends what they counted
     // since (a fixed-size array, summed over ranks with the tick).
     let mut counted = vec![0u64; iolab_core::live_latency::BUCKETS];
-    // Rank 0 learns the ranks' hosts once per phase, when it reports them.
-    let hosts: Vec<String> = if env.per_rank_progress {
-        comm.gather_bytes(0, comm.host().as_bytes())
-            .into_iter()
-            .map(|h| String::from_utf8_lossy(&h).into_owned())
-            .collect()
-    } else {
-        Vec::new()
-    };
+    // Rank 0 learns the ranks' hosts once per phase, and with each tick their counts.
+    let mut breakdown = env
+        .per_rank_progress
+        .then(|| Breakdown::start(comm, env.units));
     loop {
         control.wait_for_change(TICK);
         if env.interrupt.load(Ordering::Relaxed) && !interrupted {
@@ -521,39 +530,29 @@ fn coordinate<C: Clock>(
             control.set_wear_out_target(max);
             wear_out_set = true;
         }
-        let per_rank: Vec<RankProgress> = if env.per_rank_progress {
-            let mine = [ops.to_le_bytes(), bytes.to_le_bytes()].concat();
-            comm.gather_bytes(0, &mine)
-                .iter()
-                .zip(&hosts)
-                .map(|(b, host)| {
-                    let at = |i: usize| {
-                        b.get(i..i + 8)
-                            .and_then(|s| s.try_into().ok())
-                            .map_or(0, u64::from_le_bytes)
-                    };
-                    RankProgress {
-                        host: host.clone(),
-                        ops: at(0),
-                        bytes: at(8),
-                    }
-                })
-                .collect()
+        // Read once a tick and only where used (a fake clock moves at each reading).
+        let elapsed = if comm.rank() == 0 && (env.progress.is_some() || breakdown.is_some()) {
+            clock.now().saturating_sub(start)
         } else {
-            Vec::new()
+            Nanos::ZERO
+        };
+        let per_rank = match breakdown.as_mut() {
+            Some(b) => b.tick(comm, control, (ops, bytes), elapsed),
+            None => Vec::new(),
         };
         if comm.rank() == 0
             && let Some(p) = env.progress
         {
             p(&Progress {
                 phase: name,
-                elapsed: clock.now().saturating_sub(start),
+                elapsed,
                 ops: global.ops,
                 bytes: global.bytes,
                 workers_done: global.finished,
                 workers: global.workers,
                 latency: &latency,
                 per_rank: &per_rank,
+                per_unit: breakdown.as_ref().map_or(&[], |b| b.units()),
             });
         }
         if comm.rank() == 0

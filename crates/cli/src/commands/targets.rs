@@ -16,11 +16,12 @@ use iolab_core::result::RunStatus;
 use iolab_core::spec::{DataSpec, TargetEntry, TargetsSpec, parse_targets};
 use iolab_engine::{EngineError, MonotonicClock};
 use iolab_suites::targets::{
-    PrepareOptions, TargetSet, TargetsPhase, cleanup_targets, prepare_targets, run_targets,
+    PrepareOptions, TargetSet, TargetsPhase, cleanup_targets, prepare_targets, run_targets_with,
 };
 
 use crate::cli::OutputArgs;
 use crate::commands::finish::conclude;
+use crate::live::targets::TargetInfo;
 use crate::runtime::Runtime;
 use crate::sink::RunSink;
 use crate::watch::Watch;
@@ -87,7 +88,18 @@ fn targets_in(rt: &Runtime, args: TargetsArgs) -> Result<u8> {
         args.output.label.clone(),
     );
     let inventory = sink.record.provenance.inventory.clone();
-    let outcome = measure(rt, &args, &mut set, inventory.as_ref());
+    show_live(&args, &set);
+    // Each phase is stored, and shown on the live page, as soon as it ended.
+    let mut keep = |p: &TargetsPhase| {
+        if let Some(live) = crate::live::current() {
+            live.targets_done(&p.summary, &p.targets);
+        }
+        sink.keep(p.summary.clone());
+        for t in &p.targets {
+            sink.keep(t.clone());
+        }
+    };
+    let outcome = measure(rt, &args, &mut set, inventory.as_ref(), &mut keep);
     let cleaned = cleanup_targets(comm, set, args.targets.keep).context("cleaning up");
     let phases = match outcome {
         Ok(p) => p,
@@ -100,10 +112,6 @@ fn targets_in(rt: &Runtime, args: TargetsArgs) -> Result<u8> {
     let show = rt.is_root() && !args.output.quiet;
     if show {
         print!("{}", render::render_targets(&sink.record, &phases, &args));
-    }
-    for p in phases {
-        sink.phase(p.summary);
-        sink.phases(p.targets);
     }
     if show && !sink.record.id.is_empty() {
         println!("stored as {}", sink.record.id);
@@ -135,6 +143,7 @@ fn measure(
     args: &TargetsArgs,
     set: &mut TargetSet,
     inventory: Option<&Inventory>,
+    done: &mut dyn FnMut(&TargetsPhase),
 ) -> Result<Vec<TargetsPhase>, EngineError> {
     let paths: Vec<&std::path::Path> = set
         .local
@@ -144,9 +153,38 @@ fn measure(
     let watch = Watch::for_paths(&args.output, inventory, &paths);
     let progress = &watch.progress;
     let env = watch.env(rt);
-    let outcome = run_targets(&env, &MonotonicClock, set, &args.targets, &args.spec);
+    let outcome = run_targets_with(&env, &MonotonicClock, set, &args.targets, &args.spec, done);
     progress.finish();
     outcome
+}
+
+/// Tells the live state (rank 0) the phases to come and the targets they run on.
+fn show_live(args: &TargetsArgs, set: &TargetSet) {
+    let rws = args.targets.plan_phases(&args.spec).unwrap_or_default();
+    // A time-based phase takes its runtime, once per target when one at a time.
+    let each = if args.targets.one_at_a_time {
+        set.all.len() as f64
+    } else {
+        1.0
+    };
+    crate::live::plan(rws.into_iter().map(|rw| {
+        let spec = DataSpec {
+            rw,
+            ..args.spec.clone()
+        };
+        let estimate = spec.runtime.map(|r| r.as_secs_f64() * each);
+        (spec.name(), estimate)
+    }));
+    crate::live::targets(
+        set.all
+            .iter()
+            .map(|t| TargetInfo {
+                id: t.entry.id.clone(),
+                host: t.host.clone(),
+                path: t.entry.path.display().to_string(),
+            })
+            .collect(),
+    );
 }
 
 /// The targets of the run: the targets file's, or one per path on every host.

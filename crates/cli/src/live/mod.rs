@@ -7,6 +7,7 @@
 
 mod metrics;
 pub mod state;
+pub mod targets;
 
 use std::net::{SocketAddr, ToSocketAddrs};
 use std::sync::{Arc, Mutex, OnceLock};
@@ -72,6 +73,11 @@ impl Live {
     pub fn phase_done(&self, phase: &PhaseResult) {
         self.update(|s| s.phase_done(phase));
     }
+
+    /// A phase of `iolab targets` ended (see [`LiveState::targets_done`]).
+    pub fn targets_done(&self, summary: &PhaseResult, targets: &[PhaseResult]) {
+        self.update(|s| s.targets_done(summary, targets));
+    }
 }
 
 /// Starts this process's live state (rank 0, once).
@@ -90,6 +96,14 @@ pub fn init(command: &str) {
 pub fn plan(phases: impl IntoIterator<Item = (String, Option<f64>)>) {
     if let Some(live) = current() {
         live.plan(phases);
+    }
+}
+
+/// Tells the live state the storage targets of `iolab targets`, by their index in the
+/// list every rank shares (rank 0; nothing without a live state).
+pub fn targets(list: Vec<targets::TargetInfo>) {
+    if let Some(live) = current() {
+        live.update(|s| s.target_list = list);
     }
 }
 

@@ -6,9 +6,12 @@
 use std::collections::{BTreeMap, VecDeque};
 
 use iolab_core::live_latency::quantile;
-use iolab_core::result::{OpKind, PhaseResult};
+use iolab_core::result::{OpKind, OpResult, PhaseResult};
+use iolab_core::units::{BytesPerSec, OpsPerSec};
 use iolab_engine::{Progress, RankProgress};
 use serde::Serialize;
+
+use super::targets::{self, TargetInfo, TargetRow};
 
 /// Per-second samples kept for the live chart (ten minutes).
 const MAX_SAMPLES: usize = 600;
@@ -74,6 +77,9 @@ pub struct CurrentPhase {
     /// Per host (with --serve): its counts at the last per-second sample and its rates
     /// over that second.
     pub hosts_now: Vec<HostRow>,
+    /// Per storage target of `iolab targets` (with --serve): its counts so far and its
+    /// rates over the last second. No flags: they come when the phase ends.
+    pub targets_now: Vec<TargetRow>,
 }
 
 /// Everything the live views show.
@@ -96,6 +102,18 @@ pub struct LiveState {
     pub eta_secs: Option<f64>,
     /// Latency quantiles (seconds) of the last finished phase, per operation.
     pub latency: Vec<OpLatency>,
+    /// The storage targets of `iolab targets`, by their index in the list every rank
+    /// shares.
+    #[serde(skip)]
+    pub target_list: Vec<TargetInfo>,
+    /// The last finished targets phase (`targets_phase`): one row per target, with the
+    /// report's flags.
+    pub targets: Vec<TargetRow>,
+    pub targets_phase: Option<String>,
+    /// Operations and bytes of finished phases by (target, host, operation): the
+    /// counters `/metrics` exposes, equal to the stored target phases'.
+    #[serde(skip)]
+    pub target_counted: BTreeMap<(String, String, OpKind), (u64, u64)>,
 }
 
 /// One operation's latency in the last finished phase.
@@ -119,12 +137,7 @@ impl LiveState {
                 name: name.to_string(),
                 ..CurrentPhase::default()
             });
-            let planned = self.phases.iter().any(|p| {
-                p.name == name
-                    || name
-                        .strip_prefix(&p.name)
-                        .is_some_and(|r| r.starts_with('-'))
-            });
+            let planned = self.phases.iter().any(|p| part_of(name, &p.name));
             if !planned {
                 self.phases.push(PlannedPhase {
                     name: name.to_string(),
@@ -142,6 +155,12 @@ impl LiveState {
         let last_t = c.samples.back().map_or(0.0, |s| s.t);
         let sample_due = t - last_t >= 1.0 || new_phase;
         hosts_now(&mut c.hosts_now, p.per_rank, sample_due, t - last_t);
+        targets::targets_now(
+            &mut c.targets_now,
+            &self.target_list,
+            p.per_unit,
+            sample_due,
+        );
         if sample_due {
             let (prev_ops, prev_bytes) = (c.ops, c.bytes);
             let dt = (t - last_t).max(1e-9);
@@ -178,23 +197,75 @@ impl LiveState {
 
     /// A phase ended: its figures count, its hosts show.
     pub fn phase_done(&mut self, phase: &PhaseResult) {
-        let took = phase.elapsed.as_secs_f64();
         let headline: Vec<String> = phase
             .headline()
             .iter()
             .map(|(op, v)| {
                 let data = op.moves_data() && phase.kind != iolab_core::result::PhaseKind::Meta;
                 if data {
-                    format!(
-                        "{} {}",
-                        op.name(),
-                        iolab_core::units::BytesPerSec(*v).human()
-                    )
+                    format!("{} {}", op.name(), BytesPerSec(*v).human())
                 } else {
-                    format!("{} {}", op.name(), iolab_core::units::OpsPerSec(*v).human())
+                    format!("{} {}", op.name(), OpsPerSec(*v).human())
                 }
             })
             .collect();
+        self.mark_done(phase, headline);
+        self.count_by_host(phase);
+        self.hosts = host_rows(phase);
+        self.latency = latency_of(&phase.ops);
+        if self.current.as_ref().is_some_and(|c| c.name == phase.name) {
+            self.current = None;
+        }
+        self.update_eta();
+    }
+
+    /// A phase of `iolab targets` ended: `summary` is the phase as a whole (its time and
+    /// hosts, the report's statistics), `targets` one stored phase per target (their
+    /// operations, and the report's flags). The targets' phases count once each, by
+    /// host and by target, and show as target rows rather than phases.
+    pub fn targets_done(&mut self, summary: &PhaseResult, targets: &[PhaseResult]) {
+        let x = |k: &str| summary.extra.get(k).copied();
+        let mut headline = Vec::new();
+        if let Some(v) = x("aggregate_bytes_per_sec") {
+            headline.push(format!(
+                "aggregate of {} targets {}",
+                targets.len(),
+                BytesPerSec(v).human()
+            ));
+        }
+        for (k, what) in [
+            ("slow_targets", "slow targets"),
+            ("slow_nodes", "slow nodes"),
+        ] {
+            if let Some(n) = x(k).filter(|n| *n > 0.0) {
+                headline.push(format!("{n:.0} {what}"));
+            }
+        }
+        self.mark_done(summary, headline);
+        for t in targets {
+            self.count_by_host(t);
+        }
+        targets::count(&mut self.target_counted, targets);
+        if !summary.per_rank.is_empty() {
+            self.hosts = host_rows(summary);
+        }
+        let ops: Vec<OpResult> = merged_ops(targets);
+        self.latency = latency_of(&ops);
+        self.targets = targets::finished_rows(targets);
+        self.targets_phase = Some(summary.name.clone());
+        if self
+            .current
+            .as_ref()
+            .is_some_and(|c| part_of(&c.name, &summary.name))
+        {
+            self.current = None;
+        }
+        self.update_eta();
+    }
+
+    /// Marks `phase` done in the phase list (adding it if it was not planned).
+    fn mark_done(&mut self, phase: &PhaseResult, headline: Vec<String>) {
+        let took = phase.elapsed.as_secs_f64();
         match self
             .phases
             .iter_mut()
@@ -211,6 +282,10 @@ impl LiveState {
                 headline,
             }),
         }
+    }
+
+    /// Adds a finished phase's operations and bytes to the counters by (operation, host).
+    fn count_by_host(&mut self, phase: &PhaseResult) {
         for r in &phase.per_rank {
             for (op, c) in &r.ops {
                 let e = self.counted.entry((*op, r.host.clone())).or_default();
@@ -225,41 +300,6 @@ impl LiveState {
                 e.1 += o.bytes.get();
             }
         }
-        self.hosts = phase
-            .per_host()
-            .iter()
-            .map(|h| HostRow {
-                host: h.host.clone(),
-                ranks: h.ranks.len(),
-                workers: h.workers,
-                ops: h.ops,
-                bytes: h.bytes.get(),
-                iops: h.iops.get(),
-                bytes_per_sec: h.bandwidth.get(),
-            })
-            .collect();
-        self.latency = phase
-            .ops
-            .iter()
-            .filter(|o| o.latency.count > 0)
-            .map(|o| OpLatency {
-                op: o.op.name().to_string(),
-                mean: o.latency.mean / 1e9,
-                quantiles: [
-                    ("0.5", o.latency.p50),
-                    ("0.9", o.latency.p90),
-                    ("0.99", o.latency.p99),
-                    ("0.999", o.latency.p99_9),
-                ]
-                .iter()
-                .map(|(q, n)| (q.to_string(), n.as_secs_f64()))
-                .collect(),
-            })
-            .collect();
-        if self.current.as_ref().is_some_and(|c| c.name == phase.name) {
-            self.current = None;
-        }
-        self.update_eta();
     }
 
     /// Remaining seconds: the estimates of phases not yet done, scaled by how the done
@@ -342,4 +382,67 @@ fn hosts_now(rows: &mut Vec<HostRow>, per_rank: &[RankProgress], sample_due: boo
         }
     }
     *rows = totals;
+}
+
+/// Whether the running phase `name` is (part of) the planned phase `planned`: itself,
+/// one of its repetitions ("-r2"), or one target of `iolab targets --one-at-a-time`
+/// ("seq-write target 19").
+fn part_of(name: &str, planned: &str) -> bool {
+    name == planned
+        || name
+            .strip_prefix(planned)
+            .is_some_and(|r| r.starts_with('-') || r.starts_with(" target "))
+}
+
+/// A finished phase's rows by host.
+fn host_rows(phase: &PhaseResult) -> Vec<HostRow> {
+    phase
+        .per_host()
+        .iter()
+        .map(|h| HostRow {
+            host: h.host.clone(),
+            ranks: h.ranks.len(),
+            workers: h.workers,
+            ops: h.ops,
+            bytes: h.bytes.get(),
+            iops: h.iops.get(),
+            bytes_per_sec: h.bandwidth.get(),
+        })
+        .collect()
+}
+
+/// Each operation's latency, from its full histogram.
+fn latency_of(ops: &[OpResult]) -> Vec<OpLatency> {
+    ops.iter()
+        .filter(|o| o.latency.count > 0)
+        .map(|o| OpLatency {
+            op: o.op.name().to_string(),
+            mean: o.latency.mean / 1e9,
+            quantiles: [
+                ("0.5", o.latency.p50),
+                ("0.9", o.latency.p90),
+                ("0.99", o.latency.p99),
+                ("0.999", o.latency.p99_9),
+            ]
+            .iter()
+            .map(|(q, n)| (q.to_string(), n.as_secs_f64()))
+            .collect(),
+        })
+        .collect()
+}
+
+/// The targets' operations with their histograms merged, by operation: the latency of
+/// all targets together.
+fn merged_ops(targets: &[PhaseResult]) -> Vec<OpResult> {
+    let mut ops: Vec<OpResult> = Vec::new();
+    for o in targets.iter().flat_map(|t| t.ops.iter()) {
+        match ops.iter_mut().find(|m| m.op == o.op) {
+            Some(m) => {
+                m.histogram.merge(&o.histogram);
+                m.latency = m.histogram.summary();
+            }
+            None => ops.push(o.clone()),
+        }
+    }
+    ops
 }

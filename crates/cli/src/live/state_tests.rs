@@ -2,6 +2,7 @@ use iolab_core::LatencyHistogram;
 use iolab_core::result::{OpCount, OpResult, PhaseKind, RankSummary};
 
 use super::*;
+use crate::live::targets::TargetInfo;
 use iolab_core::units::Nanos;
 use iolab_engine::Progress;
 
@@ -70,6 +71,7 @@ fn at<'a>(
         workers: 2,
         latency,
         per_rank: &[],
+        per_unit: &[],
     }
 }
 
@@ -188,4 +190,151 @@ fn ranks_add_up_by_host_with_rates_per_second() {
     assert!((hosts[0].iops - 2000.0).abs() < 1e-6, "{hosts:?}");
     assert!((hosts[1].iops - 500.0).abs() < 1e-6, "{hosts:?}");
     assert!((hosts[1].bytes_per_sec - 500.0 * 4096.0).abs() < 1e-3);
+}
+
+fn target(id: &str, host: &str) -> TargetInfo {
+    TargetInfo {
+        id: id.into(),
+        host: host.into(),
+        path: format!("/t/{id}"),
+    }
+}
+
+/// Three targets; the engine reports target 2 only every other tick (its rank has more
+/// targets than a tick carries). Each target's rate is over the moments its own counts
+/// were taken, so the one reported late is not made slow.
+#[test]
+fn target_rows_rate_over_the_moments_their_counts_were_taken() {
+    use iolab_engine::UnitProgress;
+    let unit = |unit: u32, ops: u64, ms: u64| UnitProgress {
+        unit,
+        rank: unit / 2,
+        ops,
+        bytes: ops * 4096,
+        at: Nanos::from_millis(ms),
+    };
+    let mut s = LiveState {
+        target_list: vec![target("a", "n0"), target("b", "n0"), target("c", "n1")],
+        ..LiveState::default()
+    };
+    // Every target does 1000 operations a second; c's counts are from 100 ms before.
+    let ticks = [
+        (
+            100,
+            vec![unit(0, 100, 100), unit(1, 100, 100), unit(2, 100, 100)],
+        ),
+        (
+            600,
+            vec![unit(0, 600, 600), unit(1, 600, 600), unit(2, 500, 500)],
+        ),
+        (
+            1200,
+            vec![
+                unit(0, 1200, 1200),
+                unit(1, 1200, 1200),
+                unit(2, 1100, 1100),
+            ],
+        ),
+    ];
+    for (ms, units) in &ticks {
+        s.tick(&Progress {
+            per_unit: units,
+            ..at("write", Nanos::from_millis(*ms), 0, 0, 0, &[])
+        });
+    }
+    let rows = &s.current.as_ref().unwrap().targets_now;
+    let got: Vec<(&str, &str, u64)> = rows
+        .iter()
+        .map(|r| (r.id.as_str(), r.host.as_str(), r.ops))
+        .collect();
+    assert_eq!(
+        got,
+        [("a", "n0", 1200), ("b", "n0", 1200), ("c", "n1", 1100)]
+    );
+    for r in rows {
+        assert!((r.iops - 1000.0).abs() < 1e-6, "{r:?}");
+        assert!((r.bytes_per_sec - 1000.0 * 4096.0).abs() < 1e-3, "{r:?}");
+        assert_eq!(
+            (r.slow, r.flag.as_deref()),
+            (None, None),
+            "no flag while running"
+        );
+    }
+}
+
+/// A finished targets phase: a summary (its ranks' rows carry every operation) and one
+/// phase per target. Each operation counts once by host and once by target, the phase
+/// list shows the phase and not its targets, and the rows carry the report's flags.
+#[test]
+fn a_finished_targets_phase_counts_once_and_shows_the_reports_flags() {
+    let mut s = LiveState {
+        target_list: vec![target("a", "n0"), target("b", "n0"), target("c", "n1")],
+        ..LiveState::default()
+    };
+    s.tick(&at("read", Nanos::from_millis(100), 10, 40_960, 0, &[]));
+    let mut summary = phase("read", 2, &[("n0", 500), ("n1", 100)]);
+    summary.ops.clear();
+    summary
+        .extra
+        .insert("aggregate_bytes_per_sec".into(), 1024.0 * 1024.0);
+    summary.extra.insert("slow_targets".into(), 1.0);
+    let targets: Vec<PhaseResult> = [
+        ("a", "n0", 300, 0.0),
+        ("b", "n0", 200, 0.0),
+        ("c", "n1", 100, 1.0),
+    ]
+    .iter()
+    .map(|(id, host, n, slow)| {
+        let mut p = phase(&format!("target {id}"), 2, &[(host, *n)]);
+        p.params.insert("id".into(), id.to_string());
+        p.params.insert("host".into(), host.to_string());
+        p.params.insert("path".into(), format!("/t/{id}"));
+        p.extra.insert("slow".into(), *slow);
+        p.extra.insert("node_slow".into(), 0.0);
+        p.extra.insert(
+            "vs_median_percent".into(),
+            if *slow > 0.0 { -50.0 } else { 0.0 },
+        );
+        p
+    })
+    .collect();
+    s.targets_done(&summary, &targets);
+    let names: Vec<&str> = s.phases.iter().map(|p| p.name.as_str()).collect();
+    assert_eq!(names, ["read"]);
+    assert_eq!(
+        s.phases[0].headline,
+        ["aggregate of 3 targets 1.00 MiB/s", "1 slow targets"]
+    );
+    assert!(s.current.is_none());
+    let read = |host: &str| s.counted[&(OpKind::Read, host.to_string())];
+    assert_eq!(
+        (read("n0"), read("n1")),
+        ((500, 500 * 4096), (100, 100 * 4096))
+    );
+    let by_target =
+        |id: &str, host: &str| s.target_counted[&(id.to_string(), host.to_string(), OpKind::Read)];
+    assert_eq!(by_target("b", "n0"), (200, 200 * 4096));
+    assert_eq!(by_target("c", "n1"), (100, 100 * 4096));
+    let flags: Vec<(&str, Option<bool>, Option<&str>)> = s
+        .targets
+        .iter()
+        .map(|t| (t.id.as_str(), t.slow, t.flag.as_deref()))
+        .collect();
+    assert_eq!(
+        flags,
+        [
+            ("a", Some(false), Some("ok")),
+            ("b", Some(false), Some("ok")),
+            ("c", Some(true), Some("slow"))
+        ]
+    );
+    assert_eq!(s.targets_phase.as_deref(), Some("read"));
+    assert_eq!(s.latency[0].op, "read");
+    let text = super::super::metrics::render(&s).unwrap();
+    assert!(
+        text.contains(r#"iolab_target_operations_total{host="n1",op="read",target="c""#)
+            && text
+                .contains(r#"iolab_target_slow{host="n1",kind="target",phase="read",target="c""#),
+        "{text}"
+    );
 }

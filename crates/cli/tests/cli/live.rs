@@ -19,17 +19,20 @@ fn serving(extra: &[&str]) -> (Child, String) {
 
 /// `command` (iolab, or mpirun of it) running a null-backend run with --serve on any free
 /// port, and the address rank 0 printed.
-fn serving_with(mut command: Command, extra: &[&str]) -> (Child, String) {
+fn serving_with(command: Command, extra: &[&str]) -> (Child, String) {
+    serving_command(command, &["run", "--backend", "null"], extra)
+}
+
+/// `command` (iolab, or mpirun of it) running `head` (a command and options), then
+/// --serve on any free port, then `extra`; and the address rank 0 printed.
+pub(crate) fn serving_command(
+    mut command: Command,
+    head: &[&str],
+    extra: &[&str],
+) -> (Child, String) {
     let mut child = command
-        .args([
-            "run",
-            "--backend",
-            "null",
-            "--serve",
-            "--serve-linger",
-            "4s",
-            "-Q",
-        ])
+        .args(head)
+        .args(["--serve", "--serve-linger", "4s", "-Q"])
         .args(extra)
         .stdout(Stdio::null())
         .stderr(Stdio::piped())
@@ -58,7 +61,7 @@ fn serving_with(mut command: Command, extra: &[&str]) -> (Child, String) {
 }
 
 /// (status code, body) of one request.
-fn http(addr: &str, method: &str, path: &str) -> (u16, String) {
+pub(crate) fn http(addr: &str, method: &str, path: &str) -> (u16, String) {
     let mut s = TcpStream::connect(addr).expect("the server answers");
     s.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
     write!(
@@ -80,7 +83,7 @@ fn http(addr: &str, method: &str, path: &str) -> (u16, String) {
     (code, body)
 }
 
-fn status(addr: &str) -> Value {
+pub(crate) fn status(addr: &str) -> Value {
     serde_json::from_str(&http(addr, "GET", "/api/status").1).expect("JSON status")
 }
 
@@ -159,50 +162,61 @@ fn status_and_metrics_follow_the_run_and_end_equal_to_the_stored_result() {
     assert_eq!(sample.labels.get("command"), Some("run"));
 }
 
-#[test]
-fn chromium_sees_the_live_figures_change() {
-    let Some(chromium) = ["chromium", "chromium-browser"].iter().find(|c| {
+/// The headless Chromium on PATH, if any (the test that needs it says it skipped).
+pub(crate) fn chromium(test: &str) -> Option<&'static str> {
+    let found = ["chromium", "chromium-browser"].into_iter().find(|c| {
         Command::new("sh")
             .args(["-c", &format!("command -v {c}")])
             .output()
             .is_ok_and(|o| o.status.success())
-    }) else {
-        eprintln!(
-            "SKIPPED chromium_sees_the_live_figures_change: no chromium on PATH (scripts/test.sh installs it)"
-        );
+    });
+    if found.is_none() {
+        eprintln!("SKIPPED {test}: no chromium on PATH (scripts/test.sh installs it)");
+    }
+    found
+}
+
+/// The live page's DOM after Chromium ran its script for 2.5 s (virtual time).
+pub(crate) fn dump_dom(chromium: &str, addr: &str) -> String {
+    let profile = tempfile::tempdir().unwrap();
+    let out = Command::new(chromium)
+        .args([
+            "--headless",
+            "--no-sandbox",
+            "--disable-gpu",
+            "--no-first-run",
+            "--dump-dom",
+            "--virtual-time-budget=2500",
+        ])
+        .arg(format!("--user-data-dir={}", profile.path().display()))
+        .arg(format!("http://{addr}/"))
+        .stderr(Stdio::null())
+        .output()
+        .expect("chromium runs");
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+/// The text of the element with `id` in a dumped DOM (up to its first child).
+pub(crate) fn text_of(dom: &str, id: &str) -> String {
+    let Some(at) = dom.find(&format!("id=\"{id}\"")) else {
+        return String::new();
+    };
+    let rest = &dom[at..];
+    let start = rest.find('>').map_or(rest.len(), |i| i + 1);
+    rest[start..]
+        .split('<')
+        .next()
+        .unwrap_or_default()
+        .to_string()
+}
+
+#[test]
+fn chromium_sees_the_live_figures_change() {
+    let Some(chromium) = chromium("chromium_sees_the_live_figures_change") else {
         return;
     };
     let (mut child, addr) = serving(&["--runtime", "12s"]);
-    let dump = || {
-        let profile = tempfile::tempdir().unwrap();
-        let out = Command::new(chromium)
-            .args([
-                "--headless",
-                "--no-sandbox",
-                "--disable-gpu",
-                "--no-first-run",
-                "--dump-dom",
-                "--virtual-time-budget=2500",
-            ])
-            .arg(format!("--user-data-dir={}", profile.path().display()))
-            .arg(format!("http://{addr}/"))
-            .stderr(Stdio::null())
-            .output()
-            .expect("chromium runs");
-        String::from_utf8_lossy(&out.stdout).into_owned()
-    };
-    let text_of = |dom: &str, id: &str| -> String {
-        let Some(at) = dom.find(&format!("id=\"{id}\"")) else {
-            return String::new();
-        };
-        let rest = &dom[at..];
-        let start = rest.find('>').map_or(rest.len(), |i| i + 1);
-        rest[start..]
-            .split('<')
-            .next()
-            .unwrap_or_default()
-            .to_string()
-    };
+    let dump = || dump_dom(chromium, &addr);
     let first = dump();
     std::thread::sleep(Duration::from_secs(2));
     let second = dump();

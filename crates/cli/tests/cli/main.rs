@@ -11,6 +11,7 @@ mod io500_tree;
 mod ior;
 mod ior_syscalls;
 mod live;
+mod live_targets;
 mod mdtest;
 mod meta;
 mod meta_syscalls;
@@ -18,6 +19,7 @@ mod meta_syscalls;
 mod mpi;
 #[cfg(feature = "mpi")]
 mod mpi_faults;
+mod progress;
 mod results;
 mod run;
 mod safety;

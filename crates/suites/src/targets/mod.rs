@@ -17,7 +17,8 @@ mod units;
 pub use analysis::{TargetAnalysis, TargetFigure, analyze, flag_lines, place};
 pub use prepare::{LocalTarget, PrepareOptions, TargetSet, cleanup_targets, prepare_targets};
 pub use results::summary_extra;
-pub use run::{TargetsPhase, run_targets};
+pub use run::{TargetsPhase, run_targets, run_targets_with};
+pub use units::throughput_of;
 
 #[cfg(test)]
 mod run_tests;

@@ -47,6 +47,19 @@ pub fn run_targets<C: Clock>(
     spec: &TargetsSpec,
     data: &DataSpec,
 ) -> Result<Vec<TargetsPhase>, EngineError> {
+    run_targets_with(env, clock, set, spec, data, &mut |_| {})
+}
+
+/// [`run_targets`], handing each phase to `done` as soon as it ended (to store it and
+/// show it while the next runs).
+pub fn run_targets_with<C: Clock>(
+    env: &Env<'_>,
+    clock: &C,
+    set: &mut TargetSet,
+    spec: &TargetsSpec,
+    data: &DataSpec,
+    done: &mut dyn FnMut(&TargetsPhase),
+) -> Result<Vec<TargetsPhase>, EngineError> {
     let comm = env.comm;
     iolab_core::spec::check_threshold(spec.threshold)?;
     let rws = spec.plan_phases(data)?;
@@ -80,6 +93,7 @@ pub fn run_targets<C: Clock>(
         let mut phase_spec = data.clone();
         phase_spec.rw = rw;
         let phase = run_one(env, clock, set, spec, &phase_spec, &warnings)?;
+        done(&phase);
         let interrupted = phase.summary.interrupted;
         phases.push(phase);
         if !comm.all_ok(!interrupted) {
@@ -384,8 +398,14 @@ fn all_at_once<C: Clock>(
         .enumerate()
         .flat_map(|(t, p)| (0..p.workers.len()).map(move |w| (t, w)))
         .collect();
+    // Each worker's target, for the live page's target rows (--serve).
+    let units: Vec<u32> = map
+        .iter()
+        .map(|&(t, _)| set.local[t].index as u32)
+        .collect();
+    let env = env.with_units(&units);
     let capture = Capture::new(map.len());
-    let run = run_phase(env, ctx.clock, name, map.len(), false, |i, control| {
+    let run = run_phase(&env, ctx.clock, name, map.len(), false, |i, control| {
         let (t, w) = map[i];
         capture.keep(
             i,
@@ -418,7 +438,9 @@ fn one_at_a_time<C: Clock>(
         let n = mine.map_or(0, |t| plans[t].workers.len());
         let capture = Capture::new(n);
         let phase_name = format!("{name} target {}", target.entry.id);
-        let run = run_phase(env, ctx.clock, &phase_name, n, false, |i, control| {
+        let units = vec![g as u32; n];
+        let env = env.with_units(&units);
+        let run = run_phase(&env, ctx.clock, &phase_name, n, false, |i, control| {
             let Some(t) = mine else {
                 return Err("a worker was started for another rank's target".to_string());
             };

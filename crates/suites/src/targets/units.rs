@@ -189,7 +189,7 @@ pub(crate) fn strip(mut p: PhaseResult) -> PhaseResult {
 
 /// A unit's figure of merit: bandwidth and IOPS summed over the operations that move
 /// data (fsync and the like excluded).
-pub(crate) fn throughput_of(p: &PhaseResult) -> (f64, f64) {
+pub fn throughput_of(p: &PhaseResult) -> (f64, f64) {
     p.ops
         .iter()
         .filter(|o| matches!(o.op, OpKind::Read | OpKind::Write | OpKind::Transfer))
