@@ -16,6 +16,7 @@ outside this repository as ../shared/BENCH-NOTES.md says; IOLAB= chooses the iol
 """
 
 import argparse
+import json
 import os
 import re
 import shutil
@@ -126,6 +127,7 @@ def main():
     # the file system within the stonewall (the same bound for both tools).
     p.add_argument("--ior-easy-block-mib", type=int, default=1024)
     p.add_argument("--ior-hard-segments", type=int, default=20000)
+    p.add_argument("--json", help="write every run's figures here")
     args = p.parse_args()
     io500 = os.environ.get("IO500") or shutil.which("io500")
     if not io500:
@@ -156,7 +158,10 @@ def main():
     print(f"io500 vs iolab io500: {args.np} ranks, {args.fs} made fresh per run, stonewall "
           f"{args.stonewall}s, drop-caches {'on' if args.drop_caches else 'off'}, "
           f"medians of {args.repeat} interleaved runs")
-    print(f"{'phase':<22}{'io500':>12}{'iolab':>12}{'iolab/io500':>13}")
+    # The spread of each tool's runs (max/min) says how far apart two medians may be by
+    # chance: a ratio inside the spreads is not a difference this machine can resolve.
+    print(f"{'phase':<22}{'io500':>12}{'iolab':>12}{'iolab/io500':>13}"
+          f"{'io500 max/min':>15}{'iolab max/min':>15}")
     for ph in phases:
         a = [r[ph] for r in results["io500"] if ph in r]
         b = [r[ph] for r in results["iolab"] if ph in r]
@@ -164,7 +169,11 @@ def main():
             continue
         ma, mb = statistics.median(a), statistics.median(b)
         ratio = f"{mb / ma:.2f}" if ma else "-"
-        print(f"{ph:<22}{ma:>12.3f}{mb:>12.3f}{ratio:>13}")
+        spread = lambda v: f"{max(v) / min(v):.2f}" if min(v) > 0 else "-"
+        print(f"{ph:<22}{ma:>12.3f}{mb:>12.3f}{ratio:>13}{spread(a):>15}{spread(b):>15}")
+    if args.json:
+        with open(args.json, "w") as f:
+            json.dump(results, f, indent=1)
 
 
 if __name__ == "__main__":
