@@ -213,6 +213,26 @@ fn render_spread(p: &PhaseResult) -> String {
     out
 }
 
+/// A mixed data phase's read and write together (the figure the studies quote): total
+/// IOPS and bandwidth, each the sum of the operations' own; nothing for other phases.
+fn render_total(p: &PhaseResult) -> String {
+    let main: Vec<_> = p.ops.iter().filter(|o| !o.op.is_auxiliary()).collect();
+    if main.len() < 2 || p.kind == PhaseKind::Meta {
+        return String::new();
+    }
+    let iops: f64 = main.iter().map(|o| o.iops.get()).sum();
+    let bw: f64 = main.iter().map(|o| o.bandwidth.get()).sum();
+    let names: Vec<&str> = main.iter().map(|o| o.op.name()).collect();
+    format!(
+        "  {:<7} IOPS {:<8} BW {} ({})  {}\n",
+        "total",
+        OpsPerSec(iops).human(),
+        BytesPerSec(bw).human(),
+        BytesPerSec(bw).human_decimal(),
+        names.join(" + ")
+    )
+}
+
 pub fn render_phase(p: &PhaseResult) -> String {
     let mut out = String::new();
     let _ = writeln!(
@@ -224,6 +244,7 @@ pub fn render_phase(p: &PhaseResult) -> String {
     for op in &p.ops {
         out.push_str(&render_op(p, op));
     }
+    out.push_str(&render_total(p));
     // A summary of figures kept elsewhere (a targets run's statistics) is not empty.
     if p.ops.is_empty() && p.extra.is_empty() {
         let _ = writeln!(out, "  no operations completed");

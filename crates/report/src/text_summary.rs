@@ -16,8 +16,8 @@ use crate::table::Table;
 use crate::text::phase_settings;
 
 /// The headline figure of every phase in one table, as a run ends: its settings and
-/// each main operation's bandwidth (data) or rate (metadata), with the total IOPS of a
-/// mixed phase.
+/// each main operation's bandwidth (data) or rate (metadata), a mixed phase's total IOPS
+/// first.
 pub fn summary_table(phases: &[PhaseResult], units: Units) -> Table {
     let mut t = Table::new(&["#", "phase", "settings", "result"]);
     for (i, p) in phases.iter().enumerate() {
@@ -41,9 +41,11 @@ pub fn summary_table(phases: &[PhaseResult], units: Units) -> Table {
                 }
             })
             .collect();
+        // A mixed phase's headline is its total IOPS, as the studies quote it; the
+        // operations follow it.
         if main.len() > 1 && p.kind != PhaseKind::Meta {
             let total: f64 = main.iter().map(|o| o.iops.get()).sum();
-            figures.push(format!("total {} IOPS", OpsPerSec(total).human()));
+            figures.insert(0, format!("total {} IOPS", OpsPerSec(total).human()));
         }
         t.push(vec![
             (i + 1).to_string(),

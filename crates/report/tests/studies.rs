@@ -59,9 +59,61 @@ fn s1_comparison_text_gives_the_change_per_thread_count() {
         text.contains("rand-read read IOPS peak: 42% lower"),
         "{text}"
     );
-    // Metadata stops at 32 threads on both sides: no 64-thread row.
-    assert!(!points.contains("md-create create ops/s    64 threads"));
+    // Metadata stops at 32 threads on both sides: a row at every thread count to 32,
+    // none at 64 (the data phases have theirs).
+    let md_threads: Vec<String> = points
+        .lines()
+        .filter(|l| l.starts_with("md-create create ops/s "))
+        .map(|l| row(l, "md-create")[1].clone())
+        .collect();
+    assert_eq!(
+        md_threads,
+        [
+            "1 thread",
+            "2 threads",
+            "4 threads",
+            "8 threads",
+            "16 threads",
+            "32 threads"
+        ]
+    );
+    assert!(
+        points
+            .lines()
+            .any(|l| l.starts_with("seq-read ") && l.contains(" 64 threads "))
+    );
     insta::assert_snapshot!(text);
+}
+
+/// The end of an nfs study: one line per phase, bandwidth for the 1 MiB phases, IOPS for
+/// the 4 KiB ones, a rate per metadata operation, in the units asked for.
+#[test]
+fn s1_text_summary_gives_every_phase_its_headline() {
+    let summary = text::render_summary(&nfs("v7.4"), Units::Decimal);
+    let lines: Vec<&str> = summary.lines().collect();
+    assert!(
+        lines[0].starts_with("#   phase ") && lines[0].ends_with(" result"),
+        "{summary}"
+    );
+    assert!(
+        lines
+            .iter()
+            .any(|l| l.contains("seq-read") && l.ends_with("read 7.10 GB/s")),
+        "{summary}"
+    );
+    assert!(
+        lines
+            .iter()
+            .any(|l| l.contains("rand-read") && l.contains(" IOPS")),
+        "{summary}"
+    );
+    assert!(
+        lines
+            .iter()
+            .any(|l| l.contains("md-create") && l.contains("create ") && l.ends_with("/s")),
+        "{summary}"
+    );
+    insta::assert_snapshot!(summary);
 }
 
 #[test]
@@ -92,7 +144,7 @@ fn s3_text_summary_gives_total_iops_and_percent_of_rated() {
     let summary = text::render_summary(&run, Units::Binary);
     // Reads and writes together, as the record is quoted.
     assert!(
-        summary.contains("read 4.99M IOPS, write 554k IOPS, total 5.54M IOPS"),
+        summary.contains("total 5.54M IOPS, read 4.99M IOPS, write 554k IOPS"),
         "{summary}"
     );
     let rated = &summary[summary.find("against the rated maximum").unwrap()..];

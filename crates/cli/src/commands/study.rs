@@ -82,6 +82,11 @@ pub struct StudyRunArgs {
     #[arg(long, value_name = "FILE")]
     pub rated: Option<PathBuf>,
 
+    /// The closing summary's bandwidth in binary units (MiB/s, GiB/s) or decimal ones
+    /// (MB/s, GB/s, as the reference studies quote it); stored figures are in bytes/s.
+    #[arg(long, default_value = "binary", value_name = "binary|decimal")]
+    pub units: iolab_report::Units,
+
     #[command(flatten)]
     pub target: TargetSpec,
 
@@ -187,10 +192,11 @@ fn plan(args: StudyPlanArgs) -> Result<u8> {
         args.assume_iops,
     );
     println!("study {} ({origin}): {}", spec.name, spec.description);
-    println!(
-        "{:>4}  {:<14} {:<24} {:>3}  {:<12} {:<30} {:>10} {:>9}",
-        "#", "sweep", "point", "rep", "phase", "runs as", "data", "time"
-    );
+    // Columns as wide as their widest cell: a point such as `rwmix_read=100` or a long
+    // "runs as" must not push the row out of its columns.
+    let mut table = iolab_report::table::Table::new(&[
+        ">#", "sweep", "point", ">rep", "phase", "runs as", ">data", ">time",
+    ]);
     for (i, (p, e)) in phases.iter().zip(&est.phases).enumerate() {
         let point: Vec<String> = p
             .coordinates
@@ -202,18 +208,18 @@ fn plan(args: StudyPlanArgs) -> Result<u8> {
         } else {
             format!("~{}", e.time.human())
         };
-        println!(
-            "{:>4}  {:<14} {:<24} {:>3}  {:<12} {:<30} {:>10} {:>9}",
-            i + 1,
-            p.sweep,
+        table.push(vec![
+            (i + 1).to_string(),
+            p.sweep.clone(),
             point.join(" "),
-            p.repetition + 1,
-            p.name,
+            (p.repetition + 1).to_string(),
+            p.name.clone(),
             runs_as(&p.spec, e, args.ranks),
             ByteCount(e.data_bytes).human(),
-            time
-        );
+            time,
+        ]);
     }
+    print!("{}", table.to_text());
     for (i, p) in phases.iter().enumerate() {
         if let PhaseSpec::Meta(m) = &p.spec
             && let Some(note) = m.total_files_note(m.threads * args.ranks.max(1))
@@ -318,6 +324,7 @@ fn run_in(
     (origin, rated): (String, Vec<TargetEntry>),
 ) -> Result<u8> {
     args.output.prepare(rt)?;
+    let units = args.units;
     let est = estimate(
         &phases,
         rt.comm.size(),
@@ -398,7 +405,7 @@ fn run_in(
         println!(
             "study {}: every phase\n{}",
             spec.name,
-            iolab_report::text::render_summary(&sink.record, iolab_report::Units::Binary)
+            iolab_report::text::render_summary(&sink.record, units)
         );
     }
     if root && !sink.record.id.is_empty() {

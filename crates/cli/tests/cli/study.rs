@@ -323,7 +323,7 @@ fn set_keys_are_checked_against_the_options_and_the_sweeps() {
     assert!(r.stdout.contains("threads=2"), "{}", r.stdout);
 }
 
-/// S3's four phases (block size x read share) print headers that name their point, and
+/// S3's six phases (block size x read share, the all-read mix included) print headers that name their point, and
 /// the run ends with one table of every phase's headline figures, total IOPS of the
 /// mixed phases included. (On the null backend its 2 MiB writes used to panic a worker:
 /// its buffers were capped at 1 MiB.)
@@ -340,6 +340,8 @@ fn a_study_names_each_point_and_ends_with_a_summary_table() {
                 "0.001",
                 "--set",
                 "backend=null",
+                "--units",
+                "decimal",
             ])
             .args(["--dir", path(dir.path())])
             .env("IOLAB_DB", dir.path().join("db"))
@@ -352,10 +354,12 @@ fn a_study_names_each_point_and_ends_with_a_summary_table() {
         .lines()
         .filter(|l| l.starts_with("randrw  ("))
         .collect();
-    assert_eq!(headers.len(), 4, "{}", r.stdout);
+    assert_eq!(headers.len(), 6, "{}", r.stdout);
     for (h, point) in headers.iter().zip([
+        "(4KiB, 100% reads,",
         "(4KiB, 90% reads,",
         "(4KiB, 70% reads,",
+        "(2MiB, 100% reads,",
         "(2MiB, 90% reads,",
         "(2MiB, 70% reads,",
     ]) {
@@ -367,18 +371,60 @@ fn a_study_names_each_point_and_ends_with_a_summary_table() {
         .skip(2)
         .take_while(|l| !l.is_empty())
         .collect();
-    assert_eq!(rows.len(), 4, "{summary}");
+    assert_eq!(rows.len(), 6, "{summary}");
     assert!(
-        rows[0].starts_with("1  randrw  4KiB, 90% reads"),
+        rows[0].starts_with("1  randrw  4KiB, 100% reads"),
+        "{}",
+        rows[0]
+    );
+    // The all-read phases have one figure; a mixed phase's headline is its total IOPS,
+    // then each operation: 4 KiB quoted in IOPS, 2 MiB in bandwidth.
+    assert!(
+        rows[0].ends_with(" IOPS") && !rows[0].contains("total"),
         "{}",
         rows[0]
     );
     assert!(
-        rows.iter()
-            .all(|r| r.contains(", total ") && r.ends_with(" IOPS")),
-        "{summary}"
+        rows[3].ends_with("/s") && !rows[3].contains("total"),
+        "{}",
+        rows[3]
     );
-    // 4 KiB quoted in IOPS, 2 MiB in bandwidth.
-    assert!(rows[0].contains(" IOPS, write "), "{}", rows[0]);
-    assert!(rows[2].contains("/s, write "), "{}", rows[2]);
+    for mixed in [1, 2, 4, 5] {
+        let result = rows[mixed]
+            .split("file-per-thread ")
+            .nth(1)
+            .unwrap_or("")
+            .trim_start();
+        assert!(
+            result.starts_with("total ") && result.contains(" IOPS, read "),
+            "{}",
+            rows[mixed]
+        );
+    }
+    assert!(
+        rows[1].ends_with(" IOPS") && rows[1].contains(" IOPS, write "),
+        "{}",
+        rows[1]
+    );
+    assert!(
+        rows[4].ends_with("/s") && rows[4].contains("/s, write "),
+        "{}",
+        rows[4]
+    );
+    // --units decimal: the summary's bandwidth in GB/s or TB/s, not GiB/s.
+    assert!(
+        rows[3].ends_with("B/s") && !rows[3].contains("iB/s"),
+        "{}",
+        rows[3]
+    );
+    // Each mixed phase's block ends with read and write together.
+    assert_eq!(
+        r.stdout
+            .lines()
+            .filter(|l| l.starts_with("  total   IOPS ") && l.ends_with("  read + write"))
+            .count(),
+        4,
+        "{}",
+        r.stdout
+    );
 }
