@@ -62,7 +62,7 @@ fn main() -> ExitCode {
         Ok(code) => code,
         Err(e) => exit::report(&e),
     };
-    live::linger();
+    live::linger_and_stop();
     output::flush_stdout();
     ExitCode::from(code)
 }

@@ -1,10 +1,12 @@
 //! Watching a run while it runs: [`Live`] holds the [`LiveState`] rank 0 updates from
 //! the engine's progress ticks and from every finished phase, and [`serve`] starts a
-//! small read-only HTTP server (tiny_http) with the live page (`/`), Prometheus metrics
-//! (`/metrics`) and the state as JSON (`/api/status`). The server binds 127.0.0.1
+//! small read-only HTTP server ([`http`], hyper) with the live page (`/`), Prometheus
+//! metrics (`/metrics`) and the state as JSON (`/api/status`). The server binds 127.0.0.1
 //! unless told another address, answers only GET and HEAD, never reads a request body,
-//! closes every connection after its answer, and ends with the process.
+//! bounds its connections, their request heads and their time, closes every connection
+//! after its answer, and stops when the run ends ([`stop`]).
 
+pub mod http;
 mod metrics;
 pub mod state;
 pub mod targets;
@@ -14,17 +16,14 @@ use std::sync::{Arc, Mutex, OnceLock};
 use std::time::Duration;
 
 use anyhow::{Context, Result, bail};
+use hyper::StatusCode;
 use iolab_core::result::PhaseResult;
 use iolab_core::units::TimeSpan;
 use iolab_engine::Progress;
-use tiny_http::{Header, Method, Response, Server};
 
 pub use state::LiveState;
 
 const PAGE: &str = include_str!("page.html");
-
-/// Threads answering requests: a page poll, a scrape and a script at once.
-const SERVER_THREADS: usize = 2;
 
 /// The live state, shared by the progress callback, the sink and the server threads.
 #[derive(Default)]
@@ -36,6 +35,9 @@ static LIVE: OnceLock<Arc<Live>> = OnceLock::new();
 
 /// How long the server outlives the run (--serve-linger).
 static LINGER: OnceLock<Duration> = OnceLock::new();
+
+/// The server while it runs.
+static SERVER: Mutex<Option<http::Server>> = Mutex::new(None);
 
 /// The live state of this process's run, once `--serve` started it.
 pub fn current() -> Option<&'static Arc<Live>> {
@@ -107,10 +109,14 @@ pub fn targets(list: Vec<targets::TargetInfo>) {
     }
 }
 
-/// Keeps the server answering for --serve-linger after the run ended.
-pub fn linger() {
+/// Keeps the server answering for --serve-linger after the run ended, then stops it.
+pub fn linger_and_stop() {
     if let Some(d) = LINGER.get() {
         std::thread::sleep(*d);
+    }
+    let server = SERVER.lock().unwrap_or_else(|e| e.into_inner()).take();
+    if let Some(mut s) = server {
+        s.stop();
     }
 }
 
@@ -152,8 +158,8 @@ pub fn parse_addr(given: &str) -> Result<SocketAddr> {
 /// any free port was asked for, a failure is a warning and the run goes on.
 pub fn serve(given: &str, command: &str, linger: Option<TimeSpan>) -> Result<Option<SocketAddr>> {
     let addr = parse_addr(given)?;
-    let server = match Server::http(addr) {
-        Ok(s) => s,
+    let listener = match std::net::TcpListener::bind(addr) {
+        Ok(l) => l,
         Err(e) if addr.port() == 0 => {
             eprintln!(
                 "iolab: warning: --serve: cannot listen on {addr} ({e}); the run goes on without the live page"
@@ -164,66 +170,46 @@ pub fn serve(given: &str, command: &str, linger: Option<TimeSpan>) -> Result<Opt
             "--serve {given}: cannot listen on {addr}: {e}; choose another port, or --serve alone for any free port"
         ),
     };
-    let bound = server
-        .server_addr()
-        .to_ip()
-        .context("--serve: the server has no IP address")?;
     init(command);
     let live = LIVE.get().expect("initialized above").clone();
     if let Some(l) = linger {
         let _ = LINGER.set(Duration::from_nanos(l.nanos().0));
     }
-    let server = Arc::new(server);
-    for _ in 0..SERVER_THREADS {
-        let (server, live) = (server.clone(), live.clone());
-        std::thread::spawn(move || {
-            for request in server.incoming_requests() {
-                answer(request, &live);
-            }
-        });
-    }
+    let server = http::Server::start(listener, move |path| route(path, &live))?;
+    let bound = server.addr();
+    *SERVER.lock().unwrap_or_else(|e| e.into_inner()) = Some(server);
     eprintln!("iolab: live page at http://{bound}/ (metrics at /metrics, status at /api/status)");
     Ok(Some(bound))
 }
 
-fn answer(request: tiny_http::Request, live: &Live) {
-    let header =
-        |k: &str, v: &str| Header::from_bytes(k.as_bytes(), v.as_bytes()).expect("static header");
-    let close = header("Connection", "close");
-    if !matches!(request.method(), Method::Get | Method::Head) {
-        let r = Response::from_string("read-only: only GET and HEAD\n")
-            .with_status_code(405)
-            .with_header(header("Allow", "GET, HEAD"))
-            .with_header(close);
-        let _ = request.respond(r);
-        return;
-    }
-    let path = request
-        .url()
-        .split('?')
-        .next()
-        .unwrap_or_default()
-        .to_string();
-    let (status, body, kind) = match path.as_str() {
-        "/" | "/index.html" => (200, PAGE.to_string(), "text/html; charset=utf-8"),
+/// The answer to a GET of `path`.
+fn route(path: &str, live: &Live) -> http::Answer {
+    match path {
+        "/" | "/index.html" => (StatusCode::OK, PAGE.to_string(), "text/html; charset=utf-8"),
         "/api/status" => match serde_json::to_string(&live.snapshot()) {
-            Ok(json) => (200, json, "application/json"),
-            Err(e) => (500, format!("{e}\n"), "text/plain"),
+            Ok(json) => (StatusCode::OK, json, "application/json"),
+            Err(e) => (
+                StatusCode::INTERNAL_SERVER_ERROR,
+                format!("{e}\n"),
+                "text/plain",
+            ),
         },
         "/metrics" => match metrics::render(&live.snapshot()) {
-            Ok(text) => (200, text, "text/plain; version=0.0.4; charset=utf-8"),
-            Err(e) => (500, format!("{e}\n"), "text/plain"),
+            Ok(text) => (
+                StatusCode::OK,
+                text,
+                "text/plain; version=0.0.4; charset=utf-8",
+            ),
+            Err(e) => (
+                StatusCode::INTERNAL_SERVER_ERROR,
+                format!("{e}\n"),
+                "text/plain",
+            ),
         },
         _ => (
-            404,
+            StatusCode::NOT_FOUND,
             "not found: try /, /metrics or /api/status\n".to_string(),
             "text/plain",
         ),
-    };
-    let r = Response::from_string(body)
-        .with_status_code(status)
-        .with_header(header("Content-Type", kind))
-        .with_header(header("Cache-Control", "no-store"))
-        .with_header(close);
-    let _ = request.respond(r);
+    }
 }

@@ -249,6 +249,62 @@ fn chromium_sees_the_live_figures_change() {
         second.contains("<svg id=\"chart\"") && second.contains("<polyline"),
         "no chart drawn"
     );
+    // What the server measured moves on: the per-second chart has more seconds, and
+    // the host's operation count grew (the page's clock alone changes neither).
+    assert!(
+        chart_points(&second) > chart_points(&first),
+        "chart: {} then {} points",
+        chart_points(&first),
+        chart_points(&second)
+    );
+    let ops = |dom: &str| -> f64 { parse_count(&cells_of(dom, "hosts_now")[2]) };
+    assert!(ops(&second) > ops(&first), "{first}\n{second}");
+}
+
+/// The number of seconds the page's first chart line has.
+fn chart_points(dom: &str) -> usize {
+    dom.split("<polyline")
+        .nth(1)
+        .and_then(|p| p.split("points=\"").nth(1))
+        .and_then(|p| p.split('"').next())
+        .map_or(0, |p| p.split_whitespace().count())
+}
+
+/// The cells of the first body row of table `id`.
+pub(crate) fn cells_of(dom: &str, id: &str) -> Vec<String> {
+    let table = dom
+        .split(&format!("id=\"{id}\""))
+        .nth(1)
+        .and_then(|t| t.split("<tbody>").nth(1))
+        .and_then(|t| t.split("</tr>").next())
+        .unwrap_or_else(|| panic!("no row in table {id}: {dom}"));
+    table
+        .split("<td")
+        .skip(1)
+        .map(|c| {
+            c.split('>')
+                .nth(1)
+                .unwrap_or("")
+                .split('<')
+                .next()
+                .unwrap_or("")
+                .to_string()
+        })
+        .collect()
+}
+
+/// A count as the page writes it: 1234, 12.3k, 4.56M.
+fn parse_count(text: &str) -> f64 {
+    let t = text.trim();
+    let (num, scale) = match t.chars().last() {
+        Some('k') => (&t[..t.len() - 1], 1e3),
+        Some('M') => (&t[..t.len() - 1], 1e6),
+        Some('G') => (&t[..t.len() - 1], 1e9),
+        _ => (t, 1.0),
+    };
+    num.parse::<f64>()
+        .unwrap_or_else(|_| panic!("not a count: {text:?}"))
+        * scale
 }
 
 #[test]
@@ -300,7 +356,7 @@ fn under_mpirun_the_page_shows_every_host() {
     }
     let (mut child, addr) = serving_with(
         crate::mpi_faults::mpirun_on_hosts(4, 1),
-        &["--runtime", "4s", "--no-store"],
+        &["--runtime", "8s", "--no-store"],
     );
     // While the phase runs: its hosts, each with its ranks' counts.
     std::thread::sleep(Duration::from_millis(1500));
@@ -312,6 +368,21 @@ fn under_mpirun_the_page_shows_every_host() {
         .map(|h| h["host"].as_str().unwrap())
         .collect();
     assert_eq!(now, ["node0", "node1", "node2", "node3"], "{during}");
+    // And the page itself draws a row for each of them.
+    if let Some(chromium) = chromium("under_mpirun_the_page_shows_every_host") {
+        let dom = dump_dom(chromium, &addr);
+        let table = dom
+            .split("id=\"hosts_now\"")
+            .nth(1)
+            .and_then(|t| t.split("</table>").next())
+            .unwrap_or_default();
+        for host in ["node0", "node1", "node2", "node3"] {
+            assert!(
+                table.contains(&format!(">{host}<")),
+                "{host} not on the page: {table}"
+            );
+        }
+    }
     let start = Instant::now();
     let mut s = status(&addr);
     while s["status"] == "running" {
