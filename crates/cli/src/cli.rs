@@ -60,6 +60,37 @@ pub enum Command {
 /// `--stall-timeout` when not given.
 pub const DEFAULT_STALL_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(300);
 
+/// The live page's options (every long-running command has them).
+#[derive(Args, Debug, Clone, Default)]
+pub struct ServeArgs {
+    /// Serve a live page, Prometheus /metrics and /api/status while the run lasts, on
+    /// ADDR (HOST:PORT, :PORT or PORT; 127.0.0.1 unless a host is named), or on any free
+    /// port of 127.0.0.1 when ADDR is left out. Read-only; rank 0 serves.
+    #[arg(long, value_name = "ADDR", num_args = 0..=1, default_missing_value = "")]
+    pub serve: Option<String>,
+
+    /// With --serve: keep serving this long after the run ends, so that a last scrape or
+    /// look sees the final figures.
+    #[arg(long, value_name = "DURATION", requires = "serve")]
+    pub serve_linger: Option<iolab_core::units::TimeSpan>,
+}
+
+impl ServeArgs {
+    /// Starts the --serve server on rank 0 (nothing without --serve); every rank takes
+    /// rank 0's outcome, so a port in use ends the job on every rank at once.
+    pub fn start(&self, rt: &crate::runtime::Runtime) -> anyhow::Result<()> {
+        let started = match (&self.serve, rt.is_root()) {
+            (Some(addr), true) => {
+                let command = crate::live::command_name();
+                crate::live::init(&command);
+                crate::live::serve(addr, &command, self.serve_linger).map(|_| ())
+            }
+            _ => Ok(()),
+        };
+        rt.agree(started)
+    }
+}
+
 /// Output options every workload command shares.
 #[derive(Args, Debug, Clone, Default)]
 pub struct OutputArgs {
@@ -79,16 +110,8 @@ pub struct OutputArgs {
     #[arg(long, short = 'Q')]
     pub quiet: bool,
 
-    /// Serve a live page, Prometheus /metrics and /api/status while the run lasts, on
-    /// ADDR (HOST:PORT, :PORT or PORT; 127.0.0.1 unless a host is named), or on any free
-    /// port of 127.0.0.1 when ADDR is left out. Read-only; rank 0 serves.
-    #[arg(long, value_name = "ADDR", num_args = 0..=1, default_missing_value = "")]
-    pub serve: Option<String>,
-
-    /// With --serve: keep serving this long after the run ends, so that a last scrape or
-    /// look sees the final figures.
-    #[arg(long, value_name = "DURATION", requires = "serve")]
-    pub serve_linger: Option<iolab_core::units::TimeSpan>,
+    #[command(flatten)]
+    pub live: ServeArgs,
 
     /// End the job when a worker completes no operation, or a rank does not answer, for
     /// this long (a hung server, a stopped process); the run is stored as failed naming
@@ -116,8 +139,8 @@ impl OutputArgs {
         if rt.is_root() {
             let command = crate::live::command_name();
             crate::live::init(&command);
-            if let Some(addr) = &self.serve {
-                crate::live::serve(addr, &command, self.serve_linger)?;
+            if let Some(addr) = &self.live.serve {
+                crate::live::serve(addr, &command, self.live.serve_linger)?;
             }
         }
         Ok(())

@@ -66,7 +66,7 @@ impl Watch {
             }),
             probe,
             stall_timeout: output.stall_timeout(),
-            per_rank: output.serve.is_some(),
+            per_rank: output.live.serve.is_some(),
         }
     }
 

@@ -246,7 +246,7 @@ fn make_result_dir(rt: &Runtime, given: Option<&Path>) -> Result<Option<ResultDi
 }
 
 fn run_in(rt: &Runtime, dir: &Path, args: Io500RunArgs) -> Result<u8> {
-    args.output.prepare(rt)?;
+    rt.agree(args.output.prepare(rt))?;
     let result_dir = make_result_dir(rt, args.result_dir.as_deref())?;
     let target_spec = TargetSpec {
         dir: Some(dir.to_path_buf()),
@@ -271,6 +271,23 @@ fn run_in(rt: &Runtime, dir: &Path, args: Io500RunArgs) -> Result<u8> {
         target: dir.display().to_string(),
         spec: args.spec.clone(),
     };
+    // Every phase's estimate at `io500 plan`'s assumed rates; the ETA corrects them by
+    // what the phases that ran took.
+    let est = iolab_suites::io500::estimate(
+        &args.spec,
+        rt.comm.size(),
+        &iolab_suites::io500::Assumptions::default(),
+    );
+    // (IO500's timestamp step is no phase of its own.)
+    crate::live::plan(
+        est.phases
+            .iter()
+            .filter(|p| {
+                iolab_compat::io500::phases::phase(&p.name)
+                    .is_some_and(|d| d.workload != iolab_compat::io500::phases::Workload::Timestamp)
+            })
+            .map(|p| (p.name.clone(), Some(p.time.as_secs_f64()))),
+    );
     let watch = Watch::new(&args.output, &sink, None);
     let progress = &watch.progress;
     let env = watch.env(rt);

@@ -34,6 +34,9 @@ pub struct IorArgs {
     #[command(flatten)]
     pub store: StoreArgs,
 
+    #[command(flatten)]
+    pub live: crate::cli::ServeArgs,
+
     /// IOR's arguments, as IOR takes them (-a POSIX -b 1m -t 256k -s 4 -F -w -r -o DIR/f).
     #[arg(
         trailing_var_arg = true,
@@ -52,6 +55,7 @@ pub fn ior(args: IorArgs) -> Result<u8> {
             plan_ior(&options, rt.comm.size(), topo.ranks_on_first_host())
                 .map_err(anyhow::Error::from),
         )?;
+        args.live.start(rt)?;
         run_ior(rt, &args, &plan)
     })
 }
@@ -85,6 +89,7 @@ fn run_ior(rt: &Runtime, args: &IorArgs, plan: &IorPlan) -> Result<u8> {
     let output = crate::cli::OutputArgs {
         label: args.label.clone(),
         quiet: true,
+        live: args.live.clone(),
         ..Default::default()
     };
     let nodes = topo.hosts().len() as u32;

@@ -75,7 +75,7 @@ pub fn ladder(mut args: LadderArgs) -> Result<u8> {
 }
 
 fn ladder_in(rt: &Runtime, args: LadderArgs, slo: Slo) -> Result<u8> {
-    args.output.prepare(rt)?;
+    rt.agree(args.output.prepare(rt))?;
     let target = prepare_target(rt.comm.as_ref(), &args.target, args.spec.backend, true)?;
     let mut sink = RunSink::start(
         rt,
@@ -86,6 +86,14 @@ fn ladder_in(rt: &Runtime, args: LadderArgs, slo: Slo) -> Result<u8> {
         args.target.dir.as_deref(),
         args.output.label.clone(),
     );
+    // The most steps it may take, each a step's time: the ladder stops at the first
+    // step that misses the objective, so the ETA is an upper bound until then.
+    let most = match args.axis {
+        Axis::QueueDepth | Axis::Threads => doubling(args.max.min(4096)).len(),
+        Axis::Rate => 11,
+    };
+    let step_secs = args.spec.runtime.map(|r| r.as_secs_f64());
+    crate::live::plan((0..most).map(|_| ("ladder".to_string(), step_secs)));
     let watch = Watch::new(&args.output, &sink, args.target.device.as_deref());
     let progress = &watch.progress;
     let env = watch.env(rt);
@@ -123,6 +131,11 @@ fn ladder_in(rt: &Runtime, args: LadderArgs, slo: Slo) -> Result<u8> {
             .broadcast(0, &(iops, latency.0))
             .map_err(|e| EngineError::Setup(e.to_string()))?;
         progress.finish();
+        // The live page counts each step as it ends; the run keeps them all at the end
+        // (with the ladder's verdicts).
+        if let Some(live) = crate::live::current() {
+            live.phase_done(&phase);
+        }
         phases.push(phase);
         Ok((iops, Nanos(latency)))
     };
@@ -140,7 +153,7 @@ fn ladder_in(rt: &Runtime, args: LadderArgs, slo: Slo) -> Result<u8> {
         if let (Ok(l), Some(step)) = (&result, i.checked_sub(first_step)) {
             mark(&mut p, l, step);
         }
-        sink.phase(p);
+        sink.keep(p);
     }
     let ladder = match result {
         Ok(l) => l,

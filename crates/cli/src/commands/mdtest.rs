@@ -32,6 +32,9 @@ pub struct MdtestArgs {
     #[command(flatten)]
     pub store: StoreArgs,
 
+    #[command(flatten)]
+    pub live: crate::cli::ServeArgs,
+
     /// mdtest's arguments, as mdtest takes them (-n 1000 -u -F -d DIR).
     #[arg(
         trailing_var_arg = true,
@@ -50,6 +53,7 @@ pub fn mdtest(args: MdtestArgs) -> Result<u8> {
             plan_mdtest(&options, topo.ranks_on_first_host(), topo.hosts().len())
                 .map_err(anyhow::Error::from),
         )?;
+        args.live.start(rt)?;
         run_mdtest(rt, &args, &plan)
     })
 }
@@ -109,6 +113,7 @@ fn run_mdtest(rt: &Runtime, args: &MdtestArgs, plan: &MdtestPlan) -> Result<u8> 
     let output = crate::cli::OutputArgs {
         label: args.label.clone(),
         quiet: true,
+        live: args.live.clone(),
         ..Default::default()
     };
     let mut iterations = Vec::new();

@@ -323,7 +323,7 @@ fn run_in(
     phases: Vec<PlannedPhase>,
     (origin, rated): (String, Vec<TargetEntry>),
 ) -> Result<u8> {
-    args.output.prepare(rt)?;
+    rt.agree(args.output.prepare(rt))?;
     let units = args.units;
     let est = estimate(
         &phases,

@@ -69,6 +69,7 @@ impl Live {
                     ..state::PlannedPhase::default()
                 })
                 .collect();
+            s.update_eta();
         });
     }
 

@@ -304,7 +304,12 @@ impl LiveState {
 
     /// Remaining seconds: the estimates of phases not yet done, scaled by how the done
     /// phases compared with theirs, minus what the current phase has run.
-    fn update_eta(&mut self) {
+    pub(crate) fn update_eta(&mut self) {
+        // Nothing planned with an estimate: no ETA rather than "0 s left".
+        if !self.phases.iter().any(|p| p.estimate_secs.is_some()) {
+            self.eta_secs = None;
+            return;
+        }
         let (mut took, mut estimated) = (0.0, 0.0);
         for p in &self.phases {
             if let (Some(t), Some(e)) = (p.took_secs, p.estimate_secs) {

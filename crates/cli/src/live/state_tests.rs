@@ -156,6 +156,16 @@ fn finished_phases_count_by_op_and_host_and_correct_the_eta() {
     assert_eq!(s.latency[0].op, "read");
 }
 
+/// A run that planned nothing (or nothing with an estimate) has no ETA, not "0 s left".
+#[test]
+fn without_estimates_there_is_no_eta() {
+    let mut s = LiveState::default();
+    s.tick(&at("w", Nanos::from_secs(1), 10, 40_960, 0, &[]));
+    s.phase_done(&phase("w", 20, &[("node1", 300)]));
+    assert_eq!(s.eta_secs, None);
+    assert_eq!(s.position(), (1, 1));
+}
+
 #[test]
 fn ranks_add_up_by_host_with_rates_per_second() {
     use iolab_engine::RankProgress;

@@ -30,10 +30,16 @@ pub(crate) fn serving_command(
     head: &[&str],
     extra: &[&str],
 ) -> (Child, String) {
-    let mut child = command
+    command
         .args(head)
         .args(["--serve", "--serve-linger", "4s", "-Q"])
-        .args(extra)
+        .args(extra);
+    spawn_serving(command)
+}
+
+/// `command` spawned (with --serve among its arguments), and the address it printed.
+fn spawn_serving(mut command: Command) -> (Child, String) {
+    let mut child = command
         .stdout(Stdio::null())
         .stderr(Stdio::piped())
         .spawn()
@@ -305,6 +311,148 @@ fn parse_count(text: &str) -> f64 {
     num.parse::<f64>()
         .unwrap_or_else(|_| panic!("not a count: {text:?}"))
         * scale
+}
+
+/// The front-ends serve the page too: each phase of an mdtest, IOR and fio command line
+/// is listed as it ends, and the run ends complete.
+#[test]
+fn the_front_ends_serve_the_live_page() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path().display().to_string();
+    let file = format!("{d}/f");
+    let md = format!("{d}/md");
+    let cases: [(Vec<&str>, Vec<&str>); 3] = [
+        (
+            vec!["mdtest", "-n", "500", "-u", "-F", "-d", &md],
+            vec!["create", "stat", "read", "remove"],
+        ),
+        (
+            vec![
+                "ior", "-a", "POSIX", "-b", "4m", "-t", "1m", "-w", "-r", "-o", &file,
+            ],
+            vec!["write", "read"],
+        ),
+        (
+            vec![
+                "fio",
+                "--name=w",
+                "--rw=write",
+                "--bs=64k",
+                "--size=4m",
+                "--directory",
+                &d,
+            ],
+            vec!["w"],
+        ),
+    ];
+    for (args, phases) in cases {
+        let mut command = iolab();
+        command
+            .arg(args[0])
+            .args(["--no-store", "--serve", "--serve-linger", "4s"])
+            .args(&args[1..]);
+        let (mut child, addr) = spawn_serving(command);
+        let start = Instant::now();
+        let mut s = status(&addr);
+        while s["status"] == "running" {
+            assert!(
+                start.elapsed() < Duration::from_secs(60),
+                "{args:?} did not end"
+            );
+            std::thread::sleep(Duration::from_millis(100));
+            s = status(&addr);
+        }
+        assert_eq!(s["status"], "complete", "{args:?}: {s}");
+        assert_eq!(s["command"], args[0], "{s}");
+        let names: Vec<&str> = s["phases"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|p| p["name"].as_str().unwrap())
+            .collect();
+        assert_eq!(names, phases, "{args:?}: {s}");
+        assert!(child.wait().unwrap().success(), "{args:?}");
+    }
+}
+
+/// IO500 and the ladder tell the page their phases up front, each with an estimate, so
+/// that the page (and the terminal's bar) shows phase n of N and an ETA; every planned
+/// phase is done by the end (a ladder that meets its objective at every step).
+#[test]
+fn io500_and_ladder_plan_their_phases() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path().join("io500").display().to_string();
+    let cases: [Vec<&str>; 2] = [
+        vec![
+            "io500",
+            "--dir",
+            &d,
+            "--stonewall",
+            "1s",
+            "--files-per-rank",
+            "300",
+            "--ior-easy-block",
+            "4MiB",
+            "--ior-hard-segments",
+            "40",
+        ],
+        vec![
+            "ladder",
+            "--backend",
+            "null",
+            "--max",
+            "4",
+            "--step-time",
+            "1s",
+            "--slo",
+            "p99<=1s",
+        ],
+    ];
+    for args in cases {
+        let mut command = iolab();
+        command
+            .args(&args)
+            .args(["--no-store", "--serve", "--serve-linger", "4s", "-Q"]);
+        let (mut child, addr) = spawn_serving(command);
+        let start = Instant::now();
+        let mut s = status(&addr);
+        while s["phases"].as_array().is_none_or(|p| p.is_empty()) {
+            assert!(start.elapsed() < Duration::from_secs(30), "{args:?}: {s}");
+            std::thread::sleep(Duration::from_millis(50));
+            s = status(&addr);
+        }
+        let planned = s["phases"].as_array().unwrap().clone();
+        assert!(
+            planned
+                .iter()
+                .all(|p| p["estimate_secs"].as_f64().is_some()),
+            "{args:?}: {s}"
+        );
+        if args[0] == "io500" {
+            assert_eq!(planned[0]["name"], "ior-easy-write", "{s}");
+            assert!(planned.len() >= 12, "{s}");
+        } else {
+            // Queue depths 1, 2 and 4.
+            assert_eq!(planned.len(), 3, "{s}");
+        }
+        while s["status"] == "running" {
+            assert!(
+                start.elapsed() < Duration::from_secs(90),
+                "{args:?} did not end"
+            );
+            assert!(s["eta_secs"].as_f64().is_some(), "{args:?}: no ETA: {s}");
+            std::thread::sleep(Duration::from_millis(100));
+            s = status(&addr);
+        }
+        assert_eq!(s["status"], "complete", "{args:?}: {s}");
+        let phases = s["phases"].as_array().unwrap();
+        assert_eq!(phases.len(), planned.len(), "{args:?}: {s}");
+        assert!(
+            phases.iter().all(|p| p["took_secs"].as_f64().is_some()),
+            "{args:?}: {s}"
+        );
+        assert!(child.wait().unwrap().success(), "{args:?}");
+    }
 }
 
 #[test]

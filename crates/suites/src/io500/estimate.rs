@@ -22,6 +22,18 @@ pub struct Assumptions {
     pub find_rate: f64,
 }
 
+impl Default for Assumptions {
+    /// What `iolab io500 plan` assumes unless told otherwise.
+    fn default() -> Assumptions {
+        Assumptions {
+            easy_bandwidth: 1024.0 * 1024.0 * 1024.0,
+            hard_bandwidth: 100.0 * 1024.0 * 1024.0,
+            file_rate: 10_000.0,
+            find_rate: 100_000.0,
+        }
+    }
+}
+
 /// What one phase is expected to do.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct PhaseEstimate {

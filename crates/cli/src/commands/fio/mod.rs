@@ -32,6 +32,9 @@ pub struct FioArgs {
     #[command(flatten)]
     pub store: StoreArgs,
 
+    #[command(flatten)]
+    pub live: crate::cli::ServeArgs,
+
     /// Keep the files the jobs wrote in DIR/iolab-work (removed at the end by default).
     #[arg(long)]
     pub keep: bool,

@@ -31,9 +31,25 @@ struct Shared<'a> {
     totals: &'a Mutex<DiskTotals>,
     status_interval: Option<u64>,
     keep: bool,
+    live: &'a crate::cli::ServeArgs,
 }
 
 pub fn run_jobs(rt: &Runtime, args: &FioArgs, inv: &Invocation, plans: &[FioPlan]) -> Result<u8> {
+    args.live.start(rt)?;
+    // Jobs between two stonewalls run together: the first of them carries the longest
+    // time-based runtime of the group, the others none (size-based jobs: unknown).
+    crate::live::plan(plans.iter().enumerate().map(|(i, p)| {
+        let group = plans.iter().filter(|q| q.phase == p.phase);
+        let first = plans.iter().position(|q| q.phase == p.phase) == Some(i);
+        let secs = if first {
+            group
+                .map(|q| q.spec.runtime.map(|r| r.as_secs_f64()))
+                .try_fold(0.0f64, |m, r| r.map(|r| m.max(r)))
+        } else {
+            Some(0.0)
+        };
+        (p.job.name.clone(), secs)
+    }));
     let specs: Vec<_> = plans.iter().map(|p| &p.spec).collect();
     let dir = plans[0].target.dir.clone();
     let mut sink = RunSink::start(
@@ -54,6 +70,7 @@ pub fn run_jobs(rt: &Runtime, args: &FioArgs, inv: &Invocation, plans: &[FioPlan
         totals: &totals,
         status_interval: inv.status_interval,
         keep: args.keep,
+        live: &args.live,
     };
     let mut done: Vec<Entry> = Vec::new();
     let mut verified: Vec<PhaseResult> = Vec::new();
@@ -239,6 +256,7 @@ fn run_prepared(
         .collect();
     let output = crate::cli::OutputArgs {
         quiet: true,
+        live: s.live.clone(),
         ..Default::default()
     };
     let inventory = sink.record.provenance.inventory.as_ref();
