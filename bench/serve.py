@@ -97,6 +97,12 @@ def main():
     print(f"  plain   {p:12,.0f} IOPS (median of {plain and len(plain)})")
     print(f"  --serve {s:12,.0f} IOPS, polled {statistics.median(polled):.0f} times per run")
     print(f"  served/plain {s / p:.3f}")
+    # Each served run against the plain run next to it: the spread of these pairs says
+    # how small a cost this machine can see.
+    pairs = sorted(b / a for a, b in zip(plain, served))
+    print(f"  pairs: median {statistics.median(pairs):.3f}, "
+          f"middle half {pairs[len(pairs) // 4]:.3f}-{pairs[(3 * len(pairs)) // 4]:.3f}, "
+          f"all {pairs[0]:.3f}-{pairs[-1]:.3f}")
 
 
 if __name__ == "__main__":
