@@ -330,6 +330,19 @@ fn prepare_files(
     if matches!(target, PreparedTarget::Null) {
         return Ok(());
     }
+    // A device or image prepared for reading only is never written: not by the phase,
+    // and not by the layout of --verify's blocks for its reads.
+    if let PreparedTarget::Device {
+        check,
+        writable: false,
+    } = target
+        && (spec.rw.writes() || spec.verify)
+    {
+        return Err(EngineError::DeviceRefused {
+            path: check.path.clone(),
+            what: "what it holds, and it was prepared for reading only (reads with verification lay out their own data first)".into(),
+        });
+    }
     if spec.rw.reads() {
         lay_out(&plan.owned_files, target.workdir(), spec, alignment, stop)?;
     } else {

@@ -23,6 +23,9 @@ pub enum PreparedTarget {
     },
     Device {
         check: DeviceCheck,
+        /// Checked for writing (nothing foreign on it, or --allow-destroy): only then may
+        /// a phase write it, its layout included.
+        writable: bool,
     },
     /// The null backend: nothing on storage is touched.
     Null,
@@ -32,7 +35,7 @@ impl PreparedTarget {
     pub fn data_target(&self) -> DataTarget {
         match self {
             PreparedTarget::Dir { workdir, .. } => DataTarget::Dir(workdir.path().to_path_buf()),
-            PreparedTarget::Device { check } => DataTarget::Device {
+            PreparedTarget::Device { check, .. } => DataTarget::Device {
                 path: check.path.clone(),
                 size: check.size,
             },
@@ -51,7 +54,7 @@ impl PreparedTarget {
     pub fn describe(&self) -> String {
         match self {
             PreparedTarget::Dir { base, .. } => base.display().to_string(),
-            PreparedTarget::Device { check } => format!("device {}", check.path.display()),
+            PreparedTarget::Device { check, .. } => format!("device {}", check.path.display()),
             PreparedTarget::Null => "null backend (no storage)".to_string(),
         }
     }
@@ -180,7 +183,10 @@ pub fn prepare_target(
                 if writes {
                     guard_device(&check, spec.allow_destroy)?;
                 }
-                Ok(PreparedTarget::Device { check })
+                Ok(PreparedTarget::Device {
+                    check,
+                    writable: writes,
+                })
             });
         return agree(comm, checked);
     }

@@ -424,3 +424,62 @@ fn a_read_after_a_stonewalled_write_reads_exactly_what_was_written() {
         "not laid out again"
     );
 }
+
+/// A file prepared for reading only is never written, whatever the phase asks: not by a
+/// write, and not by the layout a verified read needs first.
+#[test]
+fn a_target_prepared_for_reading_is_never_written() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("data.bin");
+    let data: Vec<u8> = (0..(256u32 << 10)).map(|i| (i % 251) as u8).collect();
+    std::fs::write(&file, &data).unwrap();
+    let target = TargetSpec {
+        device: Some(file.clone()),
+        ..TargetSpec::default()
+    };
+    let comm = SingleProcess::new();
+    let prepared = prepare_target(&comm, &target, BackendKind::Psync, false).unwrap();
+    let stop = AtomicBool::new(false);
+    let env = Env::new(&comm, &stop);
+    for (rw, verify) in [(RwKind::Read, true), (RwKind::Write, false)] {
+        let spec = DataSpec {
+            rw,
+            verify,
+            block_size: ByteCount::kib(4),
+            ..DataSpec::default()
+        };
+        let err = run_data(
+            &env,
+            &MonotonicClock,
+            &spec,
+            &prepared,
+            &DataOptions::default(),
+        )
+        .unwrap_err()
+        .to_string();
+        assert!(
+            err.contains("refusing to write to") && err.contains("prepared for reading only"),
+            "{rw:?}: {err}"
+        );
+        assert_eq!(std::fs::read(&file).unwrap(), data, "{rw:?}: written");
+    }
+    // A plain read reads it as it is.
+    let read = DataSpec {
+        rw: RwKind::Read,
+        block_size: ByteCount::kib(4),
+        ..DataSpec::default()
+    };
+    let r = run_data(
+        &env,
+        &MonotonicClock,
+        &read,
+        &prepared,
+        &DataOptions::default(),
+    )
+    .unwrap();
+    assert_eq!(
+        r.phases[0].op(OpKind::Read).unwrap().bytes,
+        ByteCount(256 << 10)
+    );
+    assert_eq!(std::fs::read(&file).unwrap(), data);
+}

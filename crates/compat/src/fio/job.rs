@@ -388,6 +388,8 @@ impl FioJob {
             "new_group" => self.new_group = boolean(value)?,
             "filename" => self.filename = Some(v()?.to_string()),
             "directory" => self.directory = Some(v()?.to_string()),
+            // A job's text description: no effect on what it does, in fio either.
+            "description" => {}
             "filename_format" => self.filename_format = Some(v()?.to_string()),
             _ => return Err(unsupported(key)),
         }
@@ -398,24 +400,7 @@ impl FioJob {
 /// Why an option is refused: fio knows it, but iolab does not run it (or it is not
 /// fio's at all).
 fn unsupported(key: &str) -> String {
-    const KNOWN_TO_FIO: [&str; 15] = [
-        "rate",
-        "rate_iops",
-        "zonesize",
-        "zonemode",
-        "bssplit",
-        "bsrange",
-        "percentage_random",
-        "rwmixcycle",
-        "cpus_allowed",
-        "numa_cpu_nodes",
-        "lockmem",
-        "file_service_type",
-        "unlink",
-        "write_bw_log",
-        "write_lat_log",
-    ];
-    if KNOWN_TO_FIO.contains(&key) {
+    if super::known::is_fio_option(key) {
         format!("fio's option '{key}' is not supported by iolab fio; remove it (nothing was run)")
     } else {
         format!("unknown option '{key}' (nothing was run)")

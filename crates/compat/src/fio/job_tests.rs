@@ -66,6 +66,11 @@ fn refused_options_name_the_job_option_and_line() {
         err("rate", Some("10m")),
         "j.fio:2: [j] rate: fio's option 'rate' is not supported by iolab fio; remove it (nothing was run)"
     );
+    // Any option fio 3.33 lists (--cmdhelp=all) is fio's, not unknown.
+    assert_eq!(
+        err("gtod_reduce", Some("1")),
+        "j.fio:2: [j] gtod_reduce: fio's option 'gtod_reduce' is not supported by iolab fio; remove it (nothing was run)"
+    );
     assert_eq!(
         err("rw", Some("randtrim")),
         "j.fio:2: [j] rw: 'randtrim': iolab does not issue trims"

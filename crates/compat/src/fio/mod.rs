@@ -7,6 +7,7 @@ pub mod cmdline;
 pub mod error;
 pub mod job;
 pub mod jobfile;
+mod known;
 pub mod output;
 pub mod plan;
 pub mod units;

@@ -187,6 +187,17 @@ fn plan_job(job: &FioJob, group: u32, seed: u64) -> Result<FioPlan, FioError> {
     if job.fdatasync.is_some() && job.fsync.is_none() {
         notes.push("fdatasync is issued as fsync".into());
     }
+    if let Some(method) = &job.verify {
+        notes.push(format!(
+            "verify={method} is checked with iolab's self-checking blocks (each carries its offset and a checksum of its data), not fio's {method} headers: data fio wrote does not verify"
+        ));
+    }
+    if job.create_on_open {
+        notes.push(
+            "create_on_open: the job's files are created before it starts (fio's default), so their creation is not in its figures"
+                .into(),
+        );
+    }
     if job.verify.is_some() && block < VERIFY_MIN_BLOCK {
         return Err(refuse(
             "verify",

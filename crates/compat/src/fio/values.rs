@@ -1,7 +1,8 @@
-//! fio's value syntax: sizes with fio's suffixes (`4k`, `2048k`, `1g`, `1GiB`; every
-//! prefix is a power of 1024, as fio's default `kb_base=1024` reads them), times with a
-//! default unit of seconds (`900`, `15m`, `500ms`), booleans (`1`, `0`, bare) and
-//! whole numbers.
+//! fio's value syntax: sizes with fio's suffixes read as fio's default `kb_base=1024`
+//! reads them (`4k`, `4KB`, `4Ki` are 4096 bytes, but `4KiB` is 4000: in that mode fio
+//! takes the IEC spelling with a B as powers of 1000, "to avoid breaking old scripts"),
+//! times with a default unit of seconds (`900`, `15m`, `500ms`), booleans (`1`, `0`,
+//! bare) and whole numbers.
 
 use iolab_core::units::{Nanos, TimeSpan};
 
@@ -13,37 +14,41 @@ pub fn size(text: &str) -> Result<u64, String> {
             "'{t}': a size in percent of the file or device is not supported; give bytes (4k, 1g)"
         ));
     }
-    let digits = t
-        .find(|c: char| !(c.is_ascii_digit() || c == '.'))
-        .unwrap_or(t.len());
+    let digits = t.find(|c: char| !c.is_ascii_digit()).unwrap_or(t.len());
     let (num, unit) = t.split_at(digits);
-    let num: f64 = num
+    if unit.starts_with('.') {
+        // fio's strtoll stops at the point and finds no unit after it: 1.5m is 1 byte.
+        return Err(format!(
+            "'{t}': fio reads no fraction in a size (it would take it as {num} B); give a whole number of a smaller unit (1536k)"
+        ));
+    }
+    let num: u64 = num
         .parse()
-        .map_err(|_| format!("'{t}' is not a size: use a number with k, m, g, t or p"))?;
+        .map_err(|_| format!("'{t}' is not a size: use a whole number with k, m, g, t or p"))?;
     let unit = unit.trim().to_ascii_lowercase();
-    let unit = unit.strip_suffix('b').unwrap_or(&unit);
-    let unit = unit.strip_suffix('i').unwrap_or(unit);
-    let scale: u64 = match unit {
-        "" => 1,
-        "k" => 1 << 10,
-        "m" => 1 << 20,
-        "g" => 1 << 30,
-        "t" => 1 << 40,
-        "p" => 1 << 50,
+    // "KiB" (an i and a b) is a power of 1000 under kb_base=1024; k, kb and ki are 1024.
+    let (prefix, base): (&str, u64) = match unit.strip_suffix("ib") {
+        Some(p) if !p.is_empty() => (p, 1000),
+        _ => {
+            let u = unit.strip_suffix('b').unwrap_or(&unit);
+            (u.strip_suffix('i').unwrap_or(u), 1024)
+        }
+    };
+    let power = match prefix {
+        "" => 0,
+        "k" => 1,
+        "m" => 2,
+        "g" => 3,
+        "t" => 4,
+        "p" => 5,
         _ => {
             return Err(format!(
                 "'{t}' has an unknown unit '{unit}': use k, m, g, t or p (powers of 1024)"
             ));
         }
     };
-    let bytes = num * scale as f64;
-    if !bytes.is_finite() || bytes >= u64::MAX as f64 {
-        return Err(format!("'{t}' is too large"));
-    }
-    if bytes.fract() != 0.0 {
-        return Err(format!("'{t}' is not a whole number of bytes"));
-    }
-    Ok(bytes as u64)
+    num.checked_mul(base.pow(power))
+        .ok_or_else(|| format!("'{t}' is too large"))
 }
 
 /// A time as fio reads it; a bare number is seconds.
@@ -95,10 +100,17 @@ mod tests {
         assert_eq!(size("4K").unwrap(), 4096);
         assert_eq!(size("2048k").unwrap(), 2 << 20);
         assert_eq!(size("1g").unwrap(), 1 << 30);
-        assert_eq!(size("1GiB").unwrap(), 1 << 30);
         assert_eq!(size("1GB").unwrap(), 1 << 30);
+        assert_eq!(size("1Mi").unwrap(), 1 << 20);
+        assert_eq!(size("1kb").unwrap(), 1024);
+        // As fio 3.33 reads them (io_bytes of a null job of that size): the IEC spelling
+        // with a B is a power of 1000 under fio's default kb_base=1024.
+        assert_eq!(size("1GiB").unwrap(), 1_000_000_000);
+        assert_eq!(size("1MiB").unwrap(), 1_000_000);
+        assert_eq!(size("4KiB").unwrap(), 4000);
+        assert_eq!(size("1kib").unwrap(), 1000);
         assert_eq!(size("47008").unwrap(), 47008);
-        assert_eq!(size("1.5m").unwrap(), 3 << 19);
+        assert!(size("1.5m").unwrap_err().contains("take it as 1 B"));
         assert!(size("10%").unwrap_err().contains("percent"));
         assert!(size("4x").unwrap_err().contains("unknown unit 'x'"));
         assert!(size("k").unwrap_err().contains("not a size"));

@@ -179,6 +179,7 @@ fn prepare_one(
     Ok((
         PreparedTarget::Device {
             check: guard(entry, path, opts)?,
+            writable: opts.writes,
         },
         alignment,
     ))

@@ -114,7 +114,7 @@ fn shared_devices(comm: &dyn Comm, set: &TargetSet) -> Vec<String> {
         .filter_map(|t| {
             let dev = match &t.prepared {
                 PreparedTarget::Dir { base, .. } => std::fs::metadata(base).ok()?.dev(),
-                PreparedTarget::Device { check } => {
+                PreparedTarget::Device { check, .. } => {
                     let m = std::fs::metadata(&check.path).ok()?;
                     if check.is_block_device {
                         m.rdev()

@@ -35,6 +35,11 @@ pub struct FioArgs {
     #[command(flatten)]
     pub live: crate::cli::ServeArgs,
 
+    /// Let jobs write a `filename` (a device or file) that holds data, destroying it
+    /// (refused otherwise, as fio never does).
+    #[arg(long)]
+    pub allow_destroy: bool,
+
     /// Keep the files the jobs wrote in DIR/iolab-work (removed at the end by default).
     #[arg(long)]
     pub keep: bool,
@@ -60,7 +65,10 @@ pub fn fio(args: FioArgs) -> Result<u8> {
         .iter()
         .map(FioJob::from_section)
         .collect::<Result<Vec<_>, FioError>>()?;
-    let plans = plan_jobs(&jobs, iolab_engine::phase::now_ms() as u64)?;
+    let mut plans = plan_jobs(&jobs, iolab_engine::phase::now_ms() as u64)?;
+    for p in &mut plans {
+        p.target.allow_destroy = args.allow_destroy;
+    }
     if inv.parse_only {
         print!("{}", describe_plans(&plans));
         return Ok(exit::OK);

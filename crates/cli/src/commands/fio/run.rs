@@ -79,13 +79,6 @@ pub fn run_jobs(rt: &Runtime, args: &FioArgs, inv: &Invocation, plans: &[FioPlan
         let jobs: Vec<usize> = (0..plans.len())
             .filter(|&i| plans[i].phase == phase)
             .collect();
-        if rt.is_root() {
-            for &i in &jobs {
-                for n in &plans[i].notes {
-                    eprintln!("iolab fio: [{}] {n}", plans[i].job.name);
-                }
-            }
-        }
         match run_phase(&shared, &sink, &jobs, &done) {
             Ok((entries, verify)) => {
                 if rt.is_root() {
@@ -161,9 +154,11 @@ fn run_phase(
             target_of.push(k);
             continue;
         }
-        let writes = jobs
-            .iter()
-            .any(|&j| s.plans[j].target == p.target && s.plans[j].spec.rw.writes());
+        // Reads with verification lay out their own blocks first: they write too.
+        let writes = jobs.iter().any(|&j| {
+            let spec = &s.plans[j].spec;
+            s.plans[j].target == p.target && (spec.rw.writes() || spec.verify)
+        });
         match prepare_target(comm, &p.target, p.spec.backend, writes) {
             Ok(t) => {
                 targets.push((p.target.clone(), null, t));
@@ -174,6 +169,14 @@ fn run_phase(
                     let _ = cleanup(comm, t, &[], false);
                 }
                 return Err(e.into());
+            }
+        }
+    }
+    // The jobs' notes once their targets are accepted (a refusal stays one line).
+    if s.rt.is_root() {
+        for &i in jobs {
+            for n in &s.plans[i].notes {
+                eprintln!("iolab fio: [{}] {n}", s.plans[i].job.name);
             }
         }
     }
@@ -222,7 +225,7 @@ fn run_prepared(
     let mut resolved: Vec<(DataSpec, u64)> = Vec::with_capacity(jobs.len());
     for (k, &i) in jobs.iter().enumerate() {
         let size = match &targets[target_of[k]].2 {
-            PreparedTarget::Device { check } => Some(check.size),
+            PreparedTarget::Device { check, .. } => Some(check.size),
             _ => None,
         };
         resolved.push(s.plans[i].at_target(size)?);

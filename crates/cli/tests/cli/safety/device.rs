@@ -82,6 +82,40 @@ fn a_regular_file_with_data_is_left_byte_identical() {
     assert_ne!(fs::read(&file).unwrap()[..text.len()], text[..]);
 }
 
+/// Reads with verification write their own blocks first: a read-only fio job with
+/// `verify=` on a file holding data overwrote it (the job prepared the file for reading
+/// only, and the layout wrote it anyway). Now refused, byte for byte intact, and written
+/// only with --allow-destroy.
+#[test]
+fn a_verify_read_of_a_file_with_data_leaves_it_byte_identical() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("results.dat");
+    let data: Vec<u8> = (0..(1u32 << 20))
+        .map(|i| (i * 7 + i / 4096) as u8)
+        .collect();
+    fs::write(&file, &data).unwrap();
+    let job = |extra: &[&str]| {
+        let mut args = vec!["fio", "--no-store"];
+        args.extend_from_slice(extra);
+        args.extend(["--name=r", "--rw=read", "--bs=4k", "--verify=md5"]);
+        let f = format!("--filename={}", path(&file));
+        args.push(&f);
+        run(&args)
+    };
+    let r = job(&[]).expect(2);
+    let line = error_line(&r);
+    assert!(
+        line.contains(&format!(
+            "refusing to write to {}: it holds data",
+            path(&file)
+        )),
+        "{line}"
+    );
+    assert_eq!(fs::read(&file).unwrap(), data, "not one byte written");
+    job(&["--allow-destroy"]).expect(0);
+    assert_ne!(fs::read(&file).unwrap(), data);
+}
+
 #[test]
 fn an_empty_or_zero_image_is_used_and_then_known_as_iolabs() {
     let dir = tempfile::tempdir().unwrap();
