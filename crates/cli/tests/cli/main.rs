@@ -5,6 +5,7 @@ mod common;
 mod fio;
 mod fio_options;
 mod io500;
+mod io500_lines;
 mod io500_run;
 #[cfg(feature = "mpi")]
 mod io500_tree;
