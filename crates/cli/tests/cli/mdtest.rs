@@ -309,3 +309,46 @@ fn directory_items_run_as_mdtests_directory_test() {
     assert!(figures(&r.stdout, "File read")[0] > 0.0);
     assert!(walk(&md).is_empty(), "nothing left: {:?}", walk(&md));
 }
+
+/// Under mpirun each rank is an mdtest task: "2 tasks", every phase over both tasks'
+/// files (2 x 30), a tree per task with -u, and the run stored once, by rank 0, with
+/// every file counted; then compared and reported as any other run.
+#[cfg(feature = "mpi")]
+#[test]
+fn two_ranks_are_two_mdtest_tasks() {
+    use crate::mpi::{mpirun, mpirun_available, run_limited};
+    if !mpirun_available() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("db");
+    let md = dir.path().join("md");
+    for _ in 0..2 {
+        let mut c = mpirun(2);
+        c.env("IOLAB_DB", &db);
+        c.args(["mdtest", "-n", "30", "-u", "-F", "-d", path(&md)]);
+        let r = run_limited(c, std::time::Duration::from_secs(120));
+        assert_eq!(r.code, 0, "{}", r.stderr);
+        assert!(r.stdout.contains("\n2 tasks, 60 files\n"), "{}", r.stdout);
+        assert!(figures(&r.stdout, "File creation")[0] > 0.0, "{}", r.stdout);
+    }
+    let shown = mdtest_results(&db, &["results", "show", "r1", "--format", "json"]);
+    let j: serde_json::Value = serde_json::from_str(&shown).unwrap();
+    assert_eq!(j["kind"], "mdtest");
+    for p in j["phases"].as_array().unwrap() {
+        assert_eq!(p["ops"][0]["ops"], 60, "{}", p["name"]);
+    }
+    let compared = mdtest_results(&db, &["compare", "r1", "r2"]);
+    assert!(compared.contains("create"), "{compared}");
+    assert!(
+        walk(&md)
+            .iter()
+            .all(|p| p.starts_with(md.join("iolab-work")))
+    );
+}
+
+fn mdtest_results(db: &Path, args: &[&str]) -> String {
+    Ran::from(iolab().env("IOLAB_DB", db).args(args).output().unwrap())
+        .expect(0)
+        .stdout
+}
