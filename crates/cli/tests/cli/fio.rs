@@ -153,7 +153,7 @@ fn s5s_matrix_lines_run_with_their_sync_and_block_sizes() {
         let dir_key = if rw.contains("read") { "read" } else { "write" };
         assert_eq!(
             j[dir_key]["io_bytes"].as_u64(),
-            Some(2 * 2 << 20),
+            Some(2 * (2 << 20)),
             "{rw} {bs} sync={sync}: {j}"
         );
         assert_eq!(j["job options"]["sync"], sync, "{j}");
