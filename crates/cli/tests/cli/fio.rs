@@ -88,8 +88,11 @@ fn s3s_job_file_runs_unchanged_and_writes_fios_json() {
                 j["read"]["io_bytes"].as_u64().unwrap(),
                 reads as u64 * bytes
             );
-            assert_eq!(j["job options"]["rw"], "randrw");
-            assert_eq!(j["job options"]["bs"], bs);
+            // The [global] section's options are fio's "global options", the job's own
+            // its "job options".
+            assert_eq!(v["global options"]["rw"], "randrw");
+            assert_eq!(v["global options"]["bs"], bs);
+            assert!(j["job options"]["rwmixread"].is_string(), "{j}");
             assert_eq!(j["iodepth_level"]["8"], 100.0);
         }
         // The work directory is gone: iolab removed what it wrote.

@@ -123,6 +123,7 @@ pub fn parse_args(args: &[String], sources: &dyn Sources) -> Result<Invocation, 
                     at: at.clone(),
                 });
                 inv.jobs.push(Section {
+                    globals: inv.global.len(),
                     name: v,
                     options,
                     at,

@@ -176,8 +176,11 @@ pub struct FioJob {
     pub filename: Option<String>,
     pub directory: Option<String>,
     pub filename_format: Option<String>,
-    /// The options as written, for fio's `"job options"` in JSON.
+    /// The job's own options written with a value, for fio's `"job options"` in JSON
+    /// (fio leaves out bare flags such as `thread`, and the globals).
     pub given: Vec<(String, String)>,
+    /// The globals in force written with a value, for fio's `"global options"`.
+    pub global_given: Vec<(String, String)>,
     /// Where each option was written (key, "file:line" or "command line: --key").
     pub given_at: Vec<(String, String)>,
 }
@@ -229,6 +232,7 @@ impl FioJob {
             directory: None,
             filename_format: None,
             given: Vec::new(),
+            global_given: Vec::new(),
             given_at: Vec::new(),
         }
     }
@@ -236,11 +240,17 @@ impl FioJob {
     /// The job a section describes.
     pub fn from_section(section: &Section) -> Result<FioJob, FioError> {
         let mut job = FioJob::defaults(&section.name, &section.at);
-        for o in &section.options {
+        for (i, o) in section.options.iter().enumerate() {
             let fail = |m: String| FioError::option(&o.at, &section.name, &o.key, m);
             job.apply(&o.key, o.value.as_deref()).map_err(fail)?;
-            job.given
-                .push((o.key.clone(), o.value.clone().unwrap_or_default()));
+            if let Some(v) = &o.value {
+                let given = if i < section.globals {
+                    &mut job.global_given
+                } else {
+                    &mut job.given
+                };
+                given.push((o.key.clone(), v.clone()));
+            }
             job.given_at.push((o.key.clone(), o.at.clone()));
         }
         Ok(job)

@@ -3,6 +3,7 @@ use crate::fio::jobfile::{RawOption, Section};
 
 fn section(opts: &[(&str, Option<&str>)]) -> Section {
     Section {
+        globals: 0,
         name: "j".into(),
         at: "j.fio:1".into(),
         options: opts
@@ -39,7 +40,36 @@ fn options_resolve_with_fio_defaults() {
     assert_eq!((job.iodepth, job.numjobs), (8, 8));
     assert!(job.direct && job.thread && job.time_based && job.invalidate);
     assert_eq!(job.runtime, Some(TimeSpan::from_secs(900)));
-    assert_eq!(job.given.len(), 10);
+    // fio's "job options" list what was written with a value: not the bare flags.
+    assert_eq!(job.given.len(), 8);
+    assert!(
+        !job.given
+            .iter()
+            .any(|(k, _)| k == "thread" || k == "time_based")
+    );
+}
+
+/// The globals in force come first in a section: fio shows them as "global options",
+/// not among the job's.
+#[test]
+fn globals_are_kept_apart_from_the_jobs_options() {
+    let mut s = section(&[
+        ("directory", Some("/scratch")),
+        ("thread", None),
+        ("bs", Some("4k")),
+        ("rw", Some("read")),
+    ]);
+    s.globals = 3;
+    let job = FioJob::from_section(&s).unwrap();
+    assert_eq!(
+        job.global_given,
+        [
+            ("directory".to_string(), "/scratch".to_string()),
+            ("bs".to_string(), "4k".to_string())
+        ]
+    );
+    assert_eq!(job.given, [("rw".to_string(), "read".to_string())]);
+    assert!(job.thread);
 }
 
 #[test]

@@ -22,6 +22,9 @@ pub struct RawOption {
 pub struct Section {
     pub name: String,
     pub options: Vec<RawOption>,
+    /// How many of `options`, at their start, are the globals in force (fio's JSON
+    /// shows them as "global options", not as the job's).
+    pub globals: usize,
     pub at: String,
 }
 
@@ -99,6 +102,7 @@ fn read_lines(
             } else {
                 state.jobs.push(Section {
                     name: section.to_string(),
+                    globals: state.global.len(),
                     options: state.global.clone(),
                     at: at.clone(),
                 });

@@ -6,6 +6,7 @@ use crate::fio::jobfile::{RawOption, Section};
 
 fn job(name: &str, opts: &[(&str, &str)]) -> FioJob {
     let s = Section {
+        globals: 0,
         name: name.into(),
         at: format!("{name}.fio:1"),
         options: opts
@@ -260,6 +261,7 @@ fn fallocate_none_writes_without_preallocating() {
     let p = &plan_jobs(&[job("n", &[("size", "1m"), ("fallocate", "none")])], 0).unwrap()[0];
     assert!(!p.spec.preallocate);
     let keep = Section {
+        globals: 0,
         name: "n".into(),
         at: "n.fio:1".into(),
         options: vec![RawOption {

@@ -54,6 +54,7 @@ mod tests {
             at: "t".into(),
         }));
         FioJob::from_section(&Section {
+            globals: 0,
             name: name.into(),
             at: "t".into(),
             options,

@@ -13,15 +13,25 @@ use iolab_core::civil::UtcTime;
 
 /// The whole report as fio's JSON document.
 pub fn render(report: &FioReport, plus: bool) -> String {
-    let doc = json!({
+    let mut doc = json!({
         "fio version": report.version,
         "timestamp": report.timestamp_ms / 1000,
         "timestamp_ms": report.timestamp_ms,
         "time": ctime(report.timestamp_ms),
-        "jobs": report.jobs.iter().map(|j| job(j, plus)).collect::<Vec<_>>(),
-        "disk_util": report.disks.iter().map(disk).collect::<Vec<_>>(),
-        "iolab notes": report.notes,
     });
+    // As fio: only when globals were given, before the jobs.
+    if !report.global_options.is_empty() {
+        doc["global options"] = Value::Object(
+            report
+                .global_options
+                .iter()
+                .map(|(k, v)| (k.clone(), json!(v)))
+                .collect(),
+        );
+    }
+    doc["jobs"] = json!(report.jobs.iter().map(|j| job(j, plus)).collect::<Vec<_>>());
+    doc["disk_util"] = json!(report.disks.iter().map(disk).collect::<Vec<_>>());
+    doc["iolab notes"] = json!(report.notes);
     let mut text = serde_json::to_string_pretty(&doc).expect("a JSON value always serializes");
     text.push('\n');
     text

@@ -164,6 +164,8 @@ pub struct FioReport {
     pub groups: Vec<GroupStatus>,
     pub disks: Vec<DiskUtil>,
     pub notes: Vec<String>,
+    /// The first job's globals written with a value (fio's "global options").
+    pub global_options: Vec<(String, String)>,
 }
 
 impl FioReport {
@@ -190,6 +192,10 @@ impl FioReport {
             groups,
             disks,
             notes,
+            global_options: entries
+                .first()
+                .map(|e| e.plan.job.global_given.clone())
+                .unwrap_or_default(),
         }
     }
 }

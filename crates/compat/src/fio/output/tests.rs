@@ -88,6 +88,7 @@ fn plan() -> FioPlan {
     })
     .collect();
     let job = FioJob::from_section(&Section {
+        globals: 0,
         name: "mix".into(),
         at: "c".into(),
         options,
