@@ -71,7 +71,10 @@ impl DeviceCheck {
 }
 
 /// The extended attribute iolab sets on a regular file it wrote as a device image, so a
-/// later run may write it again without --allow-destroy.
+/// later run may write it again without --allow-destroy. Its value is the file's size
+/// and modification time when iolab last wrote it ("2 SIZE MTIME_NS"): once anyone else
+/// writes the file, or changes its size, the mark no longer holds and its data is
+/// looked at again.
 const IMAGE_XATTR: &std::ffi::CStr = c"user.iolab.image";
 
 /// Looks at `path` (a block device, or an image file standing in for one): its size,
@@ -112,23 +115,43 @@ pub fn inspect_device(path: &Path) -> Result<DeviceCheck, BackendError> {
     })
 }
 
-/// Marks a regular file iolab is about to write as one of its images (best effort: a
-/// file system without user xattrs only means the next run asks for --allow-destroy).
+/// The mark's value for `path` as it is now: its size and modification time.
+fn image_state(path: &Path) -> Option<String> {
+    use std::os::unix::fs::MetadataExt;
+    let m = fs::metadata(path).ok()?;
+    let mtime_ns = i128::from(m.mtime()) * 1_000_000_000 + i128::from(m.mtime_nsec());
+    Some(format!("2 {} {mtime_ns}", m.len()))
+}
+
+/// Marks a regular file iolab has just written as one of its images, as it is now (best
+/// effort: a file system without user xattrs only means the next run asks for
+/// --allow-destroy). Call it after writing, never before: a mark on a file iolab did not
+/// write would let a later run overwrite whatever is put there.
 pub fn mark_as_image(path: &Path) {
-    let Ok(c) = std::ffi::CString::new(path.as_os_str().as_encoded_bytes()) else {
+    let (Ok(c), Some(value)) = (
+        std::ffi::CString::new(path.as_os_str().as_encoded_bytes()),
+        image_state(path),
+    ) else {
         return;
     };
-    // SAFETY: both strings are NUL-terminated and the value is a valid buffer.
+    // SAFETY: both strings are NUL-terminated and the value is a valid buffer of its length.
     unsafe {
-        libc::setxattr(c.as_ptr(), IMAGE_XATTR.as_ptr(), b"1".as_ptr().cast(), 1, 0);
+        libc::setxattr(
+            c.as_ptr(),
+            IMAGE_XATTR.as_ptr(),
+            value.as_ptr().cast(),
+            value.len(),
+            0,
+        );
     }
 }
 
+/// Whether `path` is an image iolab wrote and no one has written since.
 fn marked_as_image(path: &Path) -> bool {
     let Ok(c) = std::ffi::CString::new(path.as_os_str().as_encoded_bytes()) else {
         return false;
     };
-    let mut value = [0u8; 1];
+    let mut value = [0u8; 64];
     // SAFETY: both strings are NUL-terminated and `value` is a writable buffer of its length.
     let n = unsafe {
         libc::getxattr(
@@ -138,7 +161,7 @@ fn marked_as_image(path: &Path) -> bool {
             value.len(),
         )
     };
-    n == 1 && value[0] == b'1'
+    n > 0 && image_state(path).is_some_and(|now| now.as_bytes() == &value[..n as usize])
 }
 
 /// Every signature util-linux's libblkid finds on `path`, through `wipefs --no-act`

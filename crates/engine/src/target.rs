@@ -50,6 +50,20 @@ impl PreparedTarget {
         }
     }
 
+    /// After a phase wrote it: a regular file standing in for a device, prepared for
+    /// writing, is marked as iolab's image as it is now (its size and modification time:
+    /// anyone else's later write voids the mark).
+    pub fn mark_written(&self) {
+        if let PreparedTarget::Device {
+            check,
+            writable: true,
+        } = self
+            && !check.is_block_device
+        {
+            mark_as_image(&check.path);
+        }
+    }
+
     /// A one-line description: "/scratch/x", "device /dev/nvme0n1", "null backend".
     pub fn describe(&self) -> String {
         match self {
@@ -143,9 +157,6 @@ pub fn guard_device(check: &DeviceCheck, allow_destroy: bool) -> Result<(), Engi
             path: check.path.clone(),
             what,
         });
-    }
-    if !check.is_block_device {
-        mark_as_image(&check.path);
     }
     Ok(())
 }

@@ -33,6 +33,11 @@ impl ReadyJob<'_> {
         if self.opts.start_offset == 0 && self.opts.files_per_worker <= 1 {
             record_complete_files(env.comm, &self.plan, self.target, completed, errors)?;
         }
+        // An image iolab has written (its layout included) is known as iolab's, as it is
+        // now; never before anything was written.
+        if self.spec.rw.writes() || self.spec.verify {
+            self.target.mark_written();
+        }
         let spec = &self.spec;
         if spec.verify
             && spec.rw.writes()

@@ -193,6 +193,12 @@ fn run_one<C: Clock>(
         let (run, rows) = all_at_once(env, &ctx, &name, set, &plans)?;
         (vec![run], rows)
     };
+    // The images this phase wrote are iolab's, as they are now.
+    if data.rw.writes() || data.verify {
+        for t in &set.local {
+            t.prepared.mark_written();
+        }
+    }
     for w in record_complete(set, &plans, data, &rows) {
         if !warnings.contains(&w) {
             warnings.push(w);
@@ -345,6 +351,18 @@ fn prepare_target_files(
 ) -> Result<Vec<String>, EngineError> {
     if matches!(t.prepared, PreparedTarget::Null) {
         return Ok(Vec::new());
+    }
+    // A device or image prepared for reading only is never written, its layout included.
+    if let PreparedTarget::Device {
+        check,
+        writable: false,
+    } = &t.prepared
+        && (data.rw.writes() || data.verify)
+    {
+        return Err(EngineError::DeviceRefused {
+            path: check.path.clone(),
+            what: "what it holds, and it was prepared for reading only".into(),
+        });
     }
     let workdir = t.prepared.workdir();
     if data.rw.reads() {

@@ -127,6 +127,52 @@ fn an_empty_or_zero_image_is_used_and_then_known_as_iolabs() {
     write_run(&img, &[]).expect(0);
 }
 
+/// The mark that lets iolab write its own image again holds only for the image as iolab
+/// left it: a refused run marks nothing, and once someone else writes the file, its data
+/// is guarded again.
+#[test]
+fn the_image_mark_holds_only_for_what_iolab_wrote() {
+    let dir = tempfile::tempdir().unwrap();
+    let img = dir.path().join("disk.img");
+    let user: Vec<u8> = (0..(1u32 << 20)).map(|i| (i % 253) as u8 | 1).collect();
+    // Refused (too small), nothing written: no mark, so the user's data put there later
+    // is refused.
+    fs::File::create(&img).unwrap();
+    write_run(&img, &[]).expect(2);
+    fs::write(&img, &user).unwrap();
+    let r = write_run(&img, &[]).expect(2);
+    assert!(error_line(&r).contains("it holds data"), "{}", r.stderr);
+    assert_eq!(fs::read(&img).unwrap(), user);
+    // Reading it needs no flag and leaves it as it is.
+    run(&["run", "--device", path(&img), "--rw", "read", "--size", "1MiB"]).expect(0);
+    assert_eq!(fs::read(&img).unwrap(), user);
+    // A read of an all-zero image writes nothing and marks nothing either.
+    fs::write(&img, vec![0u8; 1 << 20]).unwrap();
+    run(&[
+        "run",
+        "--device",
+        path(&img),
+        "--rw",
+        "read",
+        "--size",
+        "1MiB",
+    ])
+    .expect(0);
+    fs::write(&img, &user).unwrap();
+    write_run(&img, &[]).expect(2);
+    assert_eq!(fs::read(&img).unwrap(), user);
+    // Written by iolab: marked, written again without a flag; then the user's data
+    // replaces it (the same inode): guarded again.
+    fs::write(&img, vec![0u8; 1 << 20]).unwrap();
+    write_run(&img, &[]).expect(0);
+    write_run(&img, &[]).expect(0);
+    std::thread::sleep(std::time::Duration::from_millis(20));
+    fs::write(&img, &user).unwrap();
+    let r = write_run(&img, &[]).expect(2);
+    assert!(error_line(&r).contains("it holds data"), "{}", r.stderr);
+    assert_eq!(fs::read(&img).unwrap(), user, "not one byte written");
+}
+
 #[test]
 fn a_file_system_signature_is_named() {
     let dir = tempfile::tempdir().unwrap();
