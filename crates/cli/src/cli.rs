@@ -152,19 +152,23 @@ impl OutputArgs {
         let Some(path) = self.json.as_deref().filter(|_| rt.is_root()) else {
             return Ok(());
         };
-        let existed = path.exists();
-        let opened = std::fs::OpenOptions::new()
-            .write(true)
-            .create(true)
-            .truncate(false)
-            .open(path);
-        match opened {
+        // A path that is there (a file, or a link, even one to nothing) is only opened
+        // for writing, never created or removed; a new one is created and removed again.
+        let existed = std::fs::symlink_metadata(path).is_ok();
+        let mut open = std::fs::OpenOptions::new();
+        open.write(true);
+        if !existed {
+            open.create_new(true);
+        }
+        match open.open(path) {
             Ok(_) => {
                 if !existed {
                     let _ = std::fs::remove_file(path);
                 }
                 Ok(())
             }
+            // A link to a file not there yet: writing the result will create it.
+            Err(e) if existed && e.kind() == std::io::ErrorKind::NotFound => Ok(()),
             Err(e) => {
                 let why = e.to_string();
                 let why = why.split(" (os error").next().unwrap_or_default();

@@ -293,6 +293,9 @@ pub fn plan_data(
         files_per_worker: ctx.files_per_worker.max(1),
     };
     let (files, workers) = arrangement.workers();
+    if let DataTarget::Dir(_) = target {
+        reserved_names(&files)?;
+    }
     let owned_files = if arrangement.shared {
         // One rank lays out a shared file (or prepares a device) for everyone.
         if ctx.rank == 0 {
@@ -318,6 +321,28 @@ pub fn plan_data(
         looping: spec.runtime.is_some(),
         start: StartRule::default(),
     })
+}
+
+/// A data file must not take the name of the work directory's own files (its lock, its
+/// marker, the records beside each file): writing it would wreck them, and removing it
+/// would remove them.
+fn reserved_names(files: &[FilePlan]) -> Result<(), SpecError> {
+    for f in files {
+        let name = f
+            .path
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_default();
+        if crate::workdir::is_reserved_name(&name) {
+            return Err(SpecError::new(
+                "file name",
+                format!(
+                    "'{name}' is a name iolab's work directory keeps for itself (.lock, .iolab-workdir, .NAME.iolab); choose another"
+                ),
+            ));
+        }
+    }
+    Ok(())
 }
 
 /// Each worker's share in blocks: the spec's shares, or what an earlier phase completed,

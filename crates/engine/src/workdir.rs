@@ -76,6 +76,12 @@ impl LockOwner {
 
 const LOCK: &str = ".lock";
 
+/// Whether `name` is one of the work directory's own files: its lock, its marker, or a
+/// record beside a data file (`.NAME.iolab`).
+pub fn is_reserved_name(name: &str) -> bool {
+    name == LOCK || name == MARKER || (name.starts_with('.') && name.ends_with(".iolab"))
+}
+
 #[derive(Debug)]
 pub struct WorkDir {
     path: PathBuf,

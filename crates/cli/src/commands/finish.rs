@@ -204,3 +204,41 @@ fn first_environment_error(record: &RunRecord, ranks: bool) -> Option<String> {
             }
         })
 }
+
+/// A stonewall status file of IOR or mdtest (`-O stoneWallingStatusFile=F`, `-x F`),
+/// checked before any work: iolab writes one only where there is none or where another
+/// status file is (a count), never over a file that holds anything else, a link or a
+/// device. Rank 0 looks; every rank takes its answer. Collective.
+pub fn check_status_file(rt: &Runtime, path: Option<&str>, option: &str) -> Result<()> {
+    let checked = match path.filter(|_| rt.is_root()) {
+        None => Ok(()),
+        Some(p) => status_file_ok(p).map_err(|why| anyhow::anyhow!("{option}{p}: {why}")),
+    };
+    rt.agree(checked)
+}
+
+fn status_file_ok(path: &str) -> std::result::Result<(), String> {
+    let refuse = |what: &str| {
+        Err(format!(
+            "{what}; iolab writes a status file only where there is none or another status file (a count), so choose another path"
+        ))
+    };
+    let meta = match std::fs::symlink_metadata(path) {
+        Ok(m) => m,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(()),
+        Err(e) => return Err(e.to_string()),
+    };
+    if !meta.file_type().is_file() {
+        return refuse("it is not a regular file");
+    }
+    // IOR and mdtest write a count of a few digits.
+    let text = if meta.len() <= 64 {
+        std::fs::read_to_string(path).unwrap_or_default()
+    } else {
+        String::new()
+    };
+    if meta.len() > 64 || !text.trim().chars().all(|c| c.is_ascii_digit()) {
+        return refuse("it holds something other than a count");
+    }
+    Ok(())
+}

@@ -62,6 +62,11 @@ pub fn ior(args: IorArgs) -> Result<u8> {
 
 fn run_ior(rt: &Runtime, args: &IorArgs, plan: &IorPlan) -> Result<u8> {
     let o = &plan.options;
+    crate::commands::finish::check_status_file(
+        rt,
+        o.stonewall_status_file.as_deref(),
+        "-O stoneWallingStatusFile=",
+    )?;
     let target = TargetSpec {
         dir: Some(plan.dir.clone()),
         keep: o.keep_file,

@@ -69,6 +69,11 @@ fn stamp() -> String {
 
 fn run_mdtest(rt: &Runtime, args: &MdtestArgs, plan: &MdtestPlan) -> Result<u8> {
     let o = &plan.options;
+    crate::commands::finish::check_status_file(
+        rt,
+        o.stonewall_status_file.as_deref(),
+        "mdtest -x ",
+    )?;
     let target = TargetSpec {
         dir: Some(o.test_dir.clone().into()),
         create_dir: true,

@@ -34,17 +34,48 @@ pub struct Reporter<'a> {
     /// The normal format's head was written.
     headed: AtomicBool,
     /// --output's file; standard output when None.
-    file: Option<Mutex<std::fs::File>>,
+    file: Option<Mutex<OutputFile>>,
+}
+
+/// --output's file: opened (and checked) before anything runs but emptied only when the
+/// first report is written, so a run refused before it writes leaves the file as it was
+/// (and removes it again if it made it).
+struct OutputFile {
+    file: std::fs::File,
+    path: std::path::PathBuf,
+    made: bool,
+    written: bool,
+}
+
+impl Drop for OutputFile {
+    fn drop(&mut self) {
+        if self.made && !self.written {
+            let _ = std::fs::remove_file(&self.path);
+        }
+    }
 }
 
 impl<'a> Reporter<'a> {
-    /// Opens `--output` (emptied, as fio does) before anything runs, on the rank that
-    /// prints (`root`).
+    /// Opens `--output` before anything runs, on the rank that prints (`root`); it is
+    /// emptied, as fio does, when the first report is written.
     pub fn new(inv: &'a Invocation, plans: &'a [FioPlan], ranks: u32, root: bool) -> Result<Self> {
         let file = match &inv.output {
-            Some(path) if root => Some(Mutex::new(
-                std::fs::File::create(path).with_context(|| format!("--output {path}"))?,
-            )),
+            Some(path) if root => {
+                let path = std::path::PathBuf::from(path);
+                let made = std::fs::symlink_metadata(&path).is_err();
+                let file = std::fs::OpenOptions::new()
+                    .write(true)
+                    .create(true)
+                    .truncate(false)
+                    .open(&path)
+                    .with_context(|| format!("--output {}", path.display()))?;
+                Some(Mutex::new(OutputFile {
+                    file,
+                    path,
+                    made,
+                    written: false,
+                }))
+            }
             _ => None,
         };
         Ok(Reporter {
@@ -155,8 +186,12 @@ impl<'a> Reporter<'a> {
         match &self.file {
             Some(f) => {
                 let mut f = f.lock().unwrap_or_else(|p| p.into_inner());
-                f.write_all(text.as_bytes())
-                    .and_then(|_| f.flush())
+                let first = !f.written;
+                f.written = true;
+                let out = &mut f.file;
+                (if first { out.set_len(0) } else { Ok(()) })
+                    .and_then(|_| out.write_all(text.as_bytes()))
+                    .and_then(|_| out.flush())
                     .with_context(|| {
                         format!("--output {}", self.inv.output.as_deref().unwrap_or(""))
                     })

@@ -144,7 +144,16 @@ fn the_image_mark_holds_only_for_what_iolab_wrote() {
     assert!(error_line(&r).contains("it holds data"), "{}", r.stderr);
     assert_eq!(fs::read(&img).unwrap(), user);
     // Reading it needs no flag and leaves it as it is.
-    run(&["run", "--device", path(&img), "--rw", "read", "--size", "1MiB"]).expect(0);
+    run(&[
+        "run",
+        "--device",
+        path(&img),
+        "--rw",
+        "read",
+        "--size",
+        "1MiB",
+    ])
+    .expect(0);
     assert_eq!(fs::read(&img).unwrap(), user);
     // A read of an all-zero image writes nothing and marks nothing either.
     fs::write(&img, vec![0u8; 1 << 20]).unwrap();

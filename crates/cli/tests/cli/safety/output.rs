@@ -74,3 +74,72 @@ fn a_reader_that_stops_early_ends_iolab_quietly() {
     assert!(!stderr.contains("panicked"), "{stderr}");
     assert!(stderr.trim().is_empty(), "nothing said: {stderr}");
 }
+
+/// A refused run writes no report: `iolab fio --output FILE` leaves FILE as it was (it
+/// was emptied before the guard even looked at the job's target), also when FILE is the
+/// job's own `filename`; a new FILE of a refused run does not stay behind.
+#[test]
+fn a_refused_fio_run_leaves_its_output_file_alone() {
+    let dir = tempfile::tempdir().unwrap();
+    let data = dir.path().join("data.img");
+    let report = dir.path().join("report.txt");
+    let bytes: Vec<u8> = (0..(1u32 << 20)).map(|i| (i % 241) as u8 | 1).collect();
+    fs::write(&data, &bytes).unwrap();
+    fs::write(&report, "last week's report\n").unwrap();
+    let fio = |output: &std::path::Path| {
+        Ran::from(
+            iolab()
+                .args(["fio", "--no-store", "--name=w", "--rw=write", "--bs=4k"])
+                .arg(format!("--filename={}", path(&data)))
+                .arg(format!("--output={}", path(output)))
+                .output()
+                .unwrap(),
+        )
+        .expect(2)
+    };
+    let r = fio(&report);
+    assert!(r.stderr.contains("refusing to write to"), "{}", r.stderr);
+    assert_eq!(fs::read_to_string(&report).unwrap(), "last week's report\n");
+    fio(&data);
+    assert_eq!(fs::read(&data).unwrap(), bytes, "not one byte written");
+    let new = dir.path().join("new.txt");
+    fio(&new);
+    assert!(!new.exists());
+}
+
+/// --json's early check opens a path that is there only for writing: a link to a file
+/// not there yet stays a link (it was removed), and nothing is created beside it when
+/// the run is refused.
+#[test]
+fn the_json_check_leaves_a_dangling_link_alone() {
+    let dir = tempfile::tempdir().unwrap();
+    let link = dir.path().join("link.json");
+    let target = dir.path().join("target.json");
+    std::os::unix::fs::symlink(&target, &link).unwrap();
+    let missing = dir.path().join("nonexistent");
+    Ran::from(
+        iolab()
+            .args([
+                "run",
+                "--no-store",
+                "--rw",
+                "write",
+                "--size",
+                "1MiB",
+                "--dir",
+            ])
+            .arg(&missing)
+            .arg("--json")
+            .arg(&link)
+            .output()
+            .unwrap(),
+    )
+    .expect(2);
+    assert!(
+        fs::symlink_metadata(&link)
+            .unwrap()
+            .file_type()
+            .is_symlink()
+    );
+    assert!(!target.exists());
+}

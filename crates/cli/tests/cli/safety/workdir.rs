@@ -306,3 +306,122 @@ fn a_symlinked_work_directory_is_refused() {
     assert!(!line.contains("another rank"), "{line}");
     assert!(!real.exists(), "the link's target is not created");
 }
+
+/// A data file named as the work directory's own files (IOR's -o, fio's names) is
+/// refused before anything is written: writing it would wreck the live lock or marker,
+/// and cleaning up would remove them.
+#[test]
+fn data_files_cannot_take_the_work_directorys_own_names() {
+    let dir = tempfile::tempdir().unwrap();
+    for name in [".lock", ".iolab-workdir", ".data.iolab"] {
+        let target = dir.path().join(name);
+        let r = crate::common::run(&[
+            "ior",
+            "--no-store",
+            "-a",
+            "POSIX",
+            "-w",
+            "-b",
+            "1m",
+            "-t",
+            "1m",
+            "-o",
+            crate::common::path(&target),
+        ])
+        .expect(2);
+        assert!(
+            r.stderr
+                .contains(&format!("'{name}' is a name iolab's work directory keeps")),
+            "{name}: {}",
+            r.stderr
+        );
+    }
+    let r = crate::common::run(&[
+        "fio",
+        "--no-store",
+        "--name=x",
+        "--rw=write",
+        "--bs=4k",
+        "--size=64k",
+        "--filename_format=.lock",
+        &format!("--directory={}", crate::common::path(dir.path())),
+    ])
+    .expect(2);
+    assert!(r.stderr.contains("'.lock' is a name"), "{}", r.stderr);
+}
+
+/// IOR's and mdtest's stonewall status files are written only where there is none or
+/// another status file (a count): a user's file given by mistake is refused before
+/// anything runs, and left as it was.
+#[test]
+fn a_status_file_never_replaces_a_users_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let precious = dir.path().join("precious.txt");
+    fs::write(&precious, "my notes\n").unwrap();
+    let status = format!("stoneWallingStatusFile={}", crate::common::path(&precious));
+    let out = dir.path().join("f");
+    let r = crate::common::run(&[
+        "ior",
+        "--no-store",
+        "-a",
+        "POSIX",
+        "-w",
+        "-b",
+        "1m",
+        "-t",
+        "1m",
+        "-D",
+        "1",
+        "-O",
+        "stoneWallingWearOut=1",
+        "-O",
+        &status,
+        "-o",
+        crate::common::path(&out),
+    ])
+    .expect(2);
+    assert!(
+        r.stderr.contains("it holds something other than a count"),
+        "{}",
+        r.stderr
+    );
+    let md = dir.path().join("md");
+    let r = crate::common::run(&[
+        "mdtest",
+        "--no-store",
+        "-C",
+        "-n",
+        "10",
+        "-F",
+        "-x",
+        crate::common::path(&precious),
+        "-d",
+        crate::common::path(&md),
+    ])
+    .expect(2);
+    assert!(r.stderr.contains("mdtest -x "), "{}", r.stderr);
+    assert_eq!(fs::read_to_string(&precious).unwrap(), "my notes\n");
+    // A status file an earlier call wrote (a count) is replaced as IOR replaces it.
+    fs::write(&precious, "17").unwrap();
+    crate::common::run(&[
+        "ior",
+        "--no-store",
+        "-a",
+        "POSIX",
+        "-w",
+        "-b",
+        "1m",
+        "-t",
+        "1m",
+        "-D",
+        "1",
+        "-O",
+        "stoneWallingWearOut=1",
+        "-O",
+        &status,
+        "-o",
+        crate::common::path(&out),
+    ])
+    .expect(0);
+    assert_eq!(fs::read_to_string(&precious).unwrap(), "1");
+}
