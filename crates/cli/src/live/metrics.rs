@@ -6,6 +6,8 @@
 
 use std::collections::HashMap;
 
+use prometheus::core::{Collector, Desc};
+use prometheus::proto::{LabelPair, Metric, MetricFamily, MetricType, Quantile, Summary};
 use prometheus::{Encoder, GaugeVec, IntCounterVec, Opts, Registry, TextEncoder};
 
 use super::state::LiveState;
@@ -110,21 +112,76 @@ pub fn render(s: &LiveState) -> Result<String, prometheus::Error> {
         }
     }
     if !s.latency.is_empty() {
-        let lat = gauge(
-            "latency_seconds",
-            "Latency quantiles of the last finished phase",
-            &["op", "quantile"],
-        )?;
-        for l in &s.latency {
-            for (q, v) in &l.quantiles {
-                lat.with_label_values(&[l.op.as_str(), q.as_str()]).set(*v);
-            }
-        }
+        registry.register(Box::new(LatencySummary::of(s)?))?;
     }
     targets(&registry, s)?;
     let mut out = Vec::new();
     TextEncoder::new().encode(&registry.gather(), &mut out)?;
     Ok(String::from_utf8_lossy(&out).into_owned())
+}
+
+/// The latency of the last finished phase as a Prometheus summary per operation: its
+/// quantiles (from the phase's HdrHistogram), `_count` (operations measured) and `_sum`
+/// (their mean times the count, in seconds).
+struct LatencySummary {
+    desc: Desc,
+    family: MetricFamily,
+}
+
+impl LatencySummary {
+    const NAME: &str = "latency_seconds";
+    const HELP: &str = "Latency of each operation of the last finished phase";
+
+    fn of(s: &LiveState) -> Result<LatencySummary, prometheus::Error> {
+        let desc = Desc::new(
+            Self::NAME.into(),
+            Self::HELP.into(),
+            vec!["op".into()],
+            HashMap::new(),
+        )?;
+        let mut family = MetricFamily::default();
+        family.set_name(Self::NAME.into());
+        family.set_help(Self::HELP.into());
+        family.set_field_type(MetricType::SUMMARY);
+        let metrics = s
+            .latency
+            .iter()
+            .map(|l| {
+                let mut summary = Summary::default();
+                summary.set_sample_count(l.count);
+                summary.set_sample_sum(l.mean * l.count as f64);
+                summary.set_quantile(
+                    l.quantiles
+                        .iter()
+                        .filter_map(|(q, v)| {
+                            let mut quantile = Quantile::default();
+                            quantile.set_quantile(q.parse().ok()?);
+                            quantile.set_value(*v);
+                            Some(quantile)
+                        })
+                        .collect(),
+                );
+                let mut op = LabelPair::default();
+                op.set_name("op".into());
+                op.set_value(l.op.clone());
+                let mut m = Metric::from_label(vec![op]);
+                m.set_summary(summary);
+                m
+            })
+            .collect();
+        family.set_metric(metrics);
+        Ok(LatencySummary { desc, family })
+    }
+}
+
+impl Collector for LatencySummary {
+    fn desc(&self) -> Vec<&Desc> {
+        vec![&self.desc]
+    }
+
+    fn collect(&self) -> Vec<MetricFamily> {
+        vec![self.family.clone()]
+    }
 }
 
 /// The storage targets of `iolab targets`: counters of finished phases by target, host

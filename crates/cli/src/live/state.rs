@@ -120,6 +120,8 @@ pub struct LiveState {
 #[derive(Clone, Debug, Default, PartialEq, Serialize)]
 pub struct OpLatency {
     pub op: String,
+    /// Operations measured.
+    pub count: u64,
     pub mean: f64,
     /// ("0.5", seconds), ("0.99", seconds), ...
     pub quantiles: Vec<(String, f64)>,
@@ -422,6 +424,7 @@ fn latency_of(ops: &[OpResult]) -> Vec<OpLatency> {
         .filter(|o| o.latency.count > 0)
         .map(|o| OpLatency {
             op: o.op.name().to_string(),
+            count: o.latency.count,
             mean: o.latency.mean / 1e9,
             quantiles: [
                 ("0.5", o.latency.p50),

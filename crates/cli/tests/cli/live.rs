@@ -166,6 +166,31 @@ fn status_and_metrics_follow_the_run_and_end_equal_to_the_stored_result() {
         .find(|s| s.metric == "iolab_operations_total")
         .unwrap();
     assert_eq!(sample.labels.get("command"), Some("run"));
+    // The finished phase's latency is a Prometheus summary: its count is the stored
+    // operations', its quantiles the stored p50 and p99.
+    let summary = scrape
+        .samples
+        .iter()
+        .find(|s| s.metric == "iolab_latency_seconds" && s.labels.get("op") == Some("read"))
+        .expect("a latency summary");
+    let prometheus_parse::Value::Summary(qs) = &summary.value else {
+        panic!("not a summary: {:?}", summary.value);
+    };
+    let q = |at: f64| qs.iter().find(|q| q.quantile == at).map(|q| q.count);
+    let stored_p50 = read["latency"]["p50"].as_f64().unwrap() / 1e9;
+    assert!(
+        (q(0.5).unwrap() - stored_p50).abs() < 1e-12,
+        "{qs:?} {read}"
+    );
+    let count = scrape
+        .samples
+        .iter()
+        .find(|s| s.metric == "iolab_latency_seconds_count" && s.labels.get("op") == Some("read"))
+        .map(|s| match s.value {
+            prometheus_parse::Value::Untyped(v) | prometheus_parse::Value::Counter(v) => v,
+            _ => -1.0,
+        });
+    assert_eq!(count, Some(read["ops"].as_f64().unwrap()));
 }
 
 /// The headless Chromium on PATH, if any (the test that needs it says it skipped).
