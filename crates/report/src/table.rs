@@ -68,7 +68,7 @@ impl Table {
     pub fn to_text(&self) -> String {
         use comfy_table::{CellAlignment, ContentArrangement, presets};
         let mut t = comfy_table::Table::new();
-        t.load_preset(presets::NOTHING)
+        t.load_style(presets::NOTHING)
             .set_content_arrangement(ContentArrangement::Disabled)
             .set_header(&self.headers);
         for row in &self.rows {
