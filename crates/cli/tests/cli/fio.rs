@@ -308,3 +308,38 @@ fn parse_only_shows_the_workload_and_runs_nothing() {
         assert!(r.stdout.contains(want), "{want}: {}", r.stdout);
     }
 }
+
+/// A write job with verify= reads back what it wrote and, as fio, counts that read-back
+/// in the job's own read figures (alone, and for two clones under group_reporting);
+/// the run says its checking is iolab's own.
+#[test]
+fn a_verifying_write_job_reports_its_read_back_as_fio_does() {
+    let dir = tempfile::tempdir_in("/var/tmp").unwrap();
+    let d = format!("--directory={}", path(dir.path()));
+    for (numjobs, bytes) in [("1", 1u64 << 20), ("2", 2 << 20)] {
+        let r = run(&[
+            "fio",
+            "--no-store",
+            "--output-format=json",
+            "--name=v",
+            "--rw=write",
+            "--bs=4k",
+            "--size=1m",
+            "--verify=crc32c",
+            &format!("--numjobs={numjobs}"),
+            "--group_reporting",
+            &d,
+        ])
+        .expect(0);
+        assert!(
+            r.stderr.contains("verify=crc32c is checked with iolab's"),
+            "{}",
+            r.stderr
+        );
+        let v: Value = serde_json::from_str(&r.stdout).unwrap();
+        let j = &v["jobs"][0];
+        assert_eq!(j["write"]["io_bytes"].as_u64(), Some(bytes), "{j}");
+        assert_eq!(j["read"]["io_bytes"].as_u64(), Some(bytes), "{j}");
+        assert_eq!(j["read"]["total_ios"].as_u64(), Some(bytes / 4096), "{j}");
+    }
+}

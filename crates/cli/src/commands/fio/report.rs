@@ -19,6 +19,8 @@ use iolab_engine::data::together::{WorkerRow, phase_of_rows};
 pub struct Entry {
     pub unit: usize,
     pub phase: PhaseResult,
+    /// The job's read-back with `verify=`, when this entry covers every clone of it.
+    pub verify: Option<PhaseResult>,
     /// Each clone's timeline and runtime (fio's samples are per clone).
     pub clones: Vec<(Timeline, Nanos)>,
     pub context_switches: u64,
@@ -120,6 +122,7 @@ impl<'a> Reporter<'a> {
             m.name = self.name(unit);
             m.params.insert("fio_group".into(), unit.group.to_string());
             entries.push(Entry {
+                verify: None,
                 unit: u,
                 phase: phase_of_rows(m, &mine, run.0, run.1, run.2.clone()),
                 context_switches: mine.iter().map(|r| r.context_switches).sum(),
@@ -131,6 +134,21 @@ impl<'a> Reporter<'a> {
             });
         }
         entries
+    }
+
+    /// Gives each entry that covers every clone of one job that job's read-back (`verify`
+    /// phases named "JOB verify"), as fio counts those reads in the job's figures.
+    pub fn attach_verify(&self, entries: &mut [Entry], verify: &[PhaseResult]) {
+        for e in entries.iter_mut() {
+            let unit = &self.units[e.unit];
+            let plan = &self.plans[unit.plan];
+            let whole = unit.members.iter().all(|(j, _)| *j == unit.plan)
+                && unit.members.len() as u32 == plan.spec.threads * self.ranks;
+            if whole {
+                let name = format!("{} verify", plan.job.name);
+                e.verify = verify.iter().find(|v| v.name == name).cloned();
+            }
+        }
     }
 
     /// A stored phase's name: the job's, with the clone's number when the entry is one
@@ -158,6 +176,7 @@ impl<'a> Reporter<'a> {
                     context_switches: e.context_switches,
                     job_runtime_ms: e.runtime_ms,
                     clones: e.clones.iter().map(|(t, n)| (t, *n)).collect(),
+                    verify: e.verify.as_ref(),
                 }
             })
             .collect();

@@ -199,8 +199,8 @@ fn run_phase(
     };
     let rows: Vec<&WorkerRow> = run.jobs.iter().flat_map(|j| &j.rows).collect();
     let context = (run.interrupted, run.started_at_ms, run.telemetry.clone());
-    let entries = s.reporter.entries(jobs, &rows, &meta, context);
-    let verify = run
+    let mut entries = s.reporter.entries(jobs, &rows, &meta, context);
+    let verify: Vec<PhaseResult> = run
         .jobs
         .iter()
         .filter_map(|j| {
@@ -210,6 +210,7 @@ fn run_phase(
             })
         })
         .collect();
+    s.reporter.attach_verify(&mut entries, &verify);
     Ok((entries, verify))
 }
 

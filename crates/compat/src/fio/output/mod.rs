@@ -48,6 +48,9 @@ pub struct FioEntry<'a> {
     /// Each clone's timeline and runtime, for fio's per-clone bandwidth and IOPS
     /// samples (empty: the phase's own timeline).
     pub clones: Vec<(&'a Timeline, Nanos)>,
+    /// The read-back of a write job with `verify=` when the entry covers all of the
+    /// job: fio reports those reads as the job's own.
+    pub verify: Option<&'a PhaseResult>,
 }
 
 /// One direction of a group's `Run status group N` line.
@@ -249,7 +252,11 @@ fn job_report(entry: &FioEntry<'_>) -> JobReport {
         .find(|o| o.op == OpKind::Fsync)
         .map(|o| Spread::of_histogram(&o.histogram))
         .unwrap_or_default();
-    let read = Direction::of(phase, OpKind::Read, &entry.clones);
+    // A verifying write job's reads are its read-back, as fio counts them.
+    let read = match entry.verify {
+        Some(v) if phase.op(OpKind::Read).is_none() => Direction::of(v, OpKind::Read, &[]),
+        _ => Direction::of(phase, OpKind::Read, &entry.clones),
+    };
     let write = Direction::of(phase, OpKind::Write, &entry.clones);
     let both = Direction {
         bins: read.bins.iter().chain(&write.bins).cloned().collect(),

@@ -120,6 +120,7 @@ fn report_with(disks: Vec<DiskUtil>) -> FioReport {
         context_switches: 15847,
         job_runtime_ms: 2000,
         clones: Vec::new(),
+        verify: None,
     };
     FioReport::new("iolab 0.1.0", &[entry], disks)
 }
@@ -365,6 +366,7 @@ fn group_reported_samples_are_each_clones_as_fio_pools_them() {
         context_switches: 0,
         job_runtime_ms: 3000,
         clones: vec![(&a, Nanos::from_secs(2)), (&b, Nanos::from_millis(1500))],
+        verify: None,
     };
     let report = FioReport::new("iolab", &[entry], Vec::new());
     let read = &report.jobs[0].read;
