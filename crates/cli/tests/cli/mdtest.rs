@@ -347,6 +347,7 @@ fn two_ranks_are_two_mdtest_tasks() {
     );
 }
 
+#[cfg(feature = "mpi")]
 fn mdtest_results(db: &Path, args: &[&str]) -> String {
     Ran::from(iolab().env("IOLAB_DB", db).args(args).output().unwrap())
         .expect(0)
