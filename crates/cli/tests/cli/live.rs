@@ -407,6 +407,8 @@ fn the_front_ends_serve_the_live_page() {
 fn io500_and_ladder_plan_their_phases() {
     let dir = tempfile::tempdir().unwrap();
     let d = dir.path().join("io500").display().to_string();
+    // The result directory in the test's own directory, not the current one.
+    let results = dir.path().join("results").display().to_string();
     let cases: [Vec<&str>; 2] = [
         vec![
             "io500",
@@ -420,6 +422,8 @@ fn io500_and_ladder_plan_their_phases() {
             "4MiB",
             "--ior-hard-segments",
             "40",
+            "--result-dir",
+            &results,
         ],
         vec![
             "ladder",
