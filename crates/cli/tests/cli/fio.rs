@@ -343,3 +343,92 @@ fn a_verifying_write_job_reports_its_read_back_as_fio_does() {
         assert_eq!(j["read"]["total_ios"].as_u64(), Some(bytes / 4096), "{j}");
     }
 }
+
+/// Every key path real fio (on PATH; scripts/test.sh installs Debian's) writes in its JSON
+/// for a job is in iolab fio's JSON for the same job, with the same JSON type: the check
+/// bench/fio_json_keys.py makes, kept as a test.
+#[test]
+fn iolab_fios_json_has_every_key_real_fio_writes() {
+    let has_fio = std::process::Command::new("fio")
+        .arg("--version")
+        .output()
+        .is_ok_and(|o| o.status.success());
+    if !has_fio {
+        eprintln!("SKIPPED: fio is not on PATH (scripts/test.sh installs it)");
+        return;
+    }
+    let job = [
+        "--name=mix",
+        "--rw=randrw",
+        "--rwmixread=70",
+        "--bs=4k",
+        "--size=2m",
+        "--numjobs=2",
+        "--thread",
+        "--group_reporting",
+        "--ioengine=psync",
+        "--output-format=json+",
+    ];
+    let (fio_dir, iolab_dir) = (
+        tempfile::tempdir_in("/var/tmp").unwrap(),
+        tempfile::tempdir_in("/var/tmp").unwrap(),
+    );
+    let fio = std::process::Command::new("fio")
+        .args(job)
+        .arg(format!("--directory={}", path(fio_dir.path())))
+        .output()
+        .unwrap();
+    assert!(
+        fio.status.success(),
+        "{}",
+        String::from_utf8_lossy(&fio.stderr)
+    );
+    let text = String::from_utf8_lossy(&fio.stdout);
+    let reference: Value = serde_json::from_str(&text[text.find('{').unwrap()..]).unwrap();
+    let mut args = vec!["fio", "--no-store"];
+    args.extend(job);
+    let d = format!("--directory={}", path(iolab_dir.path()));
+    args.push(&d);
+    let ours: Value = serde_json::from_str(&run(&args).expect(0).stdout).unwrap();
+    let (want, got) = (key_paths(&reference, ""), key_paths(&ours, ""));
+    let missing: Vec<String> = want
+        .iter()
+        .filter(|(k, t)| got.get(*k) != Some(t))
+        .map(|(k, t)| format!("{k} ({t}, iolab: {:?})", got.get(k)))
+        .collect();
+    assert!(missing.is_empty(), "{} keys: {missing:#?}", missing.len());
+    assert!(want.len() > 200, "{}", want.len());
+}
+
+/// Every key path of `v` with its JSON type; keys under "percentile" and "bins" (named
+/// by their value) as one, arrays by their first element.
+fn key_paths(v: &Value, at: &str) -> std::collections::BTreeMap<String, &'static str> {
+    let mut out = std::collections::BTreeMap::new();
+    let kind = match v {
+        Value::Null => "null",
+        Value::Bool(_) => "bool",
+        Value::Number(_) => "number",
+        Value::String(_) => "string",
+        Value::Array(_) => "array",
+        Value::Object(_) => "object",
+    };
+    if !at.is_empty() {
+        out.insert(at.to_string(), kind);
+    }
+    match v {
+        Value::Object(m) => {
+            let named_by_value = at.ends_with("percentile") || at.ends_with("bins");
+            for (k, x) in m {
+                let k = if named_by_value { "*" } else { k.as_str() };
+                out.extend(key_paths(x, &format!("{at}.{k}")));
+            }
+        }
+        Value::Array(a) => {
+            if let Some(x) = a.first() {
+                out.extend(key_paths(x, &format!("{at}[]")));
+            }
+        }
+        _ => {}
+    }
+    out
+}
