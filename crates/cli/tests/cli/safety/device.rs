@@ -7,6 +7,20 @@ use std::process::Command;
 
 use crate::common::{error_line, path, run};
 
+/// Reads `target` as a device (1 MiB); it must succeed.
+fn read_run(target: &Path) {
+    run(&[
+        "run",
+        "--device",
+        path(target),
+        "--rw",
+        "read",
+        "--size",
+        "1MiB",
+    ])
+    .expect(0);
+}
+
 fn write_run(target: &Path, extra: &[&str]) -> crate::common::Ran {
     let mut args = vec![
         "run",
@@ -144,29 +158,11 @@ fn the_image_mark_holds_only_for_what_iolab_wrote() {
     assert!(error_line(&r).contains("it holds data"), "{}", r.stderr);
     assert_eq!(fs::read(&img).unwrap(), user);
     // Reading it needs no flag and leaves it as it is.
-    run(&[
-        "run",
-        "--device",
-        path(&img),
-        "--rw",
-        "read",
-        "--size",
-        "1MiB",
-    ])
-    .expect(0);
+    read_run(&img);
     assert_eq!(fs::read(&img).unwrap(), user);
     // A read of an all-zero image writes nothing and marks nothing either.
     fs::write(&img, vec![0u8; 1 << 20]).unwrap();
-    run(&[
-        "run",
-        "--device",
-        path(&img),
-        "--rw",
-        "read",
-        "--size",
-        "1MiB",
-    ])
-    .expect(0);
+    read_run(&img);
     fs::write(&img, &user).unwrap();
     write_run(&img, &[]).expect(2);
     assert_eq!(fs::read(&img).unwrap(), user);

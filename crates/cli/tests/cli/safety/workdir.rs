@@ -360,26 +360,28 @@ fn a_status_file_never_replaces_a_users_file() {
     fs::write(&precious, "my notes\n").unwrap();
     let status = format!("stoneWallingStatusFile={}", crate::common::path(&precious));
     let out = dir.path().join("f");
-    let r = crate::common::run(&[
-        "ior",
-        "--no-store",
-        "-a",
-        "POSIX",
-        "-w",
-        "-b",
-        "1m",
-        "-t",
-        "1m",
-        "-D",
-        "1",
-        "-O",
-        "stoneWallingWearOut=1",
-        "-O",
-        &status,
-        "-o",
-        crate::common::path(&out),
-    ])
-    .expect(2);
+    let ior = || {
+        crate::common::run(&[
+            "ior",
+            "--no-store",
+            "-a",
+            "POSIX",
+            "-w",
+            "-b",
+            "1m",
+            "-t",
+            "1m",
+            "-D",
+            "1",
+            "-O",
+            "stoneWallingWearOut=1",
+            "-O",
+            &status,
+            "-o",
+            crate::common::path(&out),
+        ])
+    };
+    let r = ior().expect(2);
     assert!(
         r.stderr.contains("it holds something other than a count"),
         "{}",
@@ -403,25 +405,6 @@ fn a_status_file_never_replaces_a_users_file() {
     assert_eq!(fs::read_to_string(&precious).unwrap(), "my notes\n");
     // A status file an earlier call wrote (a count) is replaced as IOR replaces it.
     fs::write(&precious, "17").unwrap();
-    crate::common::run(&[
-        "ior",
-        "--no-store",
-        "-a",
-        "POSIX",
-        "-w",
-        "-b",
-        "1m",
-        "-t",
-        "1m",
-        "-D",
-        "1",
-        "-O",
-        "stoneWallingWearOut=1",
-        "-O",
-        &status,
-        "-o",
-        crate::common::path(&out),
-    ])
-    .expect(0);
+    ior().expect(0);
     assert_eq!(fs::read_to_string(&precious).unwrap(), "1");
 }
