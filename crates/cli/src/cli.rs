@@ -91,6 +91,34 @@ impl ServeArgs {
     }
 }
 
+/// What the front-ends of other tools' command lines (`iolab fio`, `ior`, `mdtest`) take
+/// of iolab's own, before the tool's arguments.
+#[derive(Args, Debug, Clone, Default)]
+pub struct FrontEndArgs {
+    /// A label to find this run by later.
+    #[arg(long)]
+    pub label: Option<String>,
+
+    #[command(flatten)]
+    pub store: StoreArgs,
+
+    #[command(flatten)]
+    pub live: ServeArgs,
+}
+
+impl FrontEndArgs {
+    /// The output the engine's phases get: quiet (the tool's own output is printed),
+    /// labelled, served as asked.
+    pub fn output(&self) -> OutputArgs {
+        OutputArgs {
+            label: self.label.clone(),
+            quiet: true,
+            live: self.live.clone(),
+            ..OutputArgs::default()
+        }
+    }
+}
+
 /// Output options every workload command shares.
 #[derive(Args, Debug, Clone, Default)]
 pub struct OutputArgs {

@@ -18,7 +18,6 @@ use iolab_engine::data::{DataOptions, run_data};
 use iolab_engine::plan::FileNames;
 use iolab_engine::{EngineError, MonotonicClock, prepare_target};
 
-use crate::cli::StoreArgs;
 use crate::commands::finish::{abandon, cleanup, finish_status};
 use crate::runtime::Runtime;
 use crate::sink::RunSink;
@@ -27,15 +26,8 @@ use crate::watch::Watch;
 /// Run an IOR command line (POSIX API) on iolab's engine, with IOR's output.
 #[derive(Args, Debug)]
 pub struct IorArgs {
-    /// A label to find this run by later.
-    #[arg(long)]
-    pub label: Option<String>,
-
     #[command(flatten)]
-    pub store: StoreArgs,
-
-    #[command(flatten)]
-    pub live: crate::cli::ServeArgs,
+    pub common: crate::cli::FrontEndArgs,
 
     /// IOR's arguments, as IOR takes them (-a POSIX -b 1m -t 256k -s 4 -F -w -r -o DIR/f).
     #[arg(
@@ -55,7 +47,7 @@ pub fn ior(args: IorArgs) -> Result<u8> {
             plan_ior(&options, rt.comm.size(), topo.ranks_on_first_host())
                 .map_err(anyhow::Error::from),
         )?;
-        args.live.start(rt)?;
+        args.common.live.start(rt)?;
         run_ior(rt, &args, &plan)
     })
 }
@@ -74,12 +66,12 @@ fn run_ior(rt: &Runtime, args: &IorArgs, plan: &IorPlan) -> Result<u8> {
     };
     let mut sink = RunSink::start(
         rt,
-        &args.store,
+        &args.common.store,
         "ior",
         serde_json::json!({ "ior": args.args, "write": plan.write, "read": plan.read }),
         plan.dir.display().to_string(),
         Some(&plan.dir),
-        args.label.clone(),
+        args.common.label.clone(),
     );
     let root = rt.is_root();
     let topo = rt.comm.topology();
@@ -91,12 +83,7 @@ fn run_ior(rt: &Runtime, args: &IorArgs, plan: &IorPlan) -> Result<u8> {
         print!("{}", header(args, plan, job, topo.hosts().len()));
         print!("\nResults: \n\n{TABLE_HEADER}");
     }
-    let output = crate::cli::OutputArgs {
-        label: args.label.clone(),
-        quiet: true,
-        live: args.live.clone(),
-        ..Default::default()
-    };
+    let output = args.common.output();
     let nodes = topo.hosts().len() as u32;
     let mut figures = Vec::new();
     let mut failed = false;

@@ -16,7 +16,6 @@ use iolab_engine::EngineError;
 use iolab_engine::meta::{MetaError, MetaOptions, finish_meta, run_meta};
 use iolab_engine::{MonotonicClock, prepare_target};
 
-use crate::cli::StoreArgs;
 use crate::commands::finish::{abandon, cleanup, finish_status};
 use crate::runtime::Runtime;
 use crate::sink::RunSink;
@@ -25,15 +24,8 @@ use crate::watch::Watch;
 /// Run an mdtest command line (files, POSIX) on iolab's engine, with mdtest's output.
 #[derive(Args, Debug)]
 pub struct MdtestArgs {
-    /// A label to find this run by later.
-    #[arg(long)]
-    pub label: Option<String>,
-
     #[command(flatten)]
-    pub store: StoreArgs,
-
-    #[command(flatten)]
-    pub live: crate::cli::ServeArgs,
+    pub common: crate::cli::FrontEndArgs,
 
     /// mdtest's arguments, as mdtest takes them (-n 1000 -u -F -d DIR).
     #[arg(
@@ -53,7 +45,7 @@ pub fn mdtest(args: MdtestArgs) -> Result<u8> {
             plan_mdtest(&options, topo.ranks_on_first_host(), topo.hosts().len())
                 .map_err(anyhow::Error::from),
         )?;
-        args.live.start(rt)?;
+        args.common.live.start(rt)?;
         run_mdtest(rt, &args, &plan)
     })
 }
@@ -81,12 +73,12 @@ fn run_mdtest(rt: &Runtime, args: &MdtestArgs, plan: &MdtestPlan) -> Result<u8> 
     };
     let mut sink = RunSink::start(
         rt,
-        &args.store,
+        &args.common.store,
         "mdtest",
         serde_json::json!({ "mdtest": args.args, "tests": plan.tests }),
         o.test_dir.clone(),
         Some(std::path::Path::new(&o.test_dir)),
-        args.label.clone(),
+        args.common.label.clone(),
     );
     let root = rt.is_root();
     let tasks = rt.comm.size();
@@ -115,12 +107,7 @@ fn run_mdtest(rt: &Runtime, args: &MdtestArgs, plan: &MdtestPlan) -> Result<u8> 
             plan.items_per_task * u64::from(tasks)
         );
     }
-    let output = crate::cli::OutputArgs {
-        label: args.label.clone(),
-        quiet: true,
-        live: args.live.clone(),
-        ..Default::default()
-    };
+    let output = args.common.output();
     let mut iterations = Vec::new();
     let mut failed = false;
     for it in 0..o.iterations.max(1) {

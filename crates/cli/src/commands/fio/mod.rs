@@ -18,22 +18,14 @@ use iolab_compat::fio::{
     FioError, FioJob, FioPlan, Invocation, Section, Sources, parse_args, parse_job_file, plan_jobs,
 };
 
-use crate::cli::StoreArgs;
 use crate::exit;
 use crate::runtime::Runtime;
 
 /// Run fio command lines and job files on iolab's engine, with fio's output.
 #[derive(Args, Debug)]
 pub struct FioArgs {
-    /// A label to find this run by later.
-    #[arg(long)]
-    pub label: Option<String>,
-
     #[command(flatten)]
-    pub store: StoreArgs,
-
-    #[command(flatten)]
-    pub live: crate::cli::ServeArgs,
+    pub common: crate::cli::FrontEndArgs,
 
     /// Let jobs write a `filename` (a device or file) that holds data, destroying it
     /// (refused otherwise, as fio never does).

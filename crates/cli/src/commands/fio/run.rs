@@ -35,7 +35,7 @@ struct Shared<'a> {
 }
 
 pub fn run_jobs(rt: &Runtime, args: &FioArgs, inv: &Invocation, plans: &[FioPlan]) -> Result<u8> {
-    args.live.start(rt)?;
+    args.common.live.start(rt)?;
     // Jobs between two stonewalls run together: the first of them carries the longest
     // time-based runtime of the group, the others none (size-based jobs: unknown).
     crate::live::plan(plans.iter().enumerate().map(|(i, p)| {
@@ -54,12 +54,12 @@ pub fn run_jobs(rt: &Runtime, args: &FioArgs, inv: &Invocation, plans: &[FioPlan
     let dir = plans[0].target.dir.clone();
     let mut sink = RunSink::start(
         rt,
-        &args.store,
+        &args.common.store,
         "fio",
         serde_json::json!({ "fio": args.args, "jobs": specs }),
         crate::commands::run::describe(&plans[0].target),
         dir.as_deref(),
-        args.label.clone(),
+        args.common.label.clone(),
     );
     let reporter = Reporter::new(inv, plans, rt.comm.size(), rt.is_root())?;
     let totals = Mutex::new(DiskTotals::default());
@@ -70,7 +70,7 @@ pub fn run_jobs(rt: &Runtime, args: &FioArgs, inv: &Invocation, plans: &[FioPlan
         totals: &totals,
         status_interval: inv.status_interval,
         keep: args.keep,
-        live: &args.live,
+        live: &args.common.live,
     };
     let mut done: Vec<Entry> = Vec::new();
     let mut verified: Vec<PhaseResult> = Vec::new();
