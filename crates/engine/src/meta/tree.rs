@@ -10,7 +10,7 @@ use std::io;
 use std::path::Path;
 
 use iolab_backend::BackendError;
-use iolab_backend::meta::{DirBuffer, EntryKind, MetaBackend};
+use iolab_backend::meta::{DirBuffer, MetaBackend};
 use iolab_comm::Comm;
 use iolab_core::spec::MetaOp;
 use serde::{Deserialize, Serialize};
@@ -292,7 +292,7 @@ fn remove_files(
     global: u32,
 ) -> Result<(), BackendError> {
     let mut buf = DirBuffer::new();
-    let mut mine: Vec<(CString, EntryKind)> = Vec::new();
+    let mut mine: Vec<CString> = Vec::new();
     for k in plan.leaves() {
         let dir = match backend.open_dir(&plan.leaf(global, k)) {
             Ok(d) => d,
@@ -300,14 +300,15 @@ fn remove_files(
             Err(e) => return Err(e),
         };
         mine.clear();
-        backend.read_dir(&dir, &mut buf, &mut |name, kind| {
+        backend.read_dir(&dir, &mut buf, &mut |name, _| {
             if file_owner(name.to_bytes()) == Some(global) {
-                mine.push((name.to_owned(), kind));
+                mine.push(name.to_owned());
             }
         })?;
-        for (name, kind) in &mine {
-            // Directory items (mdtest -D) are empty directories iolab made.
-            let removed = if *kind == EntryKind::Dir {
+        for name in &mine {
+            // Directory items (mdtest -D) are the empty directories iolab made, known by
+            // their name (a file system may not report an entry's type).
+            let removed = if name.to_bytes().starts_with(super::plan::DIR_PREFIX) {
                 backend.rmdir(&dir, name)
             } else {
                 backend.remove(&dir, name)
