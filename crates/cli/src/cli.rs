@@ -79,15 +79,20 @@ impl ServeArgs {
     /// Starts the --serve server on rank 0 (nothing without --serve); every rank takes
     /// rank 0's outcome, so a port in use ends the job on every rank at once.
     pub fn start(&self, rt: &crate::runtime::Runtime) -> anyhow::Result<()> {
-        let started = match (&self.serve, rt.is_root()) {
-            (Some(addr), true) => {
-                let command = crate::live::command_name();
-                crate::live::init(&command);
-                crate::live::serve(addr, &command, self.serve_linger).map(|_| ())
-            }
-            _ => Ok(()),
+        let started = if rt.is_root() {
+            self.serve_here(&crate::live::command_name())
+        } else {
+            Ok(())
         };
         rt.agree(started)
+    }
+
+    /// On the rank that serves: the server, when --serve asks for one (not collective).
+    fn serve_here(&self, command: &str) -> anyhow::Result<()> {
+        match &self.serve {
+            Some(addr) => crate::live::serve(addr, command, self.serve_linger).map(|_| ()),
+            None => Ok(()),
+        }
     }
 }
 
@@ -167,9 +172,7 @@ impl OutputArgs {
         if rt.is_root() {
             let command = crate::live::command_name();
             crate::live::init(&command);
-            if let Some(addr) = &self.live.serve {
-                crate::live::serve(addr, &command, self.live.serve_linger)?;
-            }
+            self.live.serve_here(&command)?;
         }
         Ok(())
     }

@@ -336,7 +336,7 @@ fn prepare_files(
         check,
         writable: false,
     } = target
-        && (spec.rw.writes() || spec.verify)
+        && spec.writes_target()
     {
         return Err(EngineError::DeviceRefused {
             path: check.path.clone(),

@@ -457,11 +457,8 @@ impl Arrangement<'_> {
         (0..n)
             .map(|k| FilePlan {
                 path: self.path(self.ctx.names.per_worker(global, threads, k, n)),
-                id: if n == 1 {
-                    global as u64
-                } else {
-                    global as u64 * n as u64 + k as u64
-                },
+                // One file per worker: the worker's index (k is 0).
+                id: global as u64 * n as u64 + k as u64,
                 size: offset + self.blocks[global as usize] / n as u64 * bs,
                 owners: BlockOwners::One(global as u64),
             })

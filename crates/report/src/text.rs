@@ -213,22 +213,32 @@ fn render_spread(p: &PhaseResult) -> String {
     out
 }
 
-/// A mixed data phase's read and write together (the figure the studies quote): total
-/// IOPS and bandwidth, each the sum of the operations' own; nothing for other phases.
-fn render_total(p: &PhaseResult) -> String {
-    let main: Vec<_> = p.ops.iter().filter(|o| !o.op.is_auxiliary()).collect();
+/// A mixed data phase's operations together (the figure the studies quote): total IOPS
+/// and bandwidth, each the sum of the main operations' own, and their names; None for a
+/// phase of one operation or a metadata phase.
+pub(crate) fn mixed_total(p: &PhaseResult) -> Option<(OpsPerSec, BytesPerSec, Vec<&str>)> {
+    let main: Vec<&OpResult> = p.ops.iter().filter(|o| !o.op.is_auxiliary()).collect();
     if main.len() < 2 || p.kind == PhaseKind::Meta {
-        return String::new();
+        return None;
     }
-    let iops: f64 = main.iter().map(|o| o.iops.get()).sum();
-    let bw: f64 = main.iter().map(|o| o.bandwidth.get()).sum();
-    let names: Vec<&str> = main.iter().map(|o| o.op.name()).collect();
+    Some((
+        OpsPerSec(main.iter().map(|o| o.iops.get()).sum()),
+        BytesPerSec(main.iter().map(|o| o.bandwidth.get()).sum()),
+        main.iter().map(|o| o.op.name()).collect(),
+    ))
+}
+
+/// A mixed data phase's `total` line; nothing for other phases.
+fn render_total(p: &PhaseResult) -> String {
+    let Some((iops, bw, names)) = mixed_total(p) else {
+        return String::new();
+    };
     format!(
         "  {:<7} IOPS {:<8} BW {} ({})  {}\n",
         "total",
-        OpsPerSec(iops).human(),
-        BytesPerSec(bw).human(),
-        BytesPerSec(bw).human_decimal(),
+        iops.human(),
+        bw.human(),
+        bw.human_decimal(),
         names.join(" + ")
     )
 }

@@ -6,7 +6,7 @@
 use std::fmt::Write as _;
 
 use iolab_core::result::{OpResult, PhaseKind, PhaseResult, RunRecord};
-use iolab_core::units::{ByteCount, OpsPerSec};
+use iolab_core::units::ByteCount;
 
 use crate::matrix_tables::{matrix_axes, matrix_table, matrix_title};
 use crate::measure::Units;
@@ -43,9 +43,8 @@ pub fn summary_table(phases: &[PhaseResult], units: Units) -> Table {
             .collect();
         // A mixed phase's headline is its total IOPS, as the studies quote it; the
         // operations follow it.
-        if main.len() > 1 && p.kind != PhaseKind::Meta {
-            let total: f64 = main.iter().map(|o| o.iops.get()).sum();
-            figures.insert(0, format!("total {} IOPS", OpsPerSec(total).human()));
+        if let Some((total, _, _)) = crate::text::mixed_total(p) {
+            figures.insert(0, format!("total {} IOPS", total.human()));
         }
         t.push(vec![
             (i + 1).to_string(),

@@ -76,7 +76,7 @@ pub fn ladder(mut args: LadderArgs) -> Result<u8> {
 
 fn ladder_in(rt: &Runtime, args: LadderArgs, slo: Slo) -> Result<u8> {
     rt.agree(args.output.prepare(rt))?;
-    let writes = args.spec.rw.writes() || args.spec.verify;
+    let writes = args.spec.writes_target();
     let target = prepare_target(rt.comm.as_ref(), &args.target, args.spec.backend, writes)?;
     let mut sink = RunSink::start(
         rt,

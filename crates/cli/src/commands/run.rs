@@ -24,10 +24,14 @@ fn run_in(rt: &Runtime, args: RunArgs) -> Result<u8> {
             .and_then(|()| Ok(iolab_engine::memory::check_buffers_here(&spec, on_host)?))
             .and_then(|()| args.output.prepare(rt)),
     )?;
-    // Reads of a device or image need no --allow-destroy; reads with verification lay
-    // out their blocks first, so they write.
-    let writes = spec.rw.writes() || spec.verify;
-    let target = prepare_target(rt.comm.as_ref(), &args.target, spec.backend, writes)?;
+    // Reads of a device or image need no --allow-destroy (reads with verification lay
+    // out their blocks first: they write).
+    let target = prepare_target(
+        rt.comm.as_ref(),
+        &args.target,
+        spec.backend,
+        spec.writes_target(),
+    )?;
     let mut sink = RunSink::start(
         rt,
         &args.output.store,

@@ -279,6 +279,12 @@ impl Default for DataSpec {
 }
 
 impl DataSpec {
+    /// Whether a run of this spec writes its target: its writes, or the layout of
+    /// --verify's checkable blocks that its reads need first.
+    pub fn writes_target(&self) -> bool {
+        self.rw.writes() || self.verify
+    }
+
     /// The share of reads in percent.
     pub fn read_percent(&self) -> u8 {
         self.rw.read_percent(self.rwmix_read)

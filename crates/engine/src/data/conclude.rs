@@ -35,7 +35,7 @@ impl ReadyJob<'_> {
         }
         // An image iolab has written (its layout included) is known as iolab's, as it is
         // now; never before anything was written.
-        if self.spec.rw.writes() || self.spec.verify {
+        if self.spec.writes_target() {
             self.target.mark_written();
         }
         let spec = &self.spec;

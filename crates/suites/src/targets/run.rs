@@ -194,7 +194,7 @@ fn run_one<C: Clock>(
         (vec![run], rows)
     };
     // The images this phase wrote are iolab's, as they are now.
-    if data.rw.writes() || data.verify {
+    if data.writes_target() {
         for t in &set.local {
             t.prepared.mark_written();
         }
@@ -357,7 +357,7 @@ fn prepare_target_files(
         check,
         writable: false,
     } = &t.prepared
-        && (data.rw.writes() || data.verify)
+        && data.writes_target()
     {
         return Err(EngineError::DeviceRefused {
             path: check.path.clone(),

@@ -154,11 +154,9 @@ fn run_phase(
             target_of.push(k);
             continue;
         }
-        // Reads with verification lay out their own blocks first: they write too.
-        let writes = jobs.iter().any(|&j| {
-            let spec = &s.plans[j].spec;
-            s.plans[j].target == p.target && (spec.rw.writes() || spec.verify)
-        });
+        let writes = jobs
+            .iter()
+            .any(|&j| s.plans[j].target == p.target && s.plans[j].spec.writes_target());
         match prepare_target(comm, &p.target, p.spec.backend, writes) {
             Ok(t) => {
                 targets.push((p.target.clone(), null, t));
