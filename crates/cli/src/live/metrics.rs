@@ -6,7 +6,6 @@
 
 use std::collections::HashMap;
 
-use prometheus::core::{Collector, Desc};
 use prometheus::proto::{LabelPair, Metric, MetricFamily, MetricType, Quantile, Summary};
 use prometheus::{Encoder, GaugeVec, IntCounterVec, Opts, Registry, TextEncoder};
 
@@ -18,7 +17,7 @@ pub fn render(s: &LiveState) -> Result<String, prometheus::Error> {
     labels.insert("run".to_string(), s.run_id.clone());
     labels.insert("label".to_string(), s.label.clone().unwrap_or_default());
     labels.insert("command".to_string(), s.command.clone());
-    let registry = Registry::new_custom(Some("iolab".into()), Some(labels))?;
+    let registry = Registry::new_custom(Some("iolab".into()), Some(labels.clone()))?;
     let counter = |name: &str, help: &str| -> Result<IntCounterVec, prometheus::Error> {
         let c = IntCounterVec::new(Opts::new(name, help), &["op", "host"])?;
         registry.register(Box::new(c.clone()))?;
@@ -111,77 +110,57 @@ pub fn render(s: &LiveState) -> Result<String, prometheus::Error> {
             }
         }
     }
-    if !s.latency.is_empty() {
-        registry.register(Box::new(LatencySummary::of(s)?))?;
-    }
     targets(&registry, s)?;
+    let mut families = registry.gather();
+    if !s.latency.is_empty() {
+        families.push(latency_summary(s, &labels));
+    }
     let mut out = Vec::new();
-    TextEncoder::new().encode(&registry.gather(), &mut out)?;
+    TextEncoder::new().encode(&families, &mut out)?;
     Ok(String::from_utf8_lossy(&out).into_owned())
 }
 
 /// The latency of the last finished phase as a Prometheus summary per operation: its
 /// quantiles (from the phase's HdrHistogram), `_count` (operations measured) and `_sum`
-/// (their mean times the count, in seconds).
-struct LatencySummary {
-    desc: Desc,
-    family: MetricFamily,
-}
-
-impl LatencySummary {
-    const NAME: &str = "latency_seconds";
-    const HELP: &str = "Latency of each operation of the last finished phase";
-
-    fn of(s: &LiveState) -> Result<LatencySummary, prometheus::Error> {
-        let desc = Desc::new(
-            Self::NAME.into(),
-            Self::HELP.into(),
-            vec!["op".into()],
-            HashMap::new(),
-        )?;
-        let mut family = MetricFamily::default();
-        family.set_name(Self::NAME.into());
-        family.set_help(Self::HELP.into());
-        family.set_field_type(MetricType::SUMMARY);
-        let metrics = s
-            .latency
-            .iter()
-            .map(|l| {
-                let mut summary = Summary::default();
-                summary.set_sample_count(l.count);
-                summary.set_sample_sum(l.mean * l.count as f64);
-                summary.set_quantile(
-                    l.quantiles
-                        .iter()
-                        .filter_map(|(q, v)| {
-                            let mut quantile = Quantile::default();
-                            quantile.set_quantile(q.parse().ok()?);
-                            quantile.set_value(*v);
-                            Some(quantile)
-                        })
-                        .collect(),
-                );
-                let mut op = LabelPair::default();
-                op.set_name("op".into());
-                op.set_value(l.op.clone());
-                let mut m = Metric::from_label(vec![op]);
-                m.set_summary(summary);
-                m
-            })
-            .collect();
-        family.set_metric(metrics);
-        Ok(LatencySummary { desc, family })
-    }
-}
-
-impl Collector for LatencySummary {
-    fn desc(&self) -> Vec<&Desc> {
-        vec![&self.desc]
-    }
-
-    fn collect(&self) -> Vec<MetricFamily> {
-        vec![self.family.clone()]
-    }
+/// (their mean times the count, in seconds), with the run's labels as every series.
+fn latency_summary(s: &LiveState, run_labels: &HashMap<String, String>) -> MetricFamily {
+    let label = |name: &str, value: &str| {
+        let mut l = LabelPair::default();
+        l.set_name(name.into());
+        l.set_value(value.into());
+        l
+    };
+    let mut family = MetricFamily::default();
+    family.set_name("iolab_latency_seconds".into());
+    family.set_help("Latency of each operation of the last finished phase".into());
+    family.set_field_type(MetricType::SUMMARY);
+    let metrics = s
+        .latency
+        .iter()
+        .map(|l| {
+            let mut summary = Summary::default();
+            summary.set_sample_count(l.count);
+            summary.set_sample_sum(l.mean * l.count as f64);
+            summary.set_quantile(
+                l.quantiles
+                    .iter()
+                    .filter_map(|(q, v)| {
+                        let mut quantile = Quantile::default();
+                        quantile.set_quantile(q.parse().ok()?);
+                        quantile.set_value(*v);
+                        Some(quantile)
+                    })
+                    .collect(),
+            );
+            let mut labels = vec![label("op", &l.op)];
+            labels.extend(run_labels.iter().map(|(k, v)| label(k, v)));
+            let mut m = Metric::from_label(labels);
+            m.set_summary(summary);
+            m
+        })
+        .collect();
+    family.set_metric(metrics);
+    family
 }
 
 /// The storage targets of `iolab targets`: counters of finished phases by target, host
