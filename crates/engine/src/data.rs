@@ -81,6 +81,9 @@ pub fn params_of(spec: &DataSpec, ranks: u32) -> BTreeMap<String, String> {
     let mut p = BTreeMap::new();
     p.insert("rw".into(), spec.rw.name().into());
     p.insert("block_size".into(), spec.block_size.to_string());
+    if let Some(w) = spec.write_block_size.filter(|w| *w != spec.block_size) {
+        p.insert("write_block_size".into(), w.to_string());
+    }
     p.insert("threads".into(), spec.threads.to_string());
     p.insert("queue_depth".into(), spec.queue_depth.to_string());
     p.insert("backend".into(), spec.backend.name().into());
@@ -303,19 +306,19 @@ fn check_alignment(spec: &DataSpec, target: &DataTarget) -> Result<u64, EngineEr
         DataTarget::Device { path, .. } => path.as_path(),
         DataTarget::Null => std::path::Path::new("/"),
     });
-    if spec.direct
-        && !spec.block_size.get().is_multiple_of(alignment)
-        && *target != DataTarget::Null
-    {
-        return Err(EngineError::Spec(iolab_core::SpecError::new(
-            "--block-size",
-            format!(
-                "{} is not a multiple of {} bytes, the direct-I/O alignment of the target; use a multiple of {} or drop --direct",
-                spec.block_size,
-                alignment,
-                ByteCount(alignment)
-            ),
-        )));
+    let sizes = [("--block-size", spec.block_size)]
+        .into_iter()
+        .chain(spec.write_block_size.map(|w| ("--write-block-size", w)));
+    for (option, size) in sizes {
+        if spec.direct && !size.get().is_multiple_of(alignment) && *target != DataTarget::Null {
+            return Err(EngineError::Spec(iolab_core::SpecError::new(
+                option,
+                format!(
+                    "{size} is not a multiple of {alignment} bytes, the direct-I/O alignment of the target; use a multiple of {} or drop --direct",
+                    ByteCount(alignment)
+                ),
+            )));
+        }
     }
     Ok(alignment)
 }

@@ -97,7 +97,7 @@ pub fn lay_out(
         } else {
             threads / todo.len()
         };
-        let bs = spec.block_size.get();
+        let bs = spec.unit();
         let blocks = f.size / bs;
         let per = blocks.div_ceil(per_file as u64).max(1);
         let mut b = 0;
@@ -169,7 +169,7 @@ fn write_piece(
     alignment: u64,
     stop: &AtomicBool,
 ) -> Result<u64, EngineError> {
-    let bs = spec.block_size.get();
+    let bs = spec.unit();
     let chunk = if bs >= CHUNK { bs } else { CHUNK / bs * bs };
     let file = open_rw(&f.path, spec.direct, false, false)?;
     let mut pool = BufferPool::new(1, chunk, alignment)?;

@@ -111,7 +111,7 @@ pub fn buffers_per_rank(spec: &DataSpec) -> u64 {
     };
     u64::from(spec.threads)
         .saturating_mul(in_flight)
-        .saturating_mul(spec.block_size.get())
+        .saturating_mul(spec.largest_io())
 }
 
 /// Refuses a phase whose buffers, over the `ranks_on_host` ranks of this host, exceed
@@ -133,7 +133,7 @@ pub fn check_buffers(
     if spec.backend == BackendKind::Uring {
         drivers.push_str(&format!(" x --queue-depth {}", spec.queue_depth));
     }
-    drivers.push_str(&format!(" x --block-size {}", spec.block_size));
+    drivers.push_str(&format!(" x --block-size {}", ByteCount(spec.largest_io())));
     if ranks_on_host > 1 {
         drivers.push_str(&format!(" x {ranks_on_host} ranks on this host"));
     }

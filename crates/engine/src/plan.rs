@@ -190,9 +190,12 @@ impl FileNames {
 
 /// Per-worker shares in blocks, adding up to the total exactly.
 pub fn shares(spec: &DataSpec, target: &DataTarget, workers: u32) -> Result<Vec<u64>, SpecError> {
-    let bs = spec.block_size.get();
+    let bs = spec.unit();
     let w = workers as u64;
-    let per = |bytes: u64| bytes / bs;
+    // Whole I/Os of the larger size fit in every share (a mixed workload whose writes
+    // have a size of their own moves both).
+    let big = spec.largest_io();
+    let per = |bytes: u64| bytes / big * (big / bs);
     let blocks: Vec<u64> = if let Some(size) = spec.size {
         vec![per(size.get()); workers as usize]
     } else {
@@ -201,8 +204,9 @@ pub fn shares(spec: &DataSpec, target: &DataTarget, workers: u32) -> Result<Vec<
             (None, DataTarget::Device { size, .. }) => *size,
             (None, _) => GIB * w,
         };
-        let total_blocks = per(total);
-        if total_blocks < w {
+        let m = big / bs;
+        let total_big = per(total) / m;
+        if total_big < w {
             return Err(SpecError::new(
                 if spec.total_size.is_some() {
                     "--total-size"
@@ -210,14 +214,14 @@ pub fn shares(spec: &DataSpec, target: &DataTarget, workers: u32) -> Result<Vec<
                     "--size"
                 },
                 format!(
-                    "{} holds {total_blocks} blocks of {} but {workers} workers need at least one each",
+                    "{} holds {total_big} blocks of {} but {workers} workers need at least one each",
                     ByteCount(total),
-                    spec.block_size
+                    ByteCount(big)
                 ),
             ));
         }
         (0..w)
-            .map(|i| total_blocks / w + u64::from(i < total_blocks % w))
+            .map(|i| (total_big / w + u64::from(i < total_big % w)) * m)
             .collect()
     };
     Ok(blocks)
@@ -232,7 +236,7 @@ pub fn plan_data(
     let ranks = ctx.ranks.max(1);
     let threads = spec.threads;
     let total_workers = ranks * threads;
-    let bs = spec.block_size.get();
+    let bs = spec.unit();
     let blocks = worker_blocks(spec, target, ctx, total_workers)?;
     // Sizes add up across workers: more than 16 EiB in all does not fit in any count.
     let total_blocks = blocks
@@ -353,7 +357,7 @@ fn worker_blocks(
     ctx: &PlanContext,
     total_workers: u32,
 ) -> Result<Vec<u64>, SpecError> {
-    let bs = spec.block_size.get();
+    let bs = spec.unit();
     let mut blocks = shares(spec, target, total_workers)?;
     if let Some(written) = &ctx.written_blocks {
         if written.len() != blocks.len() {
@@ -433,7 +437,7 @@ impl Arrangement<'_> {
 
     /// The files worker `global` works on.
     fn worker_files(&self, global: u32) -> Vec<FilePlan> {
-        let bs = self.spec.block_size.get();
+        let bs = self.spec.unit();
         let offset = self.ctx.start_offset;
         if self.shared {
             let total_workers = self.blocks.len() as u64;
@@ -471,7 +475,7 @@ impl Arrangement<'_> {
         let ranks = ctx.ranks.max(1);
         let threads = self.spec.threads;
         let total_workers = ranks * threads;
-        let bs = self.spec.block_size.get();
+        let bs = self.spec.unit();
         let shift = if self.spec.rw.reads() {
             ctx.read_shift % ranks
         } else {

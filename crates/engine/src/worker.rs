@@ -13,7 +13,7 @@ use iolab_core::units::Nanos;
 
 use crate::clock::Clock;
 use crate::control::PhaseControl;
-use crate::offsets::{OpMix, generator_over_files};
+use crate::offsets::{OffsetGen, OpMix, generator_over_files};
 use crate::phase::WorkerReport;
 use crate::plan::{DataPlan, WorkerPlan};
 use crate::recorder::Recorder;
@@ -80,7 +80,7 @@ pub fn run_data_worker<C: Clock>(s: &WorkerSetup<'_, C>) -> Result<WorkerReport,
     let write_window = write_window(spec, s.alignment);
     let opts = BackendOptions {
         queue_depth: spec.queue_depth,
-        block_size: s.plan.block_size,
+        block_size: spec.largest_io(),
         alignment: s.alignment,
         submit_batch: spec.submit_batch,
         write_window,
@@ -102,14 +102,24 @@ pub fn run_data_worker<C: Clock>(s: &WorkerSetup<'_, C>) -> Result<WorkerReport,
         }
     }
     let random = spec.rw.is_random().then_some(spec.random);
-    let mut offsets = generator_over_files(
-        random,
-        s.worker.blocks,
-        s.worker.files,
-        s.count,
-        s.plan.looping,
-        s.worker.seed,
-    );
+    // Reads and writes of two sizes, or a sequential mix: each direction has its own
+    // sequence, counted in its own blocks (fio's: offsets are multiples of each
+    // direction's size, and each direction goes on from its own last offset).
+    let [read_span, write_span] = spec.io_sizes().map(|l| l / s.plan.block_size.max(1));
+    let sequence = |span: u64, seed: u64| {
+        generator_over_files(
+            random,
+            s.worker.blocks / span,
+            s.worker.files,
+            s.count.div_ceil(span),
+            s.plan.looping,
+            seed,
+        )
+    };
+    let mut offsets = sequence(read_span, s.worker.seed);
+    let own_sequences = read_span != write_span || (spec.rw.is_mixed() && random.is_none());
+    let mut write_offsets = own_sequences
+        .then(|| sequence(write_span, iolab_core::rng::mix(&[s.worker.seed, 0x3217E])));
     let mut mix = OpMix::new(spec.read_percent(), s.worker.seed);
 
     let Some(gate) = s.control.ready_and_wait(true) else {
@@ -132,7 +142,14 @@ pub fn run_data_worker<C: Clock>(s: &WorkerSetup<'_, C>) -> Result<WorkerReport,
     let mut rec = Recorder::new(start, INTERVAL);
     let mut lp = Loop::new(s, backend.as_mut(), &files, start);
     lp.window_positions = write_window / s.alignment.max(1) + 1;
-    lp.run(offsets.as_mut(), &mut mix, &mut rec);
+    lp.run(
+        offsets.as_mut(),
+        write_offsets
+            .as_mut()
+            .map(|w| w.as_mut() as &mut dyn OffsetGen),
+        &mut mix,
+        &mut rec,
+    );
     let finished_at = s.clock.now().saturating_sub(lp.counted_from);
     let completed = lp.completed;
     drop(lp);

@@ -180,9 +180,11 @@ fn s5s_command_line_prints_fios_normal_and_terse_output() {
         &d,
     ])
     .expect(0);
+    // fio's number format in its header line, not the byte count.
     assert!(
-        r.stdout
-            .starts_with("seq-write: (g=0): rw=write, bs=(R) 131072B-131072B"),
+        r.stdout.starts_with(
+            "seq-write: (g=0): rw=write, bs=(R) 128KiB-128KiB, (W) 128KiB-128KiB, (T) 128KiB-128KiB, ioengine=psync, iodepth=1\n"
+        ),
         "{}",
         r.stdout
     );

@@ -352,3 +352,42 @@ fn an_offset_in_percent_is_of_the_files_size() {
     );
     assert!(data[3 << 20..].iter().all(|b| *b == 0));
 }
+
+/// bs=READ,WRITE in a mixed job: each direction moves its own size, the job ends once
+/// its size is moved (as fio's does with norandommap), and the header line is fio's
+/// (checked against fio's own when it is installed).
+#[test]
+fn a_mixed_job_reads_and_writes_in_its_own_sizes() {
+    let dir = tempfile::tempdir_in("/var/tmp").unwrap();
+    let job = [
+        format!("--directory={}", path(dir.path())),
+        "--name=m".into(),
+        "--rw=randrw".into(),
+        "--bs=4k,64k".into(),
+        "--size=1m".into(),
+        "--norandommap".into(),
+        "--ioengine=psync".into(),
+    ];
+    let mut json = job.to_vec();
+    json.push("--output-format=json".into());
+    let v = fio_json(&json.iter().map(String::as_str).collect::<Vec<_>>());
+    let (r, w) = (&v["jobs"][0]["read"], &v["jobs"][0]["write"]);
+    let bytes = |d: &Value| d["io_bytes"].as_u64().unwrap();
+    let ios = |d: &Value| d["total_ios"].as_u64().unwrap();
+    assert_eq!(bytes(r), ios(r) * 4096);
+    assert_eq!(bytes(w), ios(w) * 65536);
+    assert!(((1 << 20)..(1 << 20) + 65536).contains(&(bytes(r) + bytes(w))));
+    assert!(ios(r) > 0 && ios(w) > 0);
+
+    let text = Ran::from(iolab().arg("fio").args(&job).output().unwrap()).expect(0);
+    let head = text.stdout.lines().next().unwrap().to_string();
+    assert_eq!(
+        head,
+        "m: (g=0): rw=randrw, bs=(R) 4096B-4096B, (W) 64.0KiB-64.0KiB, (T) 64.0KiB-64.0KiB, ioengine=psync, iodepth=1"
+    );
+    if crate::common::on_path("fio", "--version") {
+        let fio = Command::new("fio").args(&job).output().unwrap();
+        let out = String::from_utf8_lossy(&fio.stdout);
+        assert_eq!(out.lines().next(), Some(head.as_str()), "{out}");
+    }
+}

@@ -139,6 +139,9 @@ pub struct FioJob {
     /// Read and write block sizes (`bs=4k` or `bs=4k,64k`).
     pub bs_read: u64,
     pub bs_write: u64,
+    /// Only for fio's header line (iolab issues no trims): the write size unless a
+    /// third, empty part gave fio's default.
+    pub bs_trim: u64,
     /// Bytes per job clone (fio's size); None: the file's or device's size.
     pub size: Option<u64>,
     pub filesize: Option<u64>,
@@ -197,6 +200,7 @@ impl FioJob {
             rwmix_read: 50,
             bs_read: 4096,
             bs_write: 4096,
+            bs_trim: 4096,
             size: None,
             filesize: None,
             nrfiles: 1,
@@ -295,7 +299,8 @@ impl FioJob {
                 let mut parts = text.split(',');
                 let read = parts.next().unwrap_or_default();
                 let write = parts.next().filter(|w| !w.is_empty());
-                if parts.next().is_some_and(|t| !t.is_empty()) {
+                let trim = parts.next();
+                if trim.is_some_and(|t| !t.is_empty()) {
                     return Err("a trim block size is not supported (iolab issues no trims)".into());
                 }
                 let r = if read.is_empty() {
@@ -312,6 +317,8 @@ impl FioJob {
                     return Err("must be larger than 0".into());
                 }
                 (self.bs_read, self.bs_write) = (r, w);
+                // "bs=8k,32k," leaves trims at fio's default.
+                self.bs_trim = if trim.is_some() { 4096 } else { w };
             }
             "size" => self.size = Some(size(v()?)?),
             "filesize" => self.filesize = Some(size(v()?)?),

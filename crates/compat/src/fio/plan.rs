@@ -161,15 +161,6 @@ pub fn file_name_template(format: &str, job: &str) -> Result<String, String> {
 fn plan_job(job: &FioJob, group: u32, seed: u64) -> Result<FioPlan, FioError> {
     let refuse = |key: &str, m: String| FioError::option(job.at_of(key), &job.name, key, m);
     let mut notes = Vec::new();
-    if job.bs_read != job.bs_write && matches!(job.rw, FioRw::ReadWrite | FioRw::RandRw) {
-        return Err(refuse(
-            "bs",
-            format!(
-                "different read and write block sizes ({} and {}) are not supported in a mixed job",
-                job.bs_read, job.bs_write
-            ),
-        ));
-    }
     let rw = match job.rw {
         FioRw::Read => RwKind::Read,
         FioRw::Write => RwKind::Write,
@@ -224,6 +215,9 @@ fn plan_job(job: &FioJob, group: u32, seed: u64) -> Result<FioPlan, FioError> {
         rw,
         rwmix_read: job.rwmix_read,
         block_size: ByteCount(block),
+        // bs=READ,WRITE: a mixed job's writes have a size of their own.
+        write_block_size: (rw.is_mixed() && job.bs_write != block)
+            .then_some(ByteCount(job.bs_write)),
         threads: job.numjobs,
         queue_depth,
         backend,
@@ -384,7 +378,7 @@ fn size_of(job: &FioJob, shared: bool, block: u64) -> Result<Option<u64>, Refusa
 /// fio's name for the iolab option a spec check names.
 fn fio_key(option: &str) -> &str {
     match option {
-        "--block-size" => "bs",
+        "--block-size" | "--write-block-size" => "bs",
         "--threads" => "numjobs",
         "--queue-depth" => "iodepth",
         "--submit-batch" => "iodepth_batch_submit",

@@ -238,9 +238,18 @@ fn what_iolab_would_run_differently_is_refused() {
     assert!(err(&[("size", "1m"), ("filename_format", "$clientuid")]).contains("$clientuid"));
     assert!(err(&[("size", "1m"), ("directory", "/a:/b")]).contains("several directories"));
     assert!(err(&[("rw", "write")]).contains("[x] size: is needed for files in a directory"));
-    assert!(
-        err(&[("size", "1m"), ("rw", "randrw"), ("bs", "4k,8k")])
-            .contains("different read and write block sizes")
+    assert_eq!(
+        err(&[("size", "1m"), ("rw", "randrw"), ("bs", "4k,6k")]),
+        "x.fio:2: [x] bs: 6KiB and the read size 4KiB must divide one another (4KiB and 64KiB, not 4KiB and 6KiB)"
+    );
+    assert_eq!(
+        err(&[
+            ("size", "1m"),
+            ("rw", "randrw"),
+            ("bs", "4k,8k"),
+            ("verify", "crc32c")
+        ]),
+        "x.fio:2: [x] bs: differs from --block-size, and --verify checks blocks of one size"
     );
 
     assert!(err(&[("size", "1m"), ("time_based", "")]).contains("[x] time_based: needs a runtime"));
@@ -254,6 +263,24 @@ fn what_iolab_would_run_differently_is_refused() {
             .to_string()
             .contains("no job to run")
     );
+}
+
+#[test]
+fn a_mixed_jobs_reads_and_writes_keep_their_own_sizes() {
+    let plan = |opts: &[(&str, &str)]| plan_jobs(&[job("x", opts)], 0).unwrap()[0].spec.clone();
+    let s = plan(&[("size", "1m"), ("rw", "randrw"), ("bs", "4k,64k")]);
+    assert_eq!(
+        (s.block_size, s.write_block_size, s.unit(), s.largest_io()),
+        (ByteCount(4096), Some(ByteCount(65536)), 4096, 65536)
+    );
+    assert_eq!(s.name(), "randrw-r4KiB-w64KiB");
+    // Larger reads than writes; a pure job takes its direction's size and nothing else.
+    let s = plan(&[("size", "1m"), ("rw", "rw"), ("bs", "64k,4k")]);
+    assert_eq!((s.block_size.get(), s.unit()), (65536, 4096));
+    let s = plan(&[("size", "1m"), ("rw", "write"), ("bs", "4k,64k")]);
+    assert_eq!((s.block_size.get(), s.write_block_size), (65536, None));
+    let s = plan(&[("size", "1m"), ("rw", "randrw"), ("bs", "8k,8k")]);
+    assert_eq!(s.write_block_size, None);
 }
 
 #[test]

@@ -26,7 +26,8 @@ pub enum RwKind {
     Randread,
     /// Random writes.
     Randwrite,
-    /// Sequential mixed reads and writes (--rwmix-read sets the share of reads).
+    /// Sequential mixed reads and writes (--rwmix-read sets the share of reads); reads
+    /// and writes each go on from their own last offset, as fio's do.
     Rw,
     /// Random mixed reads and writes (--rwmix-read sets the share of reads).
     Randrw,
@@ -164,6 +165,13 @@ pub struct DataSpec {
     #[arg(short = 'b', long, default_value = "4KiB")]
     pub block_size: ByteCount,
 
+    /// Size of each write of a mixed workload (rw, randrw) when it differs from
+    /// --block-size, which then sizes its reads (fio's bs=READ,WRITE). One must be a
+    /// multiple of the other.
+    #[arg(long, value_name = "SIZE")]
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub write_block_size: Option<ByteCount>,
+
     /// Worker threads (per rank under MPI).
     #[arg(short = 't', long, default_value_t = 1)]
     pub threads: u32,
@@ -272,6 +280,59 @@ pub struct DataSpec {
     pub cpus: Option<CpuList>,
 }
 
+impl DataSpec {
+    /// Writes of their own size: only in a mixed workload, a multiple or a divisor of
+    /// the read size, and not where blocks of one size are assumed (a strided shared
+    /// file, --verify's blocks, IOR's words).
+    fn validate_write_block_size(&self) -> Result<(), SpecError> {
+        let Some(w) = self.write_block_size else {
+            return Ok(());
+        };
+        let option = "--write-block-size";
+        let r = self.block_size.get();
+        if w.get() == 0 {
+            return Err(SpecError::new(option, "must be larger than 0"));
+        }
+        if w.get() == r {
+            return Ok(());
+        }
+        if !self.rw.is_mixed() {
+            return Err(SpecError::new(
+                option,
+                format!(
+                    "only applies to a mixed workload (rw, randrw), not {}: give --block-size {w}",
+                    self.rw.name()
+                ),
+            ));
+        }
+        if !w.get().is_multiple_of(r) && !r.is_multiple_of(w.get()) {
+            return Err(SpecError::new(
+                option,
+                format!(
+                    "{w} and the read size {} must divide one another (4KiB and 64KiB, not 4KiB and 6KiB)",
+                    self.block_size
+                ),
+            ));
+        }
+        let why = if self.verify {
+            Some("--verify checks blocks of one size")
+        } else if self.pattern != DataPattern::Iolab {
+            Some("IOR's pattern is written in transfers of one size")
+        } else if self.layout == Layout::Shared && self.placement == Placement::Strided {
+            Some("a strided shared file interleaves the workers' blocks of one size")
+        } else {
+            None
+        };
+        match why {
+            Some(why) => Err(SpecError::new(
+                option,
+                format!("differs from --block-size, and {why}"),
+            )),
+            None => Ok(()),
+        }
+    }
+}
+
 impl Default for DataSpec {
     fn default() -> Self {
         crate::spec::command_line_defaults()
@@ -285,6 +346,25 @@ impl DataSpec {
         self.rw.writes() || self.verify
     }
 
+    /// The size of each read (`IoDir` order: read, then write) and of each write.
+    pub fn io_sizes(&self) -> [u64; 2] {
+        let read = self.block_size.get();
+        [read, self.write_block_size.map_or(read, ByteCount::get)]
+    }
+
+    /// The unit shares and offsets are counted in: the smaller of the two I/O sizes (the
+    /// block size, unless a mixed workload's writes are smaller).
+    pub fn unit(&self) -> u64 {
+        let [r, w] = self.io_sizes();
+        r.min(w)
+    }
+
+    /// The larger of the two I/O sizes: what a buffer holds.
+    pub fn largest_io(&self) -> u64 {
+        let [r, w] = self.io_sizes();
+        r.max(w)
+    }
+
     /// The share of reads in percent.
     pub fn read_percent(&self) -> u8 {
         self.rw.read_percent(self.rwmix_read)
@@ -292,7 +372,12 @@ impl DataSpec {
 
     /// A short name for the workload: "randread-4KiB", "write-1MiB".
     pub fn name(&self) -> String {
-        format!("{}-{}", self.rw.name(), self.block_size)
+        match self.write_block_size {
+            Some(w) if w != self.block_size => {
+                format!("{}-r{}-w{}", self.rw.name(), self.block_size, w)
+            }
+            _ => format!("{}-{}", self.rw.name(), self.block_size),
+        }
     }
 
     /// Checks what can be checked without looking at the target.
@@ -300,6 +385,7 @@ impl DataSpec {
         if self.block_size.get() == 0 {
             return Err(SpecError::new("--block-size", "must be larger than 0"));
         }
+        self.validate_write_block_size()?;
         crate::spec::validate_threads(self.threads)?;
         if self.queue_depth == 0 {
             return Err(SpecError::new("--queue-depth", "must be at least 1"));
@@ -345,11 +431,14 @@ impl DataSpec {
         }
         for (name, size) in [("--size", self.size), ("--total-size", self.total_size)] {
             if let Some(s) = size
-                && s.get() < self.block_size.get()
+                && s.get() < self.largest_io()
             {
                 return Err(SpecError::new(
                     name,
-                    format!("{s} is smaller than one block of {}", self.block_size),
+                    format!(
+                        "{s} is smaller than one block of {}",
+                        ByteCount(self.largest_io())
+                    ),
                 ));
             }
         }
@@ -499,5 +588,42 @@ mod tests {
         assert_eq!(RwKind::Write.read_percent(30), 0);
         assert_eq!(RwKind::Randrw.read_percent(30), 30);
         assert!(RwKind::Randrw.is_random() && RwKind::Randrw.is_mixed());
+    }
+
+    #[test]
+    fn writes_of_their_own_size_only_where_one_size_is_not_assumed() {
+        let error = |f: &dyn Fn(&mut DataSpec)| {
+            let mut s = DataSpec {
+                rw: RwKind::Randrw,
+                write_block_size: Some(ByteCount::kib(64)),
+                ..DataSpec::default()
+            };
+            f(&mut s);
+            s.validate().err().map(|e| e.to_string())
+        };
+        assert_eq!(error(&|_| {}), None);
+        assert_eq!(
+            error(&|s| s.rw = RwKind::Randwrite),
+            Some("--write-block-size: only applies to a mixed workload (rw, randrw), not randwrite: give --block-size 64KiB".into())
+        );
+        assert_eq!(
+            error(&|s| {
+                s.layout = Layout::Shared;
+                s.placement = Placement::Strided;
+            }),
+            Some("--write-block-size: differs from --block-size, and a strided shared file interleaves the workers' blocks of one size".into())
+        );
+        // The same size twice is one size, anywhere.
+        assert_eq!(
+            error(&|s| {
+                s.rw = RwKind::Write;
+                s.write_block_size = Some(ByteCount::kib(4));
+            }),
+            None
+        );
+        assert_eq!(
+            error(&|s| s.size = Some(ByteCount::kib(32))),
+            Some("--size: 32KiB is smaller than one block of 64KiB".into())
+        );
     }
 }

@@ -28,7 +28,8 @@ pub fn resolve_read_shift(spec: &DataSpec, comm: &dyn Comm, one_dir: bool) -> u3
 /// Says so when the size asked for is not a whole number of blocks per worker: the
 /// workload moves whole blocks, and what it moves is what it reports.
 pub(super) fn rounding_note(spec: &DataSpec) -> Option<String> {
-    let bs = spec.block_size.get().max(1);
+    // Shares are cut to whole I/Os of the larger size when writes have their own.
+    let bs = spec.largest_io().max(1);
     let (option, asked) = match (spec.size, spec.total_size) {
         (Some(s), _) => ("--size", s.get()),
         (None, Some(t)) => ("--total-size", t.get()),

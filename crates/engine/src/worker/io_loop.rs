@@ -28,7 +28,11 @@ pub(super) struct Loop<'s, 'b, C: Clock> {
     backend: &'b mut dyn IoBackend,
     files: &'b [DataFile],
     start: Nanos,
-    block: u32,
+    /// Bytes per read and per write (`IoDir` order); the same unless a mixed workload's
+    /// writes have a size of their own.
+    len: [u32; 2],
+    /// Units of the plan's block size per read and per write.
+    span: [u64; 2],
     free: Vec<u32>,
     slot_dir: Vec<IoDir>,
     slot_offset: Vec<u64>,
@@ -76,7 +80,8 @@ impl<'s, 'b, C: Clock> Loop<'s, 'b, C> {
             backend,
             files,
             start,
-            block: s.plan.block_size as u32,
+            len: s.plan.spec.io_sizes().map(|l| l as u32),
+            span: s.plan.spec.io_sizes().map(|l| l / s.plan.block_size.max(1)),
             free: (0..depth as u32).rev().collect(),
             // A slot's buffer holds IOR's words from the start under its pattern.
             slot_dir: vec![
@@ -113,7 +118,15 @@ impl<'s, 'b, C: Clock> Loop<'s, 'b, C> {
         }
     }
 
-    pub(super) fn run(&mut self, offsets: &mut dyn OffsetGen, mix: &mut OpMix, rec: &mut Recorder) {
+    /// Runs the loop; with `write_offsets` the writes take their places from it and the
+    /// reads from `offsets` (each direction keeps its own sequence, as fio's do).
+    pub(super) fn run(
+        &mut self,
+        offsets: &mut dyn OffsetGen,
+        mut write_offsets: Option<&mut dyn OffsetGen>,
+        mix: &mut OpMix,
+        rec: &mut Recorder,
+    ) {
         let spec = &self.s.plan.spec;
         // A runtime counts from the end of the ramp (set again when the ramp ends).
         self.deadline = spec
@@ -130,6 +143,10 @@ impl<'s, 'b, C: Clock> Loop<'s, 'b, C> {
         let pace = spec
             .rate_iops
             .map(|r| Nanos((self.s.plan.total_workers as u64 * 1_000_000_000) / r.max(1)));
+        // Two sequences, size-based: the share's units left, whichever direction uses
+        // them (fio's job ends once its size is moved).
+        let mut units_left =
+            (write_offsets.is_some() && !self.s.plan.looping).then_some(self.s.count);
         let mut next_due = self.start;
         let mut limit = u64::MAX;
         let mut issuing = true;
@@ -167,7 +184,12 @@ impl<'s, 'b, C: Clock> Loop<'s, 'b, C> {
                     }
                     next_due = next_due + p;
                 }
-                let Some(block) = offsets.next() else {
+                let dir = mix.draw();
+                let next = match (dir, write_offsets.as_deref_mut()) {
+                    (IoDir::Write, Some(w)) => w.next(),
+                    _ => offsets.next(),
+                };
+                let Some(block) = next.filter(|_| units_left != Some(0)) else {
                     issuing = false;
                     break;
                 };
@@ -177,8 +199,13 @@ impl<'s, 'b, C: Clock> Loop<'s, 'b, C> {
                 } else {
                     ((block % nfiles) as u32, block / nfiles)
                 };
-                let offset = base + block * stride;
-                let dir = mix.draw();
+                let span = self.span[dir as usize];
+                if let Some(u) = &mut units_left {
+                    *u = u.saturating_sub(span);
+                }
+                // A generator of a direction with a larger size counts in its own blocks.
+                let offset = base + block * span * stride;
+                let len = self.len[dir as usize];
                 let slot = self.free.pop().expect("checked non-empty");
                 let buf_offset = if dir == IoDir::Write {
                     (self.issued.wrapping_mul(WINDOW_STRIDE) % self.window_positions)
@@ -188,7 +215,7 @@ impl<'s, 'b, C: Clock> Loop<'s, 'b, C> {
                 } as usize;
                 if dir == IoDir::Write {
                     let buf = &mut self.backend.buffers().get_mut(slot)
-                        [buf_offset..buf_offset + self.block as usize];
+                        [buf_offset..buf_offset + len as usize];
                     if ior {
                         // The buffer already holds IOR's words, unless a read used it.
                         if self.slot_dir[slot as usize] == IoDir::Read {
@@ -215,7 +242,7 @@ impl<'s, 'b, C: Clock> Loop<'s, 'b, C> {
                     file,
                     dir,
                     offset,
-                    len: self.block,
+                    len,
                     slot,
                     buf_offset: buf_offset as u32,
                 });
@@ -335,20 +362,16 @@ impl<'s, 'b, C: Clock> Loop<'s, 'b, C> {
             let c = self.completions[i];
             let slot = c.slot as usize;
             let dir = self.slot_dir[slot];
-            if c.result == self.block as i32 {
-                rec.record(
-                    op_of(dir),
-                    now - self.slot_issued[slot],
-                    self.block as u64,
-                    now,
-                );
+            let len = self.len[dir as usize];
+            if c.result == len as i32 {
+                rec.record(op_of(dir), now - self.slot_issued[slot], len as u64, now);
                 self.completed += 1;
-                self.bytes += self.block as u64;
+                self.bytes += len as u64;
                 if verify && dir == IoDir::Read {
                     let offset = self.slot_offset[slot];
                     let file = self.slot_file[slot] as usize;
                     let file_id = self.s.plan.files[self.s.worker.file + file].id;
-                    let buf = &self.backend.buffers().get(c.slot)[..self.block as usize];
+                    let buf = &self.backend.buffers().get(c.slot)[..len as usize];
                     let wrong = if self.s.plan.spec.pattern == DataPattern::IorTimestamp {
                         let owner = self.s.worker.owner.into();
                         ior_timestamp_mismatch(buf, seed as u32, owner).map(|at| {
@@ -438,7 +461,7 @@ impl<'s, 'b, C: Clock> Loop<'s, 'b, C> {
         let path = self.s.plan.files[self.s.worker.file + file].path.clone();
         let op = op_of(dir);
         let op_name = op.name();
-        let len = self.block as u64;
+        let len = self.len[dir as usize] as u64;
         let (errno, message) = if result < 0 {
             let errno = -result;
             let e = if errno == libc::EINVAL && self.s.plan.spec.direct {

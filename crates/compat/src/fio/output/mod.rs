@@ -133,7 +133,8 @@ pub struct JobReport {
     pub name: String,
     pub group: u32,
     pub rw: String,
-    pub block_size: u64,
+    /// Read, write and trim sizes, as fio's header line shows them.
+    pub block_sizes: [u64; 3],
     pub engine: String,
     pub iodepth: u32,
     pub jobs: u32,
@@ -266,7 +267,7 @@ fn job_report(entry: &FioEntry<'_>) -> JobReport {
         name: plan.job.name.clone(),
         group: plan.group,
         rw: plan.job.rw.fio_name().to_string(),
-        block_size: plan.spec.block_size.get(),
+        block_sizes: [plan.job.bs_read, plan.job.bs_write, plan.job.bs_trim],
         engine: plan.job.engine.fio_name().to_string(),
         iodepth: plan.spec.queue_depth,
         jobs: entry.jobs,

@@ -29,13 +29,16 @@ pub fn head(report: &FioReport) -> String {
         last = Some((j.name.as_str(), j.group));
         let _ = writeln!(
             out,
-            "{}: (g={}): rw={}, bs=(R) {bs}B-{bs}B, (W) {bs}B-{bs}B, (T) {bs}B-{bs}B, ioengine={}, iodepth={}",
+            "{}: (g={}): rw={}, bs=(R) {r}-{r}, (W) {w}-{w}, (T) {t}-{t}, ioengine={}, iodepth={}",
             j.name,
             j.group,
             j.rw,
             j.engine,
             j.iodepth,
-            bs = j.block_size
+            // fio's number format: "4096B", "64.0KiB", "2048KiB".
+            r = binary(j.block_sizes[0] as f64, ""),
+            w = binary(j.block_sizes[1] as f64, ""),
+            t = binary(j.block_sizes[2] as f64, ""),
         );
     }
     let _ = writeln!(out, "{}", report.version);
