@@ -4,7 +4,8 @@ a change, measured against the build before it. Each case runs REPEAT times per 
 alternating which build goes first; prints median IOPS and new/old.
 
 Usage: bench/ab.py OLD_IOLAB NEW_IOLAB [--repeat N] [--runtime S] [--dir DIR] [case ...]
-Cases: null (null backend, 4 KiB random read, 1 thread), hot1 (4 KiB random read, psync,
+Cases: null (null backend, 4 KiB random read, 1 thread), null-randrw and null-rw (the
+same, random 70/30 and sequential 50/50 mixes), hot1 (4 KiB random read, psync,
 hot page cache, 1 thread, on a tmpfs in /dev/shm), fio-null and fio-hot1 (the same through
 `iolab fio` with fio's options).
 """
@@ -21,6 +22,9 @@ def cases(rt, d):
     run = ["run", "--no-store", "--quiet", "--rw", "randread", "--block-size", "4KiB", "--runtime", f"{rt}s"]
     yield "null", [*run, "--backend", "null", "--size", "1GiB"], "run"
     yield "hot1", [*run, "--size", "256MiB", "--cache", "hot", "--dir", d], "run"
+    mixed = [a if a != "randread" else "randrw" for a in run]
+    yield "null-randrw", [*mixed, "--rwmix-read", "70", "--backend", "null", "--size", "1GiB"], "run"
+    yield "null-rw", [*[a if a != "randrw" else "rw" for a in mixed], "--backend", "null", "--size", "1GiB"], "run"
     fio = ["fio", "--no-store", "--output-format=json", "--name=j", "--rw=randread", "--bs=4k", "--time_based",
            f"--runtime={rt}"]
     yield "fio-null", [*fio, "--ioengine=null", "--size=1g", f"--directory={d}"], "fio"

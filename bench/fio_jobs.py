@@ -4,19 +4,31 @@ a small scale (S3's randrw 90/70 with io_uring QD8 and 8 jobs, direct; S5's psyn
 direct sequential write at 128k and random write at 4k), each run by fio and by
 `iolab fio` alternately, REPEAT times, each in a fresh directory under DIR, both with
 --output-format=json (the same parser reads both). Prints medians and iolab/fio ratios
-of IOPS and mean latency.
+of IOPS and mean latency. A mixed job with reads and writes of their own sizes
+(bs=4k,64k) runs too.
 
-Usage: bench/fio_jobs.py [--dir DIR] [--repeat N] [--runtime S]
-Needs: fio on PATH (Debian's package), a release build of iolab (built if missing).
+--fs ext4 runs each job on an ext4 made fresh for it on a loop device backed by a tmpfs
+file (BENCH-NOTES' method: no history from earlier runs, no disk noise; direct I/O then
+goes through the loop device to memory, so the tools' own costs show); --fs dir (the
+default) in a fresh directory under --dir.
+
+Usage: bench/fio_jobs.py [--fs dir|ext4] [--dir DIR] [--repeat N] [--runtime S] [--cases RE]
+Needs: fio on PATH (Debian's package), a release build of iolab (built if missing); root
+for --fs ext4.
 """
 
 import argparse
 import json
 import os
+import re
 import shutil
 import statistics
 import subprocess
+import sys
 import tempfile
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from io500 import FreshFs, sh  # noqa: E402
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 # IOLAB=path picks another build (a private CARGO_TARGET_DIR, or a build to compare with).
@@ -32,6 +44,22 @@ def jobs(rt):
           "--size=256m"]
     yield "S5 seq write 128k psync direct", ["--name=s5-seq", "--rw=write", "--bs=128k", *s5]
     yield "S5 rand write 4k psync direct", ["--name=s5-rand", "--rw=randwrite", "--bs=4k", *s5]
+    yield "randrw 70/30 bs=4k,64k psync direct", ["--name=mixed-bs", "--rw=randrw", "--rwmixread=70",
+                                                  "--bs=4k,64k", *s5]
+
+
+class TempDir:
+    """--fs dir: a fresh directory under --dir, as a context like FreshFs."""
+
+    def __init__(self, base):
+        self.base = base
+
+    def __enter__(self):
+        self.d = tempfile.mkdtemp(dir=self.base, prefix="fio-jobs-")
+        return self.d
+
+    def __exit__(self, *exc):
+        shutil.rmtree(self.d, ignore_errors=True)
 
 
 def figures(cmd):
@@ -49,27 +77,46 @@ def main():
     ap.add_argument("--dir", default="/var/tmp")
     ap.add_argument("--repeat", type=int, default=3)
     ap.add_argument("--runtime", type=int, default=5)
+    ap.add_argument("--fs", choices=["dir", "ext4"], default="dir")
+    ap.add_argument("--size-mib", type=int, default=3072, help="--fs ext4: the file system's size")
+    ap.add_argument("--cases", default=".", help="only the jobs whose name matches")
     a = ap.parse_args()
     if not os.path.exists(IOLAB):
         subprocess.run(["cargo", "build", "--release", "--locked"], cwd=ROOT, check=True)
-    print(f"{'job':36} {'fio IOPS':>10} {'iolab IOPS':>11} {'ratio':>6} {'fio lat us':>10} {'iolab lat us':>12}")
-    for name, args in jobs(a.runtime):
-        f, i = [], []
-        for r in range(a.repeat):
-            order = ["fio", "iolab"] if r % 2 == 0 else ["iolab", "fio"]
-            for tool in order:
-                # Each run in a fresh directory: fio leaves its files behind, and a write
-                # into blocks an earlier run allocated is not the same work as a first one.
-                fresh = tempfile.mkdtemp(dir=a.dir, prefix="fio-jobs-")
-                try:
-                    d = f"--directory={fresh}"
-                    cmd = (["fio"] if tool == "fio" else [IOLAB, "fio", "--no-store"]) + ["--output-format=json", d, *args]
-                    (f if tool == "fio" else i).append(figures(cmd))
-                finally:
-                    shutil.rmtree(fresh, ignore_errors=True)
-        fi, ii = statistics.median(x[0] for x in f), statistics.median(x[0] for x in i)
-        fl, il = statistics.median(x[1] for x in f), statistics.median(x[1] for x in i)
-        print(f"{name:36} {fi:10,.0f} {ii:11,.0f} {ii / fi:6.3f} {fl:10.1f} {il:12.1f}")
+    print(f"{'job':36} {'fio IOPS':>10} {'iolab IOPS':>11} {'ratio':>6} {'fio lat us':>10} {'iolab lat us':>12}"
+          f" {'fio max/min':>8} {'iolab max/min':>8}")
+    base = tempfile.mkdtemp(prefix="iolab-fio-jobs-")
+    if a.fs == "ext4":
+        os.makedirs(os.path.join(base, "backing"))
+        sh("mount", "-t", "tmpfs", "-o", f"size={a.size_mib + 256}m", "tmpfs", os.path.join(base, "backing"))
+    try:
+        for name, args in jobs(a.runtime):
+            if re.search(a.cases, name):
+                compare(a, base, name, args)
+    finally:
+        if a.fs == "ext4":
+            subprocess.run(["umount", os.path.join(base, "backing")], check=False)
+        shutil.rmtree(base, ignore_errors=True)
+
+
+def compare(a, base, name, args):
+    """REPEAT interleaved runs of one job by each tool; prints the medians."""
+    f, i = [], []
+    for r in range(a.repeat):
+        order = ["fio", "iolab"] if r % 2 == 0 else ["iolab", "fio"]
+        for tool in order:
+            # Each run in a fresh directory or file system: fio leaves its files behind,
+            # and a write into blocks an earlier run allocated is not the same work.
+            fresh = FreshFs(base, "ext4", a.size_mib) if a.fs == "ext4" else TempDir(a.dir)
+            with fresh as d:
+                cmd = (["fio"] if tool == "fio" else [IOLAB, "fio", "--no-store"]) + [
+                    "--output-format=json", f"--directory={d}", *args]
+                (f if tool == "fio" else i).append(figures(cmd))
+    fi, ii = statistics.median(x[0] for x in f), statistics.median(x[0] for x in i)
+    fl, il = statistics.median(x[1] for x in f), statistics.median(x[1] for x in i)
+    spread = [max(x[0] for x in t) / max(min(x[0] for x in t), 1e-9) for t in (f, i)]
+    print(f"{name:36} {fi:10,.0f} {ii:11,.0f} {ii / fi:6.3f} {fl:10.1f} {il:12.1f}"
+          f" {spread[0]:8.2f} {spread[1]:8.2f}")
 
 
 if __name__ == "__main__":

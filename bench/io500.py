@@ -24,6 +24,7 @@ import statistics
 import subprocess
 import sys
 import tempfile
+import time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 RESULT = re.compile(r"^\[(?:RESULT|      )\]\s+(\S+)\s+([0-9.]+) (GiB/s|kIOPS)")
@@ -58,7 +59,15 @@ class FreshFs:
         return self.mnt
 
     def __exit__(self, *exc):
-        subprocess.run(["umount", self.mnt], check=False)
+        # A program's io_uring lets go of its files a moment after it exits (the ring is
+        # torn down asynchronously): until then the file system is busy. Wait for it
+        # rather than mount the next one on top.
+        for _ in range(100):
+            if subprocess.run(["umount", self.mnt], capture_output=True).returncode == 0:
+                break
+            time.sleep(0.1)
+        else:
+            raise SystemExit(f"{self.mnt} stays busy: cannot unmount it")
         if self.loop:
             subprocess.run(["losetup", "-d", self.loop], check=False)
             os.remove(os.path.join(self.base, "backing", "ext4.img"))
