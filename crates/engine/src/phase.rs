@@ -205,6 +205,41 @@ pub struct RankOutcome {
     pub cpu_set: Vec<u32>,
 }
 
+impl RankOutcome {
+    /// An outcome with no worker yet: [`add_worker`](Self::add_worker) adds them, and
+    /// [`settle`](Self::settle) ends it.
+    pub fn empty(rank: u32, host: &str) -> RankOutcome {
+        RankOutcome {
+            rank,
+            host: host.to_string(),
+            first_done: Nanos(u64::MAX),
+            ..RankOutcome::default()
+        }
+    }
+
+    /// Adds one worker: what it measured and completed, when it finished and when it
+    /// first stopped (its first-done moment).
+    pub fn add_worker(
+        &mut self,
+        measure: &WorkerMeasure,
+        completed: u64,
+        finished: Nanos,
+        first_done: Nanos,
+    ) {
+        self.measure.merge(measure);
+        self.completed.push(completed);
+        self.elapsed = self.elapsed.max(finished);
+        self.first_done = self.first_done.min(first_done);
+    }
+
+    /// No worker finished: no first-done moment either.
+    pub fn settle(&mut self) {
+        if self.first_done == Nanos(u64::MAX) {
+            self.first_done = Nanos::ZERO;
+        }
+    }
+}
+
 /// One phase as this rank knows it once it ended.
 pub struct PhaseRun {
     /// Every rank's outcome on rank 0 (which prints and stores them); this rank's own on
@@ -352,19 +387,13 @@ where
     });
 
     let mut outcome = RankOutcome {
-        rank: comm.rank(),
-        host: comm.host().to_string(),
         threads: workers as u32,
         setup_error,
-        first_done: Nanos(u64::MAX),
-        ..RankOutcome::default()
+        ..RankOutcome::empty(comm.rank(), comm.host())
     };
     for (i, r) in reports.into_iter().enumerate() {
         match r {
             Ok(rep) => {
-                outcome.measure.merge(&rep.measure);
-                outcome.completed.push(rep.completed);
-                outcome.elapsed = outcome.elapsed.max(rep.finished_at);
                 // A worker that finished its share early and then waited at the wear-out
                 // rendezvous finishes late; its first-done moment is when it froze its
                 // figures, not when the rendezvous let it go.
@@ -372,7 +401,7 @@ where
                     Some(at) if control.waited_at_rendezvous(i) => at.min(rep.finished_at),
                     _ => rep.finished_at,
                 };
-                outcome.first_done = outcome.first_done.min(done);
+                outcome.add_worker(&rep.measure, rep.completed, rep.finished_at, done);
             }
             Err(e) => {
                 outcome.completed.push(0);
@@ -380,9 +409,7 @@ where
             }
         }
     }
-    if outcome.first_done == Nanos(u64::MAX) {
-        outcome.first_done = Nanos::ZERO;
-    }
+    outcome.settle();
     // The workers' own CPU time, over the same window as the rank's elapsed time: not
     // the process's, which would add the time this rank spent waiting for the others
     // (and, with MPI, polling in collectives) over a wall time that excludes it.

@@ -109,21 +109,13 @@ pub fn phase_of_rows(
         let i = match outcomes.iter().position(|o| o.rank == r.rank) {
             Some(i) => i,
             None => {
-                outcomes.push(RankOutcome {
-                    rank: r.rank,
-                    host: r.host.clone(),
-                    first_done: Nanos(u64::MAX),
-                    ..RankOutcome::default()
-                });
+                outcomes.push(RankOutcome::empty(r.rank, &r.host));
                 outcomes.len() - 1
             }
         };
         let o = &mut outcomes[i];
         o.threads += 1;
-        o.measure.merge(&r.measure);
-        o.elapsed = o.elapsed.max(r.elapsed);
-        o.first_done = o.first_done.min(r.elapsed);
-        o.completed.push(r.completed);
+        o.add_worker(&r.measure, r.completed, r.elapsed, r.elapsed);
         o.cpu = CpuUsage {
             user: o.cpu.user + r.cpu_user,
             system: o.cpu.system + r.cpu_system,
@@ -131,11 +123,7 @@ pub fn phase_of_rows(
             cpus: r.cpus,
         };
     }
-    for o in &mut outcomes {
-        if o.first_done == Nanos(u64::MAX) {
-            o.first_done = Nanos::ZERO;
-        }
-    }
+    outcomes.iter_mut().for_each(RankOutcome::settle);
     assemble(
         meta,
         &PhaseRun::from_outcomes(outcomes, interrupted, started_at_ms, telemetry),
