@@ -22,9 +22,12 @@ mod mpi;
 mod mpi_faults;
 mod progress;
 mod results;
+mod results_compare;
 mod run;
 mod safety;
 mod study;
 mod study_reports;
 mod targets;
+#[cfg(feature = "mpi")]
+mod targets_mpi;
 mod tools;
