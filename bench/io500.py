@@ -8,8 +8,10 @@ REPEAT times each, with NP MPI ranks. Prints every phase's median for each tool 
 iolab/io500 ratio, and the TOTAL score's.
 
 Usage: bench/io500.py [--np 2] [--repeat 3] [--stonewall 3] [--fs ext4|tmpfs]
-                      [--size-mib 6144] [--drop-caches] [--ior-easy-block-mib 1024]
-                      [--ior-hard-segments 20000]
+                      [--size-mib 6144] [--drop-caches] [--loop-dio]
+                      [--ior-easy-block-mib 1024] [--ior-hard-segments 20000]
+--loop-dio makes the loop device write through to its backing file (`losetup
+--direct-io=on`) instead of keeping a second page cache of the same data.
 Needs root (mount, losetup), mpirun, and io500 on PATH (or IO500=/path/to/io500), built
 outside this repository as ../shared/BENCH-NOTES.md says; IOLAB= chooses the iolab binary
 (default target/release/iolab, built with --features mpi if missing).
@@ -38,8 +40,8 @@ def sh(*cmd, **kw):
 class FreshFs:
     """A new, empty file system for one run, removed afterwards."""
 
-    def __init__(self, base, kind, size_mib):
-        self.base, self.kind, self.size = base, kind, size_mib
+    def __init__(self, base, kind, size_mib, loop_dio=False):
+        self.base, self.kind, self.size, self.loop_dio = base, kind, size_mib, loop_dio
         self.mnt = os.path.join(base, "mnt")
         self.loop = None
 
@@ -51,7 +53,10 @@ class FreshFs:
         img = os.path.join(self.base, "backing", "ext4.img")
         with open(img, "wb") as f:
             f.truncate(self.size * 1024 * 1024)
-        self.loop = sh("losetup", "-f", "--show", img).stdout.strip()
+        # --direct-io=on: the loop device writes through to the backing file without a
+        # second page cache of its own (less memory to write back and reclaim).
+        dio = ["--direct-io=on"] if self.loop_dio else []
+        self.loop = sh("losetup", "-f", "--show", *dio, img).stdout.strip()
         # One inode per 2 KiB: mdtest's empty files run out of inodes long before space.
         sh("mkfs.ext4", "-q", "-F", "-i", "2048", "-E", "lazy_itable_init=0,lazy_journal_init=0",
            self.loop)
@@ -132,6 +137,7 @@ def main():
     p.add_argument("--fs", choices=["ext4", "tmpfs"], default="ext4")
     p.add_argument("--size-mib", type=int, default=6144)
     p.add_argument("--drop-caches", action="store_true")
+    p.add_argument("--loop-dio", action="store_true", help="the loop device without its own page cache")
     # IO500 lets submitters set both; bounded here so that a fast page cache cannot fill
     # the file system within the stonewall (the same bound for both tools).
     p.add_argument("--ior-easy-block-mib", type=int, default=1024)
@@ -156,7 +162,7 @@ def main():
             if n % 2:
                 order.reverse()
             for name, fn, exe in order:
-                with FreshFs(base, args.fs, args.size_mib) as mnt:
+                with FreshFs(base, args.fs, args.size_mib, args.loop_dio) as mnt:
                     figs = fn(exe, mnt, base, args, n)
                 print(f"run {n + 1} {name}: TOTAL {figs.get('TOTAL', 'n/a')}", file=sys.stderr)
                 results[name].append(figs)
