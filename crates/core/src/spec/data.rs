@@ -280,59 +280,6 @@ pub struct DataSpec {
     pub cpus: Option<CpuList>,
 }
 
-impl DataSpec {
-    /// Writes of their own size: only in a mixed workload, a multiple or a divisor of
-    /// the read size, and not where blocks of one size are assumed (a strided shared
-    /// file, --verify's blocks, IOR's words).
-    fn validate_write_block_size(&self) -> Result<(), SpecError> {
-        let Some(w) = self.write_block_size else {
-            return Ok(());
-        };
-        let option = "--write-block-size";
-        let r = self.block_size.get();
-        if w.get() == 0 {
-            return Err(SpecError::new(option, "must be larger than 0"));
-        }
-        if w.get() == r {
-            return Ok(());
-        }
-        if !self.rw.is_mixed() {
-            return Err(SpecError::new(
-                option,
-                format!(
-                    "only applies to a mixed workload (rw, randrw), not {}: give --block-size {w}",
-                    self.rw.name()
-                ),
-            ));
-        }
-        if !w.get().is_multiple_of(r) && !r.is_multiple_of(w.get()) {
-            return Err(SpecError::new(
-                option,
-                format!(
-                    "{w} and the read size {} must divide one another (4KiB and 64KiB, not 4KiB and 6KiB)",
-                    self.block_size
-                ),
-            ));
-        }
-        let why = if self.verify {
-            Some("--verify checks blocks of one size")
-        } else if self.pattern != DataPattern::Iolab {
-            Some("IOR's pattern is written in transfers of one size")
-        } else if self.layout == Layout::Shared && self.placement == Placement::Strided {
-            Some("a strided shared file interleaves the workers' blocks of one size")
-        } else {
-            None
-        };
-        match why {
-            Some(why) => Err(SpecError::new(
-                option,
-                format!("differs from --block-size, and {why}"),
-            )),
-            None => Ok(()),
-        }
-    }
-}
-
 impl Default for DataSpec {
     fn default() -> Self {
         crate::spec::command_line_defaults()
@@ -465,6 +412,57 @@ impl DataSpec {
             return Err(SpecError::new("--cpus", "names no CPU"));
         }
         Ok(())
+    }
+
+    /// Writes of their own size: only in a mixed workload, a multiple or a divisor of
+    /// the read size, and not where blocks of one size are assumed (a strided shared
+    /// file, --verify's blocks, IOR's words).
+    fn validate_write_block_size(&self) -> Result<(), SpecError> {
+        let Some(w) = self.write_block_size else {
+            return Ok(());
+        };
+        let option = "--write-block-size";
+        let r = self.block_size.get();
+        if w.get() == 0 {
+            return Err(SpecError::new(option, "must be larger than 0"));
+        }
+        if w.get() == r {
+            return Ok(());
+        }
+        if !self.rw.is_mixed() {
+            return Err(SpecError::new(
+                option,
+                format!(
+                    "only applies to a mixed workload (rw, randrw), not {}: give --block-size {w}",
+                    self.rw.name()
+                ),
+            ));
+        }
+        if !w.get().is_multiple_of(r) && !r.is_multiple_of(w.get()) {
+            return Err(SpecError::new(
+                option,
+                format!(
+                    "{w} and the read size {} must divide one another (4KiB and 64KiB, not 4KiB and 6KiB)",
+                    self.block_size
+                ),
+            ));
+        }
+        let why = if self.verify {
+            Some("--verify checks blocks of one size")
+        } else if self.pattern != DataPattern::Iolab {
+            Some("IOR's pattern is written in transfers of one size")
+        } else if self.layout == Layout::Shared && self.placement == Placement::Strided {
+            Some("a strided shared file interleaves the workers' blocks of one size")
+        } else {
+            None
+        };
+        match why {
+            Some(why) => Err(SpecError::new(
+                option,
+                format!("differs from --block-size, and {why}"),
+            )),
+            None => Ok(()),
+        }
     }
 }
 

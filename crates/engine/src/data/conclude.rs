@@ -97,11 +97,6 @@ fn written_prefix(
     shares: &[u64],
 ) -> u64 {
     let bs = plan.block_size;
-    if spec.largest_io() != bs {
-        // Reads and writes of two sizes, each direction on its own: no count of I/Os
-        // says which bytes hold data.
-        return 0;
-    }
     let all_done =
         shares.len() == completed.len() && completed.iter().zip(shares).all(|(c, s)| c >= s);
     if spec.rw.is_random() {
