@@ -28,7 +28,7 @@ import sys
 import tempfile
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from io500 import FreshFs, sh  # noqa: E402
+from io500 import FreshFs, TempDir, sh  # noqa: E402
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 # IOLAB=path picks another build (a private CARGO_TARGET_DIR, or a build to compare with).
@@ -46,20 +46,6 @@ def jobs(rt):
     yield "S5 rand write 4k psync direct", ["--name=s5-rand", "--rw=randwrite", "--bs=4k", *s5]
     yield "randrw 70/30 bs=4k,64k psync direct", ["--name=mixed-bs", "--rw=randrw", "--rwmixread=70",
                                                   "--bs=4k,64k", *s5]
-
-
-class TempDir:
-    """--fs dir: a fresh directory under --dir, as a context like FreshFs."""
-
-    def __init__(self, base):
-        self.base = base
-
-    def __enter__(self):
-        self.d = tempfile.mkdtemp(dir=self.base, prefix="fio-jobs-")
-        return self.d
-
-    def __exit__(self, *exc):
-        shutil.rmtree(self.d, ignore_errors=True)
 
 
 def figures(cmd):

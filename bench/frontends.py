@@ -25,7 +25,7 @@ import sys
 import tempfile
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from io500 import FreshFs, sh  # noqa: E402
+from io500 import FreshFs, TempDir, sh  # noqa: E402
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 IOLAB = os.environ.get("IOLAB") or os.path.join(ROOT, "target", "release", "iolab")
@@ -107,20 +107,6 @@ def run(cmd):
 
 def drop_caches():
     sh("bash", "-c", "sync && echo 3 > /proc/sys/vm/drop_caches")
-
-
-class TempDir:
-    """--fs dir: a temporary directory under --dir, as a context like FreshFs."""
-
-    def __init__(self, base):
-        self.base = base
-
-    def __enter__(self):
-        self.d = tempfile.mkdtemp(dir=self.base)
-        return self.d
-
-    def __exit__(self, *exc):
-        shutil.rmtree(self.d, ignore_errors=True)
 
 
 def main():

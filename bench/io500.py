@@ -78,6 +78,21 @@ class FreshFs:
             os.remove(os.path.join(self.base, "backing", "ext4.img"))
 
 
+class TempDir:
+    """A fresh directory under `base`, removed afterwards: a context like FreshFs for
+    runs in an existing file system."""
+
+    def __init__(self, base):
+        self.base = base
+
+    def __enter__(self):
+        self.d = tempfile.mkdtemp(dir=self.base)
+        return self.d
+
+    def __exit__(self, *exc):
+        shutil.rmtree(self.d, ignore_errors=True)
+
+
 def parse(text):
     figures = {m.group(1): float(m.group(2)) for m in map(RESULT.match, text.splitlines()) if m}
     total = SCORE.search(text)

@@ -11,25 +11,17 @@ pub(crate) fn with_db(db: &Path, args: &[&str]) -> Ran {
     Ran::from(iolab().args(args).env("IOLAB_DB", db).output().unwrap())
 }
 
+/// A stored 16 MiB random read on the null backend with `threads` threads.
 pub(crate) fn null_run(db: &Path, label: &str, threads: &str) {
-    with_db(
-        db,
-        &[
-            "run",
-            "--backend",
-            "null",
-            "--rw",
-            "randread",
-            "--size",
-            "16MiB",
-            "--threads",
-            threads,
-            "--label",
-            label,
-            "-Q",
-        ],
-    )
-    .expect(0);
+    null_run_with(db, label, &["--rw", "randread", "--threads", threads]);
+}
+
+/// A stored 16 MiB run on the null backend with `args` (its workload) added.
+pub(crate) fn null_run_with(db: &Path, label: &str, args: &[&str]) {
+    let mut all = vec!["run", "--backend", "null", "--size", "16MiB"];
+    all.extend_from_slice(args);
+    all.extend_from_slice(&["--label", label, "-Q"]);
+    with_db(db, &all).expect(0);
 }
 
 #[test]

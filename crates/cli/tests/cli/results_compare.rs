@@ -4,7 +4,7 @@
 use std::path::Path;
 
 use crate::common::path;
-use crate::results::{null_run, with_db};
+use crate::results::{null_run, null_run_with, with_db};
 
 #[test]
 fn a_report_compares_labels_as_compare_does() {
@@ -13,22 +13,7 @@ fn a_report_compares_labels_as_compare_does() {
     // qb reads; qa read once, then wrote (its newest run).
     null_run(&db, "qb", "1");
     null_run(&db, "qa", "1");
-    with_db(
-        &db,
-        &[
-            "run",
-            "--backend",
-            "null",
-            "--rw",
-            "randwrite",
-            "--size",
-            "16MiB",
-            "--label",
-            "qa",
-            "-Q",
-        ],
-    )
-    .expect(0);
+    null_run_with(&db, "qa", &["--rw", "randwrite"]);
     let cmp = with_db(&db, &["compare", "qb", "qa", "--format", "markdown"]).expect(0);
     let md = dir.path().join("r.md");
     with_db(
@@ -61,26 +46,18 @@ fn a_report_compares_labels_as_compare_does() {
 }
 
 fn paced_run(db: &Path, label: &str, iops: &str) {
-    with_db(
+    null_run_with(
         db,
+        label,
         &[
-            "run",
-            "--backend",
-            "null",
             "--rw",
             "randread",
-            "--size",
-            "16MiB",
             "--rate-iops",
             iops,
             "--runtime",
             "1500ms",
-            "--label",
-            label,
-            "-Q",
         ],
-    )
-    .expect(0);
+    );
 }
 
 /// One convention everywhere: `compare A B` and `report B --vs A` both take A as the

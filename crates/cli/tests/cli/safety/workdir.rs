@@ -307,6 +307,23 @@ fn a_symlinked_work_directory_is_refused() {
     assert!(!real.exists(), "the link's target is not created");
 }
 
+/// `iolab ior` writing one 1 MiB block in one transfer, with `args` added.
+fn ior_write(args: &[&str]) -> crate::common::Ran {
+    let mut all = vec![
+        "ior",
+        "--no-store",
+        "-a",
+        "POSIX",
+        "-w",
+        "-b",
+        "1m",
+        "-t",
+        "1m",
+    ];
+    all.extend_from_slice(args);
+    crate::common::run(&all)
+}
+
 /// A data file named as the work directory's own files (IOR's -o, fio's names) is
 /// refused before anything is written: writing it would wreck the live lock or marker,
 /// and cleaning up would remove them.
@@ -315,20 +332,7 @@ fn data_files_cannot_take_the_work_directorys_own_names() {
     let dir = tempfile::tempdir().unwrap();
     for name in [".lock", ".iolab-workdir", ".data.iolab"] {
         let target = dir.path().join(name);
-        let r = crate::common::run(&[
-            "ior",
-            "--no-store",
-            "-a",
-            "POSIX",
-            "-w",
-            "-b",
-            "1m",
-            "-t",
-            "1m",
-            "-o",
-            crate::common::path(&target),
-        ])
-        .expect(2);
+        let r = ior_write(&["-o", crate::common::path(&target)]).expect(2);
         assert!(
             r.stderr
                 .contains(&format!("'{name}' is a name iolab's work directory keeps")),
@@ -361,16 +365,7 @@ fn a_status_file_never_replaces_a_users_file() {
     let status = format!("stoneWallingStatusFile={}", crate::common::path(&precious));
     let out = dir.path().join("f");
     let ior = || {
-        crate::common::run(&[
-            "ior",
-            "--no-store",
-            "-a",
-            "POSIX",
-            "-w",
-            "-b",
-            "1m",
-            "-t",
-            "1m",
+        ior_write(&[
             "-D",
             "1",
             "-O",
