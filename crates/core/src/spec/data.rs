@@ -11,6 +11,10 @@ use crate::error::SpecError;
 use crate::pattern::VERIFY_MIN_BLOCK;
 use crate::units::{ByteCount, CpuList, TimeSpan};
 
+/// The most one read or write moves on Linux (MAX_RW_COUNT, 2 GiB - 4 KiB): a larger
+/// I/O would come back short every time.
+pub const MAX_IO_SIZE: u64 = 0x7fff_f000;
+
 /// The seed used when none is given: runs are reproducible by default.
 pub const DEFAULT_SEED: u64 = 0x10_1AB;
 
@@ -331,6 +335,19 @@ impl DataSpec {
     pub fn validate(&self) -> Result<(), SpecError> {
         if self.block_size.get() == 0 {
             return Err(SpecError::new("--block-size", "must be larger than 0"));
+        }
+        let sizes = [("--block-size", Some(self.block_size))]
+            .into_iter()
+            .chain([("--write-block-size", self.write_block_size)]);
+        for (option, size) in sizes {
+            if let Some(s) = size.filter(|s| s.get() > MAX_IO_SIZE) {
+                return Err(SpecError::new(
+                    option,
+                    format!(
+                        "{s} is more than one read or write can move on Linux (2 GiB - 4 KiB, {MAX_IO_SIZE} bytes)"
+                    ),
+                ));
+            }
         }
         self.validate_write_block_size()?;
         crate::spec::validate_threads(self.threads)?;

@@ -120,6 +120,15 @@ fn writes_of_their_own_size_only_where_one_size_is_not_assumed() {
         }),
         None
     );
+    // One I/O moves at most what Linux's read and write move (both sizes).
+    assert_eq!(
+        error(&|s| s.write_block_size = Some(ByteCount::gib(5))),
+        Some("--write-block-size: 5GiB is more than one read or write can move on Linux (2 GiB - 4 KiB, 2147479552 bytes)".into())
+    );
+    assert_eq!(
+        error(&|s| s.block_size = ByteCount::gib(4)),
+        Some("--block-size: 4GiB is more than one read or write can move on Linux (2 GiB - 4 KiB, 2147479552 bytes)".into())
+    );
     assert_eq!(
         error(&|s| s.size = Some(ByteCount::kib(32))),
         Some("--size: 32KiB is smaller than one block of 64KiB".into())
