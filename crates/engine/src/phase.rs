@@ -92,7 +92,21 @@ pub struct Env<'a> {
     /// `per_rank_progress`, rank 0 also receives the units' counts (at most
     /// [`UNITS_PER_TICK`] of them per rank a tick, in turn).
     pub units: Option<&'a [u32]>,
+    /// How old the phase's worker threads are, at least, when its timed part starts
+    /// ([`WORKER_SETTLE`] unless a test asks for less).
+    pub settle: Duration,
 }
+
+/// The age a worker thread reaches before its phase's timed part starts. Linux gives a
+/// new task the load of a busy one until its own history replaces it (its per-entity
+/// load average, half-life 32 ms). On a 2-vCPU VM, a direct 128k sequential write
+/// through a loop device timed at once ran at 13.4-16.4k IOPS in 35 of 36 runs: the
+/// writer and the loop's kernel worker settled on opposite CPUs, waking each other with
+/// an IPI per write, and stayed there. From threads 300 ms old it ran at 19.2-20.9k in
+/// 11 of 11, as fio (18.0-20.9k), whose jobs wait about 100 ms in its start loop. The
+/// same 300 ms spent before spawning the threads did not help (5 of 5 slow).
+/// BENCHMARKS.md has the runs.
+pub const WORKER_SETTLE: Duration = Duration::from_millis(300);
 
 impl<'a> Env<'a> {
     pub fn new(comm: &'a dyn Comm, interrupt: &'a AtomicBool) -> Self {
@@ -106,7 +120,15 @@ impl<'a> Env<'a> {
             per_rank_progress: false,
             status: None,
             units: None,
+            settle: WORKER_SETTLE,
         }
+    }
+
+    /// Starts the timed part once the workers are `settle` old (tests that run many
+    /// small phases and measure no rates pass zero).
+    pub fn with_settle(mut self, settle: Duration) -> Self {
+        self.settle = settle;
+        self
     }
 
     /// The same world for a phase whose workers belong to `units` (see [`Env::units`]).
@@ -265,6 +287,7 @@ where
     let mut telemetry = None;
     let probe = env.probe.filter(|_| comm.rank() == 0);
 
+    let spawned_at = std::time::Instant::now();
     let reports: Vec<Result<WorkerReport, String>> = std::thread::scope(|s| {
         let handles: Vec<_> = (0..workers)
             .map(|i| {
@@ -307,13 +330,23 @@ where
             );
         }
         let local_ok = control.wait_all_ready() && setup_error.is_none();
+        if local_ok {
+            // New threads start with the scheduler's estimate of a heavy task, which
+            // decays over the next few hundred milliseconds; timed before that, a
+            // synchronous I/O loop through a kernel worker can settle into a slower
+            // placement and keep it for the whole phase (see WORKER_SETTLE).
+            std::thread::sleep(env.settle.saturating_sub(spawned_at.elapsed()));
+        }
         if comm.all_ok(local_ok) {
-            comm.barrier();
-            start = clock.now();
-            control.release(Some(start));
+            // The probe's thread and first readings before the gate opens, not beside the
+            // first I/Os (started after it, its new thread was seen to take a worker's
+            // CPU in the first millisecond and move the worker).
             if let Some(p) = probe {
                 p.start();
             }
+            comm.barrier();
+            start = clock.now();
+            control.release(Some(start));
             interrupted = coordinate(env, clock, name, &control, start, wear_out);
             telemetry = probe.and_then(|p| p.stop());
         } else {

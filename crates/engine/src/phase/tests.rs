@@ -164,3 +164,34 @@ fn a_rank_waiting_at_the_rendezvous_is_not_charged_for_the_others() {
     let cpus = iolab_backend::process::allowed_cpus().len() as u32;
     assert_eq!(results[0].cpu.cpus, cpus);
 }
+
+/// The timed part starts once every worker thread is at least `settle` old, however
+/// fast its setup (a new thread's scheduler load has not yet decayed: WORKER_SETTLE).
+#[test]
+fn the_timed_part_waits_until_the_workers_have_settled() {
+    let interrupt = AtomicBool::new(false);
+    let settle = Duration::from_millis(150);
+    let ages = std::sync::Mutex::new(Vec::new());
+    InProcess::run(
+        2,
+        |r| format!("h{r}"),
+        |comm| {
+            let env = Env::new(comm, &interrupt).with_settle(settle);
+            run_phase(&env, &Still, "write", 2, false, |i, control| {
+                let born = Instant::now();
+                control.ready_and_wait(true).unwrap();
+                ages.lock().unwrap().push(born.elapsed());
+                control.finished(i);
+                Ok(WorkerReport {
+                    measure: Recorder::new(Nanos::ZERO, Nanos::SECOND).finish(),
+                    completed: 0,
+                    finished_at: Nanos::ZERO,
+                })
+            })
+            .unwrap();
+        },
+    );
+    let ages = ages.into_inner().unwrap();
+    assert_eq!(ages.len(), 4, "two workers on each of two ranks");
+    assert!(ages.iter().all(|a| *a >= settle), "{ages:?}");
+}

@@ -96,7 +96,8 @@ impl Sampler {
         Self::start_with(ProcSource::new(root.clone()), host, devices, interval)
     }
 
-    /// Samples from any source. The first snapshot is taken at once (the baseline), then
+    /// Samples from any source. The first snapshot (the baseline) is taken before this
+    /// returns, so the thread's start is over before the caller's timed work; then
     /// one at each multiple of `interval` after it; missed ticks are skipped, not
     /// bunched. On stop, an interval that is at least half over is closed with a final
     /// snapshot (its rates use its true length); a shorter one is dropped.
@@ -110,15 +111,22 @@ impl Sampler {
         let builder = SeriesBuilder::new(host, devices, interval);
         let fallback = SeriesBuilder::new(host, devices, interval).finish();
         let (stop, stopped) = mpsc::channel::<()>();
+        let (ready, baseline_taken) = mpsc::channel::<()>();
         let spawned = std::thread::Builder::new()
             .name("iolab-telemetry".to_string())
-            .spawn(move || sample_until_stopped(&mut source, builder, interval, stopped));
+            .spawn(move || sample_until_stopped(&mut source, builder, interval, stopped, ready));
         match spawned {
-            Ok(thread) => Sampler {
-                stop: Some(stop),
-                thread: Some(thread),
-                fallback,
-            },
+            Ok(thread) => {
+                // Back only once the baseline is read: the thread's start and its first
+                // readings are over before the caller lets the measured work begin.
+                // (An error here is a thread that died first; `stop` says so.)
+                let _ = baseline_taken.recv();
+                Sampler {
+                    stop: Some(stop),
+                    thread: Some(thread),
+                    fallback,
+                }
+            }
             Err(e) => {
                 let mut fallback = fallback;
                 fallback
@@ -170,10 +178,13 @@ fn sample_until_stopped(
     mut builder: SeriesBuilder,
     interval: Nanos,
     stopped: Receiver<()>,
+    ready: Sender<()>,
 ) -> Telemetry {
     let period = interval.to_duration();
     builder.push(source.snapshot());
     let start = Instant::now();
+    // The caller may have gone (it never waits long); nothing to tell then.
+    let _ = ready.send(());
     let mut last = start;
     let mut tick: u32 = 1;
     loop {
