@@ -9,15 +9,20 @@ iolab/io500 ratio, and the TOTAL score's.
 
 Usage: bench/io500.py [--np 2] [--repeat 3] [--stonewall 3] [--fs ext4|tmpfs]
                       [--size-mib 6144] [--drop-caches] [--loop-dio]
-                      [--ior-easy-block-mib 1024] [--ior-hard-segments 20000]
+                      [--ior-easy-block-mib 1024] [--ior-hard-segments 20000] [--keep-memory]
 --loop-dio makes the loop device write through to its backing file (`losetup
 --direct-io=on`) instead of keeping a second page cache of the same data.
+--keep-memory turns the VM's free page reporting off for the run (and back on after):
+with it on, memory the guest frees (the page cache every drop-caches empties) goes back
+to the host a couple of seconds later and is slow to touch again, so a read phase's rate
+depends on how long after the drop it ran (BENCHMARKS.md, "Fresh memory").
 Needs root (mount, losetup), mpirun, and io500 on PATH (or IO500=/path/to/io500), built
 outside this repository as ../shared/BENCH-NOTES.md says; IOLAB= chooses the iolab binary
 (default target/release/iolab, built with --features mpi if missing).
 """
 
 import argparse
+import contextlib
 import json
 import os
 import re
@@ -76,6 +81,29 @@ class FreshFs:
         if self.loop:
             subprocess.run(["losetup", "-d", self.loop], check=False)
             os.remove(os.path.join(self.base, "backing", "ext4.img"))
+
+
+# Linux's free page reporting (virtio-balloon) hands free blocks of at least 2^order pages
+# back to the host; an order above the largest (10 on x86) reports none.
+PAGE_REPORTING_ORDER = "/sys/module/page_reporting/parameters/page_reporting_order"
+
+
+class KeepMemory:
+    """Free page reporting off while the context runs, restored after."""
+
+    def __enter__(self):
+        try:
+            with open(PAGE_REPORTING_ORDER) as f:
+                self.saved = f.read().strip()
+            with open(PAGE_REPORTING_ORDER, "w") as f:
+                f.write("11")
+        except OSError as e:
+            raise SystemExit(f"--keep-memory: cannot set {PAGE_REPORTING_ORDER}: {e}")
+        return self
+
+    def __exit__(self, *exc):
+        with open(PAGE_REPORTING_ORDER, "w") as f:
+            f.write(self.saved)
 
 
 class TempDir:
@@ -158,6 +186,8 @@ def main():
     p.add_argument("--ior-easy-block-mib", type=int, default=1024)
     p.add_argument("--ior-hard-segments", type=int, default=20000)
     p.add_argument("--json", help="write every run's figures here")
+    p.add_argument("--keep-memory", action="store_true",
+                   help="free page reporting off during the runs (the VM keeps freed memory)")
     args = p.parse_args()
     io500 = os.environ.get("IO500") or shutil.which("io500")
     if not io500:
@@ -171,22 +201,25 @@ def main():
     os.makedirs(backing)
     sh("mount", "-t", "tmpfs", "-o", f"size={args.size_mib + 256}m", "tmpfs", backing)
     results = {"io500": [], "iolab": []}
+    memory = KeepMemory() if args.keep_memory else contextlib.nullcontext()
     try:
-        for n in range(args.repeat):
-            order = [("io500", run_io500, io500), ("iolab", run_iolab, iolab)]
-            if n % 2:
-                order.reverse()
-            for name, fn, exe in order:
-                with FreshFs(base, args.fs, args.size_mib, args.loop_dio) as mnt:
-                    figs = fn(exe, mnt, base, args, n)
-                print(f"run {n + 1} {name}: TOTAL {figs.get('TOTAL', 'n/a')}", file=sys.stderr)
-                results[name].append(figs)
+        with memory:
+            for n in range(args.repeat):
+                order = [("io500", run_io500, io500), ("iolab", run_iolab, iolab)]
+                if n % 2:
+                    order.reverse()
+                for name, fn, exe in order:
+                    with FreshFs(base, args.fs, args.size_mib, args.loop_dio) as mnt:
+                        figs = fn(exe, mnt, base, args, n)
+                    print(f"run {n + 1} {name}: TOTAL {figs.get('TOTAL', 'n/a')}", file=sys.stderr)
+                    results[name].append(figs)
     finally:
         subprocess.run(["umount", backing], check=False)
         shutil.rmtree(base, ignore_errors=True)
     phases = [k for k in results["io500"][0]] if results["io500"] and results["io500"][0] else []
     print(f"io500 vs iolab io500: {args.np} ranks, {args.fs} made fresh per run, stonewall "
           f"{args.stonewall}s, drop-caches {'on' if args.drop_caches else 'off'}, "
+          f"{'free page reporting off, ' if args.keep_memory else ''}"
           f"medians of {args.repeat} interleaved runs")
     # The spread of each tool's runs (max/min) says how far apart two medians may be by
     # chance: a ratio inside the spreads is not a difference this machine can resolve.
