@@ -4,18 +4,20 @@ lines, interleaved, read from each tool's own text output by one parser (the poi
 the front-ends: scripts written for IOR and mdtest read iolab's output unchanged).
 
 Usage: bench/frontends.py [--fs dir|ext4|tmpfs] [--dir DIR] [--np N] [--repeat N]
-                          [--drop-caches] [--cases REGEX]
+                          [--drop-caches] [--loop-dio] [--keep-memory] [--cases REGEX]
 --fs dir runs in a temporary directory under --dir (default /dev/shm); ext4 and tmpfs
 make a fresh file system for every single run (ext4 on a loop device backed by a tmpfs
 file: BENCH-NOTES' method, repeatable within 3 %; needs root). --drop-caches writes back
 and empties the page cache before every run (root). The tools alternate, and which goes
-first alternates too.
+first alternates too. --loop-dio and --keep-memory as in bench/io500.py (the loop device
+writes through; the VM's free page reporting off for the runs).
 Needs: ior and mdtest on PATH (IOR's repository, built outside this one), mpirun, and an
 MPI build of iolab (cargo build --release --locked -p iolab --features mpi).
 Prints, per case and figure, the medians and the ratio iolab / reference.
 """
 
 import argparse
+import contextlib
 import os
 import re
 import shutil
@@ -25,7 +27,7 @@ import sys
 import tempfile
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from io500 import FreshFs, TempDir, sh  # noqa: E402
+from io500 import FreshFs, KeepMemory, TempDir, sh  # noqa: E402
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 IOLAB = os.environ.get("IOLAB") or os.path.join(ROOT, "target", "release", "iolab")
@@ -118,6 +120,8 @@ def main():
     p.add_argument("--drop-caches", action="store_true")
     p.add_argument("--cases", default=".", help="only the cases whose name matches")
     p.add_argument("--size-mib", type=int, default=6144)
+    p.add_argument("--loop-dio", action="store_true", help="the loop device without its own page cache")
+    p.add_argument("--keep-memory", action="store_true", help="free page reporting off during the runs")
     a = p.parse_args()
     cases = {k: v for k, v in {**IOR_CASES, **MDTEST_CASES}.items() if re.search(a.cases, k)}
     for tool in ("ior", "mdtest"):
@@ -129,33 +133,36 @@ def main():
         os.makedirs(os.path.join(base, "backing"))
         sh("mount", "-t", "tmpfs", "-o", f"size={a.size_mib + 256}m", "tmpfs",
            os.path.join(base, "backing"))
+    memory = KeepMemory() if a.keep_memory else contextlib.nullcontext()
     try:
-        for n in range(a.repeat):
-            for case, line in cases.items():
-                tool = "ior" if case.startswith("ior") else "mdtest"
-                parse = ior_summary if tool == "ior" else mdtest_summary
-                order = ("reference", "iolab") if n % 2 == 0 else ("iolab", "reference")
-                for who in order:
-                    fresh = TempDir(a.dir) if a.fs == "dir" else FreshFs(base, a.fs, a.size_mib)
-                    with fresh as d:
-                        where = ["-o", os.path.join(d, "f")] if tool == "ior" else ["-d", os.path.join(d, "md")]
-                        cmd = [tool] if who == "reference" else [IOLAB, tool, "--no-store"]
-                        for step in (line if isinstance(line, list) else [line]):
-                            if a.drop_caches:
-                                drop_caches()
-                            args = step.format(work=base).split()
-                            text = run(mpirun(a.np, cmd + args + where))
-                            for k, v in parse(text).items():
-                                results.setdefault((case, k, who), []).append(v)
-                print(f"run {n + 1} {case}: " + ", ".join(
-                    f"{w} {k} {results[(c, k, w)][-1]:.0f}" for (c, k, w) in sorted(results) if c == case),
-                    file=sys.stderr)
+        with memory:
+            for n in range(a.repeat):
+                for case, line in cases.items():
+                    tool = "ior" if case.startswith("ior") else "mdtest"
+                    parse = ior_summary if tool == "ior" else mdtest_summary
+                    order = ("reference", "iolab") if n % 2 == 0 else ("iolab", "reference")
+                    for who in order:
+                        fresh = TempDir(a.dir) if a.fs == "dir" else FreshFs(base, a.fs, a.size_mib, a.loop_dio)
+                        with fresh as d:
+                            where = ["-o", os.path.join(d, "f")] if tool == "ior" else ["-d", os.path.join(d, "md")]
+                            cmd = [tool] if who == "reference" else [IOLAB, tool, "--no-store"]
+                            for step in (line if isinstance(line, list) else [line]):
+                                if a.drop_caches:
+                                    drop_caches()
+                                args = step.format(work=base).split()
+                                text = run(mpirun(a.np, cmd + args + where))
+                                for k, v in parse(text).items():
+                                    results.setdefault((case, k, who), []).append(v)
+                    print(f"run {n + 1} {case}: " + ", ".join(
+                        f"{w} {k} {results[(c, k, w)][-1]:.0f}" for (c, k, w) in sorted(results) if c == case),
+                        file=sys.stderr)
     finally:
         if a.fs != "dir":
             subprocess.run(["umount", os.path.join(base, "backing")], check=False)
         shutil.rmtree(base, ignore_errors=True)
     print(f"{a.np} ranks, {a.fs}{' made fresh per run' if a.fs != 'dir' else ''}, "
-          f"drop-caches {'on' if a.drop_caches else 'off'}, medians of {a.repeat} interleaved runs")
+          f"drop-caches {'on' if a.drop_caches else 'off'}, "
+          f"{'loop dio, ' if a.loop_dio else ''}{'free page reporting off, ' if a.keep_memory else ''}medians of {a.repeat} interleaved runs")
     print(f"{'case':38} {'figure':22} {'reference':>12} {'iolab':>12} {'ratio':>7}")
     for case in cases:
         keys = sorted({k for (c, k, _) in results if c == case})
