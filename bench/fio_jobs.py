@@ -12,7 +12,12 @@ file (BENCH-NOTES' method: no history from earlier runs, no disk noise; direct I
 goes through the loop device to memory, so the tools' own costs show); --fs dir (the
 default) in a fresh directory under --dir.
 
+--baseline BIN runs a second iolab build too, in turn with the other two (the order
+rotates), and prints its IOPS and its ratio to fio: a change to iolab measured against
+the build before it and fio in the same rounds.
+
 Usage: bench/fio_jobs.py [--fs dir|ext4] [--dir DIR] [--repeat N] [--runtime S] [--cases RE]
+                         [--baseline BIN]
 Needs: fio on PATH (Debian's package), a release build of iolab (built if missing); root
 for --fs ext4.
 """
@@ -66,11 +71,13 @@ def main():
     ap.add_argument("--fs", choices=["dir", "ext4"], default="dir")
     ap.add_argument("--size-mib", type=int, default=3072, help="--fs ext4: the file system's size")
     ap.add_argument("--cases", default=".", help="only the jobs whose name matches")
+    ap.add_argument("--baseline", help="another iolab build, run in turn with the other two")
     a = ap.parse_args()
     if not os.path.exists(IOLAB):
         subprocess.run(["cargo", "build", "--release", "--locked"], cwd=ROOT, check=True)
     print(f"{'job':36} {'fio IOPS':>10} {'iolab IOPS':>11} {'ratio':>6} {'fio lat us':>10} {'iolab lat us':>12}"
-          f" {'fio max/min':>8} {'iolab max/min':>8}")
+          f" {'fio max/min':>8} {'iolab max/min':>8}"
+          + (f" {'base IOPS':>10} {'base/fio':>8}" if a.baseline else ""))
     base = tempfile.mkdtemp(prefix="iolab-fio-jobs-")
     if a.fs == "ext4":
         os.makedirs(os.path.join(base, "backing"))
@@ -87,22 +94,30 @@ def main():
 
 def compare(a, base, name, args):
     """REPEAT interleaved runs of one job by each tool; prints the medians."""
-    f, i = [], []
+    runs = {"fio": [], "iolab": [], "base": []}
+    tools = ["fio", "iolab"] + (["base"] if a.baseline else [])
+    binary = {"fio": ["fio"], "iolab": [IOLAB, "fio", "--no-store"],
+              "base": [a.baseline, "fio", "--no-store"] if a.baseline else None}
     for r in range(a.repeat):
-        order = ["fio", "iolab"] if r % 2 == 0 else ["iolab", "fio"]
+        # Which tool goes first rotates from round to round.
+        order = tools[r % len(tools):] + tools[:r % len(tools)]
         for tool in order:
             # Each run in a fresh directory or file system: fio leaves its files behind,
             # and a write into blocks an earlier run allocated is not the same work.
             fresh = FreshFs(base, "ext4", a.size_mib) if a.fs == "ext4" else TempDir(a.dir)
             with fresh as d:
-                cmd = (["fio"] if tool == "fio" else [IOLAB, "fio", "--no-store"]) + [
-                    "--output-format=json", f"--directory={d}", *args]
-                (f if tool == "fio" else i).append(figures(cmd))
+                cmd = binary[tool] + ["--output-format=json", f"--directory={d}", *args]
+                runs[tool].append(figures(cmd))
+    f, i = runs["fio"], runs["iolab"]
     fi, ii = statistics.median(x[0] for x in f), statistics.median(x[0] for x in i)
     fl, il = statistics.median(x[1] for x in f), statistics.median(x[1] for x in i)
     spread = [max(x[0] for x in t) / max(min(x[0] for x in t), 1e-9) for t in (f, i)]
-    print(f"{name:36} {fi:10,.0f} {ii:11,.0f} {ii / fi:6.3f} {fl:10.1f} {il:12.1f}"
-          f" {spread[0]:8.2f} {spread[1]:8.2f}")
+    line = (f"{name:36} {fi:10,.0f} {ii:11,.0f} {ii / fi:6.3f} {fl:10.1f} {il:12.1f}"
+            f" {spread[0]:8.2f} {spread[1]:8.2f}")
+    if a.baseline:
+        bi = statistics.median(x[0] for x in runs["base"])
+        line += f" {bi:10,.0f} {bi / fi:8.3f}"
+    print(line)
 
 
 if __name__ == "__main__":
