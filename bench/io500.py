@@ -10,12 +10,15 @@ iolab/io500 ratio, and the TOTAL score's.
 Usage: bench/io500.py [--np 2] [--repeat 3] [--stonewall 3] [--fs ext4|tmpfs]
                       [--size-mib 6144] [--drop-caches] [--loop-dio]
                       [--ior-easy-block-mib 1024] [--ior-hard-segments 20000] [--keep-memory]
+                      [--warmup N]
 --loop-dio makes the loop device write through to its backing file (`losetup
 --direct-io=on`) instead of keeping a second page cache of the same data.
 --keep-memory turns the VM's free page reporting off for the run (and back on after):
 with it on, memory the guest frees (the page cache every drop-caches empties) goes back
 to the host a couple of seconds later and is slow to touch again, so a read phase's rate
 depends on how long after the drop it ran (BENCHMARKS.md, "Fresh memory").
+--warmup N runs N pairs first that are not counted (memory the host took back before
+--keep-memory, touched again once).
 Needs root (mount, losetup), mpirun, and io500 on PATH (or IO500=/path/to/io500), built
 outside this repository as ../shared/BENCH-NOTES.md says; IOLAB= chooses the iolab binary
 (default target/release/iolab, built with --features mpi if missing).
@@ -188,6 +191,7 @@ def main():
     p.add_argument("--json", help="write every run's figures here")
     p.add_argument("--keep-memory", action="store_true",
                    help="free page reporting off during the runs (the VM keeps freed memory)")
+    p.add_argument("--warmup", type=int, default=0, help="pairs run first and not counted")
     args = p.parse_args()
     io500 = os.environ.get("IO500") or shutil.which("io500")
     if not io500:
@@ -204,15 +208,17 @@ def main():
     memory = KeepMemory() if args.keep_memory else contextlib.nullcontext()
     try:
         with memory:
-            for n in range(args.repeat):
+            for n in range(-args.warmup, args.repeat):
                 order = [("io500", run_io500, io500), ("iolab", run_iolab, iolab)]
                 if n % 2:
                     order.reverse()
                 for name, fn, exe in order:
                     with FreshFs(base, args.fs, args.size_mib, args.loop_dio) as mnt:
                         figs = fn(exe, mnt, base, args, n)
-                    print(f"run {n + 1} {name}: TOTAL {figs.get('TOTAL', 'n/a')}", file=sys.stderr)
-                    results[name].append(figs)
+                    what = f"run {n + 1}" if n >= 0 else "warm-up"
+                    print(f"{what} {name}: TOTAL {figs.get('TOTAL', 'n/a')}", file=sys.stderr)
+                    if n >= 0:
+                        results[name].append(figs)
     finally:
         subprocess.run(["umount", backing], check=False)
         shutil.rmtree(base, ignore_errors=True)
