@@ -124,8 +124,8 @@ impl<'a> Env<'a> {
         }
     }
 
-    /// Starts the timed part once the workers are `settle` old (tests that run many
-    /// small phases and measure no rates pass zero).
+    /// Starts the timed part once the workers are `settle` old instead of
+    /// [`WORKER_SETTLE`].
     pub fn with_settle(mut self, settle: Duration) -> Self {
         self.settle = settle;
         self
@@ -386,7 +386,7 @@ where
             }
         }
     }
-    outcome.settle();
+    outcome.finish();
     // The workers' own CPU time, over the same window as the rank's elapsed time: not
     // the process's, which would add the time this rank spent waiting for the others
     // (and, with MPI, polling in collectives) over a wall time that excludes it.

@@ -105,7 +105,7 @@ pub fn run_data_worker<C: Clock>(s: &WorkerSetup<'_, C>) -> Result<WorkerReport,
     // Reads and writes of two sizes, or a sequential mix: each direction has its own
     // sequence, counted in its own blocks (fio's: offsets are multiples of each
     // direction's size, and each direction goes on from its own last offset).
-    let [read_span, write_span] = spec.io_sizes().map(|l| l / s.plan.block_size.max(1));
+    let [read_span, write_span] = spec.spans();
     let sequence = |span: u64, seed: u64| {
         generator_over_files(
             random,

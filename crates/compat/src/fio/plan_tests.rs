@@ -274,9 +274,17 @@ fn a_mixed_jobs_reads_and_writes_keep_their_own_sizes() {
         (ByteCount(4096), Some(ByteCount(65536)), 4096, 65536)
     );
     assert_eq!(s.name(), "randrw-r4KiB-w64KiB");
+    assert_eq!(
+        s.spans(),
+        [1, 16],
+        "a write covers 16 units of the read size"
+    );
     // Larger reads than writes; a pure job takes its direction's size and nothing else.
     let s = plan(&[("size", "1m"), ("rw", "rw"), ("bs", "64k,4k")]);
-    assert_eq!((s.block_size.get(), s.unit()), (65536, 4096));
+    assert_eq!(
+        (s.block_size.get(), s.unit(), s.spans()),
+        (65536, 4096, [16, 1])
+    );
     let s = plan(&[("size", "1m"), ("rw", "write"), ("bs", "4k,64k")]);
     assert_eq!((s.block_size.get(), s.write_block_size), (65536, None));
     let s = plan(&[("size", "1m"), ("rw", "randrw"), ("bs", "8k,8k")]);

@@ -310,6 +310,12 @@ impl DataSpec {
         r.min(w)
     }
 
+    /// How many [`unit`](Self::unit)s a read and a write each cover (`IoDir` order).
+    pub fn spans(&self) -> [u64; 2] {
+        let unit = self.unit().max(1);
+        self.io_sizes().map(|l| l / unit)
+    }
+
     /// The larger of the two I/O sizes: what a buffer holds.
     pub fn largest_io(&self) -> u64 {
         let [r, w] = self.io_sizes();

@@ -123,7 +123,7 @@ pub fn phase_of_rows(
             cpus: r.cpus,
         };
     }
-    outcomes.iter_mut().for_each(RankOutcome::settle);
+    outcomes.iter_mut().for_each(RankOutcome::finish);
     assemble(
         meta,
         &PhaseRun::from_outcomes(outcomes, interrupted, started_at_ms, telemetry),

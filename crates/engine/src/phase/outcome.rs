@@ -31,7 +31,7 @@ pub struct RankOutcome {
 
 impl RankOutcome {
     /// An outcome with no worker yet: [`add_worker`](Self::add_worker) adds them, and
-    /// [`settle`](Self::settle) ends it.
+    /// [`finish`](Self::finish) ends it.
     pub fn empty(rank: u32, host: &str) -> RankOutcome {
         RankOutcome {
             rank,
@@ -57,7 +57,7 @@ impl RankOutcome {
     }
 
     /// No worker finished: no first-done moment either.
-    pub fn settle(&mut self) {
+    pub fn finish(&mut self) {
         if self.first_done == Nanos(u64::MAX) {
             self.first_done = Nanos::ZERO;
         }

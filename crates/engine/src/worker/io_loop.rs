@@ -31,7 +31,7 @@ pub(super) struct Loop<'s, 'b, C: Clock> {
     /// Bytes per read and per write (`IoDir` order); the same unless a mixed workload's
     /// writes have a size of their own.
     len: [u32; 2],
-    /// Units of the plan's block size per read and per write.
+    /// Units of the plan's block size per read and per write (`DataSpec::spans`).
     span: [u64; 2],
     free: Vec<u32>,
     slot_dir: Vec<IoDir>,
@@ -81,7 +81,7 @@ impl<'s, 'b, C: Clock> Loop<'s, 'b, C> {
             files,
             start,
             len: s.plan.spec.io_sizes().map(|l| l as u32),
-            span: s.plan.spec.io_sizes().map(|l| l / s.plan.block_size.max(1)),
+            span: s.plan.spec.spans(),
             free: (0..depth as u32).rev().collect(),
             // A slot's buffer holds IOR's words from the start under its pattern.
             slot_dir: vec![
