@@ -23,6 +23,11 @@ command -v mkfs.ext4 >/dev/null 2>&1 || missing+=(e2fsprogs)
 command -v fusermount3 >/dev/null 2>&1 || missing+=(fuse3)
 # The system calls of `iolab meta` counted against mdtest's (tests/cli/meta_syscalls.rs).
 command -v strace >/dev/null 2>&1 || missing+=(strace)
+# The real systems (scripts/seaweedfs.sh, scripts/ceph.sh): curl for S3 requests and
+# readiness, a Python venv for SeaweedFS's `weed` from PyPI.
+command -v curl >/dev/null 2>&1 || missing+=(curl)
+command -v ss >/dev/null 2>&1 || missing+=(iproute2)
+command -v python3 >/dev/null 2>&1 && python3 -c 'import ensurepip, venv' >/dev/null 2>&1 || missing+=(python3-venv)
 if [ ${#missing[@]} -gt 0 ]; then
     echo "== installing ${missing[*]}"
     sudo=""

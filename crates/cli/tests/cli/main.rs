@@ -21,6 +21,7 @@ mod mpi;
 #[cfg(feature = "mpi")]
 mod mpi_faults;
 mod progress;
+mod real;
 mod results;
 mod results_compare;
 mod run;

@@ -1,0 +1,8 @@
+//! iolab on real distributed storage: a single-node SeaweedFS and Ceph brought up by the
+//! project's own scripts (scripts/seaweedfs.sh, scripts/ceph.sh) for each test and taken
+//! down after it, with a check that nothing is left behind. `Cluster` is the handle.
+
+mod cluster;
+mod seaweedfs;
+
+pub use cluster::Cluster;

