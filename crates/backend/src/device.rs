@@ -100,7 +100,7 @@ pub fn inspect_device(path: &Path) -> Result<DeviceCheck, BackendError> {
     let file = DataFile::open(path, OpenSpec::default())?;
     let size = file.len()?;
     let signatures = probe_signatures(path)?;
-    let data_at = if is_block_device || marked_as_image(path) {
+    let data_at = if is_block_device || is_marked_image(path) {
         None
     } else {
         first_data(path)?
@@ -146,8 +146,8 @@ pub fn mark_as_image(path: &Path) {
     }
 }
 
-/// Whether `path` is an image iolab wrote and no one has written since.
-fn marked_as_image(path: &Path) -> bool {
+/// Whether `path` is an image iolab wrote (or made) and no one has written since.
+pub fn is_marked_image(path: &Path) -> bool {
     let Ok(c) = std::ffi::CString::new(path.as_os_str().as_encoded_bytes()) else {
         return false;
     };
@@ -383,7 +383,7 @@ mod tests {
         assert_eq!(c.data_at, Some(5 << 20));
         assert!(!c.is_block_device);
         mark_as_image(&img);
-        if marked_as_image(&img) {
+        if is_marked_image(&img) {
             assert_eq!(inspect_device(&img).unwrap().data_at, None);
         }
     }

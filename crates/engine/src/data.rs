@@ -65,6 +65,9 @@ pub struct DataOptions {
     pub start_delay: Option<TimeSpan>,
     /// The workers run this long before they are measured (fio's ramp_time).
     pub ramp: Option<TimeSpan>,
+    /// fio's `rw=...:N` (in blocks): holes or backwards steps in a sequential order,
+    /// sequential runs from each random offset.
+    pub modifier: crate::offsets::SeqModifier,
 }
 
 /// The phases a data workload produced.
@@ -207,6 +210,7 @@ impl<'a> ReadyJob<'a> {
             after: Vec::new(),
             ramp: opts.ramp.map_or(Nanos::ZERO, |d| d.nanos()),
         };
+        plan.modifier = opts.modifier;
         let alignment = check_alignment(&spec, &data_target)?;
         agree(comm, check_cpus(spec.cpus.as_ref()))?;
         check_space(comm, &plan, target)?;

@@ -7,6 +7,10 @@ use iolab_backend::IoDir;
 use iolab_core::rng::{Permutation, Rng, mix};
 use iolab_core::spec::RandomKind;
 
+mod modifier;
+
+pub use modifier::{Runs, SeqModifier, Skipping, modified_over_files};
+
 pub trait OffsetGen: Send {
     /// The next block number in `0..blocks`, or None when the share is done.
     fn next(&mut self) -> Option<u64>;

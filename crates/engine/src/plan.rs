@@ -100,6 +100,8 @@ pub struct DataPlan {
     pub looping: bool,
     /// When the workers begin within their phase (at once by default).
     pub start: StartRule,
+    /// fio's `rw=...:N`: holes or backwards steps in a sequence, runs in a random one.
+    pub modifier: crate::offsets::SeqModifier,
 }
 
 /// When a plan's workers begin within their phase, and from when they are measured.
@@ -324,6 +326,7 @@ pub fn plan_data(
         total_bytes: total_blocks * bs,
         looping: spec.runtime.is_some(),
         start: StartRule::default(),
+        modifier: crate::offsets::SeqModifier::default(),
     })
 }
 

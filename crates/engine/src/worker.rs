@@ -13,7 +13,7 @@ use iolab_core::units::Nanos;
 
 use crate::clock::Clock;
 use crate::control::PhaseControl;
-use crate::offsets::{OffsetGen, OpMix, generator_over_files};
+use crate::offsets::{OffsetGen, OpMix, modified_over_files};
 use crate::phase::WorkerReport;
 use crate::plan::{DataPlan, WorkerPlan};
 use crate::recorder::Recorder;
@@ -107,13 +107,14 @@ pub fn run_data_worker<C: Clock>(s: &WorkerSetup<'_, C>) -> Result<WorkerReport,
     // direction's size, and each direction goes on from its own last offset).
     let [read_span, write_span] = spec.spans();
     let sequence = |span: u64, seed: u64| {
-        generator_over_files(
+        modified_over_files(
             random,
             s.worker.blocks / span,
             s.worker.files,
             s.count.div_ceil(span),
             s.plan.looping,
             seed,
+            s.plan.modifier,
         )
     };
     let mut offsets = sequence(read_span, s.worker.seed);

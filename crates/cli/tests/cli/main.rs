@@ -3,6 +3,7 @@
 
 mod common;
 mod fio;
+mod fio_files;
 mod fio_options;
 mod io500;
 mod io500_lines;

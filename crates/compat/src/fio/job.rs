@@ -7,7 +7,8 @@ use iolab_core::units::TimeSpan;
 
 use super::error::FioError;
 use super::jobfile::Section;
-use super::values::{boolean, number, size, time};
+use super::reporting::{ReportOptions, accepted_word};
+use super::values::{boolean, number, size_in, time};
 
 /// fio's I/O engines iolab runs, and on what.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -48,6 +49,15 @@ pub enum FioRw {
 }
 
 impl FioRw {
+    /// `rw=NAME[:N]`: the workload, and fio's modifier N if one was written.
+    fn parse_with_modifier(v: &str) -> Result<(FioRw, Option<&str>), String> {
+        let (name, modifier) = match v.trim().split_once(':') {
+            Some((n, m)) => (n.trim(), Some(m.trim())),
+            None => (v.trim(), None),
+        };
+        Ok((FioRw::parse(name)?, modifier))
+    }
+
     fn parse(v: &str) -> Result<FioRw, String> {
         Ok(match v.trim() {
             "read" => FioRw::Read,
@@ -56,11 +66,6 @@ impl FioRw {
             "randwrite" => FioRw::RandWrite,
             "rw" | "readwrite" => FioRw::ReadWrite,
             "randrw" => FioRw::RandRw,
-            other if other.contains(':') => {
-                return Err(format!(
-                    "'{other}': the ':N' offset modifier is not supported; drop it"
-                ));
-            }
             other if other.contains("trim") => {
                 return Err(format!("'{other}': iolab does not issue trims"));
             }
@@ -70,6 +75,10 @@ impl FioRw {
                 ));
             }
         })
+    }
+
+    pub fn is_random(self) -> bool {
+        matches!(self, FioRw::RandRead | FioRw::RandWrite | FioRw::RandRw)
     }
 
     pub fn fio_name(self) -> &'static str {
@@ -102,7 +111,7 @@ impl std::fmt::Display for FioOffset {
 }
 
 impl FioOffset {
-    fn parse(v: &str) -> Result<FioOffset, String> {
+    fn parse(v: &str, kb_base: u64) -> Result<FioOffset, String> {
         let t = v.trim();
         match t.strip_suffix('%') {
             Some(p) => p
@@ -112,7 +121,7 @@ impl FioOffset {
                 .filter(|p| *p <= 100)
                 .map(FioOffset::Percent)
                 .ok_or_else(|| format!("'{t}' is not a percentage from 0% to 100%")),
-            None => size(t).map(FioOffset::Bytes),
+            None => size_in(t, kb_base).map(FioOffset::Bytes),
         }
     }
 
@@ -144,6 +153,8 @@ pub struct FioJob {
     pub bs_trim: u64,
     /// Bytes per job clone (fio's size); None: the file's or device's size.
     pub size: Option<u64>,
+    /// `size=N%`: that share of the file's or device's size (after the offset).
+    pub size_percent: Option<u8>,
     pub filesize: Option<u64>,
     pub nrfiles: u32,
     pub offset: FioOffset,
@@ -179,6 +190,18 @@ pub struct FioJob {
     pub filename: Option<String>,
     pub directory: Option<String>,
     pub filename_format: Option<String>,
+    /// fio's `rw=...:N` for a sequential job: bytes added to the next offset after
+    /// each I/O (negative: backwards, as `rw=read:-8k`).
+    pub seq_add: i64,
+    /// fio's `rw=...:N` for a random job: N I/Os in sequence from each random offset.
+    pub seq_nr: u32,
+    /// fio's `kb_base`: 1024 (its default: `k` is 1024, `KiB` 1000) or 1000 (`k` is
+    /// 1000, `KiB` 1024).
+    pub kb_base: u64,
+    /// unified_rw_reporting and the percentile options.
+    pub report: ReportOptions,
+    /// What iolab says of options it accepts as they are (gtod_reduce, nice, ...).
+    pub words: Vec<String>,
     /// The job's own options written with a value, for fio's `"job options"` in JSON
     /// (fio leaves out bare flags such as `thread`, and the globals).
     pub given: Vec<(String, String)>,
@@ -202,6 +225,7 @@ impl FioJob {
             bs_write: 4096,
             bs_trim: 4096,
             size: None,
+            size_percent: None,
             filesize: None,
             nrfiles: 1,
             offset: FioOffset::Bytes(0),
@@ -235,6 +259,11 @@ impl FioJob {
             filename: None,
             directory: None,
             filename_format: None,
+            seq_add: 0,
+            seq_nr: 1,
+            kb_base: 1024,
+            report: ReportOptions::default(),
+            words: Vec::new(),
             given: Vec::new(),
             global_given: Vec::new(),
             given_at: Vec::new(),
@@ -289,9 +318,50 @@ impl FioJob {
             let n = number(v()?)?;
             Ok((n > 0).then_some(n))
         };
+        let kb = self.kb_base;
+        let size = |t: &str| size_in(t, kb);
+        if let Some(r) = self.report.apply(key, value) {
+            return r;
+        }
+        if let Some(word) = accepted_word(key, value) {
+            let word = word?;
+            if !self.words.contains(&word) {
+                self.words.push(word);
+            }
+            return Ok(());
+        }
         match key {
             "name" => self.name = v()?.to_string(),
-            "rw" | "readwrite" => self.rw = FioRw::parse(v()?)?,
+            "rw" | "readwrite" => {
+                let (rw, modifier) = FioRw::parse_with_modifier(v()?)?;
+                self.rw = rw;
+                (self.seq_add, self.seq_nr) = (0, 1);
+                match modifier {
+                    None => {}
+                    Some(m) if rw.is_random() => {
+                        self.seq_nr =
+                            m.parse::<u32>().ok().filter(|n| *n >= 1).ok_or_else(|| {
+                                format!("'{m}' after ':' is not a number of I/Os (1 or more)")
+                            })?;
+                    }
+                    Some(m) => {
+                        let (negative, bytes) = match m.strip_prefix('-') {
+                            Some(b) => (true, b),
+                            None => (false, m),
+                        };
+                        let n = i64::try_from(size(bytes)?)
+                            .map_err(|_| format!("'{m}' is too large"))?;
+                        self.seq_add = if negative { -n } else { n };
+                    }
+                }
+            }
+            "kb_base" => {
+                self.kb_base = match v()?.trim() {
+                    "1024" => 1024,
+                    "1000" => 1000,
+                    other => return Err(format!("'{other}' is not a kb_base: use 1024 or 1000")),
+                }
+            }
             "rwmixread" => self.rwmix_read = percent()?,
             "rwmixwrite" => self.rwmix_read = 100 - percent()?,
             "bs" | "blocksize" => {
@@ -320,10 +390,16 @@ impl FioJob {
                 // "bs=8k,32k," leaves trims at fio's default.
                 self.bs_trim = if trim.is_some() { 4096 } else { w };
             }
-            "size" => self.size = Some(size(v()?)?),
+            "size" => {
+                let t = v()?.trim();
+                (self.size, self.size_percent) = match t.strip_suffix('%') {
+                    Some(p) => (None, Some(whole_percent(p)?)),
+                    None => (Some(size(t)?), None),
+                };
+            }
             "filesize" => self.filesize = Some(size(v()?)?),
             "nrfiles" | "nr_files" => self.nrfiles = count(1)?,
-            "offset" => self.offset = FioOffset::parse(v()?)?,
+            "offset" => self.offset = FioOffset::parse(v()?, kb)?,
             "numjobs" => self.numjobs = count(1)?,
             "thread" => self.thread = boolean(value)?,
             "iodepth" => self.iodepth = count(1)?,
@@ -412,6 +488,15 @@ impl FioJob {
         }
         Ok(())
     }
+}
+
+/// A whole percentage from 1 to 100 (`size=N%`).
+fn whole_percent(text: &str) -> Result<u8, String> {
+    text.trim()
+        .parse::<u8>()
+        .ok()
+        .filter(|p| (1..=100).contains(p))
+        .ok_or_else(|| format!("'{}%' is not a percentage from 1% to 100%", text.trim()))
 }
 
 /// Why an option is refused: fio knows it, but iolab does not run it (or it is not

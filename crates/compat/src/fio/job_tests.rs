@@ -98,8 +98,24 @@ fn refused_options_name_the_job_option_and_line() {
     );
     // Any option fio 3.33 lists (--cmdhelp=all) is fio's, not unknown.
     assert_eq!(
-        err("gtod_reduce", Some("1")),
-        "j.fio:2: [j] gtod_reduce: fio's option 'gtod_reduce' is not supported by iolab fio; remove it (nothing was run)"
+        err("exec_prerun", Some("true")),
+        "j.fio:2: [j] exec_prerun: fio's option 'exec_prerun' is not supported by iolab fio; remove it (nothing was run)"
+    );
+    assert_eq!(
+        err("size", Some("110%")),
+        "j.fio:2: [j] size: '110%' is not a percentage from 1% to 100%"
+    );
+    assert_eq!(
+        err("offset", Some("101%")),
+        "j.fio:2: [j] offset: '101%' is not a percentage from 0% to 100%"
+    );
+    assert_eq!(
+        err("rw", Some("randread:x")),
+        "j.fio:2: [j] rw: 'x' after ':' is not a number of I/Os (1 or more)"
+    );
+    assert_eq!(
+        err("kb_base", Some("512")),
+        "j.fio:2: [j] kb_base: '512' is not a kb_base: use 1024 or 1000"
     );
     assert_eq!(
         err("rw", Some("randtrim")),
@@ -125,4 +141,36 @@ fn refused_options_name_the_job_option_and_line() {
         err("random_distribution", Some("zipf:1.2")),
         "j.fio:2: [j] random_distribution: 'zipf:1.2': only random (uniform) is supported"
     );
+}
+
+#[test]
+fn modifiers_percentages_and_kb_base() {
+    let job = FioJob::from_section(&section(&[
+        ("rw", Some("read:-8k")),
+        ("size", Some("100%")),
+    ]))
+    .unwrap();
+    assert_eq!((job.rw, job.seq_add, job.seq_nr), (FioRw::Read, -8192, 1));
+    assert_eq!((job.size, job.size_percent), (None, Some(100)));
+    let job = FioJob::from_section(&section(&[("rw", Some("randwrite:16"))])).unwrap();
+    assert_eq!((job.rw, job.seq_add, job.seq_nr), (FioRw::RandWrite, 0, 16));
+    // A later rw without a modifier drops the earlier one's.
+    let job =
+        FioJob::from_section(&section(&[("rw", Some("write:4k")), ("rw", Some("write"))])).unwrap();
+    assert_eq!(job.seq_add, 0);
+    let job = FioJob::from_section(&section(&[
+        ("kb_base", Some("1000")),
+        ("size", Some("1m")),
+        ("bs", Some("4KiB")),
+    ]))
+    .unwrap();
+    assert_eq!((job.size, job.bs_read), (Some(1_000_000), 4096));
+    // Accepted with a word, said once.
+    let job = FioJob::from_section(&section(&[
+        ("gtod_reduce", Some("1")),
+        ("nice", Some("-5")),
+        ("prio", Some("2")),
+    ]))
+    .unwrap();
+    assert_eq!(job.words.len(), 2);
 }

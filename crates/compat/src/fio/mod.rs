@@ -10,6 +10,7 @@ pub mod jobfile;
 mod known;
 pub mod output;
 pub mod plan;
+pub mod reporting;
 pub mod units;
 mod values;
 

@@ -37,6 +37,10 @@ pub struct FioPlan {
     pub offset: FioOffset,
     /// Passes over its size (fio's loops).
     pub loops: u32,
+    /// fio's `rw=...:N`: blocks added after each sequential I/O (negative: backwards),
+    /// and I/Os per random offset in a random job (1: all random).
+    pub seq_skip: i64,
+    pub seq_run: u32,
     /// Its files' names in the work directory: fio's filename_format with the job's
     /// name, `{worker}` for `$jobnum` and `{file}` for `$filenum`.
     pub file_names: String,
@@ -53,6 +57,28 @@ impl FioPlan {
         let block = self.spec.block_size.get();
         let offset = self.offset.bytes(device_size.unwrap_or(0), block);
         let mut spec = self.spec.clone();
+        if let (Some(size), Some(p)) = (device_size, self.job.size_percent) {
+            // fio: N% of the file's size, no more than what lies after the offset, in
+            // whole blocks (of the smaller size).
+            let share = (u128::from(size) * u128::from(p) / 100) as u64;
+            let bytes = share.min(size.saturating_sub(offset));
+            let unit = spec.unit().max(1);
+            let bytes = bytes / unit * unit;
+            if bytes < spec.largest_io() {
+                return Err(FioError::option(
+                    self.job.at_of("size"),
+                    &self.job.name,
+                    "size",
+                    format!(
+                        "{p}% of {} ({size} bytes) after the offset {offset} is less than one block",
+                        self.job.filename.as_deref().unwrap_or_default()
+                    ),
+                ));
+            }
+            spec.total_size = Some(ByteCount(bytes));
+            spec.size = None;
+            return Ok((spec, offset));
+        }
         if let Some(size) = device_size
             && spec.total_size.is_none()
             && spec.size.is_none()
@@ -195,6 +221,16 @@ fn plan_job(job: &FioJob, group: u32, seed: u64) -> Result<FioPlan, FioError> {
             format!("needs a block size of at least {VERIFY_MIN_BLOCK} bytes, not {block}"),
         ));
     }
+    notes.extend(job.words.iter().cloned());
+    if job.seq_add % block as i64 != 0 {
+        return Err(refuse(
+            "rw",
+            format!(
+                "a step of {} bytes is not a multiple of the block size {block}: iolab moves whole blocks",
+                job.seq_add
+            ),
+        ));
+    }
     let (target, shared) = target_of(job, &mut notes).map_err(|(k, m)| refuse(k, m))?;
     let size = size_of(job, shared, block).map_err(|(k, m)| refuse(k, m))?;
     let format = job
@@ -271,6 +307,8 @@ fn plan_job(job: &FioJob, group: u32, seed: u64) -> Result<FioPlan, FioError> {
         files_per_job: job.nrfiles,
         offset: job.offset,
         loops: job.loops,
+        seq_skip: job.seq_add / block as i64,
+        seq_run: job.seq_nr,
         file_names,
         notes,
     })
@@ -356,6 +394,16 @@ fn size_of(job: &FioJob, shared: bool, block: u64) -> Result<Option<u64>, Refusa
         }
         (s, f) => s.or(f.map(|f| f.saturating_mul(files))),
     };
+    if let Some(p) = job.size_percent
+        && !shared
+    {
+        return Err((
+            "size",
+            format!(
+                "{p}% is a share of an existing file or device: give filename= (new files in a directory have no size yet)"
+            ),
+        ));
+    }
     if size.is_none() && !shared {
         return Err((
             "size",

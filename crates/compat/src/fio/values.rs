@@ -8,6 +8,12 @@ use iolab_core::units::{Nanos, TimeSpan};
 
 /// A size as fio reads it, in bytes.
 pub fn size(text: &str) -> Result<u64, String> {
+    size_in(text, 1024)
+}
+
+/// A size as fio reads it under `kb_base` (1024, its default, or 1000: then `k` and
+/// `kB` are powers of 1000 and the IEC spellings `Ki`, `KiB` powers of 1024).
+pub fn size_in(text: &str, kb_base: u64) -> Result<u64, String> {
     let t = text.trim();
     if t.ends_with('%') {
         return Err(format!(
@@ -27,11 +33,17 @@ pub fn size(text: &str) -> Result<u64, String> {
         .map_err(|_| format!("'{t}' is not a size: use a whole number with k, m, g, t or p"))?;
     let unit = unit.trim().to_ascii_lowercase();
     // "KiB" (an i and a b) is a power of 1000 under kb_base=1024; k, kb and ki are 1024.
-    let (prefix, base): (&str, u64) = match unit.strip_suffix("ib") {
-        Some(p) if !p.is_empty() => (p, 1000),
+    // Under kb_base=1000 the IEC spellings (ki, kib) are 1024 and the others 1000.
+    let (prefix, base): (&str, u64) = match (unit.strip_suffix("ib"), kb_base) {
+        (Some(p), 1000) if !p.is_empty() => (p, 1024),
+        (Some(p), _) if !p.is_empty() => (p, 1000),
         _ => {
             let u = unit.strip_suffix('b').unwrap_or(&unit);
-            (u.strip_suffix('i').unwrap_or(u), 1024)
+            match (u.strip_suffix('i'), kb_base) {
+                (Some(p), _) => (p, 1024),
+                (None, 1000) => (u, 1000),
+                (None, _) => (u, 1024),
+            }
         }
     };
     let power = match prefix {
@@ -114,6 +126,11 @@ mod tests {
         assert!(size("10%").unwrap_err().contains("percent"));
         assert!(size("4x").unwrap_err().contains("unknown unit 'x'"));
         assert!(size("k").unwrap_err().contains("not a size"));
+        // kb_base=1000: SI prefixes are powers of 1000, IEC ones of 1024.
+        assert_eq!(size_in("4k", 1000).unwrap(), 4000);
+        assert_eq!(size_in("1MB", 1000).unwrap(), 1_000_000);
+        assert_eq!(size_in("4KiB", 1000).unwrap(), 4096);
+        assert_eq!(size_in("1Mi", 1000).unwrap(), 1 << 20);
     }
 
     #[test]

@@ -7,6 +7,7 @@
 //! with fio's disk statistics ([`disk`]).
 
 mod disk;
+mod images;
 mod report;
 mod run;
 
@@ -119,6 +120,11 @@ fn describe_plans(plans: &[FioPlan]) -> String {
             ),
             ("offset", Some(p.offset.to_string()).filter(|o| o != "0")),
             ("loops", (p.loops > 1).then(|| p.loops.to_string())),
+            (
+                "seq_skip_blocks",
+                (p.seq_skip != 0).then(|| p.seq_skip.to_string()),
+            ),
+            ("seq_run", (p.seq_run > 1).then(|| p.seq_run.to_string())),
             ("start_delay", p.start_delay.map(|d| d.to_string())),
             ("ramp", p.ramp.map(|d| d.to_string())),
         ] {

@@ -32,6 +32,8 @@ struct Shared<'a> {
     status_interval: Option<u64>,
     keep: bool,
     live: &'a crate::cli::ServeArgs,
+    /// Files a job named that iolab made (fio's missing `filename`).
+    made: &'a Mutex<Vec<std::path::PathBuf>>,
 }
 
 pub fn run_jobs(rt: &Runtime, args: &FioArgs, inv: &Invocation, plans: &[FioPlan]) -> Result<u8> {
@@ -63,6 +65,7 @@ pub fn run_jobs(rt: &Runtime, args: &FioArgs, inv: &Invocation, plans: &[FioPlan
     );
     let reporter = Reporter::new(inv, plans, rt.comm.size(), rt.is_root())?;
     let totals = Mutex::new(DiskTotals::default());
+    let made = Mutex::new(Vec::new());
     let shared = Shared {
         rt,
         plans,
@@ -71,6 +74,7 @@ pub fn run_jobs(rt: &Runtime, args: &FioArgs, inv: &Invocation, plans: &[FioPlan
         status_interval: inv.status_interval,
         keep: args.keep,
         live: &args.common.live,
+        made: &made,
     };
     let mut done: Vec<Entry> = Vec::new();
     let mut verified: Vec<PhaseResult> = Vec::new();
@@ -92,7 +96,10 @@ pub fn run_jobs(rt: &Runtime, args: &FioArgs, inv: &Invocation, plans: &[FioPlan
                 verified.extend(verify);
                 done.extend(entries);
             }
-            Err(e) => return Err(abandon(&mut sink, e, plans, &jobs)),
+            Err(e) => {
+                super::images::remove_made(&made, args.keep);
+                return Err(abandon(&mut sink, e, plans, &jobs));
+            }
         }
         if rt.interrupted() || done.iter().any(|e| e.phase.interrupted) {
             break;
@@ -103,6 +110,7 @@ pub fn run_jobs(rt: &Runtime, args: &FioArgs, inv: &Invocation, plans: &[FioPlan
         .clone()
         .any(|r| r.error_count > 0 || r.verify_failures > 0);
     let interrupted = rt.interrupted() || done.iter().any(|e| e.phase.interrupted);
+    super::images::remove_made(&made, args.keep);
     let code = finish_status(&mut sink, interrupted, failed);
     if rt.is_root() {
         let disks = totals.lock().unwrap_or_else(|p| p.into_inner()).fio();
@@ -142,6 +150,7 @@ fn run_phase(
     done: &[Entry],
 ) -> Result<(Vec<Entry>, Vec<PhaseResult>)> {
     let comm = s.rt.comm.as_ref();
+    super::images::make_missing(s.rt, s.plans, jobs, s.made)?;
     let mut targets: Vec<(TargetSpec, bool, PreparedTarget)> = Vec::new();
     let mut target_of: Vec<usize> = Vec::with_capacity(jobs.len());
     for &i in jobs {
@@ -245,6 +254,10 @@ fn run_prepared(
                     loops: p.loops,
                     start_delay: p.start_delay,
                     ramp: p.ramp,
+                    modifier: iolab_engine::offsets::SeqModifier {
+                        skip: p.seq_skip,
+                        run: p.seq_run,
+                    },
                     ..DataOptions::default()
                 },
                 after: p.after.and_then(|a| jobs.iter().position(|&j| j == a)),

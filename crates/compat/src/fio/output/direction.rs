@@ -6,7 +6,7 @@ use iolab_core::LatencyHistogram;
 use iolab_core::result::{OpKind, PhaseResult, Timeline};
 use iolab_core::units::Nanos;
 
-use super::{LAT_MS_LIMITS, LAT_NS_LIMITS, LAT_US_LIMITS, PERCENTILES};
+use super::{LAT_MS_LIMITS, LAT_NS_LIMITS, LAT_US_LIMITS};
 
 /// min / max / mean / standard deviation / count of a set of latencies (ns).
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
@@ -79,42 +79,66 @@ pub struct Direction {
 
 impl Direction {
     /// `op` of `phase`, with samples from each clone's timeline and runtime (or the
-    /// phase's own when `clones` is empty).
-    pub(super) fn of(phase: &PhaseResult, op: OpKind, clones: &[(&Timeline, Nanos)]) -> Direction {
-        let Some(r) = phase.ops.iter().find(|o| o.op == op) else {
+    /// phase's own when `clones` is empty), and latencies at `percentiles`.
+    pub(super) fn of(
+        phase: &PhaseResult,
+        op: OpKind,
+        clones: &[(&Timeline, Nanos)],
+        percentiles: &[f64],
+    ) -> Direction {
+        Direction::of_ops(phase, &[op], clones, percentiles)
+    }
+
+    /// Every direction of `phase` as one (fio's `mixed` entry of unified_rw_reporting):
+    /// their I/Os, bytes and latencies together, over the phase's time.
+    pub(super) fn mixed(
+        phase: &PhaseResult,
+        clones: &[(&Timeline, Nanos)],
+        percentiles: &[f64],
+    ) -> Direction {
+        Direction::of_ops(phase, &[OpKind::Read, OpKind::Write], clones, percentiles)
+    }
+
+    fn of_ops(
+        phase: &PhaseResult,
+        ops: &[OpKind],
+        clones: &[(&Timeline, Nanos)],
+        percentiles: &[f64],
+    ) -> Direction {
+        let results: Vec<_> = phase.ops.iter().filter(|o| ops.contains(&o.op)).collect();
+        let Some(first) = results.first() else {
             return Direction::default();
         };
+        let mut histogram = first.histogram.clone();
+        for r in &results[1..] {
+            histogram.merge(&r.histogram);
+        }
         let (mut bw, mut iops) = (Vec::new(), Vec::new());
         if clones.is_empty() {
-            samples(&phase.timeline, phase.elapsed, op, &mut bw, &mut iops);
+            samples(&phase.timeline, phase.elapsed, ops, &mut bw, &mut iops);
         }
         for (timeline, elapsed) in clones {
-            samples(timeline, *elapsed, op, &mut bw, &mut iops);
+            samples(timeline, *elapsed, ops, &mut bw, &mut iops);
         }
         Direction {
-            io_bytes: r.bytes.get(),
-            total_ios: r.ops,
+            io_bytes: results.iter().map(|r| r.bytes.get()).sum(),
+            total_ios: results.iter().map(|r| r.ops).sum(),
             runtime_ms: phase.elapsed.0 / 1_000_000,
-            bw_bytes: r.bandwidth.0,
-            iops: r.iops.0,
-            lat: Spread::of_histogram(&r.histogram),
-            percentiles: if r.histogram.is_empty() {
+            bw_bytes: results.iter().map(|r| r.bandwidth.0).sum(),
+            iops: results.iter().map(|r| r.iops.0).sum(),
+            lat: Spread::of_histogram(&histogram),
+            percentiles: if histogram.is_empty() {
                 Vec::new()
             } else {
-                PERCENTILES
+                percentiles
                     .iter()
-                    .map(|p| (*p, r.histogram.percentile(*p).0))
+                    .map(|p| (*p, histogram.percentile(*p).0))
                     .collect()
             },
             bw_samples: Spread::of_samples(&bw),
             iops_samples: Spread::of_samples(&iops),
             agg_percent: 0.0,
-            bins: r
-                .histogram
-                .buckets()
-                .iter()
-                .map(|(v, c)| (v.0, *c))
-                .collect(),
+            bins: histogram.buckets().iter().map(|(v, c)| (v.0, *c)).collect(),
         }
     }
 
@@ -154,25 +178,48 @@ pub struct LatDistribution {
     pub ms: [f64; 12],
 }
 
-/// Adds the per-interval bandwidth (KiB/s) and IOPS of `op` over a timeline that ran
-/// `elapsed`, whole intervals only (the last, partial one would be divided by a
-/// fraction of a second).
+/// Adds the bandwidth (KiB/s) and IOPS of `ops` together over each whole second of a
+/// timeline that ran `elapsed` (the last, partial second would be divided by a
+/// fraction of one; a timeline finer than a second is summed into seconds).
 fn samples(
     timeline: &Timeline,
     elapsed: Nanos,
-    op: OpKind,
+    ops: &[OpKind],
     bw: &mut Vec<f64>,
     iops: &mut Vec<f64>,
 ) {
-    let Some(s) = timeline.series(op) else {
-        return;
-    };
-    let interval = timeline.interval.as_secs_f64();
-    if interval <= 0.0 {
+    let interval = timeline.interval.0;
+    if interval == 0 {
         return;
     }
-    let whole = (elapsed.as_secs_f64() / interval).floor() as usize;
-    let n = whole.min(s.ops.len());
-    bw.extend(s.bytes[..n].iter().map(|b| *b as f64 / 1024.0 / interval));
-    iops.extend(s.ops[..n].iter().map(|o| *o as f64 / interval));
+    // Intervals per sample: a second's worth when the timeline is finer.
+    let per = if interval < Nanos::SECOND.0 && Nanos::SECOND.0.is_multiple_of(interval) {
+        (Nanos::SECOND.0 / interval) as usize
+    } else {
+        1
+    };
+    let span = (interval * per as u64) as f64 / 1e9;
+    let whole = (elapsed.0 / (interval * per as u64)) as usize;
+    let series: Vec<_> = ops.iter().filter_map(|op| timeline.series(*op)).collect();
+    if series.is_empty() {
+        return;
+    }
+    let len = series.iter().map(|s| s.ops.len()).max().unwrap_or(0);
+    let n = whole.min(len.div_ceil(per));
+    for k in 0..n {
+        let range = k * per..((k + 1) * per).min(len);
+        let sum = |pick: fn(&iolab_core::result::OpSeries) -> &Vec<u64>| -> u64 {
+            series
+                .iter()
+                .map(|s| {
+                    let v = pick(s);
+                    v[range.start.min(v.len())..range.end.min(v.len())]
+                        .iter()
+                        .sum::<u64>()
+                })
+                .sum()
+        };
+        bw.push(sum(|s| &s.bytes) as f64 / 1024.0 / span);
+        iops.push(sum(|s| &s.ops) as f64 / span);
+    }
 }

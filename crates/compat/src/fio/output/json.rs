@@ -9,6 +9,7 @@ use super::{
     DEPTH_BUCKETS, Direction, DiskUtil, FioReport, JobReport, LAT_MS_LIMITS, LAT_NS_LIMITS, Spread,
     depth_bucket,
 };
+use crate::fio::reporting::{ReportOptions, Unified};
 use iolab_core::civil::UtcTime;
 
 /// The whole report as fio's JSON document.
@@ -88,20 +89,30 @@ fn job(j: &JobReport, plus: bool) -> Value {
         }
         m
     };
-    json!({
+    let r = &j.reporting;
+    let mut v = json!({
         "jobname": j.name,
         "groupid": j.group,
         "error": j.error,
         "eta": 0,
         "elapsed": j.elapsed_s,
         "job options": options,
-        "read": direction(&j.read, plus),
-        "write": direction(&j.write, plus),
-        "trim": direction(&j.trim, plus),
-        "sync": {
+    });
+    // unified_rw_reporting: fio writes "mixed" in place of the directions (mixed), or
+    // after them and "sync" (both).
+    if r.unified != Unified::Mixed {
+        v["read"] = direction(&j.read, plus, r);
+        v["write"] = direction(&j.write, plus, r);
+        v["trim"] = direction(&j.trim, plus, r);
+        v["sync"] = json!({
             "total_ios": j.sync.n,
             "lat_ns": spread(&j.sync, None),
-        },
+        });
+    }
+    if let Some(m) = &j.mixed {
+        v["mixed"] = direction(m, plus, r);
+    }
+    let rest = json!({
         "job_runtime": j.job_runtime_ms,
         "usr_cpu": j.usr_cpu,
         "sys_cpu": j.sys_cpu,
@@ -118,16 +129,23 @@ fn job(j: &JobReport, plus: bool) -> Value {
         "latency_target": 0,
         "latency_percentile": 100.0,
         "latency_window": 0,
-    })
+    });
+    if let (Value::Object(head), Value::Object(tail)) = (&mut v, rest) {
+        head.extend(tail);
+    }
+    v
 }
 
-fn direction(d: &Direction, plus: bool) -> Value {
+/// One direction; its latency percentiles under `clat_ns` (fio's default) and/or
+/// `lat_ns` (lat_percentiles): iolab's clat is its lat, so both hold the same values.
+fn direction(d: &Direction, plus: bool, r: &ReportOptions) -> Value {
     let percentiles: Map<String, Value> = d
         .percentiles
         .iter()
         .map(|(p, v)| (format!("{p:.6}"), json!(v)))
         .collect();
-    let mut clat = spread(&d.lat, (!percentiles.is_empty()).then_some(percentiles));
+    let some = (!percentiles.is_empty()).then_some(percentiles);
+    let mut clat = spread(&d.lat, some.clone().filter(|_| r.clat));
     if plus && !d.bins.is_empty() {
         let bins: Map<String, Value> = d
             .bins
@@ -148,7 +166,7 @@ fn direction(d: &Direction, plus: bool) -> Value {
         "drop_ios": 0,
         "slat_ns": spread(&Spread::default(), None),
         "clat_ns": clat,
-        "lat_ns": spread(&d.lat, None),
+        "lat_ns": spread(&d.lat, some.filter(|_| r.lat)),
         "bw_min": d.bw_samples.min.round() as u64,
         "bw_max": d.bw_samples.max.round() as u64,
         "bw_agg": d.agg_percent,

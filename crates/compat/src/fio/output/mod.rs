@@ -20,10 +20,8 @@ use iolab_core::units::Nanos;
 use super::plan::FioPlan;
 
 /// fio's default completion-latency percentiles.
-pub const PERCENTILES: [f64; 17] = [
-    1.0, 5.0, 10.0, 20.0, 30.0, 40.0, 50.0, 60.0, 70.0, 80.0, 90.0, 95.0, 99.0, 99.5, 99.9, 99.95,
-    99.99,
-];
+pub use super::reporting::DEFAULT_PERCENTILES as PERCENTILES;
+use super::reporting::{ReportOptions, Unified};
 
 /// The bucket limits of fio's latency distribution (`lat (usec): 50=14.38%, ...`).
 pub const LAT_NS_LIMITS: [u64; 10] = [2, 4, 10, 20, 50, 100, 250, 500, 750, 1000];
@@ -142,6 +140,10 @@ pub struct JobReport {
     pub read: Direction,
     pub write: Direction,
     pub trim: Direction,
+    /// Every direction together (unified_rw_reporting mixed or both).
+    pub mixed: Option<Direction>,
+    /// Which directions are reported, and which percentiles.
+    pub reporting: ReportOptions,
     pub sync: Spread,
     /// Every direction's latencies in fio's buckets.
     pub latency: LatDistribution,
@@ -253,12 +255,15 @@ fn job_report(entry: &FioEntry<'_>) -> JobReport {
         .find(|o| o.op == OpKind::Fsync)
         .map(|o| Spread::of_histogram(&o.histogram))
         .unwrap_or_default();
+    let list = &plan.job.report.percentiles;
     // A verifying write job's reads are its read-back, as fio counts them.
     let read = match entry.verify {
-        Some(v) if phase.op(OpKind::Read).is_none() => Direction::of(v, OpKind::Read, &[]),
-        _ => Direction::of(phase, OpKind::Read, &entry.clones),
+        Some(v) if phase.op(OpKind::Read).is_none() => Direction::of(v, OpKind::Read, &[], list),
+        _ => Direction::of(phase, OpKind::Read, &entry.clones, list),
     };
-    let write = Direction::of(phase, OpKind::Write, &entry.clones);
+    let write = Direction::of(phase, OpKind::Write, &entry.clones, list);
+    let mixed = (plan.job.report.unified != Unified::None)
+        .then(|| Direction::mixed(phase, &entry.clones, list));
     let both = Direction {
         bins: read.bins.iter().chain(&write.bins).cloned().collect(),
         ..Direction::default()
@@ -276,6 +281,8 @@ fn job_report(entry: &FioEntry<'_>) -> JobReport {
         read,
         write,
         trim: Direction::default(),
+        mixed,
+        reporting: plan.job.report.clone(),
         sync,
         job_runtime_ms: entry.job_runtime_ms,
         elapsed_s: phase.elapsed.0.div_ceil(1_000_000_000),

@@ -9,6 +9,7 @@ use super::{
     DEPTH_BUCKETS, Direction, FioReport, JobReport, LAT_MS_LIMITS, LAT_NS_LIMITS, Spread,
     depth_bucket,
 };
+use crate::fio::reporting::Unified;
 
 /// The whole report: its head (one line per job, the version, the notes) and body.
 pub fn render(report: &FioReport) -> String {
@@ -117,7 +118,13 @@ fn job(out: &mut String, j: &JobReport) {
         "{}: (groupid={}, jobs={}): err={:2}{why}: pid=0",
         j.name, j.group, j.jobs, j.error
     );
-    for (label, d) in [("read", &j.read), ("write", &j.write)] {
+    let r = &j.reporting;
+    let mut shown: Vec<(&str, &Direction)> = Vec::new();
+    if r.unified != Unified::Mixed {
+        shown.extend([("read", &j.read), ("write", &j.write)]);
+    }
+    shown.extend(j.mixed.as_ref().map(|m| ("mixed", m)));
+    for (label, d) in shown {
         if d.total_ios == 0 {
             continue;
         }
@@ -142,7 +149,12 @@ fn job(out: &mut String, j: &JobReport) {
             );
         }
         let (unit, div) = percentile_unit(d);
-        percentiles(out, d, unit, div);
+        // iolab's clat is its lat: both blocks, when asked for, hold the same values.
+        for (on, name) in [(r.clat, "clat"), (r.lat, "lat")] {
+            if on {
+                percentiles(out, d, name, unit, div, r.precision);
+            }
+        }
         let _ = writeln!(
             out,
             "   bw (  KiB/s): min={}, max={}, per={:.2}%, avg={:.2}, stdev={:.2}, samples={}",
@@ -215,16 +227,41 @@ fn job(out: &mut String, j: &JobReport) {
     );
 }
 
-fn percentiles(out: &mut String, d: &Direction, unit: &str, div: f64) {
+/// fio's percentile block (stat.c's show_clat_percentiles): labels with `precision`
+/// decimals, values at least 5 wide, as many to a line as fit in 80 columns.
+fn percentiles(
+    out: &mut String,
+    d: &Direction,
+    name: &str,
+    unit: &str,
+    div: f64,
+    precision: usize,
+) {
     if d.percentiles.is_empty() {
         return;
     }
-    let _ = writeln!(out, "    clat percentiles ({unit}):");
-    let rows: Vec<&[(f64, u64)]> = d.percentiles.chunks(4).collect();
+    let _ = writeln!(out, "    {name} percentiles ({unit}):");
+    let values: Vec<u64> = d
+        .percentiles
+        .iter()
+        .map(|(_, v)| (*v as f64 / div).ceil() as u64)
+        .collect();
+    let max = values.iter().copied().max().unwrap_or(0);
+    let width = max.max(1).ilog10() as usize + 1;
+    let width = width.max(5);
+    let per_line = ((80 - 7) / (precision + 10 + width)).max(1);
+    let label = precision + 3;
+    let cells: Vec<(f64, u64)> = d
+        .percentiles
+        .iter()
+        .zip(&values)
+        .map(|((p, _), v)| (*p, *v))
+        .collect();
+    let rows: Vec<&[(f64, u64)]> = cells.chunks(per_line).collect();
     for (i, row) in rows.iter().enumerate() {
         let cells: Vec<String> = row
             .iter()
-            .map(|(p, v)| format!("{p:5.2}th=[{:5}]", (*v as f64 / div).ceil()))
+            .map(|(p, v)| format!("{p:label$.precision$}th=[{v:width$}]"))
             .collect();
         let end = if i + 1 < rows.len() { "," } else { "" };
         let _ = writeln!(out, "     | {}{end}", cells.join(", "));

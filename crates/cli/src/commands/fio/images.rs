@@ -1,0 +1,121 @@
+//! A job's `filename` that does not exist yet is made as fio makes it, before its phase
+//! runs ([`make_missing`]): created, preallocated and, when a job of the phase reads it,
+//! laid out in full; marked as iolab's own image, so a later job of the same job file
+//! may write it (fio's ssd-test.fio). What iolab made is removed at the end of the run
+//! unless `--keep` ([`remove_made`]), and only while no one else has written it.
+
+use std::path::PathBuf;
+use std::sync::Mutex;
+
+use anyhow::Result;
+use iolab_comm::CommExt;
+use iolab_compat::fio::{FioError, FioOffset, FioPlan};
+use iolab_engine::image::{NewImage, create_image, is_missing, remove_image};
+
+use crate::runtime::Runtime;
+
+/// Makes the missing files the jobs (plan indices) of one phase name; adds the paths
+/// this rank made to `made`.
+pub fn make_missing(
+    rt: &Runtime,
+    plans: &[FioPlan],
+    jobs: &[usize],
+    made: &Mutex<Vec<PathBuf>>,
+) -> Result<()> {
+    let mut paths: Vec<PathBuf> = Vec::new();
+    for &i in jobs {
+        if let Some(d) = &plans[i].target.device
+            && !paths.contains(d)
+        {
+            paths.push(d.clone());
+        }
+    }
+    for path in paths {
+        let users: Vec<&FioPlan> = jobs
+            .iter()
+            .map(|&i| &plans[i])
+            .filter(|p| p.target.device.as_ref() == Some(&path))
+            .collect();
+        // Decided alike on every rank: a path missing on rank 0's host.
+        let here = rt.is_root() && is_missing(&path);
+        let missing = rt.comm.broadcast(0, &here).unwrap_or(here);
+        if !missing {
+            continue;
+        }
+        let mut image = NewImage {
+            size: 0,
+            lay_out: false,
+            preallocate: false,
+        };
+        for p in &users {
+            image.size = image.size.max(needed(p, &path)?);
+            image.lay_out |= p.spec.rw.reads() || p.spec.verify;
+            image.preallocate |= p.spec.preallocate;
+        }
+        if create_image(rt.comm.as_ref(), &path, image, rt.interrupt)? {
+            made.lock()
+                .unwrap_or_else(|p| p.into_inner())
+                .push(path.clone());
+        }
+        if rt.is_root() {
+            let how = if image.lay_out {
+                "laid out in full for reading"
+            } else {
+                "preallocated for writing"
+            };
+            eprintln!(
+                "iolab fio: [{}] {} did not exist: made it ({} bytes, {how}) as fio does; it is iolab's own image from now on",
+                users[0].job.name,
+                path.display(),
+                image.size
+            );
+        }
+    }
+    Ok(())
+}
+
+/// The bytes job `p` needs in a file it creates: its offset and every clone's size
+/// (iolab's clones each work on their own segment of a shared file).
+fn needed(p: &FioPlan, path: &std::path::Path) -> Result<u64, FioError> {
+    let refuse = |key: &str, m: String| FioError::option(p.job.at_of(key), &p.job.name, key, m);
+    if let Some(pct) = p.job.size_percent {
+        return Err(refuse(
+            "size",
+            format!(
+                "{pct}% is a share of {}, which does not exist: give a size in bytes so iolab can create it as fio does",
+                path.display()
+            ),
+        ));
+    }
+    let Some(total) = p.spec.total_size else {
+        return Err(refuse(
+            "size",
+            format!(
+                "is needed to create {}, which does not exist (fio needs it too)",
+                path.display()
+            ),
+        ));
+    };
+    let offset = match p.offset {
+        FioOffset::Bytes(b) => b,
+        // A percentage of a file that does not exist yet is 0, as for fio's new files.
+        FioOffset::Percent(_) => 0,
+    };
+    Ok(offset + total.get())
+}
+
+/// Removes the files this rank made, unless they are kept or someone else wrote them
+/// since iolab did; says what it left.
+pub fn remove_made(made: &Mutex<Vec<PathBuf>>, keep: bool) {
+    let made = made.lock().unwrap_or_else(|p| p.into_inner());
+    for path in made.iter() {
+        if keep {
+            eprintln!("iolab fio: kept {} (iolab's image)", path.display());
+        } else if !remove_image(path) && path.exists() {
+            eprintln!(
+                "iolab fio: left {}: it changed since iolab wrote it, so it is not removed",
+                path.display()
+            );
+        }
+    }
+}

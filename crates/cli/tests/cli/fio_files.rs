@@ -1,0 +1,314 @@
+//! `iolab fio` on the files users' job files name: a missing `filename` made as fio
+//! makes it (laid out for reads, iolab's own image afterwards, so a later job of the
+//! same file may write it), a user's file with data refused, `size=N%`, `rw=...:N`,
+//! and the reporting options (`unified_rw_reporting`, `percentile_list`,
+//! `lat_percentiles`), each checked against real fio where it is installed.
+
+use std::path::Path;
+use std::process::Command;
+
+use serde_json::Value;
+
+use crate::common::{Ran, iolab, path};
+
+/// `iolab fio` with iolab's own options (`--keep`) first, then fio's.
+fn fio_json(args: &[&str]) -> (Value, Ran) {
+    let (ours, fios): (Vec<&str>, Vec<&str>) = args.iter().partition(|a| **a == "--keep");
+    let r = Ran::from(
+        iolab()
+            .args(["fio", "--no-store"])
+            .args(ours)
+            .arg("--output-format=json")
+            .args(fios)
+            .output()
+            .unwrap(),
+    )
+    .expect(0);
+    let v = serde_json::from_str(&r.stdout).unwrap_or_else(|e| panic!("{e}: {}", r.stdout));
+    (v, r)
+}
+
+fn real_fio(dir: &Path, args: &[&str]) -> Option<Value> {
+    if Command::new("fio").arg("--version").output().is_err() {
+        eprintln!("skipping the comparison with real fio: fio is not installed");
+        return None;
+    }
+    let out = Command::new("fio")
+        .current_dir(dir)
+        .arg("--output-format=json")
+        .args(args)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    Some(serde_json::from_slice(&out.stdout).unwrap())
+}
+
+fn io_bytes(v: &Value, dir: &str) -> Vec<u64> {
+    v["jobs"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|j| j[dir]["io_bytes"].as_u64().unwrap())
+        .collect()
+}
+
+/// fio's ssd-test.fio shrunk: its read jobs make and lay out the file, its write jobs
+/// then write it (iolab's own image), and it is gone at the end.
+#[test]
+fn a_missing_file_is_made_and_later_jobs_may_write_it() {
+    let dir = tempfile::tempdir_in("/var/tmp").unwrap();
+    let job = dir.path().join("ssd.fio");
+    std::fs::write(
+        &job,
+        format!(
+            "[global]\nbs=4k\nsize=1m\ndirectory={}\nfilename=ssd.test.file\n\
+             [seq-read]\nrw=read\nstonewall\n[rand-read]\nrw=randread\nstonewall\n\
+             [seq-write]\nrw=write\nstonewall\n[rand-write]\nrw=randwrite\nstonewall\n",
+            path(dir.path())
+        ),
+    )
+    .unwrap();
+    let (v, r) = fio_json(&[path(&job)]);
+    assert_eq!(io_bytes(&v, "read"), [1 << 20, 1 << 20, 0, 0]);
+    assert_eq!(io_bytes(&v, "write"), [0, 0, 1 << 20, 1 << 20]);
+    assert!(
+        r.stderr.contains(
+            "ssd.test.file did not exist: made it (1048576 bytes, laid out in full for reading)"
+        ),
+        "{}",
+        r.stderr
+    );
+    // Made by this run and not kept: removed.
+    assert!(!dir.path().join("ssd.test.file").exists());
+
+    // Kept, it is iolab's image: a later run writes it without --allow-destroy.
+    let f = format!("--filename={}", path(&dir.path().join("kept")));
+    fio_json(&["--keep", "--name=r", "--rw=read", "--size=64k", &f]);
+    let kept = std::fs::read(dir.path().join("kept")).unwrap();
+    assert_eq!(kept.len(), 64 << 10);
+    assert!(
+        kept.chunks(4096).all(|c| c.iter().any(|b| *b != 0)),
+        "laid out"
+    );
+    let (v, _) = fio_json(&["--name=w", "--rw=write", "--size=64k", &f]);
+    assert_eq!(io_bytes(&v, "write"), [64 << 10]);
+}
+
+/// A user's file holding data stays refused for writes, naming --allow-destroy, and
+/// is left byte for byte; reads of it need no flag, `size=100%` reads all of it.
+#[test]
+fn a_users_file_with_data_is_refused_for_writes() {
+    let dir = tempfile::tempdir_in("/var/tmp").unwrap();
+    let file = dir.path().join("user.dat");
+    let data: Vec<u8> = (0..(256u32 << 10)).map(|i| (i % 251) as u8 + 1).collect();
+    std::fs::write(&file, &data).unwrap();
+    let f = format!("--filename={}", path(&file));
+    let r = Ran::from(
+        iolab()
+            .args([
+                "fio",
+                "--no-store",
+                "--name=w",
+                "--rw=write",
+                "--size=64k",
+                &f,
+            ])
+            .output()
+            .unwrap(),
+    )
+    .expect(2);
+    let line = r.error_line();
+    assert!(
+        line.contains("it holds data (a non-zero byte at offset 0")
+            && line.contains("pass --allow-destroy"),
+        "{line}"
+    );
+    assert_eq!(std::fs::read(&file).unwrap(), data);
+    let (v, _) = fio_json(&["--name=r", "--rw=read", "--size=100%", &f]);
+    assert_eq!(io_bytes(&v, "read"), [256 << 10]);
+    let (v, _) = fio_json(&["--name=r", "--rw=read", "--size=50%", "--offset=25%", &f]);
+    assert_eq!(io_bytes(&v, "read"), [128 << 10]);
+    // fio: no more than what lies after the offset.
+    let (v, _) = fio_json(&["--name=r", "--rw=read", "--size=100%", "--offset=75%", &f]);
+    assert_eq!(io_bytes(&v, "read"), [64 << 10]);
+    assert_eq!(std::fs::read(&file).unwrap(), data);
+    if let Some(theirs) = real_fio(
+        dir.path(),
+        &[
+            "--name=r",
+            "--rw=read",
+            "--size=100%",
+            "--offset=75%",
+            "--filename=user.dat",
+        ],
+    ) {
+        assert_eq!(io_bytes(&theirs, "read"), [64 << 10]);
+    }
+}
+
+#[test]
+fn bad_files_and_percentages_are_one_line() {
+    let dir = tempfile::tempdir_in("/var/tmp").unwrap();
+    let missing = format!("--filename={}", path(&dir.path().join("new")));
+    for (args, want) in [
+        (
+            vec!["--name=r", "--rw=read", missing.as_str()],
+            "[r] size: is needed to create",
+        ),
+        (
+            vec!["--name=r", "--rw=read", "--size=50%", missing.as_str()],
+            "[r] size: 50% is a share of",
+        ),
+        (
+            vec!["--name=r", "--rw=read", "--size=110%", missing.as_str()],
+            "command line: --size: [r] size: '110%' is not a percentage from 1% to 100%",
+        ),
+        (
+            vec![
+                "--name=r",
+                "--rw=read",
+                "--size=1m",
+                "--offset=150%",
+                missing.as_str(),
+            ],
+            "'150%' is not a percentage from 0% to 100%",
+        ),
+        (
+            vec!["--name=r", "--rw=read", "--size=100%", "--directory=/tmp"],
+            "100% is a share of an existing file or device",
+        ),
+    ] {
+        let r = Ran::from(
+            iolab()
+                .args(["fio", "--no-store"])
+                .args(&args)
+                .output()
+                .unwrap(),
+        )
+        .expect(2);
+        let line = r.error_line();
+        assert!(line.contains(want), "{args:?}: {line}");
+        assert!(!dir.path().join("new").exists(), "nothing made: {args:?}");
+    }
+}
+
+/// rw=read:-8k reads backwards and rw=write:4k leaves holes: the same I/Os as fio.
+#[test]
+fn rw_modifiers_move_what_fio_moves() {
+    let dir = tempfile::tempdir_in("/var/tmp").unwrap();
+    let d = format!("--directory={}", path(dir.path()));
+    for rw in ["--rw=read:-8k", "--rw=write:4k", "--rw=randread:4"] {
+        let args = [d.as_str(), "--name=m", rw, "--bs=4k", "--size=96k"];
+        let (v, _) = fio_json(&args);
+        let dirn = if rw.contains("write") {
+            "write"
+        } else {
+            "read"
+        };
+        assert_eq!(io_bytes(&v, dirn), [96 << 10], "{rw}");
+        assert_eq!(
+            v["jobs"][0]["job options"]["rw"],
+            rw.trim_start_matches("--rw=")
+        );
+    }
+    let r = Ran::from(
+        iolab()
+            .args([
+                "fio",
+                "--no-store",
+                &d,
+                "--name=m",
+                "--rw=read:6k",
+                "--bs=4k",
+                "--size=96k",
+            ])
+            .output()
+            .unwrap(),
+    )
+    .expect(2);
+    assert!(
+        r.error_line()
+            .contains("not a multiple of the block size 4096"),
+        "{}",
+        r.stderr
+    );
+}
+
+/// unified_rw_reporting and the percentile options: fio's keys, where fio puts them.
+#[test]
+fn reporting_options_write_fios_keys() {
+    let dir = tempfile::tempdir_in("/var/tmp").unwrap();
+    let d = format!("--directory={}", path(dir.path()));
+    let keys = |v: &Value| -> Vec<String> {
+        let mut k: Vec<String> = v["jobs"][0].as_object().unwrap().keys().cloned().collect();
+        k.sort();
+        k
+    };
+    for unified in ["mixed", "both", "none", "1"] {
+        let u = format!("--unified_rw_reporting={unified}");
+        let args = [
+            "--name=u",
+            "--rw=randrw",
+            "--bs=4k",
+            "--size=256k",
+            u.as_str(),
+        ];
+        let mut ours_args = vec![d.as_str()];
+        ours_args.extend(args);
+        let (ours, _) = fio_json(&ours_args);
+        if unified != "none" {
+            let m = &ours["jobs"][0]["mixed"];
+            assert_eq!(m["io_bytes"], 256 << 10, "{unified}");
+            assert_eq!(m["total_ios"], 64);
+        }
+        if let Some(theirs) = real_fio(dir.path(), &args) {
+            assert_eq!(keys(&ours), keys(&theirs), "{unified}");
+        }
+    }
+    let args = [
+        "--name=p",
+        "--rw=randread",
+        "--bs=4k",
+        "--size=256k",
+        "--lat_percentiles=1",
+        "--clat_percentiles=0",
+        "--percentile_list=50:99:99.999",
+    ];
+    let mut ours_args = vec![d.as_str()];
+    ours_args.extend(args);
+    let (ours, _) = fio_json(&ours_args);
+    let read = &ours["jobs"][0]["read"];
+    assert!(read["clat_ns"].get("percentile").is_none());
+    let p: Vec<&String> = read["lat_ns"]["percentile"]
+        .as_object()
+        .unwrap()
+        .keys()
+        .collect();
+    assert_eq!(p, ["50.000000", "99.000000", "99.999000"]);
+    if let Some(theirs) = real_fio(dir.path(), &args) {
+        let t = &theirs["jobs"][0]["read"];
+        assert!(t["clat_ns"].get("percentile").is_none());
+        let tp: Vec<&String> = t["lat_ns"]["percentile"]
+            .as_object()
+            .unwrap()
+            .keys()
+            .collect();
+        assert_eq!(p, tp);
+    }
+    // The normal output's labels take the list's precision, as fio's.
+    let r = Ran::from(
+        iolab()
+            .args(["fio", "--no-store", &d])
+            .args(&args[..5])
+            .arg("--percentile_list=50:99:99.999")
+            .output()
+            .unwrap(),
+    )
+    .expect(0);
+    assert!(r.stdout.contains("    lat percentiles ("), "{}", r.stdout);
+    assert!(r.stdout.contains("| 50.000th=["), "{}", r.stdout);
+}
