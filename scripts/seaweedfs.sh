@@ -49,26 +49,11 @@ case "$cmd" in
     *) echo "usage: $0 up|down|status|env [--state DIR] [--ports auto|BASE] [--no-mount] [--env FILE]" >&2; exit 2 ;;
 esac
 state=$(realpath -m "$state")
-marker="$state/.iolab-seaweedfs"
+marker=.iolab-seaweedfs
 
-say() { echo "seaweedfs.sh: $*" >&2; }
-die() { say "$*"; exit 1; }
-
-alive() { # PID file -> 0 if that process still runs (a zombie does not; nor a reused PID)
-    local pid st
-    [ -s "$1" ] || return 1
-    pid=$(cat "$1")
-    st=$(awk '{ print $3 }' "/proc/$pid/stat" 2>/dev/null) || return 1
-    [ -n "$st" ] && [ "$st" != Z ] && [ "$st" != X ] || return 1
-    tr '\0' ' ' <"/proc/$pid/cmdline" 2>/dev/null | grep -q weed
-}
-
-# /proc/self/mounts, not mountpoint(1): a FUSE mount whose daemon died fails stat().
-is_mounted() { awk -v m="$1" '$2 == m { found = 1 } END { exit !found }' /proc/self/mounts; }
-
-listening() { # port -> 0 if something listens on it
-    ss -Hltn "sport = :$1" 2>/dev/null | grep -q .
-}
+me=seaweedfs.sh
+# shellcheck source=lib/cluster.sh
+. "$(dirname "$0")/lib/cluster.sh"
 
 weed_bin() {
     if command -v weed >/dev/null 2>&1; then command -v weed; return; fi
@@ -88,11 +73,7 @@ pick_ports() {
             P_MASTER=9333; P_MASTER_GRPC=19333; P_VOLUME=8080; P_VOLUME_GRPC=18080
             P_FILER=8888; P_FILER_GRPC=18888; P_S3=8333; P_S3_GRPC=18333 ;;
         auto|[0-9]*)
-            for _ in $(seq 50); do
-                if [ "$ports" = auto ]; then base=$((20000 + (RANDOM % 4000) * 8)); else base=$ports; fi
-                for i in $(seq 0 7); do listening $((base + i)) && continue 2; done
-                break
-            done
+            base=$(free_ports "$ports" 8)
             [ "$base" -ge 1024 ] && [ "$base" -le 65527 ] || die "--ports $ports: a base between 1024 and 65527"
             P_MASTER=$base; P_MASTER_GRPC=$((base + 1)); P_VOLUME=$((base + 2)); P_VOLUME_GRPC=$((base + 3))
             P_FILER=$((base + 4)); P_FILER_GRPC=$((base + 5)); P_S3=$((base + 6)); P_S3_GRPC=$((base + 7)) ;;
@@ -128,28 +109,14 @@ print_env() {
 }
 
 # Unmount the FUSE file system and wait for its `weed mount` to exit; then stop the server.
+# On SIGTERM weed server's filer waits 15 s for the S3 gateway's metadata stream to close
+# before it gives up; since down discards the data anyway, a 3 s grace and then SIGKILL
+# loses nothing.
 stop_all() {
-    local m="$state/mnt" pid i
-    if is_mounted "$m"; then
-        fusermount3 -u "$m" 2>/dev/null || fusermount3 -uz "$m" 2>/dev/null || umount -l "$m" 2>/dev/null || true
-    fi
-    for name in mount server; do
-        local f="$state/$name.pid"
-        alive "$f" || { rm -f "$f"; continue; }
-        pid=$(cat "$f")
-        kill -TERM "$pid" 2>/dev/null || true
-        # On SIGTERM weed server's filer waits 15 s for the S3 gateway's metadata stream
-        # to close before it gives up; since down discards the data anyway, a 3 s grace
-        # and then SIGKILL loses nothing.
-        for i in $(seq 30); do alive "$f" || break; sleep 0.1; done
-        if alive "$f"; then
-            kill -KILL "$pid" 2>/dev/null || true
-            for i in $(seq 100); do alive "$f" || break; sleep 0.1; done
-            alive "$f" && say "$name (pid $pid) survived SIGKILL for 10 s"
-        fi
-        rm -f "$f"
-    done
-    if is_mounted "$m"; then umount -l "$m" 2>/dev/null || true; fi
+    unmount_fuse "$state/mnt"
+    stop_pid "$state/mount.pid" weed 100
+    stop_pid "$state/server.pid" weed 30
+    unmount_fuse "$state/mnt"
 }
 
 ports_from_env() {
@@ -160,17 +127,17 @@ ports_from_env() {
 
 case "$cmd" in
 status)
-    if alive "$state/server.pid"; then
-        echo "up: server pid $(cat "$state/server.pid")$(alive "$state/mount.pid" && echo ", mount pid $(cat "$state/mount.pid") on $state/mnt")"
+    if alive "$state/server.pid" weed; then
+        echo "up: server pid $(cat "$state/server.pid")$(alive "$state/mount.pid" weed && echo ", mount pid $(cat "$state/mount.pid") on $state/mnt")"
         exit 0
     fi
     echo "down"; exit 3 ;;
 env)
-    alive "$state/server.pid" || die "no SeaweedFS is running from $state"
+    alive "$state/server.pid" weed || die "no SeaweedFS is running from $state"
     print_env; exit 0 ;;
 down)
     if [ ! -e "$state" ]; then exit 0; fi
-    [ -e "$marker" ] || die "$state was not made by seaweedfs.sh (no $marker); leaving it alone"
+    [ -e "$state/$marker" ] || die "$state was not made by $me (no $state/$marker); leaving it alone"
     used=$(ports_from_env)
     stop_all
     for p in $used; do
@@ -183,16 +150,15 @@ down)
 esac
 
 # up
-if alive "$state/server.pid" && { [ "$mount" = 0 ] || { alive "$state/mount.pid" && stat "$state/mnt" >/dev/null 2>&1; }; }; then
+if alive "$state/server.pid" weed && { [ "$mount" = 0 ] || { alive "$state/mount.pid" weed && stat "$state/mnt" >/dev/null 2>&1; }; }; then
     print_env; exit 0
 fi
-if [ -e "$state" ]; then
-    [ -e "$marker" ] || { [ -d "$state" ] && [ -z "$(ls -A "$state")" ]; } \
-        || die "$state exists and was not made by seaweedfs.sh; choose another --state"
+if [ -e "$state/$marker" ]; then
     # A half-started or crashed cluster: stop what is left and start afresh.
     stop_all
     rm -rf "$state"
 fi
+claim_state "$marker"
 for t in ss curl; do command -v "$t" >/dev/null || die "needs '$t' on PATH"; done
 [ "$mount" = 0 ] || command -v fusermount3 >/dev/null || die "needs fusermount3 (apt-get install fuse3) for the mount; or pass --no-mount"
 weed=$(weed_bin)
@@ -200,7 +166,6 @@ pick_ports
 [ -n "$access_key" ] || access_key="iolab$(head -c 6 /dev/urandom | od -An -tx1 | tr -d ' \n')"
 [ -n "$secret_key" ] || secret_key=$(head -c 24 /dev/urandom | od -An -tx1 | tr -d ' \n')
 mkdir -p "$state"/{data,mnt,cache}
-touch "$marker"
 write_env
 cat >"$state/identities.json" <<EOF
 {"identities":[{"name":"iolab","credentials":[{"accessKey":"$access_key","secretKey":"$secret_key"}],
@@ -217,21 +182,10 @@ setsid "$weed" server -dir="$state/data" -ip=127.0.0.1 -ip.bind=127.0.0.1 \
     </dev/null >"$state/server.log" 2>&1 &
 echo $! >"$state/server.pid"
 
-wait_for() { # seconds description command...
-    local secs=$1 what=$2 i
-    shift 2
-    for i in $(seq $((secs * 10))); do
-        "$@" >/dev/null 2>&1 && return 0
-        alive "$state/server.pid" || { tail -20 "$state/server.log" >&2; stop_all; die "weed server exited while waiting for $what (log: $state/server.log)"; }
-        sleep 0.1
-    done
-    tail -20 "$state/server.log" >&2
-    stop_all
-    die "$what not ready after $secs s (log: $state/server.log)"
-}
-wait_for 60 "the S3 gateway" curl -s -o /dev/null "http://127.0.0.1:$P_S3/"
-wait_for 60 "a writable volume" sh -c "curl -s 'http://127.0.0.1:$P_MASTER/dir/assign' | grep -q '\"fid\"'"
-wait_for 60 "the filer" curl -sf -o /dev/null "http://127.0.0.1:$P_FILER/"
+failed_up() { tail -20 "$state/server.log" >&2; stop_all; }
+wait_until 60 "the S3 gateway" failed_up curl -s -o /dev/null "http://127.0.0.1:$P_S3/"
+wait_until 60 "a writable volume" failed_up sh -c "curl -s 'http://127.0.0.1:$P_MASTER/dir/assign' | grep -q '\"fid\"'"
+wait_until 60 "the filer" failed_up curl -sf -o /dev/null "http://127.0.0.1:$P_FILER/"
 
 if [ "$mount" = 1 ]; then
     setsid "$weed" mount -filer="127.0.0.1:$P_FILER.$P_FILER_GRPC" -dir="$state/mnt" -cacheDir="$state/cache" \
@@ -240,7 +194,7 @@ if [ "$mount" = 1 ]; then
     echo $! >"$state/mount.pid"
     for _ in $(seq 300); do
         is_mounted "$state/mnt" && break
-        alive "$state/mount.pid" || { tail -20 "$state/mount.log" >&2; stop_all; die "weed mount exited (log: $state/mount.log)"; }
+        alive "$state/mount.pid" weed || { tail -20 "$state/mount.log" >&2; stop_all; die "weed mount exited (log: $state/mount.log)"; }
         sleep 0.1
     done
     is_mounted "$state/mnt" || { stop_all; die "weed mount did not mount $state/mnt in 30 s (log: $state/mount.log)"; }

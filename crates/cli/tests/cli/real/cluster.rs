@@ -74,11 +74,12 @@ impl Cluster {
         &self.state
     }
 
-    /// PIDs the script recorded (every `*.pid` file in the state directory).
+    /// PIDs the script recorded (every `*.pid` file in the state directory or its `run`).
     pub fn pids(&self) -> Vec<i32> {
-        std::fs::read_dir(&self.state)
-            .unwrap()
-            .flatten()
+        [self.state.clone(), self.state.join("run")]
+            .iter()
+            .filter_map(|d| std::fs::read_dir(d).ok())
+            .flat_map(|d| d.flatten())
             .filter(|e| e.path().extension().is_some_and(|x| x == "pid"))
             .filter_map(|e| std::fs::read_to_string(e.path()).ok())
             .filter_map(|s| s.trim().parse().ok())

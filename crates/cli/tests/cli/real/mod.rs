@@ -2,6 +2,7 @@
 //! project's own scripts (scripts/seaweedfs.sh, scripts/ceph.sh) for each test and taken
 //! down after it, with a check that nothing is left behind. `Cluster` is the handle.
 
+mod ceph;
 mod cluster;
 mod seaweedfs;
 

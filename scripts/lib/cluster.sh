@@ -1,0 +1,81 @@
+# Shared by scripts/seaweedfs.sh and scripts/ceph.sh (sourced, not run): processes
+# tracked by PID files, mounts, ports and the state directory's marker.
+# The caller sets `me` (its name for messages) and `state` (its state directory).
+
+say() { echo "$me: $*" >&2; }
+die() { say "$*"; exit 1; }
+
+# PID file [name pattern] -> 0 if that process still runs. A zombie does not count (it
+# holds nothing and waits only for its reaper), nor a PID reused by another program.
+alive() {
+    local pid st
+    [ -s "$1" ] || return 1
+    pid=$(cat "$1")
+    st=$(awk '{ print $3 }' "/proc/$pid/stat" 2>/dev/null) || return 1
+    [ -n "$st" ] && [ "$st" != Z ] && [ "$st" != X ] || return 1
+    [ -z "${2:-}" ] || tr '\0' ' ' <"/proc/$pid/cmdline" 2>/dev/null | grep -q -- "$2"
+}
+
+# Stops the process of a PID file: SIGTERM, `grace` tenths of a second, then SIGKILL.
+# Removes the PID file. Used only on clusters whose data is discarded next.
+stop_pid() {
+    local f=$1 pattern=$2 grace=${3:-30} pid i
+    alive "$f" "$pattern" || { rm -f "$f"; return 0; }
+    pid=$(cat "$f")
+    kill -TERM "$pid" 2>/dev/null || true
+    for i in $(seq "$grace"); do alive "$f" "$pattern" || break; sleep 0.1; done
+    if alive "$f" "$pattern"; then
+        kill -KILL "$pid" 2>/dev/null || true
+        for i in $(seq 100); do alive "$f" "$pattern" || break; sleep 0.1; done
+        alive "$f" "$pattern" && say "pid $pid ($(basename "$f" .pid)) survived SIGKILL for 10 s"
+    fi
+    rm -f "$f"
+}
+
+# /proc/self/mounts, not mountpoint(1): a FUSE mount whose daemon died fails stat().
+is_mounted() { awk -v m="$1" '$2 == m { found = 1 } END { exit !found }' /proc/self/mounts; }
+
+# Unmounts a FUSE mount (a live one cleanly, a dead one lazily).
+unmount_fuse() {
+    is_mounted "$1" || return 0
+    fusermount3 -u "$1" 2>/dev/null || fusermount -u "$1" 2>/dev/null || umount "$1" 2>/dev/null \
+        || fusermount3 -uz "$1" 2>/dev/null || umount -l "$1" 2>/dev/null || true
+}
+
+listening() { # port -> 0 if something on this machine listens on it
+    ss -Hltn "sport = :$1" 2>/dev/null | grep -q .
+}
+
+# A block of `count` consecutive free ports: at `base`, or at random from 20000 when
+# `base` is "auto". Prints the first.
+free_ports() {
+    local base=$1 count=$2 b i
+    for _ in $(seq 50); do
+        if [ "$base" = auto ]; then b=$((20000 + (RANDOM % 4000) * 8)); else b=$base; fi
+        for i in $(seq 0 $((count - 1))); do listening $((b + i)) && continue 2; done
+        echo "$b"
+        return 0
+    done
+    die "no $count free ports at ${base}"
+}
+
+# The state directory is ours only if it holds our marker (or is empty).
+claim_state() {
+    local marker=$1
+    [ -e "$state" ] || { mkdir -p "$state"; touch "$state/$marker"; return 0; }
+    [ -e "$state/$marker" ] || { [ -d "$state" ] && [ -z "$(ls -A "$state")" ]; } \
+        || die "$state exists and was not made by $me; choose another --state"
+    touch "$state/$marker"
+}
+
+# Waits `secs` for `cmd...` to succeed; on failure runs `on_fail` (a function) first.
+wait_until() {
+    local secs=$1 what=$2 on_fail=$3 i
+    shift 3
+    for i in $(seq $((secs * 10))); do
+        "$@" >/dev/null 2>&1 && return 0
+        sleep 0.1
+    done
+    "$on_fail"
+    die "$what not ready after $secs s"
+}
