@@ -26,6 +26,8 @@ use iolab_core::spec::BackendKind;
 pub enum IoDir {
     Read,
     Write,
+    /// Discard the range (no buffer): BLKDISCARD on a device, a punched hole in a file.
+    Trim,
 }
 
 /// One I/O: `len` bytes at `offset` of file number `file` (an index into the files the
@@ -60,6 +62,9 @@ pub struct Capabilities {
     /// submit batch of 1): the engine then stamps each I/O's issue time just before its
     /// push, not once before `submit`.
     pub submits_on_push: bool,
+    /// Trims are synchronous calls made one at a time, whatever the queue depth (io_uring
+    /// has no discard for files, and fio's io_uring engine does its trims this way too).
+    pub trims_inline: bool,
 }
 
 /// Submit/reap for every backend. A worker queues requests with [`IoBackend::push`]
@@ -128,16 +133,19 @@ pub fn capabilities_of(kind: BackendKind, queue_depth: u32) -> Capabilities {
             max_queue_depth: 1,
             touches_storage: true,
             submits_on_push: false,
+            trims_inline: true,
         },
         BackendKind::Uring => Capabilities {
             max_queue_depth: queue_depth,
             touches_storage: true,
             submits_on_push: true,
+            trims_inline: true,
         },
         BackendKind::Null => Capabilities {
             max_queue_depth: queue_depth,
             touches_storage: false,
             submits_on_push: false,
+            trims_inline: false,
         },
     }
 }

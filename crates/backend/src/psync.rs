@@ -14,6 +14,8 @@ use crate::{BackendOptions, Capabilities, Completion, IoBackend, IoDir, IoReques
 
 pub struct PsyncBackend<'a> {
     files: Vec<BorrowedFd<'a>>,
+    /// Which files are block devices (a trim is BLKDISCARD there, a punched hole else).
+    devices: Vec<bool>,
     pool: BufferPool,
     queued: Option<IoRequest>,
     done: Option<Completion>,
@@ -29,6 +31,7 @@ impl<'a> PsyncBackend<'a> {
     ) -> Result<Self, BackendError> {
         Ok(PsyncBackend {
             files: files.iter().map(|f| f.as_fd()).collect(),
+            devices: files.iter().map(DataFile::is_block_device).collect(),
             pool: BufferPool::new(1, opts.slot_size(), opts.alignment)?,
             queued: None,
             done: None,
@@ -69,19 +72,31 @@ impl IoBackend for PsyncBackend<'_> {
             return Ok(());
         };
         let fd = self.files[req.file as usize];
+        if req.dir == IoDir::Trim {
+            let device = self.devices[req.file as usize];
+            let result = match crate::files::trim_range(fd, device, req.offset, req.len.into()) {
+                Ok(()) => req.len as i32,
+                Err(e) => -e.raw_os_error(),
+            };
+            self.done = Some(Completion {
+                slot: req.slot,
+                result,
+            });
+            return Ok(());
+        }
         let start = req.buf_offset as usize;
         let buf = &mut self.pool.get_mut(req.slot)[start..start + req.len as usize];
         let res = if self.seek {
             rustix::fs::seek(fd, rustix::fs::SeekFrom::Start(req.offset)).and_then(|_| {
                 match req.dir {
-                    IoDir::Read => rustix::io::read(fd, buf),
                     IoDir::Write => rustix::io::write(fd, buf),
+                    _ => rustix::io::read(fd, buf),
                 }
             })
         } else {
             match req.dir {
-                IoDir::Read => rustix::io::pread(fd, buf, req.offset),
                 IoDir::Write => rustix::io::pwrite(fd, buf, req.offset),
+                _ => rustix::io::pread(fd, buf, req.offset),
             }
         };
         let result = match res {

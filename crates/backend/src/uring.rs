@@ -22,6 +22,10 @@ pub struct UringBackend<'a> {
     ring: IoUring,
     pool: BufferPool,
     fds: Vec<RawFd>,
+    /// Which files are block devices (a trim is BLKDISCARD there, a punched hole else).
+    devices: Vec<bool>,
+    /// Trims done inline in `push`, waiting to be reaped (see `Capabilities::trims_inline`).
+    inline_done: Vec<Completion>,
     fixed_files: bool,
     fixed_buffers: bool,
     depth: u32,
@@ -76,6 +80,7 @@ impl<'a> UringBackend<'a> {
             })?;
         let pool = BufferPool::new(depth, opts.slot_size(), opts.alignment)?;
         let fds: Vec<RawFd> = files.iter().map(|f| f.raw_fd()).collect();
+        let devices = files.iter().map(DataFile::is_block_device).collect();
         let fixed_files = !fds.is_empty() && ring.submitter().register_files(&fds).is_ok();
         let (base, len) = pool.region();
         let fixed_buffers = len <= MAX_REGISTERED && {
@@ -93,6 +98,8 @@ impl<'a> UringBackend<'a> {
             ring,
             pool,
             fds,
+            devices,
+            inline_done: Vec::with_capacity(depth as usize),
             fixed_files,
             fixed_buffers,
             depth,
@@ -107,13 +114,15 @@ impl<'a> UringBackend<'a> {
         macro_rules! build {
             ($fd:expr) => {
                 match (req.dir, self.fixed_buffers) {
-                    (IoDir::Read, true) => opcode::ReadFixed::new($fd, buf, req.len, 0)
-                        .offset(req.offset)
-                        .build(),
+                    (IoDir::Read | IoDir::Trim, true) => {
+                        opcode::ReadFixed::new($fd, buf, req.len, 0)
+                            .offset(req.offset)
+                            .build()
+                    }
                     (IoDir::Write, true) => opcode::WriteFixed::new($fd, buf, req.len, 0)
                         .offset(req.offset)
                         .build(),
-                    (IoDir::Read, false) => opcode::Read::new($fd, buf, req.len)
+                    (IoDir::Read | IoDir::Trim, false) => opcode::Read::new($fd, buf, req.len)
                         .offset(req.offset)
                         .build(),
                     (IoDir::Write, false) => opcode::Write::new($fd, buf, req.len)
@@ -128,6 +137,28 @@ impl<'a> UringBackend<'a> {
             build!(types::Fd(self.fds[req.file as usize]))
         };
         e.user_data(req.slot as u64)
+    }
+
+    /// A trim, as fio's io_uring engine does it: what is queued goes to the kernel first,
+    /// then the discard is one synchronous call, complete when `push` returns.
+    #[cold]
+    fn trim_inline(&mut self, req: IoRequest) -> Result<(), BackendError> {
+        if self.pending > 0 {
+            self.enter(0)?;
+        }
+        // SAFETY: the descriptor belongs to a DataFile borrowed for 'a, so it is open.
+        let fd = unsafe { std::os::fd::BorrowedFd::borrow_raw(self.fds[req.file as usize]) };
+        let device = self.devices[req.file as usize];
+        let result = match crate::files::trim_range(fd, device, req.offset, req.len.into()) {
+            Ok(()) => req.len as i32,
+            Err(e) => -e.raw_os_error(),
+        };
+        self.inline_done.push(Completion {
+            slot: req.slot,
+            result,
+        });
+        self.in_flight += 1;
+        Ok(())
     }
 
     fn enter(&mut self, wait_for: u32) -> Result<(), BackendError> {
@@ -165,6 +196,9 @@ impl IoBackend for UringBackend<'_> {
         if self.in_flight >= self.depth {
             return Err(BackendError::QueueFull { depth: self.depth });
         }
+        if req.dir == IoDir::Trim {
+            return self.trim_inline(req);
+        }
         assert!(
             req.buf_offset as usize + req.len as usize <= self.pool.slot_size(),
             "request of {} bytes at {} exceeds its {}-byte buffer",
@@ -201,11 +235,19 @@ impl IoBackend for UringBackend<'_> {
 
     #[inline]
     fn submit(&mut self, wait_for: u32) -> Result<(), BackendError> {
-        self.enter(wait_for.min(self.in_flight))
+        // Inline trims are complete already: nothing to wait for while one is unreaped.
+        let wait = if self.inline_done.is_empty() {
+            wait_for.min(self.in_flight)
+        } else {
+            0
+        };
+        self.enter(wait)
     }
 
     #[inline]
     fn reap(&mut self, out: &mut Vec<Completion>) {
+        self.in_flight -= self.inline_done.len() as u32;
+        out.append(&mut self.inline_done);
         for cqe in self.ring.completion() {
             let slot = cqe.user_data() as u32;
             self.pool.release(slot);
@@ -227,6 +269,9 @@ impl Drop for UringBackend<'_> {
         // The kernel may still write into lent buffers: wait for every in-flight request
         // before the pool is freed.
         let mut sink = Vec::new();
+        // Inline trims are done: only the ring's requests are waited for.
+        self.in_flight -= self.inline_done.len() as u32;
+        self.inline_done.clear();
         while self.in_flight > 0 {
             if self.enter(1).is_err() {
                 // Cannot wait for them: leak the buffers rather than free memory the

@@ -35,6 +35,8 @@ pub enum OpKind {
     Scan,
     /// Bytes streamed over the network (iolab net).
     Transfer,
+    /// A range discarded (BLKDISCARD on a device, a punched hole in a file).
+    Trim,
 }
 
 impl OpKind {
@@ -44,7 +46,7 @@ impl OpKind {
         self == OpKind::Fsync
     }
 
-    pub const ALL: [OpKind; 10] = [
+    pub const ALL: [OpKind; 11] = [
         OpKind::Read,
         OpKind::Write,
         OpKind::Fsync,
@@ -55,6 +57,7 @@ impl OpKind {
         OpKind::Rmdir,
         OpKind::Scan,
         OpKind::Transfer,
+        OpKind::Trim,
     ];
 
     pub fn name(self) -> &'static str {
@@ -69,6 +72,7 @@ impl OpKind {
             OpKind::Rmdir => "rmdir",
             OpKind::Scan => "scan",
             OpKind::Transfer => "transfer",
+            OpKind::Trim => "trim",
         }
     }
 
@@ -78,7 +82,10 @@ impl OpKind {
 
     /// True for operations whose figure of merit is bandwidth rather than a rate.
     pub fn moves_data(self) -> bool {
-        matches!(self, OpKind::Read | OpKind::Write | OpKind::Transfer)
+        matches!(
+            self,
+            OpKind::Read | OpKind::Write | OpKind::Transfer | OpKind::Trim
+        )
     }
 }
 

@@ -350,7 +350,7 @@ fn prepare_files(
             what: "what it holds, and it was prepared for reading only (reads with verification lay out their own data first)".into(),
         });
     }
-    if spec.rw.reads() {
+    if spec.rw.needs_data() {
         lay_out(&plan.owned_files, target.workdir(), spec, alignment, stop)?;
     } else {
         create_for_write(&plan.owned_files, target.workdir(), spec)?;

@@ -5,7 +5,7 @@
 
 use iolab_backend::IoDir;
 use iolab_core::rng::{Permutation, Rng, mix};
-use iolab_core::spec::RandomKind;
+use iolab_core::spec::{RandomKind, RwKind};
 
 mod modifier;
 
@@ -191,6 +191,17 @@ pub fn generator_over_files(
 pub struct OpMix {
     read_percent: u8,
     rng: Rng,
+    /// Trims: only trims, or (trimwrite) a trim, then a write of the same block.
+    trims: Option<TrimMix>,
+}
+
+#[derive(Clone, Copy)]
+enum TrimMix {
+    Only,
+    /// The next draw is a trim (else the write of the block just trimmed).
+    ThenWrite {
+        trim_next: bool,
+    },
 }
 
 impl OpMix {
@@ -198,11 +209,36 @@ impl OpMix {
         OpMix {
             read_percent,
             rng: Rng::new(mix(&[seed, 0x0B_5EED])),
+            trims: None,
         }
+    }
+
+    /// The mix of a workload: reads and writes by its read share, or its trims.
+    pub fn of(rw: RwKind, read_percent: u8, seed: u64) -> Self {
+        let mut m = OpMix::new(read_percent, seed);
+        m.trims = match rw {
+            RwKind::Trim | RwKind::Randtrim => Some(TrimMix::Only),
+            RwKind::Trimwrite => Some(TrimMix::ThenWrite { trim_next: true }),
+            _ => None,
+        };
+        m
     }
 
     #[inline]
     pub fn draw(&mut self) -> IoDir {
+        if let Some(t) = &mut self.trims {
+            return match t {
+                TrimMix::Only => IoDir::Trim,
+                TrimMix::ThenWrite { trim_next } => {
+                    *trim_next = !*trim_next;
+                    if *trim_next {
+                        IoDir::Write
+                    } else {
+                        IoDir::Trim
+                    }
+                }
+            };
+        }
         match self.read_percent {
             100 => IoDir::Read,
             0 => IoDir::Write,
@@ -268,6 +304,15 @@ mod tests {
         assert_eq!(s1, (0..50).collect::<Vec<_>>());
         assert_eq!(s2, (0..50).collect::<Vec<_>>());
         assert_ne!(first, second);
+    }
+
+    #[test]
+    fn trim_mixes_trim_or_pair_a_trim_with_a_write() {
+        let mut t = OpMix::of(RwKind::Randtrim, 0, 1);
+        assert!((0..10).all(|_| t.draw() == IoDir::Trim));
+        let mut tw = OpMix::of(RwKind::Trimwrite, 0, 1);
+        let v: Vec<IoDir> = (0..4).map(|_| tw.draw()).collect();
+        assert_eq!(v, [IoDir::Trim, IoDir::Write, IoDir::Trim, IoDir::Write]);
     }
 
     #[test]

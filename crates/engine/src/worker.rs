@@ -44,6 +44,7 @@ fn op_of(dir: IoDir) -> OpKind {
     match dir {
         IoDir::Read => OpKind::Read,
         IoDir::Write => OpKind::Write,
+        IoDir::Trim => OpKind::Trim,
     }
 }
 
@@ -63,7 +64,7 @@ pub fn run_data_worker<C: Clock>(s: &WorkerSetup<'_, C>) -> Result<WorkerReport,
     let mut files: Vec<DataFile> = Vec::with_capacity(mine.len());
     for fp in mine.iter().filter(|_| touches_storage) {
         let open = OpenSpec {
-            write: spec.rw.writes(),
+            write: spec.rw.modifies(),
             create: false,
             truncate: false,
             direct: spec.direct,
@@ -121,7 +122,7 @@ pub fn run_data_worker<C: Clock>(s: &WorkerSetup<'_, C>) -> Result<WorkerReport,
     let own_sequences = read_span != write_span || (spec.rw.is_mixed() && random.is_none());
     let mut write_offsets = own_sequences
         .then(|| sequence(write_span, iolab_core::rng::mix(&[s.worker.seed, 0x3217E])));
-    let mut mix = OpMix::new(spec.read_percent(), s.worker.seed);
+    let mut mix = OpMix::of(spec.rw, spec.read_percent(), s.worker.seed);
 
     let Some(gate) = s.control.ready_and_wait(true) else {
         return Ok(WorkerReport::idle());

@@ -188,3 +188,25 @@ pub fn strace_threads(cmd: &Command, work: &Path, calls: &str) -> Vec<String> {
     std::fs::remove_dir_all(&out).unwrap();
     traces
 }
+
+/// A loop device over an image, detached again when dropped.
+pub struct Loop(pub String);
+
+impl Loop {
+    pub fn attach(img: &Path) -> Option<Loop> {
+        let out = Command::new("losetup")
+            .args(["-f", "--show"])
+            .arg(img)
+            .output()
+            .ok()?;
+        let dev = String::from_utf8_lossy(&out.stdout).trim().to_string();
+        (out.status.success() && !dev.is_empty()).then_some(Loop(dev))
+    }
+}
+
+impl Drop for Loop {
+    fn drop(&mut self) {
+        let _ = Command::new("umount").arg(&self.0).output();
+        let _ = Command::new("losetup").args(["-d", &self.0]).output();
+    }
+}

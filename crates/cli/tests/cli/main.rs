@@ -5,6 +5,7 @@ mod common;
 mod fio;
 mod fio_files;
 mod fio_options;
+mod flash;
 mod io500;
 mod io500_lines;
 mod io500_run;

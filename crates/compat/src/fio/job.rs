@@ -46,6 +46,9 @@ pub enum FioRw {
     RandWrite,
     ReadWrite,
     RandRw,
+    Trim,
+    RandTrim,
+    TrimWrite,
 }
 
 impl FioRw {
@@ -66,12 +69,12 @@ impl FioRw {
             "randwrite" => FioRw::RandWrite,
             "rw" | "readwrite" => FioRw::ReadWrite,
             "randrw" => FioRw::RandRw,
-            other if other.contains("trim") => {
-                return Err(format!("'{other}': iolab does not issue trims"));
-            }
+            "trim" => FioRw::Trim,
+            "randtrim" => FioRw::RandTrim,
+            "trimwrite" => FioRw::TrimWrite,
             other => {
                 return Err(format!(
-                    "'{other}' is not a workload iolab runs: use read, write, randread, randwrite, rw or randrw"
+                    "'{other}' is not a workload iolab runs: use read, write, randread, randwrite, rw, randrw, trim, randtrim or trimwrite"
                 ));
             }
         })
@@ -89,6 +92,9 @@ impl FioRw {
             FioRw::RandWrite => "randwrite",
             FioRw::ReadWrite => "rw",
             FioRw::RandRw => "randrw",
+            FioRw::Trim => "trim",
+            FioRw::RandTrim => "randtrim",
+            FioRw::TrimWrite => "trimwrite",
         }
     }
 }
@@ -148,7 +154,7 @@ pub struct FioJob {
     /// Read and write block sizes (`bs=4k` or `bs=4k,64k`).
     pub bs_read: u64,
     pub bs_write: u64,
-    /// Only for fio's header line (iolab issues no trims): the write size unless a
+    /// The size of a trim (fio's third `bs=` part): the write size unless a
     /// third, empty part gave fio's default.
     pub bs_trim: u64,
     /// Bytes per job clone (fio's size); None: the file's or device's size.
@@ -370,9 +376,6 @@ impl FioJob {
                 let read = parts.next().unwrap_or_default();
                 let write = parts.next().filter(|w| !w.is_empty());
                 let trim = parts.next();
-                if trim.is_some_and(|t| !t.is_empty()) {
-                    return Err("a trim block size is not supported (iolab issues no trims)".into());
-                }
                 let r = if read.is_empty() {
                     self.bs_read
                 } else {
@@ -388,7 +391,14 @@ impl FioJob {
                 }
                 (self.bs_read, self.bs_write) = (r, w);
                 // "bs=8k,32k," leaves trims at fio's default.
-                self.bs_trim = if trim.is_some() { 4096 } else { w };
+                self.bs_trim = match trim {
+                    Some("") => 4096,
+                    Some(t) => size(t)?,
+                    None => w,
+                };
+                if self.bs_trim == 0 {
+                    return Err("must be larger than 0".into());
+                }
             }
             "size" => {
                 let t = v()?.trim();

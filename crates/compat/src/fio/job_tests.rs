@@ -118,8 +118,8 @@ fn refused_options_name_the_job_option_and_line() {
         "j.fio:2: [j] kb_base: '512' is not a kb_base: use 1024 or 1000"
     );
     assert_eq!(
-        err("rw", Some("randtrim")),
-        "j.fio:2: [j] rw: 'randtrim': iolab does not issue trims"
+        err("rw", Some("randtrimx")),
+        "j.fio:2: [j] rw: 'randtrimx' is not a workload iolab runs: use read, write, randread, randwrite, rw, randrw, trim, randtrim or trimwrite"
     );
     assert_eq!(
         err("bs", Some("4q")),

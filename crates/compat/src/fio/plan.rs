@@ -194,12 +194,26 @@ fn plan_job(job: &FioJob, group: u32, seed: u64) -> Result<FioPlan, FioError> {
         FioRw::RandWrite => RwKind::Randwrite,
         FioRw::ReadWrite => RwKind::Rw,
         FioRw::RandRw => RwKind::Randrw,
+        FioRw::Trim => RwKind::Trim,
+        FioRw::RandTrim => RwKind::Randtrim,
+        FioRw::TrimWrite => RwKind::Trimwrite,
     };
-    let block = if rw.writes() && !rw.reads() {
+    let block = if rw.trims() {
+        job.bs_trim
+    } else if rw.writes() && !rw.reads() {
         job.bs_write
     } else {
         job.bs_read
     };
+    if rw == RwKind::Trimwrite && job.bs_trim != job.bs_write {
+        return Err(refuse(
+            "bs",
+            format!(
+                "trimwrite writes the blocks it trims: a trim size ({}) other than the write size ({}) is not supported",
+                job.bs_trim, job.bs_write
+            ),
+        ));
+    }
     let (backend, queue_depth) = engine_of(job, &mut notes);
     if job.fdatasync.is_some() && job.fsync.is_none() {
         notes.push("fdatasync is issued as fsync".into());

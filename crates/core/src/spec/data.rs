@@ -35,17 +35,48 @@ pub enum RwKind {
     Rw,
     /// Random mixed reads and writes (--rwmix-read sets the share of reads).
     Randrw,
+    /// Sequential trims: BLKDISCARD on a device, a punched hole in a file.
+    Trim,
+    /// Random trims.
+    Randtrim,
+    /// Sequential trim-then-write pairs: each block is trimmed, then written (fio's
+    /// trimwrite).
+    Trimwrite,
 }
 
 impl RwKind {
     pub fn is_random(self) -> bool {
-        matches!(self, RwKind::Randread | RwKind::Randwrite | RwKind::Randrw)
+        matches!(
+            self,
+            RwKind::Randread | RwKind::Randwrite | RwKind::Randrw | RwKind::Randtrim
+        )
     }
+    /// Issues reads.
     pub fn reads(self) -> bool {
-        !matches!(self, RwKind::Write | RwKind::Randwrite)
+        matches!(
+            self,
+            RwKind::Read | RwKind::Randread | RwKind::Rw | RwKind::Randrw
+        )
     }
+    /// Issues writes.
     pub fn writes(self) -> bool {
-        !matches!(self, RwKind::Read | RwKind::Randread)
+        matches!(
+            self,
+            RwKind::Write | RwKind::Randwrite | RwKind::Rw | RwKind::Randrw | RwKind::Trimwrite
+        )
+    }
+    /// Issues trims (discards).
+    pub fn trims(self) -> bool {
+        matches!(self, RwKind::Trim | RwKind::Randtrim | RwKind::Trimwrite)
+    }
+    /// Changes what the target holds: writes or trims.
+    pub fn modifies(self) -> bool {
+        self.writes() || self.trims()
+    }
+    /// The target must hold data before the phase: reads read it, trims discard it (fio
+    /// lays files out for both).
+    pub fn needs_data(self) -> bool {
+        self.reads() || matches!(self, RwKind::Trim | RwKind::Randtrim)
     }
     pub fn is_mixed(self) -> bool {
         matches!(self, RwKind::Rw | RwKind::Randrw)
@@ -56,6 +87,7 @@ impl RwKind {
             RwKind::Read | RwKind::Randread => 100,
             RwKind::Write | RwKind::Randwrite => 0,
             RwKind::Rw | RwKind::Randrw => rwmix_read,
+            RwKind::Trim | RwKind::Randtrim | RwKind::Trimwrite => 0,
         }
     }
     pub fn name(self) -> &'static str {
@@ -66,6 +98,9 @@ impl RwKind {
             RwKind::Randwrite => "randwrite",
             RwKind::Rw => "rw",
             RwKind::Randrw => "randrw",
+            RwKind::Trim => "trim",
+            RwKind::Randtrim => "randtrim",
+            RwKind::Trimwrite => "trimwrite",
         }
     }
 }
@@ -294,7 +329,7 @@ impl DataSpec {
     /// Whether a run of this spec writes its target: its writes, or the layout of
     /// --verify's checkable blocks that its reads need first.
     pub fn writes_target(&self) -> bool {
-        self.rw.writes() || self.verify
+        self.rw.modifies() || self.verify
     }
 
     /// The size of each read (`IoDir` order: read, then write) and of each write.
@@ -396,6 +431,15 @@ impl DataSpec {
                 format!(
                     "needs a --block-size of at least {VERIFY_MIN_BLOCK} bytes to hold its header, not {}",
                     self.block_size
+                ),
+            ));
+        }
+        if self.verify && self.rw.trims() {
+            return Err(SpecError::new(
+                "--verify",
+                format!(
+                    "cannot check a {} workload: a trimmed block holds no data to check",
+                    self.rw.name()
                 ),
             ));
         }

@@ -65,6 +65,13 @@ fn record_complete_files(
         return Ok(());
     };
     let spec = &plan.spec;
+    if spec.rw.trims() && !spec.rw.writes() {
+        // Trimmed files hold holes now, not the data a later read could reuse.
+        for f in &plan.owned_files {
+            workdir.clear_file_info(&f.path);
+        }
+        return Ok(());
+    }
     if !spec.rw.writes() || spec.rw.is_mixed() || errors > 0 {
         return Ok(());
     }

@@ -221,7 +221,7 @@ pub(super) fn check_space(
     // not by its nominal size; the files a reading phase needs are laid out in full
     // before it starts, stonewall or not (a random read of IOR's -s 10000000 4 KiB
     // transfers would otherwise fill the file system untimed).
-    let lays_out = plan.spec.rw.reads();
+    let lays_out = plan.spec.rw.needs_data();
     let writes_unbounded = plan.spec.rw.writes() && plan.spec.stonewall.is_none();
     if !lays_out && !writes_unbounded {
         return Ok(());

@@ -28,11 +28,11 @@ pub(super) struct Loop<'s, 'b, C: Clock> {
     backend: &'b mut dyn IoBackend,
     files: &'b [DataFile],
     start: Nanos,
-    /// Bytes per read and per write (`IoDir` order); the same unless a mixed workload's
-    /// writes have a size of their own.
-    len: [u32; 2],
-    /// Units of the plan's block size per read and per write (`DataSpec::spans`).
-    span: [u64; 2],
+    /// Bytes per read, write and trim (`IoDir` order); the same unless a mixed
+    /// workload's writes have a size of their own.
+    len: [u32; 3],
+    /// Units of the plan's block size per read, write and trim (`DataSpec::spans`).
+    span: [u64; 3],
     free: Vec<u32>,
     slot_dir: Vec<IoDir>,
     slot_offset: Vec<u64>,
@@ -80,8 +80,14 @@ impl<'s, 'b, C: Clock> Loop<'s, 'b, C> {
             backend,
             files,
             start,
-            len: s.plan.spec.io_sizes().map(|l| l as u32),
-            span: s.plan.spec.spans(),
+            len: {
+                let [r, w] = s.plan.spec.io_sizes();
+                [r as u32, w as u32, r as u32]
+            },
+            span: {
+                let [r, w] = s.plan.spec.spans();
+                [r, w, r]
+            },
             free: (0..depth as u32).rev().collect(),
             // A slot's buffer holds IOR's words from the start under its pattern.
             slot_dir: vec![
@@ -147,6 +153,9 @@ impl<'s, 'b, C: Clock> Loop<'s, 'b, C> {
         // them (fio's job ends once its size is moved).
         let mut units_left =
             (write_offsets.is_some() && !self.s.plan.looping).then_some(self.s.count);
+        // trimwrite: the block just trimmed, which the next write writes.
+        let trimwrite = spec.rw == iolab_core::spec::RwKind::Trimwrite;
+        let mut trimmed: Option<u64> = None;
         let mut next_due = self.start;
         let mut limit = u64::MAX;
         let mut issuing = true;
@@ -186,7 +195,12 @@ impl<'s, 'b, C: Clock> Loop<'s, 'b, C> {
                 }
                 let dir = mix.draw();
                 let next = match (dir, write_offsets.as_deref_mut()) {
+                    (IoDir::Write, _) if trimwrite => trimmed.take(),
                     (IoDir::Write, Some(w)) => w.next(),
+                    (IoDir::Trim, _) if trimwrite => {
+                        trimmed = offsets.next();
+                        trimmed
+                    }
                     _ => offsets.next(),
                 };
                 let Some(block) = next.filter(|_| units_left != Some(0)) else {
@@ -491,6 +505,7 @@ impl<'s, 'b, C: Clock> Loop<'s, 'b, C> {
                     match dir {
                         IoDir::Read => "the file is shorter than the workload expects",
                         IoDir::Write => "the file system is probably full",
+                        IoDir::Trim => "the device trimmed less than asked",
                     }
                 ),
             )

@@ -314,6 +314,7 @@ fn io_u_errors(phase: &PhaseResult, block_size: u64) {
         let dir = match e.op {
             iolab_core::result::OpKind::Read => "read",
             iolab_core::result::OpKind::Write => "write",
+            iolab_core::result::OpKind::Trim => "trim",
             _ => "sync",
         };
         eprintln!(

@@ -5,7 +5,7 @@ use std::fs;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use crate::common::{error_line, path, run};
+use crate::common::{Loop, error_line, path, run};
 
 /// Reads `target` as a device (1 MiB); it must succeed.
 fn read_run(target: &Path) {
@@ -212,28 +212,6 @@ fn an_md_1_0_member_is_refused_by_its_superblock_at_the_end() {
         "{line}"
     );
     assert_eq!(fs::read(&img).unwrap(), data, "not one byte written");
-}
-
-/// A loop device over an image, detached again when dropped.
-struct Loop(String);
-
-impl Loop {
-    fn attach(img: &Path) -> Option<Loop> {
-        let out = Command::new("losetup")
-            .args(["-f", "--show"])
-            .arg(img)
-            .output()
-            .ok()?;
-        let dev = String::from_utf8_lossy(&out.stdout).trim().to_string();
-        (out.status.success() && !dev.is_empty()).then_some(Loop(dev))
-    }
-}
-
-impl Drop for Loop {
-    fn drop(&mut self) {
-        let _ = Command::new("umount").arg(&self.0).output();
-        let _ = Command::new("losetup").args(["-d", &self.0]).output();
-    }
 }
 
 #[test]

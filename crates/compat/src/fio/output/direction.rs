@@ -96,7 +96,12 @@ impl Direction {
         clones: &[(&Timeline, Nanos)],
         percentiles: &[f64],
     ) -> Direction {
-        Direction::of_ops(phase, &[OpKind::Read, OpKind::Write], clones, percentiles)
+        Direction::of_ops(
+            phase,
+            &[OpKind::Read, OpKind::Write, OpKind::Trim],
+            clones,
+            percentiles,
+        )
     }
 
     fn of_ops(

@@ -262,10 +262,17 @@ fn job_report(entry: &FioEntry<'_>) -> JobReport {
         _ => Direction::of(phase, OpKind::Read, &entry.clones, list),
     };
     let write = Direction::of(phase, OpKind::Write, &entry.clones, list);
+    let trim = Direction::of(phase, OpKind::Trim, &entry.clones, list);
     let mixed = (plan.job.report.unified != Unified::None)
         .then(|| Direction::mixed(phase, &entry.clones, list));
     let both = Direction {
-        bins: read.bins.iter().chain(&write.bins).cloned().collect(),
+        bins: read
+            .bins
+            .iter()
+            .chain(&write.bins)
+            .chain(&trim.bins)
+            .cloned()
+            .collect(),
         ..Direction::default()
     };
     JobReport {
@@ -280,7 +287,7 @@ fn job_report(entry: &FioEntry<'_>) -> JobReport {
         latency: both.distribution(),
         read,
         write,
-        trim: Direction::default(),
+        trim,
         mixed,
         reporting: plan.job.report.clone(),
         sync,
