@@ -126,6 +126,18 @@ impl Recorder {
         r.latency_sum[slot] += latency.0;
     }
 
+    /// Keeps the counts (operations, bytes, errors) and forgets the latencies and the
+    /// timeline: a job that ended within its ramp, which fio reports without them.
+    pub fn drop_latencies(&mut self) {
+        for r in self.ops.iter_mut().flatten() {
+            r.histogram = LatencyHistogram::new();
+            r.ops.clear();
+            r.bytes.clear();
+            r.latency_sum.clear();
+        }
+        self.live = [0; BUCKETS];
+    }
+
     /// Counts a failed operation; the first few are kept with their details.
     pub fn error(&mut self, record: ErrorRecord) {
         self.rec(record.op).errors += 1;

@@ -312,3 +312,39 @@ fn reporting_options_write_fios_keys() {
     assert!(r.stdout.contains("    lat percentiles ("), "{}", r.stdout);
     assert!(r.stdout.contains("| 50.000th=["), "{}", r.stdout);
 }
+
+/// A size-based job that ends within its ramp: fio resets its counters only when a ramp
+/// ends, so it reports every byte and the job's time, but no latencies or bandwidth
+/// samples (fio 3.33: 4 clones x 64 MiB with ramp_time=1 report 256 MiB, clat N=0).
+#[test]
+fn a_job_that_ends_within_its_ramp_counts_its_bytes_without_latencies() {
+    let dir = tempfile::tempdir_in("/var/tmp").unwrap();
+    let d = format!("--directory={}", path(dir.path()));
+    let args = [
+        d.as_str(),
+        "--name=s",
+        "--rw=read",
+        "--bs=128k",
+        "--size=2m",
+        "--numjobs=4",
+        "--ramp_time=30",
+        "--group_reporting",
+    ];
+    let started = std::time::Instant::now();
+    let (ours, _) = fio_json(&args);
+    // It did not wait for the ramp: the work was done before.
+    assert!(started.elapsed().as_secs() < 30);
+    let check = |v: &Value, who: &str| {
+        let r = &v["jobs"][0]["read"];
+        assert_eq!(r["io_bytes"], 8 << 20, "{who}");
+        assert_eq!(r["total_ios"], 64, "{who}");
+        assert_eq!(r["clat_ns"]["N"], 0, "{who}");
+        assert_eq!(r["lat_ns"]["N"], 0, "{who}");
+        assert_eq!(r["bw_samples"], 0, "{who}");
+        assert!(r["clat_ns"].get("percentile").is_none(), "{who}");
+    };
+    check(&ours, "iolab");
+    if let Some(theirs) = real_fio(dir.path(), &args[1..]) {
+        check(&theirs, "fio");
+    }
+}

@@ -325,9 +325,12 @@ impl<'s, 'b, C: Clock> Loop<'s, 'b, C> {
             }
         }
         if self.ramp_end != Nanos(u64::MAX) {
-            // The work ended before the ramp did: nothing is counted.
-            self.now = self.s.clock.now();
-            self.end_ramp(rec);
+            // The work ended before the ramp did. fio (3.33's ramp_time_over) resets its
+            // counters only when a ramp ends, so it reports the whole job's bytes and
+            // time, without latencies or bandwidth samples (those are only taken once
+            // the ramp is over): so does iolab.
+            self.ramp_end = Nanos(u64::MAX);
+            rec.drop_latencies();
         }
         if spec.fsync_at_end && spec.rw.writes() && !self.failed {
             for file in 0..self.files.len() {
