@@ -68,6 +68,9 @@ pub struct DataOptions {
     /// fio's `rw=...:N` (in blocks): holes or backwards steps in a sequential order,
     /// sequential runs from each random offset.
     pub modifier: crate::offsets::SeqModifier,
+    /// The timeline's resolution when finer than a second is asked for (fio's
+    /// log_avg_msec): a divisor of a second.
+    pub timeline_interval: Option<Nanos>,
 }
 
 /// The phases a data workload produced.
@@ -211,6 +214,9 @@ impl<'a> ReadyJob<'a> {
             ramp: opts.ramp.map_or(Nanos::ZERO, |d| d.nanos()),
         };
         plan.modifier = opts.modifier;
+        if let Some(i) = opts.timeline_interval.filter(|i| i.0 > 0) {
+            plan.interval = i;
+        }
         let alignment = check_alignment(&spec, &data_target)?;
         agree(comm, check_cpus(spec.cpus.as_ref()))?;
         check_space(comm, &plan, target)?;

@@ -102,6 +102,8 @@ pub struct DataPlan {
     pub start: StartRule,
     /// fio's `rw=...:N`: holes or backwards steps in a sequence, runs in a random one.
     pub modifier: crate::offsets::SeqModifier,
+    /// The workers' timeline resolution (a second unless finer is asked for).
+    pub interval: Nanos,
 }
 
 /// When a plan's workers begin within their phase, and from when they are measured.
@@ -327,6 +329,7 @@ pub fn plan_data(
         looping: spec.runtime.is_some(),
         start: StartRule::default(),
         modifier: crate::offsets::SeqModifier::default(),
+        interval: crate::worker::INTERVAL,
     })
 }
 

@@ -24,6 +24,7 @@ struct OpRec {
     ops: Vec<u64>,
     bytes: Vec<u64>,
     latency_sum: Vec<u64>,
+    latency_max: Vec<u64>,
 }
 
 impl OpRec {
@@ -35,6 +36,7 @@ impl OpRec {
             ops: Vec::new(),
             bytes: Vec::new(),
             latency_sum: Vec::new(),
+            latency_max: Vec::new(),
         }
     }
 }
@@ -120,10 +122,12 @@ impl Recorder {
             r.ops.resize(slot + 1, 0);
             r.bytes.resize(slot + 1, 0);
             r.latency_sum.resize(slot + 1, 0);
+            r.latency_max.resize(slot + 1, 0);
         }
         r.ops[slot] += 1;
         r.bytes[slot] += bytes;
         r.latency_sum[slot] += latency.0;
+        r.latency_max[slot] = r.latency_max[slot].max(latency.0);
     }
 
     /// Keeps the counts (operations, bytes, errors) and forgets the latencies and the
@@ -134,6 +138,7 @@ impl Recorder {
             r.ops.clear();
             r.bytes.clear();
             r.latency_sum.clear();
+            r.latency_max.clear();
         }
         self.live = [0; BUCKETS];
     }
@@ -204,9 +209,11 @@ impl Recorder {
         self.mark_first_done();
         let mut ops = BTreeMap::new();
         let mut series = Vec::new();
+        let mut latency_max = Vec::new();
         for (i, r) in self.ops.into_iter().enumerate() {
             let Some(r) = r else { continue };
             let op = OpKind::ALL[i];
+            latency_max.push((op, r.latency_max));
             series.push(OpSeries {
                 op,
                 ops: r.ops,
@@ -237,6 +244,7 @@ impl Recorder {
             errors: self.errors,
             error_count: self.error_count,
             verify_failures: self.verify_failures,
+            latency_max,
         }
     }
 }
@@ -303,6 +311,10 @@ pub struct WorkerMeasure {
     pub errors: Vec<ErrorRecord>,
     pub error_count: u64,
     pub verify_failures: u64,
+    /// Per operation, the longest latency (ns) completed in each interval of the
+    /// timeline (fio's log_max_value); one worker's, not merged.
+    #[serde(default)]
+    pub latency_max: Vec<(OpKind, Vec<u64>)>,
 }
 
 impl WorkerMeasure {
@@ -313,6 +325,7 @@ impl WorkerMeasure {
             m.histogram = LatencyHistogram::placeholder();
         }
         self.timeline = Timeline::default();
+        self.latency_max.clear();
     }
 
     pub fn merge(&mut self, other: &WorkerMeasure) {

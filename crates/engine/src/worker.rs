@@ -141,7 +141,7 @@ pub fn run_data_worker<C: Clock>(s: &WorkerSetup<'_, C>) -> Result<WorkerReport,
         PhaseControl::restart_cpu_clock();
         s.clock.now()
     };
-    let mut rec = Recorder::new(start, INTERVAL);
+    let mut rec = Recorder::new(start, s.plan.interval);
     let mut lp = Loop::new(s, backend.as_mut(), &files, start);
     lp.window_positions = write_window / s.alignment.max(1) + 1;
     lp.run(

@@ -348,3 +348,117 @@ fn a_job_that_ends_within_its_ramp_counts_its_bytes_without_latencies() {
         check(&theirs, "fio");
     }
 }
+
+/// The log files of fio-plot's input: fio's names, five columns, one line per window,
+/// as real fio writes them for the same job (within a line per file: the last window
+/// falls on either side of the runtime's end).
+#[test]
+fn logs_have_fios_names_columns_and_windows() {
+    let base = tempfile::tempdir_in("/var/tmp").unwrap();
+    let run = |who: &str| -> Option<Vec<(String, Vec<usize>)>> {
+        let dir = base.path().join(who);
+        std::fs::create_dir_all(dir.join("logs")).unwrap();
+        let args = [
+            "--name=s",
+            "--rw=randread",
+            "--bs=4k",
+            "--size=8m",
+            "--numjobs=2",
+            "--time_based",
+            "--runtime=2",
+            "--write_bw_log=logs/p",
+            "--write_lat_log=logs/p",
+            "--write_iops_log=logs/p",
+            "--log_avg_msec=500",
+        ];
+        if who == "iolab" {
+            Ran::from(
+                iolab()
+                    .current_dir(&dir)
+                    .args(["fio", "--no-store", "--output-format=json", "--directory=."])
+                    .args(args)
+                    .output()
+                    .unwrap(),
+            )
+            .expect(0);
+        } else {
+            let mut with_dir = vec!["--directory=."];
+            with_dir.extend(args);
+            real_fio(&dir, &with_dir)?;
+        }
+        let mut files: Vec<(String, Vec<usize>)> = std::fs::read_dir(dir.join("logs"))
+            .unwrap()
+            .map(|e| {
+                let e = e.unwrap();
+                let text = std::fs::read_to_string(e.path()).unwrap();
+                let columns = text.lines().map(|l| l.split(", ").count()).collect();
+                (e.file_name().to_string_lossy().into_owned(), columns)
+            })
+            .collect();
+        files.sort();
+        Some(files)
+    };
+    let ours = run("iolab").unwrap();
+    let names: Vec<&str> = ours.iter().map(|f| f.0.as_str()).collect();
+    assert_eq!(
+        names,
+        [
+            "p_bw.1.log",
+            "p_bw.2.log",
+            "p_clat.1.log",
+            "p_clat.2.log",
+            "p_iops.1.log",
+            "p_iops.2.log",
+            "p_lat.1.log",
+            "p_lat.2.log",
+            "p_slat.1.log",
+            "p_slat.2.log"
+        ]
+    );
+    for (name, columns) in &ours {
+        assert!(columns.iter().all(|c| *c == 5), "{name}: {columns:?}");
+        if !name.contains("slat") {
+            assert!(
+                (3..=5).contains(&columns.len()),
+                "{name}: {} lines",
+                columns.len()
+            );
+        }
+    }
+    let Some(theirs) = run("fio") else { return };
+    for ((a, ca), (b, cb)) in ours.iter().zip(&theirs) {
+        assert_eq!(a, b);
+        assert!(
+            ca.len().abs_diff(cb.len()) <= 1,
+            "{a}: {} lines, fio {}",
+            ca.len(),
+            cb.len()
+        );
+    }
+}
+
+#[test]
+fn a_log_in_a_missing_directory_is_refused_before_anything_runs() {
+    let dir = tempfile::tempdir_in("/var/tmp").unwrap();
+    let d = format!("--directory={}", path(dir.path()));
+    let r = Ran::from(
+        iolab()
+            .current_dir(dir.path())
+            .args([
+                "fio",
+                "--no-store",
+                &d,
+                "--name=s",
+                "--size=64k",
+                "--write_lat_log=nodir/p",
+            ])
+            .output()
+            .unwrap(),
+    )
+    .expect(2);
+    assert_eq!(
+        r.error_line(),
+        "iolab: error: command line: --write_lat_log: [s] write_lat_log: the log's directory nodir does not exist; create it first (nothing was run)"
+    );
+    assert!(!dir.path().join("iolab-work").exists(), "nothing ran");
+}

@@ -7,6 +7,7 @@ use iolab_core::units::TimeSpan;
 
 use super::error::FioError;
 use super::jobfile::Section;
+use super::logs::LogOptions;
 use super::reporting::{ReportOptions, accepted_word};
 use super::values::{boolean, number, size_in, time};
 
@@ -206,6 +207,8 @@ pub struct FioJob {
     pub kb_base: u64,
     /// unified_rw_reporting and the percentile options.
     pub report: ReportOptions,
+    /// fio's log files (write_bw_log, ...).
+    pub logs: LogOptions,
     /// What iolab says of options it accepts as they are (gtod_reduce, nice, ...).
     pub words: Vec<String>,
     /// The job's own options written with a value, for fio's `"job options"` in JSON
@@ -269,6 +272,7 @@ impl FioJob {
             seq_nr: 1,
             kb_base: 1024,
             report: ReportOptions::default(),
+            logs: LogOptions::default(),
             words: Vec::new(),
             given: Vec::new(),
             global_given: Vec::new(),
@@ -327,6 +331,9 @@ impl FioJob {
         let kb = self.kb_base;
         let size = |t: &str| size_in(t, kb);
         if let Some(r) = self.report.apply(key, value) {
+            return r;
+        }
+        if let Some(r) = self.logs.apply(key, value, &self.name) {
             return r;
         }
         if let Some(word) = accepted_word(key, value) {

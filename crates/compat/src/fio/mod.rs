@@ -8,6 +8,7 @@ pub mod error;
 pub mod job;
 pub mod jobfile;
 mod known;
+pub mod logs;
 pub mod output;
 pub mod plan;
 pub mod reporting;

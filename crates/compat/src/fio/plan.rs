@@ -236,6 +236,19 @@ fn plan_job(job: &FioJob, group: u32, seed: u64) -> Result<FioPlan, FioError> {
         ));
     }
     notes.extend(job.words.iter().cloned());
+    if job.logs.any() {
+        notes.push(if job.logs.avg_msec == 0 {
+            format!(
+                "fio logs every I/O without log_avg_msec; iolab keeps no per-I/O record, so its logs have one line per {} ms window (the window's bandwidth, IOPS and mean latency)",
+                super::logs::DEFAULT_WINDOW_MS
+            )
+        } else {
+            format!(
+                "the logs have one line per {} ms window of iolab's timeline, as fio's with log_avg_msec",
+                job.logs.avg_msec
+            )
+        });
+    }
     if job.seq_add % block as i64 != 0 {
         return Err(refuse(
             "rw",

@@ -12,7 +12,7 @@ use iolab_core::result::{ErrorRecord, OpKind};
 use iolab_core::spec::DataPattern;
 use iolab_core::units::Nanos;
 
-use super::{INTERVAL, WorkerSetup, op_of};
+use super::{WorkerSetup, op_of};
 use crate::clock::Clock;
 use crate::control::PhaseControl;
 use crate::offsets::{OffsetGen, OpMix};
@@ -358,7 +358,7 @@ impl<'s, 'b, C: Clock> Loop<'s, 'b, C> {
             self.deadline = Some(self.now + d.nanos());
         }
         self.counted_from = self.now;
-        *rec = Recorder::new(self.now, INTERVAL);
+        *rec = Recorder::new(self.now, self.s.plan.interval);
         PhaseControl::restart_cpu_clock();
     }
 

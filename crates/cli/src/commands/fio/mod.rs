@@ -8,6 +8,7 @@
 
 mod disk;
 mod images;
+mod logs;
 mod report;
 mod run;
 
@@ -59,6 +60,7 @@ pub fn fio(args: FioArgs) -> Result<u8> {
         .map(FioJob::from_section)
         .collect::<Result<Vec<_>, FioError>>()?;
     let mut plans = plan_jobs(&jobs, iolab_engine::phase::now_ms() as u64)?;
+    logs::check_log_dirs(&plans)?;
     for p in &mut plans {
         p.target.allow_destroy = args.allow_destroy;
     }

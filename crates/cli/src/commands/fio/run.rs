@@ -34,6 +34,12 @@ struct Shared<'a> {
     live: &'a crate::cli::ServeArgs,
     /// Files a job named that iolab made (fio's missing `filename`).
     made: &'a Mutex<Vec<std::path::PathBuf>>,
+    /// The timeline's resolution for fio's logs (None: iolab's second).
+    interval: Option<iolab_core::units::Nanos>,
+    /// fio's thread number of each plan's first clone, less one.
+    first_numbers: Vec<u32>,
+    /// Log files written so far (later clones append to them).
+    logs_written: Mutex<Vec<String>>,
 }
 
 pub fn run_jobs(rt: &Runtime, args: &FioArgs, inv: &Invocation, plans: &[FioPlan]) -> Result<u8> {
@@ -75,6 +81,10 @@ pub fn run_jobs(rt: &Runtime, args: &FioArgs, inv: &Invocation, plans: &[FioPlan
         keep: args.keep,
         live: &args.common.live,
         made: &made,
+        interval: super::logs::timeline_interval_ms(plans)
+            .map(|ms| iolab_core::units::Nanos(ms * 1_000_000)),
+        first_numbers: super::logs::first_numbers(plans, rt.comm.size()),
+        logs_written: Mutex::new(Vec::new()),
     };
     let mut done: Vec<Entry> = Vec::new();
     let mut verified: Vec<PhaseResult> = Vec::new();
@@ -204,6 +214,16 @@ fn run_phase(
         let k = jobs.iter().position(|&j| j == plan).unwrap_or(0);
         run.jobs[k].meta.clone()
     };
+    if s.rt.is_root() {
+        for (k, &i) in jobs.iter().enumerate() {
+            super::logs::write_logs(
+                &s.plans[i],
+                s.first_numbers[i],
+                &run.jobs[k].rows,
+                &s.logs_written,
+            )?;
+        }
+    }
     let rows: Vec<&WorkerRow> = run.jobs.iter().flat_map(|j| &j.rows).collect();
     let context = (run.interrupted, run.started_at_ms, run.telemetry.clone());
     let mut entries = s.reporter.entries(jobs, &rows, &meta, context);
@@ -258,6 +278,7 @@ fn run_prepared(
                         skip: p.seq_skip,
                         run: p.seq_run,
                     },
+                    timeline_interval: s.interval,
                     ..DataOptions::default()
                 },
                 after: p.after.and_then(|a| jobs.iter().position(|&j| j == a)),

@@ -1,0 +1,93 @@
+//! fio's log files, written by rank 0 when each phase ends, from the clones' timelines
+//! (iolab_compat's [`render_logs`]): fio's names and columns, relative to the current
+//! directory as fio's. Every log's directory was checked before anything ran
+//! ([`check_log_dirs`]); a file a job writes replaces what was there (as fio's), except
+//! that with `per_job_logs=0` the later clones and jobs append to it.
+
+use std::io::Write;
+use std::sync::Mutex;
+
+use anyhow::{Context, Result};
+use iolab_compat::fio::logs::{CloneLog, render_logs};
+use iolab_compat::fio::{FioError, FioPlan};
+use iolab_engine::data::together::WorkerRow;
+
+/// Refuses a job whose log would go to a directory that does not exist (fio runs it
+/// and loses the log).
+pub fn check_log_dirs(plans: &[FioPlan]) -> Result<(), FioError> {
+    let cwd = std::env::current_dir().unwrap_or_default();
+    for p in plans {
+        if let Err((key, why)) = p.job.logs.check_dirs(&cwd) {
+            return Err(FioError::option(p.job.at_of(key), &p.job.name, key, why));
+        }
+    }
+    Ok(())
+}
+
+/// The timeline resolution the run's logs need, if any: one for all jobs, so that the
+/// timelines of jobs reported together add up.
+pub fn timeline_interval_ms(plans: &[FioPlan]) -> Option<u64> {
+    plans
+        .iter()
+        .filter_map(|p| p.job.logs.interval_ms())
+        .reduce(gcd)
+}
+
+fn gcd(a: u64, b: u64) -> u64 {
+    if b == 0 { a.max(1) } else { gcd(b, a % b) }
+}
+
+/// fio's thread number of each plan's first clone, less one: clones are counted over
+/// all jobs in order, every rank's clones of a job together.
+pub fn first_numbers(plans: &[FioPlan], ranks: u32) -> Vec<u32> {
+    let mut next = 0;
+    plans
+        .iter()
+        .map(|p| {
+            let first = next;
+            next += p.spec.threads * ranks;
+            first
+        })
+        .collect()
+}
+
+/// Writes the logs of plan `plan` from its clones' rows. `written` holds the files this
+/// run wrote before: they are appended to, the others replaced.
+pub fn write_logs(
+    plan: &FioPlan,
+    first: u32,
+    rows: &[WorkerRow],
+    written: &Mutex<Vec<String>>,
+) -> Result<()> {
+    if !plan.job.logs.any() {
+        return Ok(());
+    }
+    let mut rows: Vec<&WorkerRow> = rows.iter().collect();
+    rows.sort_by_key(|r| r.worker);
+    let clones: Vec<CloneLog<'_>> = rows
+        .iter()
+        .map(|r| CloneLog {
+            number: first + r.worker + 1,
+            timeline: &r.measure.timeline,
+            latency_max: &r.measure.latency_max,
+            elapsed: r.elapsed,
+        })
+        .collect();
+    let mut written = written.lock().unwrap_or_else(|p| p.into_inner());
+    for (name, text) in render_logs(&plan.job.logs, &clones) {
+        let append = written.contains(&name);
+        let mut file = std::fs::OpenOptions::new()
+            .write(true)
+            .create(true)
+            .append(append)
+            .truncate(!append)
+            .open(&name)
+            .with_context(|| format!("[{}] writing the log {name}", plan.job.name))?;
+        file.write_all(text.as_bytes())
+            .with_context(|| format!("[{}] writing the log {name}", plan.job.name))?;
+        if !append {
+            written.push(name);
+        }
+    }
+    Ok(())
+}
