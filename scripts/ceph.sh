@@ -174,8 +174,8 @@ osd_crush_chooseleaf_type = 0
 mon_allow_pool_size_one = true
 mon_allow_pool_delete = true
 mon_warn_on_pool_no_redundancy = false
-mon_data_avail_warn = 5
-mon_data_avail_crit = 2
+mon_data_avail_warn = 1
+mon_data_avail_crit = 0
 mon_max_pg_per_osd = 1000
 mgr_initial_modules = iostat
 [mon]
@@ -334,7 +334,7 @@ monmaptool --create --fsid "$fsid" --addv a "[v2:127.0.0.1:$P_MON]" "$state/monm
 ceph-mon -c "$conf" --mkfs -i a --monmap "$state/monmap" --keyring "$kr" >"$state/log/mkfs.out" 2>&1 \
     || { cat "$state/log/mkfs.out" >&2; failed_up; die "ceph-mon --mkfs failed"; }
 start_d mon.a
-wait_until 30 "the mon" failed_up c -s
+wait_until 30 "the mon" failed_up ceph -c "$conf" --connect-timeout 10 -s
 start_d mgr.x
 
 # OSDs: a sparse image, a loop device over it, bluestore on the device.

@@ -186,6 +186,9 @@ failed_up() { tail -20 "$state/server.log" >&2; stop_all; }
 wait_until 60 "the S3 gateway" failed_up curl -s -o /dev/null "http://127.0.0.1:$P_S3/"
 wait_until 60 "a writable volume" failed_up sh -c "curl -s 'http://127.0.0.1:$P_MASTER/dir/assign' | grep -q '\"fid\"'"
 wait_until 60 "the filer" failed_up curl -sf -o /dev/null "http://127.0.0.1:$P_FILER/"
+# The gateway answers before it has read the identities: wait for a signed ListBuckets.
+wait_until 60 "S3 with the keys" failed_up curl -sf -o /dev/null --aws-sigv4 aws:amz:us-east-1:s3 \
+    --user "$access_key:$secret_key" "http://127.0.0.1:$P_S3/"
 
 if [ "$mount" = 1 ]; then
     setsid "$weed" mount -filer="127.0.0.1:$P_FILER.$P_FILER_GRPC" -dir="$state/mnt" -cacheDir="$state/cache" \

@@ -35,11 +35,24 @@ stop_pid() {
 # /proc/self/mounts, not mountpoint(1): a FUSE mount whose daemon died fails stat().
 is_mounted() { awk -v m="$1" '$2 == m { found = 1 } END { exit !found }' /proc/self/mounts; }
 
-# Unmounts a FUSE mount (a live one cleanly, a dead one lazily).
+# Unmounts a FUSE mount: a live one cleanly; one whose daemon is dead, or alive but no
+# longer answering (an unmount waits for it for ever), by aborting its connection through
+# fusectl and detaching it lazily.
 unmount_fuse() {
-    is_mounted "$1" || return 0
-    fusermount3 -u "$1" 2>/dev/null || fusermount -u "$1" 2>/dev/null || umount "$1" 2>/dev/null \
-        || fusermount3 -uz "$1" 2>/dev/null || umount -l "$1" 2>/dev/null || true
+    local m=$1 minor ctl=/sys/fs/fuse/connections mounted_ctl=0
+    is_mounted "$m" || return 0
+    timeout 30 fusermount3 -u "$m" 2>/dev/null && return 0
+    timeout 30 umount "$m" 2>/dev/null && return 0
+    minor=$(awk -v m="$m" '$5 == m { split($3, d, ":"); print d[2] }' /proc/self/mountinfo | tail -n 1)
+    if [ -n "$minor" ]; then
+        if [ ! -e "$ctl/$minor" ] && mount -t fusectl none "$ctl" 2>/dev/null; then mounted_ctl=1; fi
+        if [ -e "$ctl/$minor/abort" ]; then
+            say "$m does not answer: aborting its FUSE connection"
+            echo 1 >"$ctl/$minor/abort" || true
+        fi
+        [ "$mounted_ctl" = 0 ] || umount "$ctl" 2>/dev/null || true
+    fi
+    fusermount3 -uz "$m" 2>/dev/null || umount -l "$m" 2>/dev/null || true
 }
 
 listening() { # port -> 0 if something on this machine listens on it
@@ -68,13 +81,15 @@ claim_state() {
     touch "$state/$marker"
 }
 
-# Waits `secs` for `cmd...` to succeed; on failure runs `on_fail` (a function) first.
+# Waits `secs` (wall clock) for `cmd...` to succeed, each try bounded by the time left;
+# on failure runs `on_fail` (a function) first.
 wait_until() {
-    local secs=$1 what=$2 on_fail=$3 i
+    local secs=$1 what=$2 on_fail=$3 end left
     shift 3
-    for i in $(seq $((secs * 10))); do
-        "$@" >/dev/null 2>&1 && return 0
-        sleep 0.1
+    end=$((SECONDS + secs))
+    while left=$((end - SECONDS)); [ "$left" -gt 0 ]; do
+        timeout "$left" "$@" >/dev/null 2>&1 && return 0
+        sleep 0.2
     done
     "$on_fail"
     die "$what not ready after $secs s"
