@@ -2,7 +2,8 @@
 //! ([`units`]), user intent ([`spec`]), measured facts ([`result`]), latency histograms
 //! ([`histogram`]), statistics ([`stats`]), reproducible randomness ([`rng`]), block
 //! contents ([`pattern`]), the machine inventory ([`inventory`]) and device samples
-//! ([`telemetry`]), UTC dates ([`civil`]). No I/O here.
+//! ([`telemetry`]), UTC dates ([`civil`]), the mount table's format ([`mountinfo`]).
+//! No I/O here.
 #![forbid(unsafe_code)]
 
 pub mod civil;
@@ -12,6 +13,7 @@ pub mod histogram;
 pub mod input;
 pub mod inventory;
 pub mod live_latency;
+pub mod mountinfo;
 pub mod pattern;
 pub mod result;
 pub mod rng;

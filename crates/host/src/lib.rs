@@ -11,7 +11,7 @@ mod cpu;
 mod error;
 pub mod inventory;
 pub mod mount_options;
-pub mod mountinfo;
+pub use iolab_core::mountinfo;
 mod net;
 pub mod process;
 mod root;

@@ -129,7 +129,7 @@ pub(crate) fn machine() -> Fixture {
             "processor\t: 0\nmodel name\t: AMD EPYC 7302\n\nprocessor\t: 1\nmodel name\t: AMD EPYC 7302\n\n",
         )
         .file("proc/meminfo", "MemTotal:       65536000 kB\nMemFree:         1000 kB\n")
-        .file("proc/self/mountinfo", include_str!("../tests/fixtures/mountinfo"))
+        .file("proc/self/mountinfo", include_str!("../../core/tests/fixtures/mountinfo"))
         .file("sys/devices/system/cpu/online", "0-1\n")
         .dir("sys/devices/system/node/node0");
     for cpu in 0..2 {
