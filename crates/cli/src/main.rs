@@ -35,6 +35,7 @@ mod watch;
 use std::process::ExitCode;
 
 use clap::Parser;
+use clap::error::ErrorKind;
 
 fn main() -> ExitCode {
     iolab_backend::process::default_sigpipe();
@@ -44,6 +45,12 @@ fn main() -> ExitCode {
     iolab_engine::data::set_build_revision(env!("IOLAB_GIT_REVISION"));
     let cli = match cli::Cli::try_parse() {
         Ok(c) => c,
+        // `iolab`, `iolab study`: a missing subcommand is no error to squash onto one
+        // line but a newcomer's first look; clap's own help, on stderr, exit 2 as clap's.
+        Err(e) if e.kind() == ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand => {
+            let _ = e.print();
+            return ExitCode::from(exit::USAGE);
+        }
         Err(e) if e.use_stderr() => {
             let args: Vec<String> = std::env::args().collect();
             eprintln!("iolab: {}", exit::one_line_usage(&e, &args));

@@ -34,3 +34,4 @@ mod targets;
 #[cfg(feature = "mpi")]
 mod targets_mpi;
 mod tools;
+mod usage;
