@@ -7,12 +7,25 @@ use std::process::{Child, Command, Output, Stdio};
 pub fn iolab() -> Command {
     let mut c = Command::new(env!("CARGO_BIN_EXE_iolab"));
     // Results of tests never land in the user's results database.
-    c.env(
-        "IOLAB_DB",
-        std::env::temp_dir().join(format!("iolab-test-{}.db", std::process::id())),
-    );
+    c.env("IOLAB_DB", test_db());
     c.env_remove("RUST_BACKTRACE");
     c
+}
+
+thread_local! {
+    /// This test's results database, in a directory of its own that goes with the test's
+    /// thread: the harness runs every test on a thread of its own, whose thread-locals are
+    /// dropped when it ends, passed or failed (a panic unwinds it too).
+    static TEST_DB_DIR: tempfile::TempDir = tempfile::Builder::new()
+        .prefix("iolab-test-db-")
+        .tempdir()
+        .expect("a temporary directory for the test's database");
+}
+
+/// The results database of the running test (removed with its directory when the test
+/// ends): what `IOLAB_DB` is set to for every iolab the tests start.
+pub fn test_db() -> PathBuf {
+    TEST_DB_DIR.with(|d| d.path().join("results.db"))
 }
 
 pub struct Ran {
@@ -83,10 +96,7 @@ pub fn run_in_namespace(setup: &str, args: &[&str]) -> Ran {
     Ran::from(
         Command::new("unshare")
             .args(["-m", "sh", "-c", &script])
-            .env(
-                "IOLAB_DB",
-                std::env::temp_dir().join(format!("iolab-test-{}.db", std::process::id())),
-            )
+            .env("IOLAB_DB", test_db())
             .env_remove("RUST_BACKTRACE")
             .output()
             .expect("unshare runs"),

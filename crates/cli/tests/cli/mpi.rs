@@ -29,10 +29,7 @@ pub(crate) fn mpirun(np: u32) -> Command {
         &np.to_string(),
     ]);
     c.arg(env!("CARGO_BIN_EXE_iolab"));
-    c.env(
-        "IOLAB_DB",
-        std::env::temp_dir().join(format!("iolab-test-mpi-{}.db", std::process::id())),
-    );
+    c.env("IOLAB_DB", crate::common::test_db());
     c.env_remove("RUST_BACKTRACE");
     c
 }

@@ -447,3 +447,30 @@ fn control_characters_in_paths_and_labels_are_escaped() {
         assert!(r.stdout.contains("bad\\nlabel"), "{args:?}: {}", r.stdout);
     }
 }
+
+/// Regression: the tests' databases piled up in /tmp (`iolab-test-<pid>.db`). Each test's
+/// database now lives in a directory that goes when the test ends, failed or not.
+#[test]
+fn a_tests_database_goes_with_the_test_passed_or_failed() {
+    for fails in [false, true] {
+        let (tx, rx) = std::sync::mpsc::channel();
+        let test = std::thread::spawn(move || {
+            let db = crate::common::test_db();
+            let ran = crate::common::run(&["run", "--backend", "null", "--size", "1MiB", "-Q"]);
+            tx.send((db.clone(), db.exists(), ran.code)).unwrap();
+            assert!(!fails, "the test fails after storing its run");
+        });
+        let joined = test.join();
+        let (db, existed, code) = rx.recv().unwrap();
+        assert_eq!(joined.is_err(), fails);
+        assert_eq!(code, 0);
+        assert!(existed, "the run was stored in {}", db.display());
+        let dir = db.parent().unwrap();
+        assert!(dir.starts_with(std::env::temp_dir()), "{}", dir.display());
+        assert!(
+            !dir.exists(),
+            "{} left behind (fails: {fails})",
+            dir.display()
+        );
+    }
+}

@@ -24,10 +24,7 @@ fn mpirun(np: u32, args: &[&str]) -> Option<Ran> {
         ])
         .arg(env!("CARGO_BIN_EXE_iolab"))
         .args(args)
-        .env(
-            "IOLAB_DB",
-            std::env::temp_dir().join("iolab-targets-mpi-test.db"),
-        )
+        .env("IOLAB_DB", crate::common::test_db())
         .env_remove("RUST_BACKTRACE")
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
