@@ -12,7 +12,9 @@ use iolab_core::spec::{BackendKind, DataSpec, RwKind, TargetSpec};
 use iolab_core::units::{ByteCount, TimeSpan};
 use iolab_engine::assemble::PhaseMeta;
 use iolab_engine::data::DataOptions;
-use iolab_engine::data::together::{DataJob, JobsRun, StatusEvery, WorkerRow, run_data_jobs};
+use iolab_engine::data::together::{
+    DataJob, JobRun, JobsRun, StatusEvery, WorkerRow, run_data_jobs,
+};
 use iolab_engine::plan::FileNames;
 use iolab_engine::{Env, MonotonicClock, PreparedTarget, prepare_target};
 
@@ -213,4 +215,63 @@ fn status_reports_come_while_the_jobs_run() {
     assert!(seen.windows(2).all(|w| w[0] <= w[1]), "{seen:?}");
     assert!(seen[0] > 0);
     assert!(*seen.last().unwrap() <= ops(&run.jobs[0].rows, OpKind::Read));
+}
+
+/// Each job's completed counts on several ranks come from the phase's one gather of every
+/// worker's count: rank-major, only the job's own workers, and the same counts as the
+/// rows rank 0 gathered.
+#[test]
+fn on_several_ranks_each_job_gets_its_own_workers_counts_rank_by_rank() {
+    use iolab_comm::{Comm, InProcess};
+    use iolab_core::units::Nanos;
+    use iolab_engine::FakeClock;
+    let results = InProcess::run(
+        2,
+        |r| format!("node{r}"),
+        |comm: &dyn Comm| {
+            let spec = |rw, threads| DataSpec {
+                rw,
+                threads,
+                backend: BackendKind::Null,
+                block_size: ByteCount::kib(4),
+                size: Some(ByteCount::gib(1)),
+                runtime: Some(TimeSpan(Nanos::from_millis(1))),
+                ..DataSpec::default()
+            };
+            let (a, b) = (spec(RwKind::Write, 2), spec(RwKind::Read, 1));
+            let target = prepare_target(comm, &TargetSpec::default(), a.backend, true).unwrap();
+            let job = |spec| DataJob {
+                spec,
+                target: &target,
+                opts: DataOptions::default(),
+                after: None,
+            };
+            // Rank r's clock runs r+1 times slower: its workers complete fewer I/Os.
+            let clock = FakeClock::new(Nanos(1000 * (u64::from(comm.rank()) + 1)));
+            let stop = AtomicBool::new(false);
+            let env = Env::new(comm, &stop).with_settle(std::time::Duration::ZERO);
+            let run = run_data_jobs(&env, &clock, &[job(&a), job(&b)], None).unwrap();
+            let counts = |j: &JobRun| j.completed.clone();
+            let rows = |j: &JobRun| j.rows.iter().map(|r| (r.rank, r.completed)).collect();
+            let got: Vec<(Vec<u64>, Vec<(u32, u64)>)> =
+                run.jobs.iter().map(|j| (counts(j), rows(j))).collect();
+            got
+        },
+    );
+    // Rank 0 holds every rank's rows: the counts are theirs, rank by rank.
+    let jobs = &results[0];
+    assert_eq!(jobs.len(), 2);
+    for (j, (completed, rows)) in jobs.iter().enumerate() {
+        assert_eq!(completed.len(), [4, 2][j], "job {j}");
+        let ranks: Vec<u32> = rows.iter().map(|r| r.0).collect();
+        assert_eq!(ranks, [vec![0, 0, 1, 1], vec![0, 1]][j], "job {j}");
+        let from_rows: Vec<u64> = rows.iter().map(|r| r.1).collect();
+        assert_eq!(completed, &from_rows, "job {j}");
+        assert!(completed.iter().all(|c| *c > 0), "job {j}: {completed:?}");
+    }
+    // Every rank got the same counts.
+    for other in &results[1..] {
+        let counts: Vec<&Vec<u64>> = other.iter().map(|j| &j.0).collect();
+        assert_eq!(counts, jobs.iter().map(|j| &j.0).collect::<Vec<_>>());
+    }
 }

@@ -196,7 +196,7 @@ pub fn run_data_jobs<C: Clock>(
     let run = run_phase(&env, clock, &names.join("+"), map.len(), false, work)?;
     drop(watcher);
     let rows: Vec<WorkerRow> = board.into_iter().filter_map(take).collect();
-    finish(outer, clock, &ready, rows, run)
+    finish(outer, clock, &ready, &map, rows, run)
 }
 
 /// What the phase's workers share: the jobs, which worker is which, and where each
@@ -275,12 +275,15 @@ fn take(m: Mutex<Option<WorkerRow>>) -> Option<WorkerRow> {
     m.into_inner().unwrap_or_else(|p| p.into_inner())
 }
 
-/// After the phase: every rank's rows to rank 0, each job's completed counts to every
-/// rank, then each job's records and verify phase.
+/// After the phase: every rank's rows to rank 0, then each job's records and verify
+/// phase. Each job's completed counts come from the phase's own gather
+/// (`PhaseRun::completed`, every worker of every rank, on every rank): every rank runs
+/// the same jobs, so rank r's phase worker i is entry `r * map.len() + i`.
 fn finish<C: Clock>(
     env: &Env<'_>,
     clock: &C,
     ready: &[ReadyJob<'_>],
+    map: &[(usize, usize)],
     rows: Vec<WorkerRow>,
     run: PhaseRun,
 ) -> Result<JobsRun, EngineError> {
@@ -290,15 +293,14 @@ fn finish<C: Clock>(
         host: comm.host().to_string(),
         message: e.to_string(),
     };
-    let mine: Vec<Vec<u64>> = (0..ready.len())
-        .map(|j| {
-            rows.iter()
-                .filter(|r| r.job as usize == j)
-                .map(|r| r.completed)
-                .collect()
-        })
-        .collect();
-    let by_rank: Vec<Vec<Vec<u64>>> = comm.all_gather(&mine).map_err(rank_error)?;
+    let per_rank = map.len();
+    if run.completed.len() != per_rank * comm.size() as usize {
+        return Err(EngineError::Setup(format!(
+            "the ranks ran different numbers of workers ({} in all, {per_rank} on rank {})",
+            run.completed.len(),
+            comm.rank()
+        )));
+    }
     let errors: Vec<u64> = (0..ready.len())
         .map(|j| {
             rows.iter()
@@ -320,9 +322,15 @@ fn finish<C: Clock>(
     };
     let mut jobs = Vec::with_capacity(ready.len());
     for (j, job) in ready.iter().enumerate() {
-        let completed: Vec<u64> = by_rank
-            .iter()
-            .flat_map(|r| r.get(j).cloned().unwrap_or_default())
+        let completed: Vec<u64> = run
+            .completed
+            .chunks(per_rank.max(1))
+            .flat_map(|rank| {
+                rank.iter()
+                    .zip(map)
+                    .filter(|(_, m)| m.0 == j)
+                    .map(|(c, _)| *c)
+            })
             .collect();
         let failed = errors.get(j).copied().unwrap_or(0);
         let verify = job.conclude(env, clock, &completed, failed, run.interrupted)?;

@@ -16,6 +16,7 @@ use super::{WorkerSetup, op_of};
 use crate::clock::Clock;
 use crate::control::PhaseControl;
 use crate::offsets::{OffsetGen, OpMix};
+use crate::plan::FilePlan;
 use crate::recorder::Recorder;
 
 /// Steps through the write window: a prime above any number of positions (at most
@@ -27,6 +28,9 @@ pub(super) struct Loop<'s, 'b, C: Clock> {
     s: &'s WorkerSetup<'s, C>,
     backend: &'b mut dyn IoBackend,
     files: &'b [DataFile],
+    /// This worker's files in the plan (their ids and paths), by the worker's own file
+    /// number: a verify block's file id is one slice index per I/O, set up once here.
+    my_files: &'s [FilePlan],
     start: Nanos,
     /// Bytes per read, write and trim (`IoDir` order); the same unless a mixed
     /// workload's writes have a size of their own.
@@ -79,6 +83,12 @@ impl<'s, 'b, C: Clock> Loop<'s, 'b, C> {
             s,
             backend,
             files,
+            // None for a workload without files (the null backend's plans have none).
+            my_files: s
+                .plan
+                .files
+                .get(s.worker.file..s.worker.file + s.worker.files as usize)
+                .unwrap_or_default(),
             start,
             len: {
                 let [r, w] = s.plan.spec.io_sizes();
@@ -236,7 +246,7 @@ impl<'s, 'b, C: Clock> Loop<'s, 'b, C> {
                             fill_ior_timestamp(buf, seed as u32, self.s.worker.global.into());
                         }
                     } else if verify {
-                        let file_id = self.s.plan.files[self.s.worker.file + file as usize].id;
+                        let file_id = self.my_files[file as usize].id;
                         fill_verify(buf, seed, file_id, offset);
                     } else {
                         stamp_unique(buf, offset, self.issued);
@@ -387,7 +397,7 @@ impl<'s, 'b, C: Clock> Loop<'s, 'b, C> {
                 if verify && dir == IoDir::Read {
                     let offset = self.slot_offset[slot];
                     let file = self.slot_file[slot] as usize;
-                    let file_id = self.s.plan.files[self.s.worker.file + file].id;
+                    let file_id = self.my_files[file].id;
                     let buf = &self.backend.buffers().get(c.slot)[..len as usize];
                     let wrong = if self.s.plan.spec.pattern == DataPattern::IorTimestamp {
                         let owner = self.s.worker.owner.into();
@@ -403,10 +413,7 @@ impl<'s, 'b, C: Clock> Loop<'s, 'b, C> {
                             .map(|m| m.to_string())
                     };
                     if let Some(m) = wrong {
-                        let path = self.s.plan.files[self.s.worker.file + file]
-                            .path
-                            .display()
-                            .to_string();
+                        let path = self.my_files[file].path.display().to_string();
                         let message = format!(
                             "verify failed for the block at offset {offset} in {path}: {m}"
                         );
@@ -464,10 +471,7 @@ impl<'s, 'b, C: Clock> Loop<'s, 'b, C> {
             rank: self.s.rank,
             host: self.s.host.to_string(),
             op,
-            path: self.s.plan.files[self.s.worker.file + file]
-                .path
-                .display()
-                .to_string(),
+            path: self.my_files[file].path.display().to_string(),
             offset,
             errno,
             message,
@@ -475,7 +479,7 @@ impl<'s, 'b, C: Clock> Loop<'s, 'b, C> {
     }
 
     fn io_failed(&mut self, rec: &mut Recorder, dir: IoDir, file: usize, offset: u64, result: i32) {
-        let path = self.s.plan.files[self.s.worker.file + file].path.clone();
+        let path = self.my_files[file].path.clone();
         let op = op_of(dir);
         let op_name = op.name();
         let len = self.len[dir as usize] as u64;
