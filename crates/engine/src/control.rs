@@ -9,6 +9,7 @@ use std::sync::{Condvar, Mutex};
 use std::time::Duration;
 
 use iolab_core::live_latency::BUCKETS;
+use iolab_core::result::OpKind;
 use iolab_core::units::Nanos;
 
 use crate::recorder::WorkerMeasure;
@@ -19,6 +20,12 @@ pub struct WorkerProgress {
     /// Its latencies so far in coarse buckets (iolab_core::live_latency), copied from
     /// its recorder every 256 operations: what the live views take p50 and p99 from.
     pub latency: Box<[AtomicU64; BUCKETS]>,
+    /// Operations and bytes its recorder counted so far, by operation
+    /// (`OpKind::index`), copied with the latency buckets: what the stored result will
+    /// count (a ramp's operations are not), the source of `/metrics`' live counters.
+    pub counted: Box<[[AtomicU64; 2]; OpKind::ALL.len()]>,
+    /// Operations completed (a ramp's too) and their bytes: what the stall watchdog and
+    /// the progress line follow.
     pub ops: AtomicU64,
     pub bytes: AtomicU64,
     /// Set when the worker has finished (its share done, stopped, or failed).
@@ -44,6 +51,9 @@ impl Default for WorkerProgress {
     fn default() -> Self {
         WorkerProgress {
             latency: Box::new(std::array::from_fn(|_| AtomicU64::new(0))),
+            counted: Box::new(std::array::from_fn(|_| {
+                [AtomicU64::new(0), AtomicU64::new(0)]
+            })),
             ops: AtomicU64::new(0),
             bytes: AtomicU64::new(0),
             done: AtomicBool::new(false),
@@ -325,6 +335,20 @@ impl PhaseControl {
         for w in &self.workers {
             for (t, c) in total.iter_mut().zip(w.latency.iter()) {
                 *t += c.load(Ordering::Relaxed);
+            }
+        }
+        total
+    }
+
+    /// The workers' counted operations by operation, then their bytes by operation
+    /// (`OpKind::index` order; see [`WorkerProgress::counted`]).
+    pub fn counted(&self) -> Vec<u64> {
+        let n = OpKind::ALL.len();
+        let mut total = vec![0u64; 2 * n];
+        for w in &self.workers {
+            for (i, [ops, bytes]) in w.counted.iter().enumerate() {
+                total[i] += ops.load(Ordering::Relaxed);
+                total[n + i] += bytes.load(Ordering::Relaxed);
             }
         }
         total

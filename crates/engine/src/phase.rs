@@ -47,6 +47,10 @@ pub struct Progress<'a> {
     /// Each rank's host and counts so far, by rank, when [`Env::per_rank_progress`] asks
     /// for them (the live page's host rows); empty otherwise.
     pub per_rank: &'a [RankProgress],
+    /// Operations the workers of all ranks counted so far by operation (`OpKind::index`),
+    /// then their bytes by operation: what the phase's stored result counts (a ramp's
+    /// are not), when [`Env::per_rank_progress`] asks for them; empty otherwise.
+    pub counted: &'a [u64],
     /// Each unit's counts as last heard (at most [`UNITS_PER_TICK`] per rank a tick), by
     /// unit, when [`Env::per_rank_progress`] asks for them and the workload has units
     /// ([`Env::units`]); empty otherwise.
@@ -440,6 +444,12 @@ fn coordinate<C: Clock>(
             .map(|(n, c)| n.saturating_sub(*c))
             .collect();
         counted = now_counted;
+        // With --serve, the counts by operation ride on the tick too.
+        let mut by_op = if env.per_rank_progress {
+            control.counted()
+        } else {
+            Vec::new()
+        };
         let (quiet, worker) = watch.longest(control);
         let local = Tick {
             finished: control.finished_count(),
@@ -459,6 +469,7 @@ fn coordinate<C: Clock>(
             let (tick_sums, maxes) = local.encode();
             let mut sums = tick_sums.to_vec();
             sums.extend_from_slice(&latency);
+            sums.extend_from_slice(&by_op);
             let silent = |s: &iolab_comm::Silence| {
                 let what = format!(
                     "it stopped answering (no progress report for {:.1} s)",
@@ -490,7 +501,9 @@ fn coordinate<C: Clock>(
                 }
             };
             let (sums, maxes) = comm.reduce(&sums, &maxes, env.stall_timeout, &silent);
-            latency = sums[tick_sums.len()..].to_vec();
+            let ops_from = tick_sums.len() + latency.len();
+            latency = sums[tick_sums.len()..ops_from].to_vec();
+            by_op = sums[ops_from..].to_vec();
             Tick::decode(&sums[..tick_sums.len()], &maxes)
         } else {
             local
@@ -555,6 +568,7 @@ fn coordinate<C: Clock>(
                 workers_done: global.finished,
                 workers: global.workers,
                 latency: &latency,
+                counted: &by_op,
                 per_rank: &per_rank,
                 per_unit: breakdown.as_ref().map_or(&[], |b| b.units()),
             });

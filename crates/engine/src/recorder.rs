@@ -5,10 +5,12 @@
 
 use std::collections::BTreeMap;
 
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::Ordering;
 
 use iolab_core::histogram::LatencyHistogram;
 use iolab_core::live_latency::{BUCKETS, bucket as live_bucket};
+
+use crate::control::WorkerProgress;
 use iolab_core::result::{ErrorRecord, OpCount, OpKind, OpSeries, Timeline};
 use iolab_core::units::Nanos;
 use serde::{Deserialize, Serialize};
@@ -59,6 +61,9 @@ pub struct Recorder {
     /// Operations recorded, and as many when the live buckets were last published.
     recorded: u64,
     published: u64,
+    /// It records a ramp, which the stored result will not count: its counts are not
+    /// published (the live counters would fall back when the ramp ends).
+    ramping: bool,
 }
 
 impl Recorder {
@@ -79,19 +84,33 @@ impl Recorder {
             live: [0; BUCKETS],
             recorded: 0,
             published: 0,
+            ramping: false,
         }
     }
 
-    /// Copies the live latency buckets into `to` (the worker's progress slot) when 256
-    /// operations were recorded since the last copy, or with `now`: the copy costs under
-    /// one store per operation.
+    /// What it records is a ramp (replaced by a new recorder when the ramp ends).
+    pub fn set_ramping(&mut self) {
+        self.ramping = true;
+    }
+
+    /// Copies the live latency buckets and the counts by operation into `to` (the
+    /// worker's progress slot) when 256 operations were recorded since the last copy, or
+    /// with `now`: the copy costs under one store per operation.
     #[inline]
-    pub fn publish(&mut self, to: &[AtomicU64; BUCKETS], now: bool) {
+    pub fn publish(&mut self, to: &WorkerProgress, now: bool) {
         if !now && self.recorded - self.published < 256 {
             return;
         }
-        for (slot, v) in to.iter().zip(self.live.iter()) {
+        for (slot, v) in to.latency.iter().zip(self.live.iter()) {
             slot.store(*v, Ordering::Relaxed);
+        }
+        if !self.ramping {
+            for (slot, r) in to.counted.iter().zip(self.ops.iter()) {
+                if let Some(r) = r {
+                    slot[0].store(r.count.ops, Ordering::Relaxed);
+                    slot[1].store(r.count.bytes, Ordering::Relaxed);
+                }
+            }
         }
         self.published = self.recorded;
     }

@@ -142,6 +142,9 @@ pub fn run_data_worker<C: Clock>(s: &WorkerSetup<'_, C>) -> Result<WorkerReport,
         s.clock.now()
     };
     let mut rec = Recorder::new(start, s.plan.interval);
+    if s.plan.start.ramp > Nanos::ZERO {
+        rec.set_ramping();
+    }
     let mut lp = Loop::new(s, backend.as_mut(), &files, start);
     lp.window_positions = write_window / s.alignment.max(1) + 1;
     lp.run(
@@ -155,7 +158,7 @@ pub fn run_data_worker<C: Clock>(s: &WorkerSetup<'_, C>) -> Result<WorkerReport,
     let finished_at = s.clock.now().saturating_sub(lp.counted_from);
     let completed = lp.completed;
     drop(lp);
-    rec.publish(&s.control.workers[s.index].latency, true);
+    rec.publish(&s.control.workers[s.index], true);
     s.control.finished(s.index);
     Ok(WorkerReport {
         measure: rec.finish(),

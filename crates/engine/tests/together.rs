@@ -217,6 +217,9 @@ fn status_reports_come_while_the_jobs_run() {
     assert!(*seen.last().unwrap() <= ops(&run.jobs[0].rows, OpKind::Read));
 }
 
+/// A job's completed counts, and its rows' (rank, completed).
+type JobCounts = (Vec<u64>, Vec<(u32, u64)>);
+
 /// Each job's completed counts on several ranks come from the phase's one gather of every
 /// worker's count: rank-major, only the job's own workers, and the same counts as the
 /// rows rank 0 gathered.
@@ -253,9 +256,10 @@ fn on_several_ranks_each_job_gets_its_own_workers_counts_rank_by_rank() {
             let run = run_data_jobs(&env, &clock, &[job(&a), job(&b)], None).unwrap();
             let counts = |j: &JobRun| j.completed.clone();
             let rows = |j: &JobRun| j.rows.iter().map(|r| (r.rank, r.completed)).collect();
-            let got: Vec<(Vec<u64>, Vec<(u32, u64)>)> =
-                run.jobs.iter().map(|j| (counts(j), rows(j))).collect();
-            got
+            run.jobs
+                .iter()
+                .map(|j| (counts(j), rows(j)))
+                .collect::<Vec<JobCounts>>()
         },
     );
     // Rank 0 holds every rank's rows: the counts are theirs, rank by rank.

@@ -1,8 +1,8 @@
 //! `/metrics`: the live state in Prometheus' text exposition format (0.0.4), encoded by
-//! the `prometheus` crate. Counters of operations and bytes by operation and host are
-//! those of the finished phases, so their final values equal the stored result's; the
-//! current phase shows as gauges. The run id, label and command are labels of every
-//! series.
+//! the `prometheus` crate. Operations and bytes are counters (`_total`): by phase and
+//! operation they grow while a phase runs and end equal to its stored result; by host
+//! they are the finished phases'. What is not a count (rates now, workers, the ETA)
+//! is a gauge. The run id, label and command are labels of every series.
 
 use std::collections::HashMap;
 
@@ -18,19 +18,40 @@ pub fn render(s: &LiveState) -> Result<String, prometheus::Error> {
     labels.insert("label".to_string(), s.label.clone().unwrap_or_default());
     labels.insert("command".to_string(), s.command.clone());
     let registry = Registry::new_custom(Some("iolab".into()), Some(labels.clone()))?;
-    let counter = |name: &str, help: &str| -> Result<IntCounterVec, prometheus::Error> {
-        let c = IntCounterVec::new(Opts::new(name, help), &["op", "host"])?;
+    let counter = |name: &str, help: &str, labels: &[&str]| {
+        let c = IntCounterVec::new(Opts::new(name, help), labels)?;
         registry.register(Box::new(c.clone()))?;
-        Ok(c)
+        Ok::<_, prometheus::Error>(c)
     };
+    let by_phase = ["phase", "op"];
     let ops = counter(
         "operations_total",
-        "Operations completed in finished phases",
+        "Operations completed, by phase: growing while the phase runs, then its stored result's",
+        &by_phase,
     )?;
-    let bytes = counter("bytes_total", "Bytes moved in finished phases")?;
+    let bytes = counter(
+        "bytes_total",
+        "Bytes moved, by phase: growing while the phase runs, then its stored result's",
+        &by_phase,
+    )?;
+    for (phase, op, n, b) in s.counters.values() {
+        ops.with_label_values(&[phase, op.name()]).inc_by(n);
+        bytes.with_label_values(&[phase, op.name()]).inc_by(b);
+    }
+    let by_host = ["op", "host"];
+    let host_ops = counter(
+        "host_operations_total",
+        "Operations completed in finished phases, by host",
+        &by_host,
+    )?;
+    let host_bytes = counter(
+        "host_bytes_total",
+        "Bytes moved in finished phases, by host",
+        &by_host,
+    )?;
     for ((op, host), (n, b)) in &s.counted {
-        ops.with_label_values(&[op.name(), host]).inc_by(*n);
-        bytes.with_label_values(&[op.name(), host]).inc_by(*b);
+        host_ops.with_label_values(&[op.name(), host]).inc_by(*n);
+        host_bytes.with_label_values(&[op.name(), host]).inc_by(*b);
     }
     let gauge = |name: &str, help: &str, labels: &[&str]| -> Result<GaugeVec, prometheus::Error> {
         let g = GaugeVec::new(Opts::new(name, help), labels)?;
@@ -64,16 +85,6 @@ pub fn render(s: &LiveState) -> Result<String, prometheus::Error> {
                 .set(v);
             Ok(())
         };
-        set(
-            "phase_operations",
-            "Operations of the current phase so far",
-            c.ops as f64,
-        )?;
-        set(
-            "phase_bytes",
-            "Bytes of the current phase so far",
-            c.bytes as f64,
-        )?;
         set(
             "phase_iops",
             "Operations per second over the last second",
@@ -192,15 +203,25 @@ fn targets(registry: &Registry, s: &LiveState) -> Result<(), prometheus::Error> 
         }
     }
     if let Some(c) = s.current.as_ref().filter(|c| !c.targets_now.is_empty()) {
-        let g = [
+        let labels = ["phase", "target", "host"];
+        let so_far = [
             (
-                "target_phase_operations",
+                "target_phase_operations_total",
                 "Operations on each target in the current phase so far",
             ),
             (
-                "target_phase_bytes",
+                "target_phase_bytes_total",
                 "Bytes moved on each target in the current phase so far",
             ),
+        ]
+        .iter()
+        .map(|(name, help)| {
+            let c = IntCounterVec::new(Opts::new(*name, *help), &labels)?;
+            registry.register(Box::new(c.clone()))?;
+            Ok(c)
+        })
+        .collect::<Result<Vec<_>, prometheus::Error>>()?;
+        let g = [
             (
                 "target_phase_iops",
                 "Operations per second on each target over the last second",
@@ -211,12 +232,14 @@ fn targets(registry: &Registry, s: &LiveState) -> Result<(), prometheus::Error> 
             ),
         ]
         .iter()
-        .map(|(name, help)| gauge(registry, name, help, &["phase", "target", "host"]))
+        .map(|(name, help)| gauge(registry, name, help, &labels))
         .collect::<Result<Vec<_>, _>>()?;
         for t in &c.targets_now {
             let l = [c.name.as_str(), t.id.as_str(), t.host.as_str()];
-            let values = [t.ops as f64, t.bytes as f64, t.iops, t.bytes_per_sec];
-            for (g, v) in g.iter().zip(values) {
+            for (c, v) in so_far.iter().zip([t.ops, t.bytes]) {
+                c.with_label_values(&l).inc_by(v);
+            }
+            for (g, v) in g.iter().zip([t.iops, t.bytes_per_sec]) {
                 g.with_label_values(&l).set(v);
             }
         }

@@ -6,6 +6,7 @@
 //! bounds its connections, their request heads and their time, closes every connection
 //! after its answer, and stops when the run ends ([`stop`]).
 
+mod counters;
 pub mod http;
 mod metrics;
 pub mod state;

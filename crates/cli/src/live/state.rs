@@ -11,6 +11,7 @@ use iolab_core::units::{BytesPerSec, OpsPerSec};
 use iolab_engine::{Progress, RankProgress};
 use serde::Serialize;
 
+use super::counters::{PhaseCounters, job_of};
 use super::targets::{self, TargetInfo, TargetRow};
 
 /// Per-second samples kept for the live chart (ten minutes).
@@ -94,10 +95,14 @@ pub struct LiveState {
     pub phases: Vec<PlannedPhase>,
     pub current: Option<CurrentPhase>,
     pub hosts: Vec<HostRow>,
-    /// Operations and bytes of finished phases by (operation, host): the counters
-    /// `/metrics` exposes, equal to the stored results'.
+    /// Operations and bytes of finished phases by (operation, host): the per-host
+    /// counters `/metrics` exposes, equal to the stored results'.
     #[serde(skip)]
     pub counted: BTreeMap<(OpKind, String), (u64, u64)>,
+    /// Operations and bytes by (phase, operation), growing while a phase runs: the
+    /// counters `/metrics` exposes, equal to the stored results' once they are stored.
+    #[serde(skip)]
+    pub counters: PhaseCounters,
     /// Seconds the remaining phases should take, when the plan has estimates.
     pub eta_secs: Option<f64>,
     /// Latency quantiles (seconds) of the last finished phase, per operation.
@@ -147,6 +152,11 @@ impl LiveState {
                 });
             }
         }
+        if new_phase {
+            let label = self.counter_label(name);
+            self.counters.begin(&label);
+        }
+        self.counters.tick(p.counted);
         let c = self.current.as_mut().expect("set above");
         if c.latency_counts.len() < latency.len() {
             c.latency_counts.resize(latency.len(), 0);
@@ -211,6 +221,8 @@ impl LiveState {
                 }
             })
             .collect();
+        let label = self.counter_label(&phase.name);
+        self.counters.stored(&label, phase);
         self.mark_done(phase, headline);
         self.count_by_host(phase);
         self.hosts = host_rows(phase);
@@ -243,9 +255,11 @@ impl LiveState {
                 headline.push(format!("{n:.0} {what}"));
             }
         }
+        let label = self.counter_label(&summary.name);
         self.mark_done(summary, headline);
         for t in targets {
             self.count_by_host(t);
+            self.counters.stored(&label, t);
         }
         targets::count(&mut self.target_counted, targets);
         if !summary.per_rank.is_empty() {
@@ -263,6 +277,21 @@ impl LiveState {
             self.current = None;
         }
         self.update_eta();
+    }
+
+    /// The phase label a running or stored phase `name` counts under in `/metrics`: the
+    /// running phase's when it is that phase, part of it or one of its fio jobs; else the
+    /// planned phase it is part of (a repetition, one target at a time); else its own.
+    fn counter_label(&self, name: &str) -> String {
+        if let Some(r) = self.counters.running()
+            && (part_of(name, r) || job_of(name, r))
+        {
+            return r.to_string();
+        }
+        self.phases
+            .iter()
+            .find(|p| part_of(name, &p.name))
+            .map_or_else(|| name.to_string(), |p| p.name.clone())
     }
 
     /// Marks `phase` done in the phase list (adding it if it was not planned).

@@ -70,6 +70,7 @@ fn at<'a>(
         workers_done: done,
         workers: 2,
         latency,
+        counted: &[],
         per_rank: &[],
         per_unit: &[],
     }

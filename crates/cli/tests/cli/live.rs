@@ -38,7 +38,7 @@ pub(crate) fn serving_command(
 }
 
 /// `command` spawned (with --serve among its arguments), and the address it printed.
-fn spawn_serving(mut command: Command) -> (Child, String) {
+pub(crate) fn spawn_serving(mut command: Command) -> (Child, String) {
     let mut child = command
         .stdout(Stdio::null())
         .stderr(Stdio::piped())

@@ -154,7 +154,7 @@ fn target_rows_follow_the_run_and_end_equal_to_the_stored_targets() {
         assert_eq!(rb["flag"], Value::Null, "flags come at the end: {rb}");
     }
     let (_, live) = http(&addr, "GET", "/metrics");
-    let now = by_target(&live, "iolab_target_phase_operations");
+    let now = by_target(&live, "iolab_target_phase_operations_total");
     let targets: Vec<&str> = now.keys().map(|k| k[0].as_str()).collect();
     assert_eq!(targets, ["/a", "/b", "/c"], "{live}");
     assert!(now.values().all(|v| *v > 0.0), "{live}");
@@ -170,8 +170,15 @@ fn target_rows_follow_the_run_and_end_equal_to_the_stored_targets() {
     // Each operation counted once by host: the targets' operations, not twice them.
     let (counts, _) = stored_targets(&json);
     let all: f64 = counts.values().map(|(n, _)| n).sum();
-    let by_host = samples(&text, "iolab_operations_total", &["host", "op"]);
+    let by_host = samples(&text, "iolab_host_operations_total", &["host", "op"]);
     assert_eq!(by_host.values().sum::<f64>(), all, "{text}");
+    // And once by phase: the targets' phases count under the phase they are part of.
+    let by_phase = samples(&text, "iolab_operations_total", &["phase", "op"]);
+    assert_eq!(
+        by_phase.keys().map(|k| k[0].as_str()).collect::<Vec<_>>(),
+        ["write-4KiB"]
+    );
+    assert_eq!(by_phase.values().sum::<f64>(), all, "{text}");
 }
 
 /// Headless Chromium during the read phase of a write-then-read run of three targets:

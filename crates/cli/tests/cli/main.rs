@@ -14,6 +14,7 @@ mod io500_tree;
 mod ior;
 mod ior_syscalls;
 mod live;
+mod live_metrics;
 mod live_targets;
 mod mdtest;
 mod meta;

@@ -90,7 +90,7 @@ pub fn run_worker<C: Clock>(s: &PhaseSetup<'_, C>, thread: usize) -> Result<Work
         s.backend.sync();
     }
     let finished_at = s.clock.now().saturating_sub(start);
-    rec.publish(&s.control.workers[thread].latency, true);
+    rec.publish(&s.control.workers[thread], true);
     s.control.finished(thread);
     Ok(WorkerReport {
         measure: rec.finish(),
@@ -231,7 +231,7 @@ impl<'s, 'a, C: Clock> Files<'s, 'a, C> {
             progress
                 .bytes
                 .store(self.done * bytes_per_file, Ordering::Relaxed);
-            rec.publish(&progress.latency, false);
+            rec.publish(progress, false);
             if !rec.first_done_marked() && control.first_done.load(Ordering::Relaxed) {
                 rec.mark_first_done();
             }

@@ -325,7 +325,7 @@ impl<'s, 'b, C: Clock> Loop<'s, 'b, C> {
             }
             progress.ops.store(self.completed, Ordering::Relaxed);
             progress.bytes.store(self.bytes, Ordering::Relaxed);
-            rec.publish(&progress.latency, false);
+            rec.publish(progress, false);
             if !rec.first_done_marked() && first_done.load(Ordering::Relaxed) {
                 rec.mark_first_done();
             }
