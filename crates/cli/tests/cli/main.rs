@@ -1,6 +1,7 @@
 //! The CLI integration tests: one binary, a temporary directory per test, the real
 //! `iolab` executable. Modules by command.
 
+mod benchmarks_doc;
 mod common;
 mod fio;
 mod fio_files;
