@@ -6,6 +6,7 @@
 //! No I/O here.
 #![forbid(unsafe_code)]
 
+pub mod checkpoint;
 pub mod civil;
 pub mod endurance;
 pub mod error;
@@ -20,6 +21,7 @@ pub mod rng;
 pub mod spec;
 pub mod stats;
 pub mod telemetry;
+pub mod train;
 pub mod units;
 
 pub use error::{SpecError, UnitError};

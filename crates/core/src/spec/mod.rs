@@ -8,11 +8,13 @@ pub mod io500;
 mod meta;
 mod study;
 mod targets;
+mod train;
 
 pub use data::*;
 pub use meta::*;
 pub use study::*;
 pub use targets::*;
+pub use train::*;
 
 use crate::error::SpecError;
 

@@ -1,0 +1,612 @@
+//! AI training I/O (`iolab train`): [`TrainSpec`] is what the user asked for (a preset of
+//! MLPerf Storage's, DLIO's options, each overriding the preset), [`TrainConfig`] the
+//! workload it resolves to, every figure concrete. The presets are DLIO's workload files
+//! `unet3d_{a100,h100}`, `resnet50_*` and `cosmoflow_*` (DLIO 2.0.0, MLPerf Storage v2.0).
+
+use std::path::PathBuf;
+
+use clap::{Args, ValueEnum};
+use serde::{Deserialize, Serialize};
+
+use crate::error::SpecError;
+use crate::units::{ByteCount, TimeSpan};
+
+/// A dataset's file format, as DLIO names it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize, ValueEnum)]
+#[serde(rename_all = "lowercase")]
+pub enum TrainFormat {
+    /// numpy's .npz: a stored (uncompressed) zip of x.npy (the samples) and y.npy.
+    Npz,
+    /// TensorFlow's TFRecord: length-prefixed tf.train.Example records with CRCs.
+    Tfrecord,
+    /// HDF5: DLIO writes it with h5py; iolab does not (refused by name).
+    Hdf5,
+}
+
+impl TrainFormat {
+    pub fn extension(self) -> &'static str {
+        match self {
+            TrainFormat::Npz => "npz",
+            TrainFormat::Tfrecord => "tfrecord",
+            TrainFormat::Hdf5 => "hdf5",
+        }
+    }
+}
+
+/// How samples reach the accelerators: DLIO's two data loaders.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize, ValueEnum)]
+#[serde(rename_all = "lowercase")]
+pub enum LoaderKind {
+    /// PyTorch's DataLoader: one global (shuffled) sample list, a contiguous slice per
+    /// accelerator; batch k built whole by reader thread k mod threads; each sample read
+    /// opens and reads its whole file.
+    Pytorch,
+    /// tf.data: files dealt round-robin to accelerators, each read once from start to
+    /// end by `read_threads` interleaved readers; samples batched as they come.
+    Tensorflow,
+}
+
+/// DLIO's shuffle setting.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize, ValueEnum)]
+#[serde(rename_all = "lowercase")]
+pub enum ShuffleKind {
+    Off,
+    /// Shuffled by --seed (the same order on every run).
+    Seed,
+    /// Shuffled differently on every run.
+    Random,
+}
+
+/// MLPerf Storage's training workloads.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize, ValueEnum)]
+#[serde(rename_all = "lowercase")]
+pub enum TrainPreset {
+    Unet3d,
+    Resnet50,
+    Cosmoflow,
+}
+
+/// The accelerator a preset's computation_time is measured on.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize, ValueEnum)]
+#[serde(rename_all = "lowercase")]
+pub enum AcceleratorKind {
+    A100,
+    H100,
+}
+
+/// `iolab train`: the workload as asked. Every `Option` left out comes from --preset,
+/// else from DLIO's default.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, Args)]
+#[serde(default, deny_unknown_fields)]
+pub struct TrainSpec {
+    /// MLPerf Storage's workload: unet3d, resnet50 or cosmoflow (DLIO's configs).
+    #[arg(long)]
+    pub preset: Option<TrainPreset>,
+
+    /// The accelerator whose computation_time the preset uses.
+    #[arg(long, value_enum, default_value_t = AcceleratorKind::H100)]
+    pub accelerator: AcceleratorKind,
+
+    /// Scales the preset's number of files (samples, record sizes and batch stay), so a
+    /// preset fits a laptop: 0.01 is a hundredth of the dataset.
+    #[arg(long, default_value_t = 1.0)]
+    pub scale: f64,
+
+    /// Where the dataset is: DLIO's data_folder (files under train/).
+    #[arg(long, value_name = "DIR")]
+    pub data_dir: Option<PathBuf>,
+
+    /// File format [default: npz, or the preset's].
+    #[arg(long, value_enum)]
+    pub format: Option<TrainFormat>,
+
+    /// Training files (DLIO's num_files_train) [default: 8].
+    #[arg(long)]
+    pub files: Option<u64>,
+
+    /// Samples in each file [default: 1].
+    #[arg(long)]
+    pub samples_per_file: Option<u64>,
+
+    /// Mean bytes of a sample (DLIO's record_length; a fraction is allowed, as resnet50's
+    /// 114660.07) [default: 65536].
+    #[arg(long)]
+    pub record_length: Option<f64>,
+
+    /// Standard deviation of a sample's bytes [default: 0].
+    #[arg(long)]
+    pub record_length_stdev: Option<f64>,
+
+    /// Subfolders of train/ the files are spread over (DLIO's num_subfolders_train).
+    #[arg(long)]
+    pub subfolders: Option<u32>,
+
+    /// The data loader whose order and sharding is followed [default: pytorch for npz,
+    /// tensorflow for tfrecord].
+    #[arg(long, value_enum)]
+    pub loader: Option<LoaderKind>,
+
+    /// Samples per step and accelerator [default: 1].
+    #[arg(long)]
+    pub batch_size: Option<u64>,
+
+    /// Reader threads per accelerator [default: 1].
+    #[arg(long)]
+    pub read_threads: Option<u32>,
+
+    /// Batches prefetched per accelerator (DLIO's prefetch_size) [default: 2].
+    #[arg(long)]
+    pub prefetch: Option<u32>,
+
+    /// Simulated compute per step, a sleep as DLIO's [default: 0].
+    #[arg(long)]
+    pub computation_time: Option<TimeSpan>,
+
+    /// Standard deviation of the compute per step [default: 0].
+    #[arg(long)]
+    pub computation_time_stdev: Option<TimeSpan>,
+
+    /// Passes over the dataset [default: 1].
+    #[arg(long)]
+    pub epochs: Option<u32>,
+
+    /// Steps per epoch, fewer than the dataset gives (DLIO's total_training_steps).
+    #[arg(long)]
+    pub steps: Option<u64>,
+
+    /// File order shuffling [default: off].
+    #[arg(long, value_enum)]
+    pub file_shuffle: Option<ShuffleKind>,
+
+    /// Sample order shuffling [default: off].
+    #[arg(long, value_enum)]
+    pub sample_shuffle: Option<ShuffleKind>,
+
+    /// The tensorflow loader's shuffle buffer, in samples [default: 1024].
+    #[arg(long)]
+    pub shuffle_size: Option<u64>,
+
+    /// The seed of the shuffles and of the generated sizes (DLIO's seed).
+    #[arg(long, default_value_t = 123)]
+    pub seed: u64,
+
+    /// Bytes per read system call while a file is read (numpy and TFRecordDataset read
+    /// 256 KiB at a time).
+    #[arg(long, default_value = "256KiB")]
+    pub transfer_size: ByteCount,
+
+    /// Read with O_DIRECT (DLIO's npz_odirect reader), bypassing the page cache.
+    #[arg(long)]
+    pub direct: bool,
+
+    /// Simulated accelerators in this process (threads); under MPI each rank runs this
+    /// many, so the job has ranks x this.
+    #[arg(long, default_value_t = 1)]
+    pub accelerators: u32,
+
+    /// The AU an epoch must reach, in % [default: the preset's, else 90].
+    #[arg(long)]
+    pub au_threshold: Option<f64>,
+}
+
+impl Default for TrainSpec {
+    fn default() -> Self {
+        crate::spec::command_line_defaults()
+    }
+}
+
+/// The workload a [`TrainSpec`] resolves to: DLIO's settings, every one concrete.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct TrainConfig {
+    pub preset: Option<TrainPreset>,
+    pub accelerator: AcceleratorKind,
+    pub format: TrainFormat,
+    pub files: u64,
+    pub samples_per_file: u64,
+    pub record_length: f64,
+    pub record_length_stdev: f64,
+    pub subfolders: u32,
+    pub loader: LoaderKind,
+    pub batch_size: u64,
+    pub read_threads: u32,
+    pub prefetch: u32,
+    pub computation_time: f64,
+    pub computation_time_stdev: f64,
+    pub epochs: u32,
+    pub steps: Option<u64>,
+    pub file_shuffle: ShuffleKind,
+    pub sample_shuffle: ShuffleKind,
+    pub shuffle_size: u64,
+    pub seed: u64,
+    pub transfer_size: u64,
+    pub direct: bool,
+    pub accelerators: u32,
+    pub au_threshold: f64,
+}
+
+/// A preset's settings (DLIO 2.0.0's workload files; MLPerf Storage v2.0 uses the same).
+struct PresetValues {
+    format: TrainFormat,
+    files: u64,
+    samples_per_file: u64,
+    record_length: f64,
+    record_length_stdev: f64,
+    loader: LoaderKind,
+    batch_size: u64,
+    read_threads: u32,
+    compute_a100: f64,
+    compute_h100: f64,
+    shuffle: ShuffleKind,
+    shuffle_size: u64,
+    au: f64,
+}
+
+fn preset_values(p: TrainPreset) -> PresetValues {
+    match p {
+        TrainPreset::Unet3d => PresetValues {
+            format: TrainFormat::Npz,
+            files: 168,
+            samples_per_file: 1,
+            record_length: 146_600_628.0,
+            record_length_stdev: 68_341_808.0,
+            loader: LoaderKind::Pytorch,
+            batch_size: 7,
+            read_threads: 4,
+            compute_a100: 0.636,
+            compute_h100: 0.323,
+            shuffle: ShuffleKind::Seed,
+            shuffle_size: 1024,
+            au: 90.0,
+        },
+        TrainPreset::Resnet50 => PresetValues {
+            format: TrainFormat::Tfrecord,
+            files: 1024,
+            samples_per_file: 1251,
+            record_length: 114_660.07,
+            record_length_stdev: 0.0,
+            loader: LoaderKind::Tensorflow,
+            batch_size: 400,
+            read_threads: 8,
+            compute_a100: 0.435,
+            compute_h100: 0.224,
+            shuffle: ShuffleKind::Off,
+            shuffle_size: 1024,
+            au: 90.0,
+        },
+        TrainPreset::Cosmoflow => PresetValues {
+            format: TrainFormat::Tfrecord,
+            files: 524_288,
+            samples_per_file: 1,
+            record_length: 2_828_486.0,
+            record_length_stdev: 71_311.0,
+            loader: LoaderKind::Tensorflow,
+            batch_size: 1,
+            read_threads: 4,
+            compute_a100: 0.00551,
+            compute_h100: 0.00350,
+            shuffle: ShuffleKind::Seed,
+            shuffle_size: 2,
+            au: 70.0,
+        },
+    }
+}
+
+impl TrainPreset {
+    /// DLIO's workload name for this preset on `acc` (`unet3d_h100`).
+    pub fn dlio_workload(self, acc: AcceleratorKind) -> String {
+        let model = match self {
+            TrainPreset::Unet3d => "unet3d",
+            TrainPreset::Resnet50 => "resnet50",
+            TrainPreset::Cosmoflow => "cosmoflow",
+        };
+        let acc = match acc {
+            AcceleratorKind::A100 => "a100",
+            AcceleratorKind::H100 => "h100",
+        };
+        format!("{model}_{acc}")
+    }
+}
+
+fn secs(t: Option<TimeSpan>) -> Option<f64> {
+    t.map(|t| t.as_secs_f64())
+}
+
+impl TrainSpec {
+    /// The workload, every setting concrete, or the first option that cannot run.
+    pub fn resolve(&self) -> Result<TrainConfig, SpecError> {
+        if !(self.scale > 0.0 && self.scale.is_finite()) {
+            return Err(SpecError::new("--scale", "must be a number above 0"));
+        }
+        let p = self.preset.map(preset_values);
+        let format = self
+            .format
+            .or(p.as_ref().map(|p| p.format))
+            .unwrap_or(TrainFormat::Npz);
+        if format == TrainFormat::Hdf5 {
+            return Err(SpecError::new(
+                "--format",
+                "iolab does not write or read hdf5 (no well-kept pure-Rust HDF5 crate; the hdf5 crates need libhdf5): use npz or tfrecord",
+            ));
+        }
+        let files_base = self.files.or(p.as_ref().map(|p| p.files)).unwrap_or(8);
+        // --scale scales a preset's file count; explicit --files are taken as given.
+        let files = if self.files.is_none() && self.preset.is_some() {
+            ((files_base as f64 * self.scale).round() as u64).max(1)
+        } else {
+            files_base
+        };
+        let compute = secs(self.computation_time)
+            .or(p.as_ref().map(|p| match self.accelerator {
+                AcceleratorKind::A100 => p.compute_a100,
+                AcceleratorKind::H100 => p.compute_h100,
+            }))
+            .unwrap_or(0.0);
+        let default_loader = match format {
+            TrainFormat::Tfrecord => LoaderKind::Tensorflow,
+            _ => LoaderKind::Pytorch,
+        };
+        let cfg = TrainConfig {
+            preset: self.preset,
+            accelerator: self.accelerator,
+            format,
+            files,
+            samples_per_file: self
+                .samples_per_file
+                .or(p.as_ref().map(|p| p.samples_per_file))
+                .unwrap_or(1),
+            record_length: self
+                .record_length
+                .or(p.as_ref().map(|p| p.record_length))
+                .unwrap_or(65536.0),
+            record_length_stdev: self
+                .record_length_stdev
+                .or(p.as_ref().map(|p| p.record_length_stdev))
+                .unwrap_or(0.0),
+            subfolders: self.subfolders.unwrap_or(0),
+            loader: self
+                .loader
+                .or(p.as_ref().map(|p| p.loader))
+                .unwrap_or(default_loader),
+            batch_size: self
+                .batch_size
+                .or(p.as_ref().map(|p| p.batch_size))
+                .unwrap_or(1),
+            read_threads: self
+                .read_threads
+                .or(p.as_ref().map(|p| p.read_threads))
+                .unwrap_or(1),
+            prefetch: self.prefetch.unwrap_or(2),
+            computation_time: compute,
+            computation_time_stdev: secs(self.computation_time_stdev).unwrap_or(0.0),
+            epochs: self.epochs.unwrap_or(if self.preset.is_some() { 5 } else { 1 }),
+            steps: self.steps,
+            file_shuffle: self
+                .file_shuffle
+                .or(p.as_ref().map(|p| p.shuffle))
+                .unwrap_or(ShuffleKind::Off),
+            sample_shuffle: self
+                .sample_shuffle
+                .or(p.as_ref().map(|p| p.shuffle))
+                .unwrap_or(ShuffleKind::Off),
+            shuffle_size: self
+                .shuffle_size
+                .or(p.as_ref().map(|p| p.shuffle_size))
+                .unwrap_or(1024),
+            seed: self.seed,
+            transfer_size: self.transfer_size.get(),
+            direct: self.direct,
+            accelerators: self.accelerators,
+            au_threshold: self
+                .au_threshold
+                .or(p.as_ref().map(|p| p.au))
+                .unwrap_or(90.0),
+        };
+        cfg.validate()?;
+        Ok(cfg)
+    }
+}
+
+impl TrainConfig {
+    /// The checks that need no dataset and no job size.
+    pub fn validate(&self) -> Result<(), SpecError> {
+        if self.batch_size == 0 {
+            return Err(SpecError::new("--batch-size", "must be at least 1"));
+        }
+        if self.files == 0 {
+            return Err(SpecError::new("--files", "must be at least 1"));
+        }
+        if self.samples_per_file == 0 {
+            return Err(SpecError::new("--samples-per-file", "must be at least 1"));
+        }
+        if !(self.record_length >= 1.0 && self.record_length.is_finite()) {
+            return Err(SpecError::new("--record-length", "must be at least 1 byte"));
+        }
+        if !(self.record_length_stdev >= 0.0 && self.record_length_stdev.is_finite()) {
+            return Err(SpecError::new(
+                "--record-length-stdev",
+                "must be 0 or more bytes",
+            ));
+        }
+        if self.read_threads == 0 || self.read_threads > 256 {
+            return Err(SpecError::new("--read-threads", "must be between 1 and 256"));
+        }
+        if self.accelerators == 0 || self.accelerators > 1024 {
+            return Err(SpecError::new("--accelerators", "must be between 1 and 1024"));
+        }
+        if self.epochs == 0 {
+            return Err(SpecError::new("--epochs", "must be at least 1"));
+        }
+        if self.steps == Some(0) {
+            return Err(SpecError::new("--steps", "must be at least 1"));
+        }
+        if self.transfer_size == 0 || self.transfer_size > crate::spec::MAX_IO_SIZE {
+            return Err(SpecError::new(
+                "--transfer-size",
+                "must be between 1 byte and 2GiB - 4KiB",
+            ));
+        }
+        if self.direct && !self.transfer_size.is_multiple_of(4096) {
+            return Err(SpecError::new(
+                "--transfer-size",
+                "must be a multiple of 4KiB with --direct",
+            ));
+        }
+        if !(0.0..=100.0).contains(&self.au_threshold) {
+            return Err(SpecError::new("--au-threshold", "must be between 0 and 100"));
+        }
+        if self.subfolders > 100_000 {
+            return Err(SpecError::new("--subfolders", "must be at most 100000"));
+        }
+        Ok(())
+    }
+
+    /// Samples in the dataset.
+    pub fn total_samples(&self) -> u64 {
+        self.files.saturating_mul(self.samples_per_file)
+    }
+
+    /// Steps every accelerator takes per epoch when `accelerators` read the dataset:
+    /// DLIO's floor(samples / batch / accelerators), capped by --steps. Zero means the
+    /// dataset is smaller than one batch per accelerator.
+    pub fn steps_per_epoch(&self, accelerators: u64) -> u64 {
+        let whole = self.total_samples() / self.batch_size / accelerators.max(1);
+        self.steps.map_or(whole, |s| s.min(whole))
+    }
+
+    /// Refuses a job whose accelerators would not get one batch each.
+    pub fn check_job(&self, accelerators: u64) -> Result<(), SpecError> {
+        if self.steps_per_epoch(accelerators) == 0 {
+            return Err(SpecError::new(
+                "--batch-size",
+                format!(
+                    "the dataset's {} samples ({} files x {}) are fewer than one batch of {} for each of the {} accelerators: lower --batch-size or add files",
+                    self.total_samples(),
+                    self.files,
+                    self.samples_per_file,
+                    self.batch_size,
+                    accelerators
+                ),
+            ));
+        }
+        if let Some(s) = self.steps {
+            let whole = self.total_samples() / self.batch_size / accelerators.max(1);
+            if s > whole {
+                return Err(SpecError::new(
+                    "--steps",
+                    format!("the dataset has enough samples for {whole} steps per accelerator, not {s}"),
+                ));
+            }
+        }
+        Ok(())
+    }
+
+    /// The dataset's bytes as DLIO counts them (files x samples x record_length).
+    pub fn dataset_bytes(&self) -> f64 {
+        self.total_samples() as f64 * self.record_length
+    }
+}
+
+/// A Llama 3 model of MLPerf Storage v2.0's checkpointing workload.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize, ValueEnum)]
+#[serde(rename_all = "kebab-case")]
+pub enum LlmModel {
+    #[value(name = "llama3-8b")]
+    Llama3_8b,
+    #[value(name = "llama3-70b")]
+    Llama3_70b,
+    #[value(name = "llama3-405b")]
+    Llama3_405b,
+    #[value(name = "llama3-1t")]
+    Llama3_1t,
+}
+
+/// `iolab checkpoint`: MLPerf Storage v2.0's LLM checkpointing as DLIO runs it.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, Args)]
+#[serde(default, deny_unknown_fields)]
+pub struct CheckpointSpec {
+    /// The model (DLIO's llama3_* configs of MLPerf Storage v2.0).
+    #[arg(long, value_enum, default_value_t = LlmModel::Llama3_8b)]
+    pub model: LlmModel,
+
+    /// Simulated ranks (GPUs) writing [default: the closed submission's: 8, 64, 512,
+    /// 1024]; spread as threads over this process (and over MPI ranks when launched so).
+    #[arg(long)]
+    pub ranks: Option<u32>,
+
+    /// Tensor parallelism [default: the model's].
+    #[arg(long)]
+    pub tp: Option<u32>,
+
+    /// Pipeline parallelism [default: the model's].
+    #[arg(long)]
+    pub pp: Option<u32>,
+
+    /// Data parallelism of the whole job; with fewer ranks than tp x pp x dp, the run is
+    /// a subset (one host's share of the full job, MLPerf's subset mode) [default:
+    /// ranks / (tp x pp)].
+    #[arg(long)]
+    pub dp: Option<u32>,
+
+    /// ZeRO stage (0-3) [default: the model's].
+    #[arg(long)]
+    pub zero: Option<u32>,
+
+    /// Transformer layers [default: the model's].
+    #[arg(long)]
+    pub num_layers: Option<u64>,
+
+    /// Hidden size [default: the model's].
+    #[arg(long)]
+    pub hidden_size: Option<u64>,
+
+    /// Feed-forward hidden size [default: the model's].
+    #[arg(long)]
+    pub ffn_hidden_size: Option<u64>,
+
+    /// Vocabulary size [default: 128256].
+    #[arg(long)]
+    pub vocab_size: Option<u64>,
+
+    /// Attention heads [default: the model's].
+    #[arg(long)]
+    pub attention_heads: Option<u64>,
+
+    /// Key-value heads [default: the model's].
+    #[arg(long)]
+    pub kv_heads: Option<u64>,
+
+    /// Scales every file's bytes (the layout stays), so a preset fits a laptop: 0.001 is
+    /// a thousandth.
+    #[arg(long, default_value_t = 1.0)]
+    pub scale: f64,
+
+    /// Checkpoints written.
+    #[arg(long, default_value_t = 10)]
+    pub writes: u32,
+
+    /// Checkpoints read back afterwards (at most --writes).
+    #[arg(long, default_value_t = 10)]
+    pub reads: u32,
+
+    /// Simulated compute before each checkpoint (DLIO's time_between_checkpoints).
+    #[arg(long, default_value = "5s")]
+    pub time_between: TimeSpan,
+
+    /// Skip the fsync of each file after it is written (MLPerf requires it).
+    #[arg(long)]
+    pub no_fsync: bool,
+
+    /// Do not empty the page cache before the reads (MLPerf clears it).
+    #[arg(long)]
+    pub keep_cache: bool,
+
+    /// Bytes per write and read system call.
+    #[arg(long, default_value = "16MiB")]
+    pub transfer_size: ByteCount,
+}
+
+impl Default for CheckpointSpec {
+    fn default() -> Self {
+        crate::spec::command_line_defaults()
+    }
+}

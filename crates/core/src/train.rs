@@ -1,0 +1,351 @@
+//! The figures of a training run, defined as DLIO 2.0.0 computes them
+//! (utils/statscounter.py): [`StepTimes`] is one step of one accelerator,
+//! [`AcceleratorEpoch`] an accelerator's epoch, [`EpochFigures`] all accelerators'
+//! epoch and [`RunFigures`] the run's means. MLPerf Storage's validity checks are
+//! [`validity`]. Pure functions: times in, figures out.
+
+use serde::{Deserialize, Serialize};
+
+/// One step of one accelerator, in seconds: waiting for its batch (`load`), from the
+/// step's start to the end of its compute (`proc`, load + compute), and the compute it
+/// was asked to do (`compute`: a sleep of this length).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct StepTimes {
+    pub load: f64,
+    pub proc: f64,
+    pub compute: f64,
+}
+
+/// One accelerator's epoch, as DLIO's compute_metrics_train sees a block.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct AcceleratorEpoch {
+    pub steps: u64,
+    /// Seconds from the epoch's start (before its loader starts) to its last step's end.
+    pub elapsed: f64,
+    /// The compute of every step but the first.
+    pub compute_after_first: f64,
+    /// The first step's proc time (load + compute), which DLIO takes out of the time.
+    pub first_proc: f64,
+    /// Summed waits for batches, and summed compute, over all steps.
+    pub load_sum: f64,
+    pub compute_sum: f64,
+    pub samples: u64,
+    pub bytes: u64,
+    pub reads: u64,
+}
+
+impl AcceleratorEpoch {
+    /// Folds a block's steps as DLIO does; `elapsed` spans the block.
+    pub fn from_steps(steps: &[StepTimes], elapsed: f64, batch: u64) -> AcceleratorEpoch {
+        AcceleratorEpoch {
+            steps: steps.len() as u64,
+            elapsed,
+            compute_after_first: steps.iter().skip(1).map(|s| s.compute).sum(),
+            first_proc: steps.first().map_or(0.0, |s| s.proc),
+            load_sum: steps.iter().map(|s| s.load).sum(),
+            compute_sum: steps.iter().map(|s| s.compute).sum(),
+            samples: steps.len() as u64 * batch,
+            bytes: 0,
+            reads: 0,
+        }
+    }
+
+    /// Accelerator utilization in %: the compute of every step but the first over the
+    /// time the block took without the first step's load and compute. Zero when nothing
+    /// was computed (DLIO's convention for computation_time 0).
+    pub fn au_percent(&self) -> f64 {
+        if self.compute_after_first == 0.0 {
+            return 0.0;
+        }
+        let time = self.elapsed - self.first_proc;
+        if time <= 0.0 {
+            return 0.0;
+        }
+        self.compute_after_first / time * 100.0
+    }
+
+    /// Samples per second of this accelerator: every step's batch over the whole
+    /// block (the first step included, as DLIO's throughput).
+    pub fn samples_per_sec(&self) -> f64 {
+        if self.elapsed <= 0.0 {
+            return 0.0;
+        }
+        self.samples as f64 / self.elapsed
+    }
+}
+
+/// All accelerators' epoch.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct EpochFigures {
+    pub epoch: u32,
+    /// The mean of the accelerators' AU (DLIO: allreduce / comm size).
+    pub au_percent: f64,
+    /// The sum of the accelerators' samples per second.
+    pub samples_per_sec: f64,
+    /// DLIO's I/O figure: samples/s x record_length, in MiB/s ("MB/second").
+    pub dlio_mib_per_sec: f64,
+    /// Bytes really read per second (the longest accelerator's time).
+    pub bytes_per_sec: f64,
+    pub steps: u64,
+    pub samples: u64,
+    pub bytes: u64,
+    pub reads: u64,
+    /// The longest accelerator's epoch, seconds.
+    pub elapsed: f64,
+    /// Mean wait for a batch and mean compute per step, seconds.
+    pub load_mean: f64,
+    pub compute_mean: f64,
+    /// The lowest accelerator's AU.
+    pub au_min_percent: f64,
+}
+
+impl EpochFigures {
+    pub fn of(epoch: u32, accs: &[AcceleratorEpoch], record_length: f64) -> EpochFigures {
+        let n = accs.len().max(1) as f64;
+        let steps: u64 = accs.iter().map(|a| a.steps).sum();
+        let elapsed = accs.iter().map(|a| a.elapsed).fold(0.0, f64::max);
+        let samples_per_sec: f64 = accs.iter().map(AcceleratorEpoch::samples_per_sec).sum();
+        let bytes: u64 = accs.iter().map(|a| a.bytes).sum();
+        EpochFigures {
+            epoch,
+            au_percent: accs.iter().map(AcceleratorEpoch::au_percent).sum::<f64>() / n,
+            samples_per_sec,
+            dlio_mib_per_sec: samples_per_sec * record_length / 1_048_576.0,
+            bytes_per_sec: if elapsed > 0.0 {
+                bytes as f64 / elapsed
+            } else {
+                0.0
+            },
+            steps,
+            samples: accs.iter().map(|a| a.samples).sum(),
+            bytes,
+            reads: accs.iter().map(|a| a.reads).sum(),
+            elapsed,
+            load_mean: accs.iter().map(|a| a.load_sum).sum::<f64>() / steps.max(1) as f64,
+            compute_mean: accs.iter().map(|a| a.compute_sum).sum::<f64>() / steps.max(1) as f64,
+            au_min_percent: if accs.is_empty() {
+                0.0
+            } else {
+                accs.iter()
+                    .map(AcceleratorEpoch::au_percent)
+                    .fold(f64::INFINITY, f64::min)
+            },
+        }
+    }
+}
+
+/// A run's figures over its epochs: DLIO's summary.json "metric" block.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct RunFigures {
+    pub accelerators: u64,
+    pub epochs: Vec<EpochFigures>,
+    pub au_mean_percent: f64,
+    /// numpy's std (population) of the epochs' AU.
+    pub au_stdev_percent: f64,
+    pub samples_per_sec_mean: f64,
+    pub samples_per_sec_stdev: f64,
+    pub dlio_mib_per_sec_mean: f64,
+    pub au_threshold: f64,
+    /// DLIO's train_au_meet_expectation: the mean AU at or above the threshold.
+    pub au_met: bool,
+}
+
+fn mean_std(v: &[f64]) -> (f64, f64) {
+    if v.is_empty() {
+        return (0.0, 0.0);
+    }
+    let n = v.len() as f64;
+    let m = v.iter().sum::<f64>() / n;
+    let var = v.iter().map(|x| (x - m) * (x - m)).sum::<f64>() / n;
+    (m, var.sqrt())
+}
+
+impl RunFigures {
+    pub fn of(
+        accelerators: u64,
+        epochs: Vec<EpochFigures>,
+        record_length: f64,
+        au_threshold: f64,
+    ) -> RunFigures {
+        let au: Vec<f64> = epochs.iter().map(|e| e.au_percent).collect();
+        let tp: Vec<f64> = epochs.iter().map(|e| e.samples_per_sec).collect();
+        let (au_mean, au_std) = mean_std(&au);
+        let (tp_mean, tp_std) = mean_std(&tp);
+        RunFigures {
+            accelerators,
+            epochs,
+            au_mean_percent: au_mean,
+            au_stdev_percent: au_std,
+            samples_per_sec_mean: tp_mean,
+            samples_per_sec_stdev: tp_std,
+            dlio_mib_per_sec_mean: tp_mean * record_length / 1_048_576.0,
+            au_threshold,
+            au_met: au_mean >= au_threshold,
+        }
+    }
+}
+
+/// One verdict of MLPerf Storage's rules on a run.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Check {
+    pub rule: String,
+    pub ok: bool,
+    pub detail: String,
+}
+
+/// What the validity checks look at.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct ValidityInput {
+    pub dataset_bytes: f64,
+    /// Memory of every host of the job, summed.
+    pub hosts_memory: u64,
+    pub caches_dropped: bool,
+    /// Bytes the devices under the data read while the run lasted, when known.
+    pub device_read_bytes: Option<u64>,
+    pub bytes_read: u64,
+    pub steps_per_epoch: u64,
+}
+
+/// MLPerf Storage's rules for a closed training submission that one run can show: the
+/// dataset at least 5x the hosts' memory (else it may be cached), caches dropped before
+/// the run, devices showing the traffic, and 500 steps per epoch.
+pub fn validity(v: &ValidityInput) -> Vec<Check> {
+    let mut checks = Vec::new();
+    let need = 5.0 * v.hosts_memory as f64;
+    checks.push(Check {
+        rule: "dataset >= 5 x hosts' memory".into(),
+        ok: v.hosts_memory > 0 && v.dataset_bytes >= need,
+        detail: format!(
+            "{:.2} GiB of data, 5 x {:.2} GiB of memory = {:.2} GiB{}",
+            v.dataset_bytes / 1073741824.0,
+            v.hosts_memory as f64 / 1073741824.0,
+            need / 1073741824.0,
+            if v.dataset_bytes >= need {
+                ""
+            } else {
+                ": possibly served from the page cache"
+            }
+        ),
+    });
+    checks.push(Check {
+        rule: "caches dropped".into(),
+        ok: v.caches_dropped,
+        detail: if v.caches_dropped {
+            "the page cache was emptied before the run".into()
+        } else {
+            "the page cache was not emptied (root needed, or --keep-cache)".into()
+        },
+    });
+    checks.push(Check {
+        rule: "device traffic".into(),
+        ok: v
+            .device_read_bytes
+            .is_some_and(|d| d as f64 >= 0.5 * v.bytes_read as f64),
+        detail: match v.device_read_bytes {
+            Some(d) => format!(
+                "the devices read {:.2} GiB of the {:.2} GiB the loader read",
+                d as f64 / 1073741824.0,
+                v.bytes_read as f64 / 1073741824.0
+            ),
+            None => "no device counters for the data's file system".into(),
+        },
+    });
+    checks.push(Check {
+        rule: "500 steps per epoch".into(),
+        ok: v.steps_per_epoch >= 500,
+        detail: format!("{} steps per epoch", v.steps_per_epoch),
+    });
+    checks
+}
+
+/// MLPerf Storage's rule across runs: the counted runs' AU (or samples/s) within 5 % of
+/// each other (max over min).
+pub fn runs_agree(values: &[f64]) -> Check {
+    let max = values.iter().copied().fold(f64::MIN, f64::max);
+    let min = values.iter().copied().fold(f64::MAX, f64::min);
+    let spread = if min > 0.0 { max / min - 1.0 } else { f64::INFINITY };
+    Check {
+        rule: "runs within 5 %".into(),
+        ok: values.len() >= 2 && spread <= 0.05,
+        detail: format!(
+            "{} runs, spread {:.1} %",
+            values.len(),
+            if spread.is_finite() { spread * 100.0 } else { 0.0 }
+        ),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn step(load: f64, compute: f64) -> StepTimes {
+        StepTimes {
+            load,
+            proc: load + compute,
+            compute,
+        }
+    }
+
+    #[test]
+    fn au_leaves_out_the_first_step_as_dlio() {
+        // First step: 2 s waiting, 1 s compute; then 4 steps of 0.5 s wait, 1 s compute.
+        let mut steps = vec![step(2.0, 1.0)];
+        steps.extend((0..4).map(|_| step(0.5, 1.0)));
+        let elapsed = 3.0 + 4.0 * 1.5 + 0.2; // 0.2 s outside any step (barriers)
+        let a = AcceleratorEpoch::from_steps(&steps, elapsed, 7);
+        // 4 s of compute over (9.2 - 3) s.
+        assert!((a.au_percent() - 4.0 / 6.2 * 100.0).abs() < 1e-9);
+        assert!((a.samples_per_sec() - 35.0 / 9.2).abs() < 1e-9);
+    }
+
+    #[test]
+    fn no_compute_is_zero_au() {
+        let steps = vec![step(0.1, 0.0); 3];
+        assert_eq!(AcceleratorEpoch::from_steps(&steps, 0.3, 1).au_percent(), 0.0);
+    }
+
+    #[test]
+    fn epoch_means_au_and_sums_throughput() {
+        let a = AcceleratorEpoch {
+            steps: 10,
+            elapsed: 10.0,
+            compute_after_first: 8.0,
+            first_proc: 0.0,
+            samples: 100,
+            ..Default::default()
+        };
+        let b = AcceleratorEpoch {
+            compute_after_first: 6.0,
+            samples: 50,
+            ..a
+        };
+        let e = EpochFigures::of(1, &[a, b], 1_048_576.0);
+        assert!((e.au_percent - 70.0).abs() < 1e-9);
+        assert!((e.samples_per_sec - 15.0).abs() < 1e-9);
+        assert!((e.dlio_mib_per_sec - 15.0).abs() < 1e-9);
+        assert!((e.au_min_percent - 60.0).abs() < 1e-9);
+        let r = RunFigures::of(2, vec![e.clone(), EpochFigures { au_percent: 90.0, ..e }], 1.0, 80.0);
+        assert!((r.au_mean_percent - 80.0).abs() < 1e-9);
+        assert!((r.au_stdev_percent - 10.0).abs() < 1e-9);
+        assert!(r.au_met);
+    }
+
+    #[test]
+    fn validity_flags_a_small_dataset() {
+        let checks = validity(&ValidityInput {
+            dataset_bytes: 1e9,
+            hosts_memory: 1 << 30,
+            caches_dropped: true,
+            device_read_bytes: Some(0),
+            bytes_read: 1 << 30,
+            steps_per_epoch: 10,
+        });
+        assert!(!checks[0].ok && checks[0].detail.contains("page cache"));
+        assert!(checks[1].ok);
+        assert!(!checks[2].ok);
+        assert!(!checks[3].ok);
+        assert!(runs_agree(&[90.0, 91.0, 92.0]).ok);
+        assert!(!runs_agree(&[80.0, 90.0]).ok);
+    }
+}
