@@ -178,6 +178,35 @@ impl DataFile {
             })
     }
 
+    /// Reads up to `buf.len()` bytes at `offset`, as one pread: fewer at the end of the
+    /// file (0 past it). A sequential reader of whole files (iolab train) loops on it.
+    pub fn read_at(&self, buf: &mut [u8], offset: u64) -> Result<usize, BackendError> {
+        loop {
+            match self.file.read_at(buf, offset) {
+                Ok(n) => return Ok(n),
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+                Err(source) if self.direct && source.raw_os_error() == Some(libc::EINVAL) => {
+                    return Err(BackendError::Unaligned {
+                        op: "read",
+                        path: self.path.clone(),
+                        offset,
+                        len: buf.len() as u64,
+                        align: direct_io_alignment(&self.path),
+                    });
+                }
+                Err(source) => {
+                    return Err(BackendError::Io {
+                        op: "read",
+                        path: self.path.clone(),
+                        offset,
+                        len: buf.len() as u64,
+                        source,
+                    });
+                }
+            }
+        }
+    }
+
     /// Writes all of `buf` at `offset` (outside the timed path: layout).
     pub fn write_all_at(&self, buf: &[u8], offset: u64) -> Result<(), BackendError> {
         self.file.write_all_at(buf, offset).map_err(|source| {

@@ -55,6 +55,10 @@ pub enum Command {
     Ior(crate::commands::ior::IorArgs),
     /// Run an mdtest command line (files, POSIX) on iolab's engine, printing mdtest's table.
     Mdtest(crate::commands::mdtest::MdtestArgs),
+    /// AI training's data loading as MLPerf Storage's DLIO runs it: datagen, run, search.
+    Train(crate::commands::train::TrainArgs),
+    /// LLM checkpointing as MLPerf Storage v2.0 runs it: Llama 3 8B to 1T shards, written and read back.
+    Checkpoint(crate::commands::checkpoint::CheckpointArgs),
 }
 
 /// `--stall-timeout` when not given.

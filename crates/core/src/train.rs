@@ -233,7 +233,7 @@ pub fn validity(v: &ValidityInput) -> Vec<Check> {
         detail: if v.caches_dropped {
             "the page cache was emptied before the run".into()
         } else {
-            "the page cache was not emptied (root needed, or --keep-cache)".into()
+            "the page cache was not emptied before the run (--drop-caches, as root)".into()
         },
     });
     checks.push(Check {

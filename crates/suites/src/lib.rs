@@ -2,7 +2,9 @@
 //! its order with its parameters and scores them (IO500's language itself is in
 //! iolab-compat), [`targets`] measures every storage target at once and flags slow ones
 //! (and [`targets::net`] the network alone), [`study`] runs the phases a study file
-//! expands to, and [`ladder`] searches for the highest IOPS at an acceptable latency.
+//! expands to, [`ladder`] searches for the highest IOPS at an acceptable latency, and
+//! [`train`] and [`checkpoint`] are AI training's data loading and LLM checkpointing
+//! (DLIO's, MLPerf Storage's).
 
 #![forbid(unsafe_code)]
 
@@ -10,3 +12,5 @@ pub mod io500;
 pub mod ladder;
 pub mod study;
 pub mod targets;
+pub mod train;
+pub mod checkpoint;

@@ -2,6 +2,7 @@
 //! code.
 
 pub mod audit;
+pub mod checkpoint;
 pub mod endurance;
 pub mod find;
 mod finish;
@@ -17,6 +18,7 @@ pub mod results;
 pub mod run;
 pub mod study;
 pub mod targets;
+pub mod train;
 
 use anyhow::Result;
 
@@ -41,5 +43,7 @@ pub fn dispatch(cli: Cli) -> Result<u8> {
         Command::Fio(args) => fio::fio(args),
         Command::Ior(args) => ior::ior(args),
         Command::Mdtest(args) => mdtest::mdtest(args),
+        Command::Train(args) => train::train(args),
+        Command::Checkpoint(args) => checkpoint::checkpoint(args),
     }
 }

@@ -77,6 +77,31 @@ pub fn render(s: &LiveState) -> Result<String, prometheus::Error> {
             .with_label_values(&[] as &[&str])
             .set(eta);
     }
+    if let Some(t) = &s.train {
+        let set = |name: &str, help: &str, v: f64| -> Result<(), prometheus::Error> {
+            gauge(name, help, &[])?
+                .with_label_values(&[] as &[&str])
+                .set(v);
+            Ok(())
+        };
+        set(
+            "train_au_percent",
+            "Accelerator utilization so far this epoch, all accelerators (%)",
+            t.au_percent,
+        )?;
+        set(
+            "train_samples_per_second",
+            "Samples per second so far this epoch, all accelerators",
+            t.samples_per_sec,
+        )?;
+        set("train_epoch", "The epoch running", f64::from(t.epoch))?;
+        set("train_step", "The step of the epoch running", t.step as f64)?;
+        set(
+            "train_accelerators",
+            "Simulated accelerators of the job",
+            t.accelerators as f64,
+        )?;
+    }
     if let Some(c) = &s.current {
         let phase = [c.name.as_str()];
         let set = |name: &str, help: &str, v: f64| -> Result<(), prometheus::Error> {

@@ -83,6 +83,20 @@ pub struct CurrentPhase {
     pub targets_now: Vec<TargetRow>,
 }
 
+/// A training run's figures as its steps go (iolab train): the whole job's.
+#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+pub struct TrainLive {
+    pub epoch: u32,
+    pub epochs: u32,
+    pub step: u64,
+    pub steps: u64,
+    pub accelerators: u64,
+    /// Compute over time so far this epoch, all accelerators (the epoch's AU as
+    /// docs/figures.md defines it is stored when the epoch ends).
+    pub au_percent: f64,
+    pub samples_per_sec: f64,
+}
+
 /// Everything the live views show.
 #[derive(Clone, Debug, Default, PartialEq, Serialize)]
 pub struct LiveState {
@@ -119,6 +133,8 @@ pub struct LiveState {
     /// counters `/metrics` exposes, equal to the stored target phases'.
     #[serde(skip)]
     pub target_counted: BTreeMap<(String, String, OpKind), (u64, u64)>,
+    /// A training run's AU and throughput as it goes.
+    pub train: Option<TrainLive>,
 }
 
 /// One operation's latency in the last finished phase.

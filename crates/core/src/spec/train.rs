@@ -110,11 +110,11 @@ pub struct TrainSpec {
 
     /// Mean bytes of a sample (DLIO's record_length; a fraction is allowed, as resnet50's
     /// 114660.07) [default: 65536].
-    #[arg(long)]
+    #[arg(long, value_parser = parse_length)]
     pub record_length: Option<f64>,
 
     /// Standard deviation of a sample's bytes [default: 0].
-    #[arg(long)]
+    #[arg(long, value_parser = parse_length)]
     pub record_length_stdev: Option<f64>,
 
     /// Subfolders of train/ the files are spread over (DLIO's num_subfolders_train).
@@ -187,6 +187,16 @@ pub struct TrainSpec {
     /// The AU an epoch must reach, in % [default: the preset's, else 90].
     #[arg(long)]
     pub au_threshold: Option<f64>,
+}
+
+/// A byte length with an optional fraction (DLIO's 114660.07) or a unit (1MiB).
+fn parse_length(s: &str) -> Result<f64, String> {
+    if let Ok(v) = s.trim().parse::<f64>() {
+        return Ok(v);
+    }
+    s.parse::<ByteCount>()
+        .map(|b| b.get() as f64)
+        .map_err(|e| e.to_string())
 }
 
 impl Default for TrainSpec {

@@ -1,0 +1,364 @@
+//! `iolab train datagen`: writes a dataset as DLIO's generators do (file `i` by writer
+//! `i mod writers`, every rank's threads writers), sizes drawn as DLIO draws them: two
+//! dimensions per file from N(int(sqrt(record_length)), stdev / 2 / sqrt(record_length)),
+//! a sample being dim1 x dim2 bytes. The data is pseudo-random; CRCs are computed as the
+//! bytes stream out, so each file is written once from start to end (an npz's first
+//! header, which carries its CRC, is written again at the end, as Python's zipfile does).
+
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::Instant;
+
+use iolab_backend::files::{DataFile, OpenSpec};
+use iolab_comm::{Comm, CommExt};
+use iolab_compat::dlio::npz::NpzLayout;
+use iolab_compat::dlio::tfrecord::{ExampleLayout, crc32c_update, masked};
+use iolab_compat::dlio::{file_name, subfolder};
+use iolab_core::rng::{Rng, mix};
+use iolab_core::spec::{TrainConfig, TrainFormat};
+use iolab_core::units::Nanos;
+use iolab_core::{LatencyHistogram, SpecError};
+
+use crate::train::TrainError;
+use crate::train::dataset::{DatasetMarker, MARKER};
+
+/// Bytes handed to one write call.
+const CHUNK: usize = 4 << 20;
+
+/// What a generation wrote, all ranks together on rank 0 (this rank's elsewhere).
+#[derive(Clone, Debug)]
+pub struct GenOutcome {
+    pub files: u64,
+    pub bytes: u64,
+    pub writes: u64,
+    pub elapsed: Nanos,
+    pub histogram: LatencyHistogram,
+    pub interrupted: bool,
+}
+
+/// A normal draw (Box-Muller).
+fn normal(rng: &mut Rng, mean: f64, stdev: f64) -> f64 {
+    if stdev == 0.0 {
+        return mean;
+    }
+    let u1 = ((rng.next_u64() >> 11) as f64 + 0.5) / (1u64 << 53) as f64;
+    let u2 = (rng.next_u64() >> 11) as f64 / (1u64 << 53) as f64;
+    mean + stdev * (-2.0 * u1.ln()).sqrt() * (2.0 * std::f64::consts::PI * u2).cos()
+}
+
+/// DLIO's dimension: int(sqrt(record_length)).
+pub fn dimension(cfg: &TrainConfig) -> u64 {
+    cfg.record_length.sqrt() as u64
+}
+
+/// File `index`'s two dimensions.
+pub fn dims(cfg: &TrainConfig, index: u64) -> (u64, u64) {
+    let dim = dimension(cfg) as f64;
+    let stdev = cfg.record_length_stdev / 2.0 / cfg.record_length.sqrt();
+    let mut rng = Rng::new(mix(&[cfg.seed, index, 0xd110_da7a]));
+    let d1 = (normal(&mut rng, dim, stdev) as i64).max(1) as u64;
+    let d2 = (normal(&mut rng, dim, stdev) as i64).max(1) as u64;
+    (d1, d2)
+}
+
+/// File `index`'s path under `dir`.
+pub fn file_path(dir: &Path, cfg: &TrainConfig, index: u64) -> PathBuf {
+    let mut p = dir.join("train");
+    if let Some(sub) = subfolder(index, cfg.subfolders) {
+        p.push(sub);
+    }
+    p.push(file_name(index, cfg.files, cfg.format.extension()));
+    p
+}
+
+/// File `index`'s bytes once written.
+pub fn file_len(cfg: &TrainConfig, index: u64) -> u64 {
+    let (d1, d2) = dims(cfg, index);
+    match cfg.format {
+        TrainFormat::Tfrecord => {
+            cfg.samples_per_file * ExampleLayout::new(d1 * d2, dimension(cfg) as i64).record_len()
+        }
+        _ => NpzLayout {
+            dim1: d1,
+            dim2: d2,
+            samples: cfg.samples_per_file,
+        }
+        .file_len(),
+    }
+}
+
+/// Checks the data directory and takes it: new or empty, or one iolab generated (its
+/// marker). Files of an earlier generation that this one does not rewrite are removed,
+/// so DLIO's sorted listing sees only this dataset.
+fn prepare_dir(dir: &Path, cfg: &TrainConfig) -> Result<(), TrainError> {
+    let marker = dir.join(MARKER);
+    let refuse = |why: String| TrainError::Spec(SpecError::new("--data-dir", why));
+    if dir.exists() {
+        let entries: Vec<_> = std::fs::read_dir(dir)
+            .map_err(|e| refuse(format!("{} cannot be read: {e}", dir.display())))?
+            .filter_map(Result::ok)
+            .collect();
+        if !entries.is_empty() && !marker.exists() {
+            return Err(refuse(format!(
+                "{} holds files iolab did not write (no {MARKER} marker); iolab writes a dataset only into a new or empty directory, or one it generated",
+                dir.display()
+            )));
+        }
+        if marker.exists() {
+            remove_old_files(&dir.join("train"));
+        }
+    }
+    let subdirs: Vec<PathBuf> = (0..cfg.files.min(u64::from(cfg.subfolders.max(1))))
+        .map(|i| file_path(dir, cfg, i).parent().unwrap().to_path_buf())
+        .collect();
+    for d in subdirs.iter().chain(std::iter::once(&dir.join("train"))) {
+        std::fs::create_dir_all(d)
+            .map_err(|e| TrainError::Setup(format!("{}: {e}", d.display())))?;
+    }
+    let m = DatasetMarker {
+        generator: format!("iolab {}", env!("CARGO_PKG_VERSION")),
+        format: cfg.format,
+        files: cfg.files,
+        samples_per_file: cfg.samples_per_file,
+        record_length: cfg.record_length,
+        record_length_stdev: cfg.record_length_stdev,
+        seed: cfg.seed,
+    };
+    std::fs::write(&marker, serde_json::to_vec_pretty(&m).unwrap_or_default())
+        .map_err(|e| TrainError::Setup(format!("{}: {e}", marker.display())))
+}
+
+/// Removes the dataset files an earlier iolab generation left (names `img_*_of_*.npz`
+/// or `.tfrecord`, and their emptied subfolders).
+fn remove_old_files(train: &Path) {
+    let Ok(entries) = std::fs::read_dir(train) else {
+        return;
+    };
+    for e in entries.filter_map(Result::ok) {
+        let p = e.path();
+        if p.is_dir() {
+            remove_old_files(&p);
+            let _ = std::fs::remove_dir(&p);
+        } else if let Some(n) = p.file_name().and_then(|n| n.to_str())
+            && n.starts_with("img_")
+            && n.contains("_of_")
+            && (n.ends_with(".npz") || n.ends_with(".tfrecord"))
+        {
+            let _ = std::fs::remove_file(&p);
+        }
+    }
+}
+
+/// Buffered writes at increasing offsets, each write call timed.
+struct Out<'a> {
+    file: DataFile,
+    pending: Vec<u8>,
+    offset: u64,
+    hist: &'a mut LatencyHistogram,
+    writes: u64,
+}
+
+impl Out<'_> {
+    fn put(&mut self, bytes: &[u8]) -> Result<(), TrainError> {
+        self.pending.extend_from_slice(bytes);
+        if self.pending.len() >= CHUNK {
+            self.flush()?;
+        }
+        Ok(())
+    }
+
+    fn flush(&mut self) -> Result<(), TrainError> {
+        if self.pending.is_empty() {
+            return Ok(());
+        }
+        let t = Instant::now();
+        self.file
+            .write_all_at(&self.pending, self.offset)
+            .map_err(|e| TrainError::Io(e.to_string()))?;
+        self.hist.record(t.elapsed().as_nanos() as u64);
+        self.writes += 1;
+        self.offset += self.pending.len() as u64;
+        self.pending.clear();
+        Ok(())
+    }
+}
+
+/// Writes file `index`; returns its bytes and write calls.
+fn write_file(
+    dir: &Path,
+    cfg: &TrainConfig,
+    index: u64,
+    hist: &mut LatencyHistogram,
+    stop: &AtomicBool,
+) -> Result<(u64, u64), TrainError> {
+    let path = file_path(dir, cfg, index);
+    let file = DataFile::open(
+        &path,
+        OpenSpec {
+            write: true,
+            create: true,
+            truncate: true,
+            ..OpenSpec::default()
+        },
+    )
+    .map_err(|e| TrainError::Io(e.to_string()))?;
+    let (d1, d2) = dims(cfg, index);
+    let mut rng = Rng::new(mix(&[cfg.seed, index, 0xda7a]));
+    let mut chunk = vec![0u8; CHUNK];
+    let mut out = Out {
+        file,
+        pending: Vec::with_capacity(CHUNK + 4096),
+        offset: 0,
+        hist,
+        writes: 0,
+    };
+    match cfg.format {
+        TrainFormat::Tfrecord => {
+            let layout = ExampleLayout::new(d1 * d2, dimension(cfg) as i64);
+            for _ in 0..cfg.samples_per_file {
+                if stop.load(Ordering::Relaxed) {
+                    return Err(TrainError::Interrupted);
+                }
+                out.put(&layout.header())?;
+                out.put(&layout.prefix)?;
+                let mut crc = crc32c_update(0, &layout.prefix);
+                let mut left = layout.sample_len as usize;
+                while left > 0 {
+                    let n = left.min(CHUNK);
+                    rng.fill(&mut chunk[..n]);
+                    crc = crc32c_update(crc, &chunk[..n]);
+                    out.put(&chunk[..n])?;
+                    left -= n;
+                }
+                out.put(&layout.suffix)?;
+                crc = crc32c_update(crc, &layout.suffix);
+                out.put(&masked(crc).to_le_bytes())?;
+            }
+        }
+        _ => {
+            let layout = NpzLayout {
+                dim1: d1,
+                dim2: d2,
+                samples: cfg.samples_per_file,
+            };
+            layout
+                .check()
+                .map_err(|e| TrainError::Spec(SpecError::new("--record-length", e.to_string())))?;
+            let mut crc = crc32fast::Hasher::new();
+            crc.update(&layout.x_header());
+            out.put(&layout.head(0))?;
+            let mut left = layout.data_len() as usize;
+            while left > 0 {
+                if stop.load(Ordering::Relaxed) {
+                    return Err(TrainError::Interrupted);
+                }
+                let n = left.min(CHUNK);
+                rng.fill(&mut chunk[..n]);
+                crc.update(&chunk[..n]);
+                out.put(&chunk[..n])?;
+                left -= n;
+            }
+            let crc = crc.finalize();
+            out.put(&layout.tail(crc))?;
+            out.flush()?;
+            out.file
+                .write_all_at(&layout.head(crc), 0)
+                .map_err(|e| TrainError::Io(e.to_string()))?;
+        }
+    }
+    out.flush()?;
+    Ok((out.offset, out.writes))
+}
+
+/// Writes this rank's share of the dataset with `threads` writers; rank 0 returns every
+/// rank's totals. Collective.
+pub fn generate(
+    comm: &dyn Comm,
+    dir: &Path,
+    cfg: &TrainConfig,
+    threads: u32,
+    interrupt: &AtomicBool,
+) -> Result<GenOutcome, TrainError> {
+    let prepared = if comm.rank() == 0 {
+        prepare_dir(dir, cfg)
+    } else {
+        Ok(())
+    };
+    let ok = comm.all_ok(prepared.is_ok());
+    prepared?;
+    if !ok {
+        return Err(TrainError::Setup("another rank could not prepare the data directory".into()));
+    }
+    let writers = u64::from(comm.size()) * u64::from(threads.max(1));
+    let started = Instant::now();
+    let results: Vec<Result<(u64, u64, u64, LatencyHistogram), TrainError>> =
+        std::thread::scope(|s| {
+            let handles: Vec<_> = (0..threads.max(1))
+                .map(|t| {
+                    s.spawn(move || {
+                        let me = u64::from(comm.rank()) * u64::from(threads.max(1)) + u64::from(t);
+                        let mut hist = LatencyHistogram::new();
+                        let (mut files, mut bytes, mut writes) = (0, 0, 0);
+                        let mut i = me;
+                        while i < cfg.files {
+                            let (b, w) = write_file(dir, cfg, i, &mut hist, interrupt)?;
+                            files += 1;
+                            bytes += b;
+                            writes += w;
+                            i += writers;
+                        }
+                        Ok((files, bytes, writes, hist))
+                    })
+                })
+                .collect();
+            handles
+                .into_iter()
+                .map(|h| h.join().unwrap_or_else(|_| Err(TrainError::Setup("a writer thread panicked".into()))))
+                .collect()
+        });
+    let mut hist = LatencyHistogram::new();
+    let (mut files, mut bytes, mut writes) = (0u64, 0u64, 0u64);
+    let mut first_err = None;
+    for r in results {
+        match r {
+            Ok((f, b, w, h)) => {
+                files += f;
+                bytes += b;
+                writes += w;
+                hist.merge(&h);
+            }
+            Err(e) => {
+                first_err.get_or_insert(e);
+            }
+        }
+    }
+    let elapsed = Nanos(started.elapsed().as_nanos() as u64);
+    let all_ok = comm.all_ok(first_err.is_none());
+    if let Some(e) = first_err {
+        return Err(e);
+    }
+    if !all_ok {
+        return Err(TrainError::Io("another rank failed to write its files".into()));
+    }
+    let files = comm.all_sum(files);
+    let bytes = comm.all_sum(bytes);
+    let writes = comm.all_sum(writes);
+    let elapsed = Nanos(comm.all_max(elapsed.0));
+    let hists = comm
+        .gather(0, &hist.to_bytes().unwrap_or_default())
+        .map_err(|e| TrainError::Setup(e.to_string()))?;
+    let mut merged = LatencyHistogram::new();
+    for h in hists {
+        if let Ok(h) = LatencyHistogram::from_bytes(&h) {
+            merged.merge(&h);
+        }
+    }
+    Ok(GenOutcome {
+        files,
+        bytes,
+        writes,
+        elapsed,
+        histogram: if comm.rank() == 0 { merged } else { hist },
+        interrupted: interrupt.load(Ordering::Relaxed),
+    })
+}
