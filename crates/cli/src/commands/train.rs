@@ -7,8 +7,8 @@ use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 
 use anyhow::{Context, Result};
-use iolab_comm::CommExt;
 use clap::{Args, Subcommand};
+use iolab_comm::CommExt;
 use iolab_core::SpecError;
 use iolab_core::result::{OpCount, OpKind, OpResult, PhaseKind, PhaseResult, RunStatus, Timeline};
 use iolab_core::spec::{TrainConfig, TrainSpec};
@@ -94,9 +94,12 @@ pub fn train(args: TrainArgs) -> Result<u8> {
 }
 
 fn data_dir(spec: &TrainSpec) -> Result<PathBuf, SpecError> {
-    spec.data_dir
-        .clone()
-        .ok_or_else(|| SpecError::new("--data-dir", "is required: where the dataset is (DLIO's data_folder)"))
+    spec.data_dir.clone().ok_or_else(|| {
+        SpecError::new(
+            "--data-dir",
+            "is required: where the dataset is (DLIO's data_folder)",
+        )
+    })
 }
 
 /// What one accelerator's loader holds: iolab's read buffers, and DLIO's (a whole file
@@ -144,13 +147,43 @@ fn plan(args: PlanArgs) -> Result<u8> {
     let mut out = String::new();
     let _ = writeln!(out, "iolab {} · train plan", env!("CARGO_PKG_VERSION"));
     if let Some(p) = cfg.preset {
-        let _ = writeln!(out, "  preset          {} (DLIO workload {})", format!("{p:?}").to_lowercase(), p.dlio_workload(cfg.accelerator));
+        let _ = writeln!(
+            out,
+            "  preset          {} (DLIO workload {})",
+            format!("{p:?}").to_lowercase(),
+            p.dlio_workload(cfg.accelerator)
+        );
     }
-    let _ = writeln!(out, "  dataset         {} {} files x {} samples of {:.0} bytes (stdev {:.0}): {}", cfg.files, cfg.format.extension(), cfg.samples_per_file, cfg.record_length, cfg.record_length_stdev, ByteCount(cfg.dataset_bytes() as u64).human());
-    let _ = writeln!(out, "  loader          {:?}, batch {}, {} reader threads, prefetch {}", cfg.loader, cfg.batch_size, cfg.read_threads, cfg.prefetch);
-    let _ = writeln!(out, "  compute         {:.4} s per step, {} epochs, {} steps per epoch with {} accelerator(s)", cfg.computation_time, cfg.epochs, cfg.steps_per_epoch(total), total);
+    let _ = writeln!(
+        out,
+        "  dataset         {} {} files x {} samples of {:.0} bytes (stdev {:.0}): {}",
+        cfg.files,
+        cfg.format.extension(),
+        cfg.samples_per_file,
+        cfg.record_length,
+        cfg.record_length_stdev,
+        ByteCount(cfg.dataset_bytes() as u64).human()
+    );
+    let _ = writeln!(
+        out,
+        "  loader          {:?}, batch {}, {} reader threads, prefetch {}",
+        cfg.loader, cfg.batch_size, cfg.read_threads, cfg.prefetch
+    );
+    let _ = writeln!(
+        out,
+        "  compute         {:.4} s per step, {} epochs, {} steps per epoch with {} accelerator(s)",
+        cfg.computation_time,
+        cfg.epochs,
+        cfg.steps_per_epoch(total),
+        total
+    );
     let _ = writeln!(out, "  AU threshold    {:.0}%", cfg.au_threshold);
-    let _ = writeln!(out, "  memory          iolab holds {} per accelerator; DLIO's loader about {}", ByteCount(mine).human(), ByteCount(dlio).human());
+    let _ = writeln!(
+        out,
+        "  memory          iolab holds {} per accelerator; DLIO's loader about {}",
+        ByteCount(mine).human(),
+        ByteCount(dlio).human()
+    );
     print!("{out}");
     Ok(crate::exit::OK)
 }
@@ -272,7 +305,11 @@ fn fail(rt: &Runtime, mut sink: RunSink, e: TrainError) -> Result<u8> {
 
 /// Everything a training run needs before it reads: the workload, the dataset, the
 /// memory pre-flight. Agreed by every rank.
-fn prepare(rt: &Runtime, spec: &TrainSpec, output: &OutputArgs) -> Result<(TrainConfig, Dataset, (u64, u64))> {
+fn prepare(
+    rt: &Runtime,
+    spec: &TrainSpec,
+    output: &OutputArgs,
+) -> Result<(TrainConfig, Dataset, (u64, u64))> {
     let ranks_here = ranks_on_this_host(rt.comm.as_ref());
     let step = (|| -> Result<_> {
         let cfg = spec.resolve()?;
@@ -360,14 +397,25 @@ fn run_in(rt: &Runtime, args: TrainRunArgs) -> Result<u8> {
     if rt.is_root() && !args.output.quiet {
         print!(
             "{}",
-            render_run(&cfg, &outcome.figures, &checks, mem_mine, mem_dlio, &outcome.cpu, &dataset)
+            render_run(
+                &cfg,
+                &outcome.figures,
+                &checks,
+                mem_mine,
+                mem_dlio,
+                &outcome.cpu,
+                &dataset
+            )
         );
     }
     if let Some(path) = &args.summary_json
         && rt.is_root()
     {
         let ctx = iolab_compat::dlio::summary::SummaryContext {
-            hosts: rt.comm.all_gather(&rt.comm.host().to_string()).unwrap_or_default(),
+            hosts: rt
+                .comm
+                .all_gather(&rt.comm.host().to_string())
+                .unwrap_or_default(),
             host_memory_gib: vec![hosts_memory as f64 / 1073741824.0],
             num_files_train: cfg.files,
             num_samples_per_file: cfg.samples_per_file,
@@ -553,7 +601,10 @@ fn search_in(rt: &Runtime, args: SearchArgs) -> Result<u8> {
         if trial.steps_per_epoch(n * ranks) == 0 {
             return Err(TrainError::Spec(SpecError::new(
                 "--max",
-                format!("the dataset has less than one batch for each of {} accelerators: add files or lower --max", n * ranks),
+                format!(
+                    "the dataset has less than one batch for each of {} accelerators: add files or lower --max",
+                    n * ranks
+                ),
             )));
         }
         check_memory(&trial, ranks_on_this_host(rt.comm.as_ref()))?;
@@ -569,12 +620,16 @@ fn search_in(rt: &Runtime, args: SearchArgs) -> Result<u8> {
         let o = train_epochs(rt.comm.as_ref(), &dataset, &trial, &hooks)?;
         for mut p in o.phases {
             p.name = format!("search-{}acc-{}", n * ranks, p.name);
-            p.params.insert("search_accelerators".into(), (n * ranks).to_string());
+            p.params
+                .insert("search_accelerators".into(), (n * ranks).to_string());
             phases.push(p);
         }
         let v = rt
             .comm
-            .broadcast(0, &(o.figures.au_mean_percent, o.figures.samples_per_sec_mean))
+            .broadcast(
+                0,
+                &(o.figures.au_mean_percent, o.figures.samples_per_sec_mean),
+            )
             .map_err(|e| TrainError::Setup(e.to_string()))?;
         Ok(v)
     });
@@ -619,10 +674,19 @@ fn search_in(rt: &Runtime, args: SearchArgs) -> Result<u8> {
         }
         match r.best {
             Some(b) => {
-                let _ = writeln!(out, "\n  most accelerators at AU >= {threshold:.0}%: {} ({})", b * ranks, r.stopped);
+                let _ = writeln!(
+                    out,
+                    "\n  most accelerators at AU >= {threshold:.0}%: {} ({})",
+                    b * ranks,
+                    r.stopped
+                );
             }
             None => {
-                let _ = writeln!(out, "\n  no accelerator count met AU >= {threshold:.0}% ({})", r.stopped);
+                let _ = writeln!(
+                    out,
+                    "\n  no accelerator count met AU >= {threshold:.0}% ({})",
+                    r.stopped
+                );
             }
         }
         print!("{out}");
@@ -657,7 +721,11 @@ fn rebuild(phases: &[PhaseResult], threshold: f64, stopped: String, ranks: u64) 
             }
         })
         .collect();
-    let best = points.iter().filter(|p| p.passed).map(|p| p.accelerators).max();
+    let best = points
+        .iter()
+        .filter(|p| p.passed)
+        .map(|p| p.accelerators)
+        .max();
     SearchResult {
         points,
         best,

@@ -36,4 +36,5 @@ mod targets;
 #[cfg(feature = "mpi")]
 mod targets_mpi;
 mod tools;
+mod train;
 mod usage;

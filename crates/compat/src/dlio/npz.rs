@@ -186,8 +186,12 @@ pub fn inspect(head: &[u8]) -> Result<NpzLayout, CompatError> {
     let (len, dict_start) = match npy[6] {
         1 => (u16::from_le_bytes([npy[8], npy[9]]) as usize, 10),
         2 | 3 => (
-            u32::from_le_bytes(npy.get(8..12).ok_or_else(|| bad("truncated"))?.try_into().unwrap())
-                as usize,
+            u32::from_le_bytes(
+                npy.get(8..12)
+                    .ok_or_else(|| bad("truncated"))?
+                    .try_into()
+                    .unwrap(),
+            ) as usize,
             12,
         ),
         _ => return Err(bad("unknown npy version")),

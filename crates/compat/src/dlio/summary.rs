@@ -92,7 +92,10 @@ pub fn parse(text: &str) -> Result<DlioSummary, CompatError> {
         .ok_or_else(|| CompatError::new("summary.json has no \"metric\" object"))?;
     let f = |k: &str| m.get(k).and_then(Value::as_f64);
     Ok(DlioSummary {
-        num_accelerators: v.get("num_accelerators").and_then(Value::as_u64).unwrap_or(0),
+        num_accelerators: v
+            .get("num_accelerators")
+            .and_then(Value::as_u64)
+            .unwrap_or(0),
         au_percent: floats(m.get("train_au_percentage")),
         au_mean_percent: f("train_au_mean_percentage").unwrap_or(0.0),
         samples_per_sec: floats(m.get("train_throughput_samples_per_second")),

@@ -15,7 +15,11 @@ const fn tables() -> [[u32; 256]; 8] {
         let mut c = i as u32;
         let mut k = 0;
         while k < 8 {
-            c = if c & 1 != 0 { (c >> 1) ^ 0x82F6_3B78 } else { c >> 1 };
+            c = if c & 1 != 0 {
+                (c >> 1) ^ 0x82F6_3B78
+            } else {
+                c >> 1
+            };
             k += 1;
         }
         t[0][i] = c;
@@ -257,6 +261,9 @@ mod tests {
         f.extend_from_slice(&masked(crc32c(&f)).to_le_bytes());
         f.extend_from_slice(b"abc");
         f.extend_from_slice(&masked(crc32c(b"abc")).to_le_bytes());
-        assert_eq!(f, b"\x03\x00\x00\x00\x00\x00\x00\x00\xb0\x99I\x0eabcnW\xf1!");
+        assert_eq!(
+            f,
+            b"\x03\x00\x00\x00\x00\x00\x00\x00\xb0\x99I\x0eabcnW\xf1!"
+        );
     }
 }

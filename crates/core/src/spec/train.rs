@@ -388,7 +388,9 @@ impl TrainSpec {
             prefetch: self.prefetch.unwrap_or(2),
             computation_time: compute,
             computation_time_stdev: secs(self.computation_time_stdev).unwrap_or(0.0),
-            epochs: self.epochs.unwrap_or(if self.preset.is_some() { 5 } else { 1 }),
+            epochs: self
+                .epochs
+                .unwrap_or(if self.preset.is_some() { 5 } else { 1 }),
             steps: self.steps,
             file_shuffle: self
                 .file_shuffle
@@ -438,10 +440,16 @@ impl TrainConfig {
             ));
         }
         if self.read_threads == 0 || self.read_threads > 256 {
-            return Err(SpecError::new("--read-threads", "must be between 1 and 256"));
+            return Err(SpecError::new(
+                "--read-threads",
+                "must be between 1 and 256",
+            ));
         }
         if self.accelerators == 0 || self.accelerators > 1024 {
-            return Err(SpecError::new("--accelerators", "must be between 1 and 1024"));
+            return Err(SpecError::new(
+                "--accelerators",
+                "must be between 1 and 1024",
+            ));
         }
         if self.epochs == 0 {
             return Err(SpecError::new("--epochs", "must be at least 1"));
@@ -462,7 +470,10 @@ impl TrainConfig {
             ));
         }
         if !(0.0..=100.0).contains(&self.au_threshold) {
-            return Err(SpecError::new("--au-threshold", "must be between 0 and 100"));
+            return Err(SpecError::new(
+                "--au-threshold",
+                "must be between 0 and 100",
+            ));
         }
         if self.subfolders > 100_000 {
             return Err(SpecError::new("--subfolders", "must be at most 100000"));
@@ -503,7 +514,9 @@ impl TrainConfig {
             if s > whole {
                 return Err(SpecError::new(
                     "--steps",
-                    format!("the dataset has enough samples for {whole} steps per accelerator, not {s}"),
+                    format!(
+                        "the dataset has enough samples for {whole} steps per accelerator, not {s}"
+                    ),
                 ));
             }
         }

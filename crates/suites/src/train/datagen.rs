@@ -287,7 +287,9 @@ pub fn generate(
     let ok = comm.all_ok(prepared.is_ok());
     prepared?;
     if !ok {
-        return Err(TrainError::Setup("another rank could not prepare the data directory".into()));
+        return Err(TrainError::Setup(
+            "another rank could not prepare the data directory".into(),
+        ));
     }
     let writers = u64::from(comm.size()) * u64::from(threads.max(1));
     let started = Instant::now();
@@ -313,7 +315,11 @@ pub fn generate(
                 .collect();
             handles
                 .into_iter()
-                .map(|h| h.join().unwrap_or_else(|_| Err(TrainError::Setup("a writer thread panicked".into()))))
+                .map(|h| {
+                    h.join().unwrap_or_else(|_| {
+                        Err(TrainError::Setup("a writer thread panicked".into()))
+                    })
+                })
                 .collect()
         });
     let mut hist = LatencyHistogram::new();
@@ -338,7 +344,9 @@ pub fn generate(
         return Err(e);
     }
     if !all_ok {
-        return Err(TrainError::Io("another rank failed to write its files".into()));
+        return Err(TrainError::Io(
+            "another rank failed to write its files".into(),
+        ));
     }
     let files = comm.all_sum(files);
     let bytes = comm.all_sum(bytes);

@@ -8,10 +8,11 @@
 //! - TensorFlow (`TFRecordDataset(files, num_parallel_reads=threads)`): the
 //!   accelerator's files are read by `threads` interleaved readers, each from start to
 //!   end; samples are batched as they arrive, `prefetch` batches ahead.
+//!
 //! Every read is one pread of `transfer_size` bytes (numpy and TensorFlow read 256 KiB
 //! at a time), timed into the accelerator's histogram.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::mpsc::{Receiver, SyncSender, sync_channel};
 use std::sync::{Arc, Mutex};
@@ -57,12 +58,14 @@ enum Source {
     Samples {
         rx: Receiver<Result<u64, TrainError>>,
         batch: u64,
+        /// Samples received beyond the last batch taken.
+        pending: u64,
     },
 }
 
 impl Batches {
     /// Waits for the next batch; None when the readers have nothing more.
-    pub fn next(&mut self) -> Option<Result<Batch, TrainError>> {
+    pub fn next_batch(&mut self) -> Option<Result<Batch, TrainError>> {
         let k = self.next;
         self.next += 1;
         match &mut self.kind {
@@ -70,15 +73,15 @@ impl Batches {
                 let n = rxs.len();
                 rxs[k % n].recv().ok()
             }
-            Source::Samples { rx, batch } => {
-                let mut got = 0;
-                while got < *batch {
+            Source::Samples { rx, batch, pending } => {
+                while *pending < *batch {
                     match rx.recv() {
-                        Ok(Ok(n)) => got += n,
+                        Ok(Ok(n)) => *pending += n,
                         Ok(Err(e)) => return Some(Err(e)),
                         Err(_) => return None,
                     }
                 }
+                *pending -= *batch;
                 Some(Ok(Batch { samples: *batch }))
             }
         }
@@ -107,7 +110,7 @@ impl FileReader {
     /// read so far after each read. Returns the bytes read.
     pub fn read_whole(
         &mut self,
-        path: &PathBuf,
+        path: &Path,
         hist: &mut LatencyHistogram,
         counters: &ReadCounters,
         stop: &AtomicBool,
@@ -180,7 +183,9 @@ pub fn start<'scope, 'env>(
                 let batches = batches.clone();
                 std::thread::Builder::new()
                     .name(format!("iolab-reader{t}"))
-                    .spawn_scoped(scope, move || indexed_reader(&shared, &batches, t, threads, tx))
+                    .spawn_scoped(scope, move || {
+                        indexed_reader(&shared, &batches, t, threads, tx)
+                    })
                     .map_err(|e| TrainError::Setup(format!("a reader thread: {e}")))?;
             }
             Ok(Batches {
@@ -205,7 +210,11 @@ pub fn start<'scope, 'env>(
                     .map_err(|e| TrainError::Setup(format!("a reader thread: {e}")))?;
             }
             Ok(Batches {
-                kind: Source::Samples { rx, batch },
+                kind: Source::Samples {
+                    rx,
+                    batch,
+                    pending: 0,
+                },
                 next: 0,
             })
         }
@@ -233,9 +242,13 @@ fn indexed_reader(
             if shared.stop.load(Ordering::Relaxed) {
                 break 'batches;
             }
-            if let Err(e) =
-                reader.read_whole(&shared.files[f], &mut hist, shared.counters, shared.stop, |_| {})
-            {
+            if let Err(e) = reader.read_whole(
+                &shared.files[f],
+                &mut hist,
+                shared.counters,
+                shared.stop,
+                |_| {},
+            ) {
                 let _ = tx.send(Err(e));
                 break 'batches;
             }
@@ -275,19 +288,27 @@ fn file_reader(
             break;
         }
         let f = files[k];
-        let len = std::fs::metadata(&shared.files[f]).map(|m| m.len()).unwrap_or(0);
+        let len = std::fs::metadata(&shared.files[f])
+            .map(|m| m.len())
+            .unwrap_or(0);
         // A sample is complete once its share of the file has been read.
         let mut sent = 0u64;
         let mut closed = false;
-        let r = reader.read_whole(&shared.files[f], &mut hist, shared.counters, shared.stop, |at| {
-            let done = if len == 0 { samples } else { (at.min(len) * samples) / len };
-            if done > sent && !closed {
-                if tx.send(Ok(done - sent)).is_err() {
-                    closed = true;
+        let r = reader.read_whole(
+            &shared.files[f],
+            &mut hist,
+            shared.counters,
+            shared.stop,
+            |at| {
+                let done = (at.min(len) * samples).checked_div(len).unwrap_or(samples);
+                if done > sent && !closed {
+                    if tx.send(Ok(done - sent)).is_err() {
+                        closed = true;
+                    }
+                    sent = done;
                 }
-                sent = done;
-            }
-        });
+            },
+        );
         match r {
             Ok(_) if sent < samples && !closed => {
                 closed = tx.send(Ok(samples - sent)).is_err();

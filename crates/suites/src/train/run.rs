@@ -12,6 +12,7 @@ use std::sync::{Arc, Barrier, Mutex};
 use std::time::{Duration, Instant};
 
 use iolab_comm::{Comm, CommExt};
+use iolab_core::LatencyHistogram;
 use iolab_core::result::{
     CpuUsage, OpCount, OpKind, OpResult, PhaseKind, PhaseResult, RankSummary, Timeline,
 };
@@ -19,7 +20,6 @@ use iolab_core::rng::{Permutation, Rng, mix};
 use iolab_core::spec::{LoaderKind, ShuffleKind, TrainConfig};
 use iolab_core::train::{AcceleratorEpoch, EpochFigures, RunFigures, StepTimes};
 use iolab_core::units::Nanos;
-use iolab_core::LatencyHistogram;
 use serde::{Deserialize, Serialize};
 
 use crate::train::TrainError;
@@ -89,7 +89,10 @@ fn indexed_assignment(cfg: &TrainConfig, epoch: u32, global: u64, total: u64) ->
     let per_acc = samples / total;
     let perm = match cfg.sample_shuffle {
         ShuffleKind::Off => None,
-        ShuffleKind::Seed => Some(Permutation::new(samples, mix(&[cfg.seed, u64::from(epoch)]))),
+        ShuffleKind::Seed => Some(Permutation::new(
+            samples,
+            mix(&[cfg.seed, u64::from(epoch)]),
+        )),
         ShuffleKind::Random => Some(Permutation::new(
             samples,
             mix(&[cfg.seed, u64::from(epoch), random_seed()]),
@@ -235,7 +238,7 @@ fn accelerator(
             if error.is_none()
                 && let Some(b) = batches.as_mut()
             {
-                match b.next() {
+                match b.next_batch() {
                     Some(Ok(batch)) => {
                         let load = t0.elapsed().as_secs_f64();
                         loads.record((load * 1e9) as u64);
@@ -245,7 +248,11 @@ fn accelerator(
                             live.compute_ns
                                 .fetch_add((compute * 1e9) as u64, Ordering::Relaxed);
                         }
-                        steps.push(StepTimes { load, proc, compute });
+                        steps.push(StepTimes {
+                            load,
+                            proc,
+                            compute,
+                        });
                         live.samples.fetch_add(batch.samples, Ordering::Relaxed);
                         let first = steps[0].proc;
                         live.time_ns.store(

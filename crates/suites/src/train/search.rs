@@ -84,8 +84,10 @@ mod tests {
     #[test]
     fn finds_the_knee() {
         // AU falls below 90 beyond 11 accelerators.
-        let r = search::<()>(64, 1, 90.0, |n| Ok((if n <= 11 { 95.0 } else { 80.0 }, n as f64)))
-            .unwrap();
+        let r = search::<()>(64, 1, 90.0, |n| {
+            Ok((if n <= 11 { 95.0 } else { 80.0 }, n as f64))
+        })
+        .unwrap();
         assert_eq!(r.best, Some(11));
         let tried: Vec<u64> = r.points.iter().map(|p| p.accelerators).collect();
         assert_eq!(tried, vec![1, 2, 4, 8, 16, 12, 10, 11]);
