@@ -271,7 +271,14 @@ fn datagen_in(rt: &Runtime, args: DatagenArgs) -> Result<u8> {
         );
     }
     sink.phase(phase);
+    stored_as(rt, &sink, &args.output);
     conclude(rt, sink, &quiet(&args.output))
+}
+
+fn stored_as(rt: &Runtime, sink: &RunSink, output: &OutputArgs) {
+    if rt.is_root() && !output.quiet && !sink.record.id.is_empty() {
+        println!("stored as {}", sink.record.id);
+    }
 }
 
 fn quiet(o: &OutputArgs) -> OutputArgs {
@@ -434,6 +441,7 @@ fn run_in(rt: &Runtime, args: TrainRunArgs) -> Result<u8> {
     for p in outcome.phases {
         sink.phase(p);
     }
+    stored_as(rt, &sink, &args.output);
     conclude(rt, sink, &quiet(&args.output))
 }
 
@@ -692,6 +700,7 @@ fn search_in(rt: &Runtime, args: SearchArgs) -> Result<u8> {
         print!("{out}");
     }
     sink.annotate("search", serde_json::to_value(&r)?);
+    stored_as(rt, &sink, &args.output);
     conclude(rt, sink, &quiet(&args.output))
 }
 

@@ -1,0 +1,297 @@
+#!/usr/bin/env python3
+"""DLIO (MLPerf Storage's load generator) against `iolab train` / `iolab checkpoint` on
+the same configuration and the same files, side by side, under mpirun.
+
+Modes (one per call; each is a few minutes, meant for /work/tools/quiet):
+
+  storage     AU and samples/s on a storage-bound target: an iolab-faultfs FUSE mount
+              that stalls every open by --stall (the file system serves one request at a
+              time, so it is "storage" of a fixed number of files per second, and neither
+              tool's page cache helps: faultfs opens files with FOPEN_DIRECT_IO). unet3d's
+              loader (PyTorch, npz, batch 7, 4 reader threads, compute from the preset)
+              with smaller files. The tools alternate, --rounds times each.
+  loader      Loader cost: computation_time 0, the dataset on tmpfs (in memory):
+              samples/s and CPU per sample of each (getrusage of the whole job).
+  crossover   DLIO generates a dataset and iolab trains on it; iolab generates one and
+              DLIO trains on it; both must read every step.
+  checkpoint  Bytes per rank of DLIO's checkpointing (its mlperf_storage_v2.0 branch)
+              against `iolab checkpoint --plan` for the same model and parallelism
+              (a small Llama 3 shape, 8 ranks, ZeRO 3).
+
+Usage: bench/dlio.py MODE [--np 2] [--rounds 3] [--files 64] [--stall 50ms] ...
+DLIO comes from a venv outside the repository (BENCH-NOTES.md: pip install --no-deps
+dlio-benchmark==2.0.0, then its dependencies): --venv (default /work/peers/dlio-venv);
+the checkpoint mode runs DLIO's mlperf_storage_v2.0 branch from a checkout given by
+--dlio-v2 (PYTHONPATH) with MLPerf Storage's workload configs (--mlperf-configs).
+IOLAB= chooses the iolab binary (default target/release/iolab, built with --features
+mpi), FAULTFS= the iolab-faultfs binary (default beside it).
+"""
+
+import argparse
+import json
+import os
+import resource
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+MPIRUN = ["mpirun", "--allow-run-as-root", "--oversubscribe"]
+
+
+def iolab_bin():
+    return os.environ.get("IOLAB", os.path.join(ROOT, "target/release/iolab"))
+
+
+def faultfs_bin():
+    return os.environ.get("FAULTFS", os.path.join(os.path.dirname(iolab_bin()), "iolab-faultfs"))
+
+
+def children_cpu():
+    r = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return r.ru_utime + r.ru_stime
+
+
+def timed(cmd, cwd=None, env=None):
+    """Runs cmd; returns (wall seconds, CPU seconds of it and its children, output)."""
+    cpu0, t0 = children_cpu(), time.monotonic()
+    out = subprocess.run(cmd, cwd=cwd, env=env, capture_output=True, text=True, check=False)
+    wall, cpu = time.monotonic() - t0, children_cpu() - cpu0
+    if out.returncode != 0:
+        sys.stderr.write(" ".join(cmd) + "\n" + out.stdout[-3000:] + out.stderr[-3000:])
+        raise SystemExit(f"exit {out.returncode}")
+    return wall, cpu, out.stdout
+
+
+def dlio_cmd(args, workload, data, output, extra):
+    return MPIRUN + ["-np", str(args.np), os.path.join(args.venv, "bin/dlio_benchmark"),
+                     f"workload={workload}",
+                     f"++workload.dataset.data_folder={data}",
+                     f"++workload.output.folder={output}",
+                     "++workload.workflow.checkpoint=False"] + extra
+
+
+def dlio_train(args, workload, data, extra, scratch):
+    out = tempfile.mkdtemp(dir=scratch, prefix="dlio-out-")
+    wall, cpu, _ = timed(dlio_cmd(args, workload, data, out,
+                                  ["++workload.workflow.generate_data=False",
+                                   "++workload.workflow.train=True"] + extra), cwd=out)
+    with open(os.path.join(out, "summary.json")) as f:
+        s = json.load(f)
+    shutil.rmtree(out, ignore_errors=True)
+    m = s["metric"]
+    return {"au": m["train_au_mean_percentage"],
+            "sps": m["train_throughput_mean_samples_per_second"],
+            "epochs": len(m["train_au_percentage"]), "wall": wall, "cpu": cpu}
+
+
+def iolab_train(args, data, flags, scratch):
+    summary = os.path.join(scratch, "iolab-summary.json")
+    cmd = MPIRUN + ["-np", str(args.np), iolab_bin(), "train", "run", "--data-dir", data,
+                    "--summary-json", summary, "--no-store", "--quiet"] + flags
+    wall, cpu, _ = timed(cmd)
+    with open(summary) as f:
+        s = json.load(f)
+    m = s["metric"]
+    return {"au": m["train_au_mean_percentage"],
+            "sps": m["train_throughput_mean_samples_per_second"],
+            "epochs": len(m["train_au_percentage"]), "wall": wall, "cpu": cpu}
+
+
+def unet3d(args, compute=None):
+    """unet3d_h100's loader with this bench's dataset: (DLIO overrides, iolab flags)."""
+    dlio = [f"++workload.dataset.num_files_train={args.files}",
+            f"++workload.dataset.record_length={args.record_length}",
+            "++workload.dataset.record_length_stdev=0",
+            f"++workload.train.epochs={args.epochs}"]
+    iolab = ["--preset", "unet3d", "--accelerator", "h100", "--files", str(args.files),
+             "--record-length", str(args.record_length), "--record-length-stdev", "0",
+             "--epochs", str(args.epochs)]
+    if compute is not None:
+        dlio.append(f"++workload.train.computation_time={compute}")
+        iolab += ["--computation-time", str(compute)]
+    return dlio, iolab
+
+
+def generate_dlio(args, workload, data, extra, scratch):
+    out = tempfile.mkdtemp(dir=scratch, prefix="dlio-gen-")
+    timed(dlio_cmd(args, workload, data, out,
+                   ["++workload.workflow.generate_data=True",
+                    "++workload.workflow.train=False"] + extra), cwd=out)
+    shutil.rmtree(out, ignore_errors=True)
+
+
+def table(rows, key, label):
+    d = [r[key] for r in rows["dlio"]]
+    i = [r[key] for r in rows["iolab"]]
+    md, mi = statistics.median(d), statistics.median(i)
+    ratio = mi / md if md else float("nan")
+    print(f"  {label:<22} DLIO {md:10.3f} ({min(d):.3f}-{max(d):.3f})   "
+          f"iolab {mi:10.3f} ({min(i):.3f}-{max(i):.3f})   iolab/DLIO {ratio:.3f}")
+    return ratio
+
+
+def alternate(args, run_dlio, run_iolab):
+    rows = {"dlio": [], "iolab": []}
+    for r in range(args.rounds):
+        order = [("dlio", run_dlio), ("iolab", run_iolab)]
+        if r % 2:
+            order.reverse()
+        for name, fn in order:
+            res = fn()
+            rows[name].append(res)
+            print(f"    round {r + 1} {name:<5} AU {res['au']:7.2f}%  samples/s {res['sps']:9.2f}"
+                  f"  wall {res['wall']:6.1f}s  CPU {res['cpu']:6.1f}s", flush=True)
+    return rows
+
+
+class FaultMount:
+    """An iolab-faultfs mount with the given faults, over a backing directory."""
+
+    def __init__(self, backing, mount, faults):
+        os.makedirs(backing, exist_ok=True)
+        os.makedirs(mount, exist_ok=True)
+        cmd = [faultfs_bin(), backing, mount]
+        for f in faults:
+            cmd += ["--fault", f]
+        self.p = subprocess.Popen(cmd, stdout=subprocess.PIPE, text=True)
+        line = self.p.stdout.readline().strip()
+        if line != "ready":
+            raise SystemExit("iolab-faultfs did not mount")
+        self.mount = mount
+
+    def close(self):
+        self.p.terminate()
+        self.p.wait()
+        subprocess.run(["fusermount3", "-u", "-z", self.mount], stderr=subprocess.DEVNULL,
+                       check=False)
+
+
+def mode_storage(args, scratch):
+    backing = os.path.join(args.data_root or scratch, "backing")
+    dlio, iolab = unet3d(args)
+    # The dataset is written by iolab straight into the backing directory (no stall).
+    subprocess.run([iolab_bin(), "train", "datagen", "--data-dir", os.path.join(backing, "d"),
+                    "--no-store", "--quiet"] + iolab, check=True)
+    fs = FaultMount(backing, os.path.join(scratch, "mnt"), [f"open:stall={args.stall}"])
+    try:
+        data = os.path.join(fs.mount, "d")
+        rows = alternate(args, lambda: dlio_train(args, "unet3d_h100", data, dlio, scratch),
+                         lambda: iolab_train(args, data, iolab, scratch))
+    finally:
+        fs.close()
+    print(f"\nstorage-bound: unet3d_h100 loader, {args.np} ranks, {args.files} files of "
+          f"{args.record_length} bytes, every open stalled {args.stall} (one at a time)")
+    table(rows, "au", "AU %")
+    table(rows, "sps", "samples/s")
+
+
+def mode_loader(args, scratch):
+    data = os.path.join(args.data_root or "/dev/shm", "iolab-bench-dlio-loader")
+    dlio, iolab = unet3d(args, compute=0)
+    subprocess.run([iolab_bin(), "train", "datagen", "--data-dir", data, "--no-store",
+                    "--quiet"] + iolab, check=True)
+    try:
+        rows = alternate(args, lambda: dlio_train(args, "unet3d_h100", data, dlio, scratch),
+                         lambda: iolab_train(args, data, iolab, scratch))
+    finally:
+        shutil.rmtree(data, ignore_errors=True)
+    samples = args.files * args.epochs
+    for r in rows["dlio"] + rows["iolab"]:
+        r["cpu_ms_per_sample"] = r["cpu"] * 1000 / samples
+    print(f"\nloader cost: unet3d_h100 loader, computation_time 0, {args.np} ranks, "
+          f"{args.files} files of {args.record_length} bytes in tmpfs, {args.epochs} epochs")
+    table(rows, "sps", "samples/s")
+    table(rows, "cpu_ms_per_sample", "CPU ms per sample")
+    table(rows, "wall", "wall s (whole job)")
+
+
+def mode_crossover(args, scratch):
+    dlio, iolab = unet3d(args, compute=0.01)
+    d1 = os.path.join(scratch, "by-dlio")
+    generate_dlio(args, "unet3d_h100", d1, dlio, scratch)
+    r = iolab_train(args, d1, iolab, scratch)
+    print(f"iolab on DLIO's files: {r['epochs']} epochs, AU {r['au']:.2f}%, "
+          f"{r['sps']:.2f} samples/s")
+    d2 = os.path.join(scratch, "by-iolab")
+    subprocess.run([iolab_bin(), "train", "datagen", "--data-dir", d2, "--no-store",
+                    "--quiet"] + iolab, check=True)
+    r = dlio_train(args, "unet3d_h100", d2, dlio, scratch)
+    print(f"DLIO on iolab's files: {r['epochs']} epochs, AU {r['au']:.2f}%, "
+          f"{r['sps']:.2f} samples/s")
+    sizes = lambda d: sorted(os.path.getsize(os.path.join(d, "train", f))
+                             for f in os.listdir(os.path.join(d, "train")))
+    a, b = sizes(d1), sizes(d2)
+    print(f"file sizes: DLIO's {a[0]}-{a[-1]} bytes, iolab's {b[0]}-{b[-1]} bytes")
+
+
+SMALL_LLAMA = {"num_layers": 4, "hidden_size": 256, "ffn_hidden_size": 1024,
+               "vocab_size": 1000, "num_attention_heads": 8, "num_kv_heads": 2}
+
+
+def mode_checkpoint(args, scratch):
+    ck = os.path.join(scratch, "ck")
+    out = os.path.join(scratch, "ck-out")
+    model = [f"++workload.model.num_layers={SMALL_LLAMA['num_layers']}"] + [
+        f"++workload.model.transformer.{k}={v}" for k, v in SMALL_LLAMA.items()
+        if k != "num_layers"]
+    cmd = MPIRUN + ["-np", "8", os.path.join(args.venv, "bin/python"), "-m",
+                    "dlio_benchmark.main", f"--config-dir={args.mlperf_configs}",
+                    "workload=llama3_8b"] + model + [
+        "++workload.checkpoint.num_checkpoints_write=1",
+        "++workload.checkpoint.num_checkpoints_read=0",
+        "++workload.checkpoint.time_between_checkpoints=0",
+        f"++workload.checkpoint.checkpoint_folder={ck}", f"++workload.output.folder={out}"]
+    env = dict(os.environ, PYTHONPATH=args.dlio_v2)
+    os.makedirs(out, exist_ok=True)
+    timed(cmd, cwd=out, env=env)
+    step = os.path.join(ck, sorted(os.listdir(ck))[0])
+    dlio_files = {f[:-3]: os.path.getsize(os.path.join(step, f)) for f in os.listdir(step)}
+    plan = subprocess.run([iolab_bin(), "checkpoint", "--model", "llama3-8b", "--plan",
+                           "--num-layers", "4", "--hidden-size", "256",
+                           "--ffn-hidden-size", "1024", "--vocab-size", "1000",
+                           "--attention-heads", "8", "--kv-heads", "2"],
+                          capture_output=True, text=True, check=True).stdout
+    iolab_files = {}
+    for line in plan.splitlines():
+        parts = line.split()
+        if len(parts) == 3 and parts[0].endswith(".pt") and parts[2] == "bytes":
+            iolab_files[parts[0][:-3]] = int(parts[1])
+    print(f"checkpoint: llama3_8b shape {SMALL_LLAMA}, 8 ranks, ZeRO 3")
+    print(f"  {'file':<44} {'DLIO bytes':>12} {'iolab payload':>14} {'torch.save adds':>16}")
+    for name in sorted(set(dlio_files) | set(iolab_files)):
+        d, i = dlio_files.get(name), iolab_files.get(name)
+        extra = (d - i) if d is not None and i is not None else None
+        print(f"  {name:<44} {d!s:>12} {i!s:>14} {extra!s:>16}")
+    same_names = set(dlio_files) == set(iolab_files)
+    print(f"  same file names on both sides: {same_names}")
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__,
+                                 formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("mode", choices=["storage", "loader", "crossover", "checkpoint"])
+    ap.add_argument("--np", type=int, default=2)
+    ap.add_argument("--rounds", type=int, default=3)
+    ap.add_argument("--files", type=int, default=64)
+    ap.add_argument("--record-length", type=int, default=1048576)
+    ap.add_argument("--epochs", type=int, default=2)
+    ap.add_argument("--stall", default="50ms")
+    ap.add_argument("--data-root", default=None)
+    ap.add_argument("--venv", default="/work/peers/dlio-venv")
+    ap.add_argument("--dlio-v2", default="/work/peers/dlio-v2")
+    ap.add_argument("--mlperf-configs", default="/work/peers/mlperf-storage/configs/dlio")
+    args = ap.parse_args()
+    scratch = tempfile.mkdtemp(prefix="iolab-bench-dlio-")
+    try:
+        {"storage": mode_storage, "loader": mode_loader, "crossover": mode_crossover,
+         "checkpoint": mode_checkpoint}[args.mode](args, scratch)
+    finally:
+        shutil.rmtree(scratch, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    main()
