@@ -111,7 +111,9 @@ fn prepare_dir(dir: &Path, cfg: &TrainConfig) -> Result<(), TrainError> {
     let subdirs: Vec<PathBuf> = (0..cfg.files.min(u64::from(cfg.subfolders.max(1))))
         .map(|i| file_path(dir, cfg, i).parent().unwrap().to_path_buf())
         .collect();
-    for d in subdirs.iter().chain(std::iter::once(&dir.join("train"))) {
+    // DLIO lists valid/ as well (and fails without it): its generator makes both.
+    let top = [dir.join("train"), dir.join("valid")];
+    for d in subdirs.iter().chain(top.iter()) {
         std::fs::create_dir_all(d)
             .map_err(|e| TrainError::Setup(format!("{}: {e}", d.display())))?;
     }
