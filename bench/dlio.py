@@ -5,8 +5,9 @@ the same configuration and the same files, side by side, under mpirun.
 Modes (one per call; each is a few minutes, meant for /work/tools/quiet):
 
   storage     AU and samples/s on a storage-bound target: an iolab-faultfs FUSE mount
-              that stalls every open by --stall (its rate of opens, the same for both tools, bounds
-              the run: "storage" of a fixed number of files per second, and neither
+              that stalls every open by --stall and serves two requests at a time (its
+              two FUSE threads): "storage" of a fixed number of files per second, the
+              same for both tools, and neither
               tool's page cache helps: faultfs opens files with FOPEN_DIRECT_IO). unet3d's
               loader (PyTorch, npz, batch 7, 4 reader threads, compute from the preset)
               with smaller files. The tools alternate, --rounds times each.

@@ -92,6 +92,10 @@ fn checkpoint_in(rt: &Runtime, args: CheckpointArgs) -> Result<u8> {
             )
             .into());
         }
+        // The free space first: a checkpoint that cannot fit is the first thing to say.
+        if rt.is_root() {
+            check_space(&shape, &args.spec, &dir)?;
+        }
         // Memory: a transfer buffer per simulated rank of this process (DLIO holds the
         // whole rank's tensors in memory).
         let mine = my_ranks(&shape, rt.comm.as_ref());
@@ -111,9 +115,6 @@ fn checkpoint_in(rt: &Runtime, args: CheckpointArgs) -> Result<u8> {
                 ),
             )
             .into());
-        }
-        if rt.is_root() {
-            check_space(&shape, &args.spec, &dir)?;
         }
         args.output.prepare(rt)?;
         Ok(shape)
