@@ -358,6 +358,7 @@ fn live_step(s: &LiveStep) {
             latency: &[],
             per_rank: &[],
             per_unit: &[],
+            counted: &[],
         });
     }
 }
