@@ -20,6 +20,7 @@ pub mod result;
 pub mod rng;
 pub mod spec;
 pub mod stats;
+pub mod steady;
 pub mod telemetry;
 pub mod train;
 pub mod units;

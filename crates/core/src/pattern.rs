@@ -14,17 +14,53 @@ pub const VERIFY_HEADER: usize = 48;
 /// The smallest block `--verify` can describe.
 pub const VERIFY_MIN_BLOCK: u64 = 64;
 
-/// Overwrites the first 16 bytes of every 4 KiB of `buf` with (offset, sequence), so no
-/// two writes carry the same data. The rest of the buffer keeps its random fill.
+/// Overwrites the first 16 bytes of every 4 KiB of `buf` with (offset, sequence), each
+/// word passed through a bijective mixer, so no two writes carry the same data and the
+/// stamps themselves look random (raw offsets, mostly zero high bytes, left a trace a
+/// compressor could use as they piled up in a reused buffer). The rest of the buffer
+/// keeps its random fill.
 #[inline]
 pub fn stamp_unique(buf: &mut [u8], offset: u64, sequence: u64) {
     let mut pos = 0;
     while pos + 16 <= buf.len() {
         let off = offset + pos as u64;
-        buf[pos..pos + 8].copy_from_slice(&off.to_le_bytes());
-        buf[pos + 8..pos + 16].copy_from_slice(&(sequence ^ 0x5DEE_CE66_D1CE_5EED).to_le_bytes());
+        buf[pos..pos + 8].copy_from_slice(&fmix64(off).to_le_bytes());
+        buf[pos + 8..pos + 16]
+            .copy_from_slice(&fmix64(sequence ^ 0x5DEE_CE66_D1CE_5EED).to_le_bytes());
         pos += 4096;
     }
+}
+
+/// MurmurHash3's 64-bit finalizer: a bijection that spreads every input bit over the
+/// word.
+#[inline]
+fn fmix64(mut x: u64) -> u64 {
+    x ^= x >> 33;
+    x = x.wrapping_mul(0xff51_afd7_ed55_8ccd);
+    x ^= x >> 33;
+    x = x.wrapping_mul(0xc4ce_b9fe_1a85_ec53);
+    x ^ (x >> 33)
+}
+
+/// Makes `buf` compress by `ratio`: in every `chunk` bytes the first `chunk / ratio`
+/// (rounded up) keep their random fill and the rest become zeros, as fio's
+/// `buffer_compress_percentage` builds its buffers (random first, then the filler, per
+/// `buffer_compress_chunk`). A compressor stores each chunk's zeros in a few bytes and
+/// cannot shrink the random part.
+pub fn make_compressible(buf: &mut [u8], chunk: usize, ratio: f64) {
+    let chunk = chunk.max(1);
+    let random = ((chunk as f64 / ratio).ceil() as usize).clamp(1, chunk);
+    for c in buf.chunks_mut(chunk) {
+        if c.len() > random {
+            c[random..].fill(0);
+        }
+    }
+}
+
+/// A 64-bit hash of a dedupe unit: equal units hash equal, and distinct units of
+/// random data collide with probability 2^-64 per pair.
+pub fn unit_hash(data: &[u8]) -> u64 {
+    checksum(data) ^ (data.len() as u64).rotate_left(17)
 }
 
 fn checksum(data: &[u8]) -> u64 {

@@ -15,6 +15,8 @@ use iolab_core::result::{ErrorRecord, OpCount, OpKind, OpSeries, Timeline};
 use iolab_core::units::Nanos;
 use serde::{Deserialize, Serialize};
 
+use crate::worker::reduction::DataSample;
+
 /// Errors kept in full per worker; the rest are only counted.
 const KEPT_ERRORS: usize = 8;
 
@@ -264,6 +266,7 @@ impl Recorder {
             error_count: self.error_count,
             verify_failures: self.verify_failures,
             latency_max,
+            data: None,
         }
     }
 }
@@ -334,6 +337,9 @@ pub struct WorkerMeasure {
     /// timeline (fio's log_max_value); one worker's, not merged.
     #[serde(default)]
     pub latency_max: Vec<(OpKind, Vec<u64>)>,
+    /// The written data as sampled, when a compress or dedupe ratio was asked.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub data: Option<DataSample>,
 }
 
 impl WorkerMeasure {
@@ -371,6 +377,9 @@ impl WorkerMeasure {
         }
         self.error_count += other.error_count;
         self.verify_failures += other.verify_failures;
+        if let Some(d) = &other.data {
+            self.data.get_or_insert_with(DataSample::default).merge(d);
+        }
     }
 }
 

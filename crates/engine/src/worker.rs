@@ -84,7 +84,7 @@ pub fn run_data_worker<C: Clock>(s: &WorkerSetup<'_, C>) -> Result<WorkerReport,
         block_size: spec.largest_io(),
         alignment: s.alignment,
         submit_batch: spec.submit_batch,
-        write_window,
+        write_window: write_window + Reduction::extra_bytes(spec, s.alignment),
     };
     let mut backend = match open_backend(spec.backend, &files, opts) {
         Ok(b) => b,
@@ -94,6 +94,16 @@ pub fn run_data_worker<C: Clock>(s: &WorkerSetup<'_, C>) -> Result<WorkerReport,
         }
     };
     backend.buffers().fill_random(s.worker.seed ^ 0xDA7A);
+    let reduction = Reduction::new(spec, write_window, s.worker.seed);
+    if spec.pattern == DataPattern::Zeros
+        || spec.compress_ratio.is_some()
+        || spec.dedupe_ratio.is_some()
+    {
+        let pool = backend.buffers();
+        for slot in 0..pool.slots() {
+            reduction.prepare_slot(spec, pool.get_mut(slot));
+        }
+    }
     if spec.pattern == DataPattern::IorTimestamp {
         // IOR fills its one transfer buffer once, with the writer's rank, and writes it
         // unchanged every time.
@@ -145,7 +155,7 @@ pub fn run_data_worker<C: Clock>(s: &WorkerSetup<'_, C>) -> Result<WorkerReport,
     if s.plan.start.ramp > Nanos::ZERO {
         rec.set_ramping();
     }
-    let mut lp = Loop::new(s, backend.as_mut(), &files, start);
+    let mut lp = Loop::new(s, backend.as_mut(), &files, start, reduction);
     lp.window_positions = write_window / s.alignment.max(1) + 1;
     lp.run(
         offsets.as_mut(),
@@ -157,11 +167,14 @@ pub fn run_data_worker<C: Clock>(s: &WorkerSetup<'_, C>) -> Result<WorkerReport,
     );
     let finished_at = s.clock.now().saturating_sub(lp.counted_from);
     let completed = lp.completed;
+    let sample = lp.sampler.take().map(|d| d.sample);
     drop(lp);
     rec.publish(&s.control.workers[s.index], true);
     s.control.finished(s.index);
+    let mut measure = rec.finish();
+    measure.data = sample;
     Ok(WorkerReport {
-        measure: rec.finish(),
+        measure,
         completed,
         finished_at,
     })
@@ -184,5 +197,7 @@ fn write_window(spec: &iolab_core::spec::DataSpec, alignment: u64) -> u64 {
 }
 
 mod io_loop;
+pub mod reduction;
 
 use io_loop::Loop;
+use reduction::Reduction;

@@ -41,6 +41,12 @@ pub fn label(key: &str) -> String {
         "gib_per_sec_mean" => "checkpoint throughput, mean (GiB/s)",
         "slowest_rank_mean_s" => "slowest rank's own time, mean (s)",
         "checkpoint_gib" => "one checkpoint (GiB)",
+        "compress_ratio" => "compress ratio asked",
+        "compress_ratio_measured" => "compress ratio measured (lz4, sampled writes)",
+        "dedupe_ratio" => "dedupe ratio asked",
+        "dedupe_ratio_measured" => "dedupe ratio measured (4 KiB units, sampled writes)",
+        "sampled_writes" => "writes sampled for the data figures",
+        "sampled_bytes" => "bytes sampled for the data figures",
         _ => "",
     };
     if known.is_empty() {

@@ -196,3 +196,190 @@ fn fio_trimwrite_trims_and_writes_each_block_once() {
     assert_eq!(job["read"]["io_bytes"], 0);
     assert_eq!(job["job options"]["rw"], "trimwrite");
 }
+
+/// How `data` compresses with the zstd command line (level 3), record by record as a
+/// compressing file system stores it (ZFS's 128 KiB records): bytes in over bytes out.
+/// None (said loudly) without zstd.
+fn zstd_ratio(data: &[u8]) -> Option<f64> {
+    use std::io::Write;
+    let mut stored = 0usize;
+    for record in data.chunks(128 << 10) {
+        let child = Command::new("zstd")
+            .args(["-3", "-q", "-c", "--no-check"])
+            .stdin(std::process::Stdio::piped())
+            .stdout(std::process::Stdio::piped())
+            .spawn();
+        let Ok(mut child) = child else {
+            eprintln!("SKIPPED: the zstd command is not installed (scripts/test.sh installs it)");
+            return None;
+        };
+        child.stdin.take().unwrap().write_all(record).unwrap();
+        stored += child.wait_with_output().unwrap().stdout.len();
+    }
+    Some(data.len() as f64 / stored as f64)
+}
+
+/// 4 KiB units over the distinct ones among them, by SHA-256.
+fn dedupe_ratio(data: &[u8]) -> f64 {
+    use sha2::Digest;
+    let units: Vec<_> = data.chunks(4096).map(|u| sha2::Sha256::digest(u)).collect();
+    let distinct: std::collections::HashSet<_> = units.iter().collect();
+    units.len() as f64 / distinct.len() as f64
+}
+
+fn within(got: f64, want: f64, share: f64) -> bool {
+    (got - want).abs() <= want * share
+}
+
+#[test]
+fn asked_ratios_are_what_zstd_and_hashes_find_in_the_written_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let work = dir.path().join("w");
+    fs::create_dir(&work).unwrap();
+    let json = dir.path().join("r.json");
+    for (flags, compress, dedupe) in [
+        (
+            ["--compress-ratio", "2", "--block-size", "128KiB"],
+            2.0,
+            1.0,
+        ),
+        (
+            ["--compress-ratio", "4", "--block-size", "128KiB"],
+            4.0,
+            1.0,
+        ),
+        (["--dedupe-ratio", "2", "--block-size", "4KiB"], 1.0, 2.0),
+        (["--dedupe-ratio", "3", "--block-size", "4KiB"], 1.0, 3.0),
+    ] {
+        let mut args = vec![
+            "run",
+            "--no-store",
+            "--dir",
+            path(&work),
+            "--rw",
+            "write",
+            "--size",
+            "16MiB",
+            "--keep",
+            "--json",
+            path(&json),
+        ];
+        args.extend(flags);
+        run(&args).expect(0);
+        let data = fs::read(work.join("iolab-work/data.r0.t0")).unwrap();
+        assert_eq!(data.len(), 16 << 20);
+        // Copies of a block inside one record compress too: zstd judges the compress
+        // ratio of writes without copies.
+        if dedupe == 1.0 {
+            let Some(z) = zstd_ratio(&data) else { return };
+            assert!(within(z, compress, 0.05), "{flags:?}: zstd finds {z}");
+        }
+        let h = dedupe_ratio(&data);
+        assert!(within(h, dedupe, 0.05), "{flags:?}: SHA-256 finds {h}");
+        // iolab's own measure, reported beside the asked ratio.
+        let doc = json_of(&json);
+        let extra = &doc["phases"][0]["extra"];
+        let (key, want) = if compress > 1.0 {
+            ("compress_ratio", compress)
+        } else {
+            ("dedupe_ratio", dedupe)
+        };
+        assert_eq!(extra[key], want, "{extra}");
+        let measured = extra[format!("{key}_measured")].as_f64().unwrap();
+        assert!(
+            within(measured, want, 0.05),
+            "{flags:?}: measured {measured}"
+        );
+    }
+}
+
+#[test]
+fn fio_buffer_compress_and_dedupe_percentages_compress_as_fios_data_does() {
+    if !crate::common::on_path("fio", "--version") {
+        eprintln!("SKIPPED: fio is not installed (scripts/test.sh installs it)");
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    for opts in [
+        &["--buffer_compress_percentage=50"][..],
+        &[
+            "--buffer_compress_percentage=75",
+            "--buffer_compress_chunk=4k",
+        ],
+        &["--dedupe_percentage=50", "--bs=4k"],
+    ] {
+        let fio_file = dir.path().join("by-fio");
+        let iolab_file = dir.path().join("by-iolab");
+        let common = ["--name=j", "--size=16m", "--bs=128k", "--rw=write"];
+        let out = Command::new("fio")
+            .args(common)
+            .args(opts)
+            .arg(format!("--filename={}", fio_file.display()))
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let mut args = vec!["fio", "--no-store", "--keep"];
+        args.extend(common);
+        args.extend(opts);
+        let f = format!("--filename={}", iolab_file.display());
+        args.push(&f);
+        run(&args).expect(0);
+        let (a, b) = (fs::read(&fio_file).unwrap(), fs::read(&iolab_file).unwrap());
+        let (Some(za), Some(zb)) = (zstd_ratio(&a), zstd_ratio(&b)) else {
+            return;
+        };
+        assert!(
+            within(zb, za, 0.05),
+            "{opts:?}: fio's data {za}, iolab's {zb}"
+        );
+        let (ha, hb) = (dedupe_ratio(&a), dedupe_ratio(&b));
+        assert!(
+            within(hb, ha, 0.08),
+            "{opts:?}: fio's units {ha}, iolab's {hb}"
+        );
+        fs::remove_file(&fio_file).unwrap();
+        fs::remove_file(&iolab_file).unwrap();
+    }
+}
+
+#[test]
+fn a_ratio_below_one_is_one_line_and_nothing_written() {
+    let dir = tempfile::tempdir().unwrap();
+    for (flag, value) in [
+        ("--compress-ratio", "0.5"),
+        ("--dedupe-ratio", "0"),
+        ("--compress-ratio", "0.99"),
+    ] {
+        let r = run(&[
+            "run",
+            "--no-store",
+            "--dir",
+            path(dir.path()),
+            "--rw",
+            "write",
+            "--size",
+            "1MiB",
+            flag,
+            value,
+        ]);
+        let line = error_line(&r.expect(2));
+        assert!(line.contains(flag) && line.contains("below 1"), "{line}");
+    }
+    let r = run(&[
+        "run",
+        "--no-store",
+        "--dir",
+        path(dir.path()),
+        "--compress-ratio",
+        "2",
+    ]);
+    assert!(error_line(&r.expect(2)).contains("only applies to a workload that writes, not read"));
+    assert!(
+        !dir.path().join("iolab-work").exists(),
+        "nothing was written"
+    );
+}

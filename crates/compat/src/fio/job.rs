@@ -211,6 +211,12 @@ pub struct FioJob {
     pub logs: LogOptions,
     /// What iolab says of options it accepts as they are (gtod_reduce, nice, ...).
     pub words: Vec<String>,
+    /// buffer_compress_percentage, buffer_compress_chunk, dedupe_percentage,
+    /// zero_buffers: what written buffers hold.
+    pub compress_percentage: u8,
+    pub compress_chunk: Option<u64>,
+    pub dedupe_percentage: u8,
+    pub zero_buffers: bool,
     /// The job's own options written with a value, for fio's `"job options"` in JSON
     /// (fio leaves out bare flags such as `thread`, and the globals).
     pub given: Vec<(String, String)>,
@@ -230,6 +236,10 @@ impl FioJob {
             at: at.to_string(),
             rw: FioRw::Read,
             rwmix_read: 50,
+            compress_percentage: 0,
+            compress_chunk: None,
+            dedupe_percentage: 0,
+            zero_buffers: false,
             bs_read: 4096,
             bs_write: 4096,
             bs_trim: 4096,
@@ -376,6 +386,13 @@ impl FioJob {
                 }
             }
             "rwmixread" => self.rwmix_read = percent()?,
+            "buffer_compress_percentage" => self.compress_percentage = percent()?,
+            "buffer_compress_chunk" => {
+                let c = size(v()?)?;
+                self.compress_chunk = (c > 0).then_some(c);
+            }
+            "dedupe_percentage" => self.dedupe_percentage = percent()?,
+            "zero_buffers" => self.zero_buffers = boolean(value)?,
             "rwmixwrite" => self.rwmix_read = 100 - percent()?,
             "bs" | "blocksize" => {
                 let text = v()?;

@@ -7,7 +7,9 @@
 use std::path::PathBuf;
 
 use iolab_core::pattern::VERIFY_MIN_BLOCK;
-use iolab_core::spec::{BackendKind, CacheMode, DataSpec, Layout, RandomKind, RwKind, TargetSpec};
+use iolab_core::spec::{
+    BackendKind, CacheMode, DataPattern, DataSpec, Layout, RandomKind, RwKind, TargetSpec,
+};
 use iolab_core::units::{ByteCount, TimeSpan};
 
 use super::error::FioError;
@@ -249,6 +251,12 @@ fn plan_job(job: &FioJob, group: u32, seed: u64) -> Result<FioPlan, FioError> {
             )
         });
     }
+    if job.dedupe_percentage == 100 {
+        return Err(refuse(
+            "dedupe_percentage",
+            "100 (every write the same block) is not supported: use at most 99".into(),
+        ));
+    }
     if job.seq_add % block as i64 != 0 {
         return Err(refuse(
             "rw",
@@ -318,6 +326,18 @@ fn plan_job(job: &FioJob, group: u32, seed: u64) -> Result<FioPlan, FioError> {
         },
         verify: job.verify.is_some(),
         preallocate: job.fallocate,
+        pattern: if job.zero_buffers || job.compress_percentage == 100 {
+            DataPattern::Zeros
+        } else {
+            DataPattern::Iolab
+        },
+        // fio's buffers: (100 - P)% of every chunk random, the rest zeros.
+        compress_ratio: (rw.writes() && (1..100).contains(&job.compress_percentage))
+            .then(|| 100.0 / f64::from(100 - job.compress_percentage)),
+        compress_chunk: (rw.writes() && (1..100).contains(&job.compress_percentage))
+            .then(|| ByteCount(job.compress_chunk.unwrap_or(512))),
+        dedupe_ratio: (rw.writes() && job.dedupe_percentage > 0)
+            .then(|| 100.0 / f64::from(100 - job.dedupe_percentage)),
         ..DataSpec::default()
     };
     spec.validate()
@@ -459,6 +479,8 @@ fn fio_key(option: &str) -> &str {
         "--submit-batch" => "iodepth_batch_submit",
         "--size" | "--total-size" => "size",
         "--fsync-every" => "fsync",
+        "--compress-ratio" => "buffer_compress_percentage",
+        "--dedupe-ratio" => "dedupe_percentage",
         "files_per_worker" => "nrfiles",
         "start_offset" => "offset",
         other => other.trim_start_matches("--"),

@@ -186,6 +186,9 @@ pub enum DataPattern {
     /// `rank << 32 | seed + i` (the seed is IOR's -G signature); --verify checks every word
     /// as IOR's -R and -W do. For runs that must do IOR's work byte for byte.
     IorTimestamp,
+    /// Zeros (fio's zero_buffers): the most a compressing or deduplicating target can
+    /// gain.
+    Zeros,
 }
 
 /// A data workload. Fields mirror the `iolab run` flags one to one.
@@ -303,6 +306,27 @@ pub struct DataSpec {
     /// timestamp words with the low 32 bits of --seed as IOR's -G signature.
     #[arg(long, value_enum, default_value_t = DataPattern::Iolab)]
     pub pattern: DataPattern,
+
+    /// Written data compresses by this ratio (2: to half its size; vdbench's compratio):
+    /// each --compress-chunk holds 1/RATIO random bytes, then zeros (fio's
+    /// buffer_compress_percentage). The ratio the data really has is measured and
+    /// reported beside it.
+    #[arg(long, value_name = "RATIO")]
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub compress_ratio: Option<f64>,
+
+    /// The unit --compress-ratio builds its data in (fio's buffer_compress_chunk, whose
+    /// default is 512 bytes) [default: 4KiB].
+    #[arg(long, value_name = "SIZE", requires = "compress_ratio")]
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub compress_chunk: Option<ByteCount>,
+
+    /// Written blocks deduplicate by this ratio (2: every other block a copy; vdbench's
+    /// dedupratio): each write is, with probability 1 - 1/RATIO, a copy of one block
+    /// every worker shares (fio's dedupe_percentage). Measured and reported beside it.
+    #[arg(long, value_name = "RATIO")]
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub dedupe_ratio: Option<f64>,
 
     /// Read what another rank wrote: shift the data a rank reads by this many ranks
     /// (0 = its own; IOR -C / -Q). Under MPI the default shifts to the next node when
@@ -434,6 +458,7 @@ impl DataSpec {
                 ),
             ));
         }
+        self.validate_reduction()?;
         if self.verify && self.rw.trims() {
             return Err(SpecError::new(
                 "--verify",
@@ -477,6 +502,71 @@ impl DataSpec {
             && cpus.0.is_empty()
         {
             return Err(SpecError::new("--cpus", "names no CPU"));
+        }
+        Ok(())
+    }
+
+    /// The compress chunk's size (4 KiB unless given).
+    pub fn compress_chunk(&self) -> u64 {
+        self.compress_chunk.map_or(4096, ByteCount::get)
+    }
+
+    /// Ratios of 1 or more, only for writes of iolab's own pattern (a verify block or
+    /// IOR's words are what they are).
+    fn validate_reduction(&self) -> Result<(), SpecError> {
+        for (option, ratio) in [
+            ("--compress-ratio", self.compress_ratio),
+            ("--dedupe-ratio", self.dedupe_ratio),
+        ] {
+            let Some(r) = ratio else { continue };
+            if !r.is_finite() {
+                return Err(SpecError::new(
+                    option,
+                    format!("{r} is not a ratio (a number of 1 or more)"),
+                ));
+            }
+            if r < 1.0 {
+                return Err(SpecError::new(
+                    option,
+                    format!(
+                        "{r} is below 1: the ratio is the bytes written over the bytes stored (1 = no reduction, 2 = half)"
+                    ),
+                ));
+            }
+            if r > 1000.0 {
+                return Err(SpecError::new(
+                    option,
+                    format!("{r} is more than the 1000 iolab builds data for"),
+                ));
+            }
+            if !self.rw.writes() {
+                return Err(SpecError::new(
+                    option,
+                    format!(
+                        "only applies to a workload that writes, not {}",
+                        self.rw.name()
+                    ),
+                ));
+            }
+            let why = if self.verify {
+                Some("--verify writes self-checking blocks")
+            } else if self.pattern != DataPattern::Iolab {
+                Some("--pattern decides what the blocks hold")
+            } else {
+                None
+            };
+            if let Some(why) = why {
+                return Err(SpecError::new(option, format!("cannot be combined: {why}")));
+            }
+        }
+        if self.verify && self.pattern == DataPattern::Zeros {
+            return Err(SpecError::new(
+                "--pattern",
+                "zeros cannot be verified: every block is the same",
+            ));
+        }
+        if self.compress_chunk.is_some_and(|c| c.get() == 0) {
+            return Err(SpecError::new("--compress-chunk", "must be larger than 0"));
         }
         Ok(())
     }

@@ -12,6 +12,7 @@ use iolab_core::result::{ErrorRecord, OpKind};
 use iolab_core::spec::DataPattern;
 use iolab_core::units::Nanos;
 
+use super::reduction::{DataSampler, Reduction};
 use super::{WorkerSetup, op_of};
 use crate::clock::Clock;
 use crate::control::PhaseControl;
@@ -65,6 +66,10 @@ pub(super) struct Loop<'s, 'b, C: Clock> {
     /// When issuing stops (the runtime or stonewall), if ever.
     deadline: Option<Nanos>,
     failed: bool,
+    /// What writes carry (zeros, copies of the shared block).
+    reduction: Reduction,
+    /// Measures the written data when a ratio was asked.
+    pub(super) sampler: Option<DataSampler>,
     /// The backend itself failed: nothing more can complete through it.
     broken: bool,
     now: Nanos,
@@ -76,6 +81,7 @@ impl<'s, 'b, C: Clock> Loop<'s, 'b, C> {
         backend: &'b mut dyn IoBackend,
         files: &'b [DataFile],
         start: Nanos,
+        reduction: Reduction,
     ) -> Self {
         let caps = backend.capabilities();
         let depth = s.plan.spec.queue_depth.min(caps.max_queue_depth).max(1) as usize;
@@ -129,6 +135,8 @@ impl<'s, 'b, C: Clock> Loop<'s, 'b, C> {
             snapshot_seen: 0,
             deadline: None,
             failed: false,
+            reduction,
+            sampler: DataSampler::of(&s.plan.spec),
             broken: false,
             now: start,
         }
@@ -231,12 +239,16 @@ impl<'s, 'b, C: Clock> Loop<'s, 'b, C> {
                 let offset = base + block * span * stride;
                 let len = self.len[dir as usize];
                 let slot = self.free.pop().expect("checked non-empty");
-                let buf_offset = if dir == IoDir::Write {
-                    (self.issued.wrapping_mul(WINDOW_STRIDE) % self.window_positions)
-                        * self.s.alignment
+                // A copy of the shared block, or unique data from its own place.
+                let copy = dir == IoDir::Write && self.reduction.duplicate();
+                let buf_offset = if copy {
+                    self.reduction.dedupe_at
+                } else if dir == IoDir::Write {
+                    ((self.issued.wrapping_mul(WINDOW_STRIDE) % self.window_positions)
+                        * self.s.alignment) as usize
                 } else {
                     0
-                } as usize;
+                };
                 if dir == IoDir::Write {
                     let buf = &mut self.backend.buffers().get_mut(slot)
                         [buf_offset..buf_offset + len as usize];
@@ -248,8 +260,13 @@ impl<'s, 'b, C: Clock> Loop<'s, 'b, C> {
                     } else if verify {
                         let file_id = self.my_files[file as usize].id;
                         fill_verify(buf, seed, file_id, offset);
-                    } else {
+                    } else if !copy && !self.reduction.zeros {
                         stamp_unique(buf, offset, self.issued);
+                    }
+                    if let Some(sampler) = &mut self.sampler
+                        && sampler.due()
+                    {
+                        sampler.take(buf);
                     }
                     self.writes_since_fsync += 1;
                     self.last_write_file = file as usize;

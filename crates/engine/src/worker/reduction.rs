@@ -1,0 +1,231 @@
+//! Data reduction: [`Reduction`] decides, before the loop, what a write carries when a
+//! compress or dedupe ratio is asked; [`DataSampler`] measures what the written data
+//! really has (lz4 over a sample of the written blocks, a hash per dedupe unit) into a
+//! mergeable [`DataSample`].
+
+use iolab_core::pattern::{make_compressible, unit_hash};
+use iolab_core::rng::{Rng, mix};
+use iolab_core::spec::{DataPattern, DataSpec};
+use serde::{Deserialize, Serialize};
+
+/// Every one of the first writes is sampled, then one in [`SAMPLE_EVERY`].
+const SAMPLE_ALL: u64 = 256;
+const SAMPLE_EVERY: u64 = 16;
+/// Dedupe units a worker hashes at most (128 KiB of hashes).
+const MAX_UNITS: usize = 16 * 1024;
+/// The dedupe unit: 4 KiB, the block most deduplicating storage works in (or a smaller
+/// write whole).
+const DEDUPE_UNIT: usize = 4096;
+
+/// What a write carries, decided once per worker.
+pub(super) struct Reduction {
+    /// Writes hold zeros: no stamp, no window.
+    pub zeros: bool,
+    /// Where in a slot the block every duplicate write copies starts (0: no dedupe).
+    pub dedupe_at: usize,
+    /// A write is a duplicate when a 32-bit draw is below this.
+    dup_below: u64,
+    rng: Rng,
+}
+
+impl Reduction {
+    /// The extra bytes a slot needs beyond the block and its write window: room for the
+    /// shared duplicate block when a dedupe ratio is asked.
+    pub fn extra_bytes(spec: &DataSpec, alignment: u64) -> u64 {
+        if spec.dedupe_ratio.is_some() {
+            spec.largest_io().next_multiple_of(alignment.max(1))
+        } else {
+            0
+        }
+    }
+
+    pub fn new(spec: &DataSpec, window: u64, seed: u64) -> Reduction {
+        let dup_share = spec.dedupe_ratio.map_or(0.0, |r| 1.0 - 1.0 / r);
+        Reduction {
+            zeros: spec.pattern == DataPattern::Zeros,
+            dedupe_at: if spec.dedupe_ratio.is_some() {
+                (spec.largest_io() + window) as usize
+            } else {
+                0
+            },
+            dup_below: (dup_share * (1u64 << 32) as f64).round() as u64,
+            rng: Rng::new(mix(&[seed, 0xDEDE])),
+        }
+    }
+
+    /// Fills one slot before the run: zeros, or the compressible random layout, and the
+    /// shared duplicate block (the same in every slot of every worker: the seed is the
+    /// run's, not the worker's).
+    pub fn prepare_slot(&self, spec: &DataSpec, slot: &mut [u8]) {
+        if self.zeros {
+            slot.fill(0);
+            return;
+        }
+        if self.dedupe_at > 0 {
+            let len = spec.largest_io() as usize;
+            let copy = &mut slot[self.dedupe_at..self.dedupe_at + len];
+            Rng::new(mix(&[spec.seed, 0xD0_0B1E])).fill(copy);
+        }
+        if let Some(r) = spec.compress_ratio {
+            make_compressible(slot, spec.compress_chunk() as usize, r);
+        }
+    }
+
+    /// Whether the next write is a copy of the shared block.
+    #[inline]
+    pub fn duplicate(&mut self) -> bool {
+        self.dedupe_at > 0 && (self.rng.next_u64() >> 32) < self.dup_below
+    }
+}
+
+/// The written data as sampled: bytes and their lz4-compressed size, and one hash per
+/// dedupe unit. Merged over workers and ranks.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct DataSample {
+    /// The ratios asked for (the spec's), carried to the phase's figures.
+    pub asked_compress: Option<f64>,
+    pub asked_dedupe: Option<f64>,
+    pub writes: u64,
+    pub bytes: u64,
+    pub compressed: u64,
+    pub hashes: Vec<u64>,
+}
+
+impl DataSample {
+    pub fn merge(&mut self, other: &DataSample) {
+        self.asked_compress = self.asked_compress.or(other.asked_compress);
+        self.asked_dedupe = self.asked_dedupe.or(other.asked_dedupe);
+        self.writes += other.writes;
+        self.bytes += other.bytes;
+        self.compressed += other.compressed;
+        self.hashes.extend_from_slice(&other.hashes);
+    }
+
+    /// Sampled bytes over their lz4-compressed size.
+    pub fn compress_ratio(&self) -> Option<f64> {
+        (self.compressed > 0).then(|| self.bytes as f64 / self.compressed as f64)
+    }
+
+    /// Sampled dedupe units over the distinct ones among them.
+    pub fn dedupe_ratio(&self) -> Option<f64> {
+        let mut distinct = self.hashes.clone();
+        distinct.sort_unstable();
+        distinct.dedup();
+        (!distinct.is_empty()).then(|| self.hashes.len() as f64 / distinct.len() as f64)
+    }
+}
+
+/// Samples the first [`SAMPLE_ALL`] writes, then one in [`SAMPLE_EVERY`], as they are
+/// handed to storage, up to [`MAX_UNITS`] dedupe units.
+pub(super) struct DataSampler {
+    seen: u64,
+    out: Vec<u8>,
+    pub sample: DataSample,
+}
+
+impl DataSampler {
+    /// A sampler when the spec asks for a ratio (the figures are then reported beside
+    /// it), else none.
+    pub fn of(spec: &DataSpec) -> Option<DataSampler> {
+        if spec.compress_ratio.is_none() && spec.dedupe_ratio.is_none() {
+            return None;
+        }
+        let largest = spec.largest_io() as usize;
+        Some(DataSampler {
+            seen: 0,
+            out: vec![0; lz4_flex::block::get_maximum_output_size(largest)],
+            sample: DataSample {
+                asked_compress: spec.compress_ratio,
+                asked_dedupe: spec.dedupe_ratio,
+                ..DataSample::default()
+            },
+        })
+    }
+
+    /// Counts a write; true when this one is to be sampled.
+    #[inline]
+    pub fn due(&mut self) -> bool {
+        self.seen += 1;
+        (self.seen <= SAMPLE_ALL || self.seen % SAMPLE_EVERY == 1)
+            && self.sample.hashes.len() < MAX_UNITS
+    }
+
+    /// Measures one written block: its lz4 size as one block (as ZFS compresses a
+    /// record) and a hash per dedupe unit.
+    #[cold]
+    pub fn take(&mut self, data: &[u8]) {
+        let compressed = lz4_flex::block::compress_into(data, &mut self.out)
+            .expect("the output buffer holds the largest block's worst case");
+        self.sample.writes += 1;
+        self.sample.bytes += data.len() as u64;
+        self.sample.compressed += compressed as u64;
+        let unit = DEDUPE_UNIT.min(data.len()).max(1);
+        for u in data.chunks(unit) {
+            self.sample.hashes.push(unit_hash(u));
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn spec(compress: Option<f64>, dedupe: Option<f64>) -> DataSpec {
+        DataSpec {
+            rw: iolab_core::spec::RwKind::Write,
+            block_size: iolab_core::units::ByteCount::kib(if dedupe.is_some() { 4 } else { 64 }),
+            compress_ratio: compress,
+            dedupe_ratio: dedupe,
+            ..DataSpec::default()
+        }
+    }
+
+    /// Blocks built for a ratio once, written as the loop writes them (each unique
+    /// write stamped with its number), sampled as the loop samples them.
+    fn measured(s: &DataSpec, writes: u64, worker: u64) -> DataSample {
+        let mut red = Reduction::new(s, 0, 7);
+        let mut slot = vec![0u8; (s.largest_io() + Reduction::extra_bytes(s, 4096)) as usize];
+        Rng::new(worker).fill(&mut slot);
+        red.prepare_slot(s, &mut slot);
+        let mut sampler = DataSampler::of(s).unwrap();
+        let len = s.largest_io() as usize;
+        for i in 0..writes {
+            let at = if red.duplicate() {
+                red.dedupe_at
+            } else {
+                slot[..8].copy_from_slice(&(worker << 40 | i).to_le_bytes());
+                0
+            };
+            if sampler.due() {
+                sampler.take(&slot[at..at + len]);
+            }
+        }
+        sampler.sample
+    }
+
+    #[test]
+    fn asked_ratios_are_what_lz4_and_the_hashes_find() {
+        for r in [1.0, 2.0, 3.0, 5.0] {
+            let m = measured(&spec(Some(r), None), 160, 1);
+            let got = m.compress_ratio().unwrap();
+            assert!((got - r).abs() / r < 0.05, "asked {r}, lz4 {got}");
+        }
+        for r in [1.0, 2.0, 4.0] {
+            let m = measured(&spec(None, Some(r)), 200_000, 1);
+            let got = m.dedupe_ratio().unwrap();
+            assert!((got - r).abs() / r < 0.05, "asked {r}, hashes {got}");
+        }
+    }
+
+    #[test]
+    fn merged_samples_count_copies_across_workers() {
+        let s = spec(None, Some(2.0));
+        let mut a = measured(&s, 20_000, 1);
+        let b = measured(&s, 20_000, 2);
+        a.merge(&b);
+        // Every worker copies the same block: their copies are one unit, not two.
+        let got = a.dedupe_ratio().unwrap();
+        assert!((got - 2.0).abs() < 0.1, "{got}");
+        assert_eq!(a.asked_dedupe, Some(2.0));
+    }
+}
