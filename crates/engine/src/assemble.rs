@@ -144,6 +144,24 @@ pub fn assemble(meta: PhaseMeta, run: &PhaseRun) -> PhaseResult {
     }
 }
 
+/// The data-reduction figures of a phase: the ratios asked and those measured over the
+/// sampled writes (docs/figures.md, *Data reduction*).
+fn reduction_figures(d: &crate::worker::reduction::DataSample) -> BTreeMap<String, f64> {
+    let mut extra = BTreeMap::new();
+    let mut put = |key: &str, v: Option<f64>| {
+        if let Some(v) = v {
+            extra.insert(key.to_string(), v);
+        }
+    };
+    put("compress_ratio", d.asked_compress);
+    put("compress_ratio_measured", d.compress_ratio());
+    put("dedupe_ratio", d.asked_dedupe);
+    put("dedupe_ratio_measured", d.dedupe_ratio());
+    put("sampled_writes", Some(d.writes as f64));
+    put("sampled_bytes", Some(d.bytes as f64));
+    extra
+}
+
 #[cfg(test)]
 mod tests {
     use std::sync::atomic::AtomicBool;
@@ -228,22 +246,4 @@ mod tests {
             assert_eq!(&back, p);
         }
     }
-}
-
-/// The data-reduction figures of a phase: the ratios asked and those measured over the
-/// sampled writes (docs/figures.md, *Data reduction*).
-fn reduction_figures(d: &crate::worker::reduction::DataSample) -> BTreeMap<String, f64> {
-    let mut extra = BTreeMap::new();
-    let mut put = |key: &str, v: Option<f64>| {
-        if let Some(v) = v {
-            extra.insert(key.to_string(), v);
-        }
-    };
-    put("compress_ratio", d.asked_compress);
-    put("compress_ratio_measured", d.compress_ratio());
-    put("dedupe_ratio", d.asked_dedupe);
-    put("dedupe_ratio_measured", d.dedupe_ratio());
-    put("sampled_writes", Some(d.writes as f64));
-    put("sampled_bytes", Some(d.bytes as f64));
-    extra
 }

@@ -222,7 +222,7 @@ fn zstd_ratio(data: &[u8]) -> Option<f64> {
 /// 4 KiB units over the distinct ones among them, by SHA-256.
 fn dedupe_ratio(data: &[u8]) -> f64 {
     use sha2::Digest;
-    let units: Vec<_> = data.chunks(4096).map(|u| sha2::Sha256::digest(u)).collect();
+    let units: Vec<_> = data.chunks(4096).map(sha2::Sha256::digest).collect();
     let distinct: std::collections::HashSet<_> = units.iter().collect();
     units.len() as f64 / distinct.len() as f64
 }
@@ -276,7 +276,8 @@ fn asked_ratios_are_what_zstd_and_hashes_find_in_the_written_file() {
         }
         let h = dedupe_ratio(&data);
         assert!(within(h, dedupe, 0.05), "{flags:?}: SHA-256 finds {h}");
-        // iolab's own measure, reported beside the asked ratio.
+        // iolab's own measure, reported beside the asked ratio: a sample of some 500
+        // writes here, so a sample's spread (a few percent) on top.
         let doc = json_of(&json);
         let extra = &doc["phases"][0]["extra"];
         let (key, want) = if compress > 1.0 {
@@ -287,7 +288,7 @@ fn asked_ratios_are_what_zstd_and_hashes_find_in_the_written_file() {
         assert_eq!(extra[key], want, "{extra}");
         let measured = extra[format!("{key}_measured")].as_f64().unwrap();
         assert!(
-            within(measured, want, 0.05),
+            within(measured, want, 0.10),
             "{flags:?}: measured {measured}"
         );
     }
