@@ -5,7 +5,8 @@ direct sequential write at 128k and random write at 4k), each run by fio and by
 `iolab fio` alternately, REPEAT times, each in a fresh directory under DIR, both with
 --output-format=json (the same parser reads both). Prints medians and iolab/fio ratios
 of IOPS and mean latency. A mixed job with reads and writes of their own sizes
-(bs=4k,64k) runs too.
+(bs=4k,64k) runs too, and jobs with sizes drawn per I/O (bssplit, bsrange), skewed
+offsets (zipf, zoned), a rate limit and a think time.
 
 --fs ext4 runs each job on an ext4 made fresh for it on a loop device backed by a tmpfs
 file (BENCH-NOTES' method: no history from earlier runs, no disk noise; direct I/O then
@@ -51,6 +52,18 @@ def jobs(rt):
     yield "S5 rand write 4k psync direct", ["--name=s5-rand", "--rw=randwrite", "--bs=4k", *s5]
     yield "randrw 70/30 bs=4k,64k psync direct", ["--name=mixed-bs", "--rw=randrw", "--rwmixread=70",
                                                   "--bs=4k,64k", *s5]
+    # Sizes drawn per I/O, skewed offsets and pacing (issue #31).
+    yield "bssplit randread 4k/10:64k/50:32k/40", ["--name=bssplit", "--rw=randread",
+                                                  "--bssplit=4k/10:64k/50:32k/40", *s5]
+    yield "bsrange randwrite 4k-64k", ["--name=bsrange", "--rw=randwrite", "--bsrange=4k-64k", *s5]
+    yield "zipf:1.2 randread 4k", ["--name=zipf", "--rw=randread", "--bs=4k",
+                                  "--random_distribution=zipf:1.2", *s5]
+    yield "zoned:60/10:40/90 randwrite 4k", ["--name=zoned", "--rw=randwrite", "--bs=4k",
+                                            "--random_distribution=zoned:60/10:40/90", *s5]
+    yield "rate_iops=2000 randread 4k x2", ["--name=paced", "--rw=randread", "--bs=4k", "--rate_iops=1000",
+                                           "--numjobs=2", "--group_reporting", *s5]
+    yield "thinktime=200us/4 randread 4k", ["--name=think", "--rw=randread", "--bs=4k", "--thinktime=200",
+                                           "--thinktime_blocks=4", *s5]
 
 
 def figures(cmd):

@@ -1,6 +1,7 @@
 //! Time sources: [`Clock`] is what workers stamp I/Os with; [`MonotonicClock`] reads
 //! CLOCK_MONOTONIC (a vDSO call, no system call), [`FakeClock`] advances a fixed step per
-//! reading so engine tests get exact latencies and rates.
+//! reading (and sleeps by moving on at once) so engine tests get exact latencies and
+//! rates.
 
 use std::sync::atomic::{AtomicU64, Ordering};
 
@@ -9,6 +10,11 @@ use iolab_core::units::Nanos;
 pub trait Clock: Sync {
     /// Nanoseconds since an arbitrary fixed point.
     fn now(&self) -> Nanos;
+
+    /// Sleeps for `span` (a paced worker's wait, a think time).
+    fn sleep(&self, span: Nanos) {
+        std::thread::sleep(span.to_duration());
+    }
 }
 
 #[derive(Clone, Copy, Debug, Default)]
@@ -41,6 +47,11 @@ impl FakeClock {
 impl Clock for FakeClock {
     fn now(&self) -> Nanos {
         Nanos(self.t.fetch_add(self.step, Ordering::Relaxed) + self.step)
+    }
+
+    /// Moves time on by `span` at once: a paced test takes no real time.
+    fn sleep(&self, span: Nanos) {
+        self.t.fetch_add(span.0, Ordering::Relaxed);
     }
 }
 

@@ -86,9 +86,23 @@ pub struct DataOutcome {
 pub fn params_of(spec: &DataSpec, ranks: u32) -> BTreeMap<String, String> {
     let mut p = BTreeMap::new();
     p.insert("rw".into(), spec.rw.name().into());
-    p.insert("block_size".into(), spec.block_size.to_string());
-    if let Some(w) = spec.write_block_size.filter(|w| *w != spec.block_size) {
-        p.insert("write_block_size".into(), w.to_string());
+    // A mix of sizes is shown as written (4KiB/10:64KiB/90, 4KiB-64KiB).
+    let [read_mix, write_mix] = spec.size_mixes();
+    let read = read_mix.map_or(spec.block_size.to_string(), ToString::to_string);
+    let write = match (write_mix, spec.write_block_size) {
+        (Some(m), _) => m.to_string(),
+        (None, Some(w)) => w.to_string(),
+        (None, None) => read.clone(),
+    };
+    if write != read && spec.rw.writes() && spec.rw.reads() {
+        p.insert("write_block_size".into(), write);
+    }
+    p.insert("block_size".into(), read);
+    if let Some(a) = spec.block_align {
+        p.insert("block_align".into(), a.to_string());
+    }
+    if let Some(d) = &spec.distribution {
+        p.insert("distribution".into(), d.to_string());
     }
     p.insert("threads".into(), spec.threads.to_string());
     p.insert("queue_depth".into(), spec.queue_depth.to_string());
@@ -217,6 +231,7 @@ impl<'a> ReadyJob<'a> {
         if let Some(i) = opts.timeline_interval.filter(|i| i.0 > 0) {
             plan.interval = i;
         }
+        agree(comm, crate::memory::check_maps_here(&plan, on_host))?;
         let alignment = check_alignment(&spec, &data_target)?;
         agree(comm, check_cpus(spec.cpus.as_ref()))?;
         check_space(comm, &plan, target)?;
@@ -316,10 +331,20 @@ fn check_alignment(spec: &DataSpec, target: &DataTarget) -> Result<u64, EngineEr
         DataTarget::Device { path, .. } => path.as_path(),
         DataTarget::Null => std::path::Path::new("/"),
     });
-    let sizes = [("--block-size", spec.block_size)]
-        .into_iter()
-        .chain(spec.write_block_size.map(|w| ("--write-block-size", w)));
-    for (option, size) in sizes {
+    // Every size and offset is a multiple of the smallest of these.
+    let [read_mix, write_mix] = [&spec.block_sizes, &spec.write_block_sizes]
+        .map(|m| m.as_ref().map(|m| ByteCount(m.smallest())));
+    let sizes = [
+        (
+            "--block-size",
+            read_mix.is_none().then_some(spec.block_size),
+        ),
+        ("--write-block-size", spec.write_block_size),
+        ("--block-sizes", read_mix),
+        ("--write-block-sizes", write_mix),
+        ("--block-align", spec.block_align),
+    ];
+    for (option, size) in sizes.into_iter().filter_map(|(o, s)| Some((o, s?))) {
         if spec.direct && !size.get().is_multiple_of(alignment) && *target != DataTarget::Null {
             return Err(EngineError::Spec(iolab_core::SpecError::new(
                 option,

@@ -19,6 +19,7 @@ pub mod offsets;
 pub mod phase;
 pub mod plan;
 pub mod recorder;
+pub mod sizes;
 pub mod target;
 pub mod workdir;
 pub mod worker;

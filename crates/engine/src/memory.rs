@@ -133,7 +133,12 @@ pub fn check_buffers(
     if spec.backend == BackendKind::Uring {
         drivers.push_str(&format!(" x --queue-depth {}", spec.queue_depth));
     }
-    drivers.push_str(&format!(" x --block-size {}", ByteCount(spec.largest_io())));
+    let option = if spec.has_size_mix() {
+        "the largest of --block-sizes"
+    } else {
+        "--block-size"
+    };
+    drivers.push_str(&format!(" x {option} {}", ByteCount(spec.largest_io())));
     if ranks_on_host > 1 {
         drivers.push_str(&format!(" x {ranks_on_host} ranks on this host"));
     }
@@ -155,6 +160,53 @@ pub fn check_buffers(
     )))
 }
 
+/// The maps of done blocks one rank's workers keep (random full coverage with sizes
+/// drawn from a mix, as fio's random map): a bit per block of the smallest size.
+pub fn maps_per_rank(plan: &crate::plan::DataPlan) -> u64 {
+    let spec = &plan.spec;
+    if crate::offsets::Order::of(spec) != crate::offsets::Order::Cover {
+        return 0;
+    }
+    let unit = spec.unit().max(1);
+    let [r, w] = spec.sizes();
+    let maps: u64 = [r.smallest, w.smallest]
+        .iter()
+        .take(if r.smallest == w.smallest { 1 } else { 2 })
+        .map(|s| {
+            plan.workers
+                .iter()
+                .map(|wp| crate::offsets::map_bytes(wp.blocks / (s / unit).max(1)))
+                .sum::<u64>()
+        })
+        .sum();
+    maps
+}
+
+/// Refuses a phase whose maps of done blocks (see [`maps_per_rank`]), over the
+/// `ranks_on_host` ranks of this host, exceed what the host can give.
+pub fn check_maps(
+    plan: &crate::plan::DataPlan,
+    ranks_on_host: u32,
+    available: &Available,
+    host: &str,
+) -> Result<(), EngineError> {
+    let need = maps_per_rank(plan).saturating_mul(u64::from(ranks_on_host.max(1)));
+    match available.bytes() {
+        Some(have) if need as f64 > have as f64 * USABLE => {
+            Err(EngineError::Spec(iolab_core::SpecError::new(
+                "--random",
+                format!(
+                    "full-coverage with --block-sizes keeps a map of every block of each share: {} on {host}, more than {:.0}% of the {} available; use --random uniform or a smaller --size",
+                    ByteCount(need).human(),
+                    USABLE * 100.0,
+                    ByteCount(have).human()
+                ),
+            )))
+        }
+        _ => Ok(()),
+    }
+}
+
 /// How many ranks of the job run on this rank's host (collective).
 pub fn ranks_on_this_host(comm: &dyn iolab_comm::Comm) -> u32 {
     use iolab_comm::CommExt;
@@ -163,6 +215,19 @@ pub fn ranks_on_this_host(comm: &dyn iolab_comm::Comm) -> u32 {
     }
     let topo = comm.topology();
     topo.ranks.iter().filter(|r| r.host == comm.host()).count() as u32
+}
+
+/// [`check_maps`] on this host, as it is now.
+pub fn check_maps_here(
+    plan: &crate::plan::DataPlan,
+    ranks_on_host: u32,
+) -> Result<(), EngineError> {
+    check_maps(
+        plan,
+        ranks_on_host,
+        &Available::read(Path::new("/")),
+        &iolab_comm::hostname(),
+    )
 }
 
 /// [`check_buffers`] on this host, as it is now.

@@ -197,8 +197,8 @@ pub fn shares(spec: &DataSpec, target: &DataTarget, workers: u32) -> Result<Vec<
     let bs = spec.unit();
     let w = workers as u64;
     // Whole I/Os of the larger size fit in every share (a mixed workload whose writes
-    // have a size of their own moves both).
-    let big = spec.largest_io();
+    // have a size of their own moves both); sizes drawn from a mix: whole units.
+    let big = spec.grain();
     let per = |bytes: u64| bytes / big * (big / bs);
     let blocks: Vec<u64> = if let Some(size) = spec.size {
         vec![per(size.get()); workers as usize]

@@ -13,10 +13,11 @@ use iolab_core::units::Nanos;
 
 use crate::clock::Clock;
 use crate::control::PhaseControl;
-use crate::offsets::{OffsetGen, OpMix, modified_over_files};
+use crate::offsets::{OffsetGen, OpMix, Order, SeqModifier, generator_over_files};
 use crate::phase::WorkerReport;
 use crate::plan::{DataPlan, WorkerPlan};
 use crate::recorder::Recorder;
+use crate::sizes::SizeDraw;
 
 /// Timeline resolution.
 pub const INTERVAL: Nanos = Nanos::SECOND;
@@ -112,26 +113,30 @@ pub fn run_data_worker<C: Clock>(s: &WorkerSetup<'_, C>) -> Result<WorkerReport,
             fill_ior_timestamp(pool.get_mut(slot), spec.seed as u32, s.worker.global.into());
         }
     }
-    let random = spec.rw.is_random().then_some(spec.random);
-    // Reads and writes of two sizes, or a sequential mix: each direction has its own
-    // sequence, counted in its own blocks (fio's: offsets are multiples of each
-    // direction's size, and each direction goes on from its own last offset).
-    let [read_span, write_span] = spec.spans();
-    let sequence = |span: u64, seed: u64| {
-        modified_over_files(
-            random,
-            s.worker.blocks / span,
-            s.worker.files,
-            s.count.div_ceil(span),
-            s.plan.looping,
-            seed,
-            s.plan.modifier,
-        )
+    // Each direction's sizes (drawn per I/O from a mix, or one) and where offsets go.
+    // Reads and writes of a sequential mix, or coverages of blocks of two sizes, each
+    // have their own sequence (fio's: each direction goes on from its own last offset).
+    let unit = spec.unit();
+    let sizes = [0, 1].map(|d| SizeDraw::of_spec(spec, d, unit, s.worker.seed));
+    let order = Order::of(spec);
+    let own_sequences = order.per_direction(&sizes, spec.rw.is_mixed());
+    let units = s.worker.blocks;
+    // fio's rw=...:N, its skip counted in blocks of the block size, here in units.
+    let modifier = SeqModifier {
+        skip: s.plan.modifier.skip * (spec.block_size.get() / unit.max(1)) as i64,
+        ..s.plan.modifier
     };
-    let mut offsets = sequence(read_span, s.worker.seed);
-    let own_sequences = read_span != write_span || (spec.rw.is_mixed() && random.is_none());
-    let mut write_offsets = own_sequences
-        .then(|| sequence(write_span, iolab_core::rng::mix(&[s.worker.seed, 0x3217E])));
+    let n = s.worker.files;
+    let mut offsets = if own_sequences {
+        generator_over_files(&order, units, n, &[&sizes[0]], s.worker.seed, modifier)
+    } else {
+        let both = [&sizes[0], &sizes[1]];
+        generator_over_files(&order, units, n, &both, s.worker.seed, modifier)
+    };
+    let mut write_offsets = own_sequences.then(|| {
+        let seed = iolab_core::rng::mix(&[s.worker.seed, 0x3217E]);
+        generator_over_files(&order, units, n, &[&sizes[1]], seed, modifier)
+    });
     let mut mix = OpMix::of(spec.rw, spec.read_percent(), s.worker.seed);
 
     let Some(gate) = s.control.ready_and_wait(true) else {
@@ -155,7 +160,7 @@ pub fn run_data_worker<C: Clock>(s: &WorkerSetup<'_, C>) -> Result<WorkerReport,
     if s.plan.start.ramp > Nanos::ZERO {
         rec.set_ramping();
     }
-    let mut lp = Loop::new(s, backend.as_mut(), &files, start, reduction);
+    let mut lp = Loop::new(s, backend.as_mut(), &files, start, reduction, sizes);
     lp.window_positions = write_window / s.alignment.max(1) + 1;
     lp.run(
         offsets.as_mut(),
@@ -197,6 +202,7 @@ fn write_window(spec: &iolab_core::spec::DataSpec, alignment: u64) -> u64 {
 }
 
 mod io_loop;
+mod pace;
 pub mod reduction;
 
 use io_loop::Loop;

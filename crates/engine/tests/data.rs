@@ -46,6 +46,9 @@ impl iolab_engine::Clock for Clocked<'_> {
     fn now(&self) -> Nanos {
         self.0.now()
     }
+    fn sleep(&self, span: Nanos) {
+        self.0.sleep(span)
+    }
 }
 
 /// On the null backend with a clock that steps `step` ns per reading.
@@ -487,3 +490,7 @@ fn a_target_prepared_for_reading_is_never_written() {
 /// Mixed workloads whose reads and writes have sizes and sequences of their own.
 #[path = "data/mixed.rs"]
 mod mixed;
+
+/// Sizes drawn per I/O, skewed offsets, pacing, think time and the minimum rate.
+#[path = "data/access.rs"]
+mod access;

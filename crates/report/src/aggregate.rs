@@ -365,7 +365,7 @@ fn largest_block(plan: &GroupPlan, sides: &[&[RunRecord]]) -> Option<ByteCount> 
         .iter()
         .flat_map(|runs| runs.iter().flat_map(|r| &r.phases))
         .filter(|p| plan.contains(p))
-        .filter_map(|p| p.params.get("block_size")?.parse::<ByteCount>().ok())
+        .filter_map(|p| crate::measure::block_size_of(&p.params))
         .max()
 }
 

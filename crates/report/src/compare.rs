@@ -245,7 +245,7 @@ impl Judged {
 }
 
 fn block_size(p: &Point) -> Option<ByteCount> {
-    p.params.get("block_size")?.parse().ok()
+    crate::measure::block_size_of(&p.params)
 }
 
 /// What a group's op is judged by. A sweep over block sizes on both sides of

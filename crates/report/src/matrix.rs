@@ -99,7 +99,7 @@ impl Matrix {
             }),
             Figure::Op(op) => {
                 let o = p.op(op)?;
-                let block = p.params.get("block_size").and_then(|b| b.parse().ok());
+                let block = crate::measure::block_size_of(&p.params);
                 let measure = Measure::choose(op, g.kind, block);
                 let value = match measure {
                     Measure::Bandwidth => o.bandwidth,

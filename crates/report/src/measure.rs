@@ -60,6 +60,17 @@ pub enum Measure {
     OpsRate,
 }
 
+/// The block size a phase's `block_size` parameter stands for: its one size, or the mean
+/// I/O size of a mix of sizes (`4KiB/10:64KiB/90`, `4KiB-64KiB`), which is what its
+/// bandwidth over its IOPS comes to.
+pub fn block_size_of(params: &std::collections::BTreeMap<String, String>) -> Option<ByteCount> {
+    let v = params.get("block_size")?;
+    v.parse::<ByteCount>().ok().or_else(|| {
+        let mix: iolab_core::spec::SizeMix = v.parse().ok()?;
+        Some(ByteCount(mix.mean().round() as u64))
+    })
+}
+
 impl Measure {
     /// The measure of `op` in a phase of `kind` whose block size is `block_size` (the
     /// largest one, when a group has several). Follows `PhaseResult::headline`: data

@@ -7,7 +7,6 @@
 
 use iolab_core::result::{OpKind, PhaseKind, PhaseResult, RunRecord};
 use iolab_core::spec::{RatedUnit, TargetEntry};
-use iolab_core::units::ByteCount;
 
 use crate::measure::{IOPS_BLOCK_LIMIT, Measure, Units};
 use crate::sweep::Params;
@@ -155,7 +154,7 @@ fn in_unit(unit: RatedUnit, ops: u64, bytes: u64, p: &PhaseResult) -> f64 {
 /// merit go), none for a phase without data.
 fn unit_of(p: &PhaseResult) -> Option<RatedUnit> {
     main_ops(p).next()?;
-    let block: ByteCount = p.params.get("block_size")?.parse().ok()?;
+    let block = crate::measure::block_size_of(&p.params)?;
     Some(if block.get() < IOPS_BLOCK_LIMIT {
         RatedUnit::Iops
     } else {

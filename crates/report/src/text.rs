@@ -126,6 +126,7 @@ pub(crate) fn param_words(params: &crate::sweep::Params) -> Vec<String> {
         "backend",
         "io",
         "layout",
+        "distribution",
     ] {
         if let Some(v) = params.get(key) {
             parts.push(match key {

@@ -6,7 +6,6 @@
 use std::fmt::Write as _;
 
 use iolab_core::result::{OpResult, PhaseKind, PhaseResult, RunRecord};
-use iolab_core::units::ByteCount;
 
 use crate::matrix_tables::{matrix_axes, matrix_table, matrix_title};
 use crate::measure::Units;
@@ -24,11 +23,7 @@ pub fn summary_table(phases: &[PhaseResult], units: Units) -> Table {
         let main: Vec<&OpResult> = p.ops.iter().filter(|o| !o.op.is_auxiliary()).collect();
         // Small blocks are quoted in IOPS, large ones in bandwidth (as the reports
         // compare a block-size sweep).
-        let small = p
-            .params
-            .get("block_size")
-            .and_then(|b| b.parse::<ByteCount>().ok())
-            .is_some_and(|b| b.get() < 64 * 1024);
+        let small = crate::measure::block_size_of(&p.params).is_some_and(|b| b.get() < 64 * 1024);
         let mut figures: Vec<String> = main
             .iter()
             .map(|o| {

@@ -4,7 +4,6 @@
 
 use iolab_core::result::{OpKind, PhaseResult};
 use iolab_core::telemetry::Telemetry;
-use iolab_core::units::ByteCount;
 use serde::Serialize;
 
 use crate::measure::Measure;
@@ -46,10 +45,7 @@ pub fn phase_timeline(phase: &PhaseResult) -> PhaseTimeline {
     let t = &phase.timeline;
     let interval_s = t.interval.as_secs_f64();
     let elapsed_s = phase.elapsed.as_secs_f64();
-    let block = phase
-        .params
-        .get("block_size")
-        .and_then(|b| b.parse::<ByteCount>().ok());
+    let block = crate::measure::block_size_of(&phase.params);
     let series = t
         .series
         .iter()

@@ -224,8 +224,8 @@ fn bad_input_is_one_line_exit_2_and_runs_nothing() {
             "command line: --foo: [a] foo: unknown option 'foo' (nothing was run)",
         ),
         (
-            &["fio", "--name=a", "--size=1m", "--rate=10m"],
-            "fio's option 'rate' is not supported by iolab fio",
+            &["fio", "--name=a", "--size=1m", "--zonemode=zbd"],
+            "fio's option 'zonemode' is not supported by iolab fio",
         ),
         (
             &["fio", "--name=a", "--size=1q"],

@@ -4,6 +4,7 @@
 mod benchmarks_doc;
 mod common;
 mod fio;
+mod fio_access;
 mod fio_files;
 mod fio_options;
 mod flash;

@@ -5,6 +5,7 @@
 
 use iolab_core::units::TimeSpan;
 
+use super::access::FioAccess;
 use super::error::FioError;
 use super::jobfile::Section;
 use super::logs::LogOptions;
@@ -217,6 +218,8 @@ pub struct FioJob {
     pub compress_chunk: Option<u64>,
     pub dedupe_percentage: u8,
     pub zero_buffers: bool,
+    /// Sizes drawn per I/O, offsets and pace (bssplit, random_distribution, rate, ...).
+    pub access: FioAccess,
     /// The job's own options written with a value, for fio's `"job options"` in JSON
     /// (fio leaves out bare flags such as `thread`, and the globals).
     pub given: Vec<(String, String)>,
@@ -284,6 +287,7 @@ impl FioJob {
             report: ReportOptions::default(),
             logs: LogOptions::default(),
             words: Vec::new(),
+            access: FioAccess::default(),
             given: Vec::new(),
             global_given: Vec::new(),
             given_at: Vec::new(),
@@ -480,14 +484,6 @@ impl FioJob {
             "randrepeat" => self.randrepeat = boolean(value)?,
             "randseed" => self.randseed = Some(number(v()?)?),
             "norandommap" => self.norandommap = boolean(value)?,
-            "random_distribution" => {
-                if v()?.trim() != "random" {
-                    return Err(format!(
-                        "'{}': only random (uniform) is supported",
-                        v()?.trim()
-                    ));
-                }
-            }
             "loops" => self.loops = count(1)?,
             "create_on_open" => self.create_on_open = boolean(value)?,
             "fallocate" => {
@@ -518,7 +514,10 @@ impl FioJob {
             // A job's text description: no effect on what it does, in fio either.
             "description" => {}
             "filename_format" => self.filename_format = Some(v()?.to_string()),
-            _ => return Err(unsupported(key)),
+            _ => match self.access.apply(key, value, kb) {
+                Some(applied) => applied?,
+                None => return Err(unsupported(key)),
+            },
         }
         Ok(())
     }

@@ -93,8 +93,8 @@ fn refused_options_name_the_job_option_and_line() {
         "j.fio:2: [j] blocksizes: unknown option 'blocksizes' (nothing was run)"
     );
     assert_eq!(
-        err("rate", Some("10m")),
-        "j.fio:2: [j] rate: fio's option 'rate' is not supported by iolab fio; remove it (nothing was run)"
+        err("zonemode", Some("zbd")),
+        "j.fio:2: [j] zonemode: fio's option 'zonemode' is not supported by iolab fio; remove it (nothing was run)"
     );
     // Any option fio 3.33 lists (--cmdhelp=all) is fio's, not unknown.
     assert_eq!(
@@ -138,8 +138,8 @@ fn refused_options_name_the_job_option_and_line() {
         "j.fio:2: [j] size: needs a value (key=value)"
     );
     assert_eq!(
-        err("random_distribution", Some("zipf:1.2")),
-        "j.fio:2: [j] random_distribution: 'zipf:1.2': only random (uniform) is supported"
+        err("random_distribution", Some("zipf:1")),
+        "j.fio:2: [j] random_distribution: zipf's theta 1 must be above 0 and not 1"
     );
 }
 

@@ -3,6 +3,7 @@
 //! fio's shapes ([`output`]: normal text, JSON and json+, terse) for fio's report
 //! entries ([`units`]), so that scripts written for fio read them unchanged.
 
+pub mod access;
 pub mod cmdline;
 pub mod error;
 pub mod job;
@@ -11,6 +12,7 @@ mod known;
 pub mod logs;
 pub mod output;
 pub mod plan;
+mod plan_access;
 pub mod reporting;
 pub mod units;
 mod values;
@@ -20,6 +22,7 @@ pub use error::FioError;
 pub use job::{Engine, FioJob, FioOffset, FioRw};
 pub use jobfile::{RawOption, Section, Sources, parse_job_file};
 pub use plan::{FioPlan, plan_jobs};
+pub use plan_access::scale_rates;
 pub use units::{ReportUnit, report_units};
 
 /// The fio version whose output shapes iolab writes (its JSON's "fio version" says

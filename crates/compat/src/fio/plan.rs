@@ -56,7 +56,8 @@ impl FioPlan {
     /// percentage offset is 0 as for a file fio creates). A device job without a size
     /// covers it from the offset to its end.
     pub fn at_target(&self, device_size: Option<u64>) -> Result<(DataSpec, u64), FioError> {
-        let block = self.spec.block_size.get();
+        // Whole I/Os of one size, or whole units of drawn sizes.
+        let block = self.spec.grain();
         let offset = self.offset.bytes(device_size.unwrap_or(0), block);
         let mut spec = self.spec.clone();
         if let (Some(size), Some(p)) = (device_size, self.job.size_percent) {
@@ -282,7 +283,7 @@ fn plan_job(job: &FioJob, group: u32, seed: u64) -> Result<FioPlan, FioError> {
         }
         (None, false) => (None, None),
     };
-    let spec = DataSpec {
+    let mut spec = DataSpec {
         rw,
         rwmix_read: job.rwmix_read,
         block_size: ByteCount(block),
@@ -340,8 +341,11 @@ fn plan_job(job: &FioJob, group: u32, seed: u64) -> Result<FioPlan, FioError> {
             .then(|| 100.0 / f64::from(100 - job.dedupe_percentage)),
         ..DataSpec::default()
     };
-    spec.validate()
-        .map_err(|e| refuse(fio_key(&e.option), e.reason))?;
+    super::plan_access::apply_access(job, &mut spec, &mut notes).map_err(|(k, m)| refuse(k, m))?;
+    spec.validate().map_err(|e| {
+        let key = super::plan_access::fio_key_of(job, &e.option).unwrap_or(fio_key(&e.option));
+        refuse(key, e.reason)
+    })?;
     Ok(FioPlan {
         job: job.clone(),
         spec,

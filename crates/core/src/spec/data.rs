@@ -7,6 +7,7 @@ use std::path::PathBuf;
 use clap::{Args, ValueEnum};
 use serde::{Deserialize, Serialize};
 
+use super::access::{Distribution, RateProcess, SizeMix, ThinkCount};
 use crate::error::SpecError;
 use crate::pattern::VERIFY_MIN_BLOCK;
 use crate::units::{ByteCount, CpuList, TimeSpan};
@@ -214,6 +215,26 @@ pub struct DataSpec {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub write_block_size: Option<ByteCount>,
 
+    /// Draw each I/O's size from a mix instead of one --block-size: shares in percent
+    /// (4KiB/10:64KiB/50:32KiB/40, fio's bssplit) or a range (4KiB-64KiB: every multiple
+    /// of its start, each as likely, fio's bsrange). Every size must be a multiple of the
+    /// smallest.
+    #[arg(long, value_name = "MIX", conflicts_with = "block_size")]
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub block_sizes: Option<SizeMix>,
+
+    /// The writes' own mix in a mixed workload (rw, randrw); --block-sizes (or
+    /// --block-size) then sizes its reads.
+    #[arg(long, value_name = "MIX", conflicts_with = "write_block_size")]
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub write_block_sizes: Option<SizeMix>,
+
+    /// Random offsets are multiples of this [default: the smallest I/O size] (fio's
+    /// blockalign).
+    #[arg(long, value_name = "SIZE")]
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub block_align: Option<ByteCount>,
+
     /// Worker threads (per rank under MPI).
     #[arg(short = 't', long, default_value_t = 1)]
     pub threads: u32,
@@ -264,6 +285,13 @@ pub struct DataSpec {
     /// How random offsets are drawn.
     #[arg(long, value_enum, default_value_t = RandomKind::Uniform)]
     pub random: RandomKind,
+
+    /// Where random offsets fall when not evenly (fio's random_distribution): zipf:1.2,
+    /// pareto:0.9, normal:5, zoned:60/10:30/20:10/70 (shares of the I/Os on parts of the
+    /// data, in percent) or zoned_abs:60/1GiB:40/3GiB.
+    #[arg(long, value_name = "DIST")]
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub distribution: Option<Distribution>,
 
     /// Seed for offsets, mixes and data; the same seed gives the same run.
     #[arg(long, default_value_t = DEFAULT_SEED)]
@@ -334,9 +362,89 @@ pub struct DataSpec {
     #[arg(long)]
     pub read_shift: Option<u32>,
 
-    /// Limit the rate of all workers together (I/Os per second).
+    /// Limit the rate of all workers together (I/Os per second), reads and writes
+    /// together.
     #[arg(long, value_name = "IOPS")]
     pub rate_iops: Option<u64>,
+
+    /// Limit the reads of a mixed workload (rw, randrw) to this many per second, all
+    /// workers together (each direction its own limit, as fio's rate_iops=R,W).
+    #[arg(long, value_name = "IOPS", conflicts_with = "rate_iops")]
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub read_rate_iops: Option<u64>,
+
+    /// Limit the writes of a mixed workload to this many per second, all workers
+    /// together.
+    #[arg(long, value_name = "IOPS", conflicts_with = "rate_iops")]
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub write_rate_iops: Option<u64>,
+
+    /// Limit the bytes per second of all workers together (100MiB: 100 MiB/s), reads and
+    /// writes together.
+    #[arg(long, value_name = "SIZE", conflicts_with_all = ["rate_iops", "read_rate_iops", "write_rate_iops"])]
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub rate: Option<ByteCount>,
+
+    /// Limit the bytes per second read in a mixed workload (rw, randrw), all workers
+    /// together (fio's rate=R,W).
+    #[arg(long, value_name = "SIZE", conflicts_with_all = ["rate", "rate_iops", "read_rate_iops", "write_rate_iops"])]
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub read_rate: Option<ByteCount>,
+
+    /// Limit the bytes per second written in a mixed workload, all workers together.
+    #[arg(long, value_name = "SIZE", conflicts_with_all = ["rate", "rate_iops", "read_rate_iops", "write_rate_iops"])]
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub write_rate: Option<ByteCount>,
+
+    /// Fail the phase when a worker moves less than its part of this many bytes per
+    /// second (each direction that moves, over each --rate-cycle, after 2 s), as fio's
+    /// rate_min does.
+    #[arg(long, value_name = "SIZE", conflicts_with = "rate_iops_min")]
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub rate_min: Option<ByteCount>,
+
+    /// Fail the phase when a worker completes less than its part of this many I/Os per
+    /// second (fio's rate_iops_min).
+    #[arg(long, value_name = "IOPS")]
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub rate_iops_min: Option<u64>,
+
+    /// The window --rate-min and --rate-iops-min average over [default: 1s] (fio's
+    /// rate_cycle).
+    #[arg(long, value_name = "TIME")]
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub rate_cycle: Option<TimeSpan>,
+
+    /// How paced I/Os are spaced: evenly, or as a Poisson process of the same mean rate.
+    #[arg(long, value_enum, default_value_t = RateProcess::Linear)]
+    pub rate_process: RateProcess,
+
+    /// Pause this long after every --think-every I/Os, once those in flight completed
+    /// (fio's thinktime); the pauses are part of the phase's time.
+    #[arg(long, value_name = "TIME")]
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub think_time: Option<TimeSpan>,
+
+    /// Spend this much of each --think-time busy on the CPU instead of asleep (fio's
+    /// thinktime_spin).
+    #[arg(long, value_name = "TIME")]
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub think_spin: Option<TimeSpan>,
+
+    /// I/Os between two pauses of --think-time (fio's thinktime_blocks).
+    #[arg(long, value_name = "N", default_value_t = 1)]
+    pub think_every: u64,
+
+    /// Whether --think-every counts completed or issued I/Os (fio's
+    /// thinktime_blocks_type).
+    #[arg(long, value_enum, default_value_t = ThinkCount::Complete)]
+    pub think_count: ThinkCount,
+
+    /// Pause after this much time of I/O instead (fio's thinktime_iotime); with
+    /// --think-every too, whichever comes first.
+    #[arg(long, value_name = "TIME")]
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub think_io_time: Option<TimeSpan>,
 
     /// Pin worker threads to these CPUs, round robin (0-7,16-23).
     #[arg(long)]
@@ -356,29 +464,33 @@ impl DataSpec {
         self.rw.modifies() || self.verify
     }
 
-    /// The size of each read (`IoDir` order: read, then write) and of each write.
+    /// The size of each read (`IoDir` order: read, then write) and of each write, when
+    /// not drawn from a mix (then see [`sizes`](Self::sizes)).
     pub fn io_sizes(&self) -> [u64; 2] {
         let read = self.block_size.get();
         [read, self.write_block_size.map_or(read, ByteCount::get)]
     }
 
-    /// The unit shares and offsets are counted in: the smaller of the two I/O sizes (the
-    /// block size, unless a mixed workload's writes are smaller).
+    /// The unit shares and offsets are counted in: the smallest I/O size of either
+    /// direction (the block size, unless a mixed workload's writes are smaller or sizes
+    /// are drawn from a mix), or --block-align when smaller.
     pub fn unit(&self) -> u64 {
-        let [r, w] = self.io_sizes();
-        r.min(w)
+        let [r, w] = self.sizes();
+        let smallest = r.smallest.min(w.smallest);
+        self.block_align.map_or(smallest, |a| a.get().min(smallest))
     }
 
-    /// How many [`unit`](Self::unit)s a read and a write each cover (`IoDir` order).
+    /// How many [`unit`](Self::unit)s a read and a write each cover (`IoDir` order),
+    /// their smallest when drawn from a mix.
     pub fn spans(&self) -> [u64; 2] {
         let unit = self.unit().max(1);
-        self.io_sizes().map(|l| l / unit)
+        self.sizes().map(|s| s.smallest / unit)
     }
 
-    /// The larger of the two I/O sizes: what a buffer holds.
+    /// The largest I/O of either direction: what a buffer holds.
     pub fn largest_io(&self) -> u64 {
-        let [r, w] = self.io_sizes();
-        r.max(w)
+        let [r, w] = self.sizes();
+        r.largest.max(w.largest)
     }
 
     /// The share of reads in percent.
@@ -388,6 +500,15 @@ impl DataSpec {
 
     /// A short name for the workload: "randread-4KiB", "write-1MiB".
     pub fn name(&self) -> String {
+        if self.has_size_mix() {
+            let [r, w] = self.sizes();
+            return format!(
+                "{}-{}..{}",
+                self.rw.name(),
+                ByteCount(r.smallest.min(w.smallest)),
+                ByteCount(r.largest.max(w.largest))
+            );
+        }
         match self.write_block_size {
             Some(w) if w != self.block_size => {
                 format!("{}-r{}-w{}", self.rw.name(), self.block_size, w)
@@ -440,12 +561,7 @@ impl DataSpec {
                 "must be at least 1 (or leave it out)",
             ));
         }
-        if self.rate_iops == Some(0) {
-            return Err(SpecError::new(
-                "--rate-iops",
-                "must be at least 1 (or leave it out)",
-            ));
-        }
+        self.validate_access()?;
         if self.verify
             && self.pattern == DataPattern::Iolab
             && self.block_size.get() < VERIFY_MIN_BLOCK
@@ -470,13 +586,13 @@ impl DataSpec {
         }
         for (name, size) in [("--size", self.size), ("--total-size", self.total_size)] {
             if let Some(s) = size
-                && s.get() < self.largest_io()
+                && s.get() < self.grain()
             {
                 return Err(SpecError::new(
                     name,
                     format!(
                         "{s} is smaller than one block of {}",
-                        ByteCount(self.largest_io())
+                        ByteCount(self.grain())
                     ),
                 ));
             }
@@ -595,7 +711,9 @@ impl DataSpec {
                 ),
             ));
         }
-        if !w.get().is_multiple_of(r) && !r.is_multiple_of(w.get()) {
+        // Against a mix of read sizes, the mix's checks apply (every size a multiple of
+        // the smallest).
+        if self.block_sizes.is_none() && !w.get().is_multiple_of(r) && !r.is_multiple_of(w.get()) {
             return Err(SpecError::new(
                 option,
                 format!(
@@ -604,16 +722,7 @@ impl DataSpec {
                 ),
             ));
         }
-        let why = if self.verify {
-            Some("--verify checks blocks of one size")
-        } else if self.pattern != DataPattern::Iolab {
-            Some("IOR's pattern is written in transfers of one size")
-        } else if self.layout == Layout::Shared && self.placement == Placement::Strided {
-            Some("a strided shared file interleaves the workers' blocks of one size")
-        } else {
-            None
-        };
-        match why {
+        match self.one_size_only() {
             Some(why) => Err(SpecError::new(
                 option,
                 format!("differs from --block-size, and {why}"),

@@ -3,14 +3,18 @@
 //! every run (serde). [`DataSpec`] is a data workload, [`MetaSpec`] a metadata workload,
 //! [`FindSpec`] a tree walk, [`TargetSpec`] where a workload runs.
 
+pub mod access;
 mod data;
+mod data_access;
 pub mod io500;
 mod meta;
 mod study;
 mod targets;
 mod train;
 
+pub use access::{Distribution, RateProcess, SizeMix, ThinkCount};
 pub use data::*;
+pub use data_access::IoSizes;
 pub use meta::*;
 pub use study::*;
 pub use targets::*;

@@ -10,8 +10,9 @@ use iolab_core::pattern::{
 };
 use iolab_core::result::{ErrorRecord, OpKind};
 use iolab_core::spec::DataPattern;
-use iolab_core::units::Nanos;
+use iolab_core::units::{ByteCount, Nanos};
 
+use super::pace::{MinRate, Pace, Shortfall, Think};
 use super::reduction::{DataSampler, Reduction};
 use super::{WorkerSetup, op_of};
 use crate::clock::Clock;
@@ -19,6 +20,11 @@ use crate::control::PhaseControl;
 use crate::offsets::{OffsetGen, OpMix};
 use crate::plan::FilePlan;
 use crate::recorder::Recorder;
+use crate::sizes::SizeDraw;
+
+/// The longest a paced or thinking worker sleeps before it looks at its stop flag, its
+/// deadline and snapshot requests again.
+const WAIT_SLICE: Nanos = Nanos(20_000_000);
 
 /// Steps through the write window: a prime above any number of positions (at most
 /// 1 MiB / 512 + 1), so consecutive writes start at different places.
@@ -33,14 +39,15 @@ pub(super) struct Loop<'s, 'b, C: Clock> {
     /// number: a verify block's file id is one slice index per I/O, set up once here.
     my_files: &'s [FilePlan],
     start: Nanos,
-    /// Bytes per read, write and trim (`IoDir` order); the same unless a mixed
-    /// workload's writes have a size of their own.
-    len: [u32; 3],
-    /// Units of the plan's block size per read, write and trim (`DataSpec::spans`).
-    span: [u64; 3],
+    /// Each direction's I/O lengths (`IoDir` order; trims take the reads'), in units of
+    /// `unit` bytes.
+    sizes: [SizeDraw; 3],
+    unit: u64,
     free: Vec<u32>,
     slot_dir: Vec<IoDir>,
     slot_offset: Vec<u64>,
+    /// Bytes of each slot's I/O.
+    slot_len: Vec<u32>,
     /// The file (of this worker's) each slot's I/O is on.
     slot_file: Vec<u32>,
     slot_issued: Vec<Nanos>,
@@ -65,6 +72,14 @@ pub(super) struct Loop<'s, 'b, C: Clock> {
     snapshot_seen: u64,
     /// When issuing stops (the runtime or stonewall), if ever.
     deadline: Option<Nanos>,
+    /// When the next I/O may go (--rate, --rate-iops), pauses (--think-time) and the
+    /// minimum rate kept (--rate-min).
+    pace: Option<Pace>,
+    think: Option<Think>,
+    min_rate: Option<MinRate>,
+    /// Bytes and I/Os completed per direction (`IoDir` order).
+    dir_bytes: [u64; 3],
+    dir_ops: [u64; 3],
     failed: bool,
     /// What writes carry (zeros, copies of the shared block).
     reduction: Reduction,
@@ -82,8 +97,10 @@ impl<'s, 'b, C: Clock> Loop<'s, 'b, C> {
         files: &'b [DataFile],
         start: Nanos,
         reduction: Reduction,
+        sizes: [SizeDraw; 2],
     ) -> Self {
         let caps = backend.capabilities();
+        let spec = &s.plan.spec;
         let depth = s.plan.spec.queue_depth.min(caps.max_queue_depth).max(1) as usize;
         Loop {
             s,
@@ -96,14 +113,11 @@ impl<'s, 'b, C: Clock> Loop<'s, 'b, C> {
                 .get(s.worker.file..s.worker.file + s.worker.files as usize)
                 .unwrap_or_default(),
             start,
-            len: {
-                let [r, w] = s.plan.spec.io_sizes();
-                [r as u32, w as u32, r as u32]
+            sizes: {
+                let [read, write] = sizes;
+                [read.clone(), write, read]
             },
-            span: {
-                let [r, w] = s.plan.spec.spans();
-                [r, w, r]
-            },
+            unit: s.plan.spec.unit(),
             free: (0..depth as u32).rev().collect(),
             // A slot's buffer holds IOR's words from the start under its pattern.
             slot_dir: vec![
@@ -115,6 +129,7 @@ impl<'s, 'b, C: Clock> Loop<'s, 'b, C> {
                 depth
             ],
             slot_offset: vec![0; depth],
+            slot_len: vec![0; depth],
             slot_file: vec![0; depth],
             slot_issued: vec![Nanos::ZERO; depth],
             fresh: Vec::with_capacity(depth),
@@ -134,6 +149,17 @@ impl<'s, 'b, C: Clock> Loop<'s, 'b, C> {
             counted_from: start,
             snapshot_seen: 0,
             deadline: None,
+            pace: Pace::new(
+                spec,
+                s.plan.total_workers,
+                s.worker.global,
+                start,
+                s.worker.seed,
+            ),
+            think: Think::new(spec, start),
+            min_rate: MinRate::new(spec, s.plan.total_workers, start),
+            dir_bytes: [0; 3],
+            dir_ops: [0; 3],
             failed: false,
             reduction,
             sampler: DataSampler::of(&s.plan.spec),
@@ -164,19 +190,17 @@ impl<'s, 'b, C: Clock> Loop<'s, 'b, C> {
         let (base, stride) = (self.s.worker.base, self.s.worker.stride);
         let nfiles = u64::from(self.s.worker.files.max(1));
         let fsync_every = spec.fsync_every.unwrap_or(u64::MAX);
-        let pace = spec
-            .rate_iops
-            .map(|r| Nanos((self.s.plan.total_workers as u64 * 1_000_000_000) / r.max(1)));
-        // Two sequences, size-based: the share's units left, whichever direction uses
-        // them (fio's job ends once its size is moved).
-        let mut units_left =
-            (write_offsets.is_some() && !self.s.plan.looping).then_some(self.s.count);
-        // trimwrite: the block just trimmed, which the next write writes.
+        // Size-based: the share's units left, whichever direction uses them (fio's job
+        // ends once its size is moved).
+        let mut units_left = (!self.s.plan.looping).then_some(self.s.count);
+        // trimwrite: the place just trimmed, which the next write writes (its units are
+        // counted once, by the trim).
         let trimwrite = spec.rw == iolab_core::spec::RwKind::Trimwrite;
-        let mut trimmed: Option<u64> = None;
-        let mut next_due = self.start;
+        let mut trimmed: Option<(u64, u64)> = None;
         let mut limit = u64::MAX;
         let mut issuing = true;
+        // A think time is due once what was just issued is submitted.
+        let mut think_now = false;
         // The stonewall, not the end of its share, stopped this worker.
         let mut at_deadline = false;
         let stop = &self.s.control.stop;
@@ -201,43 +225,50 @@ impl<'s, 'b, C: Clock> Loop<'s, 'b, C> {
                     first_done.store(true, Ordering::Relaxed);
                     break;
                 }
-                if let Some(p) = pace {
-                    if self.now < next_due {
+                if units_left == Some(0) && trimmed.is_none() {
+                    issuing = false;
+                    break;
+                }
+                let mut dir = mix.draw();
+                if let Some(p) = &self.pace {
+                    let (paced, due) = p.choose(dir, self.now);
+                    if self.now < due {
+                        // fio's: what is in flight completes, then the wait.
                         if self.backend.in_flight() > 0 {
                             break;
                         }
-                        std::thread::sleep((next_due - self.now).to_duration());
-                        self.now = self.s.clock.now();
+                        self.wait_until(due, rec);
+                        continue;
                     }
-                    next_due = next_due + p;
+                    dir = paced;
                 }
-                let dir = mix.draw();
+                let sizes = &mut self.sizes[dir as usize];
                 let next = match (dir, write_offsets.as_deref_mut()) {
                     (IoDir::Write, _) if trimwrite => trimmed.take(),
-                    (IoDir::Write, Some(w)) => w.next(),
+                    (IoDir::Write, Some(w)) => w.next(sizes),
                     (IoDir::Trim, _) if trimwrite => {
-                        trimmed = offsets.next();
+                        trimmed = offsets.next(sizes);
                         trimmed
                     }
-                    _ => offsets.next(),
+                    _ => offsets.next(sizes),
                 };
-                let Some(block) = next.filter(|_| units_left != Some(0)) else {
+                let Some((at, units)) = next else {
                     issuing = false;
                     break;
                 };
-                // Several files take turns: block b is block b / n of file b % n.
-                let (file, block) = if nfiles == 1 {
-                    (0, block)
+                // Several files take turns: unit u is unit u / n of file u % n.
+                let (file, at) = if nfiles == 1 {
+                    (0, at)
                 } else {
-                    ((block % nfiles) as u32, block / nfiles)
+                    ((at % nfiles) as u32, at / nfiles)
                 };
-                let span = self.span[dir as usize];
-                if let Some(u) = &mut units_left {
-                    *u = u.saturating_sub(span);
+                if let Some(u) = &mut units_left
+                    && !(trimwrite && dir == IoDir::Write)
+                {
+                    *u = u.saturating_sub(units);
                 }
-                // A generator of a direction with a larger size counts in its own blocks.
-                let offset = base + block * span * stride;
-                let len = self.len[dir as usize];
+                let offset = base + at * stride;
+                let len = (units * self.unit) as u32;
                 let slot = self.free.pop().expect("checked non-empty");
                 // A copy of the shared block, or unique data from its own place.
                 let copy = dir == IoDir::Write && self.reduction.duplicate();
@@ -293,11 +324,22 @@ impl<'s, 'b, C: Clock> Loop<'s, 'b, C> {
                 }
                 self.slot_dir[slot as usize] = dir;
                 self.slot_offset[slot as usize] = offset;
+                self.slot_len[slot as usize] = len;
                 self.slot_file[slot as usize] = file;
                 if !self.stamp_on_push {
                     self.fresh.push(slot);
                 }
                 self.issued += 1;
+                if let Some(p) = &mut self.pace {
+                    p.issued(dir, u64::from(len));
+                }
+                if let Some(t) = &mut self.think
+                    && t.counts_issues()
+                    && t.due(self.issued, self.completed, self.now)
+                {
+                    think_now = true;
+                    break;
+                }
             }
             if self.broken {
                 break;
@@ -350,6 +392,20 @@ impl<'s, 'b, C: Clock> Loop<'s, 'b, C> {
                 self.drain(rec, verify, seed);
                 self.fsync(rec, self.last_write_file);
             }
+            if let Some(t) = &mut self.think
+                && (think_now
+                    || (!t.counts_issues() && t.due(self.issued, self.completed, self.now)))
+            {
+                think_now = false;
+                self.think(rec, verify, seed);
+            }
+            if let Some(m) = &mut self.min_rate
+                && self.ramp_end == Nanos(u64::MAX)
+                && let Some(short) = m.check(self.now, self.dir_bytes, self.dir_ops)
+            {
+                self.rate_failed(rec, short);
+                issuing = false;
+            }
         }
         if self.ramp_end != Nanos(u64::MAX) {
             // The work ended before the ramp did. fio (3.33's ramp_time_over) resets its
@@ -363,6 +419,86 @@ impl<'s, 'b, C: Clock> Loop<'s, 'b, C> {
             for file in 0..self.files.len() {
                 self.fsync(rec, file);
             }
+        }
+    }
+
+    /// Waits until `until` (a paced I/O's turn, the end of a pause) in slices, so a stop,
+    /// the deadline, the end of the ramp and a snapshot request are each seen within
+    /// [`WAIT_SLICE`]; the worker counts as holding, not stalled, meanwhile.
+    #[cold]
+    fn wait_until(&mut self, until: Nanos, rec: &mut Recorder) {
+        let control = self.s.control;
+        let progress = &control.workers[self.s.index];
+        progress.holding.store(true, Ordering::Release);
+        loop {
+            let end = self.deadline.map_or(until, |d| d.min(until));
+            if self.now >= end || control.stop.load(Ordering::Relaxed) {
+                break;
+            }
+            self.s.clock.sleep((end - self.now).min(WAIT_SLICE));
+            self.now = self.s.clock.now();
+            if self.now >= self.ramp_end {
+                self.end_ramp(rec);
+            }
+            let wanted = control.snapshot_request.load(Ordering::Relaxed);
+            if wanted != self.snapshot_seen {
+                self.leave_snapshot(wanted, rec);
+            }
+        }
+        progress.holding.store(false, Ordering::Release);
+    }
+
+    /// fio's thinktime: what is in flight completes, then the CPU spins for the spin
+    /// part and the worker sleeps the rest.
+    #[cold]
+    fn think(&mut self, rec: &mut Recorder, verify: bool, seed: u64) {
+        self.drain(rec, verify, seed);
+        let Some(t) = &self.think else { return };
+        let (pause, spin) = (t.pause, t.spin);
+        let began = self.s.clock.now();
+        self.now = began;
+        let stop = &self.s.control.stop;
+        while self.now.saturating_sub(began) < spin && !stop.load(Ordering::Relaxed) {
+            std::hint::spin_loop();
+            self.now = self.s.clock.now();
+        }
+        self.wait_until(began + pause, rec);
+    }
+
+    /// A direction fell below this worker's part of --rate-min: the phase fails, as
+    /// fio's job does.
+    #[cold]
+    fn rate_failed(&mut self, rec: &mut Recorder, short: Shortfall) {
+        let spec = &self.s.plan.spec;
+        let (got, part, asked) = if short.bytes {
+            let human = |v: f64| format!("{}/s", ByteCount(v as u64).human());
+            let min = spec.rate_min.map_or(0, ByteCount::get) as f64;
+            (
+                human(short.got),
+                human(short.part),
+                format!("--rate-min {}", human(min)),
+            )
+        } else {
+            let min = spec.rate_iops_min.unwrap_or(0);
+            (
+                format!("{:.1} I/Os per second", short.got),
+                format!("{:.1}", short.part),
+                format!("--rate-iops-min {min}"),
+            )
+        };
+        let what = match short.dir {
+            IoDir::Read => "reads",
+            IoDir::Write => "writes",
+            IoDir::Trim => "trims",
+        };
+        let message = format!(
+            "{what} ran at {got} over the last {}, below this worker's part ({part}) of {asked}",
+            short.over.human()
+        );
+        rec.error(self.error(0, op_of(short.dir), None, None, message));
+        self.failed = true;
+        if !self.s.isolated {
+            self.s.control.stop_all();
         }
     }
 
@@ -406,11 +542,13 @@ impl<'s, 'b, C: Clock> Loop<'s, 'b, C> {
             let c = self.completions[i];
             let slot = c.slot as usize;
             let dir = self.slot_dir[slot];
-            let len = self.len[dir as usize];
+            let len = self.slot_len[slot];
             if c.result == len as i32 {
                 rec.record(op_of(dir), now - self.slot_issued[slot], len as u64, now);
                 self.completed += 1;
                 self.bytes += len as u64;
+                self.dir_bytes[dir as usize] += len as u64;
+                self.dir_ops[dir as usize] += 1;
                 if verify && dir == IoDir::Read {
                     let offset = self.slot_offset[slot];
                     let file = self.slot_file[slot] as usize;
@@ -440,7 +578,8 @@ impl<'s, 'b, C: Clock> Loop<'s, 'b, C> {
                 }
             } else {
                 let file = self.slot_file[slot] as usize;
-                self.io_failed(rec, dir, file, self.slot_offset[slot], c.result);
+                let at = (self.slot_offset[slot], u64::from(len));
+                self.io_failed(rec, dir, file, at, c.result);
             }
             self.free.push(c.slot);
         }
@@ -495,11 +634,19 @@ impl<'s, 'b, C: Clock> Loop<'s, 'b, C> {
         }
     }
 
-    fn io_failed(&mut self, rec: &mut Recorder, dir: IoDir, file: usize, offset: u64, result: i32) {
+    /// An I/O of `len` bytes at `offset` (`at`) failed or came back short.
+    fn io_failed(
+        &mut self,
+        rec: &mut Recorder,
+        dir: IoDir,
+        file: usize,
+        at: (u64, u64),
+        result: i32,
+    ) {
         let path = self.my_files[file].path.clone();
         let op = op_of(dir);
         let op_name = op.name();
-        let len = self.len[dir as usize] as u64;
+        let (offset, len) = at;
         let (errno, message) = if result < 0 {
             let errno = -result;
             let e = if errno == libc::EINVAL && self.s.plan.spec.direct {

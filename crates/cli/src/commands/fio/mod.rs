@@ -68,7 +68,13 @@ pub fn fio(args: FioArgs) -> Result<u8> {
         print!("{}", describe_plans(&plans));
         return Ok(exit::OK);
     }
-    Runtime::with(|rt| run::run_jobs(rt, &args, &inv, &plans))
+    Runtime::with(|rt| {
+        // fio's rates are each job clone's, and every rank runs every job's clones.
+        for p in &mut plans {
+            iolab_compat::fio::scale_rates(&mut p.spec, rt.comm.size());
+        }
+        run::run_jobs(rt, &args, &inv, &plans)
+    })
 }
 
 /// The job files' jobs, then the command line's, as fio orders them.

@@ -328,6 +328,11 @@ fn run_prepared(
 /// buflen=B`), for each error the phase kept, then iolab's own count of the rest.
 fn io_u_errors(phase: &PhaseResult, block_size: u64) {
     for e in &phase.errors {
+        if e.errno.is_none() && e.offset.is_none() {
+            // Not an I/O's error: a minimum rate not kept, say (fio's check_min_rate).
+            eprintln!("iolab fio: {}", e.message);
+            continue;
+        }
         let what = e
             .errno
             .map(|n| iolab_core::error::describe(&std::io::Error::from_raw_os_error(n)))

@@ -131,8 +131,8 @@ pub struct JobReport {
     pub name: String,
     pub group: u32,
     pub rw: String,
-    /// Read, write and trim sizes, as fio's header line shows them.
-    pub block_sizes: [u64; 3],
+    /// Read, write and trim sizes (smallest, largest), as fio's header line shows them.
+    pub block_sizes: [(u64, u64); 3],
     pub engine: String,
     pub iodepth: u32,
     pub jobs: u32,
@@ -279,7 +279,17 @@ fn job_report(entry: &FioEntry<'_>) -> JobReport {
         name: plan.job.name.clone(),
         group: plan.group,
         rw: plan.job.rw.fio_name().to_string(),
-        block_sizes: [plan.job.bs_read, plan.job.bs_write, plan.job.bs_trim],
+        block_sizes: {
+            let a = &plan.job.access;
+            let write = a.size_range(1, plan.job.bs_write);
+            // fio's trims take the writes' split or range.
+            let trim = if write.0 == write.1 {
+                (plan.job.bs_trim, plan.job.bs_trim)
+            } else {
+                write
+            };
+            [a.size_range(0, plan.job.bs_read), write, trim]
+        },
         engine: plan.job.engine.fio_name().to_string(),
         iodepth: plan.spec.queue_depth,
         jobs: entry.jobs,

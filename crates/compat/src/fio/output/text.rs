@@ -30,16 +30,19 @@ pub fn head(report: &FioReport) -> String {
         last = Some((j.name.as_str(), j.group));
         let _ = writeln!(
             out,
-            "{}: (g={}): rw={}, bs=(R) {r}-{r}, (W) {w}-{w}, (T) {t}-{t}, ioengine={}, iodepth={}",
+            "{}: (g={}): rw={}, bs=(R) {r}-{r2}, (W) {w}-{w2}, (T) {t}-{t2}, ioengine={}, iodepth={}",
             j.name,
             j.group,
             j.rw,
             j.engine,
             j.iodepth,
             // fio's number format: "4096B", "64.0KiB", "2048KiB".
-            r = binary(j.block_sizes[0] as f64, ""),
-            w = binary(j.block_sizes[1] as f64, ""),
-            t = binary(j.block_sizes[2] as f64, ""),
+            r = binary(j.block_sizes[0].0 as f64, ""),
+            r2 = binary(j.block_sizes[0].1 as f64, ""),
+            w = binary(j.block_sizes[1].0 as f64, ""),
+            w2 = binary(j.block_sizes[1].1 as f64, ""),
+            t = binary(j.block_sizes[2].0 as f64, ""),
+            t2 = binary(j.block_sizes[2].1 as f64, ""),
         );
     }
     let _ = writeln!(out, "{}", report.version);
