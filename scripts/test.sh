@@ -53,6 +53,21 @@ if ! "$numpy_venv/bin/python" -c 'import numpy' >/dev/null 2>&1; then
 fi
 export IOLAB_TEST_NUMPY="$numpy_venv/bin/python"
 
+# fio-plot draws iolab's fio output in tests/cli/fio_plot.rs: PyPI's fio-plot in a venv
+# outside the repository.
+fioplot="$HOME/.cache/iolab-test/fioplot"
+if [ ! -x "$fioplot/bin/fio-plot" ]; then
+    echo "== installing fio-plot into $fioplot"
+    python3 -m venv "$fioplot" 2>/dev/null || {
+        sudo=""
+        [ "$(id -u)" -eq 0 ] || sudo="sudo"
+        $sudo apt-get update -qq
+        DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends python3-venv >/dev/null
+        python3 -m venv "$fioplot"
+    }
+    "$fioplot/bin/pip" install -q fio-plot
+fi
+
 # Keep the whole build on the project's pinned dependencies.
 export CARGO_TERM_COLOR=never
 unset RUST_BACKTRACE

@@ -192,6 +192,9 @@ pub struct FioJob {
     pub group_reporting: bool,
     /// `verify=crc32c` and the like: checked on read.
     pub verify: Option<String>,
+    /// fio's do_verify (default 1): a write job with `verify` reads back and checks what
+    /// it wrote; a read job checks what it reads.
+    pub do_verify: bool,
     pub stonewall: bool,
     pub wait_for: Option<String>,
     pub new_group: bool,
@@ -275,6 +278,7 @@ impl FioJob {
             fallocate: true,
             group_reporting: false,
             verify: None,
+            do_verify: true,
             stonewall: false,
             wait_for: None,
             new_group: false,
@@ -504,6 +508,17 @@ impl FioJob {
                     m @ ("crc32c" | "crc32c-intel" | "md5" | "crc32" | "sha256" | "meta"
                     | "pattern") => Some(m.to_string()),
                     other => return Err(format!("'{other}' is not a verify method iolab checks")),
+                }
+            }
+            "do_verify" => self.do_verify = boolean(value)?,
+            "fill_device" | "fill_fs" => {
+                if boolean(value)? {
+                    return Err("is not supported: iolab writes the job's size, never until the device or file system is full; give size=".into());
+                }
+            }
+            "verify_only" => {
+                if boolean(value)? {
+                    return Err("is not supported: iolab checks data it wrote itself (in the same run, or kept with --keep and recorded in its sidecar), not data an earlier fio run wrote; run the write job with verify= instead".into());
                 }
             }
             "stonewall" | "wait_for_previous" => self.stonewall = boolean(value)?,

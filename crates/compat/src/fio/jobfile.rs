@@ -79,8 +79,10 @@ fn read_lines(
 ) -> Result<(), FioError> {
     for (i, raw) in text.lines().enumerate() {
         let at = format!("{name}:{}", i + 1);
-        let line = raw.trim();
-        if line.is_empty() || line.starts_with(';') || line.starts_with('#') {
+        // fio's strip_blank_end: a line ends at its first ';' or '#' (a comment after
+        // an option, as in fio's surface-scan.fio).
+        let line = raw.split([';', '#']).next().unwrap_or_default().trim();
+        if line.is_empty() {
             continue;
         }
         if let Some(rest) = line.strip_prefix('[') {

@@ -158,3 +158,12 @@ fn an_include_loop_ends_with_an_error() {
     let e = parse_job_file("self.fio", "include self.fio\n", &mut src).unwrap_err();
     assert!(e.message.contains("nest deeper than 8"), "{e}");
 }
+
+/// fio's strip_blank_end: a comment may follow an option (fio's surface-scan.fio).
+#[test]
+fn a_comment_after_an_option_is_left_out() {
+    let text = "[w]\nfilename=datafile.tmp\t; or use a full disk\nbs=64k # the size\n";
+    let jobs = parse_job_file("s.fio", text, &mut Fake::default()).unwrap();
+    let values: Vec<Option<&str>> = jobs[0].options.iter().map(|o| o.value.as_deref()).collect();
+    assert_eq!(values, [Some("datafile.tmp"), Some("64k")]);
+}

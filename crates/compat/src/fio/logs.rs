@@ -31,6 +31,9 @@ pub struct LogOptions {
     /// fio's per_job_logs (default 1): a file per clone, else one per job file prefix.
     pub shared_file: bool,
     pub offset: bool,
+    /// fio's log_prio: the last column is the I/O priority in hex (iolab's I/Os keep
+    /// the default priority, 0x0000), not fio's real-time flag.
+    pub prio: bool,
     /// log_hist_msec, kept for the check that it comes with write_hist_log.
     pub hist_msec: u64,
 }
@@ -66,6 +69,7 @@ impl LogOptions {
             "log_max_value" => boolean(value).map(|b| self.max_value = b),
             "per_job_logs" => boolean(value).map(|b| self.shared_file = !b),
             "log_offset" => boolean(value).map(|b| self.offset = b),
+            "log_prio" => boolean(value).map(|b| self.prio = b),
             "write_hist_log" => Err(
                 "is not supported: iolab keeps each job's latency histogram whole, not one per log_hist_msec window (write_lat_log with log_avg_msec logs latency per window)"
                     .into(),
@@ -174,11 +178,12 @@ pub fn render_logs(opts: &LogOptions, clones: &[CloneLog<'_>]) -> Vec<(String, S
         };
         let windows = windows(c, window);
         let elapsed_ms = c.elapsed.0 / 1_000_000;
+        let prio = if opts.prio { "0x0000" } else { "0" };
         let line = |t: u64, v: u64, dir: usize| {
             if opts.offset {
-                format!("{t}, {v}, {dir}, 0, 0, 0\n")
+                format!("{t}, {v}, {dir}, 0, 0, {prio}\n")
             } else {
-                format!("{t}, {v}, {dir}, 0, 0\n")
+                format!("{t}, {v}, {dir}, 0, {prio}\n")
             }
         };
         // Rates over whole windows that moved data, as fio's __add_samples.
@@ -359,6 +364,7 @@ mod tests {
         assert_eq!(files[4].1, "");
         opts.max_value = true;
         opts.offset = true;
+        opts.prio = true;
         opts.shared_file = true;
         let files = render_logs(&opts, &clones);
         assert_eq!(files[2].0, "p_lat.log");

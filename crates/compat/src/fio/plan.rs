@@ -39,6 +39,8 @@ pub struct FioPlan {
     pub offset: FioOffset,
     /// Passes over its size (fio's loops).
     pub loops: u32,
+    /// A write job's read-back of `verify` is left out (fio's do_verify=0).
+    pub no_verify_pass: bool,
     /// fio's `rw=...:N`: blocks added after each sequential I/O (negative: backwards),
     /// and I/Os per random offset in a random job (1: all random).
     pub seq_skip: i64,
@@ -325,7 +327,9 @@ fn plan_job(job: &FioJob, group: u32, seed: u64) -> Result<FioPlan, FioError> {
         } else {
             CacheMode::Keep
         },
-        verify: job.verify.is_some(),
+        // do_verify=0: a read job does not check; a write job writes checkable blocks
+        // but does not read them back (no_verify_pass).
+        verify: job.verify.is_some() && (job.do_verify || rw.writes()),
         preallocate: job.fallocate,
         pattern: if job.zero_buffers || job.compress_percentage == 100 {
             DataPattern::Zeros
@@ -358,6 +362,7 @@ fn plan_job(job: &FioJob, group: u32, seed: u64) -> Result<FioPlan, FioError> {
         files_per_job: job.nrfiles,
         offset: job.offset,
         loops: job.loops,
+        no_verify_pass: !job.do_verify,
         seq_skip: job.seq_add / block as i64,
         seq_run: job.seq_nr,
         file_names,

@@ -145,6 +145,27 @@ pub fn accepted_word(key: &str, value: Option<&str>) -> Option<Result<String, St
         "fadvise_hint" => {
             "fadvise_hint: iolab gives the kernel no access-pattern advice (POSIX_FADV_SEQUENTIAL/RANDOM); the page cache's own readahead applies"
         }
+        "iodepth_batch_complete_min" | "iodepth_batch_complete_max" | "iodepth_batch_complete" => {
+            "iodepth_batch_complete_*: iolab waits for one completion and reaps every one that is ready (fio's defaults, min 1 and max iodepth)"
+        }
+        "threads" => {
+            "threads is an option of fio's tiobench profile; a plain job ignores it, in fio as here"
+        }
+        "create_serialize" => {
+            "create_serialize: the job's files are made before it starts, one after another"
+        }
+        "verify_fatal" => {
+            "verify_fatal: every block is checked and any mismatch fails the job (exit 1); iolab counts every mismatch where fio stops at the first with verify_fatal=1"
+        }
+        "verify_backlog" | "verify_backlog_batch" => {
+            "verify_backlog: the written blocks are checked in one read-back pass when the job's writes end, not every N writes as fio interleaves them"
+        }
+        "verify_interval" => {
+            "verify_interval: iolab checks each block as one unit (its header carries the block's offset and a checksum of all of it), not a header every verify_interval bytes"
+        }
+        "verify_pattern" => {
+            "verify_pattern: iolab writes and checks its own self-checking blocks, not the pattern; data fio wrote with it does not verify"
+        }
         "unit_base" => {
             return Some(match v {
                 "0" | "1" | "8" => Ok(

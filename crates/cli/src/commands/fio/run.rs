@@ -279,6 +279,7 @@ fn run_prepared(
                         run: p.seq_run,
                     },
                     timeline_interval: s.interval,
+                    no_verify_pass: p.no_verify_pass,
                     ..DataOptions::default()
                 },
                 after: p.after.and_then(|a| jobs.iter().position(|&j| j == a)),
