@@ -164,6 +164,26 @@ impl DataFile {
             .map_err(|e| self.file_err("fadvise(DONTNEED)", e.into()))
     }
 
+    /// Tells the kernel how the file will be read (`posix_fadvise` RANDOM: no
+    /// readahead; SEQUENTIAL: more of it), as fio does by default (fadvise_hint=1).
+    pub fn advise_access(&self, random: bool) -> Result<(), BackendError> {
+        let advice = if random {
+            Advice::Random
+        } else {
+            Advice::Sequential
+        };
+        rustix::fs::fadvise(&self.file, 0, None, advice)
+            .map_err(|e| self.file_err("fadvise", e.into()))
+    }
+
+    /// Advises the kernel that this file's cached pages are not needed
+    /// (`posix_fadvise(DONTNEED)` alone, as fio's loop_cache_invalidate: clean pages
+    /// go, dirty ones stay until written back).
+    pub fn advise_dont_need(&self) -> Result<(), BackendError> {
+        rustix::fs::fadvise(&self.file, 0, None, Advice::DontNeed)
+            .map_err(|e| self.file_err("fadvise(DONTNEED)", e.into()))
+    }
+
     /// Reads exactly `buf.len()` bytes at `offset` (outside the timed path: layout and
     /// checks). A short read is an error naming the offset.
     pub fn read_exact_at(&self, buf: &mut [u8], offset: u64) -> Result<(), BackendError> {

@@ -71,6 +71,13 @@ pub struct DataOptions {
     /// The timeline's resolution when finer than a second is asked for (fio's
     /// log_avg_msec): a divisor of a second.
     pub timeline_interval: Option<Nanos>,
+    /// fio's invalidate=1 on a time-based buffered job: each worker drops its files'
+    /// cached pages whenever it starts a new pass over them (fio's
+    /// loop_cache_invalidate), not only before the phase.
+    pub invalidate_each_pass: bool,
+    /// Advise the kernel of the access pattern when the files are opened (fio's
+    /// fadvise_hint=1: POSIX_FADV_RANDOM for random work, SEQUENTIAL otherwise).
+    pub access_hint: bool,
 }
 
 /// The phases a data workload produced.
@@ -228,6 +235,11 @@ impl<'a> ReadyJob<'a> {
             ramp: opts.ramp.map_or(Nanos::ZERO, |d| d.nanos()),
         };
         plan.modifier = opts.modifier;
+        plan.invalidate_each_pass = opts.invalidate_each_pass
+            && !spec.direct
+            && spec.runtime.is_some()
+            && spec.cache == CacheMode::Cold;
+        plan.access_hint = opts.access_hint;
         if let Some(i) = opts.timeline_interval.filter(|i| i.0 > 0) {
             plan.interval = i;
         }

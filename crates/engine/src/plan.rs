@@ -104,6 +104,11 @@ pub struct DataPlan {
     pub modifier: crate::offsets::SeqModifier,
     /// The workers' timeline resolution (a second unless finer is asked for).
     pub interval: Nanos,
+    /// Drop the files' cached pages at every new pass over them (fio's time-based
+    /// invalidate=1).
+    pub invalidate_each_pass: bool,
+    /// Advise the access pattern when the files are opened (fio's fadvise_hint).
+    pub access_hint: bool,
 }
 
 /// When a plan's workers begin within their phase, and from when they are measured.
@@ -330,6 +335,8 @@ pub fn plan_data(
         start: StartRule::default(),
         modifier: crate::offsets::SeqModifier::default(),
         interval: crate::worker::INTERVAL,
+        invalidate_each_pass: false,
+        access_hint: false,
     })
 }
 

@@ -72,7 +72,13 @@ pub fn run_data_worker<C: Clock>(s: &WorkerSetup<'_, C>) -> Result<WorkerReport,
             sync: spec.sync,
         };
         match DataFile::open(&fp.path, open) {
-            Ok(f) => files.push(f),
+            Ok(f) => {
+                if s.plan.access_hint {
+                    // Advice only: a file system that ignores it changes nothing.
+                    let _ = f.advise_access(spec.rw.is_random());
+                }
+                files.push(f)
+            }
             Err(e) => {
                 s.control.ready_and_wait(false);
                 return Err(e);
@@ -162,6 +168,20 @@ pub fn run_data_worker<C: Clock>(s: &WorkerSetup<'_, C>) -> Result<WorkerReport,
     }
     let mut lp = Loop::new(s, backend.as_mut(), &files, start, reduction, sizes);
     lp.window_positions = write_window / s.alignment.max(1) + 1;
+    // fio's loop_cache_invalidate: a new pass over the files (a random map used up, a
+    // single file's sequence wrapped) drops their cached pages first. One sequence
+    // only; uniform draws (norandommap) have no pass.
+    let passes = s.plan.invalidate_each_pass
+        && touches_storage
+        && !own_sequences
+        && match random {
+            Some(iolab_core::spec::RandomKind::FullCoverage) => true,
+            Some(_) => false,
+            None => s.worker.files <= 1,
+        };
+    if passes {
+        lp.pass_length = Some(s.worker.blocks / read_span.max(1));
+    }
     lp.run(
         offsets.as_mut(),
         write_offsets

@@ -462,3 +462,53 @@ fn a_log_in_a_missing_directory_is_refused_before_anything_runs() {
     );
     assert!(!dir.path().join("iolab-work").exists(), "nothing ran");
 }
+
+/// fio's page-cache calls on a buffered time-based random read: POSIX_FADV_RANDOM when
+/// the file is opened (fadvise_hint=1) and a DONTNEED at every new pass over it
+/// (invalidate=1's loop_cache_invalidate), checked with strace.
+#[test]
+fn a_time_based_buffered_job_drops_its_cache_every_pass_as_fio() {
+    if !crate::common::on_path("strace", "-V") {
+        eprintln!("skipping: strace is not installed");
+        return;
+    }
+    let dir = tempfile::tempdir_in("/var/tmp").unwrap();
+    let d = format!("--directory={}", path(dir.path()));
+    let trace = dir.path().join("trace");
+    let out = Command::new("strace")
+        .args(["-f", "-qq", "-e", "trace=fadvise64,pread64", "-o"])
+        .arg(&trace)
+        .arg(env!("CARGO_BIN_EXE_iolab"))
+        .args(["fio", "--no-store", "--output-format=json", &d])
+        .args([
+            "--name=r",
+            "--rw=randread",
+            "--bs=4k",
+            "--size=256k",
+            "--time_based",
+            "--runtime=1",
+        ])
+        .env("IOLAB_DB", dir.path().join("db"))
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let text = std::fs::read_to_string(&trace).unwrap();
+    let reads = text
+        .lines()
+        .filter(|l| l.contains("pread64(") && l.ends_with("= 4096"))
+        .count();
+    let random = text.matches("POSIX_FADV_RANDOM").count();
+    let dropped = text.matches("POSIX_FADV_DONTNEED").count();
+    assert_eq!(random, 1, "{text}");
+    // One before the phase, then one per pass of 64 blocks.
+    let passes = reads / 64;
+    assert!(passes >= 2, "{reads} reads");
+    assert!(
+        dropped.abs_diff(passes + 1) <= 1,
+        "{dropped} drops for {reads} reads"
+    );
+}

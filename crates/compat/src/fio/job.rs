@@ -192,6 +192,8 @@ pub struct FioJob {
     pub group_reporting: bool,
     /// `verify=crc32c` and the like: checked on read.
     pub verify: Option<String>,
+    /// fio's fadvise_hint (default 1): advise the access pattern when opening files.
+    pub fadvise_hint: bool,
     /// fio's do_verify (default 1): a write job with `verify` reads back and checks what
     /// it wrote; a read job checks what it reads.
     pub do_verify: bool,
@@ -279,6 +281,7 @@ impl FioJob {
             group_reporting: false,
             verify: None,
             do_verify: true,
+            fadvise_hint: true,
             stonewall: false,
             wait_for: None,
             new_group: false,
@@ -511,6 +514,15 @@ impl FioJob {
                 }
             }
             "do_verify" => self.do_verify = boolean(value)?,
+            "fadvise_hint" => {
+                self.fadvise_hint = match value.map(str::trim) {
+                    Some("normal") => false,
+                    Some("sequential" | "random") => {
+                        return Err("an explicit pattern is not supported: use 1 (the job's own pattern, fio's default) or 0".into());
+                    }
+                    other => boolean(other)?,
+                }
+            }
             "fill_device" | "fill_fs" => {
                 if boolean(value)? {
                     return Err("is not supported: iolab writes the job's size, never until the device or file system is full; give size=".into());

@@ -134,7 +134,8 @@ impl LogOptions {
     }
 }
 
-fn gcd(a: u64, b: u64) -> u64 {
+/// The greatest common divisor (1 for 0 and 0).
+pub fn gcd(a: u64, b: u64) -> u64 {
     if b == 0 { a.max(1) } else { gcd(b, a % b) }
 }
 

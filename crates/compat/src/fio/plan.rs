@@ -39,6 +39,8 @@ pub struct FioPlan {
     pub offset: FioOffset,
     /// Passes over its size (fio's loops).
     pub loops: u32,
+    /// Advise the kernel of the access pattern at open (fio's fadvise_hint).
+    pub access_hint: bool,
     /// A write job's read-back of `verify` is left out (fio's do_verify=0).
     pub no_verify_pass: bool,
     /// fio's `rw=...:N`: blocks added after each sequential I/O (negative: backwards),
@@ -363,6 +365,7 @@ fn plan_job(job: &FioJob, group: u32, seed: u64) -> Result<FioPlan, FioError> {
         offset: job.offset,
         loops: job.loops,
         no_verify_pass: !job.do_verify,
+        access_hint: job.fadvise_hint,
         seq_skip: job.seq_add / block as i64,
         seq_run: job.seq_nr,
         file_names,

@@ -142,9 +142,6 @@ pub fn accepted_word(key: &str, value: Option<&str>) -> Option<Result<String, St
         "refill_buffers" | "scramble_buffers" => {
             "iolab's written data is new for every write already (random data taken from a different place for each write, each 4 KiB stamped with its offset and sequence): nothing repeats, as with fio's refill_buffers, at no cost per write"
         }
-        "fadvise_hint" => {
-            "fadvise_hint: iolab gives the kernel no access-pattern advice (POSIX_FADV_SEQUENTIAL/RANDOM); the page cache's own readahead applies"
-        }
         "iodepth_batch_complete_min" | "iodepth_batch_complete_max" | "iodepth_batch_complete" => {
             "iodepth_batch_complete_*: iolab waits for one completion and reaps every one that is ready (fio's defaults, min 1 and max iodepth)"
         }

@@ -57,6 +57,9 @@ pub(super) struct Loop<'s, 'b, C: Clock> {
     stamp_on_push: bool,
     /// Places (in alignment units) a write's data may start in its slot; 1: the start.
     pub(super) window_positions: u64,
+    /// I/Os per pass over the files when each new pass drops their cached pages first
+    /// (fio's time-based invalidate=1); None: never.
+    pub(super) pass_length: Option<u64>,
     completions: Vec<Completion>,
     issued: u64,
     pub(super) completed: u64,
@@ -135,6 +138,7 @@ impl<'s, 'b, C: Clock> Loop<'s, 'b, C> {
             fresh: Vec::with_capacity(depth),
             stamp_on_push: caps.submits_on_push,
             window_positions: 1,
+            pass_length: None,
             completions: Vec::with_capacity(depth),
             issued: 0,
             completed: 0,
@@ -333,6 +337,12 @@ impl<'s, 'b, C: Clock> Loop<'s, 'b, C> {
                 if let Some(p) = &mut self.pace {
                     p.issued(dir, u64::from(len));
                 }
+                if let Some(n) = self.pass_length
+                    && n > 0
+                    && self.issued.is_multiple_of(n)
+                {
+                    self.invalidate_files();
+                }
                 if let Some(t) = &mut self.think
                     && t.counts_issues()
                     && t.due(self.issued, self.completed, self.now)
@@ -510,6 +520,15 @@ impl<'s, 'b, C: Clock> Loop<'s, 'b, C> {
         let covered = self.now.saturating_sub(self.counted_from);
         let slot = &self.s.control.workers[self.s.index].snapshot;
         *slot.lock().unwrap_or_else(|p| p.into_inner()) = Some((rec.snapshot(), covered));
+    }
+
+    /// A pass over the files is done: the next one starts from storage, as fio's
+    /// loop_cache_invalidate (fadvise DONTNEED; a failure only leaves pages cached).
+    #[cold]
+    fn invalidate_files(&mut self) {
+        for f in self.files {
+            let _ = f.advise_dont_need();
+        }
     }
 
     /// The ramp is over: from now on the recorder counts, and the worker's CPU time too.

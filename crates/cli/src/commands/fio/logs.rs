@@ -8,7 +8,7 @@ use std::io::Write;
 use std::sync::Mutex;
 
 use anyhow::{Context, Result};
-use iolab_compat::fio::logs::{CloneLog, render_logs};
+use iolab_compat::fio::logs::{CloneLog, gcd, render_logs};
 use iolab_compat::fio::{FioError, FioPlan};
 use iolab_engine::data::together::WorkerRow;
 
@@ -31,10 +31,6 @@ pub fn timeline_interval_ms(plans: &[FioPlan]) -> Option<u64> {
         .iter()
         .filter_map(|p| p.job.logs.interval_ms())
         .reduce(gcd)
-}
-
-fn gcd(a: u64, b: u64) -> u64 {
-    if b == 0 { a.max(1) } else { gcd(b, a % b) }
 }
 
 /// fio's thread number of each plan's first clone, less one: clones are counted over

@@ -280,6 +280,8 @@ fn run_prepared(
                     },
                     timeline_interval: s.interval,
                     no_verify_pass: p.no_verify_pass,
+                    invalidate_each_pass: true,
+                    access_hint: p.access_hint,
                     ..DataOptions::default()
                 },
                 after: p.after.and_then(|a| jobs.iter().position(|&j| j == a)),
