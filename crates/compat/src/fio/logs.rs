@@ -370,7 +370,7 @@ mod tests {
         let files = render_logs(&opts, &clones);
         assert_eq!(files[2].0, "p_lat.log");
         assert!(
-            files[2].1.starts_with("200, 300, 0, 0, 0, 0\n"),
+            files[2].1.starts_with("200, 300, 0, 0, 0, 0x0000\n"),
             "{}",
             files[2].1
         );
