@@ -170,17 +170,19 @@ pub fn run_data_worker<C: Clock>(s: &WorkerSetup<'_, C>) -> Result<WorkerReport,
     lp.window_positions = write_window / s.alignment.max(1) + 1;
     // fio's loop_cache_invalidate: a new pass over the files (a random map used up, a
     // single file's sequence wrapped) drops their cached pages first. One sequence
-    // only; uniform draws (norandommap) have no pass.
+    // of one size only; uniform or skewed draws (norandommap) have no pass.
     let passes = s.plan.invalidate_each_pass
         && touches_storage
         && !own_sequences
-        && match random {
-            Some(iolab_core::spec::RandomKind::FullCoverage) => true,
-            Some(_) => false,
-            None => s.worker.files <= 1,
+        && !spec.has_size_mix()
+        && match order {
+            Order::Permutation => true,
+            Order::Sequential => s.worker.files <= 1,
+            _ => false,
         };
     if passes {
-        lp.pass_length = Some(s.worker.blocks / read_span.max(1));
+        let span = (spec.block_size.get() / unit.max(1)).max(1);
+        lp.pass_length = Some(units / span);
     }
     lp.run(
         offsets.as_mut(),
