@@ -8,7 +8,7 @@
 use serde::{Deserialize, Serialize};
 
 use crate::error::SpecError;
-use crate::units::TimeSpan;
+use crate::units::{Nanos, TimeSpan};
 
 /// What is tracked: operations or bytes per second of each interval.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -29,8 +29,10 @@ pub enum SteadyTest {
     Slope,
 }
 
-/// A steady-state criterion in fio's words: `iops:5%`, `bw_slope:0.1%`, `iops:200`.
+/// A steady-state criterion in fio's words: `iops:5%`, `bw_slope:0.1%`, `iops:200`
+/// (stored and written in study files as that text).
 #[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(try_from = "String", into = "String")]
 pub struct SteadyRule {
     pub metric: SteadyMetric,
     pub test: SteadyTest,
@@ -90,6 +92,35 @@ impl SteadyRule {
             (SteadyMetric::Iops, SteadyTest::Slope) => "iops_slope",
             (SteadyMetric::Bw, SteadyTest::Slope) => "bw_slope",
         }
+    }
+}
+
+impl std::str::FromStr for SteadyRule {
+    type Err = String;
+
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        SteadyRule::parse("--steady-state", s).map_err(|e| e.reason)
+    }
+}
+
+impl TryFrom<String> for SteadyRule {
+    type Error = String;
+
+    fn try_from(s: String) -> Result<Self, Self::Error> {
+        s.parse()
+    }
+}
+
+impl From<SteadyRule> for String {
+    fn from(r: SteadyRule) -> String {
+        r.to_string()
+    }
+}
+
+impl std::fmt::Display for SteadyRule {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let pct = if self.percent { "%" } else { "" };
+        write!(f, "{}:{}{pct}", self.name(), self.limit)
     }
 }
 
@@ -175,6 +206,151 @@ pub fn first_steady(series: &[f64], points: usize, rule: &SteadyRule) -> Option<
     (points.max(2)..=series.len())
         .find(|&n| check(&series[..n], points, rule).is_some_and(|v| v.attained))
         .map(|n| n - 1)
+}
+
+/// A live steady-state judge: fed the phase's elapsed time and its operations and bytes
+/// so far (every 0.1 s), it takes one sample per interval (operations and bytes per
+/// second over the time since the last sample, truncated to integers as fio's are),
+/// ignores the samples that start within the ramp, and judges the last window with
+/// [`check`] at every new sample. It says when the rule is first met.
+#[derive(Clone, Debug)]
+pub struct SteadyTracker {
+    spec: SteadySpec,
+    /// The time, operations and bytes at the last sample (the phase start at first).
+    last: (Nanos, u64, u64),
+    /// The end of the interval being filled.
+    next: Nanos,
+    /// Samples kept, after the ramp.
+    pub iops: Vec<u64>,
+    pub bw: Vec<u64>,
+    /// The last full window's verdict.
+    pub verdict: Option<SteadyVerdict>,
+    /// When the rule was met (elapsed time of the sample that met it).
+    pub attained_at: Option<Nanos>,
+}
+
+impl SteadyTracker {
+    pub fn new(spec: SteadySpec) -> SteadyTracker {
+        SteadyTracker {
+            spec,
+            last: (Nanos::ZERO, 0, 0),
+            next: spec.interval.nanos(),
+            iops: Vec::new(),
+            bw: Vec::new(),
+            verdict: None,
+            attained_at: None,
+        }
+    }
+
+    pub fn spec(&self) -> &SteadySpec {
+        &self.spec
+    }
+
+    /// One observation: `ops` and `bytes` done by `elapsed`. True the first time the
+    /// rule is met (the caller stops the work then).
+    pub fn observe(&mut self, elapsed: Nanos, ops: u64, bytes: u64) -> bool {
+        if self.attained_at.is_some() || elapsed < self.next {
+            return false;
+        }
+        let (t0, ops0, bytes0) = self.last;
+        let span = elapsed.0.saturating_sub(t0.0).max(1) as u128;
+        let per_sec = |d: u64| (u128::from(d) * 1_000_000_000 / span) as u64;
+        let interval = self.spec.interval.nanos().0.max(1);
+        let ramp = self.spec.ramp.map_or(0, |r| r.nanos().0);
+        // The sample covers [t0, elapsed]: kept when it starts after the ramp.
+        if t0.0 >= ramp {
+            self.iops.push(per_sec(ops.saturating_sub(ops0)));
+            self.bw.push(per_sec(bytes.saturating_sub(bytes0)));
+        }
+        self.last = (elapsed, ops, bytes);
+        while self.next <= elapsed {
+            self.next = Nanos(self.next.0 + interval);
+        }
+        let series: Vec<f64> = match self.spec.rule.metric {
+            SteadyMetric::Iops => self.iops.iter().map(|v| *v as f64).collect(),
+            SteadyMetric::Bw => self.bw.iter().map(|v| *v as f64).collect(),
+        };
+        let points = self.spec.points();
+        if let Some(v) = check(&series, points, &self.spec.rule) {
+            self.verdict = Some(v);
+            if v.attained {
+                self.attained_at = Some(elapsed);
+                return true;
+            }
+        }
+        false
+    }
+
+    /// The last `points` samples of a metric, oldest first (fewer while the window is
+    /// not full).
+    pub fn window(&self, metric: SteadyMetric) -> &[u64] {
+        let s = match metric {
+            SteadyMetric::Iops => &self.iops,
+            SteadyMetric::Bw => &self.bw,
+        };
+        &s[s.len().saturating_sub(self.spec.points())..]
+    }
+
+    /// The outcome as named figures (a phase's `extra`; docs/figures.md, *Steady
+    /// state*): the rule, the verdict over the last full window, the window's means and
+    /// its samples (`steady_iops.N`, `steady_bw.N`, oldest first).
+    pub fn figures(&self) -> Vec<(String, f64)> {
+        let r = &self.spec.rule;
+        let mut out = vec![
+            (
+                "steady_attained".to_string(),
+                f64::from(u8::from(self.attained_at.is_some())),
+            ),
+            ("steady_limit".into(), r.limit),
+            (
+                "steady_limit_is_percent".into(),
+                f64::from(u8::from(r.percent)),
+            ),
+            ("steady_window_points".into(), self.spec.points() as f64),
+            (
+                "steady_interval_ns".into(),
+                self.spec.interval.nanos().0 as f64,
+            ),
+            ("steady_samples".into(), self.iops.len() as f64),
+        ];
+        if let Some(ramp) = self.spec.ramp {
+            out.push(("steady_ramp_ns".into(), ramp.nanos().0 as f64));
+        }
+        if let Some(at) = self.attained_at {
+            out.push(("steady_at_ns".into(), at.0 as f64));
+        }
+        if let Some(v) = &self.verdict {
+            out.push(("steady_criterion".into(), v.criterion));
+            out.push(("steady_max_deviation".into(), v.max_deviation));
+            out.push(("steady_slope".into(), v.slope));
+        }
+        let mean = |s: &[u64]| {
+            if s.is_empty() {
+                0.0
+            } else {
+                s.iter().sum::<u64>() as f64 / s.len() as f64
+            }
+        };
+        let (iops, bw) = (
+            self.window(SteadyMetric::Iops),
+            self.window(SteadyMetric::Bw),
+        );
+        out.push(("steady_mean_iops".into(), mean(iops)));
+        out.push(("steady_mean_bytes_per_sec".into(), mean(bw)));
+        for (i, v) in iops.iter().enumerate() {
+            out.push((format!("steady_iops.{i}"), *v as f64));
+        }
+        for (i, v) in bw.iter().enumerate() {
+            out.push((format!("steady_bw.{i}"), *v as f64));
+        }
+        out
+    }
+}
+
+/// A stored figure that is one sample of a steady-state window (`steady_iops.3`): kept
+/// for recomputation and fio's JSON, not listed among a phase's figures.
+pub fn is_window_sample(key: &str) -> bool {
+    key.starts_with("steady_") && key.contains('.')
 }
 
 /// SNIA PTS: the measurement window is the last 5 rounds.

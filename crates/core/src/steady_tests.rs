@@ -104,3 +104,96 @@ fn rules_parse_as_fio_writes_them() {
         assert!(e.to_string().contains("--steady-state"), "{e}");
     }
 }
+
+/// Feeds `tracker` observations every 100 ms while the work runs at `rates[k]`
+/// operations (and 4 KiB each) per second during second k; returns when it attains or
+/// the rates run out.
+fn feed(tracker: &mut SteadyTracker, rates: &[u64]) -> Option<Nanos> {
+    let (mut ops, mut t) = (0u64, 0u64);
+    while t < rates.len() as u64 * 1000 {
+        t += 100;
+        ops += rates[((t - 1) / 1000) as usize] / 10;
+        if tracker.observe(Nanos(t * 1_000_000), ops, ops * 4096) {
+            return tracker.attained_at;
+        }
+    }
+    None
+}
+
+fn spec(rule_text: &str, window_s: u64, ramp_s: Option<u64>) -> SteadySpec {
+    SteadySpec {
+        rule: rule(rule_text),
+        window: TimeSpan::from_secs(window_s),
+        interval: TimeSpan::from_secs(1),
+        ramp: ramp_s.map(TimeSpan::from_secs),
+    }
+}
+
+#[test]
+fn the_tracker_takes_a_sample_a_second_and_stops_when_the_window_settles() {
+    // 3-sample windows: [2000, 1500, 1000] and [1500, 1000, 1000] swing too far; the
+    // window of seconds 2-4, [1000, 1000, 1010], is within 5 %: attained at 5 s.
+    let rates = [2000, 1500, 1000, 1000, 1010, 990, 1000, 1000];
+    let mut t = SteadyTracker::new(spec("iops:5%", 3, None));
+    assert_eq!(feed(&mut t, &rates), Some(Nanos::from_secs(5)));
+    assert_eq!(t.iops, [2000, 1500, 1000, 1000, 1010]);
+    assert_eq!(t.bw[4], 1010 * 4096);
+    let v = t.verdict.unwrap();
+    assert!(v.attained && (v.mean - 1003.333).abs() < 1e-2, "{v:?}");
+    // What is stored: the verdict, the means and the window's samples by position.
+    let f: std::collections::BTreeMap<String, f64> = t.figures().into_iter().collect();
+    assert_eq!(f["steady_attained"], 1.0);
+    assert_eq!(f["steady_at_ns"], 5e9);
+    assert_eq!(f["steady_window_points"], 3.0);
+    assert_eq!(
+        [f["steady_iops.0"], f["steady_iops.1"], f["steady_iops.2"]],
+        [1000.0, 1000.0, 1010.0]
+    );
+    assert!(!f.contains_key("steady_iops.3"));
+    assert!(is_window_sample("steady_bw.2") && !is_window_sample("steady_slope"));
+    // Nothing more once attained.
+    assert!(!t.observe(Nanos::from_secs(9), 1, 1));
+}
+
+#[test]
+fn the_tracker_ignores_the_ramp_and_never_attains_on_a_swing() {
+    // The first two seconds are not judged: the first sample kept is second 2's.
+    let rates = [5000, 3000, 1000, 1000, 1000, 1000];
+    let mut t = SteadyTracker::new(spec("iops:5%", 3, Some(2)));
+    assert_eq!(feed(&mut t, &rates), Some(Nanos::from_secs(5)));
+    assert_eq!(t.iops, [1000, 1000, 1000]);
+    // 1000/1400 alternating: every window deviates by ~16 % from its mean.
+    let swing: Vec<u64> = (0..20)
+        .map(|k| if k % 2 == 0 { 1000 } else { 1400 })
+        .collect();
+    let mut t = SteadyTracker::new(spec("iops:10%", 4, None));
+    assert_eq!(feed(&mut t, &swing), None);
+    let v = t.verdict.unwrap();
+    assert!(
+        !v.attained && (v.criterion - 200.0 / 12.0).abs() < 0.01,
+        "{v:?}"
+    );
+    let f: std::collections::BTreeMap<String, f64> = t.figures().into_iter().collect();
+    assert_eq!(f["steady_attained"], 0.0);
+    assert!(!f.contains_key("steady_at_ns"));
+    // A slope rule on a steady climb of 100 per second (10 % of 1000).
+    let climb: Vec<u64> = (0..10).map(|k| 1000 + 100 * k).collect();
+    let mut t = SteadyTracker::new(spec("bw_slope:1%", 5, None));
+    assert_eq!(feed(&mut t, &climb), None);
+    assert!(t.verdict.unwrap().slope > 0.0);
+}
+
+#[test]
+fn a_rule_reads_and_writes_as_fios_text() {
+    let r: SteadyRule = "iops_slope:0.1%".parse().unwrap();
+    assert_eq!(r.to_string(), "iops_slope:0.1%");
+    assert_eq!(serde_json::to_string(&r).unwrap(), "\"iops_slope:0.1%\"");
+    let back: SteadyRule = serde_json::from_str("\"bw:2000\"").unwrap();
+    assert!(!back.percent && back.limit == 2000.0);
+    assert!(
+        "lat:5%"
+            .parse::<SteadyRule>()
+            .unwrap_err()
+            .contains("not a criterion")
+    );
+}

@@ -30,6 +30,9 @@ pub struct WorkerProgress {
     pub bytes: AtomicU64,
     /// Set when the worker has finished (its share done, stopped, or failed).
     pub done: AtomicBool,
+    /// Asks this worker alone to stop as at the end of its runtime (its job reached
+    /// steady state).
+    pub halt: AtomicBool,
     /// Waiting at the wear-out rendezvous with this many I/Os done.
     pub waiting_with: AtomicU64,
     /// CPU time (user, system) the worker's own thread used from the start of the
@@ -57,6 +60,7 @@ impl Default for WorkerProgress {
             ops: AtomicU64::new(0),
             bytes: AtomicU64::new(0),
             done: AtomicBool::new(false),
+            halt: AtomicBool::new(false),
             waiting_with: AtomicU64::new(0),
             cpu_user: AtomicU64::new(0),
             cpu_system: AtomicU64::new(0),

@@ -165,8 +165,10 @@ pub fn run_data<C: Clock>(
     opts: &DataOptions,
 ) -> Result<DataOutcome, EngineError> {
     let job = ReadyJob::new(env, spec, target, opts)?;
+    // --steady-state: the phase stops once steady, judged on all ranks' counts.
+    let watch = job.spec.steady().map(crate::phase::SteadyWatch::whole);
     let run = run_workers(
-        env,
+        &watch.as_ref().map_or(*env, |w| env.with_steady(w)),
         clock,
         &job.meta.name,
         &job.plan,
@@ -174,7 +176,11 @@ pub fn run_data<C: Clock>(
         job.counts.clone(),
     )?;
     let completed = run.completed_by_worker();
-    let mut phases = vec![assemble(job.meta.clone(), &run)];
+    let mut main = assemble(job.meta.clone(), &run);
+    if let Some(w) = &watch {
+        main.extra.extend(w.figures(0));
+    }
+    let mut phases = vec![main];
     phases.extend(job.conclude(env, clock, &completed, run.errors, run.interrupted)?);
     Ok(DataOutcome {
         phases,
@@ -232,7 +238,7 @@ impl<'a> ReadyJob<'a> {
         plan.start = StartRule {
             delay: opts.start_delay.map_or(Nanos::ZERO, |d| d.nanos()),
             after: Vec::new(),
-            ramp: opts.ramp.map_or(Nanos::ZERO, |d| d.nanos()),
+            ramp: opts.ramp.or(spec.ramp).map_or(Nanos::ZERO, |d| d.nanos()),
         };
         plan.modifier = opts.modifier;
         plan.invalidate_each_pass = opts.invalidate_each_pass

@@ -20,12 +20,14 @@ use crate::recorder::WorkerMeasure;
 mod breakdown;
 mod gather;
 mod outcome;
+mod steady;
 mod tick;
 
 use breakdown::Breakdown;
 pub use breakdown::{RankProgress, UNITS_PER_TICK, UnitProgress};
 use gather::gather_outcomes;
 pub use outcome::RankOutcome;
+pub use steady::SteadyWatch;
 pub use tick::Stall;
 use tick::{RANK_BITS, StallWatch, Tick};
 
@@ -99,6 +101,8 @@ pub struct Env<'a> {
     /// How old the phase's worker threads are, at least, when its timed part starts
     /// ([`WORKER_SETTLE`] unless a test asks for less).
     pub settle: Duration,
+    /// Steady-state stops judged at every tick on rank 0 (`--steady-state`, fio's ss).
+    pub steady: Option<&'a SteadyWatch>,
 }
 
 /// The age a worker thread reaches before its phase's timed part starts. Linux gives a
@@ -125,6 +129,7 @@ impl<'a> Env<'a> {
             status: None,
             units: None,
             settle: WORKER_SETTLE,
+            steady: None,
         }
     }
 
@@ -139,6 +144,14 @@ impl<'a> Env<'a> {
     pub fn with_units<'b>(&'b self, units: &'b [u32]) -> Env<'b> {
         Env {
             units: Some(units),
+            ..*self
+        }
+    }
+
+    /// The same world with steady-state stops judged by `watch`.
+    pub fn with_steady<'b>(&'b self, watch: &'b SteadyWatch) -> Env<'b> {
+        Env {
+            steady: Some(watch),
             ..*self
         }
     }
@@ -548,11 +561,18 @@ fn coordinate<C: Clock>(
             wear_out_set = true;
         }
         // Read once a tick and only where used (a fake clock moves at each reading).
-        let elapsed = if comm.rank() == 0 && (env.progress.is_some() || breakdown.is_some()) {
+        let elapsed = if comm.rank() == 0
+            && (env.progress.is_some() || breakdown.is_some() || env.steady.is_some())
+        {
             clock.now().saturating_sub(start)
         } else {
             Nanos::ZERO
         };
+        if comm.rank() == 0
+            && let Some(watch) = env.steady
+        {
+            watch.tick(control, elapsed, (global.ops, global.bytes));
+        }
         let per_rank = match breakdown.as_mut() {
             Some(b) => b.tick(comm, control, (ops, bytes), elapsed),
             None => Vec::new(),

@@ -4,6 +4,12 @@
 
 use iolab_core::units::{ByteCount, BytesPerSec};
 
+/// Whether a stored figure is listed with a phase's figures: not the samples of a
+/// steady-state window (`steady_iops.3`), kept to recompute the verdict from.
+pub fn listed(key: &str) -> bool {
+    !iolab_core::steady::is_window_sample(key)
+}
+
 /// What a stored figure is, in words: the name a reader can look up in docs/figures.md.
 pub fn label(key: &str) -> String {
     let known = match key {
@@ -47,6 +53,19 @@ pub fn label(key: &str) -> String {
         "dedupe_ratio_measured" => "dedupe ratio measured (4 KiB units, sampled writes)",
         "sampled_writes" => "writes sampled for the data figures",
         "sampled_bytes" => "bytes sampled for the data figures",
+        "steady_attained" => "steady state attained (--steady-state)",
+        "steady_limit" => "steady-state limit (% of the window mean when given in %)",
+        "steady_limit_is_percent" => "steady-state limit is a percentage",
+        "steady_window_points" => "steady-state window (samples)",
+        "steady_interval_ns" => "steady-state sample interval",
+        "steady_ramp_ns" => "steady-state samples ignored for",
+        "steady_samples" => "steady-state samples taken",
+        "steady_at_ns" => "steady state reached at",
+        "steady_criterion" => "steady-state criterion, last full window",
+        "steady_max_deviation" => "largest deviation from the window mean",
+        "steady_slope" => "least-squares slope per sample",
+        "steady_mean_iops" => "window mean IOPS",
+        "steady_mean_bytes_per_sec" => "window mean bandwidth",
         _ => "",
     };
     if known.is_empty() {
@@ -59,7 +78,15 @@ pub fn label(key: &str) -> String {
 /// A stored figure in its unit, by its name: rates as bandwidth, bytes as sizes,
 /// percentages with %, flags as yes/no, latencies as times, counts whole.
 pub fn value(key: &str, v: f64) -> String {
-    if matches!(key, "slow" | "node_slow" | "meets_objective" | "knee") {
+    if matches!(
+        key,
+        "slow"
+            | "node_slow"
+            | "meets_objective"
+            | "knee"
+            | "steady_attained"
+            | "steady_limit_is_percent"
+    ) {
         return if v > 0.0 { "yes" } else { "no" }.to_string();
     }
     if key.ends_with("bytes_per_sec") {

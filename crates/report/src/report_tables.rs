@@ -253,6 +253,7 @@ pub fn extra_table(runs: &[RunRecord], agg: &Aggregate, g: &Group) -> Table {
         .iter()
         .flatten()
         .flat_map(|p| p.extra.keys())
+        .filter(|k| crate::extra::listed(k))
         .collect();
     keys.sort();
     keys.dedup();

@@ -306,7 +306,7 @@ pub fn render_phase(p: &PhaseResult) -> String {
         out.push('\n');
     }
     out.push_str(&render_spread(p));
-    for (k, v) in &p.extra {
+    for (k, v) in p.extra.iter().filter(|(k, _)| crate::extra::listed(k)) {
         let _ = writeln!(
             out,
             "  {}: {}",

@@ -181,6 +181,13 @@ pub struct FioJob {
     pub runtime: Option<TimeSpan>,
     pub time_based: bool,
     pub ramp_time: Option<TimeSpan>,
+    /// fio's steadystate options: the rule (ss=, default iops_slope:0.01%), its window
+    /// (ss_dur; none or 0: off), the time before sampling (ss_ramp) and the sampling
+    /// interval (ss_interval, newer fio's; 3.33 samples every second).
+    pub ss: Option<iolab_core::steady::SteadyRule>,
+    pub ss_dur: Option<TimeSpan>,
+    pub ss_ramp: Option<TimeSpan>,
+    pub ss_interval: Option<TimeSpan>,
     pub startdelay: Option<TimeSpan>,
     pub randrepeat: bool,
     pub randseed: Option<u64>,
@@ -271,6 +278,10 @@ impl FioJob {
             runtime: None,
             time_based: false,
             ramp_time: None,
+            ss: None,
+            ss_dur: None,
+            ss_ramp: None,
+            ss_interval: None,
             startdelay: None,
             randrepeat: true,
             randseed: None,
@@ -487,6 +498,13 @@ impl FioJob {
             "runtime" | "timeout" => self.runtime = Some(time(v()?)?),
             "time_based" => self.time_based = boolean(value)?,
             "ramp_time" => self.ramp_time = Some(time(v()?)?),
+            "steadystate" | "ss" => {
+                self.ss =
+                    Some(iolab_core::steady::SteadyRule::parse(key, v()?).map_err(|e| e.reason)?)
+            }
+            "steadystate_duration" | "ss_dur" => self.ss_dur = Some(time(v()?)?),
+            "steadystate_ramp_time" | "ss_ramp" => self.ss_ramp = Some(time(v()?)?),
+            "steadystate_check_interval" | "ss_interval" => self.ss_interval = Some(time(v()?)?),
             "startdelay" => self.startdelay = Some(time(v()?)?),
             "randrepeat" => self.randrepeat = boolean(value)?,
             "randseed" => self.randseed = Some(number(v()?)?),

@@ -347,6 +347,18 @@ fn plan_job(job: &FioJob, group: u32, seed: u64) -> Result<FioPlan, FioError> {
             .then(|| 100.0 / f64::from(100 - job.dedupe_percentage)),
         ..DataSpec::default()
     };
+    // fio's steadystate: on when ss_dur is more than 0, with ss's default rule.
+    if let Some(dur) = job.ss_dur.filter(|d| d.nanos().0 > 0) {
+        spec.steady_state = Some(job.ss.unwrap_or(iolab_core::steady::SteadyRule {
+            metric: iolab_core::steady::SteadyMetric::Iops,
+            test: iolab_core::steady::SteadyTest::Slope,
+            limit: 0.01,
+            percent: true,
+        }));
+        spec.steady_window = Some(dur);
+        spec.steady_interval = job.ss_interval;
+        spec.steady_ramp = job.ss_ramp.filter(|r| r.nanos().0 > 0);
+    }
     super::plan_access::apply_access(job, &mut spec, &mut notes).map_err(|(k, m)| refuse(k, m))?;
     spec.validate().map_err(|e| {
         let key = super::plan_access::fio_key_of(job, &e.option).unwrap_or(fio_key(&e.option));
@@ -495,6 +507,8 @@ fn fio_key(option: &str) -> &str {
         "--dedupe-ratio" => "dedupe_percentage",
         "files_per_worker" => "nrfiles",
         "start_offset" => "offset",
+        "--steady-interval" => "ss_interval",
+        "--steady-window" => "ss_dur",
         other => other.trim_start_matches("--"),
     }
 }

@@ -449,6 +449,36 @@ pub struct DataSpec {
     /// Pin worker threads to these CPUs, round robin (0-7,16-23).
     #[arg(long)]
     pub cpus: Option<CpuList>,
+
+    /// Run this long before measuring (fio's ramp_time): what completes meanwhile is not
+    /// counted, and a --runtime counts from its end.
+    #[arg(long, value_name = "TIME")]
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub ramp: Option<TimeSpan>,
+
+    /// Stop the phase once it is steady (fio's ss): iops:5% (every per-interval IOPS
+    /// sample of the window within 5 % of the window's mean), bw:2%, iops_slope:0.1%,
+    /// bw_slope:1% (the least-squares slope per interval), or a limit in ops/s or B/s
+    /// without %. The verdict and the window are reported either way.
+    #[arg(long, value_name = "RULE")]
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub steady_state: Option<crate::steady::SteadyRule>,
+
+    /// The window --steady-state judges (fio's ss_dur) [default: 30s].
+    #[arg(long, value_name = "TIME", requires = "steady_state")]
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub steady_window: Option<TimeSpan>,
+
+    /// One sample per this much time (fio 3.33's: 1 s) [default: 1s].
+    #[arg(long, value_name = "TIME", requires = "steady_state")]
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub steady_interval: Option<TimeSpan>,
+
+    /// Samples start this long after the phase (fio's ss_ramp; --ramp is never judged
+    /// either).
+    #[arg(long, value_name = "TIME", requires = "steady_state")]
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub steady_ramp: Option<TimeSpan>,
 }
 
 impl Default for DataSpec {
@@ -575,6 +605,7 @@ impl DataSpec {
             ));
         }
         self.validate_reduction()?;
+        self.validate_steady()?;
         if self.verify && self.rw.trims() {
             return Err(SpecError::new(
                 "--verify",
@@ -618,6 +649,47 @@ impl DataSpec {
             && cpus.0.is_empty()
         {
             return Err(SpecError::new("--cpus", "names no CPU"));
+        }
+        Ok(())
+    }
+
+    /// The steady-state stop asked for: its rule, window, interval and the time not
+    /// judged (the longer of --ramp and --steady-ramp).
+    pub fn steady(&self) -> Option<crate::steady::SteadySpec> {
+        let rule = self.steady_state?;
+        let ramp = match (self.ramp, self.steady_ramp) {
+            (Some(a), Some(b)) => Some(a.max(b)),
+            (a, b) => a.or(b),
+        };
+        Some(crate::steady::SteadySpec {
+            rule,
+            window: self.steady_window.unwrap_or(TimeSpan::from_secs(30)),
+            interval: self.steady_interval.unwrap_or(TimeSpan::from_secs(1)),
+            ramp,
+        })
+    }
+
+    fn validate_steady(&self) -> Result<(), SpecError> {
+        let Some(s) = self.steady() else {
+            return Ok(());
+        };
+        if s.interval.nanos().0 < 100_000_000 {
+            return Err(SpecError::new(
+                "--steady-interval",
+                format!(
+                    "{} is shorter than 100ms, how often a phase looks at its figures",
+                    s.interval
+                ),
+            ));
+        }
+        if s.window.nanos().0 < 2 * s.interval.nanos().0 {
+            return Err(SpecError::new(
+                "--steady-window",
+                format!(
+                    "{} holds fewer than two samples of {} (a window needs two at least)",
+                    s.window, s.interval
+                ),
+            ));
         }
         Ok(())
     }

@@ -22,7 +22,7 @@ use crate::assemble::{PhaseMeta, assemble};
 use crate::clock::Clock;
 use crate::control::PhaseControl;
 use crate::error::EngineError;
-use crate::phase::{Env, PhaseRun, RankOutcome, WorkerReport, run_phase};
+use crate::phase::{Env, PhaseRun, RankOutcome, SteadyWatch, WorkerReport, run_phase};
 use crate::recorder::WorkerMeasure;
 use crate::target::PreparedTarget;
 use crate::worker::{WorkerSetup, run_data_worker};
@@ -71,6 +71,9 @@ pub struct JobRun {
     pub completed: Vec<u64>,
     /// Files this rank wrote or laid out, to remove at cleanup.
     pub files: Vec<PathBuf>,
+    /// Its steady-state figures when it asked for a stop (rank 0), for its phases'
+    /// `extra`.
+    pub steady: Vec<(String, f64)>,
 }
 
 /// The jobs that ran together.
@@ -192,11 +195,41 @@ pub fn run_data_jobs<C: Clock>(
         Some(_) => env.with_status(&hook),
         None => *env,
     };
+    // Steady-state stops (fio's ss), one per job that asks, judged on its workers.
+    let steady_jobs: Vec<usize> = (0..ready.len())
+        .filter(|&j| ready[j].spec.steady().is_some())
+        .collect();
+    if !steady_jobs.is_empty() && comm.size() > 1 {
+        return Err(EngineError::Setup(
+            "a steady-state stop (ss=) of one job among several runs on one rank only".into(),
+        ));
+    }
+    let steady = SteadyWatch::per_group(
+        steady_jobs
+            .iter()
+            .filter_map(|&j| {
+                let workers = (0..map.len()).filter(|&i| map[i].0 == j).collect();
+                Some((workers, ready[j].spec.steady()?))
+            })
+            .collect(),
+    );
+    let env = if steady_jobs.is_empty() {
+        env
+    } else {
+        Env {
+            steady: Some(&steady),
+            ..env
+        }
+    };
     let names: Vec<&str> = ready.iter().map(|r| r.meta.name.as_str()).collect();
     let run = run_phase(&env, clock, &names.join("+"), map.len(), false, work)?;
     drop(watcher);
     let rows: Vec<WorkerRow> = board.into_iter().filter_map(take).collect();
-    finish(outer, clock, &ready, &map, rows, run)
+    let mut jobs = finish(outer, clock, &ready, &map, rows, run)?;
+    for (u, &j) in steady_jobs.iter().enumerate() {
+        jobs.jobs[j].steady = steady.figures(u);
+    }
+    Ok(jobs)
 }
 
 /// What the phase's workers share: the jobs, which worker is which, and where each
@@ -344,6 +377,7 @@ fn finish<C: Clock>(
             verify,
             completed,
             files: job.files(),
+            steady: Vec::new(),
         });
     }
     Ok(JobsRun {

@@ -220,6 +220,12 @@ impl<'s, 'b, C: Clock> Loop<'s, 'b, C> {
                     issuing = false;
                     break;
                 }
+                if progress.halt.load(Ordering::Relaxed) {
+                    // Its job is steady: it ends as at its runtime.
+                    issuing = false;
+                    first_done.store(true, Ordering::Relaxed);
+                    break;
+                }
                 if let Some(d) = self.deadline
                     && self.now >= d
                     && limit == u64::MAX
@@ -442,7 +448,10 @@ impl<'s, 'b, C: Clock> Loop<'s, 'b, C> {
         progress.holding.store(true, Ordering::Release);
         loop {
             let end = self.deadline.map_or(until, |d| d.min(until));
-            if self.now >= end || control.stop.load(Ordering::Relaxed) {
+            if self.now >= end
+                || control.stop.load(Ordering::Relaxed)
+                || progress.halt.load(Ordering::Relaxed)
+            {
                 break;
             }
             self.s.clock.sleep((end - self.now).min(WAIT_SLICE));
@@ -468,7 +477,11 @@ impl<'s, 'b, C: Clock> Loop<'s, 'b, C> {
         let began = self.s.clock.now();
         self.now = began;
         let stop = &self.s.control.stop;
-        while self.now.saturating_sub(began) < spin && !stop.load(Ordering::Relaxed) {
+        let halt = &self.s.control.workers[self.s.index].halt;
+        while self.now.saturating_sub(began) < spin
+            && !stop.load(Ordering::Relaxed)
+            && !halt.load(Ordering::Relaxed)
+        {
             std::hint::spin_loop();
             self.now = self.s.clock.now();
         }

@@ -227,6 +227,13 @@ fn run_phase(
     let rows: Vec<&WorkerRow> = run.jobs.iter().flat_map(|j| &j.rows).collect();
     let context = (run.interrupted, run.started_at_ms, run.telemetry.clone());
     let mut entries = s.reporter.entries(jobs, &rows, &meta, context);
+    // A job's steady-state verdict (fio's ss) goes with each of its entries.
+    for e in &mut entries {
+        let plan = s.reporter.units[e.unit].plan;
+        if let Some(k) = jobs.iter().position(|&j| j == plan) {
+            e.phase.extra.extend(run.jobs[k].steady.iter().cloned());
+        }
+    }
     let verify: Vec<PhaseResult> = run
         .jobs
         .iter()

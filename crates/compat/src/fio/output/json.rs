@@ -133,7 +133,29 @@ fn job(j: &JobReport, plus: bool) -> Value {
     if let (Value::Object(head), Value::Object(tail)) = (&mut v, rest) {
         head.extend(tail);
     }
+    if let Some(ss) = &j.steady {
+        v["steadystate"] = steadystate(ss);
+    }
     v
+}
+
+/// fio 3.33's `steadystate` object (stat.c, show_thread_status_json).
+fn steadystate(ss: &super::SteadyState) -> Value {
+    let pct = if ss.rule.percent { "%" } else { "" };
+    json!({
+        "ss": format!("{}:{:.6}{pct}", ss.rule.name(), ss.rule.limit as f32),
+        "duration": ss.duration,
+        "attained": u8::from(ss.attained),
+        "criterion": format!("{:.6}{pct}", ss.criterion as f32),
+        "max_deviation": ss.max_deviation,
+        "slope": ss.slope,
+        "data": {
+            "bw_mean": ss.bw_mean(),
+            "iops_mean": ss.iops_mean(),
+            "iops": ss.iops,
+            "bw": ss.bw,
+        },
+    })
 }
 
 /// One direction; its latency percentiles under `clat_ns` (fio's default) and/or

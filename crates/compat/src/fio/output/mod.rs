@@ -158,6 +158,74 @@ pub struct JobReport {
     /// fio's `err=`: the errno of the job's first failed I/O (EIO when none was known),
     /// 0 when none failed.
     pub error: i32,
+    /// fio's steadystate section, for a job with ss_dur.
+    pub steady: Option<SteadyState>,
+}
+
+/// fio's `steadystate` (stat.c): the rule, whether it was attained, the last full
+/// window's criterion, and the window's samples oldest first (zeros where it was never
+/// filled), from the phase's `steady_*` figures.
+#[derive(Clone, Debug, PartialEq)]
+pub struct SteadyState {
+    pub rule: iolab_core::steady::SteadyRule,
+    /// The window in samples (fio's `duration`: seconds, one sample a second).
+    pub duration: u64,
+    pub attained: bool,
+    /// Signed for a slope, as fio prints it.
+    pub criterion: f64,
+    /// fio's `max_deviation` (0 for slope rules) and `slope` (0 for deviation rules).
+    pub max_deviation: f64,
+    pub slope: f64,
+    pub iops: Vec<u64>,
+    pub bw: Vec<u64>,
+}
+
+impl SteadyState {
+    fn of(plan: &FioPlan, phase: &PhaseResult) -> Option<SteadyState> {
+        use iolab_core::steady::SteadyTest;
+        let rule = plan.spec.steady_state?;
+        let x = |k: &str| phase.extra.get(k).copied();
+        let duration = x("steady_window_points")? as u64;
+        let series = |name: &str| -> Vec<u64> {
+            (0..duration)
+                .map(|i| x(&format!("steady_{name}.{i}")).unwrap_or(0.0) as u64)
+                .collect()
+        };
+        let (criterion, deviation, slope) = (
+            x("steady_criterion").unwrap_or(0.0),
+            x("steady_max_deviation").unwrap_or(0.0),
+            x("steady_slope").unwrap_or(0.0),
+        );
+        Some(SteadyState {
+            rule,
+            duration,
+            attained: x("steady_attained").unwrap_or(0.0) > 0.0,
+            criterion: match rule.test {
+                SteadyTest::Slope if slope < 0.0 => -criterion,
+                _ => criterion,
+            },
+            max_deviation: if rule.test == SteadyTest::Deviation {
+                deviation
+            } else {
+                0.0
+            },
+            slope: if rule.test == SteadyTest::Slope {
+                slope
+            } else {
+                0.0
+            },
+            iops: series("iops"),
+            bw: series("bw"),
+        })
+    }
+
+    /// fio's integer means over the whole window (its unfilled zeros too).
+    pub fn iops_mean(&self) -> u64 {
+        self.iops.iter().sum::<u64>() / self.duration.max(1)
+    }
+    pub fn bw_mean(&self) -> u64 {
+        self.bw.iter().sum::<u64>() / self.duration.max(1)
+    }
 }
 
 /// What every renderer formats.
@@ -312,6 +380,7 @@ fn job_report(entry: &FioEntry<'_>) -> JobReport {
         } else {
             0
         },
+        steady: SteadyState::of(plan, phase),
     }
 }
 

@@ -228,6 +228,29 @@ fn job(out: &mut String, j: &JobReport) {
         "     latency   : target=0, window=0, percentile=100.00%, depth={}",
         j.iodepth
     );
+    if let Some(ss) = &j.steady {
+        use iolab_core::steady::{SteadyMetric, SteadyTest};
+        let _ = writeln!(
+            out,
+            "  steadystate  : attained={}, bw={} ({}), iops={}, {}{}={:.3}{}",
+            if ss.attained { "yes" } else { "no" },
+            binary(ss.bw_mean() as f64, ""),
+            decimal(ss.bw_mean() as f64, ""),
+            count(ss.iops_mean() as f64),
+            if ss.rule.metric == SteadyMetric::Iops {
+                "iops"
+            } else {
+                "bw"
+            },
+            if ss.rule.test == SteadyTest::Slope {
+                " slope"
+            } else {
+                " mean dev"
+            },
+            ss.criterion,
+            if ss.rule.percent { "%" } else { "" }
+        );
+    }
 }
 
 /// fio's percentile block (stat.c's show_clat_percentiles): labels with `precision`
