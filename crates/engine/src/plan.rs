@@ -287,6 +287,9 @@ pub fn plan_data(
             ),
         ));
     }
+    let per_file =
+        blocks.iter().min().copied().unwrap_or(0) / u64::from(ctx.files_per_worker.max(1));
+    spec.check_zones_fit(per_file * bs)?;
     let arrangement = Arrangement {
         spec,
         target,

@@ -311,3 +311,45 @@ fn think_options_need_a_think_time() {
     })
     .unwrap();
 }
+
+/// A study file takes the options that are left out of a default spec's JSON (not set):
+/// sizes, distributions, rates and pauses, swept too.
+#[test]
+fn a_study_takes_mixes_distributions_and_paces() {
+    use crate::spec::{Overrides, PhaseSpec, StudySpec};
+    let text = r#"
+name = "paced"
+[defaults]
+block_sizes = "4KiB/10:64KiB/50:32KiB/40"
+[[sweep]]
+name = "skew"
+over = { rate_iops = [100, 200] }
+[[sweep.phase]]
+name = "zipf-read"
+rw = "randread"
+distribution = "zipf:1.2"
+think_time = "1ms"
+think_every = 8
+write_block_sizes = "4KiB-8KiB"
+"#;
+    // The writes' mix of a read-only phase is refused, naming the phase.
+    let s = StudySpec::from_toml(text, "paced.toml").unwrap();
+    let err = s.expand("paced.toml", &Overrides::default()).unwrap_err();
+    assert_eq!(err.option, "paced.toml: sweep 'skew', phase 'zipf-read'");
+    assert!(
+        err.reason
+            .starts_with("--write-block-sizes: only applies to a mixed workload")
+    );
+    let text = text.replace("write_block_sizes = \"4KiB-8KiB\"\n", "");
+    let s = StudySpec::from_toml(&text, "paced.toml").unwrap();
+    let phases = s.expand("paced.toml", &Overrides::default()).unwrap();
+    let PhaseSpec::Data(d) = &phases[1].spec else {
+        panic!()
+    };
+    assert_eq!(
+        d.block_sizes.as_ref().unwrap().to_string(),
+        "4KiB/10:64KiB/50:32KiB/40"
+    );
+    assert_eq!(d.distribution.as_ref().unwrap().to_string(), "zipf:1.2");
+    assert_eq!((d.rate_iops, d.think_every), (Some(200), 8));
+}

@@ -364,6 +364,28 @@ impl DataSpec {
         Ok(())
     }
 
+    /// Refuses zones of absolute sizes (zoned_abs) that reach past the smallest share
+    /// one worker has in one file, `share` bytes: fio ends such a job with an error.
+    pub fn check_zones_fit(&self, share: u64) -> Result<(), SpecError> {
+        let Some(super::Distribution::ZonedAbs { read, write }) = &self.distribution else {
+            return Ok(());
+        };
+        for zones in [read, write] {
+            let cover: u64 = zones.iter().map(|z| z.size.get()).sum();
+            if cover > share {
+                return Err(SpecError::new(
+                    "--distribution",
+                    format!(
+                        "its zones cover {} but a worker's share of a file is {}",
+                        ByteCount(cover),
+                        ByteCount(share)
+                    ),
+                ));
+            }
+        }
+        Ok(())
+    }
+
     /// Whether any rate limits the I/Os.
     pub fn paced(&self) -> bool {
         [self.rate, self.read_rate, self.write_rate]

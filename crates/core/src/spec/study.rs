@@ -405,14 +405,29 @@ fn find_key_line(text: &str, key: &str) -> Option<usize> {
 
 /// Option names of one phase kind.
 fn options_of(kind: &str) -> Vec<String> {
-    let value = match kind {
-        "meta" => serde_json::to_value(MetaSpec::default()),
-        _ => serde_json::to_value(DataSpec::default()),
+    let (value, flags) = match kind {
+        "meta" => (
+            serde_json::to_value(MetaSpec::default()),
+            <MetaSpec as clap::Args>::augment_args(clap::Command::new("iolab")),
+        ),
+        _ => (
+            serde_json::to_value(DataSpec::default()),
+            <DataSpec as clap::Args>::augment_args(clap::Command::new("iolab")),
+        ),
     };
-    match value.unwrap_or_default() {
+    // A default spec leaves out the options that are not set (skip_serializing_if):
+    // the flags name those.
+    let mut keys: Vec<String> = match value.unwrap_or_default() {
         Value::Object(m) => m.keys().cloned().collect(),
         _ => Vec::new(),
+    };
+    for a in flags.get_arguments() {
+        let id = a.get_id().to_string();
+        if !keys.contains(&id) {
+            keys.push(id);
+        }
     }
+    keys
 }
 
 /// Option names some phase kind accepts.

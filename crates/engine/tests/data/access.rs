@@ -166,7 +166,7 @@ fn a_rate_below_the_minimum_fails_the_phase() {
     let spec = DataSpec {
         rate_iops: Some(100),
         rate_iops_min: Some(100),
-        // 100 I/Os per second reach 100 over a window; a 4 KiB share cannot.
+        // A pause of 20 ms after every I/O holds it to about 50 per second.
         runtime: Some(TimeSpan::from_secs(5)),
         size: Some(ByteCount::kib(4)),
         think_time: Some(TimeSpan(Nanos::from_millis(20))),
@@ -183,5 +183,34 @@ fn a_rate_below_the_minimum_fails_the_phase() {
         p.elapsed < Nanos::from_secs(5),
         "it ended early: {:?}",
         p.elapsed
+    );
+}
+
+/// Absolute zones beyond a worker's share are refused before anything runs (fio ends
+/// such a job with "zoned_abs sizes exceed file size").
+#[test]
+fn absolute_zones_beyond_the_share_are_refused() {
+    let spec = DataSpec {
+        rw: RwKind::Randread,
+        distribution: Some("zoned_abs:50/2MiB:50/4MiB".parse().unwrap()),
+        size: Some(ByteCount::mib(4)),
+        ..null_spec()
+    };
+    let comm = iolab_comm::SingleProcess::new();
+    let stop = AtomicBool::new(false);
+    let env = Env::new(&comm, &stop);
+    let target = prepare_target(&comm, &TargetSpec::default(), spec.backend, true).unwrap();
+    let err = run_data(
+        &env,
+        &MonotonicClock,
+        &spec,
+        &target,
+        &DataOptions::default(),
+    )
+    .unwrap_err()
+    .to_string();
+    assert_eq!(
+        err,
+        "--distribution: its zones cover 6MiB but a worker's share of a file is 4MiB"
     );
 }
