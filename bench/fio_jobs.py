@@ -6,7 +6,9 @@ direct sequential write at 128k and random write at 4k), each run by fio and by
 --output-format=json (the same parser reads both). Prints medians and iolab/fio ratios
 of IOPS and mean latency. A mixed job with reads and writes of their own sizes
 (bs=4k,64k) runs too, and jobs with sizes drawn per I/O (bssplit, bsrange), skewed
-offsets (zipf, zoned), a rate limit and a think time.
+offsets (zipf, zoned), a rate limit and a think time, and fio's semantics of issue #31:
+a backwards read (rw=read:-8k), a ramp, fio's log files at 100 ms, and a buffered
+time-based read whose cache fio drops at every pass.
 
 --fs ext4 runs each job on an ext4 made fresh for it on a loop device backed by a tmpfs
 file (BENCH-NOTES' method: no history from earlier runs, no disk noise; direct I/O then
@@ -64,6 +66,18 @@ def jobs(rt):
                                            "--numjobs=2", "--group_reporting", *s5]
     yield "thinktime=200us/4 randread 4k", ["--name=think", "--rw=randread", "--bs=4k", "--thinktime=200",
                                            "--thinktime_blocks=4", *s5]
+    # fio's semantics and files (issue #31, fio-files).
+    yield "rw=read:-8k backwards 4k direct", ["--name=backwards", "--rw=read:-8k", "--bs=4k", *s5]
+    yield "ramp_time=1 seq read 128k direct", ["--name=ramp", "--rw=read", "--bs=128k", "--ramp_time=1", *s5]
+    logs = os.path.join(tempfile.gettempdir(), "iolab-fio-jobs-log")
+    yield "randread 4k direct, bw/lat/iops logs at 100 ms", ["--name=logs", "--rw=randread", "--bs=4k",
+                                                            f"--write_bw_log={logs}", f"--write_lat_log={logs}",
+                                                            f"--write_iops_log={logs}", "--log_avg_msec=100", *s5]
+    # Buffered and time based over a file smaller than memory: fio drops its cached pages
+    # at every pass (invalidate=1) and advises FADV_RANDOM (fadvise_hint=1).
+    buffered = [a for a in s5 if a not in ("--direct=1", "--size=256m")] + ["--size=32m"]
+    yield "buffered randread 4k 32m, cache dropped each pass", ["--name=passes", "--rw=randread", "--bs=4k",
+                                                               *buffered]
 
 
 def figures(cmd):
