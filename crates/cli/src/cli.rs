@@ -59,6 +59,8 @@ pub enum Command {
     Train(crate::commands::train::TrainArgs),
     /// LLM checkpointing as MLPerf Storage v2.0 runs it: Llama 3 8B to 1T shards, written and read back.
     Checkpoint(crate::commands::checkpoint::CheckpointArgs),
+    /// SNIA PTS 2.0's IOPS test on a flash device: purge, precondition, rounds until steady.
+    Pts(crate::commands::pts::PtsArgs),
 }
 
 /// `--stall-timeout` when not given.

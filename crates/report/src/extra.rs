@@ -66,6 +66,14 @@ pub fn label(key: &str) -> String {
         "steady_slope" => "least-squares slope per sample",
         "steady_mean_iops" => "window mean IOPS",
         "steady_mean_bytes_per_sec" => "window mean bandwidth",
+        "pts_round" => "PTS round",
+        "pts_iops" => "PTS cell IOPS (reads and writes)",
+        "pts_window" => "in the PTS measurement window",
+        "pts_steady" => "PTS steady state (this tracked cell)",
+        "pts_window_average_iops" => "PTS window average IOPS",
+        "pts_range_iops" => "PTS window range (max - min IOPS)",
+        "pts_excursion_iops" => "PTS least-squares excursion (IOPS)",
+        "pts_slope_iops" => "PTS least-squares slope (IOPS per round)",
         _ => "",
     };
     if known.is_empty() {

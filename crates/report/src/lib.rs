@@ -75,6 +75,7 @@ pub use comparison_text::render_comparison_text;
 pub use csv::{render_comparison_csv, render_csv, render_points_csv};
 pub use environment::{EnvRow, EnvTable, environment_table};
 pub use error::ReportError;
+pub use html::pts::{PtsPage, WindowPlot, render_pts_html};
 pub use html::render_html;
 pub use json::{render_comparison_json, render_json};
 pub use ladder::{LadderOutcome, LadderStep, ladder_outcome};

@@ -11,6 +11,7 @@
 pub mod checkpoint;
 pub mod io500;
 pub mod ladder;
+pub mod pts;
 pub mod study;
 pub mod targets;
 pub mod train;

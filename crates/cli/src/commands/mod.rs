@@ -14,6 +14,7 @@ pub mod ladder;
 pub mod mdtest;
 pub mod meta;
 pub mod net;
+pub mod pts;
 pub mod results;
 pub mod run;
 pub mod study;
@@ -45,5 +46,6 @@ pub fn dispatch(cli: Cli) -> Result<u8> {
         Command::Mdtest(args) => mdtest::mdtest(args),
         Command::Train(args) => train::train(args),
         Command::Checkpoint(args) => checkpoint::checkpoint(args),
+        Command::Pts(args) => pts::pts(args),
     }
 }

@@ -28,6 +28,7 @@ mod mpi;
 #[cfg(feature = "mpi")]
 mod mpi_faults;
 mod progress;
+mod pts;
 mod real;
 mod results;
 mod results_compare;

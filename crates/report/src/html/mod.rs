@@ -11,6 +11,7 @@ mod legend;
 mod lettering;
 mod marks;
 mod matrix_charts;
+pub mod pts;
 mod sections;
 mod timeline_charts;
 
