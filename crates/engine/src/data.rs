@@ -78,6 +78,13 @@ pub struct DataOptions {
     /// Advise the kernel of the access pattern when the files are opened (fio's
     /// fadvise_hint=1: POSIX_FADV_RANDOM for random work, SEQUENTIAL otherwise).
     pub access_hint: bool,
+    /// The workers' part in a flow group (fio's `flow`, `flow_id`, `flow_sleep`): the
+    /// jobs of one phase in a group keep the ratio of their weights in I/Os issued.
+    pub flow: Option<crate::worker::flow::Flow>,
+    /// Duplicate writes copy one of a working set of the workers' first unique writes
+    /// (fio's dedupe_mode=working_set, dedupe_working_set_percentage, dedupe_global)
+    /// instead of one shared block.
+    pub dedupe_working_set: Option<crate::worker::reduction::DedupeWorkingSet>,
 }
 
 /// The phases a data workload produced.
@@ -246,6 +253,8 @@ impl<'a> ReadyJob<'a> {
             && spec.runtime.is_some()
             && spec.cache == CacheMode::Cold;
         plan.access_hint = opts.access_hint;
+        plan.flow = opts.flow;
+        plan.dedupe_working_set = opts.dedupe_working_set;
         if let Some(i) = opts.timeline_interval.filter(|i| i.0 > 0) {
             plan.interval = i;
         }
@@ -431,6 +440,7 @@ fn run_workers<C: Clock>(
     let comm = env.comm;
     let host = comm.host().to_string();
     let wear_out = plan.spec.wear_out && plan.spec.stonewall.is_some();
+    let flows = crate::worker::flow::Flows::new([plan.flow]);
     run_phase(
         env,
         clock,
@@ -449,6 +459,7 @@ fn run_workers<C: Clock>(
                 alignment,
                 count: counts[i],
                 isolated: false,
+                flows: &flows,
             };
             run_data_worker(&setup).map_err(|e| e.to_string())
         },

@@ -17,7 +17,7 @@ mod modifier;
 mod skew;
 
 pub use cover::{CoverMap, map_bytes};
-pub use modifier::{Runs, SeqModifier, Skipping};
+pub use modifier::{Runs, SeqModifier, Skipping, Strided, Zones};
 pub use skew::Skewed;
 
 pub trait OffsetGen: Send {
@@ -222,7 +222,9 @@ pub fn generator_over_files(
 ) -> Box<dyn OffsetGen> {
     let n = u64::from(files.max(1));
     let one = |units: u64, seed: u64| -> Box<dyn OffsetGen> {
-        if modifier.is_plain() {
+        if let Some(z) = modifier.zones {
+            Box::new(Strided::new(units, z, order, sizes, seed))
+        } else if modifier.is_plain() {
             generator(order, units, sizes, seed)
         } else if *order == Order::Sequential {
             Box::new(Skipping::new(units, modifier.skip))

@@ -109,6 +109,11 @@ pub struct DataPlan {
     pub invalidate_each_pass: bool,
     /// Advise the access pattern when the files are opened (fio's fadvise_hint).
     pub access_hint: bool,
+    /// The workers' part in a flow group (fio's `flow`).
+    pub flow: Option<crate::worker::flow::Flow>,
+    /// Duplicate writes copy a working set of earlier writes (fio's
+    /// dedupe_mode=working_set).
+    pub dedupe_working_set: Option<crate::worker::reduction::DedupeWorkingSet>,
 }
 
 /// When a plan's workers begin within their phase, and from when they are measured.
@@ -340,6 +345,8 @@ pub fn plan_data(
         interval: crate::worker::INTERVAL,
         invalidate_each_pass: false,
         access_hint: false,
+        flow: None,
+        dedupe_working_set: None,
     })
 }
 

@@ -39,6 +39,8 @@ pub struct WorkerSetup<'a, C: Clock> {
     /// `iolab targets` are independent, as fio's jobs are, and a full disk on one must not
     /// cut the others' measurement short.
     pub isolated: bool,
+    /// The phase's flow groups (fio's `flow`), which the plan's `flow` joins.
+    pub flows: &'a flow::Flows,
 }
 
 fn op_of(dir: IoDir) -> OpKind {
@@ -101,7 +103,22 @@ pub fn run_data_worker<C: Clock>(s: &WorkerSetup<'_, C>) -> Result<WorkerReport,
         }
     };
     backend.buffers().fill_random(s.worker.seed ^ 0xDA7A);
-    let reduction = Reduction::new(spec, write_window, s.worker.seed);
+    let mut reduction = Reduction::new(spec, write_window, s.worker.seed);
+    if let Some(ws) = s.plan.dedupe_working_set
+        && spec.dedupe_ratio.is_some()
+    {
+        // fio: the share's bytes times the percentage, in pages of the write size.
+        let share = s.worker.blocks * spec.unit();
+        let pages = share / 100 * u64::from(ws.percent) / spec.grain().max(1);
+        let workers = s.control.workers.len() as u64;
+        reduction = reduction.with_working_set(reduction::WorkingSet::new(
+            pages,
+            ws.global,
+            s.index as u64,
+            workers,
+            spec.seed,
+        ));
+    }
     if spec.pattern == DataPattern::Zeros
         || spec.compress_ratio.is_some()
         || spec.dedupe_ratio.is_some()
@@ -128,8 +145,14 @@ pub fn run_data_worker<C: Clock>(s: &WorkerSetup<'_, C>) -> Result<WorkerReport,
     let own_sequences = order.per_direction(&sizes, spec.rw.is_mixed());
     let units = s.worker.blocks;
     // fio's rw=...:N, its skip counted in blocks of the block size, here in units.
+    // Zones (fio's zonemode=strided) in bytes, here in units.
     let modifier = SeqModifier {
         skip: s.plan.modifier.skip * (spec.block_size.get() / unit.max(1)) as i64,
+        zones: s.plan.modifier.zones.map(|z| crate::offsets::Zones {
+            range: (z.range / unit.max(1)).max(1),
+            size: (z.size / unit.max(1)).max(1),
+            skip: z.skip / unit.max(1),
+        }),
         ..s.plan.modifier
     };
     let n = s.worker.files;
@@ -223,6 +246,7 @@ fn write_window(spec: &iolab_core::spec::DataSpec, alignment: u64) -> u64 {
     window / alignment.max(1) * alignment.max(1)
 }
 
+pub mod flow;
 mod io_loop;
 mod pace;
 pub mod reduction;

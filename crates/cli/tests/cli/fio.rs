@@ -225,7 +225,7 @@ fn bad_input_is_one_line_exit_2_and_runs_nothing() {
         ),
         (
             &["fio", "--name=a", "--size=1m", "--zonemode=zbd"],
-            "fio's option 'zonemode' is not supported by iolab fio",
+            "[a] zonemode: zbd (zoned block devices) is not supported: use none or strided",
         ),
         (
             &["fio", "--name=a", "--size=1q"],

@@ -299,7 +299,7 @@ fn a_rate_below_its_minimum_fails_the_run() {
 fn bad_sizes_offsets_and_rates_are_one_line_exit_2_and_run_nothing() {
     let dir = tempfile::tempdir_in("/var/tmp").unwrap();
     let d = path(dir.path());
-    let cases: [(&[&str], &str); 7] = [
+    let cases: [(&[&str], &str); 9] = [
         (
             &["run", "--dir", d, "--block-sizes", "4KiB/150:8KiB"],
             "4KiB has a share of 150%, over 100%",
@@ -341,6 +341,14 @@ fn bad_sizes_offsets_and_rates_are_one_line_exit_2_and_run_nothing() {
             &["fio", "--name=a", "--size=1m", "--rate=1k"],
             "[a] rate: 1KiB per second is less than one I/O of 4KiB per second",
         ),
+        (
+            &["fio", "--name=a", "--size=1m", "--bssplit=4k/x:8k"],
+            "[a] bssplit: 'x' in '4k/x' is not a share in percent",
+        ),
+        (
+            &["fio", "--name=a", "--size=1m", "--flow=1001"],
+            "[a] flow: 1001 is over fio's largest weight, 1000",
+        ),
     ];
     for (args, want) in cases {
         let mut args = args.to_vec();
@@ -356,4 +364,126 @@ fn bad_sizes_offsets_and_rates_are_one_line_exit_2_and_run_nothing() {
         0,
         "nothing ran"
     );
+}
+
+/// fio's flow control: two jobs of one flow group keep the ratio of their weights in
+/// I/Os (flow=8 against flow=1: 8 to 1, as fio 3.33's flow.c), where each alone would
+/// run as fast as it can; with fio on PATH, fio's ratio for the same job file is 8 too.
+#[test]
+fn jobs_of_a_flow_group_keep_the_ratio_of_their_weights() {
+    let dir = tempfile::tempdir_in("/var/tmp").unwrap();
+    let job = "[global]\nioengine=null\nsize=16m\ntime_based\nruntime=1\n\
+               [fast]\nrw=randread\nflow=8\n[slow]\nrw=read\nflow=1\n\
+               [apart]\nrw=read\nflow=1\nflow_id=2\nflow_sleep=100\n";
+    let file = dir.path().join("flow.fio");
+    std::fs::write(&file, job).unwrap();
+    let ratios = |out: &str| -> (f64, u64) {
+        let v: Value = serde_json::from_str(out).unwrap();
+        let ios = |j: usize| v["jobs"][j]["read"]["total_ios"].as_u64().unwrap();
+        (ios(0) as f64 / ios(1) as f64, ios(2))
+    };
+    let r = Ran::from(
+        iolab()
+            .args(["fio", "--no-store", "--output-format=json", path(&file)])
+            .output()
+            .unwrap(),
+    )
+    .expect(0);
+    let (ratio, apart) = ratios(&r.stdout);
+    assert!((ratio - 8.0).abs() < 0.1, "iolab: {ratio}");
+    // A group of one is never held back: it runs far more than the held pair's slow job.
+    assert!(apart > 1000, "{apart}");
+    if on_path("fio", "--version") {
+        let out = Command::new("fio")
+            .args(["--output-format=json", path(&file)])
+            .current_dir(dir.path())
+            .output()
+            .unwrap();
+        assert!(out.status.success());
+        let (fio, _) = ratios(&String::from_utf8_lossy(&out.stdout));
+        assert!((fio - 8.0).abs() < 0.1, "fio: {fio}");
+    } else {
+        eprintln!("fio is not on PATH: iolab's ratio checked alone");
+    }
+}
+
+/// The 4 KiB units of `a` and `b` together over the distinct ones, and how many
+/// distinct units the two files share.
+fn units_shared(a: &Path, b: &Path) -> (f64, usize) {
+    use sha2::Digest;
+    use std::collections::HashSet;
+    let units = |p: &Path| -> Vec<_> {
+        std::fs::read(p)
+            .unwrap()
+            .chunks(4096)
+            .map(sha2::Sha256::digest)
+            .collect()
+    };
+    let (ua, ub) = (units(a), units(b));
+    let (sa, sb): (HashSet<_>, HashSet<_>) = (ua.iter().collect(), ub.iter().collect());
+    let all: HashSet<_> = sa.union(&sb).collect();
+    (
+        (ua.len() + ub.len()) as f64 / all.len() as f64,
+        sa.intersection(&sb).count(),
+    )
+}
+
+/// fio's dedupe_mode=working_set: duplicates copy the first unique writes, the job's
+/// own, or with dedupe_global every job's (fio's dedupe-global.fio): the written files
+/// dedupe as fio's do, and share units across jobs only with dedupe_global.
+#[test]
+fn a_dedupe_working_set_dedupes_and_shares_as_fios() {
+    let dir = tempfile::tempdir_in("/var/tmp").unwrap();
+    let d = dir.path();
+    let fio = on_path("fio", "--version");
+    if !fio {
+        eprintln!("fio is not on PATH: iolab's files checked alone");
+    }
+    for global in [1, 0] {
+        let mut got = Vec::new();
+        for tool in ["iolab", "fio"]
+            .into_iter()
+            .filter(|t| fio || *t == "iolab")
+        {
+            let (a, b) = (d.join(format!("{tool}-a")), d.join(format!("{tool}-b")));
+            let job = format!(
+                "[global]\nsize=8m\nbs=4k\nrw=write\ndedupe_percentage=50\n\
+                 dedupe_mode=working_set\ndedupe_working_set_percentage=50\n\
+                 dedupe_global={global}\n[a]\nfilename={}\n[b]\nfilename={}\n",
+                path(&a),
+                path(&b)
+            );
+            let file = d.join("ws.fio");
+            std::fs::write(&file, job).unwrap();
+            let out = if tool == "fio" {
+                Command::new("fio").arg(path(&file)).output().unwrap()
+            } else {
+                iolab()
+                    .args(["fio", "--no-store", "--keep", path(&file)])
+                    .output()
+                    .unwrap()
+            };
+            assert!(out.status.success(), "{tool}: {out:?}");
+            got.push(units_shared(&a, &b));
+            std::fs::remove_file(&a).unwrap();
+            std::fs::remove_file(&b).unwrap();
+        }
+        let (ratio, shared) = got[0];
+        // Half the writes are copies of the first unique ones: 2 units per distinct one.
+        assert!((ratio - 2.0).abs() < 0.1, "global={global}: iolab {ratio}");
+        if global == 0 {
+            assert_eq!(shared, 0, "each job copies its own writes only");
+        } else {
+            // About half the copies are of the other job's first writes.
+            assert!(shared > 400, "global: {shared} units shared");
+        }
+        if let Some(&(fio_ratio, fio_shared)) = got.get(1) {
+            assert!((ratio / fio_ratio - 1.0).abs() < 0.05, "{got:?}");
+            let s = shared as f64 / (fio_shared as f64).max(1.0);
+            assert!(
+                global == 0 && fio_shared == 0 || (s - 1.0).abs() < 0.15,
+                "{got:?}"
+            );
+        }
+    }
 }

@@ -48,6 +48,22 @@ pub struct FioAccess {
     pub thinktime_blocks: Option<u64>,
     pub thinktime_blocks_type: ThinkCount,
     pub thinktime_iotime: Option<TimeSpan>,
+    /// fio's token-based flow control: the group (`flow_id`), the job's weight in it
+    /// (`flow`, 0: none) and the sleep when held back (`flow_sleep`, in µs).
+    pub flow_id: i32,
+    pub flow: u32,
+    pub flow_sleep: Option<TimeSpan>,
+    /// fio's zonemode=strided and its zonesize, zonerange and zoneskip (bytes; 0: not
+    /// given).
+    pub zonemode_strided: bool,
+    pub zonesize: u64,
+    pub zonerange: u64,
+    pub zoneskip: u64,
+    /// fio's dedupe_mode=working_set, dedupe_working_set_percentage (None: fio's 5)
+    /// and dedupe_global.
+    pub dedupe_working_set: bool,
+    pub dedupe_working_set_percentage: Option<u8>,
+    pub dedupe_global: bool,
 }
 
 /// A value per direction as fio reads it: `a` for both, `a,b`, `a,` (reads only),
@@ -235,6 +251,53 @@ impl FioAccess {
                     }
                 }
                 "thinktime_iotime" => self.thinktime_iotime = Some(time(v()?)?),
+                "flow_id" => {
+                    let t = v()?.trim();
+                    self.flow_id = t
+                        .parse()
+                        .map_err(|_| format!("'{t}' is not a whole number"))?;
+                }
+                "flow" => {
+                    let w = number(v()?)?;
+                    if w > 1000 {
+                        return Err(format!("{w} is over fio's largest weight, 1000"));
+                    }
+                    self.flow = w as u32;
+                }
+                "flow_sleep" => self.flow_sleep = Some(micros(v()?)?),
+                "zonemode" => {
+                    self.zonemode_strided = match v()?.trim() {
+                        "none" => false,
+                        "strided" => true,
+                        "zbd" => {
+                            return Err(
+                                "zbd (zoned block devices) is not supported: use none or strided"
+                                    .into(),
+                            );
+                        }
+                        other => return Err(format!("'{other}' is not none, strided or zbd")),
+                    }
+                }
+                "dedupe_mode" => {
+                    self.dedupe_working_set = match v()?.trim() {
+                        "repeat" => false,
+                        "working_set" => true,
+                        other => return Err(format!("'{other}' is not repeat or working_set")),
+                    }
+                }
+                "dedupe_working_set_percentage" => {
+                    let t = v()?.trim();
+                    let p = t
+                        .parse::<u8>()
+                        .ok()
+                        .filter(|p| *p <= 100)
+                        .ok_or_else(|| format!("'{t}' is not a percentage from 0 to 100"))?;
+                    self.dedupe_working_set_percentage = Some(p);
+                }
+                "dedupe_global" => self.dedupe_global = super::values::boolean(value)?,
+                "zonesize" => self.zonesize = size(v()?)?,
+                "zonerange" => self.zonerange = size(v()?)?,
+                "zoneskip" => self.zoneskip = size(v()?)?,
                 _ => return Err(String::new()),
             }
             Ok(())

@@ -93,8 +93,16 @@ fn refused_options_name_the_job_option_and_line() {
         "j.fio:2: [j] blocksizes: unknown option 'blocksizes' (nothing was run)"
     );
     assert_eq!(
+        err("latency_target", Some("500")),
+        "j.fio:2: [j] latency_target: fio's option 'latency_target' is not supported by iolab fio; remove it (nothing was run)"
+    );
+    assert_eq!(
         err("zonemode", Some("zbd")),
-        "j.fio:2: [j] zonemode: fio's option 'zonemode' is not supported by iolab fio; remove it (nothing was run)"
+        "j.fio:2: [j] zonemode: zbd (zoned block devices) is not supported: use none or strided"
+    );
+    assert_eq!(
+        err("flow", Some("1001")),
+        "j.fio:2: [j] flow: 1001 is over fio's largest weight, 1000"
     );
     // Any option fio 3.33 lists (--cmdhelp=all) is fio's, not unknown.
     assert_eq!(

@@ -50,6 +50,13 @@ pub struct FioPlan {
     /// Its files' names in the work directory: fio's filename_format with the job's
     /// name, `{worker}` for `$jobnum` and `{file}` for `$filenum`.
     pub file_names: String,
+    /// fio's flow control: the group (`flow_id`), the weight of each clone in it
+    /// (`flow`, 1 to 1000) and the sleep when held back (`flow_sleep`); None: no flow.
+    pub flow: Option<(i32, u32, TimeSpan)>,
+    /// fio's dedupe_mode=working_set: (dedupe_working_set_percentage, dedupe_global).
+    pub dedupe_working_set: Option<(u8, bool)>,
+    /// fio's zonemode=strided: (zonerange, zonesize, zoneskip) in bytes.
+    pub zones: Option<(u64, u64, u64)>,
     /// Where iolab runs the same work by other means, printed before the job runs.
     pub notes: Vec<String>,
 }
@@ -271,6 +278,26 @@ fn plan_job(job: &FioJob, group: u32, seed: u64) -> Result<FioPlan, FioError> {
             ),
         ));
     }
+    let zones = zones_of(job, block, &mut notes).map_err(|(k, m)| refuse(k, m))?;
+    // fio's working set: only its duplicates differ from repeat's (dedupe.c), with
+    // one file per job (fio's HOWTO).
+    let dedupe_working_set = if job.access.dedupe_working_set && job.dedupe_percentage > 0 {
+        if job.nrfiles > 1 {
+            return Err(refuse(
+                "dedupe_mode",
+                "working_set with several files (nrfiles) is not supported, as in fio".into(),
+            ));
+        }
+        Some((
+            job.access.dedupe_working_set_percentage.unwrap_or(5),
+            job.access.dedupe_global,
+        ))
+    } else {
+        if job.access.dedupe_global {
+            notes.push("dedupe_global has no effect without dedupe_mode=working_set and dedupe_percentage, as in fio".into());
+        }
+        None
+    };
     let (target, shared) = target_of(job, &mut notes).map_err(|(k, m)| refuse(k, m))?;
     let size = size_of(job, shared, block).map_err(|(k, m)| refuse(k, m))?;
     let format = job
@@ -380,9 +407,80 @@ fn plan_job(job: &FioJob, group: u32, seed: u64) -> Result<FioPlan, FioError> {
         access_hint: job.fadvise_hint,
         seq_skip: job.seq_add / block as i64,
         seq_run: job.seq_nr,
+        flow: (job.access.flow > 0).then(|| {
+            (
+                job.access.flow_id,
+                job.access.flow,
+                job.access
+                    .flow_sleep
+                    .unwrap_or(TimeSpan(iolab_core::units::Nanos::ZERO)),
+            )
+        }),
         file_names,
+        dedupe_working_set,
+        zones,
         notes,
     })
+}
+
+/// fio's zonemode=strided as fio 3.33 sets it up (init.c): zonesize is needed,
+/// zonerange defaults to it, and several files turn it off. Without zonemode=strided
+/// the zone sizes change nothing (fio's default zonemode is none).
+fn zones_of(
+    job: &FioJob,
+    block: u64,
+    notes: &mut Vec<String>,
+) -> Result<Option<(u64, u64, u64)>, Refusal> {
+    let a = &job.access;
+    if !a.zonemode_strided {
+        if a.zonesize + a.zonerange + a.zoneskip > 0 {
+            notes.push(
+                "zonesize, zonerange and zoneskip have no effect without zonemode=strided (fio's default zonemode is none)"
+                    .into(),
+            );
+        }
+        return Ok(None);
+    }
+    if a.zonesize == 0 {
+        return Err((
+            "zonesize",
+            "must be given with zonemode=strided, as fio requires".into(),
+        ));
+    }
+    if job.nrfiles > 1 {
+        notes.push("zonemode=strided has no effect with several files, as in fio".into());
+        return Ok(None);
+    }
+    if job.seq_add != 0 || job.seq_nr > 1 {
+        return Err((
+            "zonemode",
+            "strided zones with rw=...:N are not supported".into(),
+        ));
+    }
+    let range = if a.zonerange == 0 {
+        a.zonesize
+    } else {
+        a.zonerange
+    };
+    for (key, v) in [
+        ("zonesize", a.zonesize),
+        ("zonerange", range),
+        ("zoneskip", a.zoneskip),
+    ] {
+        if v % block != 0 {
+            return Err((
+                key,
+                format!(
+                    "{v} bytes is not a multiple of the block size {block}: iolab moves whole blocks"
+                ),
+            ));
+        }
+    }
+    notes.push(format!(
+        "zonemode=strided: zones of {range} bytes from the start of each clone's share of the file (fio's from the start of the file), {} moved in each, {} skipped after each",
+        a.zonesize, a.zoneskip
+    ));
+    Ok(Some((range, a.zonesize, a.zoneskip)))
 }
 
 /// The backend and queue depth an engine runs on.

@@ -25,6 +25,7 @@ use crate::error::EngineError;
 use crate::phase::{Env, PhaseRun, RankOutcome, SteadyWatch, WorkerReport, run_phase};
 use crate::recorder::WorkerMeasure;
 use crate::target::PreparedTarget;
+use crate::worker::flow::Flows;
 use crate::worker::{WorkerSetup, run_data_worker};
 
 /// One of the workloads that run together.
@@ -177,11 +178,13 @@ pub fn run_data_jobs<C: Clock>(
         })
         .collect();
     let board: Vec<Mutex<Option<WorkerRow>>> = map.iter().map(|_| Mutex::new(None)).collect();
+    let flows = Flows::new(ready.iter().map(|r| r.plan.flow));
     let phase = PhaseWork {
         ready: &ready,
         map: &map,
         templates: &templates,
         board: &board,
+        flows: &flows,
     };
     let work = |i: usize, control: &PhaseControl| phase.run_worker(i, control, clock);
     let watcher = status.map(|s| StatusWatch::new(s, &board, &templates));
@@ -239,6 +242,7 @@ struct PhaseWork<'a, 'j> {
     map: &'a [(usize, usize)],
     templates: &'a [WorkerRow],
     board: &'a [Mutex<Option<WorkerRow>>],
+    flows: &'a Flows,
 }
 
 impl PhaseWork<'_, '_> {
@@ -263,6 +267,7 @@ impl PhaseWork<'_, '_> {
             alignment: job.alignment,
             count: job.counts[w],
             isolated: true,
+            flows: self.flows,
         };
         let mut report =
             run_data_worker(&setup).map_err(|e| format!("job {}: {e}", job.meta.name))?;

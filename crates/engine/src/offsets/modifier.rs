@@ -3,7 +3,9 @@
 //! random job that goes on sequentially for N I/Os from each random offset). Both
 //! follow fio 3.33's io_u.c (`get_next_seq_offset`, `get_next_offset`), in units.
 
-use super::OffsetGen;
+use iolab_core::rng::mix;
+
+use super::{OffsetGen, Order, generator};
 use crate::sizes::SizeDraw;
 
 /// What fio's `rw=...:N` asks of a worker's sequence.
@@ -15,11 +17,90 @@ pub struct SeqModifier {
     /// A random job: I/Os per random offset, the rest following it in sequence (1: every
     /// I/O random).
     pub run: u32,
+    /// fio's zonemode=strided (in bytes in a plan, in units in a worker).
+    pub zones: Option<Zones>,
 }
 
 impl SeqModifier {
     pub fn is_plain(&self) -> bool {
-        self.skip == 0 && self.run <= 1
+        self.skip == 0 && self.run <= 1 && self.zones.is_none()
+    }
+}
+
+/// fio's zonemode=strided: I/O stays in a zone of `range` until `size` has moved in it
+/// (going round the zone again when `size` is larger), then the next zone starts `skip`
+/// after the end of this one; past the end of the share it starts again at its start.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Zones {
+    pub range: u64,
+    pub size: u64,
+    pub skip: u64,
+}
+
+/// fio 3.33's `setup_strided_zone_mode` (io_u.c): each zone gets its own order over
+/// the zone's units (a sequence from the zone's start, or random places in it with
+/// their own map), made when the zone is entered.
+pub struct Strided {
+    units: u64,
+    zones: Zones,
+    order: Order,
+    sizes: Vec<SizeDraw>,
+    seed: u64,
+    /// The zone's first unit, and the units moved in it.
+    start: u64,
+    moved: u64,
+    entered: u64,
+    inner: Option<Box<dyn OffsetGen>>,
+}
+
+impl Strided {
+    pub fn new(units: u64, zones: Zones, order: &Order, sizes: &[&SizeDraw], seed: u64) -> Self {
+        Strided {
+            units,
+            zones,
+            order: order.clone(),
+            sizes: sizes.iter().map(|s| (*s).clone()).collect(),
+            seed,
+            start: 0,
+            moved: 0,
+            entered: 0,
+            inner: None,
+        }
+    }
+
+    fn enter(&mut self, start: u64) -> &mut Box<dyn OffsetGen> {
+        self.start = start;
+        self.moved = 0;
+        self.entered += 1;
+        let n = self.zones.range.min(self.units - start);
+        let sizes: Vec<&SizeDraw> = self.sizes.iter().collect();
+        let seed = mix(&[self.seed, self.entered]);
+        self.inner.insert(generator(&self.order, n, &sizes, seed))
+    }
+}
+
+impl OffsetGen for Strided {
+    fn next(&mut self, sizes: &mut SizeDraw) -> Option<(u64, u64)> {
+        if self.moved >= self.zones.size {
+            let next = self.start + self.zones.range + self.zones.skip;
+            self.inner = None;
+            self.start = if next >= self.units { 0 } else { next };
+        }
+        let start = self.start;
+        let inner = match self.inner.take() {
+            Some(g) => self.inner.insert(g),
+            None => self.enter(start),
+        };
+        let got = match inner.next(sizes) {
+            Some(io) => Some(io),
+            // Not even the smallest size fits in what is left of the share: from its
+            // start again, as fio wraps.
+            None if start > 0 => self.enter(0).next(sizes),
+            None => None,
+        };
+        let (at, len) = got?;
+        self.moved += len;
+        Some((self.start + at, len))
     }
 }
 
@@ -137,6 +218,39 @@ mod tests {
     fn holes_skip_forward_and_wrap_to_the_start() {
         // bs=4k, rw=write:4k over 5 blocks, 5 I/Os: 0, 8k, 16k, then wrap.
         assert_eq!(starts(&mut Skipping::new(5, 1), 5), vec![0, 2, 4, 0, 2]);
+    }
+
+    #[test]
+    fn strided_zones_move_their_size_then_skip_and_wrap() {
+        let one = SizeDraw::fixed(1, 0);
+        let zones = |range, size, skip| Zones { range, size, skip };
+        // 100 units, zones of 10 with 15 skipped: 0-9, 25-34, 50-59, 75-84, then 0 again.
+        let mut g = Strided::new(100, zones(10, 10, 15), &Order::Sequential, &[&one], 1);
+        let v = starts(&mut g, 42);
+        let want: Vec<u64> = [0u64, 25, 50, 75]
+            .iter()
+            .flat_map(|s| *s..*s + 10)
+            .chain([0, 1])
+            .collect();
+        assert_eq!(v, want);
+        // A zone size above the range goes round the zone: 0-3 twice, then 6-9 twice.
+        let mut g = Strided::new(12, zones(4, 8, 2), &Order::Sequential, &[&one], 1);
+        assert_eq!(
+            starts(&mut g, 16),
+            vec![0, 1, 2, 3, 0, 1, 2, 3, 6, 7, 8, 9, 6, 7, 8, 9]
+        );
+        // Random places stay in their zone, each block of it once per visit.
+        let mut g = Strided::new(100, zones(10, 10, 40), &Order::Permutation, &[&one], 9);
+        let v = starts(&mut g, 20);
+        let mut first: Vec<u64> = v[..10].to_vec();
+        first.sort_unstable();
+        assert_eq!(first, (0..10).collect::<Vec<_>>());
+        let mut second: Vec<u64> = v[10..].to_vec();
+        second.sort_unstable();
+        assert_eq!(second, (50..60).collect::<Vec<_>>());
+        // A zone larger than the share is the share: a plain sequence.
+        let mut g = Strided::new(5, zones(1000, 1000, 0), &Order::Sequential, &[&one], 1);
+        assert_eq!(starts(&mut g, 7), vec![0, 1, 2, 3, 4, 0, 1]);
     }
 
     #[test]

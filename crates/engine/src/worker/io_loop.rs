@@ -12,6 +12,7 @@ use iolab_core::result::{ErrorRecord, OpKind};
 use iolab_core::spec::DataPattern;
 use iolab_core::units::{ByteCount, Nanos};
 
+use super::flow::FlowTurn;
 use super::pace::{MinRate, Pace, Shortfall, Think};
 use super::reduction::{DataSampler, Reduction};
 use super::{WorkerSetup, op_of};
@@ -79,6 +80,8 @@ pub(super) struct Loop<'s, 'b, C: Clock> {
     /// minimum rate kept (--rate-min).
     pace: Option<Pace>,
     think: Option<Think>,
+    /// This worker's turns in its flow group (fio's `flow`).
+    flow: Option<FlowTurn<'s>>,
     min_rate: Option<MinRate>,
     /// Bytes and I/Os completed per direction (`IoDir` order).
     dir_bytes: [u64; 3],
@@ -161,6 +164,7 @@ impl<'s, 'b, C: Clock> Loop<'s, 'b, C> {
                 s.worker.seed,
             ),
             think: Think::new(spec, start),
+            flow: s.flows.join(s.plan.flow),
             min_rate: MinRate::new(spec, s.plan.total_workers, start),
             dir_bytes: [0; 3],
             dir_ops: [0; 3],
@@ -239,6 +243,32 @@ impl<'s, 'b, C: Clock> Loop<'s, 'b, C> {
                     issuing = false;
                     break;
                 }
+                if let Some(f) = &mut self.flow
+                    && f.held()
+                {
+                    // fio's: held back, it sleeps flow_sleep once what is in flight
+                    // has completed, or tries again at once.
+                    let sleep = f.sleep;
+                    if self.backend.in_flight() > 0 {
+                        break;
+                    }
+                    if sleep > Nanos::ZERO {
+                        self.wait_until(self.now + sleep, rec);
+                    } else {
+                        // fio's loop tries again at once; the thread yields so that
+                        // the workers it waits for run, on a busy machine too.
+                        std::thread::yield_now();
+                        self.now = self.s.clock.now();
+                        if self.now >= self.ramp_end {
+                            self.end_ramp(rec);
+                        }
+                        let wanted = snapshot_request.load(Ordering::Relaxed);
+                        if wanted != self.snapshot_seen {
+                            self.leave_snapshot(wanted, rec);
+                        }
+                    }
+                    continue;
+                }
                 let mut dir = mix.draw();
                 if let Some(p) = &self.pace {
                     let (paced, due) = p.choose(dir, self.now);
@@ -282,6 +312,12 @@ impl<'s, 'b, C: Clock> Loop<'s, 'b, C> {
                 let slot = self.free.pop().expect("checked non-empty");
                 // A copy of the shared block, or unique data from its own place.
                 let copy = dir == IoDir::Write && self.reduction.duplicate();
+                // A page of a dedupe working set (fio's working_set mode), if one.
+                let page = if dir == IoDir::Write && !verify && !ior && !self.reduction.zeros {
+                    self.reduction.page_of_next_write()
+                } else {
+                    None
+                };
                 let buf_offset = if copy {
                     self.reduction.dedupe_at
                 } else if dir == IoDir::Write {
@@ -301,6 +337,8 @@ impl<'s, 'b, C: Clock> Loop<'s, 'b, C> {
                     } else if verify {
                         let file_id = self.my_files[file as usize].id;
                         fill_verify(buf, seed, file_id, offset);
+                    } else if let Some(key) = page {
+                        Reduction::fill_page(&self.s.plan.spec, buf, key);
                     } else if !copy && !self.reduction.zeros {
                         stamp_unique(buf, offset, self.issued);
                     }
@@ -423,6 +461,8 @@ impl<'s, 'b, C: Clock> Loop<'s, 'b, C> {
                 issuing = false;
             }
         }
+        // Its I/Os and weight leave the flow group: the others go on without it.
+        self.flow = None;
         if self.ramp_end != Nanos(u64::MAX) {
             // The work ended before the ramp did. fio (3.33's ramp_time_over) resets its
             // counters only when a ramp ends, so it reports the whole job's bytes and

@@ -26,6 +26,56 @@ pub(super) struct Reduction {
     /// A write is a duplicate when a 32-bit draw is below this.
     dup_below: u64,
     rng: Rng,
+    /// fio's dedupe_mode=working_set: duplicates copy one of a set of earlier unique
+    /// writes instead of one shared block.
+    set: Option<WorkingSet>,
+    /// The run's seed, which the set's contents are drawn from.
+    seed: u64,
+}
+
+/// A job's dedupe working set as asked (fio's dedupe_mode=working_set): `percent` of
+/// each clone's share, shared among the phase's workers with `global`
+/// (dedupe_global).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct DedupeWorkingSet {
+    pub percent: u8,
+    pub global: bool,
+}
+
+/// fio's dedupe working set (dedupe.c): `pages` blocks, the first unique writes of
+/// this worker, or (dedupe_global) `per_owner` of each worker's of the phase in turn,
+/// starting with its own; a duplicate write copies one drawn uniformly.
+pub struct WorkingSet {
+    pub pages: u64,
+    /// This worker, and the workers whose first writes make the set (global: all of the
+    /// phase's on this rank; else 1).
+    pub me: u64,
+    pub owners: u64,
+    pub per_owner: u64,
+    /// Unique writes so far.
+    unique: u64,
+    rng: Rng,
+}
+
+impl WorkingSet {
+    /// fio's sizes: `pages` = the worker's share times `percent` over the write size;
+    /// with `global`, `per_owner` = pages / workers (at least 1).
+    pub fn new(pages: u64, global: bool, me: u64, workers: u64, seed: u64) -> WorkingSet {
+        let pages = pages.max(1);
+        let (owners, per_owner) = if global {
+            (workers.max(1), (pages / workers.max(1)).max(1))
+        } else {
+            (1, pages)
+        };
+        WorkingSet {
+            pages,
+            me,
+            owners,
+            per_owner,
+            unique: 0,
+            rng: Rng::new(mix(&[seed, me, 0x5E7])),
+        }
+    }
 }
 
 impl Reduction {
@@ -50,6 +100,51 @@ impl Reduction {
             },
             dup_below: (dup_share * (1u64 << 32) as f64).round() as u64,
             rng: Rng::new(mix(&[seed, 0xDEDE])),
+            set: None,
+            seed: spec.seed,
+        }
+    }
+
+    /// Duplicates copy earlier unique writes of a working set (fio's
+    /// dedupe_mode=working_set) rather than one shared block.
+    pub fn with_working_set(mut self, set: WorkingSet) -> Reduction {
+        self.dedupe_at = 0;
+        self.set = Some(set);
+        self
+    }
+
+    /// With a working set: the contents the next write carries, as the key of
+    /// [`Reduction::fill_page`] (a page of the set: a duplicate, or one of the first
+    /// unique writes that make the set), or None for a unique write after those.
+    #[inline]
+    pub fn page_of_next_write(&mut self) -> Option<u64> {
+        let set = self.set.as_mut()?;
+        if (self.rng.next_u64() >> 32) < self.dup_below {
+            // fio: page i of the set is page i % per_owner of owner
+            // (me + i / per_owner) % owners.
+            let i = set.rng.below(set.pages);
+            let (owner, page) = if set.owners > 1 {
+                ((set.me + i / set.per_owner) % set.owners, i % set.per_owner)
+            } else {
+                (set.me, i)
+            };
+            return Some(mix(&[self.seed, 0x5E7_5E7, owner, page]));
+        }
+        let j = set.unique;
+        set.unique += 1;
+        let own = if set.owners > 1 {
+            set.per_owner
+        } else {
+            set.pages
+        };
+        (j < own).then(|| mix(&[self.seed, 0x5E7_5E7, set.me, j]))
+    }
+
+    /// Fills `buf` with the page `key` names (random data, made compressible as asked).
+    pub fn fill_page(spec: &DataSpec, buf: &mut [u8], key: u64) {
+        Rng::new(key).fill(buf);
+        if let Some(r) = spec.compress_ratio {
+            make_compressible(buf, spec.compress_chunk() as usize, r);
         }
     }
 

@@ -399,6 +399,8 @@ fn run_worker<C: Clock>(
         alignment: t.alignment,
         count: plan.workers[worker].blocks,
         isolated: true,
+        // A target's workers have no flow group (fio's flow is iolab fio's).
+        flows: &iolab_engine::worker::flow::Flows::default(),
     };
     run_data_worker(&setup).map_err(|e| format!("target {}: {e}", t.target.entry.id))
 }

@@ -12,7 +12,10 @@ use iolab_core::spec::{BackendKind, DataSpec, TargetSpec};
 use iolab_engine::assemble::PhaseMeta;
 use iolab_engine::data::DataOptions;
 use iolab_engine::data::together::{DataJob, JobsRun, StatusEvery, WorkerRow, run_data_jobs};
+use iolab_engine::offsets::Zones;
 use iolab_engine::plan::FileNames;
+use iolab_engine::worker::flow::Flow;
+use iolab_engine::worker::reduction::DedupeWorkingSet;
 use iolab_engine::{MonotonicClock, PreparedTarget, prepare_target};
 
 use super::FioArgs;
@@ -284,11 +287,22 @@ fn run_prepared(
                     modifier: iolab_engine::offsets::SeqModifier {
                         skip: p.seq_skip,
                         run: p.seq_run,
+                        zones: p
+                            .zones
+                            .map(|(range, size, skip)| Zones { range, size, skip }),
                     },
                     timeline_interval: s.interval,
                     no_verify_pass: p.no_verify_pass,
                     invalidate_each_pass: true,
                     access_hint: p.access_hint,
+                    dedupe_working_set: p
+                        .dedupe_working_set
+                        .map(|(percent, global)| DedupeWorkingSet { percent, global }),
+                    flow: p.flow.map(|(id, weight, sleep)| Flow {
+                        id,
+                        weight,
+                        sleep: sleep.nanos(),
+                    }),
                     ..DataOptions::default()
                 },
                 after: p.after.and_then(|a| jobs.iter().position(|&j| j == a)),
