@@ -390,7 +390,8 @@ fn jobs_of_a_flow_group_keep_the_ratio_of_their_weights() {
     )
     .expect(0);
     let (ratio, apart) = ratios(&r.stdout);
-    assert!((ratio - 8.0).abs() < 0.1, "iolab: {ratio}");
+    // Within 3 %: at the deadline one job may stop a moment before the other.
+    assert!((ratio - 8.0).abs() < 0.25, "iolab: {ratio}");
     // A group of one is never held back: it runs far more than the held pair's slow job.
     assert!(apart > 1000, "{apart}");
     if on_path("fio", "--version") {
@@ -401,7 +402,9 @@ fn jobs_of_a_flow_group_keep_the_ratio_of_their_weights() {
             .unwrap();
         assert!(out.status.success());
         let (fio, _) = ratios(&String::from_utf8_lossy(&out.stdout));
-        assert!((fio - 8.0).abs() < 0.1, "fio: {fio}");
+        // fio's jobs spin while held back (flow_sleep=0): on a busy machine its ratio
+        // strays a little further.
+        assert!((fio - 8.0).abs() < 0.4, "fio: {fio}, iolab: {ratio}");
     } else {
         eprintln!("fio is not on PATH: iolab's ratio checked alone");
     }
