@@ -600,3 +600,60 @@ fn steady_state_bad_input_is_one_line_and_exit_2() {
     ]);
     assert!(error_line(&r.expect(2)).contains("ss"));
 }
+
+/// S5 (the ZFS study, whose pool compresses with lz4) with `--set compress_ratio=2`: every
+/// write phase writes data of that ratio and shows the ratio measured; the reads run.
+#[test]
+fn the_zfs_preset_runs_with_compress_ratio_2_and_shows_the_measured_ratio() {
+    let dir = tempfile::tempdir().unwrap();
+    let json = dir.path().join("s5.json");
+    let work = dir.path().join("w");
+    fs::create_dir(&work).unwrap();
+    let r = run(&[
+        "study",
+        "run",
+        "zfs-matrix",
+        "--scale",
+        "0.001",
+        "--set",
+        "compress_ratio=2",
+        "--set",
+        "runtime=300ms",
+        "--set",
+        "threads=[1]",
+        "--dir",
+        path(&work),
+        "--no-store",
+        "--json",
+        path(&json),
+    ])
+    .expect(0);
+    let doc = json_of(&json);
+    let phases = doc["phases"].as_array().unwrap();
+    let (mut writes, mut reads) = (0, 0);
+    for p in phases {
+        let asked = p["extra"]["compress_ratio"].as_f64();
+        let measured = p["extra"]["compress_ratio_measured"].as_f64();
+        if p["spec"]["rw"].as_str().unwrap().contains("write") {
+            writes += 1;
+            assert_eq!(asked, Some(2.0), "{}", p["name"]);
+            assert!(
+                within(measured.unwrap(), 2.0, 0.05),
+                "{}: {measured:?}",
+                p["name"]
+            );
+        } else {
+            reads += 1;
+            assert_eq!((asked, measured), (None, None), "{}", p["name"]);
+        }
+    }
+    assert_eq!((writes, reads), (8, 4));
+    assert_eq!(
+        r.stdout
+            .matches("compress ratio measured (lz4, sampled writes): 1.9")
+            .count(),
+        8,
+        "{}",
+        r.stdout
+    );
+}

@@ -134,11 +134,19 @@ impl Overrides {
         Ok((k, Self::scalar(v)))
     }
 
-    /// One `--set` value: a whole number, true or false, else text (sizes, durations).
+    /// One `--set` value: a number (whole, or with a decimal point: a ratio), true or
+    /// false, else text (sizes, durations).
     fn scalar(v: &str) -> Value {
-        match v.parse::<i64>() {
-            Ok(n) => Value::from(n),
-            Err(_) => match v {
+        if let Ok(n) = v.parse::<i64>() {
+            return Value::from(n);
+        }
+        match v
+            .parse::<f64>()
+            .ok()
+            .filter(|f| f.is_finite() && v.contains('.'))
+        {
+            Some(f) => Value::from(f),
+            None => match v {
                 "true" => Value::Bool(true),
                 "false" => Value::Bool(false),
                 _ => Value::String(v.trim_matches('"').to_string()),
@@ -542,8 +550,20 @@ fn resolve_phase(
             }
         }
     }
+    // The data-reduction options from [defaults], a sweep or --set reach the phases that
+    // write (`--set compress_ratio=2` on a study with read phases); set on a read phase
+    // itself they are refused as on the command line.
+    let writes = kind == "data"
+        && map
+            .get("rw")
+            .and_then(|v| serde_json::from_value::<crate::spec::RwKind>(v.clone()).ok())
+            .is_some_and(crate::spec::RwKind::writes);
+    let reduction = |k: &str| matches!(k, "compress_ratio" | "compress_chunk" | "dedupe_ratio");
+    if !writes {
+        map.retain(|k, _| !reduction(k) || raw.contains_key(k));
+    }
     for (k, v) in &overrides.set {
-        if own.contains(k) {
+        if own.contains(k) && (writes || !reduction(k)) {
             map.insert(k.clone(), v.clone());
         }
     }

@@ -397,3 +397,48 @@ fn repeat_and_phase_count_are_bounded() {
         "{err}"
     );
 }
+
+/// `--set compress_ratio=2` (or a default) reaches the phases that write; the study's
+/// reads run as before instead of refusing the study.
+#[test]
+fn data_reduction_from_set_or_defaults_reaches_only_the_writing_phases() {
+    let s = StudySpec::from_toml(NFS_LIKE, "mini.toml").unwrap();
+    let o = Overrides {
+        scale: Some(0.001),
+        set: vec![
+            Overrides::parse_set("compress_ratio=2").unwrap(),
+            Overrides::parse_set("dedupe-ratio=1.5").unwrap(),
+        ],
+        repeat: Some(1),
+        user_swept: Vec::new(),
+    };
+    let phases = s.expand("mini.toml", &o).unwrap();
+    let (writes, reads): (Vec<_>, Vec<_>) = phases.iter().partition(|p| data(p).rw.writes());
+    assert_eq!((writes.len(), reads.len()), (3, 3));
+    assert!(
+        writes
+            .iter()
+            .all(|p| data(p).compress_ratio == Some(2.0) && data(p).dedupe_ratio == Some(1.5))
+    );
+    assert!(
+        reads
+            .iter()
+            .all(|p| data(p).compress_ratio.is_none() && data(p).dedupe_ratio.is_none())
+    );
+    // In [defaults] too.
+    let text = NFS_LIKE.replace("[defaults]\n", "[defaults]\ncompress_ratio = 3\n");
+    let phases = StudySpec::from_toml(&text, "mini.toml")
+        .unwrap()
+        .expand("mini.toml", &Overrides::default())
+        .unwrap();
+    assert_eq!(data(&phases[0]).compress_ratio, Some(3.0));
+    assert_eq!(data(&phases[1]).compress_ratio, None, "{}", phases[1].name);
+    // On a read phase itself: refused, as on the command line.
+    let text = NFS_LIKE.replace("rw = \"read\"\n", "rw = \"read\"\ncompress_ratio = 2\n");
+    let err = StudySpec::from_toml(&text, "mini.toml")
+        .unwrap()
+        .expand("mini.toml", &Overrides::default())
+        .unwrap_err()
+        .to_string();
+    assert!(err.contains("compress"), "{err}");
+}
