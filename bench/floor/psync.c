@@ -1,0 +1,106 @@
+/* The psync floor: T threads, each making pread (or pwrite) calls of B bytes at random
+ * block-aligned offsets of its own 1/T of FILE until the timer fires. What fio's psync
+ * engine and `iolab run --backend psync` call per I/O, with nothing around it but a
+ * random number and a counter.
+ *
+ * usage: psync -f FILE [-t THREADS] [-b BYTES] [-s SECONDS] [-w] [-d] */
+#define _GNU_SOURCE
+#include <fcntl.h>
+#include <pthread.h>
+#include <sys/stat.h>
+
+#include "floor.h"
+
+struct worker {
+    int fd;
+    int write;
+    uint64_t first_block, blocks, bs;
+    char *buf;
+    uint64_t ops;
+    pthread_barrier_t *gate;
+    char pad[64];
+};
+
+static void *run(void *arg) {
+    struct worker *w = arg;
+    uint64_t seed = 0x9E3779B97F4A7C15ULL ^ (w->first_block + 1);
+    uint64_t ops = 0;
+    pthread_barrier_wait(w->gate);
+    while (!floor_stop) {
+        off_t off = (off_t)((w->first_block + floor_below(&seed, w->blocks)) * w->bs);
+        ssize_t n = w->write ? pwrite(w->fd, w->buf, w->bs, off) : pread(w->fd, w->buf, w->bs, off);
+        if (n != (ssize_t)w->bs) {
+            if (n < 0 && errno == EINTR)
+                continue;
+            floor_die(w->write ? "pwrite" : "pread");
+        }
+        ops++;
+    }
+    w->ops = ops;
+    return NULL;
+}
+
+int main(int argc, char **argv) {
+    const char *usage = "psync -f FILE [-t THREADS] [-b BYTES] [-s SECONDS] [-w] [-d]";
+    const char *path = NULL;
+    int threads = 1, write = 0, direct = 0;
+    uint64_t bs = 4096;
+    double secs = 4;
+    for (int c; (c = getopt(argc, argv, "f:t:b:s:wd")) != -1;) {
+        switch (c) {
+        case 'f': path = optarg; break;
+        case 't': threads = atoi(optarg); break;
+        case 'b': bs = strtoull(optarg, NULL, 0); break;
+        case 's': secs = atof(optarg); break;
+        case 'w': write = 1; break;
+        case 'd': direct = 1; break;
+        default: floor_usage(usage);
+        }
+    }
+    if (!path || threads < 1 || bs == 0)
+        floor_usage(usage);
+    int fd = open(path, (write ? O_RDWR : O_RDONLY) | (direct ? O_DIRECT : 0));
+    if (fd < 0)
+        floor_die(path);
+    struct stat st;
+    if (fstat(fd, &st) != 0)
+        floor_die("fstat");
+    uint64_t per = (uint64_t)st.st_size / bs / (uint64_t)threads;
+    if (per == 0) {
+        fprintf(stderr, "floor: %s holds less than one block per thread\n", path);
+        return 2;
+    }
+    pthread_barrier_t gate;
+    pthread_barrier_init(&gate, NULL, (unsigned)threads + 1);
+    /* Workers block SIGALRM (they inherit the mask), so the timer interrupts only the
+     * main thread and never a worker's system call. */
+    sigset_t alarm, old;
+    sigemptyset(&alarm);
+    sigaddset(&alarm, SIGALRM);
+    pthread_sigmask(SIG_BLOCK, &alarm, &old);
+    struct worker *ws = calloc((size_t)threads, sizeof *ws);
+    pthread_t *tid = calloc((size_t)threads, sizeof *tid);
+    for (int i = 0; i < threads; i++) {
+        ws[i] = (struct worker){.fd = fd, .write = write, .first_block = (uint64_t)i * per,
+                                .blocks = per, .bs = bs, .gate = &gate};
+        if (posix_memalign((void **)&ws[i].buf, 4096, bs) != 0)
+            floor_die("posix_memalign");
+        memset(ws[i].buf, 0x5a + i, bs);
+        pthread_create(&tid[i], NULL, run, &ws[i]);
+    }
+    pthread_sigmask(SIG_SETMASK, &old, NULL);
+    double u0, s0, u1, s1;
+    floor_cpu(&u0, &s0);
+    double t0 = floor_now();
+    floor_arm(secs);
+    pthread_barrier_wait(&gate);
+    uint64_t ops = 0;
+    for (int i = 0; i < threads; i++) {
+        pthread_join(tid[i], NULL);
+        ops += ws[i].ops;
+    }
+    double t1 = floor_now();
+    floor_cpu(&u1, &s1);
+    floor_report(write ? "psync-write" : "psync-read", ops, t1 - t0, u1 - u0, s1 - s0);
+    return 0;
+}
