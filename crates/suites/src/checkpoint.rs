@@ -16,12 +16,12 @@ use iolab_backend::buffer::BufferPool;
 use iolab_backend::files::{DataFile, OpenSpec};
 use iolab_comm::{Comm, CommExt};
 use iolab_core::checkpoint::LlmShape;
-use iolab_core::result::{CpuUsage, OpCount, OpKind, OpResult, PhaseKind, PhaseResult, Timeline};
+use iolab_core::result::{CpuUsage, OpCount, OpKind, PhaseResult};
 use iolab_core::spec::CheckpointSpec;
 use iolab_core::units::Nanos;
 use iolab_core::{LatencyHistogram, SpecError};
 
-use crate::train::TrainError;
+use crate::train::{TrainError, whole_phase};
 
 /// A simulated rank's checkpoint I/O: its bytes and time, or why it failed.
 type RankResult = (u64, Result<(u64, f64), TrainError>);
@@ -368,32 +368,25 @@ fn round_phase(
     if shape.is_subset() {
         params.insert("mode".into(), "subset".into());
     }
+    let name = if write {
+        "checkpoint-write"
+    } else {
+        "checkpoint-read"
+    };
     PhaseResult {
-        name: if write {
-            "checkpoint-write"
-        } else {
-            "checkpoint-read"
-        }
-        .into(),
-        kind: PhaseKind::Data,
         params,
-        repetition: 0,
-        spec: serde_json::to_value(spec).unwrap_or_default(),
-        started_at_ms,
-        ranks,
-        workers: shape.ranks as u32,
-        elapsed,
-        first_done: elapsed,
-        ops: vec![OpResult::new(op, count, count, elapsed, elapsed, 0, hist)],
-        timeline: Timeline::default(),
         cpu,
-        per_rank: Vec::new(),
-        errors: Vec::new(),
-        error_count: 0,
-        verify_failures: 0,
         extra,
-        warnings: Vec::new(),
         interrupted,
-        telemetry: None,
+        ..whole_phase(
+            name.into(),
+            op,
+            count,
+            elapsed,
+            hist,
+            serde_json::to_value(spec).unwrap_or_default(),
+            started_at_ms,
+            (ranks, shape.ranks as u32),
+        )
     }
 }

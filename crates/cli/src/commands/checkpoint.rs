@@ -41,17 +41,26 @@ pub fn checkpoint(args: CheckpointArgs) -> Result<u8> {
     Runtime::with(|rt| checkpoint_in(rt, args))
 }
 
-fn render_plan(shape: &LlmShape) -> String {
-    let mut out = format!(
-        "iolab {} · checkpoint plan · {} (tp {} x pp {} x dp {}, ZeRO {}), {} ranks{}; {} parameters\n",
-        env!("CARGO_PKG_VERSION"),
+/// "llama3_8b (tp 1 x pp 1 x dp 8, ZeRO 3), 8 ranks", and `subset` after it when the
+/// job is a subset of the full one.
+fn shape_words(shape: &LlmShape, subset: &str) -> String {
+    format!(
+        "{} (tp {} x pp {} x dp {}, ZeRO {}), {} ranks{}",
         shape.model.dlio_workload(),
         shape.tp,
         shape.pp,
         shape.dp,
         shape.zero,
         shape.ranks,
-        if shape.is_subset() { " (subset)" } else { "" },
+        if shape.is_subset() { subset } else { "" }
+    )
+}
+
+fn render_plan(shape: &LlmShape) -> String {
+    let mut out = format!(
+        "iolab {} · checkpoint plan · {}; {} parameters\n",
+        env!("CARGO_PKG_VERSION"),
+        shape_words(shape, " (subset)"),
         shape.parameters()
     );
     for r in 0..shape.ranks {
@@ -185,19 +194,9 @@ fn render(shape: &LlmShape, spec: &CheckpointSpec, o: &CheckpointOutcome) -> Str
     let gib = 1073741824.0;
     let total = shape.total_bytes() as f64 / gib;
     let mut out = format!(
-        "iolab {} · checkpoint · {} (tp {} x pp {} x dp {}, ZeRO {}), {} ranks{}\n  one checkpoint: {:.3} GiB; the largest rank writes {:.3} GiB{}\n",
+        "iolab {} · checkpoint · {}\n  one checkpoint: {:.3} GiB; the largest rank writes {:.3} GiB{}\n",
         env!("CARGO_PKG_VERSION"),
-        shape.model.dlio_workload(),
-        shape.tp,
-        shape.pp,
-        shape.dp,
-        shape.zero,
-        shape.ranks,
-        if shape.is_subset() {
-            " (subset: this job's share of the full one)"
-        } else {
-            ""
-        },
+        shape_words(shape, " (subset: this job's share of the full one)"),
         total,
         o.rank_bytes.iter().copied().max().unwrap_or(0) as f64 / gib,
         if spec.scale < 1.0 {

@@ -10,13 +10,15 @@ use anyhow::{Context, Result};
 use clap::{Args, Subcommand};
 use iolab_comm::CommExt;
 use iolab_core::SpecError;
-use iolab_core::result::{OpCount, OpKind, OpResult, PhaseKind, PhaseResult, RunStatus, Timeline};
+use iolab_core::result::{OpCount, OpKind, PhaseResult, RunStatus};
 use iolab_core::spec::{TrainConfig, TrainSpec};
 use iolab_core::train::{Check, RunFigures, ValidityInput, validity};
 use iolab_core::units::{ByteCount, Nanos};
 use iolab_engine::memory::{Available, ranks_on_this_host};
 use iolab_suites::train::search::{SearchResult, search};
-use iolab_suites::train::{Dataset, LiveStep, TrainError, TrainHooks, generate, train_epochs};
+use iolab_suites::train::{
+    Dataset, LiveStep, TrainError, TrainHooks, generate, train_epochs, whole_phase,
+};
 
 use crate::cli::OutputArgs;
 use crate::commands::finish::conclude;
@@ -213,49 +215,30 @@ fn datagen_in(rt: &Runtime, args: DatagenArgs) -> Result<u8> {
         Ok(o) => o,
         Err(e) => return fail(rt, sink, e),
     };
-    let op = OpResult::new(
-        OpKind::Write,
-        OpCount {
-            ops: out.writes,
-            bytes: out.bytes,
-        },
-        OpCount {
-            ops: out.writes,
-            bytes: out.bytes,
-        },
-        out.elapsed,
-        out.elapsed,
-        0,
-        out.histogram.clone(),
-    );
     let mut extra = std::collections::BTreeMap::new();
     extra.insert("files".into(), out.files as f64);
     extra.insert(
         "files_per_sec".into(),
         out.files as f64 / out.elapsed.as_secs_f64().max(1e-9),
     );
+    let count = OpCount {
+        ops: out.writes,
+        bytes: out.bytes,
+    };
     let phase = PhaseResult {
-        name: "train-datagen".into(),
-        kind: PhaseKind::Data,
         params: [("format".to_string(), cfg.format.extension().to_string())].into(),
-        repetition: 0,
-        spec: serde_json::to_value(&cfg).unwrap_or_default(),
-        started_at_ms,
-        ranks: rt.comm.size(),
-        workers: rt.comm.size() * cfg.accelerators,
-        elapsed: out.elapsed,
-        first_done: out.elapsed,
-        ops: vec![op],
-        timeline: Timeline::default(),
-        cpu: Default::default(),
-        per_rank: Vec::new(),
-        errors: Vec::new(),
-        error_count: 0,
-        verify_failures: 0,
         extra,
-        warnings: Vec::new(),
         interrupted: out.interrupted,
-        telemetry: None,
+        ..whole_phase(
+            "train-datagen".into(),
+            OpKind::Write,
+            count,
+            out.elapsed,
+            out.histogram.clone(),
+            serde_json::to_value(&cfg).unwrap_or_default(),
+            started_at_ms,
+            (rt.comm.size(), rt.comm.size() * cfg.accelerators),
+        )
     };
     if rt.is_root() && !args.output.quiet {
         println!(
@@ -363,6 +346,21 @@ fn live_step(s: &LiveStep) {
     }
 }
 
+/// How a run is watched: Ctrl-C, the live page after every step, the stall deadline,
+/// the device and CPU probe.
+fn hooks<'a>(
+    rt: &'a Runtime,
+    output: &OutputArgs,
+    probe: Option<&'a dyn iolab_engine::PhaseProbe>,
+) -> TrainHooks<'a> {
+    TrainHooks {
+        interrupt: rt.interrupt,
+        on_step: Some(&live_step),
+        stall: output.stall_timeout(),
+        probe,
+    }
+}
+
 fn run_in(rt: &Runtime, args: TrainRunArgs) -> Result<u8> {
     let (cfg, dataset, (mem_mine, mem_dlio)) = prepare(rt, &args.spec, &args.output)?;
     let dropped = args.drop_caches && drop_caches(rt);
@@ -378,12 +376,7 @@ fn run_in(rt: &Runtime, args: TrainRunArgs) -> Result<u8> {
     crate::live::plan((1..=cfg.epochs).map(|e| (format!("train-epoch-{e}"), None)));
     let watch = Watch::new(&args.output, &sink, None);
     let env = watch.env(rt);
-    let hooks = TrainHooks {
-        interrupt: rt.interrupt,
-        on_step: Some(&live_step),
-        stall: args.output.stall_timeout(),
-        probe: env.probe,
-    };
+    let hooks = hooks(rt, &args.output, env.probe);
     let outcome = train_epochs(rt.comm.as_ref(), &dataset, &cfg, &hooks);
     watch.progress.finish();
     let outcome = match outcome {
@@ -620,12 +613,7 @@ fn search_in(rt: &Runtime, args: SearchArgs) -> Result<u8> {
         if args.drop_caches {
             drop_caches(rt);
         }
-        let hooks = TrainHooks {
-            interrupt: rt.interrupt,
-            on_step: Some(&live_step),
-            stall: args.output.stall_timeout(),
-            probe: env.probe,
-        };
+        let hooks = hooks(rt, &args.output, env.probe);
         let o = train_epochs(rt.comm.as_ref(), &dataset, &trial, &hooks)?;
         for mut p in o.phases {
             p.name = format!("search-{}acc-{}", n * ranks, p.name);

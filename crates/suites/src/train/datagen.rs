@@ -19,8 +19,8 @@ use iolab_core::spec::{TrainConfig, TrainFormat};
 use iolab_core::units::Nanos;
 use iolab_core::{LatencyHistogram, SpecError};
 
-use crate::train::TrainError;
 use crate::train::dataset::{DatasetMarker, MARKER};
+use crate::train::{TrainError, normal};
 
 /// Bytes handed to one write call.
 const CHUNK: usize = 4 << 20;
@@ -34,16 +34,6 @@ pub struct GenOutcome {
     pub elapsed: Nanos,
     pub histogram: LatencyHistogram,
     pub interrupted: bool,
-}
-
-/// A normal draw (Box-Muller).
-fn normal(rng: &mut Rng, mean: f64, stdev: f64) -> f64 {
-    if stdev == 0.0 {
-        return mean;
-    }
-    let u1 = ((rng.next_u64() >> 11) as f64 + 0.5) / (1u64 << 53) as f64;
-    let u2 = (rng.next_u64() >> 11) as f64 / (1u64 << 53) as f64;
-    mean + stdev * (-2.0 * u1.ln()).sqrt() * (2.0 * std::f64::consts::PI * u2).cos()
 }
 
 /// DLIO's dimension: int(sqrt(record_length)).

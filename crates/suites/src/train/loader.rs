@@ -147,7 +147,6 @@ impl FileReader {
                 break;
             }
         }
-        let _ = self.direct;
         Ok(offset)
     }
 }
@@ -228,42 +227,29 @@ fn indexed_reader(
     threads: usize,
     tx: SyncSender<Result<Batch, TrainError>>,
 ) {
-    let mut hist = LatencyHistogram::new();
-    let mut reader = match FileReader::new(shared.cfg) {
-        Ok(r) => r,
-        Err(e) => {
-            let _ = tx.send(Err(e));
-            return;
-        }
-    };
-    let mut k = t;
-    'batches: while k < batches.len() {
-        for &f in &batches[k] {
-            if shared.stop.load(Ordering::Relaxed) {
-                break 'batches;
+    with_reader(shared, &tx, |reader, hist| {
+        let mut k = t;
+        'batches: while k < batches.len() {
+            for &f in &batches[k] {
+                if shared.stop.load(Ordering::Relaxed) {
+                    break 'batches;
+                }
+                if let Err(e) =
+                    reader.read_whole(&shared.files[f], hist, shared.counters, shared.stop, |_| {})
+                {
+                    let _ = tx.send(Err(e));
+                    break 'batches;
+                }
             }
-            if let Err(e) = reader.read_whole(
-                &shared.files[f],
-                &mut hist,
-                shared.counters,
-                shared.stop,
-                |_| {},
-            ) {
-                let _ = tx.send(Err(e));
-                break 'batches;
+            let b = Batch {
+                samples: batches[k].len() as u64,
+            };
+            if tx.send(Ok(b)).is_err() {
+                break;
             }
+            k += threads;
         }
-        let b = Batch {
-            samples: batches[k].len() as u64,
-        };
-        if tx.send(Ok(b)).is_err() {
-            break;
-        }
-        k += threads;
-    }
-    if let Ok(mut h) = shared.hist.lock() {
-        h.merge(&hist);
-    }
+    });
 }
 
 fn file_reader(
@@ -274,32 +260,20 @@ fn file_reader(
     threads: usize,
     tx: SyncSender<Result<u64, TrainError>>,
 ) {
-    let mut hist = LatencyHistogram::new();
-    let mut reader = match FileReader::new(shared.cfg) {
-        Ok(r) => r,
-        Err(e) => {
-            let _ = tx.send(Err(e));
-            return;
-        }
-    };
-    let mut k = t;
-    while k < files.len() {
-        if shared.stop.load(Ordering::Relaxed) {
-            break;
-        }
-        let f = files[k];
-        let len = std::fs::metadata(&shared.files[f])
-            .map(|m| m.len())
-            .unwrap_or(0);
-        // A sample is complete once its share of the file has been read.
-        let mut sent = 0u64;
-        let mut closed = false;
-        let r = reader.read_whole(
-            &shared.files[f],
-            &mut hist,
-            shared.counters,
-            shared.stop,
-            |at| {
+    with_reader(shared, &tx, |reader, hist| {
+        let mut k = t;
+        while k < files.len() {
+            if shared.stop.load(Ordering::Relaxed) {
+                break;
+            }
+            let f = files[k];
+            let len = std::fs::metadata(&shared.files[f])
+                .map(|m| m.len())
+                .unwrap_or(0);
+            // A sample is complete once its share of the file has been read.
+            let mut sent = 0u64;
+            let mut closed = false;
+            let r = reader.read_whole(&shared.files[f], hist, shared.counters, shared.stop, |at| {
                 let done = (at.min(len) * samples).checked_div(len).unwrap_or(samples);
                 if done > sent && !closed {
                     if tx.send(Ok(done - sent)).is_err() {
@@ -307,22 +281,40 @@ fn file_reader(
                     }
                     sent = done;
                 }
-            },
-        );
-        match r {
-            Ok(_) if sent < samples && !closed => {
-                closed = tx.send(Ok(samples - sent)).is_err();
+            });
+            match r {
+                Ok(_) if sent < samples && !closed => {
+                    closed = tx.send(Ok(samples - sent)).is_err();
+                }
+                Ok(_) => {}
+                Err(e) => {
+                    let _ = tx.send(Err(e));
+                    break;
+                }
             }
-            Ok(_) => {}
-            Err(e) => {
-                let _ = tx.send(Err(e));
+            if closed {
                 break;
             }
+            k += threads;
         }
-        if closed {
-            break;
+    });
+}
+
+/// Runs a reader thread's `body` with its file reader and its latency histogram, which
+/// is merged into the accelerator's at the end; a reader that cannot be set up sends
+/// its error down `tx` instead.
+fn with_reader<T>(
+    shared: &ReaderShared<'_>,
+    tx: &SyncSender<Result<T, TrainError>>,
+    body: impl FnOnce(&mut FileReader, &mut LatencyHistogram),
+) {
+    let mut hist = LatencyHistogram::new();
+    match FileReader::new(shared.cfg) {
+        Ok(mut reader) => body(&mut reader, &mut hist),
+        Err(e) => {
+            let _ = tx.send(Err(e));
+            return;
         }
-        k += threads;
     }
     if let Ok(mut h) = shared.hist.lock() {
         h.merge(&hist);

@@ -15,7 +15,12 @@ pub use datagen::{GenOutcome, generate};
 pub use dataset::Dataset;
 pub use run::{LiveStep, TrainHooks, TrainOutcome, train_epochs};
 
-use iolab_core::SpecError;
+use std::collections::BTreeMap;
+
+use iolab_core::result::{OpCount, OpKind, OpResult, PhaseKind, PhaseResult, Timeline};
+use iolab_core::rng::Rng;
+use iolab_core::units::Nanos;
+use iolab_core::{LatencyHistogram, SpecError};
 
 /// Why a training run or generation did not complete.
 #[derive(Debug, thiserror::Error)]
@@ -30,4 +35,56 @@ pub enum TrainError {
     Io(String),
     #[error("interrupted")]
     Interrupted,
+}
+
+/// A phase of one operation timed as a whole (no per-second timeline, every count
+/// within the stonewall): what a training epoch, a dataset generation and a checkpoint
+/// round store. Params, figures, CPU and the rest are the caller's to fill in.
+#[allow(clippy::too_many_arguments)]
+pub fn whole_phase(
+    name: String,
+    op: OpKind,
+    count: OpCount,
+    elapsed: Nanos,
+    histogram: LatencyHistogram,
+    spec: serde_json::Value,
+    started_at_ms: i64,
+    (ranks, workers): (u32, u32),
+) -> PhaseResult {
+    PhaseResult {
+        name,
+        kind: PhaseKind::Data,
+        params: BTreeMap::new(),
+        repetition: 0,
+        spec,
+        started_at_ms,
+        ranks,
+        workers,
+        elapsed,
+        first_done: elapsed,
+        ops: vec![OpResult::new(
+            op, count, count, elapsed, elapsed, 0, histogram,
+        )],
+        timeline: Timeline::default(),
+        cpu: Default::default(),
+        per_rank: Vec::new(),
+        errors: Vec::new(),
+        error_count: 0,
+        verify_failures: 0,
+        extra: BTreeMap::new(),
+        warnings: Vec::new(),
+        interrupted: false,
+        telemetry: None,
+    }
+}
+
+/// A normal draw (Box-Muller), as numpy's random.normal gives DLIO its sizes and
+/// compute times.
+pub(crate) fn normal(rng: &mut Rng, mean: f64, stdev: f64) -> f64 {
+    if stdev == 0.0 {
+        return mean;
+    }
+    let u1 = ((rng.next_u64() >> 11) as f64 + 0.5) / (1u64 << 53) as f64;
+    let u2 = (rng.next_u64() >> 11) as f64 / (1u64 << 53) as f64;
+    mean + stdev * (-2.0 * u1.ln()).sqrt() * (2.0 * std::f64::consts::PI * u2).cos()
 }

@@ -13,18 +13,16 @@ use std::time::{Duration, Instant};
 
 use iolab_comm::{Comm, CommExt};
 use iolab_core::LatencyHistogram;
-use iolab_core::result::{
-    CpuUsage, OpCount, OpKind, OpResult, PhaseKind, PhaseResult, RankSummary, Timeline,
-};
+use iolab_core::result::{CpuUsage, OpCount, OpKind, PhaseResult, RankSummary};
 use iolab_core::rng::{Permutation, Rng, mix};
 use iolab_core::spec::{LoaderKind, ShuffleKind, TrainConfig};
 use iolab_core::train::{AcceleratorEpoch, EpochFigures, RunFigures, StepTimes};
 use iolab_core::units::Nanos;
 use serde::{Deserialize, Serialize};
 
-use crate::train::TrainError;
 use crate::train::dataset::Dataset;
 use crate::train::loader::{self, Assignment, ReadCounters, ReaderShared};
+use crate::train::{TrainError, normal, whole_phase};
 
 /// What rank 0 is told after every step (the whole job's counts).
 #[derive(Clone, Debug, Default, PartialEq)]
@@ -177,15 +175,7 @@ struct AccLive {
 }
 
 fn sleep_compute(cfg: &TrainConfig, rng: &mut Rng) -> f64 {
-    let mut c = cfg.computation_time;
-    if cfg.computation_time_stdev > 0.0 {
-        let u1 = ((rng.next_u64() >> 11) as f64 + 0.5) / (1u64 << 53) as f64;
-        let u2 = (rng.next_u64() >> 11) as f64 / (1u64 << 53) as f64;
-        c += cfg.computation_time_stdev
-            * (-2.0 * u1.ln()).sqrt()
-            * (2.0 * std::f64::consts::PI * u2).cos();
-    }
-    let c = c.max(0.0);
+    let c = normal(rng, cfg.computation_time, cfg.computation_time_stdev).max(0.0);
     if c > 0.0 {
         std::thread::sleep(Duration::from_secs_f64(c));
     }
@@ -505,21 +495,6 @@ fn epoch_phase(
         }
     }
     let elapsed = Nanos((fig.elapsed * 1e9) as u64);
-    let op = OpResult::new(
-        OpKind::Read,
-        OpCount {
-            ops: fig.reads,
-            bytes: fig.bytes,
-        },
-        OpCount {
-            ops: fig.reads,
-            bytes: fig.bytes,
-        },
-        elapsed,
-        elapsed,
-        0,
-        reads,
-    );
     let cpu = CpuUsage {
         user: Nanos(reports.iter().map(|r| r.cpu_user).sum()),
         system: Nanos(reports.iter().map(|r| r.cpu_system).sum()),
@@ -583,33 +558,31 @@ fn epoch_phase(
     params.insert("batch_size".into(), cfg.batch_size.to_string());
     params.insert("read_threads".into(), cfg.read_threads.to_string());
     params.insert("format".into(), cfg.format.extension().to_string());
-    let errors: Vec<iolab_core::result::ErrorRecord> = Vec::new();
+    let count = OpCount {
+        ops: fig.reads,
+        bytes: fig.bytes,
+    };
     let phase = PhaseResult {
-        name: format!("train-epoch-{epoch}"),
-        kind: PhaseKind::Data,
         params,
-        repetition: 0,
-        spec: serde_json::to_value(cfg).unwrap_or_default(),
-        started_at_ms,
-        ranks: reports.len() as u32,
-        workers: accs.len() as u32 * cfg.read_threads,
-        elapsed,
-        first_done: elapsed,
-        ops: vec![op],
-        timeline: Timeline::default(),
         cpu,
         per_rank,
-        errors,
         error_count: reports
             .iter()
             .flat_map(|r| r.accs.iter())
             .filter(|a| a.error.is_some())
             .count() as u64,
-        verify_failures: 0,
         extra,
-        warnings: Vec::new(),
         interrupted,
-        telemetry: None,
+        ..whole_phase(
+            format!("train-epoch-{epoch}"),
+            OpKind::Read,
+            count,
+            elapsed,
+            reads,
+            serde_json::to_value(cfg).unwrap_or_default(),
+            started_at_ms,
+            (reports.len() as u32, accs.len() as u32 * cfg.read_threads),
+        )
     };
     (fig, phase)
 }
