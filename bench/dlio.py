@@ -11,6 +11,12 @@ Modes (one per call; each is a few minutes, meant for /work/tools/quiet):
               tool's page cache helps: faultfs opens files with FOPEN_DIRECT_IO). unet3d's
               loader (PyTorch, npz, batch 7, 4 reader threads, compute from the preset)
               with smaller files. The tools alternate, --rounds times each.
+  steps       Where a step's time goes, both tools, on the storage mode's target (use a
+              short --stall, e.g. 30ms, for a compute-bound run): per step, the wait for
+              the batch, the compute, and the rest until the next step starts (barrier
+              and loop), and the first step apart. DLIO's from its own log (every rank's
+              "step N processed ... in X s" line and its timestamp), iolab's from the
+              stored epochs (--json).
   loader      Loader cost: computation_time 0, the dataset on tmpfs (in memory):
               samples/s and CPU per sample of each (getrusage of the whole job).
   crossover   DLIO generates a dataset and iolab trains on it; iolab generates one and
@@ -75,13 +81,16 @@ def dlio_cmd(args, workload, data, output, extra):
                      "++workload.workflow.checkpoint=False"] + extra
 
 
-def dlio_train(args, workload, data, extra, scratch):
+def dlio_train(args, workload, data, extra, scratch, log=None):
     out = tempfile.mkdtemp(dir=scratch, prefix="dlio-out-")
     wall, cpu, _ = timed(dlio_cmd(args, workload, data, out,
                                   ["++workload.workflow.generate_data=False",
                                    "++workload.workflow.train=True"] + extra), cwd=out)
     with open(os.path.join(out, "summary.json")) as f:
         s = json.load(f)
+    if log is not None:
+        with open(os.path.join(out, "dlio.log")) as f:
+            log.append(f.read())
     shutil.rmtree(out, ignore_errors=True)
     m = s["metric"]
     return {"au": m["train_au_mean_percentage"],
@@ -89,10 +98,11 @@ def dlio_train(args, workload, data, extra, scratch):
             "epochs": len(m["train_au_percentage"]), "wall": wall, "cpu": cpu}
 
 
-def iolab_train(args, data, flags, scratch):
+def iolab_train(args, data, flags, scratch, stored=None):
     summary = os.path.join(scratch, "iolab-summary.json")
+    extra = ["--json", stored] if stored else []
     cmd = MPIRUN + ["-np", str(args.np), iolab_bin(), "train", "run", "--data-dir", data,
-                    "--summary-json", summary, "--no-store", "--quiet"] + flags
+                    "--summary-json", summary, "--no-store", "--quiet"] + extra + flags
     wall, cpu, _ = timed(cmd)
     with open(summary) as f:
         s = json.load(f)
@@ -190,6 +200,101 @@ def mode_storage(args, scratch):
     table(rows, "sps", "samples/s")
 
 
+def dlio_steps(log, compute):
+    """A DLIO run's steps from its log, in seconds: (first step of rank 0's epochs, the
+    other steps' mean period, proc and wait for the batch, every rank's)."""
+    import datetime
+    import re
+    ts = lambda t: datetime.datetime.strptime(t, "%Y-%m-%dT%H:%M:%S.%f").timestamp()
+    step = re.compile(r"\] (\S+) Rank (\d+) step (\d+) processed \d+ samples in (\S+) s")
+    block = re.compile(r"\] (\S+) Starting block 1")
+    starts, ranks = [], {}
+    for line in log.splitlines():
+        m = block.search(line)
+        if m:
+            starts.append(ts(m.group(1)))
+            continue
+        m = step.search(line)
+        if m:
+            r, n = int(m.group(2)), int(m.group(3))
+            ranks.setdefault(r, []).append((n, ts(m.group(1)), float(m.group(4))))
+    firsts, periods, procs = [], [], []
+    for r, steps in ranks.items():
+        # Epochs restart at step 1.
+        epochs, cur = [], []
+        for s in steps:
+            if s[0] == 1 and cur:
+                epochs.append(cur)
+                cur = []
+            cur.append(s)
+        epochs.append(cur)
+        for e, ep in enumerate(epochs):
+            if r == 0 and e < len(starts):
+                firsts.append(ep[0][1] - starts[e])
+            procs += [p for _, _, p in ep[1:]]
+            periods += [b[1] - a[1] for a, b in zip(ep, ep[1:])]
+    mean = lambda v: sum(v) / len(v) if v else float("nan")
+    return {"first": mean(firsts), "period": mean(periods), "proc": mean(procs),
+            "wait": mean(procs) - compute, "rest": mean(periods) - mean(procs)}
+
+
+def iolab_steps(stored, compute):
+    """The same figures from iolab's stored epochs (means over accelerators)."""
+    with open(stored) as f:
+        run = json.load(f)
+    firsts, periods, waits = [], [], []
+    for p in run["phases"]:
+        x = p["extra"]
+        steps = x["steps"] / x["accelerators"]
+        firsts.append(x["first_step_mean_s"])
+        # AU = compute of steps 2.. over the time after the first step.
+        periods.append(compute / (x["au_percent"] / 100.0))
+        # The mean wait over all steps, the first's taken out.
+        waits.append((x["load_mean_s"] * steps - (x["first_step_mean_s"] - compute))
+                     / max(steps - 1, 1))
+    mean = lambda v: sum(v) / len(v) if v else float("nan")
+    return {"first": mean(firsts), "period": mean(periods), "proc": mean(waits) + compute,
+            "wait": mean(waits), "rest": mean(periods) - mean(waits) - compute}
+
+
+def mode_steps(args, scratch):
+    backing = os.path.join(args.data_root or scratch, "backing")
+    dlio, iolab = unet3d(args)
+    compute = 0.323
+    subprocess.run([iolab_bin(), "train", "datagen", "--data-dir", os.path.join(backing, "d"),
+                    "--no-store", "--quiet"] + iolab, check=True)
+    fs = FaultMount(backing, os.path.join(scratch, "mnt"), [f"open:stall={args.stall}"])
+    stored = os.path.join(scratch, "iolab-run.json")
+    parts = {"dlio": [], "iolab": []}
+
+    def run_dlio():
+        log = []
+        res = dlio_train(args, "unet3d_h100", data, dlio, scratch, log)
+        parts["dlio"].append(dlio_steps(log[0], compute))
+        return res
+
+    def run_iolab():
+        res = iolab_train(args, data, iolab, scratch, stored)
+        parts["iolab"].append(iolab_steps(stored, compute))
+        return res
+
+    try:
+        data = os.path.join(fs.mount, "d")
+        rows = alternate(args, run_dlio, run_iolab)
+    finally:
+        fs.close()
+    print(f"\nsteps: unet3d_h100 loader, {args.np} ranks, {args.files} files of "
+          f"{args.record_length} bytes, every open stalled {args.stall}, compute {compute} s")
+    table(rows, "au", "AU %")
+    table(rows, "sps", "samples/s")
+    print(f"  {'seconds (median of runs)':<26} {'first step':>10} {'period':>8} {'wait':>8} "
+          f"{'compute':>8} {'rest':>8}")
+    for tool in ("dlio", "iolab"):
+        med = lambda k: statistics.median(p[k] for p in parts[tool])
+        print(f"  {tool:<26} {med('first'):10.4f} {med('period'):8.4f} {med('wait'):8.4f} "
+              f"{compute:8.4f} {med('rest'):8.4f}")
+
+
 def mode_loader(args, scratch):
     data = os.path.join(args.data_root or "/dev/shm", "iolab-bench-dlio-loader")
     subprocess.run([iolab_bin(), "train", "datagen", "--data-dir", data, "--no-store",
@@ -284,7 +389,7 @@ def mode_checkpoint(args, scratch):
 def main():
     ap = argparse.ArgumentParser(description=__doc__,
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("mode", choices=["storage", "loader", "crossover", "checkpoint"])
+    ap.add_argument("mode", choices=["storage", "steps", "loader", "crossover", "checkpoint"])
     ap.add_argument("--np", type=int, default=2)
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--files", type=int, default=64)
@@ -298,8 +403,8 @@ def main():
     args = ap.parse_args()
     scratch = tempfile.mkdtemp(prefix="iolab-bench-dlio-")
     try:
-        {"storage": mode_storage, "loader": mode_loader, "crossover": mode_crossover,
-         "checkpoint": mode_checkpoint}[args.mode](args, scratch)
+        {"storage": mode_storage, "steps": mode_steps, "loader": mode_loader,
+         "crossover": mode_crossover, "checkpoint": mode_checkpoint}[args.mode](args, scratch)
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
 

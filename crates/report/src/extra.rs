@@ -40,6 +40,7 @@ pub fn label(key: &str) -> String {
         "dlio_mib_per_sec" => "DLIO's I/O figure (samples/s x record length, MiB/s)",
         "load_mean_s" => "wait for a batch per step, mean (s)",
         "compute_mean_s" => "compute per step, mean (s)",
+        "first_step_mean_s" => "first step (loader start, wait and compute), mean (s)",
         "load_p50_s" => "wait for a batch per step, p50 (s)",
         "load_p99_s" => "wait for a batch per step, p99 (s)",
         "cpu_ns_per_sample" => "CPU time per sample (ns, all ranks)",

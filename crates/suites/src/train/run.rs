@@ -541,6 +541,10 @@ fn epoch_phase(
     extra.insert("steps".into(), fig.steps as f64);
     extra.insert("samples".into(), fig.samples as f64);
     extra.insert("load_mean_s".into(), fig.load_mean);
+    extra.insert(
+        "first_step_mean_s".into(),
+        accs.iter().map(|a| a.first_proc).sum::<f64>() / accs.len().max(1) as f64,
+    );
     extra.insert("compute_mean_s".into(), fig.compute_mean);
     extra.insert("load_p50_s".into(), loads.percentile(50.0).as_secs_f64());
     extra.insert("load_p99_s".into(), loads.percentile(99.0).as_secs_f64());
