@@ -10,6 +10,7 @@ pub mod error;
 pub mod files;
 pub mod meta;
 mod null;
+pub mod object;
 pub mod process;
 mod psync;
 mod uring;

@@ -37,6 +37,14 @@ pub enum OpKind {
     Transfer,
     /// A range discarded (BLKDISCARD on a device, a punched hole in a file).
     Trim,
+    /// An S3 PUT of a whole object (one request, or a multipart upload).
+    Put,
+    /// An S3 GET of an object or a range of it.
+    Get,
+    /// An S3 DELETE (one object, or a multi-object delete request).
+    Delete,
+    /// An S3 LIST request (one page of keys).
+    List,
 }
 
 impl OpKind {
@@ -46,7 +54,7 @@ impl OpKind {
         self == OpKind::Fsync
     }
 
-    pub const ALL: [OpKind; 11] = [
+    pub const ALL: [OpKind; 15] = [
         OpKind::Read,
         OpKind::Write,
         OpKind::Fsync,
@@ -58,6 +66,10 @@ impl OpKind {
         OpKind::Scan,
         OpKind::Transfer,
         OpKind::Trim,
+        OpKind::Put,
+        OpKind::Get,
+        OpKind::Delete,
+        OpKind::List,
     ];
 
     pub fn name(self) -> &'static str {
@@ -73,6 +85,10 @@ impl OpKind {
             OpKind::Scan => "scan",
             OpKind::Transfer => "transfer",
             OpKind::Trim => "trim",
+            OpKind::Put => "put",
+            OpKind::Get => "get",
+            OpKind::Delete => "delete",
+            OpKind::List => "list",
         }
     }
 
@@ -84,7 +100,12 @@ impl OpKind {
     pub fn moves_data(self) -> bool {
         matches!(
             self,
-            OpKind::Read | OpKind::Write | OpKind::Transfer | OpKind::Trim
+            OpKind::Read
+                | OpKind::Write
+                | OpKind::Transfer
+                | OpKind::Trim
+                | OpKind::Put
+                | OpKind::Get
         )
     }
 }
@@ -97,6 +118,8 @@ pub enum PhaseKind {
     Meta,
     Find,
     Net,
+    /// Object storage (S3): per-operation rates, and bandwidth for PUT and GET.
+    Object,
 }
 
 /// Counts at one moment: how many operations and bytes.

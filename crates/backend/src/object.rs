@@ -1,0 +1,138 @@
+//! Object storage. [`ObjectBackend`] is submit/reap for object requests, as
+//! [`IoBackend`](crate::IoBackend) is for file I/O: a worker pushes an
+//! [`ObjectRequest`], submits it and reaps an [`ObjectCompletion`] with the status, the
+//! bytes moved, the time to the first byte of a GET's body and the retries it took.
+//! [`S3Client`] speaks S3 over HTTP/1.1 (SigV4, path or virtual-host addressing, TLS,
+//! warp's retries); [`NullObjects`] completes everything at once and touches nothing
+//! (iolab's own ceiling, and the engine's tests). [`ObjectError`] says what failed,
+//! where, and what to try.
+
+mod error;
+mod http;
+mod null;
+mod payload;
+mod s3;
+pub mod sigv4;
+mod tls;
+mod xml;
+
+use std::time::Duration;
+
+pub use error::ObjectError;
+pub use null::NullObjects;
+pub use payload::Payload;
+pub use s3::{S3Client, S3Options};
+
+/// What a request does. Keys and prefixes are relative to the client's bucket.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ObjectOp<'a> {
+    /// Upload `size` bytes (in parts when the client's part size is smaller), the body
+    /// taken from the payload at `data_offset`.
+    Put {
+        size: u64,
+        data_offset: u64,
+    },
+    /// Download the object, or `len` bytes from `offset`.
+    Get {
+        range: Option<(u64, u64)>,
+    },
+    /// HEAD the object.
+    Head,
+    Delete,
+    /// One multi-object DELETE of `keys` (S3 allows up to 1000).
+    DeleteMany {
+        keys: &'a [String],
+    },
+    /// One page of ListObjectsV2 under `prefix`, after `token` when given.
+    List {
+        prefix: &'a str,
+        token: Option<&'a str>,
+        max_keys: u32,
+    },
+    /// HEAD, create or delete the bucket itself.
+    HeadBucket,
+    CreateBucket,
+    DeleteBucket,
+}
+
+impl ObjectOp<'_> {
+    /// The HTTP-level name, for messages ("PUT", "GET", "HEAD", ...).
+    pub fn name(&self) -> &'static str {
+        match self {
+            ObjectOp::Put { .. } => "PUT",
+            ObjectOp::Get { .. } => "GET",
+            ObjectOp::Head => "HEAD",
+            ObjectOp::Delete => "DELETE",
+            ObjectOp::DeleteMany { .. } => "DELETE (multi-object)",
+            ObjectOp::List { .. } => "LIST",
+            ObjectOp::HeadBucket => "HEAD bucket",
+            ObjectOp::CreateBucket => "CREATE bucket",
+            ObjectOp::DeleteBucket => "DELETE bucket",
+        }
+    }
+}
+
+/// One request: what to do, on which key, and a tag returned with its completion.
+#[derive(Clone, Copy, Debug)]
+pub struct ObjectRequest<'a> {
+    pub op: ObjectOp<'a>,
+    pub key: &'a str,
+    pub tag: u64,
+}
+
+/// A finished request.
+#[derive(Debug, Default)]
+pub struct ObjectCompletion {
+    pub tag: u64,
+    /// The final answer's HTTP status (0: none came).
+    pub status: u16,
+    /// Body bytes moved: sent by a PUT, received by a GET.
+    pub bytes: u64,
+    /// From the request's start to the first byte of a GET's body.
+    pub first_byte: Option<Duration>,
+    /// Tries beyond the first, after retryable answers or lost connections.
+    pub retries: u32,
+    /// A LIST's keys, a multi-object DELETE's deleted keys, a multipart upload's parts.
+    pub items: u64,
+    /// A LIST has more pages: [`ObjectBackend::next_token`] continues it.
+    pub truncated: bool,
+    /// A HEAD's or GET's object length (Content-Length of the whole object).
+    pub length: Option<u64>,
+    pub error: Option<Box<ObjectError>>,
+}
+
+/// Counts of answers that were not a success, by HTTP status (0: no answer), including
+/// those retried: what "errors by HTTP status" shows.
+pub type StatusCounts = Vec<(u16, u64)>;
+
+/// Submit/reap for object requests. A worker pushes one request (the client keeps one
+/// in flight per worker, as warp's goroutines do), submits it (the request runs,
+/// retries included) and reaps its completion.
+pub trait ObjectBackend: Send {
+    /// False for [`NullObjects`]: nothing is reached.
+    fn touches_storage(&self) -> bool;
+    /// Queues one request; fails when one is already queued or not reaped.
+    fn push(&mut self, req: ObjectRequest<'_>) -> Result<(), ObjectError>;
+    /// Runs what is queued; its completion is then ready to reap.
+    fn submit(&mut self) -> Result<(), ObjectError>;
+    fn reap(&mut self, out: &mut Vec<ObjectCompletion>);
+    fn in_flight(&self) -> u32;
+    /// The continuation token of the last LIST that was truncated.
+    fn next_token(&self) -> Option<&str>;
+    /// Answers that were not a success so far, by status.
+    fn status_counts(&self) -> StatusCounts;
+
+    /// Push, submit and reap one request.
+    fn run(&mut self, req: ObjectRequest<'_>) -> ObjectCompletion {
+        let mut out = Vec::with_capacity(1);
+        if let Err(e) = self.push(req).and_then(|()| self.submit()) {
+            return ObjectCompletion {
+                tag: req.tag,
+                error: Some(Box::new(e)),
+                ..ObjectCompletion::default()
+            };
+        }
+        self.reap(&mut out);
+        out.pop().unwrap_or_default()
+    }
+}

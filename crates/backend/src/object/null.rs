@@ -1,0 +1,126 @@
+//! [`NullObjects`]: an object backend that completes every request at once without
+//! reaching anything, remembering only which keys exist and their sizes, so the engine's
+//! workloads can be tested (and iolab's own ceiling measured) without a server.
+
+use std::collections::BTreeMap;
+
+use crate::object::{
+    ObjectBackend, ObjectCompletion, ObjectError, ObjectOp, ObjectRequest, StatusCounts,
+};
+
+#[derive(Default)]
+pub struct NullObjects {
+    objects: BTreeMap<String, u64>,
+    done: Option<ObjectCompletion>,
+    token: Option<String>,
+    /// Requests run, by operation name (what a test counts).
+    pub requests: BTreeMap<&'static str, u64>,
+}
+
+impl NullObjects {
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Keys that exist now.
+    pub fn keys(&self) -> impl Iterator<Item = &String> {
+        self.objects.keys()
+    }
+}
+
+impl ObjectBackend for NullObjects {
+    fn touches_storage(&self) -> bool {
+        false
+    }
+
+    fn push(&mut self, req: ObjectRequest<'_>) -> Result<(), ObjectError> {
+        if self.done.is_some() {
+            return Err(ObjectError::Setup(
+                "a request is already in flight on this connection".into(),
+            ));
+        }
+        *self.requests.entry(req.op.name()).or_default() += 1;
+        let mut c = ObjectCompletion {
+            tag: req.tag,
+            status: 200,
+            ..ObjectCompletion::default()
+        };
+        let missing = |key: &str| {
+            Box::new(ObjectError::Status {
+                op: req.op.name(),
+                target: key.to_string(),
+                endpoint: "null".into(),
+                status: 404,
+                code: "NoSuchKey".into(),
+                message: String::new(),
+            })
+        };
+        match req.op {
+            ObjectOp::Put { size, .. } => {
+                self.objects.insert(req.key.to_string(), size);
+                c.bytes = size;
+            }
+            ObjectOp::Get { range } => match self.objects.get(req.key) {
+                Some(&len) => {
+                    c.bytes = range.map_or(len, |(o, l)| l.min(len.saturating_sub(o)));
+                    c.length = Some(len);
+                    c.first_byte = Some(std::time::Duration::ZERO);
+                }
+                None => c.error = Some(missing(req.key)),
+            },
+            ObjectOp::Head => match self.objects.get(req.key) {
+                Some(&len) => c.length = Some(len),
+                None => c.error = Some(missing(req.key)),
+            },
+            ObjectOp::Delete => {
+                self.objects.remove(req.key);
+                c.status = 204;
+            }
+            ObjectOp::DeleteMany { keys } => {
+                for k in keys {
+                    self.objects.remove(k);
+                }
+                c.items = keys.len() as u64;
+            }
+            ObjectOp::List {
+                prefix,
+                token,
+                max_keys,
+            } => {
+                let after = token.unwrap_or("");
+                let keys: Vec<&String> = self
+                    .objects
+                    .keys()
+                    .filter(|k| k.starts_with(prefix) && k.as_str() > after)
+                    .take(max_keys as usize + 1)
+                    .collect();
+                c.truncated = keys.len() > max_keys as usize;
+                c.items = keys.len().min(max_keys as usize) as u64;
+                self.token = c.truncated.then(|| keys[max_keys as usize - 1].to_string());
+            }
+            ObjectOp::HeadBucket | ObjectOp::CreateBucket | ObjectOp::DeleteBucket => {}
+        }
+        self.done = Some(c);
+        Ok(())
+    }
+
+    fn submit(&mut self) -> Result<(), ObjectError> {
+        Ok(())
+    }
+
+    fn reap(&mut self, out: &mut Vec<ObjectCompletion>) {
+        out.extend(self.done.take());
+    }
+
+    fn in_flight(&self) -> u32 {
+        u32::from(self.done.is_some())
+    }
+
+    fn next_token(&self) -> Option<&str> {
+        self.token.as_deref()
+    }
+
+    fn status_counts(&self) -> StatusCounts {
+        Vec::new()
+    }
+}

@@ -1,0 +1,809 @@
+//! [`S3Client`]: S3 over HTTP/1.1 for one worker. One kept-alive connection per endpoint,
+//! requests sent to the endpoints round robin; each request signed with SigV4 (header
+//! form), its body's SHA-256 signed over plain http unless told not to (warp's
+//! default), UNSIGNED-PAYLOAD over https. Retryable answers (503 SlowDown and the other
+//! statuses and codes minio-go retries) and lost connections are tried again up to
+//! `attempts` times with minio-go's backoff; a kept-alive connection the server closed
+//! while idle is reopened at once. Multipart uploads (initiate, parts, complete, abort on
+//! failure) are in `multipart.rs`.
+
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use iolab_core::rng::Rng;
+use iolab_core::spec::{Addressing, S3Endpoint};
+use sha2::{Digest, Sha256};
+
+use crate::object::http::{BodySink, Conn, Head, Stream};
+use crate::object::payload::Payload;
+use crate::object::sigv4::{self, EMPTY_SHA256, SignInput, Signer, UNSIGNED_PAYLOAD};
+use crate::object::{
+    ObjectBackend, ObjectCompletion, ObjectError, ObjectOp, ObjectRequest, StatusCounts, tls, xml,
+};
+
+mod multipart;
+
+/// The most of an answer's body kept for parsing (a listing of 1000 keys is ~300 KiB).
+const MAX_XML: usize = 16 << 20;
+
+/// Statuses and S3 error codes minio-go (and so warp) retries.
+const RETRY_STATUS: [u16; 8] = [408, 429, 499, 500, 502, 503, 504, 520];
+const RETRY_CODES: [&str; 12] = [
+    "RequestError",
+    "RequestTimeout",
+    "Throttling",
+    "ThrottlingException",
+    "RequestLimitExceeded",
+    "RequestThrottled",
+    "InternalError",
+    "ExpiredToken",
+    "ExpiredTokenException",
+    "SlowDown",
+    "SlowDownWrite",
+    "SlowDownRead",
+];
+/// minio-go's DefaultRetryUnit and DefaultRetryCap.
+const RETRY_UNIT: Duration = Duration::from_millis(200);
+const RETRY_CAP: Duration = Duration::from_secs(1);
+
+/// Trusted certificate authorities for https:// endpoints, made once and shared.
+#[derive(Clone)]
+pub struct TlsConfig(Arc<rustls::ClientConfig>);
+
+impl TlsConfig {
+    /// Trusts the certificates of `ca_file`, or the system's.
+    pub fn new(ca_file: Option<&std::path::Path>) -> Result<TlsConfig, ObjectError> {
+        tls::tls_config(ca_file)
+            .map(TlsConfig)
+            .map_err(ObjectError::Setup)
+    }
+}
+
+/// How a client reaches its bucket.
+#[derive(Clone)]
+pub struct S3Options {
+    pub endpoints: Vec<S3Endpoint>,
+    pub bucket: String,
+    pub addressing: Addressing,
+    pub region: String,
+    pub access_key: String,
+    pub secret_key: String,
+    pub session_token: Option<String>,
+    /// Needed when an endpoint is https://.
+    pub tls: Option<TlsConfig>,
+    /// Hash every upload's body into its signature over plain http (warp's default).
+    pub sign_payload: bool,
+    /// Upload objects larger than this in parts of this size.
+    pub part_size: Option<u64>,
+    /// Tries of a retryable request, the first included.
+    pub attempts: u32,
+    /// How long a connect, send or receive may block.
+    pub io_timeout: Duration,
+    /// Seeds the upload data and the retry jitter.
+    pub seed: u64,
+    /// The endpoint this client's first request goes to (workers start spread out).
+    pub first_endpoint: usize,
+}
+
+/// What a request sends as its body.
+#[derive(Clone, Copy)]
+enum Body {
+    Empty,
+    /// The client's small body buffer (XML), with its MD5 when the request needs one.
+    Small {
+        md5: bool,
+    },
+    /// `len` bytes of the payload for object `data_offset`.
+    Payload {
+        data_offset: u64,
+        len: u64,
+    },
+}
+
+/// What to do with an answer's body.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Keep {
+    /// Count and drop it (a GET).
+    Drop,
+    /// Keep it for parsing (XML answers).
+    Xml,
+    /// There is none (HEAD).
+    None,
+}
+
+/// One answer of one try.
+struct Answer {
+    head: Head,
+    bytes: u64,
+}
+
+pub struct S3Client {
+    opts: S3Options,
+    signer: Signer,
+    payload: Payload,
+    conns: Vec<Option<Conn>>,
+    next_endpoint: usize,
+    rng: Rng,
+    // Reused per request: no allocation in the steady state.
+    path: String,
+    query: String,
+    head: Vec<u8>,
+    small: Vec<u8>,
+    xml: Vec<u8>,
+    key: String,
+    prefix: String,
+    token_in: Option<String>,
+    queued: Option<Queued>,
+    done: Option<ObjectCompletion>,
+    token: Option<String>,
+    statuses: StatusCounts,
+    /// When the request being run started (for the time to first byte).
+    started: Instant,
+    pending_tag: u64,
+}
+
+/// A pushed request, its borrowed parts copied into the client's buffers.
+#[derive(Clone, Copy)]
+enum Queued {
+    Put { size: u64, data_offset: u64 },
+    Get { range: Option<(u64, u64)> },
+    Head,
+    Delete,
+    DeleteMany { keys: u64 },
+    List { max_keys: u32 },
+    HeadBucket,
+    CreateBucket,
+    DeleteBucket,
+}
+
+impl S3Client {
+    pub fn new(opts: S3Options) -> Result<S3Client, ObjectError> {
+        if opts.endpoints.is_empty() {
+            return Err(ObjectError::Setup(
+                "no S3 endpoint to send requests to".into(),
+            ));
+        }
+        if opts.endpoints.iter().any(|e| e.tls) && opts.tls.is_none() {
+            return Err(ObjectError::Setup(
+                "an https:// endpoint needs a TLS configuration".into(),
+            ));
+        }
+        let signer = Signer::new(
+            &opts.access_key,
+            &opts.secret_key,
+            opts.session_token.as_deref(),
+            &opts.region,
+        );
+        Ok(S3Client {
+            signer,
+            payload: Payload::new(opts.seed),
+            conns: (0..opts.endpoints.len()).map(|_| None).collect(),
+            next_endpoint: opts.first_endpoint % opts.endpoints.len(),
+            rng: Rng::new(opts.seed ^ 0x05EE_D7E7),
+            path: String::with_capacity(256),
+            query: String::with_capacity(256),
+            head: Vec::with_capacity(1024),
+            small: Vec::new(),
+            xml: Vec::new(),
+            key: String::with_capacity(256),
+            prefix: String::new(),
+            token_in: None,
+            queued: None,
+            done: None,
+            token: None,
+            statuses: Vec::new(),
+            started: Instant::now(),
+            pending_tag: 0,
+            opts,
+        })
+    }
+
+    /// Memory one client holds: its payload and one receive buffer per endpoint.
+    pub fn memory_bytes(endpoints: usize) -> u64 {
+        Payload::BYTES + endpoints as u64 * (256 << 10)
+    }
+
+    fn endpoint_name(&self, ep: usize) -> String {
+        self.opts.endpoints[ep].url()
+    }
+
+    fn target(&self) -> String {
+        if self.key.is_empty() {
+            format!("s3://{}", self.opts.bucket)
+        } else {
+            format!("s3://{}/{}", self.opts.bucket, self.key)
+        }
+    }
+
+    fn count_status(&mut self, status: u16) {
+        match self.statuses.iter_mut().find(|(s, _)| *s == status) {
+            Some((_, n)) => *n += 1,
+            None => {
+                self.statuses.push((status, 1));
+                self.statuses.sort_unstable();
+            }
+        }
+    }
+
+    /// Sets `path` for the bucket (`key` empty) or an object, as the addressing wants.
+    fn set_path(&mut self, with_key: bool) {
+        self.path.clear();
+        if self.opts.addressing == Addressing::Path {
+            self.path.push('/');
+            self.path.push_str(&self.opts.bucket);
+        }
+        if with_key {
+            self.path.push('/');
+            sigv4::push_encoded(&mut self.path, &self.key, true);
+        } else if self.opts.addressing == Addressing::Virtual {
+            self.path.push('/');
+        }
+    }
+
+    /// Opens a connection to endpoint `ep` (TLS for https://, with the name the
+    /// addressing sends as Host).
+    fn open(&self, ep: usize) -> std::io::Result<Conn> {
+        let e = &self.opts.endpoints[ep];
+        let tcp = Conn::connect_plain(&e.host, e.port, self.opts.io_timeout)?;
+        let stream = match (&self.opts.tls, e.tls) {
+            (Some(t), true) => {
+                let host = match self.opts.addressing {
+                    Addressing::Virtual => format!("{}.{}", self.opts.bucket, e.host),
+                    Addressing::Path => e.host.clone(),
+                };
+                Stream::Tls(Box::new(tls::connect(&t.0, &host, tcp)?))
+            }
+            _ => Stream::Plain(tcp),
+        };
+        Ok(Conn::new(stream))
+    }
+
+    /// One try of the request whose path and query are set: send it to endpoint `ep`,
+    /// read the answer. A connection that served before and fails without an answer is
+    /// reopened and the request sent again once (the server closed it while idle).
+    fn exchange(
+        &mut self,
+        ep: usize,
+        method: &str,
+        body: Body,
+        range: Option<(u64, u64)>,
+        keep: Keep,
+        first_byte: &mut Option<Instant>,
+    ) -> std::io::Result<Answer> {
+        match self.exchange_once(ep, method, body, range, keep, first_byte) {
+            Err((_, true)) => self
+                .exchange_once(ep, method, body, range, keep, first_byte)
+                .map_err(|(e, _)| e),
+            r => r.map_err(|(e, _)| e),
+        }
+    }
+
+    /// One send and receive; on failure also whether it was a stale kept-alive connection.
+    fn exchange_once(
+        &mut self,
+        ep: usize,
+        method: &str,
+        body: Body,
+        range: Option<(u64, u64)>,
+        keep: Keep,
+        first_byte: &mut Option<Instant>,
+    ) -> Result<Answer, (std::io::Error, bool)> {
+        let (len, hash, md5) = self.body_facts(body);
+        self.build_head(ep, method, len, &hash, md5.as_deref(), range);
+        let mut head = std::mem::take(&mut self.head);
+        if let Body::Small { .. } = body {
+            head.extend_from_slice(&self.small);
+        }
+        let result = self.send_and_receive(ep, &head, body, keep, first_byte);
+        self.head = head;
+        match result {
+            Ok(a) => {
+                let conn = self.conns[ep].as_ref();
+                if conn.is_some_and(|c| c.closing) {
+                    self.conns[ep] = None;
+                }
+                Ok(a)
+            }
+            Err((e, answered)) => {
+                let stale = !answered
+                    && self.conns[ep].as_ref().is_some_and(|c| c.served > 0)
+                    && matches!(
+                        e.kind(),
+                        std::io::ErrorKind::UnexpectedEof
+                            | std::io::ErrorKind::ConnectionReset
+                            | std::io::ErrorKind::BrokenPipe
+                            | std::io::ErrorKind::ConnectionAborted
+                    );
+                self.conns[ep] = None;
+                Err((e, stale))
+            }
+        }
+    }
+
+    fn body_facts(&self, body: Body) -> (u64, String, Option<String>) {
+        match body {
+            Body::Empty => (0, EMPTY_SHA256.to_string(), None),
+            Body::Small { md5 } => {
+                let mut h = Vec::with_capacity(64);
+                sigv4::push_hex(&mut h, &Sha256::digest(&self.small));
+                let md5 = md5.then(|| {
+                    use md5::Digest as _;
+                    base64_std(&md5::Md5::digest(&self.small))
+                });
+                (
+                    self.small.len() as u64,
+                    String::from_utf8(h).unwrap_or_default(),
+                    md5,
+                )
+            }
+            Body::Payload { data_offset, len } => {
+                let hash = if self.opts.sign_payload && !self.opts.endpoints.iter().all(|e| e.tls) {
+                    let mut s = Sha256::new();
+                    let _ = self.payload.pieces(data_offset, len, |p| {
+                        s.update(p);
+                        Ok(())
+                    });
+                    let mut h = Vec::with_capacity(64);
+                    sigv4::push_hex(&mut h, &s.finalize());
+                    String::from_utf8(h).unwrap_or_default()
+                } else {
+                    UNSIGNED_PAYLOAD.to_string()
+                };
+                (len, hash, None)
+            }
+        }
+    }
+
+    fn build_head(
+        &mut self,
+        ep: usize,
+        method: &str,
+        len: u64,
+        hash: &str,
+        md5: Option<&str>,
+        range: Option<(u64, u64)>,
+    ) {
+        let e = &self.opts.endpoints[ep];
+        let host = match self.opts.addressing {
+            Addressing::Path => e.authority(),
+            Addressing::Virtual => format!("{}.{}", self.opts.bucket, e.authority()),
+        };
+        let secs = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map(|d| d.as_secs())
+            .unwrap_or(0);
+        let mut date = [0u8; 16];
+        sigv4::amz_date(secs, &mut date);
+        let date = std::str::from_utf8(&date).unwrap_or("");
+        let h = &mut self.head;
+        h.clear();
+        h.extend_from_slice(method.as_bytes());
+        h.push(b' ');
+        h.extend_from_slice(self.path.as_bytes());
+        if !self.query.is_empty() {
+            h.push(b'?');
+            h.extend_from_slice(self.query.as_bytes());
+        }
+        h.extend_from_slice(b" HTTP/1.1\r\nHost: ");
+        h.extend_from_slice(host.as_bytes());
+        h.extend_from_slice(b"\r\nUser-Agent: iolab/");
+        h.extend_from_slice(env!("CARGO_PKG_VERSION").as_bytes());
+        h.extend_from_slice(b"\r\nx-amz-date: ");
+        h.extend_from_slice(date.as_bytes());
+        h.extend_from_slice(b"\r\nx-amz-content-sha256: ");
+        h.extend_from_slice(hash.as_bytes());
+        if let Some(t) = self.signer.session_token() {
+            h.extend_from_slice(b"\r\nx-amz-security-token: ");
+            h.extend_from_slice(t.as_bytes());
+        }
+        if let Some(m) = md5 {
+            h.extend_from_slice(b"\r\nContent-MD5: ");
+            h.extend_from_slice(m.as_bytes());
+        }
+        if let Some((off, n)) = range {
+            h.extend_from_slice(
+                format!("\r\nRange: bytes={off}-{}", off + n.max(1) - 1).as_bytes(),
+            );
+        }
+        if len > 0 || matches!(method, "PUT" | "POST") {
+            h.extend_from_slice(format!("\r\nContent-Length: {len}").as_bytes());
+        }
+        h.extend_from_slice(b"\r\nAuthorization: ");
+        let input = SignInput {
+            method,
+            path: &self.path,
+            query: &self.query,
+            host: &host,
+            payload_hash: hash,
+            content_md5: md5,
+            amz_date: date,
+        };
+        self.signer.sign(&input, h);
+        h.extend_from_slice(b"\r\n\r\n");
+    }
+
+    /// Writes `head` (and the body) and reads the answer; on failure, whether any answer
+    /// had begun.
+    fn send_and_receive(
+        &mut self,
+        ep: usize,
+        head: &[u8],
+        body: Body,
+        keep: Keep,
+        first_byte: &mut Option<Instant>,
+    ) -> Result<Answer, (std::io::Error, bool)> {
+        if self.conns[ep].is_none() {
+            self.conns[ep] = Some(self.open(ep).map_err(|e| (e, false))?);
+        }
+        let payload = &self.payload;
+        let conn = self.conns[ep].as_mut().expect("just opened");
+        let sent = conn.write_all(head).and_then(|()| match body {
+            Body::Payload { data_offset, len } => {
+                payload.pieces(data_offset, len, |p| conn.write_all(p))
+            }
+            _ => Ok(()),
+        });
+        sent.and_then(|()| conn.flush()).map_err(|e| (e, false))?;
+        let head = conn.read_head().map_err(|e| (e, false))?;
+        let xml = &mut self.xml;
+        xml.clear();
+        let ok = (200..300).contains(&head.status);
+        let mut sink = |b: &[u8]| {
+            if (keep == Keep::Xml || !ok) && xml.len() + b.len() <= MAX_XML {
+                xml.extend_from_slice(b);
+            }
+        };
+        let mut to = BodySink {
+            sink: &mut sink,
+            first_byte: None,
+        };
+        let bytes = conn
+            .read_body(&head, keep == Keep::None, &mut to)
+            .map_err(|e| (e, true))?;
+        if ok && first_byte.is_none() {
+            *first_byte = to.first_byte;
+        }
+        Ok(Answer { head, bytes })
+    }
+
+    /// Runs one request (path, query and body set) with retries; returns the final
+    /// answer, or the error, and counts the retries into `c`.
+    fn request(
+        &mut self,
+        op: &'static str,
+        method: &str,
+        body: Body,
+        range: Option<(u64, u64)>,
+        keep: Keep,
+        c: &mut ObjectCompletion,
+    ) -> Result<Answer, ObjectError> {
+        let mut attempt = 0u32;
+        loop {
+            let ep = self.next_endpoint;
+            self.next_endpoint = (self.next_endpoint + 1) % self.opts.endpoints.len();
+            let mut first = None;
+            let r = self.exchange(ep, method, body, range, keep, &mut first);
+            attempt += 1;
+            let last = attempt >= self.opts.attempts.max(1);
+            match r {
+                Ok(a) if (200..300).contains(&a.head.status) => {
+                    if let Some(t) = first {
+                        c.first_byte = Some(t.saturating_duration_since(self.started));
+                    }
+                    c.status = a.head.status;
+                    return Ok(a);
+                }
+                Ok(a) => {
+                    self.count_status(a.head.status);
+                    let (code, message) = self.error_words(a.head.status);
+                    let retry = RETRY_STATUS.contains(&a.head.status)
+                        || RETRY_CODES.contains(&code.as_str());
+                    if retry && !last {
+                        c.retries += 1;
+                        self.backoff(attempt - 1);
+                        continue;
+                    }
+                    c.status = a.head.status;
+                    return Err(ObjectError::Status {
+                        op,
+                        target: self.target(),
+                        endpoint: self.endpoint_name(ep),
+                        status: a.head.status,
+                        code,
+                        message,
+                    });
+                }
+                Err(e) => {
+                    self.count_status(0);
+                    if !last {
+                        c.retries += 1;
+                        self.backoff(attempt - 1);
+                        continue;
+                    }
+                    return Err(ObjectError::Connection {
+                        op,
+                        target: self.target(),
+                        endpoint: self.endpoint_name(ep),
+                        source: e,
+                    });
+                }
+            }
+        }
+    }
+
+    /// The S3 error code and message of the answer in `xml`, or the status's reason.
+    fn error_words(&self, status: u16) -> (String, String) {
+        let code = xml::first(&self.xml, "Code").map(|c| c.into_owned());
+        let message = xml::first(&self.xml, "Message")
+            .map(|m| m.into_owned())
+            .unwrap_or_default();
+        let code = code.unwrap_or_else(|| {
+            match status {
+                301 => "PermanentRedirect",
+                400 => "BadRequest",
+                403 => "Forbidden",
+                404 => "NotFound",
+                409 => "Conflict",
+                500 => "InternalError",
+                503 => "ServiceUnavailable",
+                _ => "Error",
+            }
+            .to_string()
+        });
+        (code, message)
+    }
+
+    /// minio-go's wait before try `attempt + 1`: the unit doubled per try, capped, less
+    /// a random part of itself (full jitter).
+    fn backoff(&mut self, attempt: u32) {
+        let sleep = RETRY_UNIT
+            .saturating_mul(1u32 << attempt.min(16))
+            .min(RETRY_CAP);
+        let jitter = (self.rng.next_u64() >> 11) as f64 / (1u64 << 53) as f64;
+        std::thread::sleep(sleep.mul_f64(1.0 - jitter));
+    }
+
+    fn run_queued(&mut self, q: Queued) -> ObjectCompletion {
+        let mut c = ObjectCompletion::default();
+        self.query.clear();
+        let r = match q {
+            Queued::Put { size, data_offset } => {
+                if self.opts.part_size.is_some_and(|p| size > p) {
+                    self.multipart_put(size, data_offset, &mut c)
+                } else {
+                    self.set_path(true);
+                    self.request(
+                        "PUT",
+                        "PUT",
+                        Body::Payload {
+                            data_offset,
+                            len: size,
+                        },
+                        None,
+                        Keep::Xml,
+                        &mut c,
+                    )
+                    .map(|_| c.bytes = size)
+                }
+            }
+            Queued::Get { range } => {
+                self.set_path(true);
+                self.request("GET", "GET", Body::Empty, range, Keep::Drop, &mut c)
+                    .map(|a| {
+                        c.bytes = a.bytes;
+                        c.length = a.head.content_length;
+                    })
+            }
+            Queued::Head => {
+                self.set_path(true);
+                self.request("HEAD", "HEAD", Body::Empty, None, Keep::None, &mut c)
+                    .map(|a| c.length = a.head.content_length)
+            }
+            Queued::Delete => {
+                self.set_path(true);
+                self.request("DELETE", "DELETE", Body::Empty, None, Keep::Xml, &mut c)
+                    .map(|_| c.items = 1)
+            }
+            Queued::DeleteMany { keys } => self.delete_many(keys, &mut c),
+            Queued::List { max_keys } => self.list(max_keys, &mut c),
+            Queued::HeadBucket => {
+                self.set_path(false);
+                self.request("HEAD bucket", "HEAD", Body::Empty, None, Keep::None, &mut c)
+                    .map(|_| ())
+            }
+            Queued::CreateBucket => {
+                self.set_path(false);
+                self.small.clear();
+                let body = if self.opts.region != "us-east-1" {
+                    self.small.extend_from_slice(
+                        format!(
+                            "<CreateBucketConfiguration xmlns=\"http://s3.amazonaws.com/doc/2006-03-01/\"><LocationConstraint>{}</LocationConstraint></CreateBucketConfiguration>",
+                            self.opts.region
+                        )
+                        .as_bytes(),
+                    );
+                    Body::Small { md5: false }
+                } else {
+                    Body::Empty
+                };
+                self.request("CREATE bucket", "PUT", body, None, Keep::Xml, &mut c)
+                    .map(|_| ())
+            }
+            Queued::DeleteBucket => {
+                self.set_path(false);
+                self.request(
+                    "DELETE bucket",
+                    "DELETE",
+                    Body::Empty,
+                    None,
+                    Keep::Xml,
+                    &mut c,
+                )
+                .map(|_| ())
+            }
+        };
+        if let Err(e) = r {
+            c.error = Some(Box::new(e));
+        }
+        c
+    }
+
+    fn delete_many(&mut self, keys: u64, c: &mut ObjectCompletion) -> Result<(), ObjectError> {
+        self.key.clear();
+        self.set_path(false);
+        self.query.push_str("delete=");
+        let r = self.request(
+            "DELETE (multi-object)",
+            "POST",
+            Body::Small { md5: true },
+            None,
+            Keep::Xml,
+            c,
+        )?;
+        let _ = r;
+        c.items = xml::count(&self.xml, "Deleted");
+        if let Some(code) = xml::first(&self.xml, "Code") {
+            let key = xml::first(&self.xml, "Key")
+                .unwrap_or_default()
+                .into_owned();
+            let message = xml::first(&self.xml, "Message")
+                .unwrap_or_default()
+                .into_owned();
+            return Err(ObjectError::Status {
+                op: "DELETE (multi-object)",
+                target: format!("s3://{}/{key}", self.opts.bucket),
+                endpoint: self.endpoint_name(0),
+                status: c.status,
+                code: code.into_owned(),
+                message: format!("{message} ({} of {keys} keys deleted)", c.items),
+            });
+        }
+        Ok(())
+    }
+
+    fn list(&mut self, max_keys: u32, c: &mut ObjectCompletion) -> Result<(), ObjectError> {
+        self.key.clear();
+        self.set_path(false);
+        let mut q = std::mem::take(&mut self.query);
+        if let Some(t) = &self.token_in {
+            q.push_str("continuation-token=");
+            sigv4::push_encoded(&mut q, t, false);
+            q.push('&');
+        }
+        q.push_str(&format!("list-type=2&max-keys={max_keys}&prefix="));
+        sigv4::push_encoded(&mut q, &self.prefix, false);
+        self.query = q;
+        self.request("LIST", "GET", Body::Empty, None, Keep::Xml, c)?;
+        c.items = xml::count(&self.xml, "Contents");
+        c.truncated = xml::first(&self.xml, "IsTruncated").as_deref() == Some("true");
+        self.token = if c.truncated {
+            xml::first(&self.xml, "NextContinuationToken").map(|t| t.into_owned())
+        } else {
+            None
+        };
+        Ok(())
+    }
+}
+
+impl ObjectBackend for S3Client {
+    fn touches_storage(&self) -> bool {
+        true
+    }
+
+    fn push(&mut self, req: ObjectRequest<'_>) -> Result<(), ObjectError> {
+        if self.queued.is_some() || self.done.is_some() {
+            return Err(ObjectError::Setup(
+                "a request is already in flight on this connection".into(),
+            ));
+        }
+        self.key.clear();
+        self.key.push_str(req.key);
+        self.queued = Some(match req.op {
+            ObjectOp::Put { size, data_offset } => Queued::Put { size, data_offset },
+            ObjectOp::Get { range } => Queued::Get { range },
+            ObjectOp::Head => Queued::Head,
+            ObjectOp::Delete => Queued::Delete,
+            ObjectOp::DeleteMany { keys } => {
+                self.small.clear();
+                self.small.extend_from_slice(b"<Delete><Quiet>true</Quiet>");
+                for k in keys {
+                    self.small.extend_from_slice(b"<Object><Key>");
+                    xml::push_escaped(&mut self.small, k);
+                    self.small.extend_from_slice(b"</Key></Object>");
+                }
+                self.small.extend_from_slice(b"</Delete>");
+                Queued::DeleteMany {
+                    keys: keys.len() as u64,
+                }
+            }
+            ObjectOp::List {
+                prefix,
+                token,
+                max_keys,
+            } => {
+                self.prefix.clear();
+                self.prefix.push_str(prefix);
+                self.token_in = token.map(str::to_string);
+                Queued::List { max_keys }
+            }
+            ObjectOp::HeadBucket => Queued::HeadBucket,
+            ObjectOp::CreateBucket => Queued::CreateBucket,
+            ObjectOp::DeleteBucket => Queued::DeleteBucket,
+        });
+        self.pending_tag = req.tag;
+        Ok(())
+    }
+
+    fn submit(&mut self) -> Result<(), ObjectError> {
+        if let Some(q) = self.queued.take() {
+            self.started = Instant::now();
+            let mut c = self.run_queued(q);
+            c.tag = self.pending_tag;
+            self.done = Some(c);
+        }
+        Ok(())
+    }
+
+    fn reap(&mut self, out: &mut Vec<ObjectCompletion>) {
+        out.extend(self.done.take());
+    }
+
+    fn in_flight(&self) -> u32 {
+        u32::from(self.queued.is_some() || self.done.is_some())
+    }
+
+    fn next_token(&self) -> Option<&str> {
+        self.token.as_deref()
+    }
+
+    fn status_counts(&self) -> StatusCounts {
+        self.statuses.clone()
+    }
+}
+
+/// Standard base64 with padding (Content-MD5).
+fn base64_std(bytes: &[u8]) -> String {
+    const T: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+    let mut out = String::with_capacity(bytes.len().div_ceil(3) * 4);
+    for chunk in bytes.chunks(3) {
+        let b = [
+            chunk[0],
+            *chunk.get(1).unwrap_or(&0),
+            *chunk.get(2).unwrap_or(&0),
+        ];
+        let n = (u32::from(b[0]) << 16) | (u32::from(b[1]) << 8) | u32::from(b[2]);
+        out.push(T[(n >> 18) as usize & 63] as char);
+        out.push(T[(n >> 12) as usize & 63] as char);
+        out.push(if chunk.len() > 1 {
+            T[(n >> 6) as usize & 63] as char
+        } else {
+            '='
+        });
+        out.push(if chunk.len() > 2 {
+            T[n as usize & 63] as char
+        } else {
+            '='
+        });
+    }
+    out
+}

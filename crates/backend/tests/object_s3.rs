@@ -1,0 +1,172 @@
+//! The S3 client against a real server (SeaweedFS): every request the workloads make,
+//! with the bytes and counts the server gives back, and its errors as users see them.
+
+mod support;
+
+use iolab_backend::object::{ObjectBackend, ObjectOp, ObjectRequest, S3Client, S3Options};
+use iolab_core::spec::{Addressing, S3Endpoint};
+use std::time::Duration;
+use support::s3_server::{S3Server, bucket, server};
+
+fn client(s: &S3Server, bucket: &str) -> S3Client {
+    client_with(s, bucket, |_| {})
+}
+
+fn client_with(s: &S3Server, bucket: &str, f: impl FnOnce(&mut S3Options)) -> S3Client {
+    let mut o = S3Options {
+        endpoints: vec![S3Endpoint::parse(&s.endpoint).unwrap()],
+        bucket: bucket.to_string(),
+        addressing: Addressing::Path,
+        region: "us-east-1".into(),
+        access_key: s.access_key.clone(),
+        secret_key: s.secret_key.clone(),
+        session_token: None,
+        tls: None,
+        sign_payload: true,
+        part_size: None,
+        attempts: 3,
+        io_timeout: Duration::from_secs(30),
+        seed: 7,
+        first_endpoint: 0,
+    };
+    f(&mut o);
+    S3Client::new(o).unwrap()
+}
+
+fn req<'a>(op: ObjectOp<'a>, key: &'a str) -> ObjectRequest<'a> {
+    ObjectRequest { op, key, tag: 9 }
+}
+
+#[test]
+fn put_get_head_list_delete_round_trip() {
+    let Some(s) = server() else { return };
+    let b = bucket("round-trip");
+    let mut c = client(s, &b);
+    let made = c.run(req(ObjectOp::CreateBucket, ""));
+    assert!(made.error.is_none(), "{:?}", made.error);
+    for i in 0..25u64 {
+        let key = format!("p/o{i:03}");
+        let r = c.run(req(
+            ObjectOp::Put {
+                size: 1000 + i,
+                data_offset: i,
+            },
+            &key,
+        ));
+        assert!(r.error.is_none(), "{:?}", r.error);
+        assert_eq!((r.bytes, r.tag), (1000 + i, 9));
+    }
+    let g = c.run(req(ObjectOp::Get { range: None }, "p/o007"));
+    assert!(g.error.is_none(), "{:?}", g.error);
+    assert_eq!((g.bytes, g.length), (1007, Some(1007)));
+    assert!(g.first_byte.is_some());
+    let g = c.run(req(
+        ObjectOp::Get {
+            range: Some((100, 50)),
+        },
+        "p/o007",
+    ));
+    assert_eq!((g.status, g.bytes), (206, 50));
+    let h = c.run(req(ObjectOp::Head, "p/o011"));
+    assert_eq!((h.status, h.length, h.bytes), (200, Some(1011), 0));
+    // Pages of 10: 10, 10, 5.
+    let mut token: Option<String> = None;
+    let mut pages = Vec::new();
+    loop {
+        let r = c.run(req(
+            ObjectOp::List {
+                prefix: "p/",
+                token: token.as_deref(),
+                max_keys: 10,
+            },
+            "",
+        ));
+        assert!(r.error.is_none(), "{:?}", r.error);
+        pages.push(r.items);
+        if !r.truncated {
+            break;
+        }
+        token = c.next_token().map(str::to_string);
+        assert!(token.is_some());
+    }
+    assert_eq!(pages, [10, 10, 5]);
+    let d = c.run(req(ObjectOp::Delete, "p/o000"));
+    assert!(d.error.is_none(), "{:?}", d.error);
+    let keys: Vec<String> = (1..25).map(|i| format!("p/o{i:03}")).collect();
+    let d = c.run(req(ObjectOp::DeleteMany { keys: &keys }, ""));
+    assert!(d.error.is_none(), "{:?}", d.error);
+    assert_eq!(d.items, 0, "Quiet mode names no deleted key");
+    let r = c.run(req(
+        ObjectOp::List {
+            prefix: "p/",
+            token: None,
+            max_keys: 1000,
+        },
+        "",
+    ));
+    assert_eq!(r.items, 0);
+    let gone = c.run(req(ObjectOp::Head, "p/o003"));
+    assert_eq!(gone.error.as_ref().and_then(|e| e.status()), Some(404));
+    let r = c.run(req(ObjectOp::DeleteBucket, ""));
+    assert!(r.error.is_none(), "{:?}", r.error);
+    assert!(c.status_counts().iter().any(|(s, n)| *s == 404 && *n == 1));
+}
+
+#[test]
+fn multipart_upload_in_parts_reads_back_whole() {
+    let Some(s) = server() else { return };
+    let b = bucket("multipart");
+    let mut c = client_with(s, &b, |o| o.part_size = Some(5 << 20));
+    assert!(c.run(req(ObjectOp::CreateBucket, "")).error.is_none());
+    let size = (11 << 20) + 3;
+    let r = c.run(req(
+        ObjectOp::Put {
+            size,
+            data_offset: 1,
+        },
+        "big",
+    ));
+    assert!(r.error.is_none(), "{:?}", r.error);
+    assert_eq!((r.bytes, r.items), (size, 3));
+    let g = c.run(req(ObjectOp::Get { range: None }, "big"));
+    assert_eq!(g.bytes, size);
+    c.run(req(ObjectOp::Delete, "big"));
+    assert!(c.run(req(ObjectOp::DeleteBucket, "")).error.is_none());
+}
+
+#[test]
+fn wrong_keys_and_missing_bucket_say_what_to_fix() {
+    let Some(s) = server() else { return };
+    let mut c = client_with(s, "iolab-no-such-bucket", |o| o.secret_key = "wrong".into());
+    let r = c.run(req(ObjectOp::HeadBucket, ""));
+    let e = r.error.expect("refused");
+    assert_eq!(e.status(), Some(403), "{e}");
+    // SeaweedFS makes a missing bucket on an admin's PUT (-s3.autoCreateBucket): iolab
+    // asks with HEAD before it writes.
+    let mut c = client(s, "iolab-no-such-bucket");
+    let r = c.run(req(ObjectOp::HeadBucket, ""));
+    let e = r.error.expect("refused");
+    assert_eq!((e.status(), e.code()), (Some(404), Some("NotFound")), "{e}");
+    assert_eq!(r.retries, 0, "a 404 is not retried");
+}
+
+#[test]
+fn a_dead_endpoint_is_retried_then_named() {
+    // A port nothing listens on: refused at once, tried `attempts` times.
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port();
+    drop(listener);
+    let s = S3Server::fake(&format!("http://127.0.0.1:{port}"));
+    let mut c = client_with(&s, "bkt", |o| o.attempts = 2);
+    let r = c.run(req(ObjectOp::Head, "k"));
+    let e = r.error.expect("no server");
+    assert_eq!(r.retries, 1);
+    let msg = e.to_string();
+    assert!(
+        msg.contains(&format!(
+            "HEAD s3://bkt/k at http://127.0.0.1:{port} failed"
+        )),
+        "{msg}"
+    );
+    assert!(msg.contains("is the S3 server running"), "{msg}");
+}

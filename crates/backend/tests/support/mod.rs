@@ -1,0 +1,1 @@
+pub mod s3_server;
