@@ -19,9 +19,9 @@ mod xml;
 use std::time::Duration;
 
 pub use error::ObjectError;
-pub use null::NullObjects;
+pub use null::{NullObjects, NullStore};
 pub use payload::Payload;
-pub use s3::{S3Client, S3Options};
+pub use s3::{S3Client, S3Options, TlsConfig};
 
 /// What a request does. Keys and prefixes are relative to the client's bucket.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

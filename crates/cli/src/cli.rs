@@ -39,6 +39,8 @@ pub enum Command {
     Targets(crate::commands::targets::TargetsArgs),
     /// Measure the network between ranks alone (no storage involved).
     Net(crate::commands::net::NetArgs),
+    /// Run an object storage workload over S3 (warp-style): put, get, stat, list, delete, mixed.
+    S3(crate::commands::s3::S3Args),
     /// Find the highest IOPS at an acceptable latency: step the load up until a latency objective breaks.
     Ladder(crate::commands::ladder::LadderArgs),
     /// Check the tuning of this machine against what storage studies recommend (reads only).

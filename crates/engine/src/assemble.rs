@@ -114,11 +114,12 @@ pub fn assemble(meta: PhaseMeta, run: &PhaseRun) -> PhaseResult {
         })
         .collect();
     let workers = run.outcomes.iter().map(|o| o.threads).sum();
-    let extra = total
+    let mut extra = total
         .data
         .as_ref()
         .map(reduction_figures)
         .unwrap_or_default();
+    extra.extend(extra_figures(&total));
     PhaseResult {
         name: meta.name,
         kind: meta.kind.unwrap_or(PhaseKind::Data),
@@ -159,6 +160,36 @@ fn reduction_figures(d: &crate::worker::reduction::DataSample) -> BTreeMap<Strin
     put("dedupe_ratio_measured", d.dedupe_ratio());
     put("sampled_writes", Some(d.writes as f64));
     put("sampled_bytes", Some(d.bytes as f64));
+    extra
+}
+
+/// A workload's own counts, and the summaries of its own distributions
+/// (`<name>_count`, `_min_ns`, `_mean_ns`, `_p50_ns`, `_p90_ns`, `_p99_ns`, `_p99.9_ns`,
+/// `_max_ns`), as the phase's `extra` figures.
+fn extra_figures(total: &WorkerMeasure) -> BTreeMap<String, f64> {
+    let mut extra: BTreeMap<String, f64> = total
+        .counters
+        .iter()
+        .map(|(k, v)| (k.clone(), *v as f64))
+        .collect();
+    for (name, h) in &total.histograms {
+        if h.is_empty() {
+            continue;
+        }
+        let s = h.summary();
+        for (label, v) in [
+            ("count", s.count as f64),
+            ("min_ns", s.min.0 as f64),
+            ("mean_ns", s.mean),
+            ("p50_ns", s.p50.0 as f64),
+            ("p90_ns", s.p90.0 as f64),
+            ("p99_ns", s.p99.0 as f64),
+            ("p99.9_ns", s.p99_9.0 as f64),
+            ("max_ns", s.max.0 as f64),
+        ] {
+            extra.insert(format!("{name}_{label}"), v);
+        }
+    }
     extra
 }
 

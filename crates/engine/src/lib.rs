@@ -15,6 +15,7 @@ pub mod image;
 pub mod layout;
 pub mod memory;
 pub mod meta;
+pub mod object;
 pub mod offsets;
 pub mod phase;
 pub mod plan;

@@ -123,12 +123,6 @@ pub fn check_buffers(
     host: &str,
 ) -> Result<(), EngineError> {
     let need = buffers_per_rank(spec).saturating_mul(u64::from(ranks_on_host.max(1)));
-    let Some(have) = available.bytes() else {
-        return Ok(());
-    };
-    if (need as f64) <= have as f64 * USABLE {
-        return Ok(());
-    }
     let mut drivers = format!("--threads {}", spec.threads);
     if spec.backend == BackendKind::Uring {
         drivers.push_str(&format!(" x --queue-depth {}", spec.queue_depth));
@@ -139,6 +133,32 @@ pub fn check_buffers(
         "--block-size"
     };
     drivers.push_str(&format!(" x {option} {}", ByteCount(spec.largest_io())));
+    refuse_over(
+        need,
+        "--block-size",
+        drivers,
+        ranks_on_host,
+        available,
+        host,
+    )
+}
+
+/// Refuses `need` bytes of buffers on this host when they exceed what it can give,
+/// naming `option` and the options (`drivers`) that make the figure.
+pub fn refuse_over(
+    need: u64,
+    option: &str,
+    mut drivers: String,
+    ranks_on_host: u32,
+    available: &Available,
+    host: &str,
+) -> Result<(), EngineError> {
+    let Some(have) = available.bytes() else {
+        return Ok(());
+    };
+    if (need as f64) <= have as f64 * USABLE {
+        return Ok(());
+    }
     if ranks_on_host > 1 {
         drivers.push_str(&format!(" x {ranks_on_host} ranks on this host"));
     }
@@ -150,7 +170,7 @@ pub fn check_buffers(
         .mem_available
         .map_or("unknown".to_string(), |m| ByteCount(m).human());
     Err(EngineError::Spec(iolab_core::SpecError::new(
-        "--block-size",
+        option,
         format!(
             "{drivers} needs {} of I/O buffers on {host}, more than {:.0}% of the {} available (MemAvailable {mem}, {cgroup}): lower one of them",
             ByteCount(need).human(),

@@ -267,6 +267,8 @@ impl Recorder {
             verify_failures: self.verify_failures,
             latency_max,
             data: None,
+            counters: BTreeMap::new(),
+            histograms: BTreeMap::new(),
         }
     }
 }
@@ -340,6 +342,14 @@ pub struct WorkerMeasure {
     /// The written data as sampled, when a compress or dedupe ratio was asked.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub data: Option<DataSample>,
+    /// Named counts a workload adds (S3: answers by HTTP status, retries, keys listed),
+    /// summed when merged; they become the phase's `extra` figures.
+    #[serde(default)]
+    pub counters: BTreeMap<String, u64>,
+    /// Named latency distributions beside the operations' (S3: time to first byte of a
+    /// GET), merged like theirs; the phase keeps their summaries as `extra` figures.
+    #[serde(default)]
+    pub histograms: BTreeMap<String, LatencyHistogram>,
 }
 
 impl WorkerMeasure {
@@ -348,6 +358,9 @@ impl WorkerMeasure {
     pub fn shed_detail(&mut self) {
         for m in self.ops.values_mut() {
             m.histogram = LatencyHistogram::placeholder();
+        }
+        for h in self.histograms.values_mut() {
+            *h = LatencyHistogram::placeholder();
         }
         self.timeline = Timeline::default();
         self.latency_max.clear();
@@ -379,6 +392,15 @@ impl WorkerMeasure {
         self.verify_failures += other.verify_failures;
         if let Some(d) = &other.data {
             self.data.get_or_insert_with(DataSample::default).merge(d);
+        }
+        for (k, v) in &other.counters {
+            *self.counters.entry(k.clone()).or_default() += v;
+        }
+        for (k, h) in &other.histograms {
+            self.histograms
+                .entry(k.clone())
+                .or_insert_with(LatencyHistogram::new)
+                .merge(h);
         }
     }
 }

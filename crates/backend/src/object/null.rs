@@ -1,30 +1,48 @@
 //! [`NullObjects`]: an object backend that completes every request at once without
-//! reaching anything, remembering only which keys exist and their sizes, so the engine's
-//! workloads can be tested (and iolab's own ceiling measured) without a server.
+//! reaching anything, remembering only which keys exist and their sizes (in a
+//! [`NullStore`] its clients share, as a server's objects are), so the engine's
+//! workloads can be tested, and requests counted, without a server.
 
 use std::collections::BTreeMap;
+use std::sync::{Arc, Mutex};
 
 use crate::object::{
     ObjectBackend, ObjectCompletion, ObjectError, ObjectOp, ObjectRequest, StatusCounts,
 };
 
+/// The objects and the count of requests of every [`NullObjects`] made over it.
 #[derive(Default)]
-pub struct NullObjects {
-    objects: BTreeMap<String, u64>,
-    done: Option<ObjectCompletion>,
-    token: Option<String>,
-    /// Requests run, by operation name (what a test counts).
-    pub requests: BTreeMap<&'static str, u64>,
+pub struct NullStore {
+    pub objects: Mutex<BTreeMap<String, u64>>,
+    /// Requests run, by operation name.
+    pub requests: Mutex<BTreeMap<&'static str, u64>>,
 }
 
-impl NullObjects {
-    pub fn new() -> Self {
-        Self::default()
+impl NullStore {
+    /// Requests of `op` ("PUT", "GET", ...) so far.
+    pub fn count(&self, op: &str) -> u64 {
+        self.requests.lock().expect("null store").get(op).copied().unwrap_or(0)
     }
 
     /// Keys that exist now.
-    pub fn keys(&self) -> impl Iterator<Item = &String> {
-        self.objects.keys()
+    pub fn keys(&self) -> Vec<String> {
+        self.objects.lock().expect("null store").keys().cloned().collect()
+    }
+}
+
+pub struct NullObjects {
+    store: Arc<NullStore>,
+    done: Option<ObjectCompletion>,
+    token: Option<String>,
+}
+
+impl NullObjects {
+    pub fn new(store: Arc<NullStore>) -> Self {
+        NullObjects {
+            store,
+            done: None,
+            token: None,
+        }
     }
 }
 
@@ -39,7 +57,14 @@ impl ObjectBackend for NullObjects {
                 "a request is already in flight on this connection".into(),
             ));
         }
-        *self.requests.entry(req.op.name()).or_default() += 1;
+        *self
+            .store
+            .requests
+            .lock()
+            .expect("null store")
+            .entry(req.op.name())
+            .or_default() += 1;
+        let mut objects = self.store.objects.lock().expect("null store");
         let mut c = ObjectCompletion {
             tag: req.tag,
             status: 200,
@@ -57,10 +82,10 @@ impl ObjectBackend for NullObjects {
         };
         match req.op {
             ObjectOp::Put { size, .. } => {
-                self.objects.insert(req.key.to_string(), size);
+                objects.insert(req.key.to_string(), size);
                 c.bytes = size;
             }
-            ObjectOp::Get { range } => match self.objects.get(req.key) {
+            ObjectOp::Get { range } => match objects.get(req.key) {
                 Some(&len) => {
                     c.bytes = range.map_or(len, |(o, l)| l.min(len.saturating_sub(o)));
                     c.length = Some(len);
@@ -68,17 +93,17 @@ impl ObjectBackend for NullObjects {
                 }
                 None => c.error = Some(missing(req.key)),
             },
-            ObjectOp::Head => match self.objects.get(req.key) {
+            ObjectOp::Head => match objects.get(req.key) {
                 Some(&len) => c.length = Some(len),
                 None => c.error = Some(missing(req.key)),
             },
             ObjectOp::Delete => {
-                self.objects.remove(req.key);
+                objects.remove(req.key);
                 c.status = 204;
             }
             ObjectOp::DeleteMany { keys } => {
                 for k in keys {
-                    self.objects.remove(k);
+                    objects.remove(k);
                 }
                 c.items = keys.len() as u64;
             }
@@ -88,8 +113,7 @@ impl ObjectBackend for NullObjects {
                 max_keys,
             } => {
                 let after = token.unwrap_or("");
-                let keys: Vec<&String> = self
-                    .objects
+                let keys: Vec<&String> = objects
                     .keys()
                     .filter(|k| k.starts_with(prefix) && k.as_str() > after)
                     .take(max_keys as usize + 1)
@@ -100,6 +124,7 @@ impl ObjectBackend for NullObjects {
             }
             ObjectOp::HeadBucket | ObjectOp::CreateBucket | ObjectOp::DeleteBucket => {}
         }
+        drop(objects);
         self.done = Some(c);
         Ok(())
     }

@@ -17,6 +17,7 @@ pub mod net;
 pub mod pts;
 pub mod results;
 pub mod run;
+pub mod s3;
 pub mod study;
 pub mod targets;
 pub mod train;
@@ -40,6 +41,7 @@ pub fn dispatch(cli: Cli) -> Result<u8> {
         Command::Find(args) => find::find(args),
         Command::Targets(args) => targets::targets(args),
         Command::Net(args) => net::net(args),
+        Command::S3(args) => s3::s3(args),
         Command::Io500(args) => io500::io500(args),
         Command::Fio(args) => fio::fio(args),
         Command::Ior(args) => ior::ior(args),
