@@ -397,10 +397,7 @@ impl WorkerMeasure {
             *self.counters.entry(k.clone()).or_default() += v;
         }
         for (k, h) in &other.histograms {
-            self.histograms
-                .entry(k.clone())
-                .or_insert_with(LatencyHistogram::new)
-                .merge(h);
+            self.histograms.entry(k.clone()).or_default().merge(h);
         }
     }
 }

@@ -45,6 +45,7 @@ mod matrix;
 mod matrix_tables;
 mod measure;
 mod model;
+mod object;
 mod rated;
 mod report_tables;
 mod sweep;

@@ -127,6 +127,10 @@ pub(crate) fn param_words(params: &crate::sweep::Params) -> Vec<String> {
         "io",
         "layout",
         "distribution",
+        "object_size",
+        "range_size",
+        "concurrency",
+        "batch",
     ] {
         if let Some(v) = params.get(key) {
             parts.push(match key {
@@ -137,6 +141,11 @@ pub(crate) fn param_words(params: &crate::sweep::Params) -> Vec<String> {
                 "sync" => continue,
                 "threads" => format!("{v} thread{}", if v == "1" { "" } else { "s" }),
                 "queue_depth" => format!("QD{v}"),
+                "object_size" => format!("{v} objects"),
+                "range_size" => format!("ranges of {v}"),
+                "concurrency" => format!("{v} connection{}", if v == "1" { "" } else { "s" }),
+                "batch" if v == "1" => continue,
+                "batch" => format!("{v} keys a DELETE"),
                 _ => v.clone(),
             });
         }
@@ -306,7 +315,15 @@ pub fn render_phase(p: &PhaseResult) -> String {
         out.push('\n');
     }
     out.push_str(&render_spread(p));
+    if p.kind == PhaseKind::Object {
+        for line in crate::object::object_lines(p) {
+            let _ = writeln!(out, "  {line}");
+        }
+    }
     for (k, v) in p.extra.iter().filter(|(k, _)| crate::extra::listed(k)) {
+        if p.kind == PhaseKind::Object && crate::object::shown(k) {
+            continue;
+        }
         let _ = writeln!(
             out,
             "  {}: {}",

@@ -3,7 +3,9 @@
 //! stored at once). Files written by a sweep point are kept for the following phases of
 //! that point (a read reads what the write wrote) and removed before the next point. A
 //! metadata phase builds its tree, runs its operations (one result each, named
-//! "<phase>-<op>") and removes the tree again.
+//! "<phase>-<op>") and removes the tree again. An S3 phase runs its operations against
+//! the endpoints an [`ObjectConnector`] reaches (one result each) and removes the objects
+//! it wrote.
 //! [`estimate`] says what a study needs before anything is written: capacity and time.
 
 use iolab_core::result::PhaseResult;
@@ -14,6 +16,7 @@ use iolab_engine::clock::Clock;
 use iolab_engine::data::{DataOptions, run_data};
 use iolab_engine::error::EngineError;
 use iolab_engine::meta::{MetaOptions, finish_meta, run_meta};
+use iolab_engine::object::{ObjectFactory, ObjectOptions, finish_s3, run_s3, start_s3};
 use iolab_engine::phase::Env;
 use iolab_engine::plan::{DataTarget, shares};
 use iolab_engine::target::PreparedTarget;
@@ -27,14 +30,31 @@ pub struct StudyOutcome {
     pub warnings: Vec<String>,
 }
 
+/// What runs an S3 phase once its clients can be made: the phases it produced.
+pub type WithFactory<'b> =
+    dyn FnMut(ObjectFactory<'_>, &ObjectOptions) -> Result<Vec<PhaseResult>, EngineError> + 'b;
+
+/// How the S3 phases of a study reach their servers: the command line resolves the
+/// endpoints, keys and TLS once, and makes each worker's client.
+pub trait ObjectConnector: Sync {
+    /// Runs `f` with the factory of `spec`'s clients and the options its phases run with.
+    fn with_factory(
+        &self,
+        spec: &iolab_core::spec::S3Spec,
+        f: &mut WithFactory<'_>,
+    ) -> Result<Vec<PhaseResult>, EngineError>;
+}
+
 /// Runs `phases` in order; `on_phase` receives every result as soon as it ends. `keep`
-/// leaves the last point's files in place.
+/// leaves the last point's files in place. S3 phases need `objects`.
+#[allow(clippy::too_many_arguments)]
 pub fn run_study<C: Clock>(
     env: &Env<'_>,
     clock: &C,
     phases: &[PlannedPhase],
     target: &PreparedTarget,
     keep: bool,
+    objects: Option<&dyn ObjectConnector>,
     on_phase: &mut dyn FnMut(PhaseResult),
 ) -> Result<StudyOutcome, EngineError> {
     let mut outcome = StudyOutcome::default();
@@ -51,6 +71,31 @@ pub fn run_study<C: Clock>(
             .is_none_or(|n| (n.point, n.repetition) != group);
         let last_of_study = i + 1 == phases.len();
         let results = match &planned.spec {
+            PhaseSpec::S3(spec) => {
+                let Some(connector) = objects else {
+                    return Err(EngineError::Setup(format!(
+                        "phase {} is an S3 phase, and this command cannot run one",
+                        planned.name
+                    )));
+                };
+                let keep_objects = keep && last_of_study;
+                let mut warnings = Vec::new();
+                let results = connector.with_factory(spec, &mut |factory, base| {
+                    let opts = ObjectOptions {
+                        name_prefix: Some(planned.name.clone()),
+                        repetition: planned.repetition,
+                        params: planned.coordinates.clone(),
+                        ..base.clone()
+                    };
+                    let (plan, made) = start_s3(env.comm, spec, factory, &opts)?;
+                    let out = run_s3(env, clock, &plan, made, factory, &opts);
+                    warnings.extend(finish_s3(env.comm, &out, factory, keep_objects));
+                    Ok(out.phases)
+                })?;
+                outcome.warnings.extend(warnings);
+                previous = None;
+                results
+            }
             PhaseSpec::Meta(spec) => {
                 let opts = MetaOptions {
                     name_prefix: Some(planned.name.clone()),
@@ -137,6 +182,32 @@ fn remove_files(
     Ok(())
 }
 
+/// An S3 phase keeps nothing on the study's target; its time is its duration per
+/// operation, or its objects moved at the assumed speed.
+fn estimate_s3(
+    spec: &iolab_core::spec::S3Spec,
+    _ranks: u32,
+    bandwidth: BytesPerSec,
+    iops: f64,
+) -> PhaseEstimate {
+    let ops = spec.ops.len() as u64;
+    let (time, time_based) = match spec.duration {
+        Some(d) => (Nanos(d.nanos().0.saturating_mul(ops)), true),
+        None => {
+            let bytes = spec.objects.saturating_mul(spec.object_size.get()) as f64;
+            let secs = (bytes / bandwidth.get().max(1.0)).max(spec.objects as f64 / iops.max(1.0));
+            (Nanos((secs * ops as f64 * 1e9) as u64), false)
+        }
+    };
+    PhaseEstimate {
+        data_bytes: 0,
+        time,
+        time_based,
+        files: 0,
+        dirs: 0,
+    }
+}
+
 /// What one phase of a study needs.
 #[derive(Clone, Debug, PartialEq)]
 pub struct PhaseEstimate {
@@ -176,6 +247,11 @@ pub fn estimate(
     for p in phases {
         let spec = match &p.spec {
             PhaseSpec::Data(spec) => spec,
+            PhaseSpec::S3(spec) => {
+                let e = estimate_s3(spec, ranks, bandwidth, iops);
+                out.push(e);
+                continue;
+            }
             PhaseSpec::Meta(spec) => {
                 let e = estimate_meta(spec, ranks, iops);
                 if group != Some((p.point, p.repetition)) {

@@ -21,12 +21,22 @@ pub struct NullStore {
 impl NullStore {
     /// Requests of `op` ("PUT", "GET", ...) so far.
     pub fn count(&self, op: &str) -> u64 {
-        self.requests.lock().expect("null store").get(op).copied().unwrap_or(0)
+        self.requests
+            .lock()
+            .expect("null store")
+            .get(op)
+            .copied()
+            .unwrap_or(0)
     }
 
     /// Keys that exist now.
     pub fn keys(&self) -> Vec<String> {
-        self.objects.lock().expect("null store").keys().cloned().collect()
+        self.objects
+            .lock()
+            .expect("null store")
+            .keys()
+            .cloned()
+            .collect()
     }
 }
 

@@ -79,7 +79,11 @@ pub fn client_options(spec: &S3Spec, access: &S3Access, output: &OutputArgs) -> 
         Some(TlsConfig::new(access.ca_cert.as_deref()).map_err(|e| {
             anyhow::anyhow!(
                 "{}{e}",
-                if access.ca_cert.is_some() { "--ca-cert: " } else { "" }
+                if access.ca_cert.is_some() {
+                    "--ca-cert: "
+                } else {
+                    ""
+                }
             )
         })?)
     } else {
@@ -108,6 +112,44 @@ pub fn client_options(spec: &S3Spec, access: &S3Access, output: &OutputArgs) -> 
     })
 }
 
+/// Worker `g`'s client: its own first endpoint (workers start spread over them) and
+/// its own upload data.
+fn client_of(client: &S3Options, seed: u64, g: u32) -> Result<Box<dyn ObjectBackend>, ObjectError> {
+    let mut o = client.clone();
+    o.first_endpoint = g as usize;
+    o.seed = iolab_core::rng::mix(&[seed, u64::from(g)]);
+    Ok(Box::new(S3Client::new(o)?))
+}
+
+/// What the engine needs to know of the clients: their memory and where they go.
+fn object_options(client: &S3Options) -> ObjectOptions {
+    ObjectOptions {
+        backend_bytes: S3Client::memory_bytes(client.endpoints.len()),
+        endpoints: client.endpoints.iter().map(|e| e.url()).collect(),
+        ..ObjectOptions::default()
+    }
+}
+
+/// How a study's S3 phases reach their servers: resolved per phase from its spec, the
+/// environment and the AWS files, as `iolab s3` does.
+pub struct Connector<'a> {
+    pub output: &'a OutputArgs,
+}
+
+impl iolab_suites::study::ObjectConnector for Connector<'_> {
+    fn with_factory(
+        &self,
+        spec: &S3Spec,
+        f: &mut iolab_suites::study::WithFactory<'_>,
+    ) -> Result<Vec<iolab_core::result::PhaseResult>, iolab_engine::EngineError> {
+        let setup = |e: anyhow::Error| iolab_engine::EngineError::Setup(format!("{e:#}"));
+        let access = access_for(spec).map_err(setup)?;
+        let client = client_options(spec, &access, self.output).map_err(setup)?;
+        let factory = |g: u32| client_of(&client, spec.seed, g);
+        f(&factory, &object_options(&client))
+    }
+}
+
 fn s3_in(rt: &Runtime, args: S3Args) -> Result<u8> {
     let spec = args.spec;
     let client = rt.agree(
@@ -118,18 +160,9 @@ fn s3_in(rt: &Runtime, args: S3Args) -> Result<u8> {
             .and_then(|a| client_options(&spec, &a, &args.output).map(|o| (o, a.source))),
     )?;
     let (client, source) = client;
-    let factory = |g: u32| -> Result<Box<dyn ObjectBackend>, ObjectError> {
-        let mut o = client.clone();
-        o.first_endpoint = g as usize;
-        o.seed = iolab_core::rng::mix(&[spec.seed, u64::from(g)]);
-        Ok(Box::new(S3Client::new(o)?))
-    };
-    let endpoints: Vec<String> = client.endpoints.iter().map(|e| e.url()).collect();
-    let opts = ObjectOptions {
-        backend_bytes: S3Client::memory_bytes(client.endpoints.len()),
-        endpoints: endpoints.clone(),
-        ..ObjectOptions::default()
-    };
+    let factory = |g: u32| client_of(&client, spec.seed, g);
+    let opts = object_options(&client);
+    let endpoints = opts.endpoints.clone();
     let comm = rt.comm.as_ref();
     let (plan, made) = start_s3(comm, &spec, &factory, &opts)?;
     let mut sink = RunSink::start(

@@ -266,6 +266,14 @@ fn runs_as(spec: &PhaseSpec, e: &PhaseEstimate, ranks: u32) -> String {
             "{} files in {} dirs, x{}{per_rank}",
             e.files, e.dirs, m.threads
         ),
+        PhaseSpec::S3(s) => format!(
+            "s3 {} {} objects of {} x{}{per_rank}{}",
+            s.ops.iter().map(|o| o.name()).collect::<Vec<_>>().join(","),
+            s.objects,
+            s.size_label(),
+            s.concurrency,
+            s.duration.map(|d| format!(" for {d}")).unwrap_or_default()
+        ),
     }
 }
 
@@ -381,6 +389,9 @@ fn run_in(
         &phases,
         &target,
         args.target.keep,
+        Some(&crate::commands::s3::Connector {
+            output: &args.output,
+        }),
         &mut |phase| {
             progress.finish();
             if root {

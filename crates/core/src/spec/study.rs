@@ -10,7 +10,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
 use crate::error::SpecError;
-use crate::spec::{DataSpec, MetaSpec};
+use crate::spec::{DataSpec, MetaSpec, S3Spec};
 use crate::units::{ByteCount, Nanos, TimeSpan};
 
 /// A study file.
@@ -69,6 +69,8 @@ pub struct SweepSpec {
 pub enum PhaseSpec {
     Data(Box<DataSpec>),
     Meta(Box<MetaSpec>),
+    /// An object storage workload (`iolab s3`): its operations become one result each.
+    S3(Box<S3Spec>),
 }
 
 impl PhaseSpec {
@@ -76,6 +78,7 @@ impl PhaseSpec {
         match self {
             PhaseSpec::Data(_) => "data",
             PhaseSpec::Meta(_) => "meta",
+            PhaseSpec::S3(_) => "s3",
         }
     }
 }
@@ -157,8 +160,8 @@ impl Overrides {
 
 /// Options that hold sizes, counts and durations, which `--scale` multiplies.
 const SIZES: [&str; 2] = ["size", "total_size"];
-const COUNTS: [&str; 2] = ["total_files", "files_per_dir"];
-const DURATIONS: [&str; 2] = ["runtime", "stonewall"];
+const COUNTS: [&str; 3] = ["total_files", "files_per_dir", "objects"];
+const DURATIONS: [&str; 3] = ["runtime", "stonewall", "duration"];
 
 fn value_text(v: &Value) -> String {
     match v {
@@ -418,6 +421,10 @@ fn options_of(kind: &str) -> Vec<String> {
             serde_json::to_value(MetaSpec::default()),
             <MetaSpec as clap::Args>::augment_args(clap::Command::new("iolab")),
         ),
+        "s3" => (
+            serde_json::to_value(S3Spec::default()),
+            <S3Spec as clap::Args>::augment_args(clap::Command::new("iolab")),
+        ),
         _ => (
             serde_json::to_value(DataSpec::default()),
             <DataSpec as clap::Args>::augment_args(clap::Command::new("iolab")),
@@ -442,6 +449,7 @@ fn options_of(kind: &str) -> Vec<String> {
 fn known_options() -> Vec<String> {
     let mut keys = options_of("data");
     keys.extend(options_of("meta"));
+    keys.extend(options_of("s3"));
     keys
 }
 
@@ -506,9 +514,9 @@ fn resolve_phase(
     overrides: &Overrides,
 ) -> Result<PhaseSpec, String> {
     let kind = raw.get("kind").and_then(Value::as_str).unwrap_or("data");
-    if kind != "data" && kind != "meta" {
+    if kind != "data" && kind != "meta" && kind != "s3" {
         return Err(format!(
-            "kind = \"{kind}\" is not a phase kind (use \"data\" or \"meta\")"
+            "kind = \"{kind}\" is not a phase kind (use \"data\", \"meta\" or \"s3\")"
         ));
     }
     // Defaults, sweep values and --set reach every phase they apply to: a data option
@@ -578,6 +586,12 @@ fn resolve_phase(
                 serde_json::from_value(Value::Object(map)).map_err(|e| e.to_string())?;
             spec.validate().map_err(|e| e.to_string())?;
             Ok(PhaseSpec::Data(Box::new(spec)))
+        }
+        "s3" => {
+            let spec: S3Spec =
+                serde_json::from_value(Value::Object(map)).map_err(|e| e.to_string())?;
+            spec.validate().map_err(|e| e.to_string())?;
+            Ok(PhaseSpec::S3(Box::new(spec)))
         }
         _ => {
             let spec: MetaSpec =

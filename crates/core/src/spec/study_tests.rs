@@ -24,7 +24,7 @@ total_size = "2TB"
 fn data(p: &PlannedPhase) -> &DataSpec {
     match &p.spec {
         PhaseSpec::Data(d) => d,
-        PhaseSpec::Meta(_) => panic!("{} is a metadata phase", p.name),
+        _ => panic!("{} is not a data phase", p.name),
     }
 }
 
@@ -441,4 +441,48 @@ fn data_reduction_from_set_or_defaults_reaches_only_the_writing_phases() {
         .unwrap_err()
         .to_string();
     assert!(err.contains("compress"), "{err}");
+}
+
+#[test]
+fn a_study_holds_s3_phases_swept_and_scaled() {
+    let text = r#"
+name = "objects"
+[defaults]
+bucket = "bench"
+[[sweep]]
+name = "sizes"
+over = { object_size = ["4KiB", "1MiB"], concurrency = [2, 8] }
+mode = "zip"
+[[sweep.phase]]
+name = "s3"
+kind = "s3"
+ops = "put,get,delete"
+objects = 1000
+"#;
+    let s = StudySpec::from_toml(text, "o.toml").unwrap();
+    let o = Overrides {
+        scale: Some(0.1),
+        ..Overrides::default()
+    };
+    let phases = s.expand("o.toml", &o).unwrap();
+    assert_eq!(phases.len(), 2);
+    let PhaseSpec::S3(p) = &phases[1].spec else {
+        panic!("not an S3 phase: {:?}", phases[1].spec)
+    };
+    assert_eq!(p.bucket, "bench");
+    assert_eq!(p.object_size, ByteCount::mib(1));
+    assert_eq!(p.concurrency, 8);
+    assert_eq!(p.objects, 100, "--scale shrinks the object count");
+    assert_eq!(
+        p.ops,
+        [crate::spec::S3Op::Put, crate::spec::S3Op::Get, crate::spec::S3Op::Delete]
+    );
+    assert_eq!(phases[1].spec.kind(), "s3");
+    // An option of another kind on an S3 phase is named.
+    let bad = text.replace("objects = 1000", "objects = 1000\nrw = \"read\"");
+    let e = StudySpec::from_toml(&bad, "o.toml")
+        .unwrap()
+        .expand("o.toml", &Overrides::default())
+        .unwrap_err();
+    assert!(e.to_string().contains("`rw` is not an option of a s3 phase"), "{e}");
 }

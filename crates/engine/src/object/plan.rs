@@ -76,7 +76,8 @@ impl ObjectPlan {
         match self.sizes {
             ObjectSizes::Fixed(s) => s,
             sizes => {
-                let u = (mix(&[self.spec.seed, u64::from(g), n]) >> 11) as f64 / (1u64 << 53) as f64;
+                let u =
+                    (mix(&[self.spec.seed, u64::from(g), n]) >> 11) as f64 / (1u64 << 53) as f64;
                 sizes.draw(u)
             }
         }
@@ -172,7 +173,12 @@ mod tests {
         let t = plan(10, 1, 1, 0).mix_table();
         let n = |op| t.iter().filter(|o| **o == op).count();
         assert_eq!(
-            (n(MixOp::Get), n(MixOp::Stat), n(MixOp::Put), n(MixOp::Delete)),
+            (
+                n(MixOp::Get),
+                n(MixOp::Stat),
+                n(MixOp::Put),
+                n(MixOp::Delete)
+            ),
             (450, 300, 150, 100)
         );
         // Shuffled: the first 100 slots are not all one operation.

@@ -85,9 +85,8 @@ pub fn start_s3(
     )?;
     let token = format!(
         "{:012x}",
-        iolab_core::rng::mix(&[u64::from_le_bytes(
-            *b"iolab-s3"
-        ), hash_str(&run_token(comm))]) & 0xffff_ffff_ffff
+        iolab_core::rng::mix(&[u64::from_le_bytes(*b"iolab-s3"), hash_str(&run_token(comm))])
+            & 0xffff_ffff_ffff
     );
     let token: String = comm
         .broadcast(0, &token)
@@ -103,8 +102,9 @@ pub fn start_s3(
 }
 
 fn hash_str(s: &str) -> u64 {
-    s.bytes()
-        .fold(0xcbf2_9ce4_8422_2325u64, |h, b| (h ^ u64::from(b)).wrapping_mul(0x100_0000_01b3))
+    s.bytes().fold(0xcbf2_9ce4_8422_2325u64, |h, b| {
+        (h ^ u64::from(b)).wrapping_mul(0x100_0000_01b3)
+    })
 }
 
 /// Before any load: the bucket exists (or is made with --create-bucket), the keys may
@@ -207,10 +207,19 @@ pub fn run_s3<C: Clock>(
         made_bucket,
         stopped: false,
     };
-    let pools: Vec<Mutex<Pool>> = (0..plan.concurrency).map(|_| Mutex::new(Pool::default())).collect();
+    let pools: Vec<Mutex<Pool>> = (0..plan.concurrency)
+        .map(|_| Mutex::new(Pool::default()))
+        .collect();
     let result = phases(env, clock, plan, factory, opts, &pools, &mut out.phases);
-    out.stopped = result.is_err() || out.phases.iter().any(|p| p.error_count > 0 || p.interrupted);
-    out.pools = pools.into_iter().map(|p| p.into_inner().unwrap_or_default()).collect();
+    out.stopped = result.is_err()
+        || out
+            .phases
+            .iter()
+            .any(|p| p.error_count > 0 || p.interrupted);
+    out.pools = pools
+        .into_iter()
+        .map(|p| p.into_inner().unwrap_or_default())
+        .collect();
     if let Err(e) = result {
         out.phases.retain(|_| true);
         out.stopped = true;
@@ -234,9 +243,22 @@ fn phases<C: Clock>(
     let comm = env.comm;
     let host = comm.host().to_string();
     for &op in &plan.spec.ops {
-        let live: u64 = pools.iter().map(|p| p.lock().expect("pool").live.len() as u64).sum();
+        let live: u64 = pools
+            .iter()
+            .map(|p| p.lock().expect("pool").live.len() as u64)
+            .sum();
         if op.needs_objects() && comm.all_sum(live) == 0 {
-            let prepare = run_one(env, clock, plan, factory, pools, &host, S3Op::Put, None, "prepare")?;
+            let prepare = run_one(
+                env,
+                clock,
+                plan,
+                factory,
+                pools,
+                &host,
+                S3Op::Put,
+                None,
+                "prepare",
+            )?;
             if prepare.errors > 0 || prepare.interrupted {
                 let first = prepare
                     .outcomes
@@ -257,23 +279,35 @@ fn phases<C: Clock>(
             None => format!("{}-{}", op.name(), size_name(plan)),
         };
         let deadline = plan.spec.duration.map(|d| d.nanos());
-        let logs: Vec<Mutex<OpLog>> = (0..plan.concurrency).map(|_| Mutex::new(OpLog::default())).collect();
-        let run = run_phase(env, clock, &name, plan.concurrency as usize, false, |i, control| {
-            let setup = PhaseSetup {
-                plan,
-                op,
-                control,
-                clock,
-                host: &host,
-                factory,
-                pools,
-                logs: &logs,
-                deadline,
-            };
-            run_worker(&setup, i)
-        })?;
+        let logs: Vec<Mutex<OpLog>> = (0..plan.concurrency)
+            .map(|_| Mutex::new(OpLog::default()))
+            .collect();
+        let run = run_phase(
+            env,
+            clock,
+            &name,
+            plan.concurrency as usize,
+            false,
+            |i, control| {
+                let setup = PhaseSetup {
+                    plan,
+                    op,
+                    control,
+                    clock,
+                    host: &host,
+                    factory,
+                    pools,
+                    logs: &logs,
+                    deadline,
+                };
+                run_worker(&setup, i)
+            },
+        )?;
         let mut phase = assemble(phase_meta(plan, op, &name, opts), &run);
-        let logs: Vec<OpLog> = logs.into_iter().map(|l| l.into_inner().unwrap_or_default()).collect();
+        let logs: Vec<OpLog> = logs
+            .into_iter()
+            .map(|l| l.into_inner().unwrap_or_default())
+            .collect();
         window_figures(comm, &logs, &mut phase);
         let stop = run.interrupted || run.errors > 0;
         out.push(phase);
@@ -297,23 +331,32 @@ fn run_one<C: Clock>(
     deadline: Option<Nanos>,
     name: &str,
 ) -> Result<crate::phase::PhaseRun, EngineError> {
-    let logs: Vec<Mutex<OpLog>> = (0..plan.concurrency).map(|_| Mutex::new(OpLog::default())).collect();
-    run_phase(env, clock, name, plan.concurrency as usize, false, |i, control| {
-        run_worker(
-            &PhaseSetup {
-                plan,
-                op,
-                control,
-                clock,
-                host,
-                factory,
-                pools,
-                logs: &logs,
-                deadline,
-            },
-            i,
-        )
-    })
+    let logs: Vec<Mutex<OpLog>> = (0..plan.concurrency)
+        .map(|_| Mutex::new(OpLog::default()))
+        .collect();
+    run_phase(
+        env,
+        clock,
+        name,
+        plan.concurrency as usize,
+        false,
+        |i, control| {
+            run_worker(
+                &PhaseSetup {
+                    plan,
+                    op,
+                    control,
+                    clock,
+                    host,
+                    factory,
+                    pools,
+                    logs: &logs,
+                    deadline,
+                },
+                i,
+            )
+        },
+    )
 }
 
 fn size_name(plan: &ObjectPlan) -> String {
@@ -340,7 +383,9 @@ fn window_figures(comm: &dyn Comm, logs: &[OpLog], phase: &mut PhaseResult) {
     let secs = (end - start) as f64 / 1e9;
     phase.extra.insert("window_start_ns".into(), start as f64);
     phase.extra.insert("window_end_ns".into(), end as f64);
-    phase.extra.insert("window_exact".into(), (inexact == 0) as u64 as f64);
+    phase
+        .extra
+        .insert("window_exact".into(), (inexact == 0) as u64 as f64);
     for (k, kind) in KINDS.iter().enumerate() {
         let ops = comm.all_sum(w.ops[k].round() as u64);
         let bytes = comm.all_sum(w.bytes[k].round() as u64);
@@ -349,9 +394,15 @@ fn window_figures(comm: &dyn Comm, logs: &[OpLog], phase: &mut PhaseResult) {
         }
         let name = kind.name();
         phase.extra.insert(format!("window_{name}_ops"), ops as f64);
-        phase.extra.insert(format!("window_{name}_bytes"), bytes as f64);
-        phase.extra.insert(format!("window_{name}_ops_per_sec"), ops as f64 / secs);
-        phase.extra.insert(format!("window_{name}_bytes_per_sec"), bytes as f64 / secs);
+        phase
+            .extra
+            .insert(format!("window_{name}_bytes"), bytes as f64);
+        phase
+            .extra
+            .insert(format!("window_{name}_ops_per_sec"), ops as f64 / secs);
+        phase
+            .extra
+            .insert(format!("window_{name}_bytes_per_sec"), bytes as f64 / secs);
     }
     if inexact > 0 {
         phase.warnings.push(
@@ -379,14 +430,20 @@ fn phase_meta(plan: &ObjectPlan, op: S3Op, name: &str, opts: &ObjectOptions) -> 
     if !opts.endpoints.is_empty() {
         p.insert("endpoints".into(), opts.endpoints.join(","));
     }
-    p.insert("addressing".into(), format!("{:?}", spec.addressing).to_lowercase());
+    p.insert(
+        "addressing".into(),
+        format!("{:?}", spec.addressing).to_lowercase(),
+    );
     if let Some(d) = spec.duration {
         p.insert("duration".into(), d.to_string());
     }
     if let Some(r) = spec.range_size.filter(|_| matches!(op, S3Op::Get)) {
         p.insert("range_size".into(), r.to_string());
     }
-    if let Some(ps) = spec.part_size.filter(|_| matches!(op, S3Op::Put | S3Op::Mixed)) {
+    if let Some(ps) = spec
+        .part_size
+        .filter(|_| matches!(op, S3Op::Put | S3Op::Mixed))
+    {
         p.insert("part_size".into(), ps.to_string());
     }
     if op == S3Op::Delete {
@@ -399,7 +456,10 @@ fn phase_meta(plan: &ObjectPlan, op: S3Op, name: &str, opts: &ObjectOptions) -> 
         let s = spec.shares();
         p.insert(
             "shares".into(),
-            format!("get={},stat={},put={},delete={}", s.get, s.stat, s.put, s.delete),
+            format!(
+                "get={},stat={},put={},delete={}",
+                s.get, s.stat, s.put, s.delete
+            ),
         );
     }
     p.extend(opts.params.clone());
@@ -450,11 +510,16 @@ pub fn finish_s3(
             .iter()
             .enumerate()
             .filter(|(_, p)| !p.live.is_empty())
-            .map(|(i, pool)| s.spawn(move || remove_pool(plan, plan.global(i as u32), pool, factory)))
+            .map(|(i, pool)| {
+                s.spawn(move || remove_pool(plan, plan.global(i as u32), pool, factory))
+            })
             .collect();
         handles
             .into_iter()
-            .filter_map(|h| h.join().unwrap_or_else(|_| Some("a cleanup thread panicked".into())))
+            .filter_map(|h| {
+                h.join()
+                    .unwrap_or_else(|_| Some("a cleanup thread panicked".into()))
+            })
             .collect()
     });
     let left = comm.all_sum(failures.len() as u64);
@@ -464,7 +529,10 @@ pub fn finish_s3(
                 "could not remove all of the run's objects under s3://{}/{}: {}",
                 plan.spec.bucket,
                 plan.root,
-                failures.first().cloned().unwrap_or_else(|| "on another rank".into())
+                failures
+                    .first()
+                    .cloned()
+                    .unwrap_or_else(|| "on another rank".into())
             ));
             return warnings;
         }
@@ -496,7 +564,12 @@ pub fn finish_s3(
 }
 
 /// Deletes one worker's objects; None when all are gone.
-fn remove_pool(plan: &ObjectPlan, g: u32, pool: &Pool, factory: ObjectFactory<'_>) -> Option<String> {
+fn remove_pool(
+    plan: &ObjectPlan,
+    g: u32,
+    pool: &Pool,
+    factory: ObjectFactory<'_>,
+) -> Option<String> {
     let mut b = match factory(g) {
         Ok(b) => b,
         Err(e) => return Some(e.to_string()),

@@ -57,9 +57,24 @@ fn each_phase_makes_its_requests_once_and_cleanup_leaves_nothing() {
     );
     let out = run(&SingleProcess::new(), &s, &store, false);
     let names: Vec<&str> = out.phases.iter().map(|p| p.name.as_str()).collect();
-    assert_eq!(names, ["put-1000B", "get-1000B", "stat-1000B", "list-1000B", "delete-1000B"]);
+    assert_eq!(
+        names,
+        [
+            "put-1000B",
+            "get-1000B",
+            "stat-1000B",
+            "list-1000B",
+            "delete-1000B"
+        ]
+    );
     let put = &out.phases[0];
-    assert_eq!((ops(put, OpKind::Put), put.op(OpKind::Put).unwrap().bytes.get()), (10, 10_000));
+    assert_eq!(
+        (
+            ops(put, OpKind::Put),
+            put.op(OpKind::Put).unwrap().bytes.get()
+        ),
+        (10, 10_000)
+    );
     assert_eq!(ops(&out.phases[1], OpKind::Get), 10);
     assert_eq!(out.phases[1].op(OpKind::Get).unwrap().bytes.get(), 10_000);
     assert_eq!(ops(&out.phases[2], OpKind::Stat), 10);
@@ -126,30 +141,40 @@ fn mixed_keeps_warps_shares() {
     assert!(total > 4000.0, "{total}");
     for (n, share) in [(g, 0.45), (st, 0.30), (pu, 0.15), (d, 0.10)] {
         let got = n as f64 / total;
-        assert!((got - share).abs() < 0.01, "{n} of {total}: {got} against {share}");
+        assert!(
+            (got - share).abs() < 0.01,
+            "{n} of {total}: {got} against {share}"
+        );
     }
     assert!(store.keys().is_empty());
     // warp's window: inside the phase, and its GETs a little fewer than the phase's.
     let (ws, we) = (p.extra["window_start_ns"], p.extra["window_end_ns"]);
     assert!(ws > 0.0 && we > ws && we <= p.elapsed.0 as f64, "{ws} {we}");
     let in_window = p.extra["window_get_ops"];
-    assert!(in_window > 0.9 * g as f64 && in_window <= g as f64, "{in_window} of {g}");
+    assert!(
+        in_window > 0.9 * g as f64 && in_window <= g as f64,
+        "{in_window} of {g}"
+    );
 }
 
 #[test]
 fn ranks_work_on_their_own_objects_in_one_bucket() {
     let store = Arc::new(NullStore::default());
     let s = spec(&[S3Op::Put, S3Op::Get, S3Op::Delete], 12, 2);
-    let roots = InProcess::run(3, |_| "h".to_string(), |comm| {
-        let out = run(comm, &s, &store, false);
-        assert_eq!(out.phases.len(), 3);
-        if comm.rank() == 0 {
-            assert_eq!(ops(&out.phases[0], OpKind::Put), 12);
-            assert_eq!(ops(&out.phases[1], OpKind::Get), 12);
-            assert_eq!(out.phases[0].ranks, 3);
-        }
-        out.plan.root.clone()
-    });
+    let roots = InProcess::run(
+        3,
+        |_| "h".to_string(),
+        |comm| {
+            let out = run(comm, &s, &store, false);
+            assert_eq!(out.phases.len(), 3);
+            if comm.rank() == 0 {
+                assert_eq!(ops(&out.phases[0], OpKind::Put), 12);
+                assert_eq!(ops(&out.phases[1], OpKind::Get), 12);
+                assert_eq!(out.phases[0].ranks, 3);
+            }
+            out.plan.root.clone()
+        },
+    );
     // One token for the whole run.
     assert!(roots.iter().all(|r| *r == roots[0]));
     assert_eq!(store.count("PUT"), 13);

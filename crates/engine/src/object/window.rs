@@ -104,7 +104,9 @@ impl OpLog {
 
     /// The tail in order.
     fn tail_ordered(&self) -> impl Iterator<Item = &Entry> {
-        self.tail[self.tail_at..].iter().chain(&self.tail[..self.tail_at])
+        self.tail[self.tail_at..]
+            .iter()
+            .chain(&self.tail[..self.tail_at])
     }
 
     /// Operations ended before `t` and bytes moved by `t` (a request's bytes spread

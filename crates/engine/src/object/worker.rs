@@ -10,7 +10,9 @@ use std::collections::BTreeMap;
 use std::sync::Mutex;
 use std::sync::atomic::Ordering;
 
-use iolab_backend::object::{ObjectBackend, ObjectCompletion, ObjectError, ObjectOp, ObjectRequest};
+use iolab_backend::object::{
+    ObjectBackend, ObjectCompletion, ObjectError, ObjectOp, ObjectRequest,
+};
 use iolab_core::histogram::LatencyHistogram;
 use iolab_core::result::{ErrorRecord, OpKind};
 use iolab_core::rng::Rng;
@@ -89,7 +91,11 @@ pub fn run_worker<C: Clock>(s: &PhaseSetup<'_, C>, local: usize) -> Result<Worke
         out: Vec::with_capacity(1),
         start,
         done: 0,
-        rng: Rng::new(iolab_core::rng::mix(&[s.plan.spec.seed, u64::from(global), s.op as u64])),
+        rng: Rng::new(iolab_core::rng::mix(&[
+            s.plan.spec.seed,
+            u64::from(global),
+            s.op as u64,
+        ])),
     };
     match s.op {
         S3Op::Put => w.put(&mut pool),
@@ -142,7 +148,12 @@ impl<C: Clock> Work<'_, '_, C> {
 
     /// Runs one request and records it; returns it, or None when it failed (the phase
     /// is then stopped).
-    fn one(&mut self, kind: OpKind, op: ObjectOp<'_>, key_is_own: bool) -> Option<ObjectCompletion> {
+    fn one(
+        &mut self,
+        kind: OpKind,
+        op: ObjectOp<'_>,
+        key_is_own: bool,
+    ) -> Option<ObjectCompletion> {
         let key = if key_is_own { self.key.as_str() } else { "" };
         let t0 = self.s.clock.now();
         let req = ObjectRequest { op, key, tag: 0 };
@@ -157,7 +168,10 @@ impl<C: Clock> Work<'_, '_, C> {
                 ..ObjectCompletion::default()
             },
         };
-        let (from, to) = (t0.saturating_sub(self.start).0, t1.saturating_sub(self.start).0);
+        let (from, to) = (
+            t0.saturating_sub(self.start).0,
+            t1.saturating_sub(self.start).0,
+        );
         if c.retries > 0 {
             *self.counters.entry("retries".into()).or_default() += u64::from(c.retries);
         }
@@ -181,7 +195,11 @@ impl<C: Clock> Work<'_, '_, C> {
             self.ttfb.record(fb.as_nanos() as u64);
         }
         if c.items > 0 && matches!(kind, OpKind::List | OpKind::Delete) {
-            let name = if kind == OpKind::List { "keys_listed" } else { "objects_deleted" };
+            let name = if kind == OpKind::List {
+                "keys_listed"
+            } else {
+                "objects_deleted"
+            };
             *self.counters.entry(name.into()).or_default() += c.items;
         }
         let p = &self.s.control.workers[self.local];
@@ -231,7 +249,11 @@ impl<C: Clock> Work<'_, '_, C> {
             let range = plan.spec.range_size.map(|r| {
                 let size = plan.size_of(g, n);
                 let len = r.get().min(size.max(1));
-                let off = if size > len { self.rng.below(size - len + 1) } else { 0 };
+                let off = if size > len {
+                    self.rng.below(size - len + 1)
+                } else {
+                    0
+                };
                 (off, len)
             });
             (OpKind::Get, ObjectOp::Get { range })
@@ -334,7 +356,8 @@ impl<C: Clock> Work<'_, '_, C> {
                     if op == MixOp::Stat {
                         self.one(OpKind::Stat, ObjectOp::Head, true).is_some()
                     } else {
-                        self.one(OpKind::Get, ObjectOp::Get { range: None }, true).is_some()
+                        self.one(OpKind::Get, ObjectOp::Get { range: None }, true)
+                            .is_some()
                     }
                 }
                 MixOp::Put => {

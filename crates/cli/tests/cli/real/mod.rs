@@ -4,6 +4,7 @@
 
 mod ceph;
 mod cluster;
+mod s3;
 mod seaweedfs;
 
 pub use cluster::Cluster;
