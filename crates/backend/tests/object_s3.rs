@@ -95,7 +95,7 @@ fn put_get_head_list_delete_round_trip() {
     let keys: Vec<String> = (1..25).map(|i| format!("p/o{i:03}")).collect();
     let d = c.run(req(ObjectOp::DeleteMany { keys: &keys }, ""));
     assert!(d.error.is_none(), "{:?}", d.error);
-    assert_eq!(d.items, 0, "Quiet mode names no deleted key");
+    assert_eq!(d.items, 24);
     let r = c.run(req(
         ObjectOp::List {
             prefix: "p/",

@@ -661,7 +661,8 @@ impl S3Client {
             c,
         )?;
         let _ = r;
-        c.items = xml::count(&self.xml, "Deleted");
+        // Quiet mode: the answer names only the keys that failed.
+        c.items = keys.saturating_sub(xml::count(&self.xml, "Error"));
         if let Some(code) = xml::first(&self.xml, "Code") {
             let key = xml::first(&self.xml, "Key")
                 .unwrap_or_default()

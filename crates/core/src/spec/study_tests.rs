@@ -475,7 +475,11 @@ objects = 1000
     assert_eq!(p.objects, 100, "--scale shrinks the object count");
     assert_eq!(
         p.ops,
-        [crate::spec::S3Op::Put, crate::spec::S3Op::Get, crate::spec::S3Op::Delete]
+        [
+            crate::spec::S3Op::Put,
+            crate::spec::S3Op::Get,
+            crate::spec::S3Op::Delete
+        ]
     );
     assert_eq!(phases[1].spec.kind(), "s3");
     // An option of another kind on an S3 phase is named.
@@ -484,5 +488,9 @@ objects = 1000
         .unwrap()
         .expand("o.toml", &Overrides::default())
         .unwrap_err();
-    assert!(e.to_string().contains("`rw` is not an option of a s3 phase"), "{e}");
+    assert!(
+        e.to_string()
+            .contains("`rw` is not an option of a s3 phase"),
+        "{e}"
+    );
 }

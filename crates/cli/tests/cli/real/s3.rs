@@ -113,7 +113,7 @@ fn s3_workloads_on_seaweedfs() {
     assert_eq!(op(&run, 4, "delete").0, 40);
     assert_eq!(run["phases"][1]["extra"]["ttfb_count"], 40.0);
     // The bucket iolab made is gone.
-    assert_eq!(curl(&c, "HEAD", "iolab-all", None).0, 404);
+    assert_eq!(curl(&c, "GET", "iolab-all?list-type=2", None).0, 404);
 
     // Multipart uploads, ranged GETs, log2-random sizes and batched deletes; the server's
     // own listing holds what iolab says it wrote, and nothing is left after.
@@ -145,7 +145,7 @@ fn s3_workloads_on_seaweedfs() {
     )
     .expect(0);
     let run = json(&out);
-    assert_eq!(op(&run, 0, "put"), (6, 6 * 12 << 20));
+    assert_eq!(op(&run, 0, "put"), (6, (6 * 12) << 20));
     assert_eq!(run["phases"][0]["extra"]["parts"], 18.0);
     assert_eq!(op(&run, 1, "get"), (6, 6 << 20));
     // 3 objects per worker in requests of up to 4 keys: one request each.
@@ -267,35 +267,35 @@ fn s3_workloads_on_seaweedfs() {
     );
 }
 
+/// A minute of 64 KiB PUTs on two connections into `bucket`, started in the background.
+fn spawn_put(c: &Cluster, bucket: &str, more: &[&str]) -> std::process::Child {
+    let mut args = vec![
+        "--bucket",
+        bucket,
+        "--ops",
+        "put",
+        "--duration",
+        "60s",
+        "--object-size",
+        "64KiB",
+        "-c",
+        "2",
+    ];
+    args.extend_from_slice(more);
+    command(c, &args)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap()
+}
+
 #[test]
 fn s3_server_killed_mid_run_fails_stored() {
     let c = Cluster::up("seaweedfs", &["--no-mount"]);
     let dir = tempfile::tempdir().unwrap();
     let db = dir.path().join("r.db");
     assert_eq!(curl(&c, "PUT", "iolab-kill", None).0, 200);
-    let mut child = command(
-        &c,
-        &[
-            "--bucket",
-            "iolab-kill",
-            "--ops",
-            "put",
-            "--duration",
-            "60s",
-            "--object-size",
-            "64KiB",
-            "-c",
-            "2",
-            "--attempts",
-            "2",
-            "--db",
-            path(&db),
-        ],
-    )
-    .stdout(Stdio::piped())
-    .stderr(Stdio::piped())
-    .spawn()
-    .unwrap();
+    let child = spawn_put(&c, "iolab-kill", &["--attempts", "2", "--db", path(&db)]);
     std::thread::sleep(Duration::from_secs(3));
     for pid in c.pids() {
         let _ = Command::new("kill")
@@ -310,7 +310,12 @@ fn s3_server_killed_mid_run_fails_stored() {
         started.elapsed()
     );
     assert_eq!(r.code, 1, "{}\n{}", r.stdout, r.stderr);
-    assert!(r.stdout.contains("ERRORS: 1"), "{}", r.stdout);
+    // Each of the two workers may see its request fail before the stop reaches it.
+    assert!(
+        r.stdout.contains("ERRORS: 1") || r.stdout.contains("ERRORS: 2"),
+        "{}",
+        r.stdout
+    );
     assert!(
         r.stdout.contains("PUT s3://iolab-kill/") && r.stdout.contains("is the S3 server running"),
         "{}",
@@ -331,27 +336,7 @@ fn s3_server_killed_mid_run_fails_stored() {
 fn s3_stall_timeout_ends_a_run_on_a_server_that_stopped_answering() {
     let c = Cluster::up("seaweedfs", &["--no-mount"]);
     assert_eq!(curl(&c, "PUT", "iolab-stall", None).0, 200);
-    let mut child = command(
-        &c,
-        &[
-            "--bucket",
-            "iolab-stall",
-            "--ops",
-            "put",
-            "--duration",
-            "60s",
-            "--object-size",
-            "64KiB",
-            "-c",
-            "2",
-            "--stall-timeout",
-            "2s",
-        ],
-    )
-    .stdout(Stdio::piped())
-    .stderr(Stdio::piped())
-    .spawn()
-    .unwrap();
+    let child = spawn_put(&c, "iolab-stall", &["--stall-timeout", "2s"]);
     std::thread::sleep(Duration::from_secs(2));
     let pids = c.pids();
     for pid in &pids {
@@ -409,12 +394,14 @@ fn s3_workloads_on_ceph_rgw() {
     )
     .expect(0);
     let run = json(&out);
-    assert_eq!(op(&run, 0, "put"), (12, 12 * 11 << 20));
+    assert_eq!(op(&run, 0, "put"), (12, (12 * 11) << 20));
     assert_eq!(run["phases"][0]["extra"]["parts"], 36.0);
-    assert_eq!(op(&run, 1, "get"), (12, 12 * 11 << 20));
+    assert_eq!(op(&run, 1, "get"), (12, (12 * 11) << 20));
     assert_eq!(op(&run, 2, "stat"), (12, 0));
     assert_eq!(run["phases"][3]["extra"]["keys_listed"], 12.0);
     // 6 objects per worker in requests of up to 5 keys.
     assert_eq!(op(&run, 4, "delete").0, 4);
-    assert_eq!(curl(&c, "HEAD", "iolab-rgw", None).0, 404);
+    let (code, body) = curl(&c, "GET", "iolab-rgw?list-type=2", None);
+    assert_eq!(code, 404, "{body}");
+    assert!(body.contains("NoSuchBucket"), "{body}");
 }
