@@ -110,7 +110,7 @@ pub fn run_worker<C: Clock>(s: &PhaseSetup<'_, C>, local: usize) -> Result<Worke
         *w.counters.entry(format!("http_{status}")).or_default() += n;
     }
     let mut measure = {
-        w.rec.publish(&s.control.workers[local].latency, true);
+        w.rec.publish(&s.control.workers[local], true);
         std::mem::replace(&mut w.rec, Recorder::new(start, INTERVAL)).finish()
     };
     if !w.ttfb.is_empty() {
@@ -206,7 +206,7 @@ impl<C: Clock> Work<'_, '_, C> {
         self.done += 1;
         p.ops.store(self.done, Ordering::Relaxed);
         p.bytes.fetch_add(c.bytes, Ordering::Relaxed);
-        self.rec.publish(&p.latency, false);
+        self.rec.publish(p, false);
         Some(c)
     }
 
