@@ -173,9 +173,13 @@ cat >"$state/identities.json" <<EOF
 EOF
 chmod 600 "$state/identities.json" "$state/env"
 
+# -volume.max: 64 volume slots, not weed's default of one per GiB of free disk: every bucket
+# is a collection that grows its own volumes (7 at a time), so on a disk with a few GiB free
+# the second bucket got "no free volumes left" (HTTP 500). Volumes are sparse and weed
+# still stops writing at its -volume.minFreeSpace (1 %).
 setsid "$weed" server -dir="$state/data" -ip=127.0.0.1 -ip.bind=127.0.0.1 \
     -master.port="$P_MASTER" -master.port.grpc="$P_MASTER_GRPC" -master.volumeSizeLimitMB=1024 \
-    -volume.port="$P_VOLUME" -volume.port.grpc="$P_VOLUME_GRPC" -volume.max=0 -volume.preStopSeconds=0 \
+    -volume.port="$P_VOLUME" -volume.port.grpc="$P_VOLUME_GRPC" -volume.max=64 -volume.preStopSeconds=0 \
     -filer -filer.port="$P_FILER" -filer.port.grpc="$P_FILER_GRPC" -filer.localSocket="$state/filer.sock" \
     -s3 -s3.port="$P_S3" -s3.port.grpc="$P_S3_GRPC" -s3.config="$state/identities.json" \
     -s3.localSocket="$state/s3.sock" -s3.port.iceberg=0 -s3.port.lance=0 \
