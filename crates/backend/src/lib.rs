@@ -2,8 +2,9 @@
 //! [`IoBackend`] is the submit/reap interface every backend implements (psync, io_uring,
 //! null); [`BufferPool`] lends aligned buffers to in-flight requests; [`files`] opens and
 //! manages data files; [`device`] guards block devices; [`process`] reads CPU time and
-//! pins threads.
+//! pins threads; [`alloc_count`] counts a thread's allocations for tests.
 
+pub mod alloc_count;
 pub mod buffer;
 pub mod device;
 pub mod error;
@@ -13,6 +14,7 @@ mod null;
 pub mod object;
 pub mod process;
 mod psync;
+pub mod time;
 mod uring;
 
 pub use buffer::BufferPool;

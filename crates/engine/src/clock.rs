@@ -1,10 +1,13 @@
 //! Time sources: [`Clock`] is what workers stamp I/Os with; [`MonotonicClock`] reads
-//! CLOCK_MONOTONIC (a vDSO call, no system call), [`FakeClock`] advances a fixed step per
+//! CLOCK_MONOTONIC's time (through the CPU's time-stamp counter where Linux keeps time by
+//! it, else a vDSO call: never a system call), [`FakeClock`] advances a fixed step per
 //! reading (and sleeps by moving on at once) so engine tests get exact latencies and
 //! rates.
 
+use std::sync::OnceLock;
 use std::sync::atomic::{AtomicU64, Ordering};
 
+use iolab_backend::time::{TscClock, monotonic_ns};
 use iolab_core::units::Nanos;
 
 pub trait Clock: Sync {
@@ -17,14 +20,21 @@ pub trait Clock: Sync {
     }
 }
 
+/// CLOCK_MONOTONIC's time. Decided once per process, at the first reading: the TSC,
+/// calibrated against CLOCK_MONOTONIC (20 ms, before that first reading returns), where
+/// the kernel trusts it; CLOCK_MONOTONIC itself elsewhere.
 #[derive(Clone, Copy, Debug, Default)]
 pub struct MonotonicClock;
+
+static TSC: OnceLock<Option<TscClock>> = OnceLock::new();
 
 impl Clock for MonotonicClock {
     #[inline]
     fn now(&self) -> Nanos {
-        let ts = rustix::time::clock_gettime(rustix::time::ClockId::Monotonic);
-        Nanos(ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64)
+        match TSC.get_or_init(TscClock::calibrate) {
+            Some(tsc) => Nanos(tsc.now_ns()),
+            None => Nanos(monotonic_ns()),
+        }
     }
 }
 
