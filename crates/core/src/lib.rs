@@ -1,9 +1,9 @@
 //! iolab-core: the vocabulary every other iolab crate speaks. Units as types
 //! ([`units`]), user intent ([`spec`]), measured facts ([`result`]), latency histograms
-//! ([`histogram`]), statistics ([`stats`]), reproducible randomness ([`rng`]), block
-//! contents ([`pattern`]), the machine inventory ([`inventory`]) and device samples
-//! ([`telemetry`]), UTC dates ([`civil`]), the mount table's format ([`mountinfo`]).
-//! No I/O here.
+//! ([`histogram`], recorded through [`latency_counts`]), statistics ([`stats`]),
+//! reproducible randomness ([`rng`]), block contents ([`pattern`]), the machine
+//! inventory ([`inventory`]) and device samples ([`telemetry`]), UTC dates ([`civil`]),
+//! the mount table's format ([`mountinfo`]). No I/O here.
 #![forbid(unsafe_code)]
 
 pub mod checkpoint;
@@ -13,6 +13,7 @@ pub mod error;
 pub mod histogram;
 pub mod input;
 pub mod inventory;
+pub mod latency_counts;
 pub mod live_latency;
 pub mod mountinfo;
 pub mod pattern;

@@ -1,0 +1,156 @@
+//! [`LatencyCounts`]: the recording half of a [`LatencyHistogram`], for a loop that records
+//! millions of latencies a second. The same buckets as the HdrHistogram of
+//! [`LatencyHistogram::new`] (1 ns unit, 3 significant digits: 2048 sub-buckets, every
+//! power of two above 2048 ns split in 1024), kept in one flat array that grows to the
+//! largest latency seen, so recording is an index computation and an increment (the
+//! hdrhistogram crate's record also keeps min, max and a total, and checks for a resize on
+//! every value). [`LatencyCounts::histogram`] turns it into the very histogram those
+//! latencies would have made.
+
+use crate::histogram::LatencyHistogram;
+
+/// log2 of the sub-buckets per bucket half (3 significant digits: 2048 sub-buckets).
+const HALF_MAGNITUDE: u32 = 10;
+const HALF: u64 = 1 << HALF_MAGNITUDE;
+/// 64 minus log2 of the sub-bucket count (HdrHistogram's leading_zero_count_base).
+const LEADING_ZERO_BASE: u32 = 53;
+
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct LatencyCounts {
+    counts: Vec<u64>,
+    total: u64,
+}
+
+/// HdrHistogram's index of `value` (at least 1).
+#[inline]
+fn index_of(value: u64) -> usize {
+    let bucket = LEADING_ZERO_BASE - (value | (2 * HALF - 1)).leading_zeros();
+    let sub = value >> bucket;
+    ((u64::from(bucket) + 1) << HALF_MAGNITUDE) as usize + sub as usize - HALF as usize
+}
+
+/// The lowest value of bucket `index` (HdrHistogram's value_for).
+fn value_at(index: usize) -> u64 {
+    let bucket = (index >> HALF_MAGNITUDE) as i64 - 1;
+    let sub = (index as u64 & (HALF - 1)) + HALF;
+    if bucket < 0 {
+        sub - HALF
+    } else {
+        sub << bucket
+    }
+}
+
+impl LatencyCounts {
+    pub fn new() -> Self {
+        LatencyCounts::default()
+    }
+
+    /// Records one latency in nanoseconds; zero counts as 1 ns (the clock's resolution),
+    /// as [`LatencyHistogram::record`] does.
+    #[inline]
+    pub fn record(&mut self, latency_ns: u64) {
+        let i = index_of(latency_ns.max(1));
+        match self.counts.get_mut(i) {
+            Some(c) => *c += 1,
+            None => self.grow_and_record(i),
+        }
+        self.total += 1;
+    }
+
+    /// Covers index `i` (and the rest of its bucket) and records one value there.
+    #[cold]
+    fn grow_and_record(&mut self, i: usize) {
+        let len = (i + 1).next_multiple_of(HALF as usize);
+        self.counts.resize(len, 0);
+        self.counts[i] += 1;
+    }
+
+    /// Latencies recorded.
+    pub fn count(&self) -> u64 {
+        self.total
+    }
+
+    /// Forgets every latency (keeping the memory).
+    pub fn clear(&mut self) {
+        self.counts.fill(0);
+        self.total = 0;
+    }
+
+    /// The histogram of the recorded latencies: each bucket's count recorded at the
+    /// bucket's lowest value, which lands in the same bucket of the same histogram.
+    pub fn histogram(&self) -> LatencyHistogram {
+        let mut h = LatencyHistogram::new();
+        for (i, &n) in self.counts.iter().enumerate() {
+            if n > 0 {
+                h.record_n(value_at(i), n);
+            }
+        }
+        h
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::rng::Rng;
+
+    /// The same latencies recorded both ways give the same histogram: counts, every
+    /// figure a report prints, and the stored bytes.
+    fn same_as_hdr(values: &[u64]) {
+        let mut counts = LatencyCounts::new();
+        let mut direct = LatencyHistogram::new();
+        for &v in values {
+            counts.record(v);
+            direct.record(v);
+        }
+        let made = counts.histogram();
+        assert_eq!(counts.count(), values.len() as u64);
+        assert_eq!(made.count(), direct.count());
+        assert_eq!(made.summary(), direct.summary());
+        assert_eq!(made.stdev(), direct.stdev());
+        assert_eq!(made.buckets(), direct.buckets());
+        assert_eq!(made.to_bytes().unwrap(), direct.to_bytes().unwrap());
+    }
+
+    #[test]
+    fn buckets_match_hdrhistogram_everywhere() {
+        // Every value up to 2^14, around every power of two, zero, and the far end.
+        let mut values: Vec<u64> = (0..1 << 14).collect();
+        for p in 10..64 {
+            let b = 1u64 << p;
+            values.extend([b - 1, b, b + 1, b + b / 3]);
+        }
+        values.push(u64::MAX / 4);
+        same_as_hdr(&values);
+    }
+
+    #[test]
+    fn random_latencies_give_the_same_histogram() {
+        let mut rng = Rng::new(7);
+        for scale in [1_000u64, 100_000, 10_000_000, 5_000_000_000] {
+            let values: Vec<u64> = (0..20_000).map(|_| rng.below(scale)).collect();
+            same_as_hdr(&values);
+        }
+    }
+
+    #[test]
+    fn every_index_maps_back_to_itself() {
+        for i in 0..(55 << HALF_MAGNITUDE) {
+            let v = value_at(i);
+            if v == 0 {
+                continue;
+            }
+            assert_eq!(index_of(v), i, "value {v}");
+        }
+    }
+
+    #[test]
+    fn clear_forgets_everything() {
+        let mut c = LatencyCounts::new();
+        c.record(5);
+        c.record(1 << 40);
+        c.clear();
+        assert_eq!(c.count(), 0);
+        assert!(c.histogram().is_empty());
+    }
+}
