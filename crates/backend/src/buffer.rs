@@ -12,6 +12,9 @@ pub struct BufferPool {
     ptr: NonNull<u8>,
     layout: Layout,
     slot_size: usize,
+    /// Bytes from one slot's start to the next: slot_size rounded up to the alignment
+    /// (kept, not computed per access: the rounding is a division).
+    stride: usize,
     slots: u32,
     in_flight: Vec<bool>,
 }
@@ -46,6 +49,7 @@ impl BufferPool {
             ptr,
             layout,
             slot_size: slot_size_usize,
+            stride,
             slots,
             in_flight: vec![false; slots as usize],
         })
@@ -59,17 +63,13 @@ impl BufferPool {
         self.slot_size
     }
 
-    fn stride(&self) -> usize {
-        self.slot_size.next_multiple_of(self.layout.align())
-    }
-
     fn offset_of(&self, slot: u32) -> usize {
         assert!(
             slot < self.slots,
             "buffer slot {slot} out of range (pool has {})",
             self.slots
         );
-        slot as usize * self.stride()
+        slot as usize * self.stride
     }
 
     pub fn is_in_flight(&self, slot: u32) -> bool {

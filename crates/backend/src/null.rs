@@ -58,7 +58,13 @@ impl IoBackend for NullBackend {
 
     #[inline]
     fn reap(&mut self, out: &mut Vec<Completion>) {
-        out.append(&mut self.done);
+        // The engine reaps into an empty vector of the same capacity: trading the two
+        // copies nothing (append would call memcpy for a few bytes per I/O).
+        if out.is_empty() {
+            std::mem::swap(out, &mut self.done);
+        } else {
+            out.append(&mut self.done);
+        }
     }
 
     fn in_flight(&self) -> u32 {

@@ -199,6 +199,9 @@ impl<'s, 'a, C: Clock> Files<'s, 'a, C> {
         let mut limit = self.total;
         let mut past_deadline = false;
         let mut now = start;
+        // Which leaf and which file of it `done` is, kept by counting (a division per
+        // operation costs as much as the rest of the loop's bookkeeping).
+        let (mut leaf, mut index) = ((self.done / per_dir) as u32, self.done % per_dir);
         while self.done < limit {
             if control.stop.load(Ordering::Relaxed) {
                 break;
@@ -219,13 +222,17 @@ impl<'s, 'a, C: Clock> Files<'s, 'a, C> {
                 }
                 break;
             }
-            let leaf = (self.done / per_dir) as u32;
             if leaf != self.leaf && !self.open_leaf(leaf, rec) {
                 break;
             }
-            match self.one(self.done % per_dir, rec) {
+            match self.one(index, rec) {
                 Some(t1) => now = t1,
                 None => break,
+            }
+            index += 1;
+            if index == per_dir {
+                index = 0;
+                leaf += 1;
             }
             progress.ops.store(self.done, Ordering::Relaxed);
             progress

@@ -597,7 +597,7 @@ impl<'s, 'b, C: Clock> Loop<'s, 'b, C> {
         PhaseControl::restart_cpu_clock();
     }
 
-    #[inline]
+    #[inline(always)]
     fn submit_and_reap(&mut self, rec: &mut Recorder, verify: bool, seed: u64) {
         let issued_at = self.s.clock.now();
         for slot in self.fresh.drain(..) {
@@ -622,31 +622,7 @@ impl<'s, 'b, C: Clock> Loop<'s, 'b, C> {
                 self.dir_bytes[dir as usize] += len as u64;
                 self.dir_ops[dir as usize] += 1;
                 if verify && dir == IoDir::Read {
-                    let offset = self.slot_offset[slot];
-                    let file = self.slot_file[slot] as usize;
-                    let file_id = self.my_files[file].id;
-                    let buf = &self.backend.buffers().get(c.slot)[..len as usize];
-                    let wrong = if self.s.plan.spec.pattern == DataPattern::IorTimestamp {
-                        let owner = self.s.worker.owner.into();
-                        ior_timestamp_mismatch(buf, seed as u32, owner).map(|at| {
-                            format!(
-                                "byte {at} differs from IOR's timestamp data of rank {owner} (signature {})",
-                                seed as u32
-                            )
-                        })
-                    } else {
-                        check_verify(buf, seed, file_id, offset)
-                            .err()
-                            .map(|m| m.to_string())
-                    };
-                    if let Some(m) = wrong {
-                        let path = self.my_files[file].path.display().to_string();
-                        let message = format!(
-                            "verify failed for the block at offset {offset} in {path}: {m}"
-                        );
-                        let e = self.error(file, OpKind::Read, Some(offset), None, message);
-                        rec.verify_failure(e);
-                    }
+                    self.check_read(rec, c.slot, len, seed);
                 }
             } else {
                 let file = self.slot_file[slot] as usize;
@@ -656,6 +632,35 @@ impl<'s, 'b, C: Clock> Loop<'s, 'b, C> {
             self.free.push(c.slot);
         }
         self.completions.clear();
+    }
+
+    /// Checks what the read into `slot` (of `len` bytes) delivered against what its block
+    /// must hold. Out of line: it runs only with --verify, and keeps the loop small.
+    #[inline(never)]
+    fn check_read(&mut self, rec: &mut Recorder, slot: u32, len: u32, seed: u64) {
+        let offset = self.slot_offset[slot as usize];
+        let file = self.slot_file[slot as usize] as usize;
+        let file_id = self.my_files[file].id;
+        let buf = &self.backend.buffers().get(slot)[..len as usize];
+        let wrong = if self.s.plan.spec.pattern == DataPattern::IorTimestamp {
+            let owner = self.s.worker.owner.into();
+            ior_timestamp_mismatch(buf, seed as u32, owner).map(|at| {
+                format!(
+                    "byte {at} differs from IOR's timestamp data of rank {owner} (signature {})",
+                    seed as u32
+                )
+            })
+        } else {
+            check_verify(buf, seed, file_id, offset)
+                .err()
+                .map(|m| m.to_string())
+        };
+        if let Some(m) = wrong {
+            let path = self.my_files[file].path.display().to_string();
+            let message = format!("verify failed for the block at offset {offset} in {path}: {m}");
+            let e = self.error(file, OpKind::Read, Some(offset), None, message);
+            rec.verify_failure(e);
+        }
     }
 
     /// Waits for every in-flight I/O.
@@ -707,6 +712,7 @@ impl<'s, 'b, C: Clock> Loop<'s, 'b, C> {
     }
 
     /// An I/O of `len` bytes at `offset` (`at`) failed or came back short.
+    #[cold]
     fn io_failed(
         &mut self,
         rec: &mut Recorder,
@@ -760,6 +766,7 @@ impl<'s, 'b, C: Clock> Loop<'s, 'b, C> {
         }
     }
 
+    #[cold]
     fn fail_all(&mut self, rec: &mut Recorder, message: String) {
         rec.error(self.error(0, OpKind::Read, None, None, message));
         self.failed = true;
