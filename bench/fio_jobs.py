@@ -7,8 +7,10 @@ direct sequential write at 128k and random write at 4k), each run by fio and by
 of IOPS and mean latency. A mixed job with reads and writes of their own sizes
 (bs=4k,64k) runs too, and jobs with sizes drawn per I/O (bssplit, bsrange), skewed
 offsets (zipf, zoned), a rate limit and a think time, and fio's semantics of issue #31:
-a backwards read (rw=read:-8k), a ramp, fio's log files at 100 ms, and a buffered
-time-based read whose cache fio drops at every pass.
+a backwards read (rw=read:-8k), a ramp, fio's log files at 100 ms, a buffered
+time-based read whose cache fio drops at every pass, a flow pair (flow=8 and flow=1),
+strided zones, a dedupe working set and iometer's bssplit from 512 bytes (direct).
+Several report entries (the flow pair) count together.
 
 --fs ext4 runs each job on an ext4 made fresh for it on a loop device backed by a tmpfs
 file (BENCH-NOTES' method: no history from earlier runs, no disk noise; direct I/O then
@@ -78,16 +80,34 @@ def jobs(rt):
     buffered = [a for a in s5 if a not in ("--direct=1", "--size=256m")] + ["--size=32m"]
     yield "buffered randread 4k 32m, cache dropped each pass", ["--name=passes", "--rw=randread", "--bs=4k",
                                                                *buffered]
+    # fio's examples that run since (fio-files): flow, strided zones, a dedupe working
+    # set, 512-byte direct I/O.
+    yield "pair randread + read 4k direct, no flow", ["--name=fast", "--rw=randread", "--bs=4k", *s5,
+                                                      "--name=slow", "--rw=read", "--bs=4k", *s5]
+    yield "flow 8:1 randread + read 4k direct", ["--name=fast", "--rw=randread", "--bs=4k", "--flow=8", *s5,
+                                                "--name=slow", "--rw=read", "--bs=4k", "--flow=1", *s5]
+    yield "zonemode=strided read 64k, 1m zones, 3m skip", ["--name=zones", "--rw=read", "--bs=64k",
+                                                           "--zonemode=strided", "--zonesize=1m",
+                                                           "--zoneskip=3m", *s5]
+    yield "dedupe working set 50/50 write 4k direct", ["--name=ws", "--rw=write", "--bs=4k",
+                                                      "--dedupe_percentage=50", "--dedupe_mode=working_set",
+                                                      "--dedupe_working_set_percentage=50", *s5]
+    yield "iometer bssplit 512..64k randrw direct", ["--name=iometer", "--rw=randrw", "--rwmixread=80",
+                                                    "--bssplit=512/10:1k/5:2k/5:4k/60:8k/2:16k/4:32k/4:64k/10",
+                                                    *s5]
 
 
 def figures(cmd):
+    """IOPS of all the report's entries together (several jobs: a flow pair) and their
+    mean latency in µs."""
     out = subprocess.run(cmd, check=True, capture_output=True, text=True).stdout
-    job = json.loads(out)["jobs"][0]
-    iops = job["read"]["iops"] + job["write"]["iops"]
-    ios = job["read"]["total_ios"] + job["write"]["total_ios"]
-    lat = (job["read"]["lat_ns"]["mean"] * job["read"]["total_ios"]
-           + job["write"]["lat_ns"]["mean"] * job["write"]["total_ios"]) / max(ios, 1) / 1000.0
-    return iops, lat
+    iops, ios, lat_sum = 0.0, 0, 0.0
+    for job in json.loads(out)["jobs"]:
+        for d in ("read", "write"):
+            iops += job[d]["iops"]
+            ios += job[d]["total_ios"]
+            lat_sum += job[d]["lat_ns"]["mean"] * job[d]["total_ios"]
+    return iops, lat_sum / max(ios, 1) / 1000.0
 
 
 def main():
