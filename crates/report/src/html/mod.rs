@@ -14,6 +14,7 @@ mod matrix_charts;
 pub mod pts;
 mod sections;
 mod timeline_charts;
+mod train_charts;
 
 use iolab_core::result::RunRecord;
 

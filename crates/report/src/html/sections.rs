@@ -14,6 +14,7 @@ use super::charts::{latency_iops_charts, metadata_charts, percentile_charts, swe
 use super::escape;
 use super::matrix_charts::matrix_charts;
 use super::timeline_charts::timeline_blocks;
+use super::train_charts::train_charts;
 use crate::ReportOptions;
 use crate::aggregate::Aggregate;
 use crate::compare::{Comparison, Noise, Presence};
@@ -40,6 +41,11 @@ const SWEEP_NOTE: &str = "Points and bars are means over the repetitions; whiske
 the lowest to the highest repetition. Compared runs are dashed with hollow markers \
 (lines) or pale (bars); in a sync-against-async chart each run has its colour and the \
 sync writes are dashed.";
+
+const TRAIN_NOTE: &str = "iolab train: AU per epoch as stored (DLIO's definition, \
+docs/figures.md), in the order the epochs ran, and for an accelerator search the mean \
+AU of each count's epochs (whiskers: the lowest and highest epoch), each point pass or \
+fail against MLPerf's threshold (dashed).";
 
 const TIMELINE_NOTE: &str = "Per-second rates of the phase where the first run peaked \
 (first repetition), every run overlaid; beside it, the block devices and CPUs of the \
@@ -143,6 +149,9 @@ fn chart_sections(
     );
     let metadata = metadata_charts(agg, units);
     push_charts(sections, ("metadata", "Metadata"), SWEEP_NOTE, &metadata);
+    let names: Vec<String> = agg.sides.iter().map(|s| s.name.clone()).collect();
+    let train = train_charts(runs, &names);
+    push_charts(sections, ("training", "Training"), TRAIN_NOTE, &train);
     // The curves of a matrix's groups (two or three points each) join the detail.
     let curves = latency_iops_charts(agg, &|i| !model.in_matrix(i));
     let mut percentiles = latency_iops_charts(agg, &|i| model.in_matrix(i));
