@@ -283,6 +283,84 @@ pub fn runs_agree(values: &[f64]) -> Check {
     }
 }
 
+/// One run of a repeated training run (`iolab train run --runs`, `--mlperf`): its seed,
+/// whether it was a warm-up, and its figures (the mean over its epochs).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct RunOutcome {
+    /// "warmup" or the counted run's number from 1.
+    pub run: String,
+    pub seed: u64,
+    pub au_percent: f64,
+    pub samples_per_sec: f64,
+}
+
+impl RunOutcome {
+    pub fn is_warmup(&self) -> bool {
+        self.run == "warmup"
+    }
+}
+
+/// MLPerf Storage's rules across a submission's runs: at least one warm-up run (not
+/// counted), 5 counted runs each with its own seed, and the counted runs' AU and
+/// samples/s each within 5 % of each other ([`runs_agree`]). AU is left out when no run
+/// computed (it is 0 by definition, samples/s is the figure).
+pub fn runs_rule(runs: &[RunOutcome]) -> Vec<Check> {
+    let warmups = runs.iter().filter(|r| r.is_warmup()).count();
+    let counted: Vec<&RunOutcome> = runs.iter().filter(|r| !r.is_warmup()).collect();
+    let seeds: std::collections::BTreeSet<u64> = counted.iter().map(|r| r.seed).collect();
+    let mut checks = vec![
+        Check {
+            rule: "one warm-up run".into(),
+            ok: warmups >= 1,
+            detail: format!("{warmups} warm-up run(s) before the counted ones (--mlperf)"),
+        },
+        Check {
+            rule: "5 counted runs, new seeds".into(),
+            ok: counted.len() >= 5 && seeds.len() == counted.len(),
+            detail: format!(
+                "{} counted run(s), {} distinct seed(s)",
+                counted.len(),
+                seeds.len()
+            ),
+        },
+    ];
+    let au: Vec<f64> = counted.iter().map(|r| r.au_percent).collect();
+    if au.iter().any(|&a| a > 0.0) {
+        checks.push(Check {
+            rule: "runs' AU within 5 %".into(),
+            ..runs_agree(&au)
+        });
+    }
+    let sps: Vec<f64> = counted.iter().map(|r| r.samples_per_sec).collect();
+    checks.push(Check {
+        rule: "runs' samples/s within 5 %".into(),
+        ..runs_agree(&sps)
+    });
+    checks
+}
+
+/// The verdict of a set of checks: valid when every one passed, else the rules that
+/// failed.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Verdict {
+    pub valid: bool,
+    pub failed: Vec<String>,
+}
+
+impl Verdict {
+    pub fn of(checks: &[Check]) -> Verdict {
+        let failed: Vec<String> = checks
+            .iter()
+            .filter(|c| !c.ok)
+            .map(|c| c.rule.clone())
+            .collect();
+        Verdict {
+            valid: failed.is_empty(),
+            failed,
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -369,5 +447,63 @@ mod tests {
         assert!(!checks[3].ok);
         assert!(runs_agree(&[90.0, 91.0, 92.0]).ok);
         assert!(!runs_agree(&[80.0, 90.0]).ok);
+    }
+
+    fn outcome(run: &str, seed: u64, au: f64, sps: f64) -> RunOutcome {
+        RunOutcome {
+            run: run.into(),
+            seed,
+            au_percent: au,
+            samples_per_sec: sps,
+        }
+    }
+
+    #[test]
+    fn runs_rule_wants_a_warmup_and_five_seeded_runs_within_5_percent() {
+        // A warm-up far off (it is not counted), then 5 runs whose spread is 4.8 %.
+        let mut runs = vec![outcome("warmup", 1, 50.0, 10.0)];
+        for (i, au) in [90.0, 91.0, 92.0, 93.0, 94.32].iter().enumerate() {
+            runs.push(outcome(
+                &(i + 1).to_string(),
+                2 + i as u64,
+                *au,
+                100.0 + i as f64,
+            ));
+        }
+        let checks = runs_rule(&runs);
+        assert_eq!(checks.len(), 4);
+        assert!(checks.iter().all(|c| c.ok), "{checks:?}");
+        assert!(
+            checks[2].detail.contains("spread 4.8 %"),
+            "{}",
+            checks[2].detail
+        );
+        assert!(Verdict::of(&checks).valid);
+        // A sixth percent of spread, a repeated seed, no warm-up: each fails alone.
+        let mut wide = runs.clone();
+        wide[5].au_percent = 95.5;
+        let v = Verdict::of(&runs_rule(&wide));
+        assert_eq!(v.failed, vec!["runs' AU within 5 %".to_string()]);
+        let mut same = runs.clone();
+        same[5].seed = 2;
+        let v = Verdict::of(&runs_rule(&same));
+        assert_eq!(v.failed, vec!["5 counted runs, new seeds".to_string()]);
+        let v = Verdict::of(&runs_rule(&runs[1..]));
+        assert_eq!(v.failed, vec!["one warm-up run".to_string()]);
+        // One plain run: no warm-up, one counted run, nothing to agree with.
+        let v = Verdict::of(&runs_rule(&runs[1..2]));
+        assert!(!v.valid && v.failed.len() == 4, "{v:?}");
+        // No compute: AU is 0 by definition and only samples/s is compared.
+        let flat: Vec<RunOutcome> = runs
+            .iter()
+            .map(|r| RunOutcome {
+                au_percent: 0.0,
+                ..r.clone()
+            })
+            .collect();
+        let checks = runs_rule(&flat);
+        assert_eq!(checks.len(), 3);
+        assert_eq!(checks[2].rule, "runs' samples/s within 5 %");
+        assert!(checks[2].ok);
     }
 }

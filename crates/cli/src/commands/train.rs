@@ -12,7 +12,9 @@ use iolab_comm::CommExt;
 use iolab_core::SpecError;
 use iolab_core::result::{OpCount, OpKind, PhaseResult, RunStatus};
 use iolab_core::spec::{TrainConfig, TrainSpec};
-use iolab_core::train::{Check, RunFigures, ValidityInput, validity};
+use iolab_core::train::{
+    Check, RunFigures, RunOutcome, ValidityInput, Verdict, runs_rule, validity,
+};
 use iolab_core::units::{ByteCount, Nanos};
 use iolab_engine::memory::{Available, ranks_on_this_host};
 use iolab_suites::train::search::{SearchResult, search};
@@ -59,6 +61,18 @@ pub struct TrainRunArgs {
     /// Empty the page cache before the run (root; MLPerf requires it on every host).
     #[arg(long)]
     pub drop_caches: bool,
+    /// Counted runs, each with a new seed (--seed, --seed + 1, ...): figures are their
+    /// mean, and MLPerf wants them within 5 %.
+    #[arg(long, default_value_t = 1, value_name = "N",
+          value_parser = clap::value_parser!(u32).range(1..=1000))]
+    pub runs: u32,
+    /// Warm-up runs before the counted ones (not counted, seeds before theirs).
+    #[arg(long, default_value_t = 0, value_name = "N",
+          value_parser = clap::value_parser!(u32).range(0..=100))]
+    pub warmup: u32,
+    /// MLPerf Storage's run rule: --warmup 1 --runs 5 --drop-caches, with the verdict.
+    #[arg(long, conflicts_with_all = ["runs", "warmup"])]
+    pub mlperf: bool,
     /// Also write the result as DLIO's summary.json.
     #[arg(long, value_name = "FILE")]
     pub summary_json: Option<PathBuf>,
@@ -109,30 +123,54 @@ fn data_dir(spec: &TrainSpec) -> Result<PathBuf, SpecError> {
 fn memory_per_accelerator(cfg: &TrainConfig) -> (u64, u64) {
     let iolab = u64::from(cfg.read_threads) * cfg.transfer_size;
     let file = cfg.record_length as u64 * cfg.samples_per_file;
-    let dlio = u64::from(cfg.read_threads) * file
-        + u64::from(cfg.prefetch) * cfg.batch_size * cfg.record_length as u64;
+    let dlio = u64::from(cfg.read_threads) * file + prefetched(cfg);
     (iolab, dlio)
 }
 
-/// The memory pre-flight: the readers of this host's accelerators against what the host
-/// can give, refused with the figure before anything is read.
+/// The samples a training job's loader holds ahead of one accelerator: prefetch x batch
+/// x the mean sample size (the and MLPerf's memory figure for a reader).
+fn prefetched(cfg: &TrainConfig) -> u64 {
+    (f64::from(cfg.prefetch) * cfg.batch_size as f64 * cfg.record_length).min(u64::MAX as f64)
+        as u64
+}
+
+/// The memory pre-flight, before anything is read: the prefetched batches a training
+/// job's loader would hold for this host's accelerators (prefetch x batch x sample size
+/// each), and iolab's own read buffers, against what the host can give. Either one over
+/// 80 % of it is refused with the figure: iolab does not keep the samples it reads, but
+/// a workload whose loader could not fit on the host is not one a host could train.
 fn check_memory(cfg: &TrainConfig, ranks_on_host: u32) -> Result<(u64, u64), SpecError> {
     let (mine, dlio) = memory_per_accelerator(cfg);
     let accs = u64::from(cfg.accelerators) * u64::from(ranks_on_host.max(1));
     let need = mine.saturating_mul(accs);
-    if let Some(have) = Available::read(Path::new("/")).bytes()
-        && need as f64 > have as f64 * 0.8
-    {
-        return Err(SpecError::new(
-            "--read-threads",
-            format!(
-                "{accs} accelerators x {} reader threads x --transfer-size {} need {} of read buffers on this host, more than 80% of the {} available: lower one of them",
-                cfg.read_threads,
-                ByteCount(cfg.transfer_size).human(),
-                ByteCount(need).human(),
-                ByteCount(have).human()
-            ),
-        ));
+    let held = prefetched(cfg).saturating_mul(accs);
+    if let Some(have) = Available::read(Path::new("/")).bytes() {
+        let limit = have as f64 * 0.8;
+        if held as f64 > limit {
+            return Err(SpecError::new(
+                "--prefetch",
+                format!(
+                    "{accs} accelerators x prefetch {} x batch {} x {} samples: a loader holds {} on this host, more than 80% of the {} available: lower --prefetch, --batch-size or the accelerators",
+                    cfg.prefetch,
+                    cfg.batch_size,
+                    ByteCount(cfg.record_length as u64).human(),
+                    ByteCount(held).human(),
+                    ByteCount(have).human()
+                ),
+            ));
+        }
+        if need as f64 > limit {
+            return Err(SpecError::new(
+                "--read-threads",
+                format!(
+                    "{accs} accelerators x {} reader threads x --transfer-size {} need {} of read buffers on this host, more than 80% of the {} available: lower one of them",
+                    cfg.read_threads,
+                    ByteCount(cfg.transfer_size).human(),
+                    ByteCount(need).human(),
+                    ByteCount(have).human()
+                ),
+            ));
+        }
     }
     Ok((need, dlio.saturating_mul(accs)))
 }
@@ -317,7 +355,8 @@ fn drop_caches(rt: &Runtime) -> bool {
     rt.comm.all_ok(ok)
 }
 
-fn live_step(s: &LiveStep) {
+/// The live page after a step; `prefix` names the run of a repeated run ("run-2-").
+fn live_step(prefix: &str, s: &LiveStep) {
     if let Some(live) = crate::live::current() {
         let secs = s.elapsed.as_secs_f64().max(1e-9);
         live.update(|st| {
@@ -332,7 +371,7 @@ fn live_step(s: &LiveStep) {
             });
         });
         live.progress(&iolab_engine::Progress {
-            phase: &format!("train-epoch-{}", s.epoch),
+            phase: &format!("{prefix}train-epoch-{}", s.epoch),
             elapsed: Nanos(s.elapsed.as_nanos() as u64),
             ops: s.reads,
             bytes: s.bytes,
@@ -352,10 +391,11 @@ fn hooks<'a>(
     rt: &'a Runtime,
     output: &OutputArgs,
     probe: Option<&'a dyn iolab_engine::PhaseProbe>,
+    on_step: &'a (dyn Fn(&LiveStep) + Sync),
 ) -> TrainHooks<'a> {
     TrainHooks {
         interrupt: rt.interrupt,
-        on_step: Some(&live_step),
+        on_step: Some(on_step),
         stall: output.stall_timeout(),
         probe,
     }
@@ -363,7 +403,22 @@ fn hooks<'a>(
 
 fn run_in(rt: &Runtime, args: TrainRunArgs) -> Result<u8> {
     let (cfg, dataset, (mem_mine, mem_dlio)) = prepare(rt, &args.spec, &args.output)?;
-    let dropped = args.drop_caches && drop_caches(rt);
+    let (warmups, runs, drop) = if args.mlperf {
+        (1, 5, true)
+    } else {
+        (args.warmup, args.runs, args.drop_caches)
+    };
+    let total = warmups + runs;
+    // A repeated run names its runs' epochs "warmup-1-train-epoch-1", "run-2-...".
+    let prefix = |k: u32| -> String {
+        if total == 1 {
+            String::new()
+        } else if k < warmups {
+            format!("warmup-{}-", k + 1)
+        } else {
+            format!("run-{}-", k - warmups + 1)
+        }
+    };
     let mut sink = RunSink::start(
         rt,
         &args.output.store,
@@ -373,21 +428,71 @@ fn run_in(rt: &Runtime, args: TrainRunArgs) -> Result<u8> {
         Some(&dataset.dir),
         args.output.label.clone(),
     );
-    crate::live::plan((1..=cfg.epochs).map(|e| (format!("train-epoch-{e}"), None)));
+    crate::live::plan((0..total).flat_map(|k| {
+        let p = prefix(k);
+        (1..=cfg.epochs).map(move |e| (format!("{p}train-epoch-{e}"), None))
+    }));
     let watch = Watch::new(&args.output, &sink, None);
     let env = watch.env(rt);
-    let hooks = hooks(rt, &args.output, env.probe);
-    let outcome = train_epochs(rt.comm.as_ref(), &dataset, &cfg, &hooks);
+    let mut outcomes: Vec<RunOutcome> = Vec::new();
+    let mut epochs = Vec::new();
+    let mut cpu = iolab_core::result::CpuUsage::default();
+    let (mut dropped, mut device_read, mut bytes_read) = (true, None::<u64>, 0u64);
+    for k in 0..total {
+        let warmup = k < warmups;
+        let run_cfg = TrainConfig {
+            seed: cfg.seed.wrapping_add(u64::from(k)),
+            ..cfg.clone()
+        };
+        let dropped_now = drop && drop_caches(rt);
+        let p = prefix(k);
+        let on_step = |s: &LiveStep| live_step(&p, s);
+        let hooks = hooks(rt, &args.output, env.probe, &on_step);
+        let outcome = match train_epochs(rt.comm.as_ref(), &dataset, &run_cfg, &hooks) {
+            Ok(o) => o,
+            Err(e) => {
+                watch.progress.finish();
+                return fail(rt, sink, e);
+            }
+        };
+        if !warmup {
+            dropped &= dropped_now;
+            if let Some(d) = device_read_bytes(&outcome.phases) {
+                device_read = Some(device_read.unwrap_or(0) + d);
+            }
+            bytes_read += outcome.figures.epochs.iter().map(|e| e.bytes).sum::<u64>();
+            cpu.user.0 += outcome.cpu.user.0;
+            cpu.system.0 += outcome.cpu.system.0;
+            epochs.extend(outcome.figures.epochs.iter().cloned());
+        }
+        let run = if warmup {
+            "warmup".to_string()
+        } else {
+            (k - warmups + 1).to_string()
+        };
+        outcomes.push(RunOutcome {
+            run: run.clone(),
+            seed: run_cfg.seed,
+            au_percent: outcome.figures.au_mean_percent,
+            samples_per_sec: outcome.figures.samples_per_sec_mean,
+        });
+        for mut ph in outcome.phases {
+            ph.name = format!("{p}{}", ph.name);
+            ph.params.insert("seed".into(), run_cfg.seed.to_string());
+            if total > 1 {
+                ph.params.insert("mlperf_run".into(), run.clone());
+            }
+            sink.phase(ph);
+        }
+        if outcome.interrupted {
+            break;
+        }
+    }
     watch.progress.finish();
-    let outcome = match outcome {
-        Ok(o) => o,
-        Err(e) => return fail(rt, sink, e),
-    };
-    let accelerators = outcome.figures.accelerators;
+    let accelerators = u64::from(cfg.accelerators) * u64::from(rt.comm.size());
+    let figures = RunFigures::of(accelerators, epochs, cfg.record_length, cfg.au_threshold);
     let hosts_memory: u64 = host_memory(rt);
-    let bytes_read: u64 = outcome.figures.epochs.iter().map(|e| e.bytes).sum();
-    let device_read = device_read_bytes(&outcome.phases);
-    let checks = validity(&ValidityInput {
+    let mut checks = validity(&ValidityInput {
         dataset_bytes: cfg.dataset_bytes(),
         hosts_memory,
         caches_dropped: dropped,
@@ -395,16 +500,19 @@ fn run_in(rt: &Runtime, args: TrainRunArgs) -> Result<u8> {
         bytes_read,
         steps_per_epoch: cfg.steps_per_epoch(accelerators),
     });
+    checks.extend(runs_rule(&outcomes));
+    let verdict = Verdict::of(&checks);
     if rt.is_root() && !args.output.quiet {
         print!(
             "{}",
             render_run(
                 &cfg,
-                &outcome.figures,
+                &figures,
+                &outcomes,
                 &checks,
-                mem_mine,
-                mem_dlio,
-                &outcome.cpu,
+                &verdict,
+                (mem_mine, mem_dlio),
+                &cpu,
                 &dataset
             )
         );
@@ -424,17 +532,16 @@ fn run_in(rt: &Runtime, args: TrainRunArgs) -> Result<u8> {
             end: String::new(),
             data_size_per_host_gib: cfg.dataset_bytes() / 1073741824.0,
         };
-        let v = iolab_compat::dlio::summary::render(&outcome.figures, &ctx);
+        let v = iolab_compat::dlio::summary::render(&figures, &ctx);
         std::fs::write(path, serde_json::to_string_pretty(&v)? + "\n")
             .with_context(|| format!("--summary-json {}", path.display()))?;
     } else if args.summary_json.is_some() {
         let _ = rt.comm.all_gather(&rt.comm.host().to_string());
     }
-    sink.annotate("train", serde_json::to_value(&outcome.figures)?);
+    sink.annotate("train", serde_json::to_value(&figures)?);
+    sink.annotate("runs", serde_json::to_value(&outcomes)?);
     sink.annotate("validity", serde_json::to_value(&checks)?);
-    for p in outcome.phases {
-        sink.phase(p);
-    }
+    sink.annotate("verdict", serde_json::to_value(&verdict)?);
     stored_as(rt, &sink, &args.output);
     conclude(rt, sink, &quiet(&args.output))
 }
@@ -493,12 +600,14 @@ fn device_read_bytes(phases: &[PhaseResult]) -> Option<u64> {
     any.then_some(total as u64)
 }
 
+#[allow(clippy::too_many_arguments)]
 fn render_run(
     cfg: &TrainConfig,
     f: &RunFigures,
+    runs: &[RunOutcome],
     checks: &[Check],
-    mem_mine: u64,
-    mem_dlio: u64,
+    verdict: &Verdict,
+    (mem_mine, mem_dlio): (u64, u64),
     cpu: &iolab_core::result::CpuUsage,
     dataset: &Dataset,
 ) -> String {
@@ -517,6 +626,25 @@ fn render_run(
         cfg.read_threads,
         cfg.computation_time
     );
+    if runs.len() > 1 {
+        let _ = writeln!(
+            out,
+            "\n  {:>7} {:>20} {:>9} {:>12}",
+            "run", "seed", "AU %", "samples/s"
+        );
+        for r in runs {
+            let _ = writeln!(
+                out,
+                "  {:>7} {:>20} {:>9.2} {:>12.2}{}",
+                r.run,
+                r.seed,
+                r.au_percent,
+                r.samples_per_sec,
+                if r.is_warmup() { "  (not counted)" } else { "" }
+            );
+        }
+        out.push_str("\n  the counted runs' epochs:");
+    }
     let _ = writeln!(
         out,
         "\n  {:>5} {:>9} {:>8} {:>12} {:>12} {:>12} {:>10} {:>10}",
@@ -572,7 +700,20 @@ fn render_run(
             c.detail
         );
     }
-    out.push_str("    (a closed submission also needs one warm-up and 5 counted runs, new seeds, within 5 %: iolab study, or iolab train run repeated with --seed)\n");
+    if verdict.valid {
+        out.push_str("\n  verdict: VALID under MLPerf Storage's run rules\n");
+    } else {
+        let _ = writeln!(
+            out,
+            "\n  verdict: NOT VALID under MLPerf Storage's run rules (failed: {}){}",
+            verdict.failed.join("; "),
+            if runs.len() == 1 {
+                "; --mlperf runs the warm-up and the 5 counted runs"
+            } else {
+                ""
+            }
+        );
+    }
     out
 }
 
@@ -613,7 +754,8 @@ fn search_in(rt: &Runtime, args: SearchArgs) -> Result<u8> {
         if args.drop_caches {
             drop_caches(rt);
         }
-        let hooks = hooks(rt, &args.output, env.probe);
+        let on_step = |s: &LiveStep| live_step("", s);
+        let hooks = hooks(rt, &args.output, env.probe, &on_step);
         let o = train_epochs(rt.comm.as_ref(), &dataset, &trial, &hooks)?;
         for mut p in o.phases {
             p.name = format!("search-{}acc-{}", n * ranks, p.name);

@@ -306,7 +306,8 @@ fn search_finds_the_most_accelerators_on_a_throttled_target() {
         "8",
         "--json",
         path(&json),
-        "--no-store",
+        "--label",
+        "the-search",
     ]);
     let r = run(&args).expect(0);
     assert!(
@@ -323,6 +324,22 @@ fn search_finds_the_most_accelerators_on_a_throttled_target() {
     let best = best.expect("one accelerator passed");
     assert!((1..8).contains(&best), "best {best}: {}", r.stdout);
     assert!(points.iter().any(|p| !p["passed"].as_bool().unwrap()));
+    // The report charts the curve: a point per count tried, and the threshold.
+    let html = dir.path().join("r.html");
+    run(&["report", "the-search", "--html", path(&html)]).expect(0);
+    let page = std::fs::read_to_string(&html).unwrap();
+    assert!(
+        page.contains("data-chart=\"train-search\""),
+        "no search chart"
+    );
+    assert!(
+        page.contains(&format!(
+            "data-name=\"AU\" data-points=\"{}\"",
+            points.len()
+        )),
+        "the curve has a point per count tried"
+    );
+    assert!(page.contains("data-name=\"threshold 80 %\" data-points=\"2\""));
 }
 
 #[test]
@@ -440,6 +457,35 @@ fn bad_input_is_one_line_and_exit_2() {
     ])
     .expect(2);
     assert!(error_line(&r).contains("--batch-size: must be at least 1"));
+    // Prefetched batches a loader could not hold on this host (100 M batches of two
+    // 1000-byte samples: 200 GB), refused with the figure before anything is read.
+    let json = dir.path().join("never.json");
+    let r = run(&[
+        "train",
+        "run",
+        "--data-dir",
+        path(&data),
+        "--files",
+        "2",
+        "--record-length",
+        "1000",
+        "--batch-size",
+        "2",
+        "--prefetch",
+        "100000000",
+        "--json",
+        path(&json),
+        "--no-store",
+    ])
+    .expect(2);
+    let line = error_line(&r);
+    assert!(
+        line.contains("--prefetch")
+            && line.contains("1 accelerators x prefetch 100000000 x batch 2")
+            && line.contains("a loader holds 186 GiB on this host"),
+        "{line}"
+    );
+    assert!(!json.exists(), "nothing ran, nothing was stored");
     // A format it does not write.
     let r = run(&[
         "train",
@@ -626,4 +672,251 @@ fn presets_resolve_to_dlio_s_workloads_and_run_small() {
         let r = run(&args).expect(0);
         assert!(r.stdout.contains("read mean"), "{model}: {}", r.stdout);
     }
+}
+
+/// The stored phases' names, seeds, AU and samples/s.
+fn phases_of(v: &serde_json::Value) -> Vec<(String, String, f64, f64)> {
+    v["phases"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| {
+            (
+                p["name"].as_str().unwrap().to_string(),
+                p["params"]["seed"].as_str().unwrap_or_default().to_string(),
+                p["extra"]["au_percent"].as_f64().unwrap(),
+                p["extra"]["samples_per_sec"].as_f64().unwrap(),
+            )
+        })
+        .collect()
+}
+
+#[test]
+fn repeated_runs_have_a_warmup_new_seeds_and_a_stored_verdict() {
+    // MLPerf's run rule: a warm-up, then counted runs with a new seed each, within 5 %.
+    // Two counted runs here (the rule wants 5), so the verdict is "not valid" and says
+    // why; the dataset is far below 5 x memory, so that check fails too.
+    let dir = tempfile::tempdir().unwrap();
+    let data = dir.path().join("data");
+    let common = [
+        "--data-dir",
+        path(&data),
+        "--files",
+        "8",
+        "--record-length",
+        "4096",
+    ];
+    let mut args = vec!["train", "datagen", "--no-store"];
+    args.extend(common);
+    run(&args).expect(0);
+    let json = dir.path().join("run.json");
+    let mut args = vec!["train", "run"];
+    args.extend(common);
+    args.extend([
+        "--batch-size",
+        "1",
+        "--computation-time",
+        "5ms",
+        "--warmup",
+        "1",
+        "--runs",
+        "2",
+        "--seed",
+        "7",
+        "--json",
+        path(&json),
+        "--no-store",
+    ]);
+    let r = run(&args).expect(0);
+    let v = json_of(&json);
+    let phases = phases_of(&v);
+    let names: Vec<&str> = phases.iter().map(|p| p.0.as_str()).collect();
+    assert_eq!(
+        names,
+        [
+            "warmup-1-train-epoch-1",
+            "run-1-train-epoch-1",
+            "run-2-train-epoch-1"
+        ]
+    );
+    let seeds: Vec<&str> = phases.iter().map(|p| p.1.as_str()).collect();
+    assert_eq!(seeds, ["7", "8", "9"]);
+    // Each run's stored figures are its epoch's; the headline is the counted runs'.
+    let runs = v["spec"]["runs"].as_array().unwrap();
+    assert_eq!(runs.len(), 3);
+    assert_eq!(runs[0]["run"], "warmup");
+    for (run, p) in runs.iter().zip(&phases) {
+        assert_eq!(run["au_percent"].as_f64().unwrap(), p.2);
+        assert_eq!(run["samples_per_sec"].as_f64().unwrap(), p.3);
+        assert_eq!(run["seed"].as_u64().unwrap().to_string(), p.1);
+    }
+    let counted = &phases[1..];
+    let au_mean = (counted[0].2 + counted[1].2) / 2.0;
+    let stored = v["spec"]["train"]["au_mean_percent"].as_f64().unwrap();
+    assert!(
+        (stored - au_mean).abs() < 1e-9,
+        "{stored} against {au_mean}"
+    );
+    // The runs' agreement is max / min - 1 of the counted runs' samples/s.
+    let (a, b) = (counted[0].3, counted[1].3);
+    let spread = format!("spread {:.1} %", (a.max(b) / a.min(b) - 1.0) * 100.0);
+    let checks = v["spec"]["validity"].as_array().unwrap();
+    let check = |rule: &str| {
+        checks
+            .iter()
+            .find(|c| c["rule"] == rule)
+            .unwrap_or_else(|| panic!("no {rule} in {checks:?}"))
+    };
+    let sps = check("runs' samples/s within 5 %");
+    assert!(sps["detail"].as_str().unwrap().contains(&spread), "{sps}");
+    assert_eq!(check("one warm-up run")["ok"], true);
+    assert_eq!(check("5 counted runs, new seeds")["ok"], false);
+    assert_eq!(check("dataset >= 5 x hosts' memory")["ok"], false);
+    let verdict = &v["spec"]["verdict"];
+    assert_eq!(verdict["valid"], false);
+    let failed: Vec<&str> = verdict["failed"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| f.as_str().unwrap())
+        .collect();
+    assert!(failed.contains(&"5 counted runs, new seeds"), "{failed:?}");
+    assert!(
+        failed.contains(&"dataset >= 5 x hosts' memory"),
+        "{failed:?}"
+    );
+    assert!(!failed.contains(&"one warm-up run"), "{failed:?}");
+    assert!(r.stdout.contains("(not counted)"), "{}", r.stdout);
+    assert!(
+        r.stdout.contains("verdict: NOT VALID")
+            && r.stdout.contains("possibly served from the page cache"),
+        "{}",
+        r.stdout
+    );
+    // A count of 0 runs, and --mlperf beside --runs: one line, exit 2.
+    let mut bad = vec!["train", "run", "--no-store"];
+    bad.extend(common);
+    let mut zero = bad.clone();
+    zero.extend(["--runs", "0"]);
+    let line = run(&zero).expect(2).error_line();
+    assert!(line.contains("--runs"), "{line}");
+    let mut both = bad.clone();
+    both.extend(["--mlperf", "--runs", "3"]);
+    let line = run(&both).expect(2).error_line();
+    assert!(line.contains("--mlperf"), "{line}");
+}
+
+/// The train gauges of one `/metrics` scrape: (epoch, step, AU %, samples/s).
+fn train_gauges(text: &str) -> Option<(f64, f64, f64, f64)> {
+    let lines = text.lines().map(|l| Ok(l.to_string()));
+    let scrape = prometheus_parse::Scrape::parse(lines).expect("Prometheus text");
+    let gauge = |name: &str| {
+        scrape
+            .samples
+            .iter()
+            .find(|s| s.metric == name)
+            .map(|s| match s.value {
+                prometheus_parse::Value::Gauge(v) => v,
+                ref other => panic!("{name} is not typed a gauge: {other:?}"),
+            })
+    };
+    Some((
+        gauge("iolab_train_epoch")?,
+        gauge("iolab_train_step")?,
+        gauge("iolab_train_au_percent")?,
+        gauge("iolab_train_samples_per_second")?,
+    ))
+}
+
+#[test]
+fn metrics_show_au_as_the_run_goes_and_end_at_the_stored_epoch() {
+    // The AU test's split (every read stalls 100 ms, each step computes 50 ms, one
+    // reader prefetching one sample: AU 50 %), watched through --serve: the gauges climb
+    // step by step, AU stays near 50 % while it runs, and the last scrape's AU is the
+    // stored epoch's.
+    let Some(fs) = FaultFs::mount(&["read:stall=100ms"]) else {
+        return;
+    };
+    let data = format!("{}/data", fs.dir());
+    let common = [
+        "--data-dir",
+        &data,
+        "--files",
+        "16",
+        "--record-length",
+        "4096",
+    ];
+    let mut args = vec!["train", "datagen", "--no-store"];
+    args.extend(common);
+    run(&args).expect(0);
+    let dir = tempfile::tempdir().unwrap();
+    let json = dir.path().join("run.json");
+    let mut command = crate::common::iolab();
+    command.args(["train", "run"]).args(common).args([
+        "--batch-size",
+        "1",
+        "--read-threads",
+        "1",
+        "--prefetch",
+        "1",
+        "--computation-time",
+        "50ms",
+        "--epochs",
+        "2",
+        "--json",
+        path(&json),
+        "--serve",
+        "--serve-linger",
+        "4s",
+        "-Q",
+    ]);
+    let (mut child, addr) = crate::live::spawn_serving(command);
+    let mut seen: Vec<(f64, f64, f64, f64)> = Vec::new();
+    let start = std::time::Instant::now();
+    loop {
+        let running = crate::live::status(&addr)["status"] == "running";
+        let (code, text) = crate::live::http(&addr, "GET", "/metrics");
+        assert_eq!(code, 200);
+        if let Some(g) = train_gauges(&text) {
+            if running {
+                seen.push(g);
+            } else {
+                seen.push(g);
+                break;
+            }
+        }
+        assert!(
+            start.elapsed() < std::time::Duration::from_secs(60),
+            "the run did not end; seen {seen:?}"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(40));
+    }
+    assert!(child.wait().unwrap().success());
+    // (epoch, step) only moves forward, through both epochs.
+    for w in seen.windows(2) {
+        assert!((w[1].0, w[1].1) >= (w[0].0, w[0].1), "{seen:?}");
+    }
+    let distinct: std::collections::BTreeSet<(u64, u64)> =
+        seen.iter().map(|g| (g.0 as u64, g.1 as u64)).collect();
+    assert!(distinct.len() >= 6, "too few steps seen: {seen:?}");
+    assert!(distinct.iter().any(|g| g.0 == 1) && distinct.iter().any(|g| g.0 == 2));
+    // While it runs, past the first steps: AU near the 50 % of the split, samples/s
+    // near 10 (one sample per 100 ms step).
+    for g in seen.iter().filter(|g| g.1 >= 4.0) {
+        assert!((30.0..70.0).contains(&g.2), "AU {} at {g:?}", g.2);
+        assert!((4.0..14.0).contains(&g.3), "samples/s {} at {g:?}", g.3);
+    }
+    // The end: the last step of epoch 2, its AU the stored epoch's (the live figure
+    // stops at the last step, the stored one at the epoch's end: a few ms apart).
+    let last = seen.last().unwrap();
+    assert_eq!((last.0, last.1), (2.0, 16.0), "{seen:?}");
+    let stored = json_of(&json);
+    let epoch2 = &stored["phases"][1];
+    assert_eq!(epoch2["name"], "train-epoch-2");
+    let au = epoch2["extra"]["au_percent"].as_f64().unwrap();
+    assert!(
+        (last.2 - au).abs() < 3.0,
+        "live {} against stored {au}",
+        last.2
+    );
 }
