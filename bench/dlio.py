@@ -24,6 +24,15 @@ Modes (one per call; each is a few minutes, meant for /work/tools/quiet):
   checkpoint  Bytes per rank of DLIO's checkpointing (its mlperf_storage_v2.0 branch)
               against `iolab checkpoint --plan` for the same model and parallelism
               (a small Llama 3 shape, 8 ranks, ZeRO 3).
+  ckpt-speed  Checkpoint write throughput of both on the same sizes (a Llama 3 8B
+              layout shrunk to --ckpt-layers layers of hidden 1024: about 0.9 GB per
+              checkpoint, 8 ranks, ZeRO 3, fsync per file) on the disk under
+              --data-root (default /var/tmp), --writes checkpoints per run, alternated
+              --rounds times: DLIO with checkpoint_rank_sync (its duration ends after
+              every rank's write, iolab's definition), iolab, and DLIO as MLPerf runs it
+              (rank 0's own write time only). Throughput is each tool's own figure
+              (checkpoint bytes over the duration, GiB/s); the wall time and CPU of each
+              whole command beside it.
 
 Usage: bench/dlio.py MODE [--np 2] [--rounds 3] [--files 64] [--stall 50ms] ...
 DLIO comes from a venv outside the repository (BENCH-NOTES.md: pip install --no-deps
@@ -386,15 +395,110 @@ def mode_checkpoint(args, scratch):
     print(f"  same file names on both sides: {same_names}")
 
 
+def ckpt_model(args):
+    return {"num_layers": args.ckpt_layers, "hidden_size": 1024, "ffn_hidden_size": 3584,
+            "vocab_size": 8000, "num_attention_heads": 8, "num_kv_heads": 2}
+
+
+def dir_bytes(d):
+    return sum(os.path.getsize(os.path.join(r, f)) for r, _, fs in os.walk(d) for f in fs)
+
+
+def dlio_ckpt(args, root, rank_sync):
+    shape = ckpt_model(args)
+    ck = tempfile.mkdtemp(dir=root, prefix="dlio-ck-")
+    out = tempfile.mkdtemp(dir=root, prefix="dlio-ck-out-")
+    model = [f"++workload.model.num_layers={shape['num_layers']}"] + [
+        f"++workload.model.transformer.{k}={v}" for k, v in shape.items() if k != "num_layers"]
+    cmd = MPIRUN + ["-np", "8", os.path.join(args.venv, "bin/python"), "-m",
+                    "dlio_benchmark.main", f"--config-dir={args.mlperf_configs}",
+                    "workload=llama3_8b"] + model + [
+        f"++workload.checkpoint.num_checkpoints_write={args.writes}",
+        "++workload.checkpoint.num_checkpoints_read=0",
+        "++workload.checkpoint.time_between_checkpoints=0",
+        f"++workload.checkpoint.checkpoint_rank_sync={rank_sync}",
+        f"++workload.checkpoint.checkpoint_folder={ck}", f"++workload.output.folder={out}"]
+    env = dict(os.environ, PYTHONPATH=args.dlio_v2)
+    try:
+        wall, cpu, _ = timed(cmd, cwd=out, env=env)
+        with open(os.path.join(out, "summary.json")) as f:
+            m = json.load(f)["metric"]
+        written = dir_bytes(ck) / args.writes
+    finally:
+        shutil.rmtree(ck, ignore_errors=True)
+        shutil.rmtree(out, ignore_errors=True)
+    return {"gibps": m["save_checkpoint_io_mean_GB_per_second"],
+            "dur": m["save_checkpoint_duration_mean_seconds"],
+            "gib": m["checkpoint_size_GB"], "file_gib": written / 2**30,
+            "wall": wall, "cpu": cpu}
+
+
+def iolab_ckpt(args, root):
+    shape = ckpt_model(args)
+    ck = tempfile.mkdtemp(dir=root, prefix="iolab-ck-")
+    stored = os.path.join(root, "iolab-ck.json")
+    cmd = MPIRUN + ["-np", "8", iolab_bin(), "checkpoint", "--model", "llama3-8b",
+                    "--num-layers", str(shape["num_layers"]),
+                    "--hidden-size", str(shape["hidden_size"]),
+                    "--ffn-hidden-size", str(shape["ffn_hidden_size"]),
+                    "--vocab-size", str(shape["vocab_size"]),
+                    "--attention-heads", str(shape["num_attention_heads"]),
+                    "--kv-heads", str(shape["num_kv_heads"]), "--ranks", "8",
+                    "--writes", str(args.writes), "--reads", "0", "--time-between", "0",
+                    "--dir", ck, "--json", stored, "--no-store", "--quiet"]
+    try:
+        wall, cpu, _ = timed(cmd)
+        with open(stored) as f:
+            x = json.load(f)["phases"][0]["extra"]
+    finally:
+        shutil.rmtree(ck, ignore_errors=True)
+    return {"gibps": x["gib_per_sec_mean"], "dur": x["duration_mean_s"],
+            "gib": x["checkpoint_gib"], "file_gib": x["checkpoint_gib"],
+            "wall": wall, "cpu": cpu}
+
+
+def mode_ckpt_speed(args, scratch):
+    root = tempfile.mkdtemp(dir=args.data_root or "/var/tmp", prefix="iolab-bench-ckpt-")
+    tools = [("dlio-sync", lambda: dlio_ckpt(args, root, True)),
+             ("iolab", lambda: iolab_ckpt(args, root)),
+             ("dlio-rank0", lambda: dlio_ckpt(args, root, False))]
+    rows = {name: [] for name, _ in tools}
+    try:
+        for r in range(args.rounds):
+            order = tools if r % 2 == 0 else list(reversed(tools))
+            for name, fn in order:
+                res = fn()
+                rows[name].append(res)
+                print(f"    round {r + 1} {name:<10} {res['gibps']:7.3f} GiB/s  duration "
+                      f"{res['dur']:7.3f}s  checkpoint {res['gib']:.3f} GiB (files "
+                      f"{res['file_gib']:.3f})  wall {res['wall']:6.1f}s  CPU {res['cpu']:6.1f}s",
+                      flush=True)
+    finally:
+        shutil.rmtree(root, ignore_errors=True)
+    print(f"\nckpt-speed: llama3_8b layout, {ckpt_model(args)}, 8 ranks, ZeRO 3, fsync, "
+          f"{args.writes} writes per run, {args.rounds} rounds")
+    med = {n: {k: statistics.median(x[k] for x in v) for k in v[0]} for n, v in rows.items()}
+    for n, m in med.items():
+        print(f"  {n:<10} throughput {m['gibps']:7.3f} GiB/s  duration {m['dur']:7.3f}s  "
+              f"wall {m['wall']:6.1f}s  CPU {m['cpu']:6.1f}s  (medians)")
+    print(f"  iolab / DLIO (rank sync) throughput {med['iolab']['gibps'] / med['dlio-sync']['gibps']:.3f}"
+          f"; iolab / DLIO (rank 0, MLPerf's) {med['iolab']['gibps'] / med['dlio-rank0']['gibps']:.3f}")
+    print(f"  bytes per checkpoint on disk: DLIO {med['dlio-sync']['file_gib']:.4f} GiB, "
+          f"iolab {med['iolab']['file_gib']:.4f} GiB")
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__,
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("mode", choices=["storage", "steps", "loader", "crossover", "checkpoint"])
+    ap.add_argument("mode", choices=["storage", "steps", "loader", "crossover", "checkpoint",
+                                     "ckpt-speed"])
     ap.add_argument("--np", type=int, default=2)
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--files", type=int, default=64)
     ap.add_argument("--record-length", type=int, default=1048576)
     ap.add_argument("--epochs", type=int, default=2)
+    ap.add_argument("--writes", type=int, default=2)
+    ap.add_argument("--ckpt-layers", type=int, default=4)
     ap.add_argument("--stall", default="50ms")
     ap.add_argument("--data-root", default=None)
     ap.add_argument("--venv", default="/work/peers/dlio-venv")
@@ -404,7 +508,8 @@ def main():
     scratch = tempfile.mkdtemp(prefix="iolab-bench-dlio-")
     try:
         {"storage": mode_storage, "steps": mode_steps, "loader": mode_loader,
-         "crossover": mode_crossover, "checkpoint": mode_checkpoint}[args.mode](args, scratch)
+         "crossover": mode_crossover, "checkpoint": mode_checkpoint,
+         "ckpt-speed": mode_ckpt_speed}[args.mode](args, scratch)
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
 
