@@ -3,7 +3,9 @@
 //! operation with the counts and bytes the server holds afterwards, warp's mixed shares,
 //! the safety of a bucket iolab did not make, and the faults: wrong keys and a missing
 //! bucket (one line, exit 2, nothing stored), the server killed mid-run (exit 1, stored
-//! as failed), a server that stops answering (--stall-timeout).
+//! as failed), a server that stops answering (--stall-timeout). On RGW the gateway's
+//! own counters (perf dump) against iolab's, and its throttling (503 SlowDown) counted,
+//! retried and shown.
 
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
@@ -390,11 +392,52 @@ fn s3_stall_timeout_ends_a_run_on_a_server_that_stopped_answering() {
     );
 }
 
+/// The gateway's own counters (`perf dump` on its admin socket): `rgw` and
+/// `simple-throttler` sections, flattened to `section.name`.
+fn rgw_counters(c: &Cluster) -> std::collections::BTreeMap<String, u64> {
+    let asok = c.state().join("run/client.rgw.a.asok");
+    let out = Command::new("ceph")
+        .arg("--admin-daemon")
+        .arg(&asok)
+        .args(["perf", "dump"])
+        .output()
+        .expect("ceph runs");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let mut m = std::collections::BTreeMap::new();
+    for section in ["rgw", "simple-throttler"] {
+        for (k, n) in v[section].as_object().unwrap() {
+            if let Some(n) = n.as_u64() {
+                m.insert(format!("{section}.{k}"), n);
+            }
+        }
+    }
+    m
+}
+
+fn rgw_config(c: &Cluster, key: &str, value: &str) {
+    let asok = c.state().join("run/client.rgw.a.asok");
+    let ok = Command::new("ceph")
+        .arg("--admin-daemon")
+        .arg(&asok)
+        .args(["config", "set", key, value])
+        .output()
+        .expect("ceph runs")
+        .status
+        .success();
+    assert!(ok, "config set {key} {value}");
+}
+
 #[test]
 fn s3_workloads_on_ceph_rgw() {
     let c = Cluster::up("ceph", &["--rgw", "--no-mount"]);
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("rgw.json");
+    let before = rgw_counters(&c);
     s3(
         &c,
         &[
@@ -418,6 +461,8 @@ fn s3_workloads_on_ceph_rgw() {
         ],
     )
     .expect(0);
+    let after = rgw_counters(&c);
+    let d = |k: &str| after[k] - before[k];
     let run = json(&out);
     assert_eq!(op(&run, 0, "put"), (12, (12 * 11) << 20));
     assert_eq!(run["phases"][0]["extra"]["parts"], 36.0);
@@ -427,4 +472,89 @@ fn s3_workloads_on_ceph_rgw() {
     // 6 objects per worker in requests of up to 5 keys.
     assert_eq!(op(&run, 4, "delete").0, 4);
     assert_eq!(keys(&c, "iolab-rgw"), Err(404));
+
+    // The gateway counted what iolab says it did: a PUT per part and one for the run's
+    // marker (empty), the bytes of every part; a GET per GET and per HEAD, and the bytes
+    // of every GET less one each (RGW adds `end - ofs` with an inclusive end).
+    assert_eq!(d("rgw.put"), 36 + 1, "{before:?}\n{after:?}");
+    assert_eq!(d("rgw.put_b"), (12 * 11) << 20);
+    assert_eq!(d("rgw.get"), 12 + 12);
+    assert_eq!(d("rgw.get_b"), ((12 * 11) << 20) - 12);
+    assert_eq!(d("simple-throttler.throttle"), 0);
+
+    // Throttling: one request at a time (rgw_max_concurrent_requests), the rest answered
+    // 503 SlowDown. Retried as warp does, every one counted and shown, and the gateway's
+    // own count of the requests it throttled is iolab's count of 503s.
+    rgw_config(&c, "rgw_max_concurrent_requests", "1");
+    let out = dir.path().join("slow.json");
+    let before = rgw_counters(&c);
+    let r = s3(
+        &c,
+        &[
+            "--bucket",
+            "iolab-rgw",
+            "--create-bucket",
+            "--ops",
+            "put",
+            "--objects",
+            "300",
+            "--object-size",
+            "4KiB",
+            "-c",
+            "8",
+            "--attempts",
+            "50",
+            // No cleanup under the throttle: its deletes would be throttled too.
+            "--keep",
+            "--json",
+            path(&out),
+        ],
+    )
+    .expect(0);
+    let after = rgw_counters(&c);
+    let d = |k: &str| after[k] - before[k];
+    let run = json(&out);
+    assert_eq!(op(&run, 0, "put"), (300, 300 * 4096));
+    let extra = &run["phases"][0]["extra"];
+    let slowed = extra["http_503"].as_f64().unwrap_or(0.0) as u64;
+    assert!(slowed > 0, "no 503 with one request at a time: {extra}");
+    assert_eq!(extra["retries"].as_f64().unwrap() as u64, slowed, "{extra}");
+    assert_eq!(d("simple-throttler.throttle"), slowed, "{extra}");
+    assert!(
+        r.stdout
+            .contains(&format!("503 x{slowed}; retries {slowed}")),
+        "{}",
+        r.stdout
+    );
+    // Without retries the first SlowDown ends the run, named with its S3 code.
+    let r = s3(
+        &c,
+        &[
+            "--bucket",
+            "iolab-rgw",
+            "--create-bucket",
+            "--ops",
+            "put",
+            "--objects",
+            "2000",
+            "--object-size",
+            "4KiB",
+            "-c",
+            "8",
+            "--attempts",
+            "1",
+            "--no-store",
+        ],
+    );
+    rgw_config(&c, "rgw_max_concurrent_requests", "1024");
+    assert_eq!(r.code, 1, "{}\n{}", r.stdout, r.stderr);
+    assert!(r.stdout.contains("503 SlowDown"), "{}", r.stdout);
+    // Workers that failed at their first request have no "first done" figure to show.
+    assert!(
+        !r.stdout
+            .lines()
+            .any(|l| l.contains("first done at") && l.trim_end().ends_with(':')),
+        "{}",
+        r.stdout
+    );
 }
