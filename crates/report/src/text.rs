@@ -288,12 +288,15 @@ pub fn render_phase(p: &PhaseResult) -> String {
                 }
             })
             .collect();
-        let _ = writeln!(
-            out,
-            "  first done at {}: {}",
-            p.first_done.human(),
-            figures.join(", ")
-        );
+        // A worker that failed at its first request is done with nothing to show.
+        if !figures.is_empty() {
+            let _ = writeln!(
+                out,
+                "  first done at {}: {}",
+                p.first_done.human(),
+                figures.join(", ")
+            );
+        }
     }
     // Imported results (an IO500 directory) carry no CPU figures: no line rather than 0%.
     if cpu_measured(&p.cpu) {
