@@ -2,7 +2,8 @@
 """`iolab s3` against boto3 and the bare client loop (the floor) on the same S3 server.
 
 The same work for all three, one pass each: C workers (threads; one connection each)
-PUT N objects of SIZE bytes (each worker its share), GET each once, DELETE each once.
+PUT N objects of SIZE bytes (each worker its share), GET each once, DELETE each once
+(newest first, as `iolab s3` takes them: the server's work depends on the order).
 Rates are requests over each pass's time (iolab: its phase time; the floor and boto3:
 from the moment every thread is ready to the last one done). CPU per request is the
 whole process's user + system time (RUSAGE_CHILDREN around each run) over the requests
@@ -53,7 +54,7 @@ moved = [0] * c
 def work(w):
     share = n // c + (1 if w < n % c else 0)
     ready.wait()
-    for i in range(share):
+    for i in (reversed(range(share)) if op == "delete" else range(share)):
         key = f"boto3/w{w}/{i}"
         if op == "put":
             s3.put_object(Bucket=bucket, Key=key, Body=body); moved[w] += size

@@ -6,9 +6,9 @@
 //! s3_floor ENDPOINT BUCKET put|get|delete OBJECTS SIZE CONCURRENCY
 //!
 //! Keys `floor/w<worker>/<n>`, each worker its share of OBJECTS, one pass (put, then get
-//! each once, then delete each). Keys from AWS_ACCESS_KEY_ID / AWS_SECRET_ACCESS_KEY.
-//! Prints one JSON line: requests, bytes, seconds (from the moment every thread is
-//! ready to the last one done).
+//! each once, then delete each newest first, as `iolab s3` does). Keys from
+//! AWS_ACCESS_KEY_ID / AWS_SECRET_ACCESS_KEY. Prints one JSON line: requests, bytes,
+//! seconds (from the moment every thread is ready to the last one done).
 
 use std::sync::Barrier;
 use std::time::{Duration, Instant};
@@ -54,7 +54,10 @@ fn main() {
                     let mut key = String::new();
                     let (mut n, mut moved) = (0u64, 0u64);
                     ready.wait();
-                    for i in 0..share {
+                    for j in 0..share {
+                        // iolab's delete phase takes each worker's objects newest first
+                        // (its pool is a stack); the server's work depends on the order.
+                        let i = if op == "delete" { share - 1 - j } else { j };
                         key.clear();
                         use std::fmt::Write;
                         let _ = write!(key, "floor/w{w}/{i}");
