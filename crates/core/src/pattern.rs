@@ -57,6 +57,57 @@ pub fn make_compressible(buf: &mut [u8], chunk: usize, ratio: f64) {
     }
 }
 
+/// fio's `buffer_pattern`: `0x` and hex digits (the bytes in the order written,
+/// 0xdeadbeef is de ad be ef; an odd digit count gets a leading 0, as fio's), or a
+/// "quoted" or 'quoted' string, or several of these written one after the other
+/// (`'abc'0x00`). At most 4 KiB, as a pattern repeats.
+pub fn parse_buffer_pattern(text: &str) -> Result<Vec<u8>, String> {
+    let mut out = Vec::new();
+    let mut rest = text.trim();
+    if rest.is_empty() {
+        return Err("is empty: give 0x and hex digits, or a quoted string".into());
+    }
+    while !rest.is_empty() {
+        if let Some(hex) = rest.strip_prefix("0x").or_else(|| rest.strip_prefix("0X")) {
+            let end = hex
+                .find(|c: char| !c.is_ascii_hexdigit())
+                .unwrap_or(hex.len());
+            let digits = &hex[..end];
+            if digits.is_empty() {
+                return Err(format!("'{text}': 0x without hex digits"));
+            }
+            let padded = if digits.len() % 2 == 1 {
+                format!("0{digits}")
+            } else {
+                digits.to_string()
+            };
+            for i in (0..padded.len()).step_by(2) {
+                out.push(u8::from_str_radix(&padded[i..i + 2], 16).map_err(|e| e.to_string())?);
+            }
+            rest = &hex[end..];
+        } else if let Some(q) = rest.chars().next().filter(|c| *c == '"' || *c == '\'') {
+            let body = &rest[1..];
+            let end = body
+                .find(q)
+                .ok_or_else(|| format!("'{text}': the string has no closing {q}"))?;
+            out.extend_from_slice(&body.as_bytes()[..end]);
+            rest = &body[end + 1..];
+        } else {
+            return Err(format!(
+                "'{text}' is not a pattern: give 0x and hex digits (0xdeadbeef) or a quoted string (\"abc\")"
+            ));
+        }
+        rest = rest.trim_start();
+    }
+    if out.is_empty() {
+        return Err(format!("'{text}' holds no bytes"));
+    }
+    if out.len() > 4096 {
+        return Err(format!("'{text}' is {} bytes; at most 4096", out.len()));
+    }
+    Ok(out)
+}
+
 /// A 64-bit hash of a dedupe unit: equal units hash equal, and distinct units of
 /// random data collide with probability 2^-64 per pair.
 pub fn unit_hash(data: &[u8]) -> u64 {
@@ -204,6 +255,21 @@ pub fn ior_timestamp_mismatch(buf: &[u8], signature: u32, rank: u64) -> Option<u
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn buffer_patterns_parse_as_fio_writes_them() {
+        assert_eq!(
+            parse_buffer_pattern("0xdeadbeef").unwrap(),
+            [0xde, 0xad, 0xbe, 0xef]
+        );
+        assert_eq!(parse_buffer_pattern("0xabc").unwrap(), [0x0a, 0xbc]);
+        assert_eq!(parse_buffer_pattern("\"ab\"0x00").unwrap(), b"ab\0");
+        assert_eq!(parse_buffer_pattern("'x' 0x01").unwrap(), b"x\x01");
+        for bad in ["", "0x", "deadbeef", "\"open", "\"\""] {
+            assert!(parse_buffer_pattern(bad).is_err(), "{bad}");
+        }
+        assert!(parse_buffer_pattern(&format!("0x{}", "ab".repeat(4097))).is_err());
+    }
 
     #[test]
     fn ior_timestamp_words_are_iors() {

@@ -120,6 +120,7 @@ pub fn run_data_worker<C: Clock>(s: &WorkerSetup<'_, C>) -> Result<WorkerReport,
         ));
     }
     if spec.pattern == DataPattern::Zeros
+        || spec.buffer_pattern.is_some()
         || spec.compress_ratio.is_some()
         || spec.dedupe_ratio.is_some()
     {

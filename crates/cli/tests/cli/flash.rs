@@ -657,3 +657,87 @@ fn the_zfs_preset_runs_with_compress_ratio_2_and_shows_the_measured_ratio() {
         r.stdout
     );
 }
+
+/// fio's buffer_pattern: every block the pattern repeated from its first byte; the file
+/// fio 3.33 writes and the one `iolab fio` writes are the same bytes.
+#[test]
+fn fio_buffer_pattern_writes_the_same_bytes_as_fio() {
+    let dir = tempfile::tempdir().unwrap();
+    let have_fio = crate::common::on_path("fio", "--version");
+    if !have_fio {
+        eprintln!("SKIPPED (the comparison): fio is not installed (scripts/test.sh installs it)");
+    }
+    for pattern in ["0xdeadbeef", "\"ab\"0x00"] {
+        let (by_fio, by_iolab) = (dir.path().join("fio.dat"), dir.path().join("iolab.dat"));
+        let common = [
+            "--name=j".to_string(),
+            "--size=1m".into(),
+            "--bs=64k".into(),
+            "--rw=randwrite".into(),
+            format!("--buffer_pattern={pattern}"),
+        ];
+        let f = format!("--filename={}", by_iolab.display());
+        let mut args: Vec<&str> = vec!["fio", "--no-store", "--keep", &f];
+        args.extend(common.iter().map(String::as_str));
+        run(&args).expect(0);
+        let mine = fs::read(&by_iolab).unwrap();
+        assert_eq!(mine.len(), 1 << 20);
+        // Every 64 KiB block starts the pattern anew.
+        let p: &[u8] = if pattern.starts_with('0') {
+            &[0xde, 0xad, 0xbe, 0xef]
+        } else {
+            b"ab\0"
+        };
+        for block in mine.chunks(64 << 10) {
+            assert!(
+                block.chunks(p.len()).all(|c| c == &p[..c.len()]),
+                "{pattern}"
+            );
+        }
+        if have_fio {
+            let out = Command::new("fio")
+                .args(&common)
+                .arg(format!("--filename={}", by_fio.display()))
+                .output()
+                .unwrap();
+            assert!(
+                out.status.success(),
+                "{}",
+                String::from_utf8_lossy(&out.stderr)
+            );
+            assert!(
+                fs::read(&by_fio).unwrap() == mine,
+                "{pattern}: fio's file differs"
+            );
+            fs::remove_file(&by_fio).unwrap();
+        }
+        fs::remove_file(&by_iolab).unwrap();
+    }
+    // Bad input: one line naming the option, nothing written.
+    let r = run(&[
+        "fio",
+        "--no-store",
+        "--name=j",
+        "--size=1m",
+        "--rw=write",
+        "--buffer_pattern=0xZZ",
+        &format!("--directory={}", path(dir.path())),
+    ]);
+    assert!(error_line(&r.expect(2)).contains("buffer_pattern"));
+    let r = run(&[
+        "run",
+        "--no-store",
+        "--dir",
+        path(dir.path()),
+        "--rw",
+        "read",
+        "--buffer-pattern",
+        "0xff",
+    ]);
+    assert!(error_line(&r.expect(2)).contains("only applies to a workload that writes"));
+    assert_eq!(
+        fs::read_dir(dir.path()).unwrap().count(),
+        0,
+        "nothing written"
+    );
+}

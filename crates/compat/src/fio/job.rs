@@ -230,6 +230,8 @@ pub struct FioJob {
     pub compress_chunk: Option<u64>,
     pub dedupe_percentage: u8,
     pub zero_buffers: bool,
+    /// fio's buffer_pattern, as written.
+    pub buffer_pattern: Option<String>,
     /// Sizes drawn per I/O, offsets and pace (bssplit, random_distribution, rate, ...).
     pub access: FioAccess,
     /// The job's own options written with a value, for fio's `"job options"` in JSON
@@ -255,6 +257,7 @@ impl FioJob {
             compress_chunk: None,
             dedupe_percentage: 0,
             zero_buffers: false,
+            buffer_pattern: None,
             bs_read: 4096,
             bs_write: 4096,
             bs_trim: 4096,
@@ -415,6 +418,11 @@ impl FioJob {
             }
             "dedupe_percentage" => self.dedupe_percentage = percent()?,
             "zero_buffers" => self.zero_buffers = boolean(value)?,
+            "buffer_pattern" => {
+                let p = v()?.trim();
+                iolab_core::pattern::parse_buffer_pattern(p)?;
+                self.buffer_pattern = Some(p.to_string());
+            }
             "rwmixwrite" => self.rwmix_read = 100 - percent()?,
             "bs" | "blocksize" => {
                 let text = v()?;

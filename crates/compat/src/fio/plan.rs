@@ -372,6 +372,8 @@ fn plan_job(job: &FioJob, group: u32, seed: u64) -> Result<FioPlan, FioError> {
             .then(|| ByteCount(job.compress_chunk.unwrap_or(512))),
         dedupe_ratio: (rw.writes() && job.dedupe_percentage > 0)
             .then(|| 100.0 / f64::from(100 - job.dedupe_percentage)),
+        // fio fills its buffers with the pattern; only writes carry it.
+        buffer_pattern: job.buffer_pattern.clone().filter(|_| rw.writes()),
         ..DataSpec::default()
     };
     // fio's steadystate: on when ss_dur is more than 0, with ss's default rule.
@@ -603,6 +605,7 @@ fn fio_key(option: &str) -> &str {
         "--fsync-every" => "fsync",
         "--compress-ratio" => "buffer_compress_percentage",
         "--dedupe-ratio" => "dedupe_percentage",
+        "--buffer-pattern" => "buffer_pattern",
         "files_per_worker" => "nrfiles",
         "start_offset" => "offset",
         "--steady-interval" => "ss_interval",

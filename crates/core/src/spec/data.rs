@@ -356,6 +356,12 @@ pub struct DataSpec {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub dedupe_ratio: Option<f64>,
 
+    /// Every write carries this pattern repeated from its first byte (fio's
+    /// buffer_pattern): 0x and hex digits (0xdeadbeef), or a quoted string ("abc").
+    #[arg(long, value_name = "PATTERN")]
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub buffer_pattern: Option<String>,
+
     /// Read what another rank wrote: shift the data a rank reads by this many ranks
     /// (0 = its own; IOR -C / -Q). Under MPI the default shifts to the next node when
     /// every rank works in the same --dir; with {host} or {rank} in it, 0.
@@ -745,6 +751,27 @@ impl DataSpec {
             };
             if let Some(why) = why {
                 return Err(SpecError::new(option, format!("cannot be combined: {why}")));
+            }
+        }
+        if let Some(p) = &self.buffer_pattern {
+            let bad = |why: String| SpecError::new("--buffer-pattern", why);
+            crate::pattern::parse_buffer_pattern(p).map_err(bad)?;
+            if !self.rw.writes() {
+                return Err(bad(format!(
+                    "only applies to a workload that writes, not {}",
+                    self.rw.name()
+                )));
+            }
+            let other = [
+                (self.compress_ratio.is_some(), "--compress-ratio"),
+                (self.dedupe_ratio.is_some(), "--dedupe-ratio"),
+                (self.verify, "--verify"),
+                (self.pattern != DataPattern::Iolab, "--pattern"),
+            ];
+            if let Some((_, o)) = other.iter().find(|(on, _)| *on) {
+                return Err(bad(format!(
+                    "cannot be combined with {o}: every write carries the pattern alone"
+                )));
             }
         }
         if self.verify && self.pattern == DataPattern::Zeros {

@@ -313,14 +313,15 @@ impl<'s, 'b, C: Clock> Loop<'s, 'b, C> {
                 // A copy of the shared block, or unique data from its own place.
                 let copy = dir == IoDir::Write && self.reduction.duplicate();
                 // A page of a dedupe working set (fio's working_set mode), if one.
-                let page = if dir == IoDir::Write && !verify && !ior && !self.reduction.zeros {
+                let fixed = self.reduction.fixed.is_some();
+                let page = if dir == IoDir::Write && !verify && !ior && !fixed {
                     self.reduction.page_of_next_write()
                 } else {
                     None
                 };
                 let buf_offset = if copy {
                     self.reduction.dedupe_at
-                } else if dir == IoDir::Write {
+                } else if dir == IoDir::Write && !fixed {
                     ((self.issued.wrapping_mul(WINDOW_STRIDE) % self.window_positions)
                         * self.s.alignment) as usize
                 } else {
@@ -339,7 +340,12 @@ impl<'s, 'b, C: Clock> Loop<'s, 'b, C> {
                         fill_verify(buf, seed, file_id, offset);
                     } else if let Some(key) = page {
                         Reduction::fill_page(&self.s.plan.spec, buf, key);
-                    } else if !copy && !self.reduction.zeros {
+                    } else if fixed {
+                        // The slot holds the pattern, unless a read used it.
+                        if self.slot_dir[slot as usize] == IoDir::Read {
+                            self.reduction.fill_fixed(buf);
+                        }
+                    } else if !copy {
                         stamp_unique(buf, offset, self.issued);
                     }
                     if let Some(sampler) = &mut self.sampler

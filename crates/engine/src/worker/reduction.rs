@@ -19,8 +19,9 @@ const DEDUPE_UNIT: usize = 4096;
 
 /// What a write carries, decided once per worker.
 pub(super) struct Reduction {
-    /// Writes hold zeros: no stamp, no window.
-    pub zeros: bool,
+    /// Writes hold fixed content, this pattern repeated from their first byte (zeros,
+    /// or fio's buffer_pattern): no stamp, no window.
+    pub fixed: Option<Vec<u8>>,
     /// Where in a slot the block every duplicate write copies starts (0: no dedupe).
     pub dedupe_at: usize,
     /// A write is a duplicate when a 32-bit draw is below this.
@@ -92,7 +93,13 @@ impl Reduction {
     pub fn new(spec: &DataSpec, window: u64, seed: u64) -> Reduction {
         let dup_share = spec.dedupe_ratio.map_or(0.0, |r| 1.0 - 1.0 / r);
         Reduction {
-            zeros: spec.pattern == DataPattern::Zeros,
+            fixed: if spec.pattern == DataPattern::Zeros {
+                Some(vec![0])
+            } else {
+                spec.buffer_pattern
+                    .as_deref()
+                    .and_then(|p| iolab_core::pattern::parse_buffer_pattern(p).ok())
+            },
             dedupe_at: if spec.dedupe_ratio.is_some() {
                 (spec.largest_io() + window) as usize
             } else {
@@ -152,8 +159,8 @@ impl Reduction {
     /// shared duplicate block (the same in every slot of every worker: the seed is the
     /// run's, not the worker's).
     pub fn prepare_slot(&self, spec: &DataSpec, slot: &mut [u8]) {
-        if self.zeros {
-            slot.fill(0);
+        if self.fixed.is_some() {
+            self.fill_fixed(slot);
             return;
         }
         if self.dedupe_at > 0 {
@@ -163,6 +170,17 @@ impl Reduction {
         }
         if let Some(r) = spec.compress_ratio {
             make_compressible(slot, spec.compress_chunk() as usize, r);
+        }
+    }
+
+    /// Fills `buf` with the fixed content, repeated from its first byte.
+    pub fn fill_fixed(&self, buf: &mut [u8]) {
+        match self.fixed.as_deref() {
+            Some([b]) => buf.fill(*b),
+            Some(p) => buf
+                .chunks_mut(p.len())
+                .for_each(|c| c.copy_from_slice(&p[..c.len()])),
+            None => {}
         }
     }
 
