@@ -277,7 +277,9 @@ impl OpMix {
         let mut m = OpMix::new(read_percent, seed);
         m.trims = match rw {
             RwKind::Trim | RwKind::Randtrim => Some(TrimMix::Only),
-            RwKind::Trimwrite => Some(TrimMix::ThenWrite { trim_next: true }),
+            RwKind::Trimwrite | RwKind::Randtrimwrite => {
+                Some(TrimMix::ThenWrite { trim_next: true })
+            }
             _ => None,
         };
         m

@@ -175,26 +175,29 @@ fn fio_trimwrite_trims_and_writes_each_block_once() {
         return;
     };
     let f = format!("--filename={}", dev.0);
-    let r = run(&[
-        "fio",
-        "--no-store",
-        "--name=t",
-        "--rw=trimwrite",
-        "--bs=64k",
-        "--size=1m",
-        "--output-format=json",
-        &f,
-    ])
-    .expect(0);
-    let doc: serde_json::Value = serde_json::from_str(&r.stdout).unwrap();
-    let job = &doc["jobs"][0];
-    // As fio 3.33 reports the same job: 1 MiB trimmed and 1 MiB written, 16 I/Os each.
-    for dir in ["trim", "write"] {
-        assert_eq!(job[dir]["io_bytes"], 1 << 20, "{dir}: {job}");
-        assert_eq!(job[dir]["total_ios"], 16, "{dir}");
+    for rw in ["trimwrite", "randtrimwrite"] {
+        let r = run(&[
+            "fio",
+            "--no-store",
+            "--name=t",
+            &format!("--rw={rw}"),
+            "--bs=64k",
+            "--size=1m",
+            "--output-format=json",
+            &f,
+        ])
+        .expect(0);
+        let doc: serde_json::Value = serde_json::from_str(&r.stdout).unwrap();
+        let job = &doc["jobs"][0];
+        // As fio 3.33 reports the same jobs: 1 MiB trimmed and 1 MiB written, 16 I/Os
+        // each (randtrimwrite too: every block once, at random).
+        for dir in ["trim", "write"] {
+            assert_eq!(job[dir]["io_bytes"], 1 << 20, "{rw} {dir}: {job}");
+            assert_eq!(job[dir]["total_ios"], 16, "{rw} {dir}");
+        }
+        assert_eq!(job["read"]["io_bytes"], 0);
+        assert_eq!(job["job options"]["rw"], rw);
     }
-    assert_eq!(job["read"]["io_bytes"], 0);
-    assert_eq!(job["job options"]["rw"], "trimwrite");
 }
 
 /// How `data` compresses with the zstd command line (level 3), record by record as a

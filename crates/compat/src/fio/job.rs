@@ -51,6 +51,7 @@ pub enum FioRw {
     Trim,
     RandTrim,
     TrimWrite,
+    RandTrimWrite,
 }
 
 impl FioRw {
@@ -74,9 +75,10 @@ impl FioRw {
             "trim" => FioRw::Trim,
             "randtrim" => FioRw::RandTrim,
             "trimwrite" => FioRw::TrimWrite,
+            "randtrimwrite" => FioRw::RandTrimWrite,
             other => {
                 return Err(format!(
-                    "'{other}' is not a workload iolab runs: use read, write, randread, randwrite, rw, randrw, trim, randtrim or trimwrite"
+                    "'{other}' is not a workload iolab runs: use read, write, randread, randwrite, rw, randrw, trim, randtrim, trimwrite or randtrimwrite"
                 ));
             }
         })
@@ -97,6 +99,7 @@ impl FioRw {
             FioRw::Trim => "trim",
             FioRw::RandTrim => "randtrim",
             FioRw::TrimWrite => "trimwrite",
+            FioRw::RandTrimWrite => "randtrimwrite",
         }
     }
 }

@@ -211,6 +211,7 @@ fn plan_job(job: &FioJob, group: u32, seed: u64) -> Result<FioPlan, FioError> {
         FioRw::Trim => RwKind::Trim,
         FioRw::RandTrim => RwKind::Randtrim,
         FioRw::TrimWrite => RwKind::Trimwrite,
+        FioRw::RandTrimWrite => RwKind::Randtrimwrite,
     };
     let block = if rw.trims() {
         job.bs_trim
@@ -219,7 +220,7 @@ fn plan_job(job: &FioJob, group: u32, seed: u64) -> Result<FioPlan, FioError> {
     } else {
         job.bs_read
     };
-    if rw == RwKind::Trimwrite && job.bs_trim != job.bs_write {
+    if matches!(rw, RwKind::Trimwrite | RwKind::Randtrimwrite) && job.bs_trim != job.bs_write {
         return Err(refuse(
             "bs",
             format!(

@@ -43,13 +43,19 @@ pub enum RwKind {
     /// Sequential trim-then-write pairs: each block is trimmed, then written (fio's
     /// trimwrite).
     Trimwrite,
+    /// Trim-then-write pairs at random blocks (fio's randtrimwrite).
+    Randtrimwrite,
 }
 
 impl RwKind {
     pub fn is_random(self) -> bool {
         matches!(
             self,
-            RwKind::Randread | RwKind::Randwrite | RwKind::Randrw | RwKind::Randtrim
+            RwKind::Randread
+                | RwKind::Randwrite
+                | RwKind::Randrw
+                | RwKind::Randtrim
+                | RwKind::Randtrimwrite
         )
     }
     /// Issues reads.
@@ -63,12 +69,20 @@ impl RwKind {
     pub fn writes(self) -> bool {
         matches!(
             self,
-            RwKind::Write | RwKind::Randwrite | RwKind::Rw | RwKind::Randrw | RwKind::Trimwrite
+            RwKind::Write
+                | RwKind::Randwrite
+                | RwKind::Rw
+                | RwKind::Randrw
+                | RwKind::Trimwrite
+                | RwKind::Randtrimwrite
         )
     }
     /// Issues trims (discards).
     pub fn trims(self) -> bool {
-        matches!(self, RwKind::Trim | RwKind::Randtrim | RwKind::Trimwrite)
+        matches!(
+            self,
+            RwKind::Trim | RwKind::Randtrim | RwKind::Trimwrite | RwKind::Randtrimwrite
+        )
     }
     /// Changes what the target holds: writes or trims.
     pub fn modifies(self) -> bool {
@@ -88,7 +102,7 @@ impl RwKind {
             RwKind::Read | RwKind::Randread => 100,
             RwKind::Write | RwKind::Randwrite => 0,
             RwKind::Rw | RwKind::Randrw => rwmix_read,
-            RwKind::Trim | RwKind::Randtrim | RwKind::Trimwrite => 0,
+            RwKind::Trim | RwKind::Randtrim | RwKind::Trimwrite | RwKind::Randtrimwrite => 0,
         }
     }
     pub fn name(self) -> &'static str {
@@ -102,6 +116,7 @@ impl RwKind {
             RwKind::Trim => "trim",
             RwKind::Randtrim => "randtrim",
             RwKind::Trimwrite => "trimwrite",
+            RwKind::Randtrimwrite => "randtrimwrite",
         }
     }
 }

@@ -203,7 +203,10 @@ impl<'s, 'b, C: Clock> Loop<'s, 'b, C> {
         let mut units_left = (!self.s.plan.looping).then_some(self.s.count);
         // trimwrite: the place just trimmed, which the next write writes (its units are
         // counted once, by the trim).
-        let trimwrite = spec.rw == iolab_core::spec::RwKind::Trimwrite;
+        let trimwrite = matches!(
+            spec.rw,
+            iolab_core::spec::RwKind::Trimwrite | iolab_core::spec::RwKind::Randtrimwrite
+        );
         let mut trimmed: Option<(u64, u64)> = None;
         let mut limit = u64::MAX;
         let mut issuing = true;
