@@ -127,7 +127,7 @@ fn refused_options_name_the_job_option_and_line() {
     );
     assert_eq!(
         err("rw", Some("randtrimx")),
-        "j.fio:2: [j] rw: 'randtrimx' is not a workload iolab runs: use read, write, randread, randwrite, rw, randrw, trim, randtrim or trimwrite"
+        "j.fio:2: [j] rw: 'randtrimx' is not a workload iolab runs: use read, write, randread, randwrite, rw, randrw, trim, randtrim, trimwrite or randtrimwrite"
     );
     assert_eq!(
         err("bs", Some("4q")),
