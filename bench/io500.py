@@ -8,6 +8,7 @@ REPEAT times each, with NP MPI ranks. Prints every phase's median for each tool 
 iolab/io500 ratio, and the TOTAL score's.
 
 Usage: bench/io500.py [--np 2] [--repeat 3] [--stonewall 3] [--fs ext4|tmpfs]
+                      [--on cephfs|seaweedfs] [--append FILE]
                       [--size-mib 6144] [--drop-caches] [--loop-dio]
                       [--ior-easy-block-mib 1024] [--ior-hard-segments 20000] [--keep-memory]
                       [--warmup N]
@@ -17,6 +18,11 @@ Usage: bench/io500.py [--np 2] [--repeat 3] [--stonewall 3] [--fs ext4|tmpfs]
 with it on, memory the guest frees (the page cache every drop-caches empties) goes back
 to the host a couple of seconds later and is slow to touch again, so a read phase's rate
 depends on how long after the drop it ran (BENCHMARKS.md, "Fresh memory").
+--on cephfs (or seaweedfs) runs each tool on a fresh single-node cluster instead, made by
+scripts/ceph.sh (OSD image in a tmpfs) or scripts/seaweedfs.sh (all its state in a tmpfs),
+mounted with ceph-fuse or weed mount, taken down after the run.
+--append FILE adds this call's runs to FILE's and prints the medians of all of them, so a
+long comparison can run as several short calls (one pair each under /work/tools/quiet).
 --warmup N runs N pairs first that are not counted (memory the host took back before
 --keep-memory, touched again once).
 Needs root (mount, losetup), mpirun, and io500 on PATH (or IO500=/path/to/io500), built
@@ -109,6 +115,32 @@ class KeepMemory:
             f.write(self.saved)
 
 
+class FreshCluster:
+    """A new single-node cluster from scripts/ceph.sh or scripts/seaweedfs.sh for one run,
+    its file system mounted (CephFS through ceph-fuse, SeaweedFS through weed mount),
+    taken down afterwards. Ceph's OSD images and SeaweedFS's whole state live in `base`'s
+    tmpfs, so the disk's noise stays out as it does for the fresh ext4."""
+
+    def __init__(self, base, kind, size_mib):
+        self.base, self.kind, self.size = base, kind, size_mib
+        system = "ceph" if kind == "cephfs" else "seaweedfs"
+        self.script = os.path.join(ROOT, "scripts", f"{system}.sh")
+        where = "/var/tmp" if system == "ceph" else os.path.join(base, "backing")
+        self.state = tempfile.mkdtemp(prefix=f"iolab-bench-{system}-", dir=where)
+        os.rmdir(self.state)
+
+    def __enter__(self):
+        extra = []
+        if self.kind == "cephfs":
+            extra = ["--osd-dir", os.path.join(self.base, "backing"), "--osd-size", f"{self.size}M"]
+        out = sh(self.script, "up", "--state", self.state, "--ports", "auto", *extra).stdout
+        env = dict(line.split("=", 1) for line in out.splitlines() if "=" in line and not line.startswith("#"))
+        return env["CEPHFS_MOUNT" if self.kind == "cephfs" else "SEAWEEDFS_MOUNT"]
+
+    def __exit__(self, *exc):
+        subprocess.run([self.script, "down", "--state", self.state], check=False)
+
+
 class TempDir:
     """A fresh directory under `base`, removed afterwards: a context like FreshFs for
     runs in an existing file system."""
@@ -181,6 +213,9 @@ def main():
     p.add_argument("--repeat", type=int, default=3)
     p.add_argument("--stonewall", type=int, default=3)
     p.add_argument("--fs", choices=["ext4", "tmpfs"], default="ext4")
+    p.add_argument("--on", choices=["cephfs", "seaweedfs"],
+                   help="a fresh single-node cluster per run instead of --fs (scripts/ceph.sh, "
+                        "scripts/seaweedfs.sh); --size-mib sizes Ceph's OSD")
     p.add_argument("--size-mib", type=int, default=6144)
     p.add_argument("--drop-caches", action="store_true")
     p.add_argument("--loop-dio", action="store_true", help="the loop device without its own page cache")
@@ -189,6 +224,9 @@ def main():
     p.add_argument("--ior-easy-block-mib", type=int, default=1024)
     p.add_argument("--ior-hard-segments", type=int, default=20000)
     p.add_argument("--json", help="write every run's figures here")
+    p.add_argument("--append", metavar="FILE",
+                   help="add this call's runs to those in FILE (made if missing) and print the "
+                        "medians of all: a long comparison in several short calls")
     p.add_argument("--keep-memory", action="store_true",
                    help="free page reporting off during the runs (the VM keeps freed memory)")
     p.add_argument("--warmup", type=int, default=0, help="pairs run first and not counted")
@@ -205,15 +243,23 @@ def main():
     os.makedirs(backing)
     sh("mount", "-t", "tmpfs", "-o", f"size={args.size_mib + 256}m", "tmpfs", backing)
     results = {"io500": [], "iolab": []}
+    earlier = {}
+    if args.append and os.path.exists(args.append):
+        with open(args.append) as f:
+            earlier = json.load(f)
+    # Which tool goes first alternates across calls too.
+    offset = len(earlier.get("iolab", []))
     memory = KeepMemory() if args.keep_memory else contextlib.nullcontext()
     try:
         with memory:
             for n in range(-args.warmup, args.repeat):
                 order = [("io500", run_io500, io500), ("iolab", run_iolab, iolab)]
-                if n % 2:
+                if (n + offset) % 2:
                     order.reverse()
                 for name, fn, exe in order:
-                    with FreshFs(base, args.fs, args.size_mib, args.loop_dio) as mnt:
+                    fresh = (FreshCluster(base, args.on, args.size_mib) if args.on
+                             else FreshFs(base, args.fs, args.size_mib, args.loop_dio))
+                    with fresh as mnt:
                         figs = fn(exe, mnt, base, args, n)
                     what = f"run {n + 1}" if n >= 0 else "warm-up"
                     print(f"{what} {name}: TOTAL {figs.get('TOTAL', 'n/a')}", file=sys.stderr)
@@ -222,11 +268,18 @@ def main():
     finally:
         subprocess.run(["umount", backing], check=False)
         shutil.rmtree(base, ignore_errors=True)
-    phases = [k for k in results["io500"][0]] if results["io500"] and results["io500"][0] else []
-    print(f"io500 vs iolab io500: {args.np} ranks, {args.fs} made fresh per run, stonewall "
+    phases = next((list(r) for r in results["io500"] if r), [])
+    for name in results:
+        results[name] = earlier.get(name, []) + results[name]
+    if args.append:
+        with open(args.append, "w") as f:
+            json.dump(results, f, indent=1)
+    runs = len(results["iolab"])
+    where = args.on or args.fs
+    print(f"io500 vs iolab io500: {args.np} ranks, {where} made fresh per run, stonewall "
           f"{args.stonewall}s, drop-caches {'on' if args.drop_caches else 'off'}, "
           f"{'free page reporting off, ' if args.keep_memory else ''}"
-          f"medians of {args.repeat} interleaved runs")
+          f"medians of {runs} interleaved runs")
     # The spread of each tool's runs (max/min) says how far apart two medians may be by
     # chance: a ratio inside the spreads is not a difference this machine can resolve.
     print(f"{'phase':<22}{'io500':>12}{'iolab':>12}{'iolab/io500':>13}"

@@ -357,6 +357,61 @@ pub fn fs_type(path: &Path) -> io::Result<String> {
         .unwrap_or_else(|| format!("{magic:#x}")))
 }
 
+/// A file system client that keeps file data in a cache of its own, in user space: the
+/// kernel's page cache controls (drop_caches, fadvise) do not reach it, and for some
+/// clients direct I/O does not go past it either.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ClientCache {
+    /// The file system and its client, as a user knows them.
+    pub file_system: &'static str,
+    pub client: &'static str,
+    /// What the cache is.
+    pub what: &'static str,
+    /// Whether direct I/O (O_DIRECT) goes past the cache to the servers.
+    pub direct_bypasses: bool,
+}
+
+/// Clients with such a cache, by their mount's type in /proc/self/mountinfo. Measured
+/// here (docs/real-systems.md): ceph-fuse 16.2 serves buffered reads from its object
+/// cache after drop_caches (its hit counters grow) and sends O_DIRECT reads to the OSDs
+/// (they do not); weed mount 4.48's direct reads speed up as its chunk cache fills.
+const CLIENT_CACHES: &[(&str, ClientCache)] = &[
+    (
+        "fuse.ceph-fuse",
+        ClientCache {
+            file_system: "CephFS",
+            client: "ceph-fuse",
+            what: "its object cache (client_oc_size, 200 MiB by default)",
+            direct_bypasses: true,
+        },
+    ),
+    (
+        "fuse.seaweedfs",
+        ClientCache {
+            file_system: "SeaweedFS",
+            client: "weed mount",
+            what: "its chunk cache (in memory and in its -cacheDir)",
+            direct_bypasses: false,
+        },
+    ),
+];
+
+/// The user-space client cache of the file system `path` is on, if its client has one.
+pub fn client_cache(path: &Path) -> Option<ClientCache> {
+    let table = std::fs::read_to_string("/proc/self/mountinfo").ok()?;
+    let path = std::fs::canonicalize(path).ok()?;
+    client_cache_in(&table, &path)
+}
+
+fn client_cache_in(mountinfo: &str, path: &Path) -> Option<ClientCache> {
+    let mounts = iolab_core::mountinfo::parse(mountinfo);
+    let mount = iolab_core::mountinfo::find_mount(&mounts, path)?;
+    CLIENT_CACHES
+        .iter()
+        .find(|(fs_type, _)| *fs_type == mount.fs_type)
+        .map(|(_, cache)| *cache)
+}
+
 /// Space on the file system holding `path`: (total bytes, bytes available to this user).
 pub fn fs_space(path: &Path) -> io::Result<(u64, u64)> {
     let st = rustix::fs::statvfs(path)?;
@@ -409,6 +464,24 @@ pub fn drop_whole_page_cache() -> Result<(), String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn client_caches_by_mount_type() {
+        let table = "\
+22 1 252:0 / / rw - ext4 /dev/vda rw
+40 22 0:38 / /mnt/ceph rw,nosuid - fuse.ceph-fuse ceph-fuse rw,user_id=0
+41 22 0:39 / /mnt/sw rw - fuse.seaweedfs 127.0.0.1:8888:/ rw
+42 22 0:40 / /mnt/other rw - fuse.sshfs host:/ rw
+";
+        let at = |p: &str| client_cache_in(table, Path::new(p));
+        assert_eq!(at("/mnt/ceph/a/b").unwrap().client, "ceph-fuse");
+        assert!(at("/mnt/ceph").unwrap().direct_bypasses);
+        assert_eq!(at("/mnt/sw/x").unwrap().client, "weed mount");
+        assert!(!at("/mnt/sw/x").unwrap().direct_bypasses);
+        assert_eq!(at("/mnt/other/x"), None);
+        assert_eq!(at("/mnt/cephx"), None);
+        assert_eq!(at("/var/tmp"), None);
+    }
 
     #[test]
     fn open_create_size_and_sync() {

@@ -1,11 +1,12 @@
 //! From every rank's outcome to one [`PhaseResult`]: merge histograms, counts and
 //! timelines, take the phase time as the slowest rank's and first-done as the earliest
-//! finish anywhere, keep per-rank rows, and warn where a load generator was saturated.
+//! finish anywhere, keep per-rank rows, and warn where a load generator was saturated or
+//! the storage stalled (no operation completed for seconds: a server restarting).
 
 use std::collections::BTreeMap;
 
 use iolab_core::result::{
-    CpuUsage, OpCount, OpResult, PhaseKind, PhaseResult, RankSummary, host_cpus,
+    CpuUsage, OpCount, OpResult, PhaseKind, PhaseResult, RankSummary, Timeline, host_cpus,
 };
 use iolab_core::units::Nanos;
 
@@ -14,6 +15,55 @@ use crate::recorder::{FirstDoneRate, WorkerMeasure};
 
 /// A rank whose CPU use reaches this share of what it could use is flagged.
 const SATURATED: f64 = 0.90;
+
+/// A stretch this long without a completed operation is reported.
+const STALL: Nanos = Nanos(5 * Nanos::SECOND.0);
+
+/// The longest run of whole intervals in which no operation of any kind completed, as
+/// (first interval, intervals); the last interval, cut short by the phase's end, is left
+/// out.
+fn longest_stall(t: &Timeline) -> Option<(usize, usize)> {
+    let len = t.series.iter().map(|s| s.ops.len()).max()?;
+    let done = |i: usize| {
+        t.series
+            .iter()
+            .any(|s| s.ops.get(i).is_some_and(|&n| n > 0))
+    };
+    let mut best: Option<(usize, usize)> = None;
+    let mut start = None;
+    for i in 0..len.saturating_sub(1) {
+        match (done(i), start) {
+            (false, None) => start = Some(i),
+            (true, Some(from)) => {
+                if best.is_none_or(|(_, n)| i - from > n) {
+                    best = Some((from, i - from));
+                }
+                start = None;
+            }
+            _ => {}
+        }
+    }
+    if let Some(from) = start {
+        let n = len - 1 - from;
+        if best.is_none_or(|(_, b)| n > b) {
+            best = Some((from, n));
+        }
+    }
+    best
+}
+
+fn stall_warning(t: &Timeline) -> Option<String> {
+    let (from, n) = longest_stall(t)?;
+    let secs = |i: usize| t.interval.0.saturating_mul(i as u64) as f64 / 1e9;
+    (t.interval.0.saturating_mul(n as u64) >= STALL.0).then(|| {
+        format!(
+            "no operation completed for {:.0} s ({:.0}-{:.0} s into the phase): the storage stalled (a server restarting, failing over or overloaded) or one operation took that long",
+            secs(n),
+            secs(from),
+            secs(from + n)
+        )
+    })
+}
 
 /// The identity of a phase, decided by the caller.
 #[derive(Clone, Debug, Default)]
@@ -113,6 +163,7 @@ pub fn assemble(meta: PhaseMeta, run: &PhaseRun) -> PhaseResult {
             )
         })
         .collect();
+    warnings.extend(stall_warning(&total.timeline));
     let workers = run.outcomes.iter().map(|o| o.threads).sum();
     let mut extra = total
         .data
@@ -276,5 +327,55 @@ mod tests {
             let back: PhaseResult = serde_json::from_value(json).unwrap();
             assert_eq!(&back, p);
         }
+    }
+}
+
+#[cfg(test)]
+mod stall_tests {
+    use super::*;
+    use iolab_core::result::{OpKind, OpSeries};
+
+    fn timeline(ops: &[&[u64]]) -> Timeline {
+        Timeline {
+            interval: Nanos::SECOND,
+            series: ops
+                .iter()
+                .zip([OpKind::Create, OpKind::Stat])
+                .map(|(o, op)| OpSeries {
+                    op,
+                    ops: o.to_vec(),
+                    ..OpSeries::default()
+                })
+                .collect(),
+        }
+    }
+
+    #[test]
+    fn a_stretch_without_completions_is_a_stall() {
+        // The MDS restart measured on CephFS: 13 empty seconds inside a create phase.
+        let mut ops = vec![1854, 1720, 1303];
+        ops.extend([0; 13]);
+        ops.extend([802, 967, 947, 407]);
+        let t = timeline(&[&ops]);
+        assert_eq!(longest_stall(&t), Some((3, 13)));
+        assert_eq!(
+            stall_warning(&t).unwrap(),
+            "no operation completed for 13 s (3-16 s into the phase): the storage stalled (a server restarting, failing over or overloaded) or one operation took that long"
+        );
+    }
+
+    #[test]
+    fn short_gaps_other_ops_and_the_cut_last_interval_are_not_stalls() {
+        assert_eq!(stall_warning(&timeline(&[&[5, 0, 0, 0, 0, 3]])), None);
+        // Another op completing fills the gap.
+        let t = timeline(&[&[5, 0, 0, 0, 0, 0, 0, 1], &[0, 1, 0, 0, 0, 0, 0, 0]]);
+        assert_eq!(longest_stall(&t), Some((2, 5)));
+        // The phase's last, partial interval does not count; a stall up to it does.
+        assert_eq!(longest_stall(&timeline(&[&[5, 1, 0]])), None);
+        assert_eq!(
+            longest_stall(&timeline(&[&[5, 0, 0, 0, 0, 0, 0]])),
+            Some((1, 5))
+        );
+        assert_eq!(longest_stall(&Timeline::default()), None);
     }
 }

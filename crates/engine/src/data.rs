@@ -273,7 +273,15 @@ impl<'a> ReadyJob<'a> {
             // Dropped from the page cache first and each block read once: the storage
             // answers, as the warning's own advice says.
             let cold_once = spec.cache == CacheMode::Cold && spec.runtime.is_none();
-            if !spec.direct && !cold_once && !opts.own_cache_policy {
+            // A client's own cache (ceph-fuse, weed mount) outlives every page-cache
+            // control: said whatever the cache policy, a suite's own included.
+            let client = match &data_target {
+                DataTarget::Dir(dir) => iolab_backend::files::client_cache(dir),
+                _ => None,
+            };
+            if let Some(w) = client.and_then(|c| client_cache_warning(&c, spec.direct)) {
+                warnings.push(w);
+            } else if !spec.direct && !cold_once && !opts.own_cache_policy {
                 cache_warning(&plan, &mut warnings);
             }
         }
@@ -416,6 +424,22 @@ fn prepare_files(
     Ok(())
 }
 
+/// Reads through a client with a cache of its own: what they probably measure.
+fn client_cache_warning(c: &iolab_backend::files::ClientCache, direct: bool) -> Option<String> {
+    if direct && c.direct_bypasses {
+        return None;
+    }
+    let advice = if c.direct_bypasses {
+        "; --direct reads go past it to the servers"
+    } else {
+        "; direct I/O does not go past it either"
+    };
+    Some(format!(
+        "reads on {} through {}, which keeps file data in {}: neither --cache cold nor --drop-caches empties it, so data this client wrote or read before is probably served from that cache{advice}",
+        c.file_system, c.client, c.what
+    ))
+}
+
 fn cache_warning(plan: &DataPlan, warnings: &mut Vec<String>) {
     let per_host = plan.files.iter().map(|f| f.size).sum::<u64>();
     if let Some(mem) = memory_total()
@@ -464,4 +488,32 @@ fn run_workers<C: Clock>(
             run_data_worker(&setup).map_err(|e| e.to_string())
         },
     )
+}
+
+#[cfg(test)]
+mod client_cache_tests {
+    use super::client_cache_warning;
+    use iolab_backend::files::ClientCache;
+
+    fn cache(direct_bypasses: bool) -> ClientCache {
+        ClientCache {
+            file_system: "CephFS",
+            client: "ceph-fuse",
+            what: "its object cache",
+            direct_bypasses,
+        }
+    }
+
+    #[test]
+    fn a_client_cache_is_named_unless_direct_reads_go_past_it() {
+        assert_eq!(client_cache_warning(&cache(true), true), None);
+        let w = client_cache_warning(&cache(true), false).unwrap();
+        assert!(w.starts_with("reads on CephFS through ceph-fuse, which keeps file data in its object cache: neither --cache cold nor --drop-caches empties it"), "{w}");
+        assert!(
+            w.ends_with("--direct reads go past it to the servers"),
+            "{w}"
+        );
+        let w = client_cache_warning(&cache(false), true).unwrap();
+        assert!(w.ends_with("direct I/O does not go past it either"), "{w}");
+    }
 }

@@ -133,8 +133,161 @@ fn io500_and_meta_on_cephfs_are_sane_and_down_leaves_nothing() {
         "meta cleaned up"
     );
 
+    // ceph-fuse's own cache: named for buffered reads even from a cold page cache, not
+    // for direct reads, which go to the OSD.
+    let cached = mnt.join("cached");
+    std::fs::create_dir(&cached).unwrap();
+    for (how, warned) in [("--cache=cold", true), ("--direct", false)] {
+        let r = Ran::from(
+            iolab()
+                .args([
+                    "run",
+                    "--dir",
+                    path(&cached),
+                    "--rw",
+                    "read",
+                    "--size",
+                    "16MiB",
+                ])
+                .args(["--block-size", "1MiB", "--no-store", how])
+                .output()
+                .unwrap(),
+        )
+        .expect(0);
+        assert_eq!(
+            r.stdout.contains(
+                "reads on CephFS through ceph-fuse, which keeps file data in its object cache"
+            ),
+            warned,
+            "{how}\n{}",
+            r.stdout
+        );
+    }
+
     let state = c.state().to_str().unwrap().to_string();
     let ports = ports(&c);
     c.down_and_check(&ports);
     assert!(loops_under(&state).is_empty(), "{:?}", loops_under(&state));
+}
+
+/// Waits for `child` at most `secs`; kills it and panics when it takes longer.
+fn wait_for(mut child: std::process::Child, secs: u64, what: &str) -> Ran {
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(secs);
+    while child.try_wait().unwrap().is_none() {
+        if std::time::Instant::now() > deadline {
+            let _ = child.kill();
+            panic!("{what} still runs after {secs} s");
+        }
+        std::thread::sleep(std::time::Duration::from_millis(200));
+    }
+    Ran::from(child.wait_with_output().unwrap())
+}
+
+fn ceph_sh(c: &Cluster, what: &[&str]) {
+    let out = std::process::Command::new(
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../scripts/ceph.sh"),
+    )
+    .args(what)
+    .arg("--state")
+    .arg(c.state())
+    .output()
+    .unwrap();
+    assert!(
+        out.status.success(),
+        "ceph.sh {what:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+#[test]
+fn an_mds_restart_stalls_a_metadata_phase_and_a_stopped_osd_fails_a_write() {
+    let c = Cluster::up("ceph", &[]);
+    let mnt = std::path::PathBuf::from(c.var("CEPHFS_MOUNT"));
+    let db = c.state().join("results.db");
+
+    // The MDS stopped and started again while files are created: the phase waits for
+    // it, completes every file, and says where it stalled.
+    let meta = mnt.join("meta");
+    std::fs::create_dir(&meta).unwrap();
+    let json = c.state().join("meta.json");
+    let child = iolab()
+        .args(["meta", "--dir", path(&meta), "--threads", "2"])
+        .args([
+            "--files-per-dir",
+            "5000",
+            "--ops",
+            "create,remove",
+            "--no-store",
+        ])
+        .args(["--json", path(&json)])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(std::time::Duration::from_secs(1));
+    ceph_sh(&c, &["stop", "mds.a"]);
+    std::thread::sleep(std::time::Duration::from_secs(1));
+    ceph_sh(&c, &["start", "mds.a"]);
+    let r = wait_for(child, 180, "iolab meta across an MDS restart").expect(0);
+    let j: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    let create = &j["phases"][0];
+    assert_eq!(create["ops"][0]["op"], "create");
+    assert_eq!(create["ops"][0]["ops"], 10000, "{}", r.stdout);
+    let warnings = create["warnings"].to_string();
+    assert!(
+        warnings.contains("no operation completed for "),
+        "no stall among the create phase's warnings: {warnings}\ntimeline: {}",
+        create["timeline"]
+    );
+    assert_eq!(j["phases"][1]["ops"][0]["ops"], 10000);
+    assert_eq!(std::fs::read_dir(&meta).unwrap().count(), 0);
+
+    // The only OSD stopped under direct writes: the watchdog ends the job, names the
+    // phase and stores the run as failed. The process itself can exit only once the
+    // write it is blocked in returns, so the OSD comes back before it is waited for.
+    let work = mnt.join("write");
+    std::fs::create_dir(&work).unwrap();
+    let child = iolab()
+        .env("IOLAB_DB", &db)
+        .args(["run", "--dir", path(&work), "--rw", "write", "--direct"])
+        .args([
+            "--size",
+            "1GiB",
+            "--block-size",
+            "1MiB",
+            "--stall-timeout",
+            "4s",
+        ])
+        .args(["--label", "osd-down"])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(std::time::Duration::from_secs(2));
+    ceph_sh(&c, &["stop", "osd.0"]);
+    std::thread::sleep(std::time::Duration::from_secs(8));
+    ceph_sh(&c, &["start", "osd.0"]);
+    let r = wait_for(child, 180, "iolab run with its OSD stopped");
+    assert_eq!(r.code, 1, "{}\n{}", r.stdout, r.stderr);
+    assert!(
+        r.stderr.contains("rank 0 on ")
+            && r.stderr.contains("stalled in write-1MiB")
+            && r.stderr.contains("(--stall-timeout 4 s)"),
+        "{}",
+        r.stderr
+    );
+    let show = Ran::from(
+        iolab()
+            .env("IOLAB_DB", &db)
+            .args(["results", "show", "osd-down", "--format", "json"])
+            .output()
+            .unwrap(),
+    )
+    .expect(0);
+    let j: serde_json::Value = serde_json::from_str(&show.stdout).unwrap();
+    assert_eq!(j["status"], "failed", "{}", show.stdout);
+
+    let ports = ports(&c);
+    c.down_and_check(&ports);
 }
