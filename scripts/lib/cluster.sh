@@ -59,13 +59,22 @@ listening() { # port -> 0 if something on this machine listens on it
     ss -Hltn "sport = :$1" 2>/dev/null | grep -q .
 }
 
-# A block of `count` consecutive free ports: at `base`, or at random from 20000 when
-# `base` is "auto". Prints the first.
+# A port some socket on this machine uses (listening or connected).
+port_used() { ss -Htan "sport = :$1" 2>/dev/null | grep -q .; }
+
+# A block of `count` consecutive free ports: at `base`, or at random from 10000 up to the
+# kernel's ephemeral range when `base` is "auto": inside it, an outgoing connection of any
+# process (the cluster's own daemons talking to each other) may take one of the block's
+# ports before the daemon meant for it binds it (seen: weed's volume server failing with
+# "bind: address already in use" on a port that was free a moment before).
 free_ports() {
-    local base=$1 count=$2 b i
+    local base=$1 count=$2 b i lo blocks
+    lo=$(cut -f1 /proc/sys/net/ipv4/ip_local_port_range 2>/dev/null || echo 32768)
+    blocks=$(((lo - 10000) / count - 1))
+    [ "$blocks" -gt 0 ] || blocks=1
     for _ in $(seq 50); do
-        if [ "$base" = auto ]; then b=$((20000 + (RANDOM % 4000) * 8)); else b=$base; fi
-        for i in $(seq 0 $((count - 1))); do listening $((b + i)) && continue 2; done
+        if [ "$base" = auto ]; then b=$((10000 + (RANDOM % blocks) * count)); else b=$base; fi
+        for i in $(seq 0 $((count - 1))); do port_used $((b + i)) && continue 2; done
         echo "$b"
         return 0
     done

@@ -183,6 +183,33 @@ fn wait_for(mut child: std::process::Child, secs: u64, what: &str) -> Ran {
     Ran::from(child.wait_with_output().unwrap())
 }
 
+/// Files under `dir` (recursively; entries that vanish meanwhile are skipped).
+fn files_under(dir: &std::path::Path) -> u64 {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return 0;
+    };
+    entries
+        .flatten()
+        .map(|e| match e.file_type() {
+            Ok(t) if t.is_dir() => files_under(&e.path()),
+            Ok(_) => 1,
+            Err(_) => 0,
+        })
+        .sum()
+}
+
+/// Polls `done` every 100 ms for at most `secs`; panics naming `what` when it never holds.
+fn wait_until(secs: u64, what: &str, mut done: impl FnMut() -> bool) {
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(secs);
+    while !done() {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "{what}: not within {secs} s"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(100));
+    }
+}
+
 fn ceph_sh(c: &Cluster, what: &[&str]) {
     let out = std::process::Command::new(
         std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../scripts/ceph.sh"),
@@ -205,7 +232,7 @@ fn an_mds_restart_stalls_a_metadata_phase_and_a_stopped_osd_fails_a_write() {
     let mnt = std::path::PathBuf::from(c.var("CEPHFS_MOUNT"));
     let db = c.state().join("results.db");
 
-    // The MDS stopped and started again while files are created: the phase waits for
+    // The MDS killed and started again while files are created: the phase waits for
     // it, completes every file, and says where it stalled.
     let meta = mnt.join("meta");
     std::fs::create_dir(&meta).unwrap();
@@ -224,8 +251,20 @@ fn an_mds_restart_stalls_a_metadata_phase_and_a_stopped_osd_fails_a_write() {
         .stderr(std::process::Stdio::piped())
         .spawn()
         .unwrap();
-    std::thread::sleep(std::time::Duration::from_secs(1));
-    ceph_sh(&c, &["stop", "mds.a"]);
+    // Killed (an active MDS may sit on SIGTERM for seconds while the creates go on) once
+    // the create phase is under way, so the stall falls inside it whatever the speed.
+    wait_until(60, "iolab meta creating files", || {
+        files_under(&meta) >= 500
+    });
+    let mds = std::fs::read_to_string(c.state().join("run/mds.a.pid")).unwrap();
+    let killed = std::process::Command::new("kill")
+        .args(["-KILL", mds.trim()])
+        .status()
+        .unwrap();
+    assert!(killed.success(), "kill -KILL {mds}");
+    wait_until(10, "the killed MDS gone", || {
+        !std::path::Path::new(&format!("/proc/{}", mds.trim())).exists()
+    });
     std::thread::sleep(std::time::Duration::from_secs(1));
     ceph_sh(&c, &["start", "mds.a"]);
     let r = wait_for(child, 180, "iolab meta across an MDS restart").expect(0);
@@ -253,7 +292,9 @@ fn an_mds_restart_stalls_a_metadata_phase_and_a_stopped_osd_fails_a_write() {
         .args(["run", "--dir", path(&work), "--rw", "write", "--direct"])
         .args([
             "--size",
-            "1GiB",
+            "64MiB",
+            "--runtime",
+            "120s",
             "--block-size",
             "1MiB",
             "--stall-timeout",
@@ -264,7 +305,12 @@ fn an_mds_restart_stalls_a_metadata_phase_and_a_stopped_osd_fails_a_write() {
         .stderr(std::process::Stdio::piped())
         .spawn()
         .unwrap();
-    std::thread::sleep(std::time::Duration::from_secs(2));
+    // Time based, so it still writes when the OSD goes, however fast the OSD is.
+    wait_until(60, "iolab run writing", || {
+        std::fs::read_dir(&work)
+            .is_ok_and(|d| d.flatten().any(|e| e.metadata().is_ok_and(|m| m.len() > 0)))
+    });
+    std::thread::sleep(std::time::Duration::from_millis(500));
     ceph_sh(&c, &["stop", "osd.0"]);
     std::thread::sleep(std::time::Duration::from_secs(8));
     ceph_sh(&c, &["start", "osd.0"]);

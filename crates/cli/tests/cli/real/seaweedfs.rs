@@ -17,7 +17,7 @@ fn ports(c: &Cluster) -> Vec<u16> {
 fn s3(c: &Cluster, method: &str, key: &str, upload: Option<&std::path::Path>) -> String {
     let mut cmd = Command::new("curl");
     cmd.args([
-        "-s",
+        "-sS",
         "-f",
         "-X",
         method,
