@@ -262,7 +262,7 @@ fn an_unknown_option_value_is_one_line_and_exit_2() {
     let r = run(&["run", "--dir", "/tmp", "--rw", "sideways"]).expect(2);
     assert_eq!(
         error_line(&r),
-        "iolab: error: invalid value 'sideways' for '--rw <RW>' [possible values: read, write, randread, randwrite, rw, randrw, trim, randtrim, trimwrite]"
+        "iolab: error: invalid value 'sideways' for '--rw <RW>' [possible values: read, write, randread, randwrite, rw, randrw, trim, randtrim, trimwrite, randtrimwrite]"
     );
     let r = run(&["run", "--dir", "/tmp", "--block-size", "4 parsecs"]).expect(2);
     assert!(
