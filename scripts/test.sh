@@ -71,6 +71,20 @@ fi
 # Keep the whole build on the project's pinned dependencies.
 export CARGO_TERM_COLOR=never
 unset RUST_BACKTRACE
+# The disk of a fresh machine may be small: no incremental caches (a one-off build gains
+# nothing from them) and line tables only as debug information (panics keep their file and
+# line). Together they shrink target/ to about a third.
+export CARGO_INCREMENTAL=0
+export CARGO_PROFILE_DEV_DEBUG=line-tables-only
+
+# What the machine had to work with, said at the start and again when a test fails: the
+# real-system and IO500 tests need free disk in /tmp and /var/tmp and free memory.
+resources() {
+    df -h / /tmp /var/tmp 2>/dev/null | awk 'NR == 1 || !seen[$1]++'
+    free -m | awk 'NR <= 2'
+}
+echo "== resources at the start"
+resources
 
 echo "== cargo fmt --check"
 cargo fmt --all -- --check
@@ -80,6 +94,25 @@ cargo clippy --workspace --all-targets --locked --features iolab/mpi -- -D warni
 cargo clippy --workspace --all-targets --locked -- -D warnings
 
 echo "== cargo test (MPI build: unit, integration, mpirun end-to-end, headless Chromium)"
-cargo test --workspace --locked --features iolab/mpi
+log=$(mktemp /tmp/iolab-test-log.XXXXXX)
+trap 'rm -f "$log"' EXIT
+set +e
+cargo test --workspace --locked --features iolab/mpi 2>&1 | tee "$log"
+status=${PIPESTATUS[0]}
+set -e
+if [ "$status" -ne 0 ]; then
+    # A CI log may show only its first and last lines: repeat each failed test's name and
+    # the first lines of its panic here, at the end, with the resources left.
+    echo "== failed tests, each with the start of its panic"
+    awk '
+        /^failures:$/ && seen_list++ { name = "" }
+        /^---- .* stdout ----$/ { name = $2; n = -1; next }
+        name != "" && /panicked at/ { print "* " name; n = 0; next }
+        name != "" && n >= 0 && n < 6 && NF && !/^--- / { print "    " substr($0, 1, 300); n++ }
+    ' "$log"
+    echo "== resources at the end"
+    resources
+    exit "$status"
+fi
 
 echo "== all tests passed"

@@ -377,6 +377,7 @@ fn io500_runs_under_four_ranks_with_a_short_stonewall() {
         "--result-dir",
         path(&results),
     ]);
+    c.args(crate::io500_run::BOUNDED);
     let r = run_limited(c, Duration::from_secs(300)).expect(0);
     assert_eq!(
         r.stdout.matches("[SCORE ]").count(),

@@ -56,6 +56,7 @@ fn io500_and_meta_on_cephfs_are_sane_and_down_leaves_nothing() {
         iolab()
             .args(["io500", "--dir", path(&work), "--stonewall", "2s"])
             .args(["--files-per-rank", "2000", "--no-store"])
+            .args(crate::io500_run::BOUNDED)
             .arg("--result-dir")
             .arg(c.state().join("io500-result"))
             .output()
