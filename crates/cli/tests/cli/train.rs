@@ -200,6 +200,28 @@ fn tfrecord_crcs_check_in_an_independent_reader() {
     assert_eq!(v["phases"][0]["ops"][0]["bytes"].as_u64().unwrap(), bytes);
 }
 
+/// `files` DLIO samples of 4 KiB made by `iolab train datagen` on an iolab-faultfs mount
+/// with `faults`, and the arguments that name that dataset; None (the test skips, saying
+/// why) where FUSE is missing. The mount lives as long as the returned `FaultFs`.
+fn stalled_dataset(faults: &[&str], files: &str) -> Option<(FaultFs, Vec<String>)> {
+    let fs = FaultFs::mount(faults)?;
+    let data = format!("{}/data", fs.dir());
+    let common: Vec<String> = [
+        "--data-dir",
+        &data,
+        "--files",
+        files,
+        "--record-length",
+        "4096",
+    ]
+    .map(String::from)
+    .to_vec();
+    let mut args = vec!["train", "datagen", "--no-store"];
+    args.extend(common.iter().map(String::as_str));
+    run(&args).expect(0);
+    Some((fs, common))
+}
+
 fn json_of(file: &Path) -> serde_json::Value {
     serde_json::from_str(&std::fs::read_to_string(file).unwrap()).unwrap()
 }
@@ -209,22 +231,10 @@ fn au_is_compute_over_time_when_every_read_waits() {
     // Each read stalls 100 ms; each step computes 50 ms on one sample: with one reader
     // that prefetches one batch, a step takes 100 ms, so AU is 50 % (the first step,
     // which waits for two reads' worth, is left out as DLIO leaves it out).
-    let Some(fs) = FaultFs::mount(&["read:stall=100ms"]) else {
+    let Some((_fs, common)) = stalled_dataset(&["read:stall=100ms"], "8") else {
         return;
     };
-    let data = format!("{}/data", fs.dir());
-    let common = [
-        "--data-dir",
-        &data,
-        "--files",
-        "8",
-        "--record-length",
-        "4096",
-    ];
-    let mut args = vec!["train", "datagen"];
-    args.extend(common);
-    args.push("--no-store");
-    run(&args).expect(0);
+    let common: Vec<&str> = common.iter().map(String::as_str).collect();
     let dir = tempfile::tempdir().unwrap();
     let summary = dir.path().join("summary.json");
     let json = dir.path().join("run.json");
@@ -271,22 +281,10 @@ fn search_finds_the_most_accelerators_on_a_throttled_target() {
     // two FUSE threads): 40 samples/s for everyone, while each accelerator wants 10 (100
     // ms of compute per sample): one keeps up with room to spare (AU near 100 %), eight
     // cannot (at most 50 %).
-    let Some(fs) = FaultFs::mount(&["read:stall=50ms"]) else {
+    let Some((_fs, common)) = stalled_dataset(&["read:stall=50ms"], "64") else {
         return;
     };
-    let data = format!("{}/data", fs.dir());
-    let common = [
-        "--data-dir",
-        &data,
-        "--files",
-        "64",
-        "--record-length",
-        "4096",
-    ];
-    let mut args = vec!["train", "datagen"];
-    args.extend(common);
-    args.push("--no-store");
-    run(&args).expect(0);
+    let common: Vec<&str> = common.iter().map(String::as_str).collect();
     let dir = tempfile::tempdir().unwrap();
     let json = dir.path().join("s.json");
     let mut args = vec!["train", "search"];
@@ -834,21 +832,10 @@ fn metrics_show_au_as_the_run_goes_and_end_at_the_stored_epoch() {
     // reader prefetching one sample: AU 50 %), watched through --serve: the gauges climb
     // step by step, AU stays near 50 % while it runs, and the last scrape's AU is the
     // stored epoch's.
-    let Some(fs) = FaultFs::mount(&["read:stall=100ms"]) else {
+    let Some((_fs, common)) = stalled_dataset(&["read:stall=100ms"], "16") else {
         return;
     };
-    let data = format!("{}/data", fs.dir());
-    let common = [
-        "--data-dir",
-        &data,
-        "--files",
-        "16",
-        "--record-length",
-        "4096",
-    ];
-    let mut args = vec!["train", "datagen", "--no-store"];
-    args.extend(common);
-    run(&args).expect(0);
+    let common: Vec<&str> = common.iter().map(String::as_str).collect();
     let dir = tempfile::tempdir().unwrap();
     let json = dir.path().join("run.json");
     let mut command = crate::common::iolab();
