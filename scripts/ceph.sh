@@ -30,6 +30,15 @@
 # MDS is waited for with `ceph mds stat` (not `ceph fs status`, which colours); an active
 # MDS may ignore SIGTERM; admin_socket stays out of [client]; loop devices are shared, so
 # only those this script attached (recorded in DIR) are detached.
+#
+# Disk: the OSD images are sparse, so they take disk only as data is written, but they can
+# grow to --osd-size each; an image that outgrows its disk fails the OSD's writes (EIO from
+# the loop device) long after `up`. So `up` refuses (one line) unless the images' file
+# system has --osd-size x --osds free, and DIR's 256 MiB more (the mon's store, the logs).
+# Size the OSD for what a run stores: Ceph warns at 85 % of it (nearfull) and stops taking
+# writes at 95 % (mon_osd_full_ratio; bluestore's own failsafe is 97 %), and bluestore keeps
+# its RocksDB on the same device. When a wait fails, `up` prints the daemons' last log
+# lines, `df -h` of DIR and free memory.
 set -euo pipefail
 
 me=ceph.sh
@@ -244,10 +253,7 @@ print_env() {
 }
 
 failed_up() {
-    local f
-    for f in "$state"/log/*.out "$state"/log/mon.a.log; do
-        [ -s "$f" ] && { echo "--- $f" >&2; tail -5 "$f" >&2; }
-    done
+    explain "$state"/log/*.out "$state"/log/mon.a.log "$state"/log/osd.*.log "$state"/log/mds.a.log
     stop_all
 }
 
@@ -298,6 +304,15 @@ if [ -e "$state/$marker" ]; then
     stop_all
     rm -rf "$state"
 fi
+osd_bytes=$(numfmt --from=iec "$osd_size" 2>/dev/null) \
+    || { echo "$me: --osd-size takes a size such as 2G or 2048M, not '$osd_size'" >&2; exit 2; }
+img_dir=$(realpath -m "${osd_dir:-$state}")
+if [ "$(fs_of "$state")" = "$(fs_of "$img_dir")" ]; then
+    need_free "$img_dir" $((osd_bytes * osds + (256 << 20))) "$osds OSD image(s) of $osd_size (--osd-size) and the cluster's state"
+else
+    need_free "$img_dir" $((osd_bytes * osds)) "$osds OSD image(s) of $osd_size (--osd-size)"
+    need_free "$state" $((256 << 20)) "the cluster's state (the mon's store, logs)"
+fi
 claim_state "$marker"
 for t in ss curl losetup; do command -v "$t" >/dev/null || die "needs '$t' on PATH"; done
 [ "$mount" = 0 ] || command -v fusermount3 >/dev/null || command -v fusermount >/dev/null \
@@ -338,7 +353,6 @@ wait_until 30 "the mon" failed_up ceph -c "$conf" --connect-timeout 10 -s
 start_d mgr.x
 
 # OSDs: a sparse image, a loop device over it, bluestore on the device.
-img_dir=${osd_dir:-$state}
 mkdir -p "$img_dir"
 for i in $(seq 0 $((osds - 1))); do
     img="$img_dir/$(basename "$state")-osd.$i.img"

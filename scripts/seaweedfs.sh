@@ -16,7 +16,13 @@
 # mount point, the master and filer addresses. `up` on a running cluster prints that file
 # again and changes nothing. `down` unmounts, stops every process it started (by the PID
 # it recorded), checks that no port is still listening and removes DIR, which holds
-# everything the cluster wrote (data, logs, sockets, the cache of the mount).
+# everything the cluster wrote (data, logs, sockets, the cache of the mount), and the
+# gRPC sockets `weed server` puts in /tmp whatever it is told (/tmp/seaweedfs-NAME-grpc-
+# PORT.sock, for its own four gRPC ports).
+#
+# Disk: `up` refuses (one line) when DIR's file system has less than 256 MiB free
+# (SEAWEEDFS_MIN_FREE_MIB) and, when a wait fails, prints the last lines of weed's log,
+# `df -h` of DIR and free memory: the causes on a small or busy machine.
 #
 # Ports: by default weed's own (S3 8333, filer 8888, master 9333, volume 8080, each gRPC
 # at +10000). `--ports BASE` takes the eight ports BASE..BASE+7 instead (master, its gRPC,
@@ -117,12 +123,28 @@ stop_all() {
     stop_pid "$state/mount.pid" weed 100
     stop_pid "$state/server.pid" weed 30
     unmount_fuse "$state/mnt"
+    remove_grpc_sockets
 }
 
 ports_from_env() {
     local line
     line=$(grep '^SEAWEEDFS_PORTS=' "$state/env" 2>/dev/null | cut -d'"' -f2) || true
     echo "$line"
+}
+
+# `weed server` listens on a unix socket beside each gRPC port, always in /tmp
+# (/tmp/seaweedfs-master-grpc-19333.sock: weed/command/server.go, no option), and leaves
+# them when it exits. Only this cluster's (its own ports, with its process gone) go.
+remove_grpc_sockets() {
+    local p name
+    set -- $(ports_from_env)
+    [ $# -eq 8 ] || return 0
+    alive "$state/server.pid" weed && return 0
+    for p in "master $2" "volume $4" "filer $6" "s3 $8"; do
+        name=/tmp/seaweedfs-${p% *}-grpc-${p#* }.sock
+        [ -S "$name" ] && rm -f "$name"
+    done
+    return 0
 }
 
 case "$cmd" in
@@ -158,6 +180,7 @@ if [ -e "$state/$marker" ]; then
     stop_all
     rm -rf "$state"
 fi
+need_free "$state" $((${SEAWEEDFS_MIN_FREE_MIB:-256} << 20)) "SeaweedFS's data, metadata and logs (SEAWEEDFS_MIN_FREE_MIB)"
 claim_state "$marker"
 for t in ss curl; do command -v "$t" >/dev/null || die "needs '$t' on PATH"; done
 [ "$mount" = 0 ] || command -v fusermount3 >/dev/null || die "needs fusermount3 (apt-get install fuse3) for the mount; or pass --no-mount"
@@ -173,20 +196,37 @@ cat >"$state/identities.json" <<EOF
 EOF
 chmod 600 "$state/identities.json" "$state/env"
 
-# -volume.max: 64 volume slots, not weed's default of one per GiB of free disk: every bucket
-# is a collection that grows its own volumes (7 at a time), so on a disk with a few GiB free
-# the second bucket got "no free volumes left" (HTTP 500). Volumes are sparse and weed
-# still stops writing at its -volume.minFreeSpace (1 %).
+# Volumes fit for tests and benches on a small disk (weed 4.48's rules, read in its source):
+# - -volume.max=64 slots, not weed's default of one per GiB of free disk: every bucket is
+#   a collection that grows its own volumes (7 at a time), so on a disk with a few GiB free
+#   the second bucket got "no free volumes left" (HTTP 500). Volumes are sparse files (no
+#   preallocation), so a slot costs no disk until written.
+# - -master.volumeSizeLimitMB=1024: a volume takes writes up to this size; it does not
+#   reserve disk, and weed mount's statfs (4.48) reports the volume server's disk's own
+#   free space whatever the limit.
+# - -volume.minFreeSpace=0: by default (1 %) a volume server whose disk has less than 1 %
+#   free offers no slot at all, and the master answers every assign "No writable volumes
+#   and no free volumes left" (HTTP 406): seen on CI, reproduced on a 4 GiB ext4 with
+#   0.6 % (24 MiB) free. Worse, weed checks the disk once a minute, and a first statfs that
+#   takes over 500 ms (a busy machine) counts as 0 bytes free: no slot for a minute. This
+#   script checks the free space itself instead (need_free above), before anything starts;
+#   on a disk that fills later, writes fail with ENOSPC, which says what happened.
 setsid "$weed" server -dir="$state/data" -ip=127.0.0.1 -ip.bind=127.0.0.1 \
     -master.port="$P_MASTER" -master.port.grpc="$P_MASTER_GRPC" -master.volumeSizeLimitMB=1024 \
-    -volume.port="$P_VOLUME" -volume.port.grpc="$P_VOLUME_GRPC" -volume.max=64 -volume.preStopSeconds=0 \
+    -volume.port="$P_VOLUME" -volume.port.grpc="$P_VOLUME_GRPC" -volume.max=64 -volume.minFreeSpace=0 \
+    -volume.preStopSeconds=0 \
     -filer -filer.port="$P_FILER" -filer.port.grpc="$P_FILER_GRPC" -filer.localSocket="$state/filer.sock" \
     -s3 -s3.port="$P_S3" -s3.port.grpc="$P_S3_GRPC" -s3.config="$state/identities.json" \
     -s3.localSocket="$state/s3.sock" -s3.port.iceberg=0 -s3.port.lance=0 \
     </dev/null >"$state/server.log" 2>&1 &
 echo $! >"$state/server.pid"
 
-failed_up() { tail -20 "$state/server.log" >&2; stop_all; }
+failed_up() {
+    explain "$state/server.log"
+    # weed's own verdict on its disk, if it gave one, drowned in the log's assign retries.
+    grep -m 3 -e 'disk free .* < required' -e 'disk status:' -e 'No more free space' "$state/server.log" >&2 || true
+    stop_all
+}
 wait_until 60 "the S3 gateway" failed_up curl -s -o /dev/null "http://127.0.0.1:$P_S3/"
 wait_until 60 "a writable volume" failed_up sh -c "curl -s 'http://127.0.0.1:$P_MASTER/dir/assign' | grep -q '\"fid\"'"
 wait_until 60 "the filer" failed_up curl -sf -o /dev/null "http://127.0.0.1:$P_FILER/"
@@ -201,9 +241,9 @@ if [ "$mount" = 1 ]; then
     echo $! >"$state/mount.pid"
     for _ in $(seq 300); do
         is_mounted "$state/mnt" && break
-        alive "$state/mount.pid" weed || { tail -20 "$state/mount.log" >&2; stop_all; die "weed mount exited (log: $state/mount.log)"; }
+        alive "$state/mount.pid" weed || { explain "$state/mount.log"; stop_all; die "weed mount exited (log: $state/mount.log)"; }
         sleep 0.1
     done
-    is_mounted "$state/mnt" || { stop_all; die "weed mount did not mount $state/mnt in 30 s (log: $state/mount.log)"; }
+    is_mounted "$state/mnt" || { explain "$state/mount.log"; stop_all; die "weed mount did not mount $state/mnt in 30 s (log: $state/mount.log)"; }
 fi
 print_env

@@ -90,6 +90,49 @@ claim_state() {
     touch "$state/$marker"
 }
 
+# `dir`, or its nearest existing parent.
+existing() {
+    local d=$1
+    while [ ! -e "$d" ] && [ "$d" != / ]; do d=$(dirname "$d"); done
+    echo "$d"
+}
+
+# The device number of the file system `dir` is (or would be) on.
+fs_of() { stat -c %d "$(existing "$1")"; }
+
+# Bytes free to an unprivileged writer (statfs's f_bavail) in the file system of `dir`.
+free_bytes() { df -B1 --output=avail "$(existing "$1")" 2>/dev/null | tail -n 1 | tr -d ' '; }
+
+human() { awk -v b="$1" 'BEGIN { if (b >= 2^30) printf "%.1f GiB", b / 2^30; else printf "%d MiB", b / 2^20 }'; }
+
+# Refuses to start (one line, before anything is made) when `dir`'s file system has less
+# than `bytes` free: a cluster on a full disk fails later and far less clearly (SeaweedFS
+# finds "no free volumes", a sparse OSD image fails its writes under bluestore).
+need_free() {
+    local dir=$1 bytes=$2 what=$3 have
+    have=$(free_bytes "$dir") || have=""
+    [ -n "$have" ] || { say "could not read the free space of $dir (df)"; return 0; }
+    [ "$have" -ge "$bytes" ] \
+        || die "needs $(human "$bytes") free in $dir for $what, has $(human "$have") (df -h: $(df -h --output=target,size,used,avail "$(existing "$dir")" 2>/dev/null | tail -n 1 | tr -s ' '))"
+}
+
+# What a failed start had to work with, after the last lines of the given logs: free
+# space where the state is, memory. A CI log shows only what is printed, and on a small or
+# busy machine the cause is usually there.
+explain() {
+    local f d
+    for f in "$@"; do
+        [ -s "$f" ] || continue
+        echo "--- last lines of $f" >&2
+        tail -n 15 "$f" | cut -c 1-400 >&2
+    done
+    d=$(existing "$state")
+    echo "--- df -h $d" >&2
+    df -h "$d" >&2 || true
+    echo "--- free -m" >&2
+    free -m >&2 || true
+}
+
 # Waits `secs` (wall clock) for `cmd...` to succeed, each try bounded by the time left;
 # on failure runs `on_fail` (a function) first.
 wait_until() {

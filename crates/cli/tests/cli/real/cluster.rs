@@ -1,10 +1,83 @@
 //! `Cluster`: one run of `scripts/<system>.sh up` in a temporary state directory, its env
 //! file parsed, and `down` on drop (or explicitly, with the leftovers checked).
+//!
+//! Sized for a small, busy CI machine: a test first checks that /var/tmp and memory hold
+//! what its cluster needs and fails with one line naming the shortfall if not; Ceph's OSD
+//! image is 2 GiB (the tests write well under 1 GiB); and one Ceph cluster runs at a time
+//! in this process (a lock held from `up` to `down`: two would double 1.5 GiB of daemons
+//! and the images, and slow each other's waits), while SeaweedFS (about 100 MiB) runs beside
+//! anything.
 
 use std::collections::BTreeMap;
 use std::net::TcpStream;
 use std::path::{Path, PathBuf};
 use std::process::Command;
+use std::sync::{Mutex, MutexGuard};
+
+/// Where the clusters' state (and Ceph's OSD images) live.
+const STATE_DIR: &str = "/var/tmp";
+/// Ceph's OSD image for tests: bluestore stops accepting writes at its full ratio (95 %),
+/// and the tests store at most a few hundred MiB, so 2 GiB leaves room without asking a
+/// small disk for the script's default 8 GiB.
+const CEPH_OSD_SIZE: &str = "2G";
+
+/// One Ceph at a time (see the module's head).
+static CEPH: Mutex<()> = Mutex::new(());
+
+/// What `system`'s test cluster needs: bytes free in STATE_DIR, bytes of memory available.
+fn needs(system: &str) -> (u64, u64) {
+    const MIB: u64 = 1 << 20;
+    match system {
+        // The OSD image can fill to its size; the mon's store and the logs beside it.
+        "ceph" => (2048 * MIB + 512 * MIB, 2048 * MIB),
+        // What scripts/seaweedfs.sh asks for; the tests store a few tens of MiB.
+        _ => (256 * MIB, 512 * MIB),
+    }
+}
+
+fn gib(bytes: u64) -> String {
+    format!("{:.1} GiB", bytes as f64 / (1u64 << 30) as f64)
+}
+
+/// Bytes free to an unprivileged writer in `dir`'s file system (statvfs's f_bavail).
+fn free_bytes(dir: &str) -> u64 {
+    let c = std::ffi::CString::new(dir).unwrap();
+    let mut st: libc::statvfs = unsafe { std::mem::zeroed() };
+    // SAFETY: a valid C string and a zeroed statvfs the call fills.
+    let rc = unsafe { libc::statvfs(c.as_ptr(), &mut st) };
+    assert_eq!(rc, 0, "statvfs {dir}: {}", std::io::Error::last_os_error());
+    st.f_bavail as u64 * st.f_frsize as u64
+}
+
+/// MemAvailable from /proc/meminfo, in bytes.
+fn mem_available() -> u64 {
+    let text = std::fs::read_to_string("/proc/meminfo").unwrap();
+    text.lines()
+        .find_map(|l| l.strip_prefix("MemAvailable:"))
+        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse::<u64>().ok())
+        .map(|kib| kib << 10)
+        .expect("MemAvailable in /proc/meminfo")
+}
+
+/// Panics with one line when the machine has less disk (in `dir`) or memory than `system`
+/// needs.
+fn check_room(system: &str, dir: &str) {
+    let (disk, mem) = needs(system);
+    let free = free_bytes(dir);
+    assert!(
+        free >= disk,
+        "{system} test cluster needs {} free in {dir}, has {}",
+        gib(disk),
+        gib(free)
+    );
+    let avail = mem_available();
+    assert!(
+        avail >= mem,
+        "{system} test cluster needs {} of available memory, has {}",
+        gib(mem),
+        gib(avail)
+    );
+}
 
 pub struct Cluster {
     script: PathBuf,
@@ -12,6 +85,8 @@ pub struct Cluster {
     pub env: BTreeMap<String, String>,
     down: bool,
     _dir: tempfile::TempDir,
+    // Dropped after `drop` has taken the cluster down (fields drop after Drop::drop).
+    _one_at_a_time: Option<MutexGuard<'static, ()>>,
 }
 
 fn script(system: &str) -> PathBuf {
@@ -30,29 +105,41 @@ fn parse_env(text: &str) -> BTreeMap<String, String> {
 }
 
 impl Cluster {
-    /// Brings `system` up with `args` added to `up --state DIR --ports auto`. Panics with
-    /// the script's output when it fails: on CI the script installs what it needs.
+    /// Brings `system` up with `args` added to `up --state DIR --ports auto` (and for
+    /// Ceph `--osd-size 2G`). Panics with the script's output when it fails: on CI the
+    /// script installs what it needs. Waits for another Ceph of this process to go down
+    /// first, then checks the machine has room for it.
     pub fn up(system: &str, args: &[&str]) -> Cluster {
+        Cluster::up_in(system, Path::new(STATE_DIR), args)
+    }
+
+    /// `up` with the state directory made under `parent` instead of /var/tmp.
+    pub fn up_in(system: &str, parent: &Path, args: &[&str]) -> Cluster {
+        // A test that panicked while holding the lock still took its cluster down (Drop).
+        let guard = (system == "ceph").then(|| CEPH.lock().unwrap_or_else(|e| e.into_inner()));
+        check_room(system, parent.to_str().unwrap());
         let dir = tempfile::Builder::new()
             .prefix("iolab-real-")
-            .tempdir_in("/var/tmp")
+            .tempdir_in(parent)
             .unwrap();
         let state = dir.path().join(system);
         let script = script(system);
-        let out = Command::new(&script)
-            .arg("up")
+        let mut cmd = Command::new(&script);
+        cmd.arg("up")
             .arg("--state")
             .arg(&state)
-            .args(["--ports", "auto"])
-            .args(args)
-            .output()
-            .expect("the script runs");
+            .args(["--ports", "auto"]);
+        if system == "ceph" {
+            cmd.args(["--osd-size", CEPH_OSD_SIZE]);
+        }
+        let out = cmd.args(args).output().expect("the script runs");
         let mut cluster = Cluster {
             script,
             state,
             env: BTreeMap::new(),
             down: false,
             _dir: dir,
+            _one_at_a_time: guard,
         };
         assert!(
             out.status.success(),
@@ -129,6 +216,19 @@ impl Cluster {
             );
         }
         assert!(!self.state.exists(), "{} is left", self.state.display());
+        // SeaweedFS's gRPC unix sockets, which weed puts in /tmp (one per gRPC port).
+        let left: Vec<String> = std::fs::read_dir("/tmp")
+            .unwrap()
+            .flatten()
+            .filter_map(|e| e.file_name().into_string().ok())
+            .filter(|n| {
+                n.starts_with("seaweedfs-")
+                    && ports
+                        .iter()
+                        .any(|p| n.ends_with(&format!("-grpc-{p}.sock")))
+            })
+            .collect();
+        assert!(left.is_empty(), "sockets left in /tmp after down: {left:?}");
     }
 }
 
