@@ -408,8 +408,10 @@ fn jobs_of_a_flow_group_keep_the_ratio_of_their_weights() {
         assert!(out.status.success());
         let (fio, _) = ratios(&String::from_utf8_lossy(&out.stdout));
         // And a job that outlives the other at the end runs unheld meanwhile (millions
-        // of null I/Os per second): fio's ratio strays further on a busy machine.
-        assert!((fio / 8.0 - 1.0).abs() < 0.25, "fio: {fio}, iolab: {ratio}");
+        // of null I/Os per second): fio's ratio strays further on a busy machine (a CI
+        // machine running other tests beside it), so fio is held only to the weights'
+        // meaning (8 to 1, not 1 to 1), iolab to 3 % above.
+        assert!((fio / 8.0 - 1.0).abs() < 0.5, "fio: {fio}, iolab: {ratio}");
     } else {
         eprintln!("fio is not on PATH: iolab's ratio checked alone");
     }
