@@ -1,0 +1,81 @@
+//! `iolab train datagen`: a dataset in DLIO's layout and file formats, written by every
+//! rank's share of the files, stored as one write phase.
+
+use anyhow::Result;
+use iolab_comm::CommExt;
+use iolab_core::result::{OpCount, OpKind, PhaseResult};
+use iolab_core::units::ByteCount;
+use iolab_suites::train::{generate, whole_phase};
+
+use super::{DatagenArgs, data_dir, fail, quiet, spec_json, stored_as};
+use crate::commands::finish::conclude;
+use crate::runtime::Runtime;
+use crate::sink::RunSink;
+
+pub(super) fn datagen_in(rt: &Runtime, args: DatagenArgs) -> Result<u8> {
+    let prepared = args
+        .spec
+        .resolve()
+        .map_err(anyhow::Error::from)
+        .and_then(|cfg| Ok((cfg, data_dir(&args.spec)?)))
+        .and_then(|x| {
+            args.output.prepare(rt)?;
+            Ok(x)
+        });
+    let (cfg, dir) = rt.agree(prepared)?;
+    let mut sink = RunSink::start(
+        rt,
+        &args.output.store,
+        "train-datagen",
+        spec_json(&args.spec, &cfg),
+        dir.display().to_string(),
+        dir.parent(),
+        args.output.label.clone(),
+    );
+    let started_at_ms = iolab_engine::phase::now_ms();
+    let out = match generate(rt.comm.as_ref(), &dir, &cfg, cfg.accelerators, rt.interrupt) {
+        Ok(o) => o,
+        Err(e) => return fail(rt, sink, e),
+    };
+    let mut extra = std::collections::BTreeMap::new();
+    extra.insert("files".into(), out.files as f64);
+    extra.insert(
+        "files_per_sec".into(),
+        out.files as f64 / out.elapsed.as_secs_f64().max(1e-9),
+    );
+    let count = OpCount {
+        ops: out.writes,
+        bytes: out.bytes,
+    };
+    let phase = PhaseResult {
+        params: [("format".to_string(), cfg.format.extension().to_string())].into(),
+        extra,
+        interrupted: out.interrupted,
+        ..whole_phase(
+            "train-datagen".into(),
+            OpKind::Write,
+            count,
+            out.elapsed,
+            out.histogram.clone(),
+            serde_json::to_value(&cfg).unwrap_or_default(),
+            started_at_ms,
+            (rt.comm.size(), rt.comm.size() * cfg.accelerators),
+        )
+    };
+    if rt.is_root() && !args.output.quiet {
+        println!(
+            "iolab {} · train datagen: {} {} files, {} in {} ({}, {:.1} files/s) in {}",
+            env!("CARGO_PKG_VERSION"),
+            out.files,
+            cfg.format.extension(),
+            ByteCount(out.bytes).human(),
+            out.elapsed.human(),
+            iolab_core::bandwidth(ByteCount(out.bytes), out.elapsed).human(),
+            out.files as f64 / out.elapsed.as_secs_f64().max(1e-9),
+            dir.display()
+        );
+    }
+    sink.phase(phase);
+    stored_as(rt, &sink, &args.output);
+    conclude(rt, sink, &quiet(&args.output))
+}

@@ -1,0 +1,58 @@
+//! `iolab train plan`: what a workload resolves to (DLIO's settings, sizes, memory),
+//! printed without any I/O.
+
+use std::fmt::Write as _;
+
+use anyhow::Result;
+use iolab_core::units::ByteCount;
+
+use super::{PlanArgs, memory_per_accelerator};
+
+pub(super) fn plan(args: PlanArgs) -> Result<u8> {
+    let cfg = args.spec.resolve()?;
+    let total = u64::from(cfg.accelerators);
+    cfg.check_job(total)?;
+    let (mine, dlio) = memory_per_accelerator(&cfg);
+    let mut out = String::new();
+    let _ = writeln!(out, "iolab {} · train plan", env!("CARGO_PKG_VERSION"));
+    if let Some(p) = cfg.preset {
+        let _ = writeln!(
+            out,
+            "  preset          {} (DLIO workload {})",
+            format!("{p:?}").to_lowercase(),
+            p.dlio_workload(cfg.accelerator)
+        );
+    }
+    let _ = writeln!(
+        out,
+        "  dataset         {} {} files x {} samples of {:.0} bytes (stdev {:.0}): {}",
+        cfg.files,
+        cfg.format.extension(),
+        cfg.samples_per_file,
+        cfg.record_length,
+        cfg.record_length_stdev,
+        ByteCount(cfg.dataset_bytes() as u64).human()
+    );
+    let _ = writeln!(
+        out,
+        "  loader          {:?}, batch {}, {} reader threads, prefetch {}",
+        cfg.loader, cfg.batch_size, cfg.read_threads, cfg.prefetch
+    );
+    let _ = writeln!(
+        out,
+        "  compute         {:.4} s per step, {} epochs, {} steps per epoch with {} accelerator(s)",
+        cfg.computation_time,
+        cfg.epochs,
+        cfg.steps_per_epoch(total),
+        total
+    );
+    let _ = writeln!(out, "  AU threshold    {:.0}%", cfg.au_threshold);
+    let _ = writeln!(
+        out,
+        "  memory          iolab holds {} per accelerator; DLIO's loader about {}",
+        ByteCount(mine).human(),
+        ByteCount(dlio).human()
+    );
+    print!("{out}");
+    Ok(crate::exit::OK)
+}
