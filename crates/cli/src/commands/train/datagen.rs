@@ -2,7 +2,6 @@
 //! rank's share of the files, stored as one write phase.
 
 use anyhow::Result;
-use iolab_comm::CommExt;
 use iolab_core::result::{OpCount, OpKind, PhaseResult};
 use iolab_core::units::ByteCount;
 use iolab_suites::train::{generate, whole_phase};

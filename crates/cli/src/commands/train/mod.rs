@@ -14,7 +14,6 @@ use std::path::{Path, PathBuf};
 
 use anyhow::Result;
 use clap::{Args, Subcommand};
-use iolab_comm::CommExt;
 use iolab_core::SpecError;
 use iolab_core::result::RunStatus;
 use iolab_core::spec::{TrainConfig, TrainSpec};
