@@ -4,6 +4,7 @@
 //! [`FindSpec`] a tree walk, [`TargetSpec`] where a workload runs.
 
 pub mod access;
+mod checkpoint;
 mod data;
 mod data_access;
 pub mod io500;
@@ -14,6 +15,7 @@ mod targets;
 mod train;
 
 pub use access::{Distribution, RateProcess, SizeMix, ThinkCount};
+pub use checkpoint::*;
 pub use data::*;
 pub use data_access::IoSizes;
 pub use meta::*;
