@@ -171,6 +171,9 @@ pub fn assemble(meta: PhaseMeta, run: &PhaseRun) -> PhaseResult {
         .map(reduction_figures)
         .unwrap_or_default();
     extra.extend(extra_figures(&total));
+    if let Some(depth) = total.latency_depth {
+        extra.insert("latency_depth".into(), f64::from(depth));
+    }
     PhaseResult {
         name: meta.name,
         kind: meta.kind.unwrap_or(PhaseKind::Data),

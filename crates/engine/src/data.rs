@@ -85,6 +85,9 @@ pub struct DataOptions {
     /// (fio's dedupe_mode=working_set, dedupe_working_set_percentage, dedupe_global)
     /// instead of one shared block.
     pub dedupe_working_set: Option<crate::worker::reduction::DedupeWorkingSet>,
+    /// Each worker searches the deepest queue whose latencies meet a target (fio's
+    /// latency_target, latency_window, latency_percentile, latency_run).
+    pub latency_target: Option<crate::worker::latency_target::LatencyTarget>,
 }
 
 /// The phases a data workload produced.
@@ -255,6 +258,7 @@ impl<'a> ReadyJob<'a> {
         plan.access_hint = opts.access_hint;
         plan.flow = opts.flow;
         plan.dedupe_working_set = opts.dedupe_working_set;
+        plan.latency_target = opts.latency_target;
         if let Some(i) = opts.timeline_interval.filter(|i| i.0 > 0) {
             plan.interval = i;
         }

@@ -114,6 +114,8 @@ pub struct DataPlan {
     /// Duplicate writes copy a working set of earlier writes (fio's
     /// dedupe_mode=working_set).
     pub dedupe_working_set: Option<crate::worker::reduction::DedupeWorkingSet>,
+    /// Search the deepest queue meeting a latency target (fio's latency_target).
+    pub latency_target: Option<crate::worker::latency_target::LatencyTarget>,
 }
 
 /// When a plan's workers begin within their phase, and from when they are measured.
@@ -347,6 +349,7 @@ pub fn plan_data(
         access_hint: false,
         flow: None,
         dedupe_working_set: None,
+        latency_target: None,
     })
 }
 

@@ -324,6 +324,7 @@ impl Recorder {
             data: None,
             counters: BTreeMap::new(),
             histograms: BTreeMap::new(),
+            latency_depth: None,
         }
     }
 }
@@ -405,6 +406,10 @@ pub struct WorkerMeasure {
     /// GET), merged like theirs; the phase keeps their summaries as `extra` figures.
     #[serde(default)]
     pub histograms: BTreeMap<String, LatencyHistogram>,
+    /// The queue depth a latency target's search ended at (the deepest of the merged
+    /// workers').
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub latency_depth: Option<u32>,
 }
 
 impl WorkerMeasure {
@@ -445,6 +450,7 @@ impl WorkerMeasure {
         }
         self.error_count += other.error_count;
         self.verify_failures += other.verify_failures;
+        self.latency_depth = self.latency_depth.max(other.latency_depth);
         if let Some(d) = &other.data {
             self.data.get_or_insert_with(DataSample::default).merge(d);
         }

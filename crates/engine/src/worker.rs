@@ -219,11 +219,13 @@ pub fn run_data_worker<C: Clock>(s: &WorkerSetup<'_, C>) -> Result<WorkerReport,
     let finished_at = s.clock.now().saturating_sub(lp.counted_from);
     let completed = lp.completed;
     let sample = lp.sampler.take().map(|d| d.sample);
+    let latency_depth = lp.depth_search.as_ref().map(|d| d.depth);
     drop(lp);
     rec.publish(&s.control.workers[s.index], true);
     s.control.finished(s.index);
     let mut measure = rec.finish();
     measure.data = sample;
+    measure.latency_depth = latency_depth;
     Ok(WorkerReport {
         measure,
         completed,
@@ -249,6 +251,7 @@ fn write_window(spec: &iolab_core::spec::DataSpec, alignment: u64) -> u64 {
 
 pub mod flow;
 mod io_loop;
+pub mod latency_target;
 mod pace;
 pub mod reduction;
 

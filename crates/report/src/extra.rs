@@ -53,6 +53,7 @@ pub fn label(key: &str) -> String {
         "dedupe_ratio" => "dedupe ratio asked",
         "dedupe_ratio_measured" => "dedupe ratio measured (4 KiB units, sampled writes)",
         "sampled_writes" => "writes sampled for the data figures",
+        "latency_depth" => "queue depth the latency target settled at",
         "sampled_bytes" => "bytes sampled for the data figures",
         "steady_attained" => "steady state attained (--steady-state)",
         "steady_limit" => "steady-state limit (% of the window mean when given in %)",

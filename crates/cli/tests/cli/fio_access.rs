@@ -299,7 +299,7 @@ fn a_rate_below_its_minimum_fails_the_run() {
 fn bad_sizes_offsets_and_rates_are_one_line_exit_2_and_run_nothing() {
     let dir = tempfile::tempdir_in("/var/tmp").unwrap();
     let d = path(dir.path());
-    let cases: [(&[&str], &str); 9] = [
+    let cases: [(&[&str], &str); 10] = [
         (
             &["run", "--dir", d, "--block-sizes", "4KiB/150:8KiB"],
             "4KiB has a share of 150%, over 100%",
@@ -348,6 +348,16 @@ fn bad_sizes_offsets_and_rates_are_one_line_exit_2_and_run_nothing() {
         (
             &["fio", "--name=a", "--size=1m", "--flow=1001"],
             "[a] flow: 1001 is over fio's largest weight, 1000",
+        ),
+        (
+            &[
+                "fio",
+                "--name=a",
+                "--size=1m",
+                "--latency_target=1ms",
+                "--latency_percentile=101",
+            ],
+            "[a] latency_percentile: '101' is not a percentile from 0 to 100",
         ),
     ];
     for (args, want) in cases {
@@ -496,4 +506,110 @@ fn a_dedupe_working_set_dedupes_and_shares_as_fios() {
             );
         }
     }
+}
+
+/// The latency_* figures of a fio JSON job and its read I/Os and runtime (ms).
+fn latency_keys(out: &str) -> (Vec<(String, Value)>, u64, u64, i64) {
+    let v: Value = serde_json::from_str(out).unwrap_or_else(|e| panic!("{e}: {out}"));
+    let j = &v["jobs"][0];
+    let keys = [
+        "latency_depth",
+        "latency_target",
+        "latency_percentile",
+        "latency_window",
+    ]
+    .iter()
+    .map(|k| (k.to_string(), j[k].clone()))
+    .collect();
+    let ios = j["read"]["total_ios"].as_u64().unwrap();
+    (
+        keys,
+        ios,
+        j["job_runtime"].as_u64().unwrap(),
+        j["error"].as_i64().unwrap(),
+    )
+}
+
+/// fio's latency target (io_u.c lat_target_*): where every I/O meets the target the
+/// depth doubles from 1 to the iodepth, settles, runs one more window counted afresh and
+/// the job ends long before its runtime, with fio's latency_* keys; with a target no
+/// I/O meets at percentile 100 the job fails at a depth of one with ETIMEDOUT (110), as
+/// fio's does.
+#[test]
+fn a_latency_target_searches_the_depth_and_ends_as_fios() {
+    let dir = tempfile::tempdir_in("/var/tmp").unwrap();
+    let met = dir.path().join("met.fio");
+    std::fs::write(
+        &met,
+        "[j]\nioengine=null\nsize=1g\nrw=randread\niodepth=16\ntime_based\nruntime=30\n\
+         latency_target=10s\nlatency_window=50ms\nlatency_percentile=99.5\n",
+    )
+    .unwrap();
+    let missed = dir.path().join("missed.fio");
+    std::fs::write(
+        &missed,
+        format!(
+            "[j]\ndirectory={}\nsize=4m\nrw=randread\nioengine=psync\ndirect=1\n\
+             time_based\nruntime=5\nlatency_target=1\n",
+            path(dir.path())
+        ),
+    )
+    .unwrap();
+    let ran = |tool: &str, file: &Path, code: i32| {
+        let mut cmd = if tool == "fio" {
+            Command::new("fio")
+        } else {
+            let mut c = iolab();
+            c.args(["fio", "--no-store"]);
+            c
+        };
+        let out = cmd
+            .args(["--output-format=json", path(file)])
+            .current_dir(dir.path())
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(code), "{tool} {file:?}: {out:?}");
+        // fio prints its latency error before the JSON on stdout.
+        let text = String::from_utf8_lossy(&out.stdout).to_string();
+        let start = text.find('{').unwrap_or(0);
+        (
+            latency_keys(&text[start..]),
+            String::from_utf8_lossy(&out.stderr).to_string(),
+        )
+    };
+    let ((keys, ios, runtime, error), _) = ran("iolab", &met, 0);
+    let want: Vec<(String, Value)> = [
+        ("latency_depth", Value::from(16)),
+        ("latency_target", Value::from(10_000_000_000u64)),
+        ("latency_percentile", Value::from(99.5)),
+        ("latency_window", Value::from(50_000)),
+    ]
+    .iter()
+    .map(|(k, v)| (k.to_string(), v.clone()))
+    .collect();
+    assert_eq!(keys, want);
+    assert_eq!(error, 0);
+    // Only the final window is counted: its 50 ms, not the 30 s runtime.
+    assert!(ios > 0 && runtime < 5_000, "{ios} I/Os in {runtime} ms");
+    let ((_, ios, _, error), stderr) = ran("iolab", &missed, 1);
+    assert_eq!((error, ios), (110, 1), "{stderr}");
+    assert!(
+        stderr.contains("latency_target of 1.00 µs at a depth of 1"),
+        "{stderr}"
+    );
+    for f in std::fs::read_dir(dir.path()).unwrap() {
+        let f = f.unwrap().path();
+        if f.extension().is_none_or(|e| e != "fio") {
+            std::fs::remove_file(f).unwrap();
+        }
+    }
+    if !on_path("fio", "--version") {
+        eprintln!("SKIPPED the fio side: fio is not on PATH (scripts/test.sh installs it)");
+        return;
+    }
+    let ((fio_keys, _, fio_runtime, _), _) = ran("fio", &met, 0);
+    assert_eq!(fio_keys, want);
+    assert!(fio_runtime < 5_000, "fio: {fio_runtime} ms");
+    let ((_, _, _, fio_error), _) = ran("fio", &missed, 1);
+    assert_eq!(fio_error, 110);
 }

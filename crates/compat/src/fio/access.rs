@@ -64,6 +64,12 @@ pub struct FioAccess {
     pub dedupe_working_set: bool,
     pub dedupe_working_set_percentage: Option<u8>,
     pub dedupe_global: bool,
+    /// fio's latency_target and latency_window (bare numbers in µs),
+    /// latency_percentile (None: fio's 100) and latency_run.
+    pub latency_target: Option<TimeSpan>,
+    pub latency_window: Option<TimeSpan>,
+    pub latency_percentile: Option<f64>,
+    pub latency_run: bool,
 }
 
 /// A value per direction as fio reads it: `a` for both, `a,b`, `a,` (reads only),
@@ -295,6 +301,19 @@ impl FioAccess {
                     self.dedupe_working_set_percentage = Some(p);
                 }
                 "dedupe_global" => self.dedupe_global = super::values::boolean(value)?,
+                "latency_target" => self.latency_target = Some(micros(v()?)?),
+                "latency_window" => self.latency_window = Some(micros(v()?)?),
+                "latency_percentile" => {
+                    let t = v()?.trim();
+                    let p = t
+                        .trim_end_matches('%')
+                        .parse::<f64>()
+                        .ok()
+                        .filter(|p| (0.0..=100.0).contains(p))
+                        .ok_or_else(|| format!("'{t}' is not a percentile from 0 to 100"))?;
+                    self.latency_percentile = Some(p);
+                }
+                "latency_run" => self.latency_run = super::values::boolean(value)?,
                 "zonesize" => self.zonesize = size(v()?)?,
                 "zonerange" => self.zonerange = size(v()?)?,
                 "zoneskip" => self.zoneskip = size(v()?)?,

@@ -93,8 +93,8 @@ fn refused_options_name_the_job_option_and_line() {
         "j.fio:2: [j] blocksizes: unknown option 'blocksizes' (nothing was run)"
     );
     assert_eq!(
-        err("latency_target", Some("500")),
-        "j.fio:2: [j] latency_target: fio's option 'latency_target' is not supported by iolab fio; remove it (nothing was run)"
+        err("cgroup", Some("g1")),
+        "j.fio:2: [j] cgroup: fio's option 'cgroup' is not supported by iolab fio; remove it (nothing was run)"
     );
     assert_eq!(
         err("zonemode", Some("zbd")),

@@ -53,6 +53,9 @@ pub struct FioPlan {
     /// fio's flow control: the group (`flow_id`), the weight of each clone in it
     /// (`flow`, 1 to 1000) and the sleep when held back (`flow_sleep`); None: no flow.
     pub flow: Option<(i32, u32, TimeSpan)>,
+    /// fio's latency target: (latency_target, latency_window, latency_percentile,
+    /// latency_run).
+    pub latency_target: Option<(TimeSpan, TimeSpan, f64, bool)>,
     /// fio's dedupe_mode=working_set: (dedupe_working_set_percentage, dedupe_global).
     pub dedupe_working_set: Option<(u8, bool)>,
     /// fio's zonemode=strided: (zonerange, zonesize, zoneskip) in bytes.
@@ -420,6 +423,16 @@ fn plan_job(job: &FioJob, group: u32, seed: u64) -> Result<FioPlan, FioError> {
             )
         }),
         file_names,
+        latency_target: job.access.latency_target.map(|t| {
+            (
+                t,
+                job.access
+                    .latency_window
+                    .unwrap_or(TimeSpan(iolab_core::units::Nanos::ZERO)),
+                job.access.latency_percentile.unwrap_or(100.0),
+                job.access.latency_run,
+            )
+        }),
         dedupe_working_set,
         zones,
         notes,

@@ -13,6 +13,7 @@ use iolab_core::spec::DataPattern;
 use iolab_core::units::{ByteCount, Nanos};
 
 use super::flow::FlowTurn;
+use super::latency_target::{DepthSearch, Step};
 use super::pace::{MinRate, Pace, Shortfall, Think};
 use super::reduction::{DataSampler, Reduction};
 use super::{WorkerSetup, op_of};
@@ -82,6 +83,10 @@ pub(super) struct Loop<'s, 'b, C: Clock> {
     think: Option<Think>,
     /// This worker's turns in its flow group (fio's `flow`).
     flow: Option<FlowTurn<'s>>,
+    /// The depth searched for a latency target (fio's latency_target).
+    pub(super) depth_search: Option<DepthSearch>,
+    /// What the latest completions asked of the depth search.
+    lat_step: Step,
     min_rate: Option<MinRate>,
     /// Bytes and I/Os completed per direction (`IoDir` order).
     dir_bytes: [u64; 3],
@@ -165,6 +170,11 @@ impl<'s, 'b, C: Clock> Loop<'s, 'b, C> {
             ),
             think: Think::new(spec, start),
             flow: s.flows.join(s.plan.flow),
+            depth_search: s
+                .plan
+                .latency_target
+                .map(|t| DepthSearch::new(t, depth as u32, start, 0)),
+            lat_step: Step::Go,
             min_rate: MinRate::new(spec, s.plan.total_workers, start),
             dir_bytes: [0; 3],
             dir_ops: [0; 3],
@@ -222,7 +232,14 @@ impl<'s, 'b, C: Clock> Loop<'s, 'b, C> {
         loop {
             // Fill the queue; with --fsync-every, no further than the next fsync (which
             // waits for what is in flight first), whatever the queue depth.
-            while issuing && !self.free.is_empty() && self.writes_since_fsync < fsync_every {
+            while issuing
+                && !self.free.is_empty()
+                && self.writes_since_fsync < fsync_every
+                && self
+                    .depth_search
+                    .as_ref()
+                    .is_none_or(|d| self.backend.in_flight() < d.depth)
+            {
                 if stop.load(Ordering::Relaxed) || self.issued >= limit {
                     issuing = false;
                     break;
@@ -469,6 +486,9 @@ impl<'s, 'b, C: Clock> Loop<'s, 'b, C> {
                 self.rate_failed(rec, short);
                 issuing = false;
             }
+            if self.depth_search.is_some() && self.ramp_end == Nanos(u64::MAX) && issuing {
+                issuing = self.latency_step(rec, verify, seed);
+            }
         }
         // Its I/Os and weight leave the flow group: the others go on without it.
         self.flow = None;
@@ -514,6 +534,43 @@ impl<'s, 'b, C: Clock> Loop<'s, 'b, C> {
             }
         }
         progress.holding.store(false, Ordering::Release);
+    }
+
+    /// fio's latency target after completions: the window's verdict, then what it asks
+    /// (complete what is in flight, start the figures afresh, end, or fail). False when
+    /// the worker stops issuing.
+    #[cold]
+    fn latency_step(&mut self, rec: &mut Recorder, verify: bool, seed: u64) -> bool {
+        let Some(d) = &mut self.depth_search else {
+            return true;
+        };
+        let mut step = std::mem::replace(&mut self.lat_step, Step::Go);
+        if step == Step::Go {
+            step = d.check(self.now, self.completed);
+        }
+        let target = d.target();
+        match step {
+            Step::Go => true,
+            Step::Quiesce => {
+                self.drain(rec, verify, seed);
+                true
+            }
+            Step::FinalRun => {
+                self.drain(rec, verify, seed);
+                self.end_ramp(rec);
+                true
+            }
+            Step::Done => false,
+            Step::Fatal => {
+                let message = format!(
+                    "latency exceeds the latency_target of {} at a depth of 1 (fio: ETIMEDOUT, max latency exceeded)",
+                    target.human()
+                );
+                rec.error(self.error(0, OpKind::Read, None, Some(110), message));
+                self.failed = true;
+                false
+            }
+        }
     }
 
     /// fio's thinktime: what is in flight completes, then the CPU spins for the spin
@@ -625,8 +682,14 @@ impl<'s, 'b, C: Clock> Loop<'s, 'b, C> {
             let dir = self.slot_dir[slot];
             let len = self.slot_len[slot];
             if c.result == len as i32 {
-                rec.record(op_of(dir), now - self.slot_issued[slot], len as u64, now);
+                let latency = now - self.slot_issued[slot];
+                rec.record(op_of(dir), latency, len as u64, now);
                 self.completed += 1;
+                if let Some(d) = &mut self.depth_search
+                    && self.lat_step == Step::Go
+                {
+                    self.lat_step = d.completed(latency, now, self.completed);
+                }
                 self.bytes += len as u64;
                 self.dir_bytes[dir as usize] += len as u64;
                 self.dir_ops[dir as usize] += 1;

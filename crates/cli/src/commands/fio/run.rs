@@ -15,6 +15,7 @@ use iolab_engine::data::together::{DataJob, JobsRun, StatusEvery, WorkerRow, run
 use iolab_engine::offsets::Zones;
 use iolab_engine::plan::FileNames;
 use iolab_engine::worker::flow::Flow;
+use iolab_engine::worker::latency_target::LatencyTarget;
 use iolab_engine::worker::reduction::DedupeWorkingSet;
 use iolab_engine::{MonotonicClock, PreparedTarget, prepare_target};
 
@@ -295,6 +296,14 @@ fn run_prepared(
                     no_verify_pass: p.no_verify_pass,
                     invalidate_each_pass: true,
                     access_hint: p.access_hint,
+                    latency_target: p
+                        .latency_target
+                        .map(|(t, w, percentile, run)| LatencyTarget {
+                            target: t.nanos(),
+                            window: w.nanos(),
+                            percentile,
+                            keep_running: run,
+                        }),
                     dedupe_working_set: p
                         .dedupe_working_set
                         .map(|(percent, global)| DedupeWorkingSet { percent, global }),
@@ -352,8 +361,9 @@ fn run_prepared(
 /// buflen=B`), for each error the phase kept, then iolab's own count of the rest.
 fn io_u_errors(phase: &PhaseResult, block_size: u64) {
     for e in &phase.errors {
-        if e.errno.is_none() && e.offset.is_none() {
-            // Not an I/O's error: a minimum rate not kept, say (fio's check_min_rate).
+        if e.offset.is_none() && (e.errno.is_none() || e.errno == Some(110)) {
+            // Not an I/O's error: a minimum rate not kept, say (fio's check_min_rate),
+            // or a latency target missed at a depth of one (ETIMEDOUT, as fio's).
             eprintln!("iolab fio: {}", e.message);
             continue;
         }

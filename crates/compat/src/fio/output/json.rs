@@ -125,10 +125,10 @@ fn job(j: &JobReport, plus: bool) -> Value {
         "latency_ns": buckets(&LAT_NS_LIMITS, &j.latency.ns, false),
         "latency_us": buckets(&LAT_NS_LIMITS, &j.latency.us, false),
         "latency_ms": buckets(&LAT_MS_LIMITS, &j.latency.ms, true),
-        "latency_depth": j.iodepth,
-        "latency_target": 0,
-        "latency_percentile": 100.0,
-        "latency_window": 0,
+        "latency_depth": j.latency_target.map_or(j.iodepth, |l| l.0),
+        "latency_target": j.latency_target.map_or(0, |l| l.1),
+        "latency_percentile": j.latency_target.map_or(100.0, |l| l.2),
+        "latency_window": j.latency_target.map_or(0, |l| l.3),
     });
     if let (Value::Object(head), Value::Object(tail)) = (&mut v, rest) {
         head.extend(tail);

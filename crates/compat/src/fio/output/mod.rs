@@ -160,6 +160,9 @@ pub struct JobReport {
     pub error: i32,
     /// fio's steadystate section, for a job with ss_dur.
     pub steady: Option<SteadyState>,
+    /// fio's latency target: (the depth settled at, the target in ns, the percentile,
+    /// the window in µs); None: (iodepth, 0, 100, 0), as fio prints without one.
+    pub latency_target: Option<(u32, u64, f64, u64)>,
 }
 
 /// fio's `steadystate` (stat.c): the rule, whether it was attained, the last full
@@ -381,6 +384,10 @@ fn job_report(entry: &FioEntry<'_>) -> JobReport {
             0
         },
         steady: SteadyState::of(plan, phase),
+        latency_target: plan.latency_target.map(|(t, w, p, _)| {
+            let depth = phase.extra.get("latency_depth").copied().unwrap_or(1.0);
+            (depth as u32, t.nanos().0, p, w.nanos().0 / 1000)
+        }),
     }
 }
 

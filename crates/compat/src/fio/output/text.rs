@@ -223,10 +223,10 @@ fn job(out: &mut String, j: &JobReport) {
         "     issued rwts: total={},{},0,0 short=0,0,0,0 dropped=0,0,0,0",
         j.read.total_ios, j.write.total_ios
     );
+    let (depth, target, percentile, window) = j.latency_target.unwrap_or((j.iodepth, 0, 100.0, 0));
     let _ = writeln!(
         out,
-        "     latency   : target=0, window=0, percentile=100.00%, depth={}",
-        j.iodepth
+        "     latency   : target={target}, window={window}, percentile={percentile:.2}%, depth={depth}"
     );
     if let Some(ss) = &j.steady {
         use iolab_core::steady::{SteadyMetric, SteadyTest};
