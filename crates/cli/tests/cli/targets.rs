@@ -194,6 +194,40 @@ fn targets_name_both_aggregates_and_warn_of_a_shared_device_and_the_cache() {
     );
 }
 
+/// Two directories of one FUSE mount (iolab-faultfs, a client as ceph-fuse or weed mount
+/// is) share the client, not necessarily a device: the warning says where their data
+/// lives is the file system's choice, not that their sum is one device's bandwidth.
+#[test]
+fn targets_on_one_network_or_fuse_mount_are_not_called_one_device() {
+    let Some(fs) = crate::common::FaultFs::mount(&[]) else {
+        return;
+    };
+    let (a, b) = (format!("{}/a", fs.dir()), format!("{}/b", fs.dir()));
+    std::fs::create_dir(&a).unwrap();
+    std::fs::create_dir(&b).unwrap();
+    let r = iolab(&[
+        "targets",
+        "--rw",
+        "write",
+        "--size",
+        "1MiB",
+        "--direct",
+        "--no-store",
+        &a,
+        &b,
+    ])
+    .expect(0);
+    assert!(
+        r.stdout.contains(&format!("targets {a}, {b} on "))
+            && r.stdout.contains(" are on one fuse mount (")
+            && r.stdout
+                .contains("whether they share servers depends on where"),
+        "{}",
+        r.stdout
+    );
+    assert!(!r.stdout.contains("one device's bandwidth"), "{}", r.stdout);
+}
+
 /// `results show` of a stored targets run gives its figures in units, not raw floats,
 /// and no "no operations completed" or "0 CPUs" for rows that have their figures
 /// elsewhere.
