@@ -11,7 +11,7 @@ Usage: bench/io500.py [--np 2] [--repeat 3] [--stonewall 3] [--fs ext4|tmpfs]
                       [--on cephfs|seaweedfs] [--append FILE]
                       [--size-mib 6144] [--drop-caches] [--loop-dio]
                       [--ior-easy-block-mib 1024] [--ior-hard-segments 20000] [--keep-memory]
-                      [--warmup N]
+                      [--warmup N] [--files-per-rank N]
 --loop-dio makes the loop device write through to its backing file (`losetup
 --direct-io=on`) instead of keeping a second page cache of the same data.
 --keep-memory turns the VM's free page reporting off for the run (and back on after):
@@ -43,7 +43,7 @@ import tempfile
 import time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-RESULT = re.compile(r"^\[(?:RESULT|      )\]\s+(\S+)\s+([0-9.]+) (GiB/s|kIOPS)")
+RESULT = re.compile(r"^\[(?:RESULT|      )\]\s+(\S+)\s+([0-9.]+) (GiB/s|kIOPS)(?: : time ([0-9.]+) seconds)?")
 SCORE = re.compile(r"TOTAL ([0-9.]+)")
 
 
@@ -157,7 +157,12 @@ class TempDir:
 
 
 def parse(text):
-    figures = {m.group(1): float(m.group(2)) for m in map(RESULT.match, text.splitlines()) if m}
+    figures = {}
+    for m in filter(None, map(RESULT.match, text.splitlines())):
+        figures[m.group(1)] = float(m.group(2))
+        if m.group(4):
+            # The phase's time (stored apart: the tables below print the rates).
+            figures[f"time:{m.group(1)}"] = float(m.group(4))
     total = SCORE.search(text)
     if total:
         figures["TOTAL"] = float(total.group(1))
@@ -177,6 +182,8 @@ def run_io500(io500, mnt, work, args, n):
             f"[debug]\nstonewall-time = {args.stonewall}\n"
             f"[ior-easy]\nblockSize = {args.ior_easy_block_mib}m\n"
             f"[ior-hard]\nsegmentCount = {args.ior_hard_segments}\n"
+            + (f"[mdtest-easy]\nn = {args.files_per_rank}\n[mdtest-hard]\nn = {args.files_per_rank}\n"
+               if args.files_per_rank else "")
         )
     out = subprocess.run(
         ["mpirun", "--allow-run-as-root", "--oversubscribe", "-np", str(args.np), io500, ini],
@@ -195,6 +202,8 @@ def run_iolab(iolab, mnt, work, args, n):
            "--result-dir", f"{work}/iolab-results-{n}", "--no-store", "-Q",
            "--ior-easy-block", f"{args.ior_easy_block_mib}MiB",
            "--ior-hard-segments", str(args.ior_hard_segments)]
+    if args.files_per_rank:
+        cmd += ["--files-per-rank", str(args.files_per_rank)]
     if args.drop_caches:
         cmd.append("--drop-caches")
     out = subprocess.run(cmd, capture_output=True, text=True, cwd=work, check=False)
@@ -223,6 +232,10 @@ def main():
     # the file system within the stonewall (the same bound for both tools).
     p.add_argument("--ior-easy-block-mib", type=int, default=1024)
     p.add_argument("--ior-hard-segments", type=int, default=20000)
+    p.add_argument("--files-per-rank", type=int,
+                   help="mdtest -n for both mdtest phases of both tools: with a stonewall longer "
+                        "than the creates take, both tools then stat, read, find and delete the "
+                        "same files (a fixed-count comparison)")
     p.add_argument("--json", help="write every run's figures here")
     p.add_argument("--append", metavar="FILE",
                    help="add this call's runs to those in FILE (made if missing) and print the "
@@ -269,6 +282,8 @@ def main():
         subprocess.run(["umount", backing], check=False)
         shutil.rmtree(base, ignore_errors=True)
     phases = next((list(r) for r in results["io500"] if r), [])
+    times = [p for p in phases if p.startswith("time:")]
+    phases = [p for p in phases if not p.startswith("time:")]
     for name in results:
         results[name] = earlier.get(name, []) + results[name]
     if args.append:
@@ -279,6 +294,7 @@ def main():
     print(f"io500 vs iolab io500: {args.np} ranks, {where} made fresh per run, stonewall "
           f"{args.stonewall}s, drop-caches {'on' if args.drop_caches else 'off'}, "
           f"{'free page reporting off, ' if args.keep_memory else ''}"
+          f"{f'{args.files_per_rank} files per rank, ' if args.files_per_rank else ''}"
           f"medians of {runs} interleaved runs")
     # The spread of each tool's runs (max/min) says how far apart two medians may be by
     # chance: a ratio inside the spreads is not a difference this machine can resolve.
@@ -293,6 +309,15 @@ def main():
         ratio = f"{mb / ma:.2f}" if ma else "-"
         spread = lambda v: f"{max(v) / min(v):.2f}" if min(v) > 0 else "-"
         print(f"{ph:<22}{ma:>12.3f}{mb:>12.3f}{ratio:>13}{spread(a):>15}{spread(b):>15}")
+    if times:
+        # How long each phase took: a write phase beyond the stonewall shows the tool's
+        # wear-out and its sync (mdtest -Y) or fsync (IOR -e), inside the phase's time.
+        print(f"{'phase time, s':<22}{'io500':>12}{'iolab':>12}")
+        for t in times:
+            a = [r[t] for r in results["io500"] if t in r]
+            b = [r[t] for r in results["iolab"] if t in r]
+            if a and b:
+                print(f"{t[5:]:<22}{statistics.median(a):>12.2f}{statistics.median(b):>12.2f}")
     if args.json:
         with open(args.json, "w") as f:
             json.dump(results, f, indent=1)
