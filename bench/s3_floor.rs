@@ -38,6 +38,7 @@ fn main() {
         tls: None,
         sign_payload: true,
         part_size: None,
+        part_concurrency: 1,
         attempts: 10,
         io_timeout: Duration::from_secs(300),
         seed: 1,

@@ -98,6 +98,8 @@ pub struct ObjectCompletion {
     pub truncated: bool,
     /// A HEAD's or GET's object length (Content-Length of the whole object).
     pub length: Option<u64>,
+    /// A HEAD's ETag as the server gave it (a multipart object's ends in "-<parts>").
+    pub etag: Option<String>,
     pub error: Option<Box<ObjectError>>,
 }
 
@@ -121,6 +123,9 @@ pub trait ObjectBackend: Send {
     fn next_token(&self) -> Option<&str>;
     /// Answers that were not a success so far, by status.
     fn status_counts(&self) -> StatusCounts;
+    /// Tries a retryable request at least `attempts` times from now on (the cleanup's
+    /// own, whatever the run's --attempts).
+    fn at_least_attempts(&mut self, _attempts: u32) {}
 
     /// Push, submit and reap one request.
     fn run(&mut self, req: ObjectRequest<'_>) -> ObjectCompletion {

@@ -24,6 +24,7 @@ fn client_with(s: &S3Server, bucket: &str, f: impl FnOnce(&mut S3Options)) -> S3
         tls: None,
         sign_payload: true,
         part_size: None,
+        part_concurrency: 1,
         attempts: 3,
         io_timeout: Duration::from_secs(30),
         seed: 7,
@@ -132,6 +133,91 @@ fn multipart_upload_in_parts_reads_back_whole() {
     assert_eq!(g.bytes, size);
     c.run(req(ObjectOp::Delete, "big"));
     assert!(c.run(req(ObjectOp::DeleteBucket, "")).error.is_none());
+}
+
+/// A TCP relay to `to` that counts the connections open at once, at most.
+struct Relay {
+    endpoint: String,
+    most: std::sync::Arc<std::sync::atomic::AtomicUsize>,
+}
+
+fn relay(to: &str) -> Relay {
+    use std::sync::Arc;
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    let to = to.trim_start_matches("http://").to_string();
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let endpoint = format!("http://{}", listener.local_addr().unwrap());
+    let (open, most) = (Arc::new(AtomicUsize::new(0)), Arc::new(AtomicUsize::new(0)));
+    let m = most.clone();
+    std::thread::spawn(move || {
+        for c in listener.incoming().flatten() {
+            let Ok(s) = std::net::TcpStream::connect(&to) else {
+                continue;
+            };
+            let now = open.fetch_add(1, Ordering::SeqCst) + 1;
+            m.fetch_max(now, Ordering::SeqCst);
+            let (mut a, mut b) = (c.try_clone().unwrap(), s.try_clone().unwrap());
+            std::thread::spawn(move || {
+                let _ = std::io::copy(&mut a, &mut b);
+                let _ = b.shutdown(std::net::Shutdown::Write);
+            });
+            let open = open.clone();
+            std::thread::spawn(move || {
+                let (mut s, mut c) = (s, c);
+                let _ = std::io::copy(&mut s, &mut c);
+                let _ = c.shutdown(std::net::Shutdown::Write);
+                open.fetch_sub(1, Ordering::SeqCst);
+            });
+        }
+    });
+    Relay { endpoint, most }
+}
+
+#[test]
+fn parts_at_once_assemble_the_same_object_as_parts_in_turn() {
+    let Some(s) = server() else { return };
+    let b = bucket("parts-at-once");
+    let r = relay(&s.endpoint);
+    let mut one = client_with(s, &b, |o| o.part_size = Some(5 << 20));
+    let mut four = client_with(s, &b, |o| {
+        o.endpoints = vec![S3Endpoint::parse(&r.endpoint).unwrap()];
+        o.part_size = Some(5 << 20);
+        o.part_concurrency = 4;
+    });
+    assert!(one.run(req(ObjectOp::CreateBucket, "")).error.is_none());
+    // 5 parts (the last 3 bytes) over 4 senders; the same body number as the other.
+    let size = (20 << 20) + 3;
+    let put = ObjectOp::Put {
+        size,
+        data_offset: 5,
+    };
+    let a = one.run(req(put, "in-turn"));
+    assert!(a.error.is_none(), "{:?}", a.error);
+    let p = four.run(req(put, "at-once"));
+    assert!(p.error.is_none(), "{:?}", p.error);
+    assert_eq!((p.bytes, p.items, a.items), (size, 5, 5));
+    // The worker's connection plus four part senders' were open together.
+    assert_eq!(r.most.load(std::sync::atomic::Ordering::SeqCst), 5);
+    // The server assembled five parts ("-5") of the same bytes in the same order: the
+    // multipart ETag is the MD5 of the parts' MD5s.
+    let ha = one.run(req(ObjectOp::Head, "in-turn"));
+    let hp = one.run(req(ObjectOp::Head, "at-once"));
+    assert_eq!((ha.length, hp.length), (Some(size), Some(size)));
+    let etag = hp.etag.clone().unwrap_or_default();
+    assert!(etag.trim_matches('"').ends_with("-5"), "{etag}");
+    assert_eq!(ha.etag, hp.etag);
+    // A second upload reuses the senders (and their connections).
+    let p = four.run(req(put, "again"));
+    assert!(p.error.is_none(), "{:?}", p.error);
+    assert_eq!(r.most.load(std::sync::atomic::Ordering::SeqCst), 5);
+    assert_eq!(
+        one.run(req(ObjectOp::Get { range: None }, "again")).bytes,
+        size
+    );
+    for k in ["in-turn", "at-once", "again"] {
+        assert!(one.run(req(ObjectOp::Delete, k)).error.is_none());
+    }
+    assert!(one.run(req(ObjectOp::DeleteBucket, "")).error.is_none());
 }
 
 #[test]

@@ -75,6 +75,8 @@ pub struct S3Options {
     pub sign_payload: bool,
     /// Upload objects larger than this in parts of this size.
     pub part_size: Option<u64>,
+    /// Parts of one upload in flight at once, each on a connection of its own.
+    pub part_concurrency: u32,
     /// Tries of a retryable request, the first included.
     pub attempts: u32,
     /// How long a connect, send or receive may block.
@@ -120,8 +122,11 @@ struct Answer {
 pub struct S3Client {
     opts: S3Options,
     signer: Signer,
-    payload: Payload,
+    payload: Arc<Payload>,
     conns: Vec<Option<Conn>>,
+    /// Clients that send a multipart upload's parts at once (--part-concurrency), made
+    /// at the first such upload and kept, with their connections, for the next.
+    helpers: Vec<S3Client>,
     next_endpoint: usize,
     rng: Rng,
     // Reused per request: no allocation in the steady state.
@@ -158,6 +163,11 @@ enum Queued {
 
 impl S3Client {
     pub fn new(opts: S3Options) -> Result<S3Client, ObjectError> {
+        let payload = Arc::new(Payload::new(opts.seed));
+        S3Client::with_payload(opts, payload)
+    }
+
+    fn with_payload(opts: S3Options, payload: Arc<Payload>) -> Result<S3Client, ObjectError> {
         if opts.endpoints.is_empty() {
             return Err(ObjectError::Setup(
                 "no S3 endpoint to send requests to".into(),
@@ -176,7 +186,8 @@ impl S3Client {
         );
         Ok(S3Client {
             signer,
-            payload: Payload::new(opts.seed),
+            payload,
+            helpers: Vec::new(),
             conns: (0..opts.endpoints.len()).map(|_| None).collect(),
             next_endpoint: opts.first_endpoint % opts.endpoints.len(),
             rng: Rng::new(opts.seed ^ 0x05EE_D7E7),
@@ -198,9 +209,16 @@ impl S3Client {
         })
     }
 
-    /// Memory one client holds: its payload and one receive buffer per endpoint.
-    pub fn memory_bytes(endpoints: usize) -> u64 {
-        Payload::BYTES + endpoints as u64 * (256 << 10)
+    /// Memory one client holds: its payload and one receive buffer per endpoint, for
+    /// its own connections and, with `part_concurrency` over 1, each part sender's
+    /// (parts are streamed from the shared payload: no part is held whole).
+    pub fn memory_bytes(endpoints: usize, part_concurrency: u32) -> u64 {
+        let senders = if part_concurrency > 1 {
+            1 + u64::from(part_concurrency)
+        } else {
+            1
+        };
+        Payload::BYTES + senders * endpoints as u64 * (256 << 10)
     }
 
     fn endpoint_name(&self, ep: usize) -> String {
@@ -216,10 +234,14 @@ impl S3Client {
     }
 
     fn count_status(&mut self, status: u16) {
+        self.add_status(status, 1);
+    }
+
+    fn add_status(&mut self, status: u16, count: u64) {
         match self.statuses.iter_mut().find(|(s, _)| *s == status) {
-            Some((_, n)) => *n += 1,
+            Some((_, n)) => *n += count,
             None => {
-                self.statuses.push((status, 1));
+                self.statuses.push((status, count));
                 self.statuses.sort_unstable();
             }
         }
@@ -597,7 +619,10 @@ impl S3Client {
             Queued::Head => {
                 self.set_path(true);
                 self.request("HEAD", "HEAD", Body::Empty, None, Keep::None, &mut c)
-                    .map(|a| c.length = a.head.content_length)
+                    .map(|a| {
+                        c.length = a.head.content_length;
+                        c.etag = a.head.etag;
+                    })
             }
             Queued::Delete => {
                 self.set_path(true);
@@ -779,6 +804,10 @@ impl ObjectBackend for S3Client {
 
     fn status_counts(&self) -> StatusCounts {
         self.statuses.clone()
+    }
+
+    fn at_least_attempts(&mut self, attempts: u32) {
+        self.opts.attempts = self.opts.attempts.max(attempts);
     }
 }
 

@@ -100,6 +100,7 @@ pub fn client_options(spec: &S3Spec, access: &S3Access, output: &OutputArgs) -> 
         tls,
         sign_payload: !spec.disable_sha256_payload,
         part_size: spec.part_size.map(|p| p.get()),
+        part_concurrency: spec.part_concurrency,
         attempts: spec.attempts,
         // A request that blocks longer ends it: the stall watchdog names it first.
         io_timeout: output
@@ -124,7 +125,7 @@ fn client_of(client: &S3Options, seed: u64, g: u32) -> Result<Box<dyn ObjectBack
 /// What the engine needs to know of the clients: their memory and where they go.
 fn object_options(client: &S3Options) -> ObjectOptions {
     ObjectOptions {
-        backend_bytes: S3Client::memory_bytes(client.endpoints.len()),
+        backend_bytes: S3Client::memory_bytes(client.endpoints.len(), client.part_concurrency),
         endpoints: client.endpoints.iter().map(|e| e.url()).collect(),
         ..ObjectOptions::default()
     }

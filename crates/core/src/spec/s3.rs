@@ -14,6 +14,8 @@ use crate::result::OpKind;
 use crate::spec::data::DEFAULT_SEED;
 use crate::units::{ByteCount, GIB, MIB, TimeSpan};
 
+/// The most parts of one upload in flight at once (a connection each).
+pub const MAX_PART_CONCURRENCY: u32 = 256;
 /// S3's smallest multipart part (all but the last part), and its most parts.
 pub const MIN_PART_SIZE: u64 = 5 * MIB;
 pub const MAX_PARTS: u64 = 10_000;
@@ -155,6 +157,11 @@ pub struct S3Spec {
     /// (at least 5MiB, S3's smallest part).
     #[arg(long)]
     pub part_size: Option<ByteCount>,
+
+    /// Parts of one multipart upload in flight at once, each on a connection of its own
+    /// (minio-go's NumThreads); 1 sends them one after another on the worker's.
+    #[arg(long, default_value_t = 1)]
+    pub part_concurrency: u32,
 
     /// GET this many bytes at a random offset of each object instead of the whole object.
     #[arg(long)]
@@ -380,6 +387,18 @@ impl S3Spec {
             return Err(SpecError::new(
                 "--object-size",
                 "objects over 5GiB need a multipart upload: give --part-size",
+            ));
+        }
+        if self.part_concurrency == 0 || self.part_concurrency > MAX_PART_CONCURRENCY {
+            return Err(SpecError::new(
+                "--part-concurrency",
+                format!("must be between 1 and {MAX_PART_CONCURRENCY}"),
+            ));
+        }
+        if self.part_concurrency > 1 && self.part_size.is_none() {
+            return Err(SpecError::new(
+                "--part-concurrency",
+                "needs --part-size (parts are what it sends at once)",
             ));
         }
         if self.attempts == 0 {

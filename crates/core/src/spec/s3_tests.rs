@@ -68,6 +68,20 @@ fn validation_names_the_option() {
         }),
         "--part-size"
     );
+    for (part_size, part_concurrency) in [
+        (None, 4),
+        (Some(ByteCount(5 * MIB)), 0),
+        (Some(ByteCount(5 * MIB)), 257),
+    ] {
+        assert_eq!(
+            bad(S3Spec {
+                part_size,
+                part_concurrency,
+                ..spec()
+            }),
+            "--part-concurrency"
+        );
+    }
     assert_eq!(
         bad(S3Spec {
             ops: vec![S3Op::Mixed],

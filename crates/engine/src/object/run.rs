@@ -29,6 +29,9 @@ use crate::target::{agree, run_token};
 
 /// Keys a multi-object DELETE of the cleanup names at once (S3's most).
 const CLEANUP_BATCH: usize = 1000;
+/// Tries of each cleanup request, whatever the run's --attempts (warp's default): a
+/// run ended by throttling still removes its objects.
+pub const CLEANUP_ATTEMPTS: u32 = 10;
 
 /// How an S3 workload fits into a larger run.
 #[derive(Clone, Debug, Default)]
@@ -72,12 +75,26 @@ pub fn start_s3(
         comm,
         refuse_over(
             per_worker * u64::from(spec.concurrency) * u64::from(ranks_here),
-            "--concurrency",
-            format!(
-                "--concurrency {} x {} per connection (send and receive buffers, request log)",
-                spec.concurrency,
-                ByteCount(per_worker).human()
-            ),
+            if spec.part_concurrency > 1 {
+                "--part-concurrency"
+            } else {
+                "--concurrency"
+            },
+            if spec.part_concurrency > 1 {
+                format!(
+                    "--concurrency {} x --part-concurrency {}: {} per worker (payload, request log, receive buffers of {} connections per endpoint)",
+                    spec.concurrency,
+                    spec.part_concurrency,
+                    ByteCount(per_worker).human(),
+                    spec.part_concurrency + 1
+                )
+            } else {
+                format!(
+                    "--concurrency {} x {} per connection (send and receive buffers, request log)",
+                    spec.concurrency,
+                    ByteCount(per_worker).human()
+                )
+            },
             ranks_here,
             &Available::read(std::path::Path::new("/")),
             comm.host(),
@@ -445,6 +462,9 @@ fn phase_meta(plan: &ObjectPlan, op: S3Op, name: &str, opts: &ObjectOptions) -> 
         .filter(|_| matches!(op, S3Op::Put | S3Op::Mixed))
     {
         p.insert("part_size".into(), ps.to_string());
+        if spec.part_concurrency > 1 {
+            p.insert("part_concurrency".into(), spec.part_concurrency.to_string());
+        }
     }
     if op == S3Op::Delete {
         p.insert("batch".into(), spec.batch.to_string());
@@ -537,6 +557,7 @@ pub fn finish_s3(
             return warnings;
         }
         if let Ok(mut b) = factory(0) {
+            b.at_least_attempts(CLEANUP_ATTEMPTS);
             let marker = plan.marker();
             let r = b.run(ObjectRequest {
                 op: ObjectOp::Delete,
@@ -574,6 +595,7 @@ fn remove_pool(
         Ok(b) => b,
         Err(e) => return Some(e.to_string()),
     };
+    b.at_least_attempts(CLEANUP_ATTEMPTS);
     let keys: Vec<String> = pool
         .live
         .iter()

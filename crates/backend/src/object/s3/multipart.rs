@@ -1,10 +1,22 @@
 //! A multipart upload as one PUT of the workload: initiate (POST ?uploads), the parts in
 //! order (PUT ?partNumber&uploadId, each body from the payload), complete (POST
 //! ?uploadId with the parts' ETags); any failure aborts the upload (DELETE ?uploadId) so
-//! no invisible parts are left on the server. Each request has its own retries.
+//! no invisible parts are left on the server. Each request has its own retries. With
+//! `part_concurrency` over 1 the parts go out at once from that many helper clients,
+//! each on its own connections and thread, taking the next part number as they finish
+//! one (as minio-go's NumThreads); the first failure stops them all.
+
+use std::sync::Mutex;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 
 use crate::object::s3::{Body, Keep, S3Client};
 use crate::object::{ObjectCompletion, ObjectError, sigv4, xml};
+
+/// Part `n`'s (from 1) length and query, and its body's number in the payload.
+fn part_of(n: u64, size: u64, part: u64, data_offset: u64) -> (u64, u64) {
+    let len = part.min(size - (n - 1) * part);
+    (len, iolab_core::rng::mix(&[data_offset, n]))
+}
 
 impl S3Client {
     pub(super) fn multipart_put(
@@ -65,21 +77,17 @@ impl S3Client {
         c: &mut ObjectCompletion,
     ) -> Result<(), ObjectError> {
         let parts = size.div_ceil(part);
-        let mut etags = Vec::with_capacity(parts as usize);
-        for n in 1..=parts {
-            let len = part.min(size - (n - 1) * part);
-            self.query.clear();
-            self.query
-                .push_str(&format!("partNumber={n}&uploadId={id}"));
-            let body = Body::Payload {
-                data_offset: iolab_core::rng::mix(&[data_offset, n]),
-                len,
-            };
-            let a = self.request("PUT (part)", "PUT", body, None, Keep::Xml, c)?;
-            etags.push(a.head.etag.unwrap_or_default());
-            c.bytes += len;
-            c.items += 1;
-        }
+        let etags = if self.opts.part_concurrency > 1 && parts > 1 {
+            self.parts_at_once(size, part, data_offset, id, c)?
+        } else {
+            let mut etags = Vec::with_capacity(parts as usize);
+            for n in 1..=parts {
+                let (len, body_offset) = part_of(n, size, part, data_offset);
+                let a = self.send_part(n, id, len, body_offset, c)?;
+                etags.push(a);
+            }
+            etags
+        };
         self.small.clear();
         self.small.extend_from_slice(b"<CompleteMultipartUpload>");
         for (i, etag) in etags.iter().enumerate() {
@@ -114,5 +122,116 @@ impl S3Client {
             });
         }
         Ok(())
+    }
+
+    /// Sends part `n`; returns its ETag and counts it into `c`.
+    fn send_part(
+        &mut self,
+        n: u64,
+        id: &str,
+        len: u64,
+        body_offset: u64,
+        c: &mut ObjectCompletion,
+    ) -> Result<String, ObjectError> {
+        self.query.clear();
+        self.query
+            .push_str(&format!("partNumber={n}&uploadId={id}"));
+        let body = Body::Payload {
+            data_offset: body_offset,
+            len,
+        };
+        let a = self.request("PUT (part)", "PUT", body, None, Keep::Xml, c)?;
+        c.bytes += len;
+        c.items += 1;
+        Ok(a.head.etag.unwrap_or_default())
+    }
+
+    /// The parts sent by `part_concurrency` helpers at once; their ETags in part order.
+    fn parts_at_once(
+        &mut self,
+        size: u64,
+        part: u64,
+        data_offset: u64,
+        id: &str,
+        c: &mut ObjectCompletion,
+    ) -> Result<Vec<String>, ObjectError> {
+        let parts = size.div_ceil(part);
+        let senders = (u64::from(self.opts.part_concurrency).min(parts)) as usize;
+        while self.helpers.len() < senders {
+            let i = self.helpers.len();
+            let mut o = self.opts.clone();
+            o.part_size = None;
+            o.part_concurrency = 1;
+            o.first_endpoint = self.next_endpoint + i;
+            o.seed = iolab_core::rng::mix(&[self.opts.seed, i as u64 + 1]);
+            let h = S3Client::with_payload(o, self.payload.clone())?;
+            self.helpers.push(h);
+        }
+        let next = AtomicU64::new(1);
+        let failed = AtomicBool::new(false);
+        let etags = Mutex::new(vec![String::new(); parts as usize]);
+        let key = &self.key;
+        let path = &self.path;
+        let ended: Vec<(ObjectCompletion, Option<ObjectError>)> = std::thread::scope(|s| {
+            let running: Vec<_> = self.helpers[..senders]
+                .iter_mut()
+                .map(|h| {
+                    h.key.clone_from(key);
+                    h.path.clone_from(path);
+                    let (next, failed, etags) = (&next, &failed, &etags);
+                    s.spawn(move || {
+                        let mut hc = ObjectCompletion::default();
+                        while !failed.load(Ordering::Relaxed) {
+                            let n = next.fetch_add(1, Ordering::Relaxed);
+                            if n > parts {
+                                break;
+                            }
+                            let (len, body_offset) = part_of(n, size, part, data_offset);
+                            match h.send_part(n, id, len, body_offset, &mut hc) {
+                                Ok(etag) => {
+                                    if let Ok(mut e) = etags.lock() {
+                                        e[n as usize - 1] = etag;
+                                    }
+                                }
+                                Err(e) => {
+                                    failed.store(true, Ordering::Relaxed);
+                                    return (hc, Some(e));
+                                }
+                            }
+                        }
+                        (hc, None)
+                    })
+                })
+                .collect();
+            running
+                .into_iter()
+                .map(|t| {
+                    t.join().unwrap_or_else(|_| {
+                        let e = ObjectError::Setup("a part sender thread panicked".into());
+                        (ObjectCompletion::default(), Some(e))
+                    })
+                })
+                .collect()
+        });
+        let mut first_error = None;
+        for (hc, e) in ended {
+            c.bytes += hc.bytes;
+            c.items += hc.items;
+            c.retries += hc.retries;
+            c.status = c.status.max(hc.status);
+            if first_error.is_none() {
+                first_error = e;
+            }
+        }
+        for i in 0..senders {
+            let counts = std::mem::take(&mut self.helpers[i].statuses);
+            for (status, n) in counts {
+                self.add_status(status, n);
+            }
+        }
+        match first_error {
+            Some(e) => Err(e),
+            None => Ok(etags.into_inner().unwrap_or_default()),
+        }
     }
 }

@@ -51,6 +51,7 @@ fn client(c: &Cluster, bucket: &str) -> S3Client {
         tls: None,
         sign_payload: true,
         part_size: None,
+        part_concurrency: 1,
         attempts: 3,
         io_timeout: Duration::from_secs(60),
         seed: 3,
@@ -392,6 +393,49 @@ fn s3_stall_timeout_ends_a_run_on_a_server_that_stopped_answering() {
     );
 }
 
+#[test]
+fn s3_buffers_beyond_memory_are_refused_before_any_request() {
+    // A listener that would see any request: none may come.
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    listener.set_nonblocking(true).unwrap();
+    let endpoint = format!("http://{}", listener.local_addr().unwrap());
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("m.db");
+    // 4096 workers x (2 MiB payload + 257 connections' 256 KiB receive buffers) = 266 GiB.
+    let r = Ran::from(
+        iolab()
+            .args(["s3", "--endpoint", &endpoint, "--bucket", "iolab-mem"])
+            .args([
+                "-c",
+                "4096",
+                "--object-size",
+                "20MiB",
+                "--part-size",
+                "5MiB",
+            ])
+            .args(["--part-concurrency", "256", "--db", path(&db)])
+            .env("AWS_ACCESS_KEY_ID", "k")
+            .env("AWS_SECRET_ACCESS_KEY", "s")
+            .env("AWS_CONFIG_FILE", "/nonexistent")
+            .env("AWS_SHARED_CREDENTIALS_FILE", "/nonexistent")
+            .env_remove("AWS_PROFILE")
+            .output()
+            .unwrap(),
+    )
+    .expect(2);
+    let line = crate::common::error_line(&r);
+    assert!(
+        line.starts_with(
+            "iolab: error: --part-concurrency: --concurrency 4096 x --part-concurrency 256: 66.5 MiB per worker (payload, request log, receive buffers of 257 connections per endpoint) needs 266 GiB of I/O buffers on "
+        ) && line.ends_with("): lower one of them"),
+        "{line}"
+    );
+    assert_eq!(r.stderr.lines().count(), 1, "{}", r.stderr);
+    assert!(listener.accept().is_err(), "a request was sent");
+    let listed = crate::common::run(&["results", "list", "--db", path(&db)]);
+    assert!(!listed.stdout.contains(" s3 "), "{}", listed.stdout);
+}
+
 /// The gateway's own counters (`perf dump` on its admin socket): `rgw` and
 /// `simple-throttler` sections, flattened to `section.name`.
 fn rgw_counters(c: &Cluster) -> std::collections::BTreeMap<String, u64> {
@@ -430,6 +474,28 @@ fn rgw_config(c: &Cluster, key: &str, value: &str) {
         .status
         .success();
     assert!(ok, "config set {key} {value}");
+}
+
+/// `iolab s3` PUTs of `objects` 4 KiB objects on 8 connections with `attempts` tries,
+/// into the bucket of the RGW test (while the gateway throttles).
+fn throttled_put(c: &Cluster, objects: &str, attempts: &str, more: &[&str]) -> Ran {
+    let mut args = vec![
+        "--bucket",
+        "iolab-rgw",
+        "--create-bucket",
+        "--ops",
+        "put",
+        "--objects",
+        objects,
+        "--object-size",
+        "4KiB",
+        "-c",
+        "8",
+        "--attempts",
+        attempts,
+    ];
+    args.extend_from_slice(more);
+    s3(c, &args)
 }
 
 #[test]
@@ -488,29 +554,8 @@ fn s3_workloads_on_ceph_rgw() {
     rgw_config(&c, "rgw_max_concurrent_requests", "1");
     let out = dir.path().join("slow.json");
     let before = rgw_counters(&c);
-    let r = s3(
-        &c,
-        &[
-            "--bucket",
-            "iolab-rgw",
-            "--create-bucket",
-            "--ops",
-            "put",
-            "--objects",
-            "300",
-            "--object-size",
-            "4KiB",
-            "-c",
-            "8",
-            "--attempts",
-            "50",
-            // No cleanup under the throttle: its deletes would be throttled too.
-            "--keep",
-            "--json",
-            path(&out),
-        ],
-    )
-    .expect(0);
+    // No cleanup under the throttle: its deletes would be throttled too.
+    let r = throttled_put(&c, "300", "50", &["--keep", "--json", path(&out)]).expect(0);
     let after = rgw_counters(&c);
     let d = |k: &str| after[k] - before[k];
     let run = json(&out);
@@ -526,29 +571,19 @@ fn s3_workloads_on_ceph_rgw() {
         "{}",
         r.stdout
     );
-    // Without retries the first SlowDown ends the run, named with its S3 code.
-    let r = s3(
-        &c,
-        &[
-            "--bucket",
-            "iolab-rgw",
-            "--create-bucket",
-            "--ops",
-            "put",
-            "--objects",
-            "2000",
-            "--object-size",
-            "4KiB",
-            "-c",
-            "8",
-            "--attempts",
-            "1",
-            "--no-store",
-        ],
-    );
+    // Without retries the first SlowDown ends the run, named with its S3 code; the
+    // cleanup retries with its own attempts and removes what the run wrote.
+    // The bucket holds the 300 objects kept above and their run's marker.
+    let kept = Ok(300 + 1);
+    let out = dir.path().join("one.json");
+    let r = throttled_put(&c, "2000", "1", &["--json", path(&out)]);
     rgw_config(&c, "rgw_max_concurrent_requests", "1024");
     assert_eq!(r.code, 1, "{}\n{}", r.stdout, r.stderr);
     assert!(r.stdout.contains("503 SlowDown"), "{}", r.stdout);
+    let written = op(&json(&out), 0, "put").0;
+    eprintln!("the run stopped by a 503 had written {written} objects");
+    assert!(!r.stderr.contains("could not remove"), "{}", r.stderr);
+    assert_eq!(keys(&c, "iolab-rgw"), kept, "{}", r.stderr);
     // Workers that failed at their first request have no "first done" figure to show.
     assert!(
         !r.stdout
