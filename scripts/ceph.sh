@@ -289,6 +289,7 @@ down)
         listening "$p" && say "port $p still has a listener after down (not one of ours?)"
     done
     is_mounted "$state/mnt" && die "$state/mnt is still mounted; leaving $state"
+    [ -z "$survivors" ] || die "pid(s)$survivors still run after SIGKILL; leaving $state (run down again)"
     rm -rf "$state"
     exit 0 ;;
 esac
@@ -302,6 +303,7 @@ fi
 if [ -e "$state/$marker" ]; then
     # A half-started or crashed cluster: stop what is left and start afresh.
     stop_all
+    [ -z "$survivors" ] || die "pid(s)$survivors of the old cluster still run after SIGKILL; leaving $state"
     rm -rf "$state"
 fi
 osd_bytes=$(numfmt --from=iec "$osd_size" 2>/dev/null) \

@@ -17,7 +17,10 @@ alive() {
 }
 
 # Stops the process of a PID file: SIGTERM, `grace` tenths of a second, then SIGKILL.
-# Removes the PID file. Used only on clusters whose data is discarded next.
+# Removes the PID file, unless the process outlives SIGKILL by 10 s: then its PID is added
+# to `survivors` and the file kept, so that `down` keeps the state and can be run again.
+# Used only on clusters whose data is discarded next.
+survivors=""
 stop_pid() {
     local f=$1 pattern=$2 grace=${3:-30} pid i
     alive "$f" "$pattern" || { rm -f "$f"; return 0; }
@@ -27,7 +30,11 @@ stop_pid() {
     if alive "$f" "$pattern"; then
         kill -KILL "$pid" 2>/dev/null || true
         for i in $(seq 100); do alive "$f" "$pattern" || break; sleep 0.1; done
-        alive "$f" "$pattern" && say "pid $pid ($(basename "$f" .pid)) survived SIGKILL for 10 s"
+        if alive "$f" "$pattern"; then
+            say "pid $pid ($(basename "$f" .pid)) survived SIGKILL for 10 s"
+            survivors="$survivors $pid"
+            return 0
+        fi
     fi
     rm -f "$f"
 }
