@@ -1,8 +1,9 @@
-//! SNIA PTS 2.0's IOPS test as data: the matrix of R/W mixes and block sizes a round
-//! runs, the tracked cells whose rounds decide steady state, and [`PtsRounds`], which
-//! keeps each round's IOPS per cell and judges them with `iolab_core::steady`'s PTS rule
-//! (every tracked cell steady over the same 5-round window; at most 25 rounds). The
-//! running is `iolab pts`'s; everything here is pure and tested on recorded rounds.
+//! SNIA PTS 2.0's IOPS, throughput and latency tests as data: the matrix of R/W mixes
+//! and block sizes a round runs, the tracked cells whose rounds decide steady state, and
+//! [`PtsRounds`], which keeps each round's tracked figure per cell (IOPS, MB/s or mean
+//! response time) and judges them with `iolab_core::steady`'s PTS rule (every tracked
+//! cell steady over the same 5-round window; at most 25 rounds). The running is
+//! `iolab pts`'s; everything here is pure and tested on recorded rounds.
 
 use iolab_core::steady::{PTS_MAX_ROUNDS, PTS_WINDOW, PtsVerdict, pts_check};
 
@@ -24,6 +25,56 @@ pub const IOPS_BLOCK_SIZES: [u64; 8] = [
 /// The IOPS test's tracked cells (block size, read share): 4 KiB 0/100, 64 KiB 65/35,
 /// 1024 KiB 100/0.
 pub const IOPS_TRACKED: [(u64, u8); 3] = [(4 << 10, 0), (64 << 10, 65), (1024 << 10, 100)];
+
+/// The throughput test's block sizes: PTS-E runs 1024 KiB and then 128 KiB, each as
+/// its own test (purge, preconditioning, rounds); PTS-C runs 1024 KiB only.
+pub const THROUGHPUT_BLOCK_SIZES: [u64; 2] = [1024 << 10, 128 << 10];
+/// The throughput test's mixes: sequential 100 % reads, then 100 % writes.
+pub const THROUGHPUT_MIXES: [u8; 2] = [100, 0];
+/// The latency test's block sizes (the inner loop): 8, 4 and 0.5 KiB.
+pub const LATENCY_BLOCK_SIZES: [u64; 3] = [8 << 10, 4 << 10, 512];
+/// The latency test's mixes (the outer loop): 100/0, 65/35, 0/100.
+pub const LATENCY_MIXES: [u8; 3] = [100, 65, 0];
+
+/// Which of PTS's tests, and so what a round's figure is.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum PtsTest {
+    /// Random, IOPS per cell.
+    Iops,
+    /// Sequential, MB/s per cell (10^6 bytes per second).
+    Throughput,
+    /// Random at one outstanding I/O, the mean response time per cell in ms.
+    Latency,
+}
+
+impl PtsTest {
+    /// "IOPS", "throughput", "latency".
+    pub fn name(self) -> &'static str {
+        match self {
+            PtsTest::Iops => "IOPS",
+            PtsTest::Throughput => "throughput",
+            PtsTest::Latency => "latency",
+        }
+    }
+
+    /// The tracked figure's unit: "IOPS", "MB/s", "ms".
+    pub fn unit(self) -> &'static str {
+        match self {
+            PtsTest::Iops => "IOPS",
+            PtsTest::Throughput => "MB/s",
+            PtsTest::Latency => "ms",
+        }
+    }
+
+    /// The tracked figure in stored keys: `pts_iops`, `pts_mbps`, `pts_latency_ms`.
+    pub fn key(self) -> &'static str {
+        match self {
+            PtsTest::Iops => "iops",
+            PtsTest::Throughput => "mbps",
+            PtsTest::Latency => "latency_ms",
+        }
+    }
+}
 
 /// One cell of the matrix.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -54,6 +105,10 @@ pub struct PtsMatrix {
     pub mixes: Vec<u8>,
     /// Cells whose rounds decide steady state (each must be in the matrix).
     pub tracked: Vec<Cell>,
+    pub test: PtsTest,
+    /// The mixes are the outer loop (the latency and throughput tests); else the block
+    /// sizes are.
+    pub mix_major: bool,
 }
 
 impl PtsMatrix {
@@ -69,11 +124,55 @@ impl PtsMatrix {
                     read_percent,
                 })
                 .collect(),
+            test: PtsTest::Iops,
+            mix_major: false,
+        }
+    }
+
+    /// PTS 2.0's throughput test at one block size: sequential 100/0 then 0/100, the
+    /// 0/100 (write) MB/s tracked.
+    pub fn throughput(block_size: u64) -> PtsMatrix {
+        PtsMatrix {
+            block_sizes: vec![block_size],
+            mixes: THROUGHPUT_MIXES.to_vec(),
+            tracked: vec![Cell {
+                block_size,
+                read_percent: 0,
+            }],
+            test: PtsTest::Throughput,
+            mix_major: true,
+        }
+    }
+
+    /// PTS 2.0's latency test: mixes 100/0, 65/35, 0/100 (outer loop) x 8, 4, 0.5 KiB
+    /// (inner), random at TC 1 x QD 1, the 4 KiB 0/100 mean response time tracked.
+    pub fn latency() -> PtsMatrix {
+        PtsMatrix {
+            block_sizes: LATENCY_BLOCK_SIZES.to_vec(),
+            mixes: LATENCY_MIXES.to_vec(),
+            tracked: vec![Cell {
+                block_size: 4 << 10,
+                read_percent: 0,
+            }],
+            test: PtsTest::Latency,
+            mix_major: true,
         }
     }
 
     /// The cells of one round, in the order they run.
     pub fn cells(&self) -> Vec<Cell> {
+        if self.mix_major {
+            return self
+                .mixes
+                .iter()
+                .flat_map(|&read_percent| {
+                    self.block_sizes.iter().map(move |&block_size| Cell {
+                        block_size,
+                        read_percent,
+                    })
+                })
+                .collect();
+        }
         self.block_sizes
             .iter()
             .flat_map(|&block_size| {
@@ -97,8 +196,14 @@ impl PtsMatrix {
         if let Some(b) = block_sizes {
             if let Some(x) = b.iter().find(|x| !self.block_sizes.contains(x)) {
                 return Err(format!(
-                    "{} is not one of PTS's block sizes (1MiB, 128KiB, 64KiB, 32KiB, 16KiB, 8KiB, 4KiB, 512B)",
-                    iolab_core::units::ByteCount(*x)
+                    "{} is not one of the block sizes of PTS's {} test ({})",
+                    iolab_core::units::ByteCount(*x),
+                    self.test.name(),
+                    list(
+                        self.block_sizes
+                            .iter()
+                            .map(|b| iolab_core::units::ByteCount(*b))
+                    )
                 ));
             }
             m.block_sizes.retain(|x| b.contains(x));
@@ -106,8 +211,10 @@ impl PtsMatrix {
         if let Some(w) = mixes {
             if let Some(x) = w.iter().find(|x| !self.mixes.contains(x)) {
                 return Err(format!(
-                    "{x}/{} is not one of PTS's R/W mixes (100/0, 95/5, 65/35, 50/50, 35/65, 5/95, 0/100)",
-                    100 - x.min(&100)
+                    "{x}/{} is not one of the R/W mixes of PTS's {} test ({})",
+                    100 - x.min(&100),
+                    self.test.name(),
+                    list(self.mixes.iter().map(|m| format!("{m}/{}", 100 - m)))
                 ));
             }
             m.mixes.retain(|x| w.contains(x));
@@ -115,13 +222,17 @@ impl PtsMatrix {
         m.tracked
             .retain(|c| m.block_sizes.contains(&c.block_size) && m.mixes.contains(&c.read_percent));
         if m.tracked.is_empty() {
-            return Err(
-                "the matrix left holds none of the tracked cells (4KiB 0/100, 64KiB 65/35, 1MiB 100/0): nothing would decide steady state"
-                    .into(),
-            );
+            return Err(format!(
+                "the matrix left holds none of the tracked cells ({}): nothing would decide steady state",
+                list(self.tracked.iter().map(Cell::name))
+            ));
         }
         Ok(m)
     }
+}
+
+fn list<T: std::fmt::Display>(items: impl Iterator<Item = T>) -> String {
+    items.map(|i| i.to_string()).collect::<Vec<_>>().join(", ")
 }
 
 /// Each round's IOPS per cell, and the verdict over them.
@@ -259,6 +370,34 @@ mod tests {
                 .unwrap_err()
                 .contains("tracked")
         );
+    }
+
+    #[test]
+    fn the_throughput_and_latency_matrices_run_in_ptss_order() {
+        let t = PtsMatrix::throughput(128 << 10);
+        assert_eq!(
+            t.cells().iter().map(Cell::name).collect::<Vec<_>>(),
+            ["128KiB 100/0", "128KiB 0/100"]
+        );
+        assert_eq!(t.tracked[0].name(), "128KiB 0/100");
+        let l = PtsMatrix::latency();
+        let names: Vec<String> = l.cells().iter().map(Cell::name).collect();
+        assert_eq!(names.len(), 9);
+        assert_eq!(
+            &names[..4],
+            ["8KiB 100/0", "4KiB 100/0", "512B 100/0", "8KiB 65/35"]
+        );
+        assert_eq!(names[8], "512B 0/100");
+        assert_eq!(l.tracked[0].name(), "4KiB 0/100");
+        let e = l.limited(Some(&[64 << 10]), None).unwrap_err();
+        assert!(e.contains("latency test (8KiB, 4KiB, 512B)"), "{e}");
+        let e = l.limited(None, Some(&[100])).unwrap_err();
+        assert!(e.contains("4KiB 0/100"), "{e}");
+        // The series of the tracked cell where a mix-major round holds it.
+        let r = PtsRounds {
+            rounds: vec![(0..9).map(f64::from).collect()],
+        };
+        assert_eq!(r.series(&l, l.tracked[0]), [7.0]);
     }
 
     /// A round of the small matrix with the tracked cells at `w4k` (4 KiB writes),

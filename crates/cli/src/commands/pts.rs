@@ -1,14 +1,17 @@
-//! `iolab pts`: SNIA PTS 2.0's IOPS test on a device or an image file. Purge (a discard
-//! of the whole device), workload-independent preconditioning (sequential 128 KiB
-//! writes over the active range, twice), then rounds of the R/W mix x block size matrix
-//! until the tracked cells are steady over a 5-round window (at most 25), and the
-//! report PTS asks for: the settings, the convergence and measurement-window plots, the
-//! IOPS table and the device. Every phase is stored like a study's.
+//! `iolab pts`: SNIA PTS 2.0's IOPS, throughput and latency tests on a device or an
+//! image file. Purge (a discard of the whole device), workload-independent
+//! preconditioning (sequential 128 KiB writes over the active range, twice), then rounds
+//! of the test's R/W mix x block size matrix until the tracked cells are steady over a
+//! 5-round window (at most 25), and the report PTS asks for: the settings, the
+//! convergence and measurement-window plots, the tables and the device. The throughput
+//! test runs each block size as its own test (purge, preconditioning, rounds). Every
+//! phase is stored like a study's.
 
 use std::path::{Path, PathBuf};
 
 use anyhow::{Result, bail};
 use clap::{Args, ValueEnum};
+use iolab_core::histogram::LatencyHistogram;
 use iolab_core::result::{OpKind, PhaseResult};
 use iolab_core::spec::{BackendKind, DataSpec, Layout, RandomKind, RwKind, TargetSpec};
 use iolab_core::steady::{PTS_MAX_ROUNDS, PTS_WINDOW};
@@ -16,7 +19,7 @@ use iolab_core::units::{ByteCount, TimeSpan};
 use iolab_engine::data::{DataOptions, run_data};
 use iolab_engine::{EngineError, MonotonicClock, PreparedTarget, prepare_target};
 use iolab_report::{PtsPage, WindowPlot};
-use iolab_suites::pts::{Cell, PtsMatrix, PtsOutcome, PtsRounds};
+use iolab_suites::pts::{Cell, PtsMatrix, PtsOutcome, PtsRounds, PtsTest, THROUGHPUT_BLOCK_SIZES};
 
 use crate::cli::OutputArgs;
 use crate::commands::finish::{abandon, conclude};
@@ -33,8 +36,24 @@ pub enum Class {
     Client,
 }
 
+/// PTS's three tests.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum TestKind {
+    /// Random, 7 R/W mixes x 8 block sizes, IOPS tracked.
+    Iops,
+    /// Sequential 100/0 and 0/100 at 1024 KiB (and 128 KiB for PTS-E), MB/s tracked.
+    Throughput,
+    /// Random 100/0, 65/35, 0/100 x 8, 4, 0.5 KiB at TC 1 x QD 1; mean, 99.999th
+    /// percentile and maximum response times.
+    Latency,
+}
+
 #[derive(Args, Debug)]
 pub struct PtsArgs {
+    /// Which of PTS's tests.
+    #[arg(long, value_enum, default_value_t = TestKind::Iops)]
+    pub test: TestKind,
+
     /// The device (or image file) to test. Every byte of it is discarded and
     /// overwritten: one holding a file system, a partition table or data is refused
     /// unless --allow-destroy; one in use always.
@@ -75,13 +94,15 @@ pub struct PtsArgs {
     #[arg(long)]
     pub no_purge: bool,
 
-    /// Worker threads per cell (PTS's thread count, TC; reported in the header).
-    #[arg(short = 't', long, default_value_t = 4)]
-    pub threads: u32,
+    /// Worker threads per cell (PTS's thread count, TC; reported in the header)
+    /// [default: iops 4, throughput 1, latency 1 (PTS's, the only one allowed)].
+    #[arg(short = 't', long)]
+    pub threads: Option<u32>,
 
-    /// I/Os in flight per thread (PTS's queue depth, QD).
-    #[arg(short = 'q', long, default_value_t = 32)]
-    pub queue_depth: u32,
+    /// I/Os in flight per thread (PTS's queue depth, QD) [default: iops 32, throughput
+    /// 32, latency 1 (PTS's, the only one allowed)].
+    #[arg(short = 'q', long)]
+    pub queue_depth: Option<u32>,
 
     /// I/O engine.
     #[arg(long, value_enum, default_value_t = BackendKind::Uring)]
@@ -100,7 +121,7 @@ pub struct PtsArgs {
     #[arg(long, value_name = "N", default_value_t = 25)]
     pub max_rounds: usize,
 
-    /// Write the PTS report (plots, IOPS table, device) as one HTML file.
+    /// Write the PTS report (plots, tables, device) as one HTML file.
     #[arg(long, value_name = "FILE")]
     pub html: Option<PathBuf>,
 
@@ -123,14 +144,94 @@ fn parse_mix(text: &str) -> Result<u8> {
 
 /// The settings every cell shares.
 struct Plan {
-    matrix: PtsMatrix,
+    test: PtsTest,
+    /// The tests run one after the other, each with its purge and preconditioning (the
+    /// throughput test's block sizes; one matrix otherwise).
+    subs: Vec<PtsMatrix>,
     active: u64,
     cell_time: TimeSpan,
     max_rounds: usize,
     whole_matrix: bool,
+    threads: u32,
+    queue_depth: u32,
 }
 
-pub fn pts(args: PtsArgs) -> Result<u8> {
+/// What one of the plan's tests did.
+struct Sub {
+    matrix: PtsMatrix,
+    purge: String,
+    wipc: String,
+    rounds: PtsRounds,
+    outcome: Option<PtsOutcome>,
+    /// The latency test's other tables (title, decimals, rows of block size and values
+    /// per mix).
+    extra_tables: Vec<(String, usize, Table)>,
+}
+
+type Table = Vec<(String, Vec<f64>)>;
+
+/// The test's matrices, limited by --block-sizes and --mixes.
+fn matrices(
+    test: PtsTest,
+    class: Class,
+    sizes: Option<&[u64]>,
+    mixes: Option<&[u8]>,
+) -> Result<(Vec<PtsMatrix>, bool)> {
+    let flag = |e: String| {
+        anyhow::anyhow!(
+            "{}: {e}",
+            if e.contains("mix") {
+                "--mixes"
+            } else {
+                "--block-sizes"
+            }
+        )
+    };
+    let full = match test {
+        PtsTest::Iops => vec![PtsMatrix::iops()],
+        PtsTest::Latency => vec![PtsMatrix::latency()],
+        PtsTest::Throughput => match class {
+            Class::Enterprise => THROUGHPUT_BLOCK_SIZES
+                .iter()
+                .map(|b| PtsMatrix::throughput(*b))
+                .collect(),
+            Class::Client => vec![PtsMatrix::throughput(1 << 20)],
+        },
+    };
+    if test != PtsTest::Throughput {
+        let m = full[0].limited(sizes, mixes).map_err(flag)?;
+        let whole = m == full[0];
+        return Ok((vec![m], whole));
+    }
+    let mut subs = Vec::new();
+    if let Some(b) = sizes
+        && let Some(x) = b.iter().find(|x| !THROUGHPUT_BLOCK_SIZES.contains(x))
+    {
+        bail!(
+            "--block-sizes: {} is not one of the block sizes of PTS's throughput test (1MiB, 128KiB)",
+            ByteCount(*x)
+        );
+    }
+    let sizes: Vec<u64> = match sizes {
+        Some(b) => THROUGHPUT_BLOCK_SIZES
+            .iter()
+            .copied()
+            .filter(|x| b.contains(x))
+            .collect(),
+        None => full.iter().map(|m| m.block_sizes[0]).collect(),
+    };
+    for b in &sizes {
+        subs.push(
+            PtsMatrix::throughput(*b)
+                .limited(None, mixes)
+                .map_err(flag)?,
+        );
+    }
+    let whole = subs == full;
+    Ok((subs, whole))
+}
+
+pub fn pts(mut args: PtsArgs) -> Result<u8> {
     if !(args.scale > 0.0 && args.scale <= 1000.0) {
         bail!(
             "--scale: {} must be more than 0 (and at most 1000)",
@@ -159,19 +260,29 @@ pub fn pts(args: PtsArgs) -> Result<u8> {
         .block_sizes
         .as_ref()
         .map(|b| b.iter().map(|s| s.get()).collect());
-    let full = PtsMatrix::iops();
-    let matrix = full
-        .limited(sizes.as_deref(), mixes.as_deref())
-        .map_err(|e| {
-            anyhow::anyhow!(
-                "{}: {e}",
-                if e.contains("mix") {
-                    "--mixes"
-                } else {
-                    "--block-sizes"
-                }
-            )
-        })?;
+    let test = match args.test {
+        TestKind::Iops => PtsTest::Iops,
+        TestKind::Throughput => PtsTest::Throughput,
+        TestKind::Latency => PtsTest::Latency,
+    };
+    let (threads, queue_depth) = match test {
+        PtsTest::Iops => (args.threads.unwrap_or(4), args.queue_depth.unwrap_or(32)),
+        PtsTest::Throughput => (args.threads.unwrap_or(1), args.queue_depth.unwrap_or(32)),
+        PtsTest::Latency => {
+            if args.threads.unwrap_or(1) != 1 || args.queue_depth.unwrap_or(1) != 1 {
+                bail!(
+                    "--threads/--queue-depth: PTS's latency test runs at one outstanding I/O (TC 1 x QD 1); leave them out"
+                );
+            }
+            (1, 1)
+        }
+    };
+    if threads == 0 || queue_depth == 0 {
+        bail!("--threads/--queue-depth: must be at least 1");
+    }
+    args.threads = Some(threads);
+    args.queue_depth = Some(queue_depth);
+    let (subs, whole_matrix) = matrices(test, args.class, sizes.as_deref(), mixes.as_deref())?;
     let cell_time = TimeSpan(iolab_core::units::Nanos(
         (args.cell_time.nanos().0 as f64 * args.scale) as u64,
     ));
@@ -191,18 +302,20 @@ pub fn pts(args: PtsArgs) -> Result<u8> {
         cell_time,
     );
     base.validate()?;
-    let whole_matrix = matrix == full;
     Runtime::with(|rt| {
         pts_in(
             rt,
             &args,
             range,
             Plan {
-                matrix,
+                test,
+                subs,
                 active: 0,
                 cell_time,
                 max_rounds: args.max_rounds,
                 whole_matrix,
+                threads,
+                queue_depth,
             },
         )
     })
@@ -210,21 +323,29 @@ pub fn pts(args: PtsArgs) -> Result<u8> {
 
 /// One cell's workload over `active` bytes.
 fn cell_spec(args: &PtsArgs, cell: Cell, active: u64, time: TimeSpan) -> DataSpec {
+    let sequential = args.test == TestKind::Throughput;
     DataSpec {
-        rw: match cell.read_percent {
-            100 => RwKind::Randread,
-            0 => RwKind::Randwrite,
-            _ => RwKind::Randrw,
+        rw: match (cell.read_percent, sequential) {
+            (100, false) => RwKind::Randread,
+            (0, false) => RwKind::Randwrite,
+            (_, false) => RwKind::Randrw,
+            (100, true) => RwKind::Read,
+            (0, true) => RwKind::Write,
+            (_, true) => RwKind::Rw,
         },
         rwmix_read: cell.read_percent,
         block_size: ByteCount(cell.block_size),
-        threads: args.threads,
-        queue_depth: args.queue_depth,
+        threads: args.threads.unwrap_or(1),
+        queue_depth: args.queue_depth.unwrap_or(1),
         backend: args.backend,
         direct: true,
         layout: Layout::Shared,
         total_size: Some(ByteCount(active)),
-        random: RandomKind::Uniform,
+        random: if sequential {
+            DataSpec::default().random
+        } else {
+            RandomKind::Uniform
+        },
         runtime: Some(time),
         ..DataSpec::default()
     }
@@ -255,14 +376,13 @@ fn pts_in(rt: &Runtime, args: &PtsArgs, range: u8, mut plan: Plan) -> Result<u8>
     // The active range in whole MiB (every block size divides it), and room for one
     // largest block per thread at least: a round on less is no round.
     let largest = plan
-        .matrix
-        .block_sizes
+        .subs
         .iter()
-        .copied()
+        .flat_map(|m| m.block_sizes.iter().copied())
         .max()
         .unwrap_or(4096);
     let active = (u128::from(size) * u128::from(range) / 100) as u64 / (1 << 20) * (1 << 20);
-    let need = largest * u64::from(args.threads) * 2;
+    let need = largest * u64::from(plan.threads) * 2;
     if active < need.max(args.precondition_block_size.get()) {
         bail!(
             "--device: {} holds {} ({}% active: {}), less than one round needs ({} for {} threads of {} blocks); nothing was written",
@@ -271,21 +391,27 @@ fn pts_in(rt: &Runtime, args: &PtsArgs, range: u8, mut plan: Plan) -> Result<u8>
             range,
             ByteCount(active).human(),
             ByteCount(need).human(),
-            args.threads,
+            plan.threads,
             ByteCount(largest)
         );
     }
     plan.active = active;
+    let all_sizes: Vec<u64> = plan
+        .subs
+        .iter()
+        .flat_map(|m| m.block_sizes.iter().copied())
+        .collect();
     let mut sink = RunSink::start(
         rt,
         &args.output.store,
         "pts",
         serde_json::json!({
-            "test": "iops", "class": format!("{:?}", args.class).to_lowercase(),
+            "test": plan.test.key().trim_end_matches("_ms").replace("mbps", "throughput"),
+            "class": format!("{:?}", args.class).to_lowercase(),
             "active_range_percent": range, "scale": args.scale,
-            "cell_time": plan.cell_time.to_string(), "threads": args.threads,
-            "queue_depth": args.queue_depth, "precondition": args.precondition,
-            "block_sizes": plan.matrix.block_sizes, "read_percents": plan.matrix.mixes,
+            "cell_time": plan.cell_time.to_string(), "threads": plan.threads,
+            "queue_depth": plan.queue_depth, "precondition": args.precondition,
+            "block_sizes": all_sizes, "read_percents": plan.subs[0].mixes,
         }),
         crate::commands::run::describe(&target_spec),
         None,
@@ -298,27 +424,6 @@ fn pts_in(rt: &Runtime, args: &PtsArgs, range: u8, mut plan: Plan) -> Result<u8>
             eprintln!("iolab pts: {s}");
         }
     };
-    // Purge.
-    let purge = if args.no_purge {
-        "left out (--no-purge)".to_string()
-    } else {
-        match purge(&args.device, size) {
-            Ok(()) => format!(
-                "{} discarded ({})",
-                ByteCount(size).human(),
-                if check.is_block_device {
-                    "BLKDISCARD"
-                } else {
-                    "punched out of the file"
-                }
-            ),
-            Err(why) => format!(
-                "NOT done: the device cannot discard ({why}); PTS asks for a purge (a secure erase, sanitize or format): the rounds start from the device's current state"
-            ),
-        }
-    };
-    say(format!("purge: {purge}"));
-    target.mark_written();
     let mut phases: Vec<PhaseResult> = Vec::new();
     let run = |spec: &DataSpec, opts: &DataOptions| -> Result<PhaseResult, EngineError> {
         if rt.interrupted() {
@@ -332,133 +437,164 @@ fn pts_in(rt: &Runtime, args: &PtsArgs, range: u8, mut plan: Plan) -> Result<u8>
             .next()
             .expect("a data run has its phase"))
     };
-    // Workload-independent preconditioning.
-    let wipc = if args.precondition == 0 {
-        "left out (--precondition 0)".to_string()
-    } else {
-        let spec = DataSpec {
-            rw: RwKind::Write,
-            block_size: args.precondition_block_size,
-            threads: 1,
-            queue_depth: args.queue_depth,
-            backend: args.backend,
-            direct: true,
-            total_size: Some(ByteCount(active)),
-            layout: Layout::Shared,
-            ..DataSpec::default()
+    let several = plan.subs.len() > 1;
+    let mut done: Vec<Sub> = Vec::new();
+    for matrix in plan.subs.clone() {
+        let of = if several {
+            format!(" ({} test)", ByteCount(matrix.block_sizes[0]))
+        } else {
+            String::new()
         };
-        let opts = DataOptions {
-            name: Some("pts-wipc".into()),
-            loops: args.precondition,
-            ..DataOptions::default()
-        };
-        say(format!(
-            "preconditioning: {} x {} of sequential {} writes",
-            args.precondition,
-            ByteCount(active).human(),
-            args.precondition_block_size
-        ));
-        match run(&spec, &opts) {
-            Ok(p) => {
-                let text = format!(
-                    "{} of sequential {} writes ({}x the active range) in {:.1} s",
-                    p.op(OpKind::Write)
-                        .map_or(ByteCount(0), |w| w.bytes)
-                        .human(),
-                    args.precondition_block_size,
-                    args.precondition,
-                    p.elapsed.as_secs_f64()
-                );
-                phases.push(p);
-                text
+        // Purge.
+        let purge = if args.no_purge {
+            "left out (--no-purge)".to_string()
+        } else {
+            match purge(&args.device, size) {
+                Ok(()) => format!(
+                    "{} discarded ({})",
+                    ByteCount(size).human(),
+                    if check.is_block_device {
+                        "BLKDISCARD"
+                    } else {
+                        "punched out of the file"
+                    }
+                ),
+                Err(why) => format!(
+                    "NOT done: the device cannot discard ({why}); PTS asks for a purge (a secure erase, sanitize or format): the rounds start from the device's current state"
+                ),
             }
-            Err(e) => return finish_early(rt, sink, phases, e, args),
-        }
-    };
-    // Rounds until steady.
-    let cells = plan.matrix.cells();
-    let mut rounds = PtsRounds::default();
-    let mut failed = None;
-    'rounds: for round in 0..plan.max_rounds {
-        let mut iops = Vec::with_capacity(cells.len());
-        for cell in &cells {
-            let spec = cell_spec(args, *cell, active, plan.cell_time);
-            let mut params = std::collections::BTreeMap::new();
-            params.insert("pts_round".to_string(), (round + 1).to_string());
-            params.insert("pts_mix".to_string(), mix_name(cell.read_percent));
+        };
+        say(format!("purge{of}: {purge}"));
+        target.mark_written();
+        // Workload-independent preconditioning.
+        let wipc = if args.precondition == 0 {
+            "left out (--precondition 0)".to_string()
+        } else {
+            let spec = DataSpec {
+                rw: RwKind::Write,
+                block_size: args.precondition_block_size,
+                threads: 1,
+                queue_depth: plan.queue_depth.max(8),
+                backend: args.backend,
+                direct: true,
+                total_size: Some(ByteCount(active)),
+                layout: Layout::Shared,
+                ..DataSpec::default()
+            };
             let opts = DataOptions {
-                name: Some(format!("pts-r{}-{}", round + 1, cell_tag(cell))),
-                repetition: round as u32,
-                params,
+                name: Some(if several {
+                    format!("pts-wipc-{}", ByteCount(matrix.block_sizes[0]))
+                } else {
+                    "pts-wipc".into()
+                }),
+                loops: args.precondition,
                 ..DataOptions::default()
             };
+            say(format!(
+                "preconditioning{of}: {} x {} of sequential {} writes",
+                args.precondition,
+                ByteCount(active).human(),
+                args.precondition_block_size
+            ));
             match run(&spec, &opts) {
-                Ok(mut p) => {
-                    let v = total_iops(&p);
-                    p.extra.insert("pts_round".into(), (round + 1) as f64);
-                    p.extra.insert("pts_iops".into(), v);
-                    iops.push(v);
+                Ok(p) => {
+                    let text = format!(
+                        "{} of sequential {} writes ({}x the active range) in {:.1} s",
+                        p.op(OpKind::Write)
+                            .map_or(ByteCount(0), |w| w.bytes)
+                            .human(),
+                        args.precondition_block_size,
+                        args.precondition,
+                        p.elapsed.as_secs_f64()
+                    );
                     phases.push(p);
+                    text
                 }
-                Err(e) => {
-                    failed = Some(e);
-                    break 'rounds;
+                Err(e) => return finish_early(rt, sink, phases, e, args),
+            }
+        };
+        // Rounds until steady.
+        let cells = matrix.cells();
+        let mut rounds = PtsRounds::default();
+        let mut failed = None;
+        'rounds: for round in 0..plan.max_rounds {
+            let mut values = Vec::with_capacity(cells.len());
+            for cell in &cells {
+                let spec = cell_spec(args, *cell, active, plan.cell_time);
+                let mut params = std::collections::BTreeMap::new();
+                params.insert("pts_round".to_string(), (round + 1).to_string());
+                params.insert("pts_mix".to_string(), mix_name(cell.read_percent));
+                let opts = DataOptions {
+                    name: Some(format!("pts-r{}-{}", round + 1, cell_tag(cell))),
+                    repetition: round as u32,
+                    params,
+                    ..DataOptions::default()
+                };
+                match run(&spec, &opts) {
+                    Ok(mut p) => {
+                        let v = record_figures(plan.test, &mut p, round + 1);
+                        values.push(v);
+                        phases.push(p);
+                    }
+                    Err(e) => {
+                        failed = Some(e);
+                        break 'rounds;
+                    }
                 }
             }
+            rounds.rounds.push(values);
+            say(format!(
+                "round {}{of}: {}",
+                round + 1,
+                matrix
+                    .tracked
+                    .iter()
+                    .map(|c| format!(
+                        "{} {}",
+                        c.name(),
+                        fmt_value(
+                            plan.test,
+                            rounds.series(&matrix, *c).last().copied().unwrap_or(0.0)
+                        )
+                    ))
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ));
+            if rounds.steady_now(&matrix) {
+                break;
+            }
         }
-        rounds.rounds.push(iops);
-        say(format!(
-            "round {}: {}",
-            round + 1,
-            plan.matrix
-                .tracked
-                .iter()
-                .map(|c| format!(
-                    "{} {:.0} IOPS",
-                    c.name(),
-                    rounds
-                        .series(&plan.matrix, *c)
-                        .last()
-                        .copied()
-                        .unwrap_or(0.0)
-                ))
-                .collect::<Vec<_>>()
-                .join(", ")
-        ));
-        if rounds.steady_now(&plan.matrix) {
-            break;
+        if let Some(e) = failed {
+            return finish_early(rt, sink, phases, e, args);
         }
-    }
-    if let Some(e) = failed {
-        return finish_early(rt, sink, phases, e, args);
-    }
-    let outcome = rounds.outcome(&plan.matrix);
-    if let Some(o) = &outcome {
-        mark_window(&mut phases, o, &plan);
+        let outcome = rounds.outcome(&matrix);
+        let mut extra_tables = Vec::new();
+        if let Some(o) = &outcome {
+            mark_window(&mut phases, o, &matrix);
+            if plan.test == PtsTest::Latency {
+                extra_tables = latency_tables(&phases, &matrix, o);
+            }
+        }
+        done.push(Sub {
+            matrix,
+            purge,
+            wipc,
+            rounds,
+            outcome,
+            extra_tables,
+        });
     }
     for p in phases {
         sink.keep(p);
     }
     if rt.is_root() {
-        let header = header(
-            args,
-            &plan,
-            range,
-            size,
-            &purge,
-            &wipc,
-            &rounds,
-            outcome.as_ref(),
-        );
+        let header = header(args, &plan, range, size, &done);
         let inventory = inventory(&args.device, check.is_block_device);
         if !args.output.quiet {
-            print!(
-                "{}",
-                render_text(&plan, &header, &rounds, outcome.as_ref(), &inventory)
-            );
+            print!("{}", render_text(&plan, &header, &done, &inventory));
         }
         if let Some(path) = &args.html {
-            let page = page(&plan, header, &rounds, outcome.as_ref(), inventory);
+            let page = page(&plan, header, &done, inventory);
             std::fs::write(path, iolab_report::render_pts_html(&page))
                 .map_err(|e| anyhow::anyhow!("--html: cannot write {}: {e}", path.display()))?;
         }
@@ -521,15 +657,145 @@ fn total_iops(p: &PhaseResult) -> f64 {
         .sum()
 }
 
+/// A phase's reads and writes in one histogram.
+fn rw_histogram(p: &PhaseResult) -> LatencyHistogram {
+    let mut h = LatencyHistogram::new();
+    for o in p
+        .ops
+        .iter()
+        .filter(|o| matches!(o.op, OpKind::Read | OpKind::Write))
+    {
+        h.merge(&o.histogram);
+    }
+    h
+}
+
+/// Stores the round and the cell's figures with the phase, and returns the tracked
+/// one: IOPS, MB/s (10^6 bytes/s of reads and writes) or the mean response time in ms
+/// (of every read and write).
+fn record_figures(test: PtsTest, p: &mut PhaseResult, round: usize) -> f64 {
+    let iops = total_iops(p);
+    let mbps = p
+        .ops
+        .iter()
+        .filter(|o| matches!(o.op, OpKind::Read | OpKind::Write))
+        .map(|o| o.bandwidth.get())
+        .sum::<f64>()
+        / 1e6;
+    p.extra.insert("pts_round".into(), round as f64);
+    p.extra.insert("pts_iops".into(), iops);
+    match test {
+        PtsTest::Iops => iops,
+        PtsTest::Throughput => {
+            p.extra.insert("pts_mbps".into(), mbps);
+            mbps
+        }
+        PtsTest::Latency => {
+            let h = rw_histogram(p);
+            let mean = h.mean() / 1e6;
+            p.extra.insert("pts_latency_ms".into(), mean);
+            p.extra
+                .insert("pts_latency_max_ms".into(), h.max().0 as f64 / 1e6);
+            p.extra.insert(
+                "pts_latency_p99999_ms".into(),
+                h.percentile(99.999).0 as f64 / 1e6,
+            );
+            mean
+        }
+    }
+}
+
+/// A tracked figure with its unit.
+fn fmt_value(test: PtsTest, v: f64) -> String {
+    match test {
+        PtsTest::Iops => format!("{v:.0} IOPS"),
+        PtsTest::Throughput => format!("{v:.1} MB/s"),
+        PtsTest::Latency => format!("{v:.3} ms"),
+    }
+}
+
+/// Decimals of a figure of the test in a table.
+fn decimals(test: PtsTest) -> usize {
+    match test {
+        PtsTest::Iops => 0,
+        PtsTest::Throughput => 1,
+        PtsTest::Latency => 3,
+    }
+}
+
+/// The phase of `cell` in `round` (1-based) among `phases`.
+fn phase_of<'a>(phases: &'a [PhaseResult], round: usize, cell: &Cell) -> Option<&'a PhaseResult> {
+    let name = format!("pts-r{round}-{}", cell_tag(cell));
+    phases.iter().find(|p| p.name == name)
+}
+
+/// The latency test's tables beside the mean: over the window's rounds, the 99.999th
+/// percentile of all their I/Os (their histograms merged), the maximum, and the IOPS
+/// averaged.
+fn latency_tables(
+    phases: &[PhaseResult],
+    m: &PtsMatrix,
+    o: &PtsOutcome,
+) -> Vec<(String, usize, Table)> {
+    let window = o.window.0 + 1..=o.window.1 + 1;
+    let mut nines = Vec::new();
+    let mut max = Vec::new();
+    let mut iops = Vec::new();
+    for bs in &m.block_sizes {
+        let (mut n, mut x, mut i) = (Vec::new(), Vec::new(), Vec::new());
+        for mix in &m.mixes {
+            let cell = Cell {
+                block_size: *bs,
+                read_percent: *mix,
+            };
+            let ps: Vec<&PhaseResult> = window
+                .clone()
+                .filter_map(|r| phase_of(phases, r, &cell))
+                .collect();
+            let mut h = LatencyHistogram::new();
+            for p in &ps {
+                h.merge(&rw_histogram(p));
+            }
+            n.push(h.percentile(99.999).0 as f64 / 1e6);
+            x.push(h.max().0 as f64 / 1e6);
+            i.push(ps.iter().map(|p| total_iops(p)).sum::<f64>() / ps.len().max(1) as f64);
+        }
+        let label = ByteCount(*bs).to_string();
+        nines.push((label.clone(), n));
+        max.push((label.clone(), x));
+        iops.push((label, i));
+    }
+    vec![
+        (
+            "99.999th percentile response time, ms (all I/Os of the window's rounds)".into(),
+            3,
+            nines,
+        ),
+        (
+            "maximum response time, ms (the window's rounds)".into(),
+            3,
+            max,
+        ),
+        ("IOPS (average of the window's rounds)".into(), 0, iops),
+    ]
+}
+
 /// The verdict on the tracked cells' phases of the window's last round, and on every
-/// window phase its place in the window.
-fn mark_window(phases: &mut [PhaseResult], o: &PtsOutcome, plan: &Plan) {
+/// window phase of the matrix its place in the window.
+fn mark_window(phases: &mut [PhaseResult], o: &PtsOutcome, matrix: &PtsMatrix) {
     let (first, last) = (o.window.0 + 1, o.window.1 + 1);
+    let key = matrix.test.key();
+    let cells = matrix.cells();
     for p in phases.iter_mut() {
         let Some(round) = p.extra.get("pts_round").map(|r| *r as usize) else {
             continue;
         };
-        if round < first || round > last {
+        if round < first
+            || round > last
+            || !cells
+                .iter()
+                .any(|c| p.name == format!("pts-r{round}-{}", cell_tag(c)))
+        {
             continue;
         }
         p.extra.insert("pts_window".into(), 1.0);
@@ -540,52 +806,54 @@ fn mark_window(phases: &mut [PhaseResult], o: &PtsOutcome, plan: &Plan) {
             if p.name == format!("pts-r{round}-{}", cell_tag(cell)) {
                 p.extra
                     .insert("pts_steady".into(), f64::from(u8::from(v.steady)));
-                p.extra.insert("pts_window_average_iops".into(), v.average);
-                p.extra.insert("pts_range_iops".into(), v.range);
-                p.extra.insert("pts_excursion_iops".into(), v.excursion);
-                p.extra.insert("pts_slope_iops".into(), v.slope);
+                p.extra
+                    .insert(format!("pts_window_average_{key}"), v.average);
+                p.extra.insert(format!("pts_range_{key}"), v.range);
+                p.extra.insert(format!("pts_excursion_{key}"), v.excursion);
+                p.extra.insert(format!("pts_slope_{key}"), v.slope);
             }
         }
     }
-    let _ = plan;
 }
 
-#[allow(clippy::too_many_arguments)]
-fn header(
-    args: &PtsArgs,
-    plan: &Plan,
-    range: u8,
-    size: u64,
-    purge: &str,
-    wipc: &str,
-    rounds: &PtsRounds,
-    outcome: Option<&PtsOutcome>,
-) -> Vec<(String, String)> {
-    let class = match args.class {
-        Class::Enterprise => "PTS-E (enterprise): active range 100 %, write cache expected off",
-        Class::Client => "PTS-C (client): active range 75 %, write cache expected on",
-    };
-    let verdict = match outcome {
+fn verdict(sub: &Sub, max_rounds: usize) -> String {
+    match &sub.outcome {
         Some(o) if o.steady => format!(
             "STEADY: rounds {}-{} are the measurement window ({} rounds run)",
             o.window.0 + 1,
             o.window.1 + 1,
-            rounds.rounds.len()
+            sub.rounds.rounds.len()
         ),
         Some(o) => format!(
-            "NOT STEADY after {} rounds (the most: {}): the table holds the last five, rounds {}-{}",
-            rounds.rounds.len(),
-            plan.max_rounds,
+            "NOT STEADY after {} rounds (the most: {}): the tables hold the last five, rounds {}-{}",
+            sub.rounds.rounds.len(),
+            max_rounds,
             o.window.0 + 1,
             o.window.1 + 1
         ),
         None => format!(
             "no verdict: {} rounds ran, five are needed",
-            rounds.rounds.len()
+            sub.rounds.rounds.len()
         ),
+    }
+}
+
+fn header(
+    args: &PtsArgs,
+    plan: &Plan,
+    range: u8,
+    size: u64,
+    subs: &[Sub],
+) -> Vec<(String, String)> {
+    let class = match args.class {
+        Class::Enterprise => "PTS-E (enterprise): active range 100 %, write cache expected off",
+        Class::Client => "PTS-C (client): active range 75 %, write cache expected on",
     };
     let mut h = vec![
-        ("test".to_string(), "SNIA PTS 2.0 IOPS".to_string()),
+        (
+            "test".to_string(),
+            format!("SNIA PTS 2.0 {}", plan.test.name()),
+        ),
         ("class".into(), class.into()),
         (
             "device".into(),
@@ -598,38 +866,57 @@ fn header(
         (
             "demand intensity".into(),
             format!(
-                "{} threads x queue depth {} ({} engine, O_DIRECT)",
-                args.threads,
-                args.queue_depth,
+                "TC {} threads x QD {} per thread ({} engine, O_DIRECT)",
+                plan.threads,
+                plan.queue_depth,
                 args.backend.name()
             ),
         ),
-        ("purge".into(), purge.into()),
-        ("preconditioning (workload-independent)".into(), wipc.into()),
-        (
-            "rounds".into(),
+    ];
+    let several = subs.len() > 1;
+    for sub in subs {
+        let of = if several {
+            format!(" ({})", ByteCount(sub.matrix.block_sizes[0]))
+        } else {
+            String::new()
+        };
+        h.push((format!("purge{of}"), sub.purge.clone()));
+        h.push((
+            format!("preconditioning (workload-independent){of}"),
+            sub.wipc.clone(),
+        ));
+        h.push((
+            format!("rounds{of}"),
             format!(
-                "{} cells of {} each (--scale {}), random, uniform over the active range",
-                plan.matrix.cells().len(),
+                "{} cells of {} each (--scale {}), {}",
+                sub.matrix.cells().len(),
                 plan.cell_time,
-                args.scale
+                args.scale,
+                if plan.test == PtsTest::Throughput {
+                    "sequential over the active range"
+                } else {
+                    "random, uniform over the active range"
+                }
             ),
-        ),
-        (
-            "tracked".into(),
-            plan.matrix
+        ));
+        h.push((
+            format!("tracked{of}"),
+            sub.matrix
                 .tracked
                 .iter()
-                .map(Cell::name)
+                .map(|c| format!("{} ({})", c.name(), plan.test.unit()))
                 .collect::<Vec<_>>()
                 .join(", "),
-        ),
-        ("steady state".into(), verdict),
-    ];
+        ));
+        h.push((format!("steady state{of}"), verdict(sub, plan.max_rounds)));
+    }
     if !plan.whole_matrix {
         h.push((
             "matrix".into(),
-            "limited by --block-sizes/--mixes: not PTS's whole IOPS matrix".into(),
+            format!(
+                "limited by --block-sizes/--mixes: not PTS's whole {} matrix",
+                plan.test.name()
+            ),
         ));
     }
     if args.scale != 1.0 {
@@ -722,17 +1009,40 @@ fn inventory(device: &Path, block: bool) -> Vec<(String, String)> {
 fn render_text(
     plan: &Plan,
     header: &[(String, String)],
-    rounds: &PtsRounds,
-    outcome: Option<&PtsOutcome>,
+    subs: &[Sub],
     inventory: &[(String, String)],
 ) -> String {
     use std::fmt::Write as _;
     let mut out = String::new();
-    let _ = writeln!(out, "iolab pts · SNIA PTS 2.0 IOPS");
+    let test = plan.test;
+    let _ = writeln!(out, "iolab pts · SNIA PTS 2.0 {}", test.name());
     for (k, v) in header {
         let _ = writeln!(out, "  {k}: {v}");
     }
-    if let Some(o) = outcome {
+    let print_table = |out: &mut String, title: &str, d: usize, mixes: &[u8], rows: &Table| {
+        let _ = writeln!(out, "\n{title} (rows: block size; columns: R/W mix):");
+        let _ = write!(out, "  {:>8}", "");
+        for m in mixes {
+            let _ = write!(out, " {:>10}", mix_name(*m));
+        }
+        out.push('\n');
+        for (bs, row) in rows {
+            let _ = write!(out, "  {bs:>8}");
+            for v in row {
+                let _ = write!(out, " {v:>10.d$}");
+            }
+            out.push('\n');
+        }
+    };
+    for sub in subs {
+        let Some(o) = &sub.outcome else {
+            let _ = writeln!(
+                out,
+                "\n{} rounds ran: no measurement window",
+                sub.rounds.rounds.len()
+            );
+            continue;
+        };
         let _ = writeln!(
             out,
             "\nSteady state (PTS: range <= 20 %, excursion <= 10 % of the window average):"
@@ -740,39 +1050,32 @@ fn render_text(
         for (c, v) in &o.tracked {
             let _ = writeln!(
                 out,
-                "  {:<12} {}  average {:.0} IOPS, range {:.1} %, excursion {:.1} %, slope {:.1} IOPS/round",
+                "  {:<12} {}  average {}, range {:.1} %, excursion {:.1} %, slope {:.d2$} {}/round",
                 c.name(),
                 if v.steady { "steady    " } else { "NOT steady" },
-                v.average,
+                fmt_value(test, v.average),
                 100.0 * v.range / v.average.max(f64::MIN_POSITIVE),
                 100.0 * v.excursion / v.average.max(f64::MIN_POSITIVE),
-                v.slope
+                v.slope,
+                test.unit(),
+                d2 = decimals(test) + 1
             );
         }
-        let _ = writeln!(
-            out,
-            "\nIOPS, average of rounds {}-{} (rows: block size; columns: R/W mix):",
-            o.window.0 + 1,
-            o.window.1 + 1
+        print_table(
+            &mut out,
+            &format!(
+                "{}, average of rounds {}-{}",
+                table_title(test),
+                o.window.0 + 1,
+                o.window.1 + 1
+            ),
+            decimals(test),
+            &sub.matrix.mixes,
+            &table(&sub.matrix, o),
         );
-        let _ = write!(out, "  {:>8}", "");
-        for m in &plan.matrix.mixes {
-            let _ = write!(out, " {:>10}", mix_name(*m));
+        for (title, d, rows) in &sub.extra_tables {
+            print_table(&mut out, title, *d, &sub.matrix.mixes, rows);
         }
-        out.push('\n');
-        for (bs, row) in table(plan, o) {
-            let _ = write!(out, "  {bs:>8}");
-            for v in row {
-                let _ = write!(out, " {v:>10.0}");
-            }
-            out.push('\n');
-        }
-    } else {
-        let _ = writeln!(
-            out,
-            "\n{} rounds ran: no measurement window",
-            rounds.rounds.len()
-        );
     }
     let _ = writeln!(out, "\nDevice:");
     for (k, v) in inventory {
@@ -781,17 +1084,32 @@ fn render_text(
     out
 }
 
-/// The IOPS table's rows: block size and each mix's window average.
-fn table(plan: &Plan, o: &PtsOutcome) -> Vec<(String, Vec<f64>)> {
-    let n = plan.matrix.mixes.len();
-    plan.matrix
-        .block_sizes
+fn table_title(test: PtsTest) -> &'static str {
+    match test {
+        PtsTest::Iops => "IOPS",
+        PtsTest::Throughput => "Throughput, MB/s",
+        PtsTest::Latency => "Mean response time, ms",
+    }
+}
+
+/// The main table's rows: block size and each mix's window average.
+fn table(m: &PtsMatrix, o: &PtsOutcome) -> Table {
+    let cells = m.cells();
+    m.block_sizes
         .iter()
-        .enumerate()
-        .map(|(b, bs)| {
+        .map(|bs| {
             (
                 ByteCount(*bs).to_string(),
-                o.averages[b * n..(b + 1) * n].to_vec(),
+                m.mixes
+                    .iter()
+                    .map(|mix| {
+                        cells
+                            .iter()
+                            .position(|c| c.block_size == *bs && c.read_percent == *mix)
+                            .and_then(|i| o.averages.get(i).copied())
+                            .unwrap_or(0.0)
+                    })
+                    .collect(),
             )
         })
         .collect()
@@ -800,61 +1118,66 @@ fn table(plan: &Plan, o: &PtsOutcome) -> Vec<(String, Vec<f64>)> {
 fn page(
     plan: &Plan,
     header: Vec<(String, String)>,
-    rounds: &PtsRounds,
-    outcome: Option<&PtsOutcome>,
+    subs: &[Sub],
     inventory: Vec<(String, String)>,
 ) -> PtsPage {
-    // Convergence: every block size at the tracked cells' mixes (PTS plots each block
-    // size's rounds at 100 % writes), the tracked cells first.
-    let mut convergence: Vec<(String, Vec<f64>)> = plan
-        .matrix
-        .tracked
-        .iter()
-        .map(|c| (c.name(), rounds.series(&plan.matrix, *c)))
-        .collect();
-    if plan.matrix.mixes.contains(&0) {
-        for bs in &plan.matrix.block_sizes {
-            let c = Cell {
-                block_size: *bs,
-                read_percent: 0,
-            };
-            if !plan.matrix.tracked.contains(&c) {
-                convergence.push((c.name(), rounds.series(&plan.matrix, c)));
+    let test = plan.test;
+    let unit = test.unit();
+    let mut convergence: Vec<(String, Vec<f64>)> = Vec::new();
+    let mut windows = Vec::new();
+    let mut table_rows = Vec::new();
+    let mut extra_tables: Vec<(String, usize, Table)> = Vec::new();
+    for sub in subs {
+        let m = &sub.matrix;
+        // Convergence: the tracked cells first, then (IOPS, latency) every block size
+        // at 100 % writes as PTS plots them, (throughput) the reads too.
+        for c in &m.tracked {
+            convergence.push((c.name(), sub.rounds.series(m, *c)));
+        }
+        for c in m.cells() {
+            let wanted = test == PtsTest::Throughput || c.read_percent == 0;
+            if wanted && !m.tracked.contains(&c) {
+                convergence.push((c.name(), sub.rounds.series(m, c)));
             }
         }
+        if let Some(o) = &sub.outcome {
+            for (c, v) in &o.tracked {
+                let s = sub.rounds.series(m, *c);
+                windows.push(WindowPlot {
+                    cell: c.name(),
+                    rounds: (o.window.0 + 1..=o.window.1 + 1).collect(),
+                    iops: s[o.window.0..=o.window.1].to_vec(),
+                    average: v.average,
+                    intercept: v.intercept,
+                    slope: v.slope,
+                    steady: v.steady,
+                    verdict: format!(
+                        "range {:.1} % of the average (limit 20 %), least-squares excursion {:.1} % (limit 10 %): {}",
+                        100.0 * v.range / v.average.max(f64::MIN_POSITIVE),
+                        100.0 * v.excursion / v.average.max(f64::MIN_POSITIVE),
+                        if v.steady { "steady" } else { "NOT steady" }
+                    ),
+                });
+            }
+            table_rows.extend(table(m, o));
+            extra_tables.extend(sub.extra_tables.iter().cloned());
+        }
     }
-    let windows = outcome
-        .map(|o| {
-            o.tracked
-                .iter()
-                .map(|(c, v)| {
-                    let s = rounds.series(&plan.matrix, *c);
-                    WindowPlot {
-                        cell: c.name(),
-                        rounds: (o.window.0 + 1..=o.window.1 + 1).collect(),
-                        iops: s[o.window.0..=o.window.1].to_vec(),
-                        average: v.average,
-                        intercept: v.intercept,
-                        slope: v.slope,
-                        steady: v.steady,
-                        verdict: format!(
-                            "range {:.1} % of the average (limit 20 %), least-squares excursion {:.1} % (limit 10 %): {}",
-                            100.0 * v.range / v.average.max(f64::MIN_POSITIVE),
-                            100.0 * v.excursion / v.average.max(f64::MIN_POSITIVE),
-                            if v.steady { "steady" } else { "NOT steady" }
-                        ),
-                    }
-                })
-                .collect()
-        })
-        .unwrap_or_default();
     PtsPage {
-        title: "iolab pts: SNIA PTS 2.0 IOPS".into(),
+        title: format!("iolab pts: SNIA PTS 2.0 {}", test.name()),
         header,
         convergence,
         windows,
-        mixes: plan.matrix.mixes.iter().map(|m| mix_name(*m)).collect(),
-        table: outcome.map(|o| table(plan, o)).unwrap_or_default(),
+        mixes: plan.subs[0].mixes.iter().map(|m| mix_name(*m)).collect(),
+        table: table_rows,
         inventory,
+        unit: unit.into(),
+        log: test == PtsTest::Iops,
+        decimals: decimals(test),
+        table_title: format!(
+            "{}: block size x R/W mix (average of the measurement window)",
+            table_title(test)
+        ),
+        extra_tables,
     }
 }

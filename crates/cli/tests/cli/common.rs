@@ -220,3 +220,25 @@ impl Drop for Loop {
         let _ = Command::new("losetup").args(["-d", &self.0]).output();
     }
 }
+
+/// A `--json` (or any JSON) file's document.
+pub fn json_of(file: &Path) -> serde_json::Value {
+    serde_json::from_str(&std::fs::read_to_string(file).unwrap()).unwrap()
+}
+
+/// A sparse image `name` of `mib` MiB in `dir` behind a loop device, or None (said
+/// loudly: no root or no /dev/loop-control here).
+pub fn loop_image(dir: &Path, name: &str, mib: u64) -> Option<(PathBuf, Loop)> {
+    let img = dir.join(name);
+    std::fs::File::create(&img)
+        .unwrap()
+        .set_len(mib << 20)
+        .unwrap();
+    match Loop::attach(&img) {
+        Some(dev) => Some((img, dev)),
+        None => {
+            eprintln!("SKIPPED: no loop device here (needs root and /dev/loop-control)");
+            None
+        }
+    }
+}

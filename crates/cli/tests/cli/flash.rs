@@ -6,29 +6,11 @@ use std::os::unix::fs::MetadataExt;
 use std::path::Path;
 use std::process::Command;
 
-use crate::common::{Loop, error_line, path, run};
+use crate::common::{error_line, json_of, loop_image, path, run};
 
 /// Bytes the file system has allocated for `file` (st_blocks, 512-byte units).
 fn allocated(file: &Path) -> u64 {
     fs::metadata(file).unwrap().blocks() * 512
-}
-
-/// A 64 MiB sparse image behind a loop device, or None (said loudly) where there is no
-/// loop device.
-fn loop_image(dir: &Path) -> Option<(std::path::PathBuf, Loop)> {
-    let img = dir.join("flash.img");
-    fs::File::create(&img).unwrap().set_len(64 << 20).unwrap();
-    match Loop::attach(&img) {
-        Some(dev) => Some((img, dev)),
-        None => {
-            eprintln!("SKIPPED: no loop device here (needs root and /dev/loop-control)");
-            None
-        }
-    }
-}
-
-fn json_of(file: &Path) -> serde_json::Value {
-    serde_json::from_str(&fs::read_to_string(file).unwrap()).unwrap()
 }
 
 /// The `op` entry of the first phase of a `--json` document.
@@ -44,7 +26,7 @@ fn op<'a>(doc: &'a serde_json::Value, name: &str) -> &'a serde_json::Value {
 #[test]
 fn randtrim_on_a_loop_device_gives_the_backing_files_blocks_back() {
     let dir = tempfile::tempdir().unwrap();
-    let Some((img, dev)) = loop_image(dir.path()) else {
+    let Some((img, dev)) = loop_image(dir.path(), "flash.img", 64) else {
         return;
     };
     let device = Path::new(&dev.0);
@@ -126,7 +108,7 @@ fn trim_in_a_directory_punches_holes_and_keeps_the_size() {
 #[test]
 fn a_trim_on_a_device_holding_a_file_system_is_refused_byte_for_byte() {
     let dir = tempfile::tempdir().unwrap();
-    let Some((img, dev)) = loop_image(dir.path()) else {
+    let Some((img, dev)) = loop_image(dir.path(), "flash.img", 64) else {
         return;
     };
     let mkfs = Command::new("mkfs.ext4")
@@ -171,7 +153,7 @@ fn a_trim_on_a_device_holding_a_file_system_is_refused_byte_for_byte() {
 #[test]
 fn fio_trimwrite_trims_and_writes_each_block_once() {
     let dir = tempfile::tempdir().unwrap();
-    let Some((_img, dev)) = loop_image(dir.path()) else {
+    let Some((_img, dev)) = loop_image(dir.path(), "flash.img", 64) else {
         return;
     };
     let f = format!("--filename={}", dev.0);

@@ -4,26 +4,8 @@
 
 use std::fs;
 use std::os::unix::fs::MetadataExt;
-use std::path::Path;
 
-use crate::common::{Loop, error_line, path, run};
-
-fn json_of(file: &Path) -> serde_json::Value {
-    serde_json::from_str(&fs::read_to_string(file).unwrap()).unwrap()
-}
-
-/// A sparse image of `mib` MiB behind a loop device, or None (said loudly).
-fn loop_image(dir: &Path, mib: u64) -> Option<(std::path::PathBuf, Loop)> {
-    let img = dir.join("pts.img");
-    fs::File::create(&img).unwrap().set_len(mib << 20).unwrap();
-    match Loop::attach(&img) {
-        Some(dev) => Some((img, dev)),
-        None => {
-            eprintln!("SKIPPED: no loop device here (needs root and /dev/loop-control)");
-            None
-        }
-    }
-}
+use crate::common::{error_line, json_of, loop_image, path, run};
 
 fn extra(p: &serde_json::Value, k: &str) -> Option<f64> {
     p["extra"][k].as_f64()
@@ -49,7 +31,7 @@ fn pts_steady(w: &[f64]) -> bool {
 #[test]
 fn a_pts_iops_run_on_a_loop_device_preconditions_rounds_and_reports() {
     let dir = tempfile::tempdir_in("/var/tmp").unwrap();
-    let Some((_img, dev)) = loop_image(dir.path(), 64) else {
+    let Some((_img, dev)) = loop_image(dir.path(), "pts.img", 64) else {
         return;
     };
     let (json, html) = (dir.path().join("pts.json"), dir.path().join("pts.html"));
@@ -146,7 +128,7 @@ fn a_pts_iops_run_on_a_loop_device_preconditions_rounds_and_reports() {
 #[test]
 fn the_purge_discards_the_whole_device_and_the_guard_refuses_data() {
     let dir = tempfile::tempdir_in("/var/tmp").unwrap();
-    let Some((img, dev)) = loop_image(dir.path(), 16) else {
+    let Some((img, dev)) = loop_image(dir.path(), "pts.img", 16) else {
         return;
     };
     // The device holds data (and an ext4 signature): refused, untouched.
@@ -206,4 +188,244 @@ fn the_purge_discards_the_whole_device_and_the_guard_refuses_data() {
         "--no-store",
     ]);
     assert!(error_line(&r.expect(2)).contains("--mixes"));
+}
+
+/// The stored phases whose name ends with `tag`, in order, and their `key` figure.
+fn series(phases: &[serde_json::Value], tag: &str, key: &str) -> Vec<f64> {
+    phases
+        .iter()
+        .filter(|p| p["name"].as_str().unwrap().ends_with(tag))
+        .map(|p| extra(p, key).unwrap())
+        .collect()
+}
+
+fn names(phases: &[serde_json::Value]) -> Vec<&str> {
+    phases.iter().map(|p| p["name"].as_str().unwrap()).collect()
+}
+
+/// Reads and writes of a phase: (ops, sum of mean latency x count, largest max).
+fn rw_latency(p: &serde_json::Value) -> (f64, f64, f64) {
+    let mut out = (0.0, 0.0, 0.0f64);
+    for o in p["ops"].as_array().unwrap() {
+        if o["op"] == "read" || o["op"] == "write" {
+            let n = o["latency"]["count"].as_f64().unwrap();
+            out.0 += n;
+            out.1 += n * o["latency"]["mean"].as_f64().unwrap();
+            out.2 = out.2.max(o["latency"]["max"].as_f64().unwrap());
+        }
+    }
+    out
+}
+
+#[test]
+fn a_pts_throughput_run_tests_each_block_size_sequentially_in_ptss_order() {
+    let dir = tempfile::tempdir_in("/var/tmp").unwrap();
+    let Some((_img, dev)) = loop_image(dir.path(), "pts.img", 64) else {
+        return;
+    };
+    let (json, html) = (dir.path().join("tp.json"), dir.path().join("tp.html"));
+    let r = run(&[
+        "pts",
+        "--test",
+        "throughput",
+        "--device",
+        &dev.0,
+        "--cell-time",
+        "20s",
+        "--scale",
+        "0.01",
+        "--max-rounds",
+        "5",
+        "--no-store",
+        "--json",
+        path(&json),
+        "--html",
+        path(&html),
+    ])
+    .expect(0);
+    // PTS-E: 1024 KiB, then 128 KiB, each with its own purge and preconditioning.
+    assert_eq!(
+        r.stderr.matches("discarded (BLKDISCARD)").count(),
+        2,
+        "{}",
+        r.stderr
+    );
+    let doc = json_of(&json);
+    let phases = doc["phases"].as_array().unwrap();
+    let n = names(phases);
+    assert_eq!(n.len(), 22, "{n:?}");
+    assert_eq!(
+        &n[..3],
+        ["pts-wipc-1MiB", "pts-r1-1MiB-r100", "pts-r1-1MiB-r0"]
+    );
+    assert_eq!(
+        &n[11..14],
+        ["pts-wipc-128KiB", "pts-r1-128KiB-r100", "pts-r1-128KiB-r0"]
+    );
+    for wipc in [&phases[0], &phases[11]] {
+        let w = &wipc["ops"][0];
+        assert_eq!(
+            (w["bytes"].as_u64(), w["ops"].as_u64()),
+            (Some(128 << 20), Some(1024))
+        );
+    }
+    // Sequential, direct, TC 1 x QD 32.
+    assert_eq!(phases[1]["spec"]["rw"], "read");
+    assert_eq!(phases[2]["spec"]["rw"], "write");
+    assert_eq!(phases[2]["spec"]["direct"], true);
+    assert_eq!(
+        (
+            phases[2]["spec"]["threads"].as_u64(),
+            phases[2]["spec"]["queue_depth"].as_u64()
+        ),
+        (Some(1), Some(32))
+    );
+    // The tracked figure is the write's MB/s (10^6 bytes/s) as stored in its op.
+    let w = &phases[2];
+    let bw = w["ops"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|o| o["op"] == "write")
+        .unwrap()["bandwidth"]
+        .as_f64()
+        .unwrap();
+    assert!((extra(w, "pts_mbps").unwrap() - bw / 1e6).abs() < 1e-6 * bw);
+    let page = fs::read_to_string(&html).unwrap();
+    for (bs, tag) in [("1MiB", "-1MiB-r0"), ("128KiB", "-128KiB-r0")] {
+        let s = series(phases, tag, "pts_mbps");
+        assert_eq!(s.len(), 5);
+        assert!(s.iter().all(|v| *v > 0.0));
+        let steady = pts_steady(&s);
+        let last = phases
+            .iter()
+            .find(|p| p["name"] == format!("pts-r5{tag}"))
+            .unwrap();
+        assert_eq!(extra(last, "pts_steady"), Some(f64::from(u8::from(steady))));
+        let avg = s.iter().sum::<f64>() / 5.0;
+        assert!((extra(last, "pts_window_average_mbps").unwrap() - avg).abs() < 1e-6 * avg);
+        let said = if steady {
+            format!("steady state ({bs}): STEADY: rounds 1-5")
+        } else {
+            format!("steady state ({bs}): NOT STEADY after 5 rounds")
+        };
+        assert!(r.stdout.contains(&said), "{said}\n{}", r.stdout);
+        assert!(
+            page.contains(&format!("<td>{avg:.1}</td>")),
+            "{bs} write average {avg:.1}"
+        );
+    }
+    assert!(page.contains("data-chart=\"pts-convergence\""));
+    assert_eq!(page.matches("data-chart=\"pts-window\"").count(), 2);
+    assert!(page.contains("Throughput, MB/s") && page.contains("+20 %"));
+}
+
+#[test]
+fn a_pts_latency_run_is_one_outstanding_io_with_mean_five_nines_and_max() {
+    let dir = tempfile::tempdir_in("/var/tmp").unwrap();
+    let Some((_img, dev)) = loop_image(dir.path(), "pts.img", 64) else {
+        return;
+    };
+    let (json, html) = (dir.path().join("lat.json"), dir.path().join("lat.html"));
+    let args = [
+        "pts",
+        "--test",
+        "latency",
+        "--device",
+        &dev.0,
+        "--cell-time",
+        "20s",
+        "--scale",
+        "0.01",
+        "--block-sizes",
+        "4KiB,512B",
+        "--mixes",
+        "65/35,0/100",
+        "--max-rounds",
+        "5",
+        "--precondition",
+        "1",
+        "--no-store",
+    ];
+    // PTS's latency test is TC 1 x QD 1: anything else is refused before writing.
+    let mut deeper = args.to_vec();
+    deeper.extend(["-q", "4"]);
+    let line = error_line(&run(&deeper).expect(2));
+    assert!(
+        line.contains("--threads/--queue-depth") && line.contains("QD 1"),
+        "{line}"
+    );
+    let mut full = args.to_vec();
+    full.extend(["--json", path(&json), "--html", path(&html)]);
+    let r = run(&full).expect(0);
+    let doc = json_of(&json);
+    let phases = doc["phases"].as_array().unwrap();
+    let n = names(phases);
+    // The mixes are the outer loop, the block sizes (largest first) the inner one.
+    assert_eq!(n.len(), 21, "{n:?}");
+    assert_eq!(
+        &n[..5],
+        [
+            "pts-wipc",
+            "pts-r1-4KiB-r65",
+            "pts-r1-512B-r65",
+            "pts-r1-4KiB-r0",
+            "pts-r1-512B-r0"
+        ]
+    );
+    assert_eq!(phases[0]["ops"][0]["bytes"].as_u64(), Some(64 << 20));
+    for p in &phases[1..] {
+        assert_eq!(
+            (
+                p["spec"]["threads"].as_u64(),
+                p["spec"]["queue_depth"].as_u64()
+            ),
+            (Some(1), Some(1))
+        );
+        // The mean response time is every read's and write's, in ms; the maximum is the
+        // largest; the five nines lie between.
+        let (ops, sum, max) = rw_latency(p);
+        let mean = extra(p, "pts_latency_ms").unwrap();
+        assert!(
+            (mean - sum / ops / 1e6).abs() < 1e-9 + 1e-6 * mean,
+            "{mean}"
+        );
+        assert_eq!(extra(p, "pts_latency_max_ms"), Some(max / 1e6));
+        let nines = extra(p, "pts_latency_p99999_ms").unwrap();
+        assert!(nines <= max / 1e6 && nines >= mean * 0.5, "{nines}");
+    }
+    assert_eq!(phases[3]["spec"]["rw"], "randwrite");
+    assert_eq!(phases[1]["spec"]["rw"], "randrw");
+    let s = series(phases, "-4KiB-r0", "pts_latency_ms");
+    assert_eq!(s.len(), 5);
+    let steady = pts_steady(&s);
+    let last = phases
+        .iter()
+        .find(|p| p["name"] == "pts-r5-4KiB-r0")
+        .unwrap();
+    assert_eq!(extra(last, "pts_steady"), Some(f64::from(u8::from(steady))));
+    let said = if steady {
+        "STEADY: rounds 1-5"
+    } else {
+        "NOT STEADY after 5 rounds"
+    };
+    assert!(r.stdout.contains(said), "{}", r.stdout);
+    // The report: the mean in the main table, then the five nines, the maximum (the
+    // largest of the window's rounds) and the IOPS.
+    let avg = s.iter().sum::<f64>() / 5.0;
+    let max4k = series(phases, "-4KiB-r0", "pts_latency_max_ms")
+        .into_iter()
+        .fold(0.0, f64::max);
+    let page = fs::read_to_string(&html).unwrap();
+    assert!(page.contains("Mean response time, ms"));
+    assert!(
+        page.contains(&format!("<td>{avg:.3}</td>")),
+        "mean {avg:.3}"
+    );
+    assert!(page.contains("99.999th percentile response time"));
+    assert!(
+        page.contains(&format!("<td>{max4k:.3}</td>")),
+        "max {max4k:.3}"
+    );
+    assert!(page.contains("data-chart=\"pts-window\""));
 }

@@ -11,6 +11,9 @@ use super::escape;
 
 const STYLE: &str = include_str!("style.css");
 
+/// A table's rows: block size, and a value per R/W mix.
+pub type PtsTable = Vec<(String, Vec<f64>)>;
+
 /// One tracked cell's measurement window.
 #[derive(Clone, Debug, PartialEq)]
 pub struct WindowPlot {
@@ -40,8 +43,17 @@ pub struct PtsPage {
     pub windows: Vec<WindowPlot>,
     /// The IOPS table: column headings (R/W mixes), rows (block size, IOPS per mix).
     pub mixes: Vec<String>,
-    pub table: Vec<(String, Vec<f64>)>,
+    pub table: PtsTable,
     pub inventory: Vec<(String, String)>,
+    /// The tracked figure's unit ("IOPS", "MB/s", "ms"), whether the convergence plot
+    /// is on a log scale, the tables' decimals, the main table's title.
+    pub unit: String,
+    pub log: bool,
+    pub decimals: usize,
+    pub table_title: String,
+    /// More tables of the same rows and columns (the latency test's 99.999th
+    /// percentile, maximum and IOPS), each with its title and decimals.
+    pub extra_tables: Vec<(String, usize, PtsTable)>,
 }
 
 fn pt(x: f64, y: f64, tip: String) -> Pt {
@@ -60,7 +72,7 @@ fn line(name: &str, ys: &[f64], color: usize, dashed: bool) -> Series {
         points: ys
             .iter()
             .enumerate()
-            .map(|(i, y)| pt(i as f64, *y, format!("{name}: {y:.0}")))
+            .map(|(i, y)| pt(i as f64, *y, format!("{name}: {y:.3}")))
             .collect(),
         dashed,
         color,
@@ -76,17 +88,17 @@ fn convergence_chart(p: &PtsPage) -> Chart {
         .unwrap_or(0);
     Chart {
         kind: "pts-convergence",
-        title: "Steady-state convergence: IOPS of each round".into(),
+        title: format!("Steady-state convergence: {} of each round", p.unit),
         marks: Marks::Lines,
         x: XAxis::Categories {
             title: "round".into(),
             labels: (1..=rounds).map(|r| r.to_string()).collect(),
         },
-        // Block sizes from 512 B to 1 MiB differ by orders of magnitude.
+        // IOPS of block sizes from 512 B to 1 MiB differ by orders of magnitude.
         y: YAxis {
-            title: "IOPS".into(),
+            title: p.unit.clone(),
             unit: Unit::Count,
-            log: true,
+            log: p.log,
         },
         series: p
             .convergence
@@ -97,7 +109,7 @@ fn convergence_chart(p: &PtsPage) -> Chart {
     }
 }
 
-fn window_chart(w: &WindowPlot) -> Chart {
+fn window_chart(w: &WindowPlot, unit: &str) -> Chart {
     let n = w.iops.len();
     let flat = |f: f64| vec![w.average * f; n];
     let fit: Vec<f64> = (0..n).map(|i| w.intercept + w.slope * i as f64).collect();
@@ -114,12 +126,12 @@ fn window_chart(w: &WindowPlot) -> Chart {
             labels: w.rounds.iter().map(|r| r.to_string()).collect(),
         },
         y: YAxis {
-            title: "IOPS".into(),
+            title: unit.to_string(),
             unit: Unit::Count,
             log: false,
         },
         series: vec![
-            line(&format!("{} IOPS", w.cell), &w.iops, 0, false),
+            line(&format!("{} {unit}", w.cell), &w.iops, 0, false),
             line("average", &flat(1.0), 1, false),
             line("least-squares fit", &fit, 2, false),
             line("+10 %", &flat(1.1), 3, true),
@@ -152,29 +164,43 @@ pub fn render_pts_html(p: &PtsPage) -> String {
     out.push_str(&convergence_chart(p).to_svg());
     out.push_str("</section>\n<section id=\"window\"><h2>Steady-state measurement window</h2>\n");
     for w in &p.windows {
-        out.push_str(&window_chart(w).to_svg());
+        out.push_str(&window_chart(w, &p.unit).to_svg());
+        let unit = escape(&p.unit);
         let _ = writeln!(
             out,
-            "<p class=\"note\">{}: average {:.1} IOPS, slope {:.1} IOPS per round; {}</p>",
+            "<p class=\"note\">{}: average {:.d$} {unit}, slope {:.d$} {unit} per round; {}</p>",
             escape(&w.cell),
             w.average,
             w.slope,
-            escape(&w.verdict)
+            escape(&w.verdict),
+            d = p.decimals + 1
         );
     }
-    out.push_str("</section>\n<section id=\"iops\"><h2>IOPS: block size x R/W mix (average of the measurement window)</h2>\n<table class=\"iops\">\n<tr><th>block size</th>");
-    for m in &p.mixes {
-        let _ = write!(out, "<th>{}</th>", escape(m));
+    out.push_str("</section>\n");
+    let mut tables = vec![("iops", &p.table_title, p.decimals, &p.table)];
+    for (title, d, rows) in &p.extra_tables {
+        tables.push(("more", title, *d, rows));
     }
-    out.push_str("</tr>\n");
-    for (bs, vals) in &p.table {
-        let _ = write!(out, "<tr><th>{}</th>", escape(bs));
-        for v in vals {
-            let _ = write!(out, "<td>{v:.0}</td>");
+    for (id, title, d, rows) in tables {
+        let _ = write!(
+            out,
+            "<section id=\"{id}\"><h2>{}</h2>\n<table class=\"{id}\">\n<tr><th>block size</th>",
+            escape(title)
+        );
+        for m in &p.mixes {
+            let _ = write!(out, "<th>{}</th>", escape(m));
         }
         out.push_str("</tr>\n");
+        for (bs, vals) in rows {
+            let _ = write!(out, "<tr><th>{}</th>", escape(bs));
+            for v in vals {
+                let _ = write!(out, "<td>{v:.d$}</td>");
+            }
+            out.push_str("</tr>\n");
+        }
+        out.push_str("</table>\n</section>\n");
     }
-    out.push_str("</table>\n</section>\n<section id=\"inventory\"><h2>Device</h2>\n");
+    out.push_str("<section id=\"inventory\"><h2>Device</h2>\n");
     rows(&mut out, "inventory", &p.inventory);
     out.push_str("</section>\n</body>\n</html>\n");
     out
@@ -203,6 +229,15 @@ mod tests {
             mixes: vec!["100/0".into(), "0/100".into()],
             table: vec![("4KiB".into(), vec![12345.0, 100.0])],
             inventory: vec![("model".into(), "QEMU <disk>".into())],
+            unit: "IOPS".into(),
+            log: true,
+            decimals: 0,
+            table_title: "IOPS: block size x R/W mix".into(),
+            extra_tables: vec![(
+                "maximum response time, ms".into(),
+                0,
+                vec![("4KiB".into(), vec![1.5, 2.25])],
+            )],
         };
         let html = render_pts_html(&p);
         assert!(html.contains("data-chart=\"pts-convergence\""));
@@ -218,6 +253,7 @@ mod tests {
             assert!(html.contains(band), "{band}");
         }
         assert!(html.contains("<td>12345</td>"));
+        assert!(html.contains("<h2>maximum response time, ms</h2>") && html.contains("<td>2</td>"));
         assert!(html.contains("QEMU &lt;disk&gt;"));
     }
 }
