@@ -59,20 +59,117 @@ pub fn set_env_default(key: &str, value: &str) {
     }
 }
 
+std::thread_local! {
+    /// Whether the calling thread gave itself a private descriptor table.
+    static PRIVATE_FD_TABLE: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+}
+
 /// Gives the calling thread a private copy of the process's file descriptor table
-/// (`unshare(CLONE_FILES)`). A metadata worker opens and closes a descriptor for every
-/// file; in one shared table those opens and closes contend with every other thread's,
-/// which processes (MPI ranks, mdtest) do not pay.
+/// (`unshare(CLONE_FILES)`). In a table shared between threads, every system call on a
+/// descriptor takes and drops a reference to its open file (`fdget`), and every open and
+/// close contends with every other thread's; a private table spares both, as processes
+/// (MPI ranks, mdtest, fio's jobs) are spared them.
 ///
-/// Descriptors open before the call stay valid on this thread. Use it only on a thread
-/// whose own descriptors are opened and closed on that thread and never handed to another:
-/// the thread's scoped function must own them all (the metadata workers do).
+/// Descriptors open before the call stay valid on this thread: the copy holds a reference
+/// to each of the process's open files, and so keeps them open (and their `flock`s held)
+/// until the thread ends, which the kernel finishes only after `join` has returned. The
+/// thread must therefore call [`close_private_fd_table`] as its last act, once its own
+/// descriptors are closed. Use it only on a thread whose own descriptors are opened and
+/// closed on that thread and never handed to another.
+///
+/// The descriptors held by an [`UnsharedFile`] (the work directory's lock) are closed in
+/// the new table at once, so no worker, of this run or of another one running in the same
+/// process, keeps a lock alive after its owner dropped it.
 pub fn private_fd_table() -> io::Result<()> {
+    // Held across the unshare, so the copy and the list of descriptors it must not keep
+    // agree: an UnsharedFile opens and closes its descriptor under the same lock.
+    let unshared = unshared_fds();
     // SAFETY: the contract above: the only callers are worker threads that open, use and
     // close their descriptors themselves and return no descriptor, so no thread ever sees a
     // descriptor number from a table it does not share.
     unsafe { rustix::thread::unshare_unsafe(rustix::thread::UnshareFlags::FILES) }
-        .map_err(io::Error::from)
+        .map_err(io::Error::from)?;
+    PRIVATE_FD_TABLE.set(true);
+    for &fd in unshared.iter() {
+        // SAFETY: closes this thread's private copy of a descriptor an UnsharedFile owns in
+        // the shared table; nothing on this thread uses it (only its owner does, there).
+        unsafe { libc::close(fd) };
+    }
+    Ok(())
+}
+
+/// The descriptors of live [`UnsharedFile`]s.
+fn unshared_fds() -> std::sync::MutexGuard<'static, Vec<std::os::fd::RawFd>> {
+    static FDS: std::sync::Mutex<Vec<std::os::fd::RawFd>> = std::sync::Mutex::new(Vec::new());
+    FDS.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+/// An open file whose descriptor no thread's private table ([`private_fd_table`]) keeps a
+/// copy of: what holds a `flock` (released only when the last copy of the open file
+/// closes) must be one, so that dropping it releases the lock at once.
+#[derive(Debug)]
+pub struct UnsharedFile(Option<std::fs::File>);
+
+impl UnsharedFile {
+    /// Opens the file with `open`, on the calling thread's (shared) table.
+    pub fn open(open: impl FnOnce() -> io::Result<std::fs::File>) -> io::Result<UnsharedFile> {
+        let mut fds = unshared_fds();
+        let file = open()?;
+        fds.push(std::os::fd::AsRawFd::as_raw_fd(&file));
+        Ok(UnsharedFile(Some(file)))
+    }
+}
+
+impl std::ops::Deref for UnsharedFile {
+    type Target = std::fs::File;
+    fn deref(&self) -> &std::fs::File {
+        self.0.as_ref().expect("open until dropped")
+    }
+}
+
+impl Drop for UnsharedFile {
+    fn drop(&mut self) {
+        let mut fds = unshared_fds();
+        if let Some(file) = self.0.take() {
+            let fd = std::os::fd::AsRawFd::as_raw_fd(&file);
+            fds.retain(|&f| f != fd);
+            // Closed under the lock: a table copied now neither has it nor will close
+            // the number after another file reused it.
+            drop(file);
+        }
+    }
+}
+
+/// Closes the descriptors left in the calling thread's private table (from
+/// [`private_fd_table`]): the copies of the process's descriptors the thread inherited
+/// (such as the work directory's lock), so none outlives the thread's work. Standard
+/// input, output and error stay. Does nothing on a thread that shares the process's table.
+/// Call it after the thread has closed its own descriptors and before it reports that
+/// it is done; the thread must not use a descriptor afterwards.
+pub fn close_private_fd_table() {
+    if !PRIVATE_FD_TABLE.replace(false) {
+        return;
+    }
+    // SAFETY: the table is this thread's alone (unshare above), so closing its entries
+    // closes no other thread's descriptors; the caller's own descriptors are already
+    // closed, so nothing on this thread closes or uses one of these numbers again.
+    let closed = unsafe { libc::syscall(libc::SYS_close_range, 3u32, u32::MAX, 0u32) };
+    if closed != 0 {
+        // Kernels before 5.9: close what /proc lists for this thread's table.
+        let fds: Vec<i32> = std::fs::read_dir("/proc/thread-self/fd")
+            .map(|d| {
+                d.flatten()
+                    .filter_map(|e| e.file_name().to_str()?.parse().ok())
+                    .filter(|&fd| fd > 2)
+                    .collect()
+            })
+            .unwrap_or_default();
+        for fd in fds {
+            // SAFETY: as above; the directory's own descriptor is among them and already
+            // closed by then, which close reports as EBADF and harms nothing.
+            unsafe { libc::close(fd) };
+        }
+    }
 }
 
 /// The CPUs this process may run on (its affinity mask).
@@ -118,6 +215,61 @@ mod tests {
         let mut text = String::new();
         std::io::Read::read_to_string(&mut &kept, &mut text).unwrap();
         assert!(text.starts_with("Name:"), "{text}");
+    }
+
+    #[test]
+    fn closing_a_private_fd_table_releases_the_flocks_the_thread_inherited() {
+        use std::sync::mpsc;
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("lock");
+        let lock = std::fs::File::create(&path).unwrap();
+        lock.try_lock().unwrap();
+        let (closed, wait_closed) = mpsc::channel();
+        let (end, wait_end) = mpsc::channel::<()>();
+        let t = std::thread::spawn(move || {
+            private_fd_table().unwrap();
+            close_private_fd_table();
+            closed.send(()).unwrap();
+            // Still alive while the main thread takes the lock again: its table's copy
+            // alone would keep the lock held.
+            let _ = wait_end.recv();
+        });
+        wait_closed.recv().unwrap();
+        drop(lock);
+        let again = std::fs::File::open(&path).unwrap();
+        let taken = again.try_lock();
+        end.send(()).unwrap();
+        t.join().unwrap();
+        taken.expect("the lock is free once its only holder closed it");
+        // A thread sharing the table keeps its descriptors: the call does nothing there.
+        close_private_fd_table();
+        let mut text = String::new();
+        std::io::Read::read_to_string(&mut &again, &mut text).unwrap();
+    }
+
+    #[test]
+    fn a_private_fd_table_never_keeps_an_unshared_files_lock() {
+        use std::sync::mpsc;
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("lock");
+        let lock = UnsharedFile::open(|| std::fs::File::create(&path)).unwrap();
+        lock.try_lock().unwrap();
+        let (made, wait_made) = mpsc::channel();
+        let (end, wait_end) = mpsc::channel::<()>();
+        // A worker, say of another run in this process, that is still working when the
+        // lock's owner drops it.
+        let t = std::thread::spawn(move || {
+            private_fd_table().unwrap();
+            made.send(()).unwrap();
+            let _ = wait_end.recv();
+            close_private_fd_table();
+        });
+        wait_made.recv().unwrap();
+        drop(lock);
+        let taken = std::fs::File::open(&path).unwrap().try_lock();
+        end.send(()).unwrap();
+        t.join().unwrap();
+        taken.expect("the lock is free once its owner dropped it");
     }
 
     #[test]

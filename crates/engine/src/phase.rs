@@ -329,6 +329,11 @@ where
                                 "worker {i} failed on an internal error (a bug in iolab; please report it): {what}"
                             ))
                         });
+                        // The worker's own descriptors are closed by now; the copies a
+                        // private table inherited (the work directory's lock among them)
+                        // must not outlive it, or the next run in this process would find
+                        // the directory locked by itself.
+                        iolab_backend::process::close_private_fd_table();
                         if r.is_err() {
                             // A failed worker must not leave the others (or other ranks)
                             // running without it.

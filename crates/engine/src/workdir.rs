@@ -12,6 +12,7 @@ use std::io;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
+use iolab_backend::process::UnsharedFile;
 use iolab_core::spec::{DataPattern, DataSpec};
 use serde::{Deserialize, Serialize};
 
@@ -85,8 +86,9 @@ pub fn is_reserved_name(name: &str) -> bool {
 #[derive(Debug)]
 pub struct WorkDir {
     path: PathBuf,
-    /// The open, flock-ed lock file while this process holds the directory.
-    lock: Option<fs::File>,
+    /// The open, flock-ed lock file while this process holds the directory (unshared: a
+    /// worker's private descriptor table keeps no copy that would hold it past the run).
+    lock: Option<UnsharedFile>,
     /// Files this process created here, so cleanup after a failure removes them too.
     created: std::sync::Mutex<Vec<PathBuf>>,
     /// Data files this run planned here (new or reused): never stale for this run.
@@ -210,14 +212,15 @@ impl WorkDir {
     fn take_lock(&self, owner: &LockOwner) -> Result<Locked, EngineError> {
         use std::os::unix::fs::{MetadataExt, OpenOptionsExt};
         let lock = self.path.join(LOCK);
-        let file = match OpenOptions::new()
-            .read(true)
-            .write(true)
-            .create(true)
-            .truncate(false)
-            .custom_flags(libc::O_NOFOLLOW)
-            .open(&lock)
-        {
+        let file = match UnsharedFile::open(|| {
+            OpenOptions::new()
+                .read(true)
+                .write(true)
+                .create(true)
+                .truncate(false)
+                .custom_flags(libc::O_NOFOLLOW)
+                .open(&lock)
+        }) {
             Ok(f) => f,
             Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(Locked::Vanished),
             Err(e) => return Err(EngineError::workdir("cannot create", &lock, e)),
@@ -446,7 +449,7 @@ pub fn is_data_file_name(name: &str) -> bool {
 }
 
 enum Locked {
-    Held(fs::File),
+    Held(UnsharedFile),
     /// Another process of this run holds it (a rank on another host sharing the directory).
     ByThisRun,
     /// The directory or its lock was removed while we took it: start again.

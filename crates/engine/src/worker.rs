@@ -60,6 +60,10 @@ pub fn run_data_worker<C: Clock>(s: &WorkerSetup<'_, C>) -> Result<WorkerReport,
         // plan's validation, and a failure here changes placement, not correctness.
         let _ = iolab_backend::process::pin_current_thread(cpu);
     }
+    // Best effort, like pinning: with a table of its own, the worker's system calls on its
+    // descriptors skip the reference count a shared table makes every call take and drop
+    // (fdget), as a process's would. run_phase closes what the table inherited.
+    let _ = iolab_backend::process::private_fd_table();
     let touches_storage =
         iolab_backend::capabilities_of(spec.backend, spec.queue_depth).touches_storage;
     let first = s.worker.file;
