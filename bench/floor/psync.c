@@ -3,10 +3,16 @@
  * engine and `iolab run --backend psync` call per I/O, with nothing around it but a
  * random number and a counter.
  *
- * usage: psync -f FILE [-t THREADS] [-b BYTES] [-s SECONDS] [-w] [-d] */
+ * Each thread gives itself a private descriptor table (unshare(CLONE_FILES)), as iolab's
+ * data workers do and as separate processes (fio's jobs, MPI ranks) have: in a table
+ * shared between threads every pread/pwrite takes and drops a reference to the open
+ * file. -S keeps the one shared table.
+ *
+ * usage: psync -f FILE [-t THREADS] [-b BYTES] [-s SECONDS] [-w] [-d] [-S] */
 #define _GNU_SOURCE
 #include <fcntl.h>
 #include <pthread.h>
+#include <sched.h>
 #include <sys/stat.h>
 
 #include "floor.h"
@@ -14,6 +20,7 @@
 struct worker {
     int fd;
     int write;
+    int shared_table;
     uint64_t first_block, blocks, bs;
     char *buf;
     uint64_t ops;
@@ -25,6 +32,8 @@ static void *run(void *arg) {
     struct worker *w = arg;
     uint64_t seed = 0x9E3779B97F4A7C15ULL ^ (w->first_block + 1);
     uint64_t ops = 0;
+    if (!w->shared_table && unshare(CLONE_FILES) != 0)
+        floor_die("unshare");
     pthread_barrier_wait(w->gate);
     while (!floor_stop) {
         off_t off = (off_t)((w->first_block + floor_below(&seed, w->blocks)) * w->bs);
@@ -41,12 +50,12 @@ static void *run(void *arg) {
 }
 
 int main(int argc, char **argv) {
-    const char *usage = "psync -f FILE [-t THREADS] [-b BYTES] [-s SECONDS] [-w] [-d]";
+    const char *usage = "psync -f FILE [-t THREADS] [-b BYTES] [-s SECONDS] [-w] [-d] [-S]";
     const char *path = NULL;
-    int threads = 1, write = 0, direct = 0;
+    int threads = 1, write = 0, direct = 0, shared_table = 0;
     uint64_t bs = 4096;
     double secs = 4;
-    for (int c; (c = getopt(argc, argv, "f:t:b:s:wd")) != -1;) {
+    for (int c; (c = getopt(argc, argv, "f:t:b:s:wdS")) != -1;) {
         switch (c) {
         case 'f': path = optarg; break;
         case 't': threads = atoi(optarg); break;
@@ -54,6 +63,7 @@ int main(int argc, char **argv) {
         case 's': secs = atof(optarg); break;
         case 'w': write = 1; break;
         case 'd': direct = 1; break;
+        case 'S': shared_table = 1; break;
         default: floor_usage(usage);
         }
     }
@@ -81,7 +91,8 @@ int main(int argc, char **argv) {
     struct worker *ws = calloc((size_t)threads, sizeof *ws);
     pthread_t *tid = calloc((size_t)threads, sizeof *tid);
     for (int i = 0; i < threads; i++) {
-        ws[i] = (struct worker){.fd = fd, .write = write, .first_block = (uint64_t)i * per,
+        ws[i] = (struct worker){.fd = fd, .write = write, .shared_table = shared_table,
+                                .first_block = (uint64_t)i * per,
                                 .blocks = per, .bs = bs, .gate = &gate};
         if (posix_memalign((void **)&ws[i].buf, 4096, bs) != 0)
             floor_die("posix_memalign");
