@@ -45,6 +45,9 @@ pub struct IoRequest {
     pub len: u32,
     pub slot: u32,
     pub buf_offset: u32,
+    /// The I/O's priority (Linux ioprio: class << 13 | level) in its io_uring SQE; 0:
+    /// none (the thread's). Other backends ignore it.
+    pub ioprio: u16,
 }
 
 /// A finished I/O: the slot it used and the bytes transferred, or -errno.

@@ -122,16 +122,20 @@ impl<'a> UringBackend<'a> {
                     (IoDir::Read | IoDir::Trim, true) => {
                         opcode::ReadFixed::new($fd, buf, req.len, 0)
                             .offset(req.offset)
+                            .ioprio(req.ioprio)
                             .build()
                     }
                     (IoDir::Write, true) => opcode::WriteFixed::new($fd, buf, req.len, 0)
                         .offset(req.offset)
+                        .ioprio(req.ioprio)
                         .build(),
                     (IoDir::Read | IoDir::Trim, false) => opcode::Read::new($fd, buf, req.len)
                         .offset(req.offset)
+                        .ioprio(req.ioprio)
                         .build(),
                     (IoDir::Write, false) => opcode::Write::new($fd, buf, req.len)
                         .offset(req.offset)
+                        .ioprio(req.ioprio)
                         .build(),
                 }
             };

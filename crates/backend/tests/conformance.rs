@@ -70,6 +70,7 @@ fn req(dir: IoDir, offset: u64, len: u32, slot: u32) -> IoRequest {
         len,
         slot,
         buf_offset: 0,
+        ioprio: 0,
     }
 }
 

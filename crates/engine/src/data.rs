@@ -88,6 +88,9 @@ pub struct DataOptions {
     /// Each worker searches the deepest queue whose latencies meet a target (fio's
     /// latency_target, latency_window, latency_percentile, latency_run).
     pub latency_target: Option<crate::worker::latency_target::LatencyTarget>,
+    /// A priority per I/O in its io_uring SQE (fio's cmdprio_percentage,
+    /// cmdprio_bssplit, prioclass/prio).
+    pub io_priorities: Option<crate::worker::priority::IoPriorities>,
 }
 
 /// The phases a data workload produced.
@@ -259,6 +262,7 @@ impl<'a> ReadyJob<'a> {
         plan.flow = opts.flow;
         plan.dedupe_working_set = opts.dedupe_working_set;
         plan.latency_target = opts.latency_target;
+        plan.io_priorities = opts.io_priorities.clone();
         if let Some(i) = opts.timeline_interval.filter(|i| i.0 > 0) {
             plan.interval = i;
         }

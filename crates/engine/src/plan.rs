@@ -116,6 +116,8 @@ pub struct DataPlan {
     pub dedupe_working_set: Option<crate::worker::reduction::DedupeWorkingSet>,
     /// Search the deepest queue meeting a latency target (fio's latency_target).
     pub latency_target: Option<crate::worker::latency_target::LatencyTarget>,
+    /// A priority per I/O (fio's cmdprio_*; prioclass/prio as the default).
+    pub io_priorities: Option<crate::worker::priority::IoPriorities>,
 }
 
 /// When a plan's workers begin within their phase, and from when they are measured.
@@ -350,6 +352,7 @@ pub fn plan_data(
         flow: None,
         dedupe_working_set: None,
         latency_target: None,
+        io_priorities: None,
     })
 }
 

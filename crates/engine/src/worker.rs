@@ -224,12 +224,16 @@ pub fn run_data_worker<C: Clock>(s: &WorkerSetup<'_, C>) -> Result<WorkerReport,
     let completed = lp.completed;
     let sample = lp.sampler.take().map(|d| d.sample);
     let latency_depth = lp.depth_search.as_ref().map(|d| d.depth);
+    let prio_histograms = lp.prio.take().map(|p| p.into_histograms());
     drop(lp);
     rec.publish(&s.control.workers[s.index], true);
     s.control.finished(s.index);
     let mut measure = rec.finish();
     measure.data = sample;
     measure.latency_depth = latency_depth;
+    measure
+        .histograms
+        .extend(prio_histograms.into_iter().flatten());
     Ok(WorkerReport {
         measure,
         completed,
@@ -257,6 +261,7 @@ pub mod flow;
 mod io_loop;
 pub mod latency_target;
 mod pace;
+pub mod priority;
 pub mod reduction;
 
 use io_loop::Loop;

@@ -88,6 +88,27 @@ impl FioRw {
         matches!(self, FioRw::RandRead | FioRw::RandWrite | FioRw::RandRw)
     }
 
+    /// Whether the workload reads (fio's td_read).
+    pub fn reads(self) -> bool {
+        matches!(
+            self,
+            FioRw::Read | FioRw::RandRead | FioRw::ReadWrite | FioRw::RandRw
+        )
+    }
+
+    /// Whether the workload writes (fio's td_write).
+    pub fn writes(self) -> bool {
+        matches!(
+            self,
+            FioRw::Write
+                | FioRw::RandWrite
+                | FioRw::ReadWrite
+                | FioRw::RandRw
+                | FioRw::TrimWrite
+                | FioRw::RandTrimWrite
+        )
+    }
+
     pub fn fio_name(self) -> &'static str {
         match self {
             FioRw::Read => "read",
@@ -237,6 +258,8 @@ pub struct FioJob {
     pub buffer_pattern: Option<String>,
     /// Sizes drawn per I/O, offsets and pace (bssplit, random_distribution, rate, ...).
     pub access: FioAccess,
+    /// Per-I/O priorities and the default one (cmdprio_*, prioclass, prio).
+    pub cmdprio: super::cmdprio::CmdPrio,
     /// The job's own options written with a value, for fio's `"job options"` in JSON
     /// (fio leaves out bare flags such as `thread`, and the globals).
     pub given: Vec<(String, String)>,
@@ -312,6 +335,7 @@ impl FioJob {
             logs: LogOptions::default(),
             words: Vec::new(),
             access: FioAccess::default(),
+            cmdprio: Default::default(),
             given: Vec::new(),
             global_given: Vec::new(),
             given_at: Vec::new(),
@@ -373,6 +397,12 @@ impl FioJob {
         }
         if let Some(r) = self.logs.apply(key, value, &self.name) {
             return r;
+        }
+        if let Some(r) = self.cmdprio.apply(key, value, kb) {
+            r?;
+            if !matches!(key, "prio" | "prioclass") {
+                return Ok(());
+            }
         }
         if let Some(word) = accepted_word(key, value) {
             let word = word?;

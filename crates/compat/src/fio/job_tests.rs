@@ -180,5 +180,5 @@ fn modifiers_percentages_and_kb_base() {
         ("prio", Some("2")),
     ]))
     .unwrap();
-    assert_eq!(job.words.len(), 2);
+    assert_eq!(job.words.len(), 3);
 }

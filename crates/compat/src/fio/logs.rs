@@ -31,8 +31,8 @@ pub struct LogOptions {
     /// fio's per_job_logs (default 1): a file per clone, else one per job file prefix.
     pub shared_file: bool,
     pub offset: bool,
-    /// fio's log_prio: the last column is the I/O priority in hex (iolab's I/Os keep
-    /// the default priority, 0x0000), not fio's real-time flag.
+    /// fio's log_prio: the last column is the I/O priority in hex (0x0000 in iolab's
+    /// averaged windows, as in fio's averaged logs), not fio's real-time flag.
     pub prio: bool,
     /// log_hist_msec, kept for the check that it comes with write_hist_log.
     pub hist_msec: u64,

@@ -5,6 +5,7 @@
 
 pub mod access;
 pub mod cmdline;
+pub mod cmdprio;
 pub mod error;
 pub mod job;
 pub mod jobfile;

@@ -56,6 +56,10 @@ pub struct FioPlan {
     /// fio's latency target: (latency_target, latency_window, latency_percentile,
     /// latency_run).
     pub latency_target: Option<(TimeSpan, TimeSpan, f64, bool)>,
+    /// Each I/O's priority in its SQE: the default ioprio (0: none) and, for reads and
+    /// writes, (block size or every size, [(percent, ioprio)]) (fio's cmdprio_*).
+    #[allow(clippy::type_complexity)]
+    pub io_priorities: Option<(u16, [Vec<(Option<u32>, super::cmdprio::PrioEntries)>; 2])>,
     /// fio's dedupe_mode=working_set: (dedupe_working_set_percentage, dedupe_global).
     pub dedupe_working_set: Option<(u8, bool)>,
     /// fio's zonemode=strided: (zonerange, zonesize, zoneskip) in bytes.
@@ -233,6 +237,7 @@ fn plan_job(job: &FioJob, group: u32, seed: u64) -> Result<FioPlan, FioError> {
         ));
     }
     let (backend, queue_depth) = engine_of(job, &mut notes);
+    let io_priorities = io_priorities(job, backend).map_err(|(k, m)| refuse(k, m))?;
     if job.fdatasync.is_some() && job.fsync.is_none() {
         notes.push("fdatasync is issued as fsync".into());
     }
@@ -435,8 +440,38 @@ fn plan_job(job: &FioJob, group: u32, seed: u64) -> Result<FioPlan, FioError> {
         }),
         dedupe_working_set,
         zones,
+        io_priorities,
         notes,
     })
+}
+
+/// fio's per-I/O priorities, for io_uring (and libaio, which runs on it): each I/O's
+/// SQE carries one (fio's io_uring engine sets the default in every SQE).
+#[allow(clippy::type_complexity)]
+fn io_priorities(
+    job: &FioJob,
+    backend: BackendKind,
+) -> Result<Option<(u16, [Vec<(Option<u32>, super::cmdprio::PrioEntries)>; 2])>, Refusal> {
+    let c = &job.cmdprio;
+    if c.per_io() && backend != BackendKind::Uring {
+        let key = if c.bssplit.is_some() {
+            "cmdprio_bssplit"
+        } else {
+            "cmdprio_percentage"
+        };
+        return Err((
+            key,
+            format!(
+                "is an option of fio's io_uring and libaio engines, not of ioengine={}",
+                job.engine.fio_name()
+            ),
+        ));
+    }
+    if backend != BackendKind::Uring {
+        return Ok(None);
+    }
+    let (default, dirs) = c.resolve(job.rw.reads(), job.rw.writes())?;
+    Ok((default != 0 || dirs.iter().any(|d| !d.is_empty())).then_some((default, dirs)))
 }
 
 /// fio's zonemode=strided as fio 3.33 sets it up (init.c): zonesize is needed,

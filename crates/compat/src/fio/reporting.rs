@@ -136,8 +136,9 @@ pub fn accepted_word(key: &str, value: Option<&str>) -> Option<Result<String, St
         "cpus_allowed" | "cpumask" | "cpus_allowed_policy" => {
             "CPU placement is left to the scheduler: the workers are not pinned to the CPUs given"
         }
-        "nice" | "prio" | "prioclass" => {
-            "the workers keep iolab's own scheduling priority (nice and ioprio are not changed)"
+        "nice" => "nice: the workers keep iolab's own scheduling priority",
+        "prio" | "prioclass" => {
+            "prio/prioclass: the workers' threads keep iolab's own I/O priority (no ioprio_set); with io_uring or libaio each I/O carries it in its SQE, as fio's"
         }
         "refill_buffers" | "scramble_buffers" => {
             "iolab's written data is new for every write already (random data taken from a different place for each write, each 4 KiB stamped with its offset and sequence): nothing repeats, as with fio's refill_buffers, at no cost per write"

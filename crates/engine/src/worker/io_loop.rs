@@ -15,6 +15,7 @@ use iolab_core::units::{ByteCount, Nanos};
 use super::flow::FlowTurn;
 use super::latency_target::{DepthSearch, Step};
 use super::pace::{MinRate, Pace, Shortfall, Think};
+use super::priority::PrioDraw;
 use super::reduction::{DataSampler, Reduction};
 use super::{WorkerSetup, op_of};
 use crate::clock::Clock;
@@ -85,6 +86,9 @@ pub(super) struct Loop<'s, 'b, C: Clock> {
     flow: Option<FlowTurn<'s>>,
     /// The depth searched for a latency target (fio's latency_target).
     pub(super) depth_search: Option<DepthSearch>,
+    /// Each I/O's priority and the latencies per priority (fio's cmdprio_*).
+    pub(super) prio: Option<PrioDraw>,
+    slot_prio: Vec<u16>,
     /// What the latest completions asked of the depth search.
     lat_step: Step,
     min_rate: Option<MinRate>,
@@ -175,6 +179,12 @@ impl<'s, 'b, C: Clock> Loop<'s, 'b, C> {
                 .latency_target
                 .map(|t| DepthSearch::new(t, depth as u32, start, 0)),
             lat_step: Step::Go,
+            prio: s
+                .plan
+                .io_priorities
+                .clone()
+                .map(|p| PrioDraw::new(p, seed_of_prio(s.index))),
+            slot_prio: vec![0; depth],
             min_rate: MinRate::new(spec, s.plan.total_workers, start),
             dir_bytes: [0; 3],
             dir_ops: [0; 3],
@@ -384,6 +394,11 @@ impl<'s, 'b, C: Clock> Loop<'s, 'b, C> {
                 if self.stamp_on_push {
                     self.slot_issued[slot as usize] = self.s.clock.now();
                 }
+                let ioprio = match &mut self.prio {
+                    Some(p) if dir != IoDir::Trim => p.draw(dir == IoDir::Write, len),
+                    _ => 0,
+                };
+                self.slot_prio[slot as usize] = ioprio;
                 let pushed = self.backend.push(IoRequest {
                     file,
                     dir,
@@ -391,6 +406,7 @@ impl<'s, 'b, C: Clock> Loop<'s, 'b, C> {
                     len,
                     slot,
                     buf_offset: buf_offset as u32,
+                    ioprio,
                 });
                 if let Err(e) = pushed {
                     self.fail_all(rec, e.to_string());
@@ -684,6 +700,11 @@ impl<'s, 'b, C: Clock> Loop<'s, 'b, C> {
             if c.result == len as i32 {
                 let latency = now - self.slot_issued[slot];
                 rec.record(op_of(dir), latency, len as u64, now);
+                if let Some(p) = &mut self.prio
+                    && dir != IoDir::Trim
+                {
+                    p.completed(dir == IoDir::Write, self.slot_prio[slot], latency.0);
+                }
                 self.completed += 1;
                 if let Some(d) = &mut self.depth_search
                     && self.lat_step == Step::Go
@@ -848,4 +869,9 @@ impl<'s, 'b, C: Clock> Loop<'s, 'b, C> {
             self.s.control.stop_all();
         }
     }
+}
+
+/// The seed of a worker's priority draws (fio's prio_state): fixed per clone.
+fn seed_of_prio(index: usize) -> u64 {
+    0x9e37_79b9_7f4a_7c15u64.wrapping_mul(index as u64 + 1)
 }

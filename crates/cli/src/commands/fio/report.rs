@@ -3,6 +3,7 @@
 //! the same report every `--status-interval` while jobs run (fio's status dumps,
 //! cumulative from each job's start).
 
+use std::collections::BTreeMap;
 use std::io::Write;
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -10,6 +11,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use anyhow::{Context, Result};
 use iolab_compat::fio::output::{DiskUtil, FioEntry, FioReport, json, terse, text};
 use iolab_compat::fio::{FioPlan, Invocation, OutputFormat, ReportUnit, report_units};
+use iolab_core::histogram::LatencyHistogram;
 use iolab_core::result::{PhaseResult, Timeline};
 use iolab_core::units::Nanos;
 use iolab_engine::assemble::PhaseMeta;
@@ -26,6 +28,8 @@ pub struct Entry {
     pub context_switches: u64,
     /// Its workers' runtimes added up.
     pub runtime_ms: u64,
+    /// Its workers' per-priority latencies merged (fio's cmdprio_*).
+    pub prios: BTreeMap<String, LatencyHistogram>,
 }
 
 pub struct Reporter<'a> {
@@ -131,6 +135,17 @@ impl<'a> Reporter<'a> {
                     .iter()
                     .map(|r| (r.measure.timeline.clone(), r.elapsed))
                     .collect(),
+                prios: {
+                    let mut all: BTreeMap<String, LatencyHistogram> = BTreeMap::new();
+                    for r in &mine {
+                        for (k, h) in &r.measure.histograms {
+                            if k.starts_with("prio.") {
+                                all.entry(k.clone()).or_default().merge(h);
+                            }
+                        }
+                    }
+                    all
+                },
             });
         }
         entries
@@ -177,6 +192,7 @@ impl<'a> Reporter<'a> {
                     job_runtime_ms: e.runtime_ms,
                     clones: e.clones.iter().map(|(t, n)| (t, *n)).collect(),
                     verify: e.verify.as_ref(),
+                    prios: &e.prios,
                 }
             })
             .collect();

@@ -6,6 +6,7 @@
 use std::sync::Mutex;
 
 use anyhow::Result;
+use iolab_compat::fio::cmdprio::PrioEntries;
 use iolab_compat::fio::{FioPlan, Invocation};
 use iolab_core::result::{PhaseResult, RunStatus};
 use iolab_core::spec::{BackendKind, DataSpec, TargetSpec};
@@ -16,6 +17,7 @@ use iolab_engine::offsets::Zones;
 use iolab_engine::plan::FileNames;
 use iolab_engine::worker::flow::Flow;
 use iolab_engine::worker::latency_target::LatencyTarget;
+use iolab_engine::worker::priority::{IoPriorities, PrioSplit};
 use iolab_engine::worker::reduction::DedupeWorkingSet;
 use iolab_engine::{MonotonicClock, PreparedTarget, prepare_target};
 
@@ -304,6 +306,21 @@ fn run_prepared(
                             percentile,
                             keep_running: run,
                         }),
+                    io_priorities: p.io_priorities.as_ref().map(|(default, dirs)| {
+                        let splits = |d: &[(Option<u32>, PrioEntries)]| {
+                            d.iter()
+                                .map(|(bs, entries)| PrioSplit {
+                                    bs: *bs,
+                                    entries: entries.clone(),
+                                })
+                                .collect()
+                        };
+                        IoPriorities {
+                            default: *default,
+                            read: splits(&dirs[0]),
+                            write: splits(&dirs[1]),
+                        }
+                    }),
                     dedupe_working_set: p
                         .dedupe_working_set
                         .map(|(percent, global)| DedupeWorkingSet { percent, global }),

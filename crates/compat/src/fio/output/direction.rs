@@ -55,6 +55,9 @@ impl Spread {
     }
 }
 
+/// One priority's latencies: (ioprio, spread, percentiles).
+pub type PrioLatency = (u16, Spread, Vec<(f64, u64)>);
+
 /// One direction of one job (fio's "read", "write" or "trim" object).
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct Direction {
@@ -75,6 +78,9 @@ pub struct Direction {
     pub agg_percent: f64,
     /// Non-empty histogram buckets (upper bound ns, count), for json+.
     pub bins: Vec<(u64, u64)>,
+    /// fio's per-priority completion latencies (cmdprio_*): (ioprio, spread,
+    /// percentiles) of each priority with samples, when two or more have them.
+    pub prios: Vec<PrioLatency>,
 }
 
 impl Direction {
@@ -144,7 +150,41 @@ impl Direction {
             iops_samples: Spread::of_samples(&iops),
             agg_percent: 0.0,
             bins: histogram.buckets().iter().map(|(v, c)| (v.0, *c)).collect(),
+            prios: Vec::new(),
         }
+    }
+
+    /// fio's `prios` of this direction (`read` or `write`) from the merged
+    /// `prio.DIR.INDEX.IOPRIO` histograms, in fio's order (the default first); none
+    /// unless two or more priorities have samples, as fio prints them.
+    pub(super) fn with_prios(
+        mut self,
+        dir: &str,
+        prios: &std::collections::BTreeMap<String, iolab_core::histogram::LatencyHistogram>,
+        percentiles: &[f64],
+    ) -> Direction {
+        let prefix = format!("prio.{dir}.");
+        let mine: Vec<(u16, &iolab_core::histogram::LatencyHistogram)> = prios
+            .iter()
+            .filter_map(|(k, h)| {
+                let rest = k.strip_prefix(&prefix)?;
+                let ioprio = rest.split('.').nth(1)?.parse().ok()?;
+                (!h.is_empty()).then_some((ioprio, h))
+            })
+            .collect();
+        if mine.len() >= 2 {
+            self.prios = mine
+                .into_iter()
+                .map(|(p, h)| {
+                    let list = percentiles
+                        .iter()
+                        .map(|q| (*q, h.percentile(*q).0))
+                        .collect();
+                    (p, Spread::of_histogram(h), list)
+                })
+                .collect();
+        }
+        self
     }
 
     /// Share of I/Os (percent) in fio's latency buckets: nanoseconds below 1 µs,

@@ -176,7 +176,7 @@ fn direction(d: &Direction, plus: bool, r: &ReportOptions) -> Value {
             .collect();
         clat["bins"] = Value::Object(bins);
     }
-    json!({
+    let mut v = json!({
         "io_bytes": d.io_bytes,
         "io_kbytes": d.io_bytes / 1024,
         "bw_bytes": d.bw_bytes.round() as u64,
@@ -200,7 +200,41 @@ fn direction(d: &Direction, plus: bool, r: &ReportOptions) -> Value {
         "iops_mean": d.iops_samples.mean,
         "iops_stddev": d.iops_samples.stddev,
         "iops_samples": d.iops_samples.n,
-    })
+    });
+    if !d.prios.is_empty() {
+        // fio 3.33 (stat.c): after lat_ns, each priority's latencies under clat_ns
+        // (lat_ns with lat_percentiles), with the percentiles when either is asked.
+        let name = if r.lat { "lat_ns" } else { "clat_ns" };
+        let prios: Vec<Value> = d
+            .prios
+            .iter()
+            .map(|(p, s, list)| {
+                let pct: Map<String, Value> = list
+                    .iter()
+                    .map(|(q, v)| (format!("{q:.6}"), json!(v)))
+                    .collect();
+                let pct = (!pct.is_empty() && (r.clat || r.lat)).then_some(pct);
+                json!({
+                    "prioclass": p >> 13,
+                    "prio": p & 7,
+                    name: spread(s, pct),
+                })
+            })
+            .collect();
+        // In fio's place: right after lat_ns.
+        if let Value::Object(m) = &mut v {
+            let mut out = Map::new();
+            for (k, val) in std::mem::take(m) {
+                let after = k == "lat_ns";
+                out.insert(k, val);
+                if after {
+                    out.insert("prios".into(), Value::Array(prios.clone()));
+                }
+            }
+            *m = out;
+        }
+    }
+    v
 }
 
 /// `{"min", "max", "mean", "stddev", "N"}` with fio's types, and its percentiles.

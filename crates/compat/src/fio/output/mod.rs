@@ -49,6 +49,8 @@ pub struct FioEntry<'a> {
     /// The read-back of a write job with `verify=` when the entry covers all of the
     /// job: fio reports those reads as the job's own.
     pub verify: Option<&'a PhaseResult>,
+    /// The clones' per-priority latencies (`prio.DIR.INDEX.IOPRIO`, fio's cmdprio_*).
+    pub prios: &'a std::collections::BTreeMap<String, iolab_core::histogram::LatencyHistogram>,
 }
 
 /// One direction of a group's `Run status group N` line.
@@ -331,8 +333,13 @@ fn job_report(entry: &FioEntry<'_>) -> JobReport {
     let read = match entry.verify {
         Some(v) if phase.op(OpKind::Read).is_none() => Direction::of(v, OpKind::Read, &[], list),
         _ => Direction::of(phase, OpKind::Read, &entry.clones, list),
-    };
-    let write = Direction::of(phase, OpKind::Write, &entry.clones, list);
+    }
+    .with_prios("read", entry.prios, list);
+    let write = Direction::of(phase, OpKind::Write, &entry.clones, list).with_prios(
+        "write",
+        entry.prios,
+        list,
+    );
     let trim = Direction::of(phase, OpKind::Trim, &entry.clones, list);
     let mixed = (plan.job.report.unified != Unified::None)
         .then(|| Direction::mixed(phase, &entry.clones, list));

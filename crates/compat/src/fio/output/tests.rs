@@ -121,6 +121,7 @@ fn report_with(disks: Vec<DiskUtil>) -> FioReport {
         job_runtime_ms: 2000,
         clones: Vec::new(),
         verify: None,
+        prios: &Default::default(),
     };
     FioReport::new("iolab 0.1.0", &[entry], disks)
 }
@@ -367,6 +368,7 @@ fn group_reported_samples_are_each_clones_as_fio_pools_them() {
         job_runtime_ms: 3000,
         clones: vec![(&a, Nanos::from_secs(2)), (&b, Nanos::from_millis(1500))],
         verify: None,
+        prios: &Default::default(),
     };
     let report = FioReport::new("iolab", &[entry], Vec::new());
     let read = &report.jobs[0].read;

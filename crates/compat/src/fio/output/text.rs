@@ -151,6 +151,21 @@ fn job(out: &mut String, j: &JobReport) {
                 d.lat.stddev / div
             );
         }
+        // fio's per-priority lines (cmdprio_*), when two or more priorities have I/Os.
+        let kind = if r.lat { "lat" } else { "clat" };
+        for (p, s, _) in &d.prios {
+            let (unit, div) = latency_unit(s);
+            let _ = writeln!(
+                out,
+                "    {kind} prio {}/{} ({unit}): min={}, max={}, avg={:.2}, stdev={:.2}",
+                p >> 13,
+                p & 7,
+                (s.min / div).floor(),
+                (s.max / div).floor(),
+                s.mean / div,
+                s.stddev / div
+            );
+        }
         let (unit, div) = percentile_unit(d);
         // iolab's clat is its lat: both blocks, when asked for, hold the same values.
         for (on, name) in [(r.clat, "clat"), (r.lat, "lat")] {
