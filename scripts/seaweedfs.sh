@@ -213,15 +213,17 @@ chmod 600 "$state/identities.json" "$state/env"
 #   takes over 500 ms (a busy machine) counts as 0 bytes free: no slot for a minute. This
 #   script checks the free space itself instead (need_free above), before anything starts;
 #   on a disk that fills later, writes fail with ENOSPC, which says what happened.
-setsid "$weed" server -dir="$state/data" -ip=127.0.0.1 -ip.bind=127.0.0.1 \
-    -master.port="$P_MASTER" -master.port.grpc="$P_MASTER_GRPC" -master.volumeSizeLimitMB=1024 \
-    -volume.port="$P_VOLUME" -volume.port.grpc="$P_VOLUME_GRPC" -volume.max=64 -volume.minFreeSpace=0 \
-    -volume.preStopSeconds=0 \
-    -filer -filer.port="$P_FILER" -filer.port.grpc="$P_FILER_GRPC" -filer.localSocket="$state/filer.sock" \
-    -s3 -s3.port="$P_S3" -s3.port.grpc="$P_S3_GRPC" -s3.config="$state/identities.json" \
-    -s3.localSocket="$state/s3.sock" -s3.port.iceberg=0 -s3.port.lance=0 \
-    </dev/null >"$state/server.log" 2>&1 &
-echo $! >"$state/server.pid"
+start_server() {
+    setsid "$weed" server -dir="$state/data" -ip=127.0.0.1 -ip.bind=127.0.0.1 \
+        -master.port="$P_MASTER" -master.port.grpc="$P_MASTER_GRPC" -master.volumeSizeLimitMB=1024 \
+        -volume.port="$P_VOLUME" -volume.port.grpc="$P_VOLUME_GRPC" -volume.max=64 -volume.minFreeSpace=0 \
+        -volume.preStopSeconds=0 \
+        -filer -filer.port="$P_FILER" -filer.port.grpc="$P_FILER_GRPC" -filer.localSocket="$state/filer.sock" \
+        -s3 -s3.port="$P_S3" -s3.port.grpc="$P_S3_GRPC" -s3.config="$state/identities.json" \
+        -s3.localSocket="$state/s3.sock" -s3.port.iceberg=0 -s3.port.lance=0 \
+        </dev/null >"$state/server.log" 2>&1 &
+    echo $! >"$state/server.pid"
+}
 
 failed_up() {
     explain "$state/server.log"
@@ -229,7 +231,31 @@ failed_up() {
     grep -m 3 -e 'disk free .* < required' -e 'disk status:' -e 'No more free space' "$state/server.log" >&2 || true
     stop_all
 }
-wait_until 60 "the S3 gateway" failed_up curl -s -o /dev/null "http://127.0.0.1:$P_S3/"
+
+# weed exits at once (its listener's Fatalf) when one of its ports is taken. With --ports
+# auto a port free when picked can be bound by another program before weed binds it (seen
+# in the test suite, clusters of other tests starting beside it): then the cluster starts
+# again on another block of ports, three times at most. A server that exits for another
+# reason is said at once, not after the whole wait.
+s3_answers() { curl -s -o /dev/null --max-time 2 "http://127.0.0.1:$P_S3/"; }
+for attempt in 1 2 3; do
+    start_server
+    end=$((SECONDS + 60))
+    while [ "$SECONDS" -lt "$end" ] && ! s3_answers && alive "$state/server.pid" weed; do sleep 0.2; done
+    s3_answers && break
+    if ! alive "$state/server.pid" weed && [ "$ports" = auto ] && [ "$attempt" -lt 3 ] \
+        && grep -q 'address already in use' "$state/server.log"; then
+        say "a port of $P_MASTER-$P_S3_GRPC was taken before weed bound it; starting again on other ports"
+        stop_all
+        rm -rf "$state/data" && mkdir -p "$state/data"
+        pick_ports
+        write_env
+        continue
+    fi
+    if alive "$state/server.pid" weed; then why="the S3 gateway not ready after 60 s"; else why="weed server exited"; fi
+    failed_up
+    die "$why (log: $state/server.log)"
+done
 wait_until 60 "a writable volume" failed_up sh -c "curl -s 'http://127.0.0.1:$P_MASTER/dir/assign' | grep -q '\"fid\"'"
 wait_until 60 "the filer" failed_up curl -sf -o /dev/null "http://127.0.0.1:$P_FILER/"
 # The gateway answers before it has read the identities: wait for a signed ListBuckets.
