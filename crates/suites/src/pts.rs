@@ -99,16 +99,13 @@ impl Cell {
 /// What a round runs and what decides steady state.
 #[derive(Clone, Debug, PartialEq)]
 pub struct PtsMatrix {
-    /// Block sizes in the order a round runs them.
+    /// Block sizes in the order a round runs them, per mix (the inner loop).
     pub block_sizes: Vec<u64>,
-    /// Read shares in the order a round runs them, per block size.
+    /// Read shares in the order a round runs them (the outer loop).
     pub mixes: Vec<u8>,
     /// Cells whose rounds decide steady state (each must be in the matrix).
     pub tracked: Vec<Cell>,
     pub test: PtsTest,
-    /// The mixes are the outer loop (the latency and throughput tests); else the block
-    /// sizes are.
-    pub mix_major: bool,
 }
 
 impl PtsMatrix {
@@ -125,7 +122,6 @@ impl PtsMatrix {
                 })
                 .collect(),
             test: PtsTest::Iops,
-            mix_major: false,
         }
     }
 
@@ -140,7 +136,6 @@ impl PtsMatrix {
                 read_percent: 0,
             }],
             test: PtsTest::Throughput,
-            mix_major: true,
         }
     }
 
@@ -155,28 +150,17 @@ impl PtsMatrix {
                 read_percent: 0,
             }],
             test: PtsTest::Latency,
-            mix_major: true,
         }
     }
 
-    /// The cells of one round, in the order they run.
+    /// The cells of one round, in the order they run: every test of PTS loops over the
+    /// R/W mixes outside and the block sizes inside (PTS-E 1.1's IOPS test, 3.2.1 "For
+    /// (R/W Mix % = 100/0, 95/5, ...)", 3.2.1.1 "For (Block Size = 1024KiB, ...)").
     pub fn cells(&self) -> Vec<Cell> {
-        if self.mix_major {
-            return self
-                .mixes
-                .iter()
-                .flat_map(|&read_percent| {
-                    self.block_sizes.iter().map(move |&block_size| Cell {
-                        block_size,
-                        read_percent,
-                    })
-                })
-                .collect();
-        }
-        self.block_sizes
+        self.mixes
             .iter()
-            .flat_map(|&block_size| {
-                self.mixes.iter().map(move |&read_percent| Cell {
+            .flat_map(|&read_percent| {
+                self.block_sizes.iter().map(move |&block_size| Cell {
                     block_size,
                     read_percent,
                 })
@@ -340,13 +324,13 @@ mod tests {
             s.cells().iter().map(Cell::name).collect::<Vec<_>>(),
             [
                 "1MiB 100/0",
-                "1MiB 65/35",
-                "1MiB 0/100",
                 "64KiB 100/0",
-                "64KiB 65/35",
-                "64KiB 0/100",
                 "4KiB 100/0",
+                "1MiB 65/35",
+                "64KiB 65/35",
                 "4KiB 65/35",
+                "1MiB 0/100",
+                "64KiB 0/100",
                 "4KiB 0/100"
             ]
         );
