@@ -345,6 +345,16 @@ const FS_MAGIC: &[(i64, &str)] = &[
     (0x6165_6673, "aufs"),
 ];
 
+/// Whether a file system, as [`fs_type`] names it, is a client of servers elsewhere
+/// (network and parallel file systems, and FUSE, whose daemon may be one): its mount
+/// shares this client, not necessarily a device.
+pub fn is_remote_fs(name: &str) -> bool {
+    matches!(
+        name,
+        "nfs" | "lustre" | "beegfs" | "ceph" | "fuse" | "gpfs" | "cifs"
+    )
+}
+
 /// The type of file system `path` is on ("ext4", "tmpfs", ...; "0x1234abcd" if unknown).
 pub fn fs_type(path: &Path) -> io::Result<String> {
     let st = rustix::fs::statfs(path)?;

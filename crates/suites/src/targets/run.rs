@@ -120,7 +120,7 @@ fn shared_devices(comm: &dyn Comm, set: &TargetSet) -> Vec<String> {
                     std::fs::metadata(base).ok()?.dev(),
                     iolab_backend::files::fs_type(base)
                         .ok()
-                        .filter(|f| REMOTE_FS.contains(&f.as_str())),
+                        .filter(|f| iolab_backend::files::is_remote_fs(f)),
                 ),
                 PreparedTarget::Device { check, .. } => {
                     let m = std::fs::metadata(&check.path).ok()?;
@@ -175,10 +175,6 @@ fn shared_devices(comm: &dyn Comm, set: &TargetSet) -> Vec<String> {
         })
         .collect()
 }
-
-/// File systems whose mount is a client of servers elsewhere (statfs names, as
-/// iolab_backend::files::fs_type gives them): FUSE clients included.
-const REMOTE_FS: &[&str] = &["nfs", "lustre", "beegfs", "ceph", "fuse", "gpfs", "cifs"];
 
 /// glibc's gnu_dev_major and gnu_dev_minor.
 fn major(dev: u64) -> u64 {
