@@ -8,8 +8,9 @@
 //! phase is stored like a study's.
 
 mod report;
+mod steps;
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 use anyhow::{Result, bail};
 use clap::{Args, ValueEnum};
@@ -28,6 +29,7 @@ use crate::runtime::Runtime;
 use crate::sink::RunSink;
 use crate::watch::Watch;
 use report::{header, inventory, page, render_text};
+use steps::{active_bytes, precondition_step, purge_step, rounds_step};
 
 /// PTS's two device classes.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
@@ -375,28 +377,7 @@ fn pts_in(rt: &Runtime, args: &PtsArgs, range: u8, mut plan: Plan) -> Result<u8>
         );
     };
     let size = check.size;
-    // The active range in whole MiB (every block size divides it), and room for one
-    // largest block per thread at least: a round on less is no round.
-    let largest = plan
-        .subs
-        .iter()
-        .flat_map(|m| m.block_sizes.iter().copied())
-        .max()
-        .unwrap_or(4096);
-    let active = (u128::from(size) * u128::from(range) / 100) as u64 / (1 << 20) * (1 << 20);
-    let need = largest * u64::from(plan.threads) * 2;
-    if active < need.max(args.precondition_block_size.get()) {
-        bail!(
-            "--device: {} holds {} ({}% active: {}), less than one round needs ({} for {} threads of {} blocks); nothing was written",
-            args.device.display(),
-            ByteCount(size).human(),
-            range,
-            ByteCount(active).human(),
-            ByteCount(need).human(),
-            plan.threads,
-            ByteCount(largest)
-        );
-    }
+    let active = active_bytes(args, &plan, range, size)?;
     plan.active = active;
     let all_sizes: Vec<u64> = plan
         .subs
@@ -447,128 +428,23 @@ fn pts_in(rt: &Runtime, args: &PtsArgs, range: u8, mut plan: Plan) -> Result<u8>
         } else {
             String::new()
         };
-        // Purge.
-        let purge = if args.no_purge {
-            "left out (--no-purge)".to_string()
-        } else {
-            match purge(&args.device, size) {
-                Ok(()) => format!(
-                    "{} discarded ({})",
-                    ByteCount(size).human(),
-                    if check.is_block_device {
-                        "BLKDISCARD"
-                    } else {
-                        "punched out of the file"
-                    }
-                ),
-                Err(why) => format!(
-                    "NOT done: the device cannot discard ({why}); PTS asks for a purge (a secure erase, sanitize or format): the rounds start from the device's current state"
-                ),
-            }
-        };
+        let purge = purge_step(args, size, check.is_block_device);
         say(format!("purge{of}: {purge}"));
         target.mark_written();
-        // Workload-independent preconditioning.
-        let wipc = if args.precondition == 0 {
-            "left out (--precondition 0)".to_string()
+        let wipc_name = if several {
+            format!("pts-wipc-{}", ByteCount(matrix.block_sizes[0]))
         } else {
-            let spec = DataSpec {
-                rw: RwKind::Write,
-                block_size: args.precondition_block_size,
-                threads: 1,
-                queue_depth: plan.queue_depth.max(8),
-                backend: args.backend,
-                direct: true,
-                total_size: Some(ByteCount(active)),
-                layout: Layout::Shared,
-                ..DataSpec::default()
-            };
-            let opts = DataOptions {
-                name: Some(if several {
-                    format!("pts-wipc-{}", ByteCount(matrix.block_sizes[0]))
-                } else {
-                    "pts-wipc".into()
-                }),
-                loops: args.precondition,
-                ..DataOptions::default()
-            };
-            say(format!(
-                "preconditioning{of}: {} x {} of sequential {} writes",
-                args.precondition,
-                ByteCount(active).human(),
-                args.precondition_block_size
-            ));
-            match run(&spec, &opts) {
-                Ok(p) => {
-                    let text = format!(
-                        "{} of sequential {} writes ({}x the active range) in {:.1} s",
-                        p.op(OpKind::Write)
-                            .map_or(ByteCount(0), |w| w.bytes)
-                            .human(),
-                        args.precondition_block_size,
-                        args.precondition,
-                        p.elapsed.as_secs_f64()
-                    );
-                    phases.push(p);
-                    text
-                }
-                Err(e) => return finish_early(rt, sink, phases, e, args),
-            }
+            "pts-wipc".into()
         };
-        // Rounds until steady.
-        let cells = matrix.cells();
-        let mut rounds = PtsRounds::default();
-        let mut failed = None;
-        'rounds: for round in 0..plan.max_rounds {
-            let mut values = Vec::with_capacity(cells.len());
-            for cell in &cells {
-                let spec = cell_spec(args, *cell, active, plan.cell_time);
-                let mut params = std::collections::BTreeMap::new();
-                params.insert("pts_round".to_string(), (round + 1).to_string());
-                params.insert("pts_mix".to_string(), mix_name(cell.read_percent));
-                let opts = DataOptions {
-                    name: Some(format!("pts-r{}-{}", round + 1, cell_tag(cell))),
-                    repetition: round as u32,
-                    params,
-                    ..DataOptions::default()
-                };
-                match run(&spec, &opts) {
-                    Ok(mut p) => {
-                        let v = record_figures(plan.test, &mut p, round + 1);
-                        values.push(v);
-                        phases.push(p);
-                    }
-                    Err(e) => {
-                        failed = Some(e);
-                        break 'rounds;
-                    }
-                }
-            }
-            rounds.rounds.push(values);
-            say(format!(
-                "round {}{of}: {}",
-                round + 1,
-                matrix
-                    .tracked
-                    .iter()
-                    .map(|c| format!(
-                        "{} {}",
-                        c.name(),
-                        fmt_value(
-                            plan.test,
-                            rounds.series(&matrix, *c).last().copied().unwrap_or(0.0)
-                        )
-                    ))
-                    .collect::<Vec<_>>()
-                    .join(", ")
-            ));
-            if rounds.steady_now(&matrix) {
-                break;
-            }
-        }
-        if let Some(e) = failed {
-            return finish_early(rt, sink, phases, e, args);
-        }
+        let steps = precondition_step(args, &plan, active, wipc_name, &of, &run, &say, &mut phases)
+            .and_then(|wipc| {
+                rounds_step(args, &plan, &matrix, active, &of, &run, &say, &mut phases)
+                    .map(|rounds| (wipc, rounds))
+            });
+        let (wipc, rounds) = match steps {
+            Ok(done) => done,
+            Err(e) => return finish_early(rt, sink, phases, e, args),
+        };
         let outcome = rounds.outcome(&matrix);
         let mut extra_tables = Vec::new();
         if let Some(o) = &outcome {
@@ -626,19 +502,6 @@ fn finish_early(
         EngineError::Interrupted => conclude(rt, sink, &args.output),
         e => Err(abandon(sink, e)),
     }
-}
-
-/// Discards the whole device or image: BLKDISCARD, or the file's range punched out.
-fn purge(path: &Path, size: u64) -> Result<(), String> {
-    let f = iolab_backend::files::DataFile::open(
-        path,
-        iolab_backend::files::OpenSpec {
-            write: true,
-            ..Default::default()
-        },
-    )
-    .map_err(|e| e.to_string())?;
-    f.discard(0, size).map_err(|e| e.to_string())
 }
 
 fn mix_name(read: u8) -> String {
