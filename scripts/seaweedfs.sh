@@ -214,7 +214,7 @@ chmod 600 "$state/identities.json" "$state/env"
 #   script checks the free space itself instead (need_free above), before anything starts;
 #   on a disk that fills later, writes fail with ENOSPC, which says what happened.
 start_server() {
-    setsid "$weed" server -dir="$state/data" -ip=127.0.0.1 -ip.bind=127.0.0.1 \
+    setsid "$weed" -logdir="$state" server -dir="$state/data" -ip=127.0.0.1 -ip.bind=127.0.0.1 \
         -master.port="$P_MASTER" -master.port.grpc="$P_MASTER_GRPC" -master.volumeSizeLimitMB=1024 \
         -volume.port="$P_VOLUME" -volume.port.grpc="$P_VOLUME_GRPC" -volume.max=64 -volume.minFreeSpace=0 \
         -volume.preStopSeconds=0 \
@@ -263,7 +263,7 @@ wait_until 60 "S3 with the keys" failed_up curl -sf -o /dev/null --aws-sigv4 aws
     --user "$access_key:$secret_key" "http://127.0.0.1:$P_S3/"
 
 if [ "$mount" = 1 ]; then
-    setsid "$weed" mount -filer="127.0.0.1:$P_FILER.$P_FILER_GRPC" -dir="$state/mnt" -cacheDir="$state/cache" \
+    setsid "$weed" -logdir="$state" mount -filer="127.0.0.1:$P_FILER.$P_FILER_GRPC" -dir="$state/mnt" -cacheDir="$state/cache" \
         -localSocket="$state/mount.sock" -dirAutoCreate \
         </dev/null >"$state/mount.log" 2>&1 &
     echo $! >"$state/mount.pid"

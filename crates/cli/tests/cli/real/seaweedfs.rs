@@ -56,6 +56,27 @@ fn seaweedfs_serves_s3_and_posix_and_down_leaves_nothing() {
     let mnt = std::path::PathBuf::from(c.var("SEAWEEDFS_MOUNT"));
     let ports = ports(&c);
     assert_eq!(ports.len(), 8, "{:?}", c.env);
+    // weed's logs go to the state directory (which `down` removes), not to /tmp, where
+    // weed puts them unless told (`weed.HOST.USER.log.LEVEL.TIME.PID`, a set per run).
+    for daemon in ["server", "mount"] {
+        let pid = std::fs::read_to_string(c.state().join(format!("{daemon}.pid"))).unwrap();
+        let suffix = format!(".{}", pid.trim());
+        let in_tmp: Vec<String> = std::fs::read_dir("/tmp")
+            .unwrap()
+            .filter_map(|e| e.ok()?.file_name().into_string().ok())
+            .filter(|n| n.starts_with("weed.") && n.ends_with(&suffix))
+            .collect();
+        assert!(in_tmp.is_empty(), "weed {daemon} logs in /tmp: {in_tmp:?}");
+        let in_state = std::fs::read_dir(c.state())
+            .unwrap()
+            .filter_map(|e| e.ok()?.file_name().into_string().ok())
+            .any(|n| n.starts_with("weed.") && n.ends_with(&suffix));
+        assert!(
+            in_state,
+            "weed {daemon}'s log is not in {}",
+            c.state().display()
+        );
+    }
     // A second `up` changes nothing and prints the same endpoint.
     let again =
         Command::new(env!("CARGO_MANIFEST_DIR").to_string() + "/../../scripts/seaweedfs.sh")
