@@ -89,6 +89,17 @@ fn render_plan(shape: &LlmShape) -> String {
 fn checkpoint_in(rt: &Runtime, args: CheckpointArgs) -> Result<u8> {
     let step = (|| -> Result<_> {
         let shape = LlmShape::of(&args.spec)?;
+        if args.spec.reads > args.spec.writes {
+            // DLIO refuses it too: only the checkpoints this run wrote are read back.
+            return Err(iolab_core::SpecError::new(
+                "--reads",
+                format!(
+                    "{} checkpoints cannot be read back when --writes writes {}",
+                    args.spec.reads, args.spec.writes
+                ),
+            )
+            .into());
+        }
         let dir = args.target.dir.clone().ok_or_else(|| {
             iolab_core::SpecError::new("--dir", "is required: where the checkpoints are written")
         })?;
@@ -177,6 +188,26 @@ fn checkpoint_in(rt: &Runtime, args: CheckpointArgs) -> Result<u8> {
         print!("{}", render(&shape, &args.spec, &out));
     }
     sink.annotate("rank_bytes", serde_json::to_value(&out.rank_bytes)?);
+    // Every checkpoint's own figures, so the phases' means can be recomputed.
+    let rounds = |rs: &[Round]| -> Vec<serde_json::Value> {
+        rs.iter()
+            .map(|r| {
+                serde_json::json!({
+                    "duration_s": r.duration,
+                    "bytes": r.bytes,
+                    "slowest_rank": r.slowest_rank,
+                    "slowest_s": r.slowest,
+                })
+            })
+            .collect()
+    };
+    sink.annotate(
+        "checkpoints",
+        serde_json::json!({ "write": rounds(&out.writes), "read": rounds(&out.reads) }),
+    );
+    if let Some(dropped) = out.cache_dropped {
+        sink.annotate("cache_dropped", serde_json::Value::Bool(dropped));
+    }
     for p in out.phases {
         sink.phase(p);
     }

@@ -84,7 +84,7 @@ pub struct CheckpointSpec {
     #[arg(long, default_value_t = 10)]
     pub writes: u32,
 
-    /// Checkpoints read back afterwards (at most --writes).
+    /// Checkpoints read back afterwards (at most --writes; more is refused).
     #[arg(long, default_value_t = 10)]
     pub reads: u32,
 

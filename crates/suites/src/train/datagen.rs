@@ -120,6 +120,67 @@ fn prepare_dir(dir: &Path, cfg: &TrainConfig) -> Result<(), TrainError> {
         .map_err(|e| TrainError::Setup(format!("{}: {e}", marker.display())))
 }
 
+/// The dataset's bytes once written: every file's exact length.
+pub fn dataset_bytes(cfg: &TrainConfig) -> u64 {
+    (0..cfg.files).map(|i| file_len(cfg, i)).sum()
+}
+
+/// Bytes of the dataset files an earlier iolab generation left in `train` (replaced by
+/// a new generation, so their space counts as free).
+fn old_files_bytes(train: &Path) -> u64 {
+    let Ok(entries) = std::fs::read_dir(train) else {
+        return 0;
+    };
+    entries
+        .filter_map(Result::ok)
+        .map(|e| {
+            let p = e.path();
+            match e.metadata() {
+                Ok(m) if m.is_dir() => old_files_bytes(&p),
+                Ok(m) if is_dataset_file(&p) => m.len(),
+                _ => 0,
+            }
+        })
+        .sum()
+}
+
+/// Refuses a dataset that does not fit in the free space under `dir` (counting the
+/// files of an earlier iolab generation there, which it replaces), before anything is
+/// written.
+pub fn check_space(dir: &Path, cfg: &TrainConfig) -> Result<(), SpecError> {
+    let need = dataset_bytes(cfg);
+    let on = dir.ancestors().find(|a| a.exists()).unwrap_or(dir);
+    let (_, free) = iolab_backend::files::fs_space(on)
+        .map_err(|e| SpecError::new("--data-dir", format!("{}: {e}", dir.display())))?;
+    let mine = if dir.join(MARKER).exists() {
+        old_files_bytes(&dir.join("train"))
+    } else {
+        0
+    };
+    if need > free.saturating_add(mine) {
+        let gib = |b: u64| b as f64 / 1073741824.0;
+        return Err(SpecError::new(
+            "--files",
+            format!(
+                "{} files need {:.2} GiB, more than the {:.2} GiB free in {}: lower --files or --scale",
+                cfg.files,
+                gib(need),
+                gib(free.saturating_add(mine)),
+                on.display()
+            ),
+        ));
+    }
+    Ok(())
+}
+
+fn is_dataset_file(p: &Path) -> bool {
+    p.file_name().and_then(|n| n.to_str()).is_some_and(|n| {
+        n.starts_with("img_")
+            && n.contains("_of_")
+            && (n.ends_with(".npz") || n.ends_with(".tfrecord"))
+    })
+}
+
 /// Removes the dataset files an earlier iolab generation left (names `img_*_of_*.npz`
 /// or `.tfrecord`, and their emptied subfolders).
 fn remove_old_files(train: &Path) {
@@ -131,11 +192,7 @@ fn remove_old_files(train: &Path) {
         if p.is_dir() {
             remove_old_files(&p);
             let _ = std::fs::remove_dir(&p);
-        } else if let Some(n) = p.file_name().and_then(|n| n.to_str())
-            && n.starts_with("img_")
-            && n.contains("_of_")
-            && (n.ends_with(".npz") || n.ends_with(".tfrecord"))
-        {
+        } else if is_dataset_file(&p) {
             let _ = std::fs::remove_file(&p);
         }
     }

@@ -4,6 +4,7 @@
 use anyhow::Result;
 use iolab_core::result::{OpCount, OpKind, PhaseResult};
 use iolab_core::units::ByteCount;
+use iolab_suites::train::datagen::check_space;
 use iolab_suites::train::{generate, whole_phase};
 
 use super::{DatagenArgs, data_dir, fail, quiet, spec_json, stored_as};
@@ -17,6 +18,13 @@ pub(super) fn datagen_in(rt: &Runtime, args: DatagenArgs) -> Result<u8> {
         .resolve()
         .map_err(anyhow::Error::from)
         .and_then(|cfg| Ok((cfg, data_dir(&args.spec)?)))
+        .and_then(|(cfg, dir)| {
+            // A dataset that cannot fit is refused before anything is written.
+            if rt.is_root() {
+                check_space(&dir, &cfg)?;
+            }
+            Ok((cfg, dir))
+        })
         .and_then(|x| {
             args.output.prepare(rt)?;
             Ok(x)

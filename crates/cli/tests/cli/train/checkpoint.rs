@@ -60,6 +60,33 @@ fn checkpoint_writes_dlio_s_bytes_per_rank_and_reads_them_back() {
     );
     let read = &v["phases"][1];
     assert_eq!(read["ops"][0]["bytes"].as_u64().unwrap(), per_checkpoint);
+    // Every checkpoint's figures are stored, and the phases' means recompute from them
+    // (docs/figures.md).
+    for (phase, kind, n) in [(write, "write", 2), (read, "read", 1)] {
+        let rounds = v["spec"]["checkpoints"][kind].as_array().unwrap();
+        assert_eq!(rounds.len(), n, "{kind}");
+        let mut gibps = 0.0;
+        let mut dur = 0.0;
+        for r in rounds {
+            assert_eq!(r["bytes"].as_u64().unwrap(), per_checkpoint, "{kind}");
+            let d = r["duration_s"].as_f64().unwrap();
+            assert!(d > 0.0 && r["slowest_s"].as_f64().unwrap() <= d, "{r}");
+            assert!(r["slowest_rank"].as_u64().unwrap() < 8);
+            gibps += per_checkpoint as f64 / 1073741824.0 / d / n as f64;
+            dur += d / n as f64;
+        }
+        let x = &phase["extra"];
+        let close = |a: f64, b: f64| (a - b).abs() <= 1e-9 * b.abs().max(1.0);
+        assert!(
+            close(x["gib_per_sec_mean"].as_f64().unwrap(), gibps),
+            "{x} {gibps}"
+        );
+        assert!(
+            close(x["duration_mean_s"].as_f64().unwrap(), dur),
+            "{x} {dur}"
+        );
+    }
+    assert!(v["spec"]["cache_dropped"].is_boolean(), "{}", v["spec"]);
     // Nothing left behind.
     assert_eq!(
         std::fs::read_dir(dir.path())

@@ -145,6 +145,49 @@ fn bad_input_is_one_line_and_exit_2() {
     let line = error_line(&r);
     assert!(line.contains("--writes") && line.contains("free"), "{line}");
     assert!(!dir.path().join("iolab-work").exists());
+    // A dataset larger than the free space (100,000 files of 1 GB: 93,132 GiB), refused
+    // before anything is written.
+    let big = dir.path().join("big");
+    let r = run(&[
+        "train",
+        "datagen",
+        "--data-dir",
+        path(&big),
+        "--files",
+        "100000",
+        "--record-length",
+        "1000000000",
+        "--no-store",
+    ])
+    .expect(2);
+    let line = error_line(&r);
+    assert!(
+        line.contains("--files: 100000 files need 931") && line.contains("GiB free in"),
+        "{line}"
+    );
+    assert!(!big.exists(), "nothing was written");
+    // More checkpoints read back than written (DLIO refuses it too).
+    let r = run(&[
+        "checkpoint",
+        "--model",
+        "llama3-8b",
+        "--scale",
+        "0.000001",
+        "--writes",
+        "2",
+        "--reads",
+        "3",
+        "--dir",
+        path(dir.path()),
+        "--no-store",
+    ])
+    .expect(2);
+    let line = error_line(&r);
+    assert!(
+        line.contains("--reads: 3 checkpoints cannot be read back when --writes writes 2"),
+        "{line}"
+    );
+    assert!(!dir.path().join("iolab-work").exists());
 }
 
 #[test]
