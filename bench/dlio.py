@@ -7,10 +7,20 @@ Modes (one per call; each is a few minutes, meant for /work/tools/quiet):
   storage     AU and samples/s on a storage-bound target: an iolab-faultfs FUSE mount
               that stalls every open by --stall and serves two requests at a time (its
               two FUSE threads): "storage" of a fixed number of files per second, the
-              same for both tools, and neither
-              tool's page cache helps: faultfs opens files with FOPEN_DIRECT_IO). unet3d's
-              loader (PyTorch, npz, batch 7, 4 reader threads, compute from the preset)
-              with smaller files. The tools alternate, --rounds times each.
+              same for both tools, and neither tool's page cache helps: faultfs opens
+              files with FOPEN_DIRECT_IO). --workload unet3d: unet3d's loader (PyTorch,
+              npz, batch 7, 4 reader threads, compute from the preset) with smaller
+              files; --workload resnet50: resnet50's (TensorFlow, TFRecord, batch 400,
+              8 reader threads) with --samples-per-file samples of --record-length
+              bytes per file. The tools alternate, --rounds times each.
+  ckpt-read   Checkpoint read-back (DLIO's num_checkpoints_read), the ckpt-speed layout:
+              --writes checkpoints written, the page cache emptied, read back. DLIO as
+              MLPerf's run script runs it (a write run, caches dropped, a read-only
+              run), with and without checkpoint_rank_sync; iolab in one run (it drops
+              the caches between). Read throughput is each tool's own figure.
+  ckpt-trace  Not timed: both tools under strace (each rank), one checkpoint written
+              and read back: per rank the bytes read and written on the checkpoint
+              files, the calls, the fsyncs, the sizes of the calls.
   steps       Where a step's time goes, both tools, on the storage mode's target (use a
               short --stall, e.g. 30ms, for a compute-bound run): per step, the wait for
               the batch, the compute, and the rest until the next step starts (barrier
@@ -136,6 +146,26 @@ def unet3d(args, compute=None):
     return dlio, iolab
 
 
+def loader_of(args, compute=None):
+    """The --workload's loader (unet3d or resnet50, H100 figures) with this bench's
+    dataset: (DLIO's workload name, its overrides, iolab's flags)."""
+    if args.workload == "unet3d":
+        return ("unet3d_h100",) + unet3d(args, compute)
+    dlio = [f"++workload.dataset.num_files_train={args.files}",
+            f"++workload.dataset.num_samples_per_file={args.samples_per_file}",
+            f"++workload.dataset.record_length={args.record_length}",
+            "++workload.dataset.record_length_stdev=0",
+            f"++workload.train.epochs={args.epochs}"]
+    iolab = ["--preset", "resnet50", "--accelerator", "h100", "--files", str(args.files),
+             "--samples-per-file", str(args.samples_per_file),
+             "--record-length", str(args.record_length), "--record-length-stdev", "0",
+             "--epochs", str(args.epochs)]
+    if compute is not None:
+        dlio.append(f"++workload.train.computation_time={compute}")
+        iolab += ["--computation-time", str(compute)]
+    return "resnet50_h100", dlio, iolab
+
+
 def generate_dlio(args, workload, data, extra, scratch):
     out = tempfile.mkdtemp(dir=scratch, prefix="dlio-gen-")
     timed(dlio_cmd(args, workload, data, out,
@@ -192,19 +222,20 @@ class FaultMount:
 
 def mode_storage(args, scratch):
     backing = os.path.join(args.data_root or scratch, "backing")
-    dlio, iolab = unet3d(args)
+    workload, dlio, iolab = loader_of(args)
     # The dataset is written by iolab straight into the backing directory (no stall).
     subprocess.run([iolab_bin(), "train", "datagen", "--data-dir", os.path.join(backing, "d"),
                     "--no-store", "--quiet"] + iolab, check=True)
     fs = FaultMount(backing, os.path.join(scratch, "mnt"), [f"open:stall={args.stall}"])
     try:
         data = os.path.join(fs.mount, "d")
-        rows = alternate(args, lambda: dlio_train(args, "unet3d_h100", data, dlio, scratch),
+        rows = alternate(args, lambda: dlio_train(args, workload, data, dlio, scratch),
                          lambda: iolab_train(args, data, iolab, scratch))
     finally:
         fs.close()
-    print(f"\nstorage-bound: unet3d_h100 loader, {args.np} ranks, {args.files} files of "
-          f"{args.record_length} bytes, every open stalled {args.stall}")
+    per_file = "" if args.workload == "unet3d" else f"{args.samples_per_file} samples of "
+    print(f"\nstorage-bound: {workload} loader, {args.np} ranks, {args.files} files of "
+          f"{per_file}{args.record_length} bytes, every open stalled {args.stall}")
     table(rows, "au", "AU %")
     table(rows, "sps", "samples/s")
 
@@ -404,64 +435,96 @@ def dir_bytes(d):
     return sum(os.path.getsize(os.path.join(r, f)) for r, _, fs in os.walk(d) for f in fs)
 
 
-def dlio_ckpt(args, root, rank_sync):
+def ckpt_dlio_cmd(args, ck, out, writes, reads, rank_sync, wrap=None):
+    """DLIO's checkpointing of the shrunk llama3_8b layout: `writes` checkpoints into
+    `ck`, then `reads` read back; `wrap` prefixes each rank's command (strace)."""
     shape = ckpt_model(args)
-    ck = tempfile.mkdtemp(dir=root, prefix="dlio-ck-")
-    out = tempfile.mkdtemp(dir=root, prefix="dlio-ck-out-")
     model = [f"++workload.model.num_layers={shape['num_layers']}"] + [
         f"++workload.model.transformer.{k}={v}" for k, v in shape.items() if k != "num_layers"]
-    cmd = MPIRUN + ["-np", "8", os.path.join(args.venv, "bin/python"), "-m",
-                    "dlio_benchmark.main", f"--config-dir={args.mlperf_configs}",
-                    "workload=llama3_8b"] + model + [
-        f"++workload.checkpoint.num_checkpoints_write={args.writes}",
-        "++workload.checkpoint.num_checkpoints_read=0",
+    return MPIRUN + ["-np", "8"] + (wrap or []) + [
+        os.path.join(args.venv, "bin/python"), "-m",
+        "dlio_benchmark.main", f"--config-dir={args.mlperf_configs}",
+        "workload=llama3_8b"] + model + [
+        f"++workload.checkpoint.num_checkpoints_write={writes}",
+        f"++workload.checkpoint.num_checkpoints_read={reads}",
         "++workload.checkpoint.time_between_checkpoints=0",
         f"++workload.checkpoint.checkpoint_rank_sync={rank_sync}",
         f"++workload.checkpoint.checkpoint_folder={ck}", f"++workload.output.folder={out}"]
+
+
+def dlio_ckpt_run(args, root, ck, writes, reads, rank_sync):
+    """One DLIO invocation; returns its summary's metrics, wall and CPU."""
+    out = tempfile.mkdtemp(dir=root, prefix="dlio-ck-out-")
     env = dict(os.environ, PYTHONPATH=args.dlio_v2)
     try:
-        wall, cpu, _ = timed(cmd, cwd=out, env=env)
+        wall, cpu, _ = timed(ckpt_dlio_cmd(args, ck, out, writes, reads, rank_sync),
+                             cwd=out, env=env)
         with open(os.path.join(out, "summary.json")) as f:
             m = json.load(f)["metric"]
+    finally:
+        shutil.rmtree(out, ignore_errors=True)
+    return m, wall, cpu
+
+
+def dlio_ckpt(args, root, rank_sync):
+    ck = tempfile.mkdtemp(dir=root, prefix="dlio-ck-")
+    try:
+        m, wall, cpu = dlio_ckpt_run(args, root, ck, args.writes, 0, rank_sync)
         written = dir_bytes(ck) / args.writes
     finally:
         shutil.rmtree(ck, ignore_errors=True)
-        shutil.rmtree(out, ignore_errors=True)
     return {"gibps": m["save_checkpoint_io_mean_GB_per_second"],
             "dur": m["save_checkpoint_duration_mean_seconds"],
             "gib": m["checkpoint_size_GB"], "file_gib": written / 2**30,
             "wall": wall, "cpu": cpu}
 
 
-def iolab_ckpt(args, root):
+def iolab_ckpt_cmd(args, ck, writes, reads, stored, wrap=None):
     shape = ckpt_model(args)
+    return MPIRUN + ["-np", "8"] + (wrap or []) + [
+        iolab_bin(), "checkpoint", "--model", "llama3-8b",
+        "--num-layers", str(shape["num_layers"]),
+        "--hidden-size", str(shape["hidden_size"]),
+        "--ffn-hidden-size", str(shape["ffn_hidden_size"]),
+        "--vocab-size", str(shape["vocab_size"]),
+        "--attention-heads", str(shape["num_attention_heads"]),
+        "--kv-heads", str(shape["num_kv_heads"]), "--ranks", "8",
+        "--writes", str(writes), "--reads", str(reads), "--time-between", "0",
+        "--dir", ck, "--json", stored, "--no-store", "--quiet"]
+
+
+def iolab_ckpt(args, root, reads=0):
+    """iolab's checkpoint run; with reads, the read-back phase's figures too (iolab
+    empties the page cache between writing and reading, as MLPerf's run does)."""
     ck = tempfile.mkdtemp(dir=root, prefix="iolab-ck-")
     stored = os.path.join(root, "iolab-ck.json")
-    cmd = MPIRUN + ["-np", "8", iolab_bin(), "checkpoint", "--model", "llama3-8b",
-                    "--num-layers", str(shape["num_layers"]),
-                    "--hidden-size", str(shape["hidden_size"]),
-                    "--ffn-hidden-size", str(shape["ffn_hidden_size"]),
-                    "--vocab-size", str(shape["vocab_size"]),
-                    "--attention-heads", str(shape["num_attention_heads"]),
-                    "--kv-heads", str(shape["num_kv_heads"]), "--ranks", "8",
-                    "--writes", str(args.writes), "--reads", "0", "--time-between", "0",
-                    "--dir", ck, "--json", stored, "--no-store", "--quiet"]
     try:
-        wall, cpu, _ = timed(cmd)
+        wall, cpu, _ = timed(iolab_ckpt_cmd(args, ck, args.writes, reads, stored))
         with open(stored) as f:
-            x = json.load(f)["phases"][0]["extra"]
+            run = json.load(f)
     finally:
         shutil.rmtree(ck, ignore_errors=True)
-    return {"gibps": x["gib_per_sec_mean"], "dur": x["duration_mean_s"],
-            "gib": x["checkpoint_gib"], "file_gib": x["checkpoint_gib"],
-            "wall": wall, "cpu": cpu}
+    x = run["phases"][0]["extra"]
+    res = {"gibps": x["gib_per_sec_mean"], "dur": x["duration_mean_s"],
+           "gib": x["checkpoint_gib"], "file_gib": x["checkpoint_gib"],
+           "wall": wall, "cpu": cpu}
+    if reads:
+        r = run["phases"][1]
+        assert r["name"] == "checkpoint-read", r["name"]
+        res["read_gibps"] = r["extra"]["gib_per_sec_mean"]
+        res["read_dur"] = r["extra"]["duration_mean_s"]
+    return res
 
 
-def mode_ckpt_speed(args, scratch):
-    root = tempfile.mkdtemp(dir=args.data_root or "/var/tmp", prefix="iolab-bench-ckpt-")
-    tools = [("dlio-sync", lambda: dlio_ckpt(args, root, True)),
-             ("iolab", lambda: iolab_ckpt(args, root)),
-             ("dlio-rank0", lambda: dlio_ckpt(args, root, False))]
+def drop_caches():
+    subprocess.run(["sync"], check=True)
+    with open("/proc/sys/vm/drop_caches", "w") as f:
+        f.write("3\n")
+
+
+def alternate_ckpt(args, root, tools, line):
+    """Runs the (name, run) tools --rounds times, alternating their order, printing each
+    result with `line`; removes `root` at the end; returns each tool's medians."""
     rows = {name: [] for name, _ in tools}
     try:
         for r in range(args.rounds):
@@ -469,15 +532,23 @@ def mode_ckpt_speed(args, scratch):
             for name, fn in order:
                 res = fn()
                 rows[name].append(res)
-                print(f"    round {r + 1} {name:<10} {res['gibps']:7.3f} GiB/s  duration "
-                      f"{res['dur']:7.3f}s  checkpoint {res['gib']:.3f} GiB (files "
-                      f"{res['file_gib']:.3f})  wall {res['wall']:6.1f}s  CPU {res['cpu']:6.1f}s",
-                      flush=True)
+                print(f"    round {r + 1} {name:<10} {line(res)}", flush=True)
     finally:
         shutil.rmtree(root, ignore_errors=True)
+    return {n: {k: statistics.median(x[k] for x in v) for k in v[0]} for n, v in rows.items()}
+
+
+def mode_ckpt_speed(args, scratch):
+    root = tempfile.mkdtemp(dir=args.data_root or "/var/tmp", prefix="iolab-bench-ckpt-")
+    tools = [("dlio-sync", lambda: dlio_ckpt(args, root, True)),
+             ("iolab", lambda: iolab_ckpt(args, root)),
+             ("dlio-rank0", lambda: dlio_ckpt(args, root, False))]
+    med = alternate_ckpt(args, root, tools, lambda res: (
+        f"{res['gibps']:7.3f} GiB/s  duration {res['dur']:7.3f}s  checkpoint "
+        f"{res['gib']:.3f} GiB (files {res['file_gib']:.3f})  wall {res['wall']:6.1f}s  "
+        f"CPU {res['cpu']:6.1f}s"))
     print(f"\nckpt-speed: llama3_8b layout, {ckpt_model(args)}, 8 ranks, ZeRO 3, fsync, "
           f"{args.writes} writes per run, {args.rounds} rounds")
-    med = {n: {k: statistics.median(x[k] for x in v) for k in v[0]} for n, v in rows.items()}
     for n, m in med.items():
         print(f"  {n:<10} throughput {m['gibps']:7.3f} GiB/s  duration {m['dur']:7.3f}s  "
               f"wall {m['wall']:6.1f}s  CPU {m['cpu']:6.1f}s  (medians)")
@@ -487,12 +558,150 @@ def mode_ckpt_speed(args, scratch):
           f"iolab {med['iolab']['file_gib']:.4f} GiB")
 
 
+def dlio_ckpt_read(args, root, rank_sync):
+    """MLPerf's read-back as its run script does it: DLIO writes the checkpoints in one
+    run, the page cache is emptied, and a second run (num_checkpoints_write 0) reads
+    them; its load figures, the write's beside them."""
+    ck = tempfile.mkdtemp(dir=root, prefix="dlio-ck-")
+    try:
+        w, wall_w, cpu_w = dlio_ckpt_run(args, root, ck, args.writes, 0, True)
+        drop_caches()
+        r, wall_r, cpu_r = dlio_ckpt_run(args, root, ck, 0, args.writes, rank_sync)
+    finally:
+        shutil.rmtree(ck, ignore_errors=True)
+    return {"gibps": w["save_checkpoint_io_mean_GB_per_second"],
+            "dur": w["save_checkpoint_duration_mean_seconds"],
+            "read_gibps": r["load_checkpoint_io_mean_GB_per_second"],
+            "read_dur": r["load_checkpoint_duration_mean_seconds"],
+            "wall": wall_w + wall_r, "cpu": cpu_w + cpu_r}
+
+
+def mode_ckpt_read(args, scratch):
+    root = tempfile.mkdtemp(dir=args.data_root or "/var/tmp", prefix="iolab-bench-ckpt-")
+    tools = [("dlio-sync", lambda: dlio_ckpt_read(args, root, True)),
+             ("iolab", lambda: iolab_ckpt(args, root, reads=args.writes)),
+             ("dlio-rank0", lambda: dlio_ckpt_read(args, root, False))]
+    med = alternate_ckpt(args, root, tools, lambda res: (
+        f"read {res['read_gibps']:7.3f} GiB/s ({res['read_dur']:6.3f}s)  write "
+        f"{res['gibps']:7.3f} GiB/s ({res['dur']:6.3f}s)  wall {res['wall']:6.1f}s  "
+        f"CPU {res['cpu']:6.1f}s"))
+    print(f"\nckpt-read: llama3_8b layout, {ckpt_model(args)}, 8 ranks, ZeRO 3, "
+          f"{args.writes} checkpoints written (fsync) then read back after emptying the "
+          f"page cache, {args.rounds} rounds")
+    for n, m in med.items():
+        print(f"  {n:<10} read {m['read_gibps']:7.3f} GiB/s  duration {m['read_dur']:7.3f}s  "
+              f"write {m['gibps']:7.3f} GiB/s  (medians)")
+    print(f"  read: iolab / DLIO (rank sync) {med['iolab']['read_gibps'] / med['dlio-sync']['read_gibps']:.3f}"
+          f"; iolab / DLIO (rank 0, MLPerf's) {med['iolab']['read_gibps'] / med['dlio-rank0']['read_gibps']:.3f}")
+
+
+TRACED = ("read", "pread64", "readv", "preadv", "preadv2", "write", "pwrite64", "writev",
+          "pwritev", "pwritev2", "fsync", "fdatasync", "mmap", "openat", "lseek", "close")
+
+
+def strace_wrap(out_dir, tag):
+    """Each rank under strace, one file per thread, fds shown with their paths."""
+    return ["sh", "-c", f'exec strace -ff -y -s 0 -qq -e signal=none '
+            f'-e trace={",".join(TRACED)} -o {out_dir}/{tag}.r$OMPI_COMM_WORLD_RANK "$@"',
+            "strace-rank"]
+
+
+def trace_counts(out_dir, tag, ck):
+    """Per rank: bytes and calls of each kind on the files under `ck`, and the sizes
+    asked for by the read and write calls."""
+    import re
+    call = re.compile(r"^(\w+)\((\d+)<([^>]*)>.*\) = (-?\d+)")
+    mm = re.compile(r"^mmap\(\w+, (\d+), [^,]+, [^,]+, (\d+)<([^>]*)>")
+    ranks = {}
+    for name in os.listdir(out_dir):
+        if not name.startswith(tag + ".r"):
+            continue
+        rank = int(name[len(tag) + 2:].split(".")[0])
+        c = ranks.setdefault(rank, {})
+        with open(os.path.join(out_dir, name), errors="replace") as f:
+            for line in f:
+                m = mm.match(line)
+                if m and m.group(3).startswith(ck):
+                    c["mmap_bytes"] = c.get("mmap_bytes", 0) + int(m.group(1))
+                    continue
+                m = call.match(line)
+                if not m or not m.group(3).startswith(ck):
+                    continue
+                kind, ret = m.group(1), int(m.group(4))
+                c[kind + "_calls"] = c.get(kind + "_calls", 0) + 1
+                if kind in ("read", "pread64", "readv", "preadv", "preadv2") and ret > 0:
+                    c["read_bytes"] = c.get("read_bytes", 0) + ret
+                    c.setdefault("read_sizes", {}).setdefault(ret, 0)
+                    c["read_sizes"][ret] += 1
+                if kind in ("write", "pwrite64", "writev", "pwritev", "pwritev2") and ret > 0:
+                    c["write_bytes"] = c.get("write_bytes", 0) + ret
+                    c.setdefault("write_sizes", {}).setdefault(ret, 0)
+                    c["write_sizes"][ret] += 1
+    return ranks
+
+
+def mode_ckpt_trace(args, scratch):
+    """Not timed: every rank of both tools under strace writing one checkpoint and reading
+    it back; per rank the bytes each reads and writes on the checkpoint files, the calls
+    and the fsyncs."""
+    root = tempfile.mkdtemp(dir=args.data_root or "/var/tmp", prefix="iolab-bench-ckpt-")
+    traces = os.path.join(root, "traces")
+    os.makedirs(traces)
+    try:
+        ck_d = os.path.join(root, "dlio-ck")
+        out = os.path.join(root, "dlio-out")
+        os.makedirs(out)
+        timed(ckpt_dlio_cmd(args, ck_d, out, 1, 1, True, strace_wrap(traces, "dlio")),
+              cwd=out, env=dict(os.environ, PYTHONPATH=args.dlio_v2))
+        sizes = {os.path.relpath(os.path.join(r, f), ck_d): os.path.getsize(os.path.join(r, f))
+                 for r, _, fs in os.walk(ck_d) for f in fs}
+        ck_i = os.path.join(root, "iolab-ck")
+        timed(iolab_ckpt_cmd(args, ck_i, 1, 1, os.path.join(root, "i.json"),
+                             strace_wrap(traces, "iolab")))
+        d, i = trace_counts(traces, "dlio", ck_d), trace_counts(traces, "iolab", ck_i)
+    finally:
+        shutil.rmtree(root, ignore_errors=True)
+    print(f"ckpt-trace: llama3_8b layout, {ckpt_model(args)}, 8 ranks, ZeRO 3, one "
+          f"checkpoint written (fsync) and read back, each rank under strace -f")
+    print(f"  {'rank':<5} {'tool':<6} {'read bytes':>12} {'read calls':>10} "
+          f"{'write bytes':>12} {'write calls':>11} {'fsync':>5} {'opens':>5} {'mmap':>6}"
+          f"  {'files on disk':>13}")
+    same = True
+    for rank in sorted(set(d) | set(i)):
+        files = sum(v for k, v in sizes.items()
+                    if f"zero_pp_rank_{rank}_" in k)
+        for tool, c in (("DLIO", d.get(rank, {})), ("iolab", i.get(rank, {}))):
+            reads = sum(c.get(k + "_calls", 0) for k in TRACED[:5])
+            writes = sum(c.get(k + "_calls", 0) for k in TRACED[5:10])
+            print(f"  {rank:<5} {tool:<6} {c.get('read_bytes', 0):>12} {reads:>10} "
+                  f"{c.get('write_bytes', 0):>12} {writes:>11} {c.get('fsync_calls', 0):>5} "
+                  f"{c.get('openat_calls', 0):>5} {c.get('mmap_bytes', 0):>6}"
+                  f"  {files if tool == 'DLIO' else '':>13}")
+        same &= d.get(rank, {}).get("read_bytes", 0) == d.get(rank, {}).get("write_bytes", 0)
+    for tool, t in (("DLIO", d), ("iolab", i)):
+        rs, ws = {}, {}
+        for c in t.values():
+            for k, v in c.get("read_sizes", {}).items():
+                rs[k] = rs.get(k, 0) + v
+            for k, v in c.get("write_sizes", {}).items():
+                ws[k] = ws.get(k, 0) + v
+        top = lambda h: ", ".join(f"{n} x {b}" for b, n in
+                                  sorted(h.items(), key=lambda x: -x[0] * x[1])[:4])
+        print(f"  {tool} read sizes (calls x bytes, the largest shares): {top(rs)}")
+        print(f"  {tool} write sizes: {top(ws)}")
+    print(f"  DLIO reads back exactly the bytes it wrote, every rank: {same}")
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__,
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("mode", choices=["storage", "steps", "loader", "crossover", "checkpoint",
-                                     "ckpt-speed"])
+                                     "ckpt-speed", "ckpt-read", "ckpt-trace"])
     ap.add_argument("--np", type=int, default=2)
+    ap.add_argument("--workload", choices=["unet3d", "resnet50"], default="unet3d",
+                    help="storage mode: unet3d's loader (npz, PyTorch) or resnet50's "
+                         "(TFRecord, TensorFlow)")
+    ap.add_argument("--samples-per-file", type=int, default=100)
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--files", type=int, default=64)
     ap.add_argument("--record-length", type=int, default=1048576)
@@ -509,7 +718,8 @@ def main():
     try:
         {"storage": mode_storage, "steps": mode_steps, "loader": mode_loader,
          "crossover": mode_crossover, "checkpoint": mode_checkpoint,
-         "ckpt-speed": mode_ckpt_speed}[args.mode](args, scratch)
+         "ckpt-speed": mode_ckpt_speed, "ckpt-read": mode_ckpt_read,
+         "ckpt-trace": mode_ckpt_trace}[args.mode](args, scratch)
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
 
