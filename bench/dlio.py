@@ -36,7 +36,8 @@ Modes (one per call; each is a few minutes, meant for /work/tools/quiet):
               (a small Llama 3 shape, 8 ranks, ZeRO 3).
   ckpt-speed  Checkpoint write throughput of both on the same sizes (a Llama 3 8B
               layout shrunk to --ckpt-layers layers of hidden 1024: about 0.9 GB per
-              checkpoint, 8 ranks, ZeRO 3, fsync per file) on the disk under
+              checkpoint, 8 ranks, ZeRO 3; iolab fsyncs each file unless --no-fsync,
+              DLIO's mlperf_storage_v2.0 never does: ckpt-trace) on the disk under
               --data-root (default /var/tmp), --writes checkpoints per run, alternated
               --rounds times: DLIO with checkpoint_rank_sync (its duration ends after
               every rank's write, iolab's definition), iolab, and DLIO as MLPerf runs it
@@ -490,7 +491,8 @@ def iolab_ckpt_cmd(args, ck, writes, reads, stored, wrap=None):
         "--attention-heads", str(shape["num_attention_heads"]),
         "--kv-heads", str(shape["num_kv_heads"]), "--ranks", "8",
         "--writes", str(writes), "--reads", str(reads), "--time-between", "0",
-        "--dir", ck, "--json", stored, "--no-store", "--quiet"]
+        "--dir", ck, "--json", stored, "--no-store", "--quiet"] + (
+            ["--no-fsync"] if getattr(args, "no_fsync", False) else [])
 
 
 def iolab_ckpt(args, root, reads=0):
@@ -547,7 +549,8 @@ def mode_ckpt_speed(args, scratch):
         f"{res['gibps']:7.3f} GiB/s  duration {res['dur']:7.3f}s  checkpoint "
         f"{res['gib']:.3f} GiB (files {res['file_gib']:.3f})  wall {res['wall']:6.1f}s  "
         f"CPU {res['cpu']:6.1f}s"))
-    print(f"\nckpt-speed: llama3_8b layout, {ckpt_model(args)}, 8 ranks, ZeRO 3, fsync, "
+    fsync = "iolab without fsync" if args.no_fsync else "iolab fsyncs, DLIO does not"
+    print(f"\nckpt-speed: llama3_8b layout, {ckpt_model(args)}, 8 ranks, ZeRO 3, {fsync}, "
           f"{args.writes} writes per run, {args.rounds} rounds")
     for n, m in med.items():
         print(f"  {n:<10} throughput {m['gibps']:7.3f} GiB/s  duration {m['dur']:7.3f}s  "
@@ -611,6 +614,7 @@ def trace_counts(out_dir, tag, ck):
     asked for by the read and write calls."""
     import re
     call = re.compile(r"^(\w+)\((\d+)<([^>]*)>.*\) = (-?\d+)")
+    opened = re.compile(r"^openat\(.*\) = \d+<([^>]*)>")
     mm = re.compile(r"^mmap\(\w+, (\d+), [^,]+, [^,]+, (\d+)<([^>]*)>")
     ranks = {}
     for name in os.listdir(out_dir):
@@ -623,6 +627,10 @@ def trace_counts(out_dir, tag, ck):
                 m = mm.match(line)
                 if m and m.group(3).startswith(ck):
                     c["mmap_bytes"] = c.get("mmap_bytes", 0) + int(m.group(1))
+                    continue
+                m = opened.match(line)
+                if m and m.group(1).startswith(ck):
+                    c["openat_calls"] = c.get("openat_calls", 0) + 1
                     continue
                 m = call.match(line)
                 if not m or not m.group(3).startswith(ck):
@@ -656,6 +664,7 @@ def mode_ckpt_trace(args, scratch):
         sizes = {os.path.relpath(os.path.join(r, f), ck_d): os.path.getsize(os.path.join(r, f))
                  for r, _, fs in os.walk(ck_d) for f in fs}
         ck_i = os.path.join(root, "iolab-ck")
+        os.makedirs(ck_i)
         timed(iolab_ckpt_cmd(args, ck_i, 1, 1, os.path.join(root, "i.json"),
                              strace_wrap(traces, "iolab")))
         d, i = trace_counts(traces, "dlio", ck_d), trace_counts(traces, "iolab", ck_i)
@@ -708,6 +717,10 @@ def main():
     ap.add_argument("--epochs", type=int, default=2)
     ap.add_argument("--writes", type=int, default=2)
     ap.add_argument("--ckpt-layers", type=int, default=4)
+    ap.add_argument("--no-fsync", action="store_true",
+                    help="ckpt-speed, ckpt-read: iolab without fsync, as DLIO's "
+                         "mlperf_storage_v2.0 runs (its checkpoint.fsync never reaches "
+                         "checkpoint_fsync: ckpt-trace shows no fsync call)")
     ap.add_argument("--stall", default="50ms")
     ap.add_argument("--data-root", default=None)
     ap.add_argument("--venv", default="/work/peers/dlio-venv")
