@@ -4,7 +4,8 @@
 # `weed server` process, plus `weed mount` as a FUSE file system over the same data.
 #
 #   scripts/seaweedfs.sh up   [--state DIR] [--ports auto|BASE] [--no-mount] [--env FILE]
-#                             [--access-key K --secret-key S]
+#                             [--access-key K --secret-key S] [--metrics]
+#                             [--s3-domain NAME] [--s3-tls CERT KEY]
 #   scripts/seaweedfs.sh down [--state DIR]
 #   scripts/seaweedfs.sh status [--state DIR]
 #   scripts/seaweedfs.sh env  [--state DIR]      (print the env file of a running cluster)
@@ -25,9 +26,17 @@
 # `df -h` of DIR and free memory: the causes on a small or busy machine.
 #
 # Ports: by default weed's own (S3 8333, filer 8888, master 9333, volume 8080, each gRPC
-# at +10000). `--ports BASE` takes the eight ports BASE..BASE+7 instead (master, its gRPC,
-# volume, gRPC, filer, gRPC, S3, gRPC); `--ports auto` picks a free block at random, so
-# two test runs with their own --state do not collide. Everything binds to 127.0.0.1.
+# at +10000). `--ports BASE` takes the ports BASE..BASE+9 instead (master, its gRPC,
+# volume, gRPC, filer, gRPC, S3, gRPC, then the metrics and S3 https ports below when
+# asked for); `--ports auto` picks a free block at random, so two test runs with their
+# own --state do not collide. Everything binds to 127.0.0.1.
+#
+# S3 options (for the tests of iolab's S3 client): `--metrics` serves weed's Prometheus
+# counters (SEAWEEDFS_METRICS: default port 9327, else BASE+8);
+# `--s3-domain NAME` lets the gateway take virtual-host requests (Host: BUCKET.NAME,
+# weed's -s3.domainName); `--s3-tls CERT KEY` serves S3 over https as well, on a port of
+# its own (SEAWEEDFS_S3_HTTPS_ENDPOINT, https://localhost:PORT: default 8433, else
+# BASE+9), with that PEM certificate and key; plain http stays on the S3 port.
 set -euo pipefail
 
 WEED_VERSION=4.48
@@ -39,6 +48,10 @@ mount=1
 env_out=""
 access_key=""
 secret_key=""
+metrics=0
+s3_domain=""
+s3_cert=""
+s3_key=""
 while [ $# -gt 0 ]; do
     case "$1" in
         --state) state=${2:?--state needs a directory}; shift 2 ;;
@@ -47,6 +60,9 @@ while [ $# -gt 0 ]; do
         --env) env_out=${2:?--env needs a file}; shift 2 ;;
         --access-key) access_key=${2:?--access-key needs a value}; shift 2 ;;
         --secret-key) secret_key=${2:?--secret-key needs a value}; shift 2 ;;
+        --metrics) metrics=1; shift ;;
+        --s3-domain) s3_domain=${2:?--s3-domain needs a name}; shift 2 ;;
+        --s3-tls) s3_cert=$(realpath "${2:?--s3-tls needs CERT KEY}"); s3_key=$(realpath "${3:?--s3-tls needs CERT KEY}"); shift 3 ;;
         *) echo "seaweedfs.sh: unknown option '$1' (see the head of $0)" >&2; exit 2 ;;
     esac
 done
@@ -77,15 +93,19 @@ pick_ports() {
     case "$ports" in
         default)
             P_MASTER=9333; P_MASTER_GRPC=19333; P_VOLUME=8080; P_VOLUME_GRPC=18080
-            P_FILER=8888; P_FILER_GRPC=18888; P_S3=8333; P_S3_GRPC=18333 ;;
+            P_FILER=8888; P_FILER_GRPC=18888; P_S3=8333; P_S3_GRPC=18333
+            P_METRICS=9327; P_S3_HTTPS=8433 ;;
         auto|[0-9]*)
-            base=$(free_ports "$ports" 8)
-            [ "$base" -ge 1024 ] && [ "$base" -le 65527 ] || die "--ports $ports: a base between 1024 and 65527"
+            base=$(free_ports "$ports" 10)
+            [ "$base" -ge 1024 ] && [ "$base" -le 65525 ] || die "--ports $ports: a base between 1024 and 65525"
             P_MASTER=$base; P_MASTER_GRPC=$((base + 1)); P_VOLUME=$((base + 2)); P_VOLUME_GRPC=$((base + 3))
-            P_FILER=$((base + 4)); P_FILER_GRPC=$((base + 5)); P_S3=$((base + 6)); P_S3_GRPC=$((base + 7)) ;;
+            P_FILER=$((base + 4)); P_FILER_GRPC=$((base + 5)); P_S3=$((base + 6)); P_S3_GRPC=$((base + 7))
+            P_METRICS=$((base + 8)); P_S3_HTTPS=$((base + 9)) ;;
         *) die "--ports takes auto or a base port number, not '$ports'" ;;
     esac
-    for p in $P_MASTER $P_MASTER_GRPC $P_VOLUME $P_VOLUME_GRPC $P_FILER $P_FILER_GRPC $P_S3 $P_S3_GRPC; do
+    [ "$metrics" = 1 ] || P_METRICS=""
+    [ -n "$s3_cert" ] || P_S3_HTTPS=""
+    for p in $P_MASTER $P_MASTER_GRPC $P_VOLUME $P_VOLUME_GRPC $P_FILER $P_FILER_GRPC $P_S3 $P_S3_GRPC $P_METRICS $P_S3_HTTPS; do
         listening "$p" && die "port $p on this machine is already in use; pass --ports auto or another --ports BASE"
     done
     return 0
@@ -100,6 +120,9 @@ write_env() {
         echo "SEAWEEDFS_FILER=127.0.0.1:$P_FILER"
         echo "SEAWEEDFS_S3_ENDPOINT=http://127.0.0.1:$P_S3"
         echo "SEAWEEDFS_PORTS=\"$P_MASTER $P_MASTER_GRPC $P_VOLUME $P_VOLUME_GRPC $P_FILER $P_FILER_GRPC $P_S3 $P_S3_GRPC\""
+        echo "SEAWEEDFS_METRICS=${P_METRICS:+127.0.0.1:$P_METRICS}"
+        echo "SEAWEEDFS_S3_HTTPS_ENDPOINT=${P_S3_HTTPS:+https://localhost:$P_S3_HTTPS}"
+        echo "SEAWEEDFS_S3_DOMAIN=$s3_domain"
         if [ "$mount" = 1 ]; then echo "SEAWEEDFS_MOUNT=$state/mnt"; else echo "SEAWEEDFS_MOUNT="; fi
         echo "AWS_ACCESS_KEY_ID=$access_key"
         echo "AWS_SECRET_ACCESS_KEY=$secret_key"
@@ -221,6 +244,8 @@ start_server() {
         -filer -filer.port="$P_FILER" -filer.port.grpc="$P_FILER_GRPC" -filer.localSocket="$state/filer.sock" \
         -s3 -s3.port="$P_S3" -s3.port.grpc="$P_S3_GRPC" -s3.config="$state/identities.json" \
         -s3.localSocket="$state/s3.sock" -s3.port.iceberg=0 -s3.port.lance=0 \
+        ${P_METRICS:+-metricsPort="$P_METRICS"} ${s3_domain:+-s3.domainName="$s3_domain"} \
+        ${P_S3_HTTPS:+-s3.port.https="$P_S3_HTTPS" -s3.cert.file="$s3_cert" -s3.key.file="$s3_key"} \
         </dev/null >"$state/server.log" 2>&1 &
     echo $! >"$state/server.pid"
 }
@@ -261,6 +286,8 @@ wait_until 60 "the filer" failed_up curl -sf -o /dev/null "http://127.0.0.1:$P_F
 # The gateway answers before it has read the identities: wait for a signed ListBuckets.
 wait_until 60 "S3 with the keys" failed_up curl -sf -o /dev/null --aws-sigv4 aws:amz:us-east-1:s3 \
     --user "$access_key:$secret_key" "http://127.0.0.1:$P_S3/"
+[ -z "$P_S3_HTTPS" ] || wait_until 60 "S3 over https" failed_up curl -sk -o /dev/null "https://127.0.0.1:$P_S3_HTTPS/"
+[ -z "$P_METRICS" ] || wait_until 60 "the metrics" failed_up curl -sf -o /dev/null "http://127.0.0.1:$P_METRICS/metrics"
 
 if [ "$mount" = 1 ]; then
     setsid "$weed" -logdir="$state" mount -filer="127.0.0.1:$P_FILER.$P_FILER_GRPC" -dir="$state/mnt" -cacheDir="$state/cache" \

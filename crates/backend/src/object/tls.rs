@@ -66,8 +66,35 @@ pub fn connect(config: &Arc<ClientConfig>, host: &str, tcp: TcpStream) -> io::Re
     let mut s = StreamOwned::new(conn, tcp);
     while s.conn.is_handshaking() {
         s.conn.complete_io(&mut s.sock).map_err(|e| {
-            io::Error::new(e.kind(), format!("TLS handshake with {host} failed: {e}"))
+            let words = format!("TLS handshake with {host} failed: {e}");
+            let refused = e
+                .get_ref()
+                .and_then(|i| i.downcast_ref::<rustls::Error>())
+                .is_some_and(|r| matches!(r, rustls::Error::InvalidCertificate(_)));
+            if refused {
+                io::Error::new(io::ErrorKind::InvalidData, CertificateRefused(words))
+            } else {
+                io::Error::new(e.kind(), words)
+            }
         })?;
     }
     Ok(s)
+}
+
+/// The server's certificate was refused (unknown issuer, wrong name, expired): trying
+/// again cannot help, so it is not retried (as minio-go does not retry x509 errors).
+#[derive(Debug)]
+pub struct CertificateRefused(String);
+
+impl std::fmt::Display for CertificateRefused {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::error::Error for CertificateRefused {}
+
+/// Whether `e` is a refused server certificate.
+pub fn certificate_refused(e: &io::Error) -> bool {
+    e.get_ref().is_some_and(|i| i.is::<CertificateRefused>())
 }
