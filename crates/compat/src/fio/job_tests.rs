@@ -182,3 +182,111 @@ fn modifiers_percentages_and_kb_base() {
     .unwrap();
     assert_eq!(job.words.len(), 3);
 }
+
+/// The names docs/fio.md's option table gives in its first column (`bs`/`blocksize`,
+/// `rw=...:N`: each backquoted name before any `=`, `:` or space).
+fn documented_options() -> std::collections::BTreeSet<String> {
+    let doc = include_str!("../../../../docs/fio.md");
+    let table = doc
+        .split("## Options and how they run")
+        .nth(1)
+        .expect("docs/fio.md has its option table")
+        .split("\n## ")
+        .next()
+        .unwrap();
+    let mut names = std::collections::BTreeSet::new();
+    for row in table.lines().filter(|l| l.starts_with("| `")) {
+        let first = row.split(" | ").next().unwrap();
+        for (i, quoted) in first.split('`').enumerate() {
+            let name = quoted.split(['=', ':', ' ', '(']).next().unwrap();
+            let is_name = !name.is_empty()
+                && name
+                    .bytes()
+                    .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'_');
+            if i % 2 == 1 && is_name {
+                names.insert(name.to_string());
+            }
+        }
+    }
+    names
+}
+
+/// Whether the parser takes option `key` (runs it, accepts it with a word, or refuses it
+/// for a reason of its own) rather than refusing it as one it does not know.
+fn parser_takes(key: &str) -> bool {
+    ["1", "0", "4k", "read", "none", "x"].iter().any(|v| {
+        let mut job = FioJob::defaults("j", "j.fio:1");
+        job.apply(key, Some(v)) != Err(unsupported(key))
+    })
+}
+
+#[test]
+fn docs_fio_md_lists_every_option_the_parser_takes() {
+    let documented = documented_options();
+    // Every name the parser's match arms spell (values among them too), and fio's options.
+    let sources = [
+        include_str!("job.rs"),
+        include_str!("access.rs"),
+        include_str!("logs.rs"),
+        include_str!("reporting.rs"),
+        include_str!("cmdprio.rs"),
+    ];
+    let mut candidates: std::collections::BTreeSet<String> = crate::fio::known::FIO_OPTIONS
+        .iter()
+        .map(|s| s.to_string())
+        .collect();
+    for src in sources {
+        let parts: Vec<&str> = src.split('"').collect();
+        for (i, part) in parts.iter().enumerate() {
+            let after = parts.get(i + 1).map_or("", |a| a.trim_start());
+            let is_name = i % 2 == 1
+                && !part.is_empty()
+                && part
+                    .bytes()
+                    .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'_');
+            if is_name && (after.starts_with("=>") || after.starts_with('|')) {
+                candidates.insert((*part).to_string());
+            }
+        }
+    }
+    let taken: Vec<&String> = candidates.iter().filter(|k| parser_takes(k)).collect();
+    assert!(
+        taken.len() > 140,
+        "the probe finds the parser's options: {}",
+        taken.len()
+    );
+    let undocumented: Vec<&&String> = taken.iter().filter(|k| !documented.contains(**k)).collect();
+    assert!(
+        undocumented.is_empty(),
+        "options the parser takes that docs/fio.md's table does not list: {undocumented:?}"
+    );
+    // And the table names no option of fio's that the parser refuses as unknown to it.
+    let wrong: Vec<&String> = documented
+        .iter()
+        .filter(|k| crate::fio::known::is_fio_option(k) && !parser_takes(k))
+        .collect();
+    assert!(
+        wrong.is_empty(),
+        "options docs/fio.md lists that the parser refuses as unsupported: {wrong:?}"
+    );
+    // fio's other options: the doc's list of those refused is exactly them.
+    let doc = include_str!("../../../../docs/fio.md");
+    let listed: std::collections::BTreeSet<&str> = doc
+        .split("fio 3.33's other options are refused")
+        .nth(1)
+        .expect("docs/fio.md lists fio's options it refuses")
+        .split("\n\n")
+        .next()
+        .unwrap()
+        .split('`')
+        .skip(1)
+        .step_by(2)
+        .filter(|n| crate::fio::known::is_fio_option(n))
+        .collect();
+    let refused: std::collections::BTreeSet<&str> = crate::fio::known::FIO_OPTIONS
+        .iter()
+        .copied()
+        .filter(|k| !documented.contains(*k) && !parser_takes(k))
+        .collect();
+    assert_eq!(listed, refused, "docs/fio.md's list of refused options");
+}
