@@ -36,6 +36,42 @@ impl Clock for MonotonicClock {
             None => Nanos(monotonic_ns()),
         }
     }
+
+    /// As fio's `usec_sleep` (time.c): sleeps `span` less the longest nanosleep of 1 µs
+    /// takes here (fio's `ns_granularity`, measured once per process), again while what
+    /// is left is longer than that, and spins the rest. A plain `nanosleep` overshoots by
+    /// the timer slack and wake-up (~100 µs on a busy VM), which fio's pauses do not.
+    fn sleep(&self, span: Nanos) {
+        let granularity = *SLEEP_GRANULARITY.get_or_init(sleep_granularity);
+        let start = self.now();
+        loop {
+            let left = span.saturating_sub(self.now().saturating_sub(start));
+            if left.0 == 0 {
+                return;
+            }
+            if left < granularity {
+                break;
+            }
+            std::thread::sleep((left - granularity).to_duration());
+        }
+        while self.now().saturating_sub(start) < span {
+            std::hint::spin_loop();
+        }
+    }
+}
+
+static SLEEP_GRANULARITY: OnceLock<Nanos> = OnceLock::new();
+
+/// The longest of ten 1 µs nanosleeps, as fio's `fio_clock_init` measures it.
+fn sleep_granularity() -> Nanos {
+    (0..10)
+        .map(|_| {
+            let t = std::time::Instant::now();
+            std::thread::sleep(std::time::Duration::from_micros(1));
+            Nanos(t.elapsed().as_nanos() as u64)
+        })
+        .max()
+        .unwrap_or(Nanos::ZERO)
 }
 
 /// Each reading returns the previous one plus `step`.
@@ -75,6 +111,17 @@ mod tests {
         let a = c.now();
         let b = c.now();
         assert!(b >= a);
+    }
+
+    #[test]
+    fn monotonic_sleep_lasts_at_least_its_span() {
+        let c = MonotonicClock;
+        for span in [Nanos::ZERO, Nanos(50_000), Nanos(2_000_000)] {
+            let a = c.now();
+            c.sleep(span);
+            assert!(c.now().saturating_sub(a) >= span, "{span:?}");
+        }
+        assert!(*SLEEP_GRANULARITY.get().unwrap() > Nanos::ZERO);
     }
 
     #[test]
