@@ -93,6 +93,17 @@ struct Job {
     took: Duration,
 }
 
+/// One MPI program at a time: the tests run in parallel threads, 3 x 4 ranks on a small
+/// machine would only make each job slower, and Open MPI 4 programs starting at once race
+/// to make their session directory (`/tmp/ompi.HOST.UID`): a singleton lost that race
+/// once ("mkdir ... File exists", MPI_Init aborted with exit 1).
+fn one_job() -> std::sync::MutexGuard<'static, ()> {
+    static ONE_JOB: Mutex<()> = Mutex::new(());
+    ONE_JOB
+        .lock()
+        .unwrap_or_else(|poisoned| poisoned.into_inner())
+}
+
 /// Runs the example under `mpirun -np RANKS` with `args`; None (after saying why) when
 /// mpirun is missing. Panics if the job outlives TIMEOUT, which is the hang these tests
 /// exist to rule out.
@@ -103,12 +114,7 @@ fn run_job(args: &[&str]) -> Option<Job> {
         );
         return None;
     };
-    // One job at a time: the tests run in parallel threads, and 3 x 4 ranks on a small
-    // machine would only make each job slower.
-    static ONE_JOB: Mutex<()> = Mutex::new(());
-    let _turn = ONE_JOB
-        .lock()
-        .unwrap_or_else(|poisoned| poisoned.into_inner());
+    let _turn = one_job();
 
     let binary = example_binary();
     let started = Instant::now();
@@ -232,7 +238,9 @@ fn abort_ends_every_rank_with_its_code() {
 fn a_rank_that_cannot_reach_its_launcher_refuses_to_run_alone() {
     // As if MPICH's mpiexec had started 4 copies of an Open MPI program: each comes up as
     // a singleton, and must say so rather than run as one of 4 independent "rank 0"s.
-    let output = Command::new(example_binary())
+    let binary = example_binary();
+    let _turn = one_job();
+    let output = Command::new(binary)
         .env_remove("OMPI_COMM_WORLD_SIZE")
         .env_remove("OMPI_COMM_WORLD_RANK")
         .env("PMI_SIZE", "4")
