@@ -89,6 +89,19 @@ fn abbreviated(names: &[String]) -> String {
     text
 }
 
+/// [`conclude`] for a command that printed its own report: says where the run is stored
+/// (unless --quiet) instead of printing the run again.
+pub fn conclude_after_report(rt: &Runtime, sink: RunSink, output: &OutputArgs) -> Result<u8> {
+    if rt.is_root() && !output.quiet && !sink.record.id.is_empty() {
+        println!("stored as {}", sink.record.id);
+    }
+    let quiet = OutputArgs {
+        quiet: true,
+        ..output.clone()
+    };
+    conclude(rt, sink, &quiet)
+}
+
 /// Finishes a run on every rank: marks it in the store, prints it and writes --json on
 /// rank 0, and returns the exit code.
 pub fn conclude(rt: &Runtime, mut sink: RunSink, output: &OutputArgs) -> Result<u8> {

@@ -14,7 +14,7 @@ use iolab_engine::{EngineError, MonotonicClock, prepare_target};
 use iolab_suites::ladder::{Ladder, Slo, climb, doubling};
 
 use crate::cli::OutputArgs;
-use crate::commands::finish::{abandon, cleanup, conclude};
+use crate::commands::finish::{abandon, cleanup, conclude, conclude_after_report};
 use crate::runtime::Runtime;
 use crate::sink::RunSink;
 use crate::watch::Watch;
@@ -177,14 +177,7 @@ fn ladder_in(rt: &Runtime, args: LadderArgs, slo: Slo) -> Result<u8> {
             println!("warning: {w}");
         }
     }
-    let quiet = OutputArgs {
-        quiet: true,
-        ..args.output.clone()
-    };
-    if rt.is_root() && !args.output.quiet && !sink.record.id.is_empty() {
-        println!("stored as {}", sink.record.id);
-    }
-    conclude(rt, sink, &quiet)
+    conclude_after_report(rt, sink, &args.output)
 }
 
 /// Runs one step's phase: its IOPS and the latency the objective is about.

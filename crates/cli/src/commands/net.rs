@@ -15,7 +15,7 @@ use iolab_engine::{Env, MonotonicClock};
 use iolab_suites::targets::net::{NetPhase, run_net};
 
 use crate::cli::OutputArgs;
-use crate::commands::finish::conclude;
+use crate::commands::finish::conclude_after_report;
 use crate::progress::ProgressLine;
 use crate::runtime::Runtime;
 use crate::sink::RunSink;
@@ -69,14 +69,7 @@ fn net_in(rt: &Runtime, args: NetArgs) -> Result<u8> {
         sink.phase(p.summary);
         sink.phases(p.pairs);
     }
-    if rt.is_root() && !args.output.quiet && !sink.record.id.is_empty() {
-        println!("stored as {}", sink.record.id);
-    }
-    let quiet = OutputArgs {
-        quiet: true,
-        ..args.output.clone()
-    };
-    conclude(rt, sink, &quiet)
+    conclude_after_report(rt, sink, &args.output)
 }
 
 fn human(v: f64) -> String {

@@ -24,7 +24,7 @@ use iolab_engine::{EngineError, MonotonicClock, PreparedTarget, prepare_target};
 use iolab_suites::pts::{Cell, PtsMatrix, PtsOutcome, PtsRounds, PtsTest, THROUGHPUT_BLOCK_SIZES};
 
 use crate::cli::OutputArgs;
-use crate::commands::finish::{abandon, conclude};
+use crate::commands::finish::{abandon, conclude, conclude_after_report};
 use crate::runtime::Runtime;
 use crate::sink::RunSink;
 use crate::watch::Watch;
@@ -477,14 +477,7 @@ fn pts_in(rt: &Runtime, args: &PtsArgs, range: u8, mut plan: Plan) -> Result<u8>
                 .map_err(|e| anyhow::anyhow!("--html: cannot write {}: {e}", path.display()))?;
         }
     }
-    let quiet = OutputArgs {
-        quiet: true,
-        ..args.output.clone()
-    };
-    if rt.is_root() && !args.output.quiet && !sink.record.id.is_empty() {
-        println!("stored as {}", sink.record.id);
-    }
-    conclude(rt, sink, &quiet)
+    conclude_after_report(rt, sink, &args.output)
 }
 
 /// Stores what ran and ends with the error (or the interruption).
