@@ -26,9 +26,9 @@
 # `df -h` of DIR and free memory: the causes on a small or busy machine.
 #
 # Ports: by default weed's own (S3 8333, filer 8888, master 9333, volume 8080, each gRPC
-# at +10000). `--ports BASE` takes the ports BASE..BASE+9 instead (master, its gRPC,
-# volume, gRPC, filer, gRPC, S3, gRPC, then the metrics and S3 https ports below when
-# asked for); `--ports auto` picks a free block at random, so two test runs with their
+# at +10000). `--ports BASE` takes the ports BASE..BASE+7 instead (master, its gRPC,
+# volume, gRPC, filer, gRPC, S3, gRPC), and BASE+8, BASE+9 for the metrics and S3 https
+# ports below when asked for; `--ports auto` picks a free block at random, so two test runs with their
 # own --state do not collide. Everything binds to 127.0.0.1.
 #
 # S3 options (for the tests of iolab's S3 client): `--metrics` serves weed's Prometheus
@@ -96,8 +96,11 @@ pick_ports() {
             P_FILER=8888; P_FILER_GRPC=18888; P_S3=8333; P_S3_GRPC=18333
             P_METRICS=9327; P_S3_HTTPS=8433 ;;
         auto|[0-9]*)
-            base=$(free_ports "$ports" 10)
-            [ "$base" -ge 1024 ] && [ "$base" -le 65525 ] || die "--ports $ports: a base between 1024 and 65525"
+            # The metrics and https ports (BASE+8, BASE+9) only when asked for.
+            n=8
+            { [ "$metrics" = 0 ] && [ -z "$s3_cert" ]; } || n=10
+            base=$(free_ports "$ports" "$n")
+            [ "$base" -ge 1024 ] && [ "$base" -le $((65536 - n)) ] || die "--ports $ports: a base between 1024 and $((65536 - n))"
             P_MASTER=$base; P_MASTER_GRPC=$((base + 1)); P_VOLUME=$((base + 2)); P_VOLUME_GRPC=$((base + 3))
             P_FILER=$((base + 4)); P_FILER_GRPC=$((base + 5)); P_S3=$((base + 6)); P_S3_GRPC=$((base + 7))
             P_METRICS=$((base + 8)); P_S3_HTTPS=$((base + 9)) ;;
