@@ -20,7 +20,9 @@
 #
 # --ports: the mon listens on 3300 by default (BASE with --ports BASE, a free port with
 # auto); the gateway on 7480 (BASE+1); the other daemons bind free ports in 6800-7300 as
-# Ceph's do. --osd-dir puts the OSDs' sparse images elsewhere (a tmpfs such as /dev/shm
+# Ceph's do; clusters starting at the same time pick their ports one at a time (the port
+# lock of scripts/lib/cluster.sh, held until the mon, or with --rgw the gateway, listens).
+# --osd-dir puts the OSDs' sparse images elsewhere (a tmpfs such as /dev/shm
 # takes the disk's noise out of comparisons). --pool-per-osd adds a data pool per OSD and a
 # directory osd.N at the top of CephFS whose files are stored on osd.N alone: one storage
 # target per OSD for `iolab targets`. `stop`/`start` stop and restart one daemon (to test
@@ -320,6 +322,7 @@ for t in ss curl losetup; do command -v "$t" >/dev/null || die "needs '$t' on PA
 [ "$mount" = 0 ] || command -v fusermount3 >/dev/null || command -v fusermount >/dev/null \
     || die "needs fusermount3 (apt-get install fuse3) for the mount; or pass --no-mount"
 install_ceph
+ports_lock
 case "$ports" in
     default) P_MON=3300; P_RGW=7480 ;;
     *) base=$(free_ports "$ports" 2); P_MON=$base; P_RGW=$((base + 1)) ;;
@@ -352,6 +355,8 @@ ceph-mon -c "$conf" --mkfs -i a --monmap "$state/monmap" --keyring "$kr" >"$stat
     || { cat "$state/log/mkfs.out" >&2; failed_up; die "ceph-mon --mkfs failed"; }
 start_d mon.a
 wait_until 30 "the mon" failed_up ceph -c "$conf" --connect-timeout 10 -s
+# The mon has bound its port; the gateway's is held until the gateway listens.
+[ "$rgw" = 1 ] || ports_unlock
 start_d mgr.x
 
 # OSDs: a sparse image, a loop device over it, bluestore on the device.
@@ -395,6 +400,7 @@ fi
 if [ "$rgw" = 1 ]; then
     start_d client.rgw.a
     wait_until 90 "the RADOS Gateway on 127.0.0.1:$P_RGW" failed_up curl -s -o /dev/null "http://127.0.0.1:$P_RGW/"
+    ports_unlock
     head -c 10 /dev/urandom | od -An -tx1 | tr -d ' \n' | sed 's/^/IOLAB/' | tr a-z A-Z >"$state/rgw.access"
     head -c 24 /dev/urandom | od -An -tx1 | tr -d ' \n' >"$state/rgw.secret"
     radosgw-admin -c "$conf" user create --uid=iolab --display-name=iolab \

@@ -29,7 +29,9 @@
 # at +10000). `--ports BASE` takes the ports BASE..BASE+7 instead (master, its gRPC,
 # volume, gRPC, filer, gRPC, S3, gRPC), and BASE+8, BASE+9 for the metrics and S3 https
 # ports below when asked for; `--ports auto` picks a free block at random, so two test runs with their
-# own --state do not collide. Everything binds to 127.0.0.1.
+# own --state do not collide. Everything binds to 127.0.0.1. Clusters starting at the same
+# time pick their ports one at a time (scripts/lib/cluster.sh's port lock, held until weed
+# listens; IOLAB_PORTS_LOCK, IOLAB_PORTS_LOCK_WAIT).
 #
 # S3 options (for the tests of iolab's S3 client): `--metrics` serves weed's Prometheus
 # counters (SEAWEEDFS_METRICS: default port 9327, else BASE+8);
@@ -90,6 +92,7 @@ weed_bin() {
 
 pick_ports() {
     local base p i
+    ports_lock
     case "$ports" in
         default)
             P_MASTER=9333; P_MASTER_GRPC=19333; P_VOLUME=8080; P_VOLUME_GRPC=18080
@@ -291,6 +294,8 @@ wait_until 60 "S3 with the keys" failed_up curl -sf -o /dev/null --aws-sigv4 aws
     --user "$access_key:$secret_key" "http://127.0.0.1:$P_S3/"
 [ -z "$P_S3_HTTPS" ] || wait_until 60 "S3 over https" failed_up curl -sk -o /dev/null "https://127.0.0.1:$P_S3_HTTPS/"
 [ -z "$P_METRICS" ] || wait_until 60 "the metrics" failed_up curl -sf -o /dev/null "http://127.0.0.1:$P_METRICS/metrics"
+# Every port of the block is bound by now: another cluster may pick its ports.
+ports_unlock
 
 if [ "$mount" = 1 ]; then
     setsid "$weed" -logdir="$state" mount -filer="127.0.0.1:$P_FILER.$P_FILER_GRPC" -dir="$state/mnt" -cacheDir="$state/cache" \

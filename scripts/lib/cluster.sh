@@ -3,7 +3,7 @@
 # The caller sets `me` (its name for messages) and `state` (its state directory).
 
 say() { echo "$me: $*" >&2; }
-die() { say "$*"; exit 1; }
+die() { say "$*"; ports_unlock; exit 1; }
 
 # PID file [name pattern] -> 0 if that process still runs. A zombie does not count (it
 # holds nothing and waits only for its reaper), nor a PID reused by another program.
@@ -79,13 +79,68 @@ free_ports() {
     lo=$(cut -f1 /proc/sys/net/ipv4/ip_local_port_range 2>/dev/null || echo 32768)
     blocks=$(((lo - 10000) / count - 1))
     [ "$blocks" -gt 0 ] || blocks=1
+    if [ "$base" != auto ]; then
+        for i in $(seq 0 $((count - 1))); do
+            port_used $((base + i)) && die "port $((base + i)) of --ports $base (the block $base-$((base + count - 1))) is in use on this machine; pass --ports auto or another base"
+        done
+        echo "$base"
+        return 0
+    fi
     for _ in $(seq 50); do
-        if [ "$base" = auto ]; then b=$((10000 + (RANDOM % blocks) * count)); else b=$base; fi
+        b=$((10000 + (RANDOM % blocks) * count))
         for i in $(seq 0 $((count - 1))); do port_used $((b + i)) && continue 2; done
         echo "$b"
         return 0
     done
-    die "no $count free ports at ${base}"
+    die "no block of $count free ports found in 50 tries"
+}
+
+# Port picking is one at a time on this machine: `ports_lock` before free_ports,
+# `ports_unlock` once the daemons listen, so two clusters starting together (tests side by
+# side, ceph.sh beside seaweedfs.sh) never pick the same block, nor one a block whose daemons
+# have not bound it yet. The lock is a file naming its owner (PID and start time), read and
+# written under a short flock: a flock held for the whole wait would be inherited by the
+# daemons started meanwhile and held for their life. An owner that is gone (killed before
+# it unlocked) leaves a stale file the next one takes over. The empty `.guard` file the
+# flock is taken on stays (removing it would let two scripts flock two different files).
+ports_lock_file=${IOLAB_PORTS_LOCK:-/tmp/iolab-cluster-ports.lock}
+ports_locked=0
+proc_start() { awk '{ print $22 }' "/proc/$1/stat" 2>/dev/null; }
+ports_lock() {
+    local end=$((SECONDS + ${IOLAB_PORTS_LOCK_WAIT:-180})) me_id owner
+    [ "$ports_locked" = 0 ] || return 0
+    me_id="$$ $(proc_start $$)"
+    while true; do
+        owner=$( (
+            flock -w 10 9 || { echo "? (no flock on $ports_lock_file.guard in 10 s)"; exit 0; }
+            o=$(cat "$ports_lock_file" 2>/dev/null || true)
+            set -- $o
+            if [ -n "${1:-}" ] && [ "$o" != "$me_id" ] && [ "$(proc_start "$1")" = "${2:-}" ]; then
+                echo "$1"
+                exit 0
+            fi
+            echo "$me_id" >"$ports_lock_file"
+        ) 9>>"$ports_lock_file.guard")
+        if [ -z "$owner" ]; then
+            ports_locked=1
+            # However the script ends (a `set -e` failure, a die in a subshell), the lock
+            # goes with it; a kill -9 leaves it to the next one's stale-owner check.
+            trap ports_unlock EXIT
+            return 0
+        fi
+        [ "$SECONDS" -lt "$end" ] \
+            || die "waited ${IOLAB_PORTS_LOCK_WAIT:-180} s for $ports_lock_file: pid $owner ($(tr '\0' ' ' <"/proc/$owner/cmdline" 2>/dev/null | cut -c1-80)) is still starting a cluster"
+        sleep 0.2
+    done
+}
+ports_unlock() {
+    # Only the script itself: a `die` in a $(...) subshell leaves its parent's lock alone.
+    [ "${ports_locked:-0}" = 1 ] && [ "$BASHPID" = "$$" ] || return 0
+    ports_locked=0
+    (
+        flock -w 10 9 || exit 0
+        [ "$(cat "$ports_lock_file" 2>/dev/null)" != "$$ $(proc_start $$)" ] || rm -f "$ports_lock_file"
+    ) 9>>"$ports_lock_file.guard"
 }
 
 # The state directory is ours only if it holds our marker (or is empty).

@@ -79,6 +79,20 @@ fn check_room(system: &str, dir: &str) {
     );
 }
 
+/// `count` consecutive ports nobody on this machine listens on, below the kernel's
+/// ephemeral range (where no outgoing connection takes one meanwhile).
+pub fn free_block(count: u16) -> u16 {
+    let seed = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .subsec_nanos()
+        ^ std::process::id();
+    (0..200u32)
+        .map(|i| 20000 + ((seed.wrapping_mul(2_654_435_761).wrapping_add(i * 7919)) % 10000) as u16)
+        .find(|&b| (b..b + count).all(|p| std::net::TcpListener::bind(("127.0.0.1", p)).is_ok()))
+        .expect("a block of free ports in 20000-30000")
+}
+
 pub struct Cluster {
     script: PathBuf,
     state: PathBuf,
@@ -115,40 +129,93 @@ impl Cluster {
 
     /// `up` with the state directory made under `parent` instead of /var/tmp.
     pub fn up_in(system: &str, parent: &Path, args: &[&str]) -> Cluster {
+        Cluster::race(system, parent, 1, &[], args)
+            .pop()
+            .unwrap()
+            .unwrap_or_else(|(out, _)| panic!("{system}.sh up failed\n{out}"))
+    }
+
+    /// `count` runs of `up` started at the same moment, each with its own state directory
+    /// under `parent` and the variables `envs`: a cluster for each that came up, or its
+    /// output (stdout and stderr) and what its state directory held when `up` failed (its
+    /// names, the marker left out; that state is taken down at once). Under the one-Ceph-at-a-time
+    /// lock for Ceph, which these tests expect to start one cluster at most.
+    pub fn race(
+        system: &str,
+        parent: &Path,
+        count: usize,
+        envs: &[(&str, &Path)],
+        args: &[&str],
+    ) -> Vec<Result<Cluster, (String, Vec<String>)>> {
         // A test that panicked while holding the lock still took its cluster down (Drop).
         let guard = (system == "ceph").then(|| CEPH.lock().unwrap_or_else(|e| e.into_inner()));
         check_room(system, parent.to_str().unwrap());
-        let dir = tempfile::Builder::new()
-            .prefix("iolab-real-")
-            .tempdir_in(parent)
-            .unwrap();
-        let state = dir.path().join(system);
         let script = script(system);
-        let mut cmd = Command::new(&script);
-        cmd.arg("up")
-            .arg("--state")
-            .arg(&state)
-            .args(["--ports", "auto"]);
-        if system == "ceph" {
-            cmd.args(["--osd-size", CEPH_OSD_SIZE]);
-        }
-        let out = cmd.args(args).output().expect("the script runs");
-        let mut cluster = Cluster {
-            script,
-            state,
-            env: BTreeMap::new(),
-            down: false,
-            _dir: dir,
-            _one_at_a_time: guard,
-        };
-        assert!(
-            out.status.success(),
-            "{system}.sh up failed\n--- stdout\n{}\n--- stderr\n{}",
-            String::from_utf8_lossy(&out.stdout),
-            String::from_utf8_lossy(&out.stderr)
-        );
-        cluster.env = parse_env(&String::from_utf8_lossy(&out.stdout));
-        cluster
+        let started: Vec<(tempfile::TempDir, PathBuf, std::process::Child)> = (0..count)
+            .map(|_| {
+                let dir = tempfile::Builder::new()
+                    .prefix("iolab-real-")
+                    .tempdir_in(parent)
+                    .unwrap();
+                let state = dir.path().join(system);
+                let mut cmd = Command::new(&script);
+                cmd.arg("up")
+                    .arg("--state")
+                    .arg(&state)
+                    .args(["--ports", "auto"]);
+                if system == "ceph" {
+                    cmd.args(["--osd-size", CEPH_OSD_SIZE]);
+                }
+                let child = cmd
+                    .args(args)
+                    .envs(envs.iter().copied())
+                    .stdout(std::process::Stdio::piped())
+                    .stderr(std::process::Stdio::piped())
+                    .spawn()
+                    .expect("the script runs");
+                (dir, state, child)
+            })
+            .collect();
+        let mut guard = guard;
+        started
+            .into_iter()
+            .map(|(dir, state, child)| {
+                let out = child.wait_with_output().expect("the script runs");
+                let mut cluster = Cluster {
+                    script: script.clone(),
+                    state,
+                    env: BTreeMap::new(),
+                    down: false,
+                    _dir: dir,
+                    _one_at_a_time: None,
+                };
+                if out.status.success() {
+                    cluster.env = parse_env(&String::from_utf8_lossy(&out.stdout));
+                    // The first cluster up holds the lock until it goes down.
+                    cluster._one_at_a_time = guard.take();
+                    Ok(cluster)
+                } else {
+                    let mut held: Vec<String> = std::fs::read_dir(&cluster.state)
+                        .map(|d| {
+                            d.flatten()
+                                .filter_map(|e| e.file_name().into_string().ok())
+                                .filter(|n| !n.starts_with(".iolab-"))
+                                .collect()
+                        })
+                        .unwrap_or_default();
+                    held.sort();
+                    drop(cluster);
+                    Err((
+                        format!(
+                            "--- stdout\n{}\n--- stderr\n{}",
+                            String::from_utf8_lossy(&out.stdout),
+                            String::from_utf8_lossy(&out.stderr)
+                        ),
+                        held,
+                    ))
+                }
+            })
+            .collect()
     }
 
     pub fn var(&self, key: &str) -> &str {

@@ -240,3 +240,106 @@ fn seaweedfs_takes_writes_on_a_file_system_under_one_percent_free() {
     c.down_and_check(&ports);
     drop(fs);
 }
+
+/// Field 22 of /proc/PID/stat, the process's start time: with the PID, what the cluster
+/// scripts' port lock names its owner by.
+fn proc_start(pid: u32) -> String {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap();
+    // Fields from 3 on follow the command's closing parenthesis.
+    let after_comm = stat.rsplit(')').next().unwrap();
+    after_comm.split_whitespace().nth(19).unwrap().to_string()
+}
+
+/// A process that lives until dropped: the live owner of a port lock.
+struct Owner(std::process::Child);
+
+impl Drop for Owner {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+/// Two clusters started at the same moment on the same ports (`--ports BASE`): the cluster
+/// scripts pick ports one at a time (scripts/lib/cluster.sh's port lock, held from the pick
+/// until the daemons listen), so one comes up and the other fails in one line naming the
+/// port, having started nothing; without the lock both start weed and both lose ports.
+/// The lock file left by an owner that is gone is taken over; one whose owner still runs
+/// holds `up` back, and `up` fails naming that owner when IOLAB_PORTS_LOCK_WAIT runs out,
+/// having started nothing and left the lock alone.
+#[test]
+fn two_seaweedfs_started_at_once_on_the_same_ports_and_the_port_lock() {
+    let dir = tempfile::tempdir_in("/var/tmp").unwrap();
+    let lock = dir.path().join("ports.lock");
+    // A stale lock: its owner (this PID, with another start time) is not running.
+    std::fs::write(&lock, format!("{} 1\n", std::process::id())).unwrap();
+    let base = super::cluster::free_block(8).to_string();
+    let mut runs = Cluster::race(
+        "seaweedfs",
+        std::path::Path::new("/var/tmp"),
+        2,
+        &[("IOLAB_PORTS_LOCK", &lock)],
+        &["--no-mount", "--ports", &base],
+    );
+    let (up, failed): (Vec<_>, Vec<_>) = runs.drain(..).partition(Result::is_ok);
+    let failed: Vec<(String, Vec<String>)> = failed.into_iter().map(|r| r.err().unwrap()).collect();
+    assert_eq!(
+        up.len(),
+        1,
+        "one of two clusters on the same ports came up: {failed:?}"
+    );
+    let (out, held) = &failed[0];
+    assert!(
+        out.contains(&format!(
+            "seaweedfs.sh: port {base} of --ports {base} (the block {base}-"
+        )) && out.contains("is in use on this machine; pass --ports auto or another base"),
+        "{out}"
+    );
+    assert!(
+        held.is_empty(),
+        "the loser started something: {held:?}\n{out}"
+    );
+    assert!(!lock.exists(), "the lock is left after up");
+    let c = up.into_iter().next().unwrap().ok().unwrap();
+    assert_eq!(
+        c.var("SEAWEEDFS_PORTS").split_whitespace().next(),
+        Some(base.as_str())
+    );
+    let ports = ports(&c);
+    c.down_and_check(&ports);
+
+    // A live owner: `up` waits 1 s, fails naming it, and changes neither the lock nor the
+    // ports it would have taken.
+    let owner = Owner(Command::new("sleep").arg("120").spawn().unwrap());
+    let held = format!("{} {}\n", owner.0.id(), proc_start(owner.0.id()));
+    std::fs::write(&lock, &held).unwrap();
+    let mut runs = Cluster::race(
+        "seaweedfs",
+        std::path::Path::new("/var/tmp"),
+        1,
+        &[
+            ("IOLAB_PORTS_LOCK", &lock),
+            ("IOLAB_PORTS_LOCK_WAIT", std::path::Path::new("1")),
+        ],
+        &["--no-mount"],
+    );
+    let (out, left) = runs
+        .pop()
+        .unwrap()
+        .err()
+        .expect("up with the lock held failed");
+    assert!(
+        out.contains(&format!(
+            "seaweedfs.sh: waited 1 s for {}: pid {} (sleep 120",
+            lock.display(),
+            owner.0.id()
+        )),
+        "{out}"
+    );
+    assert!(left.is_empty(), "up started something: {left:?}");
+    assert_eq!(
+        std::fs::read_to_string(&lock).unwrap(),
+        held,
+        "the waiting script changed another's lock"
+    );
+}
