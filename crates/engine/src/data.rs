@@ -276,6 +276,12 @@ impl<'a> ReadyJob<'a> {
         agree(comm, prepared)?;
         comm.barrier();
         agree(comm, check_visible(&plan, &data_target, comm.host()))?;
+        if let DataTarget::Dir(dir) = &data_target
+            && let Some(w) = iolab_backend::files::client_cache(dir)
+                .and_then(|c| client_write_warning(&c, &spec))
+        {
+            warnings.push(w);
+        }
         if spec.rw.reads() && data_target != DataTarget::Null {
             warnings.extend(agree(comm, set_cache_state(&plan.files, &spec))?);
             // Dropped from the page cache first and each block read once: the storage
@@ -432,8 +438,30 @@ fn prepare_files(
     Ok(())
 }
 
+/// Direct writes through a client that takes them into a write buffer of its own (weed
+/// mount): without an fsync or O_SYNC the phase ends before the data leaves the client,
+/// the uploads happening at close, after the phase's clock has stopped.
+pub fn client_write_warning(
+    c: &iolab_backend::files::ClientCache,
+    spec: &DataSpec,
+) -> Option<String> {
+    if !spec.rw.writes()
+        || !spec.direct
+        || !c.direct_writes_buffered
+        || spec.sync
+        || spec.fsync_at_end
+        || spec.fsync_every.is_some()
+    {
+        return None;
+    }
+    Some(format!(
+        "direct writes on {} through {} return once in its own write buffer and are sent to the servers at close or fsync (O_DIRECT does not go past it): the phase ends before its data reaches them; add --fsync-at-end or --sync for the servers' figure",
+        c.file_system, c.client
+    ))
+}
+
 /// Reads through a client with a cache of its own: what they probably measure.
-fn client_cache_warning(c: &iolab_backend::files::ClientCache, direct: bool) -> Option<String> {
+pub fn client_cache_warning(c: &iolab_backend::files::ClientCache, direct: bool) -> Option<String> {
     if direct && c.direct_bypasses {
         return None;
     }
@@ -509,7 +537,60 @@ mod client_cache_tests {
             client: "ceph-fuse",
             what: "its object cache",
             direct_bypasses,
+            direct_writes_buffered: false,
         }
+    }
+
+    #[test]
+    fn direct_writes_into_a_client_buffer_are_named_unless_synced() {
+        use iolab_core::spec::{DataSpec, RwKind};
+        let weed = ClientCache {
+            file_system: "SeaweedFS",
+            client: "weed mount",
+            what: "its chunk cache",
+            direct_bypasses: false,
+            direct_writes_buffered: true,
+        };
+        let mut spec = DataSpec {
+            rw: RwKind::Write,
+            direct: true,
+            ..DataSpec::default()
+        };
+        let w = super::client_write_warning(&weed, &spec).unwrap();
+        assert!(
+            w.starts_with(
+                "direct writes on SeaweedFS through weed mount return once in its own write buffer"
+            ),
+            "{w}"
+        );
+        assert_eq!(super::client_write_warning(&cache(true), &spec), None);
+        for synced in [
+            DataSpec {
+                fsync_at_end: true,
+                ..spec.clone()
+            },
+            DataSpec {
+                sync: true,
+                ..spec.clone()
+            },
+            DataSpec {
+                fsync_every: Some(1),
+                ..spec.clone()
+            },
+            DataSpec {
+                rw: RwKind::Read,
+                ..spec.clone()
+            },
+        ] {
+            assert_eq!(
+                super::client_write_warning(&weed, &synced),
+                None,
+                "{synced:?}"
+            );
+        }
+        // Buffered writes: the page cache's warning says that, where there is one.
+        spec.direct = false;
+        assert_eq!(super::client_write_warning(&weed, &spec), None);
     }
 
     #[test]

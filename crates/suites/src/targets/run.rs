@@ -18,7 +18,7 @@ use super::results::{Finished, Mode, finish_phase};
 use super::units::{Capture, UnitRow, gather_rows};
 use iolab_engine::clock::Clock;
 use iolab_engine::control::PhaseControl;
-use iolab_engine::data::check_ranks_agree;
+use iolab_engine::data::{check_ranks_agree, client_cache_warning, client_write_warning};
 use iolab_engine::error::EngineError;
 use iolab_engine::layout::{create_for_write, lay_out, set_cache_state};
 use iolab_engine::phase::{Env, PhaseRun, WorkerReport, run_phase};
@@ -201,6 +201,11 @@ fn run_one<C: Clock>(
             warnings.push(w);
         }
     }
+    for w in client_warnings(set, data) {
+        if !warnings.contains(&w) {
+            warnings.push(w);
+        }
+    }
     comm.barrier();
     let ctx = WorkerCtx {
         clock,
@@ -305,6 +310,32 @@ fn by_rank(path: &Path, rank: u32) -> PathBuf {
         None => format!("data.r{rank}.{}", name.trim_start_matches("data.")),
     };
     path.with_file_name(renamed)
+}
+
+/// What the targets' file system clients do that the page-cache controls and O_DIRECT do
+/// not reach (ceph-fuse's object cache, weed mount's chunk cache and write buffer): one
+/// warning per client and kind.
+fn client_warnings(set: &TargetSet, data: &DataSpec) -> Vec<String> {
+    let mut warnings = Vec::new();
+    for t in &set.local {
+        let PreparedTarget::Dir { workdir, .. } = &t.prepared else {
+            continue;
+        };
+        let Some(c) = iolab_backend::files::client_cache(workdir.path()) else {
+            continue;
+        };
+        let read = data
+            .rw
+            .reads()
+            .then(|| client_cache_warning(&c, data.direct))
+            .flatten();
+        for w in [read, client_write_warning(&c, data)].into_iter().flatten() {
+            if !warnings.contains(&w) {
+                warnings.push(w);
+            }
+        }
+    }
+    warnings
 }
 
 fn check_space(t: &LocalTarget, plan: &DataPlan) -> Result<(), EngineError> {
