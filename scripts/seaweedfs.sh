@@ -4,7 +4,7 @@
 # `weed server` process, plus `weed mount` as a FUSE file system over the same data.
 #
 #   scripts/seaweedfs.sh up   [--state DIR] [--ports auto|BASE] [--no-mount] [--env FILE]
-#                             [--access-key K --secret-key S] [--metrics]
+#                             [--volumes N] [--access-key K --secret-key S] [--metrics]
 #                             [--s3-domain NAME] [--s3-tls CERT KEY]
 #   scripts/seaweedfs.sh down [--state DIR]
 #   scripts/seaweedfs.sh status [--state DIR]
@@ -33,6 +33,14 @@
 # time pick their ports one at a time (scripts/lib/cluster.sh's port lock, held until weed
 # listens; IOLAB_PORTS_LOCK, IOLAB_PORTS_LOCK_WAIT).
 #
+# --volumes N: N volume servers instead of one (`weed server`'s own and N-1 `weed volume`
+# processes, each with its own directory DIR/vol.K, ports and PID file) and, on the mount,
+# a directory vs.K per volume server whose files are stored on volume server K alone (a
+# filer path rule: collection vsK, dataNode 127.0.0.1:PORT; weed shell's fs.configure):
+# one storage target per volume server for `iolab targets`. The env file names them:
+# SEAWEEDFS_VOLUME_SERVERS (host:port, K = 0..N-1), SEAWEEDFS_VOLUME_DIRS. Their ports:
+# weed's 8080 and 18080 plus K by default, else BASE+10+2(K-1) and the next one.
+#
 # S3 options (for the tests of iolab's S3 client): `--metrics` serves weed's Prometheus
 # counters (SEAWEEDFS_METRICS: default port 9327, else BASE+8);
 # `--s3-domain NAME` lets the gateway take virtual-host requests (Host: BUCKET.NAME,
@@ -54,6 +62,7 @@ metrics=0
 s3_domain=""
 s3_cert=""
 s3_key=""
+volumes=1
 while [ $# -gt 0 ]; do
     case "$1" in
         --state) state=${2:?--state needs a directory}; shift 2 ;;
@@ -63,6 +72,7 @@ while [ $# -gt 0 ]; do
         --access-key) access_key=${2:?--access-key needs a value}; shift 2 ;;
         --secret-key) secret_key=${2:?--secret-key needs a value}; shift 2 ;;
         --metrics) metrics=1; shift ;;
+        --volumes) volumes=${2:?--volumes needs a count}; shift 2 ;;
         --s3-domain) s3_domain=${2:?--s3-domain needs a name}; shift 2 ;;
         --s3-tls) s3_cert=$(realpath "${2:?--s3-tls needs CERT KEY}"); s3_key=$(realpath "${3:?--s3-tls needs CERT KEY}"); shift 3 ;;
         *) echo "seaweedfs.sh: unknown option '$1' (see the head of $0)" >&2; exit 2 ;;
@@ -72,6 +82,8 @@ case "$cmd" in
     up|down|status|env) ;;
     *) echo "usage: $0 up|down|status|env [--state DIR] [--ports auto|BASE] [--no-mount] [--env FILE]" >&2; exit 2 ;;
 esac
+case "$volumes" in ''|*[!0-9]*|0) echo "seaweedfs.sh: --volumes takes a count of 1 or more, not '$volumes'" >&2; exit 2 ;; esac
+[ "$volumes" -le 16 ] || { echo "seaweedfs.sh: --volumes takes at most 16, not $volumes" >&2; exit 2; }
 state=$(realpath -m "$state")
 marker=.iolab-seaweedfs
 
@@ -97,21 +109,27 @@ pick_ports() {
         default)
             P_MASTER=9333; P_MASTER_GRPC=19333; P_VOLUME=8080; P_VOLUME_GRPC=18080
             P_FILER=8888; P_FILER_GRPC=18888; P_S3=8333; P_S3_GRPC=18333
-            P_METRICS=9327; P_S3_HTTPS=8433 ;;
+            P_METRICS=9327; P_S3_HTTPS=8433
+            P_EXTRA=""
+            for k in $(seq 1 $((volumes - 1))); do P_EXTRA="$P_EXTRA $((8080 + k)) $((18080 + k))"; done ;;
         auto|[0-9]*)
             # The metrics and https ports (BASE+8, BASE+9) only when asked for.
             n=8
             { [ "$metrics" = 0 ] && [ -z "$s3_cert" ]; } || n=10
+            # The further volume servers' ports after those: BASE+10, +11 for the second.
+            [ "$volumes" = 1 ] || n=$((10 + 2 * (volumes - 1)))
             base=$(free_ports "$ports" "$n")
             [ "$base" -ge 1024 ] && [ "$base" -le $((65536 - n)) ] || die "--ports $ports: a base between 1024 and $((65536 - n))"
             P_MASTER=$base; P_MASTER_GRPC=$((base + 1)); P_VOLUME=$((base + 2)); P_VOLUME_GRPC=$((base + 3))
             P_FILER=$((base + 4)); P_FILER_GRPC=$((base + 5)); P_S3=$((base + 6)); P_S3_GRPC=$((base + 7))
-            P_METRICS=$((base + 8)); P_S3_HTTPS=$((base + 9)) ;;
+            P_METRICS=$((base + 8)); P_S3_HTTPS=$((base + 9))
+            P_EXTRA=""
+            for k in $(seq 1 $((volumes - 1))); do P_EXTRA="$P_EXTRA $((base + 8 + 2 * k)) $((base + 9 + 2 * k))"; done ;;
         *) die "--ports takes auto or a base port number, not '$ports'" ;;
     esac
     [ "$metrics" = 1 ] || P_METRICS=""
     [ -n "$s3_cert" ] || P_S3_HTTPS=""
-    for p in $P_MASTER $P_MASTER_GRPC $P_VOLUME $P_VOLUME_GRPC $P_FILER $P_FILER_GRPC $P_S3 $P_S3_GRPC $P_METRICS $P_S3_HTTPS; do
+    for p in $P_MASTER $P_MASTER_GRPC $P_VOLUME $P_VOLUME_GRPC $P_FILER $P_FILER_GRPC $P_S3 $P_S3_GRPC $P_METRICS $P_S3_HTTPS $P_EXTRA; do
         listening "$p" && die "port $p on this machine is already in use; pass --ports auto or another --ports BASE"
     done
     return 0
@@ -126,6 +144,16 @@ write_env() {
         echo "SEAWEEDFS_FILER=127.0.0.1:$P_FILER"
         echo "SEAWEEDFS_S3_ENDPOINT=http://127.0.0.1:$P_S3"
         echo "SEAWEEDFS_PORTS=\"$P_MASTER $P_MASTER_GRPC $P_VOLUME $P_VOLUME_GRPC $P_FILER $P_FILER_GRPC $P_S3 $P_S3_GRPC\""
+        echo "SEAWEEDFS_VOLUME_PORTS=\"${P_EXTRA# }\""
+        echo -n "SEAWEEDFS_VOLUME_SERVERS=\"127.0.0.1:$P_VOLUME"
+        set -- $P_EXTRA
+        while [ $# -gt 0 ]; do echo -n " 127.0.0.1:$1"; shift 2; done
+        echo "\""
+        if [ "$mount" = 1 ] && [ "$volumes" -gt 1 ]; then
+            echo -n "SEAWEEDFS_VOLUME_DIRS=\""
+            for k in $(seq 0 $((volumes - 1))); do echo -n "$([ "$k" -gt 0 ] && echo ' ')$state/mnt/vs.$k"; done
+            echo "\""
+        fi
         echo "SEAWEEDFS_METRICS=${P_METRICS:+127.0.0.1:$P_METRICS}"
         echo "SEAWEEDFS_S3_HTTPS_ENDPOINT=${P_S3_HTTPS:+https://localhost:$P_S3_HTTPS}"
         echo "SEAWEEDFS_S3_DOMAIN=$s3_domain"
@@ -150,15 +178,19 @@ print_env() {
 stop_all() {
     unmount_fuse "$state/mnt"
     stop_pid "$state/mount.pid" weed 100
+    for f in "$state"/volume.*.pid; do
+        [ -e "$f" ] && stop_pid "$f" weed 30
+    done
     stop_pid "$state/server.pid" weed 30
     unmount_fuse "$state/mnt"
     remove_grpc_sockets
 }
 
-ports_from_env() {
-    local line
+ports_from_env() { # the core eight, or with `all` the further volume servers' too
+    local line extra=""
     line=$(grep '^SEAWEEDFS_PORTS=' "$state/env" 2>/dev/null | cut -d'"' -f2) || true
-    echo "$line"
+    [ "${1:-}" != all ] || extra=$(grep '^SEAWEEDFS_VOLUME_PORTS=' "$state/env" 2>/dev/null | cut -d'"' -f2) || true
+    echo "$line $extra"
 }
 
 # `weed server` listens on a unix socket beside each gRPC port, always in /tmp
@@ -189,7 +221,7 @@ env)
 down)
     if [ ! -e "$state" ]; then exit 0; fi
     [ -e "$state/$marker" ] || die "$state was not made by $me (no $state/$marker); leaving it alone"
-    used=$(ports_from_env)
+    used=$(ports_from_env all)
     stop_all
     for p in $used; do
         for _ in $(seq 50); do listening "$p" || break; sleep 0.1; done
@@ -202,7 +234,15 @@ down)
 esac
 
 # up
-if alive "$state/server.pid" weed && { [ "$mount" = 0 ] || { alive "$state/mount.pid" weed && stat "$state/mnt" >/dev/null 2>&1; }; }; then
+volumes_alive() {
+    local f
+    for f in "$state"/volume.*.pid; do
+        [ -e "$f" ] || continue
+        alive "$f" weed || return 1
+    done
+    return 0
+}
+if alive "$state/server.pid" weed && volumes_alive && { [ "$mount" = 0 ] || { alive "$state/mount.pid" weed && stat "$state/mnt" >/dev/null 2>&1; }; }; then
     print_env; exit 0
 fi
 if [ -e "$state/$marker" ]; then
@@ -288,6 +328,35 @@ for attempt in 1 2 3; do
     die "$why (log: $state/server.log)"
 done
 wait_until 60 "a writable volume" failed_up sh -c "curl -s 'http://127.0.0.1:$P_MASTER/dir/assign' | grep -q '\"fid\"'"
+# The further volume servers, each with its own directory, ports and PID file, registered
+# with the master, which must then assign a file id on each.
+start_volume() { # K PORT GRPC
+    mkdir -p "$state/vol.$1"
+    setsid "$weed" -logdir="$state" volume -dir="$state/vol.$1" -ip=127.0.0.1 -ip.bind=127.0.0.1 \
+        -port="$2" -port.grpc="$3" -mserver="127.0.0.1:$P_MASTER.$P_MASTER_GRPC" -max=64 \
+        -minFreeSpace=0 -preStopSeconds=0 </dev/null >"$state/volume.$1.log" 2>&1 &
+    echo $! >"$state/volume.$1.pid"
+}
+failed_volumes() { explain "$state"/volume.*.log; failed_up; }
+set -- $P_EXTRA
+k=1
+while [ $# -gt 0 ]; do
+    start_volume "$k" "$1" "$2"
+    k=$((k + 1))
+    shift 2
+done
+# Each server's own collection (vsK, the path rule's below), grown on it by the first
+# assignment that names it: a dataNode alone is not enough, the master grows a collection
+# only while it has no writable volume at all, wherever that is.
+volume_servers() { echo "127.0.0.1:$P_VOLUME"; set -- $P_EXTRA; while [ $# -gt 0 ]; do echo "127.0.0.1:$1"; shift 2; done; }
+if [ "$volumes" -gt 1 ]; then
+    k=0
+    for server in $(volume_servers); do
+        wait_until 60 "a writable volume of collection vs$k on the volume server at $server" failed_volumes \
+            sh -c "curl -s 'http://127.0.0.1:$P_MASTER/dir/assign?collection=vs$k&dataNode=$server' | grep -q '\"url\":\"$server\"'"
+        k=$((k + 1))
+    done
+fi
 wait_until 60 "the filer" failed_up curl -sf -o /dev/null "http://127.0.0.1:$P_FILER/"
 # The gateway answers before it has read the identities: wait for a signed ListBuckets.
 wait_until 60 "S3 with the keys" failed_up curl -sf -o /dev/null --aws-sigv4 aws:amz:us-east-1:s3 \
@@ -296,6 +365,25 @@ wait_until 60 "S3 with the keys" failed_up curl -sf -o /dev/null --aws-sigv4 aws
 [ -z "$P_METRICS" ] || wait_until 60 "the metrics" failed_up curl -sf -o /dev/null "http://127.0.0.1:$P_METRICS/metrics"
 # Every port of the block is bound by now: another cluster may pick its ports.
 ports_unlock
+
+if [ "$volumes" -gt 1 ]; then
+    # One directory per volume server: /vs.K/ stored in collection vsK on server K alone
+    # (its volumes are all there, above; the master picks for writes only volumes on the
+    # dataNode the rule names; the filer asks again without the dataNode only when that
+    # assignment fails).
+    cmds=""
+    k=0
+    for server in $(volume_servers); do
+        cmds="${cmds}fs.configure -locationPrefix=/vs.$k/ -collection=vs$k -dataNode=$server -apply
+"
+        k=$((k + 1))
+    done
+    echo "$cmds" | timeout 60 "$weed" shell -master="127.0.0.1:$P_MASTER.$P_MASTER_GRPC" \
+        -filer="127.0.0.1:$P_FILER.$P_FILER_GRPC" >"$state/shell.log" 2>&1 \
+        || { explain "$state/shell.log"; failed_up; die "weed shell fs.configure failed (log: $state/shell.log)"; }
+    grep -q "locationPrefix.*/vs.$((volumes - 1))/" "$state/shell.log" \
+        || { explain "$state/shell.log"; failed_up; die "weed shell did not take the path rules (log: $state/shell.log)"; }
+fi
 
 if [ "$mount" = 1 ]; then
     setsid "$weed" -logdir="$state" mount -filer="127.0.0.1:$P_FILER.$P_FILER_GRPC" -dir="$state/mnt" -cacheDir="$state/cache" \
@@ -308,5 +396,8 @@ if [ "$mount" = 1 ]; then
         sleep 0.1
     done
     is_mounted "$state/mnt" || { explain "$state/mount.log"; stop_all; die "weed mount did not mount $state/mnt in 30 s (log: $state/mount.log)"; }
+    if [ "$volumes" -gt 1 ]; then
+        for k in $(seq 0 $((volumes - 1))); do mkdir -p "$state/mnt/vs.$k"; done
+    fi
 fi
 print_env

@@ -39,14 +39,24 @@ fn gib(bytes: u64) -> String {
     format!("{:.1} GiB", bytes as f64 / (1u64 << 30) as f64)
 }
 
-/// Bytes free to an unprivileged writer in `dir`'s file system (statvfs's f_bavail).
-fn free_bytes(dir: &str) -> u64 {
-    let c = std::ffi::CString::new(dir).unwrap();
+/// (total bytes, bytes free to an unprivileged writer) of the file system `p` is on
+/// (statvfs: f_blocks and f_bavail times f_frsize).
+pub fn space(p: &Path) -> (u64, u64) {
+    let c = std::ffi::CString::new(p.to_str().unwrap()).unwrap();
     let mut st: libc::statvfs = unsafe { std::mem::zeroed() };
     // SAFETY: a valid C string and a zeroed statvfs the call fills.
     let rc = unsafe { libc::statvfs(c.as_ptr(), &mut st) };
-    assert_eq!(rc, 0, "statvfs {dir}: {}", std::io::Error::last_os_error());
-    st.f_bavail as u64 * st.f_frsize as u64
+    assert_eq!(
+        rc,
+        0,
+        "statvfs {}: {}",
+        p.display(),
+        std::io::Error::last_os_error()
+    );
+    (
+        st.f_blocks as u64 * st.f_frsize as u64,
+        st.f_bavail as u64 * st.f_frsize as u64,
+    )
 }
 
 /// MemAvailable from /proc/meminfo, in bytes.
@@ -63,7 +73,7 @@ fn mem_available() -> u64 {
 /// needs.
 fn check_room(system: &str, dir: &str) {
     let (disk, mem) = needs(system);
-    let free = free_bytes(dir);
+    let free = space(Path::new(dir)).1;
     assert!(
         free >= disk,
         "{system} test cluster needs {} free in {dir}, has {}",

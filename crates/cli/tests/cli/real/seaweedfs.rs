@@ -4,6 +4,7 @@
 use std::process::Command;
 
 use super::Cluster;
+use super::cluster::space;
 use crate::common::{path, run};
 
 fn ports(c: &Cluster) -> Vec<u16> {
@@ -342,4 +343,110 @@ fn two_seaweedfs_started_at_once_on_the_same_ports_and_the_port_lock() {
         held,
         "the waiting script changed another's lock"
     );
+}
+
+/// What the volume server at `server` holds, by collection (bytes, its /status).
+fn held_by(server: &str) -> std::collections::BTreeMap<String, u64> {
+    let out = Command::new("curl")
+        .args(["-sS", "-f", &format!("http://{server}/status")])
+        .output()
+        .expect("curl runs");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let j: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let mut held = std::collections::BTreeMap::new();
+    for v in j["Volumes"].as_array().into_iter().flatten() {
+        let c = v["Collection"].as_str().unwrap_or("").to_string();
+        *held.entry(c).or_insert(0) += v["Size"].as_u64().unwrap();
+    }
+    held
+}
+
+/// `--volumes 2`: two volume servers, and a directory vs.K of the mount per server whose
+/// files are stored on volume server K alone (one storage target each for `iolab
+/// targets`); `down` stops the second server too and leaves none of its ports.
+#[test]
+fn seaweedfs_volume_servers_each_hold_their_own_directory() {
+    let c = Cluster::up("seaweedfs", &["--volumes", "2"]);
+    let dirs: Vec<std::path::PathBuf> = c
+        .var("SEAWEEDFS_VOLUME_DIRS")
+        .split_whitespace()
+        .map(Into::into)
+        .collect();
+    let servers: Vec<String> = c
+        .var("SEAWEEDFS_VOLUME_SERVERS")
+        .split_whitespace()
+        .map(str::to_string)
+        .collect();
+    assert_eq!((dirs.len(), servers.len()), (2, 2), "{:?}", c.env);
+    // 3 MiB into vs.0, 5 MiB into vs.1, each written through and synced.
+    for (k, mib) in [(0usize, 3usize), (1, 5)] {
+        let data: Vec<u8> = (0..mib << 20).map(|i| (i * 7 + k) as u8).collect();
+        let mut f = std::fs::File::create(dirs[k].join("f")).unwrap();
+        std::io::Write::write_all(&mut f, &data).unwrap();
+        f.sync_all().unwrap();
+        drop(f);
+        assert_eq!(std::fs::read(dirs[k].join("f")).unwrap(), data, "vs.{k}");
+    }
+    for (k, server) in servers.iter().enumerate() {
+        let held = held_by(server);
+        let mine = held.get(&format!("vs{k}")).copied().unwrap_or(0);
+        let want = [3u64, 5][k] << 20;
+        assert!(
+            (want..want + (1 << 20)).contains(&mine),
+            "volume server {k} ({server}) holds {mine} bytes of vs{k}, wrote {want}: {held:?}"
+        );
+        let other = format!("vs{}", 1 - k);
+        assert_eq!(
+            held.get(&other).copied().unwrap_or(0),
+            0,
+            "volume server {k} holds data of {other}: {held:?}"
+        );
+    }
+    // One target per volume server. weed mount takes even O_DIRECT writes into its own
+    // buffer and uploads them at close, after the phase's clock stopped: said unless an
+    // fsync is timed; its chunk cache is named for the reads, direct or not.
+    let targets = |extra: &[&str]| {
+        crate::common::Ran::from(
+            crate::common::iolab()
+                .arg("targets")
+                .args(&dirs)
+                .args(["--block-size", "1MiB", "--size", "8MiB", "--direct"])
+                .args(["--verbose", "--no-store"])
+                .args(extra)
+                .output()
+                .unwrap(),
+        )
+        .expect(0)
+    };
+    let buffered = "direct writes on SeaweedFS through weed mount return once in its own write buffer and are sent to the servers at close or fsync (O_DIRECT does not go past it)";
+    let cached = "reads on SeaweedFS through weed mount, which keeps file data in its chunk cache";
+    let r = targets(&["--write", "--read", "--fsync-at-end"]);
+    for d in &dirs {
+        assert!(r.stdout.contains(path(d)), "{}", r.stdout);
+    }
+    assert!(!r.stdout.contains(buffered), "{}", r.stdout);
+    assert_eq!(r.stdout.matches(cached).count(), 1, "{}", r.stdout);
+    let r = targets(&["--write"]);
+    assert_eq!(r.stdout.matches(buffered).count(), 1, "{}", r.stdout);
+    assert!(!r.stdout.contains(cached), "{}", r.stdout);
+    // statfs on weed mount (4.48) is the sum of its volume servers' disks' free space: two
+    // servers on one disk count it twice (within 5 % and 256 MiB: other writers meanwhile).
+    let mount = std::path::Path::new(c.var("SEAWEEDFS_MOUNT"));
+    let (mount_free, host_free) = (space(mount).1, space(c.state()).1);
+    assert!(
+        mount_free.abs_diff(2 * host_free) < (host_free / 20).max(256 << 20),
+        "weed mount reports {mount_free} bytes free, its two volume servers' disk {host_free}"
+    );
+    let mut ports = ports(&c);
+    ports.extend(
+        c.var("SEAWEEDFS_VOLUME_PORTS")
+            .split_whitespace()
+            .map(|p| p.parse::<u16>().unwrap()),
+    );
+    assert_eq!(ports.len(), 10, "{ports:?}");
+    c.down_and_check(&ports);
 }
