@@ -199,6 +199,40 @@ fn io500_and_meta_on_cephfs_are_sane_and_down_leaves_nothing() {
         );
     }
 
+    // statfs on CephFS is the cluster's, not the client machine's: the data pool's room
+    // on the one 2 GiB OSD (less bluestore's own), and iolab's space check takes it so.
+    let (total, free) = super::cluster::space(&mnt);
+    assert!(
+        (1u64 << 30..=2 << 30).contains(&total) && free <= total,
+        "CephFS on a 2 GiB OSD reports {total} bytes, {free} free"
+    );
+    let big = mnt.join("big");
+    std::fs::create_dir(&big).unwrap();
+    let r = Ran::from(
+        iolab()
+            .args([
+                "run",
+                "--dir",
+                path(&big),
+                "--rw",
+                "write",
+                "--size",
+                "3GiB",
+            ])
+            .arg("--no-store")
+            .output()
+            .unwrap(),
+    )
+    .expect(2);
+    assert!(
+        r.stderr.contains("the workload needs 3")
+            && r.stderr.contains(&format!("in {}", big.display()))
+            && r.stderr.contains("is free; use a smaller --size"),
+        "{}",
+        r.stderr
+    );
+    assert_eq!(std::fs::read_dir(&big).unwrap().count(), 0, "wrote nothing");
+
     let state = c.state().to_str().unwrap().to_string();
     let ports = ports(&c);
     c.down_and_check(&ports);
