@@ -44,35 +44,8 @@ fn io500_and_meta_on_cephfs_are_sane_and_down_leaves_nothing() {
     // one line having started nothing (no second 1.5 GiB of daemons).
     let lock_dir = tempfile::tempdir_in("/var/tmp").unwrap();
     let lock = lock_dir.path().join("ports.lock");
-    let base = super::cluster::free_block(2).to_string();
-    let (mut up, failed): (Vec<_>, Vec<_>) = Cluster::race(
-        "ceph",
-        std::path::Path::new("/var/tmp"),
-        2,
-        &[("IOLAB_PORTS_LOCK", &lock)],
-        &["--ports", &base],
-    )
-    .into_iter()
-    .partition(Result::is_ok);
-    let failed: Vec<(String, Vec<String>)> = failed.into_iter().map(|r| r.err().unwrap()).collect();
-    assert_eq!(
-        up.len(),
-        1,
-        "one of two clusters on the same ports came up: {failed:?}"
-    );
-    let (out, held) = &failed[0];
-    assert!(
-        out.contains(&format!(
-            "ceph.sh: port {base} of --ports {base} (the block {base}-"
-        )) && out.contains("is in use on this machine; pass --ports auto or another base"),
-        "{out}"
-    );
-    assert!(
-        held.is_empty(),
-        "the loser started something: {held:?}\n{out}"
-    );
-    assert!(!lock.exists(), "the lock is left after up");
-    let c = up.pop().unwrap().ok().unwrap();
+    let base = super::cluster::free_block(2);
+    let c = Cluster::race_for_ports("ceph", &lock, base, &[]);
     assert_eq!(c.var("CEPH_MON"), format!("127.0.0.1:{base}"));
     let mnt = std::path::PathBuf::from(c.var("CEPHFS_MOUNT"));
     let fs = std::fs::read_to_string("/proc/self/mounts").unwrap();

@@ -228,6 +228,43 @@ impl Cluster {
             .collect()
     }
 
+    /// Two `up`s on the same `--ports BASE` at once (`race` with `args`), their port lock
+    /// `lock`: asserts that one came up and the other failed in one line naming the port,
+    /// having started nothing, and that the lock is gone; returns the one that came up.
+    pub fn race_for_ports(system: &str, lock: &Path, base: u16, args: &[&str]) -> Cluster {
+        let base = base.to_string();
+        let args: Vec<&str> = args.iter().copied().chain(["--ports", &base]).collect();
+        let (mut up, failed): (Vec<_>, Vec<_>) = Cluster::race(
+            system,
+            Path::new(STATE_DIR),
+            2,
+            &[("IOLAB_PORTS_LOCK", lock)],
+            &args,
+        )
+        .into_iter()
+        .partition(Result::is_ok);
+        let failed: Vec<(String, Vec<String>)> =
+            failed.into_iter().map(|r| r.err().unwrap()).collect();
+        assert_eq!(
+            up.len(),
+            1,
+            "one of two clusters on the same ports came up: {failed:?}"
+        );
+        let (out, held) = &failed[0];
+        assert!(
+            out.contains(&format!(
+                "{system}.sh: port {base} of --ports {base} (the block {base}-"
+            )) && out.contains("is in use on this machine; pass --ports auto or another base"),
+            "{out}"
+        );
+        assert!(
+            held.is_empty(),
+            "the loser started something: {held:?}\n{out}"
+        );
+        assert!(!lock.exists(), "the lock is left after up");
+        up.pop().unwrap().ok().unwrap()
+    }
+
     pub fn var(&self, key: &str) -> &str {
         self.env
             .get(key)

@@ -274,37 +274,11 @@ fn two_seaweedfs_started_at_once_on_the_same_ports_and_the_port_lock() {
     let lock = dir.path().join("ports.lock");
     // A stale lock: its owner (this PID, with another start time) is not running.
     std::fs::write(&lock, format!("{} 1\n", std::process::id())).unwrap();
-    let base = super::cluster::free_block(8).to_string();
-    let mut runs = Cluster::race(
-        "seaweedfs",
-        std::path::Path::new("/var/tmp"),
-        2,
-        &[("IOLAB_PORTS_LOCK", &lock)],
-        &["--no-mount", "--ports", &base],
-    );
-    let (up, failed): (Vec<_>, Vec<_>) = runs.drain(..).partition(Result::is_ok);
-    let failed: Vec<(String, Vec<String>)> = failed.into_iter().map(|r| r.err().unwrap()).collect();
-    assert_eq!(
-        up.len(),
-        1,
-        "one of two clusters on the same ports came up: {failed:?}"
-    );
-    let (out, held) = &failed[0];
-    assert!(
-        out.contains(&format!(
-            "seaweedfs.sh: port {base} of --ports {base} (the block {base}-"
-        )) && out.contains("is in use on this machine; pass --ports auto or another base"),
-        "{out}"
-    );
-    assert!(
-        held.is_empty(),
-        "the loser started something: {held:?}\n{out}"
-    );
-    assert!(!lock.exists(), "the lock is left after up");
-    let c = up.into_iter().next().unwrap().ok().unwrap();
+    let base = super::cluster::free_block(8);
+    let c = Cluster::race_for_ports("seaweedfs", &lock, base, &["--no-mount"]);
     assert_eq!(
         c.var("SEAWEEDFS_PORTS").split_whitespace().next(),
-        Some(base.as_str())
+        Some(base.to_string().as_str())
     );
     let ports = ports(&c);
     c.down_and_check(&ports);
