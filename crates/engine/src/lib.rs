@@ -29,4 +29,4 @@ pub use clock::{Clock, FakeClock, MonotonicClock};
 pub use data::{DataOptions, DataOutcome, run_data};
 pub use error::EngineError;
 pub use phase::{Env, PhaseProbe, Progress, RankProgress, Stall, UnitProgress};
-pub use target::{PreparedTarget, prepare_target};
+pub use target::{PreparedTarget, prepare_target, prepare_target_named};

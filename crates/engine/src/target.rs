@@ -183,6 +183,18 @@ pub fn prepare_target(
     backend: BackendKind,
     writes: bool,
 ) -> Result<PreparedTarget, EngineError> {
+    prepare_target_named(comm, spec, backend, writes, crate::workdir::WORKDIR_NAME)
+}
+
+/// [`prepare_target`] with a work directory of another name in the directory: the mdtest
+/// front-end's is mdtest's own `test-dir.<iteration>-0`.
+pub fn prepare_target_named(
+    comm: &dyn Comm,
+    spec: &TargetSpec,
+    backend: BackendKind,
+    writes: bool,
+    name: &str,
+) -> Result<PreparedTarget, EngineError> {
     if backend == BackendKind::Null {
         return Ok(PreparedTarget::Null);
     }
@@ -233,7 +245,7 @@ pub fn prepare_target(
         .unwrap_or(me)
         == me;
     let created = if leader {
-        WorkDir::create_or_adopt(&base, Some(&owner)).map(Some)
+        WorkDir::create_or_adopt_named(&base, name, Some(&owner)).map(Some)
     } else {
         Ok(None)
     };
@@ -248,7 +260,7 @@ pub fn prepare_target(
     let leader = created.is_some();
     let workdir = match created {
         Some(w) => Ok(w),
-        None => WorkDir::open(&base),
+        None => WorkDir::open_named(&base, name),
     };
     let workdir = agree_or_undo(comm, workdir, |w| {
         if leader {

@@ -75,7 +75,7 @@ impl LockOwner {
     }
 }
 
-const LOCK: &str = ".lock";
+pub(crate) const LOCK: &str = ".lock";
 
 /// Whether `name` is one of the work directory's own files: its lock, its marker, or a
 /// record beside a data file (`.NAME.iolab`).
@@ -107,8 +107,19 @@ impl WorkDir {
     /// Creates `<base>/iolab-work`, or adopts one iolab created before, and (with an
     /// `owner`) locks it for this run, so no other run can use it at the same time.
     pub fn create_or_adopt(base: &Path, owner: Option<&LockOwner>) -> Result<WorkDir, EngineError> {
+        WorkDir::create_or_adopt_named(base, WORKDIR_NAME, owner)
+    }
+
+    /// [`WorkDir::create_or_adopt`] for a work directory of another name: the mdtest
+    /// front-end works in mdtest's own `<-d>/test-dir.<iteration>-0`, marked and locked
+    /// as `iolab-work` is, so its tree lies at mdtest's depth.
+    pub fn create_or_adopt_named(
+        base: &Path,
+        name: &str,
+        owner: Option<&LockOwner>,
+    ) -> Result<WorkDir, EngineError> {
         check_base(base)?;
-        let path = base.join(WORKDIR_NAME);
+        let path = base.join(checked_name(name)?);
         // A run that ends removes the directory while it holds the lock; one that opened
         // the old lock file then finds it gone and starts again.
         for _ in 0..20 {
@@ -149,8 +160,13 @@ impl WorkDir {
 
     /// Opens the work directory another rank created.
     pub fn open(base: &Path) -> Result<WorkDir, EngineError> {
+        WorkDir::open_named(base, WORKDIR_NAME)
+    }
+
+    /// [`WorkDir::open`] for a work directory of another name.
+    pub fn open_named(base: &Path, name: &str) -> Result<WorkDir, EngineError> {
         check_base(base)?;
-        let path = base.join(WORKDIR_NAME);
+        let path = base.join(checked_name(name)?);
         check_not_a_link(&path)?;
         if !wait_for_marker(&path)? {
             return Err(EngineError::workdir(
@@ -454,6 +470,18 @@ enum Locked {
     ByThisRun,
     /// The directory or its lock was removed while we took it: start again.
     Vanished,
+}
+
+/// A work directory's name is one plain path component: never `..`, a `/` or empty.
+fn checked_name(name: &str) -> Result<&str, EngineError> {
+    let plain = !name.is_empty() && name != "." && name != ".." && !name.contains('/');
+    if plain && !name.contains('\0') {
+        Ok(name)
+    } else {
+        Err(EngineError::Setup(format!(
+            "{name:?} is not a work directory name (one path component)"
+        )))
+    }
 }
 
 /// A link where the work directory belongs is never followed (it could point anywhere).

@@ -14,7 +14,7 @@ use iolab_core::civil::UtcTime;
 use iolab_core::spec::{BackendKind, MetaItems, MetaOp, TargetSpec};
 use iolab_engine::EngineError;
 use iolab_engine::meta::{MetaError, MetaOptions, finish_meta, run_meta};
-use iolab_engine::{MonotonicClock, prepare_target};
+use iolab_engine::{MonotonicClock, prepare_target_named};
 
 use crate::commands::finish::{abandon, cleanup, finish_status};
 use crate::runtime::Runtime;
@@ -39,6 +39,10 @@ pub struct MdtestArgs {
 
 pub fn mdtest(args: MdtestArgs) -> Result<u8> {
     let options = parse_mdtest_args(&args.args)?;
+    // mdtest makes a missing -d and, in a call that removes, takes it away again at the
+    // end (rmdir: only when empty, so nothing of anyone else's goes with it). Looked at
+    // before the ranks' first collective, so before any of them can have made it.
+    let missing = !std::path::Path::new(&options.test_dir).exists();
     Runtime::with(|rt| {
         let topo = rt.comm.topology();
         let plan = rt.agree(
@@ -46,7 +50,7 @@ pub fn mdtest(args: MdtestArgs) -> Result<u8> {
                 .map_err(anyhow::Error::from),
         )?;
         args.common.live.start(rt)?;
-        run_mdtest(rt, &args, &plan)
+        run_mdtest(rt, &args, &plan, missing && rt.is_root())
     })
 }
 
@@ -59,7 +63,8 @@ fn stamp() -> String {
     )
 }
 
-fn run_mdtest(rt: &Runtime, args: &MdtestArgs, plan: &MdtestPlan) -> Result<u8> {
+/// `made_dir`: this is rank 0 and -d was missing before the run (this call makes it).
+fn run_mdtest(rt: &Runtime, args: &MdtestArgs, plan: &MdtestPlan, made_dir: bool) -> Result<u8> {
     let o = &plan.options;
     crate::commands::finish::check_status_file(
         rt,
@@ -71,6 +76,7 @@ fn run_mdtest(rt: &Runtime, args: &MdtestArgs, plan: &MdtestPlan) -> Result<u8> 
         create_dir: true,
         ..TargetSpec::default()
     };
+    let both = plan.tests.len() > 1;
     let mut sink = RunSink::start(
         rt,
         &args.common.store,
@@ -114,10 +120,19 @@ fn run_mdtest(rt: &Runtime, args: &MdtestArgs, plan: &MdtestPlan) -> Result<u8> 
         let mut figures = Iteration::default();
         let mut phases = Vec::new();
         for test in &plan.tests {
-            let ran = run_test(rt, &output, &sink, plan, test, it, &target)
+            let work = test_dir_name(it, test.items, both);
+            let ran = run_test(rt, &output, &sink, plan, test, it, (&target, &work))
                 .map_err(|e| e.map_engine(|e| in_mdtest_terms(e, o)));
             let ran = match ran {
-                Ok(r) => r,
+                Ok((r, left)) => {
+                    for w in left {
+                        if rt.is_root() {
+                            eprintln!("iolab mdtest: warning: {w}");
+                        }
+                        sink.record.warnings.push(w);
+                    }
+                    r
+                }
                 Err(TestError::Engine(e)) => return Err(abandon(sink, e)),
                 Err(TestError::Other(e)) => return Err(e),
             };
@@ -140,6 +155,9 @@ fn run_mdtest(rt: &Runtime, args: &MdtestArgs, plan: &MdtestPlan) -> Result<u8> 
         sink.phases(phases);
     }
     let interrupted = rt.interrupted();
+    if made_dir && o.remove {
+        let _ = std::fs::remove_dir(&o.test_dir);
+    }
     let code = finish_status(&mut sink, interrupted, failed);
     if root {
         for n in &plan.notes {
@@ -179,9 +197,22 @@ impl From<anyhow::Error> for TestError {
     }
 }
 
-/// One test (directories or files) of iteration `it`: its phases, on a tree of its own
-/// (`mdtest.<it>` for files, `mdtest.<it>.dirs` for directories), kept for a later call
-/// unless this one removes; with -x, the items each task reached written for that call.
+/// The directory iteration `it` works in, mdtest's `<-d>/test-dir.<it>-0`, which iolab
+/// creates, marks and locks as its work directory and in which it makes mdtest's trees
+/// (`mdtest_tree.0/`, `mdtest_tree.<task>.0/`): mdtest's paths, at mdtest's depth. With
+/// both tests (neither -F nor -D) the directory test, which mdtest runs in the same
+/// directory before the file test, works beside it in `test-dir.<it>-0.dirs` (each
+/// test's tree keeps its own record for later calls), at the same depth.
+fn test_dir_name(it: u32, items: MetaItems, both: bool) -> String {
+    match (items, both) {
+        (MetaItems::Dirs, true) => format!("test-dir.{it}-0.dirs"),
+        _ => format!("test-dir.{it}-0"),
+    }
+}
+
+/// One test (directories or files) of iteration `it`: its phases, on its tree in its
+/// work directory ([`test_dir_name`]), kept for a later call unless this one removes;
+/// with -x, the items each task reached written for that call.
 fn run_test(
     rt: &Runtime,
     output: &crate::cli::OutputArgs,
@@ -189,19 +220,16 @@ fn run_test(
     plan: &MdtestPlan,
     test: &iolab_core::spec::MetaSpec,
     it: u32,
-    target: &TargetSpec,
-) -> std::result::Result<Vec<iolab_core::result::PhaseResult>, TestError> {
+    (target, work): (&TargetSpec, &str),
+) -> std::result::Result<(Vec<iolab_core::result::PhaseResult>, Vec<String>), TestError> {
     let o = &plan.options;
     let comm = rt.comm.as_ref();
-    let prepared =
-        prepare_target(comm, target, BackendKind::Psync, true).map_err(TestError::Engine)?;
+    let prepared = prepare_target_named(comm, target, BackendKind::Psync, true, work)
+        .map_err(TestError::Engine)?;
     let watch = Watch::new(output, sink, None);
     let env = watch.env(rt);
     let opts = MetaOptions {
-        tree: Some(match test.items {
-            MetaItems::Files => format!("mdtest.{it}"),
-            MetaItems::Dirs => format!("mdtest.{it}.dirs"),
-        }),
+        in_workdir: true,
         repetition: it,
         ..MetaOptions::default()
     };
@@ -216,7 +244,7 @@ fn run_test(
     };
     let cleaned = cleanup(comm, prepared, &[], false);
     let outcome = outcome.map_err(TestError::Engine)?;
-    tree.map_err(TestError::Engine)?;
+    let left = tree.map_err(TestError::Engine)?.unwrap_or_default();
     cleaned?;
     // -x: the items each task reached (after a stonewall, the most any did), as mdtest
     // writes them for a later call.
@@ -232,7 +260,7 @@ fn run_test(
         };
         rt.agree(written)?;
     }
-    Ok(outcome.phases)
+    Ok((outcome.phases, left))
 }
 
 /// The tree errors of the metadata engine said as an mdtest user meets them: a call of

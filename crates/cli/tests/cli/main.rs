@@ -21,6 +21,7 @@ mod live;
 mod live_metrics;
 mod live_targets;
 mod mdtest;
+mod mdtest_paths;
 mod meta;
 mod meta_syscalls;
 #[cfg(feature = "mpi")]

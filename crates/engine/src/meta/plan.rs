@@ -127,6 +127,9 @@ pub struct MetaPlan {
     pub files_per_dir: u64,
     pub shape: TreeShape,
     pub root: PathBuf,
+    /// The trees lie directly in the root, which is the work directory (mdtest's
+    /// `test-dir.<iteration>-0`, the mdtest front-end's), not in `<root>/test-dir.0-0`.
+    pub trees_in_root: bool,
     /// Ranks to shift stat, read and remove by (cache avoidance).
     pub shift: u32,
     /// This rank creates and removes the root and the shared directories for its host.
@@ -174,9 +177,14 @@ impl MetaPlan {
         rank * self.threads + thread
     }
 
-    /// mdtest's `test-dir.0-0` below the root: the trees' parent.
+    /// mdtest's `test-dir.0-0` below the root (the root itself when the trees lie in
+    /// it): the trees' parent.
     pub fn base(&self) -> PathBuf {
-        self.root.join(BASE)
+        if self.trees_in_root {
+            self.root.clone()
+        } else {
+            self.root.join(BASE)
+        }
     }
 
     /// The parent of the trees, as a group to make or remove (the leaders').
@@ -420,6 +428,7 @@ mod tests {
             files_per_dir: 1,
             shape: shape(1, 0, 1),
             root: PathBuf::from("/r"),
+            trees_in_root: false,
             shift: 2,
             leader: false,
             touches_storage: false,
@@ -459,6 +468,30 @@ mod tests {
         assert_eq!(
             deep.leaf(3, 1),
             PathBuf::from("/r/test-dir.0-0/mdtest_tree.3.0/b1/d1")
+        );
+        // The mdtest front-end's root is mdtest's test-dir.0-0 itself: the same paths as
+        // mdtest -d /d, one level less than below a root of its own.
+        let in_root = MetaPlan {
+            root: PathBuf::from("/d/test-dir.0-0"),
+            trees_in_root: true,
+            ..deep.clone()
+        };
+        assert_eq!(
+            in_root.leaf(3, 1),
+            PathBuf::from("/d/test-dir.0-0/mdtest_tree.3.0/b1/d1")
+        );
+        assert_eq!(in_root.dirs_to_make(3)[0].parent, in_root.root);
+        let shared = MetaPlan {
+            spec: MetaSpec {
+                shared_dir: true,
+                ..MetaSpec::default()
+            },
+            shape: shape(1, 0, 1),
+            ..in_root
+        };
+        assert_eq!(
+            shared.leaf(3, 0),
+            PathBuf::from("/d/test-dir.0-0/mdtest_tree.0")
         );
     }
 

@@ -40,6 +40,9 @@ pub struct MetaOptions {
     /// Files each worker (global index) has in the tree from an earlier `run_meta` of this
     /// process with the same spec: IO500 creates, and later stats and removes, one tree.
     pub created: Option<Vec<u64>>,
+    /// The work directory is the tree's root and holds the trees directly: the mdtest
+    /// front-end's, which is mdtest's `<-d>/test-dir.<iteration>-0` (`tree` unused).
+    pub in_workdir: bool,
 }
 
 /// The phases a metadata workload produced and the state it left the tree in.
@@ -87,9 +90,14 @@ pub fn plan_meta(
 ) -> Result<MetaPlan, EngineError> {
     let tree = opts.tree.as_deref().unwrap_or(DEFAULT_TREE);
     let (root, touches_storage) = match target {
-        PreparedTarget::Dir { workdir, .. } => {
-            (workdir.join(tree), spec.backend == MetaBackendKind::Posix)
-        }
+        PreparedTarget::Dir { workdir, .. } => (
+            if opts.in_workdir {
+                workdir.path().to_path_buf()
+            } else {
+                workdir.join(tree)
+            },
+            spec.backend == MetaBackendKind::Posix,
+        ),
         PreparedTarget::Device { .. } => return Err(MetaError::NeedsDir.into()),
         PreparedTarget::Null => (
             std::path::PathBuf::from("/nonexistent-null").join(tree),
@@ -124,6 +132,7 @@ pub fn plan_meta(
             branching: spec.branching,
         },
         root,
+        trees_in_root: opts.in_workdir,
         shift,
         leader,
         touches_storage,

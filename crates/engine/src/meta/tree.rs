@@ -113,7 +113,14 @@ pub fn tree_state(plan: &MetaPlan) -> Result<TreeState, EngineError> {
             TreeState::Kept(vec![plan.items_per_worker(); plan.workers as usize])
         });
     }
-    if !root.exists() {
+    // A root of its own exists once a tree is there; a work directory that is the root
+    // always does, and holds a tree once it holds more than its marker and lock.
+    let occupied = if plan.trees_in_root {
+        holds_more_than_its_marks(&root)
+    } else {
+        root.exists()
+    };
+    if !occupied {
         return if makes {
             Ok(TreeState::New)
         } else {
@@ -140,6 +147,16 @@ pub fn tree_state(plan: &MetaPlan) -> Result<TreeState, EngineError> {
         return Err(MetaError::TreeNotEmpty { root, files }.into());
     }
     Ok(TreeState::Kept(kept.created))
+}
+
+/// Whether the work directory `dir` holds anything but its marker and lock.
+fn holds_more_than_its_marks(dir: &Path) -> bool {
+    std::fs::read_dir(dir).is_ok_and(|d| {
+        d.flatten().any(|e| {
+            let n = e.file_name();
+            n != crate::workdir::MARKER && n != crate::workdir::LOCK
+        })
+    })
 }
 
 fn read_record(root: &Path) -> Option<KeptTree> {
@@ -246,7 +263,9 @@ fn make_root(plan: &MetaPlan, backend: &dyn MetaBackend) -> Result<(), BackendEr
         parent: parent.to_path_buf(),
         names: vec![CString::new(name.as_bytes()).unwrap_or_default()],
     };
-    make_groups(backend, &[root, plan.base_group()], true)?;
+    if !plan.trees_in_root {
+        make_groups(backend, &[root, plan.base_group()], true)?;
+    }
     if plan.spec.shared_dir {
         make_groups(backend, &plan.shared_skeleton(), true)?;
     }
@@ -359,13 +378,19 @@ fn remove_root(plan: &MetaPlan, backend: &dyn MetaBackend) -> Result<Vec<String>
         }
         left.extend(remove_groups(backend, &skeleton)?);
     }
-    left.extend(remove_groups(backend, &[plan.base_group()])?);
+    if !plan.trees_in_root {
+        left.extend(remove_groups(backend, &[plan.base_group()])?);
+    }
     let record = plan.root.join(RECORD);
     match std::fs::remove_file(&record) {
         Err(e) if e.kind() != io::ErrorKind::NotFound => {
             return Err(iolab_backend::meta::meta_error("remove", record, e));
         }
         _ => {}
+    }
+    // A root that is the work directory goes with it (its marker and lock are there).
+    if plan.trees_in_root {
+        return Ok(left);
     }
     let parent = plan.root.parent().unwrap_or(&plan.root);
     let name = plan.root.file_name().unwrap_or_default().to_string_lossy();

@@ -155,3 +155,26 @@ fn missing_base_is_named() {
         "--dir /nonexistent/x does not exist; create it first or choose another directory"
     );
 }
+
+#[test]
+fn a_named_work_directory_is_one_component_marked_and_locked_alike() {
+    let base = tempfile::tempdir().unwrap();
+    let wd = WorkDir::create_or_adopt_named(base.path(), "test-dir.0-0", Some(&owner("h", "r1")))
+        .unwrap();
+    assert_eq!(wd.path(), base.path().join("test-dir.0-0"));
+    assert!(wd.path().join(MARKER).exists());
+    let err = WorkDir::create_or_adopt_named(base.path(), "test-dir.0-0", Some(&owner("h", "r2")))
+        .unwrap_err()
+        .to_string();
+    assert!(err.contains("is in use by pid"), "{err}");
+    let joined = WorkDir::open_named(base.path(), "test-dir.0-0").unwrap();
+    assert_eq!(joined.path(), wd.path());
+    assert!(wd.remove_if_empty());
+    for bad in ["", ".", "..", "a/b", "../test-dir.0-0"] {
+        let err = WorkDir::create_or_adopt_named(base.path(), bad, None)
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("is not a work directory name"), "{bad}: {err}");
+    }
+    assert_eq!(fs::read_dir(base.path()).unwrap().count(), 0);
+}
