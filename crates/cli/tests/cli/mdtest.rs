@@ -266,7 +266,7 @@ fn io500s_mdtest_hard_lines_run_one_call_after_another() {
 }
 
 /// Every path below `dir`.
-fn walk(dir: &Path) -> Vec<std::path::PathBuf> {
+pub(crate) fn walk(dir: &Path) -> Vec<std::path::PathBuf> {
     let mut out = Vec::new();
     let mut todo = vec![dir.to_path_buf()];
     while let Some(d) = todo.pop() {

@@ -23,17 +23,10 @@ fn mdtest(args: &[&str]) -> Ran {
 
 /// Every path below `dir`, relative to it, sorted.
 fn tree(dir: &Path) -> Vec<String> {
-    let mut out = Vec::new();
-    let mut todo = vec![dir.to_path_buf()];
-    while let Some(d) = todo.pop() {
-        for e in std::fs::read_dir(&d).into_iter().flatten().flatten() {
-            let p = e.path();
-            if p.is_dir() {
-                todo.push(p.clone());
-            }
-            out.push(p.strip_prefix(dir).unwrap().display().to_string());
-        }
-    }
+    let mut out: Vec<String> = crate::mdtest::walk(dir)
+        .iter()
+        .map(|p| p.strip_prefix(dir).unwrap().display().to_string())
+        .collect();
     out.sort();
     out
 }
