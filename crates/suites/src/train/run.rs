@@ -516,7 +516,7 @@ fn epoch_phase(
             RankSummary {
                 rank: i as u32,
                 host: r.host.clone(),
-                threads: r.accs.len() as u32 * cfg.read_threads,
+                threads: r.accs.len() as u32 * cfg.reader_threads(),
                 elapsed: Nanos(r.elapsed),
                 first_done: Nanos(r.elapsed),
                 ops,
@@ -585,7 +585,10 @@ fn epoch_phase(
             reads,
             serde_json::to_value(cfg).unwrap_or_default(),
             started_at_ms,
-            (reports.len() as u32, accs.len() as u32 * cfg.read_threads),
+            (
+                reports.len() as u32,
+                accs.len() as u32 * cfg.reader_threads(),
+            ),
         )
     };
     (fig, phase)

@@ -16,7 +16,7 @@ use anyhow::Result;
 use clap::{Args, Subcommand};
 use iolab_core::SpecError;
 use iolab_core::result::RunStatus;
-use iolab_core::spec::{TrainConfig, TrainSpec};
+use iolab_core::spec::{LoaderKind, TrainConfig, TrainSpec};
 use iolab_core::units::{ByteCount, Nanos};
 use iolab_engine::memory::{Available, ranks_on_this_host};
 use iolab_suites::train::{Dataset, LiveStep, TrainError, TrainHooks};
@@ -118,7 +118,7 @@ fn data_dir(spec: &TrainSpec) -> Result<PathBuf, SpecError> {
 /// What one accelerator's loader holds: iolab's read buffers, and DLIO's (a whole file
 /// per reader thread while it loads, and prefetched batches of samples).
 fn memory_per_accelerator(cfg: &TrainConfig) -> (u64, u64) {
-    let iolab = u64::from(cfg.read_threads) * cfg.transfer_size;
+    let iolab = u64::from(cfg.reader_threads()) * cfg.transfer_size;
     let file = cfg.record_length as u64 * cfg.samples_per_file;
     let dlio = u64::from(cfg.read_threads) * file + prefetched(cfg);
     (iolab, dlio)
@@ -126,9 +126,18 @@ fn memory_per_accelerator(cfg: &TrainConfig) -> (u64, u64) {
 
 /// The samples a training job's loader holds ahead of one accelerator: prefetch x batch
 /// x the mean sample size (the and MLPerf's memory figure for a reader).
+/// For tf.data the parallel map's `computation_threads` batches count too (DLIO's
+/// `batch().map(num_parallel_calls=computation_threads).prefetch(prefetch_size)`).
 fn prefetched(cfg: &TrainConfig) -> u64 {
-    (f64::from(cfg.prefetch) * cfg.batch_size as f64 * cfg.record_length).min(u64::MAX as f64)
+    (batches_ahead(cfg) as f64 * cfg.batch_size as f64 * cfg.record_length).min(u64::MAX as f64)
         as u64
+}
+
+fn batches_ahead(cfg: &TrainConfig) -> u64 {
+    match cfg.loader {
+        LoaderKind::Pytorch => u64::from(cfg.prefetch),
+        LoaderKind::Tensorflow => u64::from(cfg.prefetch) + u64::from(cfg.computation_threads),
+    }
 }
 
 /// The memory pre-flight, before anything is read: the prefetched batches a training
@@ -148,7 +157,13 @@ fn check_memory(cfg: &TrainConfig, ranks_on_host: u32) -> Result<(u64, u64), Spe
                 "--prefetch",
                 format!(
                     "{accs} accelerators x prefetch {} x batch {} x {} samples: a loader holds {} on this host, more than 80% of the {} available: lower --prefetch, --batch-size or the accelerators",
-                    cfg.prefetch,
+                    match cfg.loader {
+                        LoaderKind::Pytorch => cfg.prefetch.to_string(),
+                        LoaderKind::Tensorflow => format!(
+                            "{} + {} (the map's computation threads)",
+                            cfg.prefetch, cfg.computation_threads
+                        ),
+                    },
                     cfg.batch_size,
                     ByteCount(cfg.record_length as u64).human(),
                     ByteCount(held).human(),
@@ -161,7 +176,7 @@ fn check_memory(cfg: &TrainConfig, ranks_on_host: u32) -> Result<(u64, u64), Spe
                 "--read-threads",
                 format!(
                     "{accs} accelerators x {} reader threads x --transfer-size {} need {} of read buffers on this host, more than 80% of the {} available: lower one of them",
-                    cfg.read_threads,
+                    cfg.reader_threads(),
                     ByteCount(cfg.transfer_size).human(),
                     ByteCount(need).human(),
                     ByteCount(have).human()

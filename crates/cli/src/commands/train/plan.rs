@@ -35,8 +35,13 @@ pub(super) fn plan(args: PlanArgs) -> Result<u8> {
     );
     let _ = writeln!(
         out,
-        "  loader          {:?}, batch {}, {} reader threads, prefetch {}",
-        cfg.loader, cfg.batch_size, cfg.read_threads, cfg.prefetch
+        "  loader          {:?}, batch {}, {} reader threads ({} threads reading), prefetch {}, computation threads {}",
+        cfg.loader,
+        cfg.batch_size,
+        cfg.read_threads,
+        cfg.reader_threads(),
+        cfg.prefetch,
+        cfg.computation_threads
     );
     let _ = writeln!(
         out,
