@@ -12,7 +12,9 @@ Modes (one per call; each is a few minutes, meant for /work/tools/quiet):
               npz, batch 7, 4 reader threads, compute from the preset) with smaller
               files; --workload resnet50: resnet50's (TensorFlow, TFRecord, batch 400,
               8 reader threads) with --samples-per-file samples of --record-length
-              bytes per file. The tools alternate, --rounds times each.
+              bytes per file; --workload cosmoflow: cosmoflow's (TensorFlow, TFRecord,
+              one sample of 2.8 MB per file, batch 1, 4 reader threads, file and sample
+              shuffle by seed). The tools alternate, --rounds times each.
   ckpt-read   Checkpoint read-back (DLIO's num_checkpoints_read), the ckpt-speed layout:
               --writes checkpoints written, the page cache emptied, read back. DLIO as
               MLPerf's run script runs it (a write run, caches dropped, a read-only
@@ -21,14 +23,18 @@ Modes (one per call; each is a few minutes, meant for /work/tools/quiet):
   ckpt-trace  Not timed: both tools under strace (each rank), one checkpoint written
               and read back: per rank the bytes read and written on the checkpoint
               files, the calls, the fsyncs, the sizes of the calls.
+  train-trace Not timed: both tools' loaders (--workload) under strace on one dataset:
+              per rank the files opened, the most open at once, the reading threads,
+              the read calls, bytes and sizes (tf.data keeps 3 x read_threads files
+              open; a mode named after DLIO's loader must too).
   steps       Where a step's time goes, both tools, on the storage mode's target (use a
               short --stall, e.g. 30ms, for a compute-bound run): per step, the wait for
               the batch, the compute, and the rest until the next step starts (barrier
               and loop), and the first step apart. DLIO's from its own log (every rank's
               "step N processed ... in X s" line and its timestamp), iolab's from the
               stored epochs (--json).
-  loader      Loader cost: computation_time 0, the dataset on tmpfs (in memory):
-              samples/s and CPU per sample of each (getrusage of the whole job).
+  loader      Loader cost (--workload): computation_time 0, the dataset on tmpfs (in
+              memory): samples/s and CPU per sample of each (getrusage of the whole job).
   crossover   DLIO generates a dataset and iolab trains on it; iolab generates one and
               DLIO trains on it; both must read every step.
   checkpoint  Bytes per rank of DLIO's checkpointing (its mlperf_storage_v2.0 branch)
@@ -134,12 +140,13 @@ def iolab_train(args, data, flags, scratch, stored=None):
 
 def unet3d(args, compute=None):
     """unet3d_h100's loader with this bench's dataset: (DLIO overrides, iolab flags)."""
+    length = args.record_length or 1048576
     dlio = [f"++workload.dataset.num_files_train={args.files}",
-            f"++workload.dataset.record_length={args.record_length}",
+            f"++workload.dataset.record_length={length}",
             "++workload.dataset.record_length_stdev=0",
             f"++workload.train.epochs={args.epochs}"]
     iolab = ["--preset", "unet3d", "--accelerator", "h100", "--files", str(args.files),
-             "--record-length", str(args.record_length), "--record-length-stdev", "0",
+             "--record-length", str(length), "--record-length-stdev", "0",
              "--epochs", str(args.epochs)]
     if compute is not None:
         dlio.append(f"++workload.train.computation_time={compute}")
@@ -147,24 +154,47 @@ def unet3d(args, compute=None):
     return dlio, iolab
 
 
+TF_WORKLOADS = {
+    # --workload: DLIO's workload name, default samples per file and sample bytes.
+    "resnet50": ("resnet50_h100", 100, 114660),
+    "cosmoflow": ("cosmoflow_h100", 1, 2828486),
+}
+
+
+BATCH = {"unet3d": 7, "resnet50": 400, "cosmoflow": 1}
+
+
+def describe(args):
+    """The bench's dataset in words: files, samples per file, sample bytes."""
+    if args.workload == "unet3d":
+        return f"{args.files} files of {args.record_length or 1048576} bytes"
+    _, per_file, length = TF_WORKLOADS[args.workload]
+    return (f"{args.files} files of {args.samples_per_file or per_file} samples of "
+            f"{args.record_length or length} bytes")
+
+
 def loader_of(args, compute=None):
-    """The --workload's loader (unet3d or resnet50, H100 figures) with this bench's
-    dataset: (DLIO's workload name, its overrides, iolab's flags)."""
+    """The --workload's loader (H100 figures) with this bench's dataset: (DLIO's
+    workload name, its overrides, iolab's flags). unet3d: PyTorch, npz; resnet50 and
+    cosmoflow: TensorFlow, TFRecord."""
     if args.workload == "unet3d":
         return ("unet3d_h100",) + unet3d(args, compute)
+    name, per_file, length = TF_WORKLOADS[args.workload]
+    per_file = args.samples_per_file or per_file
+    length = args.record_length or length
     dlio = [f"++workload.dataset.num_files_train={args.files}",
-            f"++workload.dataset.num_samples_per_file={args.samples_per_file}",
-            f"++workload.dataset.record_length={args.record_length}",
+            f"++workload.dataset.num_samples_per_file={per_file}",
+            f"++workload.dataset.record_length={length}",
             "++workload.dataset.record_length_stdev=0",
             f"++workload.train.epochs={args.epochs}"]
-    iolab = ["--preset", "resnet50", "--accelerator", "h100", "--files", str(args.files),
-             "--samples-per-file", str(args.samples_per_file),
-             "--record-length", str(args.record_length), "--record-length-stdev", "0",
+    iolab = ["--preset", args.workload, "--accelerator", "h100", "--files", str(args.files),
+             "--samples-per-file", str(per_file),
+             "--record-length", str(length), "--record-length-stdev", "0",
              "--epochs", str(args.epochs)]
     if compute is not None:
         dlio.append(f"++workload.train.computation_time={compute}")
         iolab += ["--computation-time", str(compute)]
-    return "resnet50_h100", dlio, iolab
+    return name, dlio, iolab
 
 
 def generate_dlio(args, workload, data, extra, scratch):
@@ -234,9 +264,8 @@ def mode_storage(args, scratch):
                          lambda: iolab_train(args, data, iolab, scratch))
     finally:
         fs.close()
-    per_file = "" if args.workload == "unet3d" else f"{args.samples_per_file} samples of "
-    print(f"\nstorage-bound: {workload} loader, {args.np} ranks, {args.files} files of "
-          f"{per_file}{args.record_length} bytes, every open stalled {args.stall}")
+    print(f"\nstorage-bound: {workload} loader, {args.np} ranks, {describe(args)}, "
+          f"every open stalled {args.stall}")
     table(rows, "au", "AU %")
     table(rows, "sps", "samples/s")
 
@@ -298,10 +327,13 @@ def iolab_steps(stored, compute):
             "wait": mean(waits), "rest": mean(periods) - mean(waits) - compute}
 
 
+PRESET_COMPUTE = {"unet3d_h100": 0.323, "resnet50_h100": 0.224, "cosmoflow_h100": 0.0035}
+
+
 def mode_steps(args, scratch):
     backing = os.path.join(args.data_root or scratch, "backing")
-    dlio, iolab = unet3d(args)
-    compute = 0.323
+    workload, dlio, iolab = loader_of(args)
+    compute = PRESET_COMPUTE[workload]
     subprocess.run([iolab_bin(), "train", "datagen", "--data-dir", os.path.join(backing, "d"),
                     "--no-store", "--quiet"] + iolab, check=True)
     fs = FaultMount(backing, os.path.join(scratch, "mnt"), [f"open:stall={args.stall}"])
@@ -310,7 +342,7 @@ def mode_steps(args, scratch):
 
     def run_dlio():
         log = []
-        res = dlio_train(args, "unet3d_h100", data, dlio, scratch, log)
+        res = dlio_train(args, workload, data, dlio, scratch, log)
         parts["dlio"].append(dlio_steps(log[0], compute))
         return res
 
@@ -324,8 +356,8 @@ def mode_steps(args, scratch):
         rows = alternate(args, run_dlio, run_iolab)
     finally:
         fs.close()
-    print(f"\nsteps: unet3d_h100 loader, {args.np} ranks, {args.files} files of "
-          f"{args.record_length} bytes, every open stalled {args.stall}, compute {compute} s")
+    print(f"\nsteps: {workload} loader, {args.np} ranks, {describe(args)}, every open "
+          f"stalled {args.stall}, compute {compute} s")
     table(rows, "au", "AU %")
     table(rows, "sps", "samples/s")
     print(f"  {'seconds (median of runs)':<26} {'first step':>10} {'period':>8} {'wait':>8} "
@@ -338,13 +370,17 @@ def mode_steps(args, scratch):
 
 def mode_loader(args, scratch):
     data = os.path.join(args.data_root or "/dev/shm", "iolab-bench-dlio-loader")
+    workload, _, iolab = loader_of(args, compute=0)
     subprocess.run([iolab_bin(), "train", "datagen", "--data-dir", data, "--no-store",
-                    "--quiet"] + unet3d(args, compute=0)[1], check=True)
+                    "--quiet"] + iolab, check=True)
     # CPU per sample without start-up (DLIO's imports of torch and TensorFlow take
     # seconds of CPU): the CPU of a run of --epochs epochs less that of a 1-epoch run,
     # over the samples of the epochs between.
     one = argparse.Namespace(**{**vars(args), "epochs": 1})
-    per_epoch = (args.files // 7 // args.np) * 7 * args.np
+    batch = BATCH[args.workload]
+    per_file = 1 if args.workload == "unet3d" else (
+        args.samples_per_file or TF_WORKLOADS[args.workload][1])
+    per_epoch = (args.files * per_file // batch // args.np) * batch * args.np
     extra_samples = per_epoch * (args.epochs - 1)
 
     def pair(run):
@@ -355,13 +391,12 @@ def mode_loader(args, scratch):
     try:
         rows = alternate(
             args,
-            lambda: pair(lambda a: dlio_train(a, "unet3d_h100", data, unet3d(a, 0)[0], scratch)),
-            lambda: pair(lambda a: iolab_train(a, data, unet3d(a, 0)[1], scratch)))
+            lambda: pair(lambda a: dlio_train(a, workload, data, loader_of(a, 0)[1], scratch)),
+            lambda: pair(lambda a: iolab_train(a, data, loader_of(a, 0)[2], scratch)))
     finally:
         shutil.rmtree(data, ignore_errors=True)
-    print(f"\nloader cost: unet3d_h100's loader, computation_time 0, {args.np} ranks, "
-          f"{args.files} files of {args.record_length} bytes in tmpfs, {args.epochs} epochs "
-          f"({per_epoch} samples each)")
+    print(f"\nloader cost: {workload}'s loader, computation_time 0, {args.np} ranks, "
+          f"{describe(args)} in tmpfs, {args.epochs} epochs ({per_epoch} samples each)")
     table(rows, "sps", "samples/s")
     table(rows, "cpu_us_per_sample", "CPU us per sample")
 
@@ -701,19 +736,103 @@ def mode_ckpt_trace(args, scratch):
     print(f"  DLIO reads back exactly the bytes it wrote, every rank: {same}")
 
 
+def mode_train_trace(args, scratch):
+    """Not timed: both tools' loaders (--workload) under strace on the same dataset (no
+    stall): per rank the files opened, the most open at once, the threads that read,
+    the read calls, their bytes and sizes."""
+    workload, dlio, iolab = loader_of(args)
+    root = tempfile.mkdtemp(dir=args.data_root or "/var/tmp", prefix="iolab-bench-trace-")
+    traces = os.path.join(root, "traces")
+    os.makedirs(traces)
+    data = os.path.join(root, "d")
+    ext = "npz" if args.workload == "unet3d" else "tfrecord"
+    wrap = lambda tag: ["sh", "-c", f'exec strace -ff -tt -y -s 0 -qq -e signal=none '
+                        f'-e trace=openat,read,pread64,close -o {traces}/{tag}.r'
+                        f'$OMPI_COMM_WORLD_RANK "$@"', "strace-rank"]
+    try:
+        subprocess.run([iolab_bin(), "train", "datagen", "--data-dir", data, "--no-store",
+                        "--quiet"] + iolab, check=True)
+        out = os.path.join(root, "dlio-out")
+        os.makedirs(out)
+        cmd = dlio_cmd(args, workload, data, out, ["++workload.workflow.generate_data=False",
+                                                   "++workload.workflow.train=True"] + dlio)
+        at = cmd.index("-np") + 2
+        timed(cmd[:at] + wrap("dlio") + cmd[at:], cwd=out)
+        timed(MPIRUN + ["-np", str(args.np)] + wrap("iolab") + [
+            iolab_bin(), "train", "run", "--data-dir", data, "--no-store", "--quiet"] + iolab)
+        stats = {tag: trace_files(traces, tag, "." + ext) for tag in ("dlio", "iolab")}
+    finally:
+        shutil.rmtree(root, ignore_errors=True)
+    print(f"train-trace: {workload} loader, {args.np} ranks, {args.files} files, "
+          f"{args.epochs} epoch(s), each rank under strace -f, no stall")
+    print(f"  {'rank':<5} {'tool':<6} {'opens':>6} {'most open':>9} {'threads':>7} "
+          f"{'read calls':>10} {'read bytes':>12}  read sizes (calls x bytes)")
+    for rank in range(args.np):
+        for tag in ("dlio", "iolab"):
+            c = stats[tag].get(rank, {})
+            sizes = sorted(c.get("sizes", {}).items(), key=lambda x: -x[1])[:3]
+            print(f"  {rank:<5} {tag:<6} {c.get('opens', 0):>6} {c.get('most', 0):>9} "
+                  f"{len(c.get('threads', ())):>7} {c.get('reads', 0):>10} "
+                  f"{c.get('bytes', 0):>12}  {', '.join(f'{n} x {b}' for b, n in sizes)}")
+
+
+def trace_files(out_dir, tag, ext):
+    """Per rank, from `strace -ff -tt -y` files: opens of the dataset's files, the most
+    open at once (all threads' calls merged by time), the threads that read them, the
+    read calls, bytes and sizes."""
+    import re
+    call = re.compile(r"^(\d+):(\d+):([\d.]+) (\w+)\((.*)\) = (-?\d+)")
+    ranks = {}
+    for name in os.listdir(out_dir):
+        if not name.startswith(tag + ".r"):
+            continue
+        rank, tid = name[len(tag) + 2:].split(".")
+        events = ranks.setdefault(int(rank), [])
+        with open(os.path.join(out_dir, name), errors="replace") as f:
+            for line in f:
+                m = call.match(line)
+                if not m or ext not in m.group(5):
+                    continue
+                t = int(m.group(1)) * 3600 + int(m.group(2)) * 60 + float(m.group(3))
+                events.append((t, m.group(4), tid, int(m.group(6))))
+    out = {}
+    for rank, events in ranks.items():
+        events.sort()
+        c = {"opens": 0, "most": 0, "threads": set(), "reads": 0, "bytes": 0, "sizes": {}}
+        now = 0
+        for _, kind, tid, ret in events:
+            if kind == "openat" and ret >= 0:
+                c["opens"] += 1
+                now += 1
+                c["most"] = max(c["most"], now)
+            elif kind == "close":
+                now -= 1
+            elif kind in ("read", "pread64"):
+                c["threads"].add(tid)
+                c["reads"] += 1
+                if ret > 0:
+                    c["bytes"] += ret
+                    c["sizes"][ret] = c["sizes"].get(ret, 0) + 1
+        out[rank] = c
+    return out
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__,
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("mode", choices=["storage", "steps", "loader", "crossover", "checkpoint",
-                                     "ckpt-speed", "ckpt-read", "ckpt-trace"])
+                                     "ckpt-speed", "ckpt-read", "ckpt-trace", "train-trace"])
     ap.add_argument("--np", type=int, default=2)
-    ap.add_argument("--workload", choices=["unet3d", "resnet50"], default="unet3d",
-                    help="storage mode: unet3d's loader (npz, PyTorch) or resnet50's "
-                         "(TFRecord, TensorFlow)")
-    ap.add_argument("--samples-per-file", type=int, default=100)
+    ap.add_argument("--workload", choices=["unet3d", "resnet50", "cosmoflow"],
+                    default="unet3d",
+                    help="storage, steps, loader, train-trace: unet3d's loader (npz, "
+                         "PyTorch), resnet50's or cosmoflow's (TFRecord, TensorFlow)")
+    ap.add_argument("--samples-per-file", type=int, default=None,
+                    help="resnet50 and cosmoflow [default: 100 and 1]")
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--files", type=int, default=64)
-    ap.add_argument("--record-length", type=int, default=1048576)
+    ap.add_argument("--record-length", type=int, default=None,
+                    help="[default: unet3d 1 MiB, resnet50 114660, cosmoflow 2828486]")
     ap.add_argument("--epochs", type=int, default=2)
     ap.add_argument("--writes", type=int, default=2)
     ap.add_argument("--ckpt-layers", type=int, default=4)
@@ -732,7 +851,7 @@ def main():
         {"storage": mode_storage, "steps": mode_steps, "loader": mode_loader,
          "crossover": mode_crossover, "checkpoint": mode_checkpoint,
          "ckpt-speed": mode_ckpt_speed, "ckpt-read": mode_ckpt_read,
-         "ckpt-trace": mode_ckpt_trace}[args.mode](args, scratch)
+         "ckpt-trace": mode_ckpt_trace, "train-trace": mode_train_trace}[args.mode](args, scratch)
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
 
