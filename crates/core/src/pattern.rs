@@ -346,4 +346,31 @@ mod tests {
         assert_ne!(a[4096..], b[4096..]);
         assert_eq!(a[16..4096], b[16..4096]);
     }
+
+    /// The stamps are pinned (MurmurHash3's finalizer of the page's offset, then of the
+    /// sequence): the same run writes the same bytes in every version. A last page of
+    /// at least 16 bytes is stamped, a shorter one is not.
+    #[test]
+    fn stamps_are_pinned() {
+        let word = |b: &[u8], at: usize| u64::from_le_bytes(b[at..at + 8].try_into().unwrap());
+        for len in [8192 + 18, 8192 + 15] {
+            let mut buf = vec![7u8; len];
+            stamp_unique(&mut buf, 12288, 5);
+            let offsets = [
+                0xd584_c418_1f28_3ccc,
+                0xaf9f_c56b_bc5c_d4ab,
+                0xcf8d_3d16_6a2d_e744,
+            ];
+            let pages = if len % 4096 >= 16 { 3 } else { 2 };
+            for (page, expect) in offsets.iter().enumerate().take(pages) {
+                assert_eq!(word(&buf, page * 4096), *expect, "page {page}");
+                assert_eq!(word(&buf, page * 4096 + 8), 0xf943_d759_3dcb_33c2);
+                assert!(buf[page * 4096 + 16..].iter().take(4080).all(|&b| b == 7));
+            }
+            assert!(
+                buf[(pages * 4096).min(len)..].iter().all(|&b| b == 7),
+                "{len}"
+            );
+        }
+    }
 }
