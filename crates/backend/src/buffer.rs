@@ -63,6 +63,7 @@ impl BufferPool {
         self.slot_size
     }
 
+    #[inline]
     fn offset_of(&self, slot: u32) -> usize {
         assert!(
             slot < self.slots,
@@ -77,6 +78,7 @@ impl BufferPool {
     }
 
     /// The slot's bytes. Panics if the slot is lent to the kernel (an engine bug).
+    #[inline]
     pub fn get(&self, slot: u32) -> &[u8] {
         assert!(
             !self.in_flight[slot as usize],
@@ -90,6 +92,7 @@ impl BufferPool {
     }
 
     /// The slot's bytes, writable. Panics if the slot is lent to the kernel.
+    #[inline]
     pub fn get_mut(&mut self, slot: u32) -> &mut [u8] {
         assert!(
             !self.in_flight[slot as usize],

@@ -21,13 +21,15 @@ pub const VERIFY_MIN_BLOCK: u64 = 64;
 /// keeps its random fill.
 #[inline]
 pub fn stamp_unique(buf: &mut [u8], offset: u64, sequence: u64) {
-    let mut pos = 0;
-    while pos + 16 <= buf.len() {
-        let off = offset + pos as u64;
-        buf[pos..pos + 8].copy_from_slice(&fmix64(off).to_le_bytes());
-        buf[pos + 8..pos + 16]
-            .copy_from_slice(&fmix64(sequence ^ 0x5DEE_CE66_D1CE_5EED).to_le_bytes());
-        pos += 4096;
+    let seq = fmix64(sequence ^ 0x5DEE_CE66_D1CE_5EED).to_le_bytes();
+    let mut off = offset;
+    for page in buf.chunks_mut(4096) {
+        let Some(stamp) = page.first_chunk_mut::<16>() else {
+            break;
+        };
+        stamp[..8].copy_from_slice(&fmix64(off).to_le_bytes());
+        stamp[8..].copy_from_slice(&seq);
+        off = off.wrapping_add(4096);
     }
 }
 

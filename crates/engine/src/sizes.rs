@@ -112,21 +112,31 @@ impl SizeDraw {
     /// The length of the next I/O, at most `room` units; None when not even the
     /// smallest fits. A drawn size that does not fit gives its turn to the next larger
     /// share that does, and when none does the draw is made again (fio's rule).
-    #[inline]
+    #[inline(always)]
     pub fn draw(&mut self, room: u64) -> Option<u64> {
         if room < self.smallest {
             return None;
         }
+        // One size (the common case) in line; a mix's draw out of line.
         match &self.kind {
             Kind::Fixed => Some(self.smallest),
+            _ => Some(self.draw_mix(room)),
+        }
+    }
+
+    /// A mix's draw, at least the smallest size fitting in `room`.
+    #[inline(never)]
+    fn draw_mix(&mut self, room: u64) -> u64 {
+        match &self.kind {
+            Kind::Fixed => self.smallest,
             Kind::Range => {
                 let fit = (self.largest.min(room) / self.smallest).max(1);
-                Some(self.smallest * (1 + self.rng.below(fit)))
+                self.smallest * (1 + self.rng.below(fit))
             }
             Kind::Split(shares) => loop {
                 let v = self.rng.below(100);
                 if let Some(&(len, _)) = shares.iter().find(|&&(len, cum)| v < cum && len <= room) {
-                    return Some(len);
+                    return len;
                 }
             },
         }

@@ -195,7 +195,7 @@ pub fn run_data_worker<C: Clock>(s: &WorkerSetup<'_, C>) -> Result<WorkerReport,
         rec.set_ramping();
     }
     let mut lp = Loop::new(s, backend.as_mut(), &files, start, reduction, sizes);
-    lp.window_positions = write_window / s.alignment.max(1) + 1;
+    lp.set_window_positions(write_window / s.alignment.max(1) + 1);
     // fio's loop_cache_invalidate: a new pass over the files (a random map used up, a
     // single file's sequence wrapped) drops their cached pages first. One sequence
     // of one size only; uniform or skewed draws (norandommap) have no pass.

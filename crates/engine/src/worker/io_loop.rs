@@ -33,6 +33,18 @@ const WAIT_SLICE: Nanos = Nanos(20_000_000);
 /// 1 MiB / 512 + 1), so consecutive writes start at different places.
 const WINDOW_STRIDE: u64 = 7919;
 
+/// What one slot's I/O is: its direction, priority, length, file (of this worker's),
+/// offset and when it was issued.
+#[derive(Clone, Copy)]
+struct SlotIo {
+    dir: IoDir,
+    prio: u16,
+    len: u32,
+    file: u32,
+    offset: u64,
+    issued: Nanos,
+}
+
 /// The state of the I/O loop of one worker.
 pub(super) struct Loop<'s, 'b, C: Clock> {
     s: &'s WorkerSetup<'s, C>,
@@ -47,19 +59,18 @@ pub(super) struct Loop<'s, 'b, C: Clock> {
     sizes: [SizeDraw; 3],
     unit: u64,
     free: Vec<u32>,
-    slot_dir: Vec<IoDir>,
-    slot_offset: Vec<u64>,
-    /// Bytes of each slot's I/O.
-    slot_len: Vec<u32>,
-    /// The file (of this worker's) each slot's I/O is on.
-    slot_file: Vec<u32>,
-    slot_issued: Vec<Nanos>,
+    /// What each slot's I/O is (one bounds check per I/O, not one per field).
+    slots: Vec<SlotIo>,
     /// Slots pushed since the last submit, stamped together just before it.
     fresh: Vec<u32>,
     /// The backend may hand an I/O to the kernel inside push: stamp each one there.
     stamp_on_push: bool,
     /// Places (in alignment units) a write's data may start in its slot; 1: the start.
-    pub(super) window_positions: u64,
+    window_positions: u64,
+    /// `issued * WINDOW_STRIDE % window_positions`, kept up per I/O without a division
+    /// (by adding `window_step`, `WINDOW_STRIDE % window_positions`).
+    window_at: u64,
+    window_step: u64,
     /// I/Os per pass over the files when each new pass drops their cached pages first
     /// (fio's time-based invalidate=1); None: never.
     pub(super) pass_length: Option<u64>,
@@ -88,7 +99,6 @@ pub(super) struct Loop<'s, 'b, C: Clock> {
     pub(super) depth_search: Option<DepthSearch>,
     /// Each I/O's priority and the latencies per priority (fio's cmdprio_*).
     pub(super) prio: Option<PrioDraw>,
-    slot_prio: Vec<u16>,
     /// What the latest completions asked of the depth search.
     lat_step: Step,
     min_rate: Option<MinRate>,
@@ -134,22 +144,27 @@ impl<'s, 'b, C: Clock> Loop<'s, 'b, C> {
             },
             unit: s.plan.spec.unit(),
             free: (0..depth as u32).rev().collect(),
-            // A slot's buffer holds IOR's words from the start under its pattern.
-            slot_dir: vec![
-                if s.plan.spec.pattern == DataPattern::IorTimestamp {
-                    IoDir::Write
-                } else {
-                    IoDir::Read
+            slots: vec![
+                SlotIo {
+                    // A slot's buffer holds IOR's words from the start under its pattern.
+                    dir: if s.plan.spec.pattern == DataPattern::IorTimestamp {
+                        IoDir::Write
+                    } else {
+                        IoDir::Read
+                    },
+                    prio: 0,
+                    len: 0,
+                    file: 0,
+                    offset: 0,
+                    issued: Nanos::ZERO,
                 };
                 depth
             ],
-            slot_offset: vec![0; depth],
-            slot_len: vec![0; depth],
-            slot_file: vec![0; depth],
-            slot_issued: vec![Nanos::ZERO; depth],
             fresh: Vec::with_capacity(depth),
             stamp_on_push: caps.submits_on_push,
             window_positions: 1,
+            window_at: 0,
+            window_step: 0,
             pass_length: None,
             completions: Vec::with_capacity(depth),
             issued: 0,
@@ -184,7 +199,6 @@ impl<'s, 'b, C: Clock> Loop<'s, 'b, C> {
                 .io_priorities
                 .clone()
                 .map(|p| PrioDraw::new(p, seed_of_prio(s.index))),
-            slot_prio: vec![0; depth],
             min_rate: MinRate::new(spec, s.plan.total_workers, start),
             dir_bytes: [0; 3],
             dir_ops: [0; 3],
@@ -194,6 +208,14 @@ impl<'s, 'b, C: Clock> Loop<'s, 'b, C> {
             broken: false,
             now: start,
         }
+    }
+
+    /// Lets a write's data start at any of `positions` places (in alignment units) in
+    /// its slot, stepping through them by [`WINDOW_STRIDE`] per I/O issued.
+    pub(super) fn set_window_positions(&mut self, positions: u64) {
+        self.window_positions = positions.max(1);
+        self.window_step = WINDOW_STRIDE % self.window_positions;
+        self.window_at = self.issued.wrapping_mul(WINDOW_STRIDE) % self.window_positions;
     }
 
     /// Runs the loop; with `write_offsets` the writes take their places from it and the
@@ -352,8 +374,7 @@ impl<'s, 'b, C: Clock> Loop<'s, 'b, C> {
                 let buf_offset = if copy {
                     self.reduction.dedupe_at
                 } else if dir == IoDir::Write && !fixed {
-                    ((self.issued.wrapping_mul(WINDOW_STRIDE) % self.window_positions)
-                        * self.s.alignment) as usize
+                    (self.window_at * self.s.alignment) as usize
                 } else {
                     0
                 };
@@ -362,7 +383,7 @@ impl<'s, 'b, C: Clock> Loop<'s, 'b, C> {
                         [buf_offset..buf_offset + len as usize];
                     if ior {
                         // The buffer already holds IOR's words, unless a read used it.
-                        if self.slot_dir[slot as usize] == IoDir::Read {
+                        if self.slots[slot as usize].dir == IoDir::Read {
                             fill_ior_timestamp(buf, seed as u32, self.s.worker.global.into());
                         }
                     } else if verify {
@@ -372,7 +393,7 @@ impl<'s, 'b, C: Clock> Loop<'s, 'b, C> {
                         Reduction::fill_page(&self.s.plan.spec, buf, key);
                     } else if fixed {
                         // The slot holds the pattern, unless a read used it.
-                        if self.slot_dir[slot as usize] == IoDir::Read {
+                        if self.slots[slot as usize].dir == IoDir::Read {
                             self.reduction.fill_fixed(buf);
                         }
                     } else if !copy {
@@ -391,14 +412,15 @@ impl<'s, 'b, C: Clock> Loop<'s, 'b, C> {
                     let buf = self.backend.buffers().get_mut(slot);
                     buf[0] = !buf[0];
                 }
-                if self.stamp_on_push {
-                    self.slot_issued[slot as usize] = self.s.clock.now();
-                }
+                let issued_at = if self.stamp_on_push {
+                    self.s.clock.now()
+                } else {
+                    Nanos::ZERO
+                };
                 let ioprio = match &mut self.prio {
                     Some(p) if dir != IoDir::Trim => p.draw(dir == IoDir::Write, len),
                     _ => 0,
                 };
-                self.slot_prio[slot as usize] = ioprio;
                 let pushed = self.backend.push(IoRequest {
                     file,
                     dir,
@@ -412,14 +434,22 @@ impl<'s, 'b, C: Clock> Loop<'s, 'b, C> {
                     self.fail_all(rec, e.to_string());
                     break;
                 }
-                self.slot_dir[slot as usize] = dir;
-                self.slot_offset[slot as usize] = offset;
-                self.slot_len[slot as usize] = len;
-                self.slot_file[slot as usize] = file;
+                self.slots[slot as usize] = SlotIo {
+                    dir,
+                    prio: ioprio,
+                    len,
+                    file,
+                    offset,
+                    issued: issued_at,
+                };
                 if !self.stamp_on_push {
                     self.fresh.push(slot);
                 }
                 self.issued += 1;
+                self.window_at += self.window_step;
+                if self.window_at >= self.window_positions {
+                    self.window_at -= self.window_positions;
+                }
                 if let Some(p) = &mut self.pace {
                     p.issued(dir, u64::from(len));
                 }
@@ -682,9 +712,10 @@ impl<'s, 'b, C: Clock> Loop<'s, 'b, C> {
     #[inline(always)]
     fn submit_and_reap(&mut self, rec: &mut Recorder, verify: bool, seed: u64) {
         let issued_at = self.s.clock.now();
-        for slot in self.fresh.drain(..) {
-            self.slot_issued[slot as usize] = issued_at;
+        for &slot in &self.fresh {
+            self.slots[slot as usize].issued = issued_at;
         }
+        self.fresh.clear();
         if let Err(e) = self.backend.submit(1) {
             self.fail_all(rec, e.to_string());
             return;
@@ -694,16 +725,15 @@ impl<'s, 'b, C: Clock> Loop<'s, 'b, C> {
         let now = self.now;
         for i in 0..self.completions.len() {
             let c = self.completions[i];
-            let slot = c.slot as usize;
-            let dir = self.slot_dir[slot];
-            let len = self.slot_len[slot];
+            let io = self.slots[c.slot as usize];
+            let (dir, len) = (io.dir, io.len);
             if c.result == len as i32 {
-                let latency = now - self.slot_issued[slot];
+                let latency = now - io.issued;
                 rec.record(op_of(dir), latency, len as u64, now);
                 if let Some(p) = &mut self.prio
                     && dir != IoDir::Trim
                 {
-                    p.completed(dir == IoDir::Write, self.slot_prio[slot], latency.0);
+                    p.completed(dir == IoDir::Write, io.prio, latency.0);
                 }
                 self.completed += 1;
                 if let Some(d) = &mut self.depth_search
@@ -718,9 +748,8 @@ impl<'s, 'b, C: Clock> Loop<'s, 'b, C> {
                     self.check_read(rec, c.slot, len, seed);
                 }
             } else {
-                let file = self.slot_file[slot] as usize;
-                let at = (self.slot_offset[slot], u64::from(len));
-                self.io_failed(rec, dir, file, at, c.result);
+                let at = (io.offset, u64::from(len));
+                self.io_failed(rec, dir, io.file as usize, at, c.result);
             }
             self.free.push(c.slot);
         }
@@ -731,8 +760,8 @@ impl<'s, 'b, C: Clock> Loop<'s, 'b, C> {
     /// must hold. Out of line: it runs only with --verify, and keeps the loop small.
     #[inline(never)]
     fn check_read(&mut self, rec: &mut Recorder, slot: u32, len: u32, seed: u64) {
-        let offset = self.slot_offset[slot as usize];
-        let file = self.slot_file[slot as usize] as usize;
+        let io = self.slots[slot as usize];
+        let (offset, file) = (io.offset, io.file as usize);
         let file_id = self.my_files[file].id;
         let buf = &self.backend.buffers().get(slot)[..len as usize];
         let wrong = if self.s.plan.spec.pattern == DataPattern::IorTimestamp {
