@@ -160,7 +160,7 @@ fn shared_devices(comm: &dyn Comm, set: &TargetSet) -> Vec<String> {
         .filter(|(_, ids)| ids.len() > 1)
         .map(|((host, dev, remote), ids)| match remote {
             Some(fs) => format!(
-                "targets {} on {host} are on one {fs} mount ({}:{}): they share this client and its link; whether they share servers depends on where the file system puts each one's data (a Ceph pool, Lustre OST or BeeGFS target per directory keeps them apart)",
+                "targets {} on {host} are on one {fs} mount ({}:{}): they share this client and its link; whether they share servers depends on where the file system puts each one's data (a Ceph pool, a SeaweedFS path rule, a Lustre OST or BeeGFS target per directory keeps them apart)",
                 ids.join(", "),
                 major(dev),
                 minor(dev),
