@@ -31,8 +31,11 @@ pub struct WorkerProgress {
     /// Set when the worker has finished (its share done, stopped, or failed).
     pub done: AtomicBool,
     /// Asks this worker alone to stop as at the end of its runtime (its job reached
-    /// steady state).
+    /// steady state, or another's end stopped it: fio's exitall); one still waiting to
+    /// start never starts.
     pub halt: AtomicBool,
+    /// Set when the worker starts its I/O (after any start delay or wait).
+    pub started: AtomicBool,
     /// Waiting at the wear-out rendezvous with this many I/Os done.
     pub waiting_with: AtomicU64,
     /// CPU time (user, system) the worker's own thread used from the start of the
@@ -61,6 +64,7 @@ impl Default for WorkerProgress {
             bytes: AtomicU64::new(0),
             done: AtomicBool::new(false),
             halt: AtomicBool::new(false),
+            started: AtomicBool::new(false),
             waiting_with: AtomicU64::new(0),
             cpu_user: AtomicU64::new(0),
             cpu_system: AtomicU64::new(0),
@@ -207,7 +211,7 @@ impl PhaseControl {
         let until = std::time::Instant::now() + pause;
         let mut g = self.gate();
         let stopped = loop {
-            if self.stop.load(Ordering::Relaxed) {
+            if self.stop.load(Ordering::Relaxed) || w.halt.load(Ordering::Relaxed) {
                 break true;
             }
             let now = std::time::Instant::now();
@@ -235,6 +239,25 @@ impl PhaseControl {
         drop(g);
         w.holding.store(false, Ordering::Release);
         !stopped
+    }
+
+    /// A worker with fio's exitall ends (`failed`: with an error): the rule's workers
+    /// stop as at the end of their runtime, those waiting to start never start (with
+    /// `running_only`, fio's exit_what=stonewall, only those already started stop).
+    pub fn exit(&self, rule: &crate::plan::ExitRule, failed: bool) {
+        if rule.on_error_only && !failed {
+            return;
+        }
+        for &i in &rule.workers {
+            let w = &self.workers[i];
+            if rule.running_only && !w.started.load(Ordering::Acquire) {
+                continue;
+            }
+            w.halt.store(true, Ordering::Relaxed);
+        }
+        // Wakes the workers waiting to start.
+        let _g = self.gate();
+        self.changed.notify_all();
     }
 
     /// Asks every running worker to leave a snapshot of its figures in its slot

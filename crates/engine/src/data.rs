@@ -91,6 +91,10 @@ pub struct DataOptions {
     /// A priority per I/O in its io_uring SQE (fio's cmdprio_percentage,
     /// cmdprio_bssplit, prioclass/prio).
     pub io_priorities: Option<crate::worker::priority::IoPriorities>,
+    /// fio's number_ios: a size-based worker stops once it has issued this many I/Os
+    /// per pass times its passes (`loops`), counted from the end of its ramp, or when
+    /// its share is done if that comes first.
+    pub number_ios: Option<u64>,
 }
 
 /// The phases a data workload produced.
@@ -252,7 +256,20 @@ impl<'a> ReadyJob<'a> {
             delay: opts.start_delay.map_or(Nanos::ZERO, |d| d.nanos()),
             after: Vec::new(),
             ramp: opts.ramp.or(spec.ramp).map_or(Nanos::ZERO, |d| d.nanos()),
+            never: false,
         };
+        let loops = u64::from(opts.loops.max(1));
+        // fio's number_ios: time-based jobs ignore it (keep_running), as fio's do; a
+        // trimwrite's trim and write are two I/Os, as fio doubles number_ios for it.
+        let pairs = if spec.rw.trims() && spec.rw.writes() {
+            2
+        } else {
+            1
+        };
+        plan.io_limit = opts
+            .number_ios
+            .filter(|_| spec.runtime.is_none())
+            .map(|n| n.saturating_mul(loops).saturating_mul(pairs));
         plan.modifier = opts.modifier;
         plan.invalidate_each_pass = opts.invalidate_each_pass
             && !spec.direct
@@ -314,7 +331,6 @@ impl<'a> ReadyJob<'a> {
             spec: serde_json::to_value(&spec).unwrap_or_default(),
             warnings,
         };
-        let loops = u64::from(opts.loops.max(1));
         let counts = plan
             .workers
             .iter()

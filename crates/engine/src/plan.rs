@@ -118,6 +118,24 @@ pub struct DataPlan {
     pub latency_target: Option<crate::worker::latency_target::LatencyTarget>,
     /// A priority per I/O (fio's cmdprio_*; prioclass/prio as the default).
     pub io_priorities: Option<crate::worker::priority::IoPriorities>,
+    /// Size-based: each worker issues at most this many I/Os, counted from the end of
+    /// its ramp (fio's number_ios times loops; None: its share decides alone).
+    pub io_limit: Option<u64>,
+    /// What a worker's end stops among the phase's workers (fio's exitall).
+    pub exit: Option<ExitRule>,
+}
+
+/// fio's exitall and exitall_on_error (backend.c's `fio_terminate_threads(groupid,
+/// exit_what)` when a job's thread ends): when a worker of the plan ends (only with an
+/// error, for `on_error_only`), these workers of the phase stop as at the end of their
+/// runtime; those still waiting to start never start, unless `running_only` (fio's
+/// exit_what=stonewall, which stops the jobs already running).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct ExitRule {
+    pub on_error_only: bool,
+    /// By index on this rank (set by the phase that runs several jobs together).
+    pub workers: Vec<usize>,
+    pub running_only: bool,
 }
 
 /// When a plan's workers begin within their phase, and from when they are measured.
@@ -131,6 +149,9 @@ pub struct StartRule {
     /// Run this long before measuring: what completes earlier is done but not counted,
     /// and a runtime counts from its end (fio's ramp_time).
     pub ramp: Nanos,
+    /// The workers never start: an earlier phase's end stopped every job after it
+    /// (fio's exit_what=all).
+    pub never: bool,
 }
 
 impl StartRule {
@@ -353,6 +374,8 @@ pub fn plan_data(
         dedupe_working_set: None,
         latency_target: None,
         io_priorities: None,
+        io_limit: None,
+        exit: None,
     })
 }
 

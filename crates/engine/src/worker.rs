@@ -177,19 +177,27 @@ pub fn run_data_worker<C: Clock>(s: &WorkerSetup<'_, C>) -> Result<WorkerReport,
         return Ok(WorkerReport::idle());
     };
     let rule = &s.plan.start;
-    let start = if rule.at_once() {
+    let start = if rule.at_once() && !rule.never {
         gate
     } else {
-        if !s
-            .control
-            .hold(s.index, rule.delay.to_duration(), &rule.after)
+        if rule.never
+            || !s
+                .control
+                .hold(s.index, rule.delay.to_duration(), &rule.after)
         {
+            // Stopped before it started: it ends, as a terminated fio job does.
+            if let Some(exit) = &s.plan.exit {
+                s.control.exit(exit, false);
+            }
             s.control.finished(s.index);
             return Ok(WorkerReport::idle());
         }
         PhaseControl::restart_cpu_clock();
         s.clock.now()
     };
+    s.control.workers[s.index]
+        .started
+        .store(true, std::sync::atomic::Ordering::Release);
     let mut rec = Recorder::new(start, s.plan.interval);
     if s.plan.start.ramp > Nanos::ZERO {
         rec.set_ramping();
@@ -225,8 +233,14 @@ pub fn run_data_worker<C: Clock>(s: &WorkerSetup<'_, C>) -> Result<WorkerReport,
     let sample = lp.sampler.take().map(|d| d.sample);
     let latency_depth = lp.depth_search.as_ref().map(|d| d.depth);
     let prio_histograms = lp.prio.take().map(|p| p.into_histograms());
+    let failed = lp.failed || rec.error_count() > 0;
     drop(lp);
     rec.publish(&s.control.workers[s.index], true);
+    // fio's exitall: the others stop before this one counts as finished (fio's
+    // terminate comes before its thread exits, so a job waiting for it never starts).
+    if let Some(exit) = &s.plan.exit {
+        s.control.exit(exit, failed);
+    }
     s.control.finished(s.index);
     let mut measure = rec.finish();
     measure.data = sample;

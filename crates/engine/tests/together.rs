@@ -75,6 +75,8 @@ fn files_per_worker_take_turns_after_an_offset_with_their_names_and_sizes() {
         target: &target,
         opts,
         after: None,
+        exit: None,
+        never: false,
     };
     let run = run(&[job], None);
     let j = &run.jobs[0];
@@ -114,6 +116,8 @@ fn jobs_run_together_each_with_its_own_figures_and_start() {
             target: &target,
             opts: DataOptions::default(),
             after: None,
+            exit: None,
+            never: false,
         },
         // Starts when a is done.
         DataJob {
@@ -121,6 +125,8 @@ fn jobs_run_together_each_with_its_own_figures_and_start() {
             target: &target,
             opts: DataOptions::default(),
             after: Some(0),
+            exit: None,
+            never: false,
         },
         // Starts 300 ms in, measured after a 100 ms ramp.
         DataJob {
@@ -132,6 +138,8 @@ fn jobs_run_together_each_with_its_own_figures_and_start() {
                 ..DataOptions::default()
             },
             after: None,
+            exit: None,
+            never: false,
         },
     ];
     let t0 = Instant::now();
@@ -182,6 +190,8 @@ fn a_worker_counts_its_context_switches() {
         target: &target,
         opts: DataOptions::default(),
         after: None,
+        exit: None,
+        never: false,
     };
     let run = run(&[job], None);
     let row = &run.jobs[0].rows[0];
@@ -203,6 +213,8 @@ fn status_reports_come_while_the_jobs_run() {
         target: &target,
         opts: DataOptions::default(),
         after: None,
+        exit: None,
+        never: false,
     };
     let status = StatusEvery {
         every: Duration::from_millis(250),
@@ -248,6 +260,8 @@ fn on_several_ranks_each_job_gets_its_own_workers_counts_rank_by_rank() {
                 target: &target,
                 opts: DataOptions::default(),
                 after: None,
+                exit: None,
+                never: false,
             };
             // Rank r's clock runs r+1 times slower: its workers complete fewer I/Os.
             let clock = FakeClock::new(Nanos(1000 * (u64::from(comm.rank()) + 1)));

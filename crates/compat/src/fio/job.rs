@@ -125,6 +125,19 @@ impl FioRw {
     }
 }
 
+/// fio's `exit_what`: which jobs a job's end stops with `exitall` (or its error with
+/// `exitall_on_error`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum ExitWhat {
+    /// The jobs of its reporting group (fio's default).
+    #[default]
+    Group,
+    /// The jobs running at that moment, of every group; the next stonewall's run.
+    Stonewall,
+    /// Every job, the later stonewalls' too.
+    All,
+}
+
 /// fio's `offset`: bytes, or a percentage of the file's size (fio aligns it up to the
 /// block size; a file fio creates has size 0 then, so the offset is 0).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -217,6 +230,13 @@ pub struct FioJob {
     pub randseed: Option<u64>,
     pub norandommap: bool,
     pub loops: u32,
+    /// fio's number_ios: at most this many I/Os per loop (None: 0, no limit).
+    pub number_ios: Option<u64>,
+    /// fio's exitall (any job's turns it on for every job, whatever its value, as
+    /// fio 3.33's callback does), exitall_on_error and exit_what.
+    pub exitall: bool,
+    pub exitall_on_error: bool,
+    pub exit_what: ExitWhat,
     pub create_on_open: bool,
     /// Preallocate the files a job writes (fio's default fallocate=native; none: not).
     pub fallocate: bool,
@@ -316,6 +336,10 @@ impl FioJob {
             randseed: None,
             norandommap: false,
             loops: 1,
+            number_ios: None,
+            exitall: false,
+            exitall_on_error: false,
+            exit_what: ExitWhat::Group,
             create_on_open: false,
             fallocate: true,
             group_reporting: false,
@@ -551,6 +575,27 @@ impl FioJob {
             "randseed" => self.randseed = Some(number(v()?)?),
             "norandommap" => self.norandommap = boolean(value)?,
             "loops" => self.loops = count(1)?,
+            "number_ios" => self.number_ios = every()?,
+            "exitall" => {
+                // fio's str_exitall_cb turns it on whatever the number given.
+                if let Some(n) = value {
+                    number(n)?;
+                }
+                self.exitall = true;
+            }
+            "exitall_on_error" => self.exitall_on_error = boolean(value)?,
+            "exit_what" => {
+                self.exit_what = match v()?.trim() {
+                    "group" => ExitWhat::Group,
+                    "stonewall" => ExitWhat::Stonewall,
+                    "all" => ExitWhat::All,
+                    other => {
+                        return Err(format!(
+                            "'{other}' is not an exit_what: use group, stonewall or all"
+                        ));
+                    }
+                }
+            }
             "create_on_open" => self.create_on_open = boolean(value)?,
             "fallocate" => {
                 self.fallocate = match v()?.trim() {

@@ -20,7 +20,7 @@ mod values;
 
 pub use cmdline::{Invocation, OutputFormat, parse_args};
 pub use error::FioError;
-pub use job::{Engine, FioJob, FioOffset, FioRw};
+pub use job::{Engine, ExitWhat, FioJob, FioOffset, FioRw};
 pub use jobfile::{RawOption, Section, Sources, parse_job_file};
 pub use plan::{FioPlan, plan_jobs};
 pub use plan_access::scale_rates;

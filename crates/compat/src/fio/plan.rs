@@ -13,7 +13,7 @@ use iolab_core::spec::{
 use iolab_core::units::{ByteCount, TimeSpan};
 
 use super::error::FioError;
-use super::job::{DEFAULT_FILENAME_FORMAT, Engine, FioJob, FioOffset, FioRw};
+use super::job::{DEFAULT_FILENAME_FORMAT, Engine, ExitWhat, FioJob, FioOffset, FioRw};
 
 /// One job, ready to run.
 #[derive(Clone, Debug, PartialEq)]
@@ -39,6 +39,11 @@ pub struct FioPlan {
     pub offset: FioOffset,
     /// Passes over its size (fio's loops).
     pub loops: u32,
+    /// At most this many I/Os per pass (fio's number_ios; size-based jobs only).
+    pub number_ios: Option<u64>,
+    /// What its end stops (fio's exitall, or exitall_on_error when the bool says an
+    /// error is needed) and which jobs (exit_what).
+    pub exit: Option<(bool, ExitWhat)>,
     /// Advise the kernel of the access pattern at open (fio's fadvise_hint).
     pub access_hint: bool,
     /// A write job's read-back of `verify` is left out (fio's do_verify=0).
@@ -133,6 +138,8 @@ pub fn plan_jobs(jobs: &[FioJob], seed: u64) -> Result<Vec<FioPlan>, FioError> {
     }
     let mut plans: Vec<FioPlan> = Vec::with_capacity(jobs.len());
     let (mut group, mut phase) = (0, 0);
+    // fio's exitall is global: one job's turns it on for all of them.
+    let exitall = jobs.iter().any(|j| j.exitall);
     for (i, job) in jobs.iter().enumerate() {
         if i > 0 && job.stonewall {
             phase += 1;
@@ -142,6 +149,11 @@ pub fn plan_jobs(jobs: &[FioJob], seed: u64) -> Result<Vec<FioPlan>, FioError> {
         }
         let mut plan = plan_job(job, group, seed)?;
         plan.phase = phase;
+        plan.exit = if exitall {
+            Some((false, job.exit_what))
+        } else {
+            job.exitall_on_error.then_some((true, job.exit_what))
+        };
         if let Some(waited) = &job.wait_for {
             let Some(k) = jobs[..i].iter().rposition(|j| &j.name == waited) else {
                 return Err(FioError::option(
@@ -271,6 +283,12 @@ fn plan_job(job: &FioJob, group: u32, seed: u64) -> Result<FioPlan, FioError> {
                 job.logs.avg_msec
             )
         });
+    }
+    if job.number_ios.is_some() && job.time_based {
+        notes.push(
+            "number_ios has no effect on a time-based job: it runs its runtime, as fio's does"
+                .into(),
+        );
     }
     if job.dedupe_percentage == 100 {
         return Err(refuse(
@@ -414,6 +432,8 @@ fn plan_job(job: &FioJob, group: u32, seed: u64) -> Result<FioPlan, FioError> {
         files_per_job: job.nrfiles,
         offset: job.offset,
         loops: job.loops,
+        number_ios: job.number_ios,
+        exit: None,
         no_verify_pass: !job.do_verify,
         access_hint: job.fadvise_hint,
         seq_skip: job.seq_add / block as i64,

@@ -124,12 +124,6 @@ pub fn accepted_word(key: &str, value: Option<&str>) -> Option<Result<String, St
         | "disable_bw" => {
             "latency and bandwidth are measured either way (histograms, not per-I/O logs): the figures are still reported"
         }
-        "exitall" => {
-            "exitall: the other jobs are not stopped when one finishes; each runs to its own end (fio stops them)"
-        }
-        "exitall_on_error" => {
-            "exitall_on_error: an I/O error ends the clone it happens in; the other jobs run on, and the exit status is 1 as fio's"
-        }
         "continue_on_error" => {
             "continue_on_error: an I/O error still ends the clone it happens in (counted and named, exit status 1)"
         }

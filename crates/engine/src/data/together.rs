@@ -36,6 +36,24 @@ pub struct DataJob<'a> {
     /// Start once every worker of this earlier job (by index) has finished (fio's
     /// wait_for, for a job of the same phase).
     pub after: Option<usize>,
+    /// What the end of one of its workers stops (fio's exitall, exitall_on_error and
+    /// exit_what).
+    pub exit: Option<JobsExit>,
+    /// Its workers never start: an earlier phase's end stopped every later job (fio's
+    /// exit_what=all). It reports nothing done, as fio's terminated jobs.
+    pub never: bool,
+}
+
+/// fio's exitall for the jobs of one phase: when a worker of the job ends (with an
+/// error only, for `on_error_only`), every worker of `jobs` (indices among those that
+/// run together, the job's own included) stops as at the end of its runtime; one
+/// waiting to start never starts, unless `running_only` (fio's exit_what=stonewall:
+/// only the running jobs stop). Per rank under mpirun.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct JobsExit {
+    pub on_error_only: bool,
+    pub jobs: Vec<usize>,
+    pub running_only: bool,
 }
 
 /// What one worker of one job measured.
@@ -301,6 +319,14 @@ fn worker_map(ready: &mut [ReadyJob<'_>], jobs: &[DataJob<'_>]) -> Vec<(usize, u
             let start = first(a);
             ready[j].plan.start.after = (start..start + ready[a].plan.workers.len()).collect();
         }
+        ready[j].plan.start.never = job.never;
+        ready[j].plan.exit = job.exit.as_ref().map(|e| crate::plan::ExitRule {
+            on_error_only: e.on_error_only,
+            workers: (0..map.len())
+                .filter(|&i| e.jobs.contains(&map[i].0))
+                .collect(),
+            running_only: e.running_only,
+        });
     }
     map
 }

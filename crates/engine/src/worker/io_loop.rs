@@ -76,6 +76,8 @@ pub(super) struct Loop<'s, 'b, C: Clock> {
     pub(super) pass_length: Option<u64>,
     completions: Vec<Completion>,
     issued: u64,
+    /// I/Os it may still issue (fio's number_ios; None: no such limit).
+    ios_left: Option<u64>,
     pub(super) completed: u64,
     bytes: u64,
     writes_since_fsync: u64,
@@ -105,7 +107,7 @@ pub(super) struct Loop<'s, 'b, C: Clock> {
     /// Bytes and I/Os completed per direction (`IoDir` order).
     dir_bytes: [u64; 3],
     dir_ops: [u64; 3],
-    failed: bool,
+    pub(super) failed: bool,
     /// What writes carry (zeros, copies of the shared block).
     reduction: Reduction,
     /// Measures the written data when a ratio was asked.
@@ -168,6 +170,7 @@ impl<'s, 'b, C: Clock> Loop<'s, 'b, C> {
             pass_length: None,
             completions: Vec::with_capacity(depth),
             issued: 0,
+            ios_left: s.plan.io_limit,
             completed: 0,
             bytes: 0,
             writes_since_fsync: 0,
@@ -272,7 +275,8 @@ impl<'s, 'b, C: Clock> Loop<'s, 'b, C> {
                     .as_ref()
                     .is_none_or(|d| self.backend.in_flight() < d.depth)
             {
-                if stop.load(Ordering::Relaxed) || self.issued >= limit {
+                if stop.load(Ordering::Relaxed) || self.issued >= limit || self.ios_left == Some(0)
+                {
                     issuing = false;
                     break;
                 }
@@ -449,6 +453,9 @@ impl<'s, 'b, C: Clock> Loop<'s, 'b, C> {
                 self.window_at += self.window_step;
                 if self.window_at >= self.window_positions {
                     self.window_at -= self.window_positions;
+                }
+                if let Some(n) = &mut self.ios_left {
+                    *n -= 1;
                 }
                 if let Some(p) = &mut self.pace {
                     p.issued(dir, u64::from(len));
@@ -705,6 +712,12 @@ impl<'s, 'b, C: Clock> Loop<'s, 'b, C> {
             self.deadline = Some(self.now + d.nanos());
         }
         self.counted_from = self.now;
+        // fio's number_ios counts from here (reset_all_stats), what is in flight too.
+        self.ios_left = self
+            .s
+            .plan
+            .io_limit
+            .map(|n| n.saturating_sub(self.backend.in_flight() as u64));
         *rec = Recorder::new(self.now, self.s.plan.interval);
         PhaseControl::restart_cpu_clock();
     }

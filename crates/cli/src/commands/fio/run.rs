@@ -7,12 +7,14 @@ use std::sync::Mutex;
 
 use anyhow::Result;
 use iolab_compat::fio::cmdprio::PrioEntries;
-use iolab_compat::fio::{FioPlan, Invocation};
+use iolab_compat::fio::{ExitWhat, FioPlan, Invocation};
 use iolab_core::result::{PhaseResult, RunStatus};
 use iolab_core::spec::{BackendKind, DataSpec, TargetSpec};
 use iolab_engine::assemble::PhaseMeta;
 use iolab_engine::data::DataOptions;
-use iolab_engine::data::together::{DataJob, JobsRun, StatusEvery, WorkerRow, run_data_jobs};
+use iolab_engine::data::together::{
+    DataJob, JobsExit, JobsRun, StatusEvery, WorkerRow, run_data_jobs,
+};
 use iolab_engine::offsets::Zones;
 use iolab_engine::plan::FileNames;
 use iolab_engine::worker::flow::Flow;
@@ -95,12 +97,16 @@ pub fn run_jobs(rt: &Runtime, args: &FioArgs, inv: &Invocation, plans: &[FioPlan
     let mut done: Vec<Entry> = Vec::new();
     let mut verified: Vec<PhaseResult> = Vec::new();
     let last = plans.iter().map(|p| p.phase).max().unwrap_or(0);
+    // fio's exit_what=all fired: the later phases' jobs never start (fio reports them
+    // with nothing done).
+    let mut stopped = false;
     for phase in 0..=last {
         let jobs: Vec<usize> = (0..plans.len())
             .filter(|&i| plans[i].phase == phase)
             .collect();
-        match run_phase(&shared, &sink, &jobs, &done) {
-            Ok((entries, verify)) => {
+        match run_phase(&shared, &sink, &jobs, &done, stopped) {
+            Ok((entries, verify, all)) => {
+                stopped |= all;
                 if rt.is_root() {
                     for e in &entries {
                         let plan = &plans[reporter.units[e.unit].plan];
@@ -156,15 +162,17 @@ fn abandon(
     e.context(format!("{what} {}", names.join(", ")))
 }
 
-/// Runs the jobs (plan indices) of one phase together: their report entries and the
-/// verify phases of verify writes. `done` holds the entries of the phases before, for
-/// status dumps.
+/// Runs the jobs (plan indices) of one phase together: their report entries, the
+/// verify phases of verify writes, and whether a job's end stopped every later job
+/// (fio's exit_what=all). `done` holds the entries of the phases before, for status
+/// dumps; with `stopped` the jobs never start (an earlier exit_what=all).
 fn run_phase(
     s: &Shared<'_>,
     sink: &RunSink,
     jobs: &[usize],
     done: &[Entry],
-) -> Result<(Vec<Entry>, Vec<PhaseResult>)> {
+    stopped: bool,
+) -> Result<(Vec<Entry>, Vec<PhaseResult>, bool)> {
     let comm = s.rt.comm.as_ref();
     super::images::make_missing(s.rt, s.plans, jobs, s.made)?;
     let mut targets: Vec<(TargetSpec, bool, PreparedTarget)> = Vec::new();
@@ -203,7 +211,7 @@ fn run_phase(
             }
         }
     }
-    let outcome = run_prepared(s, sink, jobs, done, &targets, &target_of);
+    let outcome = run_prepared(s, sink, jobs, done, &targets, &target_of, stopped);
     let mut files: Vec<Vec<std::path::PathBuf>> = vec![Vec::new(); targets.len()];
     if let Ok(run) = &outcome {
         for (k, j) in run.jobs.iter().enumerate() {
@@ -251,7 +259,32 @@ fn run_phase(
         })
         .collect();
     s.reporter.attach_verify(&mut entries, &verify);
-    Ok((entries, verify))
+    // Every job ends, so an exit_what=all fires once its job has ended (with an error,
+    // for exitall_on_error alone).
+    let all = jobs
+        .iter()
+        .enumerate()
+        .any(|(k, &i)| match s.plans[i].exit {
+            Some((on_error, ExitWhat::All)) => {
+                !on_error || run.jobs[k].rows.iter().any(|r| r.measure.error_count > 0)
+            }
+            _ => false,
+        });
+    Ok((entries, verify, all))
+}
+
+/// fio's exitall for job k of the phase's `jobs` (plan indices): which of them its end
+/// stops (exit_what: its reporting group, the running ones, or all).
+fn exit_of(plans: &[FioPlan], jobs: &[usize], k: usize) -> Option<JobsExit> {
+    let (on_error_only, what) = plans[jobs[k]].exit?;
+    let group = plans[jobs[k]].group;
+    Some(JobsExit {
+        on_error_only,
+        jobs: (0..jobs.len())
+            .filter(|&o| what != ExitWhat::Group || plans[jobs[o]].group == group)
+            .collect(),
+        running_only: what == ExitWhat::Stonewall,
+    })
 }
 
 /// The jobs of one phase on their prepared targets (`targets[target_of[k]]` for job k).
@@ -262,6 +295,7 @@ fn run_prepared(
     done: &[Entry],
     targets: &[(TargetSpec, bool, PreparedTarget)],
     target_of: &[usize],
+    stopped: bool,
 ) -> Result<JobsRun> {
     let mut resolved: Vec<(DataSpec, u64)> = Vec::with_capacity(jobs.len());
     for (k, &i) in jobs.iter().enumerate() {
@@ -285,6 +319,7 @@ fn run_prepared(
                     files_per_worker: p.files_per_job,
                     start_offset: resolved[k].1,
                     loops: p.loops,
+                    number_ios: p.number_ios,
                     start_delay: p.start_delay,
                     ramp: p.ramp,
                     modifier: iolab_engine::offsets::SeqModifier {
@@ -332,6 +367,8 @@ fn run_prepared(
                     ..DataOptions::default()
                 },
                 after: p.after.and_then(|a| jobs.iter().position(|&j| j == a)),
+                exit: exit_of(s.plans, jobs, k),
+                never: stopped,
             }
         })
         .collect();
