@@ -95,6 +95,10 @@ pub struct DataOptions {
     /// per pass times its passes (`loops`), counted from the end of its ramp, or when
     /// its share is done if that comes first.
     pub number_ios: Option<u64>,
+    /// fio's write_hist_log with log_hist_msec: each worker keeps its completion
+    /// latencies in fio's bins, a sample every this many ms
+    /// ([`crate::hist_log::HistSample`], in `WorkerMeasure::hist_log`).
+    pub hist_log_msec: Option<u64>,
 }
 
 /// The phases a data workload produced.
@@ -276,6 +280,7 @@ impl<'a> ReadyJob<'a> {
             && spec.runtime.is_some()
             && spec.cache == CacheMode::Cold;
         plan.access_hint = opts.access_hint;
+        plan.hist_msec = opts.hist_log_msec;
         plan.flow = opts.flow;
         plan.dedupe_working_set = opts.dedupe_working_set;
         plan.latency_target = opts.latency_target;

@@ -11,6 +11,7 @@ pub mod clock;
 pub mod control;
 pub mod data;
 pub mod error;
+pub mod hist_log;
 pub mod image;
 pub mod layout;
 pub mod memory;

@@ -123,6 +123,8 @@ pub struct DataPlan {
     pub io_limit: Option<u64>,
     /// What a worker's end stops among the phase's workers (fio's exitall).
     pub exit: Option<ExitRule>,
+    /// fio's histogram log: a sample every this many ms (log_hist_msec).
+    pub hist_msec: Option<u64>,
 }
 
 /// fio's exitall and exitall_on_error (backend.c's `fio_terminate_threads(groupid,
@@ -376,6 +378,7 @@ pub fn plan_data(
         io_priorities: None,
         io_limit: None,
         exit: None,
+        hist_msec: None,
     })
 }
 

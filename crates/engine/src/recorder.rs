@@ -111,6 +111,8 @@ pub struct Recorder {
     /// It records a ramp, which the stored result will not count: its counts are not
     /// published (the live counters would fall back when the ramp ends).
     ramping: bool,
+    /// fio's histogram log (write_hist_log), when asked for.
+    hist: Option<Box<crate::hist_log::HistLog>>,
 }
 
 impl Recorder {
@@ -132,6 +134,24 @@ impl Recorder {
             recorded: 0,
             published: 0,
             ramping: false,
+            hist: None,
+        }
+    }
+
+    /// Also keeps fio's histogram log, a sample every `msec` ms (fio's log_hist_msec;
+    /// None or 0: none).
+    pub fn with_hist_log(mut self, msec: Option<u64>) -> Self {
+        self.hist = msec
+            .filter(|m| *m > 0)
+            .map(|m| Box::new(crate::hist_log::HistLog::new(m, self.start)));
+        self
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn record_hist(&mut self, op: OpKind, latency: Nanos, bytes: u64, at: Nanos) {
+        if let Some(h) = &mut self.hist {
+            h.record(op, latency.0, bytes, at);
         }
     }
 
@@ -185,6 +205,9 @@ impl Recorder {
         n.bytes += bytes;
         n.latency_sum += latency.0;
         n.latency_max = n.latency_max.max(latency.0);
+        if self.hist.is_some() {
+            self.record_hist(op, latency, bytes, at);
+        }
     }
 
     /// The operation completed at `at` belongs to a later interval than the current one:
@@ -216,6 +239,9 @@ impl Recorder {
             r.latency_max.clear();
         }
         self.live = [0; BUCKETS];
+        if let Some(h) = &mut self.hist {
+            h.samples.clear();
+        }
     }
 
     /// Counts a failed operation; the first few are kept with their details.
@@ -325,6 +351,7 @@ impl Recorder {
             counters: BTreeMap::new(),
             histograms: BTreeMap::new(),
             latency_depth: None,
+            hist_log: self.hist.map(|h| h.samples).unwrap_or_default(),
         }
     }
 }
@@ -410,6 +437,9 @@ pub struct WorkerMeasure {
     /// workers').
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub latency_depth: Option<u32>,
+    /// fio's histogram log lines (write_hist_log); one worker's, not merged.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub hist_log: Vec<crate::hist_log::HistSample>,
 }
 
 impl WorkerMeasure {
@@ -424,6 +454,7 @@ impl WorkerMeasure {
         }
         self.timeline = Timeline::default();
         self.latency_max.clear();
+        self.hist_log.clear();
     }
 
     pub fn merge(&mut self, other: &WorkerMeasure) {

@@ -198,7 +198,7 @@ pub fn run_data_worker<C: Clock>(s: &WorkerSetup<'_, C>) -> Result<WorkerReport,
     s.control.workers[s.index]
         .started
         .store(true, std::sync::atomic::Ordering::Release);
-    let mut rec = Recorder::new(start, s.plan.interval);
+    let mut rec = Recorder::new(start, s.plan.interval).with_hist_log(s.plan.hist_msec);
     if s.plan.start.ramp > Nanos::ZERO {
         rec.set_ramping();
     }

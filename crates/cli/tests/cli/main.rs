@@ -8,6 +8,7 @@ mod fio_access;
 mod fio_corpus;
 mod fio_exit;
 mod fio_files;
+mod fio_hist;
 mod fio_options;
 mod fio_plot;
 mod flash;

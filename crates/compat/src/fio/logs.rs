@@ -7,7 +7,10 @@
 //! one `log_avg_msec` window of the timeline: its bandwidth or IOPS when the window is
 //! whole and moved data, the mean (or, with `log_max_value`, the longest) latency of
 //! the I/Os completed in it. fio without `log_avg_msec` logs every I/O; iolab keeps no
-//! per-I/O record, so it logs 1000 ms windows then and says so.
+//! per-I/O record, so it logs 1000 ms windows then and says so. `write_hist_log`
+//! (`PREFIX_clat_hist.N.log`) is written from each clone's own samples of fio's latency
+//! bins (iolab_engine's hist_log, sampled as fio samples them): one line per
+//! `log_hist_msec` window, `time, direction, block size` and fio's 1856 bins.
 
 use std::path::Path;
 
@@ -34,7 +37,8 @@ pub struct LogOptions {
     /// fio's log_prio: the last column is the I/O priority in hex (0x0000 in iolab's
     /// averaged windows, as in fio's averaged logs), not fio's real-time flag.
     pub prio: bool,
-    /// log_hist_msec, kept for the check that it comes with write_hist_log.
+    /// write_hist_log's prefix, and log_hist_msec (0: fio writes an empty file).
+    pub hist: Option<String>,
     pub hist_msec: u64,
 }
 
@@ -70,10 +74,7 @@ impl LogOptions {
             "per_job_logs" => boolean(value).map(|b| self.shared_file = !b),
             "log_offset" => boolean(value).map(|b| self.offset = b),
             "log_prio" => boolean(value).map(|b| self.prio = b),
-            "write_hist_log" => Err(
-                "is not supported: iolab keeps each job's latency histogram whole, not one per log_hist_msec window (write_lat_log with log_avg_msec logs latency per window)"
-                    .into(),
-            ),
+            "write_hist_log" => prefix().map(|p| self.hist = p),
             _ => return None,
         };
         Some(result)
@@ -105,6 +106,7 @@ impl LogOptions {
             ("write_bw_log", &self.bw),
             ("write_lat_log", &self.lat),
             ("write_iops_log", &self.iops),
+            ("write_hist_log", &self.hist),
         ]
         .into_iter()
         .filter_map(|(k, p)| p.as_deref().map(|p| (k, p)))
@@ -389,10 +391,9 @@ mod tests {
         let (key, why) = opts.check_dirs(dir.path()).unwrap_err();
         assert_eq!(key, "write_iops_log");
         assert!(why.contains("no/such/dir does not exist"), "{why}");
-        assert!(
-            opts.apply("write_hist_log", Some("h"), "j")
-                .unwrap()
-                .is_err()
-        );
+        opts.apply("write_hist_log", Some("h"), "j")
+            .unwrap()
+            .unwrap();
+        assert_eq!(opts.hist.as_deref(), Some("h"));
     }
 }

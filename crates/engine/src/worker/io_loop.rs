@@ -718,7 +718,7 @@ impl<'s, 'b, C: Clock> Loop<'s, 'b, C> {
             .plan
             .io_limit
             .map(|n| n.saturating_sub(self.backend.in_flight() as u64));
-        *rec = Recorder::new(self.now, self.s.plan.interval);
+        *rec = Recorder::new(self.now, self.s.plan.interval).with_hist_log(self.s.plan.hist_msec);
         PhaseControl::restart_cpu_clock();
     }
 

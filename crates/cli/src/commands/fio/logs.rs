@@ -2,15 +2,17 @@
 //! (iolab_compat's [`render_logs`]): fio's names and columns, relative to the current
 //! directory as fio's. Every log's directory was checked before anything ran
 //! ([`check_log_dirs`]); a file a job writes replaces what was there (as fio's), except
-//! that with `per_job_logs=0` the later clones and jobs append to it.
+//! that with `per_job_logs=0` the later clones and jobs append to it. fio's histogram
+//! logs (`write_hist_log`) come from each clone's own samples of fio's latency bins.
 
 use std::io::Write;
 use std::sync::Mutex;
 
 use anyhow::{Context, Result};
-use iolab_compat::fio::logs::{CloneLog, gcd, render_logs};
+use iolab_compat::fio::logs::{CloneLog, LogOptions, gcd, render_logs};
 use iolab_compat::fio::{FioError, FioPlan};
 use iolab_engine::data::together::WorkerRow;
+use iolab_engine::hist_log::HistSample;
 
 /// Refuses a job whose log would go to a directory that does not exist (fio runs it
 /// and loses the log).
@@ -55,11 +57,16 @@ pub fn write_logs(
     rows: &[WorkerRow],
     written: &Mutex<Vec<String>>,
 ) -> Result<()> {
-    if !plan.job.logs.any() {
+    let opts = &plan.job.logs;
+    if !opts.any() && opts.hist.is_none() {
         return Ok(());
     }
     let mut rows: Vec<&WorkerRow> = rows.iter().collect();
     rows.sort_by_key(|r| r.worker);
+    let hist: Vec<(u32, &[HistSample])> = rows
+        .iter()
+        .map(|r| (first + r.worker + 1, r.measure.hist_log.as_slice()))
+        .collect();
     let clones: Vec<CloneLog<'_>> = rows
         .iter()
         .map(|r| CloneLog {
@@ -70,7 +77,12 @@ pub fn write_logs(
         })
         .collect();
     let mut written = written.lock().unwrap_or_else(|p| p.into_inner());
-    for (name, text) in render_logs(&plan.job.logs, &clones) {
+    let files = if opts.any() {
+        render_logs(opts, &clones)
+    } else {
+        Vec::new()
+    };
+    for (name, text) in files.into_iter().chain(render_hist_logs(opts, &hist)) {
         let append = written.contains(&name);
         let mut file = std::fs::OpenOptions::new()
             .write(true)
@@ -86,4 +98,30 @@ pub fn write_logs(
         }
     }
     Ok(())
+}
+
+/// fio's histogram log file of each clone (`PREFIX_clat_hist.N.log`, or one
+/// `PREFIX_clat_hist.log` the clones append to with `per_job_logs=0`): (clone number,
+/// its samples). Empty without `log_hist_msec`, as fio's.
+pub fn render_hist_logs(
+    opts: &LogOptions,
+    clones: &[(u32, &[HistSample])],
+) -> Vec<(String, String)> {
+    let Some(prefix) = &opts.hist else {
+        return Vec::new();
+    };
+    let mut files: Vec<(String, String)> = Vec::new();
+    for (number, samples) in clones {
+        let name = if opts.shared_file {
+            format!("{prefix}_clat_hist.log")
+        } else {
+            format!("{prefix}_clat_hist.{number}.log")
+        };
+        let text: String = samples.iter().map(|s| s.line()).collect();
+        match files.iter_mut().find(|f| f.0 == name) {
+            Some(f) => f.1.push_str(&text),
+            None => files.push((name, text)),
+        }
+    }
+    files
 }

@@ -320,6 +320,13 @@ fn run_prepared(
                     start_offset: resolved[k].1,
                     loops: p.loops,
                     number_ios: p.number_ios,
+                    hist_log_msec: p
+                        .job
+                        .logs
+                        .hist
+                        .as_ref()
+                        .map(|_| p.job.logs.hist_msec)
+                        .filter(|m| *m > 0),
                     start_delay: p.start_delay,
                     ramp: p.ramp,
                     modifier: iolab_engine::offsets::SeqModifier {
