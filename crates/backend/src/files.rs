@@ -297,7 +297,31 @@ pub fn trim_range(
 /// nothing is left in the directory): 512 on an ext4 over a disk of 512-byte sectors,
 /// where fio's 512-byte direct I/O runs.
 pub fn direct_io_alignment(path: &Path) -> u64 {
-    const FALLBACK: u64 = 4096;
+    reported_direct_io_alignment(path).unwrap_or(DIRECT_IO_FALLBACK)
+}
+
+/// The alignment assumed when neither the kernel nor a try tells.
+const DIRECT_IO_FALLBACK: u64 = 4096;
+
+/// The smallest and largest sizes [`tried_direct_io_alignment`] tries.
+const DIRECT_IO_TRIES: [u64; 4] = [512, 1024, 2048, 4096];
+
+/// [`direct_io_alignment`] for a run that asked for direct I/O: where the kernel reports
+/// no DIOALIGN (FUSE: ceph-fuse and weed mount report none and take no `O_TMPFILE`), the
+/// smallest of 512, 1024, 2048 and 4096 bytes that a direct I/O at offset 0 takes (fio
+/// checks nothing and lets the file system answer; on ceph-fuse it takes 512-byte direct
+/// I/O). A directory is tried with a 512-byte-to-4-KiB direct write into an unnamed file,
+/// or, where the file system has none, into a file iolab makes for the try
+/// (`.iolab-dio-probe.<pid>`, created exclusively, so never a user's) and removes at
+/// once; an existing file with a direct read of its first bytes (nothing is written). A
+/// file system that takes none of them, or refuses direct I/O, gets 4096.
+pub fn tried_direct_io_alignment(path: &Path) -> u64 {
+    reported_direct_io_alignment(path)
+        .or_else(|| try_direct_io(path))
+        .unwrap_or(DIRECT_IO_FALLBACK)
+}
+
+fn reported_direct_io_alignment(path: &Path) -> Option<u64> {
     let of = |stx: rustix::fs::Statx| {
         (stx.stx_mask & StatxFlags::DIOALIGN.bits() != 0)
             .then(|| u64::from(stx.stx_dio_offset_align.max(stx.stx_dio_mem_align)))
@@ -309,20 +333,78 @@ pub fn direct_io_alignment(path: &Path) -> u64 {
             .and_then(of)
     };
     if let Some(a) = at(rustix::fs::CWD, path, rustix::fs::AtFlags::empty()) {
-        return a;
+        return Some(a);
     }
     if !path.is_dir() {
-        return FALLBACK;
+        return None;
     }
-    let probe = rustix::fs::open(
-        path,
+    let probe = unnamed_file(path).ok()?;
+    at(
+        probe.as_fd(),
+        Path::new(""),
+        rustix::fs::AtFlags::EMPTY_PATH,
+    )
+}
+
+fn unnamed_file(dir: &Path) -> rustix::io::Result<rustix::fd::OwnedFd> {
+    rustix::fs::open(
+        dir,
         rustix::fs::OFlags::TMPFILE | rustix::fs::OFlags::RDWR | rustix::fs::OFlags::CLOEXEC,
         rustix::fs::Mode::from_raw_mode(0o600),
-    );
-    probe
-        .ok()
-        .and_then(|fd| at(fd.as_fd(), Path::new(""), rustix::fs::AtFlags::EMPTY_PATH))
-        .unwrap_or(FALLBACK)
+    )
+}
+
+/// The smallest size of [`DIRECT_IO_TRIES`] a direct I/O at offset 0 of `path` takes.
+fn try_direct_io(path: &Path) -> Option<u64> {
+    use rustix::fs::OFlags;
+    let meta = std::fs::symlink_metadata(path).ok()?;
+    let mut pool =
+        crate::buffer::BufferPool::new(1, DIRECT_IO_FALLBACK, DIRECT_IO_FALLBACK).ok()?;
+    let buf = pool.get_mut(0);
+    if meta.is_file() {
+        let fd = rustix::fs::open(
+            path,
+            OFlags::RDONLY | OFlags::DIRECT | OFlags::NOFOLLOW | OFlags::CLOEXEC,
+            rustix::fs::Mode::empty(),
+        )
+        .ok()?;
+        return DIRECT_IO_TRIES
+            .into_iter()
+            .find(|&n| rustix::io::pread(&fd, &mut buf[..n as usize], 0).is_ok());
+    }
+    if !meta.is_dir() {
+        return None;
+    }
+    let first = |fd: &rustix::fd::OwnedFd| {
+        DIRECT_IO_TRIES
+            .into_iter()
+            .find(|&n| rustix::io::pwrite(fd, &buf[..n as usize], 0).is_ok())
+    };
+    let direct = |fd: &rustix::fd::OwnedFd| {
+        let flags = rustix::fs::fcntl_getfl(fd).ok()?;
+        rustix::fs::fcntl_setfl(fd, flags | OFlags::DIRECT).ok()
+    };
+    if let Ok(fd) = unnamed_file(path) {
+        direct(&fd)?;
+        return first(&fd);
+    }
+    let name = path.join(format!(".iolab-dio-probe.{}", std::process::id()));
+    let fd = rustix::fs::open(
+        &name,
+        OFlags::CREATE
+            | OFlags::EXCL
+            | OFlags::RDWR
+            | OFlags::DIRECT
+            | OFlags::NOFOLLOW
+            | OFlags::CLOEXEC,
+        rustix::fs::Mode::from_raw_mode(0o600),
+    )
+    .ok()?;
+    // Made by this call (O_EXCL): removed whatever the try gives.
+    let found = first(&fd);
+    drop(fd);
+    let _ = std::fs::remove_file(&name);
+    found
 }
 
 /// Known file system magic numbers (statfs f_type) and their names.

@@ -394,13 +394,19 @@ fn settle(spec: &DataSpec) -> (DataSpec, Vec<String>) {
     (spec, warnings)
 }
 
-/// The target's direct-I/O alignment; a direct block size off it is refused.
+/// The target's direct-I/O alignment (tried on the target when the kernel does not say
+/// and the run asks for direct I/O); a direct block size off it is refused.
 fn check_alignment(spec: &DataSpec, target: &DataTarget) -> Result<u64, EngineError> {
-    let alignment = iolab_backend::files::direct_io_alignment(match target {
+    let path = match target {
         DataTarget::Dir(d) => d.as_path(),
         DataTarget::Device { path, .. } => path.as_path(),
         DataTarget::Null => std::path::Path::new("/"),
-    });
+    };
+    let alignment = if spec.direct && *target != DataTarget::Null {
+        iolab_backend::files::tried_direct_io_alignment(path)
+    } else {
+        iolab_backend::files::direct_io_alignment(path)
+    };
     // Every size and offset is a multiple of the smallest of these.
     let [read_mix, write_mix] = [&spec.block_sizes, &spec.write_block_sizes]
         .map(|m| m.as_ref().map(|m| ByteCount(m.smallest())));

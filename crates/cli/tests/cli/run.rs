@@ -352,6 +352,64 @@ fn a_block_size_direct_io_cannot_use_is_refused() {
     );
 }
 
+/// A FUSE client (ceph-fuse, weed mount, iolab-faultfs) reports no direct-I/O alignment
+/// and takes no O_TMPFILE; fio runs 512-byte direct I/O on it, so iolab tries the sizes
+/// on the target rather than assuming 4096: 512 runs, 1000 is refused naming 512, and
+/// the file made for the try is gone.
+#[test]
+fn direct_io_alignment_is_tried_on_a_fuse_mount_that_reports_none() {
+    let Some(fs) = crate::common::FaultFs::mount(&[]) else {
+        return;
+    };
+    let d = fs.dir();
+    let out = tempfile::tempdir().unwrap();
+    let report = out.path().join("r.json");
+    run(&[
+        "run",
+        "--dir",
+        d,
+        "--direct",
+        "--rw",
+        "randwrite",
+        "--block-size",
+        "512",
+        "--size",
+        "256KiB",
+        "--no-store",
+        "--json",
+        path(&report),
+    ])
+    .expect(0);
+    let w = op(&json(&report), 0, "write").clone();
+    assert_eq!(
+        (w["ops"].as_u64(), w["bytes"].as_u64()),
+        (Some(512), Some(256 << 10))
+    );
+    let r = run(&[
+        "run",
+        "--dir",
+        d,
+        "--direct",
+        "--block-size",
+        "1000",
+        "--size",
+        "100000",
+    ])
+    .expect(2);
+    let line = error_line(&r);
+    assert!(
+        line.starts_with("iolab: error: --block-size: 1000B is not a multiple of 512 bytes"),
+        "{line}"
+    );
+    // Nothing is left on the mount: not the files, not the one made for the try.
+    let left: Vec<_> = fs::read_dir(d)
+        .unwrap()
+        .flatten()
+        .map(|e| e.path())
+        .collect();
+    assert!(left.is_empty(), "{left:?}");
+}
+
 #[test]
 fn a_link_planted_in_the_work_directory_is_not_followed() {
     let dir = tempfile::tempdir().unwrap();
