@@ -325,13 +325,12 @@ fn an_unknown_option_value_is_one_line_and_exit_2() {
     );
 }
 
-#[test]
-fn a_block_size_direct_io_cannot_use_is_refused() {
-    let dir = tempfile::tempdir().unwrap();
+/// The one error line of a direct run of 1000-byte blocks in `dir` (refused: exit 2).
+fn direct_1000_byte_blocks(dir: &str) -> String {
     let r = run(&[
         "run",
         "--dir",
-        path(dir.path()),
+        dir,
         "--direct",
         "--block-size",
         "1000",
@@ -339,7 +338,13 @@ fn a_block_size_direct_io_cannot_use_is_refused() {
         "100000",
     ])
     .expect(2);
-    let line = error_line(&r);
+    error_line(&r)
+}
+
+#[test]
+fn a_block_size_direct_io_cannot_use_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let line = direct_1000_byte_blocks(path(dir.path()));
     assert!(
         line.starts_with("iolab: error: --block-size: 1000B is not a multiple of"),
         "{line}"
@@ -385,18 +390,7 @@ fn direct_io_alignment_is_tried_on_a_fuse_mount_that_reports_none() {
         (w["ops"].as_u64(), w["bytes"].as_u64()),
         (Some(512), Some(256 << 10))
     );
-    let r = run(&[
-        "run",
-        "--dir",
-        d,
-        "--direct",
-        "--block-size",
-        "1000",
-        "--size",
-        "100000",
-    ])
-    .expect(2);
-    let line = error_line(&r);
+    let line = direct_1000_byte_blocks(d);
     assert!(
         line.starts_with("iolab: error: --block-size: 1000B is not a multiple of 512 bytes"),
         "{line}"
