@@ -133,6 +133,7 @@ fn prepare(comm: &dyn Comm, args: &TargetsArgs) -> Result<TargetSet> {
         backend: args.spec.backend,
         writes: rws.iter().any(|r| r.writes()) || args.spec.verify,
         allow_destroy: args.targets.allow_destroy,
+        direct: args.spec.direct,
     };
     Ok(prepare_targets(comm, &entries, opts)?)
 }

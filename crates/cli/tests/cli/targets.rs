@@ -228,6 +228,46 @@ fn targets_on_one_network_or_fuse_mount_are_not_called_one_device() {
     assert!(!r.stdout.contains("one device's bandwidth"), "{}", r.stdout);
 }
 
+/// On a FUSE mount (no DIOALIGN, no O_TMPFILE) `iolab targets --direct` tries the
+/// alignment on each target as `iolab run` does: 512-byte direct writes run (4096 was
+/// assumed before, and they were refused), and nothing is left on the mount.
+#[test]
+fn targets_try_the_direct_io_alignment_on_a_fuse_mount() {
+    let Some(fs) = crate::common::FaultFs::mount(&[]) else {
+        return;
+    };
+    let (a, b) = (format!("{}/a", fs.dir()), format!("{}/b", fs.dir()));
+    std::fs::create_dir(&a).unwrap();
+    std::fs::create_dir(&b).unwrap();
+    let r = iolab(&[
+        "targets",
+        "--rw",
+        "write",
+        "--size",
+        "256KiB",
+        "--block-size",
+        "512",
+        "--direct",
+        "--no-store",
+        &a,
+        &b,
+    ])
+    .expect(0);
+    assert!(
+        r.stdout.contains(&a) && r.stdout.contains(&b),
+        "{}",
+        r.stdout
+    );
+    for d in [&a, &b] {
+        let left: Vec<_> = std::fs::read_dir(d)
+            .unwrap()
+            .flatten()
+            .map(|e| e.path())
+            .collect();
+        assert!(left.is_empty(), "{left:?}");
+    }
+}
+
 /// `results show` of a stored targets run gives its figures in units, not raw floats,
 /// and no "no operations completed" or "0 CPUs" for rows that have their figures
 /// elsewhere.

@@ -45,6 +45,9 @@ pub struct PrepareOptions {
     /// Something will be written (a device holding data is refused then).
     pub writes: bool,
     pub allow_destroy: bool,
+    /// The run asks for direct I/O: the alignment is tried on the target where the kernel
+    /// does not report it (FUSE mounts), as `iolab run` does.
+    pub direct: bool,
 }
 
 /// Assigns targets to ranks and prepares this rank's. Collective: every rank calls it
@@ -165,7 +168,11 @@ fn prepare_one(
         }
         Err(e) => return Err(EngineError::workdir("cannot access", path, e)),
     };
-    let alignment = iolab_backend::files::direct_io_alignment(path);
+    let alignment = if opts.direct {
+        iolab_backend::files::tried_direct_io_alignment(path)
+    } else {
+        iolab_backend::files::direct_io_alignment(path)
+    };
     if meta.is_dir() {
         let workdir = WorkDir::create_or_adopt(path, Some(owner))?;
         return Ok((

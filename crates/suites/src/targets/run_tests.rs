@@ -84,6 +84,7 @@ fn run_on<C: Clock>(
         backend: data.backend,
         writes: true,
         allow_destroy: spec.allow_destroy,
+        direct: data.direct,
     };
     let mut set = prepare_targets(comm, entries, opts).unwrap();
     let phases = run_targets(&env, clock, &mut set, spec, data).unwrap();
@@ -201,6 +202,7 @@ fn local_ids(comm: &dyn Comm, entries: &[TargetEntry]) -> Vec<String> {
         backend: BackendKind::Null,
         writes: true,
         allow_destroy: false,
+        direct: false,
     };
     let set = prepare_targets(comm, entries, opts).unwrap();
     let ids = set
@@ -301,6 +303,7 @@ fn directories_get_their_own_files_and_a_read_reuses_the_write() {
         backend: BackendKind::Psync,
         writes: true,
         allow_destroy: false,
+        direct: false,
     };
     let mut set = prepare_targets(&comm, &entries, opts).unwrap();
     let phases = run_targets(&env, &iolab_engine::MonotonicClock, &mut set, &spec, &data).unwrap();
@@ -342,6 +345,7 @@ fn a_regular_file_is_written_only_when_allowed() {
         backend: BackendKind::Psync,
         writes: true,
         allow_destroy: false,
+        direct: false,
     };
     let err = prepare_targets(&comm, &entries, opts)
         .unwrap_err()
