@@ -511,10 +511,16 @@ fn client_cache_in(mountinfo: &str, path: &Path) -> Option<ClientCache> {
         .map(|(_, cache)| *cache)
 }
 
-/// Space on the file system holding `path`: (total bytes, bytes available to this user).
-pub fn fs_space(path: &Path) -> io::Result<(u64, u64)> {
+/// Bytes available to this user on the file system holding `path`, or None when it
+/// reports no capacity at all (ramfs, some FUSE file systems), where a free-space check
+/// cannot be made and must not refuse the run.
+pub fn fs_free(path: &Path) -> io::Result<Option<u64>> {
     let st = rustix::fs::statvfs(path)?;
-    Ok((st.f_blocks * st.f_frsize, st.f_bavail * st.f_frsize))
+    Ok(if st.f_blocks == 0 {
+        None
+    } else {
+        Some(st.f_bavail.saturating_mul(st.f_frsize))
+    })
 }
 
 /// Free inodes on the file system holding `path` (None if it does not count them).
@@ -677,8 +683,12 @@ mod tests {
     fn reports_file_system_facts() {
         let dir = tempfile::tempdir().unwrap();
         assert!(!fs_type(dir.path()).unwrap().is_empty());
-        let (total, free) = fs_space(dir.path()).unwrap();
-        assert!(total >= free && total > 0);
+        let st = rustix::fs::statvfs(dir.path()).unwrap();
+        let free = fs_free(dir.path())
+            .unwrap()
+            .expect("a tempdir's file system has a size");
+        assert_eq!(free, st.f_bavail * st.f_frsize);
+        assert!(st.f_blocks >= st.f_bavail && free > 0);
         let p = dir.path().join("a");
         std::fs::write(&p, b"x").unwrap();
         let align = direct_io_alignment(&p);

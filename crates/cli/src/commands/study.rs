@@ -278,9 +278,11 @@ fn runs_as(spec: &PhaseSpec, e: &PhaseEstimate, ranks: u32) -> String {
 }
 
 fn check_space(dir: &std::path::Path, need: u64) -> Result<()> {
-    let (total, free) =
-        iolab_backend::files::fs_space(dir).with_context(|| format!("--dir {}", dir.display()))?;
-    if total > 0 && need > free {
+    let free =
+        iolab_backend::files::fs_free(dir).with_context(|| format!("--dir {}", dir.display()))?;
+    if let Some(free) = free
+        && need > free
+    {
         bail!(
             "the study needs {} in {} but only {} is free; use --scale or --set size=... to make it smaller",
             ByteCount(need).human(),

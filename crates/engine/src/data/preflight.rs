@@ -239,9 +239,9 @@ pub(super) fn check_space(
         } else {
             0
         });
-        match iolab_backend::files::fs_space(workdir.path()) {
+        match iolab_backend::files::fs_free(workdir.path()) {
             // A file system that reports no capacity (ramfs, some FUSE) cannot be checked.
-            Ok((total, free)) if total > 0 && need > free => Err(EngineError::NoSpace {
+            Ok(Some(free)) if need > free => Err(EngineError::NoSpace {
                 path: workdir.path().to_path_buf(),
                 need: ByteCount(need).human(),
                 free: ByteCount(free).human(),

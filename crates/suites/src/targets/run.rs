@@ -351,8 +351,9 @@ fn check_space(t: &LocalTarget, plan: &DataPlan) -> Result<(), EngineError> {
             .map(|f| f.size)
             .sum()
     };
-    match iolab_backend::files::fs_space(workdir.path()) {
-        Ok((_, free)) if need > free => Err(EngineError::NoSpace {
+    match iolab_backend::files::fs_free(workdir.path()) {
+        // A file system that reports no capacity (ramfs, some FUSE) cannot be checked.
+        Ok(Some(free)) if need > free => Err(EngineError::NoSpace {
             path: workdir.path().to_path_buf(),
             need: ByteCount(need).human(),
             free: ByteCount(free).human(),

@@ -150,8 +150,12 @@ fn old_files_bytes(train: &Path) -> u64 {
 pub fn check_space(dir: &Path, cfg: &TrainConfig) -> Result<(), SpecError> {
     let need = dataset_bytes(cfg);
     let on = dir.ancestors().find(|a| a.exists()).unwrap_or(dir);
-    let (_, free) = iolab_backend::files::fs_space(on)
+    let free = iolab_backend::files::fs_free(on)
         .map_err(|e| SpecError::new("--data-dir", format!("{}: {e}", dir.display())))?;
+    // A file system that reports no capacity (ramfs, some FUSE) cannot be checked.
+    let Some(free) = free else {
+        return Ok(());
+    };
     let mine = if dir.join(MARKER).exists() {
         old_files_bytes(&dir.join("train"))
     } else {

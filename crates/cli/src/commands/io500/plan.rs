@@ -148,9 +148,11 @@ fn count(n: u64) -> String {
 }
 
 fn check_room(dir: &Path, bytes: u64, inodes: u64) -> Result<()> {
-    let (total, free) =
-        iolab_backend::files::fs_space(dir).with_context(|| format!("--dir {}", dir.display()))?;
-    if total > 0 && bytes > free {
+    let free =
+        iolab_backend::files::fs_free(dir).with_context(|| format!("--dir {}", dir.display()))?;
+    if let Some(free) = free
+        && bytes > free
+    {
         bail!(
             "an IO500 run needs about {} in {} but only {} is free; lower --stonewall or --files-per-rank, or free space",
             ByteCount(bytes).human(),

@@ -6,5 +6,6 @@ mod faults;
 mod input;
 mod memory;
 mod output;
+mod space;
 mod store;
 mod workdir;
