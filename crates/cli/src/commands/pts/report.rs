@@ -7,7 +7,8 @@ use iolab_core::units::ByteCount;
 use iolab_report::{PtsPage, WindowPlot};
 use iolab_suites::pts::{PtsMatrix, PtsOutcome, PtsTest};
 
-use super::{Class, Plan, PtsArgs, Sub, Table, decimals, fmt_value, mix_name};
+use super::figures::{decimals, fmt_value, mix_name};
+use super::{Class, Plan, PtsArgs, Sub, Table};
 
 fn verdict(sub: &Sub, max_rounds: usize) -> String {
     match &sub.outcome {

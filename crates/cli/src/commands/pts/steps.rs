@@ -11,7 +11,8 @@ use iolab_engine::EngineError;
 use iolab_engine::data::DataOptions;
 use iolab_suites::pts::{PtsMatrix, PtsRounds};
 
-use super::{Plan, PtsArgs, cell_spec, cell_tag, fmt_value, mix_name, record_figures};
+use super::figures::{cell_tag, fmt_value, mix_name, record_figures};
+use super::{Plan, PtsArgs, cell_spec};
 
 /// Runs one phase of the test (a cell, or the preconditioning).
 pub(super) type RunPhase<'a> =
