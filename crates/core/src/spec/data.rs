@@ -1,6 +1,7 @@
 //! Data workloads: [`DataSpec`] and the plain enums it uses, and [`TargetSpec`] (where a
 //! workload runs). Defaults are written once, in the clap attributes, and `Default` is
-//! derived from them so the two cannot drift apart.
+//! derived from them so the two cannot drift apart. [`DataSpec::validate`] is in
+//! `data_validate.rs`, the size, offset and pace checks in `data_access.rs`.
 
 use std::path::PathBuf;
 
@@ -8,8 +9,6 @@ use clap::{Args, ValueEnum};
 use serde::{Deserialize, Serialize};
 
 use super::access::{Distribution, RateProcess, SizeMix, ThinkCount};
-use crate::error::SpecError;
-use crate::pattern::VERIFY_MIN_BLOCK;
 use crate::units::{ByteCount, CpuList, TimeSpan};
 
 /// The most one read or write moves on Linux (MAX_RW_COUNT, 2 GiB - 4 KiB): a larger
@@ -568,112 +567,6 @@ impl DataSpec {
         }
     }
 
-    /// Checks what can be checked without looking at the target.
-    pub fn validate(&self) -> Result<(), SpecError> {
-        if self.block_size.get() == 0 {
-            return Err(SpecError::new("--block-size", "must be larger than 0"));
-        }
-        let sizes = [("--block-size", Some(self.block_size))]
-            .into_iter()
-            .chain([("--write-block-size", self.write_block_size)]);
-        for (option, size) in sizes {
-            if let Some(s) = size.filter(|s| s.get() > MAX_IO_SIZE) {
-                return Err(SpecError::new(
-                    option,
-                    format!(
-                        "{s} is more than one read or write can move on Linux (2 GiB - 4 KiB, {MAX_IO_SIZE} bytes)"
-                    ),
-                ));
-            }
-        }
-        self.validate_write_block_size()?;
-        crate::spec::validate_threads(self.threads)?;
-        if self.queue_depth == 0 {
-            return Err(SpecError::new("--queue-depth", "must be at least 1"));
-        }
-        if self.queue_depth > 4096 {
-            return Err(SpecError::new(
-                "--queue-depth",
-                format!("{} is more than the 4096 iolab supports", self.queue_depth),
-            ));
-        }
-        if self.submit_batch == 0 || self.submit_batch > self.queue_depth.max(1) {
-            return Err(SpecError::new(
-                "--submit-batch",
-                format!(
-                    "must be between 1 and the queue depth ({}), not {}",
-                    self.queue_depth, self.submit_batch
-                ),
-            ));
-        }
-        if self.fsync_every == Some(0) {
-            return Err(SpecError::new(
-                "--fsync-every",
-                "must be at least 1 (or leave it out)",
-            ));
-        }
-        self.validate_access()?;
-        if self.verify
-            && self.pattern == DataPattern::Iolab
-            && self.block_size.get() < VERIFY_MIN_BLOCK
-        {
-            return Err(SpecError::new(
-                "--verify",
-                format!(
-                    "needs a --block-size of at least {VERIFY_MIN_BLOCK} bytes to hold its header, not {}",
-                    self.block_size
-                ),
-            ));
-        }
-        self.validate_reduction()?;
-        self.validate_steady()?;
-        if self.verify && self.rw.trims() {
-            return Err(SpecError::new(
-                "--verify",
-                format!(
-                    "cannot check a {} workload: a trimmed block holds no data to check",
-                    self.rw.name()
-                ),
-            ));
-        }
-        for (name, size) in [("--size", self.size), ("--total-size", self.total_size)] {
-            if let Some(s) = size
-                && s.get() < self.grain()
-            {
-                return Err(SpecError::new(
-                    name,
-                    format!(
-                        "{s} is smaller than one block of {}",
-                        ByteCount(self.grain())
-                    ),
-                ));
-            }
-        }
-        for (option, span) in [("--runtime", self.runtime), ("--stonewall", self.stonewall)] {
-            if span.is_some_and(|t| t.nanos().0 == 0) {
-                return Err(SpecError::new(option, "must be longer than 0s"));
-            }
-        }
-        if self.runtime.is_some() && self.stonewall.is_some() {
-            return Err(SpecError::new(
-                "--stonewall",
-                "cannot be combined with --runtime (a time-based run already stops at its runtime)",
-            ));
-        }
-        if self.wear_out && self.stonewall.is_none() {
-            return Err(SpecError::new(
-                "--wear-out",
-                "only applies to a run with --stonewall",
-            ));
-        }
-        if let Some(cpus) = &self.cpus
-            && cpus.0.is_empty()
-        {
-            return Err(SpecError::new("--cpus", "names no CPU"));
-        }
-        Ok(())
-    }
-
     /// The steady-state stop asked for: its rule, window, interval and the time not
     /// judged (the longer of --ramp and --steady-ramp).
     pub fn steady(&self) -> Option<crate::steady::SteadySpec> {
@@ -690,159 +583,9 @@ impl DataSpec {
         })
     }
 
-    fn validate_steady(&self) -> Result<(), SpecError> {
-        let Some(s) = self.steady() else {
-            return Ok(());
-        };
-        if s.interval.nanos().0 < 100_000_000 {
-            return Err(SpecError::new(
-                "--steady-interval",
-                format!(
-                    "{} is shorter than 100ms, how often a phase looks at its figures",
-                    s.interval
-                ),
-            ));
-        }
-        if s.window.nanos().0 < 2 * s.interval.nanos().0 {
-            return Err(SpecError::new(
-                "--steady-window",
-                format!(
-                    "{} holds fewer than two samples of {} (a window needs two at least)",
-                    s.window, s.interval
-                ),
-            ));
-        }
-        Ok(())
-    }
-
     /// The compress chunk's size (4 KiB unless given).
     pub fn compress_chunk(&self) -> u64 {
         self.compress_chunk.map_or(4096, ByteCount::get)
-    }
-
-    /// Ratios of 1 or more, only for writes of iolab's own pattern (a verify block or
-    /// IOR's words are what they are).
-    fn validate_reduction(&self) -> Result<(), SpecError> {
-        for (option, ratio) in [
-            ("--compress-ratio", self.compress_ratio),
-            ("--dedupe-ratio", self.dedupe_ratio),
-        ] {
-            let Some(r) = ratio else { continue };
-            if !r.is_finite() {
-                return Err(SpecError::new(
-                    option,
-                    format!("{r} is not a ratio (a number of 1 or more)"),
-                ));
-            }
-            if r < 1.0 {
-                return Err(SpecError::new(
-                    option,
-                    format!(
-                        "{r} is below 1: the ratio is the bytes written over the bytes stored (1 = no reduction, 2 = half)"
-                    ),
-                ));
-            }
-            if r > 1000.0 {
-                return Err(SpecError::new(
-                    option,
-                    format!("{r} is more than the 1000 iolab builds data for"),
-                ));
-            }
-            if !self.rw.writes() {
-                return Err(SpecError::new(
-                    option,
-                    format!(
-                        "only applies to a workload that writes, not {}",
-                        self.rw.name()
-                    ),
-                ));
-            }
-            let why = if self.verify {
-                Some("--verify writes self-checking blocks")
-            } else if self.pattern != DataPattern::Iolab {
-                Some("--pattern decides what the blocks hold")
-            } else {
-                None
-            };
-            if let Some(why) = why {
-                return Err(SpecError::new(option, format!("cannot be combined: {why}")));
-            }
-        }
-        if let Some(p) = &self.buffer_pattern {
-            let bad = |why: String| SpecError::new("--buffer-pattern", why);
-            crate::pattern::parse_buffer_pattern(p).map_err(bad)?;
-            if !self.rw.writes() {
-                return Err(bad(format!(
-                    "only applies to a workload that writes, not {}",
-                    self.rw.name()
-                )));
-            }
-            let other = [
-                (self.compress_ratio.is_some(), "--compress-ratio"),
-                (self.dedupe_ratio.is_some(), "--dedupe-ratio"),
-                (self.verify, "--verify"),
-                (self.pattern != DataPattern::Iolab, "--pattern"),
-            ];
-            if let Some((_, o)) = other.iter().find(|(on, _)| *on) {
-                return Err(bad(format!(
-                    "cannot be combined with {o}: every write carries the pattern alone"
-                )));
-            }
-        }
-        if self.verify && self.pattern == DataPattern::Zeros {
-            return Err(SpecError::new(
-                "--pattern",
-                "zeros cannot be verified: every block is the same",
-            ));
-        }
-        if self.compress_chunk.is_some_and(|c| c.get() == 0) {
-            return Err(SpecError::new("--compress-chunk", "must be larger than 0"));
-        }
-        Ok(())
-    }
-
-    /// Writes of their own size: only in a mixed workload, a multiple or a divisor of
-    /// the read size, and not where blocks of one size are assumed (a strided shared
-    /// file, --verify's blocks, IOR's words).
-    fn validate_write_block_size(&self) -> Result<(), SpecError> {
-        let Some(w) = self.write_block_size else {
-            return Ok(());
-        };
-        let option = "--write-block-size";
-        let r = self.block_size.get();
-        if w.get() == 0 {
-            return Err(SpecError::new(option, "must be larger than 0"));
-        }
-        if w.get() == r {
-            return Ok(());
-        }
-        if !self.rw.is_mixed() {
-            return Err(SpecError::new(
-                option,
-                format!(
-                    "only applies to a mixed workload (rw, randrw), not {}: give --block-size {w}",
-                    self.rw.name()
-                ),
-            ));
-        }
-        // Against a mix of read sizes, the mix's checks apply (every size a multiple of
-        // the smallest).
-        if self.block_sizes.is_none() && !w.get().is_multiple_of(r) && !r.is_multiple_of(w.get()) {
-            return Err(SpecError::new(
-                option,
-                format!(
-                    "{w} and the read size {} must divide one another (4KiB and 64KiB, not 4KiB and 6KiB)",
-                    self.block_size
-                ),
-            ));
-        }
-        match self.one_size_only() {
-            Some(why) => Err(SpecError::new(
-                option,
-                format!("differs from --block-size, and {why}"),
-            )),
-            None => Ok(()),
-        }
     }
 }
 
