@@ -35,8 +35,8 @@ Modes (one per call; each is a few minutes, meant for /work/tools/quiet):
               stored epochs (--json).
   loader      Loader cost (--workload): computation_time 0, the dataset on tmpfs (in
               memory): samples/s and CPU per sample of each (getrusage of the whole job).
-  crossover   DLIO generates a dataset and iolab trains on it; iolab generates one and
-              DLIO trains on it; both must read every step.
+  crossover   --workload: DLIO generates a dataset and iolab trains on it; iolab
+              generates one and DLIO trains on it; both must read every step.
   checkpoint  Bytes per rank of DLIO's checkpointing (its mlperf_storage_v2.0 branch)
               against `iolab checkpoint --plan` for the same model and parallelism
               (a small Llama 3 shape, 8 ranks, ZeRO 3).
@@ -197,11 +197,36 @@ def loader_of(args, compute=None):
     return name, dlio, iolab
 
 
+# DLIO's TFRecord generator runs `tfrecord2idx FILE INDEX` (a script of NVIDIA DALI,
+# whose package the venv leaves out) after each file to write DALI's index: a line
+# "offset bytes" per record. Only DALI's reader uses it; this is the bench's own writer.
+TFRECORD2IDX = """#!/usr/bin/env python3
+import struct, sys
+with open(sys.argv[1], "rb") as f, open(sys.argv[2], "w") as out:
+    offset = 0
+    while True:
+        head = f.read(12)
+        if len(head) < 12:
+            break
+        (n,) = struct.unpack("<Q", head[:8])
+        f.seek(n + 4, 1)
+        out.write(f"{offset} {12 + n + 4}\\n")
+        offset += 12 + n + 4
+"""
+
+
 def generate_dlio(args, workload, data, extra, scratch):
     out = tempfile.mkdtemp(dir=scratch, prefix="dlio-gen-")
+    bin_dir = os.path.join(scratch, "bin")
+    os.makedirs(bin_dir, exist_ok=True)
+    idx = os.path.join(bin_dir, "tfrecord2idx")
+    with open(idx, "w") as f:
+        f.write(TFRECORD2IDX)
+    os.chmod(idx, 0o755)
+    env = dict(os.environ, PATH=bin_dir + os.pathsep + os.environ.get("PATH", ""))
     timed(dlio_cmd(args, workload, data, out,
                    ["++workload.workflow.generate_data=True",
-                    "++workload.workflow.train=False"] + extra), cwd=out)
+                    "++workload.workflow.train=False"] + extra), cwd=out, env=env)
     shutil.rmtree(out, ignore_errors=True)
 
 
@@ -224,8 +249,9 @@ def alternate(args, run_dlio, run_iolab):
         for name, fn in order:
             res = fn()
             rows[name].append(res)
+            server = (f"  faultfs CPU {res['server_cpu']:5.1f}s" if "server_cpu" in res else "")
             print(f"    round {r + 1} {name:<5} AU {res['au']:7.2f}%  samples/s {res['sps']:9.2f}"
-                  f"  wall {res['wall']:6.1f}s  CPU {res['cpu']:6.1f}s", flush=True)
+                  f"  wall {res['wall']:6.1f}s  CPU {res['cpu']:6.1f}s{server}", flush=True)
     return rows
 
 
@@ -244,6 +270,22 @@ class FaultMount:
             raise SystemExit("iolab-faultfs did not mount")
         self.mount = mount
 
+    def cpu(self):
+        """The mount's CPU seconds so far (user + system, all its threads)."""
+        with open(f"/proc/{self.p.pid}/stat") as f:
+            fields = f.read().rsplit(")", 1)[1].split()
+        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+    def timing(self, run):
+        """`run`'s result with the mount's CPU during it (`server_cpu`): on a 2-core
+        machine the mount's data path shares the cores with the tool under test."""
+        def wrapped():
+            c0 = self.cpu()
+            res = run()
+            res["server_cpu"] = self.cpu() - c0
+            return res
+        return wrapped
+
     def close(self):
         self.p.terminate()
         self.p.wait()
@@ -252,22 +294,28 @@ class FaultMount:
 
 
 def mode_storage(args, scratch):
-    backing = os.path.join(args.data_root or scratch, "backing")
+    backing = tempfile.mkdtemp(dir=args.data_root or scratch, prefix="iolab-bench-backing-")
     workload, dlio, iolab = loader_of(args)
-    # The dataset is written by iolab straight into the backing directory (no stall).
-    subprocess.run([iolab_bin(), "train", "datagen", "--data-dir", os.path.join(backing, "d"),
-                    "--no-store", "--quiet"] + iolab, check=True)
-    fs = FaultMount(backing, os.path.join(scratch, "mnt"), [f"open:stall={args.stall}"])
     try:
-        data = os.path.join(fs.mount, "d")
-        rows = alternate(args, lambda: dlio_train(args, workload, data, dlio, scratch),
-                         lambda: iolab_train(args, data, iolab, scratch))
+        # The dataset is written by iolab straight into the backing directory (no stall).
+        subprocess.run([iolab_bin(), "train", "datagen", "--data-dir",
+                        os.path.join(backing, "d"), "--no-store", "--quiet"] + iolab,
+                       check=True)
+        fs = FaultMount(backing, os.path.join(scratch, "mnt"), [f"open:stall={args.stall}"])
+        try:
+            data = os.path.join(fs.mount, "d")
+            rows = alternate(
+                args, fs.timing(lambda: dlio_train(args, workload, data, dlio, scratch)),
+                fs.timing(lambda: iolab_train(args, data, iolab, scratch)))
+        finally:
+            fs.close()
     finally:
-        fs.close()
+        shutil.rmtree(backing, ignore_errors=True)
     print(f"\nstorage-bound: {workload} loader, {args.np} ranks, {describe(args)}, "
           f"every open stalled {args.stall}")
     table(rows, "au", "AU %")
     table(rows, "sps", "samples/s")
+    table(rows, "server_cpu", "faultfs CPU s")
 
 
 def dlio_steps(log, compute):
@@ -331,12 +379,17 @@ PRESET_COMPUTE = {"unet3d_h100": 0.323, "resnet50_h100": 0.224, "cosmoflow_h100"
 
 
 def mode_steps(args, scratch):
-    backing = os.path.join(args.data_root or scratch, "backing")
+    backing = tempfile.mkdtemp(dir=args.data_root or scratch, prefix="iolab-bench-backing-")
     workload, dlio, iolab = loader_of(args)
     compute = PRESET_COMPUTE[workload]
-    subprocess.run([iolab_bin(), "train", "datagen", "--data-dir", os.path.join(backing, "d"),
-                    "--no-store", "--quiet"] + iolab, check=True)
-    fs = FaultMount(backing, os.path.join(scratch, "mnt"), [f"open:stall={args.stall}"])
+    try:
+        subprocess.run([iolab_bin(), "train", "datagen", "--data-dir",
+                        os.path.join(backing, "d"), "--no-store", "--quiet"] + iolab,
+                       check=True)
+        fs = FaultMount(backing, os.path.join(scratch, "mnt"), [f"open:stall={args.stall}"])
+    except BaseException:
+        shutil.rmtree(backing, ignore_errors=True)
+        raise
     stored = os.path.join(scratch, "iolab-run.json")
     parts = {"dlio": [], "iolab": []}
 
@@ -356,6 +409,7 @@ def mode_steps(args, scratch):
         rows = alternate(args, run_dlio, run_iolab)
     finally:
         fs.close()
+        shutil.rmtree(backing, ignore_errors=True)
     print(f"\nsteps: {workload} loader, {args.np} ranks, {describe(args)}, every open "
           f"stalled {args.stall}, compute {compute} s")
     table(rows, "au", "AU %")
@@ -402,22 +456,27 @@ def mode_loader(args, scratch):
 
 
 def mode_crossover(args, scratch):
-    dlio, iolab = unet3d(args, compute=0.01)
+    """--workload's loader on the other tool's generated files, both ways."""
+    workload, dlio, iolab = loader_of(args, compute=0.01)
+    ext = ".npz" if args.workload == "unet3d" else ".tfrecord"
     d1 = os.path.join(scratch, "by-dlio")
-    generate_dlio(args, "unet3d_h100", d1, dlio, scratch)
+    generate_dlio(args, workload, d1, dlio, scratch)
     r = iolab_train(args, d1, iolab, scratch)
     print(f"iolab on DLIO's files: {r['epochs']} epochs, AU {r['au']:.2f}%, "
           f"{r['sps']:.2f} samples/s")
     d2 = os.path.join(scratch, "by-iolab")
     subprocess.run([iolab_bin(), "train", "datagen", "--data-dir", d2, "--no-store",
                     "--quiet"] + iolab, check=True)
-    r = dlio_train(args, "unet3d_h100", d2, dlio, scratch)
+    r = dlio_train(args, workload, d2, dlio, scratch)
     print(f"DLIO on iolab's files: {r['epochs']} epochs, AU {r['au']:.2f}%, "
           f"{r['sps']:.2f} samples/s")
-    sizes = lambda d: sorted(os.path.getsize(os.path.join(d, "train", f))
-                             for f in os.listdir(os.path.join(d, "train")))
+
+    def sizes(d):
+        return sorted(os.path.getsize(os.path.join(r, f)) for r, _, fs in os.walk(d)
+                      for f in fs if f.endswith(ext))
     a, b = sizes(d1), sizes(d2)
-    print(f"file sizes: DLIO's {a[0]}-{a[-1]} bytes, iolab's {b[0]}-{b[-1]} bytes")
+    print(f"{workload}, {describe(args)}: DLIO wrote {len(a)} {ext} files of {a[0]}-{a[-1]} "
+          f"bytes, iolab {len(b)} of {b[0]}-{b[-1]} bytes")
 
 
 SMALL_LLAMA = {"num_layers": 4, "hidden_size": 256, "ffn_hidden_size": 1024,
@@ -825,7 +884,7 @@ def main():
     ap.add_argument("--np", type=int, default=2)
     ap.add_argument("--workload", choices=["unet3d", "resnet50", "cosmoflow"],
                     default="unet3d",
-                    help="storage, steps, loader, train-trace: unet3d's loader (npz, "
+                    help="storage, steps, loader, crossover, train-trace: unet3d's loader (npz, "
                          "PyTorch), resnet50's or cosmoflow's (TFRecord, TensorFlow)")
     ap.add_argument("--samples-per-file", type=int, default=None,
                     help="resnet50 and cosmoflow [default: 100 and 1]")
