@@ -30,7 +30,7 @@ use crate::sink::RunSink;
 use crate::watch::Watch;
 use figures::{latency_tables, mark_window};
 use report::{header, inventory, page, render_text};
-use steps::{active_bytes, precondition_step, purge_step, rounds_step};
+use steps::{Steps, active_bytes, purge_step};
 
 /// PTS's two device classes.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
@@ -437,11 +437,19 @@ fn pts_in(rt: &Runtime, args: &PtsArgs, range: u8, mut plan: Plan) -> Result<u8>
         } else {
             "pts-wipc".into()
         };
-        let steps = precondition_step(args, &plan, active, wipc_name, &of, &run, &say, &mut phases)
-            .and_then(|wipc| {
-                rounds_step(args, &plan, &matrix, active, &of, &run, &say, &mut phases)
-                    .map(|rounds| (wipc, rounds))
-            });
+        let steps = Steps {
+            args,
+            plan: &plan,
+            active,
+            of: &of,
+            run: &run,
+            say: &say,
+        };
+        let steps = steps.precondition(wipc_name, &mut phases).and_then(|wipc| {
+            steps
+                .rounds(&matrix, &mut phases)
+                .map(|rounds| (wipc, rounds))
+        });
         let (wipc, rounds) = match steps {
             Ok(done) => done,
             Err(e) => return finish_early(rt, sink, phases, e, args),

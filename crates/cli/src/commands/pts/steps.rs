@@ -78,111 +78,129 @@ fn purge(path: &Path, size: u64) -> Result<(), String> {
     f.discard(0, size).map_err(|e| e.to_string())
 }
 
-/// Workload-independent preconditioning: sequential writes of the active range,
-/// `--precondition` times. Its phase joins `phases`; the text says what it did.
-#[allow(clippy::too_many_arguments)]
-pub(super) fn precondition_step(
-    args: &PtsArgs,
-    plan: &Plan,
-    active: u64,
-    name: String,
-    of: &str,
-    run: &RunPhase,
-    say: &dyn Fn(String),
-    phases: &mut Vec<PhaseResult>,
-) -> Result<String, EngineError> {
-    if args.precondition == 0 {
-        return Ok("left out (--precondition 0)".to_string());
-    }
-    let spec = DataSpec {
-        rw: RwKind::Write,
-        block_size: args.precondition_block_size,
-        threads: 1,
-        queue_depth: plan.queue_depth.max(8),
-        backend: args.backend,
-        direct: true,
-        total_size: Some(ByteCount(active)),
-        layout: Layout::Shared,
-        ..DataSpec::default()
-    };
-    let opts = DataOptions {
-        name: Some(name),
-        loops: args.precondition,
-        ..DataOptions::default()
-    };
-    say(format!(
-        "preconditioning{of}: {} x {} of sequential {} writes",
-        args.precondition,
-        ByteCount(active).human(),
-        args.precondition_block_size
-    ));
-    let p = run(&spec, &opts)?;
-    let text = format!(
-        "{} of sequential {} writes ({}x the active range) in {:.1} s",
-        p.op(OpKind::Write)
-            .map_or(ByteCount(0), |w| w.bytes)
-            .human(),
-        args.precondition_block_size,
-        args.precondition,
-        p.elapsed.as_secs_f64()
-    );
-    phases.push(p);
-    Ok(text)
+/// What the preconditioning and the rounds of one test share: its arguments and plan,
+/// the active range, the " of BS" its lines end with, how a phase runs and how a line is
+/// said.
+pub(super) struct Steps<'a> {
+    pub args: &'a PtsArgs,
+    pub plan: &'a Plan,
+    pub active: u64,
+    pub of: &'a str,
+    pub run: &'a RunPhase<'a>,
+    pub say: &'a dyn Fn(String),
 }
 
-/// Rounds of the matrix's cells until its tracked cells are steady (or `max_rounds`).
-/// Every cell's phase joins `phases`, the ones before an error too.
-#[allow(clippy::too_many_arguments)]
-pub(super) fn rounds_step(
-    args: &PtsArgs,
-    plan: &Plan,
-    matrix: &PtsMatrix,
-    active: u64,
-    of: &str,
-    run: &RunPhase,
-    say: &dyn Fn(String),
-    phases: &mut Vec<PhaseResult>,
-) -> Result<PtsRounds, EngineError> {
-    let cells = matrix.cells();
-    let mut rounds = PtsRounds::default();
-    for round in 0..plan.max_rounds {
-        let mut values = Vec::with_capacity(cells.len());
-        for cell in &cells {
-            let spec = cell_spec(args, *cell, active, plan.cell_time);
-            let mut params = std::collections::BTreeMap::new();
-            params.insert("pts_round".to_string(), (round + 1).to_string());
-            params.insert("pts_mix".to_string(), mix_name(cell.read_percent));
-            let opts = DataOptions {
-                name: Some(format!("pts-r{}-{}", round + 1, cell_tag(cell))),
-                repetition: round as u32,
-                params,
-                ..DataOptions::default()
-            };
-            let mut p = run(&spec, &opts)?;
-            values.push(record_figures(plan.test, &mut p, round + 1));
-            phases.push(p);
+impl Steps<'_> {
+    /// Workload-independent preconditioning: sequential writes of the active range,
+    /// `--precondition` times. Its phase joins `phases`; the text says what it did.
+    pub(super) fn precondition(
+        &self,
+        name: String,
+        phases: &mut Vec<PhaseResult>,
+    ) -> Result<String, EngineError> {
+        let Steps {
+            args,
+            plan,
+            active,
+            of,
+            run,
+            say,
+        } = *self;
+        if args.precondition == 0 {
+            return Ok("left out (--precondition 0)".to_string());
         }
-        rounds.rounds.push(values);
+        let spec = DataSpec {
+            rw: RwKind::Write,
+            block_size: args.precondition_block_size,
+            threads: 1,
+            queue_depth: plan.queue_depth.max(8),
+            backend: args.backend,
+            direct: true,
+            total_size: Some(ByteCount(active)),
+            layout: Layout::Shared,
+            ..DataSpec::default()
+        };
+        let opts = DataOptions {
+            name: Some(name),
+            loops: args.precondition,
+            ..DataOptions::default()
+        };
         say(format!(
-            "round {}{of}: {}",
-            round + 1,
-            matrix
-                .tracked
-                .iter()
-                .map(|c| format!(
-                    "{} {}",
-                    c.name(),
-                    fmt_value(
-                        plan.test,
-                        rounds.series(matrix, *c).last().copied().unwrap_or(0.0)
-                    )
-                ))
-                .collect::<Vec<_>>()
-                .join(", ")
+            "preconditioning{of}: {} x {} of sequential {} writes",
+            args.precondition,
+            ByteCount(active).human(),
+            args.precondition_block_size
         ));
-        if rounds.steady_now(matrix) {
-            break;
-        }
+        let p = run(&spec, &opts)?;
+        let text = format!(
+            "{} of sequential {} writes ({}x the active range) in {:.1} s",
+            p.op(OpKind::Write)
+                .map_or(ByteCount(0), |w| w.bytes)
+                .human(),
+            args.precondition_block_size,
+            args.precondition,
+            p.elapsed.as_secs_f64()
+        );
+        phases.push(p);
+        Ok(text)
     }
-    Ok(rounds)
+
+    /// Rounds of the matrix's cells until its tracked cells are steady (or `max_rounds`).
+    /// Every cell's phase joins `phases`, the ones before an error too.
+    pub(super) fn rounds(
+        &self,
+        matrix: &PtsMatrix,
+        phases: &mut Vec<PhaseResult>,
+    ) -> Result<PtsRounds, EngineError> {
+        let Steps {
+            args,
+            plan,
+            active,
+            of,
+            run,
+            say,
+        } = *self;
+        let cells = matrix.cells();
+        let mut rounds = PtsRounds::default();
+        for round in 0..plan.max_rounds {
+            let mut values = Vec::with_capacity(cells.len());
+            for cell in &cells {
+                let spec = cell_spec(args, *cell, active, plan.cell_time);
+                let mut params = std::collections::BTreeMap::new();
+                params.insert("pts_round".to_string(), (round + 1).to_string());
+                params.insert("pts_mix".to_string(), mix_name(cell.read_percent));
+                let opts = DataOptions {
+                    name: Some(format!("pts-r{}-{}", round + 1, cell_tag(cell))),
+                    repetition: round as u32,
+                    params,
+                    ..DataOptions::default()
+                };
+                let mut p = run(&spec, &opts)?;
+                values.push(record_figures(plan.test, &mut p, round + 1));
+                phases.push(p);
+            }
+            rounds.rounds.push(values);
+            say(format!(
+                "round {}{of}: {}",
+                round + 1,
+                matrix
+                    .tracked
+                    .iter()
+                    .map(|c| format!(
+                        "{} {}",
+                        c.name(),
+                        fmt_value(
+                            plan.test,
+                            rounds.series(matrix, *c).last().copied().unwrap_or(0.0)
+                        )
+                    ))
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ));
+            if rounds.steady_now(matrix) {
+                break;
+            }
+        }
+        Ok(rounds)
+    }
 }
