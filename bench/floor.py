@@ -18,7 +18,9 @@ read the shares, not the absolute figures, and take timings only under
 
 Usage: bench/floor.py [--repeat N] [--runtime S] [--dir DIR] [--files N] [--np N]
                       [--baseline OLD_IOLAB] [CASE ...]
-Cases: psync-read1 psync-read2 psync-write1 psync-write2 (4 KiB random, 1 or 2 threads),
+Cases: psync-read1 psync-read2 psync-write1 psync-write2 (4 KiB random, 1 or 2 threads;
+the writes also run the floor writing iolab's default data, floor-data, and print iolab's
+share of it),
 uring1 uring32 uring128 (4 KiB random reads, page-cache hot, each I/O submitted as queued:
 fio's and iolab's default), uring32-batch uring128-batch (the whole queue in one
 submission), uring32-tmpfs (O_DIRECT on tmpfs, the issue's first measurement), meta
@@ -195,6 +197,9 @@ def cases(a, data, hot, tree):
                       f"--runtime={rt}"]
             yield (f"psync-{rw}{t}", f"4 KiB random {rw}s, psync, tmpfs, {t} thread{'s' * (t > 1)}",
                    [("floor", floor_tool("psync", "-f", data, "-t", str(t), "-s", rt, *(["-w"] if rw == "write" else []))),
+                    # The floor again, writing iolab's default data (its 1 MiB window and stamp).
+                    *([("floor-data", floor_tool("psync", "-f", data, "-t", str(t), "-s", rt, "-w", "-W", str(1 << 20)))]
+                      if rw == "write" else []),
                     *iolab(IOLAB, "run", "--device", data, "--allow-destroy", "--backend", "psync",
                            "--rw", "rand" + rw, "-b", "4KiB", "-t", str(t), "--runtime", f"{rt}s",
                            "--cache", "keep"),
@@ -305,6 +310,16 @@ def report(chosen, results, a):
                 med = statistics.median(rates)
                 spread = f"({min(per_round):.3f}-{max(per_round):.3f})" if tool != "floor" else ""
                 print(f"{name:<16}{op:<8}{tool:<10}{med:>14,.0f}{med / floor_med:>8.3f}{spread:>15}{cpu:>11.3f}")
+            # Against a floor that does iolab's data work too: what the measuring costs.
+            for alt in (t for t, _ in tools if t.startswith("floor-")):
+                alt_rates = [g[op][1] for g, _ in runs[alt]]
+                for tool in ("iolab", "baseline"):
+                    rates = [g[op][1] for g, _ in runs.get(tool, []) if op in g]
+                    if rates:
+                        per_round = [x / f for x, f in zip(rates, alt_rates)]
+                        share = statistics.median(rates) / statistics.median(alt_rates)
+                        print(f"{name:<16}{op:<8}{tool + '/' + alt:<21}{share:>8.3f}"
+                              f"({min(per_round):.3f}-{max(per_round):.3f})")
 
 
 if __name__ == "__main__":

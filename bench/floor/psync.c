@@ -8,7 +8,12 @@
  * shared between threads every pread/pwrite takes and drops a reference to the open
  * file. -S keeps the one shared table.
  *
- * usage: psync -f FILE [-t THREADS] [-b BYTES] [-s SECONDS] [-w] [-d] [-S] */
+ * -W WINDOW (writes; a power of two) writes iolab's default data instead of one fixed
+ * buffer: a write at offset O takes its bytes from O modulo WINDOW in a buffer of random
+ * data, every 4 KiB stamped in its first 16 bytes with the offset's and the write's
+ * sequence number's hash (iolab's write window and stamp_unique, same bytes).
+ *
+ * usage: psync -f FILE [-t THREADS] [-b BYTES] [-s SECONDS] [-w] [-d] [-S] [-W WINDOW] */
 #define _GNU_SOURCE
 #include <fcntl.h>
 #include <pthread.h>
@@ -21,23 +26,48 @@ struct worker {
     int fd;
     int write;
     int shared_table;
-    uint64_t first_block, blocks, bs;
+    uint64_t first_block, blocks, bs, window;
     char *buf;
     uint64_t ops;
     pthread_barrier_t *gate;
     char pad[64];
 };
 
+/* MurmurHash3's 64-bit finalizer, as iolab's pattern.rs. */
+static inline uint64_t fmix64(uint64_t x) {
+    x ^= x >> 33;
+    x *= 0xff51afd7ed558ccdULL;
+    x ^= x >> 33;
+    x *= 0xc4ceb9fe1a85ec53ULL;
+    return x ^ (x >> 33);
+}
+
+/* iolab's stamp_unique: each 4 KiB page's first 16 bytes, the offset's and the
+ * sequence number's hash. */
+static inline void stamp(char *buf, uint64_t len, uint64_t off, uint64_t seq) {
+    uint64_t s = fmix64(seq ^ 0x5DEECE66D1CE5EEDULL);
+    for (uint64_t at = 0; at + 16 <= len; at += 4096, off += 4096) {
+        uint64_t h = fmix64(off);
+        memcpy(buf + at, &h, 8);
+        memcpy(buf + at + 8, &s, 8);
+    }
+}
+
 static void *run(void *arg) {
     struct worker *w = arg;
     uint64_t seed = 0x9E3779B97F4A7C15ULL ^ (w->first_block + 1);
-    uint64_t ops = 0;
+    uint64_t ops = 0, mask = w->window ? w->window - 1 : 0;
     if (!w->shared_table && unshare(CLONE_FILES) != 0)
         floor_die("unshare");
     pthread_barrier_wait(w->gate);
     while (!floor_stop) {
         off_t off = (off_t)((w->first_block + floor_below(&seed, w->blocks)) * w->bs);
-        ssize_t n = w->write ? pwrite(w->fd, w->buf, w->bs, off) : pread(w->fd, w->buf, w->bs, off);
+        char *buf = w->buf;
+        if (w->window) {
+            buf += (uint64_t)off & mask;
+            stamp(buf, w->bs, (uint64_t)off, ops);
+        }
+        ssize_t n = w->write ? pwrite(w->fd, buf, w->bs, off) : pread(w->fd, buf, w->bs, off);
         if (n != (ssize_t)w->bs) {
             if (n < 0 && errno == EINTR)
                 continue;
@@ -50,12 +80,12 @@ static void *run(void *arg) {
 }
 
 int main(int argc, char **argv) {
-    const char *usage = "psync -f FILE [-t THREADS] [-b BYTES] [-s SECONDS] [-w] [-d] [-S]";
+    const char *usage = "psync -f FILE [-t THREADS] [-b BYTES] [-s SECONDS] [-w] [-d] [-S] [-W WINDOW]";
     const char *path = NULL;
     int threads = 1, write = 0, direct = 0, shared_table = 0;
-    uint64_t bs = 4096;
+    uint64_t bs = 4096, window = 0;
     double secs = 4;
-    for (int c; (c = getopt(argc, argv, "f:t:b:s:wdS")) != -1;) {
+    for (int c; (c = getopt(argc, argv, "f:t:b:s:wdSW:")) != -1;) {
         switch (c) {
         case 'f': path = optarg; break;
         case 't': threads = atoi(optarg); break;
@@ -64,10 +94,11 @@ int main(int argc, char **argv) {
         case 'w': write = 1; break;
         case 'd': direct = 1; break;
         case 'S': shared_table = 1; break;
+        case 'W': window = strtoull(optarg, NULL, 0); break;
         default: floor_usage(usage);
         }
     }
-    if (!path || threads < 1 || bs == 0)
+    if (!path || threads < 1 || bs == 0 || (window & (window - 1)) != 0 || (window && !write))
         floor_usage(usage);
     int fd = open(path, (write ? O_RDWR : O_RDONLY) | (direct ? O_DIRECT : 0));
     if (fd < 0)
@@ -93,10 +124,15 @@ int main(int argc, char **argv) {
     for (int i = 0; i < threads; i++) {
         ws[i] = (struct worker){.fd = fd, .write = write, .shared_table = shared_table,
                                 .first_block = (uint64_t)i * per,
-                                .blocks = per, .bs = bs, .gate = &gate};
-        if (posix_memalign((void **)&ws[i].buf, 4096, bs) != 0)
+                                .blocks = per, .bs = bs, .window = window, .gate = &gate};
+        if (posix_memalign((void **)&ws[i].buf, 4096, bs + window) != 0)
             floor_die("posix_memalign");
         memset(ws[i].buf, 0x5a + i, bs);
+        uint64_t r = 0xDA7A + (uint64_t)i;
+        for (uint64_t at = 0; window && at + 8 <= bs + window; at += 8) {
+            uint64_t x = floor_rand(&r);
+            memcpy(ws[i].buf + at, &x, 8);
+        }
         pthread_create(&tid[i], NULL, run, &ws[i]);
     }
     pthread_sigmask(SIG_SETMASK, &old, NULL);

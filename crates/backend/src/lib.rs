@@ -106,8 +106,9 @@ pub struct BackendOptions {
     /// at once, as fio does by default (iodepth_batch_submit=1).
     pub submit_batch: u32,
     /// Extra bytes in every buffer slot beyond `block_size`. Writes that start at varying
-    /// offsets in a slot of random data carry different data each time at no cost per
-    /// I/O, so compressing or deduplicating storage cannot shrink them (0: none).
+    /// offsets in a slot of random data (the engine's: their file offset modulo the
+    /// window) carry different data at no cost per I/O, so compressing or deduplicating
+    /// storage cannot shrink them (0: none).
     pub write_window: u64,
 }
 

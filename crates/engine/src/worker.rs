@@ -91,7 +91,7 @@ pub fn run_data_worker<C: Clock>(s: &WorkerSetup<'_, C>) -> Result<WorkerReport,
             }
         }
     }
-    let write_window = write_window(spec, s.alignment);
+    let write_window = write_window(spec);
     let opts = BackendOptions {
         queue_depth: spec.queue_depth,
         block_size: spec.largest_io(),
@@ -203,7 +203,7 @@ pub fn run_data_worker<C: Clock>(s: &WorkerSetup<'_, C>) -> Result<WorkerReport,
         rec.set_ramping();
     }
     let mut lp = Loop::new(s, backend.as_mut(), &files, start, reduction, sizes);
-    lp.set_window_positions(write_window / s.alignment.max(1) + 1);
+    lp.set_window(write_window);
     // fio's loop_cache_invalidate: a new pass over the files (a random map used up, a
     // single file's sequence wrapped) drops their cached pages first. One sequence
     // of one size only; uniform or skewed draws (norandommap) have no pass.
@@ -255,20 +255,24 @@ pub fn run_data_worker<C: Clock>(s: &WorkerSetup<'_, C>) -> Result<WorkerReport,
     })
 }
 
-/// Random data a write can start anywhere in, per buffer slot, beyond the block itself:
-/// consecutive writes take their data from different places of a slot filled with
-/// random bytes once, so no two blocks of a file repeat each other (a compressing or
-/// deduplicating file system such as ZFS gains nothing) at no cost per I/O. 1 MiB per
-/// slot, less at deep queues (at least 256 KiB); none for --verify (each block encodes
-/// its own position) or when nothing reaches storage.
-fn write_window(spec: &iolab_core::spec::DataSpec, alignment: u64) -> u64 {
+/// Random data a write takes its bytes from, per buffer slot, beyond the block itself: a
+/// write at file offset `o` starts at `o` modulo the window in its slot, filled with
+/// random bytes once. Every aligned window-sized stretch of a file is then one stretch
+/// of random data (stamped per 4 KiB with the offset and the write's sequence number),
+/// written in any order: no part of it repeats another, so neither a deduplicating
+/// target (4 KiB units) nor a compressor working on records up to the window (ZFS's
+/// 1 MiB records with zstd, lz4, btrfs's 128 KiB extents) gains anything, at no cost
+/// per I/O. 1 MiB per slot, less at deep queues (at least 256 KiB, where consecutive
+/// writes take different slots' data); a power of two; none for --verify (each block
+/// encodes its own position) or when nothing reaches storage.
+fn write_window(spec: &iolab_core::spec::DataSpec) -> u64 {
     let touches = iolab_backend::capabilities_of(spec.backend, spec.queue_depth).touches_storage;
     if !touches || !spec.rw.writes() || spec.verify || spec.pattern != DataPattern::Iolab {
         return 0;
     }
     let per_slot = (32u64 << 20) / u64::from(spec.queue_depth.max(1));
     let window = per_slot.clamp(256 << 10, 1 << 20);
-    window / alignment.max(1) * alignment.max(1)
+    1 << window.ilog2()
 }
 
 pub mod flow;

@@ -29,10 +29,6 @@ use crate::sizes::SizeDraw;
 /// deadline and snapshot requests again.
 const WAIT_SLICE: Nanos = Nanos(20_000_000);
 
-/// Steps through the write window: a prime above any number of positions (at most
-/// 1 MiB / 512 + 1), so consecutive writes start at different places.
-const WINDOW_STRIDE: u64 = 7919;
-
 /// What one slot's I/O is: its direction, priority, length, file (of this worker's),
 /// offset and when it was issued.
 #[derive(Clone, Copy)]
@@ -65,12 +61,9 @@ pub(super) struct Loop<'s, 'b, C: Clock> {
     fresh: Vec<u32>,
     /// The backend may hand an I/O to the kernel inside push: stamp each one there.
     stamp_on_push: bool,
-    /// Places (in alignment units) a write's data may start in its slot; 1: the start.
-    window_positions: u64,
-    /// `issued * WINDOW_STRIDE % window_positions`, kept up per I/O without a division
-    /// (by adding `window_step`, `WINDOW_STRIDE % window_positions`).
-    window_at: u64,
-    window_step: u64,
+    /// A write's data starts at its file offset modulo the write window (a power of
+    /// two): this mask, 0 without a window.
+    window_mask: u64,
     /// I/Os per pass over the files when each new pass drops their cached pages first
     /// (fio's time-based invalidate=1); None: never.
     pub(super) pass_length: Option<u64>,
@@ -164,9 +157,7 @@ impl<'s, 'b, C: Clock> Loop<'s, 'b, C> {
             ],
             fresh: Vec::with_capacity(depth),
             stamp_on_push: caps.submits_on_push,
-            window_positions: 1,
-            window_at: 0,
-            window_step: 0,
+            window_mask: 0,
             pass_length: None,
             completions: Vec::with_capacity(depth),
             issued: 0,
@@ -213,12 +204,12 @@ impl<'s, 'b, C: Clock> Loop<'s, 'b, C> {
         }
     }
 
-    /// Lets a write's data start at any of `positions` places (in alignment units) in
-    /// its slot, stepping through them by [`WINDOW_STRIDE`] per I/O issued.
-    pub(super) fn set_window_positions(&mut self, positions: u64) {
-        self.window_positions = positions.max(1);
-        self.window_step = WINDOW_STRIDE % self.window_positions;
-        self.window_at = self.issued.wrapping_mul(WINDOW_STRIDE) % self.window_positions;
+    /// Lets a write's data start at its file offset modulo `window` bytes in its slot
+    /// (a power of two, 0: at the start): every aligned `window` bytes of a file are then
+    /// one stretch of the slot's random data, with no part repeated (docs/flash.md).
+    pub(super) fn set_window(&mut self, window: u64) {
+        debug_assert!(window == 0 || window.is_power_of_two());
+        self.window_mask = window.saturating_sub(1);
     }
 
     /// Runs the loop; with `write_offsets` the writes take their places from it and the
@@ -378,7 +369,7 @@ impl<'s, 'b, C: Clock> Loop<'s, 'b, C> {
                 let buf_offset = if copy {
                     self.reduction.dedupe_at
                 } else if dir == IoDir::Write && !fixed {
-                    (self.window_at * self.s.alignment) as usize
+                    (offset & self.window_mask) as usize
                 } else {
                     0
                 };
@@ -450,10 +441,6 @@ impl<'s, 'b, C: Clock> Loop<'s, 'b, C> {
                     self.fresh.push(slot);
                 }
                 self.issued += 1;
-                self.window_at += self.window_step;
-                if self.window_at >= self.window_positions {
-                    self.window_at -= self.window_positions;
-                }
                 if let Some(n) = &mut self.ios_left {
                     *n -= 1;
                 }
