@@ -92,12 +92,13 @@ pub fn run_data_worker<C: Clock>(s: &WorkerSetup<'_, C>) -> Result<WorkerReport,
         }
     }
     let write_window = write_window(spec);
+    let mem_align = memory_alignment(s.alignment);
     let opts = BackendOptions {
         queue_depth: spec.queue_depth,
         block_size: spec.largest_io(),
-        alignment: s.alignment,
+        alignment: mem_align,
         submit_batch: spec.submit_batch,
-        write_window: write_window + Reduction::extra_bytes(spec, s.alignment),
+        write_window: write_window + Reduction::extra_bytes(spec, mem_align),
     };
     let mut backend = match open_backend(spec.backend, &files, opts) {
         Ok(b) => b,
@@ -255,6 +256,18 @@ pub fn run_data_worker<C: Clock>(s: &WorkerSetup<'_, C>) -> Result<WorkerReport,
     })
 }
 
+/// Where I/O buffer slots start in memory: on a page at least, as fio's direct-I/O
+/// buffers do (init_io_u aligns them to the page), whatever smaller alignment the file
+/// takes. A buffer off a page boundary spans one page more: the kernel pins one page
+/// more per direct I/O, and the loop driver copies each page in two pieces. (A write at
+/// file offset O starts O modulo the write window into its slot: on a page when O is.)
+pub(crate) fn memory_alignment(file_alignment: u64) -> u64 {
+    file_alignment.max(PAGE)
+}
+
+/// The page size of the machines iolab runs on (x86-64, aarch64 with 4 KiB pages).
+const PAGE: u64 = 4096;
+
 /// Random data a write takes its bytes from, per buffer slot, beyond the block itself: a
 /// write at file offset `o` starts at `o` modulo the window in its slot, filled with
 /// random bytes once. Every aligned window-sized stretch of a file is then one stretch
@@ -284,3 +297,26 @@ pub mod reduction;
 
 use io_loop::Loop;
 use reduction::Reduction;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn buffer_slots_start_on_a_page_whatever_the_file_takes() {
+        // A loop-ext4 reports 512-byte direct I/O; fio's buffers start on a page anyway.
+        assert_eq!(memory_alignment(512), 4096);
+        assert_eq!(memory_alignment(4096), 4096);
+        assert_eq!(memory_alignment(8192), 8192);
+        // Every slot of a pool made with it starts on a page, whatever the slot size.
+        let mut pool =
+            iolab_backend::buffer::BufferPool::new(3, 65536 + 512, memory_alignment(512)).unwrap();
+        for slot in 0..3 {
+            assert_eq!(
+                pool.get_mut(slot).as_ptr() as usize % 4096,
+                0,
+                "slot {slot}"
+            );
+        }
+    }
+}
