@@ -4,13 +4,15 @@ a small scale (S3's randrw 90/70 with io_uring QD8 and 8 jobs, direct; S5's psyn
 direct sequential write at 128k and random write at 4k), each run by fio and by
 `iolab fio` alternately, REPEAT times, each in a fresh directory under DIR, both with
 --output-format=json (the same parser reads both). Prints medians and iolab/fio ratios
-of IOPS and mean latency. A mixed job with reads and writes of their own sizes
-(bs=4k,64k) runs too, and jobs with sizes drawn per I/O (bssplit, bsrange), skewed
-offsets (zipf, zoned), a rate limit and a think time, and fio's semantics of issue #31:
-a backwards read (rw=read:-8k), a ramp, fio's log files at 100 ms, a buffered
-time-based read whose cache fio drops at every pass, a flow pair (flow=8 and flow=1),
-strided zones, a dedupe working set and iometer's bssplit from 512 bytes (direct).
-Several report entries (the flow pair) count together.
+of IOPS and mean latency, and the median of each round's own iolab/fio ("paired": the
+two runs of a round are back to back, so a drift between rounds cancels out). A mixed
+job with reads and writes of their own sizes (bs=4k,64k) runs too, and jobs with sizes
+drawn per I/O (bssplit, bsrange), skewed offsets (zipf, zoned), a rate limit and a
+think time, and fio's semantics of issue #31: a backwards read (rw=read:-8k), a ramp,
+fio's log files at 100 ms, a buffered time-based read whose cache fio drops at every
+pass, a flow pair (flow=8 and flow=1), strided zones, a dedupe working set and
+iometer's bssplit from 512 bytes (direct). Several report entries (the flow pair)
+count together.
 
 --fs ext4 runs each job on an ext4 made fresh for it on a loop device backed by a tmpfs
 file (BENCH-NOTES' method: no history from earlier runs, no disk noise; direct I/O then
@@ -123,7 +125,7 @@ def main():
     if not os.path.exists(IOLAB):
         subprocess.run(["cargo", "build", "--release", "--locked"], cwd=ROOT, check=True)
     print(f"{'job':36} {'fio IOPS':>10} {'iolab IOPS':>11} {'ratio':>6} {'fio lat us':>10} {'iolab lat us':>12}"
-          f" {'fio max/min':>8} {'iolab max/min':>8}"
+          f" {'fio max/min':>8} {'iolab max/min':>8} {'paired':>6}"
           + (f" {'base IOPS':>10} {'base/fio':>8}" if a.baseline else ""))
     base = tempfile.mkdtemp(prefix="iolab-fio-jobs-")
     if a.fs == "ext4":
@@ -159,8 +161,11 @@ def compare(a, base, name, args):
     fi, ii = statistics.median(x[0] for x in f), statistics.median(x[0] for x in i)
     fl, il = statistics.median(x[1] for x in f), statistics.median(x[1] for x in i)
     spread = [max(x[0] for x in t) / max(min(x[0] for x in t), 1e-9) for t in (f, i)]
+    # The median of each round's iolab/fio: the two runs of a round are back to back, so
+    # a drift of the machine between rounds cancels out of it.
+    paired = statistics.median(y[0] / max(x[0], 1e-9) for x, y in zip(f, i))
     line = (f"{name:36} {fi:10,.0f} {ii:11,.0f} {ii / fi:6.3f} {fl:10.1f} {il:12.1f}"
-            f" {spread[0]:8.2f} {spread[1]:8.2f}")
+            f" {spread[0]:8.2f} {spread[1]:8.2f} {paired:6.3f}")
     if a.baseline:
         bi = statistics.median(x[0] for x in runs["base"])
         line += f" {bi:10,.0f} {bi / fi:8.3f}"
