@@ -242,7 +242,7 @@ def table(rows, key, label):
 
 def alternate(args, run_dlio, run_iolab):
     rows = {"dlio": [], "iolab": []}
-    for r in range(args.rounds):
+    for r in range(args.round_offset, args.round_offset + args.rounds):
         order = [("dlio", run_dlio), ("iolab", run_iolab)]
         if r % 2:
             order.reverse()
@@ -623,7 +623,7 @@ def alternate_ckpt(args, root, tools, line):
     result with `line`; removes `root` at the end; returns each tool's medians."""
     rows = {name: [] for name, _ in tools}
     try:
-        for r in range(args.rounds):
+        for r in range(args.round_offset, args.round_offset + args.rounds):
             order = tools if r % 2 == 0 else list(reversed(tools))
             for name, fn in order:
                 res = fn()
@@ -889,6 +889,9 @@ def main():
     ap.add_argument("--samples-per-file", type=int, default=None,
                     help="resnet50 and cosmoflow [default: 100 and 1]")
     ap.add_argument("--rounds", type=int, default=3)
+    ap.add_argument("--round-offset", type=int, default=0,
+                    help="number the rounds from this one, so a long set split into "
+                         "several calls (each under quiet) keeps alternating the order")
     ap.add_argument("--files", type=int, default=64)
     ap.add_argument("--record-length", type=int, default=None,
                     help="[default: unet3d 1 MiB, resnet50 114660, cosmoflow 2828486]")

@@ -12,6 +12,7 @@ mod in_process;
 mod launch;
 #[cfg(feature = "mpi")]
 mod mpi_comm;
+mod poll;
 mod single;
 
 pub use error::CommError;

@@ -317,7 +317,8 @@ impl Comm for Mpi {
         sum
     }
 
-    /// Two MPI_Iallreduce (sum, max) polled until they complete or `deadline` passes.
+    /// Two MPI_Iallreduce (sum, max) polled until they complete or `deadline` passes,
+    /// sleeping an eighth of the wait so far between tests (see [`crate::poll`]).
     fn reduce(
         &self,
         sums: &[u64],
@@ -344,7 +345,6 @@ impl Comm for Mpi {
                 ),
                 world.immediate_all_reduce_into(scope, maxes, &mut max[..], SystemOperation::max()),
             ];
-            let mut pause = Duration::from_micros(50);
             while !pending.is_empty() {
                 let mut still = Vec::new();
                 for r in pending {
@@ -359,8 +359,7 @@ impl Comm for Mpi {
                 if started.elapsed() >= deadline {
                     self.silence(&world, started, on_silence);
                 }
-                thread::sleep(pause);
-                pause = (pause * 2).min(Duration::from_millis(2));
+                thread::sleep(crate::poll::pause_after(started.elapsed()));
             }
         });
         (total, max)
