@@ -72,7 +72,7 @@ impl DataSpec {
     pub(super) fn one_size_only(&self) -> Option<&'static str> {
         if self.verify {
             Some("--verify checks blocks of one size")
-        } else if self.pattern != DataPattern::Iolab {
+        } else if self.pattern == DataPattern::IorTimestamp {
             Some("IOR's pattern is written in transfers of one size")
         } else if self.layout == Layout::Shared && self.placement == Placement::Strided {
             Some("a strided shared file interleaves the workers' blocks of one size")

@@ -373,6 +373,19 @@ impl<'s, 'b, C: Clock> Loop<'s, 'b, C> {
                 } else {
                     0
                 };
+                if dir == IoDir::Write
+                    && fixed
+                    && !ior
+                    && !verify
+                    && self.slots[slot as usize].dir == IoDir::Read
+                {
+                    // The slot holds the pattern, unless a read used it: then all of it
+                    // again, as a later longer write takes more of it than this one (sizes
+                    // drawn per I/O).
+                    let whole = self.backend.buffers().get_mut(slot);
+                    let end = (self.s.plan.spec.largest_io() as usize).min(whole.len());
+                    self.reduction.fill_fixed(&mut whole[..end]);
+                }
                 if dir == IoDir::Write {
                     let buf = &mut self.backend.buffers().get_mut(slot)
                         [buf_offset..buf_offset + len as usize];
@@ -386,12 +399,9 @@ impl<'s, 'b, C: Clock> Loop<'s, 'b, C> {
                         fill_verify(buf, seed, file_id, offset);
                     } else if let Some(key) = page {
                         Reduction::fill_page(&self.s.plan.spec, buf, key);
-                    } else if fixed {
-                        // The slot holds the pattern, unless a read used it.
-                        if self.slots[slot as usize].dir == IoDir::Read {
-                            self.reduction.fill_fixed(buf);
-                        }
-                    } else if !copy {
+                    } else if !copy && !fixed {
+                        // (A fixed pattern is in the slot already: filled again above
+                        // after a read.)
                         stamp_unique(buf, offset, self.issued);
                     }
                     if let Some(sampler) = &mut self.sampler
