@@ -62,6 +62,10 @@ def jobs(rt):
     yield "bssplit randread 4k/10:64k/50:32k/40", ["--name=bssplit", "--rw=randread",
                                                   "--bssplit=4k/10:64k/50:32k/40", *s5]
     yield "bsrange randwrite 4k-64k", ["--name=bsrange", "--rw=randwrite", "--bsrange=4k-64k", *s5]
+    # Its control: both tools write one fixed buffer (iolab then has no 1 MiB write
+    # window of random data per slot, fio no scrambled buffer).
+    yield "bsrange randwrite 4k-64k, zero_buffers", ["--name=bsrange", "--rw=randwrite", "--bsrange=4k-64k",
+                                                     "--zero_buffers", *s5]
     yield "zipf:1.2 randread 4k", ["--name=zipf", "--rw=randread", "--bs=4k",
                                   "--random_distribution=zipf:1.2", *s5]
     yield "zoned:60/10:40/90 randwrite 4k", ["--name=zoned", "--rw=randwrite", "--bs=4k",
