@@ -5,7 +5,7 @@
 
 use std::io;
 use std::marker::PhantomData;
-use std::os::fd::RawFd;
+use std::os::fd::{AsRawFd, RawFd};
 
 use io_uring::{IoUring, opcode, squeue, types};
 use iolab_core::spec::BackendKind;
@@ -20,6 +20,41 @@ const MAX_REGISTERED: usize = 1 << 30;
 
 /// io_uring_enter's flag to wait for (and run the deferred work of) completions.
 const IORING_ENTER_GETEVENTS: u32 = 1;
+/// io_uring_enter's flag: the fd argument is an index of the task's registered rings.
+const IORING_ENTER_REGISTERED_RING: u32 = 16;
+const IORING_REGISTER_RING_FDS: libc::c_long = 20;
+const IORING_UNREGISTER_RING_FDS: libc::c_long = 21;
+
+/// The kernel's struct io_uring_rsrc_update.
+#[repr(C)]
+struct RsrcUpdate {
+    offset: u32,
+    resv: u32,
+    data: u64,
+}
+
+/// Registers the ring's descriptor with the calling thread (Linux 5.18+), as fio's engine
+/// and liburing do: io_uring_enter then finds the ring by its index without looking the
+/// descriptor up and dropping it on every call. None if the kernel refuses.
+fn register_ring_fd(fd: RawFd) -> Option<u32> {
+    let mut up = RsrcUpdate {
+        offset: u32::MAX,
+        resv: 0,
+        data: fd as u64,
+    };
+    // SAFETY: io_uring_register with a pointer to one live io_uring_rsrc_update, which
+    // the kernel reads and writes the chosen index into.
+    let n = unsafe {
+        libc::syscall(
+            libc::SYS_io_uring_register,
+            fd,
+            IORING_REGISTER_RING_FDS,
+            &mut up as *mut RsrcUpdate,
+            1,
+        )
+    };
+    (n == 1).then_some(up.offset)
+}
 
 pub struct UringBackend<'a> {
     ring: IoUring,
@@ -36,6 +71,8 @@ pub struct UringBackend<'a> {
     /// Requests pushed but not yet handed to the kernel, and how many to gather first.
     pending: u32,
     submit_batch: u32,
+    /// The ring's index among the thread's registered rings (see [`register_ring_fd`]).
+    ring_index: Option<u32>,
     /// The files' descriptors must stay open while the ring may use them.
     _files: PhantomData<&'a DataFile>,
 }
@@ -58,7 +95,8 @@ fn explain_setup_error(e: &io::Error) -> String {
     }
 }
 
-fn build_ring(entries: u32) -> io::Result<IoUring> {
+/// The ring, and whether it is the single-issuer one (used by the thread that made it).
+fn build_ring(entries: u32) -> io::Result<(IoUring, bool)> {
     // Single issuer + deferred task running (Linux 6.1+) let the kernel skip work that a
     // ring used by one thread does not need; fall back to a plain ring on older kernels.
     // The task-run flag tells when completions wait in that deferred work (see `submit`).
@@ -69,20 +107,28 @@ fn build_ring(entries: u32) -> io::Result<IoUring> {
         .setup_cqsize(entries * 2)
         .build(entries);
     match tuned {
-        Ok(r) => Ok(r),
+        Ok(r) => Ok((r, true)),
         Err(_) => IoUring::<squeue::Entry>::builder()
             .setup_cqsize(entries * 2)
-            .build(entries),
+            .build(entries)
+            .map(|r| (r, false)),
     }
 }
 
 impl<'a> UringBackend<'a> {
     pub fn new(files: &'a [DataFile], opts: BackendOptions) -> Result<Self, BackendError> {
         let depth = opts.queue_depth.max(1);
-        let ring =
+        let (ring, single_issuer) =
             build_ring(depth.next_power_of_two()).map_err(|e| BackendError::UringUnavailable {
                 reason: explain_setup_error(&e),
             })?;
+        // A single-issuer ring is only ever entered by this thread, whose registration
+        // the index is.
+        let ring_index = if single_issuer {
+            register_ring_fd(ring.as_raw_fd())
+        } else {
+            None
+        };
         let pool = BufferPool::new(depth, opts.slot_size(), opts.alignment)?;
         let fds: Vec<RawFd> = files.iter().map(|f| f.raw_fd()).collect();
         let devices = files.iter().map(DataFile::is_block_device).collect();
@@ -111,6 +157,7 @@ impl<'a> UringBackend<'a> {
             in_flight: 0,
             pending: 0,
             submit_batch: opts.submit_batch.max(1),
+            ring_index,
             _files: PhantomData,
         })
     }
@@ -190,10 +237,27 @@ impl<'a> UringBackend<'a> {
             // SAFETY: a plain io_uring_enter on this ring with no argument struct: the
             // queued entries were written completely before their pushes published the
             // tail, and their buffers stay lent until their completions are reaped.
-            let entered = unsafe {
-                self.ring
-                    .submitter()
-                    .enter::<libc::sigset_t>(to_submit, wait_for, flags, None)
+            let entered = match self.ring_index {
+                // SAFETY: as below, with the ring named by its registered index.
+                Some(index) => match unsafe {
+                    libc::syscall(
+                        libc::SYS_io_uring_enter,
+                        index,
+                        to_submit,
+                        wait_for,
+                        flags | IORING_ENTER_REGISTERED_RING,
+                        std::ptr::null::<libc::c_void>(),
+                        0usize,
+                    )
+                } {
+                    -1 => Err(io::Error::last_os_error()),
+                    n => Ok(n as usize),
+                },
+                None => unsafe {
+                    self.ring
+                        .submitter()
+                        .enter::<libc::sigset_t>(to_submit, wait_for, flags, None)
+                },
             };
             match entered {
                 Ok(_) => return Ok(()),
@@ -324,6 +388,24 @@ impl Drop for UringBackend<'_> {
             }
             self.reap(&mut sink);
             sink.clear();
+        }
+        if let Some(index) = self.ring_index {
+            let up = RsrcUpdate {
+                offset: index,
+                resv: 0,
+                data: 0,
+            };
+            // SAFETY: unregisters this ring's index (the registration holds a reference
+            // to the ring's file until then); reads one live io_uring_rsrc_update.
+            unsafe {
+                libc::syscall(
+                    libc::SYS_io_uring_register,
+                    self.ring.as_raw_fd(),
+                    IORING_UNREGISTER_RING_FDS,
+                    &up as *const RsrcUpdate,
+                    1,
+                )
+            };
         }
     }
 }
