@@ -35,7 +35,7 @@ const RETRY_CAP: Duration = Duration::from_secs(1);
 impl S3Client {
     /// Opens a connection to endpoint `ep` (TLS for https://, with the name the
     /// addressing sends as Host).
-    pub(super) fn open(&self, ep: usize) -> std::io::Result<Conn> {
+    fn open(&self, ep: usize) -> std::io::Result<Conn> {
         let e = &self.opts.endpoints[ep];
         let tcp = Conn::connect_plain(&e.host, e.port, self.opts.io_timeout)?;
         let stream = match (&self.opts.tls, e.tls) {
@@ -54,7 +54,7 @@ impl S3Client {
     /// One try of the request whose path and query are set: send it to endpoint `ep`,
     /// read the answer. A connection that served before and fails without an answer is
     /// reopened and the request sent again once (the server closed it while idle).
-    pub(super) fn exchange(
+    fn exchange(
         &mut self,
         ep: usize,
         method: &str,
@@ -72,7 +72,7 @@ impl S3Client {
     }
 
     /// One send and receive; on failure also whether it was a stale kept-alive connection.
-    pub(super) fn exchange_once(
+    fn exchange_once(
         &mut self,
         ep: usize,
         method: &str,
@@ -113,7 +113,7 @@ impl S3Client {
         }
     }
 
-    pub(super) fn body_facts(&self, body: Body) -> (u64, String, Option<String>) {
+    fn body_facts(&self, body: Body) -> (u64, String, Option<String>) {
         match body {
             Body::Empty => (0, EMPTY_SHA256.to_string(), None),
             Body::Small { md5 } => {
@@ -147,7 +147,7 @@ impl S3Client {
         }
     }
 
-    pub(super) fn build_head(
+    fn build_head(
         &mut self,
         ep: usize,
         method: &str,
@@ -217,7 +217,7 @@ impl S3Client {
 
     /// Writes `head` (and the body) and reads the answer; on failure, whether any answer
     /// had begun.
-    pub(super) fn send_and_receive(
+    fn send_and_receive(
         &mut self,
         ep: usize,
         head: &[u8],
@@ -348,7 +348,7 @@ impl S3Client {
 
     /// minio-go's wait before try `attempt + 1`: the unit doubled per try, capped, less
     /// a random part of itself (full jitter).
-    pub(super) fn backoff(&mut self, attempt: u32) {
+    fn backoff(&mut self, attempt: u32) {
         let sleep = RETRY_UNIT
             .saturating_mul(1u32 << attempt.min(16))
             .min(RETRY_CAP);
