@@ -1,9 +1,18 @@
 //! The calling process and thread: CPU time used ([`cpu_times`]), CPUs it may run on
-//! ([`allowed_cpus`]) and pinning a thread to one CPU ([`pin_current_thread`]).
+//! ([`allowed_cpus`]), pinning a thread to one CPU ([`pin_current_thread`]), and the
+//! memory the host can still give ([`mem_available`]).
 
 use std::io;
 
 use iolab_core::units::Nanos;
+
+/// MemAvailable of `<root>/proc/meminfo` in bytes (`root` is "/" but in tests).
+pub fn mem_available(root: &std::path::Path) -> Option<u64> {
+    let text = std::fs::read_to_string(root.join("proc/meminfo")).ok()?;
+    let line = text.lines().find(|l| l.starts_with("MemAvailable:"))?;
+    let kib: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
+    Some(kib * 1024)
+}
 
 /// User and system CPU time this process has used so far.
 pub fn cpu_times() -> (Nanos, Nanos) {

@@ -37,17 +37,10 @@ impl Available {
     /// Reads /proc/meminfo and the cgroup files under `root` ("/" on a live system).
     pub fn read(root: &Path) -> Available {
         Available {
-            mem_available: mem_available(root),
+            mem_available: iolab_backend::process::mem_available(root),
             cgroup: cgroup_room(root),
         }
     }
-}
-
-fn mem_available(root: &Path) -> Option<u64> {
-    let text = std::fs::read_to_string(root.join("proc/meminfo")).ok()?;
-    let line = text.lines().find(|l| l.starts_with("MemAvailable:"))?;
-    let kib: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
-    Some(kib * 1024)
 }
 
 fn read_u64(path: &Path) -> Option<u64> {

@@ -65,7 +65,7 @@ pub fn check_space(shape: &LlmShape, spec: &CheckpointSpec, dir: &Path) -> Resul
     let on = dir.ancestors().find(|a| a.exists()).unwrap_or(dir);
     let free = iolab_backend::files::fs_free(on)
         .map_err(|e| SpecError::new("--dir", format!("{}: {e}", dir.display())))?;
-    // A file system that reports no capacity (ramfs, some FUSE) cannot be checked.
+    // A file system that reports no capacity (some FUSE) cannot be checked.
     let Some(free) = free else {
         return Ok(());
     };

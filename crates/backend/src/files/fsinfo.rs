@@ -130,6 +130,7 @@ const FS_MAGIC: &[(i64, &str)] = &[
     (0xEF53, "ext4"),
     (0x5846_5342, "xfs"),
     (0x0102_1994, "tmpfs"),
+    (RAMFS_MAGIC, "ramfs"),
     (0x6969, "nfs"),
     (0x9123_683E, "btrfs"),
     (0x2FC1_2FC1, "zfs"),
@@ -229,17 +230,26 @@ fn client_cache_in(mountinfo: &str, path: &Path) -> Option<ClientCache> {
         .map(|(_, cache)| *cache)
 }
 
-/// Bytes available to this user on the file system holding `path`, or None when it
-/// reports no capacity at all (ramfs, some FUSE file systems), where a free-space check
-/// cannot be made and must not refuse the run.
+/// Bytes available to this user on the file system holding `path`. ramfs reports no
+/// capacity but holds its files in memory without a limit: what it can take is the
+/// host's MemAvailable. None when another file system reports no capacity (some FUSE
+/// file systems), where a free-space check cannot be made and must not refuse the run.
 pub fn fs_free(path: &Path) -> io::Result<Option<u64>> {
     let st = rustix::fs::statvfs(path)?;
-    Ok(if st.f_blocks == 0 {
-        None
+    if st.f_blocks > 0 {
+        return Ok(Some(st.f_bavail.saturating_mul(st.f_frsize)));
+    }
+    #[allow(clippy::unnecessary_cast)]
+    let ramfs = rustix::fs::statfs(path)?.f_type as i64 == RAMFS_MAGIC;
+    Ok(if ramfs {
+        crate::process::mem_available(Path::new("/"))
     } else {
-        Some(st.f_bavail.saturating_mul(st.f_frsize))
+        None
     })
 }
+
+/// statfs f_type of ramfs.
+const RAMFS_MAGIC: i64 = 0x8584_58F6;
 
 /// Free inodes on the file system holding `path` (None if it does not count them).
 pub fn fs_free_inodes(path: &Path) -> io::Result<Option<u64>> {

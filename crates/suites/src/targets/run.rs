@@ -352,7 +352,7 @@ fn check_space(t: &LocalTarget, plan: &DataPlan) -> Result<(), EngineError> {
             .sum()
     };
     match iolab_backend::files::fs_free(workdir.path()) {
-        // A file system that reports no capacity (ramfs, some FUSE) cannot be checked.
+        // A file system that reports no capacity (some FUSE) cannot be checked.
         Ok(Some(free)) if need > free => Err(EngineError::NoSpace {
             path: workdir.path().to_path_buf(),
             need: ByteCount(need).human(),

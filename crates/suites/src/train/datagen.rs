@@ -152,7 +152,7 @@ pub fn check_space(dir: &Path, cfg: &TrainConfig) -> Result<(), SpecError> {
     let on = dir.ancestors().find(|a| a.exists()).unwrap_or(dir);
     let free = iolab_backend::files::fs_free(on)
         .map_err(|e| SpecError::new("--data-dir", format!("{}: {e}", dir.display())))?;
-    // A file system that reports no capacity (ramfs, some FUSE) cannot be checked.
+    // A file system that reports no capacity (some FUSE) cannot be checked.
     let Some(free) = free else {
         return Ok(());
     };

@@ -1,5 +1,6 @@
 //! The free-space checks refuse what does not fit, but a file system that reports no
-//! capacity at all (ramfs, some FUSE) cannot be checked and must not be taken as full.
+//! capacity at all must not be taken as full: ramfs (memory) is checked against the
+//! host's available memory, another (some FUSE) cannot be checked.
 
 use crate::common::{can_mount, error_line, json_of, path, run_in_namespace};
 
@@ -88,6 +89,20 @@ fn a_file_system_reporting_no_capacity_is_not_taken_as_full() {
         ],
     )
     .expect(0);
+
+    // ramfs holds what memory can: more than the host has is refused before a byte is
+    // written.
+    let r = run_in_namespace(
+        "mount -t ramfs ramfs /mnt && mkdir /mnt/a",
+        &["targets", "/mnt/a", "--size", "64TiB", "--no-store"],
+    )
+    .expect(2);
+    let line = error_line(&r);
+    assert!(
+        line.contains("the workload needs 64.0 TiB in /mnt/a/iolab-work but only")
+            && line.contains(" is free;"),
+        "{line}"
+    );
 
     // The check still refuses what does not fit where the capacity is known.
     let r = run_in_namespace(
