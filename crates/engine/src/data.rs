@@ -41,6 +41,10 @@ pub struct DataOptions {
     pub written_blocks: Option<Vec<u64>>,
     /// Skip the read-back phase after a --verify write.
     pub no_verify_pass: bool,
+    /// A --verify read of what an earlier --verify write left (fio's verify_only): the
+    /// files are never laid out, and one without iolab's record of those blocks is
+    /// refused before any I/O ([`crate::kept::check_kept`]).
+    pub verify_existing: bool,
     /// The caller keeps or empties the page cache itself and says so (IO500's policy):
     /// the engine's page-cache advice, which names `iolab run` options, is left out.
     pub own_cache_policy: bool,
@@ -291,10 +295,23 @@ impl<'a> ReadyJob<'a> {
         agree(comm, crate::memory::check_maps_here(&plan, on_host))?;
         let alignment = check_alignment(&spec, &data_target)?;
         agree(comm, check_cpus(spec.cpus.as_ref()))?;
+        if opts.verify_existing {
+            if spec.rw.writes() || !spec.verify {
+                return Err(EngineError::Setup(
+                    "a verify-only phase reads with verify on and never writes".into(),
+                ));
+            }
+            let kept = crate::kept::check_kept(&plan.files, target.workdir(), &spec);
+            agree(comm, kept)?;
+        }
         check_space(comm, &plan, target)?;
 
         // Untimed preparation, then every rank waits for all files to exist.
-        let prepared = prepare_files(&plan, target, &spec, alignment, env.interrupt);
+        let prepared = if opts.verify_existing {
+            Ok(())
+        } else {
+            prepare_files(&plan, target, &spec, alignment, env.interrupt)
+        };
         agree(comm, prepared)?;
         comm.barrier();
         agree(comm, check_visible(&plan, &data_target, comm.host()))?;

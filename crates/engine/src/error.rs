@@ -43,6 +43,11 @@ pub enum EngineError {
     KeptFileChanged { path: PathBuf, what: String },
 
     #[error(
+        "{path} {what}, so there is nothing to verify (a verify-only read never lays out or writes); write it first with verify on and keep it (--keep)"
+    )]
+    NothingToVerify { path: PathBuf, what: String },
+
+    #[error(
         "{path} is a symbolic link; iolab never follows a link where its work directory belongs: remove the link or choose another --dir"
     )]
     WorkDirLink { path: PathBuf },
@@ -121,6 +126,7 @@ impl EngineError {
                 | EngineError::ForeignWorkDir { .. }
                 | EngineError::WorkDirBusy { .. }
                 | EngineError::WorkDirLink { .. }
+                | EngineError::NothingToVerify { .. }
                 | EngineError::NoSpace { .. }
                 | EngineError::DeviceRefused { .. }
                 | EngineError::DeviceBusy { .. }

@@ -13,6 +13,7 @@ pub mod data;
 pub mod error;
 pub mod hist_log;
 pub mod image;
+pub mod kept;
 pub mod layout;
 pub mod memory;
 pub mod meta;

@@ -11,6 +11,7 @@ mod fio_files;
 mod fio_hist;
 mod fio_options;
 mod fio_plot;
+mod fio_verify;
 mod flash;
 mod io500;
 mod io500_lines;

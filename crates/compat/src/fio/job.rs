@@ -248,6 +248,9 @@ pub struct FioJob {
     /// fio's do_verify (default 1): a write job with `verify` reads back and checks what
     /// it wrote; a read job checks what it reads.
     pub do_verify: bool,
+    /// fio's verify_only: a write job's writes are skipped and its verify read-back
+    /// alone checks what an earlier run wrote.
+    pub verify_only: bool,
     pub stonewall: bool,
     pub wait_for: Option<String>,
     pub new_group: bool,
@@ -345,6 +348,7 @@ impl FioJob {
             group_reporting: false,
             verify: None,
             do_verify: true,
+            verify_only: false,
             fadvise_hint: true,
             stonewall: false,
             wait_for: None,
@@ -632,11 +636,7 @@ impl FioJob {
                     return Err("is not supported: iolab writes the job's size, never until the device or file system is full; give size=".into());
                 }
             }
-            "verify_only" => {
-                if boolean(value)? {
-                    return Err("is not supported: iolab checks data it wrote itself (in the same run, or kept with --keep and recorded in its sidecar), not data an earlier fio run wrote; run the write job with verify= instead".into());
-                }
-            }
+            "verify_only" => self.verify_only = boolean(value)?,
             "stonewall" | "wait_for_previous" => self.stonewall = boolean(value)?,
             "wait_for" => self.wait_for = Some(v()?.to_string()),
             "new_group" => self.new_group = boolean(value)?,

@@ -48,6 +48,9 @@ pub struct FioPlan {
     pub access_hint: bool,
     /// A write job's read-back of `verify` is left out (fio's do_verify=0).
     pub no_verify_pass: bool,
+    /// fio's verify_only: the job only reads back and checks the verify blocks an earlier
+    /// run left in its files (kept, with iolab's record beside them), never writing.
+    pub verify_only: bool,
     /// fio's `rw=...:N`: blocks added after each sequential I/O (negative: backwards),
     /// and I/Os per random offset in a random job (1: all random).
     pub seq_skip: i64,
@@ -239,6 +242,7 @@ fn plan_job(job: &FioJob, group: u32, seed: u64) -> Result<FioPlan, FioError> {
     } else {
         job.bs_read
     };
+    let (rw, verify_only) = verify_only_of(job, rw, &mut notes).map_err(|(k, m)| refuse(k, m))?;
     if matches!(rw, RwKind::Trimwrite | RwKind::Randtrimwrite) && job.bs_trim != job.bs_write {
         return Err(refuse(
             "bs",
@@ -435,6 +439,7 @@ fn plan_job(job: &FioJob, group: u32, seed: u64) -> Result<FioPlan, FioError> {
         number_ios: job.number_ios,
         exit: None,
         no_verify_pass: !job.do_verify,
+        verify_only,
         access_hint: job.fadvise_hint,
         seq_skip: job.seq_add / block as i64,
         seq_run: job.seq_nr,
@@ -463,6 +468,62 @@ fn plan_job(job: &FioJob, group: u32, seed: u64) -> Result<FioPlan, FioError> {
         io_priorities,
         notes,
     })
+}
+
+/// fio's verify_only (backend.c `do_dry_run`): a write job's writes are not issued and
+/// do_verify's read-back alone checks the blocks, here those an earlier `iolab fio` run
+/// of the job wrote with verify and kept. Returns the direction the job runs in (a read
+/// in the write's order) and whether it checks kept files only.
+fn verify_only_of(
+    job: &FioJob,
+    rw: RwKind,
+    notes: &mut Vec<String>,
+) -> Result<(RwKind, bool), Refusal> {
+    if !job.verify_only {
+        return Ok((rw, false));
+    }
+    let refused = |m: &str| Err(("verify_only", m.to_string()));
+    if job.verify.is_none() || !job.do_verify {
+        if !rw.writes() {
+            notes.push(
+                "verify_only has no effect on a job that reads without verify, as in fio".into(),
+            );
+            return Ok((rw, false));
+        }
+        return refused(
+            "needs verify= (and do_verify=1): without them fio skips the job's writes and checks nothing",
+        );
+    }
+    if job.time_based {
+        return refused(
+            "does not run with time_based, as fio's documentation says: a time-based write leaves no fixed set of blocks to check",
+        );
+    }
+    if rw.trims() || rw.is_mixed() {
+        return refused(
+            "is supported for a job that only writes or only reads: iolab keeps no record of the blocks a mixed or trim job wrote",
+        );
+    }
+    if job.filename.is_some() {
+        return refused(
+            "with filename= is not supported: iolab records the verify blocks it wrote only for the files of a directory= job (kept with --keep)",
+        );
+    }
+    if job.nrfiles > 1 || !matches!(job.offset, FioOffset::Bytes(0)) {
+        return refused(
+            "with nrfiles or offset is not supported: iolab records a file's verify blocks only when one clone writes it from its start",
+        );
+    }
+    notes.push(
+        "verify_only: nothing is written or laid out; the blocks an earlier iolab fio run of this job wrote with verify (kept with --keep) are read back and checked, and the files stay; fio also counts the writes it skips in its write figures, with a runtime of 0, where iolab shows none"
+            .into(),
+    );
+    let read = if rw.is_random() {
+        RwKind::Randread
+    } else {
+        RwKind::Read
+    };
+    Ok((read, true))
 }
 
 /// fio's per-I/O priorities, for io_uring (and libaio, which runs on it): each I/O's

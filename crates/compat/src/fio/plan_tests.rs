@@ -319,3 +319,53 @@ fn randrepeat_off_takes_the_callers_seed() {
     let p = &plan_jobs(&[job("r", &[("size", "1m"), ("randseed", "9")])], 42).unwrap()[0];
     assert_eq!(p.spec.seed, 9);
 }
+
+/// fio's verify_only: a verifying write job becomes its read-back alone (a read in the
+/// write's order and size, checked against kept files), a read job with verify checks
+/// kept files too; what cannot have left iolab's record is refused by name.
+#[test]
+fn verify_only_plans_the_write_jobs_read_back_alone() {
+    let verifying = [("size", "1m"), ("verify", "crc32c"), ("verify_only", "1")];
+    for (rw, read) in [
+        ("randwrite", RwKind::Randread),
+        ("write", RwKind::Read),
+        ("randread", RwKind::Randread),
+    ] {
+        let j = job("v", &[&verifying[..], &[("rw", rw), ("bs", "8k")]].concat());
+        let p = &plan_jobs(&[j], 7).unwrap()[0];
+        assert!(p.verify_only, "{rw}");
+        assert_eq!((p.spec.rw, p.spec.block_size), (read, ByteCount(8192)));
+        assert!(p.spec.verify);
+        assert!(
+            p.notes
+                .iter()
+                .any(|n| n.starts_with("verify_only: nothing"))
+        );
+    }
+    // A read job without verify: no effect, as in fio.
+    let j = job("v", &[("size", "1m"), ("verify_only", "1")]);
+    let p = &plan_jobs(&[j], 7).unwrap()[0];
+    assert!(!p.verify_only && !p.spec.verify);
+    let refused = |extra: &[(&str, &str)]| {
+        let j = job("v", &[&verifying[..], &[("rw", "write")], extra].concat());
+        plan_jobs(&[j], 7).unwrap_err().to_string()
+    };
+    for (extra, says) in [
+        (&[("verify", "0")][..], "verify_only: needs verify="),
+        (&[("do_verify", "0")][..], "verify_only: needs verify="),
+        (
+            &[("time_based", ""), ("runtime", "1")][..],
+            "does not run with time_based",
+        ),
+        (
+            &[("rw", "randrw")][..],
+            "a job that only writes or only reads",
+        ),
+        (&[("filename", "f")][..], "with filename= is not supported"),
+        (&[("nrfiles", "2")][..], "with nrfiles or offset"),
+        (&[("offset", "4k")][..], "with nrfiles or offset"),
+    ] {
+        let e = refused(extra);
+        assert!(e.contains(says), "{extra:?}: {e}");
+    }
+}

@@ -203,19 +203,14 @@ fn run_phase(
             }
         }
     }
-    // The jobs' notes once their targets are accepted (a refusal stays one line).
-    if s.rt.is_root() {
-        for &i in jobs {
-            for n in &s.plans[i].notes {
-                eprintln!("iolab fio: [{}] {n}", s.plans[i].job.name);
-            }
-        }
-    }
     let outcome = run_prepared(s, sink, jobs, done, &targets, &target_of, stopped);
     let mut files: Vec<Vec<std::path::PathBuf>> = vec![Vec::new(); targets.len()];
     if let Ok(run) = &outcome {
+        // What a verify_only job checked stays, to be checked again (fio's use of it).
         for (k, j) in run.jobs.iter().enumerate() {
-            files[target_of[k]].extend(j.files.iter().cloned());
+            if !s.plans[jobs[k]].verify_only {
+                files[target_of[k]].extend(j.files.iter().cloned());
+            }
         }
     }
     let mut cleaned = Ok(());
@@ -338,6 +333,7 @@ fn run_prepared(
                     },
                     timeline_interval: s.interval,
                     no_verify_pass: p.no_verify_pass,
+                    verify_existing: p.verify_only,
                     invalidate_each_pass: true,
                     access_hint: p.access_hint,
                     latency_target: p
@@ -379,6 +375,22 @@ fn run_prepared(
             }
         })
         .collect();
+    // verify_only: refused before anything is prepared when a file holds nothing of
+    // iolab's to check.
+    for job in data_jobs.iter().filter(|j| j.opts.verify_existing) {
+        let comm = s.rt.comm.as_ref();
+        iolab_engine::kept::check_kept_for(comm, job.spec, job.target, &job.opts)
+            .map_err(|e| anyhow::Error::from(e).context("verify_only"))?;
+    }
+    // The jobs' notes once their targets and files are accepted (a refusal stays one
+    // line).
+    if s.rt.is_root() {
+        for &i in jobs {
+            for n in &s.plans[i].notes {
+                eprintln!("iolab fio: [{}] {n}", s.plans[i].job.name);
+            }
+        }
+    }
     let paths: Vec<&std::path::Path> = targets
         .iter()
         .filter(|(_, null, _)| !null)
@@ -415,7 +427,12 @@ fn run_prepared(
     });
     let run = run_data_jobs(&env, &MonotonicClock, &data_jobs, status);
     watch.progress.finish();
-    Ok(run?)
+    match run {
+        Err(e @ iolab_engine::EngineError::NothingToVerify { .. }) => {
+            Err(anyhow::Error::from(e).context("verify_only"))
+        }
+        other => Ok(other?),
+    }
 }
 
 /// fio's line for a failed I/O (`fio: io_u error on file F: strerror: write offset=O,

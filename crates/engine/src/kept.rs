@@ -1,0 +1,193 @@
+//! Reads that only check what an earlier run left (fio's verify_only): [`check_kept`]
+//! accepts the files of such a read only when iolab's record beside each one says an
+//! earlier `--verify` write filled it with the blocks this read checks; the read never
+//! lays out or writes, so anything else is refused before any I/O.
+
+use std::path::Path;
+
+use iolab_comm::Comm;
+use iolab_core::spec::DataSpec;
+
+use crate::data::DataOptions;
+use crate::error::EngineError;
+use crate::plan::{FilePlan, PlanContext, plan_data};
+use crate::target::{PreparedTarget, agree};
+use crate::workdir::{VerifyInfo, WorkDir};
+
+/// [`check_kept`] for the files a job of `spec` and `opts` reads on `target`, before
+/// anything of the job is prepared: a front-end refuses the job early this way, in one
+/// line. Collective.
+pub fn check_kept_for(
+    comm: &dyn Comm,
+    spec: &DataSpec,
+    target: &PreparedTarget,
+    opts: &DataOptions,
+) -> Result<(), EngineError> {
+    let ctx = PlanContext {
+        rank: comm.rank(),
+        ranks: comm.size(),
+        names: opts.names.clone(),
+        files_per_worker: opts.files_per_worker,
+        start_offset: opts.start_offset,
+        ..PlanContext::default()
+    };
+    let checked = plan_data(spec, &target.data_target(), &ctx)
+        .map_err(EngineError::from)
+        .and_then(|plan| check_kept(&plan.files, target.workdir(), spec));
+    agree(comm, checked)
+}
+
+/// Checks that every one of `files` holds the verify blocks `spec` reads, as recorded
+/// when iolab wrote them: a refusal ([`EngineError::NothingToVerify`]) names the first
+/// file that is missing, has no record, or was written otherwise; a file cut shorter
+/// than iolab wrote it since is [`EngineError::KeptFileChanged`] (a failed check).
+/// `workdir` None: a device or image, where iolab records nothing.
+pub fn check_kept(
+    files: &[FilePlan],
+    workdir: Option<&WorkDir>,
+    spec: &DataSpec,
+) -> Result<(), EngineError> {
+    let want = VerifyInfo::of(spec).filter(|_| spec.verify);
+    for f in files {
+        let refuse = |what: String| EngineError::NothingToVerify {
+            path: f.path.clone(),
+            what,
+        };
+        let Some(w) = workdir else {
+            return Err(refuse(
+                "is a device or image: iolab records what it wrote only for files in its work directory".into(),
+            ));
+        };
+        let Some((info, actual)) = w.recorded(&f.path) else {
+            return Err(refuse(if missing(&f.path) {
+                "does not exist".into()
+            } else {
+                "carries no record of data iolab wrote".into()
+            }));
+        };
+        let (Some(have), Some(want)) = (info.verify, want) else {
+            return Err(refuse("was written by iolab without verify".into()));
+        };
+        if have != want {
+            return Err(refuse(format!(
+                "holds verify blocks of {} bytes with seed {}, where this job checks {} bytes with seed {}",
+                have.block_size, have.seed, want.block_size, want.seed
+            )));
+        }
+        match actual {
+            Some(a) if a >= info.size => {}
+            other => {
+                return Err(EngineError::KeptFileChanged {
+                    path: f.path.clone(),
+                    what: match other {
+                        None => format!("is gone (iolab wrote {} bytes)", info.size),
+                        Some(a) => format!("holds {a} bytes where iolab wrote {}", info.size),
+                    },
+                });
+            }
+        }
+        if info.size < f.size {
+            return Err(refuse(format!(
+                "holds {} bytes of verify blocks, where this job checks {}",
+                info.size, f.size
+            )));
+        }
+    }
+    Ok(())
+}
+
+fn missing(path: &Path) -> bool {
+    matches!(std::fs::symlink_metadata(path), Err(e) if e.kind() == std::io::ErrorKind::NotFound)
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::atomic::AtomicBool;
+
+    use iolab_core::units::ByteCount;
+
+    use super::*;
+    use crate::layout::lay_out;
+    use crate::plan::BlockOwners;
+
+    fn file(wd: &WorkDir, name: &str, size: u64) -> FilePlan {
+        FilePlan {
+            path: wd.path().join(name),
+            id: 0,
+            size,
+            owners: BlockOwners::One(0),
+        }
+    }
+
+    fn checked(block: u64, seed: u64) -> DataSpec {
+        DataSpec {
+            block_size: ByteCount(block),
+            seed,
+            verify: true,
+            ..DataSpec::default()
+        }
+    }
+
+    fn refusal(r: Result<(), EngineError>) -> String {
+        match r {
+            Err(e @ EngineError::NothingToVerify { .. }) => e.to_string(),
+            other => panic!("not a refusal: {other:?}"),
+        }
+    }
+
+    /// Only files iolab recorded as holding the same verify blocks, at least as long as
+    /// the read, pass; each other case is refused naming the file, and nothing is made.
+    #[test]
+    fn only_recorded_verify_blocks_are_accepted() {
+        let base = tempfile::tempdir().unwrap();
+        let wd = WorkDir::create_or_adopt(base.path(), None).unwrap();
+        let spec = checked(4096, 7);
+        let f = file(&wd, "w.0.0", 64 << 10);
+        let gone = refusal(check_kept(std::slice::from_ref(&f), Some(&wd), &spec));
+        assert!(gone.contains("w.0.0 does not exist"), "{gone}");
+        assert!(!f.path.exists(), "a refusal makes nothing");
+        std::fs::write(&f.path, vec![0u8; 64 << 10]).unwrap();
+        let bare = refusal(check_kept(std::slice::from_ref(&f), Some(&wd), &spec));
+        assert!(bare.contains("carries no record"), "{bare}");
+        assert_eq!(std::fs::read(&f.path).unwrap(), vec![0u8; 64 << 10]);
+        std::fs::remove_file(&f.path).unwrap();
+        lay_out(
+            std::slice::from_ref(&f),
+            Some(&wd),
+            &spec,
+            4096,
+            &AtomicBool::new(false),
+        )
+        .unwrap();
+        check_kept(std::slice::from_ref(&f), Some(&wd), &spec).unwrap();
+        let other = refusal(check_kept(
+            std::slice::from_ref(&f),
+            Some(&wd),
+            &checked(8192, 7),
+        ));
+        assert!(
+            other.contains("blocks of 4096 bytes with seed 7"),
+            "{other}"
+        );
+        let longer = file(&wd, "w.0.0", 128 << 10);
+        let short = refusal(check_kept(&[longer], Some(&wd), &spec));
+        assert!(
+            short.contains("holds 65536 bytes of verify blocks"),
+            "{short}"
+        );
+        let device = refusal(check_kept(std::slice::from_ref(&f), None, &spec));
+        assert!(device.contains("device or image"), "{device}");
+        // Cut behind iolab's back: a failed check, not a refusal.
+        std::fs::OpenOptions::new()
+            .write(true)
+            .open(&f.path)
+            .unwrap()
+            .set_len(4096)
+            .unwrap();
+        let cut = check_kept(std::slice::from_ref(&f), Some(&wd), &spec);
+        assert!(
+            matches!(cut, Err(EngineError::KeptFileChanged { .. })),
+            "{cut:?}"
+        );
+    }
+}
