@@ -70,8 +70,9 @@ def jobs(rt):
                                   "--random_distribution=zipf:1.2", *s5]
     yield "zoned:60/10:40/90 randwrite 4k", ["--name=zoned", "--rw=randwrite", "--bs=4k",
                                             "--random_distribution=zoned:60/10:40/90", *s5]
-    yield "rate_iops=2000 randread 4k x2", ["--name=paced", "--rw=randread", "--bs=4k", "--rate_iops=1000",
-                                           "--numjobs=2", "--group_reporting", *s5]
+    # numjobs after s5: fio takes an option's last value, and s5 sets one job.
+    yield "rate_iops=1000 x2 randread 4k", ["--name=paced", "--rw=randread", "--bs=4k", "--rate_iops=1000",
+                                           *s5, "--numjobs=2", "--group_reporting"]
     yield "thinktime=200us/4 randread 4k", ["--name=think", "--rw=randread", "--bs=4k", "--thinktime=200",
                                            "--thinktime_blocks=4", *s5]
     # fio's semantics and files (issue #31, fio-files).
