@@ -5,6 +5,8 @@
 mod ceph;
 mod cluster;
 mod s3;
+mod s3_endpoints;
+mod s3_rgw;
 mod seaweedfs;
 
 pub use cluster::Cluster;
