@@ -364,95 +364,6 @@ fn with_set(sweep: &SweepSpec, overrides: &Overrides) -> (SweepSpec, Overrides) 
     (sweep, rest)
 }
 
-/// The known name nearest to `key` by edit distance, when it is near enough to be a typo.
-fn closest<'a>(key: &str, known: &'a [String]) -> Option<&'a str> {
-    let limit = (key.chars().count() / 3).max(2);
-    known
-        .iter()
-        .map(|k| (edit_distance(key, k), k))
-        .filter(|(d, _)| *d <= limit)
-        .min_by_key(|(d, _)| *d)
-        .map(|(_, k)| k.as_str())
-}
-
-/// Levenshtein distance over characters.
-fn edit_distance(a: &str, b: &str) -> usize {
-    let b: Vec<char> = b.chars().collect();
-    let mut row: Vec<usize> = (0..=b.len()).collect();
-    for (i, ca) in a.chars().enumerate() {
-        let mut diagonal = row[0];
-        row[0] = i + 1;
-        for (j, cb) in b.iter().enumerate() {
-            let above = row[j + 1];
-            row[j + 1] = (above + 1)
-                .min(row[j] + 1)
-                .min(diagonal + usize::from(ca != *cb));
-            diagonal = above;
-        }
-    }
-    row[b.len()]
-}
-
-/// The 1-based line of byte offset `at` in `text`.
-fn line_of(text: &str, at: usize) -> usize {
-    text[..at.min(text.len())].matches('\n').count() + 1
-}
-
-/// The line where `key` is assigned (`key = ...`, also inside inline tables).
-fn find_key_line(text: &str, key: &str) -> Option<usize> {
-    text.lines()
-        .position(|l| {
-            let l = l.trim_start();
-            !l.starts_with('#')
-                && l.match_indices(key).any(|(i, _)| {
-                    let before = l[..i].chars().last();
-                    let after = l[i + key.len()..].trim_start();
-                    before.is_none_or(|c| c == '{' || c == ',' || c == ' ')
-                        && after.starts_with('=')
-                })
-        })
-        .map(|i| i + 1)
-}
-
-/// Option names of one phase kind.
-fn options_of(kind: &str) -> Vec<String> {
-    let (value, flags) = match kind {
-        "meta" => (
-            serde_json::to_value(MetaSpec::default()),
-            <MetaSpec as clap::Args>::augment_args(clap::Command::new("iolab")),
-        ),
-        "s3" => (
-            serde_json::to_value(S3Spec::default()),
-            <S3Spec as clap::Args>::augment_args(clap::Command::new("iolab")),
-        ),
-        _ => (
-            serde_json::to_value(DataSpec::default()),
-            <DataSpec as clap::Args>::augment_args(clap::Command::new("iolab")),
-        ),
-    };
-    // A default spec leaves out the options that are not set (skip_serializing_if):
-    // the flags name those.
-    let mut keys: Vec<String> = match value.unwrap_or_default() {
-        Value::Object(m) => m.keys().cloned().collect(),
-        _ => Vec::new(),
-    };
-    for a in flags.get_arguments() {
-        let id = a.get_id().to_string();
-        if !keys.contains(&id) {
-            keys.push(id);
-        }
-    }
-    keys
-}
-
-/// Option names some phase kind accepts.
-fn known_options() -> Vec<String> {
-    let mut keys = options_of("data");
-    keys.extend(options_of("meta"));
-    keys.extend(options_of("s3"));
-    keys
-}
-
 /// The points of a sweep: maps option -> value.
 fn sweep_points(sweep: &SweepSpec) -> Result<Vec<Map<String, Value>>, String> {
     let lists: Vec<(String, Vec<Value>)> = sweep
@@ -636,6 +547,10 @@ fn scale(map: &mut Map<String, Value>, f: f64, block: Option<ByteCount>) -> Resu
     }
     Ok(())
 }
+
+#[path = "study_keys.rs"]
+mod keys;
+use keys::{closest, find_key_line, known_options, line_of, options_of};
 
 #[cfg(test)]
 #[path = "study_tests.rs"]

@@ -1,3 +1,4 @@
+use super::keys::edit_distance;
 use super::*;
 use crate::spec::RwKind;
 
