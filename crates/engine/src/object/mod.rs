@@ -5,6 +5,7 @@
 //! through an [`ObjectBackend`](iolab_backend::object::ObjectBackend) made by an
 //! [`ObjectFactory`], so tests run them on `NullObjects` and count requests.
 
+mod cleanup;
 mod plan;
 mod run;
 mod window;
@@ -13,7 +14,8 @@ mod worker;
 #[cfg(test)]
 mod tests;
 
+pub use cleanup::finish_s3;
 pub use plan::{MARKER, MixOp, ObjectPlan, Pool};
-pub use run::{ObjectOptions, ObjectOutcome, finish_s3, run_s3, start_s3};
+pub use run::{ObjectOptions, ObjectOutcome, run_s3, start_s3};
 pub use window::{OpLog, Window};
 pub use worker::ObjectFactory;
