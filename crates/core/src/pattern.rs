@@ -4,6 +4,8 @@
 //! checksum, so a misplaced or corrupted block is reported with where it went wrong.
 //! [`fill_ior_timestamp`] / [`ior_timestamp_mismatch`] are IOR's `--dataPacketType=timestamp`
 //! buffer and its `-R`/`-W` check, word for word, for the modes named after IOR.
+//! [`fill_fio_random`] / [`fio_scramble`] are fio's default write buffer and the stamps
+//! it puts in it before every write (`--pattern fio`).
 
 use crate::rng::{Rng, mix};
 
@@ -254,6 +256,61 @@ pub fn ior_timestamp_mismatch(buf: &[u8], signature: u32, rank: u64) -> Option<u
     buf.iter().zip(&expected).position(|(a, b)| a != b)
 }
 
+/// fio's multiplier for its buffer words (hash.h's GOLDEN_RATIO_64).
+const FIO_GOLDEN: u64 = 0x61C8_8646_80B5_83EB;
+/// fio's seed lanes (lib/rand.c, CONFIG_SEED_BUCKETS=4, fio's default build) and their
+/// factors.
+const FIO_LANES: [u64; 4] = [1, 2, 3, 5];
+
+/// Fills `buf` as fio fills a write buffer (lib/rand.c's `__fill_random_buf`): 8-byte
+/// words (native order) in four interleaved lanes, lane p starting at `seed` times
+/// 1, 2, 3, 5, each next word of a lane the previous one times 2^64/phi (mod 2^64); the
+/// words after the last group of four continue lane 0, and a tail under 8 bytes takes
+/// the first bytes of the next word. Multiplication leaves a word's low bits with short
+/// periods (a seed with many low zero bits gives words a compressor shrinks a few per
+/// cent): built the same way, it gives a compressing target what fio's does.
+pub fn fill_fio_random(buf: &mut [u8], seed: u64) {
+    let mut lanes = FIO_LANES.map(|p| seed.wrapping_mul(p));
+    let grouped = buf.len() / 32 * 32;
+    let (groups, rest) = buf.split_at_mut(grouped);
+    for group in groups.chunks_exact_mut(32) {
+        for (w, lane) in group.chunks_exact_mut(8).zip(&mut lanes) {
+            w.copy_from_slice(&lane.to_ne_bytes());
+            *lane = lane.wrapping_mul(FIO_GOLDEN);
+        }
+    }
+    let mut word = lanes[0];
+    for w in rest.chunks_mut(8) {
+        w.copy_from_slice(&word.to_ne_bytes()[..w.len()]);
+        word = word.wrapping_mul(FIO_GOLDEN);
+    }
+}
+
+/// The seed of one fio buffer from `rng`: fio draws it as the product of two 32-bit
+/// draws (`__get_next_seed` on 64-bit Linux), so its low bits are zero more often than
+/// a uniform draw's.
+pub fn fio_buffer_seed(rng: &mut Rng) -> u64 {
+    (rng.next_u64() >> 32) * (rng.next_u64() >> 32)
+}
+
+/// fio's `small_content_scramble`, done to a reused buffer before each write: in every
+/// whole 512-byte block, the block's file offset at byte 64 x ((nanoseconds ^ offset)
+/// & 7) (one of the block's first 8 cache lines, the same for every block of the write)
+/// and the write's start time, seconds then nanoseconds, at bytes 48..64. Each 512-byte
+/// block of a file then differs from every other, but a compressor still finds the rest
+/// of a 4 KiB write again in the next one.
+#[inline]
+pub fn fio_scramble(buf: &mut [u8], offset: u64, seconds: u64, nanoseconds: u64) {
+    let line = ((nanoseconds ^ offset) & 7) as usize * 64;
+    let mut at = offset;
+    for block in buf.chunks_exact_mut(512) {
+        block[line..line + 8].copy_from_slice(&at.to_ne_bytes());
+        block[48..56].copy_from_slice(&seconds.to_ne_bytes());
+        block[56..64].copy_from_slice(&nanoseconds.to_ne_bytes());
+        at = at.wrapping_add(512);
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -374,5 +431,51 @@ mod tests {
                 "{len}"
             );
         }
+    }
+
+    #[test]
+    fn fio_words_run_in_four_lanes_of_golden_ratio_steps() {
+        let seed = 0x1234_5678_9ABC_DEF1;
+        let mut buf = vec![0u8; 4096 + 20];
+        fill_fio_random(&mut buf, seed);
+        let word = |i: usize| u64::from_ne_bytes(buf[i * 8..i * 8 + 8].try_into().unwrap());
+        for (p, factor) in [1u64, 2, 3, 5].into_iter().enumerate() {
+            assert_eq!(word(p), seed.wrapping_mul(factor));
+        }
+        for i in 0..508 {
+            assert_eq!(word(i + 4), word(i).wrapping_mul(FIO_GOLDEN), "word {i}");
+        }
+        // 4096 + 20 bytes: after the 128 groups, lane 0 goes on for 2 words and 4 bytes.
+        assert_eq!(word(512), word(508).wrapping_mul(FIO_GOLDEN));
+        assert_eq!(word(513), word(512).wrapping_mul(FIO_GOLDEN));
+        let next = word(513).wrapping_mul(FIO_GOLDEN).to_ne_bytes();
+        assert_eq!(buf[4112..], next[..4]);
+    }
+
+    #[test]
+    fn fio_scramble_stamps_each_512_bytes_where_fio_does() {
+        let mut buf = vec![0xAAu8; 4096 + 100];
+        // (nanoseconds ^ offset) & 7 = 1: the offset goes in the second cache line, as
+        // fio 3.33 put it in a file it wrote (its time then: 0 s, 0x71c20c9 ns).
+        let (offset, nanoseconds) = (1 << 20, 0x71c_20c9);
+        fio_scramble(&mut buf, offset, 0, nanoseconds);
+        let word = |buf: &[u8], i: usize| u64::from_ne_bytes(buf[i..i + 8].try_into().unwrap());
+        for b in 0..8 {
+            let at = b * 512;
+            assert_eq!(word(&buf, at + 48), 0);
+            assert_eq!(word(&buf, at + 56), nanoseconds);
+            assert_eq!(word(&buf, at + 64), offset + at as u64);
+            for (i, byte) in buf[at..at + 512].iter().enumerate() {
+                if !(48..72).contains(&i) {
+                    assert_eq!(*byte, 0xAA, "block {b} byte {i}");
+                }
+            }
+        }
+        // The part block after the last whole one is left as it was.
+        assert!(buf[4096..].iter().all(|b| *b == 0xAA));
+        // Another time moves the offset to another line.
+        fio_scramble(&mut buf, offset, 1, 6);
+        assert_eq!(word(&buf, 6 * 64), offset);
+        assert_eq!(word(&buf, 48), 1);
     }
 }

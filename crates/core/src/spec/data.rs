@@ -204,6 +204,21 @@ pub enum DataPattern {
     /// Zeros (fio's zero_buffers): the most a compressing or deduplicating target can
     /// gain.
     Zeros,
+    /// fio's default data: each I/O buffer filled once with fio's random words, then
+    /// before every write each 512-byte block stamped with its file offset and the time
+    /// (fio's scramble_buffers). Blocks differ, but a compressor finds most of each
+    /// write again in the others, as in fio's files.
+    Fio,
+    /// fio's data with scramble_buffers=0: each I/O buffer filled once with fio's random
+    /// words and written as it is every time.
+    FioUnscrambled,
+}
+
+impl DataPattern {
+    /// fio's buffers: filled once per I/O slot and reused by every write.
+    pub fn is_fio(self) -> bool {
+        matches!(self, DataPattern::Fio | DataPattern::FioUnscrambled)
+    }
 }
 
 /// A data workload. Fields mirror the `iolab run` flags one to one.
@@ -345,7 +360,8 @@ pub struct DataSpec {
     pub verify: bool,
 
     /// What written blocks hold (and --verify checks): iolab's pattern, or IOR's
-    /// timestamp words with the low 32 bits of --seed as IOR's -G signature.
+    /// timestamp words with the low 32 bits of --seed as IOR's -G signature, zeros, or
+    /// fio's reused buffers (with or without fio's per-write stamps).
     #[arg(long, value_enum, default_value_t = DataPattern::Iolab)]
     pub pattern: DataPattern,
 

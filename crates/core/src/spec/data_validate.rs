@@ -214,6 +214,12 @@ impl DataSpec {
                 "zeros cannot be verified: every block is the same",
             ));
         }
+        if self.verify && self.pattern.is_fio() {
+            return Err(SpecError::new(
+                "--pattern",
+                "fio's data cannot be verified: its buffers hold no block's place (use --pattern iolab with --verify)",
+            ));
+        }
         if self.compress_chunk.is_some_and(|c| c.get() == 0) {
             return Err(SpecError::new("--compress-chunk", "must be larger than 0"));
         }
