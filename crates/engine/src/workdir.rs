@@ -46,9 +46,11 @@ pub struct VerifyInfo {
 impl VerifyInfo {
     /// What a file written by `spec` holds when a reader can check it: iolab's verify
     /// blocks under --verify, IOR's timestamp words always (IOR's -R checks files an
-    /// earlier run wrote without checking them itself).
+    /// earlier run wrote without checking them itself). fio's reused buffers hold
+    /// nothing a reader could check.
     pub fn of(spec: &DataSpec) -> Option<VerifyInfo> {
-        (spec.verify || spec.pattern != DataPattern::Iolab).then_some(VerifyInfo {
+        let checkable = spec.pattern != DataPattern::Iolab && !spec.pattern.is_fio();
+        (spec.verify || checkable).then_some(VerifyInfo {
             seed: spec.seed,
             block_size: spec.block_size.get(),
             pattern: spec.pattern,

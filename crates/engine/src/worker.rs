@@ -6,7 +6,7 @@
 //! [`Recorder`].
 
 use iolab_backend::{BackendError, BackendOptions, DataFile, IoDir, OpenSpec, open_backend};
-use iolab_core::pattern::fill_ior_timestamp;
+use iolab_core::pattern::{fill_fio_random, fill_ior_timestamp, fio_buffer_seed};
 use iolab_core::result::OpKind;
 use iolab_core::spec::DataPattern;
 use iolab_core::units::Nanos;
@@ -132,6 +132,14 @@ pub fn run_data_worker<C: Clock>(s: &WorkerSetup<'_, C>) -> Result<WorkerReport,
         let pool = backend.buffers();
         for slot in 0..pool.slots() {
             reduction.prepare_slot(spec, pool.get_mut(slot));
+        }
+    }
+    if spec.pattern.is_fio() {
+        // fio fills each I/O unit's buffer once (init_io_u), each from its own seed.
+        let mut rng = iolab_core::rng::Rng::new(s.worker.seed ^ 0xF10_DA7A);
+        let pool = backend.buffers();
+        for slot in 0..pool.slots() {
+            fill_fio_random(pool.get_mut(slot), fio_buffer_seed(&mut rng));
         }
     }
     if spec.pattern == DataPattern::IorTimestamp {

@@ -6,7 +6,8 @@ use std::sync::atomic::Ordering;
 
 use iolab_backend::{BackendError, Completion, DataFile, IoBackend, IoDir, IoRequest};
 use iolab_core::pattern::{
-    check_verify, fill_ior_timestamp, fill_verify, ior_timestamp_mismatch, stamp_unique,
+    check_verify, fill_ior_timestamp, fill_verify, fio_scramble, ior_timestamp_mismatch,
+    stamp_unique,
 };
 use iolab_core::result::{ErrorRecord, OpKind};
 use iolab_core::spec::DataPattern;
@@ -230,6 +231,9 @@ impl<'s, 'b, C: Clock> Loop<'s, 'b, C> {
         let wear_out = spec.wear_out && spec.stonewall.is_some();
         let verify = spec.verify;
         let ior = spec.pattern == DataPattern::IorTimestamp;
+        // fio's buffers: each slot's own bytes, stamped per write (scrambled) or not.
+        let fio = spec.pattern.is_fio();
+        let scramble = spec.pattern == DataPattern::Fio;
         let seed = spec.seed;
         let (base, stride) = (self.s.worker.base, self.s.worker.stride);
         let nfiles = u64::from(self.s.worker.files.max(1));
@@ -399,10 +403,14 @@ impl<'s, 'b, C: Clock> Loop<'s, 'b, C> {
                         fill_verify(buf, seed, file_id, offset);
                     } else if let Some(key) = page {
                         Reduction::fill_page(&self.s.plan.spec, buf, key);
-                    } else if !copy && !fixed {
+                    } else if !copy && !fixed && !fio {
                         // (A fixed pattern is in the slot already: filled again above
                         // after a read.)
                         stamp_unique(buf, offset, self.issued);
+                    } else if scramble {
+                        // fio's small_content_scramble, with the time since the start.
+                        let t = self.now.saturating_sub(self.start).0;
+                        fio_scramble(buf, offset, t / 1_000_000_000, t % 1_000_000_000);
                     }
                     if let Some(sampler) = &mut self.sampler
                         && sampler.due()
