@@ -185,7 +185,7 @@ fn fio_trimwrite_trims_and_writes_each_block_once() {
 /// How `data` compresses with the zstd command line (level 3), record by record as a
 /// compressing file system stores it (ZFS's 128 KiB records): bytes in over bytes out.
 /// None (said loudly) without zstd.
-fn zstd_ratio(data: &[u8]) -> Option<f64> {
+pub(crate) fn zstd_ratio(data: &[u8]) -> Option<f64> {
     zstd_ratio_in(data, 128 << 10)
 }
 

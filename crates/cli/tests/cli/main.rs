@@ -6,6 +6,7 @@ mod common;
 mod fio;
 mod fio_access;
 mod fio_corpus;
+mod fio_data;
 mod fio_exit;
 mod fio_files;
 mod fio_hist;

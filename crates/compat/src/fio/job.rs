@@ -277,6 +277,9 @@ pub struct FioJob {
     pub compress_chunk: Option<u64>,
     pub dedupe_percentage: u8,
     pub zero_buffers: bool,
+    /// refill_buffers and scramble_buffers as written (None: fio's default).
+    pub refill_buffers: Option<bool>,
+    pub scramble_buffers: Option<bool>,
     /// fio's buffer_pattern, as written.
     pub buffer_pattern: Option<String>,
     /// Sizes drawn per I/O, offsets and pace (bssplit, random_distribution, rate, ...).
@@ -306,6 +309,8 @@ impl FioJob {
             compress_chunk: None,
             dedupe_percentage: 0,
             zero_buffers: false,
+            refill_buffers: None,
+            scramble_buffers: None,
             buffer_pattern: None,
             bs_read: 4096,
             bs_write: 4096,
@@ -479,6 +484,8 @@ impl FioJob {
             }
             "dedupe_percentage" => self.dedupe_percentage = percent()?,
             "zero_buffers" => self.zero_buffers = boolean(value)?,
+            "refill_buffers" => self.refill_buffers = Some(boolean(value)?),
+            "scramble_buffers" => self.scramble_buffers = Some(boolean(value)?),
             "buffer_pattern" => {
                 let p = v()?.trim();
                 iolab_core::pattern::parse_buffer_pattern(p)?;

@@ -14,6 +14,7 @@ pub mod logs;
 pub mod output;
 pub mod plan;
 mod plan_access;
+mod plan_data;
 pub mod reporting;
 pub mod units;
 mod values;

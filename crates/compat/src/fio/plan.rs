@@ -7,9 +7,7 @@
 use std::path::PathBuf;
 
 use iolab_core::pattern::VERIFY_MIN_BLOCK;
-use iolab_core::spec::{
-    BackendKind, CacheMode, DataPattern, DataSpec, Layout, RandomKind, RwKind, TargetSpec,
-};
+use iolab_core::spec::{BackendKind, CacheMode, DataSpec, Layout, RandomKind, RwKind, TargetSpec};
 use iolab_core::units::{ByteCount, TimeSpan};
 
 use super::error::FioError;
@@ -391,11 +389,7 @@ fn plan_job(job: &FioJob, group: u32, seed: u64) -> Result<FioPlan, FioError> {
         // but does not read them back (no_verify_pass).
         verify: job.verify.is_some() && (job.do_verify || rw.writes()),
         preallocate: job.fallocate,
-        pattern: if job.zero_buffers || job.compress_percentage == 100 {
-            DataPattern::Zeros
-        } else {
-            DataPattern::Iolab
-        },
+        pattern: super::plan_data::pattern_of(job, rw, &mut notes),
         // fio's buffers: (100 - P)% of every chunk random, the rest zeros.
         compress_ratio: (rw.writes() && (1..100).contains(&job.compress_percentage))
             .then(|| 100.0 / f64::from(100 - job.compress_percentage)),

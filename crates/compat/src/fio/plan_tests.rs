@@ -369,3 +369,43 @@ fn verify_only_plans_the_write_jobs_read_back_alone() {
         assert!(e.contains(says), "{extra:?}: {e}");
     }
 }
+
+#[test]
+fn fio_buffer_options_choose_the_written_data_as_fio_does() {
+    use iolab_core::spec::DataPattern::{Fio, FioUnscrambled, Iolab, Zeros};
+    let write = [("rw", "randwrite"), ("size", "1m")];
+    for (extra, want) in [
+        (&[][..], Fio),
+        (&[("scramble_buffers", "1")][..], Fio),
+        (&[("scramble_buffers", "0")][..], FioUnscrambled),
+        (&[("refill_buffers", "")][..], Iolab),
+        (
+            &[("refill_buffers", "1"), ("scramble_buffers", "0")][..],
+            Iolab,
+        ),
+        (&[("refill_buffers", "0")][..], Fio),
+        (&[("zero_buffers", "")][..], Zeros),
+        (&[("buffer_compress_percentage", "100")][..], Zeros),
+        (&[("buffer_compress_percentage", "50")][..], Iolab),
+        (&[("dedupe_percentage", "50")][..], Iolab),
+        (&[("buffer_pattern", "0xab")][..], Iolab),
+        (&[("verify", "crc32c")][..], Iolab),
+    ] {
+        let opts: Vec<_> = write.iter().chain(extra).copied().collect();
+        let p = &plan_jobs(&[job("d", &opts)], 7).unwrap()[0];
+        assert_eq!(p.spec.pattern, want, "{extra:?}");
+    }
+    // A job that only reads writes nothing: no buffers of fio's to build.
+    let p = &plan_jobs(&[job("r", &[("rw", "randread"), ("size", "1m")])], 7).unwrap()[0];
+    assert_eq!(p.spec.pattern, Iolab);
+    // zero_buffers with an explicit scramble_buffers=1: fio stamps its zeros; said.
+    let opts = [("zero_buffers", ""), ("scramble_buffers", "1")];
+    let opts: Vec<_> = write.iter().chain(&opts).copied().collect();
+    let p = &plan_jobs(&[job("z", &opts)], 7).unwrap()[0];
+    assert_eq!(p.spec.pattern, Zeros);
+    assert!(
+        p.notes.iter().any(|n| n.contains("scramble_buffers=1")),
+        "{:?}",
+        p.notes
+    );
+}

@@ -134,9 +134,6 @@ pub fn accepted_word(key: &str, value: Option<&str>) -> Option<Result<String, St
         "prio" | "prioclass" => {
             "prio/prioclass: the workers' threads keep iolab's own I/O priority (no ioprio_set); with io_uring or libaio each I/O carries it in its SQE, as fio's"
         }
-        "refill_buffers" | "scramble_buffers" => {
-            "iolab's written data is new for every write already (random data taken from a different place for each write, each 4 KiB stamped with its offset and sequence): nothing repeats, as with fio's refill_buffers, at no cost per write"
-        }
         "iodepth_batch_complete_min" | "iodepth_batch_complete_max" | "iodepth_batch_complete" => {
             "iodepth_batch_complete_*: iolab waits for one completion and reaps every one that is ready (fio's defaults, min 1 and max iodepth)"
         }
