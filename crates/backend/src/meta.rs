@@ -25,13 +25,21 @@ pub use stream::{DirStream, lstat_path};
 
 /// A directory whose entries operations name: an open descriptor (relative calls only),
 /// its path (errors, whole-path calls) and that path with a trailing slash, ready for an
-/// entry name to be appended.
+/// entry name to be appended, with a number no other `MetaDir` of the process has (a
+/// thread's path buffer keeps the prefix of the directory it last spelled).
 #[derive(Debug)]
 pub struct MetaDir {
     fd: Option<OwnedFd>,
     path: PathBuf,
     slash: Vec<u8>,
+    id: u64,
+    /// `slash` holds no NUL byte (a Unix path may): a whole path of it and an entry's
+    /// name is then a C string without a check.
+    nul_free: bool,
 }
+
+/// The next `MetaDir`'s number (0 is no directory's).
+static NEXT_DIR_ID: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(1);
 
 impl MetaDir {
     fn new(fd: Option<OwnedFd>, path: PathBuf) -> MetaDir {
@@ -39,7 +47,15 @@ impl MetaDir {
         if slash.last() != Some(&b'/') {
             slash.push(b'/');
         }
-        MetaDir { fd, path, slash }
+        let nul_free = !slash.contains(&0);
+        let id = NEXT_DIR_ID.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        MetaDir {
+            fd,
+            path,
+            slash,
+            id,
+            nul_free,
+        }
     }
 
     pub fn path(&self) -> &Path {

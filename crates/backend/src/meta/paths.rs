@@ -29,19 +29,45 @@ use crate::error::BackendError;
 #[derive(Clone, Copy, Debug, Default)]
 pub struct PosixPaths;
 
-thread_local! {
-    static PATH: RefCell<Vec<u8>> = RefCell::new(Vec::with_capacity(512));
+/// A thread's path buffer, and which directory's prefix (`MetaDir::id`; 0: none) it
+/// starts with.
+struct PathBuffer {
+    dir: u64,
+    bytes: Vec<u8>,
 }
 
-/// Calls `f` with the whole path of entry `name` of `dir`.
+thread_local! {
+    static PATH: RefCell<PathBuffer> = const {
+        RefCell::new(PathBuffer {
+            dir: 0,
+            bytes: Vec::new(),
+        })
+    };
+}
+
+/// Calls `f` with the whole path of entry `name` of `dir`. The directory's prefix is
+/// spelled once per run of operations in it, then only the name is (a worker's
+/// operations in one directory follow each other); neither is scanned for NULs again.
 #[inline]
 fn with_path<R>(dir: &MetaDir, name: &CStr, f: impl FnOnce(&CStr) -> R) -> R {
     PATH.with(|buf| {
         let mut buf = buf.borrow_mut();
-        buf.clear();
-        buf.extend_from_slice(&dir.slash);
-        buf.extend_from_slice(name.to_bytes_with_nul());
-        let path = CStr::from_bytes_with_nul(&buf).expect("one NUL, at the end");
+        let buf = &mut *buf;
+        if buf.dir == dir.id {
+            buf.bytes.truncate(dir.slash.len());
+        } else {
+            buf.bytes.clear();
+            buf.bytes.extend_from_slice(&dir.slash);
+            buf.dir = dir.id;
+        }
+        buf.bytes.extend_from_slice(name.to_bytes_with_nul());
+        let path = if dir.nul_free {
+            // SAFETY: the bytes are the prefix, which holds no NUL (`nul_free`), then a
+            // C string's bytes with its NUL: exactly one NUL, the last byte.
+            unsafe { CStr::from_bytes_with_nul_unchecked(&buf.bytes) }
+        } else {
+            CStr::from_bytes_with_nul(&buf.bytes).expect("one NUL, at the end")
+        };
         f(path)
     })
 }
