@@ -228,47 +228,63 @@ impl<'a> UringBackend<'a> {
             // Borrowing the queue reads the kernel's head; every push published its tail.
             let sq = self.ring.submission();
             let to_submit = sq.len() as u32;
-            let flags = if wait_for > 0 || sq.taskrun() {
-                IORING_ENTER_GETEVENTS
-            } else {
-                0
-            };
+            let taskrun = sq.taskrun();
             drop(sq);
-            // SAFETY: a plain io_uring_enter on this ring with no argument struct: the
-            // queued entries were written completely before their pushes published the
-            // tail, and their buffers stay lent until their completions are reaped.
-            let entered = match self.ring_index {
-                // SAFETY: as below, with the ring named by its registered index.
-                Some(index) => match unsafe {
-                    libc::syscall(
-                        libc::SYS_io_uring_enter,
-                        index,
-                        to_submit,
-                        wait_for,
-                        flags | IORING_ENTER_REGISTERED_RING,
-                        std::ptr::null::<libc::c_void>(),
-                        0usize,
-                    )
-                } {
-                    -1 => Err(io::Error::last_os_error()),
-                    n => Ok(n as usize),
-                },
-                None => unsafe {
-                    self.ring
-                        .submitter()
-                        .enter::<libc::sigset_t>(to_submit, wait_for, flags, None)
-                },
-            };
-            match entered {
-                Ok(_) => return Ok(()),
+            match self.enter_once(to_submit, wait_for, taskrun) {
                 Err(e) if e.raw_os_error() == Some(libc::EINTR) => continue,
-                Err(e) if e.raw_os_error() == Some(libc::EBUSY) => return Ok(()),
-                Err(e) => {
-                    return Err(BackendError::UringUnavailable {
-                        reason: format!("io_uring_enter failed: {e}"),
-                    });
-                }
+                entered => return Self::entered(entered),
             }
+        }
+    }
+
+    /// What an io_uring_enter's outcome means: EBUSY (completions to reap first) is no
+    /// failure, the caller reaps and comes back.
+    #[inline]
+    fn entered(entered: io::Result<usize>) -> Result<(), BackendError> {
+        match entered {
+            Ok(_) => Ok(()),
+            Err(e) if e.raw_os_error() == Some(libc::EBUSY) => Ok(()),
+            Err(e) => Err(BackendError::UringUnavailable {
+                reason: format!("io_uring_enter failed: {e}"),
+            }),
+        }
+    }
+
+    /// One io_uring_enter handing over `to_submit` entries and waiting for `wait_for`
+    /// completions; GETEVENTS only when it waits or completions wait in deferred work
+    /// (`taskrun`: IORING_SQ_TASKRUN).
+    #[inline]
+    fn enter_once(&self, to_submit: u32, wait_for: u32, taskrun: bool) -> io::Result<usize> {
+        let flags = if wait_for > 0 || taskrun {
+            IORING_ENTER_GETEVENTS
+        } else {
+            0
+        };
+        match self.ring_index {
+            // SAFETY: a plain io_uring_enter on this ring, named by its registered index,
+            // with no argument struct: the queued entries were written completely before
+            // their pushes published the tail, and their buffers stay lent until their
+            // completions are reaped.
+            Some(index) => match unsafe {
+                libc::syscall(
+                    libc::SYS_io_uring_enter,
+                    index,
+                    to_submit,
+                    wait_for,
+                    flags | IORING_ENTER_REGISTERED_RING,
+                    std::ptr::null::<libc::c_void>(),
+                    0usize,
+                )
+            } {
+                -1 => Err(io::Error::last_os_error()),
+                n => Ok(n as usize),
+            },
+            // SAFETY: as above, with the ring's descriptor.
+            None => unsafe {
+                self.ring
+                    .submitter()
+                    .enter::<libc::sigset_t>(to_submit, wait_for, flags, None)
+            },
         }
     }
 }
@@ -307,23 +323,33 @@ impl IoBackend for UringBackend<'_> {
             .lend(req.slot)
             .wrapping_add(req.buf_offset as usize);
         let entry = self.entry(&req, buf);
+        // One borrow of the queue pushes the entry and, when the batch is complete, tells
+        // what to hand over (the borrow's drop publishes the tail before the call).
+        let mut sq = self.ring.submission();
         // SAFETY: the buffer is lent (marked in flight) until its completion is reaped,
         // so nothing else touches it, and the pool outlives every in-flight request (Drop
         // drains them). The fd is registered or belongs to a DataFile borrowed for 'a.
-        let pushed = unsafe { self.ring.submission().push(&entry) };
-        if pushed.is_err() {
+        if unsafe { sq.push(&entry) }.is_err() {
             // The submission queue is full of unsubmitted entries: flush it and retry.
+            drop(sq);
             self.enter(0)?;
+            sq = self.ring.submission();
             // SAFETY: as above.
-            unsafe { self.ring.submission().push(&entry) }
-                .expect("a just-flushed submission queue has room");
+            unsafe { sq.push(&entry) }.expect("a just-flushed submission queue has room");
         }
         self.in_flight += 1;
         self.pending += 1;
         // Handing each request over at once keeps a device's queue as full as fio does;
         // a larger batch trades that for fewer system calls.
         if self.pending >= self.submit_batch {
-            self.enter(0)?;
+            let (to_submit, taskrun) = (sq.len() as u32, sq.taskrun());
+            drop(sq);
+            self.pending = 0;
+            match self.enter_once(to_submit, 0, taskrun) {
+                // Interrupted: the entries are still queued; the full call hands them over.
+                Err(e) if e.raw_os_error() == Some(libc::EINTR) => self.enter(0)?,
+                entered => Self::entered(entered)?,
+            }
         }
         Ok(())
     }
