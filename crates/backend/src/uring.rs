@@ -162,6 +162,7 @@ impl<'a> UringBackend<'a> {
         })
     }
 
+    #[inline(always)]
     fn entry(&self, req: &IoRequest, buf: *mut u8) -> squeue::Entry {
         macro_rules! build {
             ($fd:expr) => {

@@ -231,9 +231,6 @@ impl<'s, 'b, C: Clock> Loop<'s, 'b, C> {
         let wear_out = spec.wear_out && spec.stonewall.is_some();
         let verify = spec.verify;
         let ior = spec.pattern == DataPattern::IorTimestamp;
-        // fio's buffers: each slot's own bytes, stamped per write (scrambled) or not.
-        let fio = spec.pattern.is_fio();
-        let scramble = spec.pattern == DataPattern::Fio;
         let seed = spec.seed;
         let (base, stride) = (self.s.worker.base, self.s.worker.stride);
         let nfiles = u64::from(self.s.worker.files.max(1));
@@ -258,6 +255,13 @@ impl<'s, 'b, C: Clock> Loop<'s, 'b, C> {
         let first_done = &self.s.control.first_done;
         let progress = &self.s.control.workers[self.s.index];
         let snapshot_request = &self.s.control.snapshot_request;
+        // What an I/O limit, pacing, passes that drop the cache and think time note of
+        // each issued I/O: one check per I/O tells whether any is on (none is set up or
+        // dropped while the loop runs).
+        let issued_more = self.ios_left.is_some()
+            || self.pace.is_some()
+            || self.pass_length.is_some()
+            || self.think.is_some();
 
         loop {
             // Fill the queue; with --fsync-every, no further than the next fsync (which
@@ -361,70 +365,13 @@ impl<'s, 'b, C: Clock> Loop<'s, 'b, C> {
                 let offset = base + at * stride;
                 let len = (units * self.unit) as u32;
                 let slot = self.free.pop().expect("checked non-empty");
-                // A copy of the shared block, or unique data from its own place.
-                let copy = dir == IoDir::Write && self.reduction.duplicate();
-                // A page of a dedupe working set (fio's working_set mode), if one.
-                let fixed = self.reduction.fixed.is_some();
-                let page = if dir == IoDir::Write && !verify && !ior && !fixed {
-                    self.reduction.page_of_next_write()
-                } else {
-                    None
-                };
-                let buf_offset = if copy {
-                    self.reduction.dedupe_at
-                } else if dir == IoDir::Write && !fixed {
-                    (offset & self.window_mask) as usize
-                } else {
+                // A read (of iolab's data or zeros) needs nothing in its buffer; a write's
+                // data, and IOR's read check, are prepared out of the loop's way.
+                let buf_offset = if dir != IoDir::Write && !(ior && verify) {
                     0
+                } else {
+                    self.prepare_buffer(dir, slot, file, offset, len, verify, ior)
                 };
-                if dir == IoDir::Write
-                    && fixed
-                    && !ior
-                    && !verify
-                    && self.slots[slot as usize].dir == IoDir::Read
-                {
-                    // The slot holds the pattern, unless a read used it: then all of it
-                    // again, as a later longer write takes more of it than this one (sizes
-                    // drawn per I/O).
-                    let whole = self.backend.buffers().get_mut(slot);
-                    let end = (self.s.plan.spec.largest_io() as usize).min(whole.len());
-                    self.reduction.fill_fixed(&mut whole[..end]);
-                }
-                if dir == IoDir::Write {
-                    let buf = &mut self.backend.buffers().get_mut(slot)
-                        [buf_offset..buf_offset + len as usize];
-                    if ior {
-                        // The buffer already holds IOR's words, unless a read used it.
-                        if self.slots[slot as usize].dir == IoDir::Read {
-                            fill_ior_timestamp(buf, seed as u32, self.s.worker.global.into());
-                        }
-                    } else if verify {
-                        let file_id = self.my_files[file as usize].id;
-                        fill_verify(buf, seed, file_id, offset);
-                    } else if let Some(key) = page {
-                        Reduction::fill_page(&self.s.plan.spec, buf, key);
-                    } else if !copy && !fixed && !fio {
-                        // (A fixed pattern is in the slot already: filled again above
-                        // after a read.)
-                        stamp_unique(buf, offset, self.issued);
-                    } else if scramble {
-                        // fio's small_content_scramble, with the time since the start.
-                        let t = self.now.saturating_sub(self.start).0;
-                        fio_scramble(buf, offset, t / 1_000_000_000, t % 1_000_000_000);
-                    }
-                    if let Some(sampler) = &mut self.sampler
-                        && sampler.due()
-                    {
-                        sampler.take(buf);
-                    }
-                    self.writes_since_fsync += 1;
-                    self.last_write_file = file as usize;
-                } else if ior && verify {
-                    // IOR's invalidate_buffer_pattern: a read that delivers nothing
-                    // cannot pass for the data left in the buffer.
-                    let buf = self.backend.buffers().get_mut(slot);
-                    buf[0] = !buf[0];
-                }
                 let issued_at = if self.stamp_on_push {
                     self.s.clock.now()
                 } else {
@@ -459,22 +406,7 @@ impl<'s, 'b, C: Clock> Loop<'s, 'b, C> {
                     self.fresh.push(slot);
                 }
                 self.issued += 1;
-                if let Some(n) = &mut self.ios_left {
-                    *n -= 1;
-                }
-                if let Some(p) = &mut self.pace {
-                    p.issued(dir, u64::from(len));
-                }
-                if let Some(n) = self.pass_length
-                    && n > 0
-                    && self.issued.is_multiple_of(n)
-                {
-                    self.invalidate_files();
-                }
-                if let Some(t) = &mut self.think
-                    && t.counts_issues()
-                    && t.due(self.issued, self.completed, self.now)
-                {
+                if issued_more && self.issued_more(dir, len) {
                     think_now = true;
                     break;
                 }
@@ -563,6 +495,115 @@ impl<'s, 'b, C: Clock> Loop<'s, 'b, C> {
                 self.fsync(rec, file);
             }
         }
+    }
+
+    /// Notes an issued I/O (a `dir` of `len` bytes) in the I/O limit, the pacing, the
+    /// passes over the files and the think time; true when a think time is due.
+    #[inline(never)]
+    fn issued_more(&mut self, dir: IoDir, len: u32) -> bool {
+        if let Some(n) = &mut self.ios_left {
+            *n -= 1;
+        }
+        if let Some(p) = &mut self.pace {
+            p.issued(dir, u64::from(len));
+        }
+        if let Some(n) = self.pass_length
+            && n > 0
+            && self.issued.is_multiple_of(n)
+        {
+            self.invalidate_files();
+        }
+        self.think
+            .as_mut()
+            .is_some_and(|t| t.counts_issues() && t.due(self.issued, self.completed, self.now))
+    }
+
+    /// Fills slot `slot`'s buffer for an I/O of `len` bytes at `offset` of file `file`
+    /// (a write's data: unique, a copy of the shared block, a dedupe page, a fixed
+    /// pattern, IOR's words or verify blocks; for IOR's verified read, a spoiled first
+    /// byte) and returns where in the slot the I/O's bytes start.
+    #[allow(clippy::too_many_arguments)]
+    #[inline]
+    fn prepare_buffer(
+        &mut self,
+        dir: IoDir,
+        slot: u32,
+        file: u32,
+        offset: u64,
+        len: u32,
+        verify: bool,
+        ior: bool,
+    ) -> usize {
+        let spec = &self.s.plan.spec;
+        let seed = spec.seed;
+        // fio's buffers: each slot's own bytes, stamped per write (scrambled) or not.
+        let fio = spec.pattern.is_fio();
+        let scramble = spec.pattern == DataPattern::Fio;
+        // A copy of the shared block, or unique data from its own place.
+        let copy = dir == IoDir::Write && self.reduction.duplicate();
+        // A page of a dedupe working set (fio's working_set mode), if one.
+        let fixed = self.reduction.fixed.is_some();
+        let page = if dir == IoDir::Write && !verify && !ior && !fixed {
+            self.reduction.page_of_next_write()
+        } else {
+            None
+        };
+        let buf_offset = if copy {
+            self.reduction.dedupe_at
+        } else if dir == IoDir::Write && !fixed {
+            (offset & self.window_mask) as usize
+        } else {
+            0
+        };
+        if dir == IoDir::Write
+            && fixed
+            && !ior
+            && !verify
+            && self.slots[slot as usize].dir == IoDir::Read
+        {
+            // The slot holds the pattern, unless a read used it: then all of it
+            // again, as a later longer write takes more of it than this one (sizes
+            // drawn per I/O).
+            let whole = self.backend.buffers().get_mut(slot);
+            let end = (self.s.plan.spec.largest_io() as usize).min(whole.len());
+            self.reduction.fill_fixed(&mut whole[..end]);
+        }
+        if dir == IoDir::Write {
+            let buf =
+                &mut self.backend.buffers().get_mut(slot)[buf_offset..buf_offset + len as usize];
+            if ior {
+                // The buffer already holds IOR's words, unless a read used it.
+                if self.slots[slot as usize].dir == IoDir::Read {
+                    fill_ior_timestamp(buf, seed as u32, self.s.worker.global.into());
+                }
+            } else if verify {
+                let file_id = self.my_files[file as usize].id;
+                fill_verify(buf, seed, file_id, offset);
+            } else if let Some(key) = page {
+                Reduction::fill_page(&self.s.plan.spec, buf, key);
+            } else if !copy && !fixed && !fio {
+                // (A fixed pattern is in the slot already: filled again above
+                // after a read.)
+                stamp_unique(buf, offset, self.issued);
+            } else if scramble {
+                // fio's small_content_scramble, with the time since the start.
+                let t = self.now.saturating_sub(self.start).0;
+                fio_scramble(buf, offset, t / 1_000_000_000, t % 1_000_000_000);
+            }
+            if let Some(sampler) = &mut self.sampler
+                && sampler.due()
+            {
+                sampler.take(buf);
+            }
+            self.writes_since_fsync += 1;
+            self.last_write_file = file as usize;
+        } else if ior && verify {
+            // IOR's invalidate_buffer_pattern: a read that delivers nothing
+            // cannot pass for the data left in the buffer.
+            let buf = self.backend.buffers().get_mut(slot);
+            buf[0] = !buf[0];
+        }
+        buf_offset
     }
 
     /// Waits until `until` (a paced I/O's turn, the end of a pause) in slices, so a stop,
@@ -741,6 +782,9 @@ impl<'s, 'b, C: Clock> Loop<'s, 'b, C> {
         self.backend.reap(&mut self.completions);
         self.now = self.s.clock.now();
         let now = self.now;
+        // Priorities, a latency target and verify each see every completion: one check
+        // per batch tells whether any is on.
+        let more = self.prio.is_some() || self.depth_search.is_some() || verify;
         for i in 0..self.completions.len() {
             let c = self.completions[i];
             let io = self.slots[c.slot as usize];
@@ -748,22 +792,12 @@ impl<'s, 'b, C: Clock> Loop<'s, 'b, C> {
             if c.result == len as i32 {
                 let latency = now - io.issued;
                 rec.record(op_of(dir), latency, len as u64, now);
-                if let Some(p) = &mut self.prio
-                    && dir != IoDir::Trim
-                {
-                    p.completed(dir == IoDir::Write, io.prio, latency.0);
-                }
                 self.completed += 1;
-                if let Some(d) = &mut self.depth_search
-                    && self.lat_step == Step::Go
-                {
-                    self.lat_step = d.completed(latency, now, self.completed);
-                }
                 self.bytes += len as u64;
                 self.dir_bytes[dir as usize] += len as u64;
                 self.dir_ops[dir as usize] += 1;
-                if verify && dir == IoDir::Read {
-                    self.check_read(rec, c.slot, len, seed);
+                if more {
+                    self.completed_more(rec, c.slot, io, latency, verify, seed);
                 }
             } else {
                 let at = (io.offset, u64::from(len));
@@ -772,6 +806,33 @@ impl<'s, 'b, C: Clock> Loop<'s, 'b, C> {
             self.free.push(c.slot);
         }
         self.completions.clear();
+    }
+
+    /// What priorities, a latency target and verify do with the completion of `io`, in
+    /// slot `slot`, which took `latency` (the counters include it already).
+    fn completed_more(
+        &mut self,
+        rec: &mut Recorder,
+        slot: u32,
+        io: SlotIo,
+        latency: Nanos,
+        verify: bool,
+        seed: u64,
+    ) {
+        let dir = io.dir;
+        if let Some(p) = &mut self.prio
+            && dir != IoDir::Trim
+        {
+            p.completed(dir == IoDir::Write, io.prio, latency.0);
+        }
+        if let Some(d) = &mut self.depth_search
+            && self.lat_step == Step::Go
+        {
+            self.lat_step = d.completed(latency, self.now, self.completed);
+        }
+        if verify && dir == IoDir::Read {
+            self.check_read(rec, slot, io.len, seed);
+        }
     }
 
     /// Checks what the read into `slot` (of `len` bytes) delivered against what its block
