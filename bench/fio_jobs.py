@@ -91,6 +91,9 @@ def jobs(rt):
     # set, 512-byte direct I/O.
     yield "pair randread + read 4k direct, no flow", ["--name=fast", "--rw=randread", "--bs=4k", *s5,
                                                       "--name=slow", "--rw=read", "--bs=4k", *s5]
+    # Its control: fio's jobs as threads of one process (--thread), as iolab runs them.
+    yield "pair, no flow, fio --thread", ["--name=fast", "--rw=randread", "--bs=4k", "--thread", *s5,
+                                          "--name=slow", "--rw=read", "--bs=4k", "--thread", *s5]
     yield "flow 8:1 randread + read 4k direct", ["--name=fast", "--rw=randread", "--bs=4k", "--flow=8", *s5,
                                                 "--name=slow", "--rw=read", "--bs=4k", "--flow=1", *s5]
     yield "zonemode=strided read 64k, 1m zones, 3m skip", ["--name=zones", "--rw=read", "--bs=64k",
