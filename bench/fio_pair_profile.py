@@ -8,7 +8,8 @@ its other threads, the loop device's kernel worker, idle). Tools alternate, REPE
 rounds. Prints per run: IOPS of each job and together, then the perf figures, so the
 cost per I/O of the tool and of the kernel can be compared.
 
-Usage: bench/fio_pair_profile.py [--repeat N] [--runtime S] [--record] [--extra ARGS]
+Usage: bench/fio_pair_profile.py [--repeat N] [--runs N] [--runtime S] [--tools fio,fio-thread,iolab]
+                                 [--record | --wakeups | --migrations] [--extra ARGS]
 Needs: root, fio and perf on PATH, a release build of iolab (IOLAB=path for another).
 """
 
@@ -104,6 +105,12 @@ def perf_record(cmd):
 
 def measure(a, tool, cmd):
     """One measured run, printed; returns its IOPS (both jobs together)."""
+    if a.migrations:
+        ios, moved = perf_migrations(cmd)
+        top = ", ".join(f"{k} {v}" for k, v in moved.most_common(4))
+        print(f"{tool:10} IOPS {sum(ios):8.0f} ({' + '.join(f'{x:.0f}' for x in ios)})  migrations: {top}",
+              flush=True)
+        return sum(ios)
     if a.wakeups:
         ios, c = perf_wakeups(cmd)
         n = max(sum(ios) * a.runtime, 1)
@@ -180,6 +187,23 @@ def summary(tools, seen):
         print(line, flush=True)
 
 
+def perf_migrations(cmd):
+    """IOPS by job and the tasks the scheduler moved to another CPU during the run
+    (perf's sched_migrate_task, system-wide), by command (numbers left out)."""
+    data = tempfile.NamedTemporaryFile(prefix="perf-", suffix=".data", delete=False).name
+    out = subprocess.run(["perf", "record", "-a", "-q", "-e", "sched:sched_migrate_task", "-o", data,
+                          "--", *cmd], check=True, capture_output=True, text=True).stdout
+    text = subprocess.run(["perf", "script", "-i", data, "-F", "trace"], check=True,
+                          capture_output=True, text=True).stdout
+    os.remove(data)
+    moved = collections.Counter()
+    for line in text.splitlines():
+        m = re.search(r"comm=(.+?) pid=\d+", line)
+        if m:
+            moved[re.sub(r"[:/]?\d+$", "", m.group(1))] += 1
+    return iops(out), moved
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--repeat", type=int, default=3, help="rounds, each on a fresh file system")
@@ -188,6 +212,7 @@ def main():
     ap.add_argument("--tools", default="fio,iolab", help="of fio, fio-thread, iolab")
     ap.add_argument("--record", action="store_true", help="perf record by command instead of perf stat")
     ap.add_argument("--wakeups", action="store_true", help="count wakeups, local and remote")
+    ap.add_argument("--migrations", action="store_true", help="count migrations by command")
     ap.add_argument("--extra", default="", help="more fio options for both jobs, space separated")
     ap.add_argument("--size-mib", type=int, default=1536)
     a = ap.parse_args()
