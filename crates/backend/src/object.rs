@@ -98,7 +98,7 @@ pub struct ObjectCompletion {
     pub truncated: bool,
     /// A HEAD's or GET's object length (Content-Length of the whole object).
     pub length: Option<u64>,
-    /// A HEAD's ETag as the server gave it (a multipart object's ends in "-<parts>").
+    /// A HEAD's ETag as the server gave it (a multipart object's ends in `-<parts>`).
     pub etag: Option<String>,
     pub error: Option<Box<ObjectError>>,
 }

@@ -1,7 +1,7 @@
 //! LLM checkpoint layout, as DLIO's checkpointing (the `mlperf_storage_v2.0` branch,
 //! checkpointing/base_checkpointing.py) lays it out for MLPerf Storage v2.0:
 //! [`LlmShape`] is a model and its parallelism, [`CheckpointFile`] one file a rank
-//! writes, [`files_of_rank`] every file of one rank. Pure arithmetic, no I/O.
+//! writes, [`LlmShape::files_of_rank`] every file of one rank. Pure arithmetic, no I/O.
 
 use serde::{Deserialize, Serialize};
 

@@ -72,7 +72,7 @@ pub struct BlockDeviceInfo {
     pub model: Option<String>,
     pub size_bytes: Option<u64>,
     pub rotational: Option<bool>,
-    /// The active I/O scheduler (the [bracketed] entry of queue/scheduler).
+    /// The active I/O scheduler (the `[bracketed]` entry of queue/scheduler).
     pub scheduler: Option<String>,
     /// device/queue_depth (SCSI, SATA), else queue/nr_requests (NVMe, virtio).
     pub queue_depth: Option<u32>,

@@ -2,7 +2,7 @@
 //! device a mount sits on (by major:minor, else by its /dev name), [`physical_disks`]
 //! walks from it up partitions to their disk and down the slaves of dm and md devices
 //! (LVM, RAID) to the physical disks, and [`device_info`] reads one disk's queue
-//! settings from /sys/class/block/<name>.
+//! settings from `/sys/class/block/<name>`.
 
 use std::path::PathBuf;
 

@@ -191,7 +191,7 @@ pub fn key_options(fs_type: &str, source: &str, options: &[String]) -> BTreeMap<
     keys
 }
 
-/// The options with secret values replaced by "<redacted>".
+/// The options with secret values replaced by `<redacted>`.
 pub fn redact(options: Vec<String>) -> Vec<String> {
     options
         .into_iter()

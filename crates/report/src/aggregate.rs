@@ -88,7 +88,7 @@ pub struct OpPoint {
     pub latency: LatencySummary,
     pub errors: u64,
     /// The shortest repetition's phase time (s) and its fewest operations of this op:
-    /// too little to compare below [`MIN_COMPARE_SECS`] or [`MIN_COMPARE_OPS`].
+    /// too little to compare below `MIN_COMPARE_SECS` or `MIN_COMPARE_OPS`.
     pub shortest_s: f64,
     pub fewest_ops: u64,
 }

@@ -53,7 +53,7 @@ pub fn render_run_in(run: &RunRecord, units: Units) -> String {
     out
 }
 
-/// Explains [`repetitions_section`]'s columns.
+/// Explains the columns of the repetitions section (`repetitions_section`).
 pub const REPETITIONS_NOTE: &str = "mean, SD (standard deviation) and CV (SD / mean) over \
 the n repetitions; ± is the half-width of the 95% confidence interval of the mean; * marks \
 a noisy figure (CV over 10%)";
@@ -402,8 +402,8 @@ fn cpu_measured(cpu: &CpuUsage) -> bool {
 }
 
 /// IO500's own score line for a run of kind io500 whose spec carries
-/// `score = {bandwidth, iops, total, valid}`: "[SCORE ] Bandwidth 1.234567 GiB/s : IOPS
-/// 12.345678 kiops : TOTAL 4.123456", then " [INVALID]" when not valid.
+/// `score = {bandwidth, iops, total, valid}`: `[SCORE ] Bandwidth 1.234567 GiB/s : IOPS
+/// 12.345678 kiops : TOTAL 4.123456`, then ` [INVALID]` when not valid.
 pub fn io500_score_line(run: &RunRecord) -> Option<String> {
     if run.kind != "io500" {
         return None;

@@ -3,7 +3,7 @@
 //! stored at once). Files written by a sweep point are kept for the following phases of
 //! that point (a read reads what the write wrote) and removed before the next point. A
 //! metadata phase builds its tree, runs its operations (one result each, named
-//! "<phase>-<op>") and removes the tree again. An S3 phase runs its operations against
+//! `<phase>-<op>`) and removes the tree again. An S3 phase runs its operations against
 //! the endpoints an [`ObjectConnector`] reaches (one result each) and removes the objects
 //! it wrote.
 //! [`estimate`] says what a study needs before anything is written: capacity and time.

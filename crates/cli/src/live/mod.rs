@@ -4,7 +4,7 @@
 //! metrics (`/metrics`) and the state as JSON (`/api/status`). The server binds 127.0.0.1
 //! unless told another address, answers only GET and HEAD, never reads a request body,
 //! bounds its connections, their request heads and their time, closes every connection
-//! after its answer, and stops when the run ends ([`stop`]).
+//! after its answer, and stops when the run ends (`Server::stop`).
 
 mod counters;
 pub mod http;

@@ -3,7 +3,7 @@
 //! gives them, [`render_logs`] the files fio 3.33 would write for the clones of a job,
 //! with fio's names (`PREFIX_bw.N.log`, `_lat`, `_clat`, `_slat`, `_iops`; one
 //! `PREFIX_bw.log` with `per_job_logs=0`), columns (time in ms, value, direction,
-//! block size, [offset,] priority) and units (KiB/s, I/Os per second, ns). Each line is
+//! block size, `[offset,]` priority) and units (KiB/s, I/Os per second, ns). Each line is
 //! one `log_avg_msec` window of the timeline: its bandwidth or IOPS when the window is
 //! whole and moved data, the mean (or, with `log_max_value`, the longest) latency of
 //! the I/Os completed in it. fio without `log_avg_msec` logs every I/O; iolab keeps no

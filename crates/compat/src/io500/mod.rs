@@ -1,5 +1,5 @@
 //! IO500 as a language: its phases in order with their parameters ([`phases`]), the
-//! score with IO500's validity rules ([`score`]), reading IO500's result files
+//! score with IO500's validity rules ([`score()`]), reading IO500's result files
 //! ([`parse`]) and writing iolab's result in the same format ([`output`]). Nothing here
 //! runs a workload; the suite that runs these phases is iolab-suites' `io500`.
 

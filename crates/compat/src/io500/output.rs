@@ -1,6 +1,6 @@
 //! iolab's IO500 output in IO500's own format, so `iolab io500 score` reads it and users
 //! can diff it against IO500's: [`result_line`] (`[RESULT] name value unit : time T
-//! seconds`), [`phase_line`] (with the score's [INVALID] mark), [`score_line`]
+//! seconds`), [`phase_line`] (with the score's `[INVALID]` mark), [`score_line`]
 //! (`[SCORE ] Bandwidth X GiB/s : IOPS Y kiops : TOTAL Z`), [`render`]; and the result
 //! directory ([`ResultDir`], [`write_result_dir`], [`read_result_dir`]): result.txt,
 //! config.json, phases.json and hash.txt (sha256sum format) over the three.
@@ -59,7 +59,7 @@ pub fn score_line(s: &Score) -> String {
     )
 }
 
-/// A phase's line as result.txt holds it, marked [INVALID] when the score has a reason
+/// A phase's line as result.txt holds it, marked `[INVALID]` when the score has a reason
 /// against the phase: the figure alone decides, so the line printed as a phase ends is
 /// the line its result file will hold.
 pub fn phase_line(fig: &PhaseFigure) -> String {

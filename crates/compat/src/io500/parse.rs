@@ -46,7 +46,7 @@ pub struct FileScore {
     pub bandwidth: f64,
     pub metadata: f64,
     pub total: f64,
-    /// The file marks the score [INVALID] (or `-invalid`).
+    /// The file marks the score `[INVALID]` (or `-invalid`).
     pub invalid: bool,
     /// Where it was stated (1-based).
     pub line: usize,

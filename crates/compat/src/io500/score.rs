@@ -278,7 +278,7 @@ fn phase_reasons(def: &PhaseDef, fig: &PhaseFigure) -> Vec<Invalid> {
     reasons
 }
 
-/// Whether the score holds a reason against this phase (IO500 marks its line [INVALID]
+/// Whether the score holds a reason against this phase (IO500 marks its line `[INVALID]`
 /// then); unscored phases have none.
 pub fn marked_invalid(fig: &PhaseFigure) -> bool {
     phase(&fig.name)

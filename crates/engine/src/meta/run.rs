@@ -32,7 +32,7 @@ pub struct MetaOptions {
     /// The tree's directory in the work directory (default "meta"); IO500 keeps
     /// "mdtest-easy" and "mdtest-hard" side by side.
     pub tree: Option<String>,
-    /// Phases are named "<prefix>-<op>" (default: the operation, "create", "stat", ...).
+    /// Phases are named `<prefix>-<op>` (default: the operation, "create", "stat", ...).
     pub name_prefix: Option<String>,
     pub repetition: u32,
     /// Extra coordinates (a study's sweep values).

@@ -30,7 +30,7 @@ use crate::target::{agree, run_token};
 /// How an S3 workload fits into a larger run.
 #[derive(Clone, Debug, Default)]
 pub struct ObjectOptions {
-    /// Phases are named "<prefix>-<op>-<size>" (default "<op>-<size>").
+    /// Phases are named `<prefix>-<op>-<size>` (default `<op>-<size>`).
     pub name_prefix: Option<String>,
     pub repetition: u32,
     /// Extra coordinates (a study's sweep values).
@@ -41,7 +41,7 @@ pub struct ObjectOptions {
     pub endpoints: Vec<String>,
 }
 
-/// What a run left and what it made, for [`finish_s3`].
+/// What a run left and what it made, for [`finish_s3`](super::finish_s3).
 #[derive(Debug)]
 pub struct ObjectOutcome {
     pub phases: Vec<PhaseResult>,
@@ -202,7 +202,7 @@ fn setup(e: ObjectError) -> EngineError {
 }
 
 /// Runs the phases of `spec` on every rank. The run's objects stay until
-/// [`finish_s3`], which must follow, also after an error.
+/// [`finish_s3`](super::finish_s3), which must follow, also after an error.
 pub fn run_s3<C: Clock>(
     env: &Env<'_>,
     clock: &C,

@@ -1,5 +1,5 @@
-//! Data reduction: [`Reduction`] decides, before the loop, what a write carries when a
-//! compress or dedupe ratio is asked; [`DataSampler`] measures what the written data
+//! Data reduction: `Reduction` decides, before the loop, what a write carries when a
+//! compress or dedupe ratio is asked; `DataSampler` measures what the written data
 //! really has (lz4 over a sample of the written blocks, a hash per dedupe unit) into a
 //! mergeable [`DataSample`].
 

@@ -121,12 +121,12 @@ pub enum Source {
     Sys(&'static str),
     /// A file under /proc.
     Proc(&'static str),
-    /// A file under /sys/class/block/<disk>/ for each physical disk under the target
+    /// A file under `/sys/class/block/<disk>/` for each physical disk under the target
     /// (every physical disk when no target is given); one finding per disk.
     Device(&'static str, Disks),
-    /// A file under /sys/class/net/<interface>/ for each physical interface that is up.
+    /// A file under `/sys/class/net/<interface>/` for each physical interface that is up.
     Interface(&'static str),
-    /// A file under /sys/devices/system/cpu/cpu<N>/ for each online CPU, merged into one
+    /// A file under `/sys/devices/system/cpu/cpu<N>/` for each online CPU, merged into one
     /// finding listing the distinct values.
     Cpus(&'static str),
     /// A key option of the target's mount; the default applies when the kernel omits it.
@@ -154,7 +154,7 @@ pub enum Disks {
 #[derive(Clone, Copy, Debug)]
 pub enum Pick {
     Whole,
-    /// The [bracketed] entry of a choice list ("none [mq-deadline]" -> "mq-deadline").
+    /// The `[bracketed]` entry of a choice list ("none [mq-deadline]" -> "mq-deadline").
     Bracketed,
     /// The n-th whitespace-separated field, from 0 ("4096 87380 16777216", 2 -> max).
     Field(usize),

@@ -1,6 +1,6 @@
 //! The IO500 suite: its phases resolved against an [`Io500Spec`] into engine workloads
 //! ([`plan`]), run in IO500's order with stonewall and wear-out ([`run`]), kept in the
-//! store ([`record`]), and a run's needs estimated before it starts ([`estimate`]).
+//! store ([`record`]), and a run's needs estimated before it starts ([`estimate()`]).
 //! IO500's own definitions (phases, score, result files) are iolab-compat's `io500`,
 //! re-exported here so that the suite reads as one module.
 
