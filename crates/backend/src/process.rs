@@ -1,17 +1,82 @@
 //! The calling process and thread: CPU time used ([`cpu_times`]), CPUs it may run on
 //! ([`allowed_cpus`]), pinning a thread to one CPU ([`pin_current_thread`]), and the
-//! memory the host can still give ([`mem_available`]).
+//! memory the host and the process's cgroup can still give ([`mem_available`],
+//! [`cgroup_room`], [`memory_room`]).
 
 use std::io;
+use std::path::{Path, PathBuf};
 
 use iolab_core::units::Nanos;
 
 /// MemAvailable of `<root>/proc/meminfo` in bytes (`root` is "/" but in tests).
-pub fn mem_available(root: &std::path::Path) -> Option<u64> {
+pub fn mem_available(root: &Path) -> Option<u64> {
     let text = std::fs::read_to_string(root.join("proc/meminfo")).ok()?;
     let line = text.lines().find(|l| l.starts_with("MemAvailable:"))?;
     let kib: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
     Some(kib * 1024)
+}
+
+/// The memory this process can still take: MemAvailable, or the room its cgroup leaves
+/// when that is less (ramfs and tmpfs pages count against the writer's cgroup).
+pub fn memory_room(root: &Path) -> Option<u64> {
+    match (mem_available(root), cgroup_room(root)) {
+        (Some(m), Some((c, _))) => Some(m.min(c)),
+        (m, c) => m.or(c.map(|(c, _)| c)),
+    }
+}
+
+fn read_u64(path: &Path) -> Option<u64> {
+    std::fs::read_to_string(path).ok()?.trim().parse().ok()
+}
+
+/// The room left under the memory limits of the cgroup this process runs in and its
+/// parents, and the cgroup that sets it (None: no limit). cgroup v2: the process's cgroup and each parent up to the root, memory.max minus
+/// memory.current, the smallest ("max" is no limit). cgroup v1: the memory
+/// controller's limit_in_bytes minus usage_in_bytes.
+pub fn cgroup_room(root: &Path) -> Option<(u64, String)> {
+    let text = std::fs::read_to_string(root.join("proc/self/cgroup")).ok()?;
+    let mut best: Option<(u64, String)> = None;
+    let mut consider = |room: u64, name: String| {
+        if best.as_ref().is_none_or(|(b, _)| room < *b) {
+            best = Some((room, name));
+        }
+    };
+    for line in text.lines() {
+        let mut parts = line.splitn(3, ':');
+        let (Some(id), Some(controllers), Some(path)) = (parts.next(), parts.next(), parts.next())
+        else {
+            continue;
+        };
+        let rel = path.trim_start_matches('/');
+        // (mount, limit file, usage file) of the cgroup version this line is about.
+        let files = if id == "0" && controllers.is_empty() {
+            ("sys/fs/cgroup", "memory.max", "memory.current")
+        } else if controllers.split(',').any(|c| c == "memory") {
+            (
+                "sys/fs/cgroup/memory",
+                "memory.limit_in_bytes",
+                "memory.usage_in_bytes",
+            )
+        } else {
+            continue;
+        };
+        // Each level from the process's cgroup up to the mount's root; in a container
+        // the levels above its own are not there, and its own is the mount's root.
+        let top = root.join(files.0);
+        let mut dir: PathBuf = top.join(rel);
+        loop {
+            // "max" (v2) or a huge page-aligned number (v1) is no limit.
+            if let Some(limit) = read_u64(&dir.join(files.1)).filter(|l| *l < 1 << 60) {
+                let used = read_u64(&dir.join(files.2)).unwrap_or(0);
+                let name = dir.strip_prefix(&top).unwrap_or(&dir).display().to_string();
+                consider(limit.saturating_sub(used), format!("/{name}"));
+            }
+            if dir == top || !dir.pop() || !dir.starts_with(&top) {
+                break;
+            }
+        }
+    }
+    best
 }
 
 /// User and system CPU time this process has used so far.
@@ -207,6 +272,31 @@ pub fn pin_current_thread(cpu: usize) -> io::Result<()> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// ramfs's room (fs_free) is what memory_room gives: the cgroup's room when it is
+    /// the less, MemAvailable otherwise.
+    #[test]
+    fn memory_room_is_the_less_of_memavailable_and_the_cgroups_room() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path();
+        let write = |rel: &str, text: &str| {
+            let p = root.join(rel);
+            std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+            std::fs::write(p, text).unwrap();
+        };
+        assert_eq!(memory_room(root), None);
+        write(
+            "proc/meminfo",
+            "MemTotal: 25165824 kB\nMemAvailable: 20971520 kB\n",
+        );
+        assert_eq!(memory_room(root), Some(20 << 30));
+        write("proc/self/cgroup", "0::/user.slice/job\n");
+        write("sys/fs/cgroup/user.slice/job/memory.max", "2147483648\n");
+        write("sys/fs/cgroup/user.slice/job/memory.current", "536870912\n");
+        assert_eq!(memory_room(root), Some(3 << 29));
+        write("sys/fs/cgroup/user.slice/job/memory.max", "max\n");
+        assert_eq!(memory_room(root), Some(20 << 30));
+    }
 
     #[test]
     fn a_private_fd_table_keeps_the_other_threads_descriptors_open() {

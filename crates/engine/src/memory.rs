@@ -3,7 +3,7 @@
 //! the job runs in allows (Slurm, Kubernetes, systemd): refused before any allocation
 //! instead of ending in the kernel's OOM killer.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use iolab_core::spec::{BackendKind, DataSpec};
 use iolab_core::units::ByteCount;
@@ -38,62 +38,9 @@ impl Available {
     pub fn read(root: &Path) -> Available {
         Available {
             mem_available: iolab_backend::process::mem_available(root),
-            cgroup: cgroup_room(root),
+            cgroup: iolab_backend::process::cgroup_room(root),
         }
     }
-}
-
-fn read_u64(path: &Path) -> Option<u64> {
-    std::fs::read_to_string(path).ok()?.trim().parse().ok()
-}
-
-/// cgroup v2: the process's cgroup and each parent up to the root, memory.max minus
-/// memory.current, the smallest ("max" is no limit). cgroup v1: the memory
-/// controller's limit_in_bytes minus usage_in_bytes.
-fn cgroup_room(root: &Path) -> Option<(u64, String)> {
-    let text = std::fs::read_to_string(root.join("proc/self/cgroup")).ok()?;
-    let mut best: Option<(u64, String)> = None;
-    let mut consider = |room: u64, name: String| {
-        if best.as_ref().is_none_or(|(b, _)| room < *b) {
-            best = Some((room, name));
-        }
-    };
-    for line in text.lines() {
-        let mut parts = line.splitn(3, ':');
-        let (Some(id), Some(controllers), Some(path)) = (parts.next(), parts.next(), parts.next())
-        else {
-            continue;
-        };
-        let rel = path.trim_start_matches('/');
-        // (mount, limit file, usage file) of the cgroup version this line is about.
-        let files = if id == "0" && controllers.is_empty() {
-            ("sys/fs/cgroup", "memory.max", "memory.current")
-        } else if controllers.split(',').any(|c| c == "memory") {
-            (
-                "sys/fs/cgroup/memory",
-                "memory.limit_in_bytes",
-                "memory.usage_in_bytes",
-            )
-        } else {
-            continue;
-        };
-        // Each level from the process's cgroup up to the mount's root; in a container
-        // the levels above its own are not there, and its own is the mount's root.
-        let top = root.join(files.0);
-        let mut dir: PathBuf = top.join(rel);
-        loop {
-            // "max" (v2) or a huge page-aligned number (v1) is no limit.
-            if let Some(limit) = read_u64(&dir.join(files.1)).filter(|l| *l < 1 << 60) {
-                let used = read_u64(&dir.join(files.2)).unwrap_or(0);
-                let name = dir.strip_prefix(&top).unwrap_or(&dir).display().to_string();
-                consider(limit.saturating_sub(used), format!("/{name}"));
-            }
-            if dir == top || !dir.pop() || !dir.starts_with(&top) {
-                break;
-            }
-        }
-    }
-    best
 }
 
 /// The I/O buffers one rank's workers allocate: a block per I/O in flight per thread.

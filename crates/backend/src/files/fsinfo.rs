@@ -232,7 +232,7 @@ fn client_cache_in(mountinfo: &str, path: &Path) -> Option<ClientCache> {
 
 /// Bytes available to this user on the file system holding `path`. ramfs reports no
 /// capacity but holds its files in memory without a limit: what it can take is the
-/// host's MemAvailable. None when another file system reports no capacity (some FUSE
+/// memory left to this process (MemAvailable, or its cgroup's room when less). None when another file system reports no capacity (some FUSE
 /// file systems), where a free-space check cannot be made and must not refuse the run.
 pub fn fs_free(path: &Path) -> io::Result<Option<u64>> {
     let st = rustix::fs::statvfs(path)?;
@@ -242,7 +242,7 @@ pub fn fs_free(path: &Path) -> io::Result<Option<u64>> {
     #[allow(clippy::unnecessary_cast)]
     let ramfs = rustix::fs::statfs(path)?.f_type as i64 == RAMFS_MAGIC;
     Ok(if ramfs {
-        crate::process::mem_available(Path::new("/"))
+        crate::process::memory_room(Path::new("/"))
     } else {
         None
     })
