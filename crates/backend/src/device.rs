@@ -123,22 +123,16 @@ fn image_state(path: &Path) -> Option<String> {
     Some(format!("2 {} {mtime_ns}", m.len()))
 }
 
-/// Marks a regular file iolab has just written as one of its images, as it is now (best
-/// effort: a file system without user xattrs only means the next run asks for
-/// --allow-destroy). Call it after writing, never before: a mark on a file iolab did not
-/// write would let a later run overwrite whatever is put there.
-pub fn mark_as_image(path: &Path) {
-    let (Ok(c), Some(value)) = (
-        std::ffi::CString::new(path.as_os_str().as_encoded_bytes()),
-        image_state(path),
-    ) else {
+/// Sets the extended attribute `name` of `path` to `value` (best effort).
+fn set_attribute(path: &Path, name: &std::ffi::CStr, value: &[u8]) {
+    let Ok(c) = std::ffi::CString::new(path.as_os_str().as_encoded_bytes()) else {
         return;
     };
     // SAFETY: both strings are NUL-terminated and the value is a valid buffer of its length.
     unsafe {
         libc::setxattr(
             c.as_ptr(),
-            IMAGE_XATTR.as_ptr(),
+            name.as_ptr(),
             value.as_ptr().cast(),
             value.len(),
             0,
@@ -146,22 +140,58 @@ pub fn mark_as_image(path: &Path) {
     }
 }
 
-/// Whether `path` is an image iolab wrote (or made) and no one has written since.
-pub fn is_marked_image(path: &Path) -> bool {
-    let Ok(c) = std::ffi::CString::new(path.as_os_str().as_encoded_bytes()) else {
-        return false;
-    };
-    let mut value = [0u8; 64];
+/// The extended attribute `name` of `path`, if it is set and at most `N` bytes long.
+fn attribute<const N: usize>(path: &Path, name: &std::ffi::CStr) -> Option<Vec<u8>> {
+    let c = std::ffi::CString::new(path.as_os_str().as_encoded_bytes()).ok()?;
+    let mut value = [0u8; N];
     // SAFETY: both strings are NUL-terminated and `value` is a writable buffer of its length.
     let n = unsafe {
         libc::getxattr(
             c.as_ptr(),
-            IMAGE_XATTR.as_ptr(),
+            name.as_ptr(),
             value.as_mut_ptr().cast(),
             value.len(),
         )
     };
-    n > 0 && image_state(path).is_some_and(|now| now.as_bytes() == &value[..n as usize])
+    Some(
+        value
+            .get(..usize::try_from(n).ok().filter(|&n| n > 0)?)?
+            .to_vec(),
+    )
+}
+
+/// Marks a regular file iolab has just written as one of its images, as it is now (best
+/// effort: a file system without user xattrs only means the next run asks for
+/// --allow-destroy). Call it after writing, never before: a mark on a file iolab did not
+/// write would let a later run overwrite whatever is put there.
+pub fn mark_as_image(path: &Path) {
+    if let Some(state) = image_state(path) {
+        set_attribute(path, IMAGE_XATTR, state.as_bytes());
+    }
+}
+
+/// Whether `path` is an image iolab wrote (or made) and no one has written since.
+pub fn is_marked_image(path: &Path) -> bool {
+    let mark = attribute::<64>(path, IMAGE_XATTR);
+    mark.is_some_and(|m| image_state(path).is_some_and(|now| now.as_bytes() == m))
+}
+
+const RECORD_XATTR: &std::ffi::CStr = c"user.iolab.record";
+
+/// Records beside an image iolab has just written in full what it holds (`text`, the
+/// engine's record), valid only while the image stays as it is now: anyone's later write
+/// voids it, as it voids the image mark. Best effort, as the mark.
+pub fn record_image(path: &Path, text: &str) {
+    if let Some(state) = image_state(path) {
+        set_attribute(path, RECORD_XATTR, format!("{state}\n{text}").as_bytes());
+    }
+}
+
+/// What [`record_image`] recorded for `path`, if no one has written it since.
+pub fn image_record(path: &Path) -> Option<String> {
+    let value = attribute::<1024>(path, RECORD_XATTR)?;
+    let (state, record) = std::str::from_utf8(&value).ok()?.split_once('\n')?;
+    (image_state(path)? == state).then(|| record.to_string())
 }
 
 /// Every signature util-linux's libblkid finds on `path`, through `wipefs --no-act`
@@ -386,6 +416,25 @@ mod tests {
         if is_marked_image(&img) {
             assert_eq!(inspect_device(&img).unwrap().data_at, None);
         }
+    }
+
+    /// An image's record holds while the image is as it was recorded, and no longer once
+    /// anyone writes it (its time moves).
+    #[test]
+    fn an_image_record_is_voided_by_a_write() {
+        let dir = tempfile::tempdir_in("/var/tmp").unwrap();
+        let img = dir.path().join("disk.img");
+        fs::write(&img, vec![7u8; 8192]).unwrap();
+        assert_eq!(image_record(&img), None);
+        record_image(&img, "{\"size\":8192}");
+        let Some(text) = image_record(&img) else {
+            eprintln!("skipped: {} keeps no user xattrs", dir.path().display());
+            return;
+        };
+        assert_eq!(text, "{\"size\":8192}");
+        std::thread::sleep(std::time::Duration::from_millis(10));
+        fs::write(&img, vec![8u8; 8192]).unwrap();
+        assert_eq!(image_record(&img), None);
     }
 
     #[test]

@@ -12,7 +12,7 @@ use crate::data::DataOptions;
 use crate::error::EngineError;
 use crate::plan::{FilePlan, PlanContext, plan_data};
 use crate::target::{PreparedTarget, agree};
-use crate::workdir::{VerifyInfo, WorkDir};
+use crate::workdir::{FileInfo, VerifyInfo, WorkDir};
 
 /// [`check_kept`] for the files a job of `spec` and `opts` reads on `target`, before
 /// anything of the job is prepared: a front-end refuses the job early this way, in one
@@ -41,7 +41,7 @@ pub fn check_kept_for(
 /// when iolab wrote them: a refusal ([`EngineError::NothingToVerify`]) names the first
 /// file that is missing, has no record, or was written otherwise; a file cut shorter
 /// than iolab wrote it since is [`EngineError::KeptFileChanged`] (a failed check).
-/// `workdir` None: a device or image, where iolab records nothing.
+/// `workdir` None: a device or image file, whose record is an attribute of the image.
 pub fn check_kept(
     files: &[FilePlan],
     workdir: Option<&WorkDir>,
@@ -53,16 +53,21 @@ pub fn check_kept(
             path: f.path.clone(),
             what,
         };
-        let Some(w) = workdir else {
-            return Err(refuse(
-                "is a device or image: iolab records what it wrote only for files in its work directory".into(),
-            ));
+        // A work directory's file has a sidecar; an image file iolab wrote carries its
+        // record in an attribute that any later write voids; a block device has none.
+        let recorded = match workdir {
+            Some(w) => w.recorded(&f.path),
+            None => iolab_backend::device::image_record(&f.path)
+                .and_then(|text| serde_json::from_str::<FileInfo>(&text).ok())
+                .map(|info| (info, std::fs::metadata(&f.path).ok().map(|m| m.len()))),
         };
-        let Some((info, actual)) = w.recorded(&f.path) else {
+        let Some((info, actual)) = recorded else {
             return Err(refuse(if missing(&f.path) {
                 "does not exist".into()
-            } else {
+            } else if workdir.is_some() {
                 "carries no record of data iolab wrote".into()
+            } else {
+                "carries no record of data iolab wrote (a device never does; an image's is voided by any write since)".into()
             }));
         };
         let (Some(have), Some(want)) = (info.verify, want) else {
@@ -175,8 +180,8 @@ mod tests {
             short.contains("holds 65536 bytes of verify blocks"),
             "{short}"
         );
-        let device = refusal(check_kept(std::slice::from_ref(&f), None, &spec));
-        assert!(device.contains("device or image"), "{device}");
+        let image = refusal(check_kept(std::slice::from_ref(&f), None, &spec));
+        assert!(image.contains("an image's is voided"), "{image}");
         // Cut behind iolab's back: a failed check, not a refusal.
         std::fs::OpenOptions::new()
             .write(true)

@@ -164,3 +164,67 @@ fn verify_only_without_kept_verify_data_is_refused() {
     }
     assert!(std::fs::read(&file).unwrap() == before, "nothing written");
 }
+
+/// A `filename` image iolab wrote with verify carries its record as an attribute:
+/// verify_only checks it (a block changed underneath, its time kept, is a verify failure),
+/// a write since voids the record (refused), and a missing image is refused, not made.
+#[test]
+fn verify_only_checks_an_image_file_iolab_wrote() {
+    let dir = tempfile::tempdir_in("/var/tmp").unwrap();
+    let img = dir.path().join("img");
+    let job = |extra: &[&str]| {
+        let mut cmd = iolab();
+        cmd.args(["fio", "--no-store", "--keep", "--output-format=json"])
+            .args(JOB)
+            .arg(format!("--filename={}", path(&img)))
+            .args(extra);
+        Ran::from(cmd.output().unwrap())
+    };
+    let r = job(&["--verify_only=1"]).expect(2);
+    let line = error_line(&r);
+    assert!(
+        line.contains("verify_only") && line.contains(&format!("{} does not exist", img.display())),
+        "{line}"
+    );
+    assert!(!img.exists(), "a missing image is not made");
+    job(&[]).expect(0);
+    let r = job(&["--verify_only=1"]);
+    if r.code == 2 && r.stderr.contains("carries no record") {
+        // The record is a user xattr (as the image mark is).
+        eprintln!(
+            "SKIPPED: {} keeps no user xattrs, so an image carries no record",
+            dir.path().display()
+        );
+        return;
+    }
+    let r = r.expect(0);
+    let v = json(&r);
+    assert_eq!(v["jobs"][0]["read"]["io_bytes"].as_u64(), Some(1 << 20));
+    assert_eq!(v["jobs"][0]["write"]["io_bytes"].as_u64(), Some(0));
+    // A block changed underneath (media corruption: the file's time kept).
+    let when = std::fs::metadata(&img).unwrap().modified().unwrap();
+    let mut data = std::fs::read(&img).unwrap();
+    data[7 * 4096 + 9] ^= 0x10;
+    std::fs::write(&img, &data).unwrap();
+    std::fs::File::options()
+        .write(true)
+        .open(&img)
+        .unwrap()
+        .set_modified(when)
+        .unwrap();
+    let r = job(&["--verify_only=1"]).expect(1);
+    assert!(
+        r.stderr
+            .contains("verify failed for the block at offset 28672"),
+        "{}",
+        r.stderr
+    );
+    // Written since (its time moves): the record no longer holds.
+    std::fs::write(&img, &data).unwrap();
+    let r = job(&["--verify_only=1"]).expect(2);
+    assert!(
+        error_line(&r).contains("an image's is voided"),
+        "{}",
+        r.stderr
+    );
+}

@@ -498,18 +498,13 @@ fn verify_only_of(
             "is supported for a job that only writes or only reads: iolab keeps no record of the blocks a mixed or trim job wrote",
         );
     }
-    if job.filename.is_some() {
-        return refused(
-            "with filename= is not supported: iolab records the verify blocks it wrote only for the files of a directory= job (kept with --keep)",
-        );
-    }
     if job.nrfiles > 1 || !matches!(job.offset, FioOffset::Bytes(0)) {
         return refused(
             "with nrfiles or offset is not supported: iolab records a file's verify blocks only when one clone writes it from its start",
         );
     }
     notes.push(
-        "verify_only: nothing is written or laid out; the blocks an earlier iolab fio run of this job wrote with verify (kept with --keep) are read back and checked, and the files stay; fio also counts the writes it skips in its write figures, with a runtime of 0, where iolab shows none"
+        "verify_only: nothing is written or laid out; the blocks an earlier iolab fio run of this job wrote with verify (its files kept with --keep, or its filename) are read back and checked, and the files stay; fio also counts the writes it skips in its write figures, with a runtime of 0, where iolab shows none"
             .into(),
     );
     let read = if rw.is_random() {

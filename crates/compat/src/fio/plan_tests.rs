@@ -361,7 +361,6 @@ fn verify_only_plans_the_write_jobs_read_back_alone() {
             &[("rw", "randrw")][..],
             "a job that only writes or only reads",
         ),
-        (&[("filename", "f")][..], "with filename= is not supported"),
         (&[("nrfiles", "2")][..], "with nrfiles or offset"),
         (&[("offset", "4k")][..], "with nrfiles or offset"),
     ] {

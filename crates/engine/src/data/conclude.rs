@@ -35,7 +35,7 @@ impl ReadyJob<'_> {
         }
         // An image iolab has written (its layout included) is known as iolab's, as it is
         // now; never before anything was written.
-        if self.spec.writes_target() {
+        if self.spec.writes_target() && !self.opts.verify_existing {
             self.target.mark_written();
         }
         let spec = &self.spec;
@@ -61,14 +61,20 @@ fn record_complete_files(
     completed: &[u64],
     errors: u64,
 ) -> Result<(), EngineError> {
-    let Some(workdir) = target.workdir() else {
+    // An image file's record is an attribute valid while no one writes it again (a
+    // write since, a trim included, voids it); a work directory's files have sidecars.
+    let image = matches!(target, PreparedTarget::Device { check, writable: true } if !check.is_block_device);
+    let workdir = target.workdir();
+    if workdir.is_none() && !image {
         return Ok(());
-    };
+    }
     let spec = &plan.spec;
     if spec.rw.trims() && !spec.rw.writes() {
         // Trimmed files hold holes now, not the data a later read could reuse.
-        for f in &plan.owned_files {
-            workdir.clear_file_info(&f.path);
+        if let Some(w) = workdir {
+            for f in &plan.owned_files {
+                w.clear_file_info(&f.path);
+            }
         }
         return Ok(());
     }
@@ -82,8 +88,14 @@ fn record_complete_files(
         for (i, f) in plan.owned_files.iter().enumerate() {
             let global = (comm.rank() * plan.spec.threads) as usize + i;
             let size = written_prefix(spec, plan, f.size, global, completed, &shares);
-            if size > 0 {
-                workdir.set_file_info(&f.path, &FileInfo { size, verify })?;
+            let info = FileInfo { size, verify };
+            match workdir {
+                Some(w) if size > 0 => w.set_file_info(&f.path, &info)?,
+                None if size > 0 => iolab_backend::device::record_image(
+                    &f.path,
+                    &serde_json::to_string(&info).unwrap_or_default(),
+                ),
+                _ => {}
             }
         }
         Ok(())

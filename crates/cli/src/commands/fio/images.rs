@@ -42,6 +42,14 @@ pub fn make_missing(
         if !missing {
             continue;
         }
+        // verify_only checks what an earlier run wrote: a missing file has nothing.
+        if users.iter().any(|p| p.verify_only) {
+            let e = iolab_engine::EngineError::NothingToVerify {
+                path: path.clone(),
+                what: "does not exist".into(),
+            };
+            return Err(anyhow::Error::from(e).context("verify_only"));
+        }
         let mut image = NewImage {
             size: 0,
             lay_out: false,

@@ -187,9 +187,11 @@ fn run_phase(
             target_of.push(k);
             continue;
         }
-        let writes = jobs
-            .iter()
-            .any(|&j| s.plans[j].target == p.target && s.plans[j].spec.writes_target());
+        let writes = jobs.iter().any(|&j| {
+            // A verify_only read never writes (reads with verify otherwise lay out).
+            let q = &s.plans[j];
+            q.target == p.target && q.spec.writes_target() && !q.verify_only
+        });
         match prepare_target(comm, &p.target, p.spec.backend, writes) {
             Ok(t) => {
                 targets.push((p.target.clone(), null, t));
