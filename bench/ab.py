@@ -7,7 +7,8 @@ Usage: bench/ab.py OLD_IOLAB NEW_IOLAB [--repeat N] [--runtime S] [--dir DIR] [c
 Cases: null (null backend, 4 KiB random read, 1 thread), null-randrw and null-rw (the
 same, random 70/30 and sequential 50/50 mixes), hot1 (4 KiB random read, psync,
 hot page cache, 1 thread, on a tmpfs in /dev/shm), fio-null and fio-hot1 (the same through
-`iolab fio` with fio's options).
+`iolab fio` with fio's options), fio-write1 and fio-refill1 (4 KiB random buffered writes
+on the tmpfs through `iolab fio`, fio's default data and refill_buffers).
 """
 
 import argparse
@@ -29,13 +30,18 @@ def cases(rt, d):
            f"--runtime={rt}"]
     yield "fio-null", [*fio, "--ioengine=null", "--size=1g", f"--directory={d}"], "fio"
     yield "fio-hot1", [*fio, "--size=256m", "--invalidate=0", f"--directory={d}"], "fio"
+    # Buffered 4 KiB random writes on a tmpfs: the cost of what a write carries (fio's
+    # default data, stamped per 512 bytes, or iolab's own with refill_buffers).
+    write = [a if a != "--rw=randread" else "--rw=randwrite" for a in fio]
+    yield "fio-write1", [*write, "--size=256m", f"--directory={d}"], "fio"
+    yield "fio-refill1", [*write, "--size=256m", "--refill_buffers", f"--directory={d}"], "fio"
 
 
 def iops(binary, args, kind):
     if kind == "fio":
         out = subprocess.run([binary, *args], check=True, capture_output=True, text=True).stdout
         job = json.loads(out)["jobs"][0]
-        return job["read"]["iops"]
+        return job["read"]["iops"] + job["write"]["iops"]
     with tempfile.NamedTemporaryFile(suffix=".json") as f:
         subprocess.run([binary, *args, "--json", f.name], check=True, capture_output=True)
         run = json.load(open(f.name))
