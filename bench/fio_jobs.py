@@ -96,6 +96,8 @@ def jobs(rt):
                                           "--name=slow", "--rw=read", "--bs=4k", "--thread", *s5]
     yield "flow 8:1 randread + read 4k direct", ["--name=fast", "--rw=randread", "--bs=4k", "--flow=8", *s5,
                                                 "--name=slow", "--rw=read", "--bs=4k", "--flow=1", *s5]
+    yield "flow 8:1 pair, fio --thread", ["--name=fast", "--rw=randread", "--bs=4k", "--flow=8", "--thread", *s5,
+                                          "--name=slow", "--rw=read", "--bs=4k", "--flow=1", "--thread", *s5]
     yield "zonemode=strided read 64k, 1m zones, 3m skip", ["--name=zones", "--rw=read", "--bs=64k",
                                                            "--zonemode=strided", "--zonesize=1m",
                                                            "--zoneskip=3m", *s5]
