@@ -2,25 +2,13 @@
 //! (filled once, stamped per 512 bytes before every write), scramble_buffers=0 and
 //! refill_buffers=1, judged by zstd in ZFS's 128 KiB records and by SHA-256 units.
 
-use std::collections::HashSet;
-use std::fs;
-use std::process::Command;
-
-use crate::common::run;
-use crate::flash::zstd_ratio;
-
-/// `unit`-byte pieces of `data` over the distinct ones among them.
-fn repeats(data: &[u8], unit: usize) -> f64 {
-    use sha2::Digest;
-    let units: Vec<_> = data.chunks(unit).map(sha2::Sha256::digest).collect();
-    let distinct: HashSet<_> = units.iter().collect();
-    units.len() as f64 / distinct.len() as f64
-}
+use crate::flash::{units_over_distinct as repeats, written_by_both, zstd_ratio};
 
 /// fio's own figures, measured with fio 3.33 on 16 MiB (zstd -3 in 128 KiB records):
-/// default 4k write 26.7, 4k randwrite 14.8, 128k write 1.13, scramble_buffers=0 4k
-/// write 31.8 (every 4 KiB the same), refill_buffers=1 1.00; iolab wrote its own
-/// incompressible data (1.00) for all of them before it wrote fio's.
+/// default 4k write 26.7, 4k randwrite 14.8, 128k write 1.13, bsrange=4k-64k randwrite
+/// 2.68, scramble_buffers=0 4k write 31.8 (every 4 KiB the same), refill_buffers=1
+/// 1.00; iolab wrote its own incompressible data (1.00) for all of them before it wrote
+/// fio's.
 #[test]
 fn fio_default_buffers_compress_in_iolab_fio_as_in_fio() {
     if !crate::common::on_path("fio", "--version") {
@@ -32,33 +20,19 @@ fn fio_default_buffers_compress_in_iolab_fio_as_in_fio() {
         (&["--rw=write", "--bs=4k"][..], true),
         (&["--rw=randwrite", "--bs=4k"][..], true),
         (&["--rw=write", "--bs=128k"][..], false),
+        (&["--rw=randwrite", "--bsrange=4k-64k"][..], false),
         (&["--rw=write", "--bs=4k", "--scramble_buffers=0"][..], true),
         (
             &["--rw=randwrite", "--bs=4k", "--refill_buffers=1"][..],
             false,
         ),
     ] {
-        let fio_file = dir.path().join("by-fio");
-        let iolab_file = dir.path().join("by-iolab");
-        let common = ["--name=j", "--size=8m"];
-        let out = Command::new("fio")
-            .args(common)
-            .args(opts)
-            .arg(format!("--filename={}", fio_file.display()))
-            .output()
-            .unwrap();
-        assert!(
-            out.status.success(),
-            "{}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-        let mut args = vec!["fio", "--no-store", "--keep"];
-        args.extend(common);
-        args.extend(opts);
-        let f = format!("--filename={}", iolab_file.display());
-        args.push(&f);
-        run(&args).expect(0);
-        let (a, b) = (fs::read(&fio_file).unwrap(), fs::read(&iolab_file).unwrap());
+        let args: Vec<&str> = ["--name=j", "--size=8m"]
+            .iter()
+            .chain(opts)
+            .copied()
+            .collect();
+        let (a, b) = written_by_both(dir.path(), &args);
         assert_eq!((a.len(), b.len()), (8 << 20, 8 << 20), "{opts:?}");
         // Every 512 bytes distinct (fio stamps each with its offset), unless the
         // buffer goes out unstamped: then every write the same.
@@ -79,7 +53,5 @@ fn fio_default_buffers_compress_in_iolab_fio_as_in_fio() {
             "{opts:?}: fio's data {za}, iolab's {zb}"
         );
         assert_eq!(za > 5.0, compresses, "{opts:?}: fio's data {za}");
-        fs::remove_file(&fio_file).unwrap();
-        fs::remove_file(&iolab_file).unwrap();
     }
 }

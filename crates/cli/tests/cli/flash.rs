@@ -211,10 +211,46 @@ fn zstd_ratio_in(data: &[u8], record: usize) -> Option<f64> {
 
 /// 4 KiB units over the distinct ones among them, by SHA-256.
 fn dedupe_ratio(data: &[u8]) -> f64 {
+    units_over_distinct(data, 4096)
+}
+
+/// `unit`-byte pieces of `data` over the distinct ones among them, by SHA-256.
+pub(crate) fn units_over_distinct(data: &[u8], unit: usize) -> f64 {
     use sha2::Digest;
-    let units: Vec<_> = data.chunks(4096).map(sha2::Sha256::digest).collect();
+    let units: Vec<_> = data.chunks(unit).map(sha2::Sha256::digest).collect();
     let distinct: std::collections::HashSet<_> = units.iter().collect();
     units.len() as f64 / distinct.len() as f64
+}
+
+/// Runs fio's job `args` on `file`; its stderr if it fails.
+fn fio_writes<S: AsRef<std::ffi::OsStr>>(args: &[S], file: &Path) {
+    let out = Command::new("fio")
+        .args(args)
+        .arg(format!("--filename={}", file.display()))
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+/// What fio, then `iolab fio`, write for the same job (`args`, fio's options but the
+/// file), each into a new file under `dir` that is read and removed.
+pub(crate) fn written_by_both(dir: &Path, args: &[&str]) -> (Vec<u8>, Vec<u8>) {
+    let fio_file = dir.join("by-fio");
+    let iolab_file = dir.join("by-iolab");
+    fio_writes(args, &fio_file);
+    let file = format!("--filename={}", iolab_file.display());
+    let mut iolab = vec!["fio", "--no-store", "--keep"];
+    iolab.extend(args);
+    iolab.push(&file);
+    run(&iolab).expect(0);
+    let both = (fs::read(&fio_file).unwrap(), fs::read(&iolab_file).unwrap());
+    fs::remove_file(&fio_file).unwrap();
+    fs::remove_file(&iolab_file).unwrap();
+    both
 }
 
 fn within(got: f64, want: f64, share: f64) -> bool {
@@ -355,27 +391,9 @@ fn fio_buffer_compress_and_dedupe_percentages_compress_as_fios_data_does() {
         ],
         &["--dedupe_percentage=50", "--bs=4k"],
     ] {
-        let fio_file = dir.path().join("by-fio");
-        let iolab_file = dir.path().join("by-iolab");
         let common = ["--name=j", "--size=16m", "--bs=128k", "--rw=write"];
-        let out = Command::new("fio")
-            .args(common)
-            .args(opts)
-            .arg(format!("--filename={}", fio_file.display()))
-            .output()
-            .unwrap();
-        assert!(
-            out.status.success(),
-            "{}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-        let mut args = vec!["fio", "--no-store", "--keep"];
-        args.extend(common);
-        args.extend(opts);
-        let f = format!("--filename={}", iolab_file.display());
-        args.push(&f);
-        run(&args).expect(0);
-        let (a, b) = (fs::read(&fio_file).unwrap(), fs::read(&iolab_file).unwrap());
+        let args: Vec<&str> = common.iter().chain(opts).copied().collect();
+        let (a, b) = written_by_both(dir.path(), &args);
         let (Some(za), Some(zb)) = (zstd_ratio(&a), zstd_ratio(&b)) else {
             return;
         };
@@ -388,8 +406,6 @@ fn fio_buffer_compress_and_dedupe_percentages_compress_as_fios_data_does() {
             within(hb, ha, 0.08),
             "{opts:?}: fio's units {ha}, iolab's {hb}"
         );
-        fs::remove_file(&fio_file).unwrap();
-        fs::remove_file(&iolab_file).unwrap();
     }
 }
 
@@ -741,16 +757,7 @@ fn fio_buffer_pattern_writes_the_same_bytes_as_fio() {
             );
         }
         if have_fio {
-            let out = Command::new("fio")
-                .args(&common)
-                .arg(format!("--filename={}", by_fio.display()))
-                .output()
-                .unwrap();
-            assert!(
-                out.status.success(),
-                "{}",
-                String::from_utf8_lossy(&out.stderr)
-            );
+            fio_writes(&common, &by_fio);
             assert!(
                 fs::read(&by_fio).unwrap() == mine,
                 "{pattern}: fio's file differs"
