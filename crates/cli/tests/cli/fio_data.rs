@@ -2,6 +2,7 @@
 //! (filled once, stamped per 512 bytes before every write), scramble_buffers=0 and
 //! refill_buffers=1, judged by zstd in ZFS's 128 KiB records and by SHA-256 units.
 
+use crate::common::{path, run};
 use crate::flash::{units_over_distinct as repeats, written_by_both, zstd_ratio};
 
 /// fio's own figures, measured with fio 3.33 on 16 MiB (zstd -3 in 128 KiB records):
@@ -53,5 +54,56 @@ fn fio_default_buffers_compress_in_iolab_fio_as_in_fio() {
             "{opts:?}: fio's data {za}, iolab's {zb}"
         );
         assert_eq!(za > 5.0, compresses, "{opts:?}: fio's data {za}");
+    }
+}
+
+/// `iolab run --pattern fio`: the written file is stamped per 512 bytes (none repeats)
+/// and compresses as fio's does; `fio-unscrambled` repeats one buffer; neither can be
+/// verified or combined with a ratio (one line, exit 2, nothing written).
+#[test]
+fn run_pattern_fio_writes_stamped_reused_buffers_and_refuses_verify() {
+    let dir = tempfile::tempdir().unwrap();
+    let work = dir.path().join("w");
+    std::fs::create_dir(&work).unwrap();
+    let write = |pattern: &str, extra: &[&str]| {
+        let mut args = vec![
+            "run",
+            "--no-store",
+            "--dir",
+            path(&work),
+            "--rw",
+            "write",
+            "--block-size",
+            "4KiB",
+            "--size",
+            "4MiB",
+            "--keep",
+            "--pattern",
+            pattern,
+        ];
+        args.extend(extra);
+        run(&args)
+    };
+    let file = work.join("iolab-work/data.r0.t0");
+    write("fio", &[]).expect(0);
+    let data = std::fs::read(&file).unwrap();
+    assert_eq!(data.len(), 4 << 20);
+    assert_eq!(repeats(&data, 512), 1.0);
+    if let Some(z) = zstd_ratio(&data) {
+        // fio's 4k sequential write: 26.7 (above).
+        assert!(z > 15.0, "zstd {z}");
+    }
+    write("fio-unscrambled", &[]).expect(0);
+    let data = std::fs::read(&file).unwrap();
+    assert_eq!(repeats(&data, 4096), 1024.0);
+    for (extra, names) in [
+        (&["--verify"][..], "--pattern"),
+        (&["--compress-ratio", "2"][..], "--compress-ratio"),
+    ] {
+        std::fs::remove_dir_all(&work).unwrap();
+        std::fs::create_dir(&work).unwrap();
+        let r = write("fio", extra).expect(2);
+        assert!(r.error_line().contains(names), "{extra:?}: {}", r.stderr);
+        assert!(!file.exists(), "{extra:?}: wrote");
     }
 }
