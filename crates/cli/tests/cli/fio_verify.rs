@@ -108,6 +108,8 @@ fn verify_only_reports_a_corrupted_block() {
     assert!(all.contains("checksum mismatch"), "{all}");
     let v = json(&r);
     assert_eq!(v["jobs"][0]["write"]["io_bytes"].as_u64(), Some(0));
+    // fio's job error for a block that does not match: EILSEQ (84), as fio reports it.
+    assert_eq!(v["jobs"][0]["error"].as_i64(), Some(84), "{}", v["jobs"][0]);
     assert!(
         std::fs::read(&file).unwrap() == data,
         "the file is left as found"

@@ -23,6 +23,10 @@ use super::plan::FioPlan;
 pub use super::reporting::DEFAULT_PERCENTILES as PERCENTILES;
 use super::reporting::{ReportOptions, Unified};
 
+/// Linux's EILSEQ: fio's verify functions return it for a block that does not match,
+/// and it becomes the job's error.
+const EILSEQ: i32 = 84;
+
 /// The bucket limits of fio's latency distribution (`lat (usec): 50=14.38%, ...`).
 pub const LAT_NS_LIMITS: [u64; 10] = [2, 4, 10, 20, 50, 100, 250, 500, 750, 1000];
 pub const LAT_US_LIMITS: [u64; 10] = LAT_NS_LIMITS;
@@ -387,6 +391,8 @@ fn job_report(entry: &FioEntry<'_>) -> JobReport {
         errors: phase.error_count,
         error: if phase.error_count > 0 {
             phase.errors.iter().find_map(|e| e.errno).unwrap_or(5) // EIO
+        } else if phase.verify_failures > 0 {
+            EILSEQ
         } else {
             0
         },
