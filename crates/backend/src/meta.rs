@@ -18,8 +18,10 @@ use rustix::io::Errno;
 
 use crate::error::BackendError;
 
+mod name;
 mod paths;
 mod stream;
+pub use name::EntryName;
 pub use paths::{PosixPaths, lstat_whole_path};
 pub use stream::{DirStream, lstat_path};
 

@@ -16,6 +16,7 @@
 use std::ffi::{CStr, CString};
 use std::path::{Path, PathBuf};
 
+use iolab_backend::meta::EntryName;
 use iolab_core::spec::{MetaItems, MetaOp, MetaSpec};
 
 /// The tree below one thread's (or the shared) top directory.
@@ -311,73 +312,25 @@ pub fn item_prefix(items: MetaItems) -> &'static [u8] {
     }
 }
 
-/// A file name spelled into a fixed buffer: the prefix and owner once, then the index per
-/// file; the index after the one spelled last by counting its digits on (a worker's
-/// operations go through its files in order), any other afresh.
+/// A file name: the prefix and owner once, then the index per file (counted on from the
+/// last one, see [`EntryName`]).
 pub struct NameBuf {
-    buf: [u8; 64],
-    prefix: usize,
-    /// The index spelled now (u64::MAX: none) and where its NUL is.
-    index: u64,
-    end: usize,
-}
-
-fn write_decimal(out: &mut [u8], mut v: u64) -> usize {
-    let mut tmp = [0u8; 20];
-    let mut n = 0;
-    loop {
-        tmp[n] = b'0' + (v % 10) as u8;
-        n += 1;
-        v /= 10;
-        if v == 0 {
-            break;
-        }
-    }
-    for i in 0..n {
-        out[i] = tmp[n - 1 - i];
-    }
-    n
+    name: EntryName,
 }
 
 impl NameBuf {
     pub fn new(owner: u32, items: MetaItems) -> NameBuf {
-        let mut buf = [0u8; 64];
-        let prefix = item_prefix(items);
-        let p = prefix.len();
-        buf[..p].copy_from_slice(prefix);
-        let n = write_decimal(&mut buf[p..], owner as u64);
-        buf[p + n] = b'.';
+        let mut prefix = item_prefix(items).to_vec();
+        prefix.extend_from_slice(format!("{owner}.").as_bytes());
         NameBuf {
-            buf,
-            prefix: p + n + 1,
-            index: u64::MAX,
-            end: 0,
+            name: EntryName::new(&prefix).expect("a short prefix of letters, digits and dots"),
         }
     }
 
     /// The name of file `index` of this owner in its leaf directory.
     #[inline]
     pub fn file(&mut self, index: u64) -> &CStr {
-        if !(self.index != u64::MAX && index == self.index + 1 && self.count_on()) {
-            let n = write_decimal(&mut self.buf[self.prefix..], index);
-            self.end = self.prefix + n;
-            self.buf[self.end] = 0;
-        }
-        self.index = index;
-        CStr::from_bytes_with_nul(&self.buf[..=self.end]).expect("one NUL, at the end")
-    }
-
-    /// Adds one to the index spelled, digit by digit from the last; false (nothing
-    /// changed) when every digit is a 9, which takes one digit more.
-    #[inline]
-    fn count_on(&mut self) -> bool {
-        let digits = &mut self.buf[self.prefix..self.end];
-        let Some(last) = digits.iter().rposition(|d| *d != b'9') else {
-            return false;
-        };
-        digits[last] += 1;
-        digits[last + 1..].fill(b'0');
-        true
+        self.name.of(index)
     }
 }
 
@@ -399,21 +352,6 @@ pub fn file_owner(name: &[u8]) -> Option<u32> {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn names_counted_on_are_the_names_spelled_afresh() {
-        let mut counted = NameBuf::new(7, MetaItems::Files);
-        let spell = |i: u64| {
-            let mut fresh = NameBuf::new(7, MetaItems::Files);
-            fresh.file(i).to_owned()
-        };
-        // In order across digit carries, then jumps back and forth, then in order again.
-        let order = (0..1_205).chain([99, 5, 999_999, 1_000_000, 1_000_001, 3, 4, 10]);
-        for i in order {
-            assert_eq!(counted.file(i), spell(i).as_c_str(), "index {i}");
-        }
-        assert_eq!(counted.file(1_000).to_bytes(), b"file.mdtest.7.1000");
-    }
 
     fn shape(leaves: u32, depth: u32, branching: u32) -> TreeShape {
         TreeShape {
