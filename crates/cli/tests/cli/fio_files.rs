@@ -33,18 +33,10 @@ fn real_fio(dir: &Path, args: &[&str]) -> Option<Value> {
         eprintln!("skipping the comparison with real fio: fio is not installed");
         return None;
     }
-    let out = Command::new("fio")
-        .current_dir(dir)
-        .arg("--output-format=json")
-        .args(args)
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    Some(serde_json::from_slice(&out.stdout).unwrap())
+    let mut fio = Command::new("fio");
+    fio.current_dir(dir).arg("--output-format=json").args(args);
+    let out = Ran::from(fio.output().unwrap()).expect(0);
+    Some(serde_json::from_str(&out.stdout).unwrap())
 }
 
 fn io_bytes(v: &Value, dir: &str) -> Vec<u64> {

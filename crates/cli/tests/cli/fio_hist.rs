@@ -125,21 +125,13 @@ fn hist_logs_are_fios_lines_of_fios_bins() {
     }
     let theirs = tempfile::tempdir_in("/var/tmp").unwrap();
     std::fs::create_dir(theirs.path().join("logs")).unwrap();
-    let out = Command::new("fio")
-        .current_dir(theirs.path())
-        .args([
-            "--output-format=json",
-            &format!("--directory={}", path(theirs.path())),
-        ])
-        .args(JOB)
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let mut fio = Command::new("fio");
+    fio.current_dir(theirs.path())
+        .arg("--output-format=json")
+        .arg(format!("--directory={}", path(theirs.path())))
+        .args(JOB);
+    let out = Ran::from(fio.output().unwrap()).expect(0);
+    let v: Value = serde_json::from_str(&out.stdout).unwrap();
     check("fio 3.33", theirs.path(), &v);
     assert_eq!(names(theirs.path()), names(dir.path()));
 }

@@ -6,7 +6,7 @@ use std::os::unix::fs::MetadataExt;
 use std::path::Path;
 use std::process::Command;
 
-use crate::common::{error_line, json_of, loop_image, path, run};
+use crate::common::{Ran, error_line, json_of, loop_image, path, run};
 
 /// Bytes the file system has allocated for `file` (st_blocks, 512-byte units).
 fn allocated(file: &Path) -> u64 {
@@ -224,16 +224,9 @@ pub(crate) fn units_over_distinct(data: &[u8], unit: usize) -> f64 {
 
 /// Runs fio's job `args` on `file`; its stderr if it fails.
 fn fio_writes<S: AsRef<std::ffi::OsStr>>(args: &[S], file: &Path) {
-    let out = Command::new("fio")
-        .args(args)
-        .arg(format!("--filename={}", file.display()))
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    let mut fio = Command::new("fio");
+    fio.args(args).arg(format!("--filename={}", file.display()));
+    Ran::from(fio.output().unwrap()).expect(0);
 }
 
 /// What fio, then `iolab fio`, write for the same job (`args`, fio's options but the
