@@ -4,18 +4,15 @@
 
 use std::sync::atomic::Ordering;
 
-use iolab_backend::{BackendError, Completion, DataFile, IoBackend, IoDir, IoRequest};
-use iolab_core::pattern::{
-    check_verify, fill_ior_timestamp, fill_verify, fio_scramble, ior_timestamp_mismatch,
-    stamp_unique,
-};
-use iolab_core::result::{ErrorRecord, OpKind};
+use iolab_backend::{Completion, DataFile, IoBackend, IoDir, IoRequest};
+use iolab_core::pattern::{check_verify, ior_timestamp_mismatch};
+use iolab_core::result::OpKind;
 use iolab_core::spec::DataPattern;
-use iolab_core::units::{ByteCount, Nanos};
+use iolab_core::units::Nanos;
 
 use super::flow::FlowTurn;
 use super::latency_target::{DepthSearch, Step};
-use super::pace::{MinRate, Pace, Shortfall, Think};
+use super::pace::{MinRate, Pace, Think};
 use super::priority::PrioDraw;
 use super::reduction::{DataSampler, Reduction};
 use super::{WorkerSetup, op_of};
@@ -25,6 +22,10 @@ use crate::offsets::{OffsetGen, OpMix};
 use crate::plan::FilePlan;
 use crate::recorder::Recorder;
 use crate::sizes::SizeDraw;
+
+mod data;
+mod failures;
+mod holds;
 
 /// The longest a paced or thinking worker sleeps before it looks at its stop flag, its
 /// deadline and snapshot requests again.
@@ -518,218 +519,6 @@ impl<'s, 'b, C: Clock> Loop<'s, 'b, C> {
             .is_some_and(|t| t.counts_issues() && t.due(self.issued, self.completed, self.now))
     }
 
-    /// Fills slot `slot`'s buffer for an I/O of `len` bytes at `offset` of file `file`
-    /// (a write's data: unique, a copy of the shared block, a dedupe page, a fixed
-    /// pattern, IOR's words or verify blocks; for IOR's verified read, a spoiled first
-    /// byte) and returns where in the slot the I/O's bytes start.
-    #[allow(clippy::too_many_arguments)]
-    #[inline]
-    fn prepare_buffer(
-        &mut self,
-        dir: IoDir,
-        slot: u32,
-        file: u32,
-        offset: u64,
-        len: u32,
-        verify: bool,
-        ior: bool,
-    ) -> usize {
-        let spec = &self.s.plan.spec;
-        let seed = spec.seed;
-        // fio's buffers: each slot's own bytes, stamped per write (scrambled) or not.
-        let fio = spec.pattern.is_fio();
-        let scramble = spec.pattern == DataPattern::Fio;
-        // A copy of the shared block, or unique data from its own place.
-        let copy = dir == IoDir::Write && self.reduction.duplicate();
-        // A page of a dedupe working set (fio's working_set mode), if one.
-        let fixed = self.reduction.fixed.is_some();
-        let page = if dir == IoDir::Write && !verify && !ior && !fixed {
-            self.reduction.page_of_next_write()
-        } else {
-            None
-        };
-        let buf_offset = if copy {
-            self.reduction.dedupe_at
-        } else if dir == IoDir::Write && !fixed {
-            (offset & self.window_mask) as usize
-        } else {
-            0
-        };
-        if dir == IoDir::Write
-            && fixed
-            && !ior
-            && !verify
-            && self.slots[slot as usize].dir == IoDir::Read
-        {
-            // The slot holds the pattern, unless a read used it: then all of it
-            // again, as a later longer write takes more of it than this one (sizes
-            // drawn per I/O).
-            let whole = self.backend.buffers().get_mut(slot);
-            let end = (self.s.plan.spec.largest_io() as usize).min(whole.len());
-            self.reduction.fill_fixed(&mut whole[..end]);
-        }
-        if dir == IoDir::Write {
-            let buf =
-                &mut self.backend.buffers().get_mut(slot)[buf_offset..buf_offset + len as usize];
-            if ior {
-                // The buffer already holds IOR's words, unless a read used it.
-                if self.slots[slot as usize].dir == IoDir::Read {
-                    fill_ior_timestamp(buf, seed as u32, self.s.worker.global.into());
-                }
-            } else if verify {
-                let file_id = self.my_files[file as usize].id;
-                fill_verify(buf, seed, file_id, offset);
-            } else if let Some(key) = page {
-                Reduction::fill_page(&self.s.plan.spec, buf, key);
-            } else if !copy && !fixed && !fio {
-                // (A fixed pattern is in the slot already: filled again above
-                // after a read.)
-                stamp_unique(buf, offset, self.issued);
-            } else if scramble {
-                // fio's small_content_scramble, with the time since the start.
-                let t = self.now.saturating_sub(self.start).0;
-                fio_scramble(buf, offset, t / 1_000_000_000, t % 1_000_000_000);
-            }
-            if let Some(sampler) = &mut self.sampler
-                && sampler.due()
-            {
-                sampler.take(buf);
-            }
-            self.writes_since_fsync += 1;
-            self.last_write_file = file as usize;
-        } else if ior && verify {
-            // IOR's invalidate_buffer_pattern: a read that delivers nothing
-            // cannot pass for the data left in the buffer.
-            let buf = self.backend.buffers().get_mut(slot);
-            buf[0] = !buf[0];
-        }
-        buf_offset
-    }
-
-    /// Waits until `until` (a paced I/O's turn, the end of a pause) in slices, so a stop,
-    /// the deadline, the end of the ramp and a snapshot request are each seen within
-    /// [`WAIT_SLICE`]; the worker counts as holding, not stalled, meanwhile.
-    #[cold]
-    fn wait_until(&mut self, until: Nanos, rec: &mut Recorder) {
-        let control = self.s.control;
-        let progress = &control.workers[self.s.index];
-        progress.holding.store(true, Ordering::Release);
-        loop {
-            let end = self.deadline.map_or(until, |d| d.min(until));
-            if self.now >= end
-                || control.stop.load(Ordering::Relaxed)
-                || progress.halt.load(Ordering::Relaxed)
-            {
-                break;
-            }
-            self.s.clock.sleep((end - self.now).min(WAIT_SLICE));
-            self.now = self.s.clock.now();
-            if self.now >= self.ramp_end {
-                self.end_ramp(rec);
-            }
-            let wanted = control.snapshot_request.load(Ordering::Relaxed);
-            if wanted != self.snapshot_seen {
-                self.leave_snapshot(wanted, rec);
-            }
-        }
-        progress.holding.store(false, Ordering::Release);
-    }
-
-    /// fio's latency target after completions: the window's verdict, then what it asks
-    /// (complete what is in flight, start the figures afresh, end, or fail). False when
-    /// the worker stops issuing.
-    #[cold]
-    fn latency_step(&mut self, rec: &mut Recorder, verify: bool, seed: u64) -> bool {
-        let Some(d) = &mut self.depth_search else {
-            return true;
-        };
-        let mut step = std::mem::replace(&mut self.lat_step, Step::Go);
-        if step == Step::Go {
-            step = d.check(self.now, self.completed);
-        }
-        let target = d.target();
-        match step {
-            Step::Go => true,
-            Step::Quiesce => {
-                self.drain(rec, verify, seed);
-                true
-            }
-            Step::FinalRun => {
-                self.drain(rec, verify, seed);
-                self.end_ramp(rec);
-                true
-            }
-            Step::Done => false,
-            Step::Fatal => {
-                let message = format!(
-                    "latency exceeds the latency_target of {} at a depth of 1 (fio: ETIMEDOUT, max latency exceeded)",
-                    target.human()
-                );
-                rec.error(self.error(0, OpKind::Read, None, Some(110), message));
-                self.failed = true;
-                false
-            }
-        }
-    }
-
-    /// fio's thinktime: what is in flight completes, then the CPU spins for the spin
-    /// part and the worker sleeps the rest.
-    #[cold]
-    fn think(&mut self, rec: &mut Recorder, verify: bool, seed: u64) {
-        self.drain(rec, verify, seed);
-        let Some(t) = &self.think else { return };
-        let (pause, spin) = (t.pause, t.spin);
-        let began = self.s.clock.now();
-        self.now = began;
-        let stop = &self.s.control.stop;
-        let halt = &self.s.control.workers[self.s.index].halt;
-        while self.now.saturating_sub(began) < spin
-            && !stop.load(Ordering::Relaxed)
-            && !halt.load(Ordering::Relaxed)
-        {
-            std::hint::spin_loop();
-            self.now = self.s.clock.now();
-        }
-        self.wait_until(began + pause, rec);
-    }
-
-    /// A direction fell below this worker's part of --rate-min: the phase fails, as
-    /// fio's job does.
-    #[cold]
-    fn rate_failed(&mut self, rec: &mut Recorder, short: Shortfall) {
-        let spec = &self.s.plan.spec;
-        let (got, part, asked) = if short.bytes {
-            let human = |v: f64| format!("{}/s", ByteCount(v as u64).human());
-            let min = spec.rate_min.map_or(0, ByteCount::get) as f64;
-            (
-                human(short.got),
-                human(short.part),
-                format!("--rate-min {}", human(min)),
-            )
-        } else {
-            let min = spec.rate_iops_min.unwrap_or(0);
-            (
-                format!("{:.1} I/Os per second", short.got),
-                format!("{:.1}", short.part),
-                format!("--rate-iops-min {min}"),
-            )
-        };
-        let what = match short.dir {
-            IoDir::Read => "reads",
-            IoDir::Write => "writes",
-            IoDir::Trim => "trims",
-        };
-        let message = format!(
-            "{what} ran at {got} over the last {}, below this worker's part ({part}) of {asked}",
-            short.over.human()
-        );
-        rec.error(self.error(0, op_of(short.dir), None, None, message));
-        self.failed = true;
-        if !self.s.isolated {
-            self.s.control.stop_all();
-        }
-    }
-
     /// Leaves what was measured so far in the worker's snapshot slot (asked for by
     /// request `wanted`).
     #[cold]
@@ -889,92 +678,6 @@ impl<'s, 'b, C: Clock> Loop<'s, 'b, C> {
                 self.failed = true;
                 self.s.control.stop_all();
             }
-        }
-    }
-
-    /// An error on file `file` of this worker's files.
-    fn error(
-        &self,
-        file: usize,
-        op: OpKind,
-        offset: Option<u64>,
-        errno: Option<i32>,
-        message: String,
-    ) -> ErrorRecord {
-        ErrorRecord {
-            rank: self.s.rank,
-            host: self.s.host.to_string(),
-            op,
-            path: self.my_files[file].path.display().to_string(),
-            offset,
-            errno,
-            message,
-        }
-    }
-
-    /// An I/O of `len` bytes at `offset` (`at`) failed or came back short.
-    #[cold]
-    fn io_failed(
-        &mut self,
-        rec: &mut Recorder,
-        dir: IoDir,
-        file: usize,
-        at: (u64, u64),
-        result: i32,
-    ) {
-        let path = self.my_files[file].path.clone();
-        let op = op_of(dir);
-        let op_name = op.name();
-        let (offset, len) = at;
-        let (errno, message) = if result < 0 {
-            let errno = -result;
-            let e = if errno == libc::EINVAL && self.s.plan.spec.direct {
-                BackendError::Unaligned {
-                    op: op_name,
-                    path,
-                    offset,
-                    len,
-                    align: self.s.alignment,
-                }
-            } else {
-                BackendError::Io {
-                    op: op_name,
-                    path,
-                    offset,
-                    len,
-                    source: std::io::Error::from_raw_os_error(errno),
-                }
-            };
-            (Some(errno), e.to_string())
-        } else {
-            (
-                None,
-                format!(
-                    "short {op_name}: {result} of {len} bytes at offset {offset} in {} ({})",
-                    path.display(),
-                    match dir {
-                        IoDir::Read => "the file is shorter than the workload expects",
-                        IoDir::Write => "the file system is probably full",
-                        IoDir::Trim => "the device trimmed less than asked",
-                    }
-                ),
-            )
-        };
-        rec.error(self.error(file, op, Some(offset), errno, message));
-        self.failed = true;
-        if !self.s.isolated {
-            self.s.control.stop_all();
-        }
-    }
-
-    #[cold]
-    fn fail_all(&mut self, rec: &mut Recorder, message: String) {
-        rec.error(self.error(0, OpKind::Read, None, None, message));
-        self.failed = true;
-        self.broken = true;
-        self.fresh.clear();
-        if !self.s.isolated {
-            self.s.control.stop_all();
         }
     }
 }

@@ -1,0 +1,101 @@
+//! A write's data in its slot before the I/O is issued: unique data from its place in
+//! the write window, a copy of the shared block, a dedupe page, a fixed pattern, fio's
+//! scrambled buffer, IOR's words or verify blocks (and IOR's spoiled read buffer).
+
+use iolab_backend::IoDir;
+use iolab_core::pattern::{fill_ior_timestamp, fill_verify, fio_scramble, stamp_unique};
+use iolab_core::spec::DataPattern;
+
+use super::Loop;
+use crate::clock::Clock;
+use crate::worker::reduction::Reduction;
+
+impl<C: Clock> Loop<'_, '_, C> {
+    /// Fills slot `slot`'s buffer for an I/O of `len` bytes at `offset` of file `file`
+    /// (a write's data: unique, a copy of the shared block, a dedupe page, a fixed
+    /// pattern, IOR's words or verify blocks; for IOR's verified read, a spoiled first
+    /// byte) and returns where in the slot the I/O's bytes start.
+    #[allow(clippy::too_many_arguments)]
+    #[inline]
+    pub(super) fn prepare_buffer(
+        &mut self,
+        dir: IoDir,
+        slot: u32,
+        file: u32,
+        offset: u64,
+        len: u32,
+        verify: bool,
+        ior: bool,
+    ) -> usize {
+        let spec = &self.s.plan.spec;
+        let seed = spec.seed;
+        // fio's buffers: each slot's own bytes, stamped per write (scrambled) or not.
+        let fio = spec.pattern.is_fio();
+        let scramble = spec.pattern == DataPattern::Fio;
+        // A copy of the shared block, or unique data from its own place.
+        let copy = dir == IoDir::Write && self.reduction.duplicate();
+        // A page of a dedupe working set (fio's working_set mode), if one.
+        let fixed = self.reduction.fixed.is_some();
+        let page = if dir == IoDir::Write && !verify && !ior && !fixed {
+            self.reduction.page_of_next_write()
+        } else {
+            None
+        };
+        let buf_offset = if copy {
+            self.reduction.dedupe_at
+        } else if dir == IoDir::Write && !fixed {
+            (offset & self.window_mask) as usize
+        } else {
+            0
+        };
+        if dir == IoDir::Write
+            && fixed
+            && !ior
+            && !verify
+            && self.slots[slot as usize].dir == IoDir::Read
+        {
+            // The slot holds the pattern, unless a read used it: then all of it
+            // again, as a later longer write takes more of it than this one (sizes
+            // drawn per I/O).
+            let whole = self.backend.buffers().get_mut(slot);
+            let end = (self.s.plan.spec.largest_io() as usize).min(whole.len());
+            self.reduction.fill_fixed(&mut whole[..end]);
+        }
+        if dir == IoDir::Write {
+            let buf =
+                &mut self.backend.buffers().get_mut(slot)[buf_offset..buf_offset + len as usize];
+            if ior {
+                // The buffer already holds IOR's words, unless a read used it.
+                if self.slots[slot as usize].dir == IoDir::Read {
+                    fill_ior_timestamp(buf, seed as u32, self.s.worker.global.into());
+                }
+            } else if verify {
+                let file_id = self.my_files[file as usize].id;
+                fill_verify(buf, seed, file_id, offset);
+            } else if let Some(key) = page {
+                Reduction::fill_page(&self.s.plan.spec, buf, key);
+            } else if !copy && !fixed && !fio {
+                // (A fixed pattern is in the slot already: filled again above
+                // after a read.)
+                stamp_unique(buf, offset, self.issued);
+            } else if scramble {
+                // fio's small_content_scramble, with the time since the start.
+                let t = self.now.saturating_sub(self.start).0;
+                fio_scramble(buf, offset, t / 1_000_000_000, t % 1_000_000_000);
+            }
+            if let Some(sampler) = &mut self.sampler
+                && sampler.due()
+            {
+                sampler.take(buf);
+            }
+            self.writes_since_fsync += 1;
+            self.last_write_file = file as usize;
+        } else if ior && verify {
+            // IOR's invalidate_buffer_pattern: a read that delivers nothing
+            // cannot pass for the data left in the buffer.
+            let buf = self.backend.buffers().get_mut(slot);
+            buf[0] = !buf[0];
+        }
+        buf_offset
+    }
+}
