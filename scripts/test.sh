@@ -72,6 +72,9 @@ fi
 
 # Keep the whole build on the project's pinned dependencies.
 export CARGO_TERM_COLOR=never
+# Every peer a test compares with is installed above: a missing one fails the test
+# instead of letting it skip (tests/cli/common.rs, peer_on_path).
+export IOLAB_TEST_SUITE=1
 unset RUST_BACKTRACE
 # The disk of a fresh machine may be small: no incremental caches (a one-off build gains
 # nothing from them) and line tables only as debug information (panics keep their file and

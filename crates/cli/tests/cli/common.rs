@@ -172,6 +172,24 @@ pub fn on_path(tool: &str, arg: &str) -> bool {
         .is_ok()
 }
 
+/// Whether the peer `tool` (answering `arg`) is on PATH for a test that compares with
+/// it. Under scripts/test.sh (IOLAB_TEST_SUITE set), which installs every peer, a missing
+/// one fails the test rather than letting it pass unchecked; elsewhere the test says it
+/// skips.
+pub fn peer_on_path(tool: &str, arg: &str) -> bool {
+    if on_path(tool, arg) {
+        return true;
+    }
+    assert!(
+        std::env::var_os("IOLAB_TEST_SUITE").is_none(),
+        "{tool} is not on PATH, though scripts/test.sh installs it"
+    );
+    eprintln!(
+        "SKIPPED (the comparison with {tool}): it is not installed (scripts/test.sh installs it)"
+    );
+    false
+}
+
 /// Runs `cmd` under `strace -f -ff` tracing `calls` (one file per thread, so no call is
 /// split over "unfinished" and "resumed" lines) and returns each thread's trace.
 pub fn strace_threads(cmd: &Command, work: &Path, calls: &str) -> Vec<String> {

@@ -9,7 +9,7 @@ use std::process::Command;
 
 use serde_json::Value;
 
-use crate::common::{Ran, iolab, on_path, path, run, strace_threads};
+use crate::common::{Ran, iolab, path, peer_on_path, run, strace_threads};
 
 /// The (length, offset) of every pread64 on a file under `dir`, per traced thread in
 /// order: a file's descriptor is followed from its openat to its close.
@@ -44,8 +44,7 @@ fn reads(cmd: &Command, dir: &Path, work: &Path) -> Vec<(u64, u64)> {
 
 /// A job run by fio and by `iolab fio` on fresh directories under strace: their reads.
 fn both(job: &[&str]) -> Option<[Vec<(u64, u64)>; 2]> {
-    if !on_path("fio", "--version") || !on_path("strace", "-V") {
-        eprintln!("SKIPPED: fio or strace is not on PATH (scripts/test.sh installs them)");
+    if !peer_on_path("fio", "--version") || !peer_on_path("strace", "-V") {
         return None;
     }
     let mut out = [Vec::new(), Vec::new()];
@@ -405,7 +404,7 @@ fn jobs_of_a_flow_group_keep_the_ratio_of_their_weights() {
     assert!((ratio - 8.0).abs() < 0.25, "iolab: {ratio}");
     // A group of one is never held back: it runs far more than the held pair's slow job.
     assert!(apart.unwrap() > 1000, "{apart:?}");
-    if on_path("fio", "--version") {
+    if peer_on_path("fio", "--version") {
         // fio's held-back jobs spin (flow_sleep=0), so a third spinning job on a
         // machine of two cores starves the pair: fio runs the pair alone.
         let pair = job.split("[apart]").next().unwrap();
@@ -455,10 +454,8 @@ fn units_shared(a: &Path, b: &Path) -> (f64, usize) {
 fn a_dedupe_working_set_dedupes_and_shares_as_fios() {
     let dir = tempfile::tempdir_in("/var/tmp").unwrap();
     let d = dir.path();
-    let fio = on_path("fio", "--version");
-    if !fio {
-        eprintln!("fio is not on PATH: iolab's files checked alone");
-    }
+    // Without fio, iolab's files are checked alone.
+    let fio = peer_on_path("fio", "--version");
     for global in [1, 0] {
         let mut got = Vec::new();
         for tool in ["iolab", "fio"]
@@ -603,8 +600,7 @@ fn a_latency_target_searches_the_depth_and_ends_as_fios() {
             std::fs::remove_file(f).unwrap();
         }
     }
-    if !on_path("fio", "--version") {
-        eprintln!("SKIPPED the fio side: fio is not on PATH (scripts/test.sh installs it)");
+    if !peer_on_path("fio", "--version") {
         return;
     }
     let ((fio_keys, _, fio_runtime, _), _) = ran("fio", &met, 0);
@@ -657,7 +653,7 @@ fn per_io_priorities_keep_their_shares_and_report_as_fios() {
             vec![(0, 0, 0.52), (1, 1, 0.12), (3, 2, 0.36)],
         ),
     ];
-    let fio = on_path("fio", "--version");
+    let fio = peer_on_path("fio", "--version");
     for (name, opts, want) in jobs {
         let file = dir.path().join(name);
         std::fs::write(

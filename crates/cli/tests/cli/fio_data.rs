@@ -12,8 +12,7 @@ use crate::flash::{units_over_distinct as repeats, written_by_both, zstd_ratio};
 /// fio's.
 #[test]
 fn fio_default_buffers_compress_in_iolab_fio_as_in_fio() {
-    if !crate::common::on_path("fio", "--version") {
-        eprintln!("SKIPPED: fio is not installed (scripts/test.sh installs it)");
+    if !crate::common::peer_on_path("fio", "--version") {
         return;
     }
     let dir = tempfile::tempdir().unwrap();

@@ -385,7 +385,7 @@ fn a_mixed_job_reads_and_writes_in_its_own_sizes() {
         head,
         "m: (g=0): rw=randrw, bs=(R) 4096B-4096B, (W) 64.0KiB-64.0KiB, (T) 64.0KiB-64.0KiB, ioengine=psync, iodepth=1"
     );
-    if crate::common::on_path("fio", "--version") {
+    if crate::common::peer_on_path("fio", "--version") {
         let fio = Command::new("fio").args(&job).output().unwrap();
         let out = String::from_utf8_lossy(&fio.stdout);
         assert_eq!(out.lines().next(), Some(head.as_str()), "{out}");

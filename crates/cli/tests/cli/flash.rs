@@ -371,8 +371,7 @@ fn asked_ratios_are_what_zstd_and_hashes_find_in_the_written_file() {
 
 #[test]
 fn fio_buffer_compress_and_dedupe_percentages_compress_as_fios_data_does() {
-    if !crate::common::on_path("fio", "--version") {
-        eprintln!("SKIPPED: fio is not installed (scripts/test.sh installs it)");
+    if !crate::common::peer_on_path("fio", "--version") {
         return;
     }
     let dir = tempfile::tempdir().unwrap();
@@ -521,8 +520,7 @@ fn steady_state_stops_a_phase_once_its_window_settles_and_says_when_it_did_not()
 
 #[test]
 fn fio_ss_stops_the_job_as_fio_does_with_fios_steadystate_object() {
-    if !crate::common::on_path("fio", "--version") {
-        eprintln!("SKIPPED: fio is not installed (scripts/test.sh installs it)");
+    if !crate::common::peer_on_path("fio", "--version") {
         return;
     }
     let dir = tempfile::tempdir().unwrap();
@@ -718,10 +716,7 @@ fn the_zfs_preset_runs_with_compress_ratio_2_and_shows_the_measured_ratio() {
 #[test]
 fn fio_buffer_pattern_writes_the_same_bytes_as_fio() {
     let dir = tempfile::tempdir().unwrap();
-    let have_fio = crate::common::on_path("fio", "--version");
-    if !have_fio {
-        eprintln!("SKIPPED (the comparison): fio is not installed (scripts/test.sh installs it)");
-    }
+    let have_fio = crate::common::peer_on_path("fio", "--version");
     for pattern in ["0xdeadbeef", "\"ab\"0x00"] {
         let (by_fio, by_iolab) = (dir.path().join("fio.dat"), dir.path().join("iolab.dat"));
         let common = [
