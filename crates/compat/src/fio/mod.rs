@@ -15,6 +15,7 @@ pub mod output;
 pub mod plan;
 mod plan_access;
 mod plan_data;
+mod plan_target;
 pub mod reporting;
 pub mod units;
 mod values;
