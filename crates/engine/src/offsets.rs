@@ -59,26 +59,34 @@ impl OffsetGen for Sequential {
 /// Independent uniform draws over the places the smallest I/O fits.
 pub struct Uniform {
     units: u64,
-    /// Each direction's places, once known.
-    positions: [Option<u64>; 2],
+    /// Each direction's places, once known ([`UNKNOWN`] before: a share with that many
+    /// places only asks again, with the same answer).
+    positions: [u64; 2],
     rng: Rng,
 }
+
+/// A direction's places not yet asked for.
+const UNKNOWN: u64 = u64::MAX;
 
 impl Uniform {
     pub fn new(units: u64, seed: u64) -> Self {
         Uniform {
             units,
-            positions: [None; 2],
+            positions: [UNKNOWN; 2],
             rng: Rng::new(seed),
         }
     }
 }
 
 impl OffsetGen for Uniform {
-    #[inline]
+    #[inline(always)]
     fn next(&mut self, sizes: &mut SizeDraw) -> Option<(u64, u64)> {
-        let units = self.units;
-        let positions = *self.positions[sizes.dir()].get_or_insert_with(|| sizes.positions(units));
+        let d = sizes.dir() & 1;
+        let mut positions = self.positions[d];
+        if positions == UNKNOWN {
+            positions = sizes.positions(self.units);
+            self.positions[d] = positions;
+        }
         if positions == 0 {
             return None;
         }
@@ -244,6 +252,49 @@ pub fn generator_over_files(
         gens: (0..n).map(|f| one(per_file, mix(&[seed, f]))).collect(),
         turn: 0,
     })
+}
+
+/// A worker's offsets: the plain uniform draw and the sequential walk over one file (the
+/// common cases) called in line, every other generator through `dyn` (the same
+/// generators, so the same sequence of offsets either way).
+pub enum Offsets {
+    Uniform(Uniform),
+    Sequential(Sequential),
+    Other(Box<dyn OffsetGen>),
+}
+
+impl Offsets {
+    /// The next I/O, as [`OffsetGen::next`].
+    #[inline(always)]
+    pub fn next(&mut self, sizes: &mut SizeDraw) -> Option<(u64, u64)> {
+        match self {
+            Offsets::Uniform(g) => g.next(sizes),
+            Offsets::Sequential(g) => g.next(sizes),
+            Offsets::Other(g) => g.next(sizes),
+        }
+    }
+}
+
+/// A worker's generator, as [`generator_over_files`] builds it, with a plain uniform draw
+/// or sequential walk over one file in line (see [`Offsets`]).
+pub fn offsets_over_files(
+    order: &Order,
+    units: u64,
+    files: u32,
+    sizes: &[&SizeDraw],
+    seed: u64,
+    modifier: SeqModifier,
+) -> Offsets {
+    // generator_over_files gives these very generators (one file, no modifier).
+    match order {
+        _ if files > 1 || !modifier.is_plain() => {}
+        Order::Uniform => return Offsets::Uniform(Uniform::new(units, seed)),
+        Order::Sequential => return Offsets::Sequential(Sequential::new(units)),
+        _ => {}
+    }
+    Offsets::Other(generator_over_files(
+        order, units, files, sizes, seed, modifier,
+    ))
 }
 
 /// Read or write, in the spec's proportion.

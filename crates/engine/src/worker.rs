@@ -2,7 +2,7 @@
 //! plan's [`StartRule`](crate::plan::StartRule)), then keeps `queue_depth` I/Os in
 //! flight until its share is done, the runtime or stonewall is reached, or it is told to
 //! stop; what completes during a ramp is not recorded. Everything is decided before the
-//! loop; the loop sees only `&mut dyn IoBackend`, `&mut dyn OffsetGen` and the
+//! loop; the loop sees only `&mut dyn IoBackend`, the [`Offsets`](crate::offsets::Offsets) and the
 //! [`Recorder`].
 
 use iolab_backend::{BackendError, BackendOptions, DataFile, IoDir, OpenSpec, open_backend};
@@ -13,7 +13,7 @@ use iolab_core::units::Nanos;
 
 use crate::clock::Clock;
 use crate::control::PhaseControl;
-use crate::offsets::{OffsetGen, OpMix, Order, SeqModifier, generator_over_files};
+use crate::offsets::{OpMix, Order, SeqModifier, offsets_over_files};
 use crate::phase::WorkerReport;
 use crate::plan::{DataPlan, WorkerPlan};
 use crate::recorder::Recorder;
@@ -171,14 +171,14 @@ pub fn run_data_worker<C: Clock>(s: &WorkerSetup<'_, C>) -> Result<WorkerReport,
     };
     let n = s.worker.files;
     let mut offsets = if own_sequences {
-        generator_over_files(&order, units, n, &[&sizes[0]], s.worker.seed, modifier)
+        offsets_over_files(&order, units, n, &[&sizes[0]], s.worker.seed, modifier)
     } else {
         let both = [&sizes[0], &sizes[1]];
-        generator_over_files(&order, units, n, &both, s.worker.seed, modifier)
+        offsets_over_files(&order, units, n, &both, s.worker.seed, modifier)
     };
     let mut write_offsets = own_sequences.then(|| {
         let seed = iolab_core::rng::mix(&[s.worker.seed, 0x3217E]);
-        generator_over_files(&order, units, n, &[&sizes[1]], seed, modifier)
+        offsets_over_files(&order, units, n, &[&sizes[1]], seed, modifier)
     });
     let mut mix = OpMix::of(spec.rw, spec.read_percent(), s.worker.seed);
 
@@ -229,14 +229,7 @@ pub fn run_data_worker<C: Clock>(s: &WorkerSetup<'_, C>) -> Result<WorkerReport,
         let span = (spec.block_size.get() / unit.max(1)).max(1);
         lp.pass_length = Some(units / span);
     }
-    lp.run(
-        offsets.as_mut(),
-        write_offsets
-            .as_mut()
-            .map(|w| w.as_mut() as &mut dyn OffsetGen),
-        &mut mix,
-        &mut rec,
-    );
+    lp.run(&mut offsets, write_offsets.as_mut(), &mut mix, &mut rec);
     let finished_at = s.clock.now().saturating_sub(lp.counted_from);
     let completed = lp.completed;
     let sample = lp.sampler.take().map(|d| d.sample);

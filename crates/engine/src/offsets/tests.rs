@@ -200,13 +200,13 @@ fn worker_ios(spec: &DataSpec, units: u64, files: u32, seed: u64, n: usize) -> V
         ..SeqModifier::default()
     };
     let mut offsets = if own {
-        generator_over_files(&order, units, files, &[&sizes[0]], seed, plain)
+        offsets_over_files(&order, units, files, &[&sizes[0]], seed, plain)
     } else {
-        generator_over_files(&order, units, files, &[&sizes[0], &sizes[1]], seed, plain)
+        offsets_over_files(&order, units, files, &[&sizes[0], &sizes[1]], seed, plain)
     };
     let mut writes = own.then(|| {
         let seed = mix(&[seed, 0x3217E]);
-        generator_over_files(&order, units, files, &[&sizes[1]], seed, plain)
+        offsets_over_files(&order, units, files, &[&sizes[1]], seed, plain)
     });
     let mut ops = OpMix::of(spec.rw, spec.read_percent(), seed);
     (0..n)
@@ -308,4 +308,47 @@ fn the_sequences_of_a_seed_are_pinned_across_versions() {
             "{name}"
         );
     }
+}
+
+/// The worker's in-line uniform draw and sequential walk give what the generators give
+/// through `dyn` (the sequence is pinned above): 10,000 I/Os of each, including a share
+/// whose end cuts the drawn sizes and a direction whose places are asked for later.
+#[test]
+fn in_line_generators_give_the_dyn_sequences() {
+    let spec = DataSpec {
+        rw: RwKind::Randrw,
+        block_sizes: Some("4KiB-16KiB".parse().unwrap()),
+        ..DataSpec::default()
+    };
+    let plain = SeqModifier::default();
+    for (order, units) in [
+        (Order::Uniform, 1 << 18),
+        (Order::Uniform, 37),
+        (Order::Sequential, 1001),
+    ] {
+        let mut sizes = [0, 1].map(|d| SizeDraw::of_spec(&spec, d, 4096, 9));
+        let mut sizes2 = sizes.clone();
+        let mut a = offsets_over_files(&order, units, 1, &[&sizes[0], &sizes[1]], 9, plain);
+        let mut b = generator_over_files(&order, units, 1, &[&sizes[0], &sizes[1]], 9, plain);
+        assert!(!matches!(a, Offsets::Other(_)), "{order:?} goes in line");
+        let mut ops = OpMix::new(70, 9);
+        for i in 0..10_000 {
+            let d = ops.draw() as usize;
+            assert_eq!(
+                a.next(&mut sizes[d]),
+                b.next(&mut sizes2[d]),
+                "{order:?} over {units}: I/O {i}"
+            );
+        }
+    }
+    // Several files or a modifier: the generators through `dyn`.
+    let sizes = SizeDraw::fixed(1, 0);
+    let two = offsets_over_files(&Order::Uniform, 64, 2, &[&sizes], 9, plain);
+    assert!(matches!(two, Offsets::Other(_)));
+    let skip = SeqModifier {
+        skip: 2,
+        ..SeqModifier::default()
+    };
+    let skipping = offsets_over_files(&Order::Sequential, 64, 1, &[&sizes], 9, skip);
+    assert!(matches!(skipping, Offsets::Other(_)));
 }

@@ -18,7 +18,7 @@ use super::reduction::{DataSampler, Reduction};
 use super::{WorkerSetup, op_of};
 use crate::clock::Clock;
 use crate::control::PhaseControl;
-use crate::offsets::{OffsetGen, OpMix};
+use crate::offsets::{Offsets, OpMix};
 use crate::plan::FilePlan;
 use crate::recorder::Recorder;
 use crate::sizes::SizeDraw;
@@ -218,8 +218,8 @@ impl<'s, 'b, C: Clock> Loop<'s, 'b, C> {
     /// reads from `offsets` (each direction keeps its own sequence, as fio's do).
     pub(super) fn run(
         &mut self,
-        offsets: &mut dyn OffsetGen,
-        mut write_offsets: Option<&mut dyn OffsetGen>,
+        offsets: &mut Offsets,
+        mut write_offsets: Option<&mut Offsets>,
         mix: &mut OpMix,
         rec: &mut Recorder,
     ) {
