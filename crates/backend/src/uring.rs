@@ -7,13 +7,17 @@ use std::io;
 use std::marker::PhantomData;
 use std::os::fd::{AsRawFd, RawFd};
 
-use io_uring::{IoUring, opcode, squeue, types};
+use io_uring::{IoUring, squeue};
 use iolab_core::spec::BackendKind;
 
 use crate::buffer::BufferPool;
 use crate::error::BackendError;
 use crate::files::DataFile;
 use crate::{BackendOptions, Capabilities, Completion, IoBackend, IoDir, IoRequest};
+
+mod sq;
+
+use sq::{Opcodes, SlotQueue};
 
 /// io_uring caps one registered buffer at 1 GiB.
 const MAX_REGISTERED: usize = 1 << 30;
@@ -58,6 +62,9 @@ fn register_ring_fd(fd: RawFd) -> Option<u32> {
 
 pub struct UringBackend<'a> {
     ring: IoUring,
+    /// The submission queue, one entry per slot, written in place.
+    sq: SlotQueue,
+    opcodes: Opcodes,
     pool: BufferPool,
     fds: Vec<RawFd>,
     /// Which files are block devices (a trim is BLKDISCARD there, a punched hole else).
@@ -65,7 +72,6 @@ pub struct UringBackend<'a> {
     /// Trims done inline in `push`, waiting to be reaped (see `Capabilities::trims_inline`).
     inline_done: Vec<Completion>,
     fixed_files: bool,
-    fixed_buffers: bool,
     depth: u32,
     in_flight: u32,
     /// Requests pushed but not yet handed to the kernel, and how many to gather first.
@@ -145,14 +151,20 @@ impl<'a> UringBackend<'a> {
             // then use unregistered buffers.
             unsafe { ring.submitter().register_buffers(&[iov]).is_ok() }
         };
+        let sq = SlotQueue::new(&ring, depth, fixed_files).map_err(|e| {
+            BackendError::UringUnavailable {
+                reason: format!("mapping the submission queue: {e}"),
+            }
+        })?;
         Ok(UringBackend {
             ring,
+            sq,
+            opcodes: Opcodes::new(fixed_buffers),
             pool,
             fds,
             devices,
             inline_done: Vec::with_capacity(depth as usize),
             fixed_files,
-            fixed_buffers,
             depth,
             in_flight: 0,
             pending: 0,
@@ -160,40 +172,6 @@ impl<'a> UringBackend<'a> {
             ring_index,
             _files: PhantomData,
         })
-    }
-
-    #[inline(always)]
-    fn entry(&self, req: &IoRequest, buf: *mut u8) -> squeue::Entry {
-        macro_rules! build {
-            ($fd:expr) => {
-                match (req.dir, self.fixed_buffers) {
-                    (IoDir::Read | IoDir::Trim, true) => {
-                        opcode::ReadFixed::new($fd, buf, req.len, 0)
-                            .offset(req.offset)
-                            .ioprio(req.ioprio)
-                            .build()
-                    }
-                    (IoDir::Write, true) => opcode::WriteFixed::new($fd, buf, req.len, 0)
-                        .offset(req.offset)
-                        .ioprio(req.ioprio)
-                        .build(),
-                    (IoDir::Read | IoDir::Trim, false) => opcode::Read::new($fd, buf, req.len)
-                        .offset(req.offset)
-                        .ioprio(req.ioprio)
-                        .build(),
-                    (IoDir::Write, false) => opcode::Write::new($fd, buf, req.len)
-                        .offset(req.offset)
-                        .ioprio(req.ioprio)
-                        .build(),
-                }
-            };
-        }
-        let e = if self.fixed_files {
-            build!(types::Fixed(req.file))
-        } else {
-            build!(types::Fd(self.fds[req.file as usize]))
-        };
-        e.user_data(req.slot as u64)
     }
 
     /// A trim, as fio's io_uring engine does it: what is queued goes to the kernel first,
@@ -226,11 +204,7 @@ impl<'a> UringBackend<'a> {
     fn enter(&mut self, wait_for: u32) -> Result<(), BackendError> {
         self.pending = 0;
         loop {
-            // Borrowing the queue reads the kernel's head; every push published its tail.
-            let sq = self.ring.submission();
-            let to_submit = sq.len() as u32;
-            let taskrun = sq.taskrun();
-            drop(sq);
+            let (to_submit, taskrun) = (self.sq.len(), self.sq.taskrun());
             match self.enter_once(to_submit, wait_for, taskrun) {
                 Err(e) if e.raw_os_error() == Some(libc::EINTR) => continue,
                 entered => return Self::entered(entered),
@@ -323,28 +297,38 @@ impl IoBackend for UringBackend<'_> {
             .pool
             .lend(req.slot)
             .wrapping_add(req.buf_offset as usize);
-        let entry = self.entry(&req, buf);
-        // One borrow of the queue pushes the entry and, when the batch is complete, tells
-        // what to hand over (the borrow's drop publishes the tail before the call).
-        let mut sq = self.ring.submission();
-        // SAFETY: the buffer is lent (marked in flight) until its completion is reaped,
-        // so nothing else touches it, and the pool outlives every in-flight request (Drop
-        // drains them). The fd is registered or belongs to a DataFile borrowed for 'a.
-        if unsafe { sq.push(&entry) }.is_err() {
+        let fd = if self.fixed_files {
+            req.file as i32
+        } else {
+            self.fds[req.file as usize]
+        };
+        let opcode = if req.dir == IoDir::Write {
+            self.opcodes.write
+        } else {
+            self.opcodes.read
+        };
+        // SAFETY: the slot is below the depth the queue was made with and was not in
+        // flight (`lend` checks both and marks it in flight until its completion is
+        // reaped, so nothing else touches the buffer, and the pool outlives every
+        // in-flight request: Drop drains them). The fd is registered or belongs to a
+        // DataFile borrowed for 'a.
+        let pushed = |sq: &mut SlotQueue| unsafe {
+            sq.push(req.slot, opcode, fd, req.offset, buf, req.len, req.ioprio)
+        };
+        if !pushed(&mut self.sq) {
             // The submission queue is full of unsubmitted entries: flush it and retry.
-            drop(sq);
             self.enter(0)?;
-            sq = self.ring.submission();
-            // SAFETY: as above.
-            unsafe { sq.push(&entry) }.expect("a just-flushed submission queue has room");
+            assert!(
+                pushed(&mut self.sq),
+                "a just-flushed submission queue has room"
+            );
         }
         self.in_flight += 1;
         self.pending += 1;
         // Handing each request over at once keeps a device's queue as full as fio does;
         // a larger batch trades that for fewer system calls.
         if self.pending >= self.submit_batch {
-            let (to_submit, taskrun) = (sq.len() as u32, sq.taskrun());
-            drop(sq);
+            let (to_submit, taskrun) = (self.sq.len(), self.sq.taskrun());
             self.pending = 0;
             match self.enter_once(to_submit, 0, taskrun) {
                 // Interrupted: the entries are still queued; the full call hands them over.
@@ -367,9 +351,7 @@ impl IoBackend for UringBackend<'_> {
         // already with none held back in deferred work (IORING_SQ_TASKRUN): reaping them
         // needs no system call. A read the kernel completes inline (a page-cache hit)
         // then costs one io_uring_enter, its submission, as in fio's loop.
-        if self.pending == 0
-            && !self.ring.submission().taskrun()
-            && self.ring.completion().len() >= wait as usize
+        if self.pending == 0 && !self.sq.taskrun() && self.ring.completion().len() >= wait as usize
         {
             return Ok(());
         }
