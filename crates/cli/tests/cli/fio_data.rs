@@ -3,7 +3,7 @@
 //! refill_buffers=1, judged by zstd in ZFS's 128 KiB records and by SHA-256 units.
 
 use crate::common::{path, run};
-use crate::flash::{units_over_distinct as repeats, written_by_both, zstd_ratio};
+use crate::flash_data::{units_over_distinct as repeats, written_by_both, zstd_ratio};
 
 /// fio's own figures, measured with fio 3.33 on 16 MiB (zstd -3 in 128 KiB records):
 /// default 4k write 26.7, 4k randwrite 14.8, 128k write 1.13, bsrange=4k-64k randwrite

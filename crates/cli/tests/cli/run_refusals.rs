@@ -1,0 +1,322 @@
+//! `iolab run` refusing bad input: one line naming the option, exit 2, nothing left
+//! behind (options, direct-I/O sizes, links, CPUs, permissions, space, inodes).
+
+use std::fs;
+
+use crate::common::{can_mount, error_line, path, run, run_in_namespace};
+use crate::run::{json, op};
+
+#[test]
+fn a_missing_directory_is_one_line_and_exit_2() {
+    let r = run(&["run", "--dir", "/nonexistent/iolab-test", "--size", "1MiB"]).expect(2);
+    assert_eq!(
+        error_line(&r),
+        "iolab: error: --dir /nonexistent/iolab-test does not exist; create it first or choose another directory"
+    );
+}
+
+#[test]
+fn an_unknown_option_value_is_one_line_and_exit_2() {
+    let r = run(&["run", "--dir", "/tmp", "--rw", "sideways"]).expect(2);
+    assert_eq!(
+        error_line(&r),
+        "iolab: error: invalid value 'sideways' for '--rw <RW>' [possible values: read, write, randread, randwrite, rw, randrw, trim, randtrim, trimwrite, randtrimwrite]"
+    );
+    let r = run(&["run", "--dir", "/tmp", "--block-size", "4 parsecs"]).expect(2);
+    assert!(
+        error_line(&r).contains("invalid size '4 parsecs'"),
+        "{}",
+        r.stderr
+    );
+    for (option, value) in [
+        ("--size", "-10"),
+        ("--block-size", "-4096"),
+        ("-t", "-16"),
+        ("--runtime", "-1s"),
+        ("--size", "-1.5"),
+    ] {
+        let r = run(&["run", "--dir", "/tmp", option, value]).expect(2);
+        assert_eq!(
+            error_line(&r),
+            format!("iolab: error: {option}: {value}: negative values are not accepted")
+        );
+    }
+    let r = run(&[
+        "run",
+        "--dir",
+        "/tmp",
+        "--size",
+        "1MiB",
+        "--stonewall",
+        "0s",
+    ])
+    .expect(2);
+    assert_eq!(
+        error_line(&r),
+        "iolab: error: --stonewall: must be longer than 0s"
+    );
+    // A --json that cannot be written is refused before the workload, not after it.
+    let dir = tempfile::tempdir().unwrap();
+    let bad = dir.path().join("no/such/dir/r.json");
+    let r = run(&[
+        "run",
+        "--dir",
+        path(dir.path()),
+        "--size",
+        "1MiB",
+        "--json",
+        path(&bad),
+        "--no-store",
+    ])
+    .expect(2);
+    assert_eq!(
+        error_line(&r),
+        format!(
+            "iolab: error: --json {}: No such file or directory",
+            bad.display()
+        )
+    );
+    assert!(
+        !r.stdout.contains("IOPS"),
+        "the workload ran first: {}",
+        r.stdout
+    );
+}
+
+/// The one error line of a direct run of 1000-byte blocks in `dir` (refused: exit 2).
+fn direct_1000_byte_blocks(dir: &str) -> String {
+    let r = run(&[
+        "run",
+        "--dir",
+        dir,
+        "--direct",
+        "--block-size",
+        "1000",
+        "--size",
+        "100000",
+    ])
+    .expect(2);
+    error_line(&r)
+}
+
+#[test]
+fn a_block_size_direct_io_cannot_use_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let line = direct_1000_byte_blocks(path(dir.path()));
+    assert!(
+        line.starts_with("iolab: error: --block-size: 1000B is not a multiple of"),
+        "{line}"
+    );
+    assert!(line.ends_with("or drop --direct"), "{line}");
+    assert_eq!(
+        fs::read_dir(dir.path()).unwrap().count(),
+        0,
+        "nothing left behind"
+    );
+}
+
+/// A FUSE client (ceph-fuse, weed mount, iolab-faultfs) reports no direct-I/O alignment
+/// and takes no O_TMPFILE; fio runs 512-byte direct I/O on it, so iolab tries the sizes
+/// on the target rather than assuming 4096: 512 runs, 1000 is refused naming 512, and
+/// the file made for the try is gone.
+#[test]
+fn direct_io_alignment_is_tried_on_a_fuse_mount_that_reports_none() {
+    let Some(fs) = crate::common::FaultFs::mount(&[]) else {
+        return;
+    };
+    let d = fs.dir();
+    let out = tempfile::tempdir().unwrap();
+    let report = out.path().join("r.json");
+    run(&[
+        "run",
+        "--dir",
+        d,
+        "--direct",
+        "--rw",
+        "randwrite",
+        "--block-size",
+        "512",
+        "--size",
+        "256KiB",
+        "--no-store",
+        "--json",
+        path(&report),
+    ])
+    .expect(0);
+    let w = op(&json(&report), 0, "write").clone();
+    assert_eq!(
+        (w["ops"].as_u64(), w["bytes"].as_u64()),
+        (Some(512), Some(256 << 10))
+    );
+    let line = direct_1000_byte_blocks(d);
+    assert!(
+        line.starts_with("iolab: error: --block-size: 1000B is not a multiple of 512 bytes"),
+        "{line}"
+    );
+    // Nothing is left on the mount: not the files, not the one made for the try.
+    let left: Vec<_> = fs::read_dir(d)
+        .unwrap()
+        .flatten()
+        .map(|e| e.path())
+        .collect();
+    assert!(left.is_empty(), "{left:?}");
+}
+
+#[test]
+fn a_link_planted_in_the_work_directory_is_not_followed() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = path(dir.path());
+    run(&[
+        "run", "--dir", d, "--rw", "write", "--size", "1MiB", "--keep",
+    ])
+    .expect(0);
+    let victim = dir.path().join("victim.txt");
+    fs::write(&victim, "precious\n").unwrap();
+    let data = dir.path().join("iolab-work/data.r0.t0");
+    fs::remove_file(&data).unwrap();
+    std::os::unix::fs::symlink(&victim, &data).unwrap();
+    let r = run(&["run", "--dir", d, "--rw", "write", "--size", "1MiB"]);
+    assert_eq!(r.code, 2, "{}", r.stderr);
+    assert!(
+        error_line(&r).contains("Too many levels of symbolic links"),
+        "{}",
+        r.stderr
+    );
+    assert_eq!(fs::read_to_string(&victim).unwrap(), "precious\n");
+}
+
+#[test]
+fn a_cpu_the_process_may_not_use_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    for cmd in [
+        vec!["run", "--rw", "write", "--size", "1MiB"],
+        vec!["meta", "--files-per-dir", "10"],
+    ] {
+        let mut args = cmd.clone();
+        args.extend(["--dir", path(dir.path()), "--cpus", "4000", "--no-store"]);
+        let r = run(&args);
+        assert_eq!(r.code, 2, "{}", r.stderr);
+        assert!(
+            error_line(&r)
+                .starts_with("iolab: error: --cpus: CPU 4000 is not one this process may run on ("),
+            "{}",
+            r.stderr
+        );
+        assert_eq!(fs::read_dir(dir.path()).unwrap().count(), 0);
+    }
+}
+
+#[test]
+fn permission_denied_is_one_line_and_exit_2() {
+    let r = run(&["run", "--dir", "/sys", "--size", "1MiB"]).expect(2);
+    let line = error_line(&r);
+    assert!(
+        line.starts_with("iolab: error: cannot create /sys/iolab-work:"),
+        "{line}"
+    );
+    assert!(
+        line.contains("choose a directory you can write to"),
+        "{line}"
+    );
+}
+
+#[test]
+fn too_little_space_is_refused_before_writing() {
+    if !can_mount() {
+        eprintln!("SKIPPED: cannot mount a small tmpfs here (needs root and mount namespaces)");
+        return;
+    }
+    let r = run_in_namespace(
+        "mount -t tmpfs -o size=2m tmpfs /mnt",
+        &["run", "--dir", "/mnt", "--rw", "write", "--size", "8MiB"],
+    )
+    .expect(2);
+    let line = error_line(&r);
+    assert!(
+        line.contains("needs 8.00 MiB in /mnt/iolab-work but only"),
+        "{line}"
+    );
+    assert!(
+        line.ends_with("use a smaller --size/--total-size or free space"),
+        "{line}"
+    );
+}
+
+/// A stonewall bounds what a phase writes while it runs, not the files a read lays out
+/// before it starts: a stonewalled random read of more than the file system holds is
+/// refused too (it filled a tmpfs laying out IOR's -s 10000000 4 KiB transfers).
+#[test]
+fn a_stonewalled_read_needing_more_than_there_is_is_refused() {
+    if !can_mount() {
+        eprintln!("SKIPPED: cannot mount a small tmpfs here (needs root and mount namespaces)");
+        return;
+    }
+    let r = run_in_namespace(
+        "mount -t tmpfs -o size=2m tmpfs /mnt",
+        &[
+            "run",
+            "--dir",
+            "/mnt",
+            "--rw",
+            "randread",
+            "--size",
+            "8MiB",
+            "--stonewall",
+            "1s",
+        ],
+    )
+    .expect(2);
+    let line = error_line(&r);
+    assert!(
+        line.contains("needs 8.00 MiB in /mnt/iolab-work but only"),
+        "{line}"
+    );
+}
+
+#[test]
+fn running_out_of_inodes_is_one_line_and_leaves_nothing() {
+    if !can_mount() {
+        eprintln!("SKIPPED: cannot mount a small tmpfs here (needs root and mount namespaces)");
+        return;
+    }
+    // Room for the work directory, its marker and lock, but not for two data files.
+    let r = run_in_namespace(
+        "mount -t tmpfs -o size=8m,nr_inodes=5 tmpfs /mnt",
+        &[
+            "run",
+            "--dir",
+            "/mnt",
+            "--rw",
+            "write",
+            "--size",
+            "1MiB",
+            "--threads",
+            "2",
+        ],
+    );
+    let r = r.expect(2);
+    let line = error_line(&r);
+    assert!(line.contains("No space left on device"), "{line}");
+}
+
+#[test]
+fn direct_io_on_a_file_system_that_refuses_it_is_named() {
+    if !can_mount() {
+        eprintln!("SKIPPED: cannot mount ramfs here (needs root and mount namespaces)");
+        return;
+    }
+    let r = run_in_namespace(
+        "mount -t ramfs ramfs /mnt",
+        &["run", "--dir", "/mnt", "--direct", "--size", "1MiB"],
+    )
+    .expect(2);
+    let line = error_line(&r);
+    assert!(
+        line.contains("the file system refuses direct I/O (O_DIRECT)"),
+        "{line}"
+    );
+    assert!(
+        line.ends_with("drop --direct, or run on a file system that supports it"),
+        "{line}"
+    );
+}
