@@ -13,6 +13,7 @@ mod prepare;
 mod results;
 mod run;
 mod units;
+mod warnings;
 
 pub use analysis::{TargetAnalysis, TargetFigure, analyze, flag_lines, place};
 pub use prepare::{LocalTarget, PrepareOptions, TargetSet, cleanup_targets, prepare_targets};
