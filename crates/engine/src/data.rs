@@ -66,6 +66,9 @@ pub struct DataOptions {
     /// Bytes before the workers' region in each file (fio's offset), a multiple of the
     /// block size.
     pub start_offset: u64,
+    /// Bytes between consecutive workers' regions (fio's offset_increment; see
+    /// [`PlanContext::offset_increment`]).
+    pub offset_increment: u64,
     /// Passes each worker makes over its share when size-based (fio's loops; 0 or 1:
     /// one).
     pub loops: u32,
@@ -247,6 +250,7 @@ impl<'a> ReadyJob<'a> {
             names: opts.names.clone(),
             files_per_worker: opts.files_per_worker,
             start_offset: opts.start_offset,
+            offset_increment: opts.offset_increment,
             read_from: opts
                 .read_from
                 .as_ref()

@@ -29,6 +29,7 @@ pub fn check_kept_for(
         names: opts.names.clone(),
         files_per_worker: opts.files_per_worker,
         start_offset: opts.start_offset,
+        offset_increment: opts.offset_increment,
         ..PlanContext::default()
     };
     let checked = plan_data(spec, &target.data_target(), &ctx)

@@ -183,6 +183,11 @@ pub struct PlanContext {
     /// Bytes before the region the workers work on in each file (fio's offset), a
     /// multiple of the block size; the files hold them too.
     pub start_offset: u64,
+    /// Bytes between the regions of consecutive workers (by global index), fio's
+    /// offset_increment: worker w's region starts at `start_offset + w *
+    /// offset_increment`, in its own files or in a shared one (where the regions must
+    /// not overlap). A multiple of the block size; 0: the usual placement.
+    pub offset_increment: u64,
 }
 
 /// The names of data files in the work directory.
@@ -298,14 +303,17 @@ pub fn plan_data(
                 ),
             )
         })?;
+    let shared =
+        matches!(spec.layout, Layout::Shared) || matches!(target, DataTarget::Device { .. });
+    let end = placement_end(spec, ctx, &blocks, shared, total_blocks)?;
     if let DataTarget::Device { path, size } = target
-        && ctx.start_offset + total_blocks * bs > *size
+        && end > *size
     {
         return Err(SpecError::new(
             "--size",
             format!(
                 "the workload needs {}{} but {} holds {}",
-                ByteCount(total_blocks * bs).human(),
+                ByteCount(end - ctx.start_offset).human(),
                 if ctx.start_offset > 0 {
                     format!(
                         " after an offset of {}",
@@ -335,9 +343,8 @@ pub fn plan_data(
                 Some(start)
             })
             .collect(),
-        total_blocks,
-        shared: matches!(spec.layout, Layout::Shared)
-            || matches!(target, DataTarget::Device { .. }),
+        end,
+        shared,
         files_per_worker: ctx.files_per_worker.max(1),
     };
     let (files, workers) = arrangement.workers();
@@ -380,6 +387,54 @@ pub fn plan_data(
         exit: None,
         hist_msec: None,
     })
+}
+
+/// The end of the workers' regions in a shared file or device: the offset and every
+/// share one after another, or with fio's offset_increment each worker's share at its
+/// own start, which must be a multiple of the block size and, in a shared file, leave
+/// the regions apart.
+fn placement_end(
+    spec: &DataSpec,
+    ctx: &PlanContext,
+    blocks: &[u64],
+    shared: bool,
+    total_blocks: u64,
+) -> Result<u64, SpecError> {
+    let bs = spec.unit();
+    let inc = ctx.offset_increment;
+    if inc == 0 {
+        return Ok(ctx.start_offset + total_blocks * bs);
+    }
+    let bad = |m: String| SpecError::new("offset_increment", m);
+    if !inc.is_multiple_of(bs) {
+        return Err(bad(format!(
+            "{inc} is not a multiple of the block size {}",
+            spec.block_size
+        )));
+    }
+    if shared && spec.placement == Placement::Strided {
+        return Err(bad(
+            "needs regions, not strided blocks, in a shared file".into()
+        ));
+    }
+    if shared && let Some(big) = blocks.iter().map(|b| b * bs).find(|b| *b > inc) {
+        return Err(bad(format!(
+            "{} between the workers' starts is less than a worker's share ({}): their regions of the shared file would overlap",
+            ByteCount(inc),
+            ByteCount(big)
+        )));
+    }
+    blocks
+        .iter()
+        .enumerate()
+        .try_fold(0u64, |end, (w, b)| {
+            (w as u64)
+                .checked_mul(inc)
+                .and_then(|s| s.checked_add(b * bs))
+                .and_then(|e| e.checked_add(ctx.start_offset))
+                .map(|e| end.max(e))
+        })
+        .ok_or_else(|| bad("places the workers' regions past the largest file size".into()))
 }
 
 /// A data file must not take the name of the work directory's own files (its lock, its
@@ -472,7 +527,8 @@ struct Arrangement<'a> {
     blocks: &'a [u64],
     /// The first block of each worker's share in a shared file.
     prefix: Vec<u64>,
-    total_blocks: u64,
+    /// Where the workers' regions end in a shared file (its size).
+    end: u64,
     shared: bool,
     files_per_worker: u32,
 }
@@ -490,6 +546,17 @@ impl Arrangement<'_> {
         self.shared && self.spec.placement == Placement::Strided
     }
 
+    /// Where worker `w`'s region starts after the offset: `w * offset_increment`, or
+    /// in a shared file without one right after the regions before it.
+    fn region_start(&self, w: usize) -> u64 {
+        let inc = self.ctx.offset_increment;
+        if inc > 0 || !self.shared {
+            w as u64 * inc
+        } else {
+            self.prefix[w] * self.spec.unit()
+        }
+    }
+
     /// The files worker `global` works on.
     fn worker_files(&self, global: u32) -> Vec<FilePlan> {
         let bs = self.spec.unit();
@@ -499,14 +566,16 @@ impl Arrangement<'_> {
             return vec![FilePlan {
                 path: self.path(self.ctx.names.shared()),
                 id: 0,
-                size: offset + self.total_blocks * bs,
+                size: self.end,
                 owners: if self.strided() {
                     BlockOwners::Strided {
                         workers: total_workers,
                     }
                 } else {
                     BlockOwners::Segmented {
-                        starts: self.prefix.clone(),
+                        starts: (0..total_workers as usize)
+                            .map(|w| self.region_start(w) / bs)
+                            .collect(),
                     }
                 },
             }];
@@ -518,7 +587,9 @@ impl Arrangement<'_> {
                 path: self.path(self.ctx.names.per_worker(global, threads, k, n)),
                 // One file per worker: the worker's index (k is 0).
                 id: global as u64 * n as u64 + k as u64,
-                size: offset + self.blocks[global as usize] / n as u64 * bs,
+                size: offset
+                    + self.ctx.offset_increment * u64::from(global)
+                    + self.blocks[global as usize] / n as u64 * bs,
                 owners: BlockOwners::One(global as u64),
             })
             .collect()
@@ -556,10 +627,8 @@ impl Arrangement<'_> {
             };
             let (base, stride) = if self.strided() {
                 (owner as u64 * bs, total_workers as u64 * bs)
-            } else if self.shared {
-                (self.prefix[owner as usize] * bs, bs)
             } else {
-                (0, bs)
+                (self.region_start(owner as usize), bs)
             };
             let cpu = self
                 .spec

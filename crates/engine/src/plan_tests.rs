@@ -278,3 +278,43 @@ fn a_rank_reads_the_rank_it_is_told_to_read_instead_of_a_shift() {
     let p = plan_data(&s, &DataTarget::Dir("/w".into()), &c).unwrap();
     assert_eq!(p.files[0].path, PathBuf::from("/w/f.00000000"));
 }
+
+#[test]
+fn offset_increment_starts_each_workers_region_further_on() {
+    // fio's offset_increment: worker w's region at offset + w * increment.
+    let c = PlanContext {
+        start_offset: 8192,
+        offset_increment: 3 * 65536,
+        names: FileNames::Template("j.{worker}.{file}".into()),
+        ..ctx(0, 1)
+    };
+    let p = plan_data(&spec(3), &DataTarget::Dir("/w".into()), &c).unwrap();
+    let bases: Vec<u64> = p.workers.iter().map(|w| w.base).collect();
+    assert_eq!(bases, [8192, 8192 + 3 * 65536, 8192 + 6 * 65536]);
+    let sizes: Vec<u64> = p.files.iter().map(|f| f.size).collect();
+    assert_eq!(sizes, [8192 + 65536, 8192 + 4 * 65536, 8192 + 7 * 65536]);
+    // A shared file holds every region, gaps between them.
+    let mut shared = spec(3);
+    shared.layout = Layout::Shared;
+    let p = plan_data(&shared, &DataTarget::Dir("/w".into()), &c).unwrap();
+    let bases: Vec<u64> = p.workers.iter().map(|w| w.base).collect();
+    assert_eq!(bases, [8192, 8192 + 3 * 65536, 8192 + 6 * 65536]);
+    assert_eq!(p.files[0].size, 8192 + 7 * 65536);
+    assert_eq!(p.files[0].owner_at(3 * 65536, 4096), 1);
+    // Regions that would overlap, or an increment that is not whole blocks, are refused.
+    for inc in [65536 - 4096, 1000] {
+        let bad = PlanContext {
+            offset_increment: inc,
+            ..c.clone()
+        };
+        let err = plan_data(&shared, &DataTarget::Dir("/w".into()), &bad).unwrap_err();
+        assert_eq!(err.option, "offset_increment", "{}", err.reason);
+    }
+    // On a device the last region must fit.
+    let t = DataTarget::Device {
+        path: "/dev/x".into(),
+        size: 8192 + 7 * 65536 - 4096,
+    };
+    let err = plan_data(&spec(3), &t, &c).unwrap_err();
+    assert!(err.reason.contains("holds"), "{}", err.reason);
+}

@@ -10,6 +10,7 @@ mod fio_data;
 mod fio_exit;
 mod fio_files;
 mod fio_hist;
+mod fio_more;
 mod fio_options;
 mod fio_plot;
 mod fio_verify;

@@ -34,6 +34,8 @@ pub struct FioPlan {
     pub files_per_job: u32,
     /// Where each clone's region starts in its files (fio's offset).
     pub offset: FioOffset,
+    /// How much further on each next clone's region starts (fio's offset_increment).
+    pub offset_increment: FioOffset,
     /// Passes over its size (fio's loops).
     pub loops: u32,
     /// At most this many I/Os per pass (fio's number_ios; size-based jobs only).
@@ -78,18 +80,33 @@ impl FioPlan {
     /// the file or device `filename` names (None: new files in a directory, where a
     /// percentage offset is 0 as for a file fio creates). A device job without a size
     /// covers it from the offset to its end.
-    pub fn at_target(&self, device_size: Option<u64>) -> Result<(DataSpec, u64), FioError> {
+    /// The third value is the bytes between consecutive clones' starts (fio's
+    /// offset_increment).
+    pub fn at_target(&self, device_size: Option<u64>) -> Result<(DataSpec, u64, u64), FioError> {
         // Whole I/Os of one size, or whole units of drawn sizes.
         let block = self.spec.grain();
         let offset = self.offset.bytes(device_size.unwrap_or(0), block);
+        let increment = self.increment(device_size, block)?;
+        // The start of the last clone's region, where a share of the file is capped.
+        let last = offset + increment * u64::from(self.spec.threads.max(1) - 1);
         let mut spec = self.spec.clone();
         if let (Some(size), Some(p)) = (device_size, self.job.size_percent) {
             // fio: N% of the file's size, no more than what lies after the offset, in
             // whole blocks (of the smaller size).
             let share = (u128::from(size) * u128::from(p) / 100) as u64;
-            let bytes = share.min(size.saturating_sub(offset));
             let unit = spec.unit().max(1);
-            let bytes = bytes / unit * unit;
+            let bytes = share.min(size.saturating_sub(offset)) / unit * unit;
+            if increment > 0 && share.min(size.saturating_sub(last)) / unit * unit != bytes {
+                return Err(FioError::option(
+                    self.job.at_of("offset_increment"),
+                    &self.job.name,
+                    "offset_increment",
+                    format!(
+                        "the last clone's {p}% from {last} passes the end of {} ({size} bytes): fio would give it less than the others, iolab gives every clone the same size",
+                        self.job.filename.as_deref().unwrap_or_default()
+                    ),
+                ));
+            }
             if bytes < spec.largest_io() {
                 return Err(FioError::option(
                     self.job.at_of("size"),
@@ -101,9 +118,15 @@ impl FioPlan {
                     ),
                 ));
             }
-            spec.total_size = Some(ByteCount(bytes));
+            // With offset_increment every clone moves the share in its own region.
+            let clones = if increment > 0 {
+                u64::from(spec.threads.max(1))
+            } else {
+                1
+            };
+            spec.total_size = Some(ByteCount(bytes * clones));
             spec.size = None;
-            return Ok((spec, offset));
+            return Ok((spec, offset, increment));
         }
         if let Some(size) = device_size
             && spec.total_size.is_none()
@@ -123,7 +146,47 @@ impl FioPlan {
             }
             spec.total_size = Some(ByteCount((size - offset) / block * block));
         }
-        Ok((spec, offset))
+        Ok((spec, offset, increment))
+    }
+
+    /// fio's offset_increment in bytes: a percentage is of the file's size (0 for new
+    /// files in a directory, as for the files fio creates); it must be whole blocks,
+    /// where fio would align each clone's start up to one.
+    fn increment(&self, device_size: Option<u64>, block: u64) -> Result<u64, FioError> {
+        let refuse = |m: String| {
+            FioError::option(
+                self.job.at_of("offset_increment"),
+                &self.job.name,
+                "offset_increment",
+                m,
+            )
+        };
+        let bytes = match self.offset_increment {
+            FioOffset::Bytes(b) => b,
+            FioOffset::Percent(p) => {
+                (u128::from(device_size.unwrap_or(0)) * u128::from(p) / 100) as u64
+            }
+        };
+        if !bytes.is_multiple_of(block) {
+            let what = match self.offset_increment {
+                FioOffset::Percent(p) => format!("{p}% ({bytes} bytes)"),
+                FioOffset::Bytes(b) => b.to_string(),
+            };
+            return Err(refuse(format!(
+                "{what} is not a multiple of the block size {block}: iolab moves whole blocks from each clone's start"
+            )));
+        }
+        if bytes > 0
+            && device_size.is_some()
+            && self.job.size.is_none()
+            && self.job.size_percent.is_none()
+        {
+            return Err(refuse(format!(
+                "without size each clone would run to the end of {}, every one a different length: give size=",
+                self.job.filename.as_deref().unwrap_or_default()
+            )));
+        }
+        Ok(bytes)
     }
 }
 
@@ -428,6 +491,7 @@ fn plan_job(job: &FioJob, group: u32, seed: u64) -> Result<FioPlan, FioError> {
         ramp: job.ramp_time.filter(|r| r.nanos().0 > 0),
         files_per_job: job.nrfiles,
         offset: job.offset,
+        offset_increment: job.offset_increment,
         loops: job.loops,
         number_ios: job.number_ios,
         exit: None,
@@ -497,9 +561,12 @@ fn verify_only_of(
             "is supported for a job that only writes or only reads: iolab keeps no record of the blocks a mixed or trim job wrote",
         );
     }
-    if job.nrfiles > 1 || !matches!(job.offset, FioOffset::Bytes(0)) {
+    if job.nrfiles > 1
+        || !matches!(job.offset, FioOffset::Bytes(0))
+        || !matches!(job.offset_increment, FioOffset::Bytes(0))
+    {
         return refused(
-            "with nrfiles or offset is not supported: iolab records a file's verify blocks only when one clone writes it from its start",
+            "with nrfiles, offset or offset_increment is not supported: iolab records a file's verify blocks only when one clone writes it from its start",
         );
     }
     notes.push(

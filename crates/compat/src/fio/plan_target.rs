@@ -127,7 +127,8 @@ pub(super) fn target_of(
         Some(d) if !f.starts_with('/') => PathBuf::from(d).join(f),
         _ => PathBuf::from(f),
     });
-    if job.numjobs > 1 {
+    // With offset_increment each clone has its own region in fio too.
+    if job.numjobs > 1 && job.offset_increment == FioOffset::Bytes(0) {
         notes.push(format!(
             "the {} jobs share {f} as fio's would, but each works on its own segment of it (fio's each cover all of it)",
             job.numjobs

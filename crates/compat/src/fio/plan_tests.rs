@@ -205,7 +205,7 @@ fn files_offsets_loops_and_ramps_plan_as_fio_runs_them() {
     assert_eq!(p.at_target(None).unwrap().1, 8192);
     // A percentage of a device: aligned up to the block, the rest of it the size.
     let p = &plan_jobs(&[job("d", &[("filename", "/dev/x"), ("offset", "33%")])], 0).unwrap()[0];
-    let (spec, offset) = p.at_target(Some(1_000_000)).unwrap();
+    let (spec, offset, _) = p.at_target(Some(1_000_000)).unwrap();
     assert_eq!(offset, 331_776);
     assert_eq!(
         spec.total_size,
@@ -361,8 +361,18 @@ fn verify_only_plans_the_write_jobs_read_back_alone() {
             &[("rw", "randrw")][..],
             "a job that only writes or only reads",
         ),
-        (&[("nrfiles", "2")][..], "with nrfiles or offset"),
-        (&[("offset", "4k")][..], "with nrfiles or offset"),
+        (
+            &[("nrfiles", "2")][..],
+            "with nrfiles, offset or offset_increment",
+        ),
+        (
+            &[("offset", "4k")][..],
+            "with nrfiles, offset or offset_increment",
+        ),
+        (
+            &[("offset_increment", "1m")][..],
+            "with nrfiles, offset or offset_increment",
+        ),
     ] {
         let e = refused(extra);
         assert!(e.contains(says), "{extra:?}: {e}");
@@ -407,4 +417,74 @@ fn fio_buffer_options_choose_the_written_data_as_fio_does() {
         "{:?}",
         p.notes
     );
+}
+
+#[test]
+fn offset_increment_gives_each_clone_its_region_as_fio_does() {
+    let at = |opts: &[(&str, &str)], size: Option<u64>| {
+        plan_jobs(&[job("o", opts)], 0)
+            .and_then(|p| p[0].at_target(size))
+            .map_err(|e| e.to_string())
+    };
+    let (spec, offset, inc) = at(
+        &[
+            ("size", "1m"),
+            ("numjobs", "4"),
+            ("offset", "4k"),
+            ("offset_increment", "2m"),
+        ],
+        None,
+    )
+    .unwrap();
+    assert_eq!(
+        (offset, inc, spec.size),
+        (4096, 2 << 20, Some(ByteCount::mib(1)))
+    );
+    // A share of a device: 25% each, one quarter after another, as fio's
+    // `size=25% offset_increment=25%` on 4 clones.
+    let dev = [
+        ("filename", "/dev/x"),
+        ("numjobs", "4"),
+        ("size", "25%"),
+        ("offset_increment", "25%"),
+    ];
+    let (spec, offset, inc) = at(&dev, Some(64 << 20)).unwrap();
+    assert_eq!((offset, inc), (0, 16 << 20));
+    assert_eq!(spec.total_size, Some(ByteCount::mib(64)));
+    // New files have no size yet: a percentage is 0, as fio's.
+    assert_eq!(
+        at(&[("size", "1m"), ("offset_increment", "10%")], None)
+            .unwrap()
+            .2,
+        0
+    );
+    for (opts, size, says) in [
+        (
+            &[("size", "1m"), ("offset_increment", "6k")][..],
+            None,
+            "[o] offset_increment: 6144 is not a multiple of the block size 4096",
+        ),
+        (
+            &[
+                ("filename", "/dev/x"),
+                ("numjobs", "2"),
+                ("offset_increment", "1m"),
+            ][..],
+            Some(8 << 20),
+            "without size each clone would run to the end of /dev/x",
+        ),
+        (
+            &[
+                ("filename", "/dev/x"),
+                ("numjobs", "4"),
+                ("size", "30%"),
+                ("offset_increment", "25%"),
+            ][..],
+            Some(64 << 20),
+            "the last clone's 30% from 50331648 passes the end of /dev/x",
+        ),
+    ] {
+        let e = at(opts, size).unwrap_err();
+        assert!(e.contains(says), "{e}");
+    }
 }

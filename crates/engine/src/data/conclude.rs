@@ -30,7 +30,10 @@ impl ReadyJob<'_> {
     ) -> Result<Option<PhaseResult>, EngineError> {
         // Files with a hole before the workers' region, or filled in turns with others,
         // hold no prefix of data a later read could reuse: no record for them.
-        if self.opts.start_offset == 0 && self.opts.files_per_worker <= 1 {
+        if self.opts.start_offset == 0
+            && self.opts.offset_increment == 0
+            && self.opts.files_per_worker <= 1
+        {
             record_complete_files(env.comm, &self.plan, self.target, completed, errors)?;
         }
         // An image iolab has written (its layout included) is known as iolab's, as it is

@@ -83,7 +83,8 @@ pub fn make_missing(
 }
 
 /// The bytes job `p` needs in a file it creates: its offset and every clone's size
-/// (iolab's clones each work on their own segment of a shared file).
+/// (iolab's clones each work on their own segment of a shared file, or each from its
+/// own start with offset_increment).
 fn needed(p: &FioPlan, path: &std::path::Path) -> Result<u64, FioError> {
     let refuse = |key: &str, m: String| FioError::option(p.job.at_of(key), &p.job.name, key, m);
     if let Some(pct) = p.job.size_percent {
@@ -109,7 +110,13 @@ fn needed(p: &FioPlan, path: &std::path::Path) -> Result<u64, FioError> {
         // A percentage of a file that does not exist yet is 0, as for fio's new files.
         FioOffset::Percent(_) => 0,
     };
-    Ok(offset + total.get())
+    // With offset_increment the last clone's region starts (clones - 1) increments on.
+    let clones = u64::from(p.spec.threads.max(1));
+    let last = match p.offset_increment {
+        FioOffset::Bytes(b) => b.saturating_mul(clones - 1),
+        FioOffset::Percent(_) => 0,
+    };
+    Ok(offset + total.get().max(last.saturating_add(total.get() / clones)))
 }
 
 /// Removes the files this rank made, unless they are kept or someone else wrote them

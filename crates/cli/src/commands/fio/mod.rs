@@ -127,6 +127,10 @@ fn describe_plans(plans: &[FioPlan]) -> String {
                 (p.files_per_job > 1).then(|| p.files_per_job.to_string()),
             ),
             ("offset", Some(p.offset.to_string()).filter(|o| o != "0")),
+            (
+                "offset_increment",
+                Some(p.offset_increment.to_string()).filter(|o| o != "0"),
+            ),
             ("loops", (p.loops > 1).then(|| p.loops.to_string())),
             (
                 "seq_skip_blocks",

@@ -294,7 +294,7 @@ fn run_prepared(
     target_of: &[usize],
     stopped: bool,
 ) -> Result<JobsRun> {
-    let mut resolved: Vec<(DataSpec, u64)> = Vec::with_capacity(jobs.len());
+    let mut resolved: Vec<(DataSpec, u64, u64)> = Vec::with_capacity(jobs.len());
     for (k, &i) in jobs.iter().enumerate() {
         let size = match &targets[target_of[k]].2 {
             PreparedTarget::Device { check, .. } => Some(check.size),
@@ -315,6 +315,7 @@ fn run_prepared(
                     names: FileNames::Template(p.file_names.clone()),
                     files_per_worker: p.files_per_job,
                     start_offset: resolved[k].1,
+                    offset_increment: resolved[k].2,
                     loops: p.loops,
                     number_ios: p.number_ios,
                     hist_log_msec: p

@@ -1,0 +1,170 @@
+//! fio options that job files carry and that once made `iolab fio` refuse the whole
+//! file: offset_increment, io_size, and the options whose effect is a file's fate
+//! (unlink, allow_file_create, ...). Each against real fio 3.33 on the same job (on
+//! PATH; scripts/test.sh installs it, and strace): the offsets each file is read or
+//! written at, the bytes moved, the files left. Small scale.
+
+use std::collections::BTreeMap;
+use std::path::Path;
+use std::process::Command;
+
+use serde_json::Value;
+
+use crate::common::{iolab, path, peer_on_path, strace_threads};
+
+/// Every pread64 or pwrite64 on a file under `dir`, as (call, file name, offset,
+/// length), sorted: a descriptor is followed from its openat to its close.
+fn file_ios(cmd: &Command, dir: &Path, work: &Path) -> Vec<(String, String, u64, u64)> {
+    let mut out = Vec::new();
+    let prefix = format!("\"{}/", path(dir));
+    for text in strace_threads(cmd, work, "openat,close,pread64,pwrite64") {
+        let mut fds: Vec<(String, String)> = Vec::new();
+        for line in text.lines() {
+            let line = line.split_whitespace().collect::<Vec<_>>().join(" ");
+            let Some((call, rest)) = line.split_once('(') else {
+                continue;
+            };
+            let result = line.rsplit_once(" = ").map(|(_, r)| r.to_string());
+            match call {
+                "openat" if rest.contains(&prefix) => {
+                    let name = rest.split('"').nth(1).unwrap_or_default();
+                    let base = name.rsplit('/').next().unwrap_or_default().to_string();
+                    // iolab's own files in its work directory (its lock, records).
+                    if !base.starts_with('.') {
+                        fds.extend(result.map(|fd| (fd, base)));
+                    }
+                }
+                "close" => fds.retain(|(fd, _)| !rest.starts_with(&format!("{fd})"))),
+                "pread64" | "pwrite64" => {
+                    let args: Vec<&str> = rest.split(", ").collect();
+                    if let Some((_, name)) = fds.iter().find(|(fd, _)| fd == args[0]) {
+                        let len: u64 = args[2].parse().unwrap();
+                        let offset: u64 = args[3].split(')').next().unwrap().parse().unwrap();
+                        out.push((call.to_string(), name.clone(), offset, len));
+                    }
+                }
+                _ => {}
+            }
+        }
+    }
+    out.sort();
+    out
+}
+
+/// What one tool did with a job in a fresh directory: its JSON, its reads and writes
+/// (`calls`: the ones compared), and the files it left (name and size).
+struct Ran2 {
+    json: Value,
+    ios: Vec<(String, String, u64, u64)>,
+    files: BTreeMap<String, u64>,
+}
+
+/// The regular files under `dir` and `dir/iolab-work` by name, with their sizes.
+fn files_left(dir: &Path) -> BTreeMap<String, u64> {
+    let mut m = BTreeMap::new();
+    for d in [dir.to_path_buf(), dir.join("iolab-work")] {
+        for e in std::fs::read_dir(&d).into_iter().flatten().flatten() {
+            let name = e.file_name().to_string_lossy().into_owned();
+            if e.file_type().unwrap().is_file() && !name.starts_with('.') {
+                m.insert(name, e.metadata().unwrap().len());
+            }
+        }
+    }
+    m
+}
+
+/// `job` run by fio and by `iolab fio --keep` (psync, threads) in fresh directories,
+/// the calls named in `calls` traced; None (said) where fio or strace is missing.
+fn both(job: &[&str], calls: &[&str]) -> Option<[Ran2; 2]> {
+    if !peer_on_path("fio", "--version") || !peer_on_path("strace", "-V") {
+        return None;
+    }
+    let run = |tool: &str| {
+        let dir = tempfile::tempdir_in("/var/tmp").unwrap();
+        let work = tempfile::tempdir().unwrap();
+        let out = work.path().join("out.json");
+        let mut cmd = if tool == "fio" {
+            Command::new("fio")
+        } else {
+            let mut c = iolab();
+            c.args(["fio", "--no-store", "--keep"]);
+            c
+        };
+        // fio joins a filename to the directory given before it: the directory first,
+        // and the directory as the current one, so nothing lands elsewhere.
+        cmd.current_dir(dir.path())
+            .arg(format!("--directory={}", path(dir.path())))
+            .args(job)
+            .args(["--thread", "--ioengine=psync", "--output-format=json"])
+            .arg(format!("--output={}", path(&out)));
+        let mut ios = file_ios(&cmd, dir.path(), work.path());
+        ios.retain(|(c, ..)| calls.contains(&c.as_str()));
+        let text = std::fs::read_to_string(&out).unwrap();
+        let json = serde_json::from_str(&text[text.find('{').unwrap()..]).unwrap();
+        Ran2 {
+            json,
+            ios,
+            files: files_left(dir.path()),
+        }
+    };
+    Some([run("fio"), run("iolab")])
+}
+
+/// Each report entry's (jobname, read bytes, write bytes).
+fn moved(v: &Value) -> Vec<(String, u64, u64)> {
+    v["jobs"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|j| {
+            (
+                j["jobname"].as_str().unwrap().to_string(),
+                j["read"]["io_bytes"].as_u64().unwrap(),
+                j["write"]["io_bytes"].as_u64().unwrap(),
+            )
+        })
+        .collect()
+}
+
+/// offset_increment: clone k works from offset + k x increment, in its own files (a
+/// sequential write after a 64 KiB offset) or in one file the clones share (a random
+/// read of a file that does not exist yet, made first): the same offsets read or
+/// written in each file as fio's, the same bytes per clone, files of fio's sizes.
+#[test]
+fn offset_increment_places_each_clone_where_fio_does() {
+    let job = [
+        "--name=j",
+        "--rw=write",
+        "--bs=64k",
+        "--size=256k",
+        "--numjobs=3",
+        "--offset=64k",
+        "--offset_increment=1m",
+    ];
+    let Some([fio, ours]) = both(&job, &["pwrite64"]) else {
+        return;
+    };
+    assert_eq!(ours.ios.len(), 12, "{:?}", ours.ios);
+    assert_eq!(ours.ios, fio.ios);
+    assert_eq!(moved(&ours.json), moved(&fio.json));
+    assert_eq!(ours.files, fio.files);
+    assert_eq!(ours.files["j.2.0"], (64 + 2048 + 256) << 10);
+    let job = [
+        "--name=s",
+        "--rw=randread",
+        "--bs=4k",
+        "--size=128k",
+        "--numjobs=3",
+        "--filename=shared",
+        "--offset_increment=192k",
+    ];
+    let Some([fio, ours]) = both(&job, &["pread64"]) else {
+        return;
+    };
+    // Every block of each region once: 3 x 32 reads, in 3 regions 64 KiB apart.
+    assert_eq!(ours.ios.len(), 96);
+    assert_eq!(ours.ios, fio.ios);
+    assert_eq!(moved(&ours.json), moved(&fio.json));
+    assert_eq!(ours.files, fio.files);
+    assert_eq!(ours.files["shared"], (2 * 192 + 128) << 10);
+}
