@@ -105,6 +105,7 @@ impl BufferPool {
 
     /// Lends the slot to the kernel: returns its address and marks it in flight until
     /// [`BufferPool::release`]. Panics if it is already in flight.
+    #[inline]
     pub(crate) fn lend(&mut self, slot: u32) -> *mut u8 {
         let off = self.offset_of(slot);
         assert!(
@@ -117,6 +118,7 @@ impl BufferPool {
     }
 
     /// Takes a slot back from the kernel after its completion was reaped.
+    #[inline]
     pub(crate) fn release(&mut self, slot: u32) {
         self.in_flight[slot as usize] = false;
     }

@@ -20,7 +20,7 @@ mod uring;
 pub use buffer::BufferPool;
 pub use error::BackendError;
 pub use files::{DataFile, OpenSpec};
-pub use uring::uring_available;
+pub use uring::{UringBackend, uring_available};
 
 use iolab_core::spec::BackendKind;
 
@@ -131,6 +131,34 @@ pub fn open_backend<'a>(
         BackendKind::Uring => Box::new(uring::UringBackend::new(files, opts)?),
         BackendKind::Null => Box::new(null::NullBackend::new(opts)?),
     })
+}
+
+/// An opened backend: io_uring's by its type, so that a loop built for it calls its
+/// push, submit and reap in line; any other through `dyn`.
+pub enum Opened<'a> {
+    Uring(Box<UringBackend<'a>>),
+    Other(Box<dyn IoBackend + 'a>),
+}
+
+impl<'a> Opened<'a> {
+    /// Opens a backend of `kind` over `files`, as [`open_backend`].
+    pub fn open(
+        kind: BackendKind,
+        files: &'a [DataFile],
+        opts: BackendOptions,
+    ) -> Result<Opened<'a>, BackendError> {
+        Ok(match kind {
+            BackendKind::Uring => Opened::Uring(Box::new(UringBackend::new(files, opts)?)),
+            _ => Opened::Other(open_backend(kind, files, opts)?),
+        })
+    }
+
+    pub fn as_dyn(&mut self) -> &mut (dyn IoBackend + 'a) {
+        match self {
+            Opened::Uring(b) => b.as_mut(),
+            Opened::Other(b) => b.as_mut(),
+        }
+    }
 }
 
 /// The capabilities of a backend kind, known before opening one.

@@ -336,6 +336,11 @@ impl OpMix {
         m
     }
 
+    /// Whether every draw is a read (and draws take nothing from the random sequence).
+    pub fn only_reads(&self) -> bool {
+        self.trims.is_none() && self.read_percent == 100
+    }
+
     #[inline]
     pub fn draw(&mut self) -> IoDir {
         if let Some(t) = &mut self.trims {

@@ -5,7 +5,7 @@
 //! loop; the loop sees only `&mut dyn IoBackend`, the [`Offsets`](crate::offsets::Offsets) and the
 //! [`Recorder`].
 
-use iolab_backend::{BackendError, BackendOptions, DataFile, IoDir, OpenSpec, open_backend};
+use iolab_backend::{BackendError, BackendOptions, DataFile, IoBackend, IoDir, OpenSpec, Opened};
 use iolab_core::pattern::{fill_fio_random, fill_ior_timestamp, fio_buffer_seed};
 use iolab_core::result::OpKind;
 use iolab_core::spec::DataPattern;
@@ -13,7 +13,7 @@ use iolab_core::units::Nanos;
 
 use crate::clock::Clock;
 use crate::control::PhaseControl;
-use crate::offsets::{OpMix, Order, SeqModifier, offsets_over_files};
+use crate::offsets::{Offsets, OpMix, Order, SeqModifier, offsets_over_files};
 use crate::phase::WorkerReport;
 use crate::plan::{DataPlan, WorkerPlan};
 use crate::recorder::Recorder;
@@ -100,13 +100,14 @@ pub fn run_data_worker<C: Clock>(s: &WorkerSetup<'_, C>) -> Result<WorkerReport,
         submit_batch: spec.submit_batch,
         write_window: write_window + Reduction::extra_bytes(spec, mem_align),
     };
-    let mut backend = match open_backend(spec.backend, &files, opts) {
+    let mut opened = match Opened::open(spec.backend, &files, opts) {
         Ok(b) => b,
         Err(e) => {
             s.control.ready_and_wait(false);
             return Err(e);
         }
     };
+    let backend = opened.as_dyn();
     backend.buffers().fill_random(s.worker.seed ^ 0xDA7A);
     let mut reduction = Reduction::new(spec, write_window, s.worker.seed);
     if let Some(ws) = s.plan.dedupe_working_set
@@ -211,8 +212,6 @@ pub fn run_data_worker<C: Clock>(s: &WorkerSetup<'_, C>) -> Result<WorkerReport,
     if s.plan.start.ramp > Nanos::ZERO {
         rec.set_ramping();
     }
-    let mut lp = Loop::new(s, backend.as_mut(), &files, start, reduction, sizes);
-    lp.set_window(write_window);
     // fio's loop_cache_invalidate: a new pass over the files (a random map used up, a
     // single file's sequence wrapped) drops their cached pages first. One sequence
     // of one size only; uniform or skewed draws (norandommap) have no pass.
@@ -225,18 +224,44 @@ pub fn run_data_worker<C: Clock>(s: &WorkerSetup<'_, C>) -> Result<WorkerReport,
             Order::Sequential => s.worker.files <= 1,
             _ => false,
         };
-    if passes {
-        let span = (spec.block_size.get() / unit.max(1)).max(1);
-        lp.pass_length = Some(units / span);
-    }
-    lp.run(&mut offsets, write_offsets.as_mut(), &mut mix, &mut rec);
-    let finished_at = s.clock.now().saturating_sub(lp.counted_from);
-    let completed = lp.completed;
-    let sample = lp.sampler.take().map(|d| d.sample);
-    let latency_depth = lp.depth_search.as_ref().map(|d| d.depth);
-    let prio_histograms = lp.prio.take().map(|p| p.into_histograms());
-    let failed = lp.failed || rec.error_count() > 0;
-    drop(lp);
+    let pass_length = passes.then(|| units / (spec.block_size.get() / unit.max(1)).max(1));
+    let setup = LoopSetup {
+        files: &files,
+        start,
+        reduction,
+        sizes,
+        write_window,
+        pass_length,
+    };
+    let end = match &mut opened {
+        Opened::Uring(b) => run_loop(
+            s,
+            b.as_mut(),
+            setup,
+            &mut offsets,
+            write_offsets.as_mut(),
+            &mut mix,
+            &mut rec,
+        ),
+        Opened::Other(b) => run_loop(
+            s,
+            b.as_mut(),
+            setup,
+            &mut offsets,
+            write_offsets.as_mut(),
+            &mut mix,
+            &mut rec,
+        ),
+    };
+    let LoopEnd {
+        finished_at,
+        completed,
+        sample,
+        latency_depth,
+        prio_histograms,
+        failed,
+    } = end;
+    let failed = failed || rec.error_count() > 0;
     rec.publish(&s.control.workers[s.index], true);
     // fio's exitall: the others stop before this one counts as finished (fio's
     // terminate comes before its thread exits, so a job waiting for it never starts).
@@ -255,6 +280,64 @@ pub fn run_data_worker<C: Clock>(s: &WorkerSetup<'_, C>) -> Result<WorkerReport,
         completed,
         finished_at,
     })
+}
+
+/// What the I/O loop starts from, besides the worker's setup.
+struct LoopSetup<'f> {
+    files: &'f [DataFile],
+    start: Nanos,
+    reduction: Reduction,
+    sizes: [SizeDraw; 2],
+    write_window: u64,
+    /// I/Os per pass over the files when each pass drops their cached pages first.
+    pass_length: Option<u64>,
+}
+
+/// What the worker's report takes from the I/O loop.
+struct LoopEnd {
+    finished_at: Nanos,
+    completed: u64,
+    sample: Option<reduction::DataSample>,
+    latency_depth: Option<u32>,
+    prio_histograms: Option<Vec<(String, iolab_core::histogram::LatencyHistogram)>>,
+    failed: bool,
+}
+
+/// Runs the I/O loop over `backend` to its end: built once for io_uring's backend by its
+/// type (its calls in line) and once for every other backend through `dyn`.
+fn run_loop<C: Clock, B: IoBackend + ?Sized>(
+    s: &WorkerSetup<'_, C>,
+    backend: &mut B,
+    setup: LoopSetup<'_>,
+    offsets: &mut Offsets,
+    write_offsets: Option<&mut Offsets>,
+    mix: &mut OpMix,
+    rec: &mut Recorder,
+) -> LoopEnd {
+    let LoopSetup {
+        files,
+        start,
+        reduction,
+        sizes,
+        write_window,
+        pass_length,
+    } = setup;
+    let mut lp = Loop::new(s, backend, files, start, reduction, sizes);
+    lp.set_window(write_window);
+    lp.pass_length = pass_length;
+    if lp.plain(mix, write_offsets.is_some()) {
+        lp.run::<true>(offsets, write_offsets, mix, rec);
+    } else {
+        lp.run::<false>(offsets, write_offsets, mix, rec);
+    }
+    LoopEnd {
+        finished_at: s.clock.now().saturating_sub(lp.counted_from),
+        completed: lp.completed,
+        sample: lp.sampler.take().map(|d| d.sample),
+        latency_depth: lp.depth_search.as_ref().map(|d| d.depth),
+        prio_histograms: lp.prio.take().map(|p| p.into_histograms()),
+        failed: lp.failed,
+    }
 }
 
 /// Where I/O buffer slots start in memory: on a page at least, as fio's direct-I/O

@@ -44,9 +44,12 @@ struct SlotIo {
 }
 
 /// The state of the I/O loop of one worker.
-pub(super) struct Loop<'s, 'b, C: Clock> {
+///
+/// Generic over the backend: io_uring's loop is built for `UringBackend` (its push, submit
+/// and reap in line), every other backend's for `dyn IoBackend`.
+pub(super) struct Loop<'s, 'b, C: Clock, B: IoBackend + ?Sized> {
     s: &'s WorkerSetup<'s, C>,
-    backend: &'b mut dyn IoBackend,
+    backend: &'b mut B,
     files: &'b [DataFile],
     /// This worker's files in the plan (their ids and paths), by the worker's own file
     /// number: a verify block's file id is one slice index per I/O, set up once here.
@@ -112,10 +115,10 @@ pub(super) struct Loop<'s, 'b, C: Clock> {
     now: Nanos,
 }
 
-impl<'s, 'b, C: Clock> Loop<'s, 'b, C> {
+impl<'s, 'b, C: Clock, B: IoBackend + ?Sized> Loop<'s, 'b, C, B> {
     pub(super) fn new(
         s: &'s WorkerSetup<'s, C>,
-        backend: &'b mut dyn IoBackend,
+        backend: &'b mut B,
         files: &'b [DataFile],
         start: Nanos,
         reduction: Reduction,
@@ -214,15 +217,34 @@ impl<'s, 'b, C: Clock> Loop<'s, 'b, C> {
         self.window_mask = window.saturating_sub(1);
     }
 
+    /// Whether this loop is a plain read loop: reads only, none of the options that
+    /// act per I/O (I/O limit, pacing, passes that drop the cache, think time, flow,
+    /// latency target, priorities, verify). [`Loop::run`] is then built without them.
+    pub(super) fn plain(&self, mix: &OpMix, write_offsets: bool) -> bool {
+        mix.only_reads()
+            && !write_offsets
+            && !self.s.plan.spec.verify
+            && self.ios_left.is_none()
+            && self.pace.is_none()
+            && self.pass_length.is_none()
+            && self.think.is_none()
+            && self.flow.is_none()
+            && self.depth_search.is_none()
+            && self.prio.is_none()
+    }
+
     /// Runs the loop; with `write_offsets` the writes take their places from it and the
     /// reads from `offsets` (each direction keeps its own sequence, as fio's do).
-    pub(super) fn run(
+    /// `PLAIN`: a [plain](Loop::plain) loop, built without the per-I/O work of what is
+    /// off (the same steps otherwise, so the same I/Os and figures).
+    pub(super) fn run<const PLAIN: bool>(
         &mut self,
         offsets: &mut Offsets,
         mut write_offsets: Option<&mut Offsets>,
         mix: &mut OpMix,
         rec: &mut Recorder,
     ) {
+        debug_assert!(!PLAIN || self.plain(mix, write_offsets.is_some()));
         let spec = &self.s.plan.spec;
         // A runtime counts from the end of the ramp (set again when the ramp ends).
         self.deadline = spec
@@ -270,12 +292,15 @@ impl<'s, 'b, C: Clock> Loop<'s, 'b, C> {
             while issuing
                 && !self.free.is_empty()
                 && self.writes_since_fsync < fsync_every
-                && self
-                    .depth_search
-                    .as_ref()
-                    .is_none_or(|d| self.backend.in_flight() < d.depth)
+                && (PLAIN
+                    || self
+                        .depth_search
+                        .as_ref()
+                        .is_none_or(|d| self.backend.in_flight() < d.depth))
             {
-                if stop.load(Ordering::Relaxed) || self.issued >= limit || self.ios_left == Some(0)
+                if stop.load(Ordering::Relaxed)
+                    || self.issued >= limit
+                    || (!PLAIN && self.ios_left == Some(0))
                 {
                     issuing = false;
                     break;
@@ -299,7 +324,8 @@ impl<'s, 'b, C: Clock> Loop<'s, 'b, C> {
                     issuing = false;
                     break;
                 }
-                if let Some(f) = &mut self.flow
+                if !PLAIN
+                    && let Some(f) = &mut self.flow
                     && f.held()
                 {
                     // fio's: held back, it sleeps flow_sleep once what is in flight
@@ -325,8 +351,8 @@ impl<'s, 'b, C: Clock> Loop<'s, 'b, C> {
                     }
                     continue;
                 }
-                let mut dir = mix.draw();
-                if let Some(p) = &self.pace {
+                let mut dir = if PLAIN { IoDir::Read } else { mix.draw() };
+                if !PLAIN && let Some(p) = &self.pace {
                     let (paced, due) = p.choose(dir, self.now);
                     if self.now < due {
                         // fio's: what is in flight completes, then the wait.
@@ -340,6 +366,7 @@ impl<'s, 'b, C: Clock> Loop<'s, 'b, C> {
                 }
                 let sizes = &mut self.sizes[dir as usize];
                 let next = match (dir, write_offsets.as_deref_mut()) {
+                    _ if PLAIN => offsets.next(sizes),
                     (IoDir::Write, _) if trimwrite => trimmed.take(),
                     (IoDir::Write, Some(w)) => w.next(sizes),
                     (IoDir::Trim, _) if trimwrite => {
@@ -368,7 +395,7 @@ impl<'s, 'b, C: Clock> Loop<'s, 'b, C> {
                 let slot = self.free.pop().expect("checked non-empty");
                 // A read (of iolab's data or zeros) needs nothing in its buffer; a write's
                 // data, and IOR's read check, are prepared out of the loop's way.
-                let buf_offset = if dir != IoDir::Write && !(ior && verify) {
+                let buf_offset = if PLAIN || (dir != IoDir::Write && !(ior && verify)) {
                     0
                 } else {
                     self.prepare_buffer(dir, slot, file, offset, len, verify, ior)
@@ -379,7 +406,7 @@ impl<'s, 'b, C: Clock> Loop<'s, 'b, C> {
                     Nanos::ZERO
                 };
                 let ioprio = match &mut self.prio {
-                    Some(p) if dir != IoDir::Trim => p.draw(dir == IoDir::Write, len),
+                    Some(p) if !PLAIN && dir != IoDir::Trim => p.draw(dir == IoDir::Write, len),
                     _ => 0,
                 };
                 let pushed = self.backend.push(IoRequest {
@@ -407,7 +434,7 @@ impl<'s, 'b, C: Clock> Loop<'s, 'b, C> {
                     self.fresh.push(slot);
                 }
                 self.issued += 1;
-                if issued_more && self.issued_more(dir, len) {
+                if !PLAIN && issued_more && self.issued_more(dir, len) {
                     think_now = true;
                     break;
                 }
@@ -439,7 +466,7 @@ impl<'s, 'b, C: Clock> Loop<'s, 'b, C> {
                 break;
             }
 
-            self.submit_and_reap(rec, verify, seed);
+            self.submit_and_reap::<PLAIN>(rec, verify, seed);
             if self.broken {
                 break;
             }
@@ -557,8 +584,9 @@ impl<'s, 'b, C: Clock> Loop<'s, 'b, C> {
         PhaseControl::restart_cpu_clock();
     }
 
+    /// `PLAIN`: as in [`Loop::run`].
     #[inline(always)]
-    fn submit_and_reap(&mut self, rec: &mut Recorder, verify: bool, seed: u64) {
+    fn submit_and_reap<const PLAIN: bool>(&mut self, rec: &mut Recorder, verify: bool, seed: u64) {
         let issued_at = self.s.clock.now();
         for &slot in &self.fresh {
             self.slots[slot as usize].issued = issued_at;
@@ -573,7 +601,7 @@ impl<'s, 'b, C: Clock> Loop<'s, 'b, C> {
         let now = self.now;
         // Priorities, a latency target and verify each see every completion: one check
         // per batch tells whether any is on.
-        let more = self.prio.is_some() || self.depth_search.is_some() || verify;
+        let more = !PLAIN && (self.prio.is_some() || self.depth_search.is_some() || verify);
         for i in 0..self.completions.len() {
             let c = self.completions[i];
             let io = self.slots[c.slot as usize];
@@ -656,7 +684,7 @@ impl<'s, 'b, C: Clock> Loop<'s, 'b, C> {
     /// Waits for every in-flight I/O.
     fn drain(&mut self, rec: &mut Recorder, verify: bool, seed: u64) {
         while self.backend.in_flight() > 0 && !self.broken {
-            self.submit_and_reap(rec, verify, seed);
+            self.submit_and_reap::<false>(rec, verify, seed);
         }
     }
 

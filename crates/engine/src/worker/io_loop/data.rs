@@ -2,7 +2,7 @@
 //! the write window, a copy of the shared block, a dedupe page, a fixed pattern, fio's
 //! scrambled buffer, IOR's words or verify blocks (and IOR's spoiled read buffer).
 
-use iolab_backend::IoDir;
+use iolab_backend::{IoBackend, IoDir};
 use iolab_core::pattern::{fill_ior_timestamp, fill_verify, fio_scramble, stamp_unique};
 use iolab_core::spec::DataPattern;
 
@@ -10,7 +10,7 @@ use super::Loop;
 use crate::clock::Clock;
 use crate::worker::reduction::Reduction;
 
-impl<C: Clock> Loop<'_, '_, C> {
+impl<C: Clock, B: IoBackend + ?Sized> Loop<'_, '_, C, B> {
     /// Fills slot `slot`'s buffer for an I/O of `len` bytes at `offset` of file `file`
     /// (a write's data: unique, a copy of the shared block, a dedupe page, a fixed
     /// pattern, IOR's words or verify blocks; for IOR's verified read, a spoiled first

@@ -1,7 +1,7 @@
 //! A worker's errors: the record of one (its file, operation, offset and errno), a
 //! failed or short I/O, and a failure that ends every I/O of the worker.
 
-use iolab_backend::{BackendError, IoDir};
+use iolab_backend::{BackendError, IoBackend, IoDir};
 use iolab_core::result::{ErrorRecord, OpKind};
 
 use super::Loop;
@@ -9,7 +9,7 @@ use crate::clock::Clock;
 use crate::recorder::Recorder;
 use crate::worker::op_of;
 
-impl<C: Clock> Loop<'_, '_, C> {
+impl<C: Clock, B: IoBackend + ?Sized> Loop<'_, '_, C, B> {
     /// An error on file `file` of this worker's files.
     pub(super) fn error(
         &self,

@@ -4,7 +4,7 @@
 
 use std::sync::atomic::Ordering;
 
-use iolab_backend::IoDir;
+use iolab_backend::{IoBackend, IoDir};
 use iolab_core::result::OpKind;
 use iolab_core::units::{ByteCount, Nanos};
 
@@ -15,7 +15,7 @@ use crate::worker::latency_target::Step;
 use crate::worker::op_of;
 use crate::worker::pace::Shortfall;
 
-impl<C: Clock> Loop<'_, '_, C> {
+impl<C: Clock, B: IoBackend + ?Sized> Loop<'_, '_, C, B> {
     /// Waits until `until` (a paced I/O's turn, the end of a pause) in slices, so a stop,
     /// the deadline, the end of the ramp and a snapshot request are each seen within
     /// [`WAIT_SLICE`]; the worker counts as holding, not stalled, meanwhile.
