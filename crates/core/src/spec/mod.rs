@@ -7,6 +7,7 @@ pub mod access;
 mod checkpoint;
 mod data;
 mod data_access;
+mod data_kinds;
 mod data_validate;
 pub mod io500;
 mod meta;
