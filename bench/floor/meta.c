@@ -6,7 +6,11 @@
  * phase starts and ends at a barrier of all processes; its time runs from the first
  * barrier to the second, as mdtest's does.
  *
- * usage: meta -d DIR [-n FILES] [-p PROCESSES] */
+ * -o PHASES runs only some of the phases, in order (c create, s stat, r remove; default
+ * csr): `-o s` stats a tree another tool built (iolab's, at DIR = its tree root), so both
+ * tools' stat loops can be timed on one tree.
+ *
+ * usage: meta -d DIR [-n FILES] [-p PROCESSES] [-o PHASES] */
 #define _GNU_SOURCE
 #include <fcntl.h>
 #include <pthread.h>
@@ -40,6 +44,9 @@ static char *put_number(char *p, uint64_t i) {
     return p;
 }
 
+static int run_phase[PHASES];
+static int create_flags = O_RDWR | O_CREAT;
+
 static void child(struct shared *sh, const char *dir, int rank, uint64_t files) {
     char path[4096];
     int len = snprintf(path, sizeof path, "%s/test-dir.0-0/mdtest_tree.%d.0", dir, rank);
@@ -51,6 +58,8 @@ static void child(struct shared *sh, const char *dir, int rank, uint64_t files) 
     char *tail = path + len;
     struct stat st;
     for (int ph = 0; ph < PHASES; ph++) {
+        if (!run_phase[ph])
+            continue;
         pthread_barrier_wait(&sh->gate);
         if (rank == 0)
             sh->start[ph] = floor_now();
@@ -60,7 +69,7 @@ static void child(struct shared *sh, const char *dir, int rank, uint64_t files) 
             put_number(tail, i);
             int bad = 0;
             if (ph == CREATE) {
-                int fd = open(path, O_RDWR | O_CREAT, 0664);
+                int fd = open(path, create_flags, 0664);
                 bad = fd < 0 || close(fd) != 0;
             } else if (ph == STAT) {
                 bad = stat(path, &st) != 0;
@@ -79,24 +88,34 @@ static void child(struct shared *sh, const char *dir, int rank, uint64_t files) 
         if (rank == 0)
             sh->end[ph] = floor_now();
     }
-    rmdir(tree);
+    if (run_phase[REMOVE])
+        rmdir(tree);
 }
 
 int main(int argc, char **argv) {
-    const char *usage = "meta -d DIR [-n FILES] [-p PROCESSES]";
+    const char *usage = "meta -d DIR [-n FILES] [-p PROCESSES] [-o PHASES: c s r]";
     const char *dir = NULL;
+    const char *phases = "csr";
     uint64_t files = 30000;
     int np = 1;
-    for (int c; (c = getopt(argc, argv, "d:n:p:")) != -1;) {
+    for (int c; (c = getopt(argc, argv, "d:n:p:o:x")) != -1;) {
         switch (c) {
         case 'd': dir = optarg; break;
         case 'n': files = strtoull(optarg, NULL, 0); break;
         case 'p': np = atoi(optarg); break;
+        case 'o': phases = optarg; break;
+        case 'x': create_flags |= O_EXCL; break;
         default: floor_usage(usage);
         }
     }
     if (!dir || np < 1 || np > 64)
         floor_usage(usage);
+    for (const char *o = phases; *o; o++) {
+        const char *at = strchr("csr", *o);
+        if (!at)
+            floor_usage(usage);
+        run_phase[at - "csr"] = 1;
+    }
     char top[4096];
     snprintf(top, sizeof top, "%s/test-dir.0-0", dir);
     if (mkdir(dir, 0775) != 0 && errno != EEXIST)
@@ -127,10 +146,13 @@ int main(int argc, char **argv) {
         if (wait(&status) < 0 || !WIFEXITED(status) || WEXITSTATUS(status) != 0)
             ok = 0;
     }
-    rmdir(top);
+    if (run_phase[REMOVE])
+        rmdir(top);
     if (!ok || sh->failed)
         return 2;
     for (int ph = 0; ph < PHASES; ph++) {
+        if (!run_phase[ph])
+            continue;
         double user = 0, sys = 0;
         for (int r = 0; r < np; r++) {
             user += sh->user[r][ph];
