@@ -106,6 +106,9 @@ pub struct DataOptions {
     /// per pass times its passes (`loops`), counted from the end of its ramp, or when
     /// its share is done if that comes first.
     pub number_ios: Option<u64>,
+    /// I/Os each size-based worker issues in all, over its passes (fio's io_size, in
+    /// I/Os of the one block size): it stops there, or when its passes are done.
+    pub io_limit: Option<u64>,
     /// fio's write_hist_log with log_hist_msec: each worker keeps its completion
     /// latencies in fio's bins, a sample every this many ms
     /// ([`crate::hist_log::HistSample`], in `WorkerMeasure::hist_log`).
@@ -277,7 +280,8 @@ impl<'a> ReadyJob<'a> {
         plan.io_limit = opts
             .number_ios
             .filter(|_| spec.runtime.is_none())
-            .map(|n| n.saturating_mul(loops).saturating_mul(pairs));
+            .map(|n| n.saturating_mul(loops).saturating_mul(pairs))
+            .or(opts.io_limit.filter(|_| spec.runtime.is_none()));
         plan.modifier = opts.modifier;
         plan.invalidate_each_pass = opts.invalidate_each_pass
             && !spec.direct

@@ -234,6 +234,8 @@ pub struct FioJob {
     pub loops: u32,
     /// fio's number_ios: at most this many I/Os per loop (None: 0, no limit).
     pub number_ios: Option<u64>,
+    /// fio's io_size (io_limit): bytes a clone moves, apart from the region's size.
+    pub io_size: Option<u64>,
     /// fio's exitall (any job's turns it on for every job, whatever its value, as
     /// fio 3.33's callback does), exitall_on_error and exit_what.
     pub exitall: bool,
@@ -348,6 +350,7 @@ impl FioJob {
             norandommap: false,
             loops: 1,
             number_ios: None,
+            io_size: None,
             exitall: false,
             exitall_on_error: false,
             exit_what: ExitWhat::Group,
@@ -591,6 +594,16 @@ impl FioJob {
             "norandommap" => self.norandommap = boolean(value)?,
             "loops" => self.loops = count(1)?,
             "number_ios" => self.number_ios = every()?,
+            "io_size" | "io_limit" => {
+                let t = v()?.trim();
+                if t.ends_with('%') {
+                    return Err(format!(
+                        "'{t}' (a share of the files' size) is not supported: give the bytes to move"
+                    ));
+                }
+                let n = size(t)?;
+                self.io_size = (n > 0).then_some(n);
+            }
             "exitall" => {
                 // fio's str_exitall_cb turns it on whatever the number given.
                 if let Some(n) = value {

@@ -14,6 +14,7 @@ pub mod logs;
 pub mod output;
 pub mod plan;
 mod plan_access;
+mod plan_amount;
 mod plan_data;
 mod plan_target;
 pub mod reporting;

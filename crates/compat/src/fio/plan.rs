@@ -40,6 +40,8 @@ pub struct FioPlan {
     pub loops: u32,
     /// At most this many I/Os per pass (fio's number_ios; size-based jobs only).
     pub number_ios: Option<u64>,
+    /// Bytes each clone moves over its region, in passes (fio's io_size).
+    pub io_size: Option<u64>,
     /// What its end stops (fio's exitall, or exitall_on_error when the bool says an
     /// error is needed) and which jobs (exit_what).
     pub exit: Option<(bool, ExitWhat)>,
@@ -480,6 +482,8 @@ fn plan_job(job: &FioJob, group: u32, seed: u64) -> Result<FioPlan, FioError> {
         let key = super::plan_access::fio_key_of(job, &e.option).unwrap_or(fio_key(&e.option));
         refuse(key, e.reason)
     })?;
+    let io_size =
+        super::plan_amount::io_size_of(job, &spec, &mut notes).map_err(|(k, m)| refuse(k, m))?;
     Ok(FioPlan {
         job: job.clone(),
         spec,
@@ -494,6 +498,7 @@ fn plan_job(job: &FioJob, group: u32, seed: u64) -> Result<FioPlan, FioError> {
         offset_increment: job.offset_increment,
         loops: job.loops,
         number_ios: job.number_ios,
+        io_size,
         exit: None,
         no_verify_pass: !job.do_verify,
         verify_only,

@@ -488,3 +488,86 @@ fn offset_increment_gives_each_clone_its_region_as_fio_does() {
         assert!(e.contains(says), "{e}");
     }
 }
+
+#[test]
+fn io_size_makes_fios_passes_and_byte_count() {
+    let plan = |opts: &[(&str, &str)]| plan_jobs(&[job("i", opts)], 0).map(|p| p[0].clone());
+    // (size, io_size, loops) -> (passes, 4 KiB I/Os), as fio 3.33 moved them here.
+    for (size, io, loops, want) in [
+        ("8m", "2m", "1", (1, 512)),
+        ("4m", "10m", "1", (3, 2560)),
+        ("8m", "2m", "2", (1, 1024)),
+        ("8m", "3m", "2", (1, 1536)),
+        ("4m", "6m", "2", (2, 2048)),
+        ("4m", "10k", "1", (1, 3)),
+    ] {
+        let p = plan(&[
+            ("rw", "randread"),
+            ("size", size),
+            ("io_size", io),
+            ("loops", loops),
+        ])
+        .unwrap();
+        let region = p.spec.size.unwrap().get();
+        let (passes, ios) = p.passes(&p.spec, region);
+        assert_eq!(
+            (passes, ios.unwrap()),
+            want,
+            "size={size} io_size={io} loops={loops}"
+        );
+    }
+    // Without io_size: the loops, every pass whole.
+    let p = plan(&[("size", "1m"), ("loops", "3")]).unwrap();
+    assert_eq!(p.passes(&p.spec, 1 << 20), (3, None));
+    // io_limit is its other name; a time-based job ignores it (said).
+    let p = plan(&[
+        ("size", "1m"),
+        ("io_limit", "2m"),
+        ("runtime", "1"),
+        ("time_based", "1"),
+    ])
+    .unwrap();
+    assert_eq!(p.io_size, None);
+    assert!(p.notes.iter().any(|n| n.contains("io_size has no effect")));
+    for (opts, says) in [
+        (
+            &[
+                ("size", "1m"),
+                ("io_size", "2m"),
+                ("bs", "4k,64k"),
+                ("rw", "randrw"),
+            ][..],
+            "with several block sizes",
+        ),
+        (
+            &[
+                ("size", "1m"),
+                ("io_size", "2m"),
+                ("bssplit", "4k/50:8k/50"),
+            ][..],
+            "with several block sizes",
+        ),
+        (
+            &[("size", "1m"), ("io_size", "2m"), ("number_ios", "10")][..],
+            "with number_ios",
+        ),
+    ] {
+        let e = plan(opts).unwrap_err().to_string();
+        assert!(e.contains(&format!("[i] io_size: {says}")), "{e}");
+    }
+    let section = Section {
+        name: "i".into(),
+        at: "i.fio:1".into(),
+        options: vec![RawOption {
+            key: "io_size".into(),
+            value: Some("50%".into()),
+            at: "i.fio:2".into(),
+        }],
+        globals: 0,
+    };
+    let e = FioJob::from_section(&section).unwrap_err().to_string();
+    assert!(
+        e.contains("[i] io_size: '50%' (a share of the files' size) is not supported"),
+        "{e}"
+    );
+}

@@ -295,12 +295,22 @@ fn run_prepared(
     stopped: bool,
 ) -> Result<JobsRun> {
     let mut resolved: Vec<(DataSpec, u64, u64)> = Vec::with_capacity(jobs.len());
+    let mut amounts: Vec<(u32, Option<u64>)> = Vec::with_capacity(jobs.len());
     for (k, &i) in jobs.iter().enumerate() {
         let size = match &targets[target_of[k]].2 {
             PreparedTarget::Device { check, .. } => Some(check.size),
             _ => None,
         };
-        resolved.push(s.plans[i].at_target(size)?);
+        let (spec, offset, increment) = s.plans[i].at_target(size)?;
+        // Each clone's passes over its region and I/Os in all (fio's loops, io_size).
+        let clones = u64::from(spec.threads.max(1));
+        let region = match (spec.size, spec.total_size, size) {
+            (Some(s), _, _) => s.get(),
+            (None, Some(t), _) => t.get() / clones,
+            (None, None, d) => d.unwrap_or(0).saturating_sub(offset) / clones,
+        };
+        amounts.push(s.plans[i].passes(&spec, region));
+        resolved.push((spec, offset, increment));
     }
     let data_jobs: Vec<DataJob<'_>> = jobs
         .iter()
@@ -316,7 +326,8 @@ fn run_prepared(
                     files_per_worker: p.files_per_job,
                     start_offset: resolved[k].1,
                     offset_increment: resolved[k].2,
-                    loops: p.loops,
+                    loops: amounts[k].0,
+                    io_limit: amounts[k].1,
                     number_ios: p.number_ios,
                     hist_log_msec: p
                         .job
