@@ -1,0 +1,194 @@
+//! The coordinating loop of a running phase, on the thread that started the workers:
+//! every tick it exchanges a small status with the other ranks, publishes live progress,
+//! notes first-done and stalls, and stops everyone on a failure, Ctrl-C or wear-out.
+
+use std::sync::atomic::Ordering;
+
+use iolab_core::units::Nanos;
+
+use super::breakdown::Breakdown;
+use super::tick::{RANK_BITS, Stall, StallWatch, Tick};
+use super::{Env, Progress, TICK};
+use crate::clock::Clock;
+use crate::control::PhaseControl;
+
+/// The coordinating loop of a running phase; returns whether it was interrupted.
+pub(super) fn coordinate<C: Clock>(
+    env: &Env<'_>,
+    clock: &C,
+    name: &str,
+    control: &PhaseControl,
+    start: Nanos,
+    wear_out: bool,
+) -> bool {
+    let comm = env.comm;
+    let mut interrupted = false;
+    let mut wear_out_set = false;
+    let mut watch = StallWatch::new(control.workers.len());
+    // The workers' latency buckets at the last tick: each tick sends what they counted
+    // since (a fixed-size array, summed over ranks with the tick).
+    let mut counted = vec![0u64; iolab_core::live_latency::BUCKETS];
+    // Rank 0 learns the ranks' hosts once per phase, and with each tick their counts.
+    let mut breakdown = env
+        .per_rank_progress
+        .then(|| Breakdown::start(comm, env.units));
+    loop {
+        control.wait_for_change(TICK);
+        if env.interrupt.load(Ordering::Relaxed) && !interrupted {
+            interrupted = true;
+            control.stop_all();
+        }
+        let (ops, bytes) = control.totals();
+        let now_counted = control.latency_counts();
+        let mut latency: Vec<u64> = now_counted
+            .iter()
+            .zip(&counted)
+            .map(|(n, c)| n.saturating_sub(*c))
+            .collect();
+        counted = now_counted;
+        // With --serve, the counts by operation ride on the tick too.
+        let mut by_op = if env.per_rank_progress {
+            control.counted()
+        } else {
+            Vec::new()
+        };
+        let (quiet, worker) = watch.longest(control);
+        let local = Tick {
+            finished: control.finished_count(),
+            workers: control.workers.len() as u32,
+            first_done: control.first_done.load(Ordering::Relaxed),
+            stop: control.stop.load(Ordering::Relaxed),
+            wear_out_max: if wear_out {
+                control.wear_out_local_max()
+            } else {
+                None
+            },
+            ops,
+            bytes,
+            stalled: ((quiet.as_millis() as u64) << RANK_BITS) | u64::from(comm.rank()),
+        };
+        let global = if comm.size() > 1 {
+            let (tick_sums, maxes) = local.encode();
+            let mut sums = tick_sums.to_vec();
+            sums.extend_from_slice(&latency);
+            sums.extend_from_slice(&by_op);
+            let silent = |s: &iolab_comm::Silence| {
+                let what = format!(
+                    "it stopped answering (no progress report for {:.1} s)",
+                    s.waited.as_secs_f64()
+                );
+                match s.ranks.first() {
+                    Some(r) if comm.rank() == 0 => env.stalled(&Stall {
+                        rank: r.rank,
+                        host: r.host.clone(),
+                        phase: name.to_string(),
+                        what,
+                    }),
+                    Some(r) => eprintln!(
+                        "iolab: rank {} on {} stalled in {name}: {what}; rank {} on {} ends the job",
+                        r.rank,
+                        r.host,
+                        comm.rank(),
+                        comm.host()
+                    ),
+                    None => env.stalled(&Stall {
+                        rank: comm.rank(),
+                        host: comm.host().to_string(),
+                        phase: name.to_string(),
+                        what: format!(
+                            "a collective did not complete in {:.1} s, yet every rank answered the roll call",
+                            s.waited.as_secs_f64()
+                        ),
+                    }),
+                }
+            };
+            let (sums, maxes) = comm.reduce(&sums, &maxes, env.stall_timeout, &silent);
+            let ops_from = tick_sums.len() + latency.len();
+            latency = sums[tick_sums.len()..ops_from].to_vec();
+            by_op = sums[ops_from..].to_vec();
+            Tick::decode(&sums[..tick_sums.len()], &maxes)
+        } else {
+            local
+        };
+        if let Some(limit) = env.stall_timeout {
+            let (ms, rank) = global.stall();
+            if ms >= limit.as_millis() as u64 {
+                // Every rank saw the same maximum: the stalled rank names its host.
+                let host = comm.broadcast_bytes(rank, comm.host().as_bytes());
+                let what = if rank == comm.rank() {
+                    format!(
+                        "worker {worker} completed no operation for {:.1} s (--stall-timeout {:.0} s)",
+                        quiet.as_secs_f64(),
+                        limit.as_secs_f64()
+                    )
+                } else {
+                    String::new()
+                };
+                let what = comm.broadcast_bytes(rank, what.as_bytes());
+                if comm.rank() == 0 {
+                    env.stalled(&Stall {
+                        rank,
+                        host: String::from_utf8_lossy(&host).into_owned(),
+                        phase: name.to_string(),
+                        what: String::from_utf8_lossy(&what).into_owned(),
+                    });
+                }
+                env.end_after_stall();
+            }
+        }
+        if global.first_done {
+            control.first_done.store(true, Ordering::Relaxed);
+        }
+        if global.stop && !control.stop.load(Ordering::Relaxed) {
+            control.stop_all();
+        }
+        if wear_out
+            && !wear_out_set
+            && let Some(max) = global.wear_out_max
+        {
+            control.set_wear_out_target(max);
+            wear_out_set = true;
+        }
+        // Read once a tick and only where used (a fake clock moves at each reading).
+        let elapsed = if comm.rank() == 0
+            && (env.progress.is_some() || breakdown.is_some() || env.steady.is_some())
+        {
+            clock.now().saturating_sub(start)
+        } else {
+            Nanos::ZERO
+        };
+        if comm.rank() == 0
+            && let Some(watch) = env.steady
+        {
+            watch.tick(control, elapsed, (global.ops, global.bytes));
+        }
+        let per_rank = match breakdown.as_mut() {
+            Some(b) => b.tick(comm, control, (ops, bytes), elapsed),
+            None => Vec::new(),
+        };
+        if comm.rank() == 0
+            && let Some(p) = env.progress
+        {
+            p(&Progress {
+                phase: name,
+                elapsed,
+                ops: global.ops,
+                bytes: global.bytes,
+                workers_done: global.finished,
+                workers: global.workers,
+                latency: &latency,
+                counted: &by_op,
+                per_rank: &per_rank,
+                per_unit: breakdown.as_ref().map_or(&[], |b| b.units()),
+            });
+        }
+        if comm.rank() == 0
+            && let Some(status) = env.status
+        {
+            status(control, clock.now().saturating_sub(start));
+        }
+        if global.finished >= global.workers {
+            return interrupted;
+        }
+    }
+}
