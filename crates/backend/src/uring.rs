@@ -15,8 +15,10 @@ use crate::error::BackendError;
 use crate::files::DataFile;
 use crate::{BackendOptions, Capabilities, Completion, IoBackend, IoDir, IoRequest};
 
+mod cq;
 mod sq;
 
+use cq::CompletionRing;
 use sq::{Opcodes, SlotQueue};
 
 /// io_uring caps one registered buffer at 1 GiB.
@@ -64,6 +66,8 @@ pub struct UringBackend<'a> {
     ring: IoUring,
     /// The submission queue, one entry per slot, written in place.
     sq: SlotQueue,
+    /// The completion queue, read in place.
+    cq: CompletionRing,
     opcodes: Opcodes,
     pool: BufferPool,
     fds: Vec<RawFd>,
@@ -156,9 +160,13 @@ impl<'a> UringBackend<'a> {
                 reason: format!("mapping the submission queue: {e}"),
             }
         })?;
+        let cq = CompletionRing::new(&ring).map_err(|e| BackendError::UringUnavailable {
+            reason: format!("mapping the completion queue: {e}"),
+        })?;
         Ok(UringBackend {
             ring,
             sq,
+            cq,
             opcodes: Opcodes::new(fixed_buffers),
             pool,
             fds,
@@ -353,8 +361,7 @@ impl IoBackend for UringBackend<'_> {
         // already with none held back in deferred work (IORING_SQ_TASKRUN): reaping them
         // needs no system call. A read the kernel completes inline (a page-cache hit)
         // then costs one io_uring_enter, its submission, as in fio's loop.
-        if self.pending == 0 && !self.sq.taskrun() && self.ring.completion().len() >= wait as usize
-        {
+        if self.pending == 0 && !self.sq.taskrun() && self.cq.len() >= wait {
             return Ok(());
         }
         self.enter(wait)
@@ -362,17 +369,17 @@ impl IoBackend for UringBackend<'_> {
 
     #[inline]
     fn reap(&mut self, out: &mut Vec<Completion>) {
-        self.in_flight -= self.inline_done.len() as u32;
-        out.append(&mut self.inline_done);
-        for cqe in self.ring.completion() {
-            let slot = cqe.user_data() as u32;
-            self.pool.release(slot);
-            self.in_flight -= 1;
-            out.push(Completion {
-                slot,
-                result: cqe.result(),
-            });
+        if !self.inline_done.is_empty() {
+            self.in_flight -= self.inline_done.len() as u32;
+            out.append(&mut self.inline_done);
         }
+        let pool = &mut self.pool;
+        let reaped = self.cq.reap(|user_data, result| {
+            let slot = user_data as u32;
+            pool.release(slot);
+            out.push(Completion { slot, result });
+        });
+        self.in_flight -= reaped;
     }
 
     fn in_flight(&self) -> u32 {

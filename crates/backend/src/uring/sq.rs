@@ -64,14 +64,30 @@ struct SqOffsets {
     user_addr: u64,
 }
 
+/// The kernel's struct io_cqring_offsets.
+#[repr(C)]
+#[derive(Clone, Copy)]
+#[allow(dead_code)] // The kernel's layout: some fields only keep the others' places.
+pub(super) struct CqOffsets {
+    pub head: u32,
+    pub tail: u32,
+    pub ring_mask: u32,
+    pub ring_entries: u32,
+    pub overflow: u32,
+    pub cqes: u32,
+    pub flags: u32,
+    pub resv1: u32,
+    pub user_addr: u64,
+}
+
 /// The kernel's struct io_uring_params (the crate's `Parameters` is a transparent
 /// wrapper of it).
 #[repr(C)]
 #[derive(Clone, Copy)]
 #[allow(dead_code)] // The kernel's layout: some fields only keep the others' places.
-struct Params {
+pub(super) struct Params {
     sq_entries: u32,
-    cq_entries: u32,
+    pub cq_entries: u32,
     flags: u32,
     sq_thread_cpu: u32,
     sq_thread_idle: u32,
@@ -79,20 +95,29 @@ struct Params {
     wq_fd: u32,
     resv: [u32; 3],
     sq_off: SqOffsets,
-    cq_off: [u32; 10],
+    pub cq_off: CqOffsets,
+}
+
+impl Params {
+    /// The parameters the kernel filled in when it made `ring`.
+    pub fn of(ring: &IoUring) -> Params {
+        // SAFETY: `Parameters` is a transparent wrapper of the kernel's io_uring_params
+        // (documented by the crate), which `Params` lays out (its size is checked above).
+        unsafe { std::ptr::read((ring.params() as *const io_uring::Parameters).cast()) }
+    }
 }
 
 const _: () = assert!(std::mem::size_of::<Params>() == 120);
 const _: () = assert!(std::mem::size_of::<io_uring::Parameters>() == 120);
 
 /// One shared mapping of the ring's file, unmapped when dropped.
-struct Map {
-    ptr: *mut u8,
+pub(super) struct Map {
+    pub ptr: *mut u8,
     len: usize,
 }
 
 impl Map {
-    fn new(fd: RawFd, offset: libc::off_t, len: usize) -> io::Result<Map> {
+    pub fn new(fd: RawFd, offset: libc::off_t, len: usize) -> io::Result<Map> {
         // SAFETY: a fresh shared mapping of the ring's file at one of the offsets the
         // kernel defines for it; nothing else refers to the new range.
         let ptr = unsafe {
@@ -169,10 +194,7 @@ impl SlotQueue {
     /// ring's entries), prepared with `fixed_file` and the slot's number as user data.
     pub fn new(ring: &IoUring, slots: u32, fixed_file: bool) -> io::Result<SlotQueue> {
         use std::os::fd::AsRawFd;
-        // SAFETY: `Parameters` is a transparent wrapper of the kernel's io_uring_params
-        // (documented by the crate), which `Params` lays out (its size is checked above).
-        let p: Params =
-            unsafe { std::ptr::read((ring.params() as *const io_uring::Parameters).cast()) };
+        let p = Params::of(ring);
         let entries = p.sq_entries;
         if slots > entries {
             return Err(io::Error::other(format!(
