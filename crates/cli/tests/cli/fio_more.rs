@@ -12,12 +12,13 @@ use serde_json::Value;
 
 use crate::common::{iolab, path, peer_on_path, strace_threads};
 
-/// Every pread64 or pwrite64 on a file under `dir`, as (call, file name, offset,
-/// length), sorted: a descriptor is followed from its openat to its close.
+/// Every pread64, pwrite64 or read on a file under `dir`, as (call, file name,
+/// offset, length; a read's offset is 0), and every fadvise64 as (its advice, file
+/// name, 0, 0), sorted: a descriptor is followed from its openat to its close.
 fn file_ios(cmd: &Command, dir: &Path, work: &Path) -> Vec<(String, String, u64, u64)> {
     let mut out = Vec::new();
     let prefix = format!("\"{}/", path(dir));
-    for text in strace_threads(cmd, work, "openat,close,pread64,pwrite64") {
+    for text in strace_threads(cmd, work, "openat,close,pread64,pwrite64,read,fadvise64") {
         let mut fds: Vec<(String, String)> = Vec::new();
         for line in text.lines() {
             let line = line.split_whitespace().collect::<Vec<_>>().join(" ");
@@ -35,6 +36,22 @@ fn file_ios(cmd: &Command, dir: &Path, work: &Path) -> Vec<(String, String, u64,
                     }
                 }
                 "close" => fds.retain(|(fd, _)| !rest.starts_with(&format!("{fd})"))),
+                // A plain read has no offset: its bytes, at offset 0.
+                "read" => {
+                    let fd = rest.split(',').next().unwrap_or_default();
+                    let n = result.as_deref().and_then(|r| r.parse::<u64>().ok());
+                    if let (Some((_, name)), Some(n)) = (fds.iter().find(|(f, _)| f == fd), n) {
+                        out.push((call.to_string(), name.clone(), 0, n));
+                    }
+                }
+                "fadvise64" => {
+                    let fd = rest.split(',').next().unwrap_or_default();
+                    if let Some((_, name)) = fds.iter().find(|(f, _)| f == fd) {
+                        let advice = rest.rsplit(", ").next().unwrap_or_default();
+                        let advice = advice.split(')').next().unwrap_or_default();
+                        out.push((advice.to_string(), name.clone(), 0, 0));
+                    }
+                }
                 "pread64" | "pwrite64" => {
                     let args: Vec<&str> = rest.split(", ").collect();
                     if let Some((_, name)) = fds.iter().find(|(fd, _)| fd == args[0]) {
@@ -236,4 +253,105 @@ fn io_size_moves_what_fio_moves_over_the_region() {
             }
         }
     }
+}
+
+/// The bytes of the calls named `call` in `ios`, and how many there are.
+fn sum_of(ios: &[(String, String, u64, u64)], calls: &[&str]) -> (u64, usize) {
+    let hits: Vec<_> = ios
+        .iter()
+        .filter(|(c, ..)| calls.contains(&c.as_str()))
+        .collect();
+    (hits.iter().map(|(.., n)| n).sum(), hits.len())
+}
+
+/// pre_read: the file is read into the page cache before the job, and not dropped
+/// from it when the job opens it (fio clears invalidate): in both tools the file is
+/// read twice over (fio's pre-read in reads, iolab's in preads) and one
+/// POSIX_FADV_DONTNEED fewer is issued than without pre_read (fio still drops what it
+/// has just laid out, before it reads it in again).
+#[test]
+fn pre_read_reads_the_file_in_and_keeps_it_cached_as_fio() {
+    let calls = ["pread64", "read", "POSIX_FADV_DONTNEED"];
+    let mut drops = BTreeMap::new();
+    for pre in ["1", "0"] {
+        let p = format!("--pre_read={pre}");
+        let job = ["--name=p", "--rw=randread", "--bs=4k", "--size=512k", &p];
+        let Some([fio, ours]) = both(&job, &calls) else {
+            return;
+        };
+        for (tool, ran) in [("fio", &fio), ("iolab", &ours)] {
+            let read = sum_of(&ran.ios, &["pread64", "read"]).0;
+            let times = if pre == "1" { 2 } else { 1 };
+            assert_eq!(read, times * (512 << 10), "{tool} {p}");
+            drops.insert((tool, pre), sum_of(&ran.ios, &["POSIX_FADV_DONTNEED"]).1);
+        }
+        assert_eq!(moved(&ours.json), moved(&fio.json));
+    }
+    for tool in ["fio", "iolab"] {
+        assert_eq!(
+            drops[&(tool, "1")] + 1,
+            drops[&(tool, "0")],
+            "{tool}: {drops:?}"
+        );
+    }
+}
+
+/// Options a job file carries that change nothing in what fio does here, or that iolab
+/// does alike: the job runs and writes what fio writes, at the same offsets of the
+/// same files; and allow_file_create=0 on a missing file makes nothing in either tool
+/// (fio fails the job, iolab refuses it in one line, exit 2).
+#[test]
+fn file_options_run_as_fios_and_a_forbidden_file_is_not_made() {
+    let job = [
+        "--name=f",
+        "--rw=randwrite",
+        "--bs=4k",
+        "--size=256k",
+        "--nrfiles=2",
+        "--file_service_type=roundrobin",
+        "--openfiles=2",
+        "--allow_file_create=1",
+        "--clocksource=clock_gettime",
+        "--create_fsync=1",
+        "--unlink=0",
+        "--unlink_each_loop=0",
+        "--stats=1",
+    ];
+    let Some([fio, ours]) = both(&job, &["pwrite64"]) else {
+        return;
+    };
+    assert_eq!(ours.ios.len(), 64);
+    assert_eq!(ours.ios, fio.ios);
+    assert_eq!(moved(&ours.json), moved(&fio.json));
+    assert_eq!(ours.files, fio.files);
+    let dir = tempfile::tempdir_in("/var/tmp").unwrap();
+    let args = [
+        format!("--directory={}", path(dir.path())),
+        "--name=a".into(),
+        "--rw=read".into(),
+        "--size=64k".into(),
+        "--filename=missing".into(),
+        "--allow_file_create=0".into(),
+    ];
+    let fio = Command::new("fio")
+        .current_dir(dir.path())
+        .args(&args)
+        .output()
+        .unwrap();
+    assert_ne!(fio.status.code(), Some(0));
+    let r = crate::common::Ran::from(
+        iolab()
+            .current_dir(dir.path())
+            .args(["fio", "--no-store"])
+            .args(&args)
+            .output()
+            .unwrap(),
+    )
+    .expect(2);
+    assert_eq!(
+        crate::common::error_line(&r),
+        "iolab: error: job a: command line: --allow_file_create: [a] allow_file_create: 0: DIR/missing does not exist and may not be made (fio fails the job with ENOENT; nothing was run)"
+            .replace("DIR", path(dir.path()))
+    );
+    assert!(files_left(dir.path()).is_empty());
 }

@@ -273,6 +273,8 @@ pub struct FioJob {
     pub report: ReportOptions,
     /// fio's log files (write_bw_log, ...).
     pub logs: LogOptions,
+    /// fio's options about the job's files (openfiles, allow_file_create, pre_read, ...).
+    pub files: super::job_files::FileOptions,
     /// What iolab says of options it accepts as they are (gtod_reduce, nice, ...).
     pub words: Vec<String>,
     /// buffer_compress_percentage, buffer_compress_chunk, dedupe_percentage,
@@ -372,6 +374,7 @@ impl FioJob {
             kb_base: 1024,
             report: ReportOptions::default(),
             logs: LogOptions::default(),
+            files: Default::default(),
             words: Vec::new(),
             access: FioAccess::default(),
             cmdprio: Default::default(),
@@ -442,6 +445,14 @@ impl FioJob {
             if !matches!(key, "prio" | "prioclass") {
                 return Ok(());
             }
+        }
+        if let Some(r) = self.files.apply(key, value) {
+            if let Some(word) = r?
+                && !self.words.contains(&word)
+            {
+                self.words.push(word);
+            }
+            return Ok(());
         }
         if let Some(word) = accepted_word(key, value) {
             let word = word?;

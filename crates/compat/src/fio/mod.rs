@@ -8,6 +8,7 @@ pub mod cmdline;
 pub mod cmdprio;
 pub mod error;
 pub mod job;
+pub mod job_files;
 pub mod jobfile;
 mod known;
 pub mod logs;

@@ -392,6 +392,16 @@ fn plan_job(job: &FioJob, group: u32, seed: u64) -> Result<FioPlan, FioError> {
         None
     };
     let (target, shared) = target_of(job, &mut notes).map_err(|(k, m)| refuse(k, m))?;
+    job.files
+        .check(
+            job.nrfiles,
+            job.loops,
+            job.filename.is_none(),
+            rw.reads(),
+            job.direct,
+            &mut notes,
+        )
+        .map_err(|(k, m)| refuse(k, m))?;
     let size = size_of(job, shared, block).map_err(|(k, m)| refuse(k, m))?;
     let format = job
         .filename_format
@@ -444,7 +454,10 @@ fn plan_job(job: &FioJob, group: u32, seed: u64) -> Result<FioPlan, FioError> {
         sync: job.sync,
         fsync_at_end: job.end_fsync || job.fsync_on_close,
         fsync_every: job.fsync.or(job.fdatasync),
-        cache: if job.invalidate {
+        // fio's pre_read reads the files in and clears invalidate.
+        cache: if job.files.pre_read && rw.reads() {
+            CacheMode::Hot
+        } else if job.invalidate {
             CacheMode::Cold
         } else {
             CacheMode::Keep

@@ -571,3 +571,85 @@ fn io_size_makes_fios_passes_and_byte_count() {
         "{e}"
     );
 }
+
+#[test]
+fn file_options_are_taken_said_or_refused_in_one_line() {
+    let plan = |opts: &[(&str, &str)]| plan_jobs(&[job("f", opts)], 0).map(|p| p[0].clone());
+    let p = plan(&[
+        ("size", "1m"),
+        ("nrfiles", "2"),
+        ("openfiles", "2"),
+        ("file_service_type", "roundrobin"),
+        ("clocksource", "cpu"),
+        ("create_fsync", "0"),
+        ("unlink", "1"),
+        ("stats", "1"),
+        ("pre_read", "1"),
+    ])
+    .unwrap();
+    // pre_read: read into the page cache first, not dropped (fio clears invalidate).
+    assert_eq!(p.spec.cache, CacheMode::Hot);
+    for says in [
+        "clocksource:",
+        "create_fsync=0:",
+        "unlink:",
+        "pre_read: the files are read once",
+    ] {
+        assert!(
+            p.notes.iter().any(|n| n.starts_with(says)),
+            "{says}: {:?}",
+            p.notes
+        );
+    }
+    let p = plan(&[("rw", "write"), ("size", "1m"), ("pre_read", "1")]).unwrap();
+    assert_eq!(p.spec.cache, CacheMode::Cold);
+    assert!(p.notes.iter().any(|n| n.contains("pre_read has no effect")));
+    let refused = |opts: &[(&str, &str)]| plan(opts).unwrap_err().to_string();
+    for (opts, says) in [
+        (
+            &[("size", "1m"), ("nrfiles", "4"), ("openfiles", "2")][..],
+            "[f] openfiles: 2 open at once with 4 files is not supported",
+        ),
+        (
+            &[("size", "1m"), ("allow_file_create", "0")][..],
+            "[f] allow_file_create: 0 with files in a directory is not supported",
+        ),
+        (
+            &[("size", "1m"), ("loops", "2"), ("unlink_each_loop", "1")][..],
+            "[f] unlink_each_loop: with loops is not supported",
+        ),
+    ] {
+        let e = refused(opts);
+        assert!(e.contains(says), "{e}");
+    }
+    // Refused as they are read.
+    for (key, value, says) in [
+        ("file_service_type", "random", "'random' is not supported"),
+        (
+            "file_service_type",
+            "roundrobin:4",
+            "roundrobin:4 is not supported",
+        ),
+        ("clocksource", "tsc", "'tsc' is not a clock source"),
+        (
+            "stats",
+            "0",
+            "stats=0 (a job left out of the report) is not supported",
+        ),
+    ] {
+        let section = Section {
+            name: "f".into(),
+            at: "f.fio:1".into(),
+            options: vec![RawOption {
+                key: key.into(),
+                value: Some(value.into()),
+                at: "f.fio:2".into(),
+            }],
+            globals: 0,
+        };
+        let e = FioJob::from_section(&section).unwrap_err().to_string();
+        assert!(e.contains(&format!("[f] {key}: {says}")), "{e}");
+    }
+    // allow_file_create=0 with a filename is fine (a missing one is refused when run).
+    assert!(plan(&[("filename", "/dev/x"), ("allow_file_create", "0")]).is_ok());
+}

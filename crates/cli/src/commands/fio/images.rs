@@ -50,6 +50,19 @@ pub fn make_missing(
             };
             return Err(anyhow::Error::from(e).context("verify_only"));
         }
+        // allow_file_create=0: a missing file is an error, never made (fio fails the job).
+        if let Some(p) = users.iter().find(|p| p.job.files.no_file_create) {
+            return Err(FioError::option(
+                p.job.at_of("allow_file_create"),
+                &p.job.name,
+                "allow_file_create",
+                format!(
+                    "0: {} does not exist and may not be made (fio fails the job with ENOENT; nothing was run)",
+                    path.display()
+                ),
+            )
+            .into());
+        }
         let mut image = NewImage {
             size: 0,
             lay_out: false,

@@ -1,0 +1,146 @@
+//! fio's options about a job's files and its bookkeeping rather than its I/O:
+//! `file_service_type`, `openfiles`, `allow_file_create`, `unlink`,
+//! `unlink_each_loop`, `create_fsync`, `pre_read`, `clocksource` and `stats`. Each is
+//! run as fio runs it, said where iolab gets there by another way, or refused in one
+//! line where it cannot be honoured.
+
+use super::values::{boolean, number};
+
+/// What these options ask for, as written (checked against the rest of the job when it
+/// is planned: [`FileOptions::check`]).
+#[derive(Clone, Debug, PartialEq, Default)]
+pub struct FileOptions {
+    /// fio's openfiles (default: nrfiles, every file open at once).
+    pub openfiles: Option<u64>,
+    /// fio's allow_file_create=0: a missing file is an error, not made.
+    pub no_file_create: bool,
+    /// fio's unlink_each_loop.
+    pub unlink_each_loop: bool,
+    /// fio's pre_read: the files are read into the page cache before the job.
+    pub pre_read: bool,
+}
+
+impl FileOptions {
+    /// Applies `key` if it is one of these options: the word to say when the job runs,
+    /// if any.
+    pub fn apply(
+        &mut self,
+        key: &str,
+        value: Option<&str>,
+    ) -> Option<Result<Option<String>, String>> {
+        let v = value.map(str::trim);
+        Some(match key {
+            "file_service_type" => file_service_type(v.unwrap_or_default()),
+            "openfiles" => v
+                .ok_or_else(|| "needs a value (key=value)".to_string())
+                .and_then(number)
+                .map(|n| {
+                    self.openfiles = Some(n);
+                    None
+                }),
+            "allow_file_create" => boolean(value).map(|b| {
+                self.no_file_create = !b;
+                None
+            }),
+            "unlink" => boolean(value).map(|b| {
+                Some(if b {
+                    "unlink: the files iolab made are removed when the run ends (without --keep), as fio's unlink removes them when the job ends; a file iolab did not make is never removed"
+                } else {
+                    "unlink=0: the files iolab made are still removed when the run ends unless --keep (fio leaves them)"
+                }
+                .to_string())
+            }),
+            "unlink_each_loop" => boolean(value).map(|b| {
+                self.unlink_each_loop = b;
+                None
+            }),
+            "create_fsync" => boolean(value).map(|b| {
+                (!b).then(|| "create_fsync=0: iolab still fsyncs the files it lays out, before the job and outside its figures".to_string())
+            }),
+            "pre_read" => boolean(value).map(|b| {
+                self.pre_read = b;
+                None
+            }),
+            "clocksource" => match v.unwrap_or_default() {
+                "gettimeofday" | "clock_gettime" | "cpu" => Ok(Some(
+                    "clocksource: iolab times I/Os with its own monotonic clock (clock_gettime), whatever the source named".to_string(),
+                )),
+                other => Err(format!(
+                    "'{other}' is not a clock source: use gettimeofday, clock_gettime or cpu"
+                )),
+            },
+            "stats" => boolean(value).and_then(|b| {
+                if b {
+                    Ok(None)
+                } else {
+                    Err("stats=0 (a job left out of the report) is not supported: iolab reports every job".into())
+                }
+            }),
+            _ => return None,
+        })
+    }
+
+    /// Refuses what cannot be honoured with the job's other options, and says what
+    /// iolab does for the rest.
+    pub fn check(
+        &self,
+        nrfiles: u32,
+        loops: u32,
+        new_files: bool,
+        reads: bool,
+        direct: bool,
+        notes: &mut Vec<String>,
+    ) -> Result<(), (&'static str, String)> {
+        if let Some(n) = self.openfiles
+            && n < u64::from(nrfiles)
+        {
+            return Err((
+                "openfiles",
+                format!(
+                    "{n} open at once with {nrfiles} files is not supported: iolab keeps every file of a clone open (fio's default, openfiles=nrfiles)"
+                ),
+            ));
+        }
+        if self.no_file_create && new_files {
+            return Err((
+                "allow_file_create",
+                "0 with files in a directory is not supported: iolab always makes a job's files itself, in DIR/iolab-work; give filename= for a file that exists".into(),
+            ));
+        }
+        if self.unlink_each_loop && loops > 1 {
+            return Err((
+                "unlink_each_loop",
+                "with loops is not supported: iolab keeps a clone's files over its passes (fio removes and makes them again each pass)".into(),
+            ));
+        }
+        if self.unlink_each_loop {
+            notes.push("unlink_each_loop: the files iolab made are removed when the run ends (without --keep), as fio's one loop removes them at its end; a file iolab did not make is never removed".into());
+        }
+        if self.pre_read {
+            notes.push(if !reads {
+                "pre_read has no effect on a job that does not read".into()
+            } else if direct {
+                "pre_read: with direct I/O nothing is read into the page cache, as fio's O_DIRECT pre-read reads around it".into()
+            } else {
+                "pre_read: the files are read once into the page cache before the job, as fio does (iolab in 1 MiB preads, fio in reads of the block size), and not dropped from it (fio clears invalidate)".into()
+            });
+        }
+        Ok(())
+    }
+}
+
+/// fio's file_service_type: iolab's files take turns one I/O each, fio's roundrobin
+/// (its default).
+fn file_service_type(v: &str) -> Result<Option<String>, String> {
+    let (kind, n) = v.split_once(':').unwrap_or((v, "1"));
+    match (kind.trim(), n.trim()) {
+        ("roundrobin", "1") => Ok(None),
+        ("roundrobin", n) => Err(format!(
+            "roundrobin:{n} is not supported: iolab's files take turns one I/O each (roundrobin, fio's default)"
+        )),
+        ("random" | "sequential" | "zipf" | "pareto" | "normal" | "gauss", _) => Err(format!(
+            "'{kind}' is not supported: iolab's files take turns one I/O each (roundrobin, fio's default)"
+        )),
+        _ => Err(format!("'{v}' is not a file service type")),
+    }
+}
