@@ -232,26 +232,14 @@ pub fn run_data_worker<C: Clock>(s: &WorkerSetup<'_, C>) -> Result<WorkerReport,
         sizes,
         write_window,
         pass_length,
+        offsets: &mut offsets,
+        write_offsets: write_offsets.as_mut(),
+        mix: &mut mix,
+        rec: &mut rec,
     };
     let end = match &mut opened {
-        Opened::Uring(b) => run_loop(
-            s,
-            b.as_mut(),
-            setup,
-            &mut offsets,
-            write_offsets.as_mut(),
-            &mut mix,
-            &mut rec,
-        ),
-        Opened::Other(b) => run_loop(
-            s,
-            b.as_mut(),
-            setup,
-            &mut offsets,
-            write_offsets.as_mut(),
-            &mut mix,
-            &mut rec,
-        ),
+        Opened::Uring(b) => run_loop(s, b.as_mut(), setup),
+        Opened::Other(b) => run_loop(s, b.as_mut(), setup),
     };
     let LoopEnd {
         finished_at,
@@ -282,7 +270,7 @@ pub fn run_data_worker<C: Clock>(s: &WorkerSetup<'_, C>) -> Result<WorkerReport,
     })
 }
 
-/// What the I/O loop starts from, besides the worker's setup.
+/// What the I/O loop starts from and works with, besides the worker's setup.
 struct LoopSetup<'f> {
     files: &'f [DataFile],
     start: Nanos,
@@ -291,6 +279,10 @@ struct LoopSetup<'f> {
     write_window: u64,
     /// I/Os per pass over the files when each pass drops their cached pages first.
     pass_length: Option<u64>,
+    offsets: &'f mut Offsets,
+    write_offsets: Option<&'f mut Offsets>,
+    mix: &'f mut OpMix,
+    rec: &'f mut Recorder,
 }
 
 /// What the worker's report takes from the I/O loop.
@@ -309,10 +301,6 @@ fn run_loop<C: Clock, B: IoBackend + ?Sized>(
     s: &WorkerSetup<'_, C>,
     backend: &mut B,
     setup: LoopSetup<'_>,
-    offsets: &mut Offsets,
-    write_offsets: Option<&mut Offsets>,
-    mix: &mut OpMix,
-    rec: &mut Recorder,
 ) -> LoopEnd {
     let LoopSetup {
         files,
@@ -321,6 +309,10 @@ fn run_loop<C: Clock, B: IoBackend + ?Sized>(
         sizes,
         write_window,
         pass_length,
+        offsets,
+        write_offsets,
+        mix,
+        rec,
     } = setup;
     let mut lp = Loop::new(s, backend, files, start, reduction, sizes);
     lp.set_window(write_window);
