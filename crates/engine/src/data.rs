@@ -109,6 +109,9 @@ pub struct DataOptions {
     /// I/Os each size-based worker issues in all, over its passes (fio's io_size, in
     /// I/Os of the one block size): it stops there, or when its passes are done.
     pub io_limit: Option<u64>,
+    /// A writing phase's files are laid out in full first, so its writes overwrite
+    /// data (fio's overwrite=1); reading phases' always are.
+    pub lay_out_writes: bool,
     /// fio's write_hist_log with log_hist_msec: each worker keeps its completion
     /// latencies in fio's bins, a sample every this many ms
     /// ([`crate::hist_log::HistSample`], in `WorkerMeasure::hist_log`).
@@ -314,7 +317,13 @@ impl<'a> ReadyJob<'a> {
         let prepared = if opts.verify_existing {
             Ok(())
         } else {
-            prepare_files(&plan, target, &spec, alignment, env.interrupt)
+            prepare_files(
+                &plan,
+                target,
+                &spec,
+                (alignment, opts.lay_out_writes),
+                env.interrupt,
+            )
         };
         agree(comm, prepared)?;
         comm.barrier();
@@ -459,7 +468,7 @@ fn prepare_files(
     plan: &DataPlan,
     target: &PreparedTarget,
     spec: &DataSpec,
-    alignment: u64,
+    (alignment, lay_out_writes): (u64, bool),
     stop: &std::sync::atomic::AtomicBool,
 ) -> Result<(), EngineError> {
     if matches!(target, PreparedTarget::Null) {
@@ -478,7 +487,7 @@ fn prepare_files(
             what: "what it holds, and it was prepared for reading only (reads with verification lay out their own data first)".into(),
         });
     }
-    if spec.rw.needs_data() {
+    if spec.rw.needs_data() || lay_out_writes {
         lay_out(&plan.owned_files, target.workdir(), spec, alignment, stop)?;
     } else {
         create_for_write(&plan.owned_files, target.workdir(), spec)?;

@@ -12,13 +12,17 @@ use serde_json::Value;
 
 use crate::common::{iolab, path, peer_on_path, strace_threads};
 
-/// Every pread64, pwrite64 or read on a file under `dir`, as (call, file name,
-/// offset, length; a read's offset is 0), and every fadvise64 as (its advice, file
+/// Every pread64, pwrite64, read or write on a file under `dir`, as (call, file
+/// name, offset, length; a read's or write's offset is 0), and every fadvise64 as (its advice, file
 /// name, 0, 0), sorted: a descriptor is followed from its openat to its close.
 fn file_ios(cmd: &Command, dir: &Path, work: &Path) -> Vec<(String, String, u64, u64)> {
     let mut out = Vec::new();
     let prefix = format!("\"{}/", path(dir));
-    for text in strace_threads(cmd, work, "openat,close,pread64,pwrite64,read,fadvise64") {
+    for text in strace_threads(
+        cmd,
+        work,
+        "openat,close,pread64,pwrite64,read,write,fadvise64",
+    ) {
         let mut fds: Vec<(String, String)> = Vec::new();
         for line in text.lines() {
             let line = line.split_whitespace().collect::<Vec<_>>().join(" ");
@@ -36,8 +40,8 @@ fn file_ios(cmd: &Command, dir: &Path, work: &Path) -> Vec<(String, String, u64,
                     }
                 }
                 "close" => fds.retain(|(fd, _)| !rest.starts_with(&format!("{fd})"))),
-                // A plain read has no offset: its bytes, at offset 0.
-                "read" => {
+                // A plain read or write has no offset: its bytes, at offset 0.
+                "read" | "write" => {
                     let fd = rest.split(',').next().unwrap_or_default();
                     let n = result.as_deref().and_then(|r| r.parse::<u64>().ok());
                     if let (Some((_, name)), Some(n)) = (fds.iter().find(|(f, _)| f == fd), n) {
@@ -354,4 +358,24 @@ fn file_options_run_as_fios_and_a_forbidden_file_is_not_made() {
             .replace("DIR", path(dir.path()))
     );
     assert!(files_left(dir.path()).is_empty());
+}
+
+/// overwrite=1: a writing job's file is laid out in full before it, so its writes
+/// overwrite data: the file is written twice over in both tools (fio's layout in
+/// writes, iolab's in pwrites), once without it.
+#[test]
+fn overwrite_lays_out_a_writing_jobs_file_first_as_fio() {
+    for (over, times) in [("1", 2), ("0", 1)] {
+        let o = format!("--overwrite={over}");
+        let job = ["--name=o", "--rw=randwrite", "--bs=4k", "--size=256k", &o];
+        let Some([fio, ours]) = both(&job, &["pwrite64", "write"]) else {
+            return;
+        };
+        for (tool, ran) in [("fio", &fio), ("iolab", &ours)] {
+            let written = sum_of(&ran.ios, &["pwrite64", "write"]).0;
+            assert_eq!(written, times * (256 << 10), "{tool} {o}");
+        }
+        assert_eq!(moved(&ours.json), moved(&fio.json));
+        assert_eq!(ours.files, fio.files);
+    }
 }

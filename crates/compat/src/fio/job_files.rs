@@ -1,6 +1,6 @@
 //! fio's options about a job's files and its bookkeeping rather than its I/O:
 //! `file_service_type`, `openfiles`, `allow_file_create`, `unlink`,
-//! `unlink_each_loop`, `create_fsync`, `pre_read`, `clocksource` and `stats`. Each is
+//! `unlink_each_loop`, `create_fsync`, `pre_read`, `overwrite`, `clocksource` and `stats`. Each is
 //! run as fio runs it, said where iolab gets there by another way, or refused in one
 //! line where it cannot be honoured.
 
@@ -18,6 +18,8 @@ pub struct FileOptions {
     pub unlink_each_loop: bool,
     /// fio's pre_read: the files are read into the page cache before the job.
     pub pre_read: bool,
+    /// fio's overwrite: a writing job's files are laid out in full first.
+    pub overwrite: bool,
 }
 
 impl FileOptions {
@@ -56,6 +58,10 @@ impl FileOptions {
             }),
             "create_fsync" => boolean(value).map(|b| {
                 (!b).then(|| "create_fsync=0: iolab still fsyncs the files it lays out, before the job and outside its figures".to_string())
+            }),
+            "overwrite" => boolean(value).map(|b| {
+                self.overwrite = b;
+                None
             }),
             "pre_read" => boolean(value).map(|b| {
                 self.pre_read = b;

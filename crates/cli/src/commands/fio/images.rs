@@ -70,7 +70,7 @@ pub fn make_missing(
         };
         for p in &users {
             image.size = image.size.max(needed(p, &path)?);
-            image.lay_out |= p.spec.rw.reads() || p.spec.verify;
+            image.lay_out |= p.spec.rw.reads() || p.spec.verify || p.job.files.overwrite;
             image.preallocate |= p.spec.preallocate;
         }
         if create_image(rt.comm.as_ref(), &path, image, rt.interrupt)? {

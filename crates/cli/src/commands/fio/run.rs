@@ -328,6 +328,8 @@ fn run_prepared(
                     offset_increment: resolved[k].2,
                     loops: amounts[k].0,
                     io_limit: amounts[k].1,
+                    // fio's overwrite=1: a writing job's files are laid out first.
+                    lay_out_writes: p.job.files.overwrite && p.spec.rw.writes(),
                     number_ios: p.number_ios,
                     hist_log_msec: p
                         .job
