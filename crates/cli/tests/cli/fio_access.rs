@@ -9,37 +9,16 @@ use std::process::Command;
 
 use serde_json::Value;
 
-use crate::common::{Ran, iolab, path, peer_on_path, run, strace_threads};
+use crate::common::{Ran, iolab, path, peer_on_path, run};
 
-/// The (length, offset) of every pread64 on a file under `dir`, per traced thread in
-/// order: a file's descriptor is followed from its openat to its close.
+/// The (length, offset) of every pread64 on a file under `dir` (iolab's own files in
+/// its work directory left out).
 fn reads(cmd: &Command, dir: &Path, work: &Path) -> Vec<(u64, u64)> {
-    let mut out = Vec::new();
-    let prefix = format!("\"{}/", path(dir));
-    for text in strace_threads(cmd, work, "openat,close,pread64") {
-        let mut fds: Vec<String> = Vec::new();
-        for line in text.lines() {
-            let line = line.split_whitespace().collect::<Vec<_>>().join(" ");
-            let Some((call, rest)) = line.split_once('(') else {
-                continue;
-            };
-            let result = line.rsplit_once(" = ").map(|(_, r)| r.to_string());
-            match call {
-                "openat" if rest.contains(&prefix) => fds.extend(result),
-                "close" => fds.retain(|fd| !rest.starts_with(&format!("{fd})"))),
-                "pread64" => {
-                    let args: Vec<&str> = rest.split(", ").collect();
-                    if fds.iter().any(|fd| fd == args[0]) {
-                        let len: u64 = args[2].parse().unwrap();
-                        let offset: u64 = args[3].split(')').next().unwrap().parse().unwrap();
-                        out.push((len, offset));
-                    }
-                }
-                _ => {}
-            }
-        }
-    }
-    out
+    crate::fio_more::file_ios(cmd, dir, work)
+        .into_iter()
+        .filter(|(call, ..)| call == "pread64")
+        .map(|(_, _, at, len)| (len, at))
+        .collect()
 }
 
 /// A job run by fio and by `iolab fio` on fresh directories under strace: their reads.

@@ -15,7 +15,7 @@ use crate::common::{iolab, path, peer_on_path, strace_threads};
 /// Every pread64, pwrite64, read or write on a file under `dir`, as (call, file
 /// name, offset, length; a read's or write's offset is 0), and every fadvise64 as (its advice, file
 /// name, 0, 0), sorted: a descriptor is followed from its openat to its close.
-fn file_ios(cmd: &Command, dir: &Path, work: &Path) -> Vec<(String, String, u64, u64)> {
+pub(crate) fn file_ios(cmd: &Command, dir: &Path, work: &Path) -> Vec<(String, String, u64, u64)> {
     let mut out = Vec::new();
     let prefix = format!("\"{}/", path(dir));
     for text in strace_threads(
