@@ -1,4 +1,5 @@
-//! fio's options about a job's files and its bookkeeping rather than its I/O:
+//! fio's options about a job's files and its bookkeeping rather than its I/O, and
+//! `iodepth_low` at its default:
 //! `file_service_type`, `openfiles`, `allow_file_create`, `unlink`,
 //! `unlink_each_loop`, `create_fsync`, `pre_read`, `overwrite`, `clocksource` and `stats`. Each is
 //! run as fio runs it, said where iolab gets there by another way, or refused in one
@@ -20,6 +21,8 @@ pub struct FileOptions {
     pub pre_read: bool,
     /// fio's overwrite: a writing job's files are laid out in full first.
     pub overwrite: bool,
+    /// fio's iodepth_low (0 or none: iodepth).
+    pub iodepth_low: Option<u64>,
 }
 
 impl FileOptions {
@@ -59,6 +62,13 @@ impl FileOptions {
             "create_fsync" => boolean(value).map(|b| {
                 (!b).then(|| "create_fsync=0: iolab still fsyncs the files it lays out, before the job and outside its figures".to_string())
             }),
+            "iodepth_low" => v
+                .ok_or_else(|| "needs a value (key=value)".to_string())
+                .and_then(number)
+                .map(|n| {
+                    self.iodepth_low = Some(n);
+                    None
+                }),
             "overwrite" => boolean(value).map(|b| {
                 self.overwrite = b;
                 None
@@ -88,8 +98,10 @@ impl FileOptions {
 
     /// Refuses what cannot be honoured with the job's other options, and says what
     /// iolab does for the rest.
+    #[allow(clippy::too_many_arguments)]
     pub fn check(
         &self,
+        queued: Option<u32>,
         nrfiles: u32,
         loops: u32,
         new_files: bool,
@@ -97,6 +109,18 @@ impl FileOptions {
         direct: bool,
         notes: &mut Vec<String>,
     ) -> Result<(), (&'static str, String)> {
+        // fio 3.33 (init.c): 0, or more than iodepth, is iodepth.
+        if let (Some(low), Some(depth)) = (self.iodepth_low, queued)
+            && low > 0
+            && low < u64::from(depth)
+        {
+            return Err((
+                "iodepth_low",
+                format!(
+                    "{low} below iodepth={depth} is not supported: iolab submits again as each I/O completes (fio's default, iodepth_low=iodepth), where fio would wait for the queue to drain to {low}"
+                ),
+            ));
+        }
         if let Some(n) = self.openfiles
             && n < u64::from(nrfiles)
         {

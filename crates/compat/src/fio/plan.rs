@@ -394,6 +394,7 @@ fn plan_job(job: &FioJob, group: u32, seed: u64) -> Result<FioPlan, FioError> {
     let (target, shared) = target_of(job, &mut notes).map_err(|(k, m)| refuse(k, m))?;
     job.files
         .check(
+            (backend == BackendKind::Uring).then_some(job.iodepth),
             job.nrfiles,
             job.loops,
             job.filename.is_none(),

@@ -650,6 +650,27 @@ fn file_options_are_taken_said_or_refused_in_one_line() {
         let e = FioJob::from_section(&section).unwrap_err().to_string();
         assert!(e.contains(&format!("[f] {key}: {says}")), "{e}");
     }
+    // iodepth_low at or above iodepth (or 0) is fio's default; below it is refused.
+    for low in ["0", "16", "32"] {
+        let opts = [
+            ("size", "1m"),
+            ("ioengine", "io_uring"),
+            ("iodepth", "16"),
+            ("iodepth_low", low),
+        ];
+        assert!(plan(&opts).is_ok(), "{low}");
+    }
+    let e = refused(&[
+        ("size", "1m"),
+        ("ioengine", "libaio"),
+        ("iodepth", "16"),
+        ("iodepth_low", "4"),
+    ]);
+    assert!(
+        e.contains("[f] iodepth_low: 4 below iodepth=16 is not supported"),
+        "{e}"
+    );
+    assert!(plan(&[("size", "1m"), ("iodepth", "16"), ("iodepth_low", "4")]).is_ok());
     // allow_file_create=0 with a filename is fine (a missing one is refused when run).
     assert!(plan(&[("filename", "/dev/x"), ("allow_file_create", "0")]).is_ok());
 }
