@@ -5,8 +5,6 @@
 use std::sync::atomic::Ordering;
 
 use iolab_backend::{Completion, DataFile, IoBackend, IoDir, IoRequest};
-use iolab_core::pattern::{check_verify, ior_timestamp_mismatch};
-use iolab_core::result::OpKind;
 use iolab_core::spec::DataPattern;
 use iolab_core::units::Nanos;
 
@@ -17,15 +15,16 @@ use super::priority::PrioDraw;
 use super::reduction::{DataSampler, Reduction};
 use super::{WorkerSetup, op_of};
 use crate::clock::Clock;
-use crate::control::PhaseControl;
 use crate::offsets::{Offsets, OpMix};
 use crate::plan::FilePlan;
 use crate::recorder::Recorder;
 use crate::sizes::SizeDraw;
 
 mod data;
+mod events;
 mod failures;
 mod holds;
+mod setup;
 
 /// The longest a paced or thinking worker sleeps before it looks at its stop flag, its
 /// deadline and snapshot requests again.
@@ -116,123 +115,6 @@ pub(super) struct Loop<'s, 'b, C: Clock, B: IoBackend + ?Sized> {
 }
 
 impl<'s, 'b, C: Clock, B: IoBackend + ?Sized> Loop<'s, 'b, C, B> {
-    pub(super) fn new(
-        s: &'s WorkerSetup<'s, C>,
-        backend: &'b mut B,
-        files: &'b [DataFile],
-        start: Nanos,
-        reduction: Reduction,
-        sizes: [SizeDraw; 2],
-    ) -> Self {
-        let caps = backend.capabilities();
-        let spec = &s.plan.spec;
-        let depth = s.plan.spec.queue_depth.min(caps.max_queue_depth).max(1) as usize;
-        Loop {
-            s,
-            backend,
-            files,
-            // None for a workload without files (the null backend's plans have none).
-            my_files: s
-                .plan
-                .files
-                .get(s.worker.file..s.worker.file + s.worker.files as usize)
-                .unwrap_or_default(),
-            start,
-            sizes: {
-                let [read, write] = sizes;
-                [read.clone(), write, read]
-            },
-            unit: s.plan.spec.unit(),
-            free: (0..depth as u32).rev().collect(),
-            slots: vec![
-                SlotIo {
-                    // A slot's buffer holds IOR's words from the start under its pattern.
-                    dir: if s.plan.spec.pattern == DataPattern::IorTimestamp {
-                        IoDir::Write
-                    } else {
-                        IoDir::Read
-                    },
-                    prio: 0,
-                    len: 0,
-                    file: 0,
-                    offset: 0,
-                    issued: Nanos::ZERO,
-                };
-                depth
-            ],
-            fresh: Vec::with_capacity(depth),
-            stamp_on_push: caps.submits_on_push,
-            window_mask: 0,
-            pass_length: None,
-            completions: Vec::with_capacity(depth),
-            issued: 0,
-            ios_left: s.plan.io_limit,
-            completed: 0,
-            bytes: 0,
-            writes_since_fsync: 0,
-            last_write_file: 0,
-            ramp_end: if s.plan.start.ramp == Nanos::ZERO {
-                Nanos(u64::MAX)
-            } else {
-                start + s.plan.start.ramp
-            },
-            counted_from: start,
-            snapshot_seen: 0,
-            deadline: None,
-            pace: Pace::new(
-                spec,
-                s.plan.total_workers,
-                s.worker.global,
-                start,
-                s.worker.seed,
-            ),
-            think: Think::new(spec, start),
-            flow: s.flows.join(s.plan.flow),
-            depth_search: s
-                .plan
-                .latency_target
-                .map(|t| DepthSearch::new(t, depth as u32, start, 0)),
-            lat_step: Step::Go,
-            prio: s
-                .plan
-                .io_priorities
-                .clone()
-                .map(|p| PrioDraw::new(p, seed_of_prio(s.index))),
-            min_rate: MinRate::new(spec, s.plan.total_workers, start),
-            dir_bytes: [0; 3],
-            dir_ops: [0; 3],
-            failed: false,
-            reduction,
-            sampler: DataSampler::of(&s.plan.spec),
-            broken: false,
-            now: start,
-        }
-    }
-
-    /// Lets a write's data start at its file offset modulo `window` bytes in its slot
-    /// (a power of two, 0: at the start): every aligned `window` bytes of a file are then
-    /// one stretch of the slot's random data, with no part repeated (docs/flash.md).
-    pub(super) fn set_window(&mut self, window: u64) {
-        debug_assert!(window == 0 || window.is_power_of_two());
-        self.window_mask = window.saturating_sub(1);
-    }
-
-    /// Whether this loop is a plain read loop: reads only, none of the options that
-    /// act per I/O (I/O limit, pacing, passes that drop the cache, think time, flow,
-    /// latency target, priorities, verify). [`Loop::run`] is then built without them.
-    pub(super) fn plain(&self, mix: &OpMix, write_offsets: bool) -> bool {
-        mix.only_reads()
-            && !write_offsets
-            && !self.s.plan.spec.verify
-            && self.ios_left.is_none()
-            && self.pace.is_none()
-            && self.pass_length.is_none()
-            && self.think.is_none()
-            && self.flow.is_none()
-            && self.depth_search.is_none()
-            && self.prio.is_none()
-    }
-
     /// Runs the loop; with `write_offsets` the writes take their places from it and the
     /// reads from `offsets` (each direction keeps its own sequence, as fio's do).
     /// `PLAIN`: a [plain](Loop::plain) loop, built without the per-I/O work of what is
@@ -525,65 +407,6 @@ impl<'s, 'b, C: Clock, B: IoBackend + ?Sized> Loop<'s, 'b, C, B> {
         }
     }
 
-    /// Notes an issued I/O (a `dir` of `len` bytes) in the I/O limit, the pacing, the
-    /// passes over the files and the think time; true when a think time is due.
-    #[inline(never)]
-    fn issued_more(&mut self, dir: IoDir, len: u32) -> bool {
-        if let Some(n) = &mut self.ios_left {
-            *n -= 1;
-        }
-        if let Some(p) = &mut self.pace {
-            p.issued(dir, u64::from(len));
-        }
-        if let Some(n) = self.pass_length
-            && n > 0
-            && self.issued.is_multiple_of(n)
-        {
-            self.invalidate_files();
-        }
-        self.think
-            .as_mut()
-            .is_some_and(|t| t.counts_issues() && t.due(self.issued, self.completed, self.now))
-    }
-
-    /// Leaves what was measured so far in the worker's snapshot slot (asked for by
-    /// request `wanted`).
-    #[cold]
-    fn leave_snapshot(&mut self, wanted: u64, rec: &Recorder) {
-        self.snapshot_seen = wanted;
-        let covered = self.now.saturating_sub(self.counted_from);
-        let slot = &self.s.control.workers[self.s.index].snapshot;
-        *slot.lock().unwrap_or_else(|p| p.into_inner()) = Some((rec.snapshot(), covered));
-    }
-
-    /// A pass over the files is done: the next one starts from storage, as fio's
-    /// loop_cache_invalidate (fadvise DONTNEED; a failure only leaves pages cached).
-    #[cold]
-    fn invalidate_files(&mut self) {
-        for f in self.files {
-            let _ = f.advise_dont_need();
-        }
-    }
-
-    /// The ramp is over: from now on the recorder counts, and the worker's CPU time too.
-    #[cold]
-    fn end_ramp(&mut self, rec: &mut Recorder) {
-        self.ramp_end = Nanos(u64::MAX);
-        let spec = &self.s.plan.spec;
-        if let Some(d) = spec.runtime.or(spec.stonewall) {
-            self.deadline = Some(self.now + d.nanos());
-        }
-        self.counted_from = self.now;
-        // fio's number_ios counts from here (reset_all_stats), what is in flight too.
-        self.ios_left = self
-            .s
-            .plan
-            .io_limit
-            .map(|n| n.saturating_sub(self.backend.in_flight() as u64));
-        *rec = Recorder::new(self.now, self.s.plan.interval).with_hist_log(self.s.plan.hist_msec);
-        PhaseControl::restart_cpu_clock();
-    }
-
     /// `PLAIN`: as in [`Loop::run`].
     #[inline(always)]
     fn submit_and_reap<const PLAIN: bool>(&mut self, rec: &mut Recorder, verify: bool, seed: u64) {
@@ -652,60 +475,10 @@ impl<'s, 'b, C: Clock, B: IoBackend + ?Sized> Loop<'s, 'b, C, B> {
         }
     }
 
-    /// Checks what the read into `slot` (of `len` bytes) delivered against what its block
-    /// must hold. Out of line: it runs only with --verify, and keeps the loop small.
-    #[inline(never)]
-    fn check_read(&mut self, rec: &mut Recorder, slot: u32, len: u32, seed: u64) {
-        let io = self.slots[slot as usize];
-        let (offset, file) = (io.offset, io.file as usize);
-        let file_id = self.my_files[file].id;
-        let buf = &self.backend.buffers().get(slot)[..len as usize];
-        let wrong = if self.s.plan.spec.pattern == DataPattern::IorTimestamp {
-            let owner = self.s.worker.owner.into();
-            ior_timestamp_mismatch(buf, seed as u32, owner).map(|at| {
-                format!(
-                    "byte {at} differs from IOR's timestamp data of rank {owner} (signature {})",
-                    seed as u32
-                )
-            })
-        } else {
-            check_verify(buf, seed, file_id, offset)
-                .err()
-                .map(|m| m.to_string())
-        };
-        if let Some(m) = wrong {
-            let path = self.my_files[file].path.display().to_string();
-            let message = format!("verify failed for the block at offset {offset} in {path}: {m}");
-            let e = self.error(file, OpKind::Read, Some(offset), None, message);
-            rec.verify_failure(e);
-        }
-    }
-
     /// Waits for every in-flight I/O.
     fn drain(&mut self, rec: &mut Recorder, verify: bool, seed: u64) {
         while self.backend.in_flight() > 0 && !self.broken {
             self.submit_and_reap::<false>(rec, verify, seed);
-        }
-    }
-
-    /// fsyncs file `index` of this worker's files.
-    fn fsync(&mut self, rec: &mut Recorder, index: usize) {
-        self.writes_since_fsync = 0;
-        let Some(file) = self.files.get(index) else {
-            return;
-        };
-        let t = self.s.clock.now();
-        match file.fsync() {
-            Ok(()) => {
-                self.now = self.s.clock.now();
-                rec.record(OpKind::Fsync, self.now - t, 0, self.now);
-            }
-            Err(e) => {
-                let errno = e.errno();
-                rec.error(self.error(index, OpKind::Fsync, None, errno, e.to_string()));
-                self.failed = true;
-                self.s.control.stop_all();
-            }
         }
     }
 }
