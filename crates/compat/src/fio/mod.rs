@@ -9,6 +9,7 @@ pub mod cmdprio;
 pub mod error;
 pub mod job;
 pub mod job_files;
+mod job_kinds;
 pub mod jobfile;
 mod known;
 pub mod logs;
