@@ -1,13 +1,16 @@
 //! Where a fio job runs: the backend and queue depth of its engine, its directory or
 //! shared file (`filename`), the bytes each clone moves, and fio's strided zones, each
-//! refused in one line naming the option when iolab would run it differently.
+//! refused in one line naming the option when iolab would run it differently; and
+//! [`FioPlan::at_target`], the spec once the target's size is known.
 
 use std::path::PathBuf;
 
-use iolab_core::spec::{BackendKind, TargetSpec};
+use iolab_core::spec::{BackendKind, DataSpec, TargetSpec};
+use iolab_core::units::ByteCount;
 
+use super::error::FioError;
 use super::job::{Engine, FioJob, FioOffset};
-use super::plan::Refusal;
+use super::plan::{FioPlan, Refusal};
 
 /// fio's zonemode=strided as fio 3.33 sets it up (init.c): zonesize is needed,
 /// zonerange defaults to it, and several files turn it off. Without zonemode=strided
@@ -178,4 +181,119 @@ pub(super) fn size_of(job: &FioJob, shared: bool, block: u64) -> Result<Option<u
         ));
     }
     Ok(size)
+}
+
+impl FioPlan {
+    /// The spec and start offset once the target is known: `device_size` is the size of
+    /// the file or device `filename` names (None: new files in a directory, where a
+    /// percentage offset is 0 as for a file fio creates). A device job without a size
+    /// covers it from the offset to its end.
+    /// The third value is the bytes between consecutive clones' starts (fio's
+    /// offset_increment).
+    pub fn at_target(&self, device_size: Option<u64>) -> Result<(DataSpec, u64, u64), FioError> {
+        // Whole I/Os of one size, or whole units of drawn sizes.
+        let block = self.spec.grain();
+        let offset = self.offset.bytes(device_size.unwrap_or(0), block);
+        let increment = self.increment(device_size, block)?;
+        // The start of the last clone's region, where a share of the file is capped.
+        let last = offset + increment * u64::from(self.spec.threads.max(1) - 1);
+        let mut spec = self.spec.clone();
+        if let (Some(size), Some(p)) = (device_size, self.job.size_percent) {
+            // fio: N% of the file's size, no more than what lies after the offset, in
+            // whole blocks (of the smaller size).
+            let share = (u128::from(size) * u128::from(p) / 100) as u64;
+            let unit = spec.unit().max(1);
+            let bytes = share.min(size.saturating_sub(offset)) / unit * unit;
+            if increment > 0 && share.min(size.saturating_sub(last)) / unit * unit != bytes {
+                return Err(FioError::option(
+                    self.job.at_of("offset_increment"),
+                    &self.job.name,
+                    "offset_increment",
+                    format!(
+                        "the last clone's {p}% from {last} passes the end of {} ({size} bytes): fio would give it less than the others, iolab gives every clone the same size",
+                        self.job.filename.as_deref().unwrap_or_default()
+                    ),
+                ));
+            }
+            if bytes < spec.largest_io() {
+                return Err(FioError::option(
+                    self.job.at_of("size"),
+                    &self.job.name,
+                    "size",
+                    format!(
+                        "{p}% of {} ({size} bytes) after the offset {offset} is less than one block",
+                        self.job.filename.as_deref().unwrap_or_default()
+                    ),
+                ));
+            }
+            // With offset_increment every clone moves the share in its own region.
+            let clones = if increment > 0 {
+                u64::from(spec.threads.max(1))
+            } else {
+                1
+            };
+            spec.total_size = Some(ByteCount(bytes * clones));
+            spec.size = None;
+            return Ok((spec, offset, increment));
+        }
+        if let Some(size) = device_size
+            && spec.total_size.is_none()
+            && spec.size.is_none()
+            && offset > 0
+        {
+            if offset >= size {
+                return Err(FioError::option(
+                    self.job.at_of("offset"),
+                    &self.job.name,
+                    "offset",
+                    format!(
+                        "{offset} is past the end of {} ({size} bytes)",
+                        self.job.filename.as_deref().unwrap_or_default()
+                    ),
+                ));
+            }
+            spec.total_size = Some(ByteCount((size - offset) / block * block));
+        }
+        Ok((spec, offset, increment))
+    }
+
+    /// fio's offset_increment in bytes: a percentage is of the file's size (0 for new
+    /// files in a directory, as for the files fio creates); it must be whole blocks,
+    /// where fio would align each clone's start up to one.
+    fn increment(&self, device_size: Option<u64>, block: u64) -> Result<u64, FioError> {
+        let refuse = |m: String| {
+            FioError::option(
+                self.job.at_of("offset_increment"),
+                &self.job.name,
+                "offset_increment",
+                m,
+            )
+        };
+        let bytes = match self.offset_increment {
+            FioOffset::Bytes(b) => b,
+            FioOffset::Percent(p) => {
+                (u128::from(device_size.unwrap_or(0)) * u128::from(p) / 100) as u64
+            }
+        };
+        if !bytes.is_multiple_of(block) {
+            let what = match self.offset_increment {
+                FioOffset::Percent(p) => format!("{p}% ({bytes} bytes)"),
+                FioOffset::Bytes(b) => b.to_string(),
+            };
+            return Err(refuse(format!(
+                "{what} is not a multiple of the block size {block}: iolab moves whole blocks from each clone's start"
+            )));
+        }
+        if bytes > 0
+            && device_size.is_some()
+            && self.job.size.is_none()
+            && self.job.size_percent.is_none()
+        {
+            return Err(refuse(format!(
+                "without size each clone would run to the end of {}, every one a different length: give size=",
+                self.job.filename.as_deref().unwrap_or_default()
+            )));
+        }
+        Ok(bytes)
+    }
 }
