@@ -1,5 +1,5 @@
 use super::*;
-use iolab_core::spec::RwKind;
+use iolab_core::spec::{Placement, RwKind};
 use proptest::prelude::{prop_assert, prop_assert_eq, proptest};
 
 fn spec(threads: u32) -> DataSpec {
