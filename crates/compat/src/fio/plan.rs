@@ -539,3 +539,7 @@ fn fio_key(option: &str) -> &str {
 #[cfg(test)]
 #[path = "plan_tests.rs"]
 mod tests;
+
+#[cfg(test)]
+#[path = "plan_options_tests.rs"]
+mod options_tests;
