@@ -321,7 +321,8 @@ impl<'a> ReadyJob<'a> {
                 &plan,
                 target,
                 &spec,
-                (alignment, opts.lay_out_writes),
+                alignment,
+                opts.lay_out_writes,
                 env.interrupt,
             )
         };
@@ -468,7 +469,8 @@ fn prepare_files(
     plan: &DataPlan,
     target: &PreparedTarget,
     spec: &DataSpec,
-    (alignment, lay_out_writes): (u64, bool),
+    alignment: u64,
+    lay_out_writes: bool,
     stop: &std::sync::atomic::AtomicBool,
 ) -> Result<(), EngineError> {
     if matches!(target, PreparedTarget::Null) {
