@@ -273,8 +273,9 @@ chmod 600 "$state/identities.json" "$state/env"
 #   the second bucket got "no free volumes left" (HTTP 500). Volumes are sparse files (no
 #   preallocation), so a slot costs no disk until written.
 # - -master.volumeSizeLimitMB=1024: a volume takes writes up to this size; it does not
-#   reserve disk, and weed mount's statfs (4.48) reports the volume server's disk's own
-#   free space whatever the limit.
+#   reserve disk. weed mount's statfs (4.48) reports each volume server's disk's free
+#   space up to its slots times this limit (64 GiB here: a disk with more free reports
+#   64 GiB per server).
 # - -volume.minFreeSpace=0: by default (1 %) a volume server whose disk has less than 1 %
 #   free offers no slot at all, and the master answers every assign "No writable volumes
 #   and no free volumes left" (HTTP 406): seen on CI, reproduced on a 4 GiB ext4 with
