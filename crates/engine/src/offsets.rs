@@ -341,6 +341,11 @@ impl OpMix {
         self.trims.is_none() && self.read_percent == 100
     }
 
+    /// Whether every draw is a write (and draws take nothing from the random sequence).
+    pub fn only_writes(&self) -> bool {
+        self.trims.is_none() && self.read_percent == 0
+    }
+
     #[inline]
     pub fn draw(&mut self) -> IoDir {
         if let Some(t) = &mut self.trims {

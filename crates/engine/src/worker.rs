@@ -317,10 +317,10 @@ fn run_loop<C: Clock, B: IoBackend + ?Sized>(
     let mut lp = Loop::new(s, backend, files, start, reduction, sizes);
     lp.set_window(write_window);
     lp.pass_length = pass_length;
-    if lp.plain(mix, write_offsets.is_some()) {
-        lp.run::<true>(offsets, write_offsets, mix, rec);
-    } else {
-        lp.run::<false>(offsets, write_offsets, mix, rec);
+    match lp.plain(mix, write_offsets.is_some()) {
+        Some(IoDir::Read) => lp.run::<true, false>(offsets, write_offsets, mix, rec),
+        Some(_) => lp.run::<true, true>(offsets, write_offsets, mix, rec),
+        None => lp.run::<false, false>(offsets, write_offsets, mix, rec),
     }
     LoopEnd {
         finished_at: s.clock.now().saturating_sub(lp.counted_from),

@@ -494,3 +494,7 @@ mod mixed;
 /// Sizes drawn per I/O, skewed offsets, pacing, think time and the minimum rate.
 #[path = "data/access.rs"]
 mod access;
+
+/// The plain loops against the full loop.
+#[path = "data/plain.rs"]
+mod plain;

@@ -118,15 +118,20 @@ impl<'s, 'b, C: Clock, B: IoBackend + ?Sized> Loop<'s, 'b, C, B> {
     /// Runs the loop; with `write_offsets` the writes take their places from it and the
     /// reads from `offsets` (each direction keeps its own sequence, as fio's do).
     /// `PLAIN`: a [plain](Loop::plain) loop, built without the per-I/O work of what is
-    /// off (the same steps otherwise, so the same I/Os and figures).
-    pub(super) fn run<const PLAIN: bool>(
+    /// off (the same steps otherwise, so the same I/Os, bytes and figures); of writes
+    /// with `WRITES`, else of reads.
+    pub(super) fn run<const PLAIN: bool, const WRITES: bool>(
         &mut self,
         offsets: &mut Offsets,
         mut write_offsets: Option<&mut Offsets>,
         mix: &mut OpMix,
         rec: &mut Recorder,
     ) {
-        debug_assert!(!PLAIN || self.plain(mix, write_offsets.is_some()));
+        debug_assert!(
+            !PLAIN
+                || self.plain(mix, write_offsets.is_some())
+                    == Some(if WRITES { IoDir::Write } else { IoDir::Read })
+        );
         let spec = &self.s.plan.spec;
         // A runtime counts from the end of the ramp (set again when the ramp ends).
         self.deadline = spec
@@ -233,7 +238,11 @@ impl<'s, 'b, C: Clock, B: IoBackend + ?Sized> Loop<'s, 'b, C, B> {
                     }
                     continue;
                 }
-                let mut dir = if PLAIN { IoDir::Read } else { mix.draw() };
+                let mut dir = match (PLAIN, WRITES) {
+                    (true, true) => IoDir::Write,
+                    (true, false) => IoDir::Read,
+                    _ => mix.draw(),
+                };
                 if !PLAIN && let Some(p) = &self.pace {
                     let (paced, due) = p.choose(dir, self.now);
                     if self.now < due {
@@ -268,16 +277,19 @@ impl<'s, 'b, C: Clock, B: IoBackend + ?Sized> Loop<'s, 'b, C, B> {
                     ((at % nfiles) as u32, at / nfiles)
                 };
                 if let Some(u) = &mut units_left
-                    && !(trimwrite && dir == IoDir::Write)
+                    && (PLAIN || !(trimwrite && dir == IoDir::Write))
                 {
                     *u = u.saturating_sub(units);
                 }
                 let offset = base + at * stride;
                 let len = (units * self.unit) as u32;
                 let slot = self.free.pop().expect("checked non-empty");
-                // A read (of iolab's data or zeros) needs nothing in its buffer; a write's
-                // data, and IOR's read check, are prepared out of the loop's way.
-                let buf_offset = if PLAIN || (dir != IoDir::Write && !(ior && verify)) {
+                // A read (of iolab's data or zeros) needs nothing in its buffer; a plain
+                // write its stamp; any other write's data, and IOR's read check, are
+                // prepared out of the loop's way.
+                let buf_offset = if PLAIN && WRITES {
+                    self.stamp_unique_write(slot, file, offset, len)
+                } else if PLAIN || (dir != IoDir::Write && !(ior && verify)) {
                     0
                 } else {
                     self.prepare_buffer(dir, slot, file, offset, len, verify, ior)

@@ -184,6 +184,13 @@ impl Reduction {
         }
     }
 
+    /// Whether every write is unique data from its place in the window (no fixed pattern,
+    /// no copies, no working set): [`Reduction::duplicate`] and
+    /// [`Reduction::page_of_next_write`] then never say otherwise.
+    pub fn all_unique(&self) -> bool {
+        self.fixed.is_none() && self.dedupe_at == 0 && self.set.is_none()
+    }
+
     /// Whether the next write is a copy of the shared block.
     #[inline]
     pub fn duplicate(&mut self) -> bool {

@@ -11,6 +11,25 @@ use crate::clock::Clock;
 use crate::worker::reduction::Reduction;
 
 impl<C: Clock, B: IoBackend + ?Sized> Loop<'_, '_, C, B> {
+    /// A plain loop's write (iolab's default data, nothing else asked of it): what
+    /// [`Loop::prepare_buffer`] does for it, without the checks for what is off. Stamps
+    /// the `len` bytes at `offset`'s place in slot `slot`'s window and returns that place.
+    #[inline(always)]
+    pub(super) fn stamp_unique_write(
+        &mut self,
+        slot: u32,
+        file: u32,
+        offset: u64,
+        len: u32,
+    ) -> usize {
+        let at = (offset & self.window_mask) as usize;
+        let buf = &mut self.backend.buffers().get_mut(slot)[at..at + len as usize];
+        stamp_unique(buf, offset, self.issued);
+        self.writes_since_fsync += 1;
+        self.last_write_file = file as usize;
+        at
+    }
+
     /// Fills slot `slot`'s buffer for an I/O of `len` bytes at `offset` of file `file`
     /// (a write's data: unique, a copy of the shared block, a dedupe page, a fixed
     /// pattern, IOR's words or verify blocks; for IOR's verified read, a spoiled first

@@ -1,5 +1,5 @@
 //! How a worker's I/O loop is built: its state from the worker's setup, its write window,
-//! and whether it can run as a plain read loop.
+//! and whether it can run as a plain read or write loop.
 
 use iolab_backend::{DataFile, IoBackend, IoDir};
 use iolab_core::spec::DataPattern;
@@ -117,19 +117,34 @@ impl<'s, 'b, C: Clock, B: IoBackend + ?Sized> Loop<'s, 'b, C, B> {
         self.window_mask = window.saturating_sub(1);
     }
 
-    /// Whether this loop is a plain read loop: reads only, none of the options that
-    /// act per I/O (I/O limit, pacing, passes that drop the cache, think time, flow,
-    /// latency target, priorities, verify). [`Loop::run`] is then built without them.
-    pub(in crate::worker) fn plain(&self, mix: &OpMix, write_offsets: bool) -> bool {
-        mix.only_reads()
-            && !write_offsets
-            && !self.s.plan.spec.verify
+    /// Whether this loop is a plain loop, and of which direction: reads only, or writes
+    /// only of iolab's default data (unique, from the write window, nothing sampled),
+    /// with none of the options that act per I/O (I/O limit, pacing, passes that drop
+    /// the cache, think time, flow, latency target, priorities, verify). [`Loop::run`]
+    /// is then built without them.
+    pub(in crate::worker) fn plain(&self, mix: &OpMix, write_offsets: bool) -> Option<IoDir> {
+        let spec = &self.s.plan.spec;
+        let options_off = !write_offsets
+            && !spec.verify
             && self.ios_left.is_none()
             && self.pace.is_none()
             && self.pass_length.is_none()
             && self.think.is_none()
             && self.flow.is_none()
             && self.depth_search.is_none()
-            && self.prio.is_none()
+            && self.prio.is_none();
+        if !options_off {
+            None
+        } else if mix.only_reads() {
+            Some(IoDir::Read)
+        } else if mix.only_writes()
+            && spec.pattern == DataPattern::Iolab
+            && self.reduction.all_unique()
+            && self.sampler.is_none()
+        {
+            Some(IoDir::Write)
+        } else {
+            None
+        }
     }
 }
