@@ -20,6 +20,7 @@ mod uring;
 pub use buffer::BufferPool;
 pub use error::BackendError;
 pub use files::{DataFile, OpenSpec};
+pub use psync::PsyncBackend;
 pub use uring::{UringBackend, uring_available};
 
 use iolab_core::spec::BackendKind;
@@ -133,10 +134,11 @@ pub fn open_backend<'a>(
     })
 }
 
-/// An opened backend: io_uring's by its type, so that a loop built for it calls its
-/// push, submit and reap in line; any other through `dyn`.
+/// An opened backend: io_uring's and psync's (sync's too) by their types, so that a
+/// loop built for one calls its push, submit and reap in line; any other through `dyn`.
 pub enum Opened<'a> {
     Uring(Box<UringBackend<'a>>),
+    Psync(Box<PsyncBackend<'a>>),
     Other(Box<dyn IoBackend + 'a>),
 }
 
@@ -149,6 +151,11 @@ impl<'a> Opened<'a> {
     ) -> Result<Opened<'a>, BackendError> {
         Ok(match kind {
             BackendKind::Uring => Opened::Uring(Box::new(UringBackend::new(files, opts)?)),
+            BackendKind::Psync | BackendKind::Sync => Opened::Psync(Box::new(PsyncBackend::new(
+                files,
+                opts,
+                kind == BackendKind::Sync,
+            )?)),
             _ => Opened::Other(open_backend(kind, files, opts)?),
         })
     }
@@ -156,6 +163,7 @@ impl<'a> Opened<'a> {
     pub fn as_dyn(&mut self) -> &mut (dyn IoBackend + 'a) {
         match self {
             Opened::Uring(b) => b.as_mut(),
+            Opened::Psync(b) => b.as_mut(),
             Opened::Other(b) => b.as_mut(),
         }
     }

@@ -53,6 +53,7 @@ impl IoBackend for PsyncBackend<'_> {
         crate::capabilities_of(self.kind(), 1)
     }
 
+    #[inline]
     fn buffers(&mut self) -> &mut BufferPool {
         &mut self.pool
     }
@@ -117,6 +118,7 @@ impl IoBackend for PsyncBackend<'_> {
         }
     }
 
+    #[inline]
     fn in_flight(&self) -> u32 {
         (self.queued.is_some() || self.done.is_some()) as u32
     }

@@ -281,6 +281,7 @@ impl IoBackend for UringBackend<'_> {
         crate::capabilities_of(BackendKind::Uring, self.depth)
     }
 
+    #[inline]
     fn buffers(&mut self) -> &mut BufferPool {
         &mut self.pool
     }

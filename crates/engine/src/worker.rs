@@ -239,6 +239,7 @@ pub fn run_data_worker<C: Clock>(s: &WorkerSetup<'_, C>) -> Result<WorkerReport,
     };
     let end = match &mut opened {
         Opened::Uring(b) => run_loop(s, b.as_mut(), setup),
+        Opened::Psync(b) => run_loop(s, b.as_mut(), setup),
         Opened::Other(b) => run_loop(s, b.as_mut(), setup),
     };
     let LoopEnd {
@@ -295,8 +296,9 @@ struct LoopEnd {
     failed: bool,
 }
 
-/// Runs the I/O loop over `backend` to its end: built once for io_uring's backend by its
-/// type (its calls in line) and once for every other backend through `dyn`.
+/// Runs the I/O loop over `backend` to its end: built once for io_uring's backend and once
+/// for psync's by their types (their calls in line), and once for every other backend
+/// through `dyn`.
 fn run_loop<C: Clock, B: IoBackend + ?Sized>(
     s: &WorkerSetup<'_, C>,
     backend: &mut B,
