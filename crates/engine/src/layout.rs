@@ -148,6 +148,10 @@ pub fn lay_out(
         for f in &todo {
             let file = open_rw(&f.path, false, false, false)?;
             file.fsync()?;
+            // The layout's pages leave the page cache, as fio drops what it laid out
+            // (filesetup.c, after extend_file): a phase starts from the state its cache
+            // policy sets, not from the layout's leftovers. Advice: a failure keeps them.
+            let _ = file.advise_dont_need();
             w.set_file_info(
                 &f.path,
                 &FileInfo {
