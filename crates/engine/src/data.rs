@@ -86,6 +86,10 @@ pub struct DataOptions {
     /// cached pages whenever it starts a new pass over them (fio's
     /// loop_cache_invalidate), not only before the phase.
     pub invalidate_each_pass: bool,
+    /// fio's invalidate=1: each worker drops its files' cached pages
+    /// (`posix_fadvise(DONTNEED)` alone) when it opens them, direct or buffered, reading or
+    /// writing, as fio's td_io_open_file does, besides any drop before a read phase.
+    pub invalidate_at_open: bool,
     /// Advise the kernel of the access pattern when the files are opened (fio's
     /// fadvise_hint=1: POSIX_FADV_RANDOM for random work, SEQUENTIAL otherwise).
     pub access_hint: bool,
@@ -290,6 +294,7 @@ impl<'a> ReadyJob<'a> {
             && !spec.direct
             && spec.runtime.is_some()
             && spec.cache == CacheMode::Cold;
+        plan.invalidate_at_open = opts.invalidate_at_open;
         plan.access_hint = opts.access_hint;
         plan.hist_msec = opts.hist_log_msec;
         plan.flow = opts.flow;
@@ -336,7 +341,11 @@ impl<'a> ReadyJob<'a> {
             warnings.push(w);
         }
         if spec.rw.reads() && data_target != DataTarget::Null {
-            warnings.extend(agree(comm, set_cache_state(&plan.files, &spec))?);
+            // fio's invalidate=1 drops the files' pages when the workers open them
+            // (plan.invalidate_at_open), as fio does, and nothing before.
+            if !(plan.invalidate_at_open && spec.cache == CacheMode::Cold && !spec.drop_caches) {
+                warnings.extend(agree(comm, set_cache_state(&plan.files, &spec))?);
+            }
             // Dropped from the page cache first and each block read once: the storage
             // answers, as the warning's own advice says.
             let cold_once = spec.cache == CacheMode::Cold && spec.runtime.is_none();

@@ -110,6 +110,8 @@ pub struct DataPlan {
     /// Drop the files' cached pages at every new pass over them (fio's time-based
     /// invalidate=1).
     pub invalidate_each_pass: bool,
+    /// Drop the files' cached pages when a worker opens them (fio's invalidate=1).
+    pub invalidate_at_open: bool,
     /// Advise the access pattern when the files are opened (fio's fadvise_hint).
     pub access_hint: bool,
     /// The workers' part in a flow group (fio's `flow`).
@@ -381,6 +383,7 @@ pub fn plan_data(
         modifier: crate::offsets::SeqModifier::default(),
         interval: crate::worker::INTERVAL,
         invalidate_each_pass: false,
+        invalidate_at_open: false,
         access_hint: false,
         flow: None,
         dedupe_working_set: None,

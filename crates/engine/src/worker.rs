@@ -79,6 +79,10 @@ pub fn run_data_worker<C: Clock>(s: &WorkerSetup<'_, C>) -> Result<WorkerReport,
         };
         match DataFile::open(&fp.path, open) {
             Ok(f) => {
+                if s.plan.invalidate_at_open {
+                    // As fio's: a failure only leaves pages cached.
+                    let _ = f.advise_dont_need();
+                }
                 if s.plan.access_hint {
                     // Advice only: a file system that ignores it changes nothing.
                     let _ = f.advise_access(spec.rw.is_random());

@@ -74,10 +74,10 @@ pub(crate) fn file_ios(cmd: &Command, dir: &Path, work: &Path) -> Vec<(String, S
 
 /// What one tool did with a job in a fresh directory: its JSON, its reads and writes
 /// (`calls`: the ones compared), and the files it left (name and size).
-struct Ran2 {
-    json: Value,
-    ios: Vec<(String, String, u64, u64)>,
-    files: BTreeMap<String, u64>,
+pub(crate) struct Ran2 {
+    pub(crate) json: Value,
+    pub(crate) ios: Vec<(String, String, u64, u64)>,
+    pub(crate) files: BTreeMap<String, u64>,
 }
 
 /// The regular files under `dir` and `dir/iolab-work` by name, with their sizes.
@@ -96,7 +96,7 @@ fn files_left(dir: &Path) -> BTreeMap<String, u64> {
 
 /// `job` run by fio and by `iolab fio --keep` (psync, threads) in fresh directories,
 /// the calls named in `calls` traced; None (said) where fio or strace is missing.
-fn both(job: &[&str], calls: &[&str]) -> Option<[Ran2; 2]> {
+pub(crate) fn both(job: &[&str], calls: &[&str]) -> Option<[Ran2; 2]> {
     if !peer_on_path("fio", "--version") || !peer_on_path("strace", "-V") {
         return None;
     }

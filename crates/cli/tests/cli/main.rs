@@ -5,6 +5,7 @@ mod benchmarks_doc;
 mod common;
 mod fio;
 mod fio_access;
+mod fio_cache;
 mod fio_control;
 mod fio_corpus;
 mod fio_data;

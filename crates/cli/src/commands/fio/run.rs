@@ -9,7 +9,7 @@ use anyhow::Result;
 use iolab_compat::fio::cmdprio::PrioEntries;
 use iolab_compat::fio::{ExitWhat, FioPlan, Invocation};
 use iolab_core::result::{PhaseResult, RunStatus};
-use iolab_core::spec::{BackendKind, DataSpec, TargetSpec};
+use iolab_core::spec::{BackendKind, CacheMode, DataSpec, TargetSpec};
 use iolab_engine::assemble::PhaseMeta;
 use iolab_engine::data::DataOptions;
 use iolab_engine::data::together::{
@@ -351,6 +351,7 @@ fn run_prepared(
                     no_verify_pass: p.no_verify_pass,
                     verify_existing: p.verify_only,
                     invalidate_each_pass: true,
+                    invalidate_at_open: p.spec.cache == CacheMode::Cold,
                     access_hint: p.access_hint,
                     latency_target: p
                         .latency_target
