@@ -236,6 +236,7 @@ impl<'s, 'a, C: Clock> Files<'s, 'a, C> {
             _ => 0,
         };
         let progress = &control.workers[self.thread];
+        let clock = self.s.clock.hot();
         let mut limit = self.total;
         let mut past_deadline = false;
         let mut now = start;
@@ -268,7 +269,7 @@ impl<'s, 'a, C: Clock> Files<'s, 'a, C> {
                     }
                     break 'leaves;
                 }
-                match self.one::<OP>(index, rec) {
+                match self.one::<OP>(&clock, index, rec) {
                     Some(t1) => now = t1,
                     None => break 'leaves,
                 }
@@ -310,7 +311,12 @@ impl<'s, 'a, C: Clock> Files<'s, 'a, C> {
     /// One timed operation on file `index` of the open leaf (the operation `OP` is built
     /// for: see [`Files::run_as`]); the completion time, or None when it failed.
     #[inline(always)]
-    fn one<const OP: u8>(&mut self, index: u64, rec: &mut Recorder) -> Option<Nanos> {
+    fn one<const OP: u8>(
+        &mut self,
+        clock: &impl Clock,
+        index: u64,
+        rec: &mut Recorder,
+    ) -> Option<Nanos> {
         let s = self.s;
         let op = op_of::<OP>(s.op);
         let dir = self.dir.as_ref().expect("the leaf directory is open");
@@ -318,7 +324,7 @@ impl<'s, 'a, C: Clock> Files<'s, 'a, C> {
         let item = self.done;
         let size = self.content.size();
         let dirs = OP == ANY && s.plan.spec.items == MetaItems::Dirs;
-        let t0 = s.clock.now();
+        let t0 = clock.now();
         let result = match op {
             MetaOp::Create if dirs => s.backend.mkdir(dir, name).map(|()| 0),
             MetaOp::Create => {
@@ -339,7 +345,7 @@ impl<'s, 'a, C: Clock> Files<'s, 'a, C> {
             _ if dirs => s.backend.rmdir(dir, name).map(|()| 0),
             _ => s.backend.remove(dir, name).map(|()| 0),
         };
-        let t1 = s.clock.now();
+        let t1 = clock.now();
         let n = match result {
             Ok(n) => n,
             Err(e) => {
