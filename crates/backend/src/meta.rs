@@ -177,6 +177,11 @@ pub trait MetaBackend: Send + Sync {
     fn create(&self, dir: &MetaDir, name: &CStr, content: &[u8]) -> Result<(), BackendError>;
     /// stat of an entry, without following a symbolic link.
     fn stat(&self, dir: &MetaDir, name: &CStr) -> Result<EntryStat, BackendError>;
+    /// The size [`MetaBackend::stat`] gives, by the same call, without the rest of the
+    /// answer (a metadata stat phase checks the size alone).
+    fn stat_size(&self, dir: &MetaDir, name: &CStr) -> Result<u64, BackendError> {
+        self.stat(dir, name).map(|st| st.size)
+    }
     /// Opens a file, reads from its start into `buf` until at least `expect` bytes (at most
     /// `buf.len()`) arrived or the file ended, and closes it; returns the bytes read.
     /// With `buf` one byte longer than `expect`, one read call both fetches an intact file
@@ -354,6 +359,13 @@ impl MetaBackend for PosixMeta {
         let st = rustix::fs::statat(dir.fd("stat", name)?, name, AtFlags::SYMLINK_NOFOLLOW)
             .map_err(|e| fail("stat", dir, name, e))?;
         Ok(EntryStat::of(&st))
+    }
+
+    #[inline]
+    fn stat_size(&self, dir: &MetaDir, name: &CStr) -> Result<u64, BackendError> {
+        rustix::fs::statat(dir.fd("stat", name)?, name, AtFlags::SYMLINK_NOFOLLOW)
+            .map(|st| st.st_size as u64)
+            .map_err(|e| fail("stat", dir, name, e))
     }
 
     #[inline]

@@ -49,6 +49,8 @@ fn creates_stats_reads_and_removes_files() {
         let st = b.stat(&dir, c"full").unwrap();
         assert_eq!((st.kind, st.size), (EntryKind::File, 11));
         assert!(st.mtime.secs > 0);
+        assert_eq!(b.stat_size(&dir, c"full").unwrap(), 11);
+        assert_eq!(b.stat_size(&dir, c"empty").unwrap(), 0);
 
         // One byte more than expected reveals a longer file; exact files read intact.
         let mut buf = [0u8; 12];
@@ -135,6 +137,8 @@ fn errors_name_the_path_and_what_to_do() {
             )),
             "{missing}"
         );
+        // The size alone fails the same way.
+        assert_eq!(b.stat_size(&dir, c"nope").unwrap_err().to_string(), missing);
         // Whole paths open no directory: the first operation in it fails instead.
         let absent = b.open_dir(&tmp.path().join("absent"));
         match paths {

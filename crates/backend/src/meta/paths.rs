@@ -166,6 +166,16 @@ impl MetaBackend for PosixPaths {
         .map_err(|e| fail("stat", dir, name, e))
     }
 
+    /// As `stat`, the size alone: no kind, times or `EntryStat` made from the answer
+    /// (some 15 instructions of a stat, callgrind).
+    #[inline]
+    fn stat_size(&self, dir: &MetaDir, name: &CStr) -> Result<u64, BackendError> {
+        with_path(dir, name, |path| {
+            rustix::fs::stat(path).map(|st| st.st_size as u64)
+        })
+        .map_err(|e| fail("stat", dir, name, e))
+    }
+
     #[inline]
     fn read(
         &self,

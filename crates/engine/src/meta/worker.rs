@@ -340,7 +340,7 @@ impl<'s, 'a, C: Clock> Files<'s, 'a, C> {
                     usize::MAX
                 }
             }),
-            MetaOp::Stat => s.backend.stat(dir, name).map(|st| st.size as usize),
+            MetaOp::Stat => s.backend.stat_size(dir, name).map(|n| n as usize),
             MetaOp::Read => s.backend.read(dir, name, &mut self.read_buf, size),
             _ if dirs => s.backend.rmdir(dir, name).map(|()| 0),
             _ => s.backend.remove(dir, name).map(|()| 0),
