@@ -13,10 +13,12 @@ use iolab_core::spec::{Distribution, RandomKind, RwKind};
 use crate::sizes::SizeDraw;
 
 mod cover;
+mod mixed;
 mod modifier;
 mod skew;
 
 pub use cover::{CoverMap, map_bytes};
+pub use mixed::{Mixed, RandomShare};
 pub use modifier::{Runs, SeqModifier, Skipping, Strided, Zones};
 pub use skew::Skewed;
 
@@ -219,7 +221,8 @@ impl OffsetGen for RoundRobin {
 
 /// The generator for a worker whose `units` are spread over `files` files of equal
 /// size, which take turns; each file has its own order (and random map), with fio's
-/// `rw=...:N` (`modifier`, its skip in units) applied to each. One file: [`generator`].
+/// `rw=...:N` (`modifier`, its skip in units) applied to each, or fio's
+/// `percentage_random` over them all ([`Mixed`]). One file: [`generator`].
 pub fn generator_over_files(
     order: &Order,
     units: u64,
@@ -229,6 +232,17 @@ pub fn generator_over_files(
     modifier: SeqModifier,
 ) -> Box<dyn OffsetGen> {
     let n = u64::from(files.max(1));
+    if let Some(share) = modifier.random_share {
+        // fio's percentage_random: one choice sequence for all the files.
+        let per_file = units / n;
+        let gens = (0..n)
+            .map(|f| {
+                let seed = if n == 1 { seed } else { mix(&[seed, f]) };
+                generator(order, per_file, sizes, seed)
+            })
+            .collect();
+        return Box::new(Mixed::new(gens, per_file, share, modifier.run));
+    }
     let one = |units: u64, seed: u64| -> Box<dyn OffsetGen> {
         if let Some(z) = modifier.zones {
             Box::new(Strided::new(units, z, order, sizes, seed))

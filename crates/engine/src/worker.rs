@@ -172,6 +172,11 @@ pub fn run_data_worker<C: Clock>(s: &WorkerSetup<'_, C>) -> Result<WorkerReport,
             size: (z.size / unit.max(1)).max(1),
             skip: z.skip / unit.max(1),
         }),
+        random_share: s
+            .plan
+            .modifier
+            .random_share
+            .map(|r| r.for_worker(u64::from(s.worker.global), s.plan.looping)),
         ..s.plan.modifier
     };
     let n = s.worker.files;
@@ -218,11 +223,13 @@ pub fn run_data_worker<C: Clock>(s: &WorkerSetup<'_, C>) -> Result<WorkerReport,
     }
     // fio's loop_cache_invalidate: a new pass over the files (a random map used up, a
     // single file's sequence wrapped) drops their cached pages first. One sequence
-    // of one size only; uniform or skewed draws (norandommap) have no pass.
+    // of one size only; uniform or skewed draws (norandommap) have no pass, nor has a
+    // mixed order (percentage_random: its sequential I/Os leave the map as it is).
     let passes = s.plan.invalidate_each_pass
         && touches_storage
         && !own_sequences
         && !spec.has_size_mix()
+        && s.plan.modifier.random_share.is_none()
         && match order {
             Order::Permutation => true,
             Order::Sequential => s.worker.files <= 1,

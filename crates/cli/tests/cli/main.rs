@@ -12,6 +12,7 @@ mod fio_data;
 mod fio_exit;
 mod fio_files;
 mod fio_hist;
+mod fio_mixed;
 mod fio_more;
 mod fio_options;
 mod fio_plot;

@@ -1,6 +1,6 @@
 //! fio's options of I/O sizes, offsets and pace as a job states them ([`FioAccess`]):
 //! `bssplit`, `bsrange`, `blockalign`, `random_generator`, `random_distribution`,
-//! `rate`, `rate_iops`, `rate_min`, `rate_iops_min`, `rate_process`, `rate_cycle` and
+//! `percentage_random`, `rate`, `rate_iops`, `rate_min`, `rate_iops_min`, `rate_process`, `rate_cycle` and
 //! the `thinktime` family, each per direction where fio's is (`R,W`: `100,` limits only
 //! reads, `,100` only writes). Values are kept as fio gives them (per job clone); the
 //! plan turns them into the workload's options (`plan_access`).
@@ -34,6 +34,8 @@ pub struct FioAccess {
     pub random_generator: Option<RandomGenerator>,
     /// None: uniform (fio's `random`).
     pub random_distribution: Option<Distribution>,
+    /// fio's percentage_random for reads, writes and trims (None: 100, all random).
+    pub percentage_random: Option<[u8; 3]>,
     /// Per direction and per job clone: bytes per second, I/Os per second, and their
     /// minimums.
     pub rate: [Option<u64>; 2],
@@ -107,6 +109,35 @@ fn micros(text: &str) -> Result<TimeSpan, String> {
         Ok(us) => Ok(TimeSpan(Nanos(us.saturating_mul(1000)))),
         Err(_) => time(t),
     }
+}
+
+/// fio's percentage_random (an int option with three offsets, parse.c): `P` for every
+/// direction, `R,W` (trims as writes), `R,W,T`; a blank first part keeps the reads'.
+fn random_percentages(text: &str, mut now: [u8; 3]) -> Result<[u8; 3], String> {
+    let t = text.trim();
+    let t = t.strip_suffix(',').unwrap_or(t);
+    let parts: Vec<&str> = t.split(',').map(str::trim).collect();
+    if parts.len() > 3 {
+        return Err(format!(
+            "'{t}' has more than three parts (reads, writes, trims)"
+        ));
+    }
+    for (i, p) in parts.iter().enumerate() {
+        if p.is_empty() && i == 0 {
+            continue;
+        }
+        let n = p
+            .parse::<u8>()
+            .ok()
+            .filter(|n| *n <= 100)
+            .ok_or_else(|| format!("'{p}' is not a percentage from 0 to 100"))?;
+        now[i] = n;
+        // The last part given stands for the directions after it.
+        if i + 1 == parts.len() {
+            now[i..].fill(n);
+        }
+    }
+    Ok(now)
 }
 
 /// fio's bssplit for one direction: `SIZE/SHARE:SIZE/SHARE...`, a blank or 0 share
@@ -225,6 +256,17 @@ impl FioAccess {
                     })
                 }
                 "random_distribution" => self.random_distribution = distribution(v()?, kb)?,
+                "percentage_random" => {
+                    let now = self.percentage_random.unwrap_or([100; 3]);
+                    self.percentage_random = Some(random_percentages(v()?, now)?);
+                }
+                // fio 3.33 knows the name but fails the job file ("failed parsing").
+                "percentage_sequential" => {
+                    return Err(
+                        "fio 3.33 refuses it too (a deprecated option): give percentage_random, the random share (100 less the sequential one)"
+                            .into(),
+                    );
+                }
                 // A rate of 0 is fio's default: no limit.
                 "rate" => self.rate = per_direction(v()?, size)?.map(nonzero),
                 "rate_iops" => self.rate_iops = per_direction(v()?, number)?.map(nonzero),

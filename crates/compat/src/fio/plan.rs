@@ -73,6 +73,9 @@ pub struct FioPlan {
     pub dedupe_working_set: Option<(u8, bool)>,
     /// fio's zonemode=strided: (zonerange, zonesize, zoneskip) in bytes.
     pub zones: Option<(u64, u64, u64)>,
+    /// fio's percentage_random: the random share of reads and writes, and the step of
+    /// the clones' choice seeds (`super::plan_access::random_share_of`).
+    pub random_share: Option<([u8; 2], u64)>,
     /// Where iolab runs the same work by other means, printed before the job runs.
     pub notes: Vec<String>,
 }
@@ -383,6 +386,8 @@ fn plan_job(job: &FioJob, group: u32, seed: u64) -> Result<FioPlan, FioError> {
     })?;
     let io_size =
         super::plan_amount::io_size_of(job, &spec, &mut notes).map_err(|(k, m)| refuse(k, m))?;
+    let random_share = super::plan_access::random_share_of(job, &spec, seed, &mut notes)
+        .map_err(|(k, m)| refuse(k, m))?;
     Ok(FioPlan {
         job: job.clone(),
         spec,
@@ -426,6 +431,7 @@ fn plan_job(job: &FioJob, group: u32, seed: u64) -> Result<FioPlan, FioError> {
         }),
         dedupe_working_set,
         zones,
+        random_share,
         io_priorities,
         notes,
     })

@@ -196,6 +196,60 @@ fn offsets(
     Ok(())
 }
 
+/// fio 3.33's multiplier between its seeds (init.c `setup_random_seeds`).
+const FIO_SEED_STEP: u64 = 0x9e37_0001;
+
+/// fio's percentage_random as the engine runs it: the random share of reads and writes
+/// and the step of fio's choice seeds (clone n's is `step * n + 10`, fio's
+/// `rand_seeds[FIO_RAND_SEQ_RAND_READ_OFF]` for thread number n); None when every I/O is
+/// random (fio's 100 draws nothing). `seed` is the spec's (randrepeat=0, no randseed).
+pub(super) fn random_share_of(
+    job: &FioJob,
+    spec: &DataSpec,
+    seed: u64,
+    notes: &mut Vec<String>,
+) -> Result<Option<([u8; 2], u64)>, Refusal> {
+    let Some([r, w, _]) = job.access.percentage_random else {
+        return Ok(None);
+    };
+    let key = "percentage_random";
+    if !spec.rw.is_random() {
+        notes.push(format!(
+            "percentage_random has no effect on rw={} (every I/O is sequential, as in fio)",
+            job.rw.fio_name()
+        ));
+        return Ok(None);
+    }
+    let percent = [r, w];
+    if directions(spec).iter().all(|&d| percent[d] == 100) {
+        return Ok(None);
+    }
+    if spec.rw.trims() {
+        return Err((
+            key,
+            format!("with rw={} (trims) is not supported", job.rw.fio_name()),
+        ));
+    }
+    if spec.verify {
+        return Err((key, "with verify is not supported: the read-back follows the writes' offsets, which overlap".into()));
+    }
+    if job.access.zonemode_strided {
+        return Err((key, "with zonemode=strided is not supported".into()));
+    }
+    // fio's seed of its options (randseed, 0x89 by default) times the step 4 times, and
+    // once per seed before the 11th (FIO_RAND_SEQ_RAND_READ_OFF).
+    let base = match (job.randseed, job.randrepeat) {
+        (Some(s), _) => s,
+        (None, true) => 0x89,
+        (None, false) => seed,
+    };
+    let step = (0..14).fold(base, |s, _| s.wrapping_mul(FIO_SEED_STEP));
+    notes.push(format!(
+        "percentage_random={r},{w}: each I/O random or sequential as fio 3.33 chooses (its generator and seeds); the random ones from iolab's own generator"
+    ));
+    Ok(Some((percent, step)))
+}
+
 /// A direction's rate as iolab paces it: I/Os or bytes per second of one job clone.
 #[derive(Clone, Copy, Debug, PartialEq)]
 enum Rate {

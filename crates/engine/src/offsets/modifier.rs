@@ -19,11 +19,14 @@ pub struct SeqModifier {
     pub run: u32,
     /// fio's zonemode=strided (in bytes in a plan, in units in a worker).
     pub zones: Option<Zones>,
+    /// fio's percentage_random (a random job; not with zones): each I/O random or
+    /// sequential ([`super::Mixed`]).
+    pub random_share: Option<super::RandomShare>,
 }
 
 impl SeqModifier {
     pub fn is_plain(&self) -> bool {
-        self.skip == 0 && self.run <= 1 && self.zones.is_none()
+        self.skip == 0 && self.run <= 1 && self.zones.is_none() && self.random_share.is_none()
     }
 }
 

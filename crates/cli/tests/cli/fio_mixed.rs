@@ -1,0 +1,203 @@
+//! fio's percentage_random against real fio 3.33 (on PATH; scripts/test.sh installs it,
+//! and strace): each clone's reads and writes in order, each one random or following
+//! the direction's last one, as fio chooses them.
+
+use std::path::Path;
+use std::process::Command;
+
+use crate::common::{iolab, path, peer_on_path, strace_threads};
+
+/// Each thread's reads and writes of files under `dir`, in order: (call, offset, length).
+fn thread_ios(cmd: &Command, dir: &Path, work: &Path) -> Vec<Vec<(String, u64, u64)>> {
+    let prefix = format!("\"{}/", path(dir));
+    let mut out = Vec::new();
+    for text in strace_threads(cmd, work, "openat,close,pread64,pwrite64") {
+        let mut fds: Vec<String> = Vec::new();
+        let mut ios = Vec::new();
+        for line in text.lines() {
+            let Some((call, rest)) = line.split_once('(') else {
+                continue;
+            };
+            let result = line.rsplit_once(" = ").map(|(_, r)| r.trim().to_string());
+            match call {
+                // Not iolab's own files beside them (its lock, records: dot files).
+                "openat" if rest.contains(&prefix) => {
+                    let name = rest.split('"').nth(1).unwrap_or_default();
+                    if !name.rsplit('/').next().unwrap_or_default().starts_with('.') {
+                        fds.extend(result);
+                    }
+                }
+                "close" => fds.retain(|fd| !rest.starts_with(&format!("{fd})"))),
+                "pread64" | "pwrite64" => {
+                    let args: Vec<&str> = rest.split(", ").collect();
+                    if fds.iter().any(|fd| fd == args[0]) {
+                        let len: u64 = args[2].parse().unwrap();
+                        let offset: u64 = args[3].split(')').next().unwrap().parse().unwrap();
+                        ios.push((call.to_string(), offset, len));
+                    }
+                }
+                _ => {}
+            }
+        }
+        if !ios.is_empty() {
+            out.push(ios);
+        }
+    }
+    out
+}
+
+/// One thread's I/Os of `call` as a string: `s` where one starts where the thread's
+/// last one of that call ended, `r` elsewhere (the first at 0 is `s`).
+fn choices(ios: &[(String, u64, u64)], call: &str) -> String {
+    let mut end = 0;
+    ios.iter()
+        .filter(|(c, ..)| c == call)
+        .map(|(_, at, len)| {
+            let c = if *at == end { 's' } else { 'r' };
+            end = at + len;
+            c
+        })
+        .collect()
+}
+
+/// `args` run by fio and by `iolab fio` (psync, threads) on a sparse 1 GiB file `f`
+/// each (so a random place lands after the last I/O by chance once in 2^18): each
+/// thread's (reads, writes) as [`choices`], sorted.
+fn both(args: &[&str]) -> Option<[Vec<(String, String)>; 2]> {
+    if !peer_on_path("fio", "--version") || !peer_on_path("strace", "-V") {
+        return None;
+    }
+    let run = |tool: &str| {
+        let dir = tempfile::tempdir_in("/var/tmp").unwrap();
+        let work = tempfile::tempdir().unwrap();
+        std::fs::File::create(dir.path().join("f"))
+            .unwrap()
+            .set_len(1 << 30)
+            .unwrap();
+        let mut cmd = if tool == "fio" {
+            Command::new("fio")
+        } else {
+            let mut c = iolab();
+            c.args(["fio", "--no-store", "--allow-destroy"]);
+            c
+        };
+        cmd.current_dir(dir.path())
+            .arg(format!("--directory={}", path(dir.path())))
+            .arg("--filename=f")
+            .args(args)
+            .args(["--thread", "--ioengine=psync", "--output-format=json"])
+            .arg(format!("--output={}", path(&work.path().join("out.json"))));
+        let mut seen: Vec<(String, String)> = thread_ios(&cmd, dir.path(), work.path())
+            .iter()
+            .map(|ios| (choices(ios, "pread64"), choices(ios, "pwrite64")))
+            .collect();
+        seen.sort();
+        seen
+    };
+    Some([run("fio"), run("iolab")])
+}
+
+/// fio's percentage_random: a random read job at 50 % and, after it in the job file, a
+/// randrw job of two clones at 30 % for reads and 70 % for writes. Every clone's
+/// sequence of random and sequential reads, and of writes, is fio's I/O for I/O (fio's
+/// own generator and seeds, its thread numbers 1, 2 and 3); the read/write draw of the
+/// mixed job is iolab's, so its clones' reads and writes are compared over the I/Os both
+/// tools made of each.
+#[test]
+fn percentage_random_chooses_each_io_as_fio() {
+    let job = [
+        "--name=a",
+        "--rw=randread",
+        "--percentage_random=50",
+        "--io_size=320k",
+        "--name=b",
+        "--rw=randrw",
+        "--numjobs=2",
+        "--percentage_random=30,70",
+        "--io_size=800k",
+    ];
+    let Some([fio, ours]) = both(&job) else {
+        return;
+    };
+    assert_eq!(fio.len(), 3, "fio's threads: {fio:?}");
+    assert_eq!(ours.len(), 3, "iolab's threads: {ours:?}");
+    // Job a: 80 reads, no writes, the same sequence.
+    let only_reads = |v: &[(String, String)]| -> Vec<(String, String)> {
+        v.iter().filter(|(_, w)| w.is_empty()).cloned().collect()
+    };
+    let a = only_reads(&fio);
+    assert_eq!(a.len(), 1);
+    assert_eq!(a[0].0.len(), 80);
+    assert_eq!(only_reads(&ours), a);
+    // Job b's clones: each of fio's matches one of iolab's over the shorter of each
+    // direction's sequences; 200 I/Os each in both.
+    let mixed = |v: &[(String, String)]| -> Vec<(String, String)> {
+        v.iter().filter(|(_, w)| !w.is_empty()).cloned().collect()
+    };
+    let (fio_b, our_b) = (mixed(&fio), mixed(&ours));
+    assert_eq!(fio_b.len(), 2);
+    assert_eq!(our_b.len(), 2);
+    let agree = |x: &str, y: &str| {
+        let n = x.len().min(y.len());
+        n >= 40 && x[..n] == y[..n]
+    };
+    for (r, w) in &fio_b {
+        assert_eq!(r.len() + w.len(), 200);
+        let twin = our_b.iter().find(|(r2, w2)| agree(r, r2) && agree(w, w2));
+        assert!(
+            twin.is_some(),
+            "fio's clone ({r}, {w}) has no twin in iolab's {our_b:?}"
+        );
+    }
+    for (r, w) in &our_b {
+        assert_eq!(r.len() + w.len(), 200, "iolab's clone ({r}, {w})");
+    }
+    // The shares: reads 30 % random, writes 70 % (over both clones' I/Os).
+    let share = |s: &str| s.matches('r').count() as f64 / s.len() as f64;
+    let reads: String = our_b.iter().map(|(r, _)| r.as_str()).collect();
+    let writes: String = our_b.iter().map(|(_, w)| w.as_str()).collect();
+    assert!((share(&reads) - 0.3).abs() < 0.1, "{reads}");
+    assert!((share(&writes) - 0.7).abs() < 0.1, "{writes}");
+}
+
+/// The values fio refuses or where iolab cannot run it: one line naming the option,
+/// exit 2, nothing run.
+#[test]
+fn percentage_random_refusals_name_the_option() {
+    let dir = tempfile::tempdir().unwrap();
+    for (args, says) in [
+        (
+            &["--rw=randread", "--percentage_random=101"][..],
+            "percentage_random",
+        ),
+        (
+            &["--rw=randtrim", "--percentage_random=50"][..],
+            "percentage_random",
+        ),
+        (
+            &[
+                "--rw=randwrite",
+                "--verify=crc32c",
+                "--percentage_random=50",
+            ][..],
+            "percentage_random",
+        ),
+        (
+            &["--rw=randread", "--percentage_sequential=20"][..],
+            "percentage_sequential",
+        ),
+    ] {
+        let out = iolab()
+            .current_dir(dir.path())
+            .args(["fio", "--no-store", "--name=j", "--size=1m"])
+            .arg(format!("--directory={}", path(dir.path())))
+            .args(args)
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
+        assert_eq!(err.trim().lines().count(), 1, "{args:?}: {err}");
+        assert!(err.contains(says), "{args:?}: {err}");
+        assert!(std::fs::read_dir(dir.path()).unwrap().next().is_none());
+    }
+}
