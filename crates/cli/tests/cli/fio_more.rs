@@ -379,3 +379,66 @@ fn overwrite_lays_out_a_writing_jobs_file_first_as_fio() {
         assert_eq!(ours.files, fio.files);
     }
 }
+
+/// Where fio puts a `filename` given with a `directory`: joined when the directory is
+/// in force as the filename is given (command line in order, a job file's section in
+/// either order, a `[global]` filename not moved by the job's directory). Both tools
+/// on the same five cases: the same paths written.
+#[test]
+fn filename_joins_the_directory_as_fio_joins_them() {
+    if !peer_on_path("fio", "--version") {
+        return;
+    }
+    let write = ["--rw=write", "--size=64k"];
+    let cases: [(&[&str], &str); 5] = [
+        (&["--name=j", "--filename=x", "--directory=d"], ""),
+        (&["--name=j", "--directory=d", "--filename=x"], ""),
+        (&["job.fio"], "[j]\nfilename=x\ndirectory=d\n"),
+        (&["job.fio"], "[global]\nfilename=x\n[j]\ndirectory=d\n"),
+        (&["job.fio"], "[global]\ndirectory=d\n[j]\nfilename=/x\n"),
+    ];
+    for (args, text) in cases {
+        let mut left = Vec::new();
+        for tool in ["fio", "iolab"] {
+            let dir = tempfile::tempdir_in("/var/tmp").unwrap();
+            std::fs::create_dir(dir.path().join("d")).unwrap();
+            std::fs::write(
+                dir.path().join("job.fio"),
+                format!("{text}rw=write\nsize=64k\n"),
+            )
+            .unwrap();
+            let mut cmd = if tool == "fio" {
+                Command::new("fio")
+            } else {
+                let mut c = iolab();
+                c.args(["fio", "--no-store", "--keep"]);
+                c
+            };
+            let out = cmd
+                .current_dir(dir.path())
+                .args(args)
+                .args(if text.is_empty() { &write[..] } else { &[] })
+                .output()
+                .unwrap();
+            assert!(out.status.success(), "{tool} {args:?} {text}: {out:?}");
+            let mut files: Vec<String> = Vec::new();
+            let mut todo = vec![dir.path().to_path_buf()];
+            while let Some(d) = todo.pop() {
+                for e in std::fs::read_dir(&d).unwrap().flatten() {
+                    let name = e.file_name().to_string_lossy().into_owned();
+                    if e.file_type().unwrap().is_dir() && name != "iolab-work" {
+                        todo.push(e.path());
+                    } else if e.file_type().unwrap().is_file() && name != "job.fio" {
+                        let at = e.path();
+                        let rel = at.strip_prefix(dir.path()).unwrap();
+                        files.push(format!("{} {}", rel.display(), e.metadata().unwrap().len()));
+                    }
+                }
+            }
+            files.sort();
+            left.push(files);
+        }
+        assert_eq!(left[1], left[0], "{args:?} {text}: iolab's files, fio's");
+        assert_eq!(left[0].len(), 1, "{args:?} {text}: {:?}", left[0]);
+    }
+}

@@ -92,6 +92,8 @@ pub struct FioJob {
     pub new_group: bool,
     pub filename: Option<String>,
     pub directory: Option<String>,
+    /// The directory `filename` is in, as fio joins them (`job_files::filename_directory`).
+    pub filename_dir: Option<String>,
     pub filename_format: Option<String>,
     /// fio's `rw=...:N` for a sequential job: bytes added to the next offset after
     /// each I/O (negative: backwards, as `rw=read:-8k`).
@@ -200,6 +202,7 @@ impl FioJob {
             new_group: false,
             filename: None,
             directory: None,
+            filename_dir: None,
             filename_format: None,
             seq_add: 0,
             seq_nr: 1,
@@ -232,6 +235,7 @@ impl FioJob {
             }
             job.given_at.push((o.key.clone(), o.at.clone()));
         }
+        job.filename_dir = super::job_files::filename_directory(section);
         Ok(job)
     }
 

@@ -185,6 +185,29 @@ fn modifiers_percentages_and_kb_base() {
 
 /// The names docs/fio.md's option table gives in its first column (`bs`/`blocksize`,
 /// `rw=...:N`: each backquoted name before any `=`, `:` or space).
+/// fio 3.33 on this machine: `--filename=x --directory=d` opened ./x, `--directory=d
+/// --filename=x` d/x; a job file's section d/x in either order; a `[global]`
+/// `filename=x` with the job's `directory=d` ./x.
+#[test]
+fn filename_joins_the_directory_in_force_as_fio() {
+    let dir_of = |opts: &[(&str, Option<&str>)], globals: usize, at: &str| {
+        let mut s = section(opts);
+        s.globals = globals;
+        for o in &mut s.options {
+            o.at = format!("{at}{}", o.key);
+        }
+        FioJob::from_section(&s).unwrap().filename_dir
+    };
+    let (x, d) = (("filename", Some("x")), ("directory", Some("d")));
+    let cli = "command line: --";
+    assert_eq!(dir_of(&[x, d], 0, cli), None);
+    assert_eq!(dir_of(&[d, x], 0, cli), Some("d".into()));
+    assert_eq!(dir_of(&[x, d], 0, "j.fio:"), Some("d".into()));
+    assert_eq!(dir_of(&[x, d], 1, "j.fio:"), None);
+    assert_eq!(dir_of(&[d, x], 1, "j.fio:"), Some("d".into()));
+    assert_eq!(dir_of(&[d], 0, "j.fio:"), None);
+}
+
 fn documented_options() -> std::collections::BTreeSet<String> {
     let doc = include_str!("../../../../docs/fio.md");
     let table = doc

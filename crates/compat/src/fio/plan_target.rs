@@ -126,9 +126,11 @@ pub(super) fn target_of(
             ),
         ));
     }
-    target.device = Some(match &job.directory {
-        Some(d) if !f.starts_with('/') => PathBuf::from(d).join(f),
-        _ => PathBuf::from(f),
+    // fio joins the directory in force when the filename was given, to an absolute
+    // name too ("d" and "/x" make d//x, which is d/x).
+    target.device = Some(match &job.filename_dir {
+        Some(d) => PathBuf::from(d).join(f.trim_start_matches('/')),
+        None => PathBuf::from(f),
     });
     // With offset_increment each clone has its own region in fio too.
     if job.numjobs > 1 && job.offset_increment == FioOffset::Bytes(0) {
