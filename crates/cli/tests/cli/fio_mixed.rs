@@ -201,3 +201,29 @@ fn percentage_random_refusals_name_the_option() {
         assert!(std::fs::read_dir(dir.path()).unwrap().next().is_none());
     }
 }
+
+/// allrandrepeat=1: fio seeds every stream from the clone's number alone, so with
+/// randrepeat=0 and a randseed the choices are still the fixed ones, in both tools.
+#[test]
+fn allrandrepeat_fixes_the_choices_whatever_randseed_says() {
+    let job = [
+        "--name=a",
+        "--rw=randwrite",
+        "--percentage_random=40",
+        "--io_size=400k",
+        "--randrepeat=0",
+        "--randseed=7",
+        "--allrandrepeat=1",
+    ];
+    let Some([fio, ours]) = both(&job) else {
+        return;
+    };
+    assert_eq!(fio.len(), 1);
+    assert_eq!(fio[0].1.len(), 100);
+    assert_eq!(ours, fio);
+    // Without allrandrepeat the seed is randseed's: another sequence.
+    let Some([other, _]) = both(&job[..6]) else {
+        return;
+    };
+    assert_ne!(other, fio);
+}

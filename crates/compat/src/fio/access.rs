@@ -36,6 +36,9 @@ pub struct FioAccess {
     pub random_distribution: Option<Distribution>,
     /// fio's percentage_random for reads, writes and trims (None: 100, all random).
     pub percentage_random: Option<[u8; 3]>,
+    /// fio's allrandrepeat: every random seed fixed (fio's each from the clone's
+    /// thread number alone, whatever randrepeat or randseed say).
+    pub allrandrepeat: bool,
     /// Per direction and per job clone: bytes per second, I/Os per second, and their
     /// minimums.
     pub rate: [Option<u64>; 2],
@@ -260,6 +263,7 @@ impl FioAccess {
                     let now = self.percentage_random.unwrap_or([100; 3]);
                     self.percentage_random = Some(random_percentages(v()?, now)?);
                 }
+                "allrandrepeat" => self.allrandrepeat = super::values::boolean(value)?,
                 // fio 3.33 knows the name but fails the job file ("failed parsing").
                 "percentage_sequential" => {
                     return Err(

@@ -334,7 +334,11 @@ fn plan_job(job: &FioJob, group: u32, seed: u64) -> Result<FioPlan, FioError> {
         } else {
             RandomKind::FullCoverage
         },
-        seed: match (job.randseed, job.randrepeat) {
+        // allrandrepeat: fio seeds everything from the clone's number alone.
+        seed: match (
+            job.randseed.filter(|_| !job.access.allrandrepeat),
+            job.randrepeat || job.access.allrandrepeat,
+        ) {
             (Some(s), _) => s,
             (None, true) => iolab_core::spec::DEFAULT_SEED,
             (None, false) => seed,

@@ -202,7 +202,8 @@ const FIO_SEED_STEP: u64 = 0x9e37_0001;
 /// fio's percentage_random as the engine runs it: the random share of reads and writes
 /// and the step of fio's choice seeds (clone n's is `step * n + 10`, fio's
 /// `rand_seeds[FIO_RAND_SEQ_RAND_READ_OFF]` for thread number n); None when every I/O is
-/// random (fio's 100 draws nothing). `seed` is the spec's (randrepeat=0, no randseed).
+/// random (fio's 100 draws nothing). `seed` is the spec's (randrepeat=0, no randseed);
+/// allrandrepeat gives fio's fixed seeds whatever those say.
 pub(super) fn random_share_of(
     job: &FioJob,
     spec: &DataSpec,
@@ -243,7 +244,12 @@ pub(super) fn random_share_of(
         (None, true) => 0x89,
         (None, false) => seed,
     };
-    let step = (0..14).fold(base, |s, _| s.wrapping_mul(FIO_SEED_STEP));
+    let step = if job.access.allrandrepeat {
+        // td_fill_rand_seeds: FIO_RANDSEED times the thread number, plus the seed's index.
+        0xb189_9bed
+    } else {
+        (0..14).fold(base, |s, _| s.wrapping_mul(FIO_SEED_STEP))
+    };
     notes.push(format!(
         "percentage_random={r},{w}: each I/O random or sequential as fio 3.33 chooses (its generator and seeds); the random ones from iolab's own generator"
     ));
