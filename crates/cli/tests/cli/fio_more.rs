@@ -442,3 +442,44 @@ fn filename_joins_the_directory_as_fio_joins_them() {
         assert_eq!(left[0].len(), 1, "{args:?} {text}: {:?}", left[0]);
     }
 }
+
+/// create_only=1: the files are made as fio sets them up (the read job's laid out in
+/// full, the write job's preallocated, not written) and no I/O runs: the same bytes
+/// written to the same files in both tools, nothing read, and report entries with
+/// nothing done, a time-based job's too.
+#[test]
+fn create_only_makes_the_files_and_runs_no_io_as_fio() {
+    let job = [
+        "--name=r",
+        "--rw=randread",
+        "--size=1m",
+        "--create_only=1",
+        "--name=w",
+        "--rw=write",
+        "--size=512k",
+        "--time_based",
+        "--runtime=5",
+        "--create_only=1",
+    ];
+    let calls = ["pwrite64", "write", "pread64", "read"];
+    let Some([fio, ours]) = both(&job, &calls) else {
+        return;
+    };
+    for (tool, ran) in [("fio", &fio), ("iolab", &ours)] {
+        let files = |n: &str| {
+            let f: Vec<_> = ran.ios.iter().filter(|i| i.1 == n).cloned().collect();
+            (
+                sum_of(&f, &["pwrite64", "write"]).0,
+                sum_of(&f, &["pread64", "read"]).0,
+            )
+        };
+        assert_eq!(files("r.0.0"), (1 << 20, 0), "{tool}");
+        assert_eq!(files("w.0.0"), (0, 0), "{tool}");
+        assert_eq!(
+            moved(&ran.json),
+            vec![("r".to_string(), 0, 0), ("w".to_string(), 0, 0)],
+            "{tool}"
+        );
+    }
+    assert_eq!(ours.files, fio.files);
+}

@@ -1,7 +1,8 @@
 //! fio's options about a job's files and its bookkeeping rather than its I/O, and
 //! `iodepth_low` at its default:
 //! `file_service_type`, `openfiles`, `allow_file_create`, `unlink`,
-//! `unlink_each_loop`, `create_fsync`, `pre_read`, `overwrite`, `clocksource` and `stats`. Each is
+//! `unlink_each_loop`, `create_fsync`, `create_only`, `pre_read`, `overwrite`, `clocksource`
+//! and `stats`. Each is
 //! run as fio runs it, said where iolab gets there by another way, or refused in one
 //! line where it cannot be honoured.
 
@@ -23,6 +24,8 @@ pub struct FileOptions {
     pub overwrite: bool,
     /// fio's iodepth_low (0 or none: iodepth).
     pub iodepth_low: Option<u64>,
+    /// fio's create_only: the files are made and laid out, and no I/O runs.
+    pub create_only: bool,
 }
 
 impl FileOptions {
@@ -71,6 +74,10 @@ impl FileOptions {
                 }),
             "overwrite" => boolean(value).map(|b| {
                 self.overwrite = b;
+                None
+            }),
+            "create_only" => boolean(value).map(|b| {
+                self.create_only = b;
                 None
             }),
             "pre_read" => boolean(value).map(|b| {

@@ -101,6 +101,7 @@ pub fn plan_jobs(jobs: &[FioJob], seed: u64) -> Result<Vec<FioPlan>, FioError> {
             group += 1;
         }
         let mut plan = plan_job(job, group, seed)?;
+        super::plan_amount::create_only(&mut plan);
         plan.phase = phase;
         plan.exit = if exitall {
             Some((false, job.exit_what))

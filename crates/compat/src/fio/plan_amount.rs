@@ -50,6 +50,25 @@ pub(super) fn io_size_of(
     Ok(Some(bytes))
 }
 
+/// fio's create_only (filesetup.c: the job is done once its files are set up): the
+/// files are made and laid out as for the job, and it issues no I/O, whatever its
+/// runtime, ramp or verify; its report entry shows nothing done.
+pub(super) fn create_only(plan: &mut FioPlan) {
+    if !plan.job.files.create_only {
+        return;
+    }
+    plan.spec.runtime = None;
+    plan.spec.stonewall = None;
+    plan.spec.steady_state = None;
+    plan.ramp = None;
+    plan.io_size = None;
+    plan.number_ios = Some(0);
+    plan.no_verify_pass = true;
+    plan.notes.push(
+        "create_only: the files are made and laid out as fio sets them up, and no I/O runs".into(),
+    );
+}
+
 impl FioPlan {
     /// The passes each clone makes over its region of `region` bytes and the I/Os it
     /// issues in all (None: every pass whole), for `spec`'s block size: fio's loops
