@@ -2,7 +2,7 @@
 //! columns (time, direction, block size, the 1856 `io_u_plat` bins), its windows (each
 //! line at least `log_hist_msec` after the one before, counting from the first
 //! completion), the I/Os of the lines no more than the job's, and the same file from
-//! real fio when it is on PATH.
+//! real fio when it is on PATH; and `log_unix_epoch`'s wall-clock times.
 
 use std::path::Path;
 use std::process::Command;
@@ -134,4 +134,91 @@ fn hist_logs_are_fios_lines_of_fios_bins() {
     let v: Value = serde_json::from_str(&out.stdout).unwrap();
     check("fio 3.33", theirs.path(), &v);
     assert_eq!(names(theirs.path()), names(dir.path()));
+}
+
+/// log_unix_epoch: the time column is the wall clock in ms (fio's alternate_epoch,
+/// taken again when the ramp ends), in the bandwidth and the histogram logs alike: in
+/// both tools each line's time lies between the ramp's end plus one window and the
+/// run's end, the bandwidth lines 500 ms apart (within fio's
+/// millisecond of lag).
+#[test]
+fn log_unix_epoch_dates_the_lines_by_the_wall_clock_as_fio() {
+    let job = [
+        "--name=u",
+        "--rw=read",
+        "--size=4m",
+        "--time_based",
+        "--runtime=2",
+        "--ramp_time=1",
+        "--rate_iops=500",
+        "--write_bw_log=logs/u",
+        "--log_avg_msec=500",
+        "--write_hist_log=logs/u",
+        "--log_hist_msec=500",
+        "--log_unix_epoch=1",
+    ];
+    let now = || {
+        std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .unwrap()
+            .as_millis() as u64
+    };
+    let fio_here = Command::new("fio").arg("--version").output().is_ok();
+    let mut counts = Vec::new();
+    for tool in ["iolab", "fio"] {
+        if tool == "fio" && !fio_here {
+            eprintln!("SKIPPED the comparison with real fio: fio is not on PATH");
+            continue;
+        }
+        let dir = tempfile::tempdir_in("/var/tmp").unwrap();
+        std::fs::create_dir(dir.path().join("logs")).unwrap();
+        let mut cmd = if tool == "fio" {
+            Command::new("fio")
+        } else {
+            let mut c = iolab();
+            c.args(["fio", "--no-store"]);
+            c
+        };
+        let before = now();
+        Ran::from(
+            cmd.current_dir(dir.path())
+                .arg(format!("--directory={}", path(dir.path())))
+                .args(job)
+                .output()
+                .unwrap(),
+        )
+        .expect(0);
+        let after = now();
+        let bw = std::fs::read_to_string(dir.path().join("logs/u_bw.1.log")).unwrap();
+        let times: Vec<u64> = bw
+            .lines()
+            .map(|l| l.split(", ").next().unwrap().parse().unwrap())
+            .collect();
+        assert!(times.len() >= 3, "{tool}: {bw}");
+        for (k, t) in times.iter().enumerate() {
+            assert!(
+                *t >= before + 1000 + 500,
+                "{tool}: line {k} at {t}, run from {before}"
+            );
+            assert!(*t <= after, "{tool}: line {k} at {t}, run ended {after}");
+            if k > 0 {
+                assert!((t - times[k - 1]).abs_diff(500) <= 10, "{tool}: {times:?}");
+            }
+        }
+        let hist = lines(&dir.path().join("logs/u_clat_hist.1.log"));
+        assert!(!hist.is_empty(), "{tool}");
+        for (at, ..) in &hist {
+            assert!(
+                *at >= before + 1000 && *at <= after,
+                "{tool}: {at} not in {before}..{after}"
+            );
+        }
+        counts.push(times.len());
+    }
+    if let [ours, theirs] = counts[..] {
+        assert!(
+            ours.abs_diff(theirs) <= 1,
+            "bw lines: iolab {ours}, fio {theirs}"
+        );
+    }
 }

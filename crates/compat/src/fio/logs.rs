@@ -40,6 +40,8 @@ pub struct LogOptions {
     /// write_hist_log's prefix, and log_hist_msec (0: fio writes an empty file).
     pub hist: Option<String>,
     pub hist_msec: u64,
+    /// fio's log_unix_epoch: the time column is milliseconds since the Unix epoch.
+    pub unix_epoch: bool,
 }
 
 impl LogOptions {
@@ -74,6 +76,7 @@ impl LogOptions {
             "per_job_logs" => boolean(value).map(|b| self.shared_file = !b),
             "log_offset" => boolean(value).map(|b| self.offset = b),
             "log_prio" => boolean(value).map(|b| self.prio = b),
+            "log_unix_epoch" => boolean(value).map(|b| self.unix_epoch = b),
             "write_hist_log" => prefix().map(|p| self.hist = p),
             _ => return None,
         };
@@ -150,6 +153,9 @@ pub struct CloneLog<'a> {
     pub latency_max: &'a [(OpKind, Vec<u64>)],
     /// Its measured time.
     pub elapsed: Nanos,
+    /// Added to every time of its lines: the wall-clock ms its measured time started at
+    /// with log_unix_epoch (fio's alternate_epoch), else 0.
+    pub epoch_ms: u64,
 }
 
 /// One log line's values per direction of a window.
@@ -183,6 +189,7 @@ pub fn render_logs(opts: &LogOptions, clones: &[CloneLog<'_>]) -> Vec<(String, S
         let elapsed_ms = c.elapsed.0 / 1_000_000;
         let prio = if opts.prio { "0x0000" } else { "0" };
         let line = |t: u64, v: u64, dir: usize| {
+            let t = t + c.epoch_ms;
             if opts.offset {
                 format!("{t}, {v}, {dir}, 0, 0, {prio}\n")
             } else {
@@ -336,6 +343,7 @@ mod tests {
             timeline: &t,
             latency_max: &max,
             elapsed: Nanos(450_000_000),
+            epoch_ms: 0,
         }];
         let files = render_logs(&opts, &clones);
         let names: Vec<&str> = files.iter().map(|f| f.0.as_str()).collect();

@@ -19,6 +19,17 @@ use iolab_engine::hist_log::HistSample;
 pub fn check_log_dirs(plans: &[FioPlan]) -> Result<(), FioError> {
     let cwd = std::env::current_dir().unwrap_or_default();
     for p in plans {
+        // A clone's epoch is its phase's start plus its delay and ramp: not known for a
+        // job that starts when another ends.
+        if p.job.logs.unix_epoch && p.after.is_some() {
+            let key = "log_unix_epoch";
+            return Err(FioError::option(
+                p.job.at_of(key),
+                &p.job.name,
+                key,
+                "with wait_for is not supported: iolab dates a clone's log from its phase's start (nothing was run)",
+            ));
+        }
         if let Err((key, why)) = p.job.logs.check_dirs(&cwd) {
             return Err(FioError::option(p.job.at_of(key), &p.job.name, key, why));
         }
@@ -50,22 +61,42 @@ pub fn first_numbers(plans: &[FioPlan], ranks: u32) -> Vec<u32> {
 }
 
 /// Writes the logs of plan `plan` from its clones' rows. `written` holds the files this
-/// run wrote before: they are appended to, the others replaced.
+/// run wrote before: they are appended to, the others replaced. `started_ms`: when its
+/// phase started, in ms since the Unix epoch.
 pub fn write_logs(
     plan: &FioPlan,
     first: u32,
     rows: &[WorkerRow],
     written: &Mutex<Vec<String>>,
+    started_ms: i64,
 ) -> Result<()> {
     let opts = &plan.job.logs;
     if !opts.any() && opts.hist.is_none() {
         return Ok(());
     }
+    // fio's log_unix_epoch: times from the wall clock when the clone's measured time
+    // started (fio's alternate_epoch, set again when a ramp ends).
+    let epoch_ms = if opts.unix_epoch {
+        let lead = [plan.start_delay, plan.ramp]
+            .iter()
+            .flatten()
+            .map(|t| t.nanos().0 / 1_000_000)
+            .sum::<u64>();
+        u64::try_from(started_ms).unwrap_or(0) + lead
+    } else {
+        0
+    };
     let mut rows: Vec<&WorkerRow> = rows.iter().collect();
     rows.sort_by_key(|r| r.worker);
-    let hist: Vec<(u32, &[HistSample])> = rows
+    let hist: Vec<(u32, Vec<HistSample>)> = rows
         .iter()
-        .map(|r| (first + r.worker + 1, r.measure.hist_log.as_slice()))
+        .map(|r| {
+            let mut samples = r.measure.hist_log.clone();
+            for s in &mut samples {
+                s.at_ms += epoch_ms;
+            }
+            (first + r.worker + 1, samples)
+        })
         .collect();
     let clones: Vec<CloneLog<'_>> = rows
         .iter()
@@ -74,6 +105,7 @@ pub fn write_logs(
             timeline: &r.measure.timeline,
             latency_max: &r.measure.latency_max,
             elapsed: r.elapsed,
+            epoch_ms,
         })
         .collect();
     let mut written = written.lock().unwrap_or_else(|p| p.into_inner());
@@ -105,7 +137,7 @@ pub fn write_logs(
 /// its samples). Empty without `log_hist_msec`, as fio's.
 pub fn render_hist_logs(
     opts: &LogOptions,
-    clones: &[(u32, &[HistSample])],
+    clones: &[(u32, Vec<HistSample>)],
 ) -> Vec<(String, String)> {
     let Some(prefix) = &opts.hist else {
         return Vec::new();

@@ -232,6 +232,7 @@ fn run_phase(
                 s.first_numbers[i],
                 &run.jobs[k].rows,
                 &s.logs_written,
+                run.started_at_ms,
             )?;
         }
     }
