@@ -8,15 +8,17 @@ const ROOM: usize = 64;
 
 /// An entry name: a prefix without NUL bytes, the decimal digits of an index, its NUL.
 /// The index after the one spelled last adds one to the digits (a worker goes through its
-/// entries in order); any other is spelled afresh.
+/// entries in order); any other is spelled afresh, and so is index 0 always.
 #[derive(Clone, Debug)]
 pub struct EntryName {
-    buf: [u8; ROOM],
-    prefix: usize,
+    /// Indexed by `u8` positions (under `ROOM` in use): every one is in the buffer, so
+    /// no access to it is bounds-checked.
+    buf: [u8; 256],
+    prefix: u8,
     /// Where the NUL is.
-    end: usize,
-    /// The index after the one spelled (None: none spelled yet, or it was `u64::MAX`).
-    next: Option<u64>,
+    end: u8,
+    /// The index after the one spelled (0 also when none was, or it was `u64::MAX`).
+    next: u64,
 }
 
 impl EntryName {
@@ -26,25 +28,25 @@ impl EntryName {
         if prefix.contains(&0) || prefix.len() + 21 > ROOM {
             return None;
         }
-        let mut buf = [0u8; ROOM];
+        let mut buf = [0u8; 256];
         buf[..prefix.len()].copy_from_slice(prefix);
         Some(EntryName {
             buf,
-            prefix: prefix.len(),
-            end: prefix.len(),
-            next: None,
+            prefix: prefix.len() as u8,
+            end: prefix.len() as u8,
+            next: 0,
         })
     }
 
     /// The name of `index`.
     #[inline]
     pub fn of(&mut self, index: u64) -> &CStr {
-        if self.next != Some(index) || !self.count_on() {
+        if index != self.next || index == 0 || !self.count_on() {
             self.spell(index);
         }
-        self.next = index.checked_add(1);
-        let name = &self.buf[..=self.end];
-        debug_assert_eq!(name.iter().position(|b| *b == 0), Some(self.end));
+        self.next = index.wrapping_add(1);
+        let name = &self.buf[..=usize::from(self.end)];
+        debug_assert_eq!(name.iter().position(|b| *b == 0), Some(name.len() - 1));
         // SAFETY: the prefix holds no NUL (checked in `new`), the bytes after it are ASCII
         // digits and the byte at `end` is the NUL: exactly one NUL, the last byte.
         unsafe { CStr::from_bytes_with_nul_unchecked(name) }
@@ -63,9 +65,10 @@ impl EntryName {
                 break;
             }
         }
-        self.end = self.prefix + n;
-        self.buf[self.prefix..self.end].copy_from_slice(&digits[20 - n..]);
-        self.buf[self.end] = 0;
+        let prefix = usize::from(self.prefix);
+        self.end = (prefix + n) as u8;
+        self.buf[prefix..prefix + n].copy_from_slice(&digits[20 - n..]);
+        self.buf[prefix + n] = 0;
     }
 
     /// Adds one to the digits spelled, from the last: a 9 turns 0 and carries. False
@@ -77,7 +80,7 @@ impl EntryName {
         let mut at = self.end;
         while at > self.prefix {
             at -= 1;
-            let d = &mut self.buf[at];
+            let d = &mut self.buf[usize::from(at)];
             if *d != b'9' {
                 *d += 1;
                 return true;
@@ -98,7 +101,7 @@ mod tests {
         let spell = |i: u64| EntryName::new(b"file.mdtest.7.").unwrap().of(i).to_owned();
         // In order across digit carries, then jumps back and forth, then in order again.
         let order = (0..1_205).chain([99, 5, 999_999, 1_000_000, 1_000_001, 3, 4, 10]);
-        for i in order.chain([u64::MAX - 1, u64::MAX, 0]) {
+        for i in order.chain([u64::MAX - 1, u64::MAX, 0, 1, 0, 0, 1, 2]) {
             assert_eq!(counted.of(i), spell(i).as_c_str(), "index {i}");
         }
         assert_eq!(counted.of(1_000).to_bytes(), b"file.mdtest.7.1000");
