@@ -67,7 +67,7 @@ fn with_path<R>(dir: &MetaDir, name: &CStr, f: impl FnOnce(&CStr) -> R) -> R {
         buf.bytes.extend_from_slice(&dir.slash);
         buf.dir = dir.id;
     }
-    buf.bytes.extend_from_slice(name.to_bytes_with_nul());
+    append(&mut buf.bytes, name.to_bytes_with_nul());
     let path = if dir.nul_free {
         // SAFETY: the bytes are the prefix, which holds no NUL (`nul_free`), then a C
         // string's bytes with its NUL: exactly one NUL, the last byte.
@@ -76,6 +76,31 @@ fn with_path<R>(dir: &MetaDir, name: &CStr, f: impl FnOnce(&CStr) -> R) -> R {
         CStr::from_bytes_with_nul(&buf.bytes).expect("one NUL, at the end")
     };
     f(path)
+}
+
+/// Appends `bytes` to `v`. A name of 16 to 32 bytes with its NUL (mdtest's
+/// `file.mdtest.R.I` is 21) goes in as two overlapping 16-byte copies, in line: as a
+/// call to memcpy it cost some 15 instructions of each operation (callgrind).
+#[inline(always)]
+fn append(v: &mut Vec<u8>, bytes: &[u8]) {
+    let n = bytes.len();
+    if !(16..=32).contains(&n) {
+        v.extend_from_slice(bytes);
+        return;
+    }
+    v.reserve(n);
+    let len = v.len();
+    let head: [u8; 16] = bytes[..16].try_into().expect("16 bytes");
+    let tail: [u8; 16] = bytes[n - 16..].try_into().expect("16 bytes");
+    // SAFETY: `reserve` made room for `n` more bytes after `len`; the two writes cover
+    // `len..len + 16` and `len + n - 16..len + n` (n is 16 to 32: together every byte
+    // of `len..len + n`, all initialized before `set_len` counts them).
+    unsafe {
+        let at = v.as_mut_ptr().add(len);
+        std::ptr::write_unaligned(at.cast::<[u8; 16]>(), head);
+        std::ptr::write_unaligned(at.add(n - 16).cast::<[u8; 16]>(), tail);
+        v.set_len(len + n);
+    }
 }
 
 /// lstat(2) of entry `name` of `dir` by its whole path, as pfind looks at an entry:
@@ -224,5 +249,24 @@ impl MetaBackend for PosixPaths {
         let fd = rustix::fs::open(&dir.path, flags, Mode::empty())
             .map_err(|e| meta_error("list", dir.path.clone(), e.into()))?;
         list(fd.as_fd(), &dir.path, buf, each)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn append_copies_every_length_exactly() {
+        let src: Vec<u8> = (1..=40).collect();
+        for start in [0usize, 3, 17] {
+            for n in 0..=40 {
+                let mut v: Vec<u8> = vec![0xee; start];
+                append(&mut v, &src[..n]);
+                let mut want = vec![0xee; start];
+                want.extend_from_slice(&src[..n]);
+                assert_eq!(v, want, "start {start}, {n} bytes");
+            }
+        }
     }
 }
