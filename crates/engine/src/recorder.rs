@@ -9,7 +9,7 @@ use std::sync::atomic::Ordering;
 
 use iolab_core::histogram::LatencyHistogram;
 use iolab_core::latency_counts::LatencyCounts;
-use iolab_core::live_latency::{BUCKETS, bucket as live_bucket};
+use iolab_core::live_latency::BUCKETS;
 
 use crate::control::WorkerProgress;
 use iolab_core::result::{ErrorRecord, OpCount, OpKind, OpSeries, Timeline};
@@ -196,15 +196,15 @@ impl Recorder {
             self.next_interval(at);
         }
         self.last_at = at;
-        self.live[live_bucket(latency.0)] += 1;
         self.recorded += 1;
         let r = self.rec(op);
-        r.latencies.record(latency.0);
+        let live = r.latencies.record_live(latency.0);
         let n = &mut r.now;
         n.ops += 1;
         n.bytes += bytes;
         n.latency_sum += latency.0;
         n.latency_max = n.latency_max.max(latency.0);
+        self.live[live] += 1;
         if self.hist.is_some() {
             self.record_hist(op, latency, bytes, at);
         }
