@@ -8,6 +8,8 @@
 pub mod datagen;
 pub mod dataset;
 pub mod loader;
+mod order;
+mod phase;
 pub mod run;
 pub mod search;
 

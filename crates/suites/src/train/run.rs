@@ -13,16 +13,18 @@ use std::time::{Duration, Instant};
 
 use iolab_comm::{Comm, CommExt};
 use iolab_core::LatencyHistogram;
-use iolab_core::result::{CpuUsage, OpCount, OpKind, PhaseResult, RankSummary};
-use iolab_core::rng::{Permutation, Rng, mix};
-use iolab_core::spec::{LoaderKind, ShuffleKind, TrainConfig};
-use iolab_core::train::{AcceleratorEpoch, EpochFigures, RunFigures, StepTimes};
+use iolab_core::result::{CpuUsage, PhaseResult};
+use iolab_core::rng::{Rng, mix};
+use iolab_core::spec::{LoaderKind, TrainConfig};
+use iolab_core::train::{AcceleratorEpoch, RunFigures, StepTimes};
 use iolab_core::units::Nanos;
 use serde::{Deserialize, Serialize};
 
 use crate::train::dataset::Dataset;
 use crate::train::loader::{self, Assignment, ReadCounters, ReaderShared};
-use crate::train::{TrainError, normal, whole_phase};
+use crate::train::order::{file_order, files_assignment, indexed_assignment};
+use crate::train::phase::epoch_phase;
+use crate::train::{TrainError, normal};
 
 /// What rank 0 is told after every step (the whole job's counts).
 #[derive(Clone, Debug, Default, PartialEq)]
@@ -64,98 +66,21 @@ pub struct TrainOutcome {
 
 /// One accelerator's epoch, sent to rank 0.
 #[derive(Clone, Debug, Serialize, Deserialize)]
-struct AccReport {
-    epoch: AcceleratorEpoch,
-    reads_hist: Vec<u8>,
-    load_hist: Vec<u8>,
-    error: Option<String>,
+pub(crate) struct AccReport {
+    pub(crate) epoch: AcceleratorEpoch,
+    pub(crate) reads_hist: Vec<u8>,
+    pub(crate) load_hist: Vec<u8>,
+    pub(crate) error: Option<String>,
 }
 
+/// One rank's epoch, sent to rank 0.
 #[derive(Clone, Debug, Serialize, Deserialize)]
-struct RankReport {
-    host: String,
-    accs: Vec<AccReport>,
-    cpu_user: u64,
-    cpu_system: u64,
-    elapsed: u64,
-}
-
-/// DLIO's sample order for an epoch under the PyTorch sampler, and this accelerator's
-/// batches of file indices.
-fn indexed_assignment(cfg: &TrainConfig, epoch: u32, global: u64, total: u64) -> Assignment {
-    let samples = cfg.total_samples();
-    let per_acc = samples / total;
-    let perm = match cfg.sample_shuffle {
-        ShuffleKind::Off => None,
-        ShuffleKind::Seed => Some(Permutation::new(
-            samples,
-            mix(&[cfg.seed, u64::from(epoch)]),
-        )),
-        ShuffleKind::Random => Some(Permutation::new(
-            samples,
-            mix(&[cfg.seed, u64::from(epoch), random_seed()]),
-        )),
-    };
-    let start = global * per_acc;
-    let steps = cfg.steps_per_epoch(total) as usize;
-    let mut batches = Vec::with_capacity(steps);
-    let mut cur = Vec::with_capacity(cfg.batch_size as usize);
-    for i in start..start + per_acc {
-        let s = perm.as_ref().map_or(i, |p| p.get(i));
-        cur.push((s / cfg.samples_per_file) as usize);
-        if cur.len() as u64 == cfg.batch_size {
-            batches.push(std::mem::take(&mut cur));
-            if batches.len() == steps {
-                break;
-            }
-        }
-    }
-    Assignment::Indexed { batches }
-}
-
-fn random_seed() -> u64 {
-    std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map(|d| d.as_nanos() as u64)
-        .unwrap_or(0)
-        ^ u64::from(std::process::id())
-}
-
-/// The TensorFlow reader's files for this accelerator: the list shuffled once by the
-/// seed (DLIO shuffles it before building the dataset), then dealt round-robin.
-fn files_assignment(cfg: &TrainConfig, global: u64, total: u64, order: &[usize]) -> Assignment {
-    let files: Vec<usize> = if cfg.files >= total {
-        order
-            .iter()
-            .enumerate()
-            .filter(|(i, _)| *i as u64 % total == global)
-            .map(|(_, f)| *f)
-            .collect()
-    } else {
-        // Fewer files than accelerators: every accelerator reads every file (tf.data
-        // shards the records then), keeping its share of the samples.
-        order.to_vec()
-    };
-    Assignment::Files {
-        files,
-        samples: cfg.samples_per_file,
-    }
-}
-
-fn file_order(cfg: &TrainConfig) -> Vec<usize> {
-    let n = cfg.files;
-    match cfg.file_shuffle {
-        ShuffleKind::Off => (0..n as usize).collect(),
-        s => {
-            let seed = if s == ShuffleKind::Seed {
-                mix(&[cfg.seed, 1])
-            } else {
-                random_seed()
-            };
-            let p = Permutation::new(n, seed);
-            (0..n).map(|i| p.get(i) as usize).collect()
-        }
-    }
+pub(crate) struct RankReport {
+    pub(crate) host: String,
+    pub(crate) accs: Vec<AccReport>,
+    pub(crate) cpu_user: u64,
+    pub(crate) cpu_system: u64,
+    pub(crate) elapsed: u64,
 }
 
 /// The per-step meeting of a rank's accelerators and its main thread.
@@ -469,127 +394,4 @@ fn run_epoch(
         elapsed: started.elapsed().as_nanos() as u64,
     };
     Ok((report, interrupted))
-}
-
-/// Rank 0's epoch figures and the phase stored for it.
-fn epoch_phase(
-    cfg: &TrainConfig,
-    epoch: u32,
-    reports: &[RankReport],
-    started_at_ms: i64,
-    interrupted: bool,
-) -> (EpochFigures, PhaseResult) {
-    let accs: Vec<AcceleratorEpoch> = reports
-        .iter()
-        .flat_map(|r| r.accs.iter().map(|a| a.epoch))
-        .collect();
-    let fig = EpochFigures::of(epoch, &accs, cfg.record_length);
-    let mut reads = LatencyHistogram::new();
-    let mut loads = LatencyHistogram::new();
-    for a in reports.iter().flat_map(|r| r.accs.iter()) {
-        if let Ok(h) = LatencyHistogram::from_bytes(&a.reads_hist) {
-            reads.merge(&h);
-        }
-        if let Ok(h) = LatencyHistogram::from_bytes(&a.load_hist) {
-            loads.merge(&h);
-        }
-    }
-    let elapsed = Nanos((fig.elapsed * 1e9) as u64);
-    let cpu = CpuUsage {
-        user: Nanos(reports.iter().map(|r| r.cpu_user).sum()),
-        system: Nanos(reports.iter().map(|r| r.cpu_system).sum()),
-        wall: elapsed,
-        cpus: iolab_backend::process::allowed_cpus().len() as u32,
-    };
-    let per_rank = reports
-        .iter()
-        .enumerate()
-        .map(|(i, r)| {
-            let mut ops = std::collections::BTreeMap::new();
-            ops.insert(
-                OpKind::Read,
-                OpCount {
-                    ops: r.accs.iter().map(|a| a.epoch.reads).sum(),
-                    bytes: r.accs.iter().map(|a| a.epoch.bytes).sum(),
-                },
-            );
-            RankSummary {
-                rank: i as u32,
-                host: r.host.clone(),
-                threads: r.accs.len() as u32 * cfg.reader_threads(),
-                elapsed: Nanos(r.elapsed),
-                first_done: Nanos(r.elapsed),
-                ops,
-                cpu: CpuUsage {
-                    user: Nanos(r.cpu_user),
-                    system: Nanos(r.cpu_system),
-                    wall: Nanos(r.elapsed),
-                    cpus: cpu.cpus,
-                },
-                errors: r.accs.iter().filter(|a| a.error.is_some()).count() as u64,
-                cpu_set: Vec::new(),
-            }
-        })
-        .collect();
-    let mut extra = std::collections::BTreeMap::new();
-    extra.insert("au_percent".into(), fig.au_percent);
-    extra.insert("au_min_percent".into(), fig.au_min_percent);
-    extra.insert("au_threshold_percent".into(), cfg.au_threshold);
-    extra.insert("samples_per_sec".into(), fig.samples_per_sec);
-    extra.insert("dlio_mib_per_sec".into(), fig.dlio_mib_per_sec);
-    extra.insert("accelerators".into(), accs.len() as f64);
-    extra.insert("steps".into(), fig.steps as f64);
-    extra.insert("samples".into(), fig.samples as f64);
-    extra.insert("load_mean_s".into(), fig.load_mean);
-    extra.insert(
-        "first_step_mean_s".into(),
-        accs.iter().map(|a| a.first_proc).sum::<f64>() / accs.len().max(1) as f64,
-    );
-    extra.insert("compute_mean_s".into(), fig.compute_mean);
-    extra.insert("load_p50_s".into(), loads.percentile(50.0).as_secs_f64());
-    extra.insert("load_p99_s".into(), loads.percentile(99.0).as_secs_f64());
-    extra.insert(
-        "cpu_ns_per_sample".into(),
-        if fig.samples > 0 {
-            (cpu.user.0 + cpu.system.0) as f64 / fig.samples as f64
-        } else {
-            0.0
-        },
-    );
-    let mut params = std::collections::BTreeMap::new();
-    params.insert("epoch".into(), epoch.to_string());
-    params.insert("accelerators".into(), accs.len().to_string());
-    params.insert("batch_size".into(), cfg.batch_size.to_string());
-    params.insert("read_threads".into(), cfg.read_threads.to_string());
-    params.insert("format".into(), cfg.format.extension().to_string());
-    let count = OpCount {
-        ops: fig.reads,
-        bytes: fig.bytes,
-    };
-    let phase = PhaseResult {
-        params,
-        cpu,
-        per_rank,
-        error_count: reports
-            .iter()
-            .flat_map(|r| r.accs.iter())
-            .filter(|a| a.error.is_some())
-            .count() as u64,
-        extra,
-        interrupted,
-        ..whole_phase(
-            format!("train-epoch-{epoch}"),
-            OpKind::Read,
-            count,
-            elapsed,
-            reads,
-            serde_json::to_value(cfg).unwrap_or_default(),
-            started_at_ms,
-            (
-                reports.len() as u32,
-                accs.len() as u32 * cfg.reader_threads(),
-            ),
-        )
-    };
-    (fig, phase)
 }

@@ -1,0 +1,134 @@
+//! What rank 0 makes of an epoch: the figures of every accelerator's report
+//! (iolab_core::train::EpochFigures) and the phase stored for it.
+
+use iolab_core::LatencyHistogram;
+use iolab_core::result::{CpuUsage, OpCount, OpKind, PhaseResult, RankSummary};
+use iolab_core::spec::TrainConfig;
+use iolab_core::train::{AcceleratorEpoch, EpochFigures};
+use iolab_core::units::Nanos;
+
+use crate::train::run::RankReport;
+use crate::train::whole_phase;
+
+/// Rank 0's epoch figures and the phase stored for it.
+pub(crate) fn epoch_phase(
+    cfg: &TrainConfig,
+    epoch: u32,
+    reports: &[RankReport],
+    started_at_ms: i64,
+    interrupted: bool,
+) -> (EpochFigures, PhaseResult) {
+    let accs: Vec<AcceleratorEpoch> = reports
+        .iter()
+        .flat_map(|r| r.accs.iter().map(|a| a.epoch))
+        .collect();
+    let fig = EpochFigures::of(epoch, &accs, cfg.record_length);
+    let mut reads = LatencyHistogram::new();
+    let mut loads = LatencyHistogram::new();
+    for a in reports.iter().flat_map(|r| r.accs.iter()) {
+        if let Ok(h) = LatencyHistogram::from_bytes(&a.reads_hist) {
+            reads.merge(&h);
+        }
+        if let Ok(h) = LatencyHistogram::from_bytes(&a.load_hist) {
+            loads.merge(&h);
+        }
+    }
+    let elapsed = Nanos((fig.elapsed * 1e9) as u64);
+    let cpu = CpuUsage {
+        user: Nanos(reports.iter().map(|r| r.cpu_user).sum()),
+        system: Nanos(reports.iter().map(|r| r.cpu_system).sum()),
+        wall: elapsed,
+        cpus: iolab_backend::process::allowed_cpus().len() as u32,
+    };
+    let per_rank = reports
+        .iter()
+        .enumerate()
+        .map(|(i, r)| {
+            let mut ops = std::collections::BTreeMap::new();
+            ops.insert(
+                OpKind::Read,
+                OpCount {
+                    ops: r.accs.iter().map(|a| a.epoch.reads).sum(),
+                    bytes: r.accs.iter().map(|a| a.epoch.bytes).sum(),
+                },
+            );
+            RankSummary {
+                rank: i as u32,
+                host: r.host.clone(),
+                threads: r.accs.len() as u32 * cfg.reader_threads(),
+                elapsed: Nanos(r.elapsed),
+                first_done: Nanos(r.elapsed),
+                ops,
+                cpu: CpuUsage {
+                    user: Nanos(r.cpu_user),
+                    system: Nanos(r.cpu_system),
+                    wall: Nanos(r.elapsed),
+                    cpus: cpu.cpus,
+                },
+                errors: r.accs.iter().filter(|a| a.error.is_some()).count() as u64,
+                cpu_set: Vec::new(),
+            }
+        })
+        .collect();
+    let mut extra = std::collections::BTreeMap::new();
+    extra.insert("au_percent".into(), fig.au_percent);
+    extra.insert("au_min_percent".into(), fig.au_min_percent);
+    extra.insert("au_threshold_percent".into(), cfg.au_threshold);
+    extra.insert("samples_per_sec".into(), fig.samples_per_sec);
+    extra.insert("dlio_mib_per_sec".into(), fig.dlio_mib_per_sec);
+    extra.insert("accelerators".into(), accs.len() as f64);
+    extra.insert("steps".into(), fig.steps as f64);
+    extra.insert("samples".into(), fig.samples as f64);
+    extra.insert("load_mean_s".into(), fig.load_mean);
+    extra.insert(
+        "first_step_mean_s".into(),
+        accs.iter().map(|a| a.first_proc).sum::<f64>() / accs.len().max(1) as f64,
+    );
+    extra.insert("compute_mean_s".into(), fig.compute_mean);
+    extra.insert("load_p50_s".into(), loads.percentile(50.0).as_secs_f64());
+    extra.insert("load_p99_s".into(), loads.percentile(99.0).as_secs_f64());
+    extra.insert(
+        "cpu_ns_per_sample".into(),
+        if fig.samples > 0 {
+            (cpu.user.0 + cpu.system.0) as f64 / fig.samples as f64
+        } else {
+            0.0
+        },
+    );
+    let mut params = std::collections::BTreeMap::new();
+    params.insert("epoch".into(), epoch.to_string());
+    params.insert("accelerators".into(), accs.len().to_string());
+    params.insert("batch_size".into(), cfg.batch_size.to_string());
+    params.insert("read_threads".into(), cfg.read_threads.to_string());
+    params.insert("format".into(), cfg.format.extension().to_string());
+    let count = OpCount {
+        ops: fig.reads,
+        bytes: fig.bytes,
+    };
+    let phase = PhaseResult {
+        params,
+        cpu,
+        per_rank,
+        error_count: reports
+            .iter()
+            .flat_map(|r| r.accs.iter())
+            .filter(|a| a.error.is_some())
+            .count() as u64,
+        extra,
+        interrupted,
+        ..whole_phase(
+            format!("train-epoch-{epoch}"),
+            OpKind::Read,
+            count,
+            elapsed,
+            reads,
+            serde_json::to_value(cfg).unwrap_or_default(),
+            started_at_ms,
+            (
+                reports.len() as u32,
+                accs.len() as u32 * cfg.reader_threads(),
+            ),
+        )
+    };
+    (fig, phase)
+}
