@@ -10,7 +10,8 @@ use std::time::{Duration, Instant};
 use serde_json::Value;
 
 use crate::common::{iolab, path};
-use crate::live::{chromium, dump_dom, http, serving_command, status, text_of};
+use crate::live::{http, serving_command, status};
+use crate::live_page::{chromium, dump_dom, text_of};
 
 /// A Prometheus scrape's samples of `metric`, by the values of `labels`.
 fn samples(text: &str, metric: &str, labels: &[&str]) -> BTreeMap<Vec<String>, f64> {

@@ -28,6 +28,7 @@ mod ior;
 mod ior_syscalls;
 mod live;
 mod live_metrics;
+mod live_page;
 mod live_targets;
 mod mdtest;
 mod mdtest_paths;
