@@ -7,7 +7,7 @@
 //! lock, and then the directory if it is empty: nothing else. A sidecar ([`FileInfo`]) records what a data file holds, so a
 //! later read can reuse kept files instead of laying them out again.
 
-use std::fs::{self, OpenOptions};
+use std::fs;
 use std::io;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -17,6 +17,10 @@ use iolab_core::spec::{DataPattern, DataSpec};
 use serde::{Deserialize, Serialize};
 
 use crate::error::EngineError;
+
+mod lock;
+pub use lock::LockOwner;
+use lock::Locked;
 
 pub const WORKDIR_NAME: &str = "iolab-work";
 pub const MARKER: &str = ".iolab-workdir";
@@ -55,25 +59,6 @@ impl VerifyInfo {
             block_size: spec.block_size.get(),
             pattern: spec.pattern,
         })
-    }
-}
-
-/// Who takes a work directory's lock: a run (the same token on all its ranks) from a host.
-#[derive(Clone, Debug)]
-pub struct LockOwner {
-    pub run: String,
-    pub host: String,
-}
-
-impl LockOwner {
-    /// The lock file's content, written right after the lock is taken.
-    fn describe(&self) -> String {
-        format!(
-            "pid {} on {} run {}\n",
-            std::process::id(),
-            self.host,
-            self.run
-        )
     }
 }
 
@@ -146,7 +131,7 @@ impl WorkDir {
             let Some(owner) = owner else {
                 return Ok(wd);
             };
-            match wd.take_lock(owner)? {
+            match lock::take_lock(&wd.path, owner)? {
                 Locked::Held(file) => wd.lock = Some(file),
                 Locked::ByThisRun => {}
                 Locked::Vanished => continue,
@@ -225,83 +210,6 @@ impl WorkDir {
             }
         }
         all
-    }
-
-    fn take_lock(&self, owner: &LockOwner) -> Result<Locked, EngineError> {
-        use std::os::unix::fs::{MetadataExt, OpenOptionsExt};
-        let lock = self.path.join(LOCK);
-        let file = match UnsharedFile::open(|| {
-            OpenOptions::new()
-                .read(true)
-                .write(true)
-                .create(true)
-                .truncate(false)
-                .custom_flags(libc::O_NOFOLLOW)
-                .open(&lock)
-        }) {
-            Ok(f) => f,
-            Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(Locked::Vanished),
-            Err(e) => return Err(EngineError::workdir("cannot create", &lock, e)),
-        };
-        // The holder writes its name right after taking the lock and removes the file as
-        // it ends: no name yet means "just starting" or "just ended", so look again (the
-        // lock may be free by then) rather than report a holder we cannot name.
-        let mut holder = String::new();
-        let mut attempt = 0;
-        let locked = loop {
-            match file.try_lock() {
-                Ok(()) => break Ok(()),
-                Err(fs::TryLockError::WouldBlock) => {
-                    holder = fs::read_to_string(&lock).unwrap_or_default();
-                    attempt += 1;
-                    if !holder.trim().is_empty() || attempt >= 100 {
-                        break Err(fs::TryLockError::WouldBlock);
-                    }
-                    std::thread::sleep(Duration::from_millis(50));
-                }
-                Err(e) => break Err(e),
-            }
-        };
-        match locked {
-            Ok(()) => {}
-            Err(fs::TryLockError::WouldBlock) => {
-                if holder.trim().ends_with(&format!(" run {}", owner.run)) {
-                    return Ok(Locked::ByThisRun);
-                }
-                let holder = holder
-                    .trim()
-                    .split(" run ")
-                    .next()
-                    .filter(|h| !h.is_empty())
-                    .unwrap_or("another run")
-                    .to_string();
-                return Err(EngineError::WorkDirBusy {
-                    path: self.path.clone(),
-                    holder,
-                    lock,
-                });
-            }
-            Err(fs::TryLockError::Error(e)) => {
-                return Err(EngineError::workdir("cannot lock", &lock, e));
-            }
-        }
-        // The file we locked must still be the one at that name (a run that ended may
-        // have removed it after we opened it).
-        let same = match (file.metadata(), fs::symlink_metadata(&lock)) {
-            (Ok(a), Ok(b)) => a.ino() == b.ino() && a.dev() == b.dev(),
-            _ => false,
-        };
-        if !same {
-            return Ok(Locked::Vanished);
-        }
-        let text = owner.describe();
-        file.set_len(0)
-            .and_then(|()| {
-                use std::os::unix::fs::FileExt;
-                file.write_all_at(text.as_bytes(), 0)
-            })
-            .map_err(|e| EngineError::workdir("cannot write", &lock, e))?;
-        Ok(Locked::Held(file))
     }
 
     pub fn path(&self) -> &Path {
@@ -464,14 +372,6 @@ pub fn is_data_file_name(name: &str) -> bool {
     };
     let digits = |s: &str| !s.is_empty() && s.bytes().all(|b| b.is_ascii_digit());
     digits(r) && digits(t)
-}
-
-enum Locked {
-    Held(UnsharedFile),
-    /// Another process of this run holds it (a rank on another host sharing the directory).
-    ByThisRun,
-    /// The directory or its lock was removed while we took it: start again.
-    Vanished,
 }
 
 /// A work directory's name is one plain path component: never `..`, a `/` or empty.
