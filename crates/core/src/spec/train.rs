@@ -11,6 +11,9 @@ use serde::{Deserialize, Serialize};
 use crate::error::SpecError;
 use crate::units::{ByteCount, TimeSpan};
 
+mod presets;
+use presets::preset_values;
+
 /// A dataset's file format, as DLIO names it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize, ValueEnum)]
 #[serde(rename_all = "lowercase")]
@@ -247,93 +250,6 @@ pub struct TrainConfig {
     pub direct: bool,
     pub accelerators: u32,
     pub au_threshold: f64,
-}
-
-/// A preset's settings (DLIO 2.0.0's workload files; MLPerf Storage v2.0 uses the same).
-struct PresetValues {
-    format: TrainFormat,
-    files: u64,
-    samples_per_file: u64,
-    record_length: f64,
-    record_length_stdev: f64,
-    loader: LoaderKind,
-    batch_size: u64,
-    read_threads: u32,
-    computation_threads: u32,
-    compute_a100: f64,
-    compute_h100: f64,
-    shuffle: ShuffleKind,
-    shuffle_size: u64,
-    au: f64,
-}
-
-fn preset_values(p: TrainPreset) -> PresetValues {
-    match p {
-        TrainPreset::Unet3d => PresetValues {
-            format: TrainFormat::Npz,
-            files: 168,
-            samples_per_file: 1,
-            record_length: 146_600_628.0,
-            record_length_stdev: 68_341_808.0,
-            loader: LoaderKind::Pytorch,
-            batch_size: 7,
-            read_threads: 4,
-            computation_threads: 1,
-            compute_a100: 0.636,
-            compute_h100: 0.323,
-            shuffle: ShuffleKind::Seed,
-            shuffle_size: 1024,
-            au: 90.0,
-        },
-        TrainPreset::Resnet50 => PresetValues {
-            format: TrainFormat::Tfrecord,
-            files: 1024,
-            samples_per_file: 1251,
-            record_length: 114_660.07,
-            record_length_stdev: 0.0,
-            loader: LoaderKind::Tensorflow,
-            batch_size: 400,
-            read_threads: 8,
-            computation_threads: 8,
-            compute_a100: 0.435,
-            compute_h100: 0.224,
-            shuffle: ShuffleKind::Off,
-            shuffle_size: 1024,
-            au: 90.0,
-        },
-        TrainPreset::Cosmoflow => PresetValues {
-            format: TrainFormat::Tfrecord,
-            files: 524_288,
-            samples_per_file: 1,
-            record_length: 2_828_486.0,
-            record_length_stdev: 71_311.0,
-            loader: LoaderKind::Tensorflow,
-            batch_size: 1,
-            read_threads: 4,
-            computation_threads: 1,
-            compute_a100: 0.00551,
-            compute_h100: 0.00350,
-            shuffle: ShuffleKind::Seed,
-            shuffle_size: 2,
-            au: 70.0,
-        },
-    }
-}
-
-impl TrainPreset {
-    /// DLIO's workload name for this preset on `acc` (`unet3d_h100`).
-    pub fn dlio_workload(self, acc: AcceleratorKind) -> String {
-        let model = match self {
-            TrainPreset::Unet3d => "unet3d",
-            TrainPreset::Resnet50 => "resnet50",
-            TrainPreset::Cosmoflow => "cosmoflow",
-        };
-        let acc = match acc {
-            AcceleratorKind::A100 => "a100",
-            AcceleratorKind::H100 => "h100",
-        };
-        format!("{model}_{acc}")
-    }
 }
 
 fn secs(t: Option<TimeSpan>) -> Option<f64> {
