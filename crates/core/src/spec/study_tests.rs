@@ -1,6 +1,7 @@
 use super::keys::edit_distance;
 use super::*;
 use crate::spec::RwKind;
+use crate::units::ByteCount;
 
 const NFS_LIKE: &str = r#"
 name = "mini"
