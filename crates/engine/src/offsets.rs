@@ -13,11 +13,14 @@ use iolab_core::spec::{Distribution, RandomKind, RwKind};
 use crate::sizes::SizeDraw;
 
 mod cover;
+mod files;
+mod fio_rand;
 mod mixed;
 mod modifier;
 mod skew;
 
 pub use cover::{CoverMap, map_bytes};
+pub use files::{FileChoice, FileService, FileTurns};
 pub use mixed::{Mixed, RandomShare};
 pub use modifier::{Runs, SeqModifier, Skipping, Strided, Zones};
 pub use skew::Skewed;
@@ -222,7 +225,8 @@ impl OffsetGen for RoundRobin {
 /// The generator for a worker whose `units` are spread over `files` files of equal
 /// size, which take turns; each file has its own order (and random map), with fio's
 /// `rw=...:N` (`modifier`, its skip in units) applied to each, or fio's
-/// `percentage_random` over them all ([`Mixed`]). One file: [`generator`].
+/// `percentage_random` over them all ([`Mixed`]); a `file_service_type` other than
+/// fio's default chooses the files ([`FileTurns`]). One file: [`generator`].
 pub fn generator_over_files(
     order: &Order,
     units: u64,
@@ -262,6 +266,23 @@ pub fn generator_over_files(
         return one(units, seed);
     }
     let per_file = units / n;
+    let service = modifier.files;
+    if !service.is_default() {
+        let gens = (0..n).map(|f| one(per_file, mix(&[seed, f]))).collect();
+        // fio 3.33's io_u.c: a sequence ends at the file's end (get_next_seq_offset
+        // wraps only a single file), a random map when full unless time-based
+        // (get_next_rand_block resets it), a file without a map never.
+        let ends = match order {
+            Order::Uniform => false,
+            Order::Sequential => true,
+            _ => !service.time_based,
+        };
+        return Box::new(FileTurns::new(
+            gens,
+            per_file,
+            FileService { ends, ..service },
+        ));
+    }
     Box::new(RoundRobin {
         gens: (0..n).map(|f| one(per_file, mix(&[seed, f]))).collect(),
         turn: 0,

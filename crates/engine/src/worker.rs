@@ -177,6 +177,11 @@ pub fn run_data_worker<C: Clock>(s: &WorkerSetup<'_, C>) -> Result<WorkerReport,
             .modifier
             .random_share
             .map(|r| r.for_worker(u64::from(s.worker.global), s.plan.looping)),
+        files: s
+            .plan
+            .modifier
+            .files
+            .for_worker(u64::from(s.worker.global), s.plan.looping),
         ..s.plan.modifier
     };
     let n = s.worker.files;

@@ -16,6 +16,7 @@ mod fio_mixed;
 mod fio_more;
 mod fio_options;
 mod fio_plot;
+mod fio_service;
 mod fio_verify;
 mod flash;
 mod flash_data;

@@ -10,7 +10,7 @@ use super::values::{boolean, number};
 
 /// What these options ask for, as written (checked against the rest of the job when it
 /// is planned: [`FileOptions::check`]).
-#[derive(Clone, Debug, PartialEq, Default)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct FileOptions {
     /// fio's openfiles (default: nrfiles, every file open at once).
     pub openfiles: Option<u64>,
@@ -26,6 +26,33 @@ pub struct FileOptions {
     pub iodepth_low: Option<u64>,
     /// fio's create_only: the files are made and laid out, and no I/O runs.
     pub create_only: bool,
+    /// fio's file_service_type: how each I/O's file is chosen, and the I/Os on a file
+    /// before the next is chosen (its `:N`).
+    pub service: (FileServiceKind, u32),
+}
+
+/// fio's file_service_type kinds that iolab runs.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub enum FileServiceKind {
+    #[default]
+    RoundRobin,
+    Sequential,
+    Random,
+}
+
+impl Default for FileOptions {
+    fn default() -> Self {
+        FileOptions {
+            openfiles: None,
+            no_file_create: false,
+            unlink_each_loop: false,
+            pre_read: false,
+            overwrite: false,
+            iodepth_low: None,
+            create_only: false,
+            service: (FileServiceKind::RoundRobin, 1),
+        }
+    }
 }
 
 impl FileOptions {
@@ -38,7 +65,10 @@ impl FileOptions {
     ) -> Option<Result<Option<String>, String>> {
         let v = value.map(str::trim);
         Some(match key {
-            "file_service_type" => file_service_type(v.unwrap_or_default()),
+            "file_service_type" => file_service_type(v.unwrap_or_default()).map(|k| {
+                self.service = k;
+                None
+            }),
             "openfiles" => v
                 .ok_or_else(|| "needs a value (key=value)".to_string())
                 .and_then(number)
@@ -166,20 +196,42 @@ impl FileOptions {
     }
 }
 
-/// fio's file_service_type: iolab's files take turns one I/O each, fio's roundrobin
-/// (its default).
-fn file_service_type(v: &str) -> Result<Option<String>, String> {
-    let (kind, n) = v.split_once(':').unwrap_or((v, "1"));
-    match (kind.trim(), n.trim()) {
-        ("roundrobin", "1") => Ok(None),
-        ("roundrobin", n) => Err(format!(
-            "roundrobin:{n} is not supported: iolab's files take turns one I/O each (roundrobin, fio's default)"
-        )),
-        ("random" | "sequential" | "zipf" | "pareto" | "normal" | "gauss", _) => Err(format!(
-            "'{kind}' is not supported: iolab's files take turns one I/O each (roundrobin, fio's default)"
-        )),
-        _ => Err(format!("'{v}' is not a file service type")),
-    }
+/// fio 3.33's file_service_type (options.c `str_fst_cb`): `roundrobin`, `sequential` or
+/// `random`, with `:N` I/Os a file (fio's default 1; `sequential` ignores it). fio's
+/// distributions over the files are refused.
+fn file_service_type(v: &str) -> Result<(FileServiceKind, u32), String> {
+    let (kind, n) = match v.split_once(':') {
+        Some((k, n)) => (k.trim(), Some(n.trim())),
+        None => (v, None),
+    };
+    let name = kind;
+    let kind = match kind {
+        "roundrobin" => FileServiceKind::RoundRobin,
+        "sequential" => FileServiceKind::Sequential,
+        "random" => FileServiceKind::Random,
+        "zipf" | "pareto" | "normal" | "gauss" => {
+            return Err(format!(
+                "'{v}' is not supported: iolab chooses files by roundrobin, sequential or random (fio's distributions over the files are not run)"
+            ));
+        }
+        _ => {
+            return Err(format!(
+                "'{v}' is not a file service type: use roundrobin, sequential or random, with :N for N I/Os a file"
+            ));
+        }
+    };
+    let n = match n {
+        None => 1,
+        Some(n) => match n.parse::<u32>() {
+            Ok(n) if n > 0 => n,
+            _ => {
+                return Err(format!(
+                    "'{v}': N in {name}:N must be a whole number of I/Os from 1"
+                ));
+            }
+        },
+    };
+    Ok((kind, n))
 }
 
 /// The directory fio 3.33 puts a job's `filename` in: the one in force when it adds the
@@ -211,4 +263,53 @@ pub fn filename_directory(section: &super::jobfile::Section) -> Option<String> {
         }
     }
     joined.flatten()
+}
+
+/// fio's file_service_type as the engine runs it: the kind, the I/Os a file (fio's
+/// `:N`), and for `random` the step of the clones' seeds of fio's file choice
+/// (`super::plan_access::fio_seed_step`). None: fio's default (one I/O a file in turn)
+/// or a job of one file, which nothing else changes.
+pub(super) fn file_service_of(
+    job: &super::job::FioJob,
+    spec: &iolab_core::spec::DataSpec,
+    seed: u64,
+    notes: &mut Vec<String>,
+) -> Result<Option<(FileServiceKind, u32, u64)>, super::plan::Refusal> {
+    let (kind, n) = job.files.service;
+    if kind == FileServiceKind::RoundRobin && n == 1 {
+        return Ok(None);
+    }
+    let key = "file_service_type";
+    if job.nrfiles <= 1 {
+        notes.push("file_service_type has no effect on a job of one file, as in fio".into());
+        return Ok(None);
+    }
+    if job.seq_add != 0 || job.seq_nr > 1 {
+        return Err((
+            key,
+            format!(
+                "with rw={}:N is not supported: iolab chooses files this way only for plain sequences and random orders",
+                job.rw.fio_name()
+            ),
+        ));
+    }
+    if job.access.percentage_random.is_some() {
+        return Err((key, "with percentage_random is not supported".into()));
+    }
+    if spec.rw.is_mixed() && (!spec.rw.is_random() || spec.write_block_size.is_some()) {
+        return Err((
+            key,
+            "with a mixed job whose reads and writes each keep their own sequence (rw=rw, or bs=R,W of two sizes) is not supported".into(),
+        ));
+    }
+    let step = match kind {
+        FileServiceKind::Random => {
+            if job.access.random_generator == Some(super::access::RandomGenerator::Tausworthe64) {
+                notes.push("file_service_type=random: the files are drawn by fio's 32-bit generator (fio's tausworthe64 draws them in another order, with the same shares)".into());
+            }
+            super::plan_access::fio_seed_step(job, seed, super::plan_access::FIO_RAND_FILE_OFF)
+        }
+        _ => 0,
+    };
+    Ok(Some((kind, n, step)))
 }

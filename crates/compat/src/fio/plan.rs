@@ -76,6 +76,9 @@ pub struct FioPlan {
     /// fio's percentage_random: the random share of reads and writes, and the step of
     /// the clones' choice seeds (`super::plan_access::random_share_of`).
     pub random_share: Option<([u8; 2], u64)>,
+    /// fio's file_service_type other than its default: the kind, I/Os a file, and the
+    /// step of the clones' seeds (`super::job_files::file_service_of`).
+    pub file_service: Option<(super::job_files::FileServiceKind, u32, u64)>,
     /// Where iolab runs the same work by other means, printed before the job runs.
     pub notes: Vec<String>,
 }
@@ -393,6 +396,8 @@ fn plan_job(job: &FioJob, group: u32, seed: u64) -> Result<FioPlan, FioError> {
         super::plan_amount::io_size_of(job, &spec, &mut notes).map_err(|(k, m)| refuse(k, m))?;
     let random_share = super::plan_access::random_share_of(job, &spec, seed, &mut notes)
         .map_err(|(k, m)| refuse(k, m))?;
+    let file_service = super::job_files::file_service_of(job, &spec, seed, &mut notes)
+        .map_err(|(k, m)| refuse(k, m))?;
     Ok(FioPlan {
         job: job.clone(),
         spec,
@@ -437,6 +442,7 @@ fn plan_job(job: &FioJob, group: u32, seed: u64) -> Result<FioPlan, FioError> {
         dedupe_working_set,
         zones,
         random_share,
+        file_service,
         io_priorities,
         notes,
     })

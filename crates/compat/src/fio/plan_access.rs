@@ -199,6 +199,30 @@ fn offsets(
 /// fio 3.33's multiplier between its seeds (init.c `setup_random_seeds`).
 const FIO_SEED_STEP: u64 = 0x9e37_0001;
 
+/// fio 3.33's index of the seed of `percentage_random`'s choice
+/// (FIO_RAND_SEQ_RAND_READ_OFF) and of `file_service_type=random`'s (FIO_RAND_FILE_OFF).
+pub(super) const FIO_RAND_SEQ_RAND_READ_OFF: u32 = 10;
+pub(super) const FIO_RAND_FILE_OFF: u32 = 5;
+
+/// The step of fio's seeds number `index` of a job's clones (init.c
+/// `setup_random_seeds`): clone thread number n's seed is `step * n + index`. `seed` is
+/// the spec's (randrepeat=0, no randseed); allrandrepeat gives fio's fixed seeds
+/// whatever those say.
+pub(super) fn fio_seed_step(job: &FioJob, seed: u64, index: u32) -> u64 {
+    if job.access.allrandrepeat {
+        // td_fill_rand_seeds: FIO_RANDSEED times the thread number, plus the seed's index.
+        return 0xb189_9bed;
+    }
+    // fio's seed of its options (randseed, 0x89 by default) times the step 4 times, and
+    // once per seed before this one.
+    let base = match (job.randseed, job.randrepeat) {
+        (Some(s), _) => s,
+        (None, true) => 0x89,
+        (None, false) => seed,
+    };
+    (0..4 + index).fold(base, |s, _| s.wrapping_mul(FIO_SEED_STEP))
+}
+
 /// fio's percentage_random as the engine runs it: the random share of reads and writes
 /// and the step of fio's choice seeds (clone n's is `step * n + 10`, fio's
 /// `rand_seeds[FIO_RAND_SEQ_RAND_READ_OFF]` for thread number n); None when every I/O is
@@ -237,19 +261,7 @@ pub(super) fn random_share_of(
     if job.access.zonemode_strided {
         return Err((key, "with zonemode=strided is not supported".into()));
     }
-    // fio's seed of its options (randseed, 0x89 by default) times the step 4 times, and
-    // once per seed before the 11th (FIO_RAND_SEQ_RAND_READ_OFF).
-    let base = match (job.randseed, job.randrepeat) {
-        (Some(s), _) => s,
-        (None, true) => 0x89,
-        (None, false) => seed,
-    };
-    let step = if job.access.allrandrepeat {
-        // td_fill_rand_seeds: FIO_RANDSEED times the thread number, plus the seed's index.
-        0xb189_9bed
-    } else {
-        (0..14).fold(base, |s, _| s.wrapping_mul(FIO_SEED_STEP))
-    };
+    let step = fio_seed_step(job, seed, FIO_RAND_SEQ_RAND_READ_OFF);
     notes.push(format!(
         "percentage_random={r},{w}: each I/O random or sequential as fio 3.33 chooses (its generator and seeds); the random ones from iolab's own generator"
     ));

@@ -5,6 +5,7 @@ use iolab_core::units::ByteCount;
 
 use super::tests::job;
 use super::*;
+use crate::fio::job_files::FileServiceKind;
 use crate::fio::jobfile::{RawOption, Section};
 
 #[test]
@@ -189,6 +190,23 @@ fn file_options_are_taken_said_or_refused_in_one_line() {
             p.notes
         );
     }
+    assert_eq!(p.file_service, None);
+    // file_service_type: the kind, N, and fio's step of the clones' seeds of its choice.
+    let p = plan(&[
+        ("size", "1m"),
+        ("nrfiles", "2"),
+        ("file_service_type", "random:3"),
+    ])
+    .unwrap();
+    let step = (0..9).fold(0x89u64, |s, _| s.wrapping_mul(0x9e37_0001));
+    assert_eq!(p.file_service, Some((FileServiceKind::Random, 3, step)));
+    let p = plan(&[("size", "1m"), ("file_service_type", "sequential")]).unwrap();
+    assert_eq!(p.file_service, None);
+    assert!(
+        p.notes
+            .iter()
+            .any(|n| n.contains("no effect on a job of one file"))
+    );
     let p = plan(&[("rw", "write"), ("size", "1m"), ("pre_read", "1")]).unwrap();
     assert_eq!(p.spec.cache, CacheMode::Cold);
     assert!(p.notes.iter().any(|n| n.contains("pre_read has no effect")));
@@ -206,17 +224,30 @@ fn file_options_are_taken_said_or_refused_in_one_line() {
             &[("size", "1m"), ("loops", "2"), ("unlink_each_loop", "1")][..],
             "[f] unlink_each_loop: with loops is not supported",
         ),
+        (
+            &[
+                ("size", "1m"),
+                ("nrfiles", "2"),
+                ("rw", "read:8k"),
+                ("file_service_type", "sequential"),
+            ][..],
+            "[f] file_service_type: with rw=read:N is not supported",
+        ),
     ] {
         let e = refused(opts);
         assert!(e.contains(says), "{e}");
     }
     // Refused as they are read.
     for (key, value, says) in [
-        ("file_service_type", "random", "'random' is not supported"),
         (
             "file_service_type",
-            "roundrobin:4",
-            "roundrobin:4 is not supported",
+            "zipf:1.1",
+            "'zipf:1.1' is not supported",
+        ),
+        (
+            "file_service_type",
+            "random:x",
+            "'random:x': N in random:N must be a whole number of I/Os from 1",
         ),
         ("clocksource", "tsc", "'tsc' is not a clock source"),
         (

@@ -9,6 +9,7 @@
 //! With fio's `rw=randread:N` the choice is made every Nth I/O, the others sequential.
 
 use super::OffsetGen;
+use super::fio_rand::Taus88;
 use crate::sizes::SizeDraw;
 
 /// What `percentage_random` asks of a worker: the random share of each direction and
@@ -34,42 +35,6 @@ impl RandomShare {
             looping,
             ..self
         }
-    }
-}
-
-/// fio's taus88 generator (lib/rand.c, `__rand32`) with its seeding (`__init_rand32`).
-#[derive(Clone, Copy)]
-struct Taus88 {
-    s: [u32; 3],
-}
-
-impl Taus88 {
-    fn new(seed: u32) -> Self {
-        let lcg = |x: u32| x.wrapping_mul(69069) ^ seed;
-        let floor = |x: u32, m: u32| if x < m { x + m } else { x };
-        // fio writes the start as (2^31) + (2^17) + (2^7): C's xor, 53.
-        let s1 = floor(lcg(53), 1);
-        let s2 = floor(lcg(s1), 7);
-        let s3 = floor(lcg(s2), 15);
-        let mut t = Taus88 { s: [s1, s2, s3] };
-        for _ in 0..6 {
-            t.next();
-        }
-        t
-    }
-
-    fn next(&mut self) -> u32 {
-        let step = |s: u32, a: u32, b: u32, c: u32, d: u32| ((s & c) << d) ^ (((s << a) ^ s) >> b);
-        self.s[0] = step(self.s[0], 13, 19, 4294967294, 12);
-        self.s[1] = step(self.s[1], 2, 25, 4294967288, 4);
-        self.s[2] = step(self.s[2], 3, 11, 4294967280, 17);
-        self.s[0] ^ self.s[1] ^ self.s[2]
-    }
-
-    /// fio's `rand_between(state, 1, 100)`.
-    fn percent(&mut self) -> u32 {
-        let r = self.next();
-        1 + (100.0 * (f64::from(r) / 4294967296.0)) as u32
     }
 }
 

@@ -22,6 +22,9 @@ pub struct SeqModifier {
     /// fio's percentage_random (a random job; not with zones): each I/O random or
     /// sequential ([`super::Mixed`]).
     pub random_share: Option<super::RandomShare>,
+    /// fio's file_service_type: how a worker with several files chooses each I/O's
+    /// (no part of [`SeqModifier::is_plain`], which is about one file's sequence).
+    pub files: super::FileService,
 }
 
 impl SeqModifier {

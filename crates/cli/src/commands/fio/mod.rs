@@ -11,6 +11,7 @@ mod images;
 mod logs;
 mod report;
 mod run;
+mod seeds;
 
 use std::path::Path;
 

@@ -15,7 +15,7 @@ use iolab_engine::data::DataOptions;
 use iolab_engine::data::together::{
     DataJob, JobsExit, JobsRun, StatusEvery, WorkerRow, run_data_jobs,
 };
-use iolab_engine::offsets::{RandomShare, Zones};
+use iolab_engine::offsets::Zones;
 use iolab_engine::plan::FileNames;
 use iolab_engine::worker::flow::Flow;
 use iolab_engine::worker::latency_target::LatencyTarget;
@@ -347,15 +347,8 @@ fn run_prepared(
                         zones: p
                             .zones
                             .map(|(range, size, skip)| Zones { range, size, skip }),
-                        // fio's seed for thread number n is step * n + 10.
-                        random_share: p.random_share.map(|(percent, step)| RandomShare {
-                            percent,
-                            seed: step
-                                .wrapping_mul(u64::from(s.first_numbers[i]) + 1)
-                                .wrapping_add(10),
-                            seed_step: step,
-                            looping: false,
-                        }),
+                        random_share: super::seeds::random_share(p, s.first_numbers[i]),
+                        files: super::seeds::file_service(p, s.first_numbers[i]),
                     },
                     timeline_interval: s.interval,
                     no_verify_pass: p.no_verify_pass,

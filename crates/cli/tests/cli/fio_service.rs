@@ -1,0 +1,242 @@
+//! fio's file_service_type and its random sequences over loops, against real fio 3.33
+//! (on PATH; scripts/test.sh installs it, and strace): the same job run by fio and by
+//! `iolab fio` (psync, threads) under strace, each clone's I/Os in the order it issued
+//! them, by file and block. Small scale.
+
+use std::path::Path;
+use std::process::Command;
+
+use crate::common::{iolab, path, peer_on_path, run, strace_threads};
+
+/// Each thread's reads and writes on the job's files (named `j.N.F`), in order, as
+/// `F.N@block` of `bs` 4 KiB; threads with more than `least` of them, sorted.
+fn sequences(cmd: &Command, work: &Path, least: usize) -> Vec<Vec<String>> {
+    let mut out = Vec::new();
+    for text in strace_threads(cmd, work, "openat,close,pread64,pwrite64") {
+        let mut fds: Vec<(String, String)> = Vec::new();
+        let mut ios = Vec::new();
+        for line in text.lines() {
+            let line = line.split_whitespace().collect::<Vec<_>>().join(" ");
+            let Some((call, rest)) = line.split_once('(') else {
+                continue;
+            };
+            let result = line.rsplit_once(" = ").map(|(_, r)| r.to_string());
+            match call {
+                "openat" => {
+                    let name = rest.split('"').nth(1).unwrap_or_default();
+                    let base = name.rsplit('/').next().unwrap_or_default();
+                    if let (Some(f), Some(fd)) = (base.strip_prefix("j."), result) {
+                        fds.retain(|(d, _)| *d != fd);
+                        fds.push((fd, f.to_string()));
+                    }
+                }
+                "close" => fds.retain(|(fd, _)| !rest.starts_with(&format!("{fd})"))),
+                "pread64" | "pwrite64" => {
+                    let args: Vec<&str> = rest.split(", ").collect();
+                    if let Some((_, name)) = fds.iter().find(|(fd, _)| fd == args[0]) {
+                        let offset: u64 = args[3].split(')').next().unwrap().parse().unwrap();
+                        ios.push(format!("{name}@{}", offset / 4096));
+                    }
+                }
+                _ => {}
+            }
+        }
+        if ios.len() > least {
+            out.push(ios);
+        }
+    }
+    out.sort();
+    out
+}
+
+/// `job` run by fio and by `iolab fio` in fresh directories: each clone's I/Os in order
+/// (threads with more than `least`); None (said) where fio or strace is missing.
+fn both(job: &[&str], least: usize) -> Option<[Vec<Vec<String>>; 2]> {
+    if !peer_on_path("fio", "--version") || !peer_on_path("strace", "-V") {
+        return None;
+    }
+    let run = |tool: &str| {
+        let dir = tempfile::tempdir_in("/var/tmp").unwrap();
+        let work = tempfile::tempdir().unwrap();
+        let mut cmd = if tool == "fio" {
+            Command::new("fio")
+        } else {
+            let mut c = iolab();
+            c.args(["fio", "--no-store"]);
+            c
+        };
+        cmd.current_dir(dir.path())
+            .arg(format!("--directory={}", path(dir.path())))
+            .args(["--name=j", "--bs=4k"])
+            .args(job)
+            .args(["--thread", "--ioengine=psync", "--minimal"]);
+        let seqs = sequences(&cmd, work.path(), least);
+        assert!(!seqs.is_empty(), "{tool} {job:?}: no I/O traced");
+        seqs
+    };
+    Some([run("fio"), run("iolab")])
+}
+
+/// Files only: `F.N` of each `F.N@block`.
+fn files_of(seqs: &[Vec<String>]) -> Vec<Vec<String>> {
+    seqs.iter()
+        .map(|s| {
+            s.iter()
+                .map(|io| io.split('@').next().unwrap().to_string())
+                .collect()
+        })
+        .collect()
+}
+
+/// Each I/O's file as fio chooses it (io_u.c `__get_next_file`): the same files in the
+/// same order as fio's, at the same blocks for sequential jobs. `random` draws from
+/// fio's own generator and seeds (thread numbers, randseed), `:N` keeps a file N I/Os,
+/// a file is found done when chosen (a draw spent), and each loop draws again from the
+/// start under randrepeat (fio reseeds) or goes on without it.
+#[test]
+fn file_service_type_chooses_each_ios_file_as_fio() {
+    let exact: [&[&str]; 5] = [
+        &[
+            "--rw=read",
+            "--size=48k",
+            "--nrfiles=3",
+            "--file_service_type=random",
+        ],
+        &[
+            "--rw=write",
+            "--size=48k",
+            "--nrfiles=3",
+            "--file_service_type=sequential",
+            "--numjobs=2",
+            "--loops=2",
+        ],
+        &[
+            "--rw=read",
+            "--size=48k",
+            "--nrfiles=3",
+            "--file_service_type=roundrobin:3",
+            "--loops=2",
+        ],
+        // Without randrepeat a loop goes on drawing where the last ended, after the
+        // draws that found each file done.
+        &[
+            "--rw=read",
+            "--size=32k",
+            "--nrfiles=2",
+            "--file_service_type=random:2",
+            "--loops=3",
+            "--randrepeat=0",
+            "--randseed=7",
+        ],
+        &[
+            "--rw=read",
+            "--size=32k",
+            "--nrfiles=2",
+            "--file_service_type=random",
+            "--loops=2",
+            "--numjobs=2",
+        ],
+    ];
+    for job in exact {
+        let Some([fio, ours]) = both(job, 3) else {
+            return;
+        };
+        assert_eq!(ours, fio, "{job:?}");
+    }
+    // Random offsets are iolab's own: the files in fio's order.
+    let files: [&[&str]; 2] = [
+        &[
+            "--rw=randread",
+            "--size=48k",
+            "--nrfiles=3",
+            "--file_service_type=random",
+            "--loops=2",
+            "--numjobs=2",
+        ],
+        // Without a map no file is ever done: fio's draws alone.
+        &[
+            "--rw=randread",
+            "--norandommap",
+            "--size=96k",
+            "--nrfiles=3",
+            "--file_service_type=random:2",
+        ],
+    ];
+    for job in files {
+        let Some([fio, ours]) = both(job, 3) else {
+            return;
+        };
+        assert_eq!(files_of(&ours), files_of(&fio), "{job:?}");
+    }
+}
+
+/// A time-based job's files: sequential ones end and start again (fio 3.33 wraps a
+/// sequence only in a job of one file), random ones never end (their map starts
+/// again); the first thousands of I/Os go to fio's files, in fio's order.
+#[test]
+fn file_service_type_of_a_time_based_job_follows_fios_files() {
+    let cases: [&[&str]; 2] = [
+        &[
+            "--rw=read",
+            "--size=32k",
+            "--nrfiles=2",
+            "--file_service_type=random",
+            "--randrepeat=0",
+            "--randseed=9",
+        ],
+        &[
+            "--rw=randread",
+            "--size=48k",
+            "--nrfiles=3",
+            "--file_service_type=random",
+        ],
+    ];
+    for job in cases {
+        let job = [job, &["--time_based", "--runtime=1"]].concat();
+        let Some([fio, ours]) = both(&job, 3) else {
+            return;
+        };
+        let (fio, ours) = (&files_of(&fio)[0], &files_of(&ours)[0]);
+        let n = fio.len().min(ours.len());
+        assert!(n > 1000, "{job:?}: {n} I/Os");
+        assert_eq!(ours[..n], fio[..n], "{job:?}");
+    }
+}
+
+/// What iolab does not run is one line naming the option and the value, exit 2.
+#[test]
+fn file_service_type_refusals_name_the_value() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = format!("--directory={}", path(dir.path()));
+    for (value, extra, says) in [
+        ("zipf:1.2", "", "'zipf:1.2' is not supported"),
+        ("gauss", "", "'gauss' is not supported"),
+        (
+            "roundrobin:0",
+            "",
+            "N in roundrobin:N must be a whole number",
+        ),
+        ("every", "", "'every' is not a file service type"),
+        ("random", "--percentage_random=50", "with percentage_random"),
+        ("sequential", "--rw=rw", "rw=rw"),
+    ] {
+        let fst = format!("--file_service_type={value}");
+        let mut args = vec![
+            "fio",
+            "--no-store",
+            "--name=r",
+            "--rw=randread",
+            "--size=64k",
+        ];
+        args.extend(["--nrfiles=2", &d, &fst]);
+        if !extra.is_empty() {
+            args.push(extra);
+        }
+        let r = run(&args).expect(2);
+        let line = r.error_line();
+        assert!(
+            line.contains("file_service_type") && line.contains(says),
+            "{value}: {line}"
+        );
+    }
+}
