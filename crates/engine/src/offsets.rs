@@ -100,12 +100,14 @@ impl OffsetGen for Uniform {
     }
 }
 
-/// A fresh permutation of the share's blocks of one size each pass.
+/// A permutation of the share's blocks of one size, a fresh one each pass, or the same
+/// one ([`FullCoverage::same_each_pass`]).
 pub struct FullCoverage {
     perm: Permutation,
     seed: u64,
     pass: u64,
     index: u64,
+    same: bool,
 }
 
 impl FullCoverage {
@@ -116,7 +118,13 @@ impl FullCoverage {
             seed,
             pass: 0,
             index: 0,
+            same: false,
         }
+    }
+
+    /// Every pass in the first one's order (fio's randrepeat over loops).
+    pub fn same_each_pass(self) -> Self {
+        FullCoverage { same: true, ..self }
     }
 }
 
@@ -129,7 +137,9 @@ impl OffsetGen for FullCoverage {
         if self.index == self.perm.len() {
             self.pass += 1;
             self.index = 0;
-            self.perm = Permutation::new(self.perm.len(), mix(&[self.seed, self.pass]));
+            if !self.same {
+                self.perm = Permutation::new(self.perm.len(), mix(&[self.seed, self.pass]));
+            }
         }
         let b = self.perm.get(self.index);
         self.index += 1;
@@ -145,6 +155,9 @@ pub enum Order {
     Uniform,
     /// Every block once per pass, blocks of one size: a permutation.
     Permutation,
+    /// [`Order::Permutation`] with every pass in the first one's order (fio's randrepeat,
+    /// which reseeds at each loop of a size-based job).
+    SamePermutation,
     /// Every unit once per pass with sizes drawn: a map of what is done (fio's).
     Cover,
     /// A skewed distribution, in a plan whose unit is `unit` bytes.
@@ -179,7 +192,9 @@ impl Order {
     pub fn per_direction(&self, sizes: &[SizeDraw; 2], mixed: bool) -> bool {
         match self {
             Order::Sequential => mixed,
-            Order::Permutation | Order::Cover => sizes[0].smallest() != sizes[1].smallest(),
+            Order::Permutation | Order::SamePermutation | Order::Cover => {
+                sizes[0].smallest() != sizes[1].smallest()
+            }
             Order::Uniform | Order::Skewed { .. } => false,
         }
     }
@@ -194,6 +209,10 @@ pub fn generator(order: &Order, units: u64, sizes: &[&SizeDraw], seed: u64) -> B
         Order::Permutation => {
             let len = sizes[0].smallest().max(1);
             Box::new(FullCoverage::new(units / len, seed))
+        }
+        Order::SamePermutation => {
+            let len = sizes[0].smallest().max(1);
+            Box::new(FullCoverage::new(units / len, seed).same_each_pass())
         }
         Order::Cover => Box::new(CoverMap::new(units, sizes[0].smallest(), seed)),
         Order::Skewed { dist, unit } => Box::new(Skewed::new(dist, units, sizes, *unit, seed)),

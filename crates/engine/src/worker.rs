@@ -160,7 +160,14 @@ pub fn run_data_worker<C: Clock>(s: &WorkerSetup<'_, C>) -> Result<WorkerReport,
     // have their own sequence (fio's: each direction goes on from its own last offset).
     let unit = spec.unit();
     let sizes = [0, 1].map(|d| SizeDraw::of_spec(spec, d, unit, s.worker.seed));
-    let order = Order::of(spec);
+    let order = match Order::of(spec) {
+        // fio's randrepeat reseeds at each loop of a size-based job; a time-based one
+        // starts its map again without reseeding.
+        Order::Permutation if s.plan.modifier.same_passes && !s.plan.looping => {
+            Order::SamePermutation
+        }
+        order => order,
+    };
     let own_sequences = order.per_direction(&sizes, spec.rw.is_mixed());
     let units = s.worker.blocks;
     // fio's rw=...:N, its skip counted in blocks of the block size, here in units.
@@ -236,7 +243,7 @@ pub fn run_data_worker<C: Clock>(s: &WorkerSetup<'_, C>) -> Result<WorkerReport,
         && !spec.has_size_mix()
         && s.plan.modifier.random_share.is_none()
         && match order {
-            Order::Permutation => true,
+            Order::Permutation | Order::SamePermutation => true,
             Order::Sequential => s.worker.files <= 1,
             _ => false,
         };

@@ -1,4 +1,5 @@
-//! fio's file_service_type and its random sequences over loops, against real fio 3.33
+//! fio's file_service_type and its random sequences over loops (randrepeat), against
+//! real fio 3.33
 //! (on PATH; scripts/test.sh installs it, and strace): the same job run by fio and by
 //! `iolab fio` (psync, threads) under strace, each clone's I/Os in the order it issued
 //! them, by file and block. Small scale.
@@ -238,5 +239,44 @@ fn file_service_type_refusals_name_the_value() {
             line.contains("file_service_type") && line.contains(says),
             "{value}: {line}"
         );
+    }
+}
+
+/// randrepeat (fio's default) reseeds at each loop of a size-based job, so every pass
+/// reads the first one's random offsets again; so do the passes io_size makes; a
+/// randseed turns it off (fio: "randseed overrides randrepeat"), as randrepeat=0 does,
+/// and a time-based job starts its map again without reseeding. iolab's orders are its
+/// own: what is compared is whether each pass repeats the first, in both tools.
+#[test]
+fn randrepeat_repeats_each_loops_offsets_as_fio() {
+    let cases: [(&[&str], bool); 5] = [
+        (&["--rw=randread", "--size=64k", "--loops=3"], true),
+        (&["--rw=randread", "--size=64k", "--io_size=128k"], true),
+        (
+            &["--rw=randwrite", "--size=64k", "--nrfiles=2", "--loops=2"],
+            true,
+        ),
+        (
+            &["--rw=randread", "--size=64k", "--loops=2", "--randseed=5"],
+            false,
+        ),
+        (
+            &["--rw=randread", "--size=64k", "--loops=2", "--randrepeat=0"],
+            false,
+        ),
+    ];
+    for (job, repeats) in cases {
+        let Some([fio, ours]) = both(job, 3) else {
+            return;
+        };
+        for (tool, seqs) in [("fio", &fio), ("iolab", &ours)] {
+            let ios = &seqs[0];
+            assert_eq!(seqs.len(), 1, "{tool} {job:?}");
+            let pass = 16;
+            assert_eq!(ios.len() % pass, 0, "{tool} {job:?}: {ios:?}");
+            let first = &ios[..pass];
+            let same = ios.chunks(pass).all(|p| p == first);
+            assert_eq!(same, repeats, "{tool} {job:?}: {ios:?}");
+        }
     }
 }

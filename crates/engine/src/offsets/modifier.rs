@@ -25,6 +25,9 @@ pub struct SeqModifier {
     /// fio's file_service_type: how a worker with several files chooses each I/O's
     /// (no part of [`SeqModifier::is_plain`], which is about one file's sequence).
     pub files: super::FileService,
+    /// Every pass over a file repeats the first's random order (fio's randrepeat, which
+    /// reseeds its generators at each loop of a size-based job).
+    pub same_passes: bool,
 }
 
 impl SeqModifier {

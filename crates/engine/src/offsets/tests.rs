@@ -76,6 +76,11 @@ fn full_coverage_loops_with_a_new_order() {
     assert_eq!(s1, (0..50).collect::<Vec<_>>());
     assert_eq!(s2, (0..50).collect::<Vec<_>>());
     assert_ne!(first, second);
+    // fio's randrepeat over loops: every pass in the first one's order.
+    let mut same = FullCoverage::new(50, 3).same_each_pass();
+    let v = starts(&take(&mut same, &mut one, 100));
+    assert_eq!(v[..50], *first);
+    assert_eq!(v[50..], *first);
 }
 
 #[test]

@@ -349,6 +349,7 @@ fn run_prepared(
                             .map(|(range, size, skip)| Zones { range, size, skip }),
                         random_share: super::seeds::random_share(p, s.first_numbers[i]),
                         files: super::seeds::file_service(p, s.first_numbers[i]),
+                        same_passes: super::seeds::same_passes(p),
                     },
                     timeline_interval: s.interval,
                     no_verify_pass: p.no_verify_pass,

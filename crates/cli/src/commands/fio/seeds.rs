@@ -1,7 +1,8 @@
 //! fio's seeded choices as the engine runs them: `percentage_random`'s
 //! random-or-sequential draw and `file_service_type`'s file, each from fio's own
 //! generator with the seed fio 3.33 gives the clone (init.c `setup_random_seeds`:
-//! thread number n's seed number i is `step * n + i`, numbered over all jobs).
+//! thread number n's seed number i is `step * n + i`, numbered over all jobs), and
+//! whether fio's loops repeat their random choices (randrepeat).
 
 use iolab_compat::fio::FioPlan;
 use iolab_compat::fio::job_files::FileServiceKind;
@@ -43,8 +44,14 @@ pub fn file_service(p: &FioPlan, first: u32) -> FileService {
             },
         },
         per_turn,
-        // fio reseeds its choice at each loop with randrepeat (libfio.c clear_io_state).
-        repeat: p.job.randrepeat,
+        repeat: same_passes(p),
         ..FileService::default()
     }
+}
+
+/// Whether every loop repeats the first one's random choices: fio reseeds at each loop
+/// with randrepeat (libfio.c `clear_io_state`), which a randseed turns off (init.c:
+/// "randseed overrides randrepeat").
+pub fn same_passes(p: &FioPlan) -> bool {
+    p.job.randrepeat && p.job.randseed.is_none()
 }
