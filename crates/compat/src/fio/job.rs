@@ -219,10 +219,11 @@ impl FioJob {
         }
     }
 
-    /// The job a section describes.
+    /// The job a section describes, its options applied in fio's order.
     pub fn from_section(section: &Section) -> Result<FioJob, FioError> {
         let mut job = FioJob::defaults(&section.name, &section.at);
-        for (i, o) in section.options.iter().enumerate() {
+        for i in fio_order(section) {
+            let o = &section.options[i];
             let fail = |m: String| FioError::option(&o.at, &section.name, &o.key, m);
             job.apply(&o.key, o.value.as_deref()).map_err(fail)?;
             if let Some(v) = &o.value {
@@ -542,6 +543,32 @@ fn unsupported(key: &str) -> String {
     } else {
         format!("unknown option '{key}' (nothing was run)")
     }
+}
+
+/// The order fio 3.33 applies a section's options in: a job file's `[global]` options,
+/// then the job's own, each part sorted by the options' priority (options.c
+/// `fio_options_parse` sorts them with `sort_options`; `kb_base` and `unit_base` have
+/// priority 1, so a section's sizes are read with its `kb_base` wherever it is written);
+/// a command line's in the order given (fio parses each as it comes). Indices into
+/// `section.options`. (`filename`'s own order, priority -1, is
+/// [`super::job_files::filename_directory`]'s.)
+fn fio_order(section: &Section) -> Vec<usize> {
+    let split = section.globals.min(section.options.len());
+    let mut order = Vec::with_capacity(section.options.len());
+    for part in [0..split, split..section.options.len()] {
+        let mut ids: Vec<usize> = part.collect();
+        let from_file = ids
+            .iter()
+            .all(|&i| !section.options[i].at.starts_with("command line"));
+        if from_file {
+            // A stable sort: options of one priority keep their order.
+            ids.sort_by_key(|&i| {
+                !matches!(section.options[i].key.as_str(), "kb_base" | "unit_base")
+            });
+        }
+        order.extend(ids);
+    }
+    order
 }
 
 #[cfg(test)]

@@ -183,6 +183,38 @@ fn modifiers_percentages_and_kb_base() {
     assert_eq!(job.words.len(), 3);
 }
 
+/// fio 3.33 sorts a job file section's options by priority before it applies them
+/// (`kb_base` first), per part: on this machine `size=1m` then `kb_base=1000` in one
+/// section moved 1,000,000 bytes, a `[global]` `size=1m` with the job's `kb_base=1000`
+/// 1,048,576 (with bs=1000: 1,048,000), and on the command line `--size=1m
+/// --kb_base=1000` 1,048,576 but `--kb_base=1000 --size=1m` 1,000,000.
+#[test]
+fn kb_base_applies_before_the_sections_other_options_as_fio() {
+    let size = |opts: &[(&str, Option<&str>)], globals: usize, at: &str| {
+        let mut s = section(opts);
+        s.globals = globals;
+        for o in &mut s.options {
+            o.at = format!("{at}{}", o.key);
+        }
+        FioJob::from_section(&s).unwrap().size
+    };
+    let after = [("size", Some("1m")), ("kb_base", Some("1000"))];
+    assert_eq!(size(&after, 0, "j.fio:"), Some(1_000_000));
+    assert_eq!(size(&after, 1, "j.fio:"), Some(1_048_576));
+    assert_eq!(size(&after, 2, "j.fio:"), Some(1_000_000));
+    assert_eq!(size(&after, 0, "command line: --"), Some(1_048_576));
+    let before = [("kb_base", Some("1000")), ("size", Some("1m"))];
+    assert_eq!(size(&before, 0, "command line: --"), Some(1_000_000));
+    assert_eq!(size(&before, 1, "j.fio:"), Some(1_000_000));
+    // The last kb_base of a part is the one in force, as in fio.
+    let twice = [
+        ("kb_base", Some("1000")),
+        ("size", Some("1m")),
+        ("kb_base", Some("1024")),
+    ];
+    assert_eq!(size(&twice, 0, "j.fio:"), Some(1_048_576));
+}
+
 /// The names docs/fio.md's option table gives in its first column (`bs`/`blocksize`,
 /// `rw=...:N`: each backquoted name before any `=`, `:` or space).
 /// fio 3.33 on this machine: `--filename=x --directory=d` opened ./x, `--directory=d
