@@ -1,5 +1,5 @@
 //! A fio job resolved from its options: [`FioJob::from_section`] applies a
-//! [`Section`]'s options in order (later ones win, as in fio) and refuses, naming the
+//! [`Section`]'s options in fio's order (later ones win, as in fio) and refuses, naming the
 //! option and the job, any option iolab does not run. Every accepted option changes
 //! what runs or is refused when its value cannot be honoured: none is ignored.
 
@@ -13,6 +13,7 @@ use super::reporting::{ReportOptions, accepted_word};
 use super::values::{boolean, number, size_in, time};
 
 pub use super::job_kinds::{Engine, ExitWhat, FioOffset, FioRw};
+use super::job_kinds::{block_sizes, size_or_percent};
 
 /// One fio job with fio's defaults for what it does not set.
 #[derive(Clone, Debug, PartialEq)]
@@ -222,7 +223,7 @@ impl FioJob {
     /// The job a section describes, its options applied in fio's order.
     pub fn from_section(section: &Section) -> Result<FioJob, FioError> {
         let mut job = FioJob::defaults(&section.name, &section.at);
-        for i in fio_order(section) {
+        for i in section.fio_order() {
             let o = &section.options[i];
             let fail = |m: String| FioError::option(&o.at, &section.name, &o.key, m);
             job.apply(&o.key, o.value.as_deref()).map_err(fail)?;
@@ -301,27 +302,7 @@ impl FioJob {
         match key {
             "name" => self.name = v()?.to_string(),
             "rw" | "readwrite" => {
-                let (rw, modifier) = FioRw::parse_with_modifier(v()?)?;
-                self.rw = rw;
-                (self.seq_add, self.seq_nr) = (0, 1);
-                match modifier {
-                    None => {}
-                    Some(m) if rw.is_random() => {
-                        self.seq_nr =
-                            m.parse::<u32>().ok().filter(|n| *n >= 1).ok_or_else(|| {
-                                format!("'{m}' after ':' is not a number of I/Os (1 or more)")
-                            })?;
-                    }
-                    Some(m) => {
-                        let (negative, bytes) = match m.strip_prefix('-') {
-                            Some(b) => (true, b),
-                            None => (false, m),
-                        };
-                        let n = i64::try_from(size(bytes)?)
-                            .map_err(|_| format!("'{m}' is too large"))?;
-                        self.seq_add = if negative { -n } else { n };
-                    }
-                }
+                (self.rw, self.seq_add, self.seq_nr) = FioRw::parse_rw(v()?, kb)?;
             }
             "kb_base" => {
                 self.kb_base = match v()?.trim() {
@@ -347,42 +328,10 @@ impl FioJob {
             }
             "rwmixwrite" => self.rwmix_read = 100 - percent()?,
             "bs" | "blocksize" => {
-                let text = v()?;
-                let mut parts = text.split(',');
-                let read = parts.next().unwrap_or_default();
-                let write = parts.next().filter(|w| !w.is_empty());
-                let trim = parts.next();
-                let r = if read.is_empty() {
-                    self.bs_read
-                } else {
-                    size(read)?
-                };
-                let w = match write {
-                    Some(w) => size(w)?,
-                    None if read.is_empty() => self.bs_write,
-                    None => r,
-                };
-                if r == 0 || w == 0 {
-                    return Err("must be larger than 0".into());
-                }
-                (self.bs_read, self.bs_write) = (r, w);
-                // "bs=8k,32k," leaves trims at fio's default.
-                self.bs_trim = match trim {
-                    Some("") => 4096,
-                    Some(t) => size(t)?,
-                    None => w,
-                };
-                if self.bs_trim == 0 {
-                    return Err("must be larger than 0".into());
-                }
+                let now = [self.bs_read, self.bs_write, self.bs_trim];
+                [self.bs_read, self.bs_write, self.bs_trim] = block_sizes(v()?, now, kb)?;
             }
-            "size" => {
-                let t = v()?.trim();
-                (self.size, self.size_percent) = match t.strip_suffix('%') {
-                    Some(p) => (None, Some(whole_percent(p)?)),
-                    None => (Some(size(t)?), None),
-                };
-            }
+            "size" => (self.size, self.size_percent) = size_or_percent(v()?, kb)?,
             "filesize" => self.filesize = Some(size(v()?)?),
             "nrfiles" | "nr_files" => self.nrfiles = count(1)?,
             "offset" => self.offset = FioOffset::parse(v()?, kb)?,
@@ -393,20 +342,7 @@ impl FioJob {
             "iodepth_batch_submit" | "iodepth_batch" => {
                 self.iodepth_batch_submit = count(0)?.max(1)
             }
-            "ioengine" => {
-                self.engine = match v()?.trim() {
-                    "psync" | "pvsync" => Engine::Psync,
-                    "sync" => Engine::Sync,
-                    "io_uring" => Engine::IoUring,
-                    "libaio" => Engine::Libaio,
-                    "null" => Engine::Null,
-                    other => {
-                        return Err(format!(
-                            "'{other}' is not an engine iolab runs: use psync, pvsync, sync, io_uring, libaio or null"
-                        ));
-                    }
-                }
-            }
+            "ioengine" => self.engine = Engine::parse(v()?)?,
             "direct" => self.direct = boolean(value)?,
             "buffered" => self.direct = !boolean(value)?,
             "sync" => {
@@ -460,18 +396,7 @@ impl FioJob {
                 self.exitall = true;
             }
             "exitall_on_error" => self.exitall_on_error = boolean(value)?,
-            "exit_what" => {
-                self.exit_what = match v()?.trim() {
-                    "group" => ExitWhat::Group,
-                    "stonewall" => ExitWhat::Stonewall,
-                    "all" => ExitWhat::All,
-                    other => {
-                        return Err(format!(
-                            "'{other}' is not an exit_what: use group, stonewall or all"
-                        ));
-                    }
-                }
-            }
+            "exit_what" => self.exit_what = ExitWhat::parse(v()?)?,
             "create_on_open" => self.create_on_open = boolean(value)?,
             "fallocate" => {
                 self.fallocate = match v()?.trim() {
@@ -526,15 +451,6 @@ impl FioJob {
     }
 }
 
-/// A whole percentage from 1 to 100 (`size=N%`).
-fn whole_percent(text: &str) -> Result<u8, String> {
-    text.trim()
-        .parse::<u8>()
-        .ok()
-        .filter(|p| (1..=100).contains(p))
-        .ok_or_else(|| format!("'{}%' is not a percentage from 1% to 100%", text.trim()))
-}
-
 /// Why an option is refused: fio knows it, but iolab does not run it (or it is not
 /// fio's at all).
 fn unsupported(key: &str) -> String {
@@ -543,32 +459,6 @@ fn unsupported(key: &str) -> String {
     } else {
         format!("unknown option '{key}' (nothing was run)")
     }
-}
-
-/// The order fio 3.33 applies a section's options in: a job file's `[global]` options,
-/// then the job's own, each part sorted by the options' priority (options.c
-/// `fio_options_parse` sorts them with `sort_options`; `kb_base` and `unit_base` have
-/// priority 1, so a section's sizes are read with its `kb_base` wherever it is written);
-/// a command line's in the order given (fio parses each as it comes). Indices into
-/// `section.options`. (`filename`'s own order, priority -1, is
-/// [`super::job_files::filename_directory`]'s.)
-fn fio_order(section: &Section) -> Vec<usize> {
-    let split = section.globals.min(section.options.len());
-    let mut order = Vec::with_capacity(section.options.len());
-    for part in [0..split, split..section.options.len()] {
-        let mut ids: Vec<usize> = part.collect();
-        let from_file = ids
-            .iter()
-            .all(|&i| !section.options[i].at.starts_with("command line"));
-        if from_file {
-            // A stable sort: options of one priority keep their order.
-            ids.sort_by_key(|&i| {
-                !matches!(section.options[i].key.as_str(), "kb_base" | "unit_base")
-            });
-        }
-        order.extend(ids);
-    }
-    order
 }
 
 #[cfg(test)]

@@ -1,5 +1,6 @@
-//! The plain kinds a fio job is made of: its I/O engine, its `rw`, what `exitall`
-//! stops, and an offset in bytes or a percentage.
+//! The plain kinds a fio job is made of and how fio writes them: its I/O engine, its
+//! `rw` (with its `:N` modifier), its block sizes per direction, what `exitall` stops,
+//! a size or offset in bytes or a percentage.
 
 use super::values::size_in;
 
@@ -19,6 +20,21 @@ pub enum Engine {
 }
 
 impl Engine {
+    pub(super) fn parse(v: &str) -> Result<Engine, String> {
+        Ok(match v.trim() {
+            "psync" | "pvsync" => Engine::Psync,
+            "sync" => Engine::Sync,
+            "io_uring" => Engine::IoUring,
+            "libaio" => Engine::Libaio,
+            "null" => Engine::Null,
+            other => {
+                return Err(format!(
+                    "'{other}' is not an engine iolab runs: use psync, pvsync, sync, io_uring, libaio or null"
+                ));
+            }
+        })
+    }
+
     pub fn fio_name(self) -> &'static str {
         match self {
             Engine::Psync => "psync",
@@ -53,6 +69,30 @@ impl FioRw {
             None => (v.trim(), None),
         };
         Ok((FioRw::parse(name)?, modifier))
+    }
+
+    /// `rw=NAME[:N]` as fio reads it: the workload, the bytes a sequential job moves
+    /// past each I/O's end (negative: back), and a random job's I/Os per random offset.
+    pub(super) fn parse_rw(v: &str, kb_base: u64) -> Result<(FioRw, i64, u32), String> {
+        let (rw, modifier) = FioRw::parse_with_modifier(v)?;
+        Ok(match modifier {
+            None => (rw, 0, 1),
+            Some(m) if rw.is_random() => {
+                let n = m.parse::<u32>().ok().filter(|n| *n >= 1).ok_or_else(|| {
+                    format!("'{m}' after ':' is not a number of I/Os (1 or more)")
+                })?;
+                (rw, 0, n)
+            }
+            Some(m) => {
+                let (negative, bytes) = match m.strip_prefix('-') {
+                    Some(b) => (true, b),
+                    None => (false, m),
+                };
+                let n = i64::try_from(size_in(bytes, kb_base)?)
+                    .map_err(|_| format!("'{m}' is too large"))?;
+                (rw, if negative { -n } else { n }, 1)
+            }
+        })
     }
 
     pub(super) fn parse(v: &str) -> Result<FioRw, String> {
@@ -127,6 +167,65 @@ pub enum ExitWhat {
     Stonewall,
     /// Every job, the later stonewalls' too.
     All,
+}
+
+impl ExitWhat {
+    pub(super) fn parse(v: &str) -> Result<ExitWhat, String> {
+        Ok(match v.trim() {
+            "group" => ExitWhat::Group,
+            "stonewall" => ExitWhat::Stonewall,
+            "all" => ExitWhat::All,
+            other => {
+                return Err(format!(
+                    "'{other}' is not an exit_what: use group, stonewall or all"
+                ));
+            }
+        })
+    }
+}
+
+/// fio's `bs=READ[,WRITE[,TRIM]]` over the sizes in force `now` (read, write, trim): an
+/// empty part keeps the read size in force, a missing write size is the read one's, a
+/// missing trim size the write one's, an empty one fio's default 4096.
+pub(super) fn block_sizes(text: &str, now: [u64; 3], kb_base: u64) -> Result<[u64; 3], String> {
+    let size = |t: &str| size_in(t, kb_base);
+    let mut parts = text.split(',');
+    let read = parts.next().unwrap_or_default();
+    let write = parts.next().filter(|w| !w.is_empty());
+    let trim = parts.next();
+    let r = if read.is_empty() { now[0] } else { size(read)? };
+    let w = match write {
+        Some(w) => size(w)?,
+        None if read.is_empty() => now[1],
+        None => r,
+    };
+    // "bs=8k,32k," leaves trims at fio's default.
+    let t = match trim {
+        Some("") => 4096,
+        Some(t) => size(t)?,
+        None => w,
+    };
+    if r == 0 || w == 0 || t == 0 {
+        return Err("must be larger than 0".into());
+    }
+    Ok([r, w, t])
+}
+
+/// fio's `size`: bytes, or a whole percentage from 1 to 100 of the file's size.
+pub(super) fn size_or_percent(v: &str, kb_base: u64) -> Result<(Option<u64>, Option<u8>), String> {
+    let t = v.trim();
+    Ok(match t.strip_suffix('%') {
+        Some(p) => {
+            let p = p
+                .trim()
+                .parse::<u8>()
+                .ok()
+                .filter(|p| (1..=100).contains(p))
+                .ok_or_else(|| format!("'{}%' is not a percentage from 1% to 100%", p.trim()))?;
+            (None, Some(p))
+        }
+        None => (Some(size_in(t, kb_base)?), None),
+    })
 }
 
 /// fio's `offset`: bytes, or a percentage of the file's size (fio aligns it up to the

@@ -28,6 +28,34 @@ pub struct Section {
     pub at: String,
 }
 
+impl Section {
+    /// The order fio 3.33 applies a section's options in: a job file's `[global]` options,
+    /// then the job's own, each part sorted by the options' priority (options.c
+    /// `fio_options_parse` sorts them with `sort_options`; `kb_base` and `unit_base` have
+    /// priority 1, so a section's sizes are read with its `kb_base` wherever it is written);
+    /// a command line's in the order given (fio parses each as it comes). Indices into
+    /// `options`. (`filename`'s own order, priority -1, is
+    /// [`super::job_files::filename_directory`]'s.)
+    pub fn fio_order(&self) -> Vec<usize> {
+        let split = self.globals.min(self.options.len());
+        let mut order = Vec::with_capacity(self.options.len());
+        for part in [0..split, split..self.options.len()] {
+            let mut ids: Vec<usize> = part.collect();
+            let from_file = ids
+                .iter()
+                .all(|&i| !self.options[i].at.starts_with("command line"));
+            if from_file {
+                // A stable sort: options of one priority keep their order.
+                ids.sort_by_key(|&i| {
+                    !matches!(self.options[i].key.as_str(), "kb_base" | "unit_base")
+                });
+            }
+            order.extend(ids);
+        }
+        order
+    }
+}
+
 /// What the parser needs from outside: environment variables, fio's host values and
 /// the text of included files.
 pub trait Sources {
