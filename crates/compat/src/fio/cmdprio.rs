@@ -1,8 +1,13 @@
 //! fio's per-I/O priorities as fio 3.33 reads them (engines/cmdprio.c, options of its
 //! io_uring and libaio engines): `cmdprio_percentage`, `cmdprio_class`, `cmdprio`,
 //! `cmdprio_bssplit` (`BS/PERC[/CLASS/LEVEL]:...`, per direction `READ,WRITE`), and
-//! `prioclass`/`prio`, the job's default priority.
+//! `prioclass`/`prio`, the job's default priority; and [`io_priorities`], what a job's
+//! I/Os carry once its engine is known.
 
+use iolab_core::spec::BackendKind;
+
+use super::job::FioJob;
+use super::plan::Refusal;
 use super::values::size_in;
 
 /// One block size's priorities: (percent, ioprio), in order.
@@ -180,6 +185,35 @@ fn bssplit(text: &str, kb: u64) -> Result<BsPrios, String> {
         }
     }
     Ok(out)
+}
+
+/// fio's per-I/O priorities, for io_uring (and libaio, which runs on it): each I/O's
+/// SQE carries one (fio's io_uring engine sets the default in every SQE).
+#[allow(clippy::type_complexity)]
+pub(super) fn io_priorities(
+    job: &FioJob,
+    backend: BackendKind,
+) -> Result<Option<(u16, [Vec<(Option<u32>, super::cmdprio::PrioEntries)>; 2])>, Refusal> {
+    let c = &job.cmdprio;
+    if c.per_io() && backend != BackendKind::Uring {
+        let key = if c.bssplit.is_some() {
+            "cmdprio_bssplit"
+        } else {
+            "cmdprio_percentage"
+        };
+        return Err((
+            key,
+            format!(
+                "is an option of fio's io_uring and libaio engines, not of ioengine={}",
+                job.engine.fio_name()
+            ),
+        ));
+    }
+    if backend != BackendKind::Uring {
+        return Ok(None);
+    }
+    let (default, dirs) = c.resolve(job.rw.reads(), job.rw.writes())?;
+    Ok((default != 0 || dirs.iter().any(|d| !d.is_empty())).then_some((default, dirs)))
 }
 
 #[cfg(test)]

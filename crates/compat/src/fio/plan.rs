@@ -10,7 +10,8 @@ use iolab_core::units::{ByteCount, TimeSpan};
 
 use super::error::FioError;
 use super::job::{DEFAULT_FILENAME_FORMAT, ExitWhat, FioJob, FioOffset, FioRw};
-use super::plan_target::{engine_of, size_of, target_of, zones_of};
+use super::plan_amount::verify_only_of;
+use super::plan_target::{engine_of, file_name_template, same_files, size_of, target_of, zones_of};
 
 /// One job, ready to run.
 #[derive(Clone, Debug, PartialEq)]
@@ -142,38 +143,6 @@ pub fn plan_jobs(jobs: &[FioJob], seed: u64) -> Result<Vec<FioPlan>, FioError> {
     Ok(plans)
 }
 
-/// Whether two jobs in a directory name the same files.
-fn same_files(a: &FioPlan, b: &FioPlan) -> bool {
-    a.target.device.is_none()
-        && b.target.device.is_none()
-        && a.target.dir == b.target.dir
-        && a.file_names == b.file_names
-}
-
-/// fio's filename_format as a name template for the engine: `$jobname` is the job's
-/// name, `$jobnum` the clone's number, `$filenum` the file's. The name stays inside
-/// iolab's work directory: no absolute path, no `..`.
-pub fn file_name_template(format: &str, job: &str) -> Result<String, String> {
-    if format.contains("$clientuid") {
-        return Err("$clientuid (fio's client/server mode) is not supported".into());
-    }
-    let name = format
-        .replace("$jobname", job)
-        .replace("$jobnum", "{worker}")
-        .replace("$filenum", "{file}");
-    let escapes = name.starts_with('/')
-        || name.is_empty()
-        || name
-            .split('/')
-            .any(|c| c == ".." || c == "." || c.is_empty());
-    if escapes {
-        return Err(format!(
-            "'{name}' is not a file name inside the directory: iolab keeps its files in DIR/iolab-work, so no absolute path, '..' or empty part"
-        ));
-    }
-    Ok(name)
-}
-
 fn plan_job(job: &FioJob, group: u32, seed: u64) -> Result<FioPlan, FioError> {
     let refuse = |key: &str, m: String| FioError::option(job.at_of(key), &job.name, key, m);
     let mut notes = Vec::new();
@@ -207,7 +176,8 @@ fn plan_job(job: &FioJob, group: u32, seed: u64) -> Result<FioPlan, FioError> {
         ));
     }
     let (backend, queue_depth) = engine_of(job, &mut notes);
-    let io_priorities = io_priorities(job, backend).map_err(|(k, m)| refuse(k, m))?;
+    let io_priorities =
+        super::cmdprio::io_priorities(job, backend).map_err(|(k, m)| refuse(k, m))?;
     if job.fdatasync.is_some() && job.fsync.is_none() {
         notes.push("fdatasync is issued as fsync".into());
     }
@@ -446,89 +416,6 @@ fn plan_job(job: &FioJob, group: u32, seed: u64) -> Result<FioPlan, FioError> {
         io_priorities,
         notes,
     })
-}
-
-/// fio's verify_only (backend.c `do_dry_run`): a write job's writes are not issued and
-/// do_verify's read-back alone checks the blocks, here those an earlier `iolab fio` run
-/// of the job wrote with verify and kept. Returns the direction the job runs in (a read
-/// in the write's order) and whether it checks kept files only.
-fn verify_only_of(
-    job: &FioJob,
-    rw: RwKind,
-    notes: &mut Vec<String>,
-) -> Result<(RwKind, bool), Refusal> {
-    if !job.verify_only {
-        return Ok((rw, false));
-    }
-    let refused = |m: &str| Err(("verify_only", m.to_string()));
-    if job.verify.is_none() || !job.do_verify {
-        if !rw.writes() {
-            notes.push(
-                "verify_only has no effect on a job that reads without verify, as in fio".into(),
-            );
-            return Ok((rw, false));
-        }
-        return refused(
-            "needs verify= (and do_verify=1): without them fio skips the job's writes and checks nothing",
-        );
-    }
-    if job.time_based {
-        return refused(
-            "does not run with time_based, as fio's documentation says: a time-based write leaves no fixed set of blocks to check",
-        );
-    }
-    if rw.trims() || rw.is_mixed() {
-        return refused(
-            "is supported for a job that only writes or only reads: iolab keeps no record of the blocks a mixed or trim job wrote",
-        );
-    }
-    if job.nrfiles > 1
-        || !matches!(job.offset, FioOffset::Bytes(0))
-        || !matches!(job.offset_increment, FioOffset::Bytes(0))
-    {
-        return refused(
-            "with nrfiles, offset or offset_increment is not supported: iolab records a file's verify blocks only when one clone writes it from its start",
-        );
-    }
-    notes.push(
-        "verify_only: nothing is written or laid out; the blocks an earlier iolab fio run of this job wrote with verify (its files kept with --keep, or its filename) are read back and checked, and the files stay; fio also counts the writes it skips in its write figures, with a runtime of 0, where iolab shows none"
-            .into(),
-    );
-    let read = if rw.is_random() {
-        RwKind::Randread
-    } else {
-        RwKind::Read
-    };
-    Ok((read, true))
-}
-
-/// fio's per-I/O priorities, for io_uring (and libaio, which runs on it): each I/O's
-/// SQE carries one (fio's io_uring engine sets the default in every SQE).
-#[allow(clippy::type_complexity)]
-fn io_priorities(
-    job: &FioJob,
-    backend: BackendKind,
-) -> Result<Option<(u16, [Vec<(Option<u32>, super::cmdprio::PrioEntries)>; 2])>, Refusal> {
-    let c = &job.cmdprio;
-    if c.per_io() && backend != BackendKind::Uring {
-        let key = if c.bssplit.is_some() {
-            "cmdprio_bssplit"
-        } else {
-            "cmdprio_percentage"
-        };
-        return Err((
-            key,
-            format!(
-                "is an option of fio's io_uring and libaio engines, not of ioengine={}",
-                job.engine.fio_name()
-            ),
-        ));
-    }
-    if backend != BackendKind::Uring {
-        return Ok(None);
-    }
-    let (default, dirs) = c.resolve(job.rw.reads(), job.rw.writes())?;
-    Ok((default != 0 || dirs.iter().any(|d| !d.is_empty())).then_some((default, dirs)))
 }
 
 pub(super) type Refusal = (&'static str, String);

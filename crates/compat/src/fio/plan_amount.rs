@@ -1,10 +1,11 @@
 //! How much a fio job moves apart from its region's size: fio's `io_size` (`io_limit`),
 //! as fio 3.33's backend.c runs it (`keep_running`, `io_bytes_exceeded`): passes over
-//! the region, the last one cut short.
+//! the region, the last one cut short; and the jobs that move less than they say:
+//! `create_only` (no I/O) and `verify_only` (the read-back alone, no writes).
 
-use iolab_core::spec::DataSpec;
+use iolab_core::spec::{DataSpec, RwKind};
 
-use super::job::FioJob;
+use super::job::{FioJob, FioOffset};
 use super::plan::{FioPlan, Refusal};
 
 /// fio's io_size for a job, refused where iolab cannot count it as fio does.
@@ -103,4 +104,58 @@ impl FioPlan {
         }
         (passes.max(1), Some(issued / bs))
     }
+}
+
+/// fio's verify_only (backend.c `do_dry_run`): a write job's writes are not issued and
+/// do_verify's read-back alone checks the blocks, here those an earlier `iolab fio` run
+/// of the job wrote with verify and kept. Returns the direction the job runs in (a read
+/// in the write's order) and whether it checks kept files only.
+pub(super) fn verify_only_of(
+    job: &FioJob,
+    rw: RwKind,
+    notes: &mut Vec<String>,
+) -> Result<(RwKind, bool), Refusal> {
+    if !job.verify_only {
+        return Ok((rw, false));
+    }
+    let refused = |m: &str| Err(("verify_only", m.to_string()));
+    if job.verify.is_none() || !job.do_verify {
+        if !rw.writes() {
+            notes.push(
+                "verify_only has no effect on a job that reads without verify, as in fio".into(),
+            );
+            return Ok((rw, false));
+        }
+        return refused(
+            "needs verify= (and do_verify=1): without them fio skips the job's writes and checks nothing",
+        );
+    }
+    if job.time_based {
+        return refused(
+            "does not run with time_based, as fio's documentation says: a time-based write leaves no fixed set of blocks to check",
+        );
+    }
+    if rw.trims() || rw.is_mixed() {
+        return refused(
+            "is supported for a job that only writes or only reads: iolab keeps no record of the blocks a mixed or trim job wrote",
+        );
+    }
+    if job.nrfiles > 1
+        || !matches!(job.offset, FioOffset::Bytes(0))
+        || !matches!(job.offset_increment, FioOffset::Bytes(0))
+    {
+        return refused(
+            "with nrfiles, offset or offset_increment is not supported: iolab records a file's verify blocks only when one clone writes it from its start",
+        );
+    }
+    notes.push(
+        "verify_only: nothing is written or laid out; the blocks an earlier iolab fio run of this job wrote with verify (its files kept with --keep, or its filename) are read back and checked, and the files stay; fio also counts the writes it skips in its write figures, with a runtime of 0, where iolab shows none"
+            .into(),
+    );
+    let read = if rw.is_random() {
+        RwKind::Randread
+    } else {
+        RwKind::Read
+    };
+    Ok((read, true))
 }

@@ -1,7 +1,8 @@
 //! Where a fio job runs: the backend and queue depth of its engine, its directory or
 //! shared file (`filename`), the bytes each clone moves, and fio's strided zones, each
-//! refused in one line naming the option when iolab would run it differently; and
-//! [`FioPlan::at_target`], the spec once the target's size is known.
+//! refused in one line naming the option when iolab would run it differently; its
+//! files' names (`filename_format`); and [`FioPlan::at_target`], the spec once the
+//! target's size is known.
 
 use std::path::PathBuf;
 
@@ -298,4 +299,36 @@ impl FioPlan {
         }
         Ok(bytes)
     }
+}
+
+/// fio's filename_format as a name template for the engine: `$jobname` is the job's
+/// name, `$jobnum` the clone's number, `$filenum` the file's. The name stays inside
+/// iolab's work directory: no absolute path, no `..`.
+pub fn file_name_template(format: &str, job: &str) -> Result<String, String> {
+    if format.contains("$clientuid") {
+        return Err("$clientuid (fio's client/server mode) is not supported".into());
+    }
+    let name = format
+        .replace("$jobname", job)
+        .replace("$jobnum", "{worker}")
+        .replace("$filenum", "{file}");
+    let escapes = name.starts_with('/')
+        || name.is_empty()
+        || name
+            .split('/')
+            .any(|c| c == ".." || c == "." || c.is_empty());
+    if escapes {
+        return Err(format!(
+            "'{name}' is not a file name inside the directory: iolab keeps its files in DIR/iolab-work, so no absolute path, '..' or empty part"
+        ));
+    }
+    Ok(name)
+}
+
+/// Whether two jobs in a directory name the same files.
+pub(super) fn same_files(a: &FioPlan, b: &FioPlan) -> bool {
+    a.target.device.is_none()
+        && b.target.device.is_none()
+        && a.target.dir == b.target.dir
+        && a.file_names == b.file_names
 }
