@@ -1,5 +1,7 @@
 //! Exit codes and one-line error messages.
 
+use std::ffi::OsString;
+
 use iolab_engine::EngineError;
 
 pub const OK: u8 = 0;
@@ -32,8 +34,15 @@ pub fn one_line(e: &anyhow::Error) -> String {
 
 /// clap's usage error on one line: the message and the possible values, without the
 /// usage block and the "For more information" footer.
-pub fn one_line_usage(e: &clap::Error, args: &[String]) -> String {
-    if let Some(msg) = negative_value(e, args) {
+pub fn one_line_usage(e: &clap::Error, args: &[OsString]) -> String {
+    if let Some(msg) = invalid_utf8(e, args) {
+        return msg;
+    }
+    let args: Vec<String> = args
+        .iter()
+        .map(|a| a.to_string_lossy().into_owned())
+        .collect();
+    if let Some(msg) = negative_value(e, &args) {
         return msg;
     }
     let text = e.render().to_string();
@@ -45,6 +54,32 @@ pub fn one_line_usage(e: &clap::Error, args: &[String]) -> String {
         })
         .collect();
     kept.join(" ")
+}
+
+/// clap says only "invalid UTF-8 was detected in one or more arguments": name the
+/// argument, and the option it was given to, with its bad bytes escaped (`\xFF`).
+fn invalid_utf8(e: &clap::Error, args: &[OsString]) -> Option<String> {
+    if e.kind() != clap::error::ErrorKind::InvalidUtf8 {
+        return None;
+    }
+    let i = (1..args.len()).find(|&i| args[i].to_str().is_none())?;
+    let bytes = args[i].as_encoded_bytes();
+    let escaped = |b: &[u8]| b.escape_ascii().to_string();
+    // `--label=\xFF`: the option is the part before `=`.
+    if bytes.starts_with(b"--")
+        && let Some(eq) = bytes.iter().position(|&b| b == b'=')
+        && std::str::from_utf8(&bytes[..eq]).is_ok()
+    {
+        let (option, value) = (escaped(&bytes[..eq]), escaped(&bytes[eq + 1..]));
+        return Some(format!("error: {option}: '{value}' is not valid UTF-8"));
+    }
+    let value = escaped(bytes);
+    match args[i - 1].to_str() {
+        Some(option) if i > 1 && option.starts_with('-') && !option.contains('=') => {
+            Some(format!("error: {option}: '{value}' is not valid UTF-8"))
+        }
+        _ => Some(format!("error: argument {i} '{value}' is not valid UTF-8")),
+    }
 }
 
 /// clap reads `--size -10` as unknown short options (`-1`...); name the option the

@@ -52,7 +52,7 @@ fn main() -> ExitCode {
             return ExitCode::from(exit::USAGE);
         }
         Err(e) if e.use_stderr() => {
-            let args: Vec<String> = std::env::args().collect();
+            let args: Vec<std::ffi::OsString> = std::env::args_os().collect();
             eprintln!("iolab: {}", exit::one_line_usage(&e, &args));
             return ExitCode::from(exit::USAGE);
         }

@@ -118,6 +118,15 @@ pub fn rank() -> u32 {
     RANK.load(Ordering::SeqCst)
 }
 
+/// The command line as typed, for provenance and messages: an argument that is not UTF-8
+/// (a path in another encoding) is kept with U+FFFD in place of its bad bytes, where
+/// `std::env::args` would panic.
+pub fn command_line() -> Vec<String> {
+    std::env::args_os()
+        .map(|a| a.to_string_lossy().into_owned())
+        .collect()
+}
+
 /// Where a run comes from.
 pub fn provenance(comm: &dyn Comm, target: String) -> Provenance {
     let topo = comm.topology();
@@ -125,7 +134,7 @@ pub fn provenance(comm: &dyn Comm, target: String) -> Provenance {
     Provenance {
         iolab_version: env!("CARGO_PKG_VERSION").to_string(),
         git_revision: (!rev.is_empty()).then(|| rev.to_string()),
-        command: std::env::args().collect(),
+        command: command_line(),
         hosts: topo.hosts(),
         ranks: comm.size(),
         target,

@@ -124,7 +124,11 @@ pub fn linger_and_stop() {
 
 /// "run", "study run", "io500": the command as typed, for the page and the labels.
 pub fn command_name() -> String {
-    let args: Vec<String> = std::env::args().skip(1).take(2).collect();
+    let args: Vec<String> = crate::runtime::command_line()
+        .into_iter()
+        .skip(1)
+        .take(2)
+        .collect();
     match args.as_slice() {
         [a, b, ..]
             if !b.starts_with('-') && matches!(a.as_str(), "study" | "io500" | "targets") =>

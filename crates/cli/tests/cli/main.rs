@@ -1,6 +1,7 @@
 //! The CLI integration tests: one binary, a temporary directory per test, the real
 //! `iolab` executable. Modules by command.
 
+mod bad_input;
 mod benchmarks_doc;
 mod common;
 mod fio;

@@ -32,7 +32,7 @@ fn import(args: &Io500ScoreArgs, parsed: &ParsedResult) -> Result<String> {
     let provenance = Provenance {
         iolab_version: env!("CARGO_PKG_VERSION").to_string(),
         git_revision: (!rev.is_empty()).then(|| rev.to_string()),
-        command: std::env::args().collect(),
+        command: crate::runtime::command_line(),
         hosts: Vec::new(),
         ranks: parsed.procs.unwrap_or(0),
         target: parsed.path.display().to_string(),

@@ -1,0 +1,92 @@
+//! Bad input from a user with a typo, across commands: one line naming the option or the
+//! file, exit 2, never a panic (non-UTF-8 arguments, ...).
+
+use std::ffi::OsStr;
+use std::os::unix::ffi::OsStrExt;
+
+use crate::common::{Ran, iolab, path};
+
+fn run_os(args: &[&OsStr]) -> Ran {
+    Ran::from(iolab().args(args).output().expect("iolab runs"))
+}
+
+/// Bytes that are not UTF-8 (a Latin-1 "é" and 0xFF) as one argument.
+fn latin1(prefix: &str) -> std::ffi::OsString {
+    let mut b = prefix.as_bytes().to_vec();
+    b.extend_from_slice(b"caf\xe9\xff");
+    OsStr::from_bytes(&b).to_os_string()
+}
+
+#[test]
+fn a_non_utf8_value_names_its_option() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = OsStr::new(path(dir.path()));
+    for (option, expected) in [
+        (
+            "--label",
+            "iolab: error: --label: 'caf\\xe9\\xff' is not valid UTF-8",
+        ),
+        ("-b", "iolab: error: -b: 'caf\\xe9\\xff' is not valid UTF-8"),
+        (
+            "--rw",
+            "iolab: error: invalid value 'caf\u{fffd}\u{fffd}' for '--rw <RW>'",
+        ),
+    ] {
+        let bad = latin1("");
+        let r = run_os(&["run".as_ref(), "--dir".as_ref(), d, option.as_ref(), &bad]).expect(2);
+        assert!(
+            r.error_line().starts_with(expected),
+            "{option}: {}",
+            r.stderr
+        );
+    }
+    // `--label=VALUE` in one argument.
+    let r = run_os(&["run".as_ref(), &latin1("--label=")]).expect(2);
+    assert_eq!(
+        r.error_line(),
+        "iolab: error: --label: 'caf\\xe9\\xff' is not valid UTF-8"
+    );
+}
+
+/// A path option takes any bytes (a path is not text); the run's provenance, the live
+/// page's name and the error messages carry it with U+FFFD instead of panicking.
+#[test]
+fn a_non_utf8_path_is_used_or_refused_without_a_panic() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut missing = dir.path().as_os_str().as_bytes().to_vec();
+    missing.extend_from_slice(b"/caf\xe9");
+    let missing = OsStr::from_bytes(&missing);
+    let r = run_os(&[
+        "run".as_ref(),
+        "--dir".as_ref(),
+        missing,
+        "--size".as_ref(),
+        "64KiB".as_ref(),
+    ])
+    .expect(2);
+    assert!(
+        r.error_line()
+            .ends_with("/caf\u{fffd} does not exist; create it first or choose another directory"),
+        "{}",
+        r.stderr
+    );
+    std::fs::create_dir(missing).unwrap();
+    let r = run_os(&[
+        "run".as_ref(),
+        "--dir".as_ref(),
+        missing,
+        "--size".as_ref(),
+        "64KiB".as_ref(),
+        "--rw".as_ref(),
+        "write".as_ref(),
+        "-Q".as_ref(),
+    ])
+    .expect(0);
+    assert_eq!(r.stderr, "");
+    let shown = iolab()
+        .args(["results", "show", "1", "--format", "json"])
+        .output()
+        .unwrap();
+    let shown = Ran::from(shown).expect(0);
+    assert!(shown.stdout.contains("caf\u{fffd}"), "{}", shown.stdout);
+}
