@@ -12,7 +12,8 @@ use crate::units::{ByteCount, BytesPerSec};
 pub const YEAR_SECS: f64 = 365.0 * 86_400.0;
 
 /// Parses a rated endurance: "2.61PBW", "600TBW", "41 PBW", or any size iolab reads
-/// ("2PB", "14.69PiB"), rounded to whole bytes (a rating is not exact to the byte).
+/// ("2PB", "14.69PiB"), rounded to whole bytes (a rating is not exact to the byte). A
+/// rating of 16 EiB or more is refused, not saturated to u64's largest value.
 pub fn parse_rated(text: &str) -> Result<ByteCount, UnitError> {
     let t = text.trim();
     let t = t
@@ -20,7 +21,16 @@ pub fn parse_rated(text: &str) -> Result<ByteCount, UnitError> {
         .or_else(|| t.strip_suffix('w'))
         .unwrap_or(t);
     let bytes = approximate_bytes(t).ok_or_else(|| UnitError::Bytes(text.to_string()))?;
-    Ok(ByteCount(bytes.round() as u64))
+    whole_bytes(bytes).ok_or_else(|| UnitError::Bytes(text.to_string()))
+}
+
+/// `bytes` rounded to a [`ByteCount`]; None when it is not finite or does not fit in
+/// 64 bits (`as u64` would saturate silently).
+fn whole_bytes(bytes: f64) -> Option<ByteCount> {
+    let rounded = bytes.round();
+    // 2^64: u64::MAX as f64 rounds up to it, and every f64 below it fits.
+    (rounded.is_finite() && rounded < 18_446_744_073_709_551_616.0)
+        .then(|| ByteCount(rounded.max(0.0) as u64))
 }
 
 /// Parses a write rate: "100MiB/s", "1.5GB/s", "0.7GiB/s", "100MiB".
@@ -47,9 +57,10 @@ fn approximate_bytes(text: &str) -> Option<f64> {
     Some(number * unit.get() as f64)
 }
 
-/// Rated bytes of a device rated for `dwpd` drive writes per day over `years`.
-pub fn rated_from_dwpd(dwpd: f64, capacity: ByteCount, years: f64) -> ByteCount {
-    ByteCount((dwpd * capacity.get() as f64 * 365.0 * years).round() as u64)
+/// Rated bytes of a device rated for `dwpd` drive writes per day over `years`; None
+/// when that is not a number of bytes below 16 EiB.
+pub fn rated_from_dwpd(dwpd: f64, capacity: ByteCount, years: f64) -> Option<ByteCount> {
+    whole_bytes(dwpd * capacity.get() as f64 * 365.0 * years)
 }
 
 /// Drive writes per day that `rate` amounts to on a device of `capacity`.
@@ -179,6 +190,21 @@ mod tests {
     }
 
     #[test]
+    fn a_rating_beyond_64_bits_is_refused_not_saturated() {
+        assert!(parse_rated("20EiB").is_err());
+        assert!(parse_rated("99999999999999999999999PBW").is_err());
+        assert_eq!(parse_rated("15EiB").unwrap(), ByteCount(15 << 60));
+        let tb = ByteCount(1_000_000_000_000);
+        assert_eq!(
+            rated_from_dwpd(1.0, tb, 5.0),
+            Some(ByteCount(1_825 * tb.get()))
+        );
+        assert_eq!(rated_from_dwpd(1e30, tb, 5.0), None);
+        assert_eq!(rated_from_dwpd(1.0, tb, f64::INFINITY), None);
+        assert_eq!(rated_from_dwpd(f64::NAN, tb, 5.0), None);
+    }
+
+    #[test]
     fn short_lifetimes_are_given_in_days_hours_and_minutes() {
         let day = 1.0 / 365.0;
         assert_eq!(lifetime_text(0.7893), "0.79 years");
@@ -204,7 +230,7 @@ mod tests {
         // 1 DWPD on a 2 TB drive over 5 years is 3650 TBW.
         assert_eq!(
             rated_from_dwpd(1.0, "2TB".parse().unwrap(), 5.0),
-            ByteCount(3_650_000_000_000_000)
+            Some(ByteCount(3_650_000_000_000_000))
         );
         assert_eq!(
             parse_rated("600TBW").unwrap(),

@@ -53,12 +53,23 @@ pub struct EnduranceArgs {
 }
 
 pub fn endurance(args: EnduranceArgs) -> Result<u8> {
-    if args.years.is_nan() || args.years <= 0.0 {
-        bail!("--years must be more than 0");
-    }
+    years("--years", args.years)?;
     let rated = match (&args.rated, args.dwpd, args.capacity) {
         (Some(r), _, _) => parse_rated(r).map_err(|e| anyhow::anyhow!("--rated: {e}"))?,
-        (None, Some(d), Some(c)) => rated_from_dwpd(d, c, args.warranty_years),
+        (None, Some(d), Some(c)) => {
+            if !(d.is_finite() && d > 0.0) {
+                bail!("--dwpd: {d} is not a number of drive writes per day above 0");
+            }
+            years("--warranty-years", args.warranty_years)?;
+            rated_from_dwpd(d, c, args.warranty_years).with_context(|| {
+                format!(
+                    "--dwpd {d} x --capacity {} x --warranty-years {} rates 16 EiB or more; \
+                     check the figures",
+                    c.human(),
+                    args.warranty_years
+                )
+            })?
+        }
         _ => bail!("give the rated endurance: --rated 2.61PBW, or --dwpd N --capacity SIZE"),
     };
     if rated.get() == 0 {
@@ -128,6 +139,15 @@ pub fn endurance(args: EnduranceArgs) -> Result<u8> {
         );
     }
     Ok(exit::OK)
+}
+
+/// Refuses a period that is not a number of years above 0 and up to 1000 (NaN, inf or
+/// 1e30 years only print nonsense).
+fn years(option: &str, years: f64) -> Result<()> {
+    if !(years > 0.0 && years <= 1000.0) {
+        bail!("{option}: {years} is not a number of years above 0 and at most 1000");
+    }
+    Ok(())
 }
 
 /// The mean write rate of a stored run over its whole duration: every byte its phases

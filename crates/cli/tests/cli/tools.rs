@@ -160,6 +160,44 @@ fn endurance_bad_input_is_one_line() {
         error_line(&r),
         "iolab: error: --rated: must be more than 0 bytes"
     );
+    // Periods and ratings that are no numbers, or overflow 64 bits, were printed as
+    // "inf years" or saturated to a 16 EiB rating.
+    for (extra, expected) in [
+        (
+            vec!["--warranty-years", "inf"],
+            "--warranty-years: inf is not a number of years above 0 and at most 1000",
+        ),
+        (
+            vec!["--warranty-years", "NaN"],
+            "--warranty-years: NaN is not a number of years above 0 and at most 1000",
+        ),
+        (
+            vec!["--years", "1e30"],
+            "--years: 1000000000000000000000000000000 is not a number of years above 0 and at most 1000",
+        ),
+        (
+            vec!["--capacity", "1000PB"],
+            "--dwpd 5000 x --capacity 888 PiB x --warranty-years 5 rates 16 EiB or more; check the figures",
+        ),
+    ] {
+        let mut args = vec!["endurance", "--dwpd", "5000", "--write-rate", "1MiB/s"];
+        if !extra.contains(&"--capacity") {
+            args.extend(["--capacity", "1TB"]);
+        }
+        args.extend(&extra);
+        let r = run(&args).expect(2);
+        assert_eq!(
+            error_line(&r),
+            format!("iolab: error: {expected}"),
+            "{args:?}"
+        );
+    }
+    let r = run(&["endurance", "--rated", "20EiB", "--write-rate", "1MiB/s"]).expect(2);
+    assert!(
+        error_line(&r).starts_with("iolab: error: --rated: invalid size '20EiB'"),
+        "{}",
+        r.stderr
+    );
 }
 
 #[test]
