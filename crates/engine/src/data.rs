@@ -25,8 +25,7 @@ mod preflight;
 pub mod together;
 mod warnings;
 
-pub(crate) use preflight::check_cpus;
-pub use preflight::{check_ranks_agree, resolve_read_shift, set_build_revision};
+pub use preflight::{check_cpus, check_ranks_agree, resolve_read_shift, set_build_revision};
 use preflight::{check_space, check_visible, one_dir, rounding_note};
 use warnings::cache_warning;
 pub(crate) use warnings::memory_total;

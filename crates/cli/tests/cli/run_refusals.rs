@@ -188,12 +188,15 @@ fn a_link_planted_in_the_work_directory_is_not_followed() {
 #[test]
 fn a_cpu_the_process_may_not_use_is_refused() {
     let dir = tempfile::tempdir().unwrap();
+    let d = path(dir.path());
+    // `targets` pinned its workers to CPU 4000 (and failed silently) where `run` refused.
     for cmd in [
-        vec!["run", "--rw", "write", "--size", "1MiB"],
-        vec!["meta", "--files-per-dir", "10"],
+        vec!["run", "--rw", "write", "--size", "1MiB", "--dir", d],
+        vec!["meta", "--files-per-dir", "10", "--dir", d],
+        vec!["targets", "--size", "64KiB", d],
     ] {
         let mut args = cmd.clone();
-        args.extend(["--dir", path(dir.path()), "--cpus", "4000", "--no-store"]);
+        args.extend(["--cpus", "4000", "--no-store"]);
         let r = run(&args);
         assert_eq!(r.code, 2, "{}", r.stderr);
         assert!(

@@ -149,7 +149,7 @@ fn first_difference(a: &serde_json::Value, b: &serde_json::Value) -> (String, St
 
 /// Every CPU of `--cpus` must be one this process may run on (pinning to another would
 /// silently fail and change the placement asked for).
-pub(crate) fn check_cpus(cpus: Option<&iolab_core::units::CpuList>) -> Result<(), EngineError> {
+pub fn check_cpus(cpus: Option<&iolab_core::units::CpuList>) -> Result<(), EngineError> {
     let Some(cpus) = cpus else {
         return Ok(());
     };

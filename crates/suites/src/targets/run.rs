@@ -18,7 +18,7 @@ use super::units::{Capture, UnitRow, gather_rows};
 use super::warnings::{client_warnings, shared_devices};
 use iolab_engine::clock::Clock;
 use iolab_engine::control::PhaseControl;
-use iolab_engine::data::check_ranks_agree;
+use iolab_engine::data::{check_cpus, check_ranks_agree};
 use iolab_engine::error::EngineError;
 use iolab_engine::layout::{create_for_write, lay_out, set_cache_state};
 use iolab_engine::phase::{Env, PhaseRun, WorkerReport, run_phase};
@@ -75,6 +75,8 @@ pub fn run_targets_with<C: Clock>(
     }
     data.validate()?;
     check_ranks_agree(comm, "the workload", &(spec, &data))?;
+    // As `run` does: pinning to a CPU this process may not use would fail silently.
+    agree(comm, check_cpus(data.cpus.as_ref()))?;
     warnings.extend(shared_devices(comm, set));
     if data.rw.writes()
         && data.backend != BackendKind::Null
