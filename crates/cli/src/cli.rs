@@ -240,8 +240,19 @@ pub struct DbArgs {
 
 impl DbArgs {
     /// Opens the database to read and write; one that cannot be written (a read-only
-    /// mount) is opened read-only, so it can still be listed, shown and compared.
+    /// mount) is opened read-only, so it can still be listed, shown and compared. A
+    /// --db that is not there is refused: these commands store no run, so a typo in the
+    /// path would otherwise create an empty database and list nothing, exit 0.
     pub fn open(&self) -> anyhow::Result<iolab_store::Store> {
+        if let Some(p) = &self.db
+            && std::fs::symlink_metadata(p).is_err()
+        {
+            anyhow::bail!(
+                "--db {}: no such results database; check the path (runs are stored \
+                 there by a command given --db {0})",
+                p.display()
+            );
+        }
         let writable = crate::sink::open_store(&StoreArgs {
             db: self.db.clone(),
             no_store: true,

@@ -5,7 +5,7 @@ use std::path::Path;
 use std::process::Stdio;
 use std::time::{Duration, Instant};
 
-use crate::common::{Ran, error_line, iolab, path};
+use crate::common::{Ran, error_line, iolab, path, run};
 
 pub(crate) fn with_db(db: &Path, args: &[&str]) -> Ran {
     Ran::from(iolab().args(args).env("IOLAB_DB", db).output().unwrap())
@@ -473,4 +473,36 @@ fn a_tests_database_goes_with_the_test_passed_or_failed() {
             dir.display()
         );
     }
+}
+
+/// A --db that is not there (a typo) was created empty by the commands that only read
+/// it, which then listed nothing and exited 0.
+#[test]
+fn a_missing_db_is_named_and_not_created() {
+    let dir = tempfile::tempdir().unwrap();
+    let typo = dir.path().join("resluts.db");
+    let md = dir.path().join("r.md");
+    for args in [
+        vec!["results", "list"],
+        vec!["results", "show", "r1"],
+        vec!["results", "export"],
+        vec!["results", "delete", "r1"],
+        vec!["compare", "r1", "r2"],
+        vec!["report", "r1", "--markdown", path(&md)],
+        vec!["endurance", "--rated", "1PB", "--from-run", "r1"],
+    ] {
+        let mut args = args.clone();
+        args.extend(["--db", path(&typo)]);
+        let r = run(&args).expect(2);
+        assert_eq!(
+            error_line(&r),
+            format!(
+                "iolab: error: --db {0}: no such results database; check the path (runs are stored there by a command given --db {0})",
+                typo.display()
+            ),
+            "{args:?}"
+        );
+        assert!(!typo.exists(), "{args:?} created {}", typo.display());
+    }
+    assert!(!md.exists());
 }
