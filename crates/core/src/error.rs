@@ -15,6 +15,8 @@ pub enum UnitError {
         "invalid duration '{0}': use a number with a unit, e.g. 30s, 500ms, 5m, 1h (a bare number is seconds)"
     )]
     Duration(String),
+    #[error("duration '{0}' is longer than 100 years, the longest iolab takes")]
+    DurationTooLong(String),
     #[error("invalid CPU list '{0}': use numbers and ranges such as 0-7,9,12-15")]
     Cpus(String),
 }

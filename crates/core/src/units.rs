@@ -285,6 +285,11 @@ impl Sub for Nanos {
 pub struct TimeSpan(pub Nanos);
 
 impl TimeSpan {
+    /// The longest duration iolab takes: 100 years. A deadline is a start time plus a
+    /// few of these, and must stay well inside u64 nanoseconds (584 years), where an
+    /// overflow would panic (debug) or wrap into a deadline already past (release).
+    pub const MAX: TimeSpan = TimeSpan(Nanos(100 * 365 * 86_400 * 1_000_000_000));
+
     pub const fn from_secs(s: u64) -> Self {
         TimeSpan(Nanos::from_secs(s))
     }
@@ -337,6 +342,9 @@ impl FromStr for TimeSpan {
             _ => return Err(UnitError::duration(s)),
         };
         let value = scale(number, mult).ok_or_else(|| UnitError::duration(s))?;
+        if value > TimeSpan::MAX.0.0 {
+            return Err(UnitError::DurationTooLong(s.to_string()));
+        }
         Ok(TimeSpan(Nanos(value)))
     }
 }
@@ -356,10 +364,18 @@ impl<'de> Deserialize<'de> for TimeSpan {
             Float(f64),
             Text(String),
         }
+        let too_long = |v: f64| {
+            serde::de::Error::custom(UnitError::DurationTooLong(format!("{v}s")).to_string())
+        };
         match Raw::deserialize(d)? {
-            Raw::Secs(v) => Ok(TimeSpan::from_secs(v)),
+            Raw::Secs(v) if v <= TimeSpan::MAX.0.0 / 1_000_000_000 => Ok(TimeSpan::from_secs(v)),
+            Raw::Secs(v) => Err(too_long(v as f64)),
             Raw::Float(v) if v >= 0.0 && v.is_finite() => {
-                Ok(TimeSpan(Nanos((v * 1e9).round() as u64)))
+                let nanos = (v * 1e9).round();
+                if nanos > TimeSpan::MAX.0.0 as f64 {
+                    return Err(too_long(v));
+                }
+                Ok(TimeSpan(Nanos(nanos as u64)))
             }
             Raw::Float(v) => Err(serde::de::Error::custom(format!(
                 "invalid duration {v}: must be a non-negative number of seconds"

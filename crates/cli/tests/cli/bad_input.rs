@@ -90,3 +90,26 @@ fn a_non_utf8_path_is_used_or_refused_without_a_panic() {
     let shown = Ran::from(shown).expect(0);
     assert!(shown.stdout.contains("caf\u{fffd}"), "{}", shown.stdout);
 }
+
+/// A duration that fits in u64 nanoseconds but not added to the start of a run: the
+/// worker thread panicked computing its deadline.
+#[test]
+fn a_duration_of_centuries_is_refused_before_the_run() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = path(dir.path());
+    let r = crate::common::run(&[
+        "run",
+        "--dir",
+        d,
+        "--size",
+        "64KiB",
+        "--runtime",
+        "18446744073s",
+    ])
+    .expect(2);
+    assert_eq!(
+        r.error_line(),
+        "iolab: error: invalid value '18446744073s' for '--runtime <RUNTIME>': duration '18446744073s' is longer than 100 years, the longest iolab takes"
+    );
+    assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 0);
+}
