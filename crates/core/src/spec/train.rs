@@ -357,6 +357,14 @@ impl TrainSpec {
     }
 }
 
+/// The largest mean (and standard deviation) of a sample iolab takes: DLIO's largest
+/// preset sample is unet3d's 140 MiB.
+const MAX_RECORD_LENGTH: f64 = (1u64 << 40) as f64;
+
+/// The largest training file iolab takes, so that a file's bytes and the loader's memory
+/// figures stay well inside u64.
+const MAX_FILE_BYTES: f64 = (1u64 << 50) as f64;
+
 impl TrainConfig {
     /// Reader threads of one accelerator: `read_threads` for PyTorch's workers; for
     /// tf.data's parallel interleave one per open file, the `read_threads` current
@@ -380,13 +388,26 @@ impl TrainConfig {
         if self.samples_per_file == 0 {
             return Err(SpecError::new("--samples-per-file", "must be at least 1"));
         }
-        if !(self.record_length >= 1.0 && self.record_length.is_finite()) {
-            return Err(SpecError::new("--record-length", "must be at least 1 byte"));
+        if !(self.record_length >= 1.0 && self.record_length <= MAX_RECORD_LENGTH) {
+            return Err(SpecError::new(
+                "--record-length",
+                "must be at least 1 byte and at most 1TiB",
+            ));
         }
-        if !(self.record_length_stdev >= 0.0 && self.record_length_stdev.is_finite()) {
+        if !(self.record_length_stdev >= 0.0 && self.record_length_stdev <= MAX_RECORD_LENGTH) {
             return Err(SpecError::new(
                 "--record-length-stdev",
-                "must be 0 or more bytes",
+                "must be 0 or more bytes and at most 1TiB",
+            ));
+        }
+        // A file's bytes are counted in u64 (npz members, the loader's memory).
+        if self.samples_per_file as f64 * self.record_length > MAX_FILE_BYTES {
+            return Err(SpecError::new(
+                "--samples-per-file",
+                format!(
+                    "{} samples of {} bytes make a file larger than 1PiB",
+                    self.samples_per_file, self.record_length
+                ),
             ));
         }
         if self.read_threads == 0 || self.read_threads > 256 {

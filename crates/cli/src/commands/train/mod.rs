@@ -120,7 +120,7 @@ fn data_dir(spec: &TrainSpec) -> Result<PathBuf, SpecError> {
 fn memory_per_accelerator(cfg: &TrainConfig) -> (u64, u64) {
     let iolab = u64::from(cfg.reader_threads()) * cfg.transfer_size;
     let file = cfg.record_length as u64 * cfg.samples_per_file;
-    let dlio = u64::from(cfg.read_threads) * file + prefetched(cfg);
+    let dlio = (u64::from(cfg.read_threads) * file).saturating_add(prefetched(cfg));
     (iolab, dlio)
 }
 

@@ -310,3 +310,33 @@ fn presets_resolve_to_dlio_s_workloads_and_run_small() {
         assert!(r.stdout.contains("read mean"), "{model}: {}", r.stdout);
     }
 }
+
+/// A sample length beyond what a u64 file size holds (`1e30`, 2^64) panicked with an
+/// overflow in the loader's memory figure (plan, run) and the npz layout (datagen).
+#[test]
+fn a_sample_or_file_too_large_for_64_bits_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let data = dir.path().join("d");
+    for sub in ["plan", "datagen", "run"] {
+        for (args, expected) in [
+            (
+                vec!["--record-length", "1e30"],
+                "iolab: error: --record-length: must be at least 1 byte and at most 1TiB",
+            ),
+            (
+                vec!["--record-length", "18446744073709551616"],
+                "iolab: error: --record-length: must be at least 1 byte and at most 1TiB",
+            ),
+            (
+                vec!["--record-length", "1TiB", "--samples-per-file", "4096"],
+                "iolab: error: --samples-per-file: 4096 samples of 1099511627776 bytes make a file larger than 1PiB",
+            ),
+        ] {
+            let mut all = vec!["train", sub, "--data-dir", path(&data)];
+            all.extend(&args);
+            let r = run(&all).expect(2);
+            assert_eq!(error_line(&r), expected, "{all:?}");
+        }
+    }
+    assert!(!data.exists());
+}
