@@ -258,16 +258,27 @@ pub fn estimate(
                     group = Some((p.point, p.repetition));
                     group_bytes = 0;
                 }
-                capacity = capacity.max(group_bytes + e.data_bytes);
+                capacity = capacity.max(group_bytes.saturating_add(e.data_bytes));
                 out.push(e);
                 continue;
             }
         };
-        let workers = spec.threads * ranks.max(1);
-        let blocks: u64 = shares(spec, &DataTarget::Dir(".".into()), workers)
-            .map(|s| s.iter().sum())
-            .unwrap_or(0);
-        let data_bytes = blocks * spec.block_size.get();
+        // Saturating throughout: an estimate of 16 EiB is refused by the space check
+        // with the figure; an overflow panicked (debug) or wrapped to a small need.
+        let workers = spec.threads.saturating_mul(ranks.max(1));
+        let target = DataTarget::Dir(".".into());
+        let sum = |s: Vec<u64>| s.iter().fold(0u64, |a, b| a.saturating_add(*b));
+        let blocks: u64 = match spec.size {
+            // Every worker moves --size: one share times the workers, without a vector
+            // of a share per worker (a plan for a million ranks of 4096 threads).
+            Some(_) => shares(spec, &target, 1)
+                .map(|s| sum(s).saturating_mul(u64::from(workers)))
+                .unwrap_or(0),
+            None => shares(spec, &target, workers.min(1 << 20))
+                .map(sum)
+                .unwrap_or(0),
+        };
+        let data_bytes = blocks.saturating_mul(spec.block_size.get());
         let (time, time_based) = match spec.runtime.or(spec.stonewall) {
             Some(t) => (t.nanos(), spec.runtime.is_some()),
             None => {
@@ -297,7 +308,7 @@ pub fn estimate(
             dirs: 0,
         });
     }
-    let time = Nanos(out.iter().map(|e| e.time.0).sum());
+    let time = Nanos(out.iter().fold(0u64, |a, e| a.saturating_add(e.time.0)));
     StudyEstimate {
         phases: out,
         capacity,
@@ -308,28 +319,30 @@ pub fn estimate(
 /// A metadata phase: its files' bytes, and the create stonewall plus every operation over
 /// all files at `rate` files per second.
 fn estimate_meta(spec: &iolab_core::spec::MetaSpec, ranks: u32, rate: f64) -> PhaseEstimate {
-    let workers = spec.threads * ranks.max(1);
+    let workers = spec.threads.saturating_mul(ranks.max(1));
     let files = spec.total_files_for(workers).unwrap_or(0);
     // A shared tree's leaves hold every worker's files; private trees have leaves each.
     let leaves_per_thread = u64::from(spec.dirs_per_thread_for(workers).unwrap_or(0));
     let dirs = if spec.shared_dir {
         leaves_per_thread
     } else {
-        leaves_per_thread * u64::from(workers)
+        leaves_per_thread.saturating_mul(u64::from(workers))
     };
     let file_ops = spec.ops.iter().filter(|o| o.on_files()).count() as u64;
     // One pass over every file at `rate` files per second.
     let pass = Nanos((files as f64 / rate.max(1.0) * 1e9) as u64);
     let time = match spec.runtime {
         // A stonewalled create takes its deadline; the other operations, one pass each.
-        Some(t) if spec.has(MetaOp::Create) => {
-            t.nanos() + Nanos(pass.0 * file_ops.saturating_sub(1))
-        }
-        _ => Nanos(pass.0 * file_ops),
+        Some(t) if spec.has(MetaOp::Create) => Nanos(
+            t.nanos()
+                .0
+                .saturating_add(pass.0.saturating_mul(file_ops.saturating_sub(1))),
+        ),
+        _ => Nanos(pass.0.saturating_mul(file_ops)),
     };
     let stored = match spec.backend {
         MetaBackendKind::Null => 0,
-        MetaBackendKind::Posix => files * spec.file_size.get(),
+        MetaBackendKind::Posix => files.saturating_mul(spec.file_size.get()),
     };
     PhaseEstimate {
         data_bytes: stored,

@@ -1,6 +1,10 @@
 //! One module per subcommand; [`dispatch`] runs the one asked for and returns the exit
 //! code.
 
+/// The most ranks `study plan` and `io500 plan` take for --ranks: more than any machine
+/// runs, and few enough that the plans' figures stay inside u64.
+pub const MAX_PLAN_RANKS: u32 = 1 << 20;
+
 pub mod audit;
 pub mod checkpoint;
 pub mod endurance;

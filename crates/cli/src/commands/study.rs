@@ -181,8 +181,11 @@ fn plan(args: StudyPlanArgs) -> Result<u8> {
             bail!("{name} must be more than 0");
         }
     }
-    if args.ranks == 0 {
-        bail!("--ranks must be at least 1");
+    if args.ranks == 0 || args.ranks > crate::commands::MAX_PLAN_RANKS {
+        bail!(
+            "--ranks must be at least 1 and at most {}",
+            crate::commands::MAX_PLAN_RANKS
+        );
     }
     let (spec, phases, origin) = load(&args.select)?;
     let est = estimate(
@@ -222,7 +225,7 @@ fn plan(args: StudyPlanArgs) -> Result<u8> {
     print!("{}", table.to_text());
     for (i, p) in phases.iter().enumerate() {
         if let PhaseSpec::Meta(m) = &p.spec
-            && let Some(note) = m.total_files_note(m.threads * args.ranks.max(1))
+            && let Some(note) = m.total_files_note(m.threads.saturating_mul(args.ranks.max(1)))
         {
             println!("note on #{}: {note}", i + 1);
         }

@@ -113,3 +113,69 @@ fn a_duration_of_centuries_is_refused_before_the_run() {
     );
     assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 0);
 }
+
+/// The plans multiplied sizes by threads and ranks unchecked: `--ranks 4294967295`,
+/// `--set size=15EiB --set threads=1000` and `--ior-hard-segments 2^64-1` panicked with
+/// an overflow (debug) or wrapped to a small need (release).
+#[test]
+fn plans_of_huge_sizes_and_rank_counts_do_not_overflow() {
+    let r = crate::common::run(&["study", "plan", "quick", "--ranks", "4294967295"]).expect(2);
+    assert_eq!(
+        r.error_line(),
+        "iolab: error: --ranks must be at least 1 and at most 1048576"
+    );
+    let r = crate::common::run(&["io500", "plan", "--dir", "/tmp", "--ranks", "1048577"]).expect(2);
+    assert_eq!(
+        r.error_line(),
+        "iolab: error: --ranks must be at least 1 and at most 1048576"
+    );
+    let r = crate::common::run(&[
+        "study",
+        "plan",
+        "quick",
+        "--set",
+        "size=15EiB",
+        "--set",
+        "threads=1000",
+    ])
+    .expect(0);
+    assert!(
+        r.stdout
+            .contains("5 phases; needs 16.0 EiB of free space at most"),
+        "{}",
+        r.stdout
+    );
+    let dir = tempfile::tempdir().unwrap();
+    let r = crate::common::run(&[
+        "study",
+        "run",
+        "quick",
+        "--set",
+        "size=15EiB",
+        "--set",
+        "threads=4",
+        "--dir",
+        path(dir.path()),
+        "--no-store",
+    ])
+    .expect(2);
+    assert!(
+        r.error_line()
+            .starts_with("iolab: error: the study needs 16.0 EiB in "),
+        "{}",
+        r.stderr
+    );
+    let r = crate::common::run(&[
+        "io500",
+        "plan",
+        "--dir",
+        "/tmp",
+        "--ior-hard-segments",
+        "18446744073709551615",
+    ])
+    .expect(2);
+    assert_eq!(
+        r.error_line(),
+        "iolab: error: --ior-hard-segments: 18446744073709551615 segments of 47008 bytes are more than 16 EiB"
+    );
+}

@@ -293,7 +293,10 @@ fn plan_refuses_assumed_rates_of_zero() {
     }
     run(&["study", "plan", "quick", "--assume-iops=0.5"]).expect(0);
     let r = run(&["study", "plan", "quick", "--ranks", "0"]).expect(2);
-    assert_eq!(error_line(&r), "iolab: error: --ranks must be at least 1");
+    assert_eq!(
+        error_line(&r),
+        "iolab: error: --ranks must be at least 1 and at most 1048576"
+    );
 }
 
 #[test]

@@ -105,6 +105,16 @@ impl Io500Spec {
         if self.ior_hard_segments == 0 {
             return Err(SpecError::new("--ior-hard-segments", "must be at least 1"));
         }
+        // One rank's share of ior-hard is segments x 47008 bytes, counted in u64.
+        if self.ior_hard_segments > u64::MAX / IOR_HARD_TRANSFER {
+            return Err(SpecError::new(
+                "--ior-hard-segments",
+                format!(
+                    "{} segments of {IOR_HARD_TRANSFER} bytes are more than 16 EiB",
+                    self.ior_hard_segments
+                ),
+            ));
+        }
         if self.files_per_rank == 0 {
             return Err(SpecError::new("--files-per-rank", "must be at least 1"));
         }

@@ -147,17 +147,20 @@ fn phase_estimate(
         }
         Workload::Ior { layout, .. } if def.is_write() => {
             let limit = match layout {
-                IorLayout::FilePerProcess => ranks * spec.ior_easy_block.get(),
-                IorLayout::SharedStrided => ranks * spec.ior_hard_segments * IOR_HARD_TRANSFER,
+                // Saturating: a plan for many ranks says "16 EiB", it does not overflow.
+                IorLayout::FilePerProcess => ranks.saturating_mul(spec.ior_easy_block.get()),
+                IorLayout::SharedStrided => ranks
+                    .saturating_mul(spec.ior_hard_segments)
+                    .saturating_mul(IOR_HARD_TRANSFER),
             };
             let (b, t, sw) = bounded(rate, stonewall, limit);
             (b, 0, t, sw)
         }
         Workload::Mdtest { tree, .. } if def.is_write() => {
-            let (f, t, sw) = bounded(rate, stonewall, ranks * spec.files_per_rank);
+            let (f, t, sw) = bounded(rate, stonewall, ranks.saturating_mul(spec.files_per_rank));
             let b = match tree {
                 MdtestTree::DirPerRank => 0,
-                MdtestTree::SharedDir => f * MDTEST_HARD_FILE_SIZE,
+                MdtestTree::SharedDir => f.saturating_mul(MDTEST_HARD_FILE_SIZE),
             };
             (b, f, t, sw)
         }

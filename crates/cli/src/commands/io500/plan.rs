@@ -12,8 +12,11 @@ use crate::exit;
 
 pub(super) fn plan(args: Io500PlanArgs) -> Result<u8> {
     args.spec.validate()?;
-    if args.ranks == 0 {
-        bail!("--ranks must be at least 1");
+    if args.ranks == 0 || args.ranks > crate::commands::MAX_PLAN_RANKS {
+        bail!(
+            "--ranks must be at least 1 and at most {}",
+            crate::commands::MAX_PLAN_RANKS
+        );
     }
     for (name, v) in [
         ("--assume-bandwidth", args.assume_bandwidth.get() as f64),
