@@ -116,9 +116,48 @@ impl LlmModel {
     }
 }
 
+/// Bounds far above any model MLPerf runs (Llama 3 1T: 128 layers, hidden 25600, 1024
+/// ranks) that keep the plan finite (a line per rank, a loop per layer) and its
+/// parameter and byte counts inside u64: 4294967295 ranks or layers ran for hours,
+/// a hidden or vocabulary size of 2^64-1 overflowed.
+fn check_limits(spec: &CheckpointSpec) -> Result<(), SpecError> {
+    let ranks = [
+        ("--ranks", spec.ranks.map(u64::from)),
+        ("--tp", spec.tp.map(u64::from)),
+        ("--pp", spec.pp.map(u64::from)),
+        ("--dp", spec.dp.map(u64::from)),
+    ];
+    let dims = [
+        ("--num-layers", spec.num_layers, 1 << 12),
+        ("--hidden-size", spec.hidden_size, 1 << 20),
+        ("--ffn-hidden-size", spec.ffn_hidden_size, 1 << 22),
+        ("--vocab-size", spec.vocab_size, 1 << 24),
+        ("--attention-heads", spec.attention_heads, 1 << 20),
+        ("--kv-heads", spec.kv_heads, 1 << 20),
+    ];
+    let all = ranks.iter().map(|(o, v)| (*o, *v, 1u64 << 16)).chain(dims);
+    for (option, value, max) in all {
+        if let Some(v) = value.filter(|v| *v > max) {
+            return Err(SpecError::new(option, format!("{v} is more than {max}")));
+        }
+    }
+    let product = ranks[1..]
+        .iter()
+        .map(|(_, v)| v.unwrap_or(1))
+        .product::<u64>();
+    if product > 1 << 16 {
+        return Err(SpecError::new(
+            "--tp",
+            format!("tp x pp x dp = {product} is more than 65536 ranks"),
+        ));
+    }
+    Ok(())
+}
+
 impl LlmShape {
     /// The shape a spec asks for, checked as DLIO checks it.
     pub fn of(spec: &CheckpointSpec) -> Result<LlmShape, SpecError> {
+        check_limits(spec)?;
         let v = values(spec.model);
         let tp = spec.tp.map_or(v.tp, u64::from);
         let pp = spec.pp.map_or(v.pp, u64::from);
@@ -192,6 +231,27 @@ impl LlmShape {
             return Err(SpecError::new(
                 "--num-layers",
                 "layers, hidden size and attention heads must be at least 1",
+            ));
+        }
+        // Grouped-query attention shares a key/value head among query heads; more
+        // key/value heads than heads (or heads than hidden units) is no model, and its
+        // layer sizes overflow.
+        if shape.kv_heads > shape.attention_heads {
+            return Err(SpecError::new(
+                "--kv-heads",
+                format!(
+                    "{} is more than the {} attention heads",
+                    shape.kv_heads, shape.attention_heads
+                ),
+            ));
+        }
+        if shape.attention_heads > shape.hidden_size {
+            return Err(SpecError::new(
+                "--attention-heads",
+                format!(
+                    "{} is more than the hidden size {}",
+                    shape.attention_heads, shape.hidden_size
+                ),
             ));
         }
         if shape.num_layers < pp {

@@ -179,3 +179,80 @@ fn plans_of_huge_sizes_and_rank_counts_do_not_overflow() {
         "iolab: error: --ior-hard-segments: 18446744073709551615 segments of 47008 bytes are more than 16 EiB"
     );
 }
+
+/// `checkpoint --plan` looped per rank and per layer (4294967295 of them ran for hours)
+/// and multiplied hidden and vocabulary sizes unchecked (2^64-1 panicked).
+#[test]
+fn a_checkpoint_model_beyond_any_machine_is_refused() {
+    for (args, expected) in [
+        (
+            vec!["--ranks", "4294967295"],
+            "--ranks: 4294967295 is more than 65536",
+        ),
+        (
+            vec!["--num-layers", "4294967295"],
+            "--num-layers: 4294967295 is more than 4096",
+        ),
+        (
+            vec!["--hidden-size", "18446744073709551615"],
+            "--hidden-size: 18446744073709551615 is more than 1048576",
+        ),
+        (
+            vec!["--vocab-size", "18446744073709551615"],
+            "--vocab-size: 18446744073709551615 is more than 16777216",
+        ),
+        (
+            vec!["--tp", "256", "--pp", "256", "--dp", "2"],
+            "--tp: tp x pp x dp = 131072 is more than 65536 ranks",
+        ),
+        (
+            vec!["--attention-heads", "1", "--kv-heads", "8"],
+            "--kv-heads: 8 is more than the 1 attention heads",
+        ),
+    ] {
+        let mut all = vec!["checkpoint", "--plan", "--dir", "/tmp"];
+        all.extend(&args);
+        let r = crate::common::run(&all).expect(2);
+        assert_eq!(
+            r.error_line(),
+            format!("iolab: error: {expected}"),
+            "{args:?}"
+        );
+    }
+    // The largest model the limits allow is planned, its bytes inside u64.
+    let r = crate::common::run(&[
+        "checkpoint",
+        "--plan",
+        "--dir",
+        "/tmp",
+        "--hidden-size",
+        "1048576",
+        "--attention-heads",
+        "1048576",
+        "--kv-heads",
+        "1048576",
+        "--num-layers",
+        "4096",
+        "--ffn-hidden-size",
+        "4194304",
+        "--vocab-size",
+        "16777216",
+        "--ranks",
+        "1",
+        "--tp",
+        "1",
+        "--pp",
+        "1",
+        "--dp",
+        "1",
+        "--zero",
+        "0",
+    ])
+    .expect(0);
+    assert!(
+        r.stdout
+            .contains("one checkpoint: 1009299018076913664 bytes (896 PiB)"),
+        "{}",
+        r.stdout
+    );
+}
