@@ -6,6 +6,15 @@
 //! hdrhistogram crate's record also keeps min, max and a total, and checks for a resize on
 //! every value). [`LatencyCounts::histogram`] turns it into the very histogram those
 //! latencies would have made.
+//!
+//! The array the loop increments holds one byte per bucket (the count modulo 256); a
+//! second array holds how many times each bucket's byte wrapped, touched once per 256
+//! latencies of that bucket. Every read adds the two: the counts are exact. The bytes
+//! are what keeps recording cheap: latencies of a queue spread over thousands of
+//! buckets, and between two visits of one bucket an I/O loop streams megabytes through
+//! the CPU's caches (4 KiB read into a buffer per I/O), so an array of 8-byte counts
+//! (some 48 KB for latencies from 1 to 64 µs) was mostly out of cache at each increment:
+//! a cache miss per I/O, a quarter of the io_uring loop's user time in a profile.
 
 use crate::histogram::LatencyHistogram;
 use crate::live_latency;
@@ -18,7 +27,10 @@ const LEADING_ZERO_BASE: u32 = 53;
 
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct LatencyCounts {
-    counts: Vec<u64>,
+    /// Each bucket's count modulo 256.
+    low: Vec<u8>,
+    /// Each bucket's count divided by 256 (as long as `low`).
+    high: Vec<u64>,
     total: u64,
 }
 
@@ -57,12 +69,33 @@ impl LatencyCounts {
     /// as [`LatencyHistogram::record`] does.
     #[inline]
     pub fn record(&mut self, latency_ns: u64) {
-        let i = index_of(latency_ns.max(1));
-        match self.counts.get_mut(i) {
-            Some(c) => *c += 1,
+        self.bump(index_of(latency_ns.max(1)));
+    }
+
+    /// Counts one latency in bucket `i`.
+    #[inline(always)]
+    fn bump(&mut self, i: usize) {
+        match self.low.get_mut(i) {
+            Some(c) => {
+                *c = c.wrapping_add(1);
+                if *c == 0 {
+                    self.wrapped(i);
+                }
+            }
             None => self.grow_and_record(i),
         }
         self.total += 1;
+    }
+
+    /// Bucket `i`'s byte wrapped to 0: 256 more in its high count.
+    #[cold]
+    fn wrapped(&mut self, i: usize) {
+        self.high[i] += 1;
+    }
+
+    /// Bucket `i`'s count.
+    fn count_at(&self, i: usize) -> u64 {
+        (self.high[i] << 8) | u64::from(self.low[i])
     }
 
     /// Records one latency, as [`LatencyCounts::record`], and returns its live bucket
@@ -73,11 +106,7 @@ impl LatencyCounts {
     pub fn record_live(&mut self, latency_ns: u64) -> usize {
         let v = latency_ns.max(1);
         let i = index_of(v);
-        match self.counts.get_mut(i) {
-            Some(c) => *c += 1,
-            None => self.grow_and_record(i),
-        }
-        self.total += 1;
+        self.bump(i);
         if i >= LIVE_FROM {
             ((i >> 8) + LIVE_OFFSET).min(live_latency::BUCKETS - 1)
         } else {
@@ -89,8 +118,9 @@ impl LatencyCounts {
     #[cold]
     fn grow_and_record(&mut self, i: usize) {
         let len = (i + 1).next_multiple_of(HALF as usize);
-        self.counts.resize(len, 0);
-        self.counts[i] += 1;
+        self.low.resize(len, 0);
+        self.high.resize(len, 0);
+        self.low[i] = 1;
     }
 
     /// Latencies recorded.
@@ -100,7 +130,8 @@ impl LatencyCounts {
 
     /// Forgets every latency (keeping the memory).
     pub fn clear(&mut self) {
-        self.counts.fill(0);
+        self.low.fill(0);
+        self.high.fill(0);
         self.total = 0;
     }
 
@@ -108,7 +139,8 @@ impl LatencyCounts {
     /// bucket's lowest value, which lands in the same bucket of the same histogram.
     pub fn histogram(&self) -> LatencyHistogram {
         let mut h = LatencyHistogram::new();
-        for (i, &n) in self.counts.iter().enumerate() {
+        for i in 0..self.low.len() {
+            let n = self.count_at(i);
             if n > 0 {
                 h.record_n(value_at(i), n);
             }
@@ -194,6 +226,23 @@ mod tests {
             }
             assert_eq!(index_of(v), i, "value {v}");
         }
+    }
+
+    #[test]
+    fn counts_past_a_byte_stay_exact() {
+        // One bucket wrapping its byte several times, its neighbour once to the edge, and
+        // a bucket grown after the wraps.
+        let mut values = vec![1500u64; 256 * 3 + 7];
+        values.extend(vec![1501u64; 255]);
+        values.extend(vec![40_000u64; 256]);
+        values.extend(vec![1500u64; 256]);
+        same_as_hdr(&values);
+        let mut c = LatencyCounts::new();
+        for &v in &values {
+            c.record(v);
+        }
+        let counts: Vec<u64> = c.histogram().buckets().iter().map(|&(_, n)| n).collect();
+        assert_eq!(counts, [256 * 4 + 7, 255, 256]);
     }
 
     #[test]
