@@ -388,7 +388,9 @@ fn under_mpirun_the_page_shows_every_host() {
     }
     let (mut child, addr) = serving_with(
         crate::mpi_faults::mpirun_on_hosts(4, 1),
-        &["--runtime", "8s", "--no-store"],
+        // Long enough for Chromium to load the page while the phase runs on a loaded
+        // machine (with 8 s the page once came after it: an empty hosts table).
+        &["--runtime", "15s", "--no-store"],
     );
     // While the phase runs: its hosts, each with its ranks' counts.
     std::thread::sleep(Duration::from_millis(1500));

@@ -193,8 +193,9 @@ fn chromium_sees_a_row_per_target() {
     let (mut child, addr) = serving_command(
         iolab(),
         &["targets", "--backend", "null"],
-        // Long enough for Chromium to start on a loaded machine during the read phase.
-        &["--write", "--read", "--runtime", "7s", "/a", "/b", "/c"],
+        // Long enough for Chromium to start during the read phase on a loaded machine
+        // (7 s was not, with a build beside it: the page came after the phase).
+        &["--write", "--read", "--runtime", "15s", "/a", "/b", "/c"],
     );
     await_status(&addr, Duration::from_secs(30), |s| {
         !s["targets"].as_array().unwrap().is_empty() && targets_now(s).len() == 3
