@@ -144,7 +144,16 @@ fn parse_date(option: &str, text: &str) -> Result<i64> {
         m.parse().map_err(|_| bad())?,
         d.parse().map_err(|_| bad())?,
     );
-    if !(1..=12).contains(&m) || !(1..=31).contains(&d) {
+    // A day the month has (2026-02-30 is no date), in years the calendar arithmetic
+    // handles without overflow (9223372036854775807-01-01 overflowed it).
+    let leap = y % 4 == 0 && (y % 100 != 0 || y % 400 == 0);
+    let days_in_month = match m {
+        2 if leap => 29,
+        2 => 28,
+        4 | 6 | 9 | 11 => 30,
+        _ => 31,
+    };
+    if !(1..=9999).contains(&y) || !(1..=12).contains(&m) || !(1..=days_in_month).contains(&d) {
         return Err(bad());
     }
     Ok(iolab_core::civil::days_from_civil(y, m, d) * 86_400_000)

@@ -256,3 +256,23 @@ fn a_checkpoint_model_beyond_any_machine_is_refused() {
         r.stdout
     );
 }
+
+/// `--since 9223372036854775807-01-01` overflowed the calendar arithmetic (a panic);
+/// `--until 2026-02-30` was taken as March 2nd.
+#[test]
+fn a_date_that_is_no_day_is_refused() {
+    for (option, date) in [
+        ("--since", "9223372036854775807-01-01"),
+        ("--until", "2026-02-30"),
+        ("--since", "2025-02-29"),
+        ("--until", "2026-04-31"),
+        ("--since", "0-01-01"),
+    ] {
+        let r = crate::common::run(&["results", "list", option, date]).expect(2);
+        assert_eq!(
+            r.error_line(),
+            format!("iolab: error: {option}: '{date}' is not a date; use YYYY-MM-DD")
+        );
+    }
+    crate::common::run(&["results", "list", "--since", "2024-02-29"]).expect(0);
+}
