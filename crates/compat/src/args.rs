@@ -111,6 +111,20 @@ impl<'a> Args<'a> {
             .ok_or_else(|| self.error(flag, format!("'{v}' is not a whole number in range")))
     }
 
+    /// A number of seconds (IOR's -D and -d, mdtest's -W): at most 100 years, iolab's
+    /// longest duration (2^64-1 s overflowed the nanoseconds of a deadline).
+    pub fn seconds(&mut self, flag: &str) -> Result<u64, ArgError> {
+        let v: u64 = self.number(flag)?;
+        let max = iolab_core::units::TimeSpan::MAX.nanos().0 / 1_000_000_000;
+        if v > max {
+            return Err(self.error(
+                flag,
+                format!("{v} seconds is more than 100 years, the longest iolab takes"),
+            ));
+        }
+        Ok(v)
+    }
+
     /// A size as IOR and mdtest read it: a whole number with k, m, g or t (powers of
     /// 1024), upper or lower case.
     pub fn size(&mut self, flag: &str) -> Result<u64, ArgError> {

@@ -129,7 +129,7 @@ pub fn parse_mdtest_args(argv: &[String]) -> Result<MdtestOptions, ArgError> {
             "-N" => o.stride = args.number(&flag)?,
             "-d" => o.test_dir = args.value(&flag)?,
             "-i" => o.iterations = args.number(&flag)?,
-            "-W" => o.stonewall = args.number(&flag)?,
+            "-W" => o.stonewall = args.seconds(&flag)?,
             "-x" => o.stonewall_status_file = Some(args.value(&flag)?),
             "-t" => o.time_unique_dir = true,
             "-P" => o.print_both = true,

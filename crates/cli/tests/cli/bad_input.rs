@@ -276,3 +276,57 @@ fn a_date_that_is_no_day_is_refused() {
     }
     crate::common::run(&["results", "list", "--since", "2024-02-29"]).expect(0);
 }
+
+/// IOR's -D and mdtest's -W in seconds: 2^64-1 overflowed the nanoseconds (a panic).
+#[test]
+fn ior_and_mdtest_deadlines_of_centuries_are_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let f = dir.path().join("f");
+    let m = dir.path().join("m");
+    for (args, expected) in [
+        (
+            vec![
+                "ior",
+                "-a",
+                "POSIX",
+                "-w",
+                "-o",
+                path(&f),
+                "-D",
+                "18446744073709551615",
+            ],
+            "iolab: error: ior -D: 18446744073709551615 seconds is more than 100 years, the longest iolab takes",
+        ),
+        (
+            vec![
+                "ior",
+                "-a",
+                "POSIX",
+                "-w",
+                "-o",
+                path(&f),
+                "-d",
+                "3153600001",
+            ],
+            "iolab: error: ior -d: 3153600001 seconds is more than 100 years, the longest iolab takes",
+        ),
+        (
+            vec![
+                "mdtest",
+                "-n",
+                "2",
+                "-d",
+                path(&m),
+                "-W",
+                "18446744073709551615",
+            ],
+            "iolab: error: mdtest -W: 18446744073709551615 seconds is more than 100 years, the longest iolab takes",
+        ),
+    ] {
+        let mut all = args.clone();
+        all.insert(1, "--no-store");
+        let r = crate::common::run(&all).expect(2);
+        assert_eq!(r.error_line(), expected, "{args:?}");
+    }
+    assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 0);
+}
