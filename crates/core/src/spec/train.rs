@@ -361,6 +361,9 @@ impl TrainSpec {
 /// preset sample is unet3d's 140 MiB.
 const MAX_RECORD_LENGTH: f64 = (1u64 << 40) as f64;
 
+/// The most files a dataset has: 64 times DLIO's largest preset (cosmoflow, 524288).
+const MAX_FILES: u64 = 1 << 25;
+
 /// The largest training file iolab takes, so that a file's bytes and the loader's memory
 /// figures stay well inside u64.
 const MAX_FILE_BYTES: f64 = (1u64 << 50) as f64;
@@ -384,6 +387,16 @@ impl TrainConfig {
         }
         if self.files == 0 {
             return Err(SpecError::new("--files", "must be at least 1"));
+        }
+        // Sizes and plans go file by file: 2^64-1 files looped for hours, deaf to Ctrl-C.
+        if self.files > MAX_FILES {
+            return Err(SpecError::new(
+                "--files",
+                format!(
+                    "{} files are more than the {MAX_FILES} iolab lays out (DLIO's largest preset has 524288; lower --files or --scale)",
+                    self.files
+                ),
+            ));
         }
         if self.samples_per_file == 0 {
             return Err(SpecError::new("--samples-per-file", "must be at least 1"));

@@ -340,3 +340,27 @@ fn a_sample_or_file_too_large_for_64_bits_is_refused() {
     }
     assert!(!data.exists());
 }
+
+/// `train datagen --files 18446744073709551615` sized the dataset file by file, for
+/// hours, ignoring Ctrl-C.
+#[test]
+fn a_dataset_of_more_files_than_iolab_lays_out_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let data = dir.path().join("d");
+    for sub in ["plan", "datagen"] {
+        let r = run(&[
+            "train",
+            sub,
+            "--data-dir",
+            path(&data),
+            "--files",
+            "18446744073709551615",
+        ])
+        .expect(2);
+        assert_eq!(
+            error_line(&r),
+            "iolab: error: --files: 18446744073709551615 files are more than the 33554432 iolab lays out (DLIO's largest preset has 524288; lower --files or --scale)"
+        );
+    }
+    assert!(!data.exists());
+}
