@@ -218,7 +218,7 @@ fn s5s_command_line_prints_fios_normal_and_terse_output() {
 fn bad_input_is_one_line_exit_2_and_runs_nothing() {
     let dir = tempfile::tempdir_in("/var/tmp").unwrap();
     let d = format!("--directory={}", path(dir.path()));
-    let cases: [(&[&str], &str); 6] = [
+    let cases: [(&[&str], &str); 8] = [
         (
             &["fio", "--name=a", "--size=1m", "--foo=1"],
             "command line: --foo: [a] foo: unknown option 'foo' (nothing was run)",
@@ -242,6 +242,20 @@ fn bad_input_is_one_line_exit_2_and_runs_nothing() {
         (
             &["fio", "--output-format=xml", "--name=a", "--size=1m"],
             "'xml' is not an output format",
+        ),
+        // Times past 100 years panicked in a worker (a deadline beyond u64 nanoseconds).
+        (
+            &["fio", "--name=a", "--size=1m", "--runtime=18446744073s"],
+            "[a] runtime: '18446744073s' is more than 100 years",
+        ),
+        (
+            &[
+                "fio",
+                "--name=a",
+                "--size=1m",
+                "--thinktime=18446744073709551615",
+            ],
+            "[a] thinktime: '18446744073709551615' microseconds is more than 100 years",
         ),
     ];
     for (args, want) in cases {

@@ -109,7 +109,11 @@ fn nonzero(v: Option<u64>) -> Option<u64> {
 fn micros(text: &str) -> Result<TimeSpan, String> {
     let t = text.trim();
     match t.parse::<u64>() {
-        Ok(us) => Ok(TimeSpan(Nanos(us.saturating_mul(1000)))),
+        Ok(us) => us
+            .checked_mul(1000)
+            .filter(|&n| n <= TimeSpan::MAX.0.0)
+            .map(|n| TimeSpan(Nanos(n)))
+            .ok_or_else(|| format!("'{t}' microseconds is more than 100 years")),
         Err(_) => time(t),
     }
 }

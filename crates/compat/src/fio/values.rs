@@ -81,8 +81,9 @@ pub fn time(text: &str) -> Result<TimeSpan, String> {
         other => return Err(format!("'{t}' has an unknown time unit '{other}'")),
     };
     n.checked_mul(nanos_per)
+        .filter(|&n| n <= TimeSpan::MAX.0.0)
         .map(|n| TimeSpan(Nanos(n)))
-        .ok_or_else(|| format!("'{t}' is too long"))
+        .ok_or_else(|| format!("'{t}' is more than 100 years"))
 }
 
 /// A boolean: a bare option is true; `1`/`0`, `true`/`false`, `yes`/`no`, `on`/`off`.
