@@ -218,7 +218,7 @@ fn s5s_command_line_prints_fios_normal_and_terse_output() {
 fn bad_input_is_one_line_exit_2_and_runs_nothing() {
     let dir = tempfile::tempdir_in("/var/tmp").unwrap();
     let d = format!("--directory={}", path(dir.path()));
-    let cases: [(&[&str], &str); 8] = [
+    let cases: [(&[&str], &str); 9] = [
         (
             &["fio", "--name=a", "--size=1m", "--foo=1"],
             "command line: --foo: [a] foo: unknown option 'foo' (nothing was run)",
@@ -256,6 +256,16 @@ fn bad_input_is_one_line_exit_2_and_runs_nothing() {
                 "--thinktime=18446744073709551615",
             ],
             "[a] thinktime: '18446744073709551615' microseconds is more than 100 years",
+        ),
+        // 2^44 passes over 1 MiB: counted at once and refused (the count ran for hours).
+        (
+            &[
+                "fio",
+                "--name=a",
+                "--size=1m",
+                "--io_size=18446744073709551615",
+            ],
+            "[a] io_size: 18446744073709551615 bytes over a region of 1048576 make 17592186044416 passes",
         ),
     ];
     for (args, want) in cases {

@@ -5,6 +5,7 @@
 
 use iolab_core::spec::{DataSpec, RwKind};
 
+use super::error::FioError;
 use super::job::{FioJob, FioOffset};
 use super::plan::{FioPlan, Refusal};
 
@@ -76,33 +77,66 @@ impl FioPlan {
     /// with its io_size. fio runs `loops` passes, each until the region is done or
     /// `io_size × loops` bytes are issued since the start, then more passes while less
     /// than `io_size` is done (by a block at least).
-    pub fn passes(&self, spec: &DataSpec, region: u64) -> (u32, Option<u64>) {
+    pub fn passes(&self, spec: &DataSpec, region: u64) -> Result<(u32, Option<u64>), FioError> {
         let Some(io) = self.io_size else {
-            return (self.loops, None);
+            return Ok((self.loops, None));
         };
         let bs = spec.unit().max(1);
         let region = region / bs * bs;
+        if region == 0 {
+            return Ok((1, Some(0)));
+        }
         let loops = u64::from(self.loops.max(1));
         // Issuing stops at the first I/O that reaches the limit.
         let limit = io.saturating_mul(loops).div_ceil(bs).saturating_mul(bs);
-        let (mut issued, mut passes, mut left) = (0u64, 0u32, loops);
+        let (mut issued, mut passes, mut left) = (0u64, 0u64, loops);
         loop {
+            // Whole passes are counted at once (an io_size of many regions is billions of
+            // passes): as many as the loops left, or the limit and io_size, allow.
+            if limit - issued >= region {
+                let whole = (limit - issued) / region;
+                let k = if left > 0 {
+                    let k = left.min(whole);
+                    left -= k;
+                    k
+                } else if issued < io && io - issued >= bs {
+                    whole.min((io - issued - bs) / region + 1)
+                } else {
+                    break;
+                };
+                issued += k * region;
+                passes += k;
+                continue;
+            }
             if left > 0 {
                 left -= 1;
             } else if issued >= io || io - issued < bs {
                 break;
             }
-            let n = region.min(limit.saturating_sub(issued));
+            let n = limit - issued;
             if n == 0 {
                 if left == 0 {
                     break;
                 }
+                // Nothing more can be issued: the loops left move nothing.
+                left = 0;
                 continue;
             }
             issued += n;
             passes += 1;
         }
-        (passes.max(1), Some(issued / bs))
+        let passes = u32::try_from(passes.max(1)).map_err(|_| {
+            FioError::option(
+                self.job.at_of("io_size"),
+                &self.job.name,
+                "io_size",
+                format!(
+                    "{io} bytes over a region of {region} make {passes} passes, more than {}",
+                    u32::MAX
+                ),
+            )
+        })?;
+        Ok((passes, Some(issued / bs)))
     }
 }
 

@@ -78,6 +78,74 @@ fn offset_increment_gives_each_clone_its_region_as_fio_does() {
     }
 }
 
+/// fio's passes as the plain loop counts them, one pass at a time (what
+/// `FioPlan::passes` counts whole passes at once to match).
+fn passes_one_by_one(io: u64, loops: u64, bs: u64, region: u64) -> (u64, u64) {
+    let region = region / bs * bs;
+    let limit = io.saturating_mul(loops).div_ceil(bs).saturating_mul(bs);
+    let (mut issued, mut passes, mut left) = (0u64, 0u64, loops);
+    loop {
+        if left > 0 {
+            left -= 1;
+        } else if issued >= io || io - issued < bs {
+            break;
+        }
+        let n = region.min(limit.saturating_sub(issued));
+        if n == 0 {
+            if left == 0 {
+                break;
+            }
+            continue;
+        }
+        issued += n;
+        passes += 1;
+    }
+    (passes.max(1), issued / bs)
+}
+
+#[test]
+fn io_size_passes_counted_at_once_are_those_of_one_by_one() {
+    let plan = |opts: &[(&str, &str)]| plan_jobs(&[job("i", opts)], 0).map(|p| p[0].clone());
+    for io in [1u64, 3, 4, 5, 7, 8, 12, 13, 40, 41, 100] {
+        for loops in [1u64, 2, 3, 5] {
+            for bs in [1u64, 2, 4] {
+                let p = plan(&[
+                    ("rw", "randread"),
+                    ("size", "1m"),
+                    ("bs", &(bs * 512).to_string()),
+                    ("io_size", &(io * 512).to_string()),
+                    ("loops", &loops.to_string()),
+                ])
+                .unwrap();
+                for region in [0u64, 1, 2, 3, 4, 5, 8, 9, 16, 33, 64, 200] {
+                    let (passes, ios) = p.passes(&p.spec, region * 512).unwrap();
+                    let (want_passes, want_ios) =
+                        passes_one_by_one(io * 512, loops, bs * 512, region * 512);
+                    assert_eq!(
+                        (u64::from(passes), ios.unwrap()),
+                        (want_passes, want_ios),
+                        "io_size={io} loops={loops} bs={bs} region={region} (x 512)"
+                    );
+                }
+            }
+        }
+    }
+    // An io_size of 2^64 - 1 over 1 MiB: 2^44 passes, counted at once and refused (it
+    // ran the loop for hours), naming the option.
+    let p = plan(&[("size", "1m"), ("io_size", "18446744073709551615")]).unwrap();
+    let e = p.passes(&p.spec, 1 << 20).unwrap_err().to_string();
+    assert!(
+        e.contains("[i] io_size") && e.contains("17592186044416 passes"),
+        "{e}"
+    );
+    // Billions of loops with io_size (io_size x loops in all): counted at once too.
+    let p = plan(&[("size", "1m"), ("io_size", "1m"), ("loops", "4000000000")]).unwrap();
+    assert_eq!(
+        p.passes(&p.spec, 1 << 20).unwrap(),
+        (4_000_000_000, Some(1_024_000_000_000))
+    );
+}
+
 #[test]
 fn io_size_makes_fios_passes_and_byte_count() {
     let plan = |opts: &[(&str, &str)]| plan_jobs(&[job("i", opts)], 0).map(|p| p[0].clone());
@@ -98,7 +166,7 @@ fn io_size_makes_fios_passes_and_byte_count() {
         ])
         .unwrap();
         let region = p.spec.size.unwrap().get();
-        let (passes, ios) = p.passes(&p.spec, region);
+        let (passes, ios) = p.passes(&p.spec, region).unwrap();
         assert_eq!(
             (passes, ios.unwrap()),
             want,
@@ -107,7 +175,7 @@ fn io_size_makes_fios_passes_and_byte_count() {
     }
     // Without io_size: the loops, every pass whole.
     let p = plan(&[("size", "1m"), ("loops", "3")]).unwrap();
-    assert_eq!(p.passes(&p.spec, 1 << 20), (3, None));
+    assert_eq!(p.passes(&p.spec, 1 << 20).unwrap(), (3, None));
     // io_limit is its other name; a time-based job ignores it (said).
     let p = plan(&[
         ("size", "1m"),

@@ -310,7 +310,7 @@ fn run_prepared(
             (None, Some(t), _) => t.get() / clones,
             (None, None, d) => d.unwrap_or(0).saturating_sub(offset) / clones,
         };
-        amounts.push(s.plans[i].passes(&spec, region));
+        amounts.push(s.plans[i].passes(&spec, region)?);
         resolved.push((spec, offset, increment));
     }
     let data_jobs: Vec<DataJob<'_>> = jobs
