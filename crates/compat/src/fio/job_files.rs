@@ -238,28 +238,18 @@ fn file_service_type(v: &str) -> Result<(FileServiceKind, u32), String> {
 /// file (filesetup.c `add_file` joins `directory` and the name, an absolute name too),
 /// so a `directory` given after the `filename` does not apply to it. On the command
 /// line options apply in order (`--filename=x --directory=d` opens ./x); in a job
-/// file fio sorts each section's options first (options.c `fio_options_parse`,
+/// file fio sorts each section's options first ([`super::jobfile::Section::fio_order`]:
 /// `filename` has priority -1), so within a section the `directory` applies in
 /// either order, but a job's own `directory` does not move a `[global]` `filename`.
 /// None: the name as written.
 pub fn filename_directory(section: &super::jobfile::Section) -> Option<String> {
-    let (globals, own) = section
-        .options
-        .split_at(section.globals.min(section.options.len()));
     let mut dir: Option<String> = None;
     let mut joined: Option<Option<String>> = None;
-    for group in [globals, own] {
-        let from_file = group.iter().all(|o| !o.at.starts_with("command line"));
-        let mut fio_order: Vec<&super::jobfile::RawOption> = group.iter().collect();
-        if from_file {
-            fio_order.sort_by_key(|o| o.key == "filename");
-        }
-        for o in fio_order {
-            match o.key.as_str() {
-                "directory" => dir = o.value.clone(),
-                "filename" => joined = Some(dir.clone()),
-                _ => {}
-            }
+    for o in section.fio_order().into_iter().map(|i| &section.options[i]) {
+        match o.key.as_str() {
+            "directory" => dir = o.value.clone(),
+            "filename" => joined = Some(dir.clone()),
+            _ => {}
         }
     }
     joined.flatten()

@@ -32,10 +32,9 @@ impl Section {
     /// The order fio 3.33 applies a section's options in: a job file's `[global]` options,
     /// then the job's own, each part sorted by the options' priority (options.c
     /// `fio_options_parse` sorts them with `sort_options`; `kb_base` and `unit_base` have
-    /// priority 1, so a section's sizes are read with its `kb_base` wherever it is written);
-    /// a command line's in the order given (fio parses each as it comes). Indices into
-    /// `options`. (`filename`'s own order, priority -1, is
-    /// [`super::job_files::filename_directory`]'s.)
+    /// priority 1, so a section's sizes are read with its `kb_base` wherever it is written,
+    /// and `filename` -1, so it is added after the section's `directory`); a command
+    /// line's in the order given (fio parses each as it comes). Indices into `options`.
     pub fn fio_order(&self) -> Vec<usize> {
         let split = self.globals.min(self.options.len());
         let mut order = Vec::with_capacity(self.options.len());
@@ -46,13 +45,21 @@ impl Section {
                 .all(|&i| !self.options[i].at.starts_with("command line"));
             if from_file {
                 // A stable sort: options of one priority keep their order.
-                ids.sort_by_key(|&i| {
-                    !matches!(self.options[i].key.as_str(), "kb_base" | "unit_base")
-                });
+                ids.sort_by_key(|&i| std::cmp::Reverse(fio_priority(&self.options[i].key)));
             }
             order.extend(ids);
         }
         order
+    }
+}
+
+/// An option's priority in fio 3.33's options.c (`prio`): higher ones are applied first
+/// within a job file's section; 0 for all the others iolab reads.
+fn fio_priority(key: &str) -> i8 {
+    match key {
+        "kb_base" | "unit_base" => 1,
+        "filename" => -1,
+        _ => 0,
     }
 }
 
