@@ -107,7 +107,7 @@ start_d() { # name -> starts that daemon in the foreground, in the background, P
         client.rgw*) setsid radosgw -c "$conf" -n "$name" -f </dev/null >>"$log" 2>&1 & ;;
         *) die "no daemon '$name' (mon.a, mgr.x, osd.N, mds.a, client.rgw.a)" ;;
     esac
-    echo $! >"$state/run/$name.pid"
+    spawned $! "$state/run/$name.pid" "$(pattern_of "$name")"
 }
 
 daemons() { # every daemon of this cluster that has a PID file, in stopping order
@@ -411,7 +411,7 @@ fi
 
 if [ "$mount" = 1 ]; then
     setsid ceph-fuse -c "$conf" --admin-socket "$state/run/fuse.asok" -f "$state/mnt" </dev/null >>"$state/log/fuse.out" 2>&1 &
-    echo $! >"$state/run/fuse.pid"
+    spawned $! "$state/run/fuse.pid" ceph-fuse
     for _ in $(seq 300); do
         is_mounted "$state/mnt" && stat "$state/mnt" >/dev/null 2>&1 && break
         alive_d fuse || { failed_up; die "ceph-fuse exited (log: $state/log/fuse.out)"; }

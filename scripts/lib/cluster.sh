@@ -16,6 +16,22 @@ alive() {
     [ -z "${2:-}" ] || tr '\0' ' ' <"/proc/$pid/cmdline" 2>/dev/null | grep -q -- "$2"
 }
 
+# Records the PID of the daemon just started in the background (`$!`) in a PID file once it
+# runs the program named by `pattern`. `cmd &` forks a copy of this shell that execs `cmd` a
+# moment later (tens of milliseconds on a loaded machine): until then the PID's command line
+# is this script's, and alive() with the daemon's name would call the daemon dead (a CI run's
+# `up` failed so: "ceph-fuse exited" with ceph-fuse about to start). Waits up to 10 s for the
+# exec, or for the process to be gone (an exec that failed; alive() says so next).
+spawned() {
+    local pid=$1 f=$2 pattern=$3 i
+    echo "$pid" >"$f"
+    for i in $(seq 1000); do
+        case "$(awk '{ print $3 }' "/proc/$pid/stat" 2>/dev/null)" in '' | Z | X) return 0 ;; esac
+        tr '\0' ' ' <"/proc/$pid/cmdline" 2>/dev/null | grep -q -- "$pattern" && return 0
+        sleep 0.01
+    done
+}
+
 # Stops the process of a PID file: SIGTERM, `grace` tenths of a second, then SIGKILL.
 # Removes the PID file, unless the process outlives SIGKILL by 10 s: then its PID is added
 # to `survivors` and the file kept, so that `down` keeps the state and can be run again.

@@ -365,3 +365,41 @@ fn env_lines_parse_with_and_without_quotes() {
     assert_eq!(e["C"], "");
     assert_eq!(e.len(), 3);
 }
+
+/// A daemon started with `cmd &` is, for a moment, a copy of the script that has not exec'd
+/// it yet (its command line the script's): `alive` with the daemon's name must not call it
+/// dead then (a CI run's `ceph.sh up` failed so, "ceph-fuse exited" with ceph-fuse about to
+/// start). Here the exec comes 0.3 s late: a PID recorded as `$!` is not yet alive by
+/// name, one recorded by `spawned` is; and `spawned` returns at once for a process that
+/// is gone.
+#[test]
+fn a_daemon_is_recorded_once_it_has_execd() {
+    let dir = tempfile::tempdir().unwrap();
+    let lib = script("ceph").parent().unwrap().join("lib/cluster.sh");
+    let sh = dir.path().join("t.sh");
+    std::fs::write(
+        &sh,
+        format!(
+            r#"me=t; state={d}; . {lib}
+( sleep 0.3; exec sleep 30 ) & echo $! > {d}/plain.pid
+alive {d}/plain.pid 'sleep 30' && echo plain-alive || echo plain-not-yet
+( sleep 0.3; exec sleep 30 ) & spawned $! {d}/spawned.pid 'sleep 30'
+alive {d}/spawned.pid 'sleep 30' && echo spawned-alive || echo spawned-not-yet
+( exit 0 ) & s=$SECONDS; spawned $! {d}/gone.pid 'sleep 30'
+[ $((SECONDS - s)) -lt 5 ] && echo gone-at-once
+kill $(cat {d}/plain.pid) $(cat {d}/spawned.pid)
+"#,
+            d = dir.path().display(),
+            lib = lib.display()
+        ),
+    )
+    .unwrap();
+    let out = Command::new("bash").arg(&sh).output().unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(
+        stdout.lines().collect::<Vec<_>>(),
+        ["plain-not-yet", "spawned-alive", "gone-at-once"],
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
