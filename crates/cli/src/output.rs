@@ -3,7 +3,8 @@
 //! (`iolab results list | head`) the process ends quietly, as programs do on SIGPIPE;
 //! when writing fails otherwise (`> /dev/full`, a vanished terminal) it says so in one
 //! line and exits with [`crate::exit::OUTPUT`]. Results are stored before anything is
-//! printed, so nothing measured is lost.
+//! printed, so nothing measured is lost. [`check_output_dir`] refuses an output file
+//! whose directory is not there before anything is written.
 
 use std::io::{self, Write};
 
@@ -33,4 +34,26 @@ pub fn stdout_failed(e: &io::Error) -> ! {
         iolab_core::error::describe(e)
     );
     std::process::exit(i32::from(crate::exit::OUTPUT));
+}
+
+/// Refuses an output file whose directory is not there (a typo), before anything is
+/// read or written: iolab creates no directories for its reports.
+pub fn check_output_dir(option: &str, path: &std::path::Path) -> anyhow::Result<()> {
+    let dir = match path.parent() {
+        Some(d) if !d.as_os_str().is_empty() => d,
+        _ => std::path::Path::new("."),
+    };
+    match std::fs::metadata(dir) {
+        Ok(m) if m.is_dir() => Ok(()),
+        Ok(_) => anyhow::bail!(
+            "{option} {}: {} is not a directory",
+            path.display(),
+            dir.display()
+        ),
+        Err(_) => anyhow::bail!(
+            "{option} {}: the directory {} does not exist; create it first or choose another file",
+            path.display(),
+            dir.display()
+        ),
+    }
 }

@@ -201,6 +201,9 @@ pub fn results(args: ResultsArgs) -> Result<u8> {
             print!("{}", render(format, &[record])?);
         }
         ResultsCommand::Export(e) => {
+            if let Some(p) = &e.output {
+                crate::output::check_output_dir("--output", p)?;
+            }
             let records = if e.runs.is_empty() {
                 let rows = store.list_runs(&filter(&e.filter)?)?;
                 rows.iter()
@@ -216,7 +219,7 @@ pub fn results(args: ResultsArgs) -> Result<u8> {
                 bail!("no runs match; `iolab results list` shows what is stored");
             }
             let text = render(e.format, &records)?;
-            write_or_print(e.output.as_ref(), &text)?;
+            write_or_print("--output", e.output.as_ref(), &text)?;
         }
         ResultsCommand::Delete { run } => {
             let id = store.resolve(&run)?;
@@ -297,9 +300,9 @@ fn render(format: Format, runs: &[RunRecord]) -> Result<String> {
     ))
 }
 
-fn write_or_print(path: Option<&PathBuf>, text: &str) -> Result<()> {
+fn write_or_print(option: &str, path: Option<&PathBuf>, text: &str) -> Result<()> {
     match path {
-        Some(p) => std::fs::write(p, text).with_context(|| format!("writing {}", p.display())),
+        Some(p) => std::fs::write(p, text).with_context(|| format!("{option} {}", p.display())),
         None => {
             print!("{text}");
             Ok(())
@@ -404,6 +407,16 @@ pub fn report(args: ReportArgs) -> Result<u8> {
     if args.html.is_none() && args.markdown.is_none() && args.csv.is_none() {
         bail!("say what to write: --html FILE, --markdown FILE and/or --csv FILE");
     }
+    let outputs = [
+        ("--html", &args.html),
+        ("--markdown", &args.markdown),
+        ("--csv", &args.csv),
+    ];
+    for (option, path) in outputs {
+        if let Some(p) = path {
+            crate::output::check_output_dir(option, p)?;
+        }
+    }
     let rated = match &args.rated {
         Some(file) => Some(crate::commands::study::read_rated(file, "--rated")?),
         None => None,
@@ -431,15 +444,19 @@ pub fn report(args: ReportArgs) -> Result<u8> {
     };
     if let Some(p) = &args.html {
         let html = iolab_report::render_html(&runs, &opts);
-        write_or_print(Some(p), &html)?;
+        write_or_print("--html", Some(p), &html)?;
         println!("wrote {}", p.display());
     }
     if let Some(p) = &args.markdown {
-        write_or_print(Some(p), &iolab_report::render_markdown_with(&runs, &opts))?;
+        write_or_print(
+            "--markdown",
+            Some(p),
+            &iolab_report::render_markdown_with(&runs, &opts),
+        )?;
         println!("wrote {}", p.display());
     }
     if let Some(p) = &args.csv {
-        write_or_print(Some(p), &iolab_report::render_csv(&runs))?;
+        write_or_print("--csv", Some(p), &iolab_report::render_csv(&runs))?;
         println!("wrote {}", p.display());
     }
     Ok(exit::OK)

@@ -181,3 +181,60 @@ fn exporting_targets_runs_shows_their_figures_without_a_comparison() {
     let stored = x["wall_bytes_per_sec"].as_f64().unwrap();
     assert!((wall / stored - 1.0).abs() < 1e-6, "{wall} vs {stored}");
 }
+
+/// A report or export to a directory that is not there (a typo) said only "writing
+/// PATH: No such file or directory", without the option, after writing the outputs
+/// named before it: every output is checked first, nothing is written and no directory
+/// is made.
+#[test]
+fn an_output_in_a_missing_directory_is_refused_by_option() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("r.db");
+    null_run(&db, "qa", "1");
+    let html = dir.path().join("r.html");
+    let typo = dir.path().join("reprots");
+    let md = typo.join("r.md");
+    let json = typo.join("all.json");
+    let r = with_db(
+        &db,
+        &[
+            "report",
+            "qa",
+            "--html",
+            path(&html),
+            "--markdown",
+            path(&md),
+        ],
+    )
+    .expect(2);
+    assert_eq!(
+        crate::common::error_line(&r),
+        format!(
+            "iolab: error: --markdown {}: the directory {} does not exist; create it first or choose another file",
+            md.display(),
+            typo.display()
+        )
+    );
+    let r = with_db(&db, &["results", "export", "qa", "-o", path(&json)]).expect(2);
+    assert_eq!(
+        crate::common::error_line(&r),
+        format!(
+            "iolab: error: --output {}: the directory {} does not exist; create it first or choose another file",
+            json.display(),
+            typo.display()
+        )
+    );
+    // A file where the directory should be.
+    std::fs::write(&typo, "").unwrap();
+    let r = with_db(&db, &["report", "qa", "--csv", path(&md)]).expect(2);
+    assert_eq!(
+        crate::common::error_line(&r),
+        format!(
+            "iolab: error: --csv {}: {} is not a directory",
+            md.display(),
+            typo.display()
+        )
+    );
+    assert!(!html.exists(), "the report wrote --html before refusing");
+    assert!(typo.is_file());
+}
