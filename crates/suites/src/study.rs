@@ -8,6 +8,7 @@
 //! it wrote.
 //! [`estimate`] says what a study needs before anything is written: capacity and time.
 
+use iolab_core::SpecError;
 use iolab_core::result::PhaseResult;
 use iolab_core::spec::{BackendKind, MetaBackendKind, MetaOp, PhaseSpec, PlannedPhase};
 use iolab_core::units::{ByteCount, BytesPerSec, Nanos};
@@ -233,13 +234,14 @@ pub struct StudyEstimate {
 
 /// Estimates capacity and time for `phases` run by `ranks` ranks, assuming data moves
 /// at `bandwidth`, or `iops` I/Os per second when that is slower, where a phase is not
-/// time based.
+/// time based. A metadata phase whose tree cannot be planned for that many ranks is
+/// refused, naming its sweep and phase (the run would refuse it).
 pub fn estimate(
     phases: &[PlannedPhase],
     ranks: u32,
     bandwidth: BytesPerSec,
     iops: f64,
-) -> StudyEstimate {
+) -> Result<StudyEstimate, SpecError> {
     let mut out = Vec::new();
     let mut capacity = 0u64;
     let mut group_bytes = 0u64;
@@ -253,7 +255,12 @@ pub fn estimate(
                 continue;
             }
             PhaseSpec::Meta(spec) => {
-                let e = estimate_meta(spec, ranks, iops);
+                let e = estimate_meta(spec, ranks, iops).map_err(|e| {
+                    SpecError::new(
+                        format!("sweep '{}', phase '{}' on {ranks} ranks", p.sweep, p.name),
+                        e.to_string(),
+                    )
+                })?;
                 if group != Some((p.point, p.repetition)) {
                     group = Some((p.point, p.repetition));
                     group_bytes = 0;
@@ -265,16 +272,16 @@ pub fn estimate(
         };
         // Saturating throughout: an estimate of 16 EiB is refused by the space check
         // with the figure; an overflow panicked (debug) or wrapped to a small need.
-        let workers = spec.threads.saturating_mul(ranks.max(1));
+        let workers = u64::from(spec.threads) * u64::from(ranks.max(1));
         let target = DataTarget::Dir(".".into());
         let sum = |s: Vec<u64>| s.iter().fold(0u64, |a, b| a.saturating_add(*b));
         let blocks: u64 = match spec.size {
             // Every worker moves --size: one share times the workers, without a vector
             // of a share per worker (a plan for a million ranks of 4096 threads).
             Some(_) => shares(spec, &target, 1)
-                .map(|s| sum(s).saturating_mul(u64::from(workers)))
+                .map(|s| sum(s).saturating_mul(workers))
                 .unwrap_or(0),
-            None => shares(spec, &target, workers.min(1 << 20))
+            None => shares(spec, &target, workers.min(1 << 20) as u32)
                 .map(sum)
                 .unwrap_or(0),
         };
@@ -309,24 +316,28 @@ pub fn estimate(
         });
     }
     let time = Nanos(out.iter().fold(0u64, |a, e| a.saturating_add(e.time.0)));
-    StudyEstimate {
+    Ok(StudyEstimate {
         phases: out,
         capacity,
         time,
-    }
+    })
 }
 
 /// A metadata phase: its files' bytes, and the create stonewall plus every operation over
 /// all files at `rate` files per second.
-fn estimate_meta(spec: &iolab_core::spec::MetaSpec, ranks: u32, rate: f64) -> PhaseEstimate {
-    let workers = spec.threads.saturating_mul(ranks.max(1));
-    let files = spec.total_files_for(workers).unwrap_or(0);
+fn estimate_meta(
+    spec: &iolab_core::spec::MetaSpec,
+    ranks: u32,
+    rate: f64,
+) -> Result<PhaseEstimate, SpecError> {
+    let workers = u64::from(spec.threads) * u64::from(ranks.max(1));
+    let files = spec.total_files_for(workers)?;
     // A shared tree's leaves hold every worker's files; private trees have leaves each.
-    let leaves_per_thread = u64::from(spec.dirs_per_thread_for(workers).unwrap_or(0));
+    let leaves_per_thread = u64::from(spec.dirs_per_thread_for(workers)?);
     let dirs = if spec.shared_dir {
         leaves_per_thread
     } else {
-        leaves_per_thread.saturating_mul(u64::from(workers))
+        leaves_per_thread.saturating_mul(workers)
     };
     let file_ops = spec.ops.iter().filter(|o| o.on_files()).count() as u64;
     // One pass over every file at `rate` files per second.
@@ -344,13 +355,13 @@ fn estimate_meta(spec: &iolab_core::spec::MetaSpec, ranks: u32, rate: f64) -> Ph
         MetaBackendKind::Null => 0,
         MetaBackendKind::Posix => files.saturating_mul(spec.file_size.get()),
     };
-    PhaseEstimate {
+    Ok(PhaseEstimate {
         data_bytes: stored,
         time,
         time_based: false,
         files,
         dirs,
-    }
+    })
 }
 
 /// "2.00 TB" style figure for plans.
@@ -381,7 +392,7 @@ ops = "create,stat,read,remove"
         let study = StudySpec::from_toml(text, "md.toml").unwrap();
         let phases = study.expand("md.toml", &Overrides::default()).unwrap();
         // 2 ranks x 2 threads x 5 dirs x 1000 files = 20,000 files at 1,000 files/s.
-        let e = estimate(&phases, 2, BytesPerSec(1e9), 1000.0);
+        let e = estimate(&phases, 2, BytesPerSec(1e9), 1000.0).unwrap();
         assert_eq!(e.capacity, 20_000 * 4096);
         assert_eq!(e.time, Nanos(80 * 1_000_000_000));
         // A stonewalled create takes its deadline, the other three a pass each.
@@ -395,7 +406,7 @@ ops = "create,stat,read,remove"
             )
             .unwrap();
         assert_eq!(
-            estimate(&timed, 2, BytesPerSec(1e9), 1000.0).time,
+            estimate(&timed, 2, BytesPerSec(1e9), 1000.0).unwrap().time,
             Nanos(65 * 1_000_000_000)
         );
     }
@@ -411,7 +422,7 @@ phase = [{ name = "p", rw = "write", threads = 2, size = "1MiB", block_size = "4
 "#;
         let study = StudySpec::from_toml(text, "n.toml").unwrap();
         let phases = study.expand("n.toml", &Overrides::default()).unwrap();
-        let e = estimate(&phases, 1, BytesPerSec(1e9), 1e9);
+        let e = estimate(&phases, 1, BytesPerSec(1e9), 1e9).unwrap();
         assert_eq!(e.phases[0].data_bytes, 2 << 20);
         assert_eq!(e.phases[1].data_bytes, 0);
         assert_eq!(e.capacity, 2 << 20);

@@ -193,7 +193,8 @@ fn plan(args: StudyPlanArgs) -> Result<u8> {
         args.ranks,
         BytesPerSec(args.assume_bandwidth.get() as f64),
         args.assume_iops,
-    );
+    )
+    .map_err(|e| anyhow::anyhow!("{origin}: {e}"))?;
     println!("study {} ({origin}): {}", spec.name, spec.description);
     // Columns as wide as their widest cell: a point such as `rwmix_read=100` or a long
     // "runs as" must not push the row out of its columns.
@@ -225,7 +226,7 @@ fn plan(args: StudyPlanArgs) -> Result<u8> {
     print!("{}", table.to_text());
     for (i, p) in phases.iter().enumerate() {
         if let PhaseSpec::Meta(m) = &p.spec
-            && let Some(note) = m.total_files_note(m.threads.saturating_mul(args.ranks.max(1)))
+            && let Some(note) = m.total_files_note(u64::from(m.threads) * u64::from(args.ranks))
         {
             println!("note on #{}: {note}", i + 1);
         }
@@ -343,7 +344,8 @@ fn run_in(
         rt.comm.size(),
         BytesPerSec(500.0 * 1024.0 * 1024.0),
         10_000.0,
-    );
+    )
+    .map_err(|e| anyhow::anyhow!("{origin}: {e}"))?;
     if rt.is_root()
         && let Some(dir) = &args.target.dir
     {

@@ -330,3 +330,49 @@ fn ior_and_mdtest_deadlines_of_centuries_are_refused() {
     }
     assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 0);
 }
+
+/// `study plan --set threads=4096 --ranks 1048576` showed its metadata phase as "0 files
+/// in 0 dirs": the tree of 2^32 workers is more than iolab plans, and the estimate took
+/// the refusal as zero (the workers also saturated at 2^32-1).
+#[test]
+fn a_study_plan_of_a_tree_too_large_for_its_ranks_is_refused() {
+    for (threads, expected) in [
+        (
+            "threads=4096",
+            "--threads: 4294967296 threads of all ranks together need a directory each, more than the 50000000 directories iolab plans at once; use fewer threads or ranks",
+        ),
+        (
+            "threads=16",
+            "--dirs-per-thread: 5 directories for each of 16777216 threads is more than the 50000000 directories iolab plans at once; use fewer directories and more --files-per-dir",
+        ),
+    ] {
+        let r = crate::common::run(&[
+            "study", "plan", "quick", "--set", threads, "--ranks", "1048576",
+        ])
+        .expect(2);
+        assert_eq!(
+            r.error_line(),
+            format!(
+                "iolab: error: preset quick: sweep 'metadata', phase 'md' on 1048576 ranks: {expected}"
+            ),
+            "{threads}"
+        );
+    }
+    // The largest tree that fits: 8 x 1048576 workers, 5 directories of 10000 files each.
+    let r = crate::common::run(&[
+        "study",
+        "plan",
+        "quick",
+        "--set",
+        "threads=8",
+        "--ranks",
+        "1048576",
+    ])
+    .expect(0);
+    assert!(
+        r.stdout
+            .contains("419430400000 files in 41943040 dirs, x8 per rank"),
+        "{}",
+        r.stdout
+    );
+}

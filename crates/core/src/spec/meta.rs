@@ -262,8 +262,16 @@ impl MetaSpec {
     /// The leaf directories per thread for a run with `workers` threads on all ranks
     /// together: `--dirs-per-thread`, or `--total-files` divided by files per directory
     /// and workers, rounded up (so the total is never less than asked for).
-    pub fn dirs_per_thread_for(&self, workers: u32) -> Result<u32, SpecError> {
-        let workers = u64::from(workers.max(1));
+    pub fn dirs_per_thread_for(&self, workers: u64) -> Result<u32, SpecError> {
+        let workers = workers.max(1);
+        if workers > MAX_META_DIRS {
+            return Err(SpecError::new(
+                "--threads",
+                format!(
+                    "{workers} threads of all ranks together need a directory each, more than the {MAX_META_DIRS} directories iolab plans at once; use fewer threads or ranks"
+                ),
+            ));
+        }
         let Some(total) = self.total_files else {
             let dirs = self.dirs_per_thread.unwrap_or(1);
             if u64::from(dirs) * workers > MAX_META_DIRS {
@@ -290,13 +298,13 @@ impl MetaSpec {
     }
 
     /// Files all workers work on together, for a run with `workers` threads on all ranks.
-    pub fn total_files_for(&self, workers: u32) -> Result<u64, SpecError> {
+    pub fn total_files_for(&self, workers: u64) -> Result<u64, SpecError> {
         let dirs = self.dirs_per_thread_for(workers)? as u64;
-        Ok(self.files_per_dir * dirs * workers as u64)
+        Ok(self.files_per_dir * dirs * workers)
     }
 
     /// A note when `--total-files` does not divide evenly, saying what runs instead.
-    pub fn total_files_note(&self, workers: u32) -> Option<String> {
+    pub fn total_files_note(&self, workers: u64) -> Option<String> {
         let asked = self.total_files?;
         let actual = self.total_files_for(workers).ok()?;
         (actual != asked).then(|| {
@@ -312,7 +320,7 @@ impl MetaSpec {
     pub fn validate(&self) -> Result<(), SpecError> {
         crate::spec::validate_threads(self.threads)?;
         self.validate_tree()?;
-        self.dirs_per_thread_for(self.threads)?;
+        self.dirs_per_thread_for(u64::from(self.threads))?;
         validate_ops(&self.ops, self.files_per_dir)?;
         self.validate_stonewall()?;
         if self.items == MetaItems::Dirs {

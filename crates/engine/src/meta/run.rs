@@ -115,10 +115,11 @@ pub fn plan_meta(
         .find(|&r| roots[r] == mine && topo.ranks[r].host == topo.ranks[me].host)
         == Some(me);
     let ranks = comm.size();
+    // Checked in u64 first: the tree's limit keeps the product inside u32.
+    let leaves = spec.dirs_per_thread_for(u64::from(ranks) * u64::from(spec.threads))?;
     let workers = ranks * spec.threads;
     let one_tree = roots.iter().all(|r| *r == roots[0]);
     let shift = resolve_shift(spec, comm, one_tree);
-    let leaves = spec.dirs_per_thread_for(workers)?;
     Ok(MetaPlan {
         spec: spec.clone(),
         rank: comm.rank(),
@@ -375,7 +376,7 @@ fn phase_meta(
         );
     }
     if op == plan.spec.ops[0]
-        && let Some(note) = spec.total_files_note(plan.workers)
+        && let Some(note) = spec.total_files_note(u64::from(plan.workers))
     {
         warnings.push(note);
     }
