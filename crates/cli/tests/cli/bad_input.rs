@@ -376,3 +376,31 @@ fn a_study_plan_of_a_tree_too_large_for_its_ranks_is_refused() {
         r.stdout
     );
 }
+
+/// `checkpoint --kv-heads 0` was planned and run (its key/value projections of 0
+/// bytes); heads that do not split among the key/value heads make no model either.
+#[test]
+fn a_checkpoint_model_without_key_value_heads_is_refused() {
+    for (args, expected) in [
+        (vec!["--kv-heads", "0"], "--kv-heads: must be at least 1"),
+        (
+            vec!["--attention-heads", "32", "--kv-heads", "6"],
+            "--kv-heads: the 32 attention heads do not split evenly among 6 key/value heads (each key/value head serves the same number of heads)",
+        ),
+        (
+            vec!["--vocab-size", "0"],
+            "--vocab-size: must be at least 1",
+        ),
+    ] {
+        let dir = tempfile::tempdir().unwrap();
+        let mut all = vec!["checkpoint", "--no-store", "--dir", path(dir.path())];
+        all.extend(&args);
+        let r = crate::common::run(&all).expect(2);
+        assert_eq!(
+            r.error_line(),
+            format!("iolab: error: {expected}"),
+            "{args:?}"
+        );
+        assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 0);
+    }
+}
