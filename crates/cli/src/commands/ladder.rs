@@ -3,7 +3,7 @@
 //! highest load that met the objective (S3: the useful figure is the highest IOPS at an
 //! acceptable latency). Each step is a phase, stored like any study.
 
-use anyhow::Result;
+use anyhow::{Result, bail};
 use clap::{Args, ValueEnum};
 use iolab_comm::CommExt;
 use iolab_core::result::{OpKind, PhaseResult};
@@ -18,6 +18,9 @@ use crate::commands::finish::{abandon, cleanup, conclude, conclude_after_report}
 use crate::runtime::Runtime;
 use crate::sink::RunSink;
 use crate::watch::Watch;
+
+/// The highest --max: the deepest queue and the most threads per rank a run takes.
+const MAX_STEP: u64 = 4096;
 
 /// What the ladder steps up.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
@@ -40,7 +43,7 @@ pub struct LadderArgs {
     #[arg(long, value_enum, default_value_t = Axis::QueueDepth)]
     pub axis: Axis,
 
-    /// The highest queue depth or thread count to try.
+    /// The highest queue depth or thread count to try (at most 4096).
     #[arg(long, default_value_t = 256)]
     pub max: u64,
 
@@ -69,6 +72,24 @@ pub fn ladder(mut args: LadderArgs) -> Result<u8> {
         // psync keeps one I/O in flight: a queue-depth ladder needs io_uring.
         args.spec.backend = BackendKind::Uring;
     }
+    // The ladder's last step runs at --max: above what a run takes, it was cut to 4096
+    // without a word.
+    let limit = match args.axis {
+        Axis::QueueDepth => Some("the deepest --queue-depth"),
+        Axis::Threads => Some("the most --threads per rank"),
+        Axis::Rate => None,
+    };
+    if let Some(what) = limit {
+        if args.max == 0 {
+            bail!("--max: must be at least 1");
+        }
+        if args.max > MAX_STEP {
+            bail!(
+                "--max: {} is more than {MAX_STEP}, {what} iolab supports",
+                args.max
+            );
+        }
+    }
     args.spec.runtime = Some(args.spec.runtime.unwrap_or(args.step_time));
     args.spec.validate()?;
     Runtime::with(|rt| ladder_in(rt, args, slo))
@@ -90,7 +111,7 @@ fn ladder_in(rt: &Runtime, args: LadderArgs, slo: Slo) -> Result<u8> {
     // The most steps it may take, each a step's time: the ladder stops at the first
     // step that misses the objective, so the ETA is an upper bound until then.
     let most = match args.axis {
-        Axis::QueueDepth | Axis::Threads => doubling(args.max.min(4096)).len(),
+        Axis::QueueDepth | Axis::Threads => doubling(args.max).len(),
         Axis::Rate => 11,
     };
     let step_secs = args.spec.runtime.map(|r| r.as_secs_f64());
@@ -187,14 +208,14 @@ type StepFn<'a> = dyn FnMut(&DataSpec) -> Result<(f64, Nanos), EngineError> + 'a
 fn climb_axis(args: &LadderArgs, slo: &Slo, step: &mut StepFn<'_>) -> Result<Ladder, EngineError> {
     let base = &args.spec;
     match args.axis {
-        Axis::QueueDepth => climb(&doubling(args.max.min(4096)), slo, |qd| {
+        Axis::QueueDepth => climb(&doubling(args.max), slo, |qd| {
             let spec = DataSpec {
                 queue_depth: qd as u32,
                 ..base.clone()
             };
             step(&spec)
         }),
-        Axis::Threads => climb(&doubling(args.max.min(4096)), slo, |t| {
+        Axis::Threads => climb(&doubling(args.max), slo, |t| {
             let spec = DataSpec {
                 threads: t as u32,
                 ..base.clone()

@@ -404,3 +404,45 @@ fn a_checkpoint_model_without_key_value_heads_is_refused() {
         assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 0);
     }
 }
+
+/// `ladder --max 10000` stopped at 4096 without a word (the deepest queue and the most
+/// threads a run takes), and `--max 0` ran the step of 1.
+#[test]
+fn a_ladder_beyond_what_a_run_takes_is_refused() {
+    for (axis, max, expected) in [
+        (
+            "queue-depth",
+            "10000",
+            "--max: 10000 is more than 4096, the deepest --queue-depth iolab supports",
+        ),
+        (
+            "threads",
+            "8192",
+            "--max: 8192 is more than 4096, the most --threads per rank iolab supports",
+        ),
+        ("threads", "0", "--max: must be at least 1"),
+    ] {
+        let dir = tempfile::tempdir().unwrap();
+        let r = crate::common::run(&[
+            "ladder",
+            "--no-store",
+            "--dir",
+            path(dir.path()),
+            "--rw",
+            "randread",
+            "--size",
+            "64KiB",
+            "--axis",
+            axis,
+            "--max",
+            max,
+        ])
+        .expect(2);
+        assert_eq!(
+            r.error_line(),
+            format!("iolab: error: {expected}"),
+            "{axis}"
+        );
+        assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 0);
+    }
+}
