@@ -2,7 +2,11 @@
 //! `--json` written, and iolab's files removed at the end (unless --keep).
 
 use anyhow::{Context, Result};
+use iolab_core::SpecError;
+use iolab_core::spec::DataSpec;
+use iolab_core::units::ByteCount;
 use iolab_engine::data::{DataOptions, run_data};
+use iolab_engine::plan::{DataTarget, shares};
 use iolab_engine::{MonotonicClock, prepare_target};
 
 use crate::cli::RunArgs;
@@ -32,6 +36,13 @@ fn run_in(rt: &Runtime, args: RunArgs) -> Result<u8> {
         spec.backend,
         spec.writes_target(),
     )?;
+    let workers = rt.comm.size().saturating_mul(spec.threads);
+    let aligned = check_block_align(&spec, &target.data_target(), workers);
+    if let Err(e) = rt.agree(aligned.map_err(anyhow::Error::from)) {
+        // The work directory this run made goes again; nothing was written.
+        let _ = cleanup(rt.comm.as_ref(), target, &[], args.target.keep);
+        return Err(e);
+    }
     let mut sink = RunSink::start(
         rt,
         &args.output.store,
@@ -65,6 +76,35 @@ fn run_in(rt: &Runtime, args: RunArgs) -> Result<u8> {
     cleaned?;
     sink.phases(outcome.phases);
     conclude(rt, sink, &args.output)
+}
+
+/// Refuses a --block-align larger than the share each of `workers` workers draws its
+/// random offsets in: no aligned offset leaves room for an I/O, so the phase would end
+/// at once with nothing done. (fio runs such a job without an I/O, and `iolab fio`
+/// does as fio does.)
+fn check_block_align(spec: &DataSpec, target: &DataTarget, workers: u32) -> Result<(), SpecError> {
+    let Some(align) = spec.block_align.filter(|_| spec.rw.is_random()) else {
+        return Ok(());
+    };
+    // Shares that cannot be planned are refused by the plan, as before.
+    let Ok(shares) = shares(spec, target, workers) else {
+        return Ok(());
+    };
+    let share = shares
+        .into_iter()
+        .min()
+        .unwrap_or(0)
+        .saturating_mul(spec.unit());
+    if align.get() > share {
+        return Err(SpecError::new(
+            "--block-align",
+            format!(
+                "{align} is larger than the {} each worker draws its random offsets in, so no I/O would fit; use at most {0}",
+                ByteCount(share)
+            ),
+        ));
+    }
+    Ok(())
 }
 
 /// How a target is named in results: the directory, or "device /dev/X".

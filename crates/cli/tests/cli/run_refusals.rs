@@ -323,3 +323,72 @@ fn direct_io_on_a_file_system_that_refuses_it_is_named() {
         "{line}"
     );
 }
+
+/// `--block-align 15EiB` (or any alignment larger than a worker's share) was run: no
+/// aligned offset left room for an I/O, and the run ended at once, "no operations
+/// completed", exit 0. Refused now, naming the share; an alignment of the whole share
+/// (every I/O at its start) still runs.
+#[test]
+fn a_block_alignment_larger_than_the_share_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = path(dir.path());
+    for (align, shown, extra, share) in [
+        ("15EiB", "15360PiB", vec![], "64KiB"),
+        ("128KiB", "128KiB", vec![], "64KiB"),
+        (
+            "64KiB",
+            "64KiB",
+            vec!["--threads", "2", "--layout", "shared"],
+            "32KiB",
+        ),
+    ] {
+        let mut args = vec![
+            "run",
+            "--no-store",
+            "--dir",
+            d,
+            "--rw",
+            "randread",
+            "--runtime",
+            "1s",
+            "--block-align",
+            align,
+        ];
+        if extra.is_empty() {
+            args.extend(["--size", "64KiB"]);
+        } else {
+            args.extend(["--total-size", "64KiB"]);
+        }
+        args.extend(&extra);
+        let r = run(&args).expect(2);
+        assert_eq!(
+            error_line(&r),
+            format!(
+                "iolab: error: --block-align: {shown} is larger than the {share} each worker draws its random offsets in, so no I/O would fit; use at most {share}"
+            ),
+            "{args:?}"
+        );
+        assert_eq!(fs::read_dir(dir.path()).unwrap().count(), 0, "{args:?}");
+    }
+    let r = run(&[
+        "run",
+        "--no-store",
+        "--dir",
+        d,
+        "--rw",
+        "randread",
+        "--size",
+        "64KiB",
+        "--runtime",
+        "200ms",
+        "--block-align",
+        "64KiB",
+        "--json",
+        path(&dir.path().join("r.json")),
+        "-Q",
+    ])
+    .expect(0);
+    assert_eq!(r.stderr, "");
+    let j = json(&dir.path().join("r.json"));
+    assert!(op(&j, 0, "read")["ops"].as_u64().unwrap() > 0, "{j}");
+}
