@@ -27,6 +27,10 @@ pub struct DeviceCheck {
     pub in_use: Option<String>,
     /// A regular file only: where its first non-zero byte is, unless iolab wrote it.
     pub data_at: Option<u64>,
+    /// A regular file iolab once marked as its image, written since (by an iolab run
+    /// killed mid-write, or by anyone else): its data is guarded as any other's, and the
+    /// refusal says what happened.
+    pub written_since_marked: bool,
 }
 
 /// One signature libblkid reported.
@@ -53,9 +57,12 @@ impl DeviceCheck {
             ));
         }
         if let Some(at) = self.data_at {
-            what.push(format!(
-                "data (a non-zero byte at offset {at}; iolab writes a regular file only if it is empty, all zeros or an image iolab wrote)"
-            ));
+            let why = if self.written_since_marked {
+                "iolab marked it as its image, but it has been written since: by an iolab run killed before it ended, or by someone else"
+            } else {
+                "iolab writes a regular file only if it is empty, all zeros or an image iolab wrote"
+            };
+            what.push(format!("data (a non-zero byte at offset {at}; {why})"));
         }
         (!what.is_empty()).then(|| what.join(", "))
     }
@@ -100,11 +107,14 @@ pub fn inspect_device(path: &Path) -> Result<DeviceCheck, BackendError> {
     let file = DataFile::open(path, OpenSpec::default())?;
     let size = file.len()?;
     let signatures = probe_signatures(path)?;
-    let data_at = if is_block_device || is_marked_image(path) {
+    let marked = !is_block_device && is_marked_image(path);
+    let data_at = if is_block_device || marked {
         None
     } else {
         first_data(path)?
     };
+    let written_since_marked =
+        !is_block_device && !marked && attribute::<64>(path, IMAGE_XATTR).is_some();
     Ok(DeviceCheck {
         path: path.to_path_buf(),
         size,
@@ -112,6 +122,7 @@ pub fn inspect_device(path: &Path) -> Result<DeviceCheck, BackendError> {
         signatures,
         in_use,
         data_at,
+        written_since_marked,
     })
 }
 
@@ -392,6 +403,7 @@ mod tests {
             }],
             in_use: None,
             data_at: None,
+            written_since_marked: false,
         };
         assert_eq!(
             check.holds().unwrap(),

@@ -178,6 +178,44 @@ fn the_image_mark_holds_only_for_what_iolab_wrote() {
     assert_eq!(fs::read(&img).unwrap(), user, "not one byte written");
 }
 
+/// An image iolab marked and then wrote without marking again (a run killed mid-write:
+/// SIGKILL, a second Ctrl-C) was refused as anyone's data, with no word of iolab: the
+/// refusal now says iolab marked it and it was written since, and still writes nothing.
+#[test]
+fn an_image_written_since_its_mark_is_refused_saying_so() {
+    use std::io::{Seek, SeekFrom, Write};
+    let dir = tempfile::tempdir().unwrap();
+    let img = dir.path().join("disk.img");
+    fs::write(&img, vec![0u8; 1 << 20]).unwrap();
+    write_run(&img, &[]).expect(0);
+    std::thread::sleep(std::time::Duration::from_millis(20));
+    // An in-place write, as a killed run's last one (or anyone's) is.
+    let mut f = fs::OpenOptions::new().write(true).open(&img).unwrap();
+    f.seek(SeekFrom::Start(4096)).unwrap();
+    f.write_all(&[0xA5; 512]).unwrap();
+    drop(f);
+    let before = fs::read(&img).unwrap();
+    let r = write_run(&img, &[]).expect(2);
+    let line = error_line(&r);
+    if !line.contains("iolab marked it") {
+        // A file system without user extended attributes keeps no mark at all.
+        assert!(
+            line.contains("iolab writes a regular file only if"),
+            "{line}"
+        );
+        eprintln!("SKIPPED: {} keeps no user xattrs", dir.path().display());
+        return;
+    }
+    assert_eq!(
+        line,
+        format!(
+            "iolab: error: refusing to write to {}: it holds data (a non-zero byte at offset 8; iolab marked it as its image, but it has been written since: by an iolab run killed before it ended, or by someone else); pass --allow-destroy to overwrite it (its contents will be lost)",
+            img.display()
+        )
+    );
+    assert_eq!(fs::read(&img).unwrap(), before, "not one byte written");
+}
+
 #[test]
 fn a_file_system_signature_is_named() {
     let dir = tempfile::tempdir().unwrap();
@@ -268,4 +306,77 @@ fn a_mounted_loop_device_and_its_backing_file_are_refused() {
         line.contains(&format!("data in use (backs {})", dev.0)),
         "{line}"
     );
+}
+
+/// Whether `dir`'s file system keeps user extended attributes (where iolab's image mark
+/// lives).
+fn keeps_user_xattrs(dir: &std::path::Path) -> bool {
+    let probe = dir.join("xattr-probe");
+    fs::write(&probe, b"").unwrap();
+    let name = std::ffi::CString::new(probe.to_str().unwrap()).unwrap();
+    // SAFETY: NUL-terminated strings and a one-byte value buffer of its length.
+    let set = unsafe {
+        libc::setxattr(
+            name.as_ptr(),
+            c"user.probe".as_ptr(),
+            c"1".as_ptr().cast(),
+            1,
+            0,
+        )
+    };
+    fs::remove_file(&probe).unwrap();
+    set == 0
+}
+
+/// A pts run on an image interrupted while it writes (Ctrl-C, SIGTERM) ends its phase and
+/// marks the image as it left it: the next run takes it without --allow-destroy. Only
+/// a run killed mid-write leaves it guarded (above).
+#[test]
+fn an_interrupted_pts_run_leaves_its_image_to_the_next_run() {
+    use std::io::{BufRead, BufReader, Read};
+    use std::process::Stdio;
+    let dir = tempfile::tempdir().unwrap();
+    if !keeps_user_xattrs(dir.path()) {
+        eprintln!("SKIPPED: {} keeps no user xattrs", dir.path().display());
+        return;
+    }
+    let img = dir.path().join("pts.img");
+    fs::File::create(&img).unwrap().set_len(128 << 20).unwrap();
+    let mut child = crate::common::iolab()
+        .args([
+            "pts",
+            "--device",
+            path(&img),
+            "--scale",
+            "0.01",
+            "--no-store",
+        ])
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut err = BufReader::new(child.stderr.take().unwrap());
+    let mut line = String::new();
+    while !line.contains("iolab pts: preconditioning:") {
+        line.clear();
+        assert!(err.read_line(&mut line).unwrap() > 0, "pts ended first");
+    }
+    // Into its writes (2 x 128 MiB), then SIGTERM, as Slurm sends at a time limit.
+    std::thread::sleep(std::time::Duration::from_millis(50));
+    // SAFETY: a signal to the child this test started and has not reaped.
+    assert_eq!(unsafe { libc::kill(child.id() as i32, libc::SIGTERM) }, 0);
+    let mut rest = String::new();
+    err.read_to_string(&mut rest).unwrap();
+    assert_eq!(child.wait().unwrap().code(), Some(130), "{rest}");
+    run(&[
+        "run",
+        "--device",
+        path(&img),
+        "--rw",
+        "write",
+        "--size",
+        "1MiB",
+        "--no-store",
+    ])
+    .expect(0);
 }
