@@ -17,12 +17,14 @@ mod files;
 mod fio_rand;
 mod mixed;
 mod modifier;
+mod rwmix;
 mod skew;
 
 pub use cover::{CoverMap, map_bytes};
 pub use files::{FileChoice, FileService, FileTurns};
 pub use mixed::{Mixed, RandomShare};
 pub use modifier::{Runs, SeqModifier, Skipping, Strided, Zones};
+pub use rwmix::{MixPasses, RwMix};
 pub use skew::Skewed;
 
 pub trait OffsetGen: Send {
@@ -355,17 +357,17 @@ pub fn offsets_over_files(
 pub struct OpMix {
     read_percent: u8,
     rng: Rng,
-    /// Trims: only trims, or (trimwrite) a trim, then a write of the same block.
-    trims: Option<TrimMix>,
+    /// Trims, or fio's order of reads and writes; None: each I/O drawn on its own.
+    rule: Option<MixRule>,
 }
 
-#[derive(Clone, Copy)]
-enum TrimMix {
-    Only,
-    /// The next draw is a trim (else the write of the block just trimmed).
-    ThenWrite {
-        trim_next: bool,
-    },
+enum MixRule {
+    /// Only trims.
+    Trims,
+    /// trimwrite: the next draw is a trim (else the write of the block just trimmed).
+    TrimThenWrite { trim_next: bool },
+    /// fio's read-or-write choice (`iolab fio`).
+    Fio(Box<rwmix::FioRwMix>),
 }
 
 impl OpMix {
@@ -373,39 +375,56 @@ impl OpMix {
         OpMix {
             read_percent,
             rng: Rng::new(mix(&[seed, 0x0B_5EED])),
-            trims: None,
+            rule: None,
         }
     }
 
     /// The mix of a workload: reads and writes by its read share, or its trims.
     pub fn of(rw: RwKind, read_percent: u8, seed: u64) -> Self {
         let mut m = OpMix::new(read_percent, seed);
-        m.trims = match rw {
-            RwKind::Trim | RwKind::Randtrim => Some(TrimMix::Only),
+        m.rule = match rw {
+            RwKind::Trim | RwKind::Randtrim => Some(MixRule::Trims),
             RwKind::Trimwrite | RwKind::Randtrimwrite => {
-                Some(TrimMix::ThenWrite { trim_next: true })
+                Some(MixRule::TrimThenWrite { trim_next: true })
             }
             _ => None,
         };
         m
     }
 
+    /// Reads and writes in fio 3.33's order (see [`RwMix`]), passes as `passes` says; a
+    /// mix of only reads, only writes or trims is left as it is (fio's draws change
+    /// nothing there).
+    pub fn fio(mut self, mix: RwMix, passes: Option<MixPasses>) -> Self {
+        if self.rule.is_none() && !self.only_reads() && !self.only_writes() {
+            let fio = rwmix::FioRwMix::new(self.read_percent, mix, passes);
+            self.rule = Some(MixRule::Fio(Box::new(fio)));
+        }
+        self
+    }
+
     /// Whether every draw is a read (and draws take nothing from the random sequence).
     pub fn only_reads(&self) -> bool {
-        self.trims.is_none() && self.read_percent == 100
+        !matches!(
+            self.rule,
+            Some(MixRule::Trims | MixRule::TrimThenWrite { .. })
+        ) && self.read_percent == 100
     }
 
     /// Whether every draw is a write (and draws take nothing from the random sequence).
     pub fn only_writes(&self) -> bool {
-        self.trims.is_none() && self.read_percent == 0
+        !matches!(
+            self.rule,
+            Some(MixRule::Trims | MixRule::TrimThenWrite { .. })
+        ) && self.read_percent == 0
     }
 
     #[inline]
     pub fn draw(&mut self) -> IoDir {
-        if let Some(t) = &mut self.trims {
-            return match t {
-                TrimMix::Only => IoDir::Trim,
-                TrimMix::ThenWrite { trim_next } => {
+        if let Some(r) = &mut self.rule {
+            return match r {
+                MixRule::Trims => IoDir::Trim,
+                MixRule::TrimThenWrite { trim_next } => {
                     *trim_next = !*trim_next;
                     if *trim_next {
                         IoDir::Write
@@ -413,6 +432,7 @@ impl OpMix {
                         IoDir::Trim
                     }
                 }
+                MixRule::Fio(f) => f.draw(),
             };
         }
         match self.read_percent {

@@ -13,7 +13,7 @@ use iolab_core::units::Nanos;
 
 use crate::clock::Clock;
 use crate::control::PhaseControl;
-use crate::offsets::{Offsets, OpMix, Order, SeqModifier, offsets_over_files};
+use crate::offsets::{MixPasses, Offsets, OpMix, Order, SeqModifier, offsets_over_files};
 use crate::phase::WorkerReport;
 use crate::plan::{DataPlan, WorkerPlan};
 use crate::recorder::Recorder;
@@ -203,6 +203,23 @@ pub fn run_data_worker<C: Clock>(s: &WorkerSetup<'_, C>) -> Result<WorkerReport,
         offsets_over_files(&order, units, n, &[&sizes[1]], seed, modifier)
     });
     let mut mix = OpMix::of(spec.rw, spec.read_percent(), s.worker.seed);
+    if let Some(rwmix) = s.plan.modifier.rwmix {
+        // fio's passes end where its map is used up: one order of one size over the
+        // files in turn (each other order's passes end elsewhere, or never).
+        let passes = (matches!(order, Order::Permutation | Order::SamePermutation)
+            && !s.plan.looping
+            && !own_sequences
+            && !spec.has_size_mix()
+            && modifier.is_plain()
+            && modifier.files.is_default())
+        .then(|| MixPasses {
+            ios: units / (spec.block_size.get() / unit.max(1)).max(1),
+            files: s.worker.files.max(1),
+            repeat: s.plan.modifier.same_passes,
+        });
+        let worker = rwmix.for_worker(u64::from(s.worker.global));
+        mix = mix.fio(worker, passes);
+    }
 
     let Some(gate) = s.control.ready_and_wait(true) else {
         return Ok(WorkerReport::idle());

@@ -10,7 +10,7 @@ use std::process::Command;
 use crate::common::{iolab, path, peer_on_path, run, strace_threads};
 
 /// Each thread's reads and writes on the job's files (named `j.N.F`), in order, as
-/// `F.N@block` of `bs` 4 KiB; threads with more than `least` of them, sorted.
+/// `F.N@block:r` (or `:w`) of `bs` 4 KiB; threads with more than `least` of them, sorted.
 fn sequences(cmd: &Command, work: &Path, least: usize) -> Vec<Vec<String>> {
     let mut out = Vec::new();
     for text in strace_threads(cmd, work, "openat,close,pread64,pwrite64") {
@@ -36,7 +36,8 @@ fn sequences(cmd: &Command, work: &Path, least: usize) -> Vec<Vec<String>> {
                     let args: Vec<&str> = rest.split(", ").collect();
                     if let Some((_, name)) = fds.iter().find(|(fd, _)| fd == args[0]) {
                         let offset: u64 = args[3].split(')').next().unwrap().parse().unwrap();
-                        ios.push(format!("{name}@{}", offset / 4096));
+                        let dir = if call == "pread64" { 'r' } else { 'w' };
+                        ios.push(format!("{name}@{}:{dir}", offset / 4096));
                     }
                 }
                 _ => {}
@@ -277,6 +278,73 @@ fn randrepeat_repeats_each_loops_offsets_as_fio() {
             let first = &ios[..pass];
             let same = ios.chunks(pass).all(|p| p == first);
             assert_eq!(same, repeats, "{tool} {job:?}: {ios:?}");
+        }
+    }
+}
+
+/// A mixed job's reads and writes as fio 3.33 chooses them (io_u.c `get_rw_ddir`): a
+/// draw from fio's own generator and seed (thread number, randseed) once a direction has
+/// issued its quota, and each loop drawn again from the start under randrepeat, so
+/// every pass repeats the first one's reads and writes at the same blocks, in both
+/// tools; without randrepeat the draws go on, with the one fio spends on each file it
+/// finds done. The sequence of reads and writes of each clone is fio's, I/O for I/O
+/// (`rw=rw`'s blocks too: each direction goes on from its own last one).
+#[test]
+fn randrw_reads_and_writes_come_in_fios_order_each_loop() {
+    let cases: [(&[&str], Option<usize>); 4] = [
+        (
+            &["--rw=randrw", "--size=256k", "--loops=2", "--rwmixread=70"],
+            Some(64),
+        ),
+        (
+            &[
+                "--rw=randrw",
+                "--size=64k",
+                "--loops=2",
+                "--rwmixread=10",
+                "--numjobs=2",
+            ],
+            Some(16),
+        ),
+        (
+            &[
+                "--rw=randrw",
+                "--size=64k",
+                "--loops=3",
+                "--rwmixread=50",
+                "--randseed=7",
+                "--nrfiles=2",
+            ],
+            None,
+        ),
+        (&["--rw=rw", "--size=64k", "--rwmixread=60"], None),
+    ];
+    let dirs = |seqs: &[Vec<String>]| -> Vec<String> {
+        seqs.iter()
+            .map(|s| s.iter().map(|io| io.chars().last().unwrap()).collect())
+            .collect()
+    };
+    for (job, pass) in cases {
+        let Some([fio, ours]) = both(job, 3) else {
+            return;
+        };
+        assert_eq!(dirs(&ours), dirs(&fio), "{job:?}");
+        assert!(
+            dirs(&fio)
+                .iter()
+                .any(|d| d.contains('r') && d.contains('w'))
+        );
+        if job[0] == "--rw=rw" {
+            assert_eq!(ours, fio, "{job:?}");
+        }
+        for (tool, seqs) in [("fio", &fio), ("iolab", &ours)] {
+            if let Some(pass) = pass {
+                for ios in seqs {
+                    assert_eq!(ios.len() % pass, 0, "{tool} {job:?}: {ios:?}");
+                    let first = &ios[..pass];
+                    assert!(ios.chunks(pass).all(|p| p == first), "{tool} {job:?}");
+                }
+            }
         }
     }
 }

@@ -80,6 +80,9 @@ pub struct FioPlan {
     /// fio's file_service_type other than its default: the kind, I/Os a file, and the
     /// step of the clones' seeds (`super::job_files::file_service_of`).
     pub file_service: Option<(super::job_files::FileServiceKind, u32, u64)>,
+    /// A mixed job (rw, randrw): the step of the clones' seeds of fio's read-or-write
+    /// choice (`rand_seeds[FIO_RAND_MIX_OFF]`), which the engine draws in fio's order.
+    pub rwmix: Option<u64>,
     /// Where iolab runs the same work by other means, printed before the job runs.
     pub notes: Vec<String>,
 }
@@ -368,6 +371,9 @@ fn plan_job(job: &FioJob, group: u32, seed: u64) -> Result<FioPlan, FioError> {
         .map_err(|(k, m)| refuse(k, m))?;
     let file_service = super::job_files::file_service_of(job, &spec, seed, &mut notes)
         .map_err(|(k, m)| refuse(k, m))?;
+    let rwmix = spec.rw.is_mixed().then(|| {
+        super::plan_access::fio_seed_step(job, seed, super::plan_access::FIO_RAND_MIX_OFF)
+    });
     Ok(FioPlan {
         job: job.clone(),
         spec,
@@ -413,6 +419,7 @@ fn plan_job(job: &FioJob, group: u32, seed: u64) -> Result<FioPlan, FioError> {
         zones,
         random_share,
         file_service,
+        rwmix,
         io_priorities,
         notes,
     })

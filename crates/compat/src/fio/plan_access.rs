@@ -200,9 +200,11 @@ fn offsets(
 const FIO_SEED_STEP: u64 = 0x9e37_0001;
 
 /// fio 3.33's index of the seed of `percentage_random`'s choice
-/// (FIO_RAND_SEQ_RAND_READ_OFF) and of `file_service_type=random`'s (FIO_RAND_FILE_OFF).
+/// (FIO_RAND_SEQ_RAND_READ_OFF), of `file_service_type=random`'s (FIO_RAND_FILE_OFF) and
+/// of a mixed job's read or write (FIO_RAND_MIX_OFF).
 pub(super) const FIO_RAND_SEQ_RAND_READ_OFF: u32 = 10;
 pub(super) const FIO_RAND_FILE_OFF: u32 = 5;
+pub(super) const FIO_RAND_MIX_OFF: u32 = 4;
 
 /// The step of fio's seeds number `index` of a job's clones (init.c
 /// `setup_random_seeds`): clone thread number n's seed is `step * n + index`. `seed` is

@@ -28,6 +28,9 @@ pub struct SeqModifier {
     /// Every pass over a file repeats the first's random order (fio's randrepeat, which
     /// reseeds its generators at each loop of a size-based job).
     pub same_passes: bool,
+    /// A mixed job's reads and writes in fio's order ([`super::RwMix`]); None: each
+    /// I/O's direction drawn on its own.
+    pub rwmix: Option<super::RwMix>,
 }
 
 impl SeqModifier {

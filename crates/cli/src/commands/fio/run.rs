@@ -350,6 +350,7 @@ fn run_prepared(
                         random_share: super::seeds::random_share(p, s.first_numbers[i]),
                         files: super::seeds::file_service(p, s.first_numbers[i]),
                         same_passes: super::seeds::same_passes(p),
+                        rwmix: super::seeds::rwmix(p, s.first_numbers[i]),
                     },
                     timeline_interval: s.interval,
                     no_verify_pass: p.no_verify_pass,

@@ -1,17 +1,19 @@
 //! fio's seeded choices as the engine runs them: `percentage_random`'s
-//! random-or-sequential draw and `file_service_type`'s file, each from fio's own
+//! random-or-sequential draw, `file_service_type`'s file and a mixed job's read or write, each from fio's own
 //! generator with the seed fio 3.33 gives the clone (init.c `setup_random_seeds`:
 //! thread number n's seed number i is `step * n + i`, numbered over all jobs), and
 //! whether fio's loops repeat their random choices (randrepeat).
 
 use iolab_compat::fio::FioPlan;
 use iolab_compat::fio::job_files::FileServiceKind;
-use iolab_engine::offsets::{FileChoice, FileService, RandomShare};
+use iolab_engine::offsets::{FileChoice, FileService, RandomShare, RwMix};
 
-/// fio's index of `percentage_random`'s seed (FIO_RAND_SEQ_RAND_READ_OFF) and of
-/// `file_service_type`'s (FIO_RAND_FILE_OFF).
+/// fio's index of `percentage_random`'s seed (FIO_RAND_SEQ_RAND_READ_OFF), of
+/// `file_service_type`'s (FIO_RAND_FILE_OFF) and of the read-or-write choice
+/// (FIO_RAND_MIX_OFF).
 const SEQ_RAND_READ_SEED: u64 = 10;
 const FILE_SEED: u64 = 5;
+const MIX_SEED: u64 = 4;
 
 /// Seed `index` of the clone whose thread number, less one, is `first` (fio's clones
 /// number on from it, `step` apart).
@@ -26,6 +28,15 @@ pub fn random_share(p: &FioPlan, first: u32) -> Option<RandomShare> {
         seed: seed(step, first, SEQ_RAND_READ_SEED),
         seed_step: step,
         looping: false,
+    })
+}
+
+/// A mixed plan's read-or-write choice, its first clone's thread number less one
+/// `first`.
+pub fn rwmix(p: &FioPlan, first: u32) -> Option<RwMix> {
+    p.rwmix.map(|step| RwMix {
+        seed: seed(step, first, MIX_SEED),
+        seed_step: step,
     })
 }
 
