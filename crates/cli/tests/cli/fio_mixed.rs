@@ -204,3 +204,78 @@ fn allrandrepeat_fixes_the_choices_whatever_randseed_says() {
     };
     assert_ne!(other, fio);
 }
+
+/// percentage_random on a `filename` longer than the job's region: fio's
+/// `get_next_offset` fails where a sequential I/O reaches the region's end, so the file
+/// is done and the job ends there, short of its size; at the file's own end (a file as
+/// long as the region) the I/O goes to a random place and the job moves all its size.
+/// The random places are each tool's own, so where a run ends differs; the rule is
+/// checked in both tools over six seeds: a run reads its 64 blocks, or fewer with the
+/// region's last block last; some runs end short on the longer file, none on the other.
+/// Over several passes of such a file iolab refuses it (fio ends each pass there).
+#[test]
+fn percentage_random_ends_at_the_regions_end_in_a_longer_file_as_fio() {
+    if !peer_on_path("fio", "--version") || !peer_on_path("strace", "-V") {
+        return;
+    }
+    let reads = |tool: &str, file_len: u64, seed: u32| -> Vec<u64> {
+        let dir = tempfile::tempdir_in("/var/tmp").unwrap();
+        let work = tempfile::tempdir().unwrap();
+        let f = std::fs::File::create(dir.path().join("f")).unwrap();
+        f.set_len(file_len).unwrap();
+        let mut cmd = if tool == "fio" {
+            Command::new("fio")
+        } else {
+            let mut c = iolab();
+            c.args(["fio", "--no-store"]);
+            c
+        };
+        cmd.current_dir(dir.path())
+            .arg(format!("--directory={}", path(dir.path())))
+            .args(["--name=j", "--filename=f", "--rw=randread", "--bs=4k"])
+            .args(["--size=256k", "--percentage_random=50"])
+            .arg(format!("--randseed={seed}"))
+            .args(["--thread", "--ioengine=psync", "--minimal"]);
+        let threads = thread_ios(&cmd, dir.path(), work.path());
+        let ios: Vec<&Vec<(String, u64, u64)>> = threads.iter().filter(|t| t.len() > 3).collect();
+        assert_eq!(ios.len(), 1, "{tool}: {threads:?}");
+        ios[0].iter().map(|(_, at, _)| at / 4096).collect()
+    };
+    for tool in ["fio", "iolab"] {
+        for (file_len, ends) in [(1u64 << 20, true), (256 << 10, false)] {
+            let mut short = 0;
+            for seed in 1..=6 {
+                let blocks = reads(tool, file_len, seed);
+                assert!(blocks.len() <= 64, "{tool} {file_len} {seed}: {blocks:?}");
+                if blocks.len() < 64 {
+                    assert_eq!(blocks.last(), Some(&63), "{tool} {seed}: {blocks:?}");
+                    short += 1;
+                }
+            }
+            assert_eq!(short > 0, ends, "{tool}: file of {file_len} bytes");
+        }
+    }
+    // Two passes over the longer file: refused in one line, nothing run.
+    let dir = tempfile::tempdir().unwrap();
+    let f = std::fs::File::create(dir.path().join("f")).unwrap();
+    f.set_len(1 << 20).unwrap();
+    let out = iolab()
+        .current_dir(dir.path())
+        .args([
+            "fio",
+            "--no-store",
+            "--name=j",
+            "--filename=f",
+            "--rw=randread",
+        ])
+        .args(["--size=256k", "--percentage_random=50", "--loops=2"])
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert_eq!(err.trim().lines().count(), 1, "{err}");
+    assert!(
+        err.contains("percentage_random") && err.contains("passes"),
+        "{err}"
+    );
+}

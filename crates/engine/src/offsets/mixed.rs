@@ -24,6 +24,10 @@ pub struct RandomShare {
     pub seed_step: u64,
     /// Time-based: a sequential I/O at the end of a single file starts again at 0.
     pub looping: bool,
+    /// The file goes on past the share (a `filename` longer than the job's region): a
+    /// sequential I/O at the share's end ends the work, as fio's `get_next_offset`
+    /// fails there and the file is done; at the file's own end it is random instead.
+    pub ends_in_file: bool,
 }
 
 impl RandomShare {
@@ -49,6 +53,8 @@ pub struct Mixed {
     last_end: Vec<[u64; 2]>,
     turn: usize,
     wrap: bool,
+    /// [`RandomShare::ends_in_file`] (one file, not time-based).
+    ends: bool,
     /// fio's `rw=randread:N`: choose every `run`th I/O (1: each one).
     run: u32,
     left: u32,
@@ -68,6 +74,7 @@ impl Mixed {
             last_end: vec![[0; 2]; n],
             turn: 0,
             wrap: share.looping && n == 1,
+            ends: share.ends_in_file && !share.looping && n == 1,
             run: run.max(1),
             left: run.max(1),
         }
@@ -82,6 +89,9 @@ impl Mixed {
             let mut at = self.last_end[f][d];
             if at >= self.units && self.wrap {
                 at = 0;
+            }
+            if at >= self.units && self.ends {
+                return None;
             }
             sequential = sizes
                 .draw(self.units.saturating_sub(at))
@@ -149,6 +159,7 @@ mod tests {
             seed: fio_seed(thread),
             seed_step: 0,
             looping: false,
+            ends_in_file: false,
         }
     }
 
@@ -219,6 +230,19 @@ mod tests {
         );
         let v: Vec<u64> = (0..10).map(|_| g.next(&mut r).unwrap().0).collect();
         assert_eq!(v, [0, 1, 2, 3, 4, 5, 6, 7, 0, 1]);
+        // A file longer than the share: the work ends there (fio's file is done).
+        let mut g = Mixed::new(
+            vec![Box::new(Uniform::new(units, 5))],
+            units,
+            RandomShare {
+                ends_in_file: true,
+                ..share([0, 0], 1)
+            },
+            1,
+        );
+        let v: Vec<u64> = (0..8).map(|_| g.next(&mut r).unwrap().0).collect();
+        assert_eq!(v, (0..8).collect::<Vec<_>>());
+        assert_eq!(g.next(&mut r), None);
     }
 
     #[test]

@@ -297,6 +297,7 @@ fn run_prepared(
 ) -> Result<JobsRun> {
     let mut resolved: Vec<(DataSpec, u64, u64)> = Vec::with_capacity(jobs.len());
     let mut amounts: Vec<(u32, Option<u64>)> = Vec::with_capacity(jobs.len());
+    let mut ends_in_file: Vec<bool> = Vec::with_capacity(jobs.len());
     for (k, &i) in jobs.iter().enumerate() {
         let size = match &targets[target_of[k]].2 {
             PreparedTarget::Device { check, .. } => Some(check.size),
@@ -310,7 +311,10 @@ fn run_prepared(
             (None, Some(t), _) => t.get() / clones,
             (None, None, d) => d.unwrap_or(0).saturating_sub(offset) / clones,
         };
-        amounts.push(s.plans[i].passes(&spec, region)?);
+        let amount = s.plans[i].passes(&spec, region)?;
+        let at = (offset, increment, region);
+        ends_in_file.push(super::seeds::ends_in_file(&s.plans[i], size, at, amount.0)?);
+        amounts.push(amount);
         resolved.push((spec, offset, increment));
     }
     let data_jobs: Vec<DataJob<'_>> = jobs
@@ -347,7 +351,11 @@ fn run_prepared(
                         zones: p
                             .zones
                             .map(|(range, size, skip)| Zones { range, size, skip }),
-                        random_share: super::seeds::random_share(p, s.first_numbers[i]),
+                        random_share: super::seeds::random_share(
+                            p,
+                            s.first_numbers[i],
+                            ends_in_file[k],
+                        ),
                         files: super::seeds::file_service(p, s.first_numbers[i]),
                         same_passes: super::seeds::same_passes(p),
                         rwmix: super::seeds::rwmix(p, s.first_numbers[i]),
