@@ -187,7 +187,8 @@ fn split(text: &str, kb: u64) -> Result<Option<RawSplit>, String> {
     Ok(Some(out))
 }
 
-/// fio's bsrange for one direction: `LOW-HIGH` (or `LOW:HIGH`), taken in order.
+/// fio's bsrange for one direction: `LOW-HIGH` (or `LOW:HIGH`); reversed ends are
+/// swapped, as fio 3.33's parser does (parse.c, FIO_OPT_RANGE).
 fn range(text: &str, kb: u64) -> Result<(u64, u64), String> {
     let t = text.trim();
     let (lo, hi) = t
