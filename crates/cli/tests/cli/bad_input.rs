@@ -446,3 +446,44 @@ fn a_ladder_beyond_what_a_run_takes_is_refused() {
         assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 0);
     }
 }
+
+/// `pts --html` and `train run --summary-json` in a directory that is not there were
+/// found out only when the report was written, after the whole test (hours for PTS).
+#[test]
+fn a_report_file_in_a_missing_directory_is_refused_before_the_run() {
+    let dir = tempfile::tempdir().unwrap();
+    let img = dir.path().join("pts.img");
+    std::fs::File::create(&img)
+        .unwrap()
+        .set_len(4 << 20)
+        .unwrap();
+    let typo = dir.path().join("reprots");
+    let out = typo.join("out");
+    for (args, option) in [
+        (vec!["pts", "--device", path(&img), "--html"], "--html"),
+        (
+            vec![
+                "train",
+                "run",
+                "--data-dir",
+                path(dir.path()),
+                "--summary-json",
+            ],
+            "--summary-json",
+        ),
+    ] {
+        let mut args = args.clone();
+        args.extend([path(&out), "--no-store"]);
+        let r = crate::common::run(&args).expect(2);
+        assert_eq!(
+            r.error_line(),
+            format!(
+                "iolab: error: {option} {}: the directory {} does not exist; create it first or choose another file",
+                out.display(),
+                typo.display()
+            )
+        );
+    }
+    assert_eq!(std::fs::read(&img).unwrap(), vec![0u8; 4 << 20]);
+    assert!(!typo.exists());
+}

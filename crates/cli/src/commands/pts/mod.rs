@@ -237,6 +237,10 @@ fn matrices(
 }
 
 pub fn pts(mut args: PtsArgs) -> Result<u8> {
+    // Before a test of hours, not after it.
+    if let Some(path) = &args.html {
+        crate::output::check_output_dir("--html", path)?;
+    }
     if !(args.scale > 0.0 && args.scale <= 1000.0) {
         bail!(
             "--scale: {} must be more than 0 (and at most 1000)",

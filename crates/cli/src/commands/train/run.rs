@@ -138,6 +138,11 @@ impl Counted {
 }
 
 pub(super) fn run_in(rt: &Runtime, args: TrainRunArgs) -> Result<u8> {
+    // Rank 0 writes it at the end: a directory that is not there is refused first.
+    rt.agree(match &args.summary_json {
+        Some(path) if rt.is_root() => crate::output::check_output_dir("--summary-json", path),
+        _ => Ok(()),
+    })?;
     let (cfg, dataset, memory) = prepare(rt, &args.spec, &args.output)?;
     let repeats = Repeats::of(&args);
     let mut sink = RunSink::start(
