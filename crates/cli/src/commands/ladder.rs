@@ -99,6 +99,13 @@ fn ladder_in(rt: &Runtime, args: LadderArgs, slo: Slo) -> Result<u8> {
     rt.agree(args.output.prepare(rt))?;
     let writes = args.spec.writes_target();
     let target = prepare_target(rt.comm.as_ref(), &args.target, args.spec.backend, writes)?;
+    // Every step must have room for an aligned I/O: the most threads one takes.
+    let threads = match args.axis {
+        Axis::Threads => doubling(args.max).last().map_or(1, |t| *t as u32),
+        _ => args.spec.threads,
+    };
+    let target =
+        crate::commands::run::agree_block_align(rt, &args.spec, threads, target, args.target.keep)?;
     let mut sink = RunSink::start(
         rt,
         &args.output.store,

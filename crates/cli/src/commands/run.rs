@@ -7,7 +7,7 @@ use iolab_core::spec::DataSpec;
 use iolab_core::units::ByteCount;
 use iolab_engine::data::{DataOptions, run_data};
 use iolab_engine::plan::{DataTarget, shares};
-use iolab_engine::{MonotonicClock, prepare_target};
+use iolab_engine::{MonotonicClock, PreparedTarget, prepare_target};
 
 use crate::cli::RunArgs;
 use crate::commands::finish::{abandon, cleanup, conclude};
@@ -36,13 +36,7 @@ fn run_in(rt: &Runtime, args: RunArgs) -> Result<u8> {
         spec.backend,
         spec.writes_target(),
     )?;
-    let workers = rt.comm.size().saturating_mul(spec.threads);
-    let aligned = check_block_align(&spec, &target.data_target(), workers);
-    if let Err(e) = rt.agree(aligned.map_err(anyhow::Error::from)) {
-        // The work directory this run made goes again; nothing was written.
-        let _ = cleanup(rt.comm.as_ref(), target, &[], args.target.keep);
-        return Err(e);
-    }
+    let target = agree_block_align(rt, &spec, spec.threads, target, args.target.keep)?;
     let mut sink = RunSink::start(
         rt,
         &args.output.store,
@@ -76,6 +70,27 @@ fn run_in(rt: &Runtime, args: RunArgs) -> Result<u8> {
     cleaned?;
     sink.phases(outcome.phases);
     conclude(rt, sink, &args.output)
+}
+
+/// [`check_block_align`] for `threads` threads on every rank, agreed by all ranks
+/// before anything is stored or written; on a refusal the work directory this run made
+/// goes again.
+pub(crate) fn agree_block_align(
+    rt: &Runtime,
+    spec: &DataSpec,
+    threads: u32,
+    target: PreparedTarget,
+    keep: bool,
+) -> Result<PreparedTarget> {
+    let workers = rt.comm.size().saturating_mul(threads);
+    let aligned = check_block_align(spec, &target.data_target(), workers);
+    match rt.agree(aligned.map_err(anyhow::Error::from)) {
+        Ok(()) => Ok(target),
+        Err(e) => {
+            let _ = cleanup(rt.comm.as_ref(), target, &[], keep);
+            Err(e)
+        }
+    }
 }
 
 /// Refuses a --block-align larger than the share each of `workers` workers draws its

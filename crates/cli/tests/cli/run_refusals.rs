@@ -327,7 +327,7 @@ fn direct_io_on_a_file_system_that_refuses_it_is_named() {
 /// `--block-align 15EiB` (or any alignment larger than a worker's share) was run: no
 /// aligned offset left room for an I/O, and the run ended at once, "no operations
 /// completed", exit 0. Refused now, naming the share; an alignment of the whole share
-/// (every I/O at its start) still runs.
+/// (every I/O at its start) still runs. A ladder is refused as run is.
 #[test]
 fn a_block_alignment_larger_than_the_share_is_refused() {
     let dir = tempfile::tempdir().unwrap();
@@ -369,6 +369,45 @@ fn a_block_alignment_larger_than_the_share_is_refused() {
             "{args:?}"
         );
         assert_eq!(fs::read_dir(dir.path()).unwrap().count(), 0, "{args:?}");
+    }
+    // A ladder's steps, judged "meets the objective" at 0 IOPS; on the threads axis the
+    // largest step's share counts (4 threads share 128 KiB: 32 KiB each).
+    for (axis, align, share) in [
+        ("queue-depth", "128KiB", "64KiB"),
+        ("threads", "64KiB", "32KiB"),
+    ] {
+        let size = if axis == "threads" {
+            ["--total-size", "128KiB"]
+        } else {
+            ["--size", "64KiB"]
+        };
+        let r = run(&[
+            "ladder",
+            "--no-store",
+            "--dir",
+            d,
+            "--rw",
+            "randread",
+            size[0],
+            size[1],
+            "--axis",
+            axis,
+            "--max",
+            "4",
+            "--block-align",
+            align,
+            "--step-time",
+            "200ms",
+        ])
+        .expect(2);
+        assert_eq!(
+            error_line(&r),
+            format!(
+                "iolab: error: --block-align: {align} is larger than the {share} each worker draws its random offsets in, so no I/O would fit; use at most {share}"
+            ),
+            "{axis}"
+        );
+        assert_eq!(fs::read_dir(dir.path()).unwrap().count(), 0, "{axis}");
     }
     let r = run(&[
         "run",
