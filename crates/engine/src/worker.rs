@@ -214,7 +214,11 @@ pub fn run_data_worker<C: Clock>(s: &WorkerSetup<'_, C>) -> Result<WorkerReport,
             && modifier.files.is_default())
         .then(|| MixPasses {
             ios: units / (spec.block_size.get() / unit.max(1)).max(1),
-            files: s.worker.files.max(1),
+            spent: if rwmix.ends_on_bytes {
+                0
+            } else {
+                s.worker.files.max(1)
+            },
             repeat: s.plan.modifier.same_passes,
         });
         let worker = rwmix.for_worker(u64::from(s.worker.global));

@@ -16,6 +16,10 @@ use super::fio_rand::Taus88;
 pub struct RwMix {
     pub seed: u64,
     pub seed_step: u64,
+    /// fio's engine ends a loop once its bytes are queued (io_uring, libaio: backend.c
+    /// counts `bytes_issued` for queued I/Os only), not when its next I/O finds the
+    /// files done (psync, sync), so it spends no draw at a loop's end.
+    pub ends_on_bytes: bool,
 }
 
 impl RwMix {
@@ -24,6 +28,7 @@ impl RwMix {
         RwMix {
             seed: self.seed.wrapping_add(self.seed_step.wrapping_mul(k)),
             seed_step: 0,
+            ..self
         }
     }
 }
@@ -34,9 +39,10 @@ impl RwMix {
 pub struct MixPasses {
     /// I/Os of one pass.
     pub ios: u64,
-    /// The worker's files: fio's psync loop ends after it has found each one done, each
-    /// time with a draw whose I/O is not issued.
-    pub files: u32,
+    /// Draws spent at a pass's end, their I/Os never issued: fio's psync loop ends
+    /// once it has found each of the worker's files done, a draw each; its io_uring
+    /// and libaio end on the bytes queued, with none ([`RwMix::ends_on_bytes`]).
+    pub spent: u32,
     /// Reseed at each pass (fio's randrepeat).
     pub repeat: bool,
 }
@@ -112,7 +118,7 @@ impl FioRwMix {
         let Some(p) = self.passes else {
             return;
         };
-        for _ in 0..p.files.max(1) {
+        for _ in 0..p.spent {
             self.choose();
         }
         self.quota = 0;
@@ -149,12 +155,13 @@ mod tests {
         let pass = "RRRWRRWRRRWRWRRRRRRRWWRWRRRWWWRRRWRWWRRWRRWRRWRRWWRRRRRWRRWRRRWR";
         let passes = MixPasses {
             ios: 64,
-            files: 1,
+            spent: 1,
             repeat: true,
         };
         let mix = RwMix {
             seed: fio_seed(1),
             seed_step: 0,
+            ends_on_bytes: false,
         };
         let mut m = FioRwMix::new(70, mix, Some(passes));
         assert_eq!(dirs(&mut m, 128), format!("{pass}{pass}"));
@@ -163,6 +170,7 @@ mod tests {
         let job = RwMix {
             seed: fio_seed(1),
             seed_step: fio_seed(2) - fio_seed(1),
+            ends_on_bytes: false,
         };
         let passes = MixPasses { ios: 16, ..passes };
         let mut first = FioRwMix::new(10, job.for_worker(0), Some(passes));
@@ -179,16 +187,24 @@ mod tests {
         let mix = RwMix {
             seed: step.wrapping_add(4),
             seed_step: 0,
+            ends_on_bytes: false,
         };
         let passes = MixPasses {
             ios: 16,
-            files: 1,
+            spent: 1,
             repeat: false,
         };
         let mut m = FioRwMix::new(50, mix, Some(passes));
         assert_eq!(
             dirs(&mut m, 48),
             "WWRRRWWWRWRWRRRWWWRWRWWWRRWRWRWWRWRWRRWWWRRWWRRW"
+        );
+        // fio's io_uring (write_iolog): its loops end on the bytes queued, no draw spent.
+        let passes = MixPasses { spent: 0, ..passes };
+        let mut m = FioRwMix::new(50, mix, Some(passes));
+        assert_eq!(
+            dirs(&mut m, 48),
+            "WWRRRWWWRWRWRRRWRWWRWRWWWRRWRWRWWRRWRWRRWWWRRWWR"
         );
     }
 }

@@ -6,7 +6,7 @@
 //! whether `percentage_random`'s sequence ends the work inside a longer file.
 
 use iolab_compat::fio::job_files::FileServiceKind;
-use iolab_compat::fio::{FioError, FioPlan};
+use iolab_compat::fio::{Engine, FioError, FioPlan};
 use iolab_engine::offsets::{FileChoice, FileService, RandomShare, RwMix};
 
 /// fio's index of `percentage_random`'s seed (FIO_RAND_SEQ_RAND_READ_OFF), of
@@ -82,9 +82,17 @@ pub fn ends_in_file(
 /// A mixed plan's read-or-write choice, its first clone's thread number less one
 /// `first`.
 pub fn rwmix(p: &FioPlan, first: u32) -> Option<RwMix> {
+    // fio's asynchronous engines end a loop on the bytes queued (null is one only
+    // deeper than one I/O: engines/null.c sets FIO_SYNCIO at iodepth=1).
+    let ends_on_bytes = match p.job.engine {
+        Engine::IoUring | Engine::Libaio => true,
+        Engine::Null => p.spec.queue_depth > 1,
+        Engine::Psync | Engine::Sync => false,
+    };
     p.rwmix.map(|step| RwMix {
         seed: seed(step, first, MIX_SEED),
         seed_step: step,
+        ends_on_bytes,
     })
 }
 
