@@ -100,15 +100,18 @@ fn figure_of(objective: &str) -> FigureOf {
 fn step(p: &PhaseResult, figure: FigureOf) -> Option<LadderStep> {
     let load = *p.extra.get("ladder_load")?;
     let ops = || p.ops.iter().filter(|o| !o.op.is_auxiliary());
+    let latencies: Vec<(OpKind, Nanos)> = ops()
+        .filter(|o| o.latency.count > 0)
+        .map(|o| (o.op, figure(&o.latency)))
+        .collect();
     Some(LadderStep {
         load: load as u64,
         iops: ops().map(|o| o.iops.get()).sum(),
         latency: Nanos(p.extra.get("objective_latency_ns").copied().unwrap_or(0.0) as u64),
-        latencies: ops()
-            .filter(|o| o.latency.count > 0)
-            .map(|o| (o.op, figure(&o.latency)))
-            .collect(),
-        meets: p.extra.get("meets_objective").is_some_and(|m| *m > 0.0),
+        // A step that completed no operation never met it (runs stored before the ladder
+        // knew this say it did, at 0 IOPS).
+        meets: p.extra.get("meets_objective").is_some_and(|m| *m > 0.0) && !latencies.is_empty(),
+        latencies,
     })
 }
 
@@ -158,6 +161,10 @@ impl LadderOutcome {
                 "Highest load that met the objective: {}.",
                 self.describe(&self.steps[h])
             ),
+            None if self.steps[0].latencies.is_empty() => format!(
+                "No load met the objective: the lightest step ({} {}) completed no operations.",
+                self.load, self.steps[0].load
+            ),
             None => format!(
                 "No load met the objective: even the lightest step took {}.",
                 self.latency_words(&self.steps[0])
@@ -202,6 +209,9 @@ impl LadderOutcome {
             if self.knee == Some(i) {
                 notes.push("knee");
             }
+            if s.latencies.is_empty() {
+                notes.push("no operations completed");
+            }
             let mut row = vec![s.load.to_string(), OpsPerSec(s.iops).human()];
             if ops.len() > 1 {
                 for op in &ops {
@@ -210,6 +220,8 @@ impl LadderOutcome {
                 }
                 let by = s.judged().map(|op| format!("{} {figure}", op.name()));
                 row.push(by.unwrap_or_default());
+            } else if s.latencies.is_empty() {
+                row.push("—".into());
             } else {
                 row.push(s.latency.human());
             }
@@ -355,6 +367,39 @@ mod tests {
             ]
         );
         assert!(ladder_outcome(&run_with("s", vec![])).is_none());
+    }
+
+    /// A step that completed no operation did not meet the objective, whatever its run
+    /// stored (ladders judged it "meets" by a latency of 0), and the report says why.
+    #[test]
+    fn a_step_with_no_completed_operation_does_not_meet_the_objective() {
+        let mut run = ladder_run();
+        run.phases.truncate(2);
+        let idle = &mut run.phases[1];
+        let none = iolab_core::result::OpCount { ops: 0, bytes: 0 };
+        let histogram = iolab_core::histogram::LatencyHistogram::new();
+        idle.ops[0] = iolab_core::result::OpResult::new(
+            OpKind::Read,
+            none,
+            none,
+            Nanos::SECOND,
+            Nanos::SECOND,
+            0,
+            histogram,
+        );
+        idle.extra.insert("objective_latency_ns".into(), 0.0);
+        idle.extra.remove("knee");
+        let l = ladder_outcome(&run).unwrap();
+        assert_eq!(l.highest, Some(0));
+        assert!(!l.steps[1].meets);
+        let t = l.table();
+        assert_eq!(t.rows[1][2..], ["—", "no", "no operations completed"]);
+        run.phases.remove(0);
+        let l = ladder_outcome(&run).unwrap();
+        assert_eq!(
+            l.sentences()[1],
+            "No load met the objective: the lightest step (QD 2) completed no operations."
+        );
     }
 
     #[test]

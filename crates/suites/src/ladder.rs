@@ -95,8 +95,9 @@ impl FromStr for Slo {
 pub struct Step {
     pub load: u64,
     pub iops: f64,
-    /// The latency the objective is about, at this load.
-    pub latency: Nanos,
+    /// The latency the objective is about, at this load; None when the step completed no
+    /// operation (there is no latency to judge, so it cannot meet the objective).
+    pub latency: Option<Nanos>,
     pub meets: bool,
 }
 
@@ -113,17 +114,18 @@ pub struct Ladder {
     pub knee: Option<usize>,
 }
 
-/// Tries `loads` in order, measuring each, and stops after the first one that breaks
-/// the objective.
+/// Tries `loads` in order, measuring each (its IOPS, and its latency or None when it
+/// completed no operation), and stops after the first one that breaks the objective.
+/// A step that completed no operation breaks it.
 pub fn climb<E>(
     loads: &[u64],
     slo: &Slo,
-    mut measure: impl FnMut(u64) -> Result<(f64, Nanos), E>,
+    mut measure: impl FnMut(u64) -> Result<(f64, Option<Nanos>), E>,
 ) -> Result<Ladder, E> {
     let mut steps = Vec::new();
     for &load in loads {
         let (iops, latency) = measure(load)?;
-        let meets = slo.met_by(latency);
+        let meets = latency.is_some_and(|l| slo.met_by(l));
         steps.push(Step {
             load,
             iops,
@@ -151,25 +153,29 @@ pub fn climb<E>(
 }
 
 /// The step where IOPS is highest relative to latency, both scaled to the range the
-/// ladder covered: past it, IOPS hardly grows while latency does.
+/// ladder covered: past it, IOPS hardly grows while latency does. Steps that completed
+/// no operation have no place on the curve.
 pub fn knee(steps: &[Step]) -> Option<usize> {
-    if steps.len() < 3 {
+    let measured = || {
+        steps
+            .iter()
+            .enumerate()
+            .filter_map(|(i, s)| s.latency.map(|l| (i, s.iops, l.0)))
+    };
+    if measured().count() < 3 {
         return None;
     }
-    let max_iops = steps.iter().map(|s| s.iops).fold(0.0, f64::max);
-    let (min_lat, max_lat) = steps.iter().fold((u64::MAX, 0), |(lo, hi), s| {
-        (lo.min(s.latency.0), hi.max(s.latency.0))
-    });
+    let max_iops = measured().map(|(_, iops, _)| iops).fold(0.0, f64::max);
+    let (min_lat, max_lat) =
+        measured().fold((u64::MAX, 0), |(lo, hi), (_, _, l)| (lo.min(l), hi.max(l)));
     if max_iops <= 0.0 || max_lat == min_lat {
         return None;
     }
     let score =
-        |s: &Step| s.iops / max_iops - (s.latency.0 - min_lat) as f64 / (max_lat - min_lat) as f64;
-    steps
-        .iter()
-        .enumerate()
-        .max_by(|a, b| score(a.1).total_cmp(&score(b.1)))
-        .map(|(i, _)| i)
+        |iops: f64, l: u64| iops / max_iops - (l - min_lat) as f64 / (max_lat - min_lat) as f64;
+    measured()
+        .max_by(|a, b| score(a.1, a.2).total_cmp(&score(b.1, b.2)))
+        .map(|(i, _, _)| i)
 }
 
 /// Powers of two from 1 up to `max`.
@@ -185,9 +191,9 @@ mod tests {
 
     /// A device that completes 10k IOPS per outstanding I/O up to 100k IOPS; beyond that
     /// requests queue (Little's law: latency = outstanding / IOPS).
-    fn device(qd: u64) -> Result<(f64, Nanos), ()> {
+    fn device(qd: u64) -> Result<(f64, Option<Nanos>), ()> {
         let iops = (10_000.0 * qd as f64).min(100_000.0);
-        Ok((iops, Nanos((qd as f64 / iops * 1e9) as u64)))
+        Ok((iops, Some(Nanos((qd as f64 / iops * 1e9) as u64))))
     }
 
     #[test]
@@ -216,6 +222,31 @@ mod tests {
         assert_eq!(l.steps.len(), 1);
         assert_eq!(l.highest_load, None);
         assert_eq!(l.peak, None);
+    }
+
+    /// A step with no completed operation has no latency: it does not meet the objective
+    /// (it was judged by a latency of 0 and met any), and the climb stops there.
+    #[test]
+    fn a_step_that_completes_no_operation_does_not_meet_the_objective() {
+        let slo: Slo = "p99<=1ms".parse().unwrap();
+        let l = climb(&doubling(256), &slo, |qd| {
+            if qd < 32 { device(qd) } else { Ok((0.0, None)) }
+        })
+        .unwrap();
+        let loads: Vec<u64> = l.steps.iter().map(|s| s.load).collect();
+        assert_eq!(loads, vec![1, 2, 4, 8, 16, 32]);
+        let last = l.steps.last().unwrap();
+        assert_eq!((last.iops, last.latency, last.meets), (0.0, None, false));
+        assert_eq!(l.steps[l.highest_load.unwrap()].load, 16);
+        assert_eq!(l.steps[l.peak.unwrap()].load, 16);
+        // The knee is found among the measured steps: QD 8 (80k IOPS at 100 us; QD 16
+        // adds 25% IOPS at 60% more latency).
+        assert_eq!(l.steps[l.knee.unwrap()].load, 8);
+        // At the first step: nothing met it.
+        let l = climb(&doubling(4), &slo, |_| Ok::<_, ()>((0.0, None))).unwrap();
+        assert_eq!(l.steps.len(), 1);
+        assert!(!l.steps[0].meets);
+        assert_eq!((l.highest_load, l.peak, l.knee), (None, None, None));
     }
 
     #[test]

@@ -127,7 +127,7 @@ fn ladder_in(rt: &Runtime, args: LadderArgs, slo: Slo) -> Result<u8> {
     let progress = &watch.progress;
     let env = watch.env(rt);
     let mut phases: Vec<PhaseResult> = Vec::new();
-    let mut step = |spec: &DataSpec| -> Result<(f64, Nanos), EngineError> {
+    let mut step = |spec: &DataSpec| -> Result<(f64, Option<Nanos>), EngineError> {
         if rt.interrupted() {
             return Err(EngineError::Interrupted);
         }
@@ -147,17 +147,17 @@ fn ladder_in(rt: &Runtime, args: LadderArgs, slo: Slo) -> Result<u8> {
             .filter(|o| o.op != OpKind::Fsync)
             .map(|o| o.iops.get())
             .sum();
-        // The slowest operation is judged (in a mixed workload, often the writes).
+        // The slowest operation is judged (in a mixed workload, often the writes); none
+        // when the step completed no operation.
         let latency = op_latencies(&phase, &slo)
             .into_iter()
-            .map(|(_, l)| l)
-            .max()
-            .unwrap_or(Nanos::ZERO);
+            .map(|(_, l)| l.0)
+            .max();
         // Only rank 0 holds every rank's figures: its verdict decides the next step on
         // every rank, so that all ranks climb alike.
         let (iops, latency) = rt
             .comm
-            .broadcast(0, &(iops, latency.0))
+            .broadcast(0, &(iops, latency))
             .map_err(|e| EngineError::Setup(e.to_string()))?;
         progress.finish();
         // The live page counts each step as it ends; the run keeps them all at the end
@@ -166,7 +166,7 @@ fn ladder_in(rt: &Runtime, args: LadderArgs, slo: Slo) -> Result<u8> {
             live.phase_done(&phase);
         }
         phases.push(phase);
-        Ok((iops, Nanos(latency)))
+        Ok((iops, latency.map(Nanos)))
     };
     let result = climb_axis(&args, &slo, &mut step);
     progress.finish();
@@ -208,8 +208,9 @@ fn ladder_in(rt: &Runtime, args: LadderArgs, slo: Slo) -> Result<u8> {
     conclude_after_report(rt, sink, &args.output)
 }
 
-/// Runs one step's phase: its IOPS and the latency the objective is about.
-type StepFn<'a> = dyn FnMut(&DataSpec) -> Result<(f64, Nanos), EngineError> + 'a;
+/// Runs one step's phase: its IOPS and the latency the objective is about (None when it
+/// completed no operation).
+type StepFn<'a> = dyn FnMut(&DataSpec) -> Result<(f64, Option<Nanos>), EngineError> + 'a;
 
 /// Runs the ladder along the chosen axis.
 fn climb_axis(args: &LadderArgs, slo: &Slo, step: &mut StepFn<'_>) -> Result<Ladder, EngineError> {
@@ -255,8 +256,10 @@ fn mark(p: &mut PhaseResult, l: &Ladder, step_index: usize) {
         p.extra.insert("ladder_load".into(), step.load as f64);
         p.extra
             .insert("meets_objective".into(), step.meets as u8 as f64);
-        p.extra
-            .insert("objective_latency_ns".into(), step.latency.0 as f64);
+        if let Some(latency) = step.latency {
+            p.extra
+                .insert("objective_latency_ns".into(), latency.0 as f64);
+        }
         if l.knee == Some(step_index) {
             p.extra.insert("knee".into(), 1.0);
         }
@@ -361,7 +364,11 @@ fn steps_table(
             .map(|op| format!(" ({} {figure})", op.name()))
             .unwrap_or_default();
         let tag = if l.knee == Some(i) { "  <- knee" } else { "" };
-        row.push(format!("{}{by}{tag}", if s.meets { "yes" } else { "no" }));
+        let verdict = match s.latency {
+            None => "no (no operations completed)".to_string(),
+            Some(_) => format!("{}{by}{tag}", if s.meets { "yes" } else { "no" }),
+        };
+        row.push(verdict);
         t.push(row);
     }
     t
@@ -392,6 +399,13 @@ fn verdicts(
                 iops(ps.iops),
                 ps.load,
                 latency_words(latencies, p, figure)
+            );
+        }
+        _ if l.steps.first().is_some_and(|s| s.latency.is_none()) => {
+            let _ = writeln!(
+                out,
+                "no load met the objective: the lightest step ({name} {}) completed no operations",
+                l.steps[0].load
             );
         }
         _ => {
@@ -436,7 +450,7 @@ mod tests {
         let step = |load, iops, meets| Step {
             load,
             iops,
-            latency: Nanos::from_millis(if meets { 1 } else { 6 }),
+            latency: Some(Nanos::from_millis(if meets { 1 } else { 6 })),
             meets,
         };
         let l = Ladder {
@@ -468,6 +482,43 @@ mod tests {
         assert_eq!(
             lines[5],
             "highest load within the objective: QD 1 at 10.0k IOPS (read p99 33.0 µs, write p99 1.00 ms)"
+        );
+    }
+
+    /// A step that completed no operation has no latency: its verdict is "no" and says
+    /// why (it was "yes" at 0 IOPS, judged by a latency of 0).
+    #[test]
+    fn a_step_with_no_completed_operation_says_so() {
+        let slo: Slo = "p99<=1ms".parse().unwrap();
+        let measured = vec![(OpKind::Read, Nanos::from_micros(200))];
+        let l = iolab_suites::ladder::climb(&[1, 2, 4], &slo, |qd| {
+            Ok::<_, ()>(if qd == 1 {
+                (5_000.0, Some(Nanos::from_micros(200)))
+            } else {
+                (0.0, None)
+            })
+        })
+        .unwrap();
+        let text = render(&l, &slo, Axis::QueueDepth, &[measured, vec![]]);
+        let lines: Vec<&str> = text.lines().collect();
+        assert_eq!(lines[2], "QD   IOPS  read p99  meets");
+        assert_eq!(lines[3], " 1  5.00k    200 µs  yes");
+        assert_eq!(
+            lines[4],
+            " 2      0         —  no (no operations completed)"
+        );
+        assert_eq!(
+            lines[5],
+            "highest load within the objective: QD 1 at 5.00k IOPS (read p99 200 µs)"
+        );
+        // None at the first step.
+        let l = iolab_suites::ladder::climb(&[1, 2], &slo, |_| Ok::<_, ()>((0.0, None))).unwrap();
+        let text = render(&l, &slo, Axis::Threads, &[vec![]]);
+        let lines: Vec<&str> = text.lines().collect();
+        assert_eq!(lines[3], "      1     0  no (no operations completed)");
+        assert_eq!(
+            lines[4],
+            "no load met the objective: the lightest step (threads 1) completed no operations"
         );
     }
 }
