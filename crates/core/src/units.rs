@@ -21,6 +21,7 @@ pub const MIB: u64 = 1024 * KIB;
 pub const GIB: u64 = 1024 * MIB;
 pub const TIB: u64 = 1024 * GIB;
 pub const PIB: u64 = 1024 * TIB;
+pub const EIB: u64 = 1024 * PIB;
 
 impl ByteCount {
     pub const ZERO: ByteCount = ByteCount(0);
@@ -87,7 +88,8 @@ pub fn three_digits(v: f64) -> String {
 impl fmt::Display for ByteCount {
     /// The exact, re-parsable form: the largest binary unit that divides the value.
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        const UNITS: [(u64, &str); 5] = [
+        const UNITS: [(u64, &str); 6] = [
+            (EIB, "EiB"),
             (PIB, "PiB"),
             (TIB, "TiB"),
             (GIB, "GiB"),
@@ -121,7 +123,7 @@ impl FromStr for ByteCount {
             "g" | "G" | "Gi" | "GiB" | "gib" | "GIB" => GIB,
             "t" | "T" | "Ti" | "TiB" | "tib" | "TIB" => TIB,
             "p" | "P" | "Pi" | "PiB" | "pib" | "PIB" => PIB,
-            "e" | "E" | "Ei" | "EiB" | "eib" | "EIB" => PIB * 1024,
+            "e" | "E" | "Ei" | "EiB" | "eib" | "EIB" => EIB,
             "KB" | "kB" | "kb" => 1_000,
             "MB" | "mb" => 1_000_000,
             "GB" | "gb" => 1_000_000_000,

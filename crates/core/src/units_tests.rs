@@ -33,6 +33,23 @@ fn displays_exact_sizes() {
     assert_eq!(ByteCount(3 * MIB / 2).human(), "1.50 MiB");
 }
 
+/// Up to EiB: `--block-align 15EiB` was shown as 15360PiB.
+#[test]
+fn displays_exbibytes() {
+    assert_eq!(ByteCount(15 * EIB).to_string(), "15EiB");
+    assert_eq!(ByteCount(EIB).to_string(), "1EiB");
+    assert_eq!(ByteCount(1536 * PIB).to_string(), "1536PiB");
+    assert_eq!(
+        ByteCount(15 * EIB + KIB).to_string(),
+        "16888498602639361KiB"
+    );
+    for s in ["15EiB", "1EiB", "15E"] {
+        let b: ByteCount = s.parse().unwrap();
+        assert_eq!(b.to_string().parse::<ByteCount>().unwrap(), b, "{s}");
+    }
+    assert_eq!(ByteCount(15 * EIB).human(), "15.0 EiB");
+}
+
 #[test]
 fn parses_durations() {
     assert_eq!("30s".parse::<TimeSpan>().unwrap(), TimeSpan::from_secs(30));

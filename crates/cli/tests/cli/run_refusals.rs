@@ -333,7 +333,7 @@ fn a_block_alignment_larger_than_the_share_is_refused() {
     let dir = tempfile::tempdir().unwrap();
     let d = path(dir.path());
     for (align, shown, extra, share) in [
-        ("15EiB", "15360PiB", vec![], "64KiB"),
+        ("15EiB", "15EiB", vec![], "64KiB"),
         ("128KiB", "128KiB", vec![], "64KiB"),
         (
             "64KiB",
