@@ -190,6 +190,17 @@ pub fn peer_on_path(tool: &str, arg: &str) -> bool {
     false
 }
 
+/// fio itself when `tool` is "fio", else `iolab fio --no-store` with `iolab_args`: the
+/// two sides of a comparison, each given the same job options next.
+pub fn fio_or_iolab(tool: &str, iolab_args: &[&str]) -> Command {
+    if tool == "fio" {
+        return Command::new("fio");
+    }
+    let mut c = iolab();
+    c.args(["fio", "--no-store"]).args(iolab_args);
+    c
+}
+
 /// Runs `cmd` under `strace -f -ff` tracing `calls` (one file per thread, so no call is
 /// split over "unfinished" and "resumed" lines) and returns each thread's trace.
 pub fn strace_threads(cmd: &Command, work: &Path, calls: &str) -> Vec<String> {

@@ -9,7 +9,7 @@ use std::process::Command;
 
 use serde_json::Value;
 
-use crate::common::{Ran, iolab, path, peer_on_path, run};
+use crate::common::{Ran, fio_or_iolab, iolab, path, peer_on_path, run};
 
 /// The (length, offset) of every pread64 on a file under `dir` (iolab's own files in
 /// its work directory left out).
@@ -30,13 +30,7 @@ fn both(job: &[&str]) -> Option<[Vec<(u64, u64)>; 2]> {
     for (i, tool) in ["fio", "iolab"].iter().enumerate() {
         let dir = tempfile::tempdir_in("/var/tmp").unwrap();
         let work = tempfile::tempdir().unwrap();
-        let mut cmd = if *tool == "fio" {
-            Command::new("fio")
-        } else {
-            let mut c = iolab();
-            c.args(["fio", "--no-store"]);
-            c
-        };
+        let mut cmd = fio_or_iolab(tool, &[]);
         cmd.args(job)
             .args(["--thread", "--ioengine=psync", "--output-format=json"])
             .arg(format!("--directory={}", path(dir.path())));

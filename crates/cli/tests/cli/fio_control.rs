@@ -7,7 +7,7 @@ use std::process::Command;
 
 use serde_json::Value;
 
-use crate::common::{Ran, iolab, path, peer_on_path, run};
+use crate::common::{Ran, fio_or_iolab, iolab, path, peer_on_path, run};
 
 /// fio's flow control: two jobs of one flow group keep the ratio of their weights in
 /// I/Os (flow=8 against flow=1: 8 to 1, as fio 3.33's flow.c), where each alone would
@@ -108,13 +108,7 @@ fn a_latency_target_searches_the_depth_and_ends_as_fios() {
     )
     .unwrap();
     let ran = |tool: &str, file: &Path, code: i32| {
-        let mut cmd = if tool == "fio" {
-            Command::new("fio")
-        } else {
-            let mut c = iolab();
-            c.args(["fio", "--no-store"]);
-            c
-        };
+        let mut cmd = fio_or_iolab(tool, &[]);
         let out = cmd
             .args(["--output-format=json", path(file)])
             .current_dir(dir.path())
@@ -224,13 +218,7 @@ fn per_io_priorities_keep_their_shares_and_report_as_fios() {
                 eprintln!("SKIPPED the fio side: fio is not on PATH");
                 continue;
             }
-            let mut cmd = if tool == "fio" {
-                Command::new("fio")
-            } else {
-                let mut c = iolab();
-                c.args(["fio", "--no-store"]);
-                c
-            };
+            let mut cmd = fio_or_iolab(tool, &[]);
             let out = cmd
                 .args(["--output-format=json", path(&file)])
                 .output()

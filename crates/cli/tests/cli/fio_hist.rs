@@ -9,7 +9,7 @@ use std::process::Command;
 
 use serde_json::Value;
 
-use crate::common::{Ran, iolab, path};
+use crate::common::{Ran, fio_or_iolab, iolab, path};
 
 /// Each line: (time ms, direction, block size, its bins).
 fn lines(file: &Path) -> Vec<(u64, u64, u64, Vec<u64>)> {
@@ -172,13 +172,7 @@ fn log_unix_epoch_dates_the_lines_by_the_wall_clock_as_fio() {
         }
         let dir = tempfile::tempdir_in("/var/tmp").unwrap();
         std::fs::create_dir(dir.path().join("logs")).unwrap();
-        let mut cmd = if tool == "fio" {
-            Command::new("fio")
-        } else {
-            let mut c = iolab();
-            c.args(["fio", "--no-store"]);
-            c
-        };
+        let mut cmd = fio_or_iolab(tool, &[]);
         let before = now();
         Ran::from(
             cmd.current_dir(dir.path())

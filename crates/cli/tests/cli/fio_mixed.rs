@@ -5,7 +5,7 @@
 use std::path::Path;
 use std::process::Command;
 
-use crate::common::{iolab, path, peer_on_path, strace_threads};
+use crate::common::{fio_or_iolab, iolab, path, peer_on_path, strace_threads};
 
 /// Each thread's reads and writes of files under `dir`, in order: (call, offset, length).
 fn thread_ios(cmd: &Command, dir: &Path, work: &Path) -> Vec<Vec<(String, u64, u64)>> {
@@ -74,13 +74,7 @@ fn both(args: &[&str]) -> Option<[Vec<(String, String)>; 2]> {
             .unwrap()
             .set_len(1 << 30)
             .unwrap();
-        let mut cmd = if tool == "fio" {
-            Command::new("fio")
-        } else {
-            let mut c = iolab();
-            c.args(["fio", "--no-store", "--allow-destroy"]);
-            c
-        };
+        let mut cmd = fio_or_iolab(tool, &["--allow-destroy"]);
         cmd.current_dir(dir.path())
             .arg(format!("--directory={}", path(dir.path())))
             .arg("--filename=f")
@@ -223,13 +217,7 @@ fn percentage_random_ends_at_the_regions_end_in_a_longer_file_as_fio() {
         let work = tempfile::tempdir().unwrap();
         let f = std::fs::File::create(dir.path().join("f")).unwrap();
         f.set_len(file_len).unwrap();
-        let mut cmd = if tool == "fio" {
-            Command::new("fio")
-        } else {
-            let mut c = iolab();
-            c.args(["fio", "--no-store"]);
-            c
-        };
+        let mut cmd = fio_or_iolab(tool, &[]);
         cmd.current_dir(dir.path())
             .arg(format!("--directory={}", path(dir.path())))
             .args(["--name=j", "--filename=f", "--rw=randread", "--bs=4k"])

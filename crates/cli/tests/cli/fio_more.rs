@@ -10,7 +10,7 @@ use std::process::Command;
 
 use serde_json::Value;
 
-use crate::common::{iolab, path, peer_on_path, strace_threads};
+use crate::common::{fio_or_iolab, iolab, path, peer_on_path, strace_threads};
 
 /// Every pread64, pwrite64, read or write on a file under `dir`, as (call, file
 /// name, offset, length; a read's or write's offset is 0), and every fadvise64 as (its advice, file
@@ -104,13 +104,7 @@ pub(crate) fn both(job: &[&str], calls: &[&str]) -> Option<[Ran2; 2]> {
         let dir = tempfile::tempdir_in("/var/tmp").unwrap();
         let work = tempfile::tempdir().unwrap();
         let out = work.path().join("out.json");
-        let mut cmd = if tool == "fio" {
-            Command::new("fio")
-        } else {
-            let mut c = iolab();
-            c.args(["fio", "--no-store", "--keep"]);
-            c
-        };
+        let mut cmd = fio_or_iolab(tool, &["--keep"]);
         // fio joins a filename to the directory given before it: the directory first,
         // and the directory as the current one, so nothing lands elsewhere.
         cmd.current_dir(dir.path())
@@ -407,13 +401,7 @@ fn filename_joins_the_directory_as_fio_joins_them() {
                 format!("{text}rw=write\nsize=64k\n"),
             )
             .unwrap();
-            let mut cmd = if tool == "fio" {
-                Command::new("fio")
-            } else {
-                let mut c = iolab();
-                c.args(["fio", "--no-store", "--keep"]);
-                c
-            };
+            let mut cmd = fio_or_iolab(tool, &["--keep"]);
             let out = cmd
                 .current_dir(dir.path())
                 .args(args)

@@ -8,7 +8,7 @@ use std::process::Command;
 
 use serde_json::Value;
 
-use crate::common::{Ran, iolab, path};
+use crate::common::{Ran, fio_or_iolab, iolab, path};
 
 fn fio_json(args: &[&str]) -> Value {
     let r = Ran::from(iolab().arg("fio").args(args).output().unwrap()).expect(0);
@@ -405,13 +405,7 @@ fn a_reversed_bsrange_runs_as_its_ends_in_order_as_fio() {
     let reads = |tool: &str, range: &str| -> Vec<(u64, u64)> {
         let dir = tempfile::tempdir_in("/var/tmp").unwrap();
         let work = tempfile::tempdir().unwrap();
-        let mut cmd = if tool == "fio" {
-            Command::new("fio")
-        } else {
-            let mut c = iolab();
-            c.args(["fio", "--no-store"]);
-            c
-        };
+        let mut cmd = fio_or_iolab(tool, &[]);
         cmd.current_dir(dir.path())
             .arg(format!("--directory={}", path(dir.path())))
             .args(["--name=j", "--rw=randread", "--size=64k"])

@@ -7,7 +7,7 @@
 use std::path::Path;
 use std::process::Command;
 
-use crate::common::{iolab, path, peer_on_path, run, strace_threads};
+use crate::common::{fio_or_iolab, path, peer_on_path, run, strace_threads};
 
 /// Each thread's reads and writes on the job's files (named `j.N.F`), in order, as
 /// `F.N@block:r` (or `:w`) of `bs` 4 KiB; threads with more than `least` of them, sorted.
@@ -60,13 +60,7 @@ fn both(job: &[&str], least: usize) -> Option<[Vec<Vec<String>>; 2]> {
     let run = |tool: &str| {
         let dir = tempfile::tempdir_in("/var/tmp").unwrap();
         let work = tempfile::tempdir().unwrap();
-        let mut cmd = if tool == "fio" {
-            Command::new("fio")
-        } else {
-            let mut c = iolab();
-            c.args(["fio", "--no-store"]);
-            c
-        };
+        let mut cmd = fio_or_iolab(tool, &[]);
         cmd.current_dir(dir.path())
             .arg(format!("--directory={}", path(dir.path())))
             .args(["--name=j", "--bs=4k"])
@@ -362,13 +356,7 @@ fn randrw_loops_draw_on_as_fios_engine_ends_them() {
     }
     let reads = |tool: &str, engine: &str, seed: u32| -> Option<u64> {
         let dir = tempfile::tempdir_in("/var/tmp").unwrap();
-        let mut cmd = if tool == "fio" {
-            Command::new("fio")
-        } else {
-            let mut c = iolab();
-            c.args(["fio", "--no-store"]);
-            c
-        };
+        let mut cmd = fio_or_iolab(tool, &[]);
         let out = cmd
             .current_dir(dir.path())
             .arg(format!("--directory={}", path(dir.path())))

@@ -1,8 +1,6 @@
 //! Steady state: `--ss` and fio's `ss` options stop a phase once its window settles.
 
-use std::process::Command;
-
-use crate::common::{error_line, json_of, path, run};
+use crate::common::{error_line, fio_or_iolab, json_of, path, run};
 use crate::flash_data::{extra, within};
 
 #[test]
@@ -87,13 +85,7 @@ fn fio_ss_stops_the_job_as_fio_does_with_fios_steadystate_object() {
     let dir = tempfile::tempdir().unwrap();
     let job = |tool: &str, ss: &str, runtime: u32| -> serde_json::Value {
         let file = dir.path().join(format!("{tool}.dat"));
-        let mut cmd = if tool == "fio" {
-            Command::new("fio")
-        } else {
-            let mut c = Command::new(env!("CARGO_BIN_EXE_iolab"));
-            c.args(["fio", "--no-store"]);
-            c
-        };
+        let mut cmd = fio_or_iolab(tool, &[]);
         let out = cmd
             .args([
                 "--name=ss",
