@@ -97,7 +97,11 @@ pub(crate) fn agree_block_align(
 /// random offsets in: no aligned offset leaves room for an I/O, so the phase would end
 /// at once with nothing done. (fio runs such a job without an I/O, and `iolab fio`
 /// does as fio does.)
-fn check_block_align(spec: &DataSpec, target: &DataTarget, workers: u32) -> Result<(), SpecError> {
+pub(crate) fn check_block_align(
+    spec: &DataSpec,
+    target: &DataTarget,
+    workers: u32,
+) -> Result<(), SpecError> {
     let Some(align) = spec.block_align.filter(|_| spec.rw.is_random()) else {
         return Ok(());
     };

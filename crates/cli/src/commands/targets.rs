@@ -11,6 +11,7 @@ mod render;
 use anyhow::{Context, Result};
 use clap::{Args, Subcommand};
 use iolab_comm::Comm;
+use iolab_core::SpecError;
 use iolab_core::inventory::Inventory;
 use iolab_core::result::RunStatus;
 use iolab_core::spec::{DataSpec, TargetEntry, TargetsSpec, parse_targets};
@@ -21,6 +22,7 @@ use iolab_suites::targets::{
 
 use crate::cli::OutputArgs;
 use crate::commands::finish::conclude;
+use crate::commands::run::check_block_align;
 use crate::live::targets::TargetInfo;
 use crate::runtime::Runtime;
 use crate::sink::RunSink;
@@ -72,7 +74,8 @@ fn targets_in(rt: &Runtime, args: TargetsArgs) -> Result<u8> {
             .and_then(|()| args.output.prepare(rt)),
     )?;
     let comm = rt.comm.as_ref();
-    let mut set = prepare(comm, &args)?;
+    let set = prepare(comm, &args)?;
+    let mut set = agree_block_align(rt, &args, set)?;
     let spec = serde_json::json!({
         "targets": args.targets,
         "workload": args.spec,
@@ -136,6 +139,26 @@ fn prepare(comm: &dyn Comm, args: &TargetsArgs) -> Result<TargetSet> {
         direct: args.spec.direct,
     };
     Ok(prepare_targets(comm, &entries, opts)?)
+}
+
+/// Refuses a --block-align larger than the share each of a target's threads draws its
+/// random offsets in, as `run` does (no I/O would fit), agreed by all ranks before
+/// anything is stored or written; on a refusal the targets' files go again.
+fn agree_block_align(rt: &Runtime, args: &TargetsArgs, set: TargetSet) -> Result<TargetSet> {
+    let aligned = set.local.iter().try_for_each(|t| {
+        let target = t.prepared.data_target();
+        check_block_align(&args.spec, &target, args.spec.threads).map_err(|e| {
+            let id = &t.target.entry.id;
+            SpecError::new(e.option, format!("target {id}: {}", e.reason))
+        })
+    });
+    match rt.agree(aligned.map_err(anyhow::Error::from)) {
+        Ok(()) => Ok(set),
+        Err(e) => {
+            let _ = cleanup_targets(rt.comm.as_ref(), set, args.targets.keep);
+            Err(e)
+        }
+    }
 }
 
 /// Runs the phases with live progress.

@@ -431,3 +431,43 @@ fn a_block_alignment_larger_than_the_share_is_refused() {
     let j = json(&dir.path().join("r.json"));
     assert!(op(&j, 0, "read")["ops"].as_u64().unwrap() > 0, "{j}");
 }
+
+/// `targets` ran a --block-align larger than a target's share as run did: no I/O, exit
+/// 0. Refused as run refuses it, naming the target; nothing is left in the targets.
+#[test]
+fn targets_refuse_a_block_alignment_larger_than_the_share() {
+    let (a, b) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+    for (size, align, share) in [
+        (["--size", "64KiB"], "128KiB", "64KiB"),
+        (["--total-size", "128KiB"], "64KiB", "32KiB"),
+    ] {
+        let r = run(&[
+            "targets",
+            "--no-store",
+            "--rw",
+            "randread",
+            size[0],
+            size[1],
+            "--threads",
+            "4",
+            "--runtime",
+            "200ms",
+            "--block-align",
+            align,
+            path(a.path()),
+            path(b.path()),
+        ])
+        .expect(2);
+        assert_eq!(
+            error_line(&r),
+            format!(
+                "iolab: error: --block-align: target {}: {align} is larger than the {share} each worker draws its random offsets in, so no I/O would fit; use at most {share}",
+                path(a.path())
+            ),
+            "{size:?}"
+        );
+        for d in [&a, &b] {
+            assert_eq!(fs::read_dir(d.path()).unwrap().count(), 0, "{size:?}");
+        }
+    }
+}
