@@ -10,7 +10,8 @@ use iolab_core::spec::{
     Overrides, PhaseSpec, PlannedPhase, StudySpec, TargetEntry, TargetSpec, parse_targets,
 };
 use iolab_core::units::{ByteCount, BytesPerSec, Nanos};
-use iolab_engine::{MonotonicClock, prepare_target};
+use iolab_engine::plan::DataTarget;
+use iolab_engine::{MonotonicClock, PreparedTarget, prepare_target};
 use iolab_suites::study::{PhaseEstimate, estimate, run_study};
 
 use crate::cli::OutputArgs;
@@ -330,6 +331,41 @@ pub fn store_rated(spec: &mut serde_json::Value, rated: &[TargetEntry]) {
     spec["rated"] = serde_json::to_value(rated).expect("targets serialize to JSON");
 }
 
+/// Refuses a data phase whose block_align is larger than the share each worker draws
+/// its random offsets in, as `run` does (no I/O would fit), agreed by all ranks before
+/// anything is stored or written; on a refusal the work directory goes again.
+fn agree_block_align(
+    rt: &Runtime,
+    phases: &[PlannedPhase],
+    origin: &str,
+    target: PreparedTarget,
+    keep: bool,
+) -> Result<PreparedTarget> {
+    let aligned = phases.iter().try_for_each(|p| {
+        let PhaseSpec::Data(spec) = &p.spec else {
+            return Ok(());
+        };
+        // A phase on the null backend runs on no storage, whatever the study's target.
+        let on = if spec.backend == iolab_core::spec::BackendKind::Null {
+            DataTarget::Null
+        } else {
+            target.data_target()
+        };
+        let workers = rt.comm.size().saturating_mul(spec.threads);
+        crate::commands::run::check_block_align(spec, &on, workers).map_err(|e| {
+            let at = format!("{origin}: sweep '{}', phase '{}'", p.sweep, p.name);
+            iolab_core::SpecError::new(at, e.to_string())
+        })
+    });
+    match rt.agree(aligned.map_err(anyhow::Error::from)) {
+        Ok(()) => Ok(target),
+        Err(e) => {
+            let _ = cleanup(rt.comm.as_ref(), target, &[], keep);
+            Err(e)
+        }
+    }
+}
+
 fn run_in(
     rt: &Runtime,
     args: StudyRunArgs,
@@ -359,6 +395,7 @@ fn run_in(
         iolab_core::spec::BackendKind::Psync,
         true,
     )?;
+    let target = agree_block_align(rt, &phases, &origin, target, args.target.keep)?;
     let mut resolved = serde_json::json!({ "study": spec, "origin": origin, "phases": phases.len(), "scale": args.select.scale, "set": args.select.set });
     if !rated.is_empty() {
         store_rated(&mut resolved, &rated);

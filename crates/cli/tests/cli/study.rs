@@ -262,6 +262,37 @@ fn a_bad_study_file_is_named_with_its_line() {
     );
 }
 
+/// A phase's block_align larger than a worker's share ran as `run` did (no I/O, 0 B/s):
+/// refused as `run` refuses it, naming the phase, before any phase runs. Here 2 MiB
+/// fills the share of one thread (it runs) but not of two (1 MiB each).
+#[test]
+fn a_study_block_alignment_larger_than_the_share_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("align.toml");
+    let aligned = "rw = \"randread\"\nblock_align = \"2MiB\"";
+    fs::write(&file, MINI.replace("rw = \"read\"", aligned)).unwrap();
+    let work = dir.path().join("work");
+    fs::create_dir(&work).unwrap();
+    let r = run(&[
+        "study",
+        "run",
+        path(&file),
+        "--dir",
+        path(&work),
+        "--no-store",
+    ])
+    .expect(2);
+    assert_eq!(
+        error_line(&r),
+        format!(
+            "iolab: error: {}: sweep 'sequential', phase 'seq-read': --block-align: 2MiB is larger than the 1MiB each worker draws its random offsets in, so no I/O would fit; use at most 1MiB",
+            file.display()
+        )
+    );
+    assert_eq!(r.stdout, "");
+    assert_eq!(fs::read_dir(&work).unwrap().count(), 0);
+}
+
 #[test]
 fn a_study_larger_than_the_target_is_refused() {
     let dir = tempfile::tempdir().unwrap();
