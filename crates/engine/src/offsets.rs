@@ -14,7 +14,7 @@ use crate::sizes::SizeDraw;
 
 mod cover;
 mod files;
-mod fio_rand;
+pub(crate) mod fio_rand;
 mod mixed;
 mod modifier;
 mod rwmix;
@@ -53,6 +53,7 @@ impl OffsetGen for Sequential {
             Some(len) => len,
             None if self.cursor > 0 => {
                 self.cursor = 0;
+                sizes.new_pass();
                 sizes.draw(self.units)?
             }
             None => return None,

@@ -7,6 +7,8 @@
 use iolab_core::rng::{Rng, mix};
 use iolab_core::spec::{DataSpec, SizeMix};
 
+use crate::offsets::fio_rand::Taus88;
+
 /// One direction's I/O lengths and offset step, in units.
 #[derive(Clone, Debug)]
 pub struct SizeDraw {
@@ -19,6 +21,39 @@ pub struct SizeDraw {
     /// something per direction.
     dir: usize,
     rng: Rng,
+    /// Drawn as fio 3.33 draws them (`iolab fio`); None: iolab's own draw.
+    fio: Option<FioDraw>,
+}
+
+/// What fio's size draws need (`iolab fio`): the first worker's seeds of reads and
+/// writes (fio's `rand_seeds[FIO_RAND_BS_OFF]` and `[FIO_RAND_BS1_OFF]`, the reads'
+/// for both with verify); worker k's are `seeds[d] + k * seed_steps[d]` (fio's clones
+/// number on).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct FioSizeSeeds {
+    pub seeds: [u64; 2],
+    pub seed_steps: [u64; 2],
+}
+
+impl FioSizeSeeds {
+    /// The seeds of worker `k` of the job.
+    pub fn for_worker(self, k: u64) -> FioSizeSeeds {
+        FioSizeSeeds {
+            seeds: [0, 1].map(|d| self.seeds[d].wrapping_add(self.seed_steps[d].wrapping_mul(k))),
+            seed_steps: [0; 2],
+        }
+    }
+}
+
+/// fio's size draw: its `bsrange_state` (a taus88 seeded with the clone's
+/// `rand_seeds[FIO_RAND_BS_OFF + dir]`), `unit` bytes per unit.
+#[derive(Clone, Copy, Debug)]
+struct FioDraw {
+    state: Taus88,
+    seed: u32,
+    unit: u64,
+    /// Each pass draws again from the start (fio's randrepeat reseeds at each loop).
+    repeat: bool,
 }
 
 #[derive(Clone, Debug)]
@@ -40,6 +75,7 @@ impl SizeDraw {
             step: len,
             dir,
             rng: Rng::new(0),
+            fio: None,
         }
     }
 
@@ -78,6 +114,32 @@ impl SizeDraw {
             step,
             dir,
             rng: Rng::new(mix(&[seed, 0xB5_B17, dir as u64])),
+            fio: None,
+        }
+    }
+
+    /// Draws a mix as fio 3.33's `get_next_buflen` does, from its generator seeded with
+    /// `seed`, `unit` bytes per unit; `repeat`: each pass draws again from the start
+    /// (see [`SizeDraw::new_pass`]). One size draws nothing.
+    pub fn fio(mut self, seed: u64, unit: u64, repeat: bool) -> SizeDraw {
+        if !matches!(self.kind, Kind::Fixed) {
+            self.fio = Some(FioDraw {
+                state: Taus88::new(seed as u32),
+                seed: seed as u32,
+                unit: unit.max(1),
+                repeat,
+            });
+        }
+        self
+    }
+
+    /// A pass over the share starts again: fio's draws start again too under randrepeat.
+    #[cold]
+    pub fn new_pass(&mut self) {
+        if let Some(f) = &mut self.fio
+            && f.repeat
+        {
+            f.state = Taus88::new(f.seed);
         }
     }
 
@@ -127,6 +189,9 @@ impl SizeDraw {
     /// A mix's draw, at least the smallest size fitting in `room`.
     #[inline(never)]
     fn draw_mix(&mut self, room: u64) -> u64 {
+        if let Some(f) = &mut self.fio {
+            return f.draw(&self.kind, self.smallest, self.largest, room);
+        }
         match &self.kind {
             Kind::Fixed => self.smallest,
             Kind::Range => {
@@ -139,6 +204,41 @@ impl SizeDraw {
                     return len;
                 }
             },
+        }
+    }
+}
+
+impl FioDraw {
+    /// fio 3.33's `get_next_buflen`: a range's draw is `minbs + maxbs * r / 2^32`, a
+    /// split's the first size whose cumulative share `c` has `r / c <= 2^32 / 100`
+    /// (shares of 0 skipped), then aligned down to the smallest and capped at the
+    /// largest; drawn again until it fits in `room` (which the smallest does).
+    fn draw(&mut self, kind: &Kind, smallest: u64, largest: u64, room: u64) -> u64 {
+        let (min, max) = (smallest * self.unit, largest * self.unit);
+        loop {
+            let r = self.state.next();
+            let mut len = match kind {
+                Kind::Split(shares) => {
+                    let (mut len, mut before) = (0, 0);
+                    for &(size, cum) in shares {
+                        if cum == before {
+                            continue;
+                        }
+                        before = cum;
+                        len = size * self.unit;
+                        if u64::from(r) / cum <= u64::from(u32::MAX) / 100 && size <= room {
+                            break;
+                        }
+                    }
+                    len
+                }
+                _ => min + (max as f64 * (f64::from(r) / 4294967296.0)) as u64,
+            };
+            len -= len % min;
+            len = len.min(max);
+            if len >= min && len / self.unit <= room {
+                return len / self.unit;
+            }
         }
     }
 }

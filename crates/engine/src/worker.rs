@@ -159,7 +159,17 @@ pub fn run_data_worker<C: Clock>(s: &WorkerSetup<'_, C>) -> Result<WorkerReport,
     // Reads and writes of a sequential mix, or coverages of blocks of two sizes, each
     // have their own sequence (fio's: each direction goes on from its own last offset).
     let unit = spec.unit();
-    let sizes = [0, 1].map(|d| SizeDraw::of_spec(spec, d, unit, s.worker.seed));
+    let mut sizes = [0, 1].map(|d| SizeDraw::of_spec(spec, d, unit, s.worker.seed));
+    if let Some(f) = s.plan.modifier.size_seeds {
+        // fio reseeds them at each loop of a size-based job under randrepeat; iolab's
+        // passes are known to one file's sequence.
+        let f = f.for_worker(u64::from(s.worker.global));
+        let repeat = s.plan.modifier.same_passes && !s.plan.looping && s.worker.files <= 1;
+        sizes = sizes.map(|z| {
+            let seed = f.seeds[z.dir()];
+            z.fio(seed, unit, repeat)
+        });
+    }
     let order = match Order::of(spec) {
         // fio's randrepeat reseeds at each loop of a size-based job; a time-based one
         // starts its map again without reseeding.

@@ -347,3 +347,55 @@ fn bad_sizes_offsets_and_rates_are_one_line_exit_2_and_run_nothing() {
         "nothing ran"
     );
 }
+
+/// Drawn sizes (bsrange, bssplit) come from fio's own generator and seeds (io_u.c
+/// `get_next_buflen`, `bsrange_state` seeded per direction and clone), reseeded at each
+/// loop under randrepeat: a sequential job's calls, files, offsets and sizes are fio's,
+/// I/O for I/O, for reads, writes (two loops), a split over two clones, a mixed job
+/// and a randseed without reseeding.
+#[test]
+fn drawn_sizes_are_fios_io_for_io_in_a_sequence() {
+    if !peer_on_path("fio", "--version") || !peer_on_path("strace", "-V") {
+        return;
+    }
+    let cases: [&[&str]; 5] = [
+        &["--rw=read", "--bsrange=1k-4k", "--size=64k"],
+        &["--rw=write", "--bsrange=4k-16k", "--size=128k", "--loops=2"],
+        &[
+            "--rw=write",
+            "--bssplit=4k/30:16k/70",
+            "--size=256k",
+            "--numjobs=2",
+        ],
+        &["--rw=rw", "--bsrange=2k-8k", "--size=64k"],
+        &[
+            "--rw=read",
+            "--bsrange=1k-8k",
+            "--size=64k",
+            "--loops=2",
+            "--randseed=3",
+        ],
+    ];
+    for job in cases {
+        let mut seen = Vec::new();
+        for tool in ["fio", "iolab"] {
+            let dir = tempfile::tempdir_in("/var/tmp").unwrap();
+            let work = tempfile::tempdir().unwrap();
+            let mut cmd = crate::common::fio_or_iolab(tool, &[]);
+            cmd.arg("--name=j")
+                .args(job)
+                .args(["--thread", "--ioengine=psync", "--minimal"])
+                .arg(format!("--directory={}", path(dir.path())));
+            // The job's I/Os, not a layout's larger writes.
+            let mut ios: Vec<(String, String, u64, u64)> =
+                crate::fio_more::file_ios(&cmd, dir.path(), work.path())
+                    .into_iter()
+                    .filter(|(call, _, _, len)| call.starts_with('p') && *len <= 16384)
+                    .collect();
+            ios.sort_by(|a, b| a.1.cmp(&b.1));
+            assert!(ios.len() > 8, "{tool} {job:?}: {ios:?}");
+            seen.push(ios);
+        }
+        assert_eq!(seen[1], seen[0], "{job:?}: iolab's against fio's");
+    }
+}

@@ -83,6 +83,11 @@ pub struct FioPlan {
     /// A mixed job (rw, randrw): the step of the clones' seeds of fio's read-or-write
     /// choice (`rand_seeds[FIO_RAND_MIX_OFF]`), which the engine draws in fio's order.
     pub rwmix: Option<u64>,
+    /// Drawn sizes (bsrange, bssplit): the steps of the clones' seeds of fio's size
+    /// draws of reads and writes (`rand_seeds[FIO_RAND_BS_OFF]`, `[FIO_RAND_BS1_OFF]`),
+    /// which the engine draws as fio does; None with fio's 64-bit generator
+    /// (tausworthe64: iolab's own draw).
+    pub size_seeds: Option<[u64; 2]>,
     /// Where iolab runs the same work by other means, printed before the job runs.
     pub notes: Vec<String>,
 }
@@ -371,6 +376,12 @@ fn plan_job(job: &FioJob, group: u32, seed: u64) -> Result<FioPlan, FioError> {
         .map_err(|(k, m)| refuse(k, m))?;
     let file_service = super::job_files::file_service_of(job, &spec, seed, &mut notes)
         .map_err(|(k, m)| refuse(k, m))?;
+    let size_seeds = (spec.has_size_mix()
+        && job.access.random_generator != Some(super::access::RandomGenerator::Tausworthe64))
+    .then(|| {
+        let bs = super::plan_access::FIO_RAND_BS_OFF;
+        [bs, bs + 1].map(|i| super::plan_access::fio_seed_step(job, seed, i))
+    });
     let rwmix = spec.rw.is_mixed().then(|| {
         super::plan_access::fio_seed_step(job, seed, super::plan_access::FIO_RAND_MIX_OFF)
     });
@@ -420,6 +431,7 @@ fn plan_job(job: &FioJob, group: u32, seed: u64) -> Result<FioPlan, FioError> {
         random_share,
         file_service,
         rwmix,
+        size_seeds,
         io_priorities,
         notes,
     })

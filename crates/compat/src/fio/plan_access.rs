@@ -205,6 +205,8 @@ const FIO_SEED_STEP: u64 = 0x9e37_0001;
 pub(super) const FIO_RAND_SEQ_RAND_READ_OFF: u32 = 10;
 pub(super) const FIO_RAND_FILE_OFF: u32 = 5;
 pub(super) const FIO_RAND_MIX_OFF: u32 = 4;
+/// fio 3.33's index of the reads' size draw seed (FIO_RAND_BS_OFF; the writes' is next).
+pub(super) const FIO_RAND_BS_OFF: u32 = 0;
 
 /// The step of fio's seeds number `index` of a job's clones (init.c
 /// `setup_random_seeds`): clone thread number n's seed is `step * n + index`. `seed` is

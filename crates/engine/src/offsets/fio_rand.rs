@@ -3,7 +3,7 @@
 //! `percentage_random`'s random-or-sequential draw and `file_service_type=random`'s file.
 
 /// fio's taus88 state.
-#[derive(Clone, Copy)]
+#[derive(Clone, Copy, Debug)]
 pub(crate) struct Taus88 {
     s: [u32; 3],
 }

@@ -31,6 +31,9 @@ pub struct SeqModifier {
     /// A mixed job's reads and writes in fio's order ([`super::RwMix`]); None: each
     /// I/O's direction drawn on its own.
     pub rwmix: Option<super::RwMix>,
+    /// Drawn sizes as fio draws them ([`crate::sizes::FioSizeSeeds`]); None: iolab's
+    /// own draw.
+    pub size_seeds: Option<crate::sizes::FioSizeSeeds>,
 }
 
 impl SeqModifier {

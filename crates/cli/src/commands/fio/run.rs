@@ -359,6 +359,7 @@ fn run_prepared(
                         files: super::seeds::file_service(p, s.first_numbers[i]),
                         same_passes: super::seeds::same_passes(p),
                         rwmix: super::seeds::rwmix(p, s.first_numbers[i]),
+                        size_seeds: super::seeds::size_seeds(p, s.first_numbers[i]),
                     },
                     timeline_interval: s.interval,
                     no_verify_pass: p.no_verify_pass,

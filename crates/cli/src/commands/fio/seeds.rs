@@ -8,6 +8,7 @@
 use iolab_compat::fio::job_files::FileServiceKind;
 use iolab_compat::fio::{Engine, FioError, FioPlan};
 use iolab_engine::offsets::{FileChoice, FileService, RandomShare, RwMix};
+use iolab_engine::sizes::FioSizeSeeds;
 
 /// fio's index of `percentage_random`'s seed (FIO_RAND_SEQ_RAND_READ_OFF), of
 /// `file_service_type`'s (FIO_RAND_FILE_OFF) and of the read-or-write choice
@@ -77,6 +78,27 @@ pub fn ends_in_file(
         ));
     }
     Ok(ends)
+}
+
+/// A plan's drawn sizes (bsrange, bssplit) as fio draws them, its first clone's thread
+/// number less one `first`: the reads' seed is fio's FIO_RAND_BS_OFF, the writes' the
+/// next, or the reads' with verify (init.c `td_fill_rand_seeds_internal`).
+pub fn size_seeds(p: &FioPlan, first: u32) -> Option<FioSizeSeeds> {
+    p.size_seeds.map(|[read, write]| {
+        // With verify the writes draw from the reads' seed.
+        let steps = if p.spec.verify {
+            [read, read]
+        } else {
+            [read, write]
+        };
+        FioSizeSeeds {
+            seeds: [
+                seed(steps[0], first, 0),
+                seed(steps[1], first, 1 - u64::from(p.spec.verify)),
+            ],
+            seed_steps: steps,
+        }
+    })
 }
 
 /// A mixed plan's read-or-write choice, its first clone's thread number less one
