@@ -37,6 +37,10 @@ command -v ceph-mds >/dev/null 2>&1 || missing+=(ceph-mds)
 command -v ceph-fuse >/dev/null 2>&1 || missing+=(ceph-fuse)
 command -v radosgw >/dev/null 2>&1 || missing+=(radosgw)
 command -v ss >/dev/null 2>&1 || missing+=(iproute2)
+# The network block device of tests/cli/real/nbd.rs: nbdkit serves it (scripts/nbd.sh), and
+# libnbd is the client iolab loads at run time for --backend nbd (as fio's nbd ioengine).
+command -v nbdkit >/dev/null 2>&1 || missing+=(nbdkit)
+ldconfig -p 2>/dev/null | grep -q 'libnbd\.so\.0 ' || missing+=(libnbd0)
 command -v python3 >/dev/null 2>&1 && python3 -c 'import ensurepip, venv' >/dev/null 2>&1 || missing+=(python3-venv)
 if [ ${#missing[@]} -gt 0 ]; then
     echo "== installing ${missing[*]}"
