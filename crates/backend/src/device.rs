@@ -57,7 +57,10 @@ impl DeviceCheck {
             ));
         }
         if let Some(at) = self.data_at {
-            let why = if self.written_since_marked {
+            let why = if self.is_block_device {
+                // Only an NBD export's data is looked at, at its ends.
+                "iolab writes an NBD export only if its first and last MiB read as zeros"
+            } else if self.written_since_marked {
                 "iolab marked it as its image, but it has been written since: by an iolab run killed before it ended, or by someone else"
             } else {
                 "iolab writes a regular file only if it is empty, all zeros or an image iolab wrote"
@@ -87,7 +90,11 @@ const IMAGE_XATTR: &std::ffi::CStr = c"user.iolab.image";
 /// Looks at `path` (a block device, or an image file standing in for one): its size,
 /// whether it is busy, every signature libblkid finds on it and, for a regular file,
 /// whether it holds any data iolab did not write.
+/// An NBD URI is looked at through the export ([`crate::nbd::probe::inspect_export`]).
 pub fn inspect_device(path: &Path) -> Result<DeviceCheck, BackendError> {
+    if crate::nbd::is_uri(path) {
+        return crate::nbd::probe::inspect_export(&path.to_string_lossy());
+    }
     let meta = fs::metadata(path).map_err(|source| BackendError::Open {
         path: path.to_path_buf(),
         source,

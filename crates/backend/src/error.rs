@@ -66,6 +66,27 @@ pub enum BackendError {
         slot_size: u64,
     },
 
+    #[error(
+        "--backend nbd needs libnbd ({soname}), which cannot be loaded here ({why}); install it (Debian/Ubuntu: apt-get install libnbd0; Fedora: dnf install libnbd)"
+    )]
+    NbdUnavailable { soname: String, why: String },
+
+    #[error("cannot connect to the NBD export {uri}: {why}")]
+    NbdConnect { uri: String, why: String },
+
+    #[error(
+        "the {backend} backend cannot reach {path}: an NBD export is reached with --backend nbd"
+    )]
+    NotLocal {
+        backend: &'static str,
+        path: PathBuf,
+    },
+
+    #[error(
+        "the nbd backend works on an NBD export, not on {path}: give it with --nbd-uri nbd+unix:///?socket=SOCKET or --nbd-uri nbd://HOST:PORT"
+    )]
+    NeedsExport { path: PathBuf },
+
     #[error("the backend queue is full ({depth} in flight): reap completions before queuing more")]
     QueueFull { depth: u32 },
 }

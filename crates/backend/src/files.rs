@@ -1,11 +1,12 @@
 //! Files as storage sees them: [`DataFile`] opens with the flags a workload needs
-//! (O_DIRECT, O_SYNC), preallocates, syncs, trims and drops its cached pages; free
-//! functions empty the page cache. What a path's file system tells (direct-I/O
+//! (O_DIRECT, O_SYNC), preallocates, syncs, trims and drops its cached pages; opened on
+//! an NBD URI, it is a connection to that export ([`crate::nbd::Export`]) and its untimed
+//! reads, writes, flushes and trims go there. Free functions empty the page cache. What a path's file system tells (direct-I/O
 //! alignment, type, client cache, free space) is in `fsinfo.rs`.
 
 use std::fs::{File, OpenOptions};
 use std::io;
-use std::os::fd::{AsFd, AsRawFd, BorrowedFd, RawFd};
+use std::os::fd::{AsFd, AsRawFd, BorrowedFd};
 use std::os::unix::fs::{FileExt, FileTypeExt, OpenOptionsExt};
 use std::path::{Path, PathBuf};
 
@@ -29,10 +30,18 @@ pub struct OpenSpec {
     pub sync: bool,
 }
 
-/// An open data file (or block device).
+/// What a data file is open on.
+#[derive(Debug)]
+enum Storage {
+    Local(File),
+    /// An NBD export (a block device reached through libnbd).
+    Nbd(crate::nbd::Export),
+}
+
+/// An open data file (or block device, or NBD export).
 #[derive(Debug)]
 pub struct DataFile {
-    file: File,
+    storage: Storage,
     path: PathBuf,
     direct: bool,
     block_device: bool,
@@ -41,8 +50,18 @@ pub struct DataFile {
 impl DataFile {
     /// Opens `path`, never through a symbolic link as its last component (O_NOFOLLOW):
     /// a link planted in a work directory must not send writes elsewhere. Device paths
-    /// are resolved beforehand ([`crate::device::inspect_device`]).
+    /// are resolved beforehand ([`crate::device::inspect_device`]). An NBD URI
+    /// ([`crate::nbd::is_uri`]) connects to the export instead.
     pub fn open(path: &Path, spec: OpenSpec) -> Result<Self, BackendError> {
+        if crate::nbd::is_uri(path) {
+            let export = crate::nbd::Export::connect(&path.to_string_lossy())?;
+            return Ok(DataFile {
+                storage: Storage::Nbd(export),
+                path: path.to_path_buf(),
+                direct: spec.direct,
+                block_device: true,
+            });
+        }
         let mut flags = libc::O_NOFOLLOW;
         if spec.direct {
             flags |= libc::O_DIRECT;
@@ -76,11 +95,27 @@ impl DataFile {
             .map(|m| m.file_type().is_block_device())
             .unwrap_or(false);
         Ok(DataFile {
-            file,
+            storage: Storage::Local(file),
             path: path.to_path_buf(),
             direct: spec.direct,
             block_device,
         })
+    }
+
+    /// The local file, or the error for an NBD export, which has none.
+    fn file(&self, op: &'static str) -> Result<&File, BackendError> {
+        match &self.storage {
+            Storage::Local(f) => Ok(f),
+            Storage::Nbd(_) => Err(self.file_err(op, io::Error::from_raw_os_error(libc::EINVAL))),
+        }
+    }
+
+    /// The NBD export this is open on, if it is one.
+    pub fn export(&self) -> Option<&crate::nbd::Export> {
+        match &self.storage {
+            Storage::Nbd(e) => Some(e),
+            Storage::Local(_) => None,
+        }
     }
 
     pub fn path(&self) -> &Path {
@@ -95,12 +130,29 @@ impl DataFile {
         self.block_device
     }
 
-    pub(crate) fn raw_fd(&self) -> RawFd {
-        self.file.as_raw_fd()
+    /// The descriptor of a local file or device (None for an NBD export).
+    pub fn fd(&self) -> Option<BorrowedFd<'_>> {
+        match &self.storage {
+            Storage::Local(f) => Some(f.as_fd()),
+            Storage::Nbd(_) => None,
+        }
     }
 
-    pub fn as_fd(&self) -> BorrowedFd<'_> {
-        self.file.as_fd()
+    /// The descriptors of `files`, or the error of a backend that reaches only local
+    /// files and devices (not an NBD export).
+    pub(crate) fn fds<'f>(
+        files: &'f [DataFile],
+        backend: &'static str,
+    ) -> Result<Vec<BorrowedFd<'f>>, BackendError> {
+        files
+            .iter()
+            .map(|f| {
+                f.fd().ok_or_else(|| BackendError::NotLocal {
+                    backend,
+                    path: f.path.clone(),
+                })
+            })
+            .collect()
     }
 
     fn file_err(&self, op: &'static str, source: io::Error) -> BackendError {
@@ -113,13 +165,16 @@ impl DataFile {
 
     /// Size in bytes (a block device's capacity for a device).
     pub fn len(&self) -> Result<u64, BackendError> {
+        if let Some(e) = self.export() {
+            return Ok(e.size());
+        }
+        let file = self.file("size")?;
         if self.block_device {
-            let end = rustix::fs::seek(&self.file, rustix::fs::SeekFrom::End(0))
+            let end = rustix::fs::seek(file, rustix::fs::SeekFrom::End(0))
                 .map_err(|e| self.file_err("size", e.into()))?;
             return Ok(end);
         }
-        self.file
-            .metadata()
+        file.metadata()
             .map(|m| m.len())
             .map_err(|e| self.file_err("stat", e))
     }
@@ -129,7 +184,7 @@ impl DataFile {
     }
 
     pub fn set_len(&self, len: u64) -> Result<(), BackendError> {
-        self.file
+        self.file("truncate")?
             .set_len(len)
             .map_err(|e| self.file_err("truncate", e))
     }
@@ -139,34 +194,48 @@ impl DataFile {
         if len == 0 || self.block_device {
             return Ok(());
         }
-        rustix::fs::fallocate(&self.file, FallocateFlags::empty(), 0, len)
+        rustix::fs::fallocate(self.file("fallocate")?, FallocateFlags::empty(), 0, len)
             .map_err(|e| self.file_err("fallocate", e.into()))
     }
 
     /// Discards `len` bytes at `offset` (BLKDISCARD on a device, a punched hole in a
     /// file; see [`trim_range`]), outside the timed path: a purge.
     pub fn discard(&self, offset: u64, len: u64) -> Result<(), BackendError> {
-        trim_range(self.as_fd(), self.block_device, offset, len).map_err(|e| BackendError::Io {
+        let trimmed = match &self.storage {
+            Storage::Nbd(e) => e.trim(offset, len),
+            Storage::Local(f) => {
+                trim_range(f.as_fd(), self.block_device, offset, len).map_err(Into::into)
+            }
+        };
+        trimmed.map_err(|source| BackendError::Io {
             op: "trim",
             path: self.path.clone(),
             offset,
             len,
-            source: e.into(),
+            source,
         })
     }
 
+    /// fsync, or an NBD export's flush.
     pub fn fsync(&self) -> Result<(), BackendError> {
-        rustix::fs::fsync(&self.file).map_err(|e| self.file_err("fsync", e.into()))
+        match &self.storage {
+            Storage::Nbd(e) => e.flush(),
+            Storage::Local(f) => rustix::fs::fsync(f).map_err(|e| self.file_err("fsync", e.into())),
+        }
     }
 
     /// Drops this file's pages from the page cache (works without root). Dirty pages
     /// are written back first: the kernel keeps dirty and under-writeback pages through
     /// DONTNEED, so a read right after a buffered write would otherwise hit memory.
+    /// An NBD export has no pages here: nothing to drop.
     pub fn drop_cache(&self) -> Result<(), BackendError> {
+        let Storage::Local(file) = &self.storage else {
+            return Ok(());
+        };
         if !self.block_device {
-            rustix::fs::fdatasync(&self.file).map_err(|e| self.file_err("fdatasync", e.into()))?;
+            rustix::fs::fdatasync(file).map_err(|e| self.file_err("fdatasync", e.into()))?;
         }
-        rustix::fs::fadvise(&self.file, 0, None, Advice::DontNeed)
+        rustix::fs::fadvise(file, 0, None, Advice::DontNeed)
             .map_err(|e| self.file_err("fadvise(DONTNEED)", e.into()))
     }
 
@@ -178,23 +247,31 @@ impl DataFile {
         } else {
             Advice::Sequential
         };
-        rustix::fs::fadvise(&self.file, 0, None, advice)
-            .map_err(|e| self.file_err("fadvise", e.into()))
+        let Storage::Local(file) = &self.storage else {
+            return Ok(());
+        };
+        rustix::fs::fadvise(file, 0, None, advice).map_err(|e| self.file_err("fadvise", e.into()))
     }
 
     /// Advises the kernel that this file's cached pages are not needed
     /// (`posix_fadvise(DONTNEED)` alone, as fio's loop_cache_invalidate: clean pages
     /// go, dirty ones stay until written back).
     pub fn advise_dont_need(&self) -> Result<(), BackendError> {
-        rustix::fs::fadvise(&self.file, 0, None, Advice::DontNeed)
+        let Storage::Local(file) = &self.storage else {
+            return Ok(());
+        };
+        rustix::fs::fadvise(file, 0, None, Advice::DontNeed)
             .map_err(|e| self.file_err("fadvise(DONTNEED)", e.into()))
     }
 
     /// Reads exactly `buf.len()` bytes at `offset` (outside the timed path: layout and
     /// checks). A short read is an error naming the offset.
     pub fn read_exact_at(&self, buf: &mut [u8], offset: u64) -> Result<(), BackendError> {
-        self.file
-            .read_exact_at(buf, offset)
+        let file = match &self.storage {
+            Storage::Nbd(e) => return e.pread(buf, offset),
+            Storage::Local(f) => f,
+        };
+        file.read_exact_at(buf, offset)
             .map_err(|source| BackendError::Io {
                 op: "read",
                 path: self.path.clone(),
@@ -207,8 +284,15 @@ impl DataFile {
     /// Reads up to `buf.len()` bytes at `offset`, as one pread: fewer at the end of the
     /// file (0 past it). A sequential reader of whole files (iolab train) loops on it.
     pub fn read_at(&self, buf: &mut [u8], offset: u64) -> Result<usize, BackendError> {
+        let file = match &self.storage {
+            Storage::Nbd(e) => {
+                let n = e.size().saturating_sub(offset).min(buf.len() as u64) as usize;
+                return e.pread(&mut buf[..n], offset).map(|()| n);
+            }
+            Storage::Local(f) => f,
+        };
         loop {
-            match self.file.read_at(buf, offset) {
+            match file.read_at(buf, offset) {
                 Ok(n) => return Ok(n),
                 Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
                 Err(source) if self.direct && source.raw_os_error() == Some(libc::EINVAL) => {
@@ -235,7 +319,11 @@ impl DataFile {
 
     /// Writes all of `buf` at `offset` (outside the timed path: layout).
     pub fn write_all_at(&self, buf: &[u8], offset: u64) -> Result<(), BackendError> {
-        self.file.write_all_at(buf, offset).map_err(|source| {
+        let file = match &self.storage {
+            Storage::Nbd(e) => return e.pwrite(buf, offset),
+            Storage::Local(f) => f,
+        };
+        file.write_all_at(buf, offset).map_err(|source| {
             if self.direct && source.raw_os_error() == Some(libc::EINVAL) {
                 BackendError::Unaligned {
                     op: "write",
@@ -370,7 +458,7 @@ mod tests {
                 len,
                 libc::PROT_READ,
                 libc::MAP_SHARED,
-                f.file.as_raw_fd(),
+                f.fd().unwrap().as_raw_fd(),
                 0,
             );
             assert_ne!(p, libc::MAP_FAILED);

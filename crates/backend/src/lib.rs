@@ -1,6 +1,6 @@
 //! iolab-backend: how bytes reach storage, and the only crate with `unsafe`.
 //! [`IoBackend`] is the submit/reap interface every backend implements (psync, io_uring,
-//! null); [`BufferPool`] lends aligned buffers to in-flight requests; [`files`] opens and
+//! null, nbd); [`BufferPool`] lends aligned buffers to in-flight requests; [`files`] opens and
 //! manages data files; [`device`] guards block devices; [`process`] reads CPU time and
 //! pins threads; [`alloc_count`] counts a thread's allocations for tests.
 
@@ -10,6 +10,7 @@ pub mod device;
 pub mod error;
 pub mod files;
 pub mod meta;
+pub mod nbd;
 mod null;
 pub mod object;
 pub mod process;
@@ -72,6 +73,8 @@ pub struct Capabilities {
     /// Trims are synchronous calls made one at a time, whatever the queue depth (io_uring
     /// has no discard for files, and fio's io_uring engine does its trims this way too).
     pub trims_inline: bool,
+    /// Works on an NBD export (`--nbd-uri`), not on local files or devices.
+    pub reaches_export: bool,
 }
 
 /// Submit/reap for every backend. A worker queues requests with [`IoBackend::push`]
@@ -131,6 +134,7 @@ pub fn open_backend<'a>(
         BackendKind::Sync => Box::new(psync::PsyncBackend::new(files, opts, true)?),
         BackendKind::Uring => Box::new(uring::UringBackend::new(files, opts)?),
         BackendKind::Null => Box::new(null::NullBackend::new(opts)?),
+        BackendKind::Nbd => Box::new(nbd::NbdBackend::new(files, opts)?),
     })
 }
 
@@ -177,18 +181,28 @@ pub fn capabilities_of(kind: BackendKind, queue_depth: u32) -> Capabilities {
             touches_storage: true,
             submits_on_push: false,
             trims_inline: true,
+            reaches_export: false,
         },
         BackendKind::Uring => Capabilities {
             max_queue_depth: queue_depth,
             touches_storage: true,
             submits_on_push: true,
             trims_inline: true,
+            reaches_export: false,
         },
         BackendKind::Null => Capabilities {
             max_queue_depth: queue_depth,
             touches_storage: false,
             submits_on_push: false,
             trims_inline: false,
+            reaches_export: false,
+        },
+        BackendKind::Nbd => Capabilities {
+            max_queue_depth: queue_depth,
+            touches_storage: true,
+            submits_on_push: false,
+            trims_inline: true,
+            reaches_export: true,
         },
     }
 }

@@ -30,7 +30,7 @@ impl<'a> PsyncBackend<'a> {
         seek: bool,
     ) -> Result<Self, BackendError> {
         Ok(PsyncBackend {
-            files: files.iter().map(|f| f.as_fd()).collect(),
+            files: DataFile::fds(files, if seek { "sync" } else { "psync" })?,
             devices: files.iter().map(DataFile::is_block_device).collect(),
             pool: BufferPool::new(1, opts.slot_size(), opts.alignment)?,
             queued: None,

@@ -127,6 +127,10 @@ fn build_ring(entries: u32) -> io::Result<(IoUring, bool)> {
 
 impl<'a> UringBackend<'a> {
     pub fn new(files: &'a [DataFile], opts: BackendOptions) -> Result<Self, BackendError> {
+        let fds: Vec<RawFd> = DataFile::fds(files, "uring")?
+            .iter()
+            .map(|fd| fd.as_raw_fd())
+            .collect();
         let depth = opts.queue_depth.max(1);
         let (ring, single_issuer) =
             build_ring(depth.next_power_of_two()).map_err(|e| BackendError::UringUnavailable {
@@ -140,7 +144,6 @@ impl<'a> UringBackend<'a> {
             None
         };
         let pool = BufferPool::new(depth, opts.slot_size(), opts.alignment)?;
-        let fds: Vec<RawFd> = files.iter().map(|f| f.raw_fd()).collect();
         let devices = files.iter().map(DataFile::is_block_device).collect();
         let fixed_files = !fds.is_empty() && ring.submitter().register_files(&fds).is_ok();
         let (base, len) = pool.region();

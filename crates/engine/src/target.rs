@@ -68,6 +68,9 @@ impl PreparedTarget {
     pub fn describe(&self) -> String {
         match self {
             PreparedTarget::Dir { base, .. } => base.display().to_string(),
+            PreparedTarget::Device { check, .. } if iolab_backend::nbd::is_uri(&check.path) => {
+                format!("NBD export {}", check.path.display())
+            }
             PreparedTarget::Device { check, .. } => format!("device {}", check.path.display()),
             PreparedTarget::Null => "null backend (no storage)".to_string(),
         }
@@ -161,6 +164,46 @@ pub fn guard_device(check: &DeviceCheck, allow_destroy: bool) -> Result<(), Engi
     Ok(())
 }
 
+/// The device a run works on: `--device`, or the export of `--nbd-uri` (a device reached
+/// through a backend that reaches exports, and only through one).
+fn device_of(spec: &TargetSpec, backend: BackendKind) -> Result<Option<PathBuf>, EngineError> {
+    let refuse =
+        |flag: &str, why: String| Err(EngineError::Spec(iolab_core::SpecError::new(flag, why)));
+    let reaches_export = iolab_backend::capabilities_of(backend, 1).reaches_export;
+    match (&spec.nbd_uri, &spec.device) {
+        (Some(uri), _) if !iolab_backend::nbd::is_uri(Path::new(uri)) => refuse(
+            "--nbd-uri",
+            format!(
+                "'{uri}' is not an NBD URI: give nbd+unix:///?socket=SOCKET or nbd://HOST[:PORT][/EXPORT]"
+            ),
+        ),
+        (Some(_), _) if !reaches_export => refuse(
+            "--nbd-uri",
+            format!(
+                "an NBD export is reached with --backend nbd, not --backend {}",
+                backend.name()
+            ),
+        ),
+        (Some(uri), _) => Ok(Some(PathBuf::from(uri))),
+        (None, Some(dev)) if iolab_backend::nbd::is_uri(dev) && !reaches_export => refuse(
+            "--device",
+            format!(
+                "{} is an NBD URI: give it with --backend nbd --nbd-uri",
+                dev.display()
+            ),
+        ),
+        (None, dev) if reaches_export => refuse(
+            &format!("--backend {}", backend.name()),
+            format!(
+                "it works on an NBD export{}: give it with --nbd-uri nbd+unix:///?socket=SOCKET or --nbd-uri nbd://HOST[:PORT]",
+                dev.as_ref()
+                    .map_or(String::new(), |d| format!(", not on {}", d.display()))
+            ),
+        ),
+        (None, dev) => Ok(dev.clone()),
+    }
+}
+
 /// A `--dir` with `{host}` or `{rank}` names a directory per node or rank that users
 /// cannot create on every node beforehand: iolab creates its last level (as IO500 does
 /// its datadir, and as `iolab io500` does with any --dir); the parent must exist.
@@ -198,8 +241,8 @@ pub fn prepare_target_named(
     if backend == BackendKind::Null {
         return Ok(PreparedTarget::Null);
     }
-    if let Some(dev) = &spec.device {
-        let dev = resolve_placeholders(dev, comm.host(), comm.rank());
+    if let Some(dev) = device_of(spec, backend)? {
+        let dev = resolve_placeholders(&dev, comm.host(), comm.rank());
         let checked = inspect_device(&dev)
             .map_err(EngineError::from)
             .and_then(|check| {

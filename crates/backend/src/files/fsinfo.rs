@@ -15,8 +15,15 @@ use rustix::fs::StatxFlags;
 /// nothing is left in the directory): 512 on an ext4 over a disk of 512-byte sectors,
 /// where fio's 512-byte direct I/O runs.
 pub fn direct_io_alignment(path: &Path) -> u64 {
+    if crate::nbd::is_uri(path) {
+        return NBD_ALIGNMENT;
+    }
     reported_direct_io_alignment(path).unwrap_or(DIRECT_IO_FALLBACK)
 }
+
+/// An NBD export's: no page cache to bypass, and servers take 512-byte sectors (PTS's
+/// 0.5 KiB latency cells among them).
+const NBD_ALIGNMENT: u64 = 512;
 
 /// The alignment assumed when neither the kernel nor a try tells.
 const DIRECT_IO_FALLBACK: u64 = 4096;
@@ -34,6 +41,9 @@ const DIRECT_IO_TRIES: [u64; 4] = [512, 1024, 2048, 4096];
 /// once; an existing file with a direct read of its first bytes (nothing is written). A
 /// file system that takes none of them, or refuses direct I/O, gets 4096.
 pub fn tried_direct_io_alignment(path: &Path) -> u64 {
+    if crate::nbd::is_uri(path) {
+        return NBD_ALIGNMENT;
+    }
     reported_direct_io_alignment(path)
         .or_else(|| try_direct_io(path))
         .unwrap_or(DIRECT_IO_FALLBACK)

@@ -38,7 +38,7 @@ fn meta_in(rt: &Runtime, args: MetaArgs) -> Result<u8> {
             .map_err(anyhow::Error::from)
             .and_then(|()| args.output.prepare(rt)),
     )?;
-    if args.target.device.is_some() {
+    if args.target.device.is_some() || args.target.nbd_uri.is_some() {
         return Err(MetaError::NeedsDir.into());
     }
     let kind = match spec.backend {

@@ -128,6 +128,9 @@ pub(crate) fn check_block_align(
 
 /// How a target is named in results: the directory, or "device /dev/X".
 pub fn describe(t: &iolab_core::spec::TargetSpec) -> String {
+    if let Some(uri) = &t.nbd_uri {
+        return format!("NBD export {uri}");
+    }
     match (&t.dir, &t.device) {
         (_, Some(d)) => format!("device {}", d.display()),
         (Some(d), None) => d.display().to_string(),

@@ -41,7 +41,7 @@ pub struct StudyArgs {
 #[derive(Subcommand, Debug)]
 pub enum StudyCommand {
     /// Run a study: a preset name (see `iolab study list`) or a study file.
-    Run(StudyRunArgs),
+    Run(Box<StudyRunArgs>),
     /// Print every phase a study will run, the capacity it needs and its duration.
     Plan(StudyPlanArgs),
     /// List the built-in presets.
@@ -120,7 +120,7 @@ pub struct StudyPlanArgs {
 
 pub fn study(args: StudyArgs) -> Result<u8> {
     match args.command {
-        StudyCommand::Run(a) => run(a),
+        StudyCommand::Run(a) => run(*a),
         StudyCommand::Plan(a) => plan(a),
         StudyCommand::List => {
             for (name, text) in PRESETS {

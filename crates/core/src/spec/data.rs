@@ -418,6 +418,13 @@ pub struct TargetSpec {
     #[arg(long, value_name = "DEVICE")]
     pub device: Option<PathBuf>,
 
+    /// An NBD export to work on as a block device, through --backend nbd:
+    /// nbd+unix:///?socket=SOCKET or nbd://HOST[:PORT][/EXPORT]. Its contents are
+    /// destroyed; one whose first or last MiB holds data is refused unless --allow-destroy.
+    #[arg(long, value_name = "URI", conflicts_with_all = ["dir", "device"])]
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub nbd_uri: Option<String>,
+
     /// Allow writing to a device that holds a file system signature or is mounted.
     #[arg(long)]
     pub allow_destroy: bool,

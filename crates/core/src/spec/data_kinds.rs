@@ -119,6 +119,9 @@ pub enum BackendKind {
     Uring,
     /// Completes every I/O at once without touching storage (measures iolab itself).
     Null,
+    /// An NBD export through libnbd (loaded at run time), --queue-depth commands in
+    /// flight per thread; the export is given with --nbd-uri.
+    Nbd,
 }
 
 impl BackendKind {
@@ -128,6 +131,7 @@ impl BackendKind {
             BackendKind::Sync => "sync",
             BackendKind::Uring => "uring",
             BackendKind::Null => "null",
+            BackendKind::Nbd => "nbd",
         }
     }
 }

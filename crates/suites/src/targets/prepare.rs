@@ -155,6 +155,34 @@ fn prepare_one(
         return Ok((PreparedTarget::Null, 4096));
     }
     let path = entry.path.as_path();
+    // An NBD export is a device reached through a backend that reaches exports.
+    let reaches_export = iolab_backend::capabilities_of(opts.backend, 1).reaches_export;
+    if iolab_backend::nbd::is_uri(path) != reaches_export {
+        return Err(refuse(
+            entry,
+            if reaches_export {
+                format!(
+                    "--backend {} works on NBD exports, not on {}: give nbd+unix:///?socket=SOCKET or nbd://HOST[:PORT]",
+                    opts.backend.name(),
+                    path.display()
+                )
+            } else {
+                format!(
+                    "{} is an NBD export: reach it with --backend nbd",
+                    path.display()
+                )
+            },
+        ));
+    }
+    if reaches_export {
+        return Ok((
+            PreparedTarget::Device {
+                check: guard(entry, path, opts)?,
+                writable: opts.writes,
+            },
+            iolab_backend::files::direct_io_alignment(path),
+        ));
+    }
     let meta = match std::fs::metadata(path) {
         Ok(m) => m,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => {

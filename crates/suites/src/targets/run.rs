@@ -80,6 +80,8 @@ pub fn run_targets_with<C: Clock>(
     warnings.extend(shared_devices(comm, set));
     if data.rw.writes()
         && data.backend != BackendKind::Null
+        // An export's writes go to its server: no page cache here to absorb them.
+        && !iolab_backend::capabilities_of(data.backend, 1).reaches_export
         && !data.direct
         && !data.sync
         && !data.fsync_at_end

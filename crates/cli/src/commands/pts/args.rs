@@ -41,8 +41,13 @@ pub struct PtsArgs {
     /// The device (or image file) to test. Every byte of it is discarded and
     /// overwritten: one holding a file system, a partition table or data is refused
     /// unless --allow-destroy; one in use always.
-    #[arg(long, value_name = "DEVICE")]
-    pub device: PathBuf,
+    #[arg(long, value_name = "DEVICE", required_unless_present = "nbd_uri")]
+    pub device: Option<PathBuf>,
+
+    /// An NBD export to test instead of a device, through --backend nbd
+    /// (nbd+unix:///?socket=SOCKET, nbd://HOST[:PORT]); guarded as a device is.
+    #[arg(long, value_name = "URI", conflicts_with = "device")]
+    pub nbd_uri: Option<String>,
 
     /// Allow destroying what the device holds.
     #[arg(long)]
@@ -111,6 +116,17 @@ pub struct PtsArgs {
 
     #[command(flatten)]
     pub output: OutputArgs,
+}
+
+impl PtsArgs {
+    /// What is tested: the device's path, or the NBD export's URI.
+    pub(super) fn target_path(&self) -> PathBuf {
+        match (&self.device, &self.nbd_uri) {
+            (Some(d), _) => d.clone(),
+            (None, Some(uri)) => PathBuf::from(uri),
+            (None, None) => PathBuf::new(),
+        }
+    }
 }
 
 /// "65/35" as its read share.

@@ -185,7 +185,8 @@ fn cell_spec(args: &PtsArgs, cell: Cell, active: u64, time: TimeSpan) -> DataSpe
 
 fn target_spec(args: &PtsArgs) -> TargetSpec {
     TargetSpec {
-        device: Some(args.device.clone()),
+        device: args.device.clone(),
+        nbd_uri: args.nbd_uri.clone(),
         allow_destroy: args.allow_destroy,
         ..TargetSpec::default()
     }
@@ -201,7 +202,7 @@ fn pts_in(rt: &Runtime, args: &PtsArgs, range: u8, mut plan: Plan) -> Result<u8>
     let PreparedTarget::Device { check, .. } = &target else {
         bail!(
             "--device: {} is not a device or image file",
-            args.device.display()
+            args.target_path().display()
         );
     };
     let size = check.size;
@@ -228,7 +229,7 @@ fn pts_in(rt: &Runtime, args: &PtsArgs, range: u8, mut plan: Plan) -> Result<u8>
         None,
         args.output.label.clone(),
     );
-    let watch = Watch::new(&args.output, &sink, Some(&args.device));
+    let watch = Watch::new(&args.output, &sink, args.device.as_deref());
     let env = watch.env(rt);
     let say = |s: String| {
         if rt.is_root() && !args.output.quiet {
@@ -303,7 +304,7 @@ fn pts_in(rt: &Runtime, args: &PtsArgs, range: u8, mut plan: Plan) -> Result<u8>
     }
     if rt.is_root() {
         let header = header(args, &plan, range, size, &done);
-        let inventory = inventory(&args.device, check.is_block_device);
+        let inventory = inventory(&args.target_path(), check.is_block_device);
         if !args.output.quiet {
             print!("{}", render_text(&plan, &header, &done, &inventory));
         }

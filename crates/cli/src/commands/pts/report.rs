@@ -51,7 +51,11 @@ pub(super) fn header(
         ("class".into(), class.into()),
         (
             "device".into(),
-            format!("{} ({})", args.device.display(), ByteCount(size).human()),
+            format!(
+                "{} ({})",
+                args.target_path().display(),
+                ByteCount(size).human()
+            ),
         ),
         (
             "active range".into(),
@@ -60,10 +64,15 @@ pub(super) fn header(
         (
             "demand intensity".into(),
             format!(
-                "TC {} threads x QD {} per thread ({} engine, O_DIRECT)",
+                "TC {} threads x QD {} per thread ({} engine, {})",
                 plan.threads,
                 plan.queue_depth,
-                args.backend.name()
+                args.backend.name(),
+                if args.nbd_uri.is_some() {
+                    "no page cache between"
+                } else {
+                    "O_DIRECT"
+                }
             ),
         ),
     ];
@@ -119,7 +128,7 @@ pub(super) fn header(
             format!("scaled by {}: not PTS's one minute per cell", args.scale),
         ));
     }
-    if let Some(w) = write_cache(&args.device) {
+    if let Some(w) = write_cache(&args.target_path()) {
         let expected = match args.class {
             Class::Enterprise => "write through",
             Class::Client => "write back",
@@ -154,6 +163,10 @@ fn write_cache(device: &Path) -> Option<String> {
 /// The device's inventory (sysfs), or the image file's file system.
 pub(super) fn inventory(device: &Path, block: bool) -> Vec<(String, String)> {
     let mut rows = vec![("path".to_string(), device.display().to_string())];
+    if iolab_backend::nbd::is_uri(device) {
+        rows.push(("kind".into(), "NBD export (through libnbd)".into()));
+        return rows;
+    }
     if block && let Some(name) = kernel_name(device) {
         rows.push(("kernel name".into(), name.clone()));
         for (label, rel) in [

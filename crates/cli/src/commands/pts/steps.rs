@@ -32,7 +32,7 @@ pub(super) fn active_bytes(args: &PtsArgs, plan: &Plan, range: u8, size: u64) ->
     if active < need.max(args.precondition_block_size.get()) {
         bail!(
             "--device: {} holds {} ({}% active: {}), less than one round needs ({} for {} threads of {} blocks); nothing was written",
-            args.device.display(),
+            args.target_path().display(),
             ByteCount(size).human(),
             range,
             ByteCount(active).human(),
@@ -49,11 +49,14 @@ pub(super) fn purge_step(args: &PtsArgs, size: u64, is_block_device: bool) -> St
     if args.no_purge {
         return "left out (--no-purge)".to_string();
     }
-    match purge(&args.device, size) {
+    let path = args.target_path();
+    match purge(&path, size) {
         Ok(()) => format!(
             "{} discarded ({})",
             ByteCount(size).human(),
-            if is_block_device {
+            if iolab_backend::nbd::is_uri(&path) {
+                "NBD trim"
+            } else if is_block_device {
                 "BLKDISCARD"
             } else {
                 "punched out of the file"
