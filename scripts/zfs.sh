@@ -6,7 +6,8 @@
 #
 #   scripts/zfs.sh up   [--state DIR] [--size SIZE] [--image-dir DIR] [--log] [--log-dir DIR]
 #                       [--log-size SIZE] [--compression gzip|gzip-N|lzjb|zle|off]
-#                       [--recordsize SIZE] [--mount DIR] [--arc MB] [--wait SECS] [--env FILE]
+#                       [--recordsize SIZE] [--ashift 9|12] [--mount DIR] [--arc MB]
+#                       [--wait SECS] [--env FILE]
 #   scripts/zfs.sh down [--state DIR]
 #   scripts/zfs.sh status|env|sync [--state DIR]
 #
@@ -15,9 +16,11 @@
 # 128M, ZFS's minimum is 64M) on a file in --log-dir (default /dev/shm: memory standing in
 # for the Optane SSD or DIMM of the ZFS study, next to the pool's disk), the pool's dataset
 # mounted at --mount (default DIR/mnt) with compression (default off) and recordsize
-# (default 128k) set, then prints a shell-sourceable env file (also DIR/env): ZFS_POOL,
-# ZFS_MOUNT, ZFS_POOL_IMAGE, ZFS_LOG_IMAGE (empty without --log), ZFS_COMPRESSION,
-# ZFS_RECORDSIZE, ZFS_PID. `up` on a running pool prints it again and changes nothing.
+# (default 128k) set, its devices' sector size 2^--ashift (default 12: 4 KiB, zfs-fuse's
+# choice for files; 9 stores a compressed record rounded up to 512 bytes, not 4 KiB), then
+# prints a shell-sourceable env file (also DIR/env): ZFS_POOL, ZFS_MOUNT, ZFS_POOL_IMAGE,
+# ZFS_LOG_IMAGE (empty without --log), ZFS_COMPRESSION, ZFS_RECORDSIZE, ZFS_ASHIFT,
+# ZFS_PID. `up` on a running pool prints it again and changes nothing.
 # `sync` commits the pool's open transaction group (a snapshot made and destroyed: this
 # zfs has no `zpool sync`), so `zfs get compressratio,used $ZFS_POOL` shows what was
 # written. `down` destroys the pool, stops zfs-fuse by its PID, and removes every file `up`
@@ -33,10 +36,11 @@
 # Learned here (BENCH-NOTES.md): zfs-fuse 0.7 runs as root with /dev/fuse; `-p PIDFILE` is
 # ignored with --no-daemon (the PID recorded is the one this script started); the pool is
 # created with cachefile=none, so nothing is written to /var/lib/zfs/zpool.cache and no
-# later zfs-fuse imports it; file vdevs get ashift=12 (4 KiB sectors), so a compressed
-# record is stored rounded up to 4 KiB; compression is lzjb, gzip-1..9 or zle (no lz4 or
-# zstd: pool version 23); SIGTERM takes it a few seconds; `zpool destroy` right after a
-# writer closed its file may find the pool busy for a moment.
+# later zfs-fuse imports it; file vdevs get ashift=12 (4 KiB sectors) unless told, so a
+# compressed record is stored rounded up to 4 KiB (a record that halves takes 68 of 128
+# KiB); compression is lzjb, gzip-1..9 or zle (no lz4 or zstd: pool version 23); SIGTERM
+# takes it a few seconds; `zpool destroy` right after a writer closed its file may find
+# the pool busy for a moment.
 set -euo pipefail
 
 me=zfs.sh
@@ -50,6 +54,7 @@ log_dir=/dev/shm
 log_size=128M
 compression=off
 recordsize=128k
+ashift=12
 mount_dir=""
 arc=64
 wait_secs=0
@@ -64,6 +69,7 @@ while [ $# -gt 0 ]; do
         --log-size) log_size=${2:?--log-size needs a size such as 128M}; shift 2 ;;
         --compression) compression=${2:?--compression needs gzip, gzip-N, lzjb, zle or off}; shift 2 ;;
         --recordsize) recordsize=${2:?--recordsize needs a size from 512 to 128k}; shift 2 ;;
+        --ashift) ashift=${2:?--ashift needs 9 to 13}; shift 2 ;;
         --mount) mount_dir=${2:?--mount needs a directory}; shift 2 ;;
         --arc) arc=${2:?--arc needs megabytes}; shift 2 ;;
         --wait) wait_secs=${2:?--wait needs seconds}; shift 2 ;;
@@ -86,6 +92,7 @@ case "$recordsize" in
     512|1[kK]|2[kK]|4[kK]|8[kK]|16[kK]|32[kK]|64[kK]|128[kK]) ;;
     *) bad "--recordsize takes a power of 2 from 512 to 128k, not '$recordsize'" ;;
 esac
+case "$ashift" in 9|10|11|12|13) ;; *) bad "--ashift takes 9 to 13 (sectors of 512 bytes to 8 KiB), not '$ashift'" ;; esac
 case "$arc" in ''|*[!0-9]*) bad "--arc takes megabytes (16 to 16384), not '$arc'" ;; esac
 [ "$arc" -ge 16 ] && [ "$arc" -le 16384 ] || bad "--arc takes megabytes (16 to 16384), not '$arc'"
 case "$wait_secs" in ''|*[!0-9]*) bad "--wait takes whole seconds, not '$wait_secs'" ;; esac
@@ -154,6 +161,7 @@ write_env() {
         echo "ZFS_LOG_IMAGE=$(cat "$state/run/file.log" 2>/dev/null || true)"
         echo "ZFS_COMPRESSION=$compression"
         echo "ZFS_RECORDSIZE=$recordsize"
+        echo "ZFS_ASHIFT=$ashift"
         echo "ZFS_PID=$(cat "$pidf")"
     } >"$f.tmp"
     mv "$f.tmp" "$f"
@@ -273,7 +281,7 @@ if [ ! -e "$mnt" ]; then
     mkdir -p "$mnt"
     case "$mnt" in "$state"/*) ;; *) touch "$state/run/made-mount" ;; esac
 fi
-zpool create -o cachefile=none -O compression="$compression" -O recordsize="$recordsize" \
+zpool create -o cachefile=none -o ashift="$ashift" -O compression="$compression" -O recordsize="$recordsize" \
     -O atime=off -m "$mnt" "$name" "${vdevs[@]}" >"$state/log/zpool.out" 2>&1 \
     || { failed_up; die "zpool create failed: $(grep -v '^Defaulting' "$state/log/zpool.out" | head -n 3 | tr '\n' ' ')"; }
 for _ in $(seq 100); do is_mounted "$mnt" && break; sleep 0.1; done

@@ -23,6 +23,9 @@ const CEPH_OSD_SIZE: &str = "2G";
 
 /// One Ceph at a time (see the module's head).
 static CEPH: Mutex<()> = Mutex::new(());
+/// One zfs-fuse at a time: one per machine (scripts/zfs.sh refuses a second, and waits
+/// for the first with --wait when another process's test holds it).
+static ZFS: Mutex<()> = Mutex::new(());
 
 /// What `system`'s test cluster needs: bytes free in STATE_DIR, bytes of memory available.
 fn needs(system: &str) -> (u64, u64) {
@@ -113,7 +116,7 @@ pub struct Cluster {
     _one_at_a_time: Option<MutexGuard<'static, ()>>,
 }
 
-fn script(system: &str) -> PathBuf {
+pub fn script_path(system: &str) -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))
         .join("../../scripts")
         .join(format!("{system}.sh"))
@@ -149,7 +152,7 @@ impl Cluster {
     /// under `parent` and the variables `envs`: a cluster for each that came up, or its
     /// output (stdout and stderr) and what its state directory held when `up` failed (its
     /// names, the marker left out; that state is taken down at once). Under the one-Ceph-at-a-time
-    /// lock for Ceph, which these tests expect to start one cluster at most.
+    /// lock for Ceph, which these tests expect to start one cluster at most (and the one-zfs-fuse lock for zfs).
     pub fn race(
         system: &str,
         parent: &Path,
@@ -158,9 +161,14 @@ impl Cluster {
         args: &[&str],
     ) -> Vec<Result<Cluster, (String, Vec<String>)>> {
         // A test that panicked while holding the lock still took its cluster down (Drop).
-        let guard = (system == "ceph").then(|| CEPH.lock().unwrap_or_else(|e| e.into_inner()));
+        let lock = match system {
+            "ceph" => Some(&CEPH),
+            "zfs" => Some(&ZFS),
+            _ => None,
+        };
+        let guard = lock.map(|l| l.lock().unwrap_or_else(|e| e.into_inner()));
         check_room(system, parent.to_str().unwrap());
-        let script = script(system);
+        let script = script_path(system);
         let started: Vec<(tempfile::TempDir, PathBuf, std::process::Child)> = (0..count)
             .map(|_| {
                 let dir = tempfile::Builder::new()
@@ -299,9 +307,18 @@ impl Cluster {
 
     /// Takes the cluster down and asserts that none of its processes, mounts, ports or
     /// files is left.
-    pub fn down_and_check(mut self, ports: &[u16]) {
+    pub fn down_and_check(self, ports: &[u16]) {
+        assert!(
+            !self.pids().is_empty(),
+            "no PID files in {}",
+            self.state.display()
+        );
+        self.down_and_check_all(ports);
+    }
+
+    /// `down_and_check` for a system without daemons (btrfs on a loop device).
+    pub fn down_and_check_all(mut self, ports: &[u16]) {
         let pids = self.pids();
-        assert!(!pids.is_empty(), "no PID files in {}", self.state.display());
         let out = self.run_down();
         assert!(
             out.status.success(),
@@ -375,7 +392,7 @@ fn env_lines_parse_with_and_without_quotes() {
 #[test]
 fn a_daemon_is_recorded_once_it_has_execd() {
     let dir = tempfile::tempdir().unwrap();
-    let lib = script("ceph").parent().unwrap().join("lib/cluster.sh");
+    let lib = script_path("ceph").parent().unwrap().join("lib/cluster.sh");
     let sh = dir.path().join("t.sh");
     std::fs::write(
         &sh,
