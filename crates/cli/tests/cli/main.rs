@@ -42,6 +42,7 @@ mod mpi;
 mod mpi_faults;
 mod progress;
 mod pts;
+mod readme_doc;
 mod real;
 mod results;
 mod results_compare;
