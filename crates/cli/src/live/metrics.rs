@@ -2,34 +2,73 @@
 //! the `prometheus` crate. Operations and bytes are counters (`_total`): by phase and
 //! operation they grow while a phase runs and end equal to its stored result; by host
 //! they are the finished phases'. What is not a count (rates now, workers, the ETA)
-//! is a gauge. The run id, label and command are labels of every series.
+//! is a gauge. The run id, label and command are labels of every series. A series' labels
+//! come in the same order on every scrape: its own (by name, as the `prometheus` crate
+//! sorts them), then the run's `command`, `label`, `run`. (The registry's common labels
+//! would follow a HashMap's order, drawn anew for each scrape: they are added here.)
 
-use std::collections::HashMap;
+use std::collections::BTreeMap;
 
 use prometheus::proto::{LabelPair, Metric, MetricFamily, MetricType, Quantile, Summary};
 use prometheus::{Encoder, GaugeVec, IntCounterVec, Opts, Registry, TextEncoder};
 
-use super::state::LiveState;
+use super::state::{CurrentPhase, LiveState, TrainLive};
 
 /// The text Prometheus scrapes.
 pub fn render(s: &LiveState) -> Result<String, prometheus::Error> {
-    let mut labels = HashMap::new();
-    labels.insert("run".to_string(), s.run_id.clone());
-    labels.insert("label".to_string(), s.label.clone().unwrap_or_default());
-    labels.insert("command".to_string(), s.command.clone());
-    let registry = Registry::new_custom(Some("iolab".into()), Some(labels.clone()))?;
-    let counter = |name: &str, help: &str, labels: &[&str]| {
-        let c = IntCounterVec::new(Opts::new(name, help), labels)?;
-        registry.register(Box::new(c.clone()))?;
-        Ok::<_, prometheus::Error>(c)
-    };
+    let labels = BTreeMap::from([
+        ("run".to_string(), s.run_id.clone()),
+        ("label".to_string(), s.label.clone().unwrap_or_default()),
+        ("command".to_string(), s.command.clone()),
+    ]);
+    let registry = Registry::new_custom(Some("iolab".into()), None)?;
+    counters(&registry, s)?;
+    run_gauges(&registry, s)?;
+    if let Some(t) = &s.train {
+        train_gauges(&registry, t)?;
+    }
+    if let Some(c) = &s.current {
+        phase_gauges(&registry, c)?;
+    }
+    targets(&registry, s)?;
+    let mut families = registry.gather();
+    for family in &mut families {
+        for metric in family.mut_metric() {
+            let mut own = metric.take_label();
+            own.extend(labels.iter().map(|(k, v)| label_pair(k, v)));
+            metric.set_label(own);
+        }
+    }
+    if !s.latency.is_empty() {
+        families.push(latency_summary(s, &labels));
+    }
+    let mut out = Vec::new();
+    TextEncoder::new().encode(&families, &mut out)?;
+    Ok(String::from_utf8_lossy(&out).into_owned())
+}
+
+fn counter(
+    registry: &Registry,
+    name: &str,
+    help: &str,
+    labels: &[&str],
+) -> Result<IntCounterVec, prometheus::Error> {
+    let c = IntCounterVec::new(Opts::new(name, help), labels)?;
+    registry.register(Box::new(c.clone()))?;
+    Ok(c)
+}
+
+/// Operations and bytes by phase and operation, and of finished phases by host.
+fn counters(registry: &Registry, s: &LiveState) -> Result<(), prometheus::Error> {
     let by_phase = ["phase", "op"];
     let ops = counter(
+        registry,
         "operations_total",
         "Operations completed, by phase: growing while the phase runs, then its stored result's",
         &by_phase,
     )?;
     let bytes = counter(
+        registry,
         "bytes_total",
         "Bytes moved, by phase: growing while the phase runs, then its stored result's",
         &by_phase,
@@ -40,11 +79,13 @@ pub fn render(s: &LiveState) -> Result<String, prometheus::Error> {
     }
     let by_host = ["op", "host"];
     let host_ops = counter(
+        registry,
         "host_operations_total",
         "Operations completed in finished phases, by host",
         &by_host,
     )?;
     let host_bytes = counter(
+        registry,
         "host_bytes_total",
         "Bytes moved in finished phases, by host",
         &by_host,
@@ -53,19 +94,34 @@ pub fn render(s: &LiveState) -> Result<String, prometheus::Error> {
         host_ops.with_label_values(&[op.name(), host]).inc_by(*n);
         host_bytes.with_label_values(&[op.name(), host]).inc_by(*b);
     }
-    let gauge = |name: &str, help: &str, labels: &[&str]| -> Result<GaugeVec, prometheus::Error> {
-        let g = GaugeVec::new(Opts::new(name, help), labels)?;
-        registry.register(Box::new(g.clone()))?;
-        Ok(g)
-    };
+    Ok(())
+}
+
+/// A gauge without labels of its own, set to `v`.
+fn set(registry: &Registry, name: &str, help: &str, v: f64) -> Result<(), prometheus::Error> {
+    gauge(registry, name, help, &[])?
+        .with_label_values(&[] as &[&str])
+        .set(v);
+    Ok(())
+}
+
+/// Where the run is: phases planned and done, running or not, the ETA.
+fn run_gauges(registry: &Registry, s: &LiveState) -> Result<(), prometheus::Error> {
     let (position, planned) = s.position();
-    gauge("phases_planned", "Phases this run will run", &[])?
-        .with_label_values(&[] as &[&str])
-        .set(planned as f64);
-    gauge("phases_done", "Phases finished", &[])?
-        .with_label_values(&[] as &[&str])
-        .set(position.saturating_sub(1) as f64);
+    set(
+        registry,
+        "phases_planned",
+        "Phases this run will run",
+        planned as f64,
+    )?;
+    set(
+        registry,
+        "phases_done",
+        "Phases finished",
+        position.saturating_sub(1) as f64,
+    )?;
     gauge(
+        registry,
         "running",
         "1 while the run lasts, 0 once it ended",
         &["status"],
@@ -73,99 +129,102 @@ pub fn render(s: &LiveState) -> Result<String, prometheus::Error> {
     .with_label_values(&[s.status.as_str()])
     .set(if s.status == "running" { 1.0 } else { 0.0 });
     if let Some(eta) = s.eta_secs {
-        gauge("eta_seconds", "Estimated seconds until the run ends", &[])?
-            .with_label_values(&[] as &[&str])
-            .set(eta);
-    }
-    if let Some(t) = &s.train {
-        let set = |name: &str, help: &str, v: f64| -> Result<(), prometheus::Error> {
-            gauge(name, help, &[])?
-                .with_label_values(&[] as &[&str])
-                .set(v);
-            Ok(())
-        };
         set(
-            "train_au_percent",
-            "Accelerator utilization so far this epoch, all accelerators (%)",
-            t.au_percent,
-        )?;
-        set(
-            "train_samples_per_second",
-            "Samples per second so far this epoch, all accelerators",
-            t.samples_per_sec,
-        )?;
-        set("train_epoch", "The epoch running", f64::from(t.epoch))?;
-        set("train_step", "The step of the epoch running", t.step as f64)?;
-        set(
-            "train_accelerators",
-            "Simulated accelerators of the job",
-            t.accelerators as f64,
+            registry,
+            "eta_seconds",
+            "Estimated seconds until the run ends",
+            eta,
         )?;
     }
-    if let Some(c) = &s.current {
-        let phase = [c.name.as_str()];
-        let set = |name: &str, help: &str, v: f64| -> Result<(), prometheus::Error> {
-            gauge(name, help, &["phase"])?
-                .with_label_values(&phase)
-                .set(v);
-            Ok(())
-        };
-        set(
+    Ok(())
+}
+
+/// A training run's AU and throughput as it goes.
+fn train_gauges(registry: &Registry, t: &TrainLive) -> Result<(), prometheus::Error> {
+    set(
+        registry,
+        "train_au_percent",
+        "Accelerator utilization so far this epoch, all accelerators (%)",
+        t.au_percent,
+    )?;
+    set(
+        registry,
+        "train_samples_per_second",
+        "Samples per second so far this epoch, all accelerators",
+        t.samples_per_sec,
+    )?;
+    set(
+        registry,
+        "train_epoch",
+        "The epoch running",
+        f64::from(t.epoch),
+    )?;
+    set(
+        registry,
+        "train_step",
+        "The step of the epoch running",
+        t.step as f64,
+    )?;
+    set(
+        registry,
+        "train_accelerators",
+        "Simulated accelerators of the job",
+        t.accelerators as f64,
+    )
+}
+
+/// The current phase's rates now, elapsed time, workers and the last second's latency.
+fn phase_gauges(registry: &Registry, c: &CurrentPhase) -> Result<(), prometheus::Error> {
+    let phase = [c.name.as_str()];
+    for (name, help, v) in [
+        (
             "phase_iops",
             "Operations per second over the last second",
             c.iops_now,
-        )?;
-        set(
+        ),
+        (
             "phase_bytes_per_second",
             "Bytes per second over the last second",
             c.bytes_per_sec_now,
-        )?;
-        set(
+        ),
+        (
             "phase_elapsed_seconds",
             "Seconds since the current phase started",
             c.elapsed_secs,
-        )?;
-        set(
+        ),
+        (
             "phase_workers_done",
             "Workers that finished their share",
             c.workers_done as f64,
-        )?;
-        set(
+        ),
+        (
             "phase_workers",
             "Workers of the current phase",
             c.workers as f64,
-        )?;
-        let now = gauge(
-            "phase_latency_now_seconds",
-            "Latency quantiles of the operations of the last second (coarse: within 19 %)",
-            &["phase", "quantile"],
-        )?;
-        for (q, v) in [("0.5", c.p50_now), ("0.99", c.p99_now)] {
-            if let Some(v) = v {
-                now.with_label_values(&[c.name.as_str(), q]).set(v);
-            }
+        ),
+    ] {
+        gauge(registry, name, help, &["phase"])?
+            .with_label_values(&phase)
+            .set(v);
+    }
+    let now = gauge(
+        registry,
+        "phase_latency_now_seconds",
+        "Latency quantiles of the operations of the last second (coarse: within 19 %)",
+        &["phase", "quantile"],
+    )?;
+    for (q, v) in [("0.5", c.p50_now), ("0.99", c.p99_now)] {
+        if let Some(v) = v {
+            now.with_label_values(&[c.name.as_str(), q]).set(v);
         }
     }
-    targets(&registry, s)?;
-    let mut families = registry.gather();
-    if !s.latency.is_empty() {
-        families.push(latency_summary(s, &labels));
-    }
-    let mut out = Vec::new();
-    TextEncoder::new().encode(&families, &mut out)?;
-    Ok(String::from_utf8_lossy(&out).into_owned())
+    Ok(())
 }
 
 /// The latency of the last finished phase as a Prometheus summary per operation: its
 /// quantiles (from the phase's HdrHistogram), `_count` (operations measured) and `_sum`
 /// (their mean times the count, in seconds), with the run's labels as every series.
-fn latency_summary(s: &LiveState, run_labels: &HashMap<String, String>) -> MetricFamily {
-    let label = |name: &str, value: &str| {
-        let mut l = LabelPair::default();
-        l.set_name(name.into());
-        l.set_value(value.into());
-        l
-    };
+fn latency_summary(s: &LiveState, run_labels: &BTreeMap<String, String>) -> MetricFamily {
     let mut family = MetricFamily::default();
     family.set_name("iolab_latency_seconds".into());
     family.set_help("Latency of each operation of the last finished phase".into());
@@ -188,8 +247,8 @@ fn latency_summary(s: &LiveState, run_labels: &HashMap<String, String>) -> Metri
                     })
                     .collect(),
             );
-            let mut labels = vec![label("op", &l.op)];
-            labels.extend(run_labels.iter().map(|(k, v)| label(k, v)));
+            let mut labels = vec![label_pair("op", &l.op)];
+            labels.extend(run_labels.iter().map(|(k, v)| label_pair(k, v)));
             let mut m = Metric::from_label(labels);
             m.set_summary(summary);
             m
@@ -197,6 +256,13 @@ fn latency_summary(s: &LiveState, run_labels: &HashMap<String, String>) -> Metri
         .collect();
     family.set_metric(metrics);
     family
+}
+
+fn label_pair(name: &str, value: &str) -> LabelPair {
+    let mut l = LabelPair::default();
+    l.set_name(name.into());
+    l.set_value(value.into());
+    l
 }
 
 /// The storage targets of `iolab targets`: counters of finished phases by target, host
@@ -303,4 +369,65 @@ fn gauge(
     let g = GaugeVec::new(Opts::new(name, help), labels)?;
     registry.register(Box::new(g.clone()))?;
     Ok(g)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::live::state::OpLatency;
+
+    /// Each series' label names, in the order of the text, for every series line.
+    fn label_orders(text: &str) -> Vec<String> {
+        text.lines()
+            .filter(|l| !l.starts_with('#') && l.contains('{'))
+            .map(|l| {
+                let inner = &l[l.find('{').unwrap() + 1..l.rfind('}').unwrap()];
+                let names: Vec<&str> = inner
+                    .split("\",")
+                    .filter_map(|kv| kv.split_once('=').map(|(k, _)| k))
+                    .collect();
+                format!("{}: {}", &l[..l.find('{').unwrap()], names.join(","))
+            })
+            .collect()
+    }
+
+    #[test]
+    fn every_scrape_gives_a_series_labels_in_the_same_order() {
+        let s = LiveState {
+            command: "run".into(),
+            run_id: "r1".into(),
+            label: Some("nightly".into()),
+            status: "running".into(),
+            latency: ["read", "write"]
+                .iter()
+                .map(|op| OpLatency {
+                    op: op.to_string(),
+                    count: 10,
+                    mean: 0.001,
+                    quantiles: vec![("0.5".into(), 0.001), ("0.99".into(), 0.002)],
+                })
+                .collect(),
+            ..LiveState::default()
+        };
+        let first = label_orders(&render(&s).unwrap());
+        let latency: Vec<&String> = first
+            .iter()
+            .filter(|l| l.starts_with("iolab_latency_seconds:"))
+            .collect();
+        assert_eq!(latency.len(), 4, "{first:?}");
+        assert!(
+            latency
+                .iter()
+                .all(|l| l.ends_with(": op,command,label,run,quantile")),
+            "{latency:?}"
+        );
+        assert!(
+            first.contains(&"iolab_running: status,command,label,run".to_string()),
+            "{first:?}"
+        );
+        // A HashMap's order is drawn anew for each map: twenty scrapes would differ.
+        for _ in 0..20 {
+            assert_eq!(label_orders(&render(&s).unwrap()), first);
+        }
+    }
 }
