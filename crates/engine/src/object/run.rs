@@ -141,10 +141,7 @@ fn check_bucket(plan: &ObjectPlan, factory: ObjectFactory<'_>) -> Result<bool, E
         && e.status() == Some(404)
     {
         if !spec.create_bucket {
-            return Err(EngineError::Setup(format!(
-                "bucket '{}' does not exist ({e}); create it, name another with --bucket, or pass --create-bucket to have iolab make it (and remove it at the end)",
-                spec.bucket
-            )));
+            return Err(EngineError::Setup(missing_bucket(&spec.bucket, e)));
         }
         let r = b.run(ObjectRequest {
             op: ObjectOp::CreateBucket,
@@ -195,6 +192,20 @@ fn check_bucket(plan: &ObjectPlan, factory: ObjectFactory<'_>) -> Result<bool, E
         )));
     }
     Ok(made)
+}
+
+/// The one line for a bucket that is not there. S3's NoSuchBucket comes with the
+/// backend's hint of what to try, which ends at `--create-bucket`: it is said once,
+/// finished with what that option does; a bare 404 gets the whole hint here.
+pub(super) fn missing_bucket(bucket: &str, e: &ObjectError) -> String {
+    let what_to_try = if e.code() == Some("NoSuchBucket") {
+        ""
+    } else {
+        "; create it, name another with --bucket, or pass --create-bucket"
+    };
+    format!(
+        "bucket '{bucket}' does not exist: {e}{what_to_try} to have iolab make it (and remove it at the end)"
+    )
 }
 
 fn setup(e: ObjectError) -> EngineError {

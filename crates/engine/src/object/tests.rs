@@ -195,3 +195,30 @@ fn ranks_work_on_their_own_objects_in_one_bucket() {
     assert_eq!(store.count("PUT"), 13);
     assert!(store.keys().is_empty());
 }
+
+/// A missing bucket's line says what to try once, S3's NoSuchBucket (whose error carries
+/// the backend's hint) or a bare 404 alike.
+#[test]
+fn a_missing_bucket_says_its_hint_once() {
+    for code in ["NoSuchBucket", "Not Found"] {
+        let e = ObjectError::Status {
+            op: "LIST",
+            target: "bkt".into(),
+            endpoint: "http://127.0.0.1:8333".into(),
+            status: 404,
+            code: code.into(),
+            message: String::new(),
+        };
+        let line = super::run::missing_bucket("bkt", &e);
+        assert!(
+            line.starts_with("bucket 'bkt' does not exist: LIST bkt"),
+            "{line}"
+        );
+        assert_eq!(line.matches("--create-bucket").count(), 1, "{line}");
+        assert_eq!(line.matches("--bucket").count(), 1, "{line}");
+        assert!(
+            line.ends_with("to have iolab make it (and remove it at the end)"),
+            "{line}"
+        );
+    }
+}

@@ -279,6 +279,11 @@ fn s3_workloads_on_seaweedfs() {
         "{line}"
     );
     assert!(line.contains("--create-bucket"), "{line}");
+    assert_eq!(
+        line.matches("--create-bucket").count(),
+        1,
+        "the hint once: {line}"
+    );
     let r = Ran::from(
         command(
             &c,
