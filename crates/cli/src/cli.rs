@@ -1,10 +1,10 @@
-//! The command line: subcommands with long kebab-case flags and human units. Workload
-//! flags come straight from the spec types in iolab-core (one definition per setting).
+//! The command line: subcommands with long kebab-case flags and human units, and the
+//! dispatch to the command asked for. The options several commands share are in
+//! [`crate::args`].
 
-use std::path::PathBuf;
+use clap::{Parser, Subcommand};
 
-use clap::{Args, Parser, Subcommand};
-use iolab_core::spec::{DataSpec, TargetSpec};
+use crate::args::RunArgs;
 
 #[derive(Parser, Debug)]
 #[command(
@@ -65,220 +65,30 @@ pub enum Command {
     Pts(crate::commands::pts::PtsArgs),
 }
 
-/// `--stall-timeout` when not given.
-pub const DEFAULT_STALL_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(300);
-
-/// The live page's options (every long-running command has them).
-#[derive(Args, Debug, Clone, Default)]
-pub struct ServeArgs {
-    /// Serve a live page, Prometheus /metrics and /api/status while the run lasts, on
-    /// ADDR (HOST:PORT, :PORT or PORT; 127.0.0.1 unless a host is named), or on any free
-    /// port of 127.0.0.1 when ADDR is left out. Read-only; rank 0 serves.
-    #[arg(long, value_name = "ADDR", num_args = 0..=1, default_missing_value = "")]
-    pub serve: Option<String>,
-
-    /// With --serve: keep serving this long after the run ends, so that a last scrape or
-    /// look sees the final figures.
-    #[arg(long, value_name = "DURATION", requires = "serve")]
-    pub serve_linger: Option<iolab_core::units::TimeSpan>,
-}
-
-impl ServeArgs {
-    /// Starts the --serve server on rank 0 (nothing without --serve); every rank takes
-    /// rank 0's outcome, so a port in use ends the job on every rank at once.
-    pub fn start(&self, rt: &crate::runtime::Runtime) -> anyhow::Result<()> {
-        let started = if rt.is_root() {
-            self.serve_here(&crate::live::command_name())
-        } else {
-            Ok(())
-        };
-        rt.agree(started)
+/// Runs the subcommand asked for and returns the exit code.
+pub fn dispatch(cli: Cli) -> anyhow::Result<u8> {
+    use crate::commands::*;
+    match cli.command {
+        Command::Run(args) => run::run(args),
+        Command::Inventory(args) => inventory::inventory(args),
+        Command::Study(args) => study::study(args),
+        Command::Audit(args) => audit::audit(args),
+        Command::Results(args) => results::results(args),
+        Command::Compare(args) => results::compare(args),
+        Command::Report(args) => results::report(args),
+        Command::Ladder(args) => ladder::ladder(args),
+        Command::Endurance(args) => endurance::endurance(args),
+        Command::Meta(args) => meta::meta(args),
+        Command::Find(args) => find::find(args),
+        Command::Targets(args) => targets::targets(args),
+        Command::Net(args) => net::net(args),
+        Command::S3(args) => s3::s3(args),
+        Command::Io500(args) => io500::io500(args),
+        Command::Fio(args) => fio::fio(args),
+        Command::Ior(args) => ior::ior(args),
+        Command::Mdtest(args) => mdtest::mdtest(args),
+        Command::Train(args) => train::train(args),
+        Command::Checkpoint(args) => checkpoint::checkpoint(args),
+        Command::Pts(args) => pts::pts(args),
     }
-
-    /// On the rank that serves: the server, when --serve asks for one (not collective).
-    fn serve_here(&self, command: &str) -> anyhow::Result<()> {
-        match &self.serve {
-            Some(addr) => crate::live::serve(addr, command, self.serve_linger).map(|_| ()),
-            None => Ok(()),
-        }
-    }
-}
-
-/// What the front-ends of other tools' command lines (`iolab fio`, `ior`, `mdtest`) take
-/// of iolab's own, before the tool's arguments.
-#[derive(Args, Debug, Clone, Default)]
-pub struct FrontEndArgs {
-    /// A label to find this run by later.
-    #[arg(long)]
-    pub label: Option<String>,
-
-    #[command(flatten)]
-    pub store: StoreArgs,
-
-    #[command(flatten)]
-    pub live: ServeArgs,
-}
-
-impl FrontEndArgs {
-    /// The output the engine's phases get: quiet (the tool's own output is printed),
-    /// labelled, served as asked.
-    pub fn output(&self) -> OutputArgs {
-        OutputArgs {
-            label: self.label.clone(),
-            quiet: true,
-            live: self.live.clone(),
-            ..OutputArgs::default()
-        }
-    }
-}
-
-/// Output options every workload command shares.
-#[derive(Args, Debug, Clone, Default)]
-pub struct OutputArgs {
-    /// Write the result as JSON (schema iolab.run/1, see docs/json-schema.md).
-    #[arg(long, value_name = "FILE")]
-    pub json: Option<PathBuf>,
-
-    /// A label to find this run by later ("v7.4", "raid6-baseline").
-    #[arg(long)]
-    pub label: Option<String>,
-
-    /// Show progress even when stderr is not a terminal (a line every 10 s).
-    #[arg(long)]
-    pub progress: bool,
-
-    /// Print nothing but errors.
-    #[arg(long, short = 'Q')]
-    pub quiet: bool,
-
-    #[command(flatten)]
-    pub live: ServeArgs,
-
-    /// End the job when a worker completes no operation, or a rank does not answer, for
-    /// this long (a hung server, a stopped process); the run is stored as failed naming
-    /// the rank, host and phase. 0 turns the watchdog off [default: 5min].
-    #[arg(long, value_name = "DURATION")]
-    pub stall_timeout: Option<iolab_core::units::TimeSpan>,
-
-    #[command(flatten)]
-    pub store: StoreArgs,
-}
-
-impl OutputArgs {
-    /// The watchdog's limit (None when --stall-timeout is 0).
-    pub fn stall_timeout(&self) -> Option<std::time::Duration> {
-        let d = self
-            .stall_timeout
-            .map_or(DEFAULT_STALL_TIMEOUT, |t| t.nanos().to_duration());
-        (!d.is_zero()).then_some(d)
-    }
-
-    /// What rank 0 sets up before any work is done: the --json check, the live state the
-    /// progress display reads, and the --serve server.
-    pub fn prepare(&self, rt: &crate::runtime::Runtime) -> anyhow::Result<()> {
-        self.check_json(rt)?;
-        if rt.is_root() {
-            let command = crate::live::command_name();
-            crate::live::init(&command);
-            self.live.serve_here(&command)?;
-        }
-        Ok(())
-    }
-
-    /// Refuses a --json file that cannot be written, before any work is done (rank 0
-    /// writes it). A file this check creates is removed again.
-    fn check_json(&self, rt: &crate::runtime::Runtime) -> anyhow::Result<()> {
-        let Some(path) = self.json.as_deref().filter(|_| rt.is_root()) else {
-            return Ok(());
-        };
-        // A path that is there (a file, or a link, even one to nothing) is only opened
-        // for writing, never created or removed; a new one is created and removed again.
-        let existed = std::fs::symlink_metadata(path).is_ok();
-        let mut open = std::fs::OpenOptions::new();
-        open.write(true);
-        if !existed {
-            open.create_new(true);
-        }
-        match open.open(path) {
-            Ok(_) => {
-                if !existed {
-                    let _ = std::fs::remove_file(path);
-                }
-                Ok(())
-            }
-            // A link to a file not there yet: writing the result will create it.
-            Err(e) if existed && e.kind() == std::io::ErrorKind::NotFound => Ok(()),
-            Err(e) => {
-                let why = e.to_string();
-                let why = why.split(" (os error").next().unwrap_or_default();
-                anyhow::bail!("--json {}: {why}", path.display())
-            }
-        }
-    }
-}
-
-/// Where results are kept.
-#[derive(Args, Debug, Clone, Default)]
-pub struct StoreArgs {
-    /// Results database [default: $IOLAB_DB, else ~/.local/share/iolab/results.db].
-    #[arg(long, value_name = "FILE", global = true)]
-    pub db: Option<PathBuf>,
-
-    /// Do not store this run in the results database.
-    #[arg(long)]
-    pub no_store: bool,
-}
-
-/// The results database of a command that reads it (or deletes from it) but stores no
-/// run of its own: --db without --no-store.
-#[derive(Args, Debug, Clone, Default)]
-pub struct DbArgs {
-    /// Results database [default: $IOLAB_DB, else ~/.local/share/iolab/results.db].
-    #[arg(long, value_name = "FILE", global = true)]
-    pub db: Option<PathBuf>,
-}
-
-impl DbArgs {
-    /// Opens the database to read and write; one that cannot be written (a read-only
-    /// mount) is opened read-only, so it can still be listed, shown and compared. A
-    /// --db that is not there is refused: these commands store no run, so a typo in the
-    /// path would otherwise create an empty database and list nothing, exit 0.
-    pub fn open(&self) -> anyhow::Result<iolab_store::Store> {
-        if let Some(p) = &self.db
-            && std::fs::symlink_metadata(p).is_err()
-        {
-            anyhow::bail!(
-                "--db {}: no such results database; check the path (runs are stored \
-                 there by a command given --db {0})",
-                p.display()
-            );
-        }
-        let writable = crate::sink::open_store(&StoreArgs {
-            db: self.db.clone(),
-            no_store: true,
-        });
-        let Err(e) = writable else {
-            return writable;
-        };
-        let path = match &self.db {
-            Some(p) => Some(p.clone()),
-            None => iolab_store::default_db_path().ok(),
-        };
-        match path.filter(|p| p.is_file()) {
-            Some(p) => iolab_store::Store::open_read_only(&p).map_err(|_| e),
-            None => Err(e),
-        }
-    }
-}
-
-#[derive(Args, Debug)]
-pub struct RunArgs {
-    #[command(flatten)]
-    pub target: TargetSpec,
-
-    #[command(flatten)]
-    pub spec: DataSpec,
-
-    #[command(flatten)]
-    pub output: OutputArgs,
 }

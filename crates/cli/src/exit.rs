@@ -110,16 +110,3 @@ pub fn code_of(e: &anyhow::Error) -> u8 {
         _ => USAGE,
     }
 }
-
-/// Prints an error the way this rank should (a failure every rank shares is printed by
-/// rank 0 alone) and returns its exit code.
-pub fn report(e: &anyhow::Error) -> u8 {
-    let shared = matches!(
-        e.downcast_ref::<EngineError>(),
-        Some(EngineError::Rank { .. } | EngineError::RankMismatch { .. })
-    );
-    if crate::runtime::rank() == 0 || !shared {
-        eprintln!("iolab: error: {}", one_line(e));
-    }
-    code_of(e)
-}

@@ -21,6 +21,7 @@ macro_rules! println {
     };
 }
 
+mod args;
 mod cli;
 mod commands;
 mod exit;
@@ -65,9 +66,9 @@ fn main() -> ExitCode {
             return ExitCode::from(exit::OK);
         }
     };
-    let code = match commands::dispatch(cli) {
+    let code = match cli::dispatch(cli) {
         Ok(code) => code,
-        Err(e) => exit::report(&e),
+        Err(e) => runtime::report(&e),
     };
     live::linger_and_stop();
     output::flush_stdout();

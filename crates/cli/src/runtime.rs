@@ -51,7 +51,7 @@ impl Runtime {
         let code = match body(&rt) {
             Ok(code) => code,
             Err(e) => {
-                let code = crate::exit::report(&e);
+                let code = report(&e);
                 // Ranks that failed alone must not leave the others waiting for them.
                 if rt.comm.size() > 1 {
                     rt.comm.end_within(END_TOGETHER, i32::from(code));
@@ -111,6 +111,21 @@ fn mpi_world_size() -> Option<u32> {
     ]
     .iter()
     .find_map(|v| std::env::var(v).ok()?.parse().ok())
+}
+
+/// Prints an error the way this rank should (a failure every rank shares is printed by
+/// rank 0 alone) and returns its exit code.
+pub fn report(e: &anyhow::Error) -> u8 {
+    let shared = matches!(
+        e.downcast_ref::<iolab_engine::EngineError>(),
+        Some(
+            iolab_engine::EngineError::Rank { .. } | iolab_engine::EngineError::RankMismatch { .. }
+        )
+    );
+    if rank() == 0 || !shared {
+        eprintln!("iolab: error: {}", crate::exit::one_line(e));
+    }
+    crate::exit::code_of(e)
 }
 
 /// This process's rank (0 before MPI started, and without MPI).

@@ -10,7 +10,7 @@ use iolab_core::result::{PhaseResult, RunRecord, RunStatus};
 use iolab_host::SysRoot;
 use iolab_store::{RunId, Store};
 
-use crate::cli::StoreArgs;
+use crate::args::{DbArgs, StoreArgs};
 use crate::runtime::{Runtime, provenance};
 
 /// The run being recorded (database and id), for the stall watchdog, which ends the
@@ -174,6 +174,39 @@ impl RunSink {
             eprintln!("iolab: warning: run {id} could not be marked finished: {e}");
             self.lost
                 .get_or_insert_with(|| format!("run {id} could not be marked finished: {e}"));
+        }
+    }
+}
+
+impl DbArgs {
+    /// Opens the database to read and write; one that cannot be written (a read-only
+    /// mount) is opened read-only, so it can still be listed, shown and compared. A
+    /// --db that is not there is refused: these commands store no run, so a typo in the
+    /// path would otherwise create an empty database and list nothing, exit 0.
+    pub fn open(&self) -> anyhow::Result<iolab_store::Store> {
+        if let Some(p) = &self.db
+            && std::fs::symlink_metadata(p).is_err()
+        {
+            anyhow::bail!(
+                "--db {}: no such results database; check the path (runs are stored \
+                 there by a command given --db {0})",
+                p.display()
+            );
+        }
+        let writable = open_store(&StoreArgs {
+            db: self.db.clone(),
+            no_store: true,
+        });
+        let Err(e) = writable else {
+            return writable;
+        };
+        let path = match &self.db {
+            Some(p) => Some(p.clone()),
+            None => iolab_store::default_db_path().ok(),
+        };
+        match path.filter(|p| p.is_file()) {
+            Some(p) => iolab_store::Store::open_read_only(&p).map_err(|_| e),
+            None => Err(e),
         }
     }
 }

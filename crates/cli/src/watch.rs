@@ -7,7 +7,7 @@ use std::sync::Arc;
 use iolab_core::inventory::Inventory;
 use iolab_engine::{Env, Progress, Stall};
 
-use crate::cli::OutputArgs;
+use crate::args::OutputArgs;
 use crate::progress::ProgressLine;
 use crate::runtime::Runtime;
 use crate::sink::RunSink;

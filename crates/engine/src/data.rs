@@ -27,7 +27,9 @@ pub mod together;
 mod warnings;
 
 pub use params::params_of;
-pub use preflight::{check_cpus, check_ranks_agree, resolve_read_shift, set_build_revision};
+pub use preflight::{
+    check_cpus, check_kept_for, check_ranks_agree, resolve_read_shift, set_build_revision,
+};
 use preflight::{check_space, check_visible, one_dir, rounding_note};
 use warnings::cache_warning;
 pub(crate) use warnings::memory_total;

@@ -17,7 +17,7 @@ pub enum EngineError {
     Backend(#[from] BackendError),
 
     #[error(transparent)]
-    Meta(#[from] crate::meta::MetaError),
+    Meta(#[from] crate::meta_error::MetaError),
 
     #[error("--dir {path} does not exist; create it first or choose another directory")]
     TargetMissing { path: PathBuf },
@@ -132,11 +132,11 @@ impl EngineError {
                 | EngineError::DeviceBusy { .. }
                 | EngineError::DeviceTooSmall { .. }
                 | EngineError::Meta(
-                    crate::meta::MetaError::NoTree { .. }
-                        | crate::meta::MetaError::TreeKept { .. }
-                        | crate::meta::MetaError::TreeUnknown { .. }
-                        | crate::meta::MetaError::LayoutMismatch { .. }
-                        | crate::meta::MetaError::TreeNotEmpty { .. }
+                    crate::meta_error::MetaError::NoTree { .. }
+                        | crate::meta_error::MetaError::TreeKept { .. }
+                        | crate::meta_error::MetaError::TreeUnknown { .. }
+                        | crate::meta_error::MetaError::LayoutMismatch { .. }
+                        | crate::meta_error::MetaError::TreeNotEmpty { .. }
                 )
         )
     }

@@ -5,38 +5,11 @@
 
 use std::path::Path;
 
-use iolab_comm::Comm;
 use iolab_core::spec::DataSpec;
 
-use crate::data::DataOptions;
 use crate::error::EngineError;
-use crate::plan::{FilePlan, PlanContext, plan_data};
-use crate::target::{PreparedTarget, agree};
+use crate::plan::FilePlan;
 use crate::workdir::{FileInfo, VerifyInfo, WorkDir};
-
-/// [`check_kept`] for the files a job of `spec` and `opts` reads on `target`, before
-/// anything of the job is prepared: a front-end refuses the job early this way, in one
-/// line. Collective.
-pub fn check_kept_for(
-    comm: &dyn Comm,
-    spec: &DataSpec,
-    target: &PreparedTarget,
-    opts: &DataOptions,
-) -> Result<(), EngineError> {
-    let ctx = PlanContext {
-        rank: comm.rank(),
-        ranks: comm.size(),
-        names: opts.names.clone(),
-        files_per_worker: opts.files_per_worker,
-        start_offset: opts.start_offset,
-        offset_increment: opts.offset_increment,
-        ..PlanContext::default()
-    };
-    let checked = plan_data(spec, &target.data_target(), &ctx)
-        .map_err(EngineError::from)
-        .and_then(|plan| check_kept(&plan.files, target.workdir(), spec));
-    agree(comm, checked)
-}
 
 /// Checks that every one of `files` holds the verify blocks `spec` reads, as recorded
 /// when iolab wrote them: a refusal ([`EngineError::NothingToVerify`]) names the first

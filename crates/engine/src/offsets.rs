@@ -14,7 +14,6 @@ use crate::sizes::SizeDraw;
 
 mod cover;
 mod files;
-pub(crate) mod fio_rand;
 mod mixed;
 mod modifier;
 mod rwmix;

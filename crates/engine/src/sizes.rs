@@ -7,7 +7,7 @@
 use iolab_core::rng::{Rng, mix};
 use iolab_core::spec::{DataSpec, SizeMix};
 
-use crate::offsets::fio_rand::Taus88;
+use crate::fio_rand::Taus88;
 
 /// One direction's I/O lengths and offset step, in units.
 #[derive(Clone, Debug)]

@@ -171,7 +171,7 @@ fn point_of(run: &RunRecord, p: &PhaseResult) -> String {
         .filter(|(k, v)| same.iter().any(|q| q.params.get(*k) != Some(*v)))
         .map(|(k, v)| (k.clone(), v.clone()))
         .collect();
-    crate::text::param_words(&varying).join(", ")
+    crate::phase_words::param_words(&varying).join(", ")
 }
 
 /// A figure in its rated unit: "26.8M IOPS", "4.80 GB/s".

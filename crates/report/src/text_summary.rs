@@ -10,9 +10,9 @@ use iolab_core::result::{OpResult, PhaseKind, PhaseResult, RunRecord};
 use crate::matrix_tables::{matrix_axes, matrix_table, matrix_title};
 use crate::measure::Units;
 use crate::model::ReportModel;
+use crate::phase_words::phase_settings;
 use crate::rated::{RATED_NOTE, rated_table};
 use crate::table::Table;
-use crate::text::phase_settings;
 
 /// The headline figure of every phase in one table, as a run ends: its settings and
 /// each main operation's bandwidth (data) or rate (metadata), a mixed phase's total IOPS
@@ -38,7 +38,7 @@ pub fn summary_table(phases: &[PhaseResult], units: Units) -> Table {
             .collect();
         // A mixed phase's headline is its total IOPS, as the studies quote it; the
         // operations follow it.
-        if let Some((total, _, _)) = crate::text::mixed_total(p) {
+        if let Some((total, _, _)) = crate::phase_words::mixed_total(p) {
             figures.insert(0, format!("total {} IOPS", total.human()));
         }
         t.push(vec![

@@ -1,4 +1,5 @@
 use super::*;
+use crate::phase_words::param_words;
 use crate::test_support::{data_phase, phase, run_with};
 use iolab_core::result::{OpCount, OpKind};
 

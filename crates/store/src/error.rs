@@ -3,6 +3,7 @@
 
 use std::fmt;
 use std::path::{Path, PathBuf};
+use std::str::FromStr;
 use std::time::Duration;
 
 use iolab_core::error::HistogramError;
@@ -10,6 +11,22 @@ use rusqlite::ErrorCode;
 use thiserror::Error;
 
 use crate::id::RunId;
+
+/// How long a write waits for another process's transaction (another study storing its
+/// phase) before giving up with [`StoreError::Busy`], which reports it. Phase writes
+/// take milliseconds.
+pub const BUSY_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// `r12` (or `12`) as a run id.
+impl FromStr for RunId {
+    type Err = StoreError;
+
+    fn from_str(text: &str) -> Result<Self, Self::Err> {
+        RunId::parse(text).ok_or_else(|| StoreError::NotARunId {
+            text: text.to_string(),
+        })
+    }
+}
 
 /// What the store was doing when something failed; names the run where there is one.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -190,7 +207,7 @@ impl Ctx<'_> {
             StoreError::Busy {
                 path: self.path.to_path_buf(),
                 action: self.action,
-                waited: crate::store::BUSY_TIMEOUT,
+                waited: BUSY_TIMEOUT,
                 source,
             }
         } else {

@@ -2,9 +2,6 @@
 //! `RunRecord::id` carries); "r42", "R42" and "42" all parse back to it.
 
 use std::fmt;
-use std::str::FromStr;
-
-use crate::error::StoreError;
 
 /// A run's id in the store: the `runs.id` row id, displayed as "r42".
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -37,16 +34,6 @@ impl RunId {
 impl fmt::Display for RunId {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(f, "r{}", self.0)
-    }
-}
-
-impl FromStr for RunId {
-    type Err = StoreError;
-
-    fn from_str(text: &str) -> Result<Self, Self::Err> {
-        RunId::parse(text).ok_or_else(|| StoreError::NotARunId {
-            text: text.to_string(),
-        })
     }
 }
 

@@ -11,9 +11,7 @@ use crate::error::{Action, Ctx, StoreError};
 use crate::migrate::{inspect, migrate, open_error};
 use crate::path::default_db_path;
 
-/// How long a write waits for another process's transaction (another study storing its
-/// phase) before giving up with [`StoreError::Busy`]. Phase writes take milliseconds.
-pub const BUSY_TIMEOUT: Duration = Duration::from_secs(10);
+pub use crate::error::BUSY_TIMEOUT;
 
 /// An open results database. Writes take `&mut self`; each is one transaction.
 #[derive(Debug)]

@@ -14,7 +14,7 @@ use iolab_engine::prepare_target;
 use iolab_suites::checkpoint::{CheckpointOutcome, Round, check_space, my_ranks, run_checkpoints};
 use iolab_suites::train::TrainError;
 
-use crate::cli::OutputArgs;
+use crate::args::OutputArgs;
 use crate::commands::finish::{cleanup, conclude};
 use crate::runtime::Runtime;
 use crate::sink::RunSink;

@@ -10,7 +10,7 @@ use iolab_core::endurance::{
 use iolab_core::result::OpKind;
 use iolab_core::units::{ByteCount, BytesPerSec};
 
-use crate::cli::DbArgs;
+use crate::args::DbArgs;
 use crate::exit;
 
 #[derive(Args, Debug)]

@@ -11,7 +11,7 @@ use iolab_core::spec::FindSpec;
 use iolab_engine::MonotonicClock;
 use iolab_engine::meta::run_find;
 
-use crate::cli::OutputArgs;
+use crate::args::OutputArgs;
 use crate::commands::finish::conclude;
 use crate::runtime::Runtime;
 use crate::sink::RunSink;

@@ -8,7 +8,7 @@ use iolab_core::result::{RunRecord, RunStatus};
 use crate::sink::RunSink;
 use iolab_engine::PreparedTarget;
 
-use crate::cli::OutputArgs;
+use crate::args::OutputArgs;
 use crate::exit;
 use crate::runtime::Runtime;
 

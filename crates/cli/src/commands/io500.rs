@@ -21,7 +21,7 @@ use iolab_engine::target::agree;
 use iolab_engine::{EngineError, MonotonicClock, prepare_target};
 use iolab_suites::io500::{Io500Config, Io500Spec, ResultDir, run_io500};
 
-use crate::cli::OutputArgs;
+use crate::args::OutputArgs;
 use crate::commands::finish::{abandon, cleanup, conclude};
 use crate::exit;
 use crate::runtime::Runtime;

@@ -27,7 +27,7 @@ use crate::watch::Watch;
 #[derive(Args, Debug)]
 pub struct IorArgs {
     #[command(flatten)]
-    pub common: crate::cli::FrontEndArgs,
+    pub common: crate::args::FrontEndArgs,
 
     /// IOR's arguments, as IOR takes them (-a POSIX -b 1m -t 256k -s 4 -F -w -r -o DIR/f).
     #[arg(

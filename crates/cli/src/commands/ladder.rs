@@ -13,7 +13,7 @@ use iolab_engine::data::{DataOptions, run_data};
 use iolab_engine::{EngineError, MonotonicClock, prepare_target};
 use iolab_suites::ladder::{Ladder, Slo, climb, doubling};
 
-use crate::cli::OutputArgs;
+use crate::args::OutputArgs;
 use crate::commands::finish::{abandon, cleanup, conclude, conclude_after_report};
 use crate::runtime::Runtime;
 use crate::sink::RunSink;

@@ -25,7 +25,7 @@ use crate::watch::Watch;
 #[derive(Args, Debug)]
 pub struct MdtestArgs {
     #[command(flatten)]
-    pub common: crate::cli::FrontEndArgs,
+    pub common: crate::args::FrontEndArgs,
 
     /// mdtest's arguments, as mdtest takes them (-n 1000 -u -F -d DIR).
     #[arg(
@@ -215,7 +215,7 @@ fn test_dir_name(it: u32, items: MetaItems, both: bool) -> String {
 /// with -x, the items each task reached written for that call.
 fn run_test(
     rt: &Runtime,
-    output: &crate::cli::OutputArgs,
+    output: &crate::args::OutputArgs,
     sink: &RunSink,
     plan: &MdtestPlan,
     test: &iolab_core::spec::MetaSpec,

@@ -9,7 +9,7 @@ use iolab_core::spec::{BackendKind, MetaBackendKind, MetaSpec, TargetSpec};
 use iolab_engine::meta::{MetaError, MetaOptions, finish_meta, run_meta};
 use iolab_engine::{MonotonicClock, prepare_target};
 
-use crate::cli::OutputArgs;
+use crate::args::OutputArgs;
 use crate::commands::finish::{cleanup, conclude};
 use crate::runtime::Runtime;
 use crate::sink::RunSink;

@@ -14,7 +14,7 @@ use iolab_core::units::BytesPerSec;
 use iolab_engine::{Env, MonotonicClock};
 use iolab_suites::targets::net::{NetPhase, run_net};
 
-use crate::cli::OutputArgs;
+use crate::args::OutputArgs;
 use crate::commands::finish::conclude_after_report;
 use crate::progress::ProgressLine;
 use crate::runtime::Runtime;

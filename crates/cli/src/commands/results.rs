@@ -12,7 +12,7 @@ use iolab_host::Liveness;
 use iolab_report::{Comparison, Format, ReportOptions, Units};
 use iolab_store::{RunFilter, RunId, RunSummaryRow, Store};
 
-use crate::cli::DbArgs;
+use crate::args::DbArgs;
 use crate::exit;
 
 mod list;

@@ -9,7 +9,7 @@ use iolab_engine::data::{DataOptions, run_data};
 use iolab_engine::plan::{DataTarget, shares};
 use iolab_engine::{MonotonicClock, PreparedTarget, prepare_target};
 
-use crate::cli::RunArgs;
+use crate::args::RunArgs;
 use crate::commands::finish::{abandon, cleanup, conclude};
 use crate::runtime::Runtime;
 use crate::sink::RunSink;

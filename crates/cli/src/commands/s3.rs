@@ -15,7 +15,7 @@ use iolab_core::spec::s3::credentials::{AccessSources, S3Access, resolve};
 use iolab_engine::MonotonicClock;
 use iolab_engine::object::{ObjectOptions, finish_s3, run_s3, start_s3};
 
-use crate::cli::OutputArgs;
+use crate::args::OutputArgs;
 use crate::commands::finish::conclude;
 use crate::runtime::Runtime;
 use crate::sink::RunSink;

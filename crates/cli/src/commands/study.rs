@@ -14,7 +14,7 @@ use iolab_engine::plan::DataTarget;
 use iolab_engine::{MonotonicClock, PreparedTarget, prepare_target};
 use iolab_suites::study::{PhaseEstimate, estimate, run_study};
 
-use crate::cli::OutputArgs;
+use crate::args::OutputArgs;
 use crate::commands::finish::{abandon, cleanup, conclude};
 use crate::exit;
 use crate::runtime::Runtime;

@@ -20,7 +20,7 @@ use iolab_suites::targets::{
     PrepareOptions, TargetSet, TargetsPhase, cleanup_targets, prepare_targets, run_targets_with,
 };
 
-use crate::cli::OutputArgs;
+use crate::args::OutputArgs;
 use crate::commands::finish::conclude;
 use crate::commands::run::check_block_align;
 use crate::live::targets::TargetInfo;

@@ -6,9 +6,34 @@ use iolab_comm::{Comm, CommExt};
 use iolab_core::spec::{DataSpec, Layout};
 use iolab_core::units::ByteCount;
 
+use crate::data::DataOptions;
 use crate::error::EngineError;
-use crate::plan::{DataPlan, DataTarget};
+use crate::plan::{DataPlan, DataTarget, PlanContext, plan_data};
 use crate::target::{PreparedTarget, agree};
+
+/// [`check_kept`](crate::kept::check_kept) for the files a job of `spec` and `opts`
+/// reads on `target`, before anything of the job is prepared: a front-end refuses the
+/// job early this way, in one line. Collective.
+pub fn check_kept_for(
+    comm: &dyn Comm,
+    spec: &DataSpec,
+    target: &PreparedTarget,
+    opts: &DataOptions,
+) -> Result<(), EngineError> {
+    let ctx = PlanContext {
+        rank: comm.rank(),
+        ranks: comm.size(),
+        names: opts.names.clone(),
+        files_per_worker: opts.files_per_worker,
+        start_offset: opts.start_offset,
+        offset_increment: opts.offset_increment,
+        ..PlanContext::default()
+    };
+    let checked = plan_data(spec, &target.data_target(), &ctx)
+        .map_err(EngineError::from)
+        .and_then(|plan| crate::kept::check_kept(&plan.files, target.workdir(), spec));
+    agree(comm, checked)
+}
 
 /// The read shift a spec asks for, resolved against the topology: by default each rank
 /// reads what a rank on the next host wrote (IOR -C) when the ranks work in one

@@ -27,7 +27,7 @@ use crate::clock::Clock;
 use crate::control::PhaseControl;
 use crate::data::check_ranks_agree;
 use crate::error::EngineError;
-use crate::meta::error::MetaError;
+use crate::meta_error::MetaError;
 use crate::phase::{Env, WorkerReport, run_phase};
 use crate::recorder::Recorder;
 use crate::target::{agree, resolve_placeholders};

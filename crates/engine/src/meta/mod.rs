@@ -6,7 +6,6 @@
 //! `<workdir>/<tree>/`: a private tree per thread or one shared by all.
 
 mod content;
-mod error;
 mod find;
 mod pfind;
 mod plan;
@@ -23,7 +22,7 @@ mod rank_tests;
 #[cfg(test)]
 mod tests;
 
-pub use error::MetaError;
+pub use crate::meta_error::MetaError;
 pub use find::run_find;
 pub use pfind::run_pfind;
 pub use plan::{MetaPlan, TreeShape};

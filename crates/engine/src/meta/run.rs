@@ -16,10 +16,10 @@ use crate::assemble::{PhaseMeta, assemble};
 use crate::clock::Clock;
 use crate::data::{check_cpus, check_ranks_agree, memory_total};
 use crate::error::EngineError;
-use crate::meta::error::MetaError;
 use crate::meta::plan::{MetaPlan, TreeShape};
 use crate::meta::tree::{TreeState, keep_tree, make_tree, remove_tree, tree_state};
 use crate::meta::worker::{PhaseSetup, run_worker};
+use crate::meta_error::MetaError;
 use crate::phase::{Env, PhaseRun, run_phase};
 use crate::target::{PreparedTarget, agree};
 

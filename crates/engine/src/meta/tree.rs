@@ -16,8 +16,8 @@ use iolab_core::spec::MetaOp;
 use serde::{Deserialize, Serialize};
 
 use crate::error::EngineError;
-use crate::meta::error::MetaError;
 use crate::meta::plan::{DirGroup, MetaPlan, file_owner};
+use crate::meta_error::MetaError;
 use crate::target::agree;
 
 /// The record a kept tree carries at its root.

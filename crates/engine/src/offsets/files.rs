@@ -8,7 +8,7 @@
 //! job asks for it use [`FileTurns`]; fio's default (one I/O a file) is [`super::RoundRobin`].
 
 use super::OffsetGen;
-use super::fio_rand::Taus88;
+use crate::fio_rand::Taus88;
 use crate::sizes::SizeDraw;
 
 /// How the next file is chosen.

@@ -9,7 +9,7 @@
 //! With fio's `rw=randread:N` the choice is made every Nth I/O, the others sequential.
 
 use super::OffsetGen;
-use super::fio_rand::Taus88;
+use crate::fio_rand::Taus88;
 use crate::sizes::SizeDraw;
 
 /// What `percentage_random` asks of a worker: the random share of each direction and

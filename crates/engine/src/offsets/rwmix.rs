@@ -7,7 +7,7 @@
 
 use iolab_backend::IoDir;
 
-use super::fio_rand::Taus88;
+use crate::fio_rand::Taus88;
 
 /// What fio's read-or-write choice needs: the first worker's seed (fio's
 /// `rand_seeds[FIO_RAND_MIX_OFF]`); worker k's is `seed + k * seed_step` (fio's clones

@@ -21,21 +21,7 @@ use iolab_core::result::RunRecord;
 use crate::ReportOptions;
 use crate::model::ReportModel;
 
-/// Escapes text for HTML and SVG content and attribute values.
-pub fn escape(s: &str) -> String {
-    let mut out = String::with_capacity(s.len());
-    for c in s.chars() {
-        match c {
-            '&' => out.push_str("&amp;"),
-            '<' => out.push_str("&lt;"),
-            '>' => out.push_str("&gt;"),
-            '"' => out.push_str("&quot;"),
-            '\'' => out.push_str("&#39;"),
-            _ => out.push(c),
-        }
-    }
-    out
-}
+pub use crate::table::escape;
 
 /// The report of `runs` (the first is the subject, the others are overlaid on its charts)
 /// as one HTML document, with `opts.comparison` when one is given: a report compares only

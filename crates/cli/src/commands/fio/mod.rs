@@ -28,7 +28,7 @@ use crate::runtime::Runtime;
 #[derive(Args, Debug)]
 pub struct FioArgs {
     #[command(flatten)]
-    pub common: crate::cli::FrontEndArgs,
+    pub common: crate::args::FrontEndArgs,
 
     /// Let jobs write a `filename` (a device or file) that holds data, destroying it
     /// (refused otherwise, as fio never does).

@@ -39,7 +39,7 @@ struct Shared<'a> {
     totals: &'a Mutex<DiskTotals>,
     status_interval: Option<u64>,
     keep: bool,
-    live: &'a crate::cli::ServeArgs,
+    live: &'a crate::args::ServeArgs,
     /// Files a job named that iolab made (fio's missing `filename`).
     made: &'a Mutex<Vec<std::path::PathBuf>>,
     /// The timeline's resolution for fio's logs (None: iolab's second).
@@ -410,7 +410,7 @@ fn run_prepared(
     // iolab's to check.
     for job in data_jobs.iter().filter(|j| j.opts.verify_existing) {
         let comm = s.rt.comm.as_ref();
-        iolab_engine::kept::check_kept_for(comm, job.spec, job.target, &job.opts)
+        iolab_engine::data::check_kept_for(comm, job.spec, job.target, &job.opts)
             .map_err(|e| anyhow::Error::from(e).context("verify_only"))?;
     }
     // The jobs' notes once their targets and files are accepted (a refusal stays one
@@ -427,7 +427,7 @@ fn run_prepared(
         .filter(|(_, null, _)| !null)
         .filter_map(|(t, _, _)| t.device.as_deref().or(t.dir.as_deref()))
         .collect();
-    let output = crate::cli::OutputArgs {
+    let output = crate::args::OutputArgs {
         quiet: true,
         live: s.live.clone(),
         ..Default::default()

@@ -6,7 +6,7 @@ use iolab_core::result::Provenance;
 use iolab_suites::io500::{Check, Integrity, ParsedResult, render, run_from_parsed};
 
 use super::Io500ScoreArgs;
-use crate::cli::StoreArgs;
+use crate::args::StoreArgs;
 use crate::exit;
 use crate::sink::open_store;
 

@@ -9,7 +9,7 @@ use iolab_core::spec::BackendKind;
 use iolab_core::units::{ByteCount, TimeSpan};
 use iolab_suites::pts::{PtsMatrix, PtsTest, THROUGHPUT_BLOCK_SIZES};
 
-use crate::cli::OutputArgs;
+use crate::args::OutputArgs;
 
 /// PTS's two device classes.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]

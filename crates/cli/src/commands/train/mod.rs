@@ -21,7 +21,7 @@ use iolab_core::units::{ByteCount, Nanos};
 use iolab_engine::memory::{Available, ranks_on_this_host};
 use iolab_suites::train::{Dataset, LiveStep, TrainError, TrainHooks};
 
-use crate::cli::OutputArgs;
+use crate::args::OutputArgs;
 use crate::runtime::Runtime;
 use crate::sink::RunSink;
 

@@ -1,5 +1,6 @@
 //! [`MetaError`]: why a metadata workload or a tree walk cannot run as asked, with the
-//! path and what to do. Every message is one line.
+//! path and what to do. Every message is one line. Its own module, below both `meta`
+//! (which re-exports it) and the engine's `error` (which wraps it).
 
 use std::path::PathBuf;
 
