@@ -21,6 +21,7 @@ mod fio_service;
 mod fio_verify;
 mod flash;
 mod flash_data;
+mod house_rules;
 mod io500;
 mod io500_lines;
 mod io500_run;

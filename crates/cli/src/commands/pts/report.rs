@@ -78,40 +78,7 @@ pub(super) fn header(
     ];
     let several = subs.len() > 1;
     for sub in subs {
-        let of = if several {
-            format!(" ({})", ByteCount(sub.matrix.block_sizes[0]))
-        } else {
-            String::new()
-        };
-        h.push((format!("purge{of}"), sub.purge.clone()));
-        h.push((
-            format!("preconditioning (workload-independent){of}"),
-            sub.wipc.clone(),
-        ));
-        h.push((
-            format!("rounds{of}"),
-            format!(
-                "{} cells of {} each (--scale {}), {}",
-                sub.matrix.cells().len(),
-                plan.cell_time,
-                args.scale,
-                if plan.test == PtsTest::Throughput {
-                    "sequential over the active range"
-                } else {
-                    "random, uniform over the active range"
-                }
-            ),
-        ));
-        h.push((
-            format!("tracked{of}"),
-            sub.matrix
-                .tracked
-                .iter()
-                .map(|c| format!("{} ({})", c.name(), plan.test.unit()))
-                .collect::<Vec<_>>()
-                .join(", "),
-        ));
-        h.push((format!("steady state{of}"), verdict(sub, plan.max_rounds)));
+        h.extend(sub_header(args, plan, sub, several));
     }
     if !plan.whole_matrix {
         h.push((
@@ -140,6 +107,46 @@ pub(super) fn header(
         };
         h.push(("write cache".into(), format!("{w}{note}")));
     }
+    h
+}
+
+/// One round series' lines of the header (its block size named when there are several).
+fn sub_header(args: &PtsArgs, plan: &Plan, sub: &Sub, several: bool) -> Vec<(String, String)> {
+    let mut h = Vec::new();
+    let of = if several {
+        format!(" ({})", ByteCount(sub.matrix.block_sizes[0]))
+    } else {
+        String::new()
+    };
+    h.push((format!("purge{of}"), sub.purge.clone()));
+    h.push((
+        format!("preconditioning (workload-independent){of}"),
+        sub.wipc.clone(),
+    ));
+    h.push((
+        format!("rounds{of}"),
+        format!(
+            "{} cells of {} each (--scale {}), {}",
+            sub.matrix.cells().len(),
+            plan.cell_time,
+            args.scale,
+            if plan.test == PtsTest::Throughput {
+                "sequential over the active range"
+            } else {
+                "random, uniform over the active range"
+            }
+        ),
+    ));
+    h.push((
+        format!("tracked{of}"),
+        sub.matrix
+            .tracked
+            .iter()
+            .map(|c| format!("{} ({})", c.name(), plan.test.unit()))
+            .collect::<Vec<_>>()
+            .join(", "),
+    ));
+    h.push((format!("steady state{of}"), verdict(sub, plan.max_rounds)));
     h
 }
 
