@@ -361,6 +361,26 @@ impl Verdict {
     }
 }
 
+/// One trial of MLPerf Storage's search for the most accelerators at the AU threshold
+/// (`iolab_suites::train::search` runs it).
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+pub struct SearchPoint {
+    pub accelerators: u64,
+    pub au_percent: f64,
+    pub samples_per_sec: f64,
+    pub passed: bool,
+}
+
+/// The search's curve (in the order tried) and its answer.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct SearchResult {
+    pub points: Vec<SearchPoint>,
+    /// The most accelerators that passed; None when even one failed.
+    pub best: Option<u64>,
+    /// Why the search stopped climbing ("AU below the threshold at 8", "--max 16").
+    pub stopped: String,
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -59,6 +59,7 @@ mod warnings;
 mod test_support;
 
 pub mod text;
+pub mod train;
 
 use std::fmt;
 use std::str::FromStr;

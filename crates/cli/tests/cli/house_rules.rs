@@ -651,12 +651,6 @@ const LONG_FUNCTIONS: &[(&str, &str, usize, &str)] = &[
         "#51: one function per plan stage",
     ),
     (
-        "cli/src/commands/train/report.rs",
-        "render_run",
-        115,
-        "#51: the training report's renderer moves to report",
-    ),
-    (
         "host/src/audit/tests.rs",
         "cases",
         112,

@@ -3,26 +3,7 @@
 //! dataset or the limit stops it), then bisects between the last pass and the first
 //! failure. Each trial is a whole training run, given as a closure.
 
-use serde::{Deserialize, Serialize};
-
-/// One trial of the search.
-#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
-pub struct SearchPoint {
-    pub accelerators: u64,
-    pub au_percent: f64,
-    pub samples_per_sec: f64,
-    pub passed: bool,
-}
-
-/// The search's curve (in the order tried) and its answer.
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
-pub struct SearchResult {
-    pub points: Vec<SearchPoint>,
-    /// The most accelerators that passed; None when even one failed.
-    pub best: Option<u64>,
-    /// Why the search stopped climbing ("AU below the threshold at 8", "--max 16").
-    pub stopped: String,
-}
+pub use iolab_core::train::{SearchPoint, SearchResult};
 
 /// Runs trials of `step` accelerators (1, then x2, ...) up to `max`; `trial(n)` returns
 /// (AU %, samples/s) or an error, which ends the search.

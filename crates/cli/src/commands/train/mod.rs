@@ -6,7 +6,6 @@
 
 mod datagen;
 mod plan;
-mod report;
 mod run;
 mod search;
 

@@ -13,7 +13,6 @@ use iolab_core::train::{
 };
 use iolab_suites::train::{Dataset, LiveStep, TrainOutcome, train_epochs};
 
-use super::report::render_run;
 use super::{
     TrainRunArgs, drop_caches, fail, hooks, live_step, prepare, quiet, spec_json, stored_as,
 };
@@ -21,6 +20,7 @@ use crate::commands::finish::conclude;
 use crate::runtime::Runtime;
 use crate::sink::RunSink;
 use crate::watch::Watch;
+use iolab_report::train::{TrainRunReport, render_train_run};
 
 /// The runs of one invocation: warm-ups first, then the counted ones.
 struct Repeats {
@@ -219,16 +219,16 @@ fn judge(
     if rt.is_root() && !args.output.quiet {
         print!(
             "{}",
-            render_run(
+            render_train_run(&TrainRunReport {
                 cfg,
-                &figures,
-                &counted.outcomes,
-                &checks,
-                &verdict,
+                figures: &figures,
+                runs: &counted.outcomes,
+                checks: &checks,
+                verdict: &verdict,
                 memory,
-                &counted.cpu,
-                dataset
-            )
+                cpu: &counted.cpu,
+                dataset_bytes: dataset.total_bytes(),
+            })
         );
     }
     if let Some(path) = &args.summary_json {

@@ -10,7 +10,6 @@ use iolab_engine::memory::ranks_on_this_host;
 use iolab_suites::train::search::{SearchResult, search};
 use iolab_suites::train::{LiveStep, TrainError, train_epochs};
 
-use super::report::render_search;
 use super::{
     SearchArgs, check_memory, drop_caches, fail, hooks, live_step, prepare, quiet, spec_json,
     stored_as,
@@ -19,6 +18,7 @@ use crate::commands::finish::conclude;
 use crate::runtime::Runtime;
 use crate::sink::RunSink;
 use crate::watch::Watch;
+use iolab_report::train::render_train_search;
 
 pub(super) fn search_in(rt: &Runtime, args: SearchArgs) -> Result<u8> {
     let (cfg, dataset, _) = prepare(rt, &args.spec, &args.output)?;
@@ -97,7 +97,7 @@ pub(super) fn search_in(rt: &Runtime, args: SearchArgs) -> Result<u8> {
         r
     };
     if rt.is_root() && !args.output.quiet {
-        print!("{}", render_search(&r, threshold, ranks));
+        print!("{}", render_train_search(&r, threshold, ranks));
     }
     sink.annotate("search", serde_json::to_value(&r)?);
     stored_as(rt, &sink, &args.output);

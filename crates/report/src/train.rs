@@ -3,63 +3,86 @@
 
 use std::fmt::Write as _;
 
+use iolab_core::result::CpuUsage;
 use iolab_core::spec::TrainConfig;
-use iolab_core::train::{Check, RunFigures, RunOutcome, Verdict};
+use iolab_core::train::{Check, RunFigures, RunOutcome, SearchResult, Verdict};
 use iolab_core::units::ByteCount;
-use iolab_suites::train::Dataset;
-use iolab_suites::train::search::SearchResult;
 
-#[allow(clippy::too_many_arguments)]
-pub(super) fn render_run(
-    cfg: &TrainConfig,
-    f: &RunFigures,
-    runs: &[RunOutcome],
-    checks: &[Check],
-    verdict: &Verdict,
-    (mem_mine, mem_dlio): (u64, u64),
-    cpu: &iolab_core::result::CpuUsage,
-    dataset: &Dataset,
-) -> String {
-    let mut out = format!("iolab {} · train", env!("CARGO_PKG_VERSION"));
-    if let Some(p) = cfg.preset {
-        let _ = write!(out, " · {}", p.dlio_workload(cfg.accelerator));
+/// What `iolab train run` measured and judged, for [`render_train_run`].
+pub struct TrainRunReport<'a> {
+    pub cfg: &'a TrainConfig,
+    pub figures: &'a RunFigures,
+    /// Every run, warm-ups included.
+    pub runs: &'a [RunOutcome],
+    pub checks: &'a [Check],
+    pub verdict: &'a Verdict,
+    /// Memory the readers hold: iolab's, and DLIO's loader's estimate, in bytes.
+    pub memory: (u64, u64),
+    pub cpu: &'a CpuUsage,
+    /// The dataset's size in bytes.
+    pub dataset_bytes: u64,
+}
+
+/// The whole text of a training run: workload, runs, epochs, totals, rules, verdict.
+pub fn render_train_run(r: &TrainRunReport<'_>) -> String {
+    let mut out = String::new();
+    workload(&mut out, r);
+    epochs(&mut out, r);
+    totals(&mut out, r);
+    rules(&mut out, r);
+    out
+}
+
+/// The first lines: the workload, and the runs when there are several.
+fn workload(out: &mut String, r: &TrainRunReport<'_>) {
+    let _ = write!(out, "iolab {} · train", env!("CARGO_PKG_VERSION"));
+    if let Some(p) = r.cfg.preset {
+        let _ = write!(out, " · {}", p.dlio_workload(r.cfg.accelerator));
     }
     let _ = writeln!(
         out,
         "\n  {} accelerators, {} {} files ({}), batch {}, {} reader threads, compute {:.4} s per step",
-        f.accelerators,
-        cfg.files,
-        cfg.format.extension(),
-        ByteCount(dataset.total_bytes()).human(),
-        cfg.batch_size,
-        cfg.read_threads,
-        cfg.computation_time
+        r.figures.accelerators,
+        r.cfg.files,
+        r.cfg.format.extension(),
+        ByteCount(r.dataset_bytes).human(),
+        r.cfg.batch_size,
+        r.cfg.read_threads,
+        r.cfg.computation_time
     );
-    if runs.len() > 1 {
+    if r.runs.len() > 1 {
         let _ = writeln!(
             out,
             "\n  {:>7} {:>20} {:>9} {:>12}",
             "run", "seed", "AU %", "samples/s"
         );
-        for r in runs {
+        for run in r.runs {
             let _ = writeln!(
                 out,
                 "  {:>7} {:>20} {:>9.2} {:>12.2}{}",
-                r.run,
-                r.seed,
-                r.au_percent,
-                r.samples_per_sec,
-                if r.is_warmup() { "  (not counted)" } else { "" }
+                run.run,
+                run.seed,
+                run.au_percent,
+                run.samples_per_sec,
+                if run.is_warmup() {
+                    "  (not counted)"
+                } else {
+                    ""
+                }
             );
         }
         out.push_str("\n  the counted runs' epochs:");
     }
+}
+
+/// The epochs' table.
+fn epochs(out: &mut String, r: &TrainRunReport<'_>) {
     let _ = writeln!(
         out,
         "\n  {:>5} {:>9} {:>8} {:>12} {:>12} {:>12} {:>10} {:>10}",
         "epoch", "AU %", "min AU", "samples/s", "MiB/s (DLIO)", "read/s", "wait/step", "time"
     );
-    for e in &f.epochs {
+    for e in &r.figures.epochs {
         let _ = writeln!(
             out,
             "  {:>5} {:>9.2} {:>8.2} {:>12.2} {:>12.2} {:>12} {:>9.4}s {:>9.2}s",
@@ -73,34 +96,42 @@ pub(super) fn render_run(
             e.elapsed
         );
     }
-    let samples: u64 = f.epochs.iter().map(|e| e.samples).sum();
+}
+
+/// AU, samples/s and DLIO's I/O figure over the run, the CPU and memory.
+fn totals(out: &mut String, r: &TrainRunReport<'_>) {
+    let samples: u64 = r.figures.epochs.iter().map(|e| e.samples).sum();
     let _ = writeln!(
         out,
         "\n  AU {:.2}% (stdev {:.2}) against {:.0}%: {}; samples/s {:.2} (stdev {:.2}); DLIO's I/O figure {:.2} MiB/s",
-        f.au_mean_percent,
-        f.au_stdev_percent,
-        f.au_threshold,
-        if f.au_met { "met" } else { "NOT met" },
-        f.samples_per_sec_mean,
-        f.samples_per_sec_stdev,
-        f.dlio_mib_per_sec_mean
+        r.figures.au_mean_percent,
+        r.figures.au_stdev_percent,
+        r.figures.au_threshold,
+        if r.figures.au_met { "met" } else { "NOT met" },
+        r.figures.samples_per_sec_mean,
+        r.figures.samples_per_sec_stdev,
+        r.figures.dlio_mib_per_sec_mean
     );
-    if cfg.computation_time == 0.0 {
+    if r.cfg.computation_time == 0.0 {
         out.push_str("  AU is 0 by definition with no compute (DLIO's convention): samples/s is the figure\n");
     }
     let _ = writeln!(
         out,
         "  CPU {:.1} µs per sample (user + system, all ranks); memory: iolab's readers hold {}, DLIO's loader about {}",
         if samples > 0 {
-            (cpu.user.0 + cpu.system.0) as f64 / samples as f64 / 1000.0
+            (r.cpu.user.0 + r.cpu.system.0) as f64 / samples as f64 / 1000.0
         } else {
             0.0
         },
-        ByteCount(mem_mine).human(),
-        ByteCount(mem_dlio).human()
+        ByteCount(r.memory.0).human(),
+        ByteCount(r.memory.1).human()
     );
+}
+
+/// MLPerf Storage's rules, one line each, and the verdict.
+fn rules(out: &mut String, r: &TrainRunReport<'_>) {
     out.push_str("\n  MLPerf Storage's rules:\n");
-    for c in checks {
+    for c in r.checks {
         let _ = writeln!(
             out,
             "    {:<5} {:<28} {}",
@@ -109,25 +140,24 @@ pub(super) fn render_run(
             c.detail
         );
     }
-    if verdict.valid {
+    if r.verdict.valid {
         out.push_str("\n  verdict: VALID under MLPerf Storage's run rules\n");
     } else {
         let _ = writeln!(
             out,
             "\n  verdict: NOT VALID under MLPerf Storage's run rules (failed: {}){}",
-            verdict.failed.join("; "),
-            if runs.len() == 1 {
+            r.verdict.failed.join("; "),
+            if r.runs.len() == 1 {
                 "; --mlperf runs the warm-up and the 5 counted runs"
             } else {
                 ""
             }
         );
     }
-    out
 }
 
 /// The search's table: accelerators tried, their AU and samples/s, and the answer.
-pub(super) fn render_search(r: &SearchResult, threshold: f64, ranks: u64) -> String {
+pub fn render_train_search(r: &SearchResult, threshold: f64, ranks: u64) -> String {
     let mut out = format!(
         "iolab {} · train search (AU threshold {threshold:.0}%)\n\n  {:>12} {:>9} {:>12}  verdict\n",
         env!("CARGO_PKG_VERSION"),
