@@ -3,12 +3,16 @@
 //! ([`Slo`]) breaks, and [`knee`] finds where the IOPS-vs-latency curve bends: the step
 //! with the best balance of IOPS and latency, each relative to its range; beyond it
 //! latency grows faster than IOPS. Both are pure over a `measure` function, so the
-//! search is tested against latency models; the CLI measures with real phases.
+//! search is tested against latency models. [`climb_axis`] steps a data spec's queue
+//! depth, threads or offered rate, each step run by the caller (`iolab ladder` runs real
+//! phases), and [`mark`] records the verdicts in the steps' phases.
 
 use std::fmt;
 use std::str::FromStr;
 
 use iolab_core::histogram::{LatencySummary, PERCENTILES};
+use iolab_core::result::{OpKind, PhaseResult};
+use iolab_core::spec::DataSpec;
 use iolab_core::units::{Nanos, TimeSpan};
 use serde::{Deserialize, Serialize};
 
@@ -185,6 +189,89 @@ pub fn doubling(max: u64) -> Vec<u64> {
         .collect()
 }
 
+/// What a ladder steps up.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub enum LoadAxis {
+    /// I/Os in flight per thread: 1, 2, 4, ... up to the most.
+    QueueDepth,
+    /// Worker threads: 1, 2, 4, ... up to the most.
+    Threads,
+    /// An offered rate: 10%, 20%, ... 100% of what an unthrottled step reaches.
+    Rate,
+}
+
+/// Runs one step's phase of a spec: its IOPS and the latency the objective is about
+/// (None when it completed no operation).
+pub type StepFn<'a, E> = dyn FnMut(&DataSpec) -> Result<(f64, Option<Nanos>), E> + 'a;
+
+/// The ladder along `axis` from `base`, up to `max` (the deepest queue or the most
+/// threads): each step is `base` at that load, run by `step`. A rate ladder first runs
+/// `base` unthrottled to find the ceiling (a phase that is no step), then offers 10% ...
+/// 100% of it.
+pub fn climb_axis<E>(
+    base: &DataSpec,
+    axis: LoadAxis,
+    max: u64,
+    slo: &Slo,
+    step: &mut StepFn<'_, E>,
+) -> Result<Ladder, E> {
+    match axis {
+        LoadAxis::QueueDepth => climb(&doubling(max), slo, |qd| {
+            step(&DataSpec {
+                queue_depth: qd as u32,
+                ..base.clone()
+            })
+        }),
+        LoadAxis::Threads => climb(&doubling(max), slo, |t| {
+            step(&DataSpec {
+                threads: t as u32,
+                ..base.clone()
+            })
+        }),
+        LoadAxis::Rate => {
+            let (max_iops, _) = step(&DataSpec {
+                rate_iops: None,
+                ..base.clone()
+            })?;
+            let rates: Vec<u64> = (1..=10)
+                .map(|i| ((max_iops * i as f64 / 10.0) as u64).max(1))
+                .collect();
+            climb(&rates, slo, |r| {
+                step(&DataSpec {
+                    rate_iops: Some(r),
+                    ..base.clone()
+                })
+            })
+        }
+    }
+}
+
+/// Records the ladder's verdicts in step `step_index`'s phase (so stored runs keep them).
+pub fn mark(p: &mut PhaseResult, l: &Ladder, step_index: usize) {
+    if let Some(step) = l.steps.get(step_index) {
+        p.extra.insert("ladder_load".into(), step.load as f64);
+        p.extra
+            .insert("meets_objective".into(), step.meets as u8 as f64);
+        if let Some(latency) = step.latency {
+            p.extra
+                .insert("objective_latency_ns".into(), latency.0 as f64);
+        }
+        if l.knee == Some(step_index) {
+            p.extra.insert("knee".into(), 1.0);
+        }
+    }
+}
+
+/// The objective's figure of each operation of a step (fsync aside): "read p99 210 µs,
+/// write p99 6.1 ms" in a mixed workload.
+pub fn op_latencies(p: &PhaseResult, slo: &Slo) -> Vec<(OpKind, Nanos)> {
+    p.ops
+        .iter()
+        .filter(|o| !o.op.is_auxiliary() && o.latency.count > 0)
+        .map(|o| (o.op, slo.latency_of(&o.latency)))
+        .collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -292,5 +379,37 @@ mod tests {
     fn doubling_loads() {
         assert_eq!(doubling(16), vec![1, 2, 4, 8, 16]);
         assert_eq!(doubling(0), vec![1]);
+    }
+
+    /// Each axis steps its own setting of the spec; a rate ladder first finds the
+    /// ceiling unthrottled, then offers tenths of it.
+    #[test]
+    fn climb_axis_steps_the_axis_setting_of_the_spec() {
+        let slo: Slo = "p99<=1ms".parse().unwrap();
+        let base = DataSpec {
+            queue_depth: 3,
+            threads: 5,
+            rate_iops: Some(7),
+            ..DataSpec::default()
+        };
+        let run = |axis, max| {
+            let mut seen = Vec::new();
+            let mut step = |s: &DataSpec| -> Result<(f64, Option<Nanos>), ()> {
+                seen.push((s.queue_depth, s.threads, s.rate_iops));
+                Ok((1000.0, Some(Nanos::from_micros(100))))
+            };
+            let l = climb_axis(&base, axis, max, &slo, &mut step).unwrap();
+            (l, seen)
+        };
+        let (l, seen) = run(LoadAxis::QueueDepth, 4);
+        assert_eq!(l.steps.len(), 3);
+        assert_eq!(seen, [(1, 5, Some(7)), (2, 5, Some(7)), (4, 5, Some(7))]);
+        let (_, seen) = run(LoadAxis::Threads, 2);
+        assert_eq!(seen, [(3, 1, Some(7)), (3, 2, Some(7))]);
+        let (l, seen) = run(LoadAxis::Rate, 0);
+        assert_eq!(seen[0], (3, 5, None), "the unthrottled probe");
+        let rates: Vec<Option<u64>> = seen[1..].iter().map(|s| s.2).collect();
+        assert_eq!(rates, (1..=10).map(|i| Some(i * 100)).collect::<Vec<_>>());
+        assert_eq!(l.steps.len(), 10);
     }
 }

@@ -11,7 +11,7 @@ use iolab_core::spec::{BackendKind, DataSpec, TargetSpec};
 use iolab_core::units::{Nanos, TimeSpan};
 use iolab_engine::data::{DataOptions, run_data};
 use iolab_engine::{EngineError, MonotonicClock, prepare_target};
-use iolab_suites::ladder::{Ladder, Slo, climb, doubling};
+use iolab_suites::ladder::{Ladder, LoadAxis, Slo, climb_axis, doubling, mark, op_latencies};
 
 use crate::args::OutputArgs;
 use crate::commands::finish::{abandon, cleanup, conclude, conclude_after_report};
@@ -168,7 +168,7 @@ fn ladder_in(rt: &Runtime, args: LadderArgs, slo: Slo) -> Result<u8> {
         phases.push(phase);
         Ok((iops, latency.map(Nanos)))
     };
-    let result = climb_axis(&args, &slo, &mut step);
+    let result = climb_axis(&args.spec, args.axis.into(), args.max, &slo, &mut step);
     progress.finish();
     let cleaned = cleanup(rt.comm.as_ref(), target, &[], args.target.keep);
     // A rate ladder's first phase is the unthrottled probe, not a step.
@@ -208,72 +208,15 @@ fn ladder_in(rt: &Runtime, args: LadderArgs, slo: Slo) -> Result<u8> {
     conclude_after_report(rt, sink, &args.output)
 }
 
-/// Runs one step's phase: its IOPS and the latency the objective is about (None when it
-/// completed no operation).
-type StepFn<'a> = dyn FnMut(&DataSpec) -> Result<(f64, Option<Nanos>), EngineError> + 'a;
-
-/// Runs the ladder along the chosen axis.
-fn climb_axis(args: &LadderArgs, slo: &Slo, step: &mut StepFn<'_>) -> Result<Ladder, EngineError> {
-    let base = &args.spec;
-    match args.axis {
-        Axis::QueueDepth => climb(&doubling(args.max), slo, |qd| {
-            let spec = DataSpec {
-                queue_depth: qd as u32,
-                ..base.clone()
-            };
-            step(&spec)
-        }),
-        Axis::Threads => climb(&doubling(args.max), slo, |t| {
-            let spec = DataSpec {
-                threads: t as u32,
-                ..base.clone()
-            };
-            step(&spec)
-        }),
-        Axis::Rate => {
-            // An unthrottled step finds the ceiling; then offer 10% ... 100% of it.
-            let (max_iops, _) = step(&DataSpec {
-                rate_iops: None,
-                ..base.clone()
-            })?;
-            let rates: Vec<u64> = (1..=10)
-                .map(|i| ((max_iops * i as f64 / 10.0) as u64).max(1))
-                .collect();
-            climb(&rates, slo, |r| {
-                let spec = DataSpec {
-                    rate_iops: Some(r),
-                    ..base.clone()
-                };
-                step(&spec)
-            })
+/// The suites' axis of the one `--axis` names.
+impl From<Axis> for LoadAxis {
+    fn from(a: Axis) -> LoadAxis {
+        match a {
+            Axis::QueueDepth => LoadAxis::QueueDepth,
+            Axis::Threads => LoadAxis::Threads,
+            Axis::Rate => LoadAxis::Rate,
         }
     }
-}
-
-/// Records the ladder's verdicts in a step's phase (so stored runs keep them).
-fn mark(p: &mut PhaseResult, l: &Ladder, step_index: usize) {
-    if let Some(step) = l.steps.get(step_index) {
-        p.extra.insert("ladder_load".into(), step.load as f64);
-        p.extra
-            .insert("meets_objective".into(), step.meets as u8 as f64);
-        if let Some(latency) = step.latency {
-            p.extra
-                .insert("objective_latency_ns".into(), latency.0 as f64);
-        }
-        if l.knee == Some(step_index) {
-            p.extra.insert("knee".into(), 1.0);
-        }
-    }
-}
-
-/// The objective's figure of each operation of a step (fsync aside): "read p99 210 µs,
-/// write p99 6.1 ms" in a mixed workload.
-fn op_latencies(p: &PhaseResult, slo: &Slo) -> Vec<(OpKind, Nanos)> {
-    p.ops
-        .iter()
-        .filter(|o| !o.op.is_auxiliary() && o.latency.count > 0)
-        .map(|o| (o.op, slo.latency_of(&o.latency)))
-        .collect()
 }
 
 /// "p99" of an objective.
