@@ -311,11 +311,19 @@ fn circles(graph: &BTreeMap<String, BTreeSet<String>>) -> Vec<BTreeSet<String>> 
 
 /// Import circles known today, by crate, each with why it is still there. A circle must
 /// be one of these or part of one; an entry whose circle is gone must be removed.
-const KNOWN_CIRCLES: &[(&str, &[&str], &str)] = &[(
-    "engine",
-    &["control", "phase", "plan", "recorder", "worker"],
-    "#51: the engine's plan imports worker types, broken when the fio settings become one type",
-)];
+const KNOWN_CIRCLES: &[(&str, &[&str], &str)] = &[
+    (
+        "engine",
+        &["control", "phase", "plan", "recorder", "worker"],
+        "#51: the engine's plan imports worker types, broken when the fio settings become one type",
+    ),
+    (
+        "backend",
+        &["device", "files", "nbd"],
+        "#51: the nbd backend (landed the same day) is reached from device and files and uses \
+         both; its owner breaks it (e.g. an NBD URI resolved by a module below all three)",
+    ),
+];
 
 #[test]
 fn no_crate_has_an_import_circle_among_its_modules() {
