@@ -26,8 +26,8 @@ fio's and iolab's default), uring32-batch uring128-batch (the whole queue in one
 submission), uring32-tmpfs (O_DIRECT on tmpfs, the issue's first measurement), meta
 (create, stat, remove with mdtest's calls and paths), null. Default: all.
 The goal share (issue #36) is each tool's share of the case's goal floor: for writes that is
-floor-data, the bare loop writing the very bytes iolab writes (1 MiB window of random data,
-every 4 KiB stamped), since the issue asks what *measuring* costs, and writing data that no
+floor-data, the bare loop writing the very bytes iolab writes (made per write as iolab's
+data_gen.rs makes them: a 64 KiB base XOR a unique key per 512 bytes), since the issue asks what *measuring* costs, and writing data that no
 target can shrink is iolab's work, not its measuring; the `fixed` column beside it is the
 share of the fixed-buffer floor (one 4 KiB buffer, in L1), and iolab-zeros against that
 column isolates the recording (iolab's loop writing one fixed buffer too). Reads, io_uring,
@@ -204,8 +204,8 @@ def cases(a, data, hot, tree):
                       f"--runtime={rt}"]
             yield (f"psync-{rw}{t}", f"4 KiB random {rw}s, psync, tmpfs, {t} thread{'s' * (t > 1)}",
                    [("floor", floor_tool("psync", "-f", data, "-t", str(t), "-s", rt, *(["-w"] if rw == "write" else []))),
-                    # The floor again, writing iolab's default data (its 1 MiB window and stamp).
-                    *([("floor-data", floor_tool("psync", "-f", data, "-t", str(t), "-s", rt, "-w", "-W", str(1 << 20)))]
+                    # The floor again, writing iolab's default data (made per write as iolab's).
+                    *([("floor-data", floor_tool("psync", "-f", data, "-t", str(t), "-s", rt, "-w", "-D"))]
                       if rw == "write" else []),
                     *iolab(IOLAB, "run", "--device", data, "--allow-destroy", "--backend", "psync",
                            "--rw", "rand" + rw, "-b", "4KiB", "-t", str(t), "--runtime", f"{rt}s",

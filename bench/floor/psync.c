@@ -8,12 +8,12 @@
  * shared between threads every pread/pwrite takes and drops a reference to the open
  * file. -S keeps the one shared table.
  *
- * -W WINDOW (writes; a power of two) writes iolab's default data instead of one fixed
- * buffer: a write at offset O takes its bytes from O modulo WINDOW in a buffer of random
- * data, every 4 KiB stamped in its first 16 bytes with the offset's and the write's
- * sequence number's hash (iolab's write window and stamp_unique, same bytes).
+ * -D (writes) writes iolab's default data instead of one fixed buffer, made per write as
+ * iolab's data_gen.rs makes it: every 512-byte unit `id` (a counter per thread, the
+ * thread's index in the high bits) is block id % 128 of a 64 KiB base of random words
+ * XOR fmix64(id ^ golden) in every 8-byte word.
  *
- * usage: psync -f FILE [-t THREADS] [-b BYTES] [-s SECONDS] [-w] [-d] [-S] [-W WINDOW] */
+ * usage: psync -f FILE [-t THREADS] [-b BYTES] [-s SECONDS] [-w] [-d] [-S] [-D] */
 #define _GNU_SOURCE
 #include <fcntl.h>
 #include <pthread.h>
@@ -26,15 +26,23 @@ struct worker {
     int fd;
     int write;
     int shared_table;
-    uint64_t first_block, blocks, bs, window;
+    uint64_t first_block, blocks, bs;
+    int data;
+    uint64_t id;
+    uint64_t *base;
     char *buf;
     uint64_t ops;
     pthread_barrier_t *gate;
     char pad[64];
 };
 
-/* MurmurHash3's 64-bit finalizer, as iolab's pattern.rs. */
-static inline uint64_t fmix64(uint64_t x) {
+#define UNIT 512
+#define BASE_BYTES (64 << 10)
+#define BASE_UNITS (BASE_BYTES / UNIT)
+
+/* iolab's data_gen.rs key: MurmurHash3's 64-bit finalizer of the id. */
+static inline uint64_t key_of(uint64_t id) {
+    uint64_t x = id ^ 0x9E3779B97F4A7C15ULL;
     x ^= x >> 33;
     x *= 0xff51afd7ed558ccdULL;
     x ^= x >> 33;
@@ -42,30 +50,30 @@ static inline uint64_t fmix64(uint64_t x) {
     return x ^ (x >> 33);
 }
 
-/* iolab's stamp_unique: each 4 KiB page's first 16 bytes, the offset's and the
- * sequence number's hash. */
-static inline void stamp(char *buf, uint64_t len, uint64_t off, uint64_t seq) {
-    uint64_t s = fmix64(seq ^ 0x5DEECE66D1CE5EEDULL);
-    for (uint64_t at = 0; at + 16 <= len; at += 4096, off += 4096) {
-        uint64_t h = fmix64(off);
-        memcpy(buf + at, &h, 8);
-        memcpy(buf + at + 8, &s, 8);
+/* iolab's fill_unique for whole units: unit id = base block XOR key, word by word. */
+static inline void fill_unique(char *buf, uint64_t len, const uint64_t *base, uint64_t id) {
+    for (uint64_t at = 0; at + UNIT <= len; at += UNIT, id++) {
+        uint64_t k = key_of(id);
+        const uint64_t *b = base + (id % BASE_UNITS) * (UNIT / 8);
+        uint64_t *w = (uint64_t *)(buf + at);
+        for (int i = 0; i < UNIT / 8; i++)
+            w[i] = b[i] ^ k;
     }
 }
 
 static void *run(void *arg) {
     struct worker *w = arg;
     uint64_t seed = 0x9E3779B97F4A7C15ULL ^ (w->first_block + 1);
-    uint64_t ops = 0, mask = w->window ? w->window - 1 : 0;
+    uint64_t ops = 0;
     if (!w->shared_table && unshare(CLONE_FILES) != 0)
         floor_die("unshare");
     pthread_barrier_wait(w->gate);
     while (!floor_stop) {
         off_t off = (off_t)((w->first_block + floor_below(&seed, w->blocks)) * w->bs);
         char *buf = w->buf;
-        if (w->window) {
-            buf += (uint64_t)off & mask;
-            stamp(buf, w->bs, (uint64_t)off, ops);
+        if (w->data) {
+            fill_unique(buf, w->bs, w->base, w->id);
+            w->id += (w->bs + UNIT - 1) / UNIT;
         }
         ssize_t n = w->write ? pwrite(w->fd, buf, w->bs, off) : pread(w->fd, buf, w->bs, off);
         if (n != (ssize_t)w->bs) {
@@ -80,12 +88,13 @@ static void *run(void *arg) {
 }
 
 int main(int argc, char **argv) {
-    const char *usage = "psync -f FILE [-t THREADS] [-b BYTES] [-s SECONDS] [-w] [-d] [-S] [-W WINDOW]";
+    const char *usage = "psync -f FILE [-t THREADS] [-b BYTES] [-s SECONDS] [-w] [-d] [-S] [-D]";
     const char *path = NULL;
     int threads = 1, write = 0, direct = 0, shared_table = 0;
-    uint64_t bs = 4096, window = 0;
+    uint64_t bs = 4096;
+    int data = 0;
     double secs = 4;
-    for (int c; (c = getopt(argc, argv, "f:t:b:s:wdSW:")) != -1;) {
+    for (int c; (c = getopt(argc, argv, "f:t:b:s:wdSD")) != -1;) {
         switch (c) {
         case 'f': path = optarg; break;
         case 't': threads = atoi(optarg); break;
@@ -94,11 +103,11 @@ int main(int argc, char **argv) {
         case 'w': write = 1; break;
         case 'd': direct = 1; break;
         case 'S': shared_table = 1; break;
-        case 'W': window = strtoull(optarg, NULL, 0); break;
+        case 'D': data = 1; break;
         default: floor_usage(usage);
         }
     }
-    if (!path || threads < 1 || bs == 0 || (window & (window - 1)) != 0 || (window && !write))
+    if (!path || threads < 1 || bs == 0 || (data && (!write || bs % UNIT != 0)))
         floor_usage(usage);
     int fd = open(path, (write ? O_RDWR : O_RDONLY) | (direct ? O_DIRECT : 0));
     if (fd < 0)
@@ -124,15 +133,15 @@ int main(int argc, char **argv) {
     for (int i = 0; i < threads; i++) {
         ws[i] = (struct worker){.fd = fd, .write = write, .shared_table = shared_table,
                                 .first_block = (uint64_t)i * per,
-                                .blocks = per, .bs = bs, .window = window, .gate = &gate};
-        if (posix_memalign((void **)&ws[i].buf, 4096, bs + window) != 0)
+                                .blocks = per, .bs = bs, .data = data,
+                                .id = (uint64_t)i << 40, .gate = &gate};
+        if (posix_memalign((void **)&ws[i].buf, 4096, bs) != 0 ||
+            posix_memalign((void **)&ws[i].base, 4096, BASE_BYTES) != 0)
             floor_die("posix_memalign");
         memset(ws[i].buf, 0x5a + i, bs);
         uint64_t r = 0xDA7A + (uint64_t)i;
-        for (uint64_t at = 0; window && at + 8 <= bs + window; at += 8) {
-            uint64_t x = floor_rand(&r);
-            memcpy(ws[i].buf + at, &x, 8);
-        }
+        for (uint64_t at = 0; at < BASE_BYTES / 8; at++)
+            ws[i].base[at] = floor_rand(&r);
         pthread_create(&tid[i], NULL, run, &ws[i]);
     }
     pthread_sigmask(SIG_SETMASK, &old, NULL);

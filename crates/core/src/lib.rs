@@ -8,6 +8,7 @@
 
 pub mod checkpoint;
 pub mod civil;
+pub mod data_gen;
 pub mod endurance;
 pub mod error;
 pub mod histogram;

@@ -1,5 +1,5 @@
-//! Block contents. [`stamp_unique`] makes every written 4 KiB distinct (so deduplicating
-//! or compressing storage cannot flatter a result); [`fill_verify`] / [`check_verify`]
+//! Block contents besides iolab's own data (which is [`crate::data_gen`]'s):
+//! [`fill_verify`] / [`check_verify`]
 //! write and check self-describing blocks that encode seed, file and offset plus a
 //! checksum, so a misplaced or corrupted block is reported with where it went wrong.
 //! [`fill_ior_timestamp`] / [`ior_timestamp_mismatch`] are IOR's `--dataPacketType=timestamp`
@@ -15,51 +15,6 @@ pub const VERIFY_MAGIC: u64 = u64::from_le_bytes(*b"IOLABVF1");
 pub const VERIFY_HEADER: usize = 48;
 /// The smallest block `--verify` can describe.
 pub const VERIFY_MIN_BLOCK: u64 = 64;
-
-/// Overwrites the first 16 bytes of every 4 KiB of `buf` with (offset, sequence), each
-/// word passed through a bijective mixer, so no two writes carry the same data and the
-/// stamps themselves look random (raw offsets, mostly zero high bytes, left a trace a
-/// compressor could use as they piled up in a reused buffer). The rest of the buffer
-/// keeps its random fill.
-#[inline]
-pub fn stamp_unique(buf: &mut [u8], offset: u64, sequence: u64) {
-    let seq = fmix64(sequence ^ 0x5DEE_CE66_D1CE_5EED).to_le_bytes();
-    let mut off = offset;
-    for page in buf.chunks_mut(4096) {
-        let Some(stamp) = page.first_chunk_mut::<16>() else {
-            break;
-        };
-        stamp[..8].copy_from_slice(&fmix64(off).to_le_bytes());
-        stamp[8..].copy_from_slice(&seq);
-        off = off.wrapping_add(4096);
-    }
-}
-
-/// MurmurHash3's 64-bit finalizer: a bijection that spreads every input bit over the
-/// word.
-#[inline]
-fn fmix64(mut x: u64) -> u64 {
-    x ^= x >> 33;
-    x = x.wrapping_mul(0xff51_afd7_ed55_8ccd);
-    x ^= x >> 33;
-    x = x.wrapping_mul(0xc4ce_b9fe_1a85_ec53);
-    x ^ (x >> 33)
-}
-
-/// Makes `buf` compress by `ratio`: in every `chunk` bytes the first `chunk / ratio`
-/// (rounded up) keep their random fill and the rest become zeros, as fio's
-/// `buffer_compress_percentage` builds its buffers (random first, then the filler, per
-/// `buffer_compress_chunk`). A compressor stores each chunk's zeros in a few bytes and
-/// cannot shrink the random part.
-pub fn make_compressible(buf: &mut [u8], chunk: usize, ratio: f64) {
-    let chunk = chunk.max(1);
-    let random = ((chunk as f64 / ratio).ceil() as usize).clamp(1, chunk);
-    for c in buf.chunks_mut(chunk) {
-        if c.len() > random {
-            c[random..].fill(0);
-        }
-    }
-}
 
 /// fio's `buffer_pattern`: `0x` and hex digits (the bytes in the order written,
 /// 0xdeadbeef is de ad be ef; an odd digit count gets a leading 0, as fio's), or a
@@ -393,44 +348,6 @@ mod tests {
             check_verify(&[0u8; 512], 1, 2, 0),
             Err(VerifyMismatch::NoHeader)
         );
-    }
-
-    #[test]
-    fn stamps_make_buffers_distinct() {
-        let mut a = vec![7u8; 8192];
-        let mut b = a.clone();
-        stamp_unique(&mut a, 0, 1);
-        stamp_unique(&mut b, 0, 2);
-        assert_ne!(a[..4096], b[..4096]);
-        assert_ne!(a[4096..], b[4096..]);
-        assert_eq!(a[16..4096], b[16..4096]);
-    }
-
-    /// The stamps are pinned (MurmurHash3's finalizer of the page's offset, then of the
-    /// sequence): the same run writes the same bytes in every version. A last page of
-    /// at least 16 bytes is stamped, a shorter one is not.
-    #[test]
-    fn stamps_are_pinned() {
-        let word = |b: &[u8], at: usize| u64::from_le_bytes(b[at..at + 8].try_into().unwrap());
-        for len in [8192 + 18, 8192 + 15] {
-            let mut buf = vec![7u8; len];
-            stamp_unique(&mut buf, 12288, 5);
-            let offsets = [
-                0xd584_c418_1f28_3ccc,
-                0xaf9f_c56b_bc5c_d4ab,
-                0xcf8d_3d16_6a2d_e744,
-            ];
-            let pages = if len % 4096 >= 16 { 3 } else { 2 };
-            for (page, expect) in offsets.iter().enumerate().take(pages) {
-                assert_eq!(word(&buf, page * 4096), *expect, "page {page}");
-                assert_eq!(word(&buf, page * 4096 + 8), 0xf943_d759_3dcb_33c2);
-                assert!(buf[page * 4096 + 16..].iter().take(4080).all(|&b| b == 7));
-            }
-            assert!(
-                buf[(pages * 4096).min(len)..].iter().all(|&b| b == 7),
-                "{len}"
-            );
-        }
     }
 
     #[test]

@@ -210,8 +210,10 @@ fn reduction_figures(d: &crate::worker::reduction::DataSample) -> BTreeMap<Strin
     };
     put("compress_ratio", d.asked_compress);
     put("compress_ratio_measured", d.compress_ratio());
+    put("compress_ratio_stream", d.stream_compress_ratio());
     put("dedupe_ratio", d.asked_dedupe);
     put("dedupe_ratio_measured", d.dedupe_ratio());
+    put("repeat_ratio_512", d.unit_repeat_ratio());
     put("sampled_writes", Some(d.writes as f64));
     put("sampled_bytes", Some(d.bytes as f64));
     extra

@@ -13,7 +13,6 @@ use std::sync::atomic::{AtomicBool, Ordering};
 
 use iolab_backend::device::mark_as_image;
 use iolab_comm::{Comm, CommExt};
-use iolab_core::rng::Rng;
 
 use crate::error::EngineError;
 use crate::target::agree;
@@ -78,9 +77,9 @@ fn make(path: &Path, image: NewImage, stop: &AtomicBool) -> Result<(), EngineErr
         }
         file.set_len(image.size).map_err(io("cannot size"))?;
         if image.lay_out {
-            let mut rng = Rng::new(iolab_core::rng::mix(&[image.size, 0xF10]));
+            let base =
+                iolab_core::data_gen::DataBase::new(iolab_core::rng::mix(&[image.size, 0xF10]));
             let mut buf = vec![0u8; CHUNK];
-            rng.fill(&mut buf);
             let mut left = image.size;
             let mut at = 0u64;
             while left > 0 {
@@ -88,7 +87,7 @@ fn make(path: &Path, image: NewImage, stop: &AtomicBool) -> Result<(), EngineErr
                     return Err(EngineError::Interrupted);
                 }
                 let n = left.min(CHUNK as u64) as usize;
-                iolab_core::pattern::stamp_unique(&mut buf[..n], at, 0);
+                iolab_core::data_gen::fill_unique(&mut buf[..n], &base, at / 512);
                 file.write_all(&buf[..n]).map_err(io("laying out"))?;
                 left -= n as u64;
                 at += n as u64;

@@ -8,7 +8,8 @@ use std::sync::atomic::{AtomicBool, Ordering};
 
 use iolab_backend::files::{CacheDrop, drop_caches};
 use iolab_backend::{BufferPool, DataFile, OpenSpec};
-use iolab_core::pattern::{fill_ior_timestamp, fill_verify, stamp_unique};
+use iolab_core::data_gen::{DataBase, UNIT, fill_unique};
+use iolab_core::pattern::{fill_ior_timestamp, fill_verify};
 use iolab_core::spec::{CacheMode, DataPattern, DataSpec};
 
 use crate::error::EngineError;
@@ -177,10 +178,12 @@ fn write_piece(
     let chunk = if bs >= CHUNK { bs } else { CHUNK / bs * bs };
     let file = open_rw(&f.path, spec.direct, false, false)?;
     let mut pool = BufferPool::new(1, chunk, alignment)?;
-    pool.fill_random(spec.seed ^ f.id ^ start);
+    // iolab's data, as the writes make it: units named by their place in the file, drawn
+    // from a base of this piece's own.
+    let base =
+        (verify.is_none()).then(|| DataBase::new(iolab_core::rng::mix(&[spec.seed, f.id, start])));
     let mut off = start;
     let end = start + len;
-    let mut seq = 0;
     while off < end {
         // Laying out terabytes takes a while: Ctrl-C must not wait for it.
         if stop.load(Ordering::Relaxed) {
@@ -200,11 +203,14 @@ fn write_piece(
                     fill_verify(block, v.seed, f.id, off + i as u64 * bs);
                 }
             }
-            None => stamp_unique(buf, off, seq),
+            None => {
+                if let Some(base) = &base {
+                    fill_unique(buf, base, off / UNIT as u64);
+                }
+            }
         }
         file.write_all_at(buf, off)?;
         off += n;
-        seq += 1;
     }
     Ok(len)
 }

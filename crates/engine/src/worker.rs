@@ -95,14 +95,13 @@ pub fn run_data_worker<C: Clock>(s: &WorkerSetup<'_, C>) -> Result<WorkerReport,
             }
         }
     }
-    let write_window = write_window(spec);
     let mem_align = memory_alignment(s.alignment);
     let opts = BackendOptions {
         queue_depth: spec.queue_depth,
         block_size: spec.largest_io(),
         alignment: mem_align,
         submit_batch: spec.submit_batch,
-        write_window: write_window + Reduction::extra_bytes(spec, mem_align),
+        write_window: 0,
     };
     let mut opened = match Opened::open(spec.backend, &files, opts) {
         Ok(b) => b,
@@ -113,7 +112,10 @@ pub fn run_data_worker<C: Clock>(s: &WorkerSetup<'_, C>) -> Result<WorkerReport,
     };
     let backend = opened.as_dyn();
     backend.buffers().fill_random(s.worker.seed ^ 0xDA7A);
-    let mut reduction = Reduction::new(spec, write_window, s.worker.seed);
+    // The worker's data: its own base, drawn from its seed and its first file's name (so
+    // no two workers, and no two phases writing other files, share one), and its ids.
+    let data_seed = iolab_core::rng::mix(&[s.worker.seed, path_key(mine.first())]);
+    let mut reduction = Reduction::new(spec, data_seed, u64::from(s.worker.global));
     if let Some(ws) = s.plan.dedupe_working_set
         && spec.dedupe_ratio.is_some()
     {
@@ -129,14 +131,10 @@ pub fn run_data_worker<C: Clock>(s: &WorkerSetup<'_, C>) -> Result<WorkerReport,
             spec.seed,
         ));
     }
-    if spec.pattern == DataPattern::Zeros
-        || spec.buffer_pattern.is_some()
-        || spec.compress_ratio.is_some()
-        || spec.dedupe_ratio.is_some()
-    {
+    if reduction.fixed.is_some() {
         let pool = backend.buffers();
         for slot in 0..pool.slots() {
-            reduction.prepare_slot(spec, pool.get_mut(slot));
+            reduction.prepare_slot(pool.get_mut(slot));
         }
     }
     if spec.pattern.is_fio() {
@@ -284,7 +282,6 @@ pub fn run_data_worker<C: Clock>(s: &WorkerSetup<'_, C>) -> Result<WorkerReport,
         start,
         reduction,
         sizes,
-        write_window,
         pass_length,
         offsets: &mut offsets,
         write_offsets: write_offsets.as_mut(),
@@ -331,7 +328,6 @@ struct LoopSetup<'f> {
     start: Nanos,
     reduction: Reduction,
     sizes: [SizeDraw; 2],
-    write_window: u64,
     /// I/Os per pass over the files when each pass drops their cached pages first.
     pass_length: Option<u64>,
     offsets: &'f mut Offsets,
@@ -363,7 +359,6 @@ fn run_loop<C: Clock, B: IoBackend + ?Sized>(
         start,
         reduction,
         sizes,
-        write_window,
         pass_length,
         offsets,
         write_offsets,
@@ -371,7 +366,6 @@ fn run_loop<C: Clock, B: IoBackend + ?Sized>(
         rec,
     } = setup;
     let mut lp = Loop::new(s, backend, files, start, reduction, sizes);
-    lp.set_window(write_window);
     lp.pass_length = pass_length;
     match lp.plain(mix, write_offsets.is_some()) {
         Some(IoDir::Read) => lp.run::<true, false>(offsets, write_offsets, mix, rec),
@@ -391,8 +385,7 @@ fn run_loop<C: Clock, B: IoBackend + ?Sized>(
 /// Where I/O buffer slots start in memory: on a page at least, as fio's direct-I/O
 /// buffers do (init_io_u aligns them to the page), whatever smaller alignment the file
 /// takes. A buffer off a page boundary spans one page more: the kernel pins one page
-/// more per direct I/O, and the loop driver copies each page in two pieces. (A write at
-/// file offset O starts O modulo the write window into its slot: on a page when O is.)
+/// more per direct I/O, and the loop driver copies each page in two pieces.
 pub(crate) fn memory_alignment(file_alignment: u64) -> u64 {
     file_alignment.max(PAGE)
 }
@@ -400,24 +393,12 @@ pub(crate) fn memory_alignment(file_alignment: u64) -> u64 {
 /// The page size of the machines iolab runs on (x86-64, aarch64 with 4 KiB pages).
 const PAGE: u64 = 4096;
 
-/// Random data a write takes its bytes from, per buffer slot, beyond the block itself: a
-/// write at file offset `o` starts at `o` modulo the window in its slot, filled with
-/// random bytes once. Every aligned window-sized stretch of a file is then one stretch
-/// of random data (stamped per 4 KiB with the offset and the write's sequence number),
-/// written in any order: no part of it repeats another, so neither a deduplicating
-/// target (4 KiB units) nor a compressor working on records up to the window (ZFS's
-/// 1 MiB records with zstd, lz4, btrfs's 128 KiB extents) gains anything, at no cost
-/// per I/O. 1 MiB per slot, less at deep queues (at least 256 KiB, where consecutive
-/// writes take different slots' data); a power of two; none for --verify (each block
-/// encodes its own position) or when nothing reaches storage.
-fn write_window(spec: &iolab_core::spec::DataSpec) -> u64 {
-    let touches = iolab_backend::capabilities_of(spec.backend, spec.queue_depth).touches_storage;
-    if !touches || !spec.rw.writes() || spec.verify || spec.pattern != DataPattern::Iolab {
-        return 0;
-    }
-    let per_slot = (32u64 << 20) / u64::from(spec.queue_depth.max(1));
-    let window = per_slot.clamp(256 << 10, 1 << 20);
-    1 << window.ilog2()
+/// A key of a file's name, which a worker's data seed takes in (0 for none): phases that
+/// write other files write other data; the same run in another directory, the same.
+fn path_key(file: Option<&crate::plan::FilePlan>) -> u64 {
+    file.and_then(|f| f.path.file_name()).map_or(0, |name| {
+        iolab_core::pattern::unit_hash(name.as_encoded_bytes())
+    })
 }
 
 pub mod flow;

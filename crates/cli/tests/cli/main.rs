@@ -4,6 +4,7 @@
 mod bad_input;
 mod benchmarks_doc;
 mod common;
+mod data_reduction;
 mod fio;
 mod fio_access;
 mod fio_cache;

@@ -166,7 +166,8 @@ pub struct DataSpec {
     pub pattern: DataPattern,
 
     /// Written data compresses by this ratio (2: to half its size; vdbench's compratio):
-    /// each --compress-chunk holds 1/RATIO random bytes, then zeros (fio's
+    /// each --compress-chunk holds random bytes first, then zeros with a unique word every
+    /// 512 bytes, sized so every compressor stores 1/RATIO (fio's
     /// buffer_compress_percentage). The ratio the data really has is measured and
     /// reported beside it.
     #[arg(long, value_name = "RATIO")]
@@ -179,12 +180,20 @@ pub struct DataSpec {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub compress_chunk: Option<ByteCount>,
 
-    /// Written blocks deduplicate by this ratio (2: every other block a copy; vdbench's
-    /// dedupratio): each write is, with probability 1 - 1/RATIO, a copy of one block
-    /// every worker shares (fio's dedupe_percentage). Measured and reported beside it.
+    /// Written data deduplicates by this ratio at --dedupe-unit (2: every other unit a
+    /// copy; vdbench's dedupratio, fio's dedupe_percentage): 1 - 1/RATIO of the units are
+    /// copies of earlier units of the same worker, drawn among all of them, and no unit at
+    /// another alignment repeats. Measured and reported beside it.
     #[arg(long, value_name = "RATIO")]
     #[serde(skip_serializing_if = "Option::is_none")]
     pub dedupe_ratio: Option<f64>,
+
+    /// The unit --dedupe-ratio copies (the block a deduplicating target compares; a
+    /// multiple of 512 bytes, at most the block size) [default: 4KiB, or the block size
+    /// when smaller].
+    #[arg(long, value_name = "SIZE", requires = "dedupe_ratio")]
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub dedupe_unit: Option<ByteCount>,
 
     /// Every write carries this pattern repeated from its first byte (fio's
     /// buffer_pattern): 0x and hex digits (0xdeadbeef), or a quoted string ("abc").
@@ -402,6 +411,13 @@ impl DataSpec {
     /// The compress chunk's size (4 KiB unless given).
     pub fn compress_chunk(&self) -> u64 {
         self.compress_chunk.map_or(4096, ByteCount::get)
+    }
+
+    /// The unit --dedupe-ratio copies: --dedupe-unit, else 4 KiB or the smallest write
+    /// when smaller.
+    pub fn dedupe_unit(&self) -> u64 {
+        self.dedupe_unit
+            .map_or_else(|| 4096.min(self.sizes()[1].smallest), ByteCount::get)
     }
 }
 

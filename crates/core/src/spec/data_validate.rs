@@ -223,6 +223,22 @@ impl DataSpec {
         if self.compress_chunk.is_some_and(|c| c.get() == 0) {
             return Err(SpecError::new("--compress-chunk", "must be larger than 0"));
         }
+        if let Some(unit) = self.dedupe_unit {
+            let bad = |why: String| SpecError::new("--dedupe-unit", why);
+            if unit.get() == 0 || !unit.get().is_multiple_of(512) {
+                return Err(bad(format!(
+                    "{unit} is not a multiple of 512 bytes (the smallest block storage compares)"
+                )));
+            }
+            let smallest = self.sizes()[1].smallest;
+            if unit.get() > smallest {
+                return Err(bad(format!(
+                    "{unit} is larger than the block size {}: a write holds whole units (give --dedupe-unit {} or less)",
+                    ByteCount(smallest),
+                    ByteCount(smallest)
+                )));
+            }
+        }
         Ok(())
     }
 

@@ -65,9 +65,6 @@ pub(super) struct Loop<'s, 'b, C: Clock, B: IoBackend + ?Sized> {
     fresh: Vec<u32>,
     /// The backend may hand an I/O to the kernel inside push: stamp each one there.
     stamp_on_push: bool,
-    /// A write's data starts at its file offset modulo the write window (a power of
-    /// two): this mask, 0 without a window.
-    window_mask: u64,
     /// I/Os per pass over the files when each new pass drops their cached pages first
     /// (fio's time-based invalidate=1); None: never.
     pub(super) pass_length: Option<u64>,
@@ -288,7 +285,7 @@ impl<'s, 'b, C: Clock, B: IoBackend + ?Sized> Loop<'s, 'b, C, B> {
                 // write its stamp; any other write's data, and IOR's read check, are
                 // prepared out of the loop's way.
                 let buf_offset = if PLAIN && WRITES {
-                    self.stamp_unique_write(slot, file, offset, len)
+                    self.fill_unique_write(slot, file, len)
                 } else if PLAIN || (dir != IoDir::Write && !(ior && verify)) {
                     0
                 } else {

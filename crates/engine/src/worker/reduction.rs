@@ -1,37 +1,51 @@
-//! Data reduction: `Reduction` decides, before the loop, what a write carries when a
-//! compress or dedupe ratio is asked; `DataSampler` measures what the written data
-//! really has (lz4 over a sample of the written blocks, a hash per dedupe unit) into a
-//! mergeable [`DataSample`].
+//! Data reduction: `Reduction` makes each write's data (iolab's unique data from the
+//! worker's [`DataBase`], laid out for a compress ratio, with copies of earlier units for
+//! a dedupe ratio, or fio's working-set pages, or a fixed pattern); `DataSampler`
+//! measures what the written data really has into a mergeable [`DataSample`].
 
-use iolab_core::pattern::{make_compressible, unit_hash};
+use iolab_core::data_gen::{Compressible, DataBase, fill_unique, first_id, units_of};
 use iolab_core::rng::{Rng, mix};
 use iolab_core::spec::{DataPattern, DataSpec};
-use serde::{Deserialize, Serialize};
 
-/// Every one of the first writes is sampled, then one in [`SAMPLE_EVERY`].
-const SAMPLE_ALL: u64 = 256;
-const SAMPLE_EVERY: u64 = 16;
-/// Dedupe units a worker hashes at most (128 KiB of hashes).
-const MAX_UNITS: usize = 16 * 1024;
-/// The dedupe unit: 4 KiB, the block most deduplicating storage works in (or a smaller
-/// write whole).
-const DEDUPE_UNIT: usize = 4096;
+mod sample;
+pub use sample::{DataSample, DataSampler};
+
+/// Units a worker writes new before its first copy: copies drawn from few sources would
+/// put the same two side by side again, a repeat at a shifted alignment.
+const MIN_SOURCES: u64 = 128;
 
 /// What a write carries, decided once per worker.
 pub(super) struct Reduction {
     /// Writes hold fixed content, this pattern repeated from their first byte (zeros,
-    /// or fio's buffer_pattern): no stamp, no window.
+    /// or fio's buffer_pattern).
     pub fixed: Option<Vec<u8>>,
-    /// Where in a slot the block every duplicate write copies starts (0: no dedupe).
-    pub dedupe_at: usize,
-    /// A write is a duplicate when a 32-bit draw is below this.
-    dup_below: u64,
-    rng: Rng,
+    /// The random data every unit of this worker is drawn from.
+    base: DataBase,
+    /// The id of the next unique 512-byte unit.
+    next_id: u64,
+    /// --compress-ratio's layout of a write (or of each dedupe unit).
+    layout: Option<Compressible>,
+    dedupe: Option<Dedupe>,
     /// fio's dedupe_mode=working_set: duplicates copy one of a set of earlier unique
-    /// writes instead of one shared block.
+    /// writes.
     set: Option<WorkingSet>,
     /// The run's seed, which the set's contents are drawn from.
     seed: u64,
+}
+
+/// --dedupe-ratio: every `unit` bytes of a write are a new unit or a copy of one of the
+/// worker's earlier ones, so that units over distinct units is the ratio.
+struct Dedupe {
+    unit: usize,
+    ratio: f64,
+    /// Units written, and the distinct ones among them (unit j holds the ids from
+    /// `first + j * unit / 512`).
+    units: u64,
+    distinct: u64,
+    first: u64,
+    rng: Rng,
+    /// A write is a duplicate when a 32-bit draw is below this (fio's working set).
+    dup_below: u64,
 }
 
 /// A job's dedupe working set as asked (fio's dedupe_mode=working_set): `percent` of
@@ -80,44 +94,92 @@ impl WorkingSet {
 }
 
 impl Reduction {
-    /// The extra bytes a slot needs beyond the block and its write window: room for the
-    /// shared duplicate block when a dedupe ratio is asked.
-    pub fn extra_bytes(spec: &DataSpec, alignment: u64) -> u64 {
-        if spec.dedupe_ratio.is_some() {
-            spec.largest_io().next_multiple_of(alignment.max(1))
+    /// A worker's data: its base drawn from `seed` (the worker's and its files', so no
+    /// two workers or phases share one), its ids tagged with `tag` (the worker's global
+    /// index).
+    pub fn new(spec: &DataSpec, seed: u64, tag: u64) -> Reduction {
+        let fixed = if spec.pattern == DataPattern::Zeros {
+            Some(vec![0])
         } else {
-            0
-        }
-    }
-
-    pub fn new(spec: &DataSpec, window: u64, seed: u64) -> Reduction {
-        let dup_share = spec.dedupe_ratio.map_or(0.0, |r| 1.0 - 1.0 / r);
+            spec.buffer_pattern
+                .as_deref()
+                .and_then(|p| iolab_core::pattern::parse_buffer_pattern(p).ok())
+        };
+        let dedupe = spec.dedupe_ratio.map(|ratio| {
+            let unit = spec.dedupe_unit().max(1) as usize;
+            Dedupe {
+                unit,
+                ratio,
+                units: 0,
+                distinct: 0,
+                first: first_id(tag),
+                rng: Rng::new(mix(&[seed, 0xDEDE])),
+                dup_below: ((1.0 - 1.0 / ratio) * (1u64 << 32) as f64).round() as u64,
+            }
+        });
+        let layout = spec.compress_ratio.map(|r| {
+            let chunk = spec.compress_chunk() as usize;
+            let chunk = dedupe.as_ref().map_or(chunk, |d| chunk.min(d.unit));
+            Compressible::new(chunk, r)
+        });
         Reduction {
-            fixed: if spec.pattern == DataPattern::Zeros {
-                Some(vec![0])
-            } else {
-                spec.buffer_pattern
-                    .as_deref()
-                    .and_then(|p| iolab_core::pattern::parse_buffer_pattern(p).ok())
-            },
-            dedupe_at: if spec.dedupe_ratio.is_some() {
-                (spec.largest_io() + window) as usize
-            } else {
-                0
-            },
-            dup_below: (dup_share * (1u64 << 32) as f64).round() as u64,
-            rng: Rng::new(mix(&[seed, 0xDEDE])),
+            fixed,
+            base: DataBase::new(mix(&[seed, 0xDA7A_BA5E])),
+            next_id: first_id(tag),
+            layout,
+            dedupe,
             set: None,
             seed: spec.seed,
         }
     }
 
     /// Duplicates copy earlier unique writes of a working set (fio's
-    /// dedupe_mode=working_set) rather than one shared block.
+    /// dedupe_mode=working_set) rather than earlier units.
     pub fn with_working_set(mut self, set: WorkingSet) -> Reduction {
-        self.dedupe_at = 0;
         self.set = Some(set);
         self
+    }
+
+    /// Fills `buf` with the next unique data (iolab's default: nothing asked of it).
+    #[inline(always)]
+    pub fn fill_unique(&mut self, buf: &mut [u8]) {
+        fill_unique(buf, &self.base, self.next_id);
+        self.next_id += units_of(buf.len());
+    }
+
+    /// Fills `buf` with the next write's data as asked: unique, laid out for the compress
+    /// ratio, with copies of earlier units for the dedupe ratio.
+    pub fn fill_write(&mut self, buf: &mut [u8]) {
+        // (Under a working set, its pages are the copies: the other writes are new.)
+        let dedupe = self.dedupe.as_mut().filter(|_| self.set.is_none());
+        let Some(d) = dedupe else {
+            self.fill_unique(buf);
+            if let Some(l) = &self.layout {
+                l.apply(buf);
+            }
+            return;
+        };
+        let per_unit = units_of(d.unit);
+        for u in buf.chunks_mut(d.unit) {
+            // A new unit while the distinct ones are fewer than the units over the
+            // ratio or than [`MIN_SOURCES`], else a copy of one drawn among the earlier
+            // ones. (Two copies side by side repeat at a shifted alignment only where the
+            // same two sources met before: rare among many sources.)
+            d.units += 1;
+            let j = if (d.distinct as f64) < d.units as f64 / d.ratio
+                || d.distinct < MIN_SOURCES
+                || u.len() < d.unit
+            {
+                d.distinct += 1;
+                d.distinct - 1
+            } else {
+                d.rng.below(d.distinct)
+            };
+            fill_unique(u, &self.base, d.first + j * per_unit);
+            if let Some(l) = &self.layout {
+                l.apply(u);
+            }
+        }
     }
 
     /// With a working set: the contents the next write carries, as the key of
@@ -126,7 +188,8 @@ impl Reduction {
     #[inline]
     pub fn page_of_next_write(&mut self) -> Option<u64> {
         let set = self.set.as_mut()?;
-        if (self.rng.next_u64() >> 32) < self.dup_below {
+        let d = self.dedupe.as_mut()?;
+        if (d.rng.next_u64() >> 32) < d.dup_below {
             // fio: page i of the set is page i % per_owner of owner
             // (me + i / per_owner) % owners.
             let i = set.rng.below(set.pages);
@@ -147,30 +210,18 @@ impl Reduction {
         (j < own).then(|| mix(&[self.seed, 0x5E7_5E7, set.me, j]))
     }
 
-    /// Fills `buf` with the page `key` names (random data, made compressible as asked).
-    pub fn fill_page(spec: &DataSpec, buf: &mut [u8], key: u64) {
+    /// Fills `buf` with the page `key` names (random data of that key, the same in every
+    /// worker, laid out for the compress ratio as asked).
+    pub fn fill_page(&self, buf: &mut [u8], key: u64) {
         Rng::new(key).fill(buf);
-        if let Some(r) = spec.compress_ratio {
-            make_compressible(buf, spec.compress_chunk() as usize, r);
+        if let Some(l) = &self.layout {
+            l.apply(buf);
         }
     }
 
-    /// Fills one slot before the run: zeros, or the compressible random layout, and the
-    /// shared duplicate block (the same in every slot of every worker: the seed is the
-    /// run's, not the worker's).
-    pub fn prepare_slot(&self, spec: &DataSpec, slot: &mut [u8]) {
-        if self.fixed.is_some() {
-            self.fill_fixed(slot);
-            return;
-        }
-        if self.dedupe_at > 0 {
-            let len = spec.largest_io() as usize;
-            let copy = &mut slot[self.dedupe_at..self.dedupe_at + len];
-            Rng::new(mix(&[spec.seed, 0xD0_0B1E])).fill(copy);
-        }
-        if let Some(r) = spec.compress_ratio {
-            make_compressible(slot, spec.compress_chunk() as usize, r);
-        }
+    /// Fills one slot before the run with the fixed pattern, if one.
+    pub fn prepare_slot(&self, slot: &mut [u8]) {
+        self.fill_fixed(slot);
     }
 
     /// Fills `buf` with the fixed content, repeated from its first byte.
@@ -184,168 +235,114 @@ impl Reduction {
         }
     }
 
-    /// Whether every write is unique data from its place in the window (no fixed pattern,
-    /// no copies, no working set): [`Reduction::duplicate`] and
-    /// [`Reduction::page_of_next_write`] then never say otherwise.
+    /// Whether every write is iolab's unique data and nothing else (no fixed pattern, no
+    /// layout, no copies, no working set): [`Reduction::fill_unique`] is then all a write
+    /// needs.
     pub fn all_unique(&self) -> bool {
-        self.fixed.is_none() && self.dedupe_at == 0 && self.set.is_none()
-    }
-
-    /// Whether the next write is a copy of the shared block.
-    #[inline]
-    pub fn duplicate(&mut self) -> bool {
-        self.dedupe_at > 0 && (self.rng.next_u64() >> 32) < self.dup_below
-    }
-}
-
-/// The written data as sampled: bytes and their lz4-compressed size, and one hash per
-/// dedupe unit. Merged over workers and ranks.
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
-pub struct DataSample {
-    /// The ratios asked for (the spec's), carried to the phase's figures.
-    pub asked_compress: Option<f64>,
-    pub asked_dedupe: Option<f64>,
-    pub writes: u64,
-    pub bytes: u64,
-    pub compressed: u64,
-    pub hashes: Vec<u64>,
-}
-
-impl DataSample {
-    pub fn merge(&mut self, other: &DataSample) {
-        self.asked_compress = self.asked_compress.or(other.asked_compress);
-        self.asked_dedupe = self.asked_dedupe.or(other.asked_dedupe);
-        self.writes += other.writes;
-        self.bytes += other.bytes;
-        self.compressed += other.compressed;
-        self.hashes.extend_from_slice(&other.hashes);
-    }
-
-    /// Sampled bytes over their lz4-compressed size.
-    pub fn compress_ratio(&self) -> Option<f64> {
-        (self.compressed > 0).then(|| self.bytes as f64 / self.compressed as f64)
-    }
-
-    /// Sampled dedupe units over the distinct ones among them.
-    pub fn dedupe_ratio(&self) -> Option<f64> {
-        let mut distinct = self.hashes.clone();
-        distinct.sort_unstable();
-        distinct.dedup();
-        (!distinct.is_empty()).then(|| self.hashes.len() as f64 / distinct.len() as f64)
-    }
-}
-
-/// Samples the first [`SAMPLE_ALL`] writes, then one in [`SAMPLE_EVERY`], as they are
-/// handed to storage, up to [`MAX_UNITS`] dedupe units.
-pub(super) struct DataSampler {
-    seen: u64,
-    out: Vec<u8>,
-    pub sample: DataSample,
-}
-
-impl DataSampler {
-    /// A sampler when the spec asks for a ratio (the figures are then reported beside
-    /// it), else none.
-    pub fn of(spec: &DataSpec) -> Option<DataSampler> {
-        if spec.compress_ratio.is_none() && spec.dedupe_ratio.is_none() {
-            return None;
-        }
-        let largest = spec.largest_io() as usize;
-        Some(DataSampler {
-            seen: 0,
-            out: vec![0; lz4_flex::block::get_maximum_output_size(largest)],
-            sample: DataSample {
-                asked_compress: spec.compress_ratio,
-                asked_dedupe: spec.dedupe_ratio,
-                ..DataSample::default()
-            },
-        })
-    }
-
-    /// Counts a write; true when this one is to be sampled.
-    #[inline]
-    pub fn due(&mut self) -> bool {
-        self.seen += 1;
-        (self.seen <= SAMPLE_ALL || self.seen % SAMPLE_EVERY == 1)
-            && self.sample.hashes.len() < MAX_UNITS
-    }
-
-    /// Measures one written block: its lz4 size as one block (as ZFS compresses a
-    /// record) and a hash per dedupe unit.
-    #[cold]
-    pub fn take(&mut self, data: &[u8]) {
-        let compressed = lz4_flex::block::compress_into(data, &mut self.out)
-            .expect("the output buffer holds the largest block's worst case");
-        self.sample.writes += 1;
-        self.sample.bytes += data.len() as u64;
-        self.sample.compressed += compressed as u64;
-        let unit = DEDUPE_UNIT.min(data.len()).max(1);
-        for u in data.chunks(unit) {
-            self.sample.hashes.push(unit_hash(u));
-        }
+        self.fixed.is_none() && self.layout.is_none() && self.dedupe.is_none() && self.set.is_none()
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::collections::HashSet;
 
-    fn spec(compress: Option<f64>, dedupe: Option<f64>) -> DataSpec {
+    fn spec(compress: Option<f64>, dedupe: Option<f64>, block: u64) -> DataSpec {
         DataSpec {
             rw: iolab_core::spec::RwKind::Write,
-            block_size: iolab_core::units::ByteCount::kib(if dedupe.is_some() { 4 } else { 64 }),
+            block_size: iolab_core::units::ByteCount::kib(block),
             compress_ratio: compress,
             dedupe_ratio: dedupe,
             ..DataSpec::default()
         }
     }
 
-    /// Blocks built for a ratio once, written as the loop writes them (each unique
-    /// write stamped with its number), sampled as the loop samples them.
-    fn measured(s: &DataSpec, writes: u64, worker: u64) -> DataSample {
-        let mut red = Reduction::new(s, 0, 7);
-        let mut slot = vec![0u8; (s.largest_io() + Reduction::extra_bytes(s, 4096)) as usize];
-        Rng::new(worker).fill(&mut slot);
-        red.prepare_slot(s, &mut slot);
+    /// `writes` writes as the loop makes them, one after the other, and their sample.
+    fn written(s: &DataSpec, writes: usize, worker: u64) -> (Vec<u8>, DataSample) {
+        let mut red = Reduction::new(s, mix(&[worker, 3]), worker);
         let mut sampler = DataSampler::of(s).unwrap();
         let len = s.largest_io() as usize;
-        for i in 0..writes {
-            let at = if red.duplicate() {
-                red.dedupe_at
-            } else {
-                slot[..8].copy_from_slice(&(worker << 40 | i).to_le_bytes());
-                0
-            };
+        let mut out = vec![0u8; writes * len];
+        for w in out.chunks_mut(len) {
+            red.fill_write(w);
             if sampler.due() {
-                sampler.take(&slot[at..at + len]);
+                sampler.take(w);
             }
         }
-        sampler.sample
+        (out, sampler.sample)
+    }
+
+    /// `unit`-byte pieces from `shift` on over the distinct ones among them.
+    fn over_distinct(data: &[u8], unit: usize, shift: usize) -> f64 {
+        let units: Vec<&[u8]> = data[shift..].chunks_exact(unit).collect();
+        let set: HashSet<&[u8]> = units.iter().copied().collect();
+        units.len() as f64 / set.len() as f64
     }
 
     #[test]
     fn asked_ratios_are_what_lz4_and_the_hashes_find() {
-        for r in [1.0, 2.0, 3.0, 5.0] {
-            let m = measured(&spec(Some(r), None), 160, 1);
-            let got = m.compress_ratio().unwrap();
-            assert!((got - r).abs() / r < 0.05, "asked {r}, lz4 {got}");
+        for r in [1.0, 1.5, 2.0, 4.0] {
+            let (_, m) = written(&spec(Some(r), None, 64), 64, 1);
+            for got in [
+                m.compress_ratio().unwrap(),
+                m.stream_compress_ratio().unwrap(),
+            ] {
+                assert!((got - r).abs() / r < 0.05, "asked {r}, lz4 {got}");
+            }
+            assert_eq!(m.unit_repeat_ratio(), Some(1.0));
         }
-        for r in [1.0, 2.0, 4.0] {
-            let m = measured(&spec(None, Some(r)), 200_000, 1);
+        for r in [2.0, 4.0] {
+            let (data, m) = written(&spec(None, Some(r), 16), 1024, 1);
             let got = m.dedupe_ratio().unwrap();
             assert!((got - r).abs() / r < 0.05, "asked {r}, hashes {got}");
+            // The whole: copies at the dedupe unit and in its 512-byte units, none at
+            // another alignment.
+            for unit in [512, 4096] {
+                let got = over_distinct(&data, unit, 0);
+                assert!((got - r).abs() / r < 0.02, "asked {r}, {unit}: {got}");
+            }
+            for shift in (512..4096).step_by(512) {
+                let got = over_distinct(&data, 4096, shift);
+                assert!(got < 1.02, "asked {r}, 4 KiB at {shift}: {got}");
+            }
         }
     }
 
     #[test]
-    fn merged_samples_count_copies_across_workers() {
-        let s = spec(None, Some(2.0));
-        let mut a = measured(&s, 20_000, 1);
-        let b = measured(&s, 20_000, 2);
-        a.merge(&b);
-        // Every worker copies the same block: their copies are one unit, not two.
-        let got = a.dedupe_ratio().unwrap();
+    fn both_ratios_compose() {
+        let (data, m) = written(&spec(Some(2.0), Some(2.0), 16), 1024, 1);
+        let dedupe = over_distinct(&data, 4096, 0);
+        assert!((dedupe - 2.0).abs() < 0.04, "{dedupe}");
+        let lz4 = m.compress_ratio().unwrap();
+        assert!((lz4 - 2.0).abs() < 0.1, "{lz4}");
+    }
+
+    #[test]
+    fn workers_share_no_unit() {
+        let s = spec(None, Some(2.0), 4);
+        let (mut a, mut sa) = written(&s, 2000, 1);
+        let (b, sb) = written(&s, 2000, 2);
+        a.extend_from_slice(&b);
+        let got = over_distinct(&a, 4096, 0);
+        assert!((got - 2.0).abs() < 0.01, "{got}");
+        sa.merge(&sb);
+        assert_eq!(sa.asked_dedupe, Some(2.0));
+        let got = sa.dedupe_ratio().unwrap();
         assert!((got - 2.0).abs() < 0.1, "{got}");
-        assert_eq!(a.asked_dedupe, Some(2.0));
+    }
+
+    #[test]
+    fn default_data_repeats_nothing() {
+        let s = spec(None, None, 4);
+        let mut red = Reduction::new(&s, 1, 7);
+        assert!(red.all_unique());
+        let mut data = vec![0u8; 4 << 20];
+        for w in data.chunks_mut(4096) {
+            red.fill_unique(w);
+        }
+        assert_eq!(over_distinct(&data, 512, 0), 1.0);
+        let stored = lz4_flex::block::compress(&data).len();
+        assert!(stored >= data.len(), "{stored}");
     }
 }

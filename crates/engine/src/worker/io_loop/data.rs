@@ -1,39 +1,32 @@
-//! A write's data in its slot before the I/O is issued: unique data from its place in
-//! the write window, a copy of the shared block, a dedupe page, a fixed pattern, fio's
-//! scrambled buffer, IOR's words or verify blocks (and IOR's spoiled read buffer).
+//! A write's data in its slot before the I/O is issued: iolab's unique data (laid out
+//! for a compress ratio, with copies for a dedupe ratio), a dedupe page, a fixed
+//! pattern, fio's scrambled buffer, IOR's words or verify blocks (and IOR's spoiled read
+//! buffer).
 
 use iolab_backend::{IoBackend, IoDir};
-use iolab_core::pattern::{fill_ior_timestamp, fill_verify, fio_scramble, stamp_unique};
+use iolab_core::pattern::{fill_ior_timestamp, fill_verify, fio_scramble};
 use iolab_core::spec::DataPattern;
 
 use super::Loop;
 use crate::clock::Clock;
-use crate::worker::reduction::Reduction;
 
 impl<C: Clock, B: IoBackend + ?Sized> Loop<'_, '_, C, B> {
     /// A plain loop's write (iolab's default data, nothing else asked of it): what
-    /// [`Loop::prepare_buffer`] does for it, without the checks for what is off. Stamps
-    /// the `len` bytes at `offset`'s place in slot `slot`'s window and returns that place.
+    /// [`Loop::prepare_buffer`] does for it, without the checks for what is off. Fills the
+    /// first `len` bytes of slot `slot` with the worker's next unique data (one pass).
     #[inline(always)]
-    pub(super) fn stamp_unique_write(
-        &mut self,
-        slot: u32,
-        file: u32,
-        offset: u64,
-        len: u32,
-    ) -> usize {
-        let at = (offset & self.window_mask) as usize;
-        let buf = &mut self.backend.buffers().get_mut(slot)[at..at + len as usize];
-        stamp_unique(buf, offset, self.issued);
+    pub(super) fn fill_unique_write(&mut self, slot: u32, file: u32, len: u32) -> usize {
+        let buf = &mut self.backend.buffers().get_mut(slot)[..len as usize];
+        self.reduction.fill_unique(buf);
         self.writes_since_fsync += 1;
         self.last_write_file = file as usize;
-        at
+        0
     }
 
     /// Fills slot `slot`'s buffer for an I/O of `len` bytes at `offset` of file `file`
-    /// (a write's data: unique, a copy of the shared block, a dedupe page, a fixed
-    /// pattern, IOR's words or verify blocks; for IOR's verified read, a spoiled first
-    /// byte) and returns where in the slot the I/O's bytes start.
+    /// (a write's data: iolab's, a dedupe page, a fixed pattern, IOR's words or verify
+    /// blocks; for IOR's verified read, a spoiled first byte) and returns where in the
+    /// slot the I/O's bytes start (its start).
     #[allow(clippy::too_many_arguments)]
     #[inline]
     pub(super) fn prepare_buffer(
@@ -51,21 +44,12 @@ impl<C: Clock, B: IoBackend + ?Sized> Loop<'_, '_, C, B> {
         // fio's buffers: each slot's own bytes, stamped per write (scrambled) or not.
         let fio = spec.pattern.is_fio();
         let scramble = spec.pattern == DataPattern::Fio;
-        // A copy of the shared block, or unique data from its own place.
-        let copy = dir == IoDir::Write && self.reduction.duplicate();
         // A page of a dedupe working set (fio's working_set mode), if one.
         let fixed = self.reduction.fixed.is_some();
         let page = if dir == IoDir::Write && !verify && !ior && !fixed {
             self.reduction.page_of_next_write()
         } else {
             None
-        };
-        let buf_offset = if copy {
-            self.reduction.dedupe_at
-        } else if dir == IoDir::Write && !fixed {
-            (offset & self.window_mask) as usize
-        } else {
-            0
         };
         if dir == IoDir::Write
             && fixed
@@ -81,8 +65,7 @@ impl<C: Clock, B: IoBackend + ?Sized> Loop<'_, '_, C, B> {
             self.reduction.fill_fixed(&mut whole[..end]);
         }
         if dir == IoDir::Write {
-            let buf =
-                &mut self.backend.buffers().get_mut(slot)[buf_offset..buf_offset + len as usize];
+            let buf = &mut self.backend.buffers().get_mut(slot)[..len as usize];
             if ior {
                 // The buffer already holds IOR's words, unless a read used it.
                 if self.slots[slot as usize].dir == IoDir::Read {
@@ -92,11 +75,11 @@ impl<C: Clock, B: IoBackend + ?Sized> Loop<'_, '_, C, B> {
                 let file_id = self.my_files[file as usize].id;
                 fill_verify(buf, seed, file_id, offset);
             } else if let Some(key) = page {
-                Reduction::fill_page(&self.s.plan.spec, buf, key);
-            } else if !copy && !fixed && !fio {
+                self.reduction.fill_page(buf, key);
+            } else if !fixed && !fio {
                 // (A fixed pattern is in the slot already: filled again above
                 // after a read.)
-                stamp_unique(buf, offset, self.issued);
+                self.reduction.fill_write(buf);
             } else if scramble {
                 // fio's small_content_scramble, with the time since the start.
                 let t = self.now.saturating_sub(self.start).0;
@@ -115,6 +98,6 @@ impl<C: Clock, B: IoBackend + ?Sized> Loop<'_, '_, C, B> {
             let buf = self.backend.buffers().get_mut(slot);
             buf[0] = !buf[0];
         }
-        buf_offset
+        0
     }
 }

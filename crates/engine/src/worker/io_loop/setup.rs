@@ -1,5 +1,5 @@
-//! How a worker's I/O loop is built: its state from the worker's setup, its write window,
-//! and whether it can run as a plain read or write loop.
+//! How a worker's I/O loop is built: its state from the worker's setup, and whether it
+//! can run as a plain read or write loop.
 
 use iolab_backend::{DataFile, IoBackend, IoDir};
 use iolab_core::spec::DataPattern;
@@ -62,7 +62,6 @@ impl<'s, 'b, C: Clock, B: IoBackend + ?Sized> Loop<'s, 'b, C, B> {
             ],
             fresh: Vec::with_capacity(depth),
             stamp_on_push: caps.submits_on_push,
-            window_mask: 0,
             pass_length: None,
             completions: Vec::with_capacity(depth),
             issued: 0,
@@ -109,16 +108,8 @@ impl<'s, 'b, C: Clock, B: IoBackend + ?Sized> Loop<'s, 'b, C, B> {
         }
     }
 
-    /// Lets a write's data start at its file offset modulo `window` bytes in its slot
-    /// (a power of two, 0: at the start): every aligned `window` bytes of a file are then
-    /// one stretch of the slot's random data, with no part repeated (docs/flash.md).
-    pub(in crate::worker) fn set_window(&mut self, window: u64) {
-        debug_assert!(window == 0 || window.is_power_of_two());
-        self.window_mask = window.saturating_sub(1);
-    }
-
     /// Whether this loop is a plain loop, and of which direction: reads only, or writes
-    /// only of iolab's default data (unique, from the write window, nothing sampled),
+    /// only of iolab's default data (unique, nothing laid out or sampled),
     /// with none of the options that act per I/O (I/O limit, pacing, passes that drop
     /// the cache, think time, flow, latency target, priorities, verify). [`Loop::run`]
     /// is then built without them.
