@@ -86,6 +86,24 @@ pub enum BackendError {
         "the nbd backend works on an NBD export, not on {path}: give it with --nbd-uri nbd+unix:///?socket=SOCKET or --nbd-uri nbd://HOST:PORT"
     )]
     NeedsExport { path: PathBuf },
+    /// libnfs cannot be loaded (one line: the library and the package that has it).
+    #[error("{0}")]
+    NfsUnavailable(String),
+
+    #[error("cannot mount {url}: {reason}")]
+    NfsMount { url: String, reason: String },
+
+    #[error("--nfs-url {url}: {reason}")]
+    NfsUrl { url: String, reason: String },
+
+    /// A backend that works on descriptors given a file on an NFS export.
+    #[error(
+        "the {backend} backend cannot reach {path}: a file on an NFS export (--nfs-url) is reached with --backend nfs"
+    )]
+    NfsNotLocal {
+        backend: &'static str,
+        path: PathBuf,
+    },
 
     #[error("the backend queue is full ({depth} in flight): reap completions before queuing more")]
     QueueFull { depth: u32 },

@@ -15,6 +15,7 @@ use rustix::fs::{Advice, FallocateFlags};
 use crate::error::BackendError;
 
 mod fsinfo;
+mod on_nfs;
 pub use fsinfo::{
     ClientCache, client_cache, direct_io_alignment, fs_free, fs_free_inodes, fs_type, is_remote_fs,
     tried_direct_io_alignment,
@@ -36,9 +37,11 @@ enum Storage {
     Local(File),
     /// An NBD export (a block device reached through libnbd).
     Nbd(crate::nbd::Export),
+    /// A file on an NFS export, reached through libnfs (see `files/on_nfs.rs`).
+    Nfs(crate::nfs::NfsFile),
 }
 
-/// An open data file (or block device, or NBD export).
+/// An open data file (or block device, or NBD export, or file on an NFS export).
 #[derive(Debug)]
 pub struct DataFile {
     storage: Storage,
@@ -53,6 +56,9 @@ impl DataFile {
     /// are resolved beforehand ([`crate::device::inspect_device`]). An NBD URI
     /// ([`crate::nbd::is_uri`]) connects to the export instead.
     pub fn open(path: &Path, spec: OpenSpec) -> Result<Self, BackendError> {
+        if crate::nfs::is_nfs_path(path) {
+            return Self::open_nfs(path, spec);
+        }
         if crate::nbd::is_uri(path) {
             let export = crate::nbd::Export::connect(&path.to_string_lossy())?;
             return Ok(DataFile {
@@ -106,7 +112,9 @@ impl DataFile {
     fn file(&self, op: &'static str) -> Result<&File, BackendError> {
         match &self.storage {
             Storage::Local(f) => Ok(f),
-            Storage::Nbd(_) => Err(self.file_err(op, io::Error::from_raw_os_error(libc::EINVAL))),
+            Storage::Nbd(_) | Storage::Nfs(_) => {
+                Err(self.file_err(op, io::Error::from_raw_os_error(libc::EINVAL)))
+            }
         }
     }
 
@@ -114,7 +122,7 @@ impl DataFile {
     pub fn export(&self) -> Option<&crate::nbd::Export> {
         match &self.storage {
             Storage::Nbd(e) => Some(e),
-            Storage::Local(_) => None,
+            _ => None,
         }
     }
 
@@ -130,11 +138,11 @@ impl DataFile {
         self.block_device
     }
 
-    /// The descriptor of a local file or device (None for an NBD export).
+    /// The descriptor of a local file or device (None for an NBD or NFS export).
     pub fn fd(&self) -> Option<BorrowedFd<'_>> {
         match &self.storage {
             Storage::Local(f) => Some(f.as_fd()),
-            Storage::Nbd(_) => None,
+            Storage::Nbd(_) | Storage::Nfs(_) => None,
         }
     }
 
@@ -146,11 +154,16 @@ impl DataFile {
     ) -> Result<Vec<BorrowedFd<'f>>, BackendError> {
         files
             .iter()
-            .map(|f| {
-                f.fd().ok_or_else(|| BackendError::NotLocal {
+            .map(|f| match &f.storage {
+                Storage::Local(file) => Ok(file.as_fd()),
+                Storage::Nfs(_) => Err(BackendError::NfsNotLocal {
                     backend,
                     path: f.path.clone(),
-                })
+                }),
+                Storage::Nbd(_) => Err(BackendError::NotLocal {
+                    backend,
+                    path: f.path.clone(),
+                }),
             })
             .collect()
     }
@@ -168,6 +181,9 @@ impl DataFile {
         if let Some(e) = self.export() {
             return Ok(e.size());
         }
+        if let Some(f) = self.nfs() {
+            return self.nfs_len(f);
+        }
         let file = self.file("size")?;
         if self.block_device {
             let end = rustix::fs::seek(file, rustix::fs::SeekFrom::End(0))
@@ -184,6 +200,12 @@ impl DataFile {
     }
 
     pub fn set_len(&self, len: u64) -> Result<(), BackendError> {
+        if let Some(f) = self.nfs() {
+            return f
+                .conn
+                .ftruncate(f.fh, len)
+                .map_err(|e| self.file_err("truncate", e));
+        }
         self.file("truncate")?
             .set_len(len)
             .map_err(|e| self.file_err("truncate", e))
@@ -191,7 +213,8 @@ impl DataFile {
 
     /// Reserves `len` bytes on storage (fallocate), so writes do not allocate.
     pub fn allocate(&self, len: u64) -> Result<(), BackendError> {
-        if len == 0 || self.block_device {
+        // NFSv3 has no ALLOCATE: the layout's writes allocate.
+        if len == 0 || self.block_device || self.nfs().is_some() {
             return Ok(());
         }
         rustix::fs::fallocate(self.file("fallocate")?, FallocateFlags::empty(), 0, len)
@@ -203,6 +226,7 @@ impl DataFile {
     pub fn discard(&self, offset: u64, len: u64) -> Result<(), BackendError> {
         let trimmed = match &self.storage {
             Storage::Nbd(e) => e.trim(offset, len),
+            Storage::Nfs(_) => Err(io::Error::from_raw_os_error(libc::EOPNOTSUPP)),
             Storage::Local(f) => {
                 trim_range(f.as_fd(), self.block_device, offset, len).map_err(Into::into)
             }
@@ -220,6 +244,7 @@ impl DataFile {
     pub fn fsync(&self) -> Result<(), BackendError> {
         match &self.storage {
             Storage::Nbd(e) => e.flush(),
+            Storage::Nfs(f) => f.conn.fsync(f.fh).map_err(|e| self.file_err("fsync", e)),
             Storage::Local(f) => rustix::fs::fsync(f).map_err(|e| self.file_err("fsync", e.into())),
         }
     }
@@ -227,7 +252,7 @@ impl DataFile {
     /// Drops this file's pages from the page cache (works without root). Dirty pages
     /// are written back first: the kernel keeps dirty and under-writeback pages through
     /// DONTNEED, so a read right after a buffered write would otherwise hit memory.
-    /// An NBD export has no pages here: nothing to drop.
+    /// An NBD or NFS export has no pages here (libnfs keeps no cache): nothing to drop.
     pub fn drop_cache(&self) -> Result<(), BackendError> {
         let Storage::Local(file) = &self.storage else {
             return Ok(());
@@ -269,6 +294,7 @@ impl DataFile {
     pub fn read_exact_at(&self, buf: &mut [u8], offset: u64) -> Result<(), BackendError> {
         let file = match &self.storage {
             Storage::Nbd(e) => return e.pread(buf, offset),
+            Storage::Nfs(f) => return self.nfs_read_exact(f, buf, offset),
             Storage::Local(f) => f,
         };
         file.read_exact_at(buf, offset)
@@ -288,6 +314,18 @@ impl DataFile {
             Storage::Nbd(e) => {
                 let n = e.size().saturating_sub(offset).min(buf.len() as u64) as usize;
                 return e.pread(&mut buf[..n], offset).map(|()| n);
+            }
+            Storage::Nfs(f) => {
+                return f
+                    .conn
+                    .pread(f.fh, buf, offset)
+                    .map_err(|source| BackendError::Io {
+                        op: "read",
+                        path: self.path.clone(),
+                        offset,
+                        len: buf.len() as u64,
+                        source,
+                    });
             }
             Storage::Local(f) => f,
         };
@@ -321,6 +359,7 @@ impl DataFile {
     pub fn write_all_at(&self, buf: &[u8], offset: u64) -> Result<(), BackendError> {
         let file = match &self.storage {
             Storage::Nbd(e) => return e.pwrite(buf, offset),
+            Storage::Nfs(f) => return self.nfs_write_all(f, buf, offset),
             Storage::Local(f) => f,
         };
         file.write_all_at(buf, offset).map_err(|source| {

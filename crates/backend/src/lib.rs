@@ -1,6 +1,6 @@
 //! iolab-backend: how bytes reach storage, and the only crate with `unsafe`.
 //! [`IoBackend`] is the submit/reap interface every backend implements (psync, io_uring,
-//! null, nbd); [`BufferPool`] lends aligned buffers to in-flight requests; [`files`] opens and
+//! null, nbd, nfs); [`BufferPool`] lends aligned buffers to in-flight requests; [`files`] opens and
 //! manages data files; [`device`] guards block devices; [`process`] reads CPU time and
 //! pins threads; [`alloc_count`] counts a thread's allocations for tests.
 
@@ -11,12 +11,14 @@ pub mod error;
 pub mod files;
 pub mod meta;
 pub mod nbd;
+pub mod nfs;
 mod null;
 pub mod object;
 pub mod process;
 mod psync;
 pub mod time;
 mod uring;
+pub mod vfs;
 
 pub use buffer::BufferPool;
 pub use error::BackendError;
@@ -75,6 +77,9 @@ pub struct Capabilities {
     pub trims_inline: bool,
     /// Works on an NBD export (`--nbd-uri`), not on local files or devices.
     pub reaches_export: bool,
+    /// Reaches files on an NFS export (--nfs-url) through a user-space client, and only
+    /// those.
+    pub reaches_nfs: bool,
 }
 
 /// Submit/reap for every backend. A worker queues requests with [`IoBackend::push`]
@@ -135,6 +140,7 @@ pub fn open_backend<'a>(
         BackendKind::Uring => Box::new(uring::UringBackend::new(files, opts)?),
         BackendKind::Null => Box::new(null::NullBackend::new(opts)?),
         BackendKind::Nbd => Box::new(nbd::NbdBackend::new(files, opts)?),
+        BackendKind::Nfs => Box::new(nfs::NfsBackend::new(files, opts)?),
     })
 }
 
@@ -182,6 +188,7 @@ pub fn capabilities_of(kind: BackendKind, queue_depth: u32) -> Capabilities {
             submits_on_push: false,
             trims_inline: true,
             reaches_export: false,
+            reaches_nfs: false,
         },
         BackendKind::Uring => Capabilities {
             max_queue_depth: queue_depth,
@@ -189,6 +196,17 @@ pub fn capabilities_of(kind: BackendKind, queue_depth: u32) -> Capabilities {
             submits_on_push: true,
             trims_inline: true,
             reaches_export: false,
+            reaches_nfs: false,
+        },
+        // Queue depth 1: synchronous calls; deeper: libnfs's asynchronous ones. Trims
+        // fail (NFSv3 has no discard).
+        BackendKind::Nfs => Capabilities {
+            max_queue_depth: queue_depth.max(1),
+            touches_storage: true,
+            submits_on_push: false,
+            trims_inline: true,
+            reaches_export: false,
+            reaches_nfs: true,
         },
         BackendKind::Null => Capabilities {
             max_queue_depth: queue_depth,
@@ -196,6 +214,7 @@ pub fn capabilities_of(kind: BackendKind, queue_depth: u32) -> Capabilities {
             submits_on_push: false,
             trims_inline: false,
             reaches_export: false,
+            reaches_nfs: false,
         },
         BackendKind::Nbd => Capabilities {
             max_queue_depth: queue_depth,
@@ -203,6 +222,7 @@ pub fn capabilities_of(kind: BackendKind, queue_depth: u32) -> Capabilities {
             submits_on_push: false,
             trims_inline: true,
             reaches_export: true,
+            reaches_nfs: false,
         },
     }
 }

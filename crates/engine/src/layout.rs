@@ -245,9 +245,9 @@ fn make_parent(w: &WorkDir, file: &std::path::Path) -> Result<(), EngineError> {
     if let Some(parent) = file.parent()
         && parent != w.path()
         && parent.starts_with(w.path())
-        && !parent.exists()
+        && !iolab_backend::vfs::exists(parent)
     {
-        std::fs::create_dir_all(parent)
+        iolab_backend::vfs::create_dir_all(parent)
             .map_err(|e| EngineError::workdir("cannot make", parent, e))?;
     }
     Ok(())

@@ -3,7 +3,6 @@
 //! guards block devices, and makes all ranks agree on the outcome ([`agree`]) so one
 //! rank's failure is every rank's error.
 
-use std::fs;
 use std::path::{Path, PathBuf};
 
 use iolab_backend::device::{DeviceCheck, inspect_device, mark_as_image};
@@ -208,7 +207,7 @@ fn device_of(spec: &TargetSpec, backend: BackendKind) -> Result<Option<PathBuf>,
 /// cannot create on every node beforehand: iolab creates its last level (as IO500 does
 /// its datadir, and as `iolab io500` does with any --dir); the parent must exist.
 fn create_last_level(base: &Path) -> Result<(), EngineError> {
-    match fs::create_dir(base) {
+    match iolab_backend::vfs::create_dir(base) {
         Ok(()) => Ok(()),
         Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => Ok(()),
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => Err(EngineError::TargetMissing {
@@ -216,6 +215,50 @@ fn create_last_level(base: &Path) -> Result<(), EngineError> {
         }),
         Err(e) => Err(EngineError::workdir("cannot create", base.to_path_buf(), e)),
     }
+}
+
+/// The directory to work in: --dir, or with --nfs-url the export (mounted here, on every
+/// rank) and --dir inside it. A backend that reaches NFS exports needs the URL, and the
+/// URL such a backend; a workload that writes needs a URL libnfs can write over.
+fn target_dir(
+    comm: &dyn Comm,
+    spec: &TargetSpec,
+    backend: BackendKind,
+    writes: bool,
+) -> Result<Option<PathBuf>, EngineError> {
+    let reaches_nfs = iolab_backend::capabilities_of(backend, 1).reaches_nfs;
+    let Some(url) = &spec.nfs_url else {
+        if reaches_nfs {
+            return Err(EngineError::Spec(iolab_core::SpecError::new(
+                "--nfs-url",
+                format!(
+                    "--backend {} works on an NFS export: give its nfs://HOST/EXPORT",
+                    backend.name()
+                ),
+            )));
+        }
+        return Ok(spec.dir.clone());
+    };
+    if !reaches_nfs {
+        return Err(EngineError::Spec(iolab_core::SpecError::new(
+            "--nfs-url",
+            format!(
+                "--backend {} cannot reach an NFS export; use --backend nfs",
+                backend.name()
+            ),
+        )));
+    }
+    if writes {
+        iolab_backend::nfs::check_writable(url)?;
+    }
+    let root = agree(
+        comm,
+        iolab_backend::nfs::mount(url).map_err(EngineError::from),
+    )?;
+    Ok(Some(match &spec.dir {
+        Some(d) => root.join(d.strip_prefix("/").unwrap_or(d)),
+        None => root,
+    }))
 }
 
 /// Prepares the target of a workload on every rank. `writes`: whether anything will be
@@ -256,7 +299,7 @@ pub fn prepare_target_named(
             });
         return agree(comm, checked);
     }
-    let Some(base) = spec.dir.clone() else {
+    let Some(base) = target_dir(comm, spec, backend, writes)? else {
         return Err(EngineError::Spec(iolab_core::SpecError::new(
             "--dir",
             "give a directory to work in (or --device for a block device)",

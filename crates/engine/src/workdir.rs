@@ -1,18 +1,19 @@
 //! [`WorkDir`]: the directory iolab writes in, `<--dir>/iolab-work`, marked as its own by
 //! a marker file and locked for a run's whole life: an exclusive `flock` on `.lock`
 //! (atomic; released by the kernel when the process ends; held across hosts on NFS,
-//! where Linux maps it to a byte-range lock). A run's ranks on other hosts that share
+//! where Linux maps it to a byte-range lock), or on an export reached through libnfs
+//! (no flock there) a `.lock` created exclusively and removed at the end. Its calls go
+//! through [`iolab_backend::vfs`], to the kernel or to libnfs. A run's ranks on other hosts that share
 //! the directory recognise the run's token in the lock and join it; any other run is
 //! refused. Cleanup removes only the files iolab lists, their sidecars, the marker and
 //! lock, and then the directory if it is empty: nothing else. A sidecar ([`FileInfo`]) records what a data file holds, so a
 //! later read can reuse kept files instead of laying them out again.
 
-use std::fs;
 use std::io;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use iolab_backend::process::UnsharedFile;
+use iolab_backend::vfs as fs;
 use iolab_core::spec::{DataPattern, DataSpec};
 use serde::{Deserialize, Serialize};
 
@@ -73,9 +74,8 @@ pub fn is_reserved_name(name: &str) -> bool {
 #[derive(Debug)]
 pub struct WorkDir {
     path: PathBuf,
-    /// The open, flock-ed lock file while this process holds the directory (unshared: a
-    /// worker's private descriptor table keeps no copy that would hold it past the run).
-    lock: Option<UnsharedFile>,
+    /// The lock while this process holds the directory.
+    lock: Option<lock::Held>,
     /// Files this process created here, so cleanup after a failure removes them too.
     created: std::sync::Mutex<Vec<PathBuf>>,
     /// Data files this run planned here (new or reused): never stale for this run.
@@ -113,9 +113,9 @@ impl WorkDir {
             check_not_a_link(&path)?;
             match fs::create_dir(&path) {
                 Ok(()) => {
-                    if let Err(e) = fs::write(path.join(MARKER), MARKER_TEXT) {
+                    if let Err(e) = fs::write(&path.join(MARKER), MARKER_TEXT.as_bytes()) {
                         // Leave nothing behind: the directory is ours and still empty.
-                        let _ = fs::remove_file(path.join(MARKER));
+                        let _ = fs::remove_file(&path.join(MARKER));
                         let _ = fs::remove_dir(&path);
                         return Err(EngineError::workdir("cannot write", path.join(MARKER), e));
                     }
@@ -222,22 +222,22 @@ impl WorkDir {
 
     /// What `file` (in this directory) is known to hold, if iolab recorded it.
     pub fn file_info(&self, file: &Path) -> Option<FileInfo> {
-        let text = fs::read_to_string(sidecar(file)).ok()?;
+        let text = fs::read_to_string(&sidecar(file)).ok()?;
         let info: FileInfo = serde_json::from_str(&text).ok()?;
-        let actual = fs::metadata(file).ok()?.len();
+        let actual = fs::metadata(file).ok()?.len;
         (actual >= info.size).then_some(info)
     }
 
     /// Records what `file` holds after it was written in full.
     pub fn set_file_info(&self, file: &Path, info: &FileInfo) -> Result<(), EngineError> {
         let text = serde_json::to_string(info).expect("FileInfo serializes");
-        fs::write(sidecar(file), text)
+        fs::write(&sidecar(file), text.as_bytes())
             .map_err(|e| EngineError::workdir("cannot write", sidecar(file), e))
     }
 
     /// Forgets what `file` holds (before it is overwritten).
     pub fn clear_file_info(&self, file: &Path) {
-        let _ = fs::remove_file(sidecar(file));
+        let _ = fs::remove_file(&sidecar(file));
     }
 
     /// Removes the given files (which must lie in this directory or a directory iolab made
@@ -290,13 +290,13 @@ impl WorkDir {
             return Vec::new();
         };
         let mut removed = Vec::new();
-        for e in entries.flatten() {
-            let name = e.file_name().to_string_lossy().into_owned();
+        for e in entries {
+            let name = e.name.clone();
             if !is_data_file_name(&name) || keep.contains(&name) {
                 continue;
             }
-            if e.file_type().is_ok_and(|t| t.is_file()) && fs::remove_file(e.path()).is_ok() {
-                let _ = fs::remove_file(sidecar(&e.path()));
+            if e.is_file && fs::remove_file(&e.path).is_ok() {
+                let _ = fs::remove_file(&sidecar(&e.path));
                 removed.push(name);
             }
         }
@@ -307,9 +307,9 @@ impl WorkDir {
     /// What iolab recorded `file` holds and the size it has now (None: it is gone), for
     /// a file iolab wrote before (with a sidecar).
     pub fn recorded(&self, file: &Path) -> Option<(FileInfo, Option<u64>)> {
-        let text = fs::read_to_string(sidecar(file)).ok()?;
+        let text = fs::read_to_string(&sidecar(file)).ok()?;
         let info: FileInfo = serde_json::from_str(&text).ok()?;
-        let actual = fs::symlink_metadata(file).ok().map(|m| m.len());
+        let actual = fs::symlink_metadata(file).ok().map(|m| m.len);
         Some((info, actual))
     }
 
@@ -339,11 +339,8 @@ impl WorkDir {
         };
         let others = fs::read_dir(&self.path)
             .map(|d| {
-                d.flatten()
-                    .filter(|e| {
-                        let n = e.file_name();
-                        n != MARKER && n != LOCK
-                    })
+                d.iter()
+                    .filter(|e| e.name != MARKER && e.name != LOCK)
                     .count()
             })
             .unwrap_or(1);
@@ -351,10 +348,10 @@ impl WorkDir {
             return false;
         }
         // The lock goes first, while still held: a run waiting on it finds it gone.
-        let _ = fs::remove_file(self.path.join(LOCK));
-        let _ = fs::remove_file(self.path.join(MARKER));
+        let _ = fs::remove_file(&self.path.join(LOCK));
+        let _ = fs::remove_file(&self.path.join(MARKER));
         let gone = fs::remove_dir(&self.path).is_ok();
-        drop(lock);
+        lock.gone();
         gone
     }
 }
@@ -389,7 +386,7 @@ fn checked_name(name: &str) -> Result<&str, EngineError> {
 /// A link where the work directory belongs is never followed (it could point anywhere).
 fn check_not_a_link(path: &Path) -> Result<(), EngineError> {
     match fs::symlink_metadata(path) {
-        Ok(m) if m.file_type().is_symlink() => Err(EngineError::WorkDirLink {
+        Ok(m) if m.is_symlink => Err(EngineError::WorkDirLink {
             path: path.to_path_buf(),
         }),
         _ => Ok(()),
@@ -398,7 +395,7 @@ fn check_not_a_link(path: &Path) -> Result<(), EngineError> {
 
 fn check_base(base: &Path) -> Result<(), EngineError> {
     match fs::metadata(base) {
-        Ok(m) if m.is_dir() => Ok(()),
+        Ok(m) if m.is_dir => Ok(()),
         Ok(_) => Err(EngineError::TargetNotDir {
             path: base.to_path_buf(),
         }),
@@ -414,10 +411,10 @@ fn check_base(base: &Path) -> Result<(), EngineError> {
 /// went away meanwhile (a run that ended removed it).
 fn wait_for_marker(path: &Path) -> Result<bool, EngineError> {
     for _ in 0..50 {
-        if path.join(MARKER).exists() {
+        if fs::exists(&path.join(MARKER)) {
             return Ok(true);
         }
-        if !path.exists() {
+        if !fs::exists(path) {
             return Ok(false);
         }
         std::thread::sleep(Duration::from_millis(100));

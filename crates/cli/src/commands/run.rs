@@ -131,6 +131,12 @@ pub fn describe(t: &iolab_core::spec::TargetSpec) -> String {
     if let Some(uri) = &t.nbd_uri {
         return format!("NBD export {uri}");
     }
+    if let Some(url) = &t.nfs_url {
+        return match &t.dir {
+            Some(d) => format!("{url} {}", d.display()),
+            None => url.clone(),
+        };
+    }
     match (&t.dir, &t.device) {
         (_, Some(d)) => format!("device {}", d.display()),
         (Some(d), None) => d.display().to_string(),

@@ -440,6 +440,12 @@ pub struct TargetSpec {
     #[arg(long, value_name = "URI", conflicts_with_all = ["dir", "device"])]
     #[serde(skip_serializing_if = "Option::is_none")]
     pub nbd_uri: Option<String>,
+    /// An NFS export to work on through libnfs, with --backend nfs:
+    /// nfs://HOST/EXPORT[?version=3|4&nfsport=N&mountport=N]; --dir is then a directory
+    /// inside the export (default: its top).
+    #[arg(long, value_name = "URL", conflicts_with_all = ["device", "nbd_uri"])]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub nfs_url: Option<String>,
 
     /// Allow writing to a device that holds a file system signature or is mounted.
     #[arg(long)]

@@ -122,6 +122,9 @@ pub enum BackendKind {
     /// An NBD export through libnbd (loaded at run time), --queue-depth commands in
     /// flight per thread; the export is given with --nbd-uri.
     Nbd,
+    /// NFS in user space through libnfs (loaded at run time), on the export of
+    /// --nfs-url: synchronous calls at queue depth 1, asynchronous ones deeper.
+    Nfs,
 }
 
 impl BackendKind {
@@ -132,6 +135,7 @@ impl BackendKind {
             BackendKind::Uring => "uring",
             BackendKind::Null => "null",
             BackendKind::Nbd => "nbd",
+            BackendKind::Nfs => "nfs",
         }
     }
 }

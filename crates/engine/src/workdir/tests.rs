@@ -1,4 +1,5 @@
 use super::*;
+use std::fs;
 
 fn owner(host: &str, run: &str) -> LockOwner {
     LockOwner {
