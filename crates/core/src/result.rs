@@ -13,9 +13,11 @@ use crate::telemetry::Telemetry;
 use crate::units::{ByteCount, BytesPerSec, Nanos, OpsPerSec, bandwidth, rate};
 
 mod ranks;
+mod silence;
 mod timeline;
 
 pub use ranks::{HostSummary, RankSummary, host_cpus, per_host};
+pub use silence::{KEPT_SILENCES, PAUSE_MIN, Pause, Silences};
 pub use timeline::{OpSeries, Timeline};
 
 /// The version of the JSON document `--json` writes and `results export` produces.

@@ -35,6 +35,7 @@ fn timelines_merge_by_interval_and_op() {
             bytes: vec![10, 20],
             latency_sum: vec![5, 5],
         }],
+        ..Default::default()
     };
     let b = Timeline {
         interval: Nanos::SECOND,
@@ -52,6 +53,7 @@ fn timelines_merge_by_interval_and_op() {
                 latency_sum: vec![0, 0, 9],
             },
         ],
+        ..Default::default()
     };
     a.merge(&b);
     assert_eq!(a.series(OpKind::Read).unwrap().ops, vec![2, 3, 1]);

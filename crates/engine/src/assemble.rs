@@ -19,48 +19,15 @@ const SATURATED: f64 = 0.90;
 /// A stretch this long without a completed operation is reported.
 const STALL: Nanos = Nanos(5 * Nanos::SECOND.0);
 
-/// The longest run of whole intervals in which no operation of any kind completed, as
-/// (first interval, intervals); the last interval, cut short by the phase's end, is left
-/// out.
-fn longest_stall(t: &Timeline) -> Option<(usize, usize)> {
-    let len = t.series.iter().map(|s| s.ops.len()).max()?;
-    let done = |i: usize| {
-        t.series
-            .iter()
-            .any(|s| s.ops.get(i).is_some_and(|&n| n > 0))
-    };
-    let mut best: Option<(usize, usize)> = None;
-    let mut start = None;
-    for i in 0..len.saturating_sub(1) {
-        match (done(i), start) {
-            (false, None) => start = Some(i),
-            (true, Some(from)) => {
-                if best.is_none_or(|(_, n)| i - from > n) {
-                    best = Some((from, i - from));
-                }
-                start = None;
-            }
-            _ => {}
-        }
-    }
-    if let Some(from) = start {
-        let n = len - 1 - from;
-        if best.is_none_or(|(_, b)| n > b) {
-            best = Some((from, n));
-        }
-    }
-    best
-}
-
-fn stall_warning(t: &Timeline) -> Option<String> {
-    let (from, n) = longest_stall(t)?;
-    let secs = |i: usize| t.interval.0.saturating_mul(i as u64) as f64 / 1e9;
-    (t.interval.0.saturating_mul(n as u64) >= STALL.0).then(|| {
+/// The phase's pause (docs/figures.md) as a warning, when it lasted [`STALL`] or more.
+fn stall_warning(t: &Timeline, elapsed: Nanos) -> Option<String> {
+    let p = t.pause(elapsed)?;
+    (p.length >= STALL).then(|| {
         format!(
-            "no operation completed for {:.0} s ({:.0}-{:.0} s into the phase): the storage stalled (a server restarting, failing over or overloaded) or one operation took that long",
-            secs(n),
-            secs(from),
-            secs(from + n)
+            "no operation completed for {:.1} s ({:.1}-{:.1} s into the phase): the storage stalled (a server restarting, failing over or overloaded) or one operation took that long",
+            p.length.as_secs_f64(),
+            p.start.as_secs_f64(),
+            (p.start + p.length).as_secs_f64()
         )
     })
 }
@@ -163,7 +130,7 @@ pub fn assemble(meta: PhaseMeta, run: &PhaseRun) -> PhaseResult {
             )
         })
         .collect();
-    warnings.extend(stall_warning(&total.timeline));
+    warnings.extend(stall_warning(&total.timeline, elapsed));
     let workers = run.outcomes.iter().map(|o| o.threads).sum();
     let mut extra = total
         .data
@@ -338,49 +305,42 @@ mod tests {
 #[cfg(test)]
 mod stall_tests {
     use super::*;
-    use iolab_core::result::{OpKind, OpSeries};
+    use iolab_core::result::Silences;
 
-    fn timeline(ops: &[&[u64]]) -> Timeline {
+    fn silent(span: (u64, u64), gaps: &[(u64, u64)]) -> Timeline {
+        let ms = Nanos::from_millis;
         Timeline {
             interval: Nanos::SECOND,
-            series: ops
-                .iter()
-                .zip([OpKind::Create, OpKind::Stat])
-                .map(|(o, op)| OpSeries {
-                    op,
-                    ops: o.to_vec(),
-                    ..OpSeries::default()
-                })
-                .collect(),
+            silences: Silences {
+                span: Some((ms(span.0), ms(span.1))),
+                gaps: gaps.iter().map(|g| (ms(g.0), ms(g.1))).collect(),
+            },
+            ..Default::default()
         }
     }
 
     #[test]
     fn a_stretch_without_completions_is_a_stall() {
-        // The MDS restart measured on CephFS: 13 empty seconds inside a create phase.
-        let mut ops = vec![1854, 1720, 1303];
-        ops.extend([0; 13]);
-        ops.extend([802, 967, 947, 407]);
-        let t = timeline(&[&ops]);
-        assert_eq!(longest_stall(&t), Some((3, 13)));
+        // The MDS restart measured on CephFS: 13 s without a completion in a create phase.
+        let t = silent((1, 19_900), &[(3_020, 16_240), (100, 130)]);
         assert_eq!(
-            stall_warning(&t).unwrap(),
-            "no operation completed for 13 s (3-16 s into the phase): the storage stalled (a server restarting, failing over or overloaded) or one operation took that long"
+            stall_warning(&t, Nanos::from_millis(19_950)).unwrap(),
+            "no operation completed for 13.2 s (3.0-16.2 s into the phase): the storage stalled (a server restarting, failing over or overloaded) or one operation took that long"
         );
     }
 
     #[test]
-    fn short_gaps_other_ops_and_the_cut_last_interval_are_not_stalls() {
-        assert_eq!(stall_warning(&timeline(&[&[5, 0, 0, 0, 0, 3]])), None);
-        // Another op completing fills the gap.
-        let t = timeline(&[&[5, 0, 0, 0, 0, 0, 0, 1], &[0, 1, 0, 0, 0, 0, 0, 0]]);
-        assert_eq!(longest_stall(&t), Some((2, 5)));
-        // The phase's last, partial interval does not count; a stall up to it does.
-        assert_eq!(longest_stall(&timeline(&[&[5, 1, 0]])), None);
+    fn short_pauses_are_not_stalls_and_one_to_the_end_is() {
+        let ms = Nanos::from_millis;
         assert_eq!(
-            longest_stall(&timeline(&[&[5, 0, 0, 0, 0, 0, 0]])),
-            Some((1, 5))
+            stall_warning(&silent((0, 6_000), &[(1_000, 5_900)]), ms(6_000)),
+            None
         );
-        assert_eq!(longest_stall(&Timeline::default()), None);
+        let w = stall_warning(&silent((0, 1_000), &[]), ms(7_000)).unwrap();
+        assert!(
+            w.starts_with("no operation completed for 6.0 s (1.0-7.0 s"),
+            "{w}"
+        );
+        assert_eq!(stall_warning(&Timeline::default(), ms(9_000)), None);
     }
 }

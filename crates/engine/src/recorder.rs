@@ -11,7 +11,7 @@ use iolab_core::latency_counts::LatencyCounts;
 use iolab_core::live_latency::BUCKETS;
 
 use crate::control::WorkerProgress;
-use iolab_core::result::{ErrorRecord, OpCount, OpKind, OpSeries, Timeline};
+use iolab_core::result::{ErrorRecord, OpCount, OpKind, OpSeries, Silences, Timeline};
 use iolab_core::units::Nanos;
 
 mod measure;
@@ -100,6 +100,11 @@ pub struct Recorder {
     first_done: Option<(BTreeMap<OpKind, OpCount>, Nanos)>,
     /// Completion time of the latest operation recorded.
     last_at: Nanos,
+    /// The longest stretches between two completions (the first completion's time is
+    /// its span's start), and the shortest of them once they are all kept: a longer
+    /// stretch goes in (one compare per completion).
+    silences: Silences,
+    quiet_floor: u64,
     errors: Vec<ErrorRecord>,
     error_count: u64,
     verify_failures: u64,
@@ -127,6 +132,8 @@ impl Recorder {
             ops: Default::default(),
             first_done: None,
             last_at: start,
+            silences: Silences::default(),
+            quiet_floor: 0,
             errors: Vec::new(),
             error_count: 0,
             verify_failures: 0,
@@ -195,6 +202,9 @@ impl Recorder {
         if at >= self.next_boundary {
             self.next_interval(at);
         }
+        if at.0.wrapping_sub(self.last_at.0) > self.quiet_floor {
+            self.quiet(at);
+        }
         self.last_at = at;
         self.recorded += 1;
         let r = self.rec(op);
@@ -208,6 +218,21 @@ impl Recorder {
         if self.hist.is_some() {
             self.record_hist(op, latency, bytes, at);
         }
+    }
+
+    /// The operation completed at `at` came longer after the previous one than the
+    /// stretches kept so far (or is the first): keep the stretch.
+    #[cold]
+    #[inline(never)]
+    fn quiet(&mut self, at: Nanos) {
+        let at = at.saturating_sub(self.start);
+        if self.recorded == 0 {
+            self.silences.span = Some((at, at));
+        } else {
+            self.silences
+                .gap(self.last_at.saturating_sub(self.start), at);
+        }
+        self.quiet_floor = self.silences.floor().0;
     }
 
     /// The operation completed at `at` belongs to a later interval than the current one:
@@ -342,6 +367,12 @@ impl Recorder {
             timeline: Timeline {
                 interval: self.interval,
                 series,
+                silences: if self.recorded == 0 {
+                    Silences::default()
+                } else {
+                    self.silences
+                        .ended_at(self.last_at.saturating_sub(self.start))
+                },
             },
             errors: self.errors,
             error_count: self.error_count,
@@ -359,6 +390,38 @@ impl Recorder {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_stretches_between_completions_are_kept_from_the_phase_start() {
+        let start = Nanos(5_000);
+        let mut r = Recorder::new(start, Nanos::SECOND);
+        // The first completion at the very start, then every 1 ms, but for 2.5 s once.
+        let mut at = start;
+        for i in 0..100u64 {
+            at = at
+                + if i == 40 {
+                    Nanos::from_millis(2_500)
+                } else {
+                    Nanos::from_millis(1)
+                };
+            r.record(
+                OpKind::Write,
+                Nanos(10),
+                4096,
+                if i == 0 { start } else { at },
+            );
+        }
+        let s = r.finish().timeline.silences;
+        assert_eq!(s.span, Some((Nanos::ZERO, at - start)));
+        assert_eq!(
+            s.longest(),
+            Some((Nanos::from_millis(40), Nanos::from_millis(2_540)))
+        );
+        assert_eq!(s.gaps.len(), iolab_core::result::KEPT_SILENCES);
+        // Nothing recorded: no silences to store.
+        let r = Recorder::new(start, Nanos::SECOND);
+        assert!(r.finish().timeline.silences.is_empty());
+    }
 
     #[test]
     fn timeline_buckets_by_interval() {

@@ -129,6 +129,7 @@ mod tests {
                 bytes: vec![10 << 20, 20 << 20, 5 << 20],
                 latency_sum: vec![10_000, 40_000, 0],
             }],
+            ..Default::default()
         };
         let t = phase_timeline(&p);
         let s = &t.series[0];
@@ -152,6 +153,7 @@ mod tests {
                 bytes: vec![8 << 17, 8 << 17, 1 << 17],
                 latency_sum: vec![800, 800, 100],
             }],
+            ..Default::default()
         };
         let s = &phase_timeline(&p).series[0];
         assert_eq!(s.times_s, [1.0, 2.0000387]);

@@ -321,6 +321,7 @@ mod tests {
                     latency_sum: vec![0, 500],
                 },
             ],
+            ..Default::default()
         }
     }
 

@@ -1,9 +1,11 @@
 //! A phase's [`Timeline`]: per operation type, what completed in each interval from the
-//! phase start ([`OpSeries`]), merged across workers and ranks interval by interval.
+//! phase start ([`OpSeries`]), merged across workers and ranks interval by interval, and
+//! the stretches in which nothing completed ([`Silences`]).
 
 use serde::{Deserialize, Serialize};
 
 use super::OpKind;
+use super::silence::Silences;
 use crate::units::Nanos;
 
 /// Per-second counts of one operation type, for charts and live progress.
@@ -24,6 +26,9 @@ pub struct OpSeries {
 pub struct Timeline {
     pub interval: Nanos,
     pub series: Vec<OpSeries>,
+    /// Where no operation completed on any worker (the phase's pause).
+    #[serde(default, skip_serializing_if = "Silences::is_empty")]
+    pub silences: Silences,
 }
 
 impl Timeline {
@@ -56,6 +61,7 @@ impl Timeline {
             add_into(&mut mine.bytes, &theirs.bytes);
             add_into(&mut mine.latency_sum, &theirs.latency_sum);
         }
+        self.silences.merge(&other.silences);
     }
 }
 

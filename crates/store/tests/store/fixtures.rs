@@ -251,6 +251,7 @@ pub fn data_phase(threads: u32, started_at_ms: i64) -> PhaseResult {
                     latency_sum: vec![195_000_000, 210_000_000, 0],
                 },
             ],
+            ..Default::default()
         },
         cpu: CpuUsage {
             user: Nanos(600_000_000),

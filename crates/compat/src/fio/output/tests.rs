@@ -55,6 +55,7 @@ fn phase() -> PhaseResult {
                     latency_sum: vec![0, 0],
                 },
             ],
+            ..Default::default()
         },
         cpu: CpuUsage {
             user: Nanos::from_millis(100),
@@ -351,6 +352,7 @@ fn clone_timeline(reads: &[u64]) -> Timeline {
             bytes: reads.iter().map(|r| r * 4096).collect(),
             latency_sum: vec![0; reads.len()],
         }],
+        ..Default::default()
     }
 }
 
