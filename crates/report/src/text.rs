@@ -6,7 +6,7 @@ use crate::table::escape_control;
 use std::fmt::Write as _;
 
 use iolab_core::histogram::LatencySummary;
-use iolab_core::result::{CpuUsage, OpResult, PhaseKind, PhaseResult, RunRecord};
+use iolab_core::result::{CpuUsage, OpResult, Pause, PhaseKind, PhaseResult, RunRecord};
 use iolab_core::units::{ByteCount, BytesPerSec, Nanos, OpsPerSec};
 
 use crate::measure::Units;
@@ -232,6 +232,9 @@ pub fn render_phase(p: &PhaseResult) -> String {
             );
         }
     }
+    if let Some(pause) = p.timeline.pause(p.elapsed) {
+        out.push_str(&pause_line(&pause));
+    }
     // Imported results (an IO500 directory) carry no CPU figures: no line rather than 0%.
     if cpu_measured(&p.cpu) {
         let _ = write!(
@@ -292,6 +295,20 @@ pub fn render_phase(p: &PhaseResult) -> String {
         let _ = writeln!(out, "  warning: {w}");
     }
     out
+}
+
+/// The phase's pause (docs/figures.md, "Pause"): how long nothing completed, from when,
+/// and the rates around it.
+fn pause_line(p: &Pause) -> String {
+    let rate =
+        |r: Option<f64>| r.map_or("-".to_string(), |v| format!("{}/s", OpsPerSec(v).human()));
+    format!(
+        "  pause: no operation completed for {:.2} s from {:.2} s into the phase; {} before, {} after\n",
+        p.length.as_secs_f64(),
+        p.start.as_secs_f64(),
+        rate(p.ops_per_sec_before),
+        rate(p.ops_per_sec_after)
+    )
 }
 
 fn render_op(p: &PhaseResult, o: &OpResult) -> String {

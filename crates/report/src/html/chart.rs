@@ -82,6 +82,16 @@ pub struct Chart {
     pub x: XAxis,
     pub y: YAxis,
     pub series: Vec<Series>,
+    /// Stretches of the x axis shaded behind the series (a timeline's pause).
+    pub spans: Vec<Span>,
+}
+
+/// A shaded stretch of the x axis, from `from` to `to`, named by `label`.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Span {
+    pub from: f64,
+    pub to: f64,
+    pub label: String,
 }
 
 /// Where the plot area lies and how values map onto it.
@@ -213,6 +223,7 @@ impl Chart {
         out.push_str("</text>\n");
         out.push_str(&self.y_axis(&f));
         out.push_str(&self.x_axis(&f));
+        out.push_str(&spans_svg(&self.spans, &f));
         let mut labels = Vec::new();
         for (i, s) in self.series.iter().enumerate() {
             if bars {
@@ -317,4 +328,25 @@ impl Chart {
         out.push_str("</g>\n");
         out
     }
+}
+
+/// Shaded stretches behind the series, each with its label at the top and as a tooltip.
+fn spans_svg(spans: &[Span], f: &Frame) -> String {
+    let mut out = String::new();
+    for s in spans {
+        let (x0, x1) = (f.px(s.from), f.px(s.to));
+        let _ = writeln!(
+            out,
+            "<g class=\"span\"><title>{label}</title><rect x=\"{x0:.1}\" y=\"{:.1}\" \
+             width=\"{:.1}\" height=\"{:.1}\"/><text x=\"{:.1}\" y=\"{:.1}\" \
+             text-anchor=\"middle\">{label}</text></g>",
+            f.top,
+            (x1 - x0).max(1.0),
+            f.height,
+            (x0 + x1) / 2.0,
+            f.top + 14.0,
+            label = escape(&s.label)
+        );
+    }
+    out
 }

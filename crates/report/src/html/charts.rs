@@ -171,6 +171,7 @@ pub fn sweep_charts(model: &ReportModel, units: Units) -> Vec<Chart> {
                 },
                 y: y_axis(measure, false, units),
                 series,
+                spans: Vec::new(),
             });
         }
     }
@@ -229,6 +230,7 @@ pub fn metadata_charts(agg: &Aggregate, units: Units) -> Vec<Chart> {
                 },
                 y: y_axis(Measure::OpsRate, false, units),
                 series,
+                spans: Vec::new(),
             });
         }
     }
@@ -295,6 +297,7 @@ pub fn percentile_charts(agg: &Aggregate) -> Vec<Chart> {
                 log: true,
             },
             series,
+            spans: Vec::new(),
         });
     }
     charts
@@ -397,6 +400,7 @@ pub fn latency_iops_charts(agg: &Aggregate, wanted: &dyn Fn(usize) -> bool) -> V
                 log: true,
             },
             series,
+            spans: Vec::new(),
         });
     }
     charts

@@ -97,6 +97,7 @@ fn charts_of(model: &ReportModel, which: &[usize], units: Units) -> Vec<Chart> {
             },
             y: y_axis(measure, false, units),
             series,
+            spans: Vec::new(),
         });
     }
     charts

@@ -106,6 +106,7 @@ fn convergence_chart(p: &PtsPage) -> Chart {
             .enumerate()
             .map(|(i, (name, s))| line(name, s, i, false))
             .collect(),
+        spans: Vec::new(),
     }
 }
 
@@ -139,6 +140,7 @@ fn window_chart(w: &WindowPlot, unit: &str) -> Chart {
             line("+20 %", &flat(1.2), 4, true),
             line("-20 %", &flat(0.8), 4, true),
         ],
+        spans: Vec::new(),
     }
 }
 

@@ -7,7 +7,7 @@ use iolab_core::result::{PhaseResult, RunRecord};
 use iolab_core::telemetry::{DeviceSeries, Telemetry};
 
 use super::axis::Unit;
-use super::chart::{Chart, Marks, Pt, Series, XAxis, YAxis};
+use super::chart::{Chart, Marks, Pt, Series, Span, XAxis, YAxis};
 use super::charts::{chosen_value, color_for, noun, y_axis};
 use crate::aggregate::{Aggregate, Group};
 use crate::measure::Units;
@@ -96,6 +96,17 @@ fn timeline_chart(
         .and_then(|p| g.at(p))
         .map(|a| format!(" at {a}"))
         .unwrap_or_default();
+    // The first side's pause, shaded where it lay.
+    let spans = phases
+        .first()
+        .and_then(|(_, p)| p.timeline.pause(p.elapsed))
+        .map(|p| Span {
+            from: p.start.as_secs_f64(),
+            to: (p.start + p.length).as_secs_f64(),
+            label: format!("no completion for {:.1} s", p.length.as_secs_f64()),
+        })
+        .into_iter()
+        .collect();
     Some(Chart {
         kind: "timeline",
         marks: Marks::Lines,
@@ -103,6 +114,7 @@ fn timeline_chart(
         x: time_axis(),
         y: y_axis(measure, false, units),
         series,
+        spans,
     })
 }
 
@@ -250,6 +262,7 @@ fn telemetry_charts(g: &Group, phase: &PhaseResult, t: &Telemetry, units: Units)
             x: time_axis(),
             y,
             series: series_of(&times, unit, scale, lines),
+            spans: Vec::new(),
         })
         .filter(|c| !c.series.is_empty())
         .collect()

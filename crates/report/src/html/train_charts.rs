@@ -107,6 +107,7 @@ pub fn search_chart(run: &RunRecord, name: &str) -> Option<Chart> {
         },
         y: au_axis(),
         series,
+        spans: Vec::new(),
     })
 }
 
@@ -152,6 +153,7 @@ pub fn epochs_chart(run: &RunRecord, name: &str) -> Option<Chart> {
         },
         y: au_axis(),
         series,
+        spans: Vec::new(),
     })
 }
 

@@ -158,6 +158,23 @@ fn a_stall_shows_in_the_maximum_latency_and_the_watchdog_names_it() {
     let max = lat.split("max ").nth(1).unwrap();
     let secs: f64 = max.trim_end_matches(" s").parse().unwrap_or(0.0);
     assert!(max.ends_with(" s") && (3.0..4.0).contains(&secs), "{lat}");
+    // The pause: from the completion before the stalled write to the one after it, with
+    // the rate after it (the stall came after 4 writes: no whole second before it).
+    let pause = r
+        .stdout
+        .lines()
+        .find_map(|l| {
+            l.trim_start()
+                .strip_prefix("pause: no operation completed for ")
+        })
+        .unwrap_or_else(|| panic!("no pause line in\n{}", r.stdout));
+    let (length, rest) = pause.split_once(" s from ").unwrap();
+    let length: f64 = length.parse().unwrap();
+    assert!((3.0..3.6).contains(&length), "{pause}");
+    assert!(
+        rest.contains(" s into the phase; ") && rest.ends_with("/s after"),
+        "{pause}"
+    );
     let json = iolab_on(&db.path, &["results", "export", "r1", "--format", "json"]).expect(0);
     let run: serde_json::Value = serde_json::from_str(&json.stdout).unwrap();
     let ops = &run["phases"][0]["timeline"]["series"][0]["ops"];
@@ -171,6 +188,10 @@ fn a_stall_shows_in_the_maximum_latency_and_the_watchdog_names_it() {
         ops[0] > 0 && ops[1] == 0 && ops[2] == 0 && ops[3..].iter().any(|&n| n > 0),
         "ops per second: {ops:?}"
     );
+    // The stored silences say the same, in ns: the longest gap is the pause.
+    let gap = &run["phases"][0]["timeline"]["silences"]["gaps"][0];
+    let gap_s = (gap[1].as_u64().unwrap() - gap[0].as_u64().unwrap()) as f64 / 1e9;
+    assert!((length - gap_s).abs() < 0.01, "{gap} against {length} s");
 
     // With --stall-timeout shorter than the stall, the job ends naming the worker.
     let args = [&["run", "--stall-timeout", "1s"], WRITE_1MIB].concat();
