@@ -208,30 +208,7 @@ pub fn render_phase(p: &PhaseResult) -> String {
     if p.ops.is_empty() && p.extra.is_empty() {
         let _ = writeln!(out, "  no operations completed");
     }
-    // Only worth a line when the first worker finished noticeably before the last.
-    if p.workers > 1 && p.first_done.0 > 0 && (p.first_done.0 as f64) < p.elapsed.0 as f64 * 0.99 {
-        let figures: Vec<String> = p
-            .ops
-            .iter()
-            .filter(|o| o.first_done_ops > 0)
-            .map(|o| {
-                if o.op.moves_data() && p.kind != PhaseKind::Meta {
-                    format!("{} {}", o.op.name(), o.first_done_bandwidth.human())
-                } else {
-                    format!("{} {}/s", o.op.name(), o.first_done_iops.human())
-                }
-            })
-            .collect();
-        // A worker that failed at its first request is done with nothing to show.
-        if !figures.is_empty() {
-            let _ = writeln!(
-                out,
-                "  first done at {}: {}",
-                p.first_done.human(),
-                figures.join(", ")
-            );
-        }
-    }
+    out.push_str(&first_done_line(p));
     if let Some(pause) = p.timeline.pause(p.elapsed) {
         out.push_str(&pause_line(&pause));
     }
@@ -295,6 +272,36 @@ pub fn render_phase(p: &PhaseResult) -> String {
         let _ = writeln!(out, "  warning: {w}");
     }
     out
+}
+
+/// The first-done figures, when the first worker finished noticeably before the last
+/// (else nothing).
+fn first_done_line(p: &PhaseResult) -> String {
+    if !(p.workers > 1 && p.first_done.0 > 0 && (p.first_done.0 as f64) < p.elapsed.0 as f64 * 0.99)
+    {
+        return String::new();
+    }
+    let figures: Vec<String> = p
+        .ops
+        .iter()
+        .filter(|o| o.first_done_ops > 0)
+        .map(|o| {
+            if o.op.moves_data() && p.kind != PhaseKind::Meta {
+                format!("{} {}", o.op.name(), o.first_done_bandwidth.human())
+            } else {
+                format!("{} {}/s", o.op.name(), o.first_done_iops.human())
+            }
+        })
+        .collect();
+    // A worker that failed at its first request is done with nothing to show.
+    if figures.is_empty() {
+        return String::new();
+    }
+    format!(
+        "  first done at {}: {}\n",
+        p.first_done.human(),
+        figures.join(", ")
+    )
 }
 
 /// The phase's pause (docs/figures.md, "Pause"): how long nothing completed, from when,

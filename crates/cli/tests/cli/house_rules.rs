@@ -718,12 +718,6 @@ const LONG_FUNCTIONS: &[(&str, &str, usize, &str)] = &[
         102,
         "one check per mix option",
     ),
-    (
-        "report/src/text.rs",
-        "render_phase",
-        101,
-        "a phase's text, line by line",
-    ),
 ];
 
 #[test]
