@@ -38,6 +38,12 @@ command -v ceph-mds >/dev/null 2>&1 || missing+=(ceph-mds)
 command -v ceph-fuse >/dev/null 2>&1 || missing+=(ceph-fuse)
 command -v radosgw >/dev/null 2>&1 || missing+=(radosgw)
 command -v ss >/dev/null 2>&1 || missing+=(iproute2)
+# NFS in user space (scripts/nfs.sh, tests/cli/real/nfs.rs): NFS-Ganesha with its VFS
+# FSAL, rpcbind for NFSv3, and libnfs, the client --backend nfs loads at run time.
+command -v ganesha.nfsd >/dev/null 2>&1 || missing+=(nfs-ganesha)
+[ -e /usr/lib/x86_64-linux-gnu/ganesha/libfsalvfs.so ] || compgen -G "/usr/lib/*/ganesha/libfsalvfs.so" >/dev/null || missing+=(nfs-ganesha-vfs)
+command -v rpcbind >/dev/null 2>&1 || missing+=(rpcbind)
+compgen -G "/usr/lib/*/libnfs.so.13*" >/dev/null || missing+=(libnfs13)
 # The network block device of tests/cli/real/nbd.rs: nbdkit serves it (scripts/nbd.sh), and
 # libnbd is the client iolab loads at run time for --backend nbd (as fio's nbd ioengine).
 command -v nbdkit >/dev/null 2>&1 || missing+=(nbdkit)

@@ -23,6 +23,9 @@ const CEPH_OSD_SIZE: &str = "2G";
 
 /// One Ceph at a time (see the module's head).
 static CEPH: Mutex<()> = Mutex::new(());
+/// One NFS-Ganesha at a time: one NFSv3 server per rpcbind, so per machine
+/// (scripts/nfs.sh refuses a second).
+static NFS: Mutex<()> = Mutex::new(());
 /// One zfs-fuse at a time: one per machine (scripts/zfs.sh refuses a second, and waits
 /// for the first with --wait when another process's test holds it).
 static ZFS: Mutex<()> = Mutex::new(());
@@ -122,12 +125,16 @@ pub fn script_path(system: &str) -> PathBuf {
         .join(format!("{system}.sh"))
 }
 
-/// `KEY=value` lines (values optionally in double quotes), comments skipped.
+/// `KEY=value` lines (values optionally in double or single quotes), comments skipped.
 fn parse_env(text: &str) -> BTreeMap<String, String> {
     text.lines()
         .filter(|l| !l.starts_with('#'))
         .filter_map(|l| l.split_once('='))
-        .map(|(k, v)| (k.to_string(), v.trim_matches('"').to_string()))
+        .map(|(k, v)| {
+            let quoted = v.strip_prefix('\'').and_then(|q| q.strip_suffix('\''));
+            let v = quoted.unwrap_or_else(|| v.trim_matches('"'));
+            (k.to_string(), v.to_string())
+        })
         .collect()
 }
 
@@ -164,6 +171,7 @@ impl Cluster {
         let lock = match system {
             "ceph" => Some(&CEPH),
             "zfs" => Some(&ZFS),
+            "nfs" => Some(&NFS),
             _ => None,
         };
         let guard = lock.map(|l| l.lock().unwrap_or_else(|e| e.into_inner()));
@@ -376,11 +384,12 @@ impl Drop for Cluster {
 
 #[test]
 fn env_lines_parse_with_and_without_quotes() {
-    let e = parse_env("# c\nA=1\nB=\"2 3\"\nC=\n");
+    let e = parse_env("# c\nA=1\nB=\"2 3\"\nC=\nD='a?b&c'\n");
     assert_eq!(e["A"], "1");
     assert_eq!(e["B"], "2 3");
     assert_eq!(e["C"], "");
-    assert_eq!(e.len(), 3);
+    assert_eq!(e["D"], "a?b&c");
+    assert_eq!(e.len(), 4);
 }
 
 /// A daemon started with `cmd &` is, for a moment, a copy of the script that has not exec'd

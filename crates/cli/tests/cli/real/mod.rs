@@ -1,7 +1,7 @@
 //! iolab on real storage: a single-node SeaweedFS and Ceph, a ZFS pool (zfs-fuse) and a
 //! compressing btrfs, brought up by the project's own scripts (scripts/seaweedfs.sh,
 //! ceph.sh, zfs.sh, btrfs.sh) for each test and taken down after it, with a check that
-//! nothing is left behind. `Cluster` is the handle; an nbdkit export (scripts/nbd.sh) has
+//! nothing is left behind (and NFS-Ganesha, scripts/nfs.sh, reached through libnfs). `Cluster` is the handle; an nbdkit export (scripts/nbd.sh) has
 //! its own in `nbd.rs`.
 
 mod btrfs;
@@ -9,6 +9,7 @@ mod ceph;
 mod cluster;
 mod compressing;
 mod nbd;
+mod nfs;
 mod s3;
 mod s3_endpoints;
 mod s3_rgw;
