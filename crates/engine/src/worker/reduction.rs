@@ -345,4 +345,26 @@ mod tests {
         let stored = lz4_flex::block::compress(&data).len();
         assert!(stored >= data.len(), "{stored}");
     }
+
+    #[test]
+    fn under_a_working_set_the_other_writes_are_new() {
+        let s = spec(None, Some(2.0), 4);
+        let mut red = Reduction::new(&s, 1, 7).with_working_set(WorkingSet::new(8, false, 0, 1, 3));
+        let mut data = vec![0u8; 2 << 20];
+        let mut pages = 0;
+        for w in data.chunks_mut(4096) {
+            match red.page_of_next_write() {
+                Some(key) => {
+                    red.fill_page(w, key);
+                    pages += 1;
+                }
+                None => red.fill_write(w),
+            }
+        }
+        // About half the writes copy one of the set's 8 pages; the rest are all new.
+        let got = over_distinct(&data, 4096, 0);
+        let want = 512.0 / (512 - pages + 8) as f64;
+        assert!((got - want).abs() < 0.02, "{got} {want} ({pages} pages)");
+        assert!((200..320).contains(&pages), "{pages}");
+    }
 }
