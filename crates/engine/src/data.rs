@@ -303,7 +303,12 @@ impl<'a> ReadyJob<'a> {
             };
             if let Some(w) = client.and_then(|c| client_cache_warning(&c, spec.direct)) {
                 warnings.push(w);
-            } else if !spec.direct && !cold_once && !opts.own_cache_policy {
+            } else if !spec.direct
+                && !cold_once
+                && !opts.own_cache_policy
+                // An export is read from its server: no page cache here to serve it.
+                && !iolab_backend::capabilities_of(spec.backend, 1).reaches_export
+            {
                 cache_warning(&plan, &mut warnings);
             }
         }
