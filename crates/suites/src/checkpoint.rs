@@ -18,8 +18,9 @@ use iolab_comm::{Comm, CommExt};
 use iolab_core::checkpoint::LlmShape;
 use iolab_core::result::{CpuUsage, OpCount, OpKind, PhaseResult};
 use iolab_core::spec::CheckpointSpec;
-use iolab_core::units::Nanos;
+use iolab_core::units::{ByteCount, Nanos};
 use iolab_core::{LatencyHistogram, SpecError};
+use iolab_engine::memory::{Available, ranks_on_this_host};
 
 use crate::train::{TrainError, whole_phase};
 
@@ -55,6 +56,57 @@ pub fn my_ranks(shape: &LlmShape, comm: &dyn Comm) -> std::ops::Range<u64> {
     let p = u64::from(comm.size());
     let r = u64::from(comm.rank());
     (shape.ranks * r / p)..(shape.ranks * (r + 1) / p)
+}
+
+/// What `iolab checkpoint` checks on every rank before anything is written, in this
+/// order: the model's shape, --reads against --writes (only the checkpoints this run
+/// wrote are read back, as DLIO), --dir, --transfer-size, the free space of --dir (on
+/// rank 0) and the transfer buffers of this host's simulated ranks against the memory
+/// available (DLIO holds a rank's whole tensors). Returns the job's shape.
+pub fn check_checkpoint(
+    comm: &dyn Comm,
+    spec: &CheckpointSpec,
+    dir: Option<&Path>,
+) -> Result<LlmShape, SpecError> {
+    let shape = LlmShape::of(spec)?;
+    if spec.reads > spec.writes {
+        return Err(SpecError::new(
+            "--reads",
+            format!(
+                "{} checkpoints cannot be read back when --writes writes {}",
+                spec.reads, spec.writes
+            ),
+        ));
+    }
+    let dir = dir
+        .ok_or_else(|| SpecError::new("--dir", "is required: where the checkpoints are written"))?;
+    if spec.transfer_size.get() == 0 || spec.transfer_size.get() > iolab_core::spec::MAX_IO_SIZE {
+        return Err(SpecError::new(
+            "--transfer-size",
+            "must be between 1 byte and 2GiB - 4KiB",
+        ));
+    }
+    // The free space first: a checkpoint that cannot fit is the first thing to say.
+    if comm.rank() == 0 {
+        check_space(&shape, spec, dir)?;
+    }
+    let mine = my_ranks(&shape, comm);
+    let need =
+        (mine.end - mine.start) * spec.transfer_size.get() * u64::from(ranks_on_this_host(comm));
+    if let Some(have) = Available::read(Path::new("/")).bytes()
+        && need as f64 > 0.8 * have as f64
+    {
+        return Err(SpecError::new(
+            "--transfer-size",
+            format!(
+                "{} ranks' buffers need {}, more than 80% of the {} available",
+                mine.end - mine.start,
+                ByteCount(need).human(),
+                ByteCount(have).human()
+            ),
+        ));
+    }
+    Ok(shape)
 }
 
 /// Refuses a run whose checkpoints do not fit in the free space of `dir`, before

@@ -9,9 +9,8 @@ use clap::Args;
 use iolab_core::checkpoint::LlmShape;
 use iolab_core::spec::{BackendKind, CheckpointSpec, TargetSpec};
 use iolab_core::units::ByteCount;
-use iolab_engine::memory::{Available, ranks_on_this_host};
 use iolab_engine::prepare_target;
-use iolab_suites::checkpoint::{CheckpointOutcome, Round, check_space, my_ranks, run_checkpoints};
+use iolab_suites::checkpoint::{CheckpointOutcome, Round, check_checkpoint, run_checkpoints};
 use iolab_suites::train::TrainError;
 
 use crate::args::OutputArgs;
@@ -88,54 +87,7 @@ fn render_plan(shape: &LlmShape) -> String {
 
 fn checkpoint_in(rt: &Runtime, args: CheckpointArgs) -> Result<u8> {
     let step = (|| -> Result<_> {
-        let shape = LlmShape::of(&args.spec)?;
-        if args.spec.reads > args.spec.writes {
-            // DLIO refuses it too: only the checkpoints this run wrote are read back.
-            return Err(iolab_core::SpecError::new(
-                "--reads",
-                format!(
-                    "{} checkpoints cannot be read back when --writes writes {}",
-                    args.spec.reads, args.spec.writes
-                ),
-            )
-            .into());
-        }
-        let dir = args.target.dir.clone().ok_or_else(|| {
-            iolab_core::SpecError::new("--dir", "is required: where the checkpoints are written")
-        })?;
-        if args.spec.transfer_size.get() == 0
-            || args.spec.transfer_size.get() > iolab_core::spec::MAX_IO_SIZE
-        {
-            return Err(iolab_core::SpecError::new(
-                "--transfer-size",
-                "must be between 1 byte and 2GiB - 4KiB",
-            )
-            .into());
-        }
-        // The free space first: a checkpoint that cannot fit is the first thing to say.
-        if rt.is_root() {
-            check_space(&shape, &args.spec, &dir)?;
-        }
-        // Memory: a transfer buffer per simulated rank of this process (DLIO holds the
-        // whole rank's tensors in memory).
-        let mine = my_ranks(&shape, rt.comm.as_ref());
-        let need = (mine.end - mine.start)
-            * args.spec.transfer_size.get()
-            * u64::from(ranks_on_this_host(rt.comm.as_ref()));
-        if let Some(have) = Available::read(std::path::Path::new("/")).bytes()
-            && need as f64 > 0.8 * have as f64
-        {
-            return Err(iolab_core::SpecError::new(
-                "--transfer-size",
-                format!(
-                    "{} ranks' buffers need {}, more than 80% of the {} available",
-                    mine.end - mine.start,
-                    ByteCount(need).human(),
-                    ByteCount(have).human()
-                ),
-            )
-            .into());
-        }
+        let shape = check_checkpoint(rt.comm.as_ref(), &args.spec, args.target.dir.as_deref())?;
         args.output.prepare(rt)?;
         Ok(shape)
     })();

@@ -575,12 +575,6 @@ const LONG_FUNCTIONS: &[(&str, &str, usize, &str)] = &[
         "one check per rate option",
     ),
     (
-        "cli/src/commands/checkpoint.rs",
-        "checkpoint_in",
-        134,
-        "#51: the procedure moves to suites",
-    ),
-    (
         "compat/src/fio/plan_options_tests.rs",
         "file_options_are_taken_said_or_refused_in_one_line",
         131,
