@@ -92,7 +92,7 @@ pub fn units_of(len: usize) -> u64 {
 /// Bytes a compressor spends on each 512-byte boundary inside the zeros: the kept 8-byte
 /// word (a literal) and the match that ends one run of zeros and starts the next
 /// (measured with lz4, zstd, gzip and xz; docs/flash.md).
-const STAMP_COST: f64 = 8.0 + 5.0;
+const STAMP_COST: f64 = 8.0 + 7.5;
 /// Bytes a compressor spends on a chunk's first run of zeros.
 const RUN_COST: f64 = 6.0;
 /// A unit keeps its random fill when at least this much of its start is random; else its

@@ -101,7 +101,7 @@ pub struct DataOptions {
     pub flow: Option<crate::worker::flow::Flow>,
     /// Duplicate writes copy one of a working set of the workers' first unique writes
     /// (fio's dedupe_mode=working_set, dedupe_working_set_percentage, dedupe_global)
-    /// instead of one shared block.
+    /// instead of any earlier unit of the worker (--dedupe-ratio's own copies).
     pub dedupe_working_set: Option<crate::worker::reduction::DedupeWorkingSet>,
     /// Each worker searches the deepest queue whose latencies meet a target (fio's
     /// latency_target, latency_window, latency_percentile, latency_run).

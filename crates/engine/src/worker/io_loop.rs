@@ -102,7 +102,7 @@ pub(super) struct Loop<'s, 'b, C: Clock, B: IoBackend + ?Sized> {
     dir_bytes: [u64; 3],
     dir_ops: [u64; 3],
     pub(super) failed: bool,
-    /// What writes carry (zeros, copies of the shared block).
+    /// What writes carry (iolab's unique data, laid out and copied as asked, or zeros).
     reduction: Reduction,
     /// Measures the written data when a ratio was asked.
     pub(super) sampler: Option<DataSampler>,
