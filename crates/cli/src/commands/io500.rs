@@ -19,7 +19,7 @@ use iolab_core::units::ByteCount;
 use iolab_engine::phase::now_ms;
 use iolab_engine::target::agree;
 use iolab_engine::{EngineError, MonotonicClock, prepare_target};
-use iolab_suites::io500::{Io500Config, Io500Spec, ResultDir, run_io500};
+use iolab_suites::io500::{Io500Config, Io500Outcome, Io500Spec, ResultDir, run_io500};
 
 use crate::args::OutputArgs;
 use crate::commands::finish::{abandon, cleanup, conclude};
@@ -278,15 +278,10 @@ fn run_in(rt: &Runtime, dir: &Path, args: Io500RunArgs) -> Result<u8> {
         rt.comm.size(),
         &iolab_suites::io500::Assumptions::default(),
     );
-    // (IO500's timestamp step is no phase of its own.)
     crate::live::plan(
-        est.phases
-            .iter()
-            .filter(|p| {
-                iolab_compat::io500::phases::phase(&p.name)
-                    .is_some_and(|d| d.workload != iolab_compat::io500::phases::Workload::Timestamp)
-            })
-            .map(|p| (p.name.clone(), Some(p.time.as_secs_f64()))),
+        est.timed_phases()
+            .into_iter()
+            .map(|(name, secs)| (name, Some(secs))),
     );
     let watch = Watch::new(&args.output, &sink, None);
     let progress = &watch.progress;
@@ -321,39 +316,15 @@ fn run_in(rt: &Runtime, dir: &Path, args: Io500RunArgs) -> Result<u8> {
     cleaned?;
     // A result that cannot be written fails the command, but only once the run is
     // concluded in the store: the suite ran, and its phases are kept.
-    let mut unwritten = None;
-    if let Some(score) = &outcome.score {
-        if root {
-            println!("{}", iolab_suites::io500::score_line(score));
-            for reason in &score.reasons {
-                println!("invalid for submission: {reason}");
-            }
-            if let Some(note) = &outcome.cache_note {
-                println!("note: IOR read phases: {note}");
-            }
-        }
-        if let Some(result_dir) = &result_dir {
-            unwritten = write_result(result_dir, &config, &outcome.figures, root).err();
-            if root && !sink.record.id.is_empty() {
-                println!("stored as {}", sink.record.id);
-            }
-        }
-        for reason in &score.reasons {
-            sink.record
-                .warnings
-                .push(format!("invalid for submission: {reason}"));
-        }
-        sink.annotate("score", iolab_suites::io500::score_json(score));
-    }
+    let unwritten = say_score(&mut sink, &outcome, result_dir.as_ref(), &config, root);
     // A short stonewall makes a test run, not a failed one; a phase of 0, I/O errors or
     // a find that matched nothing fail it.
     // Rank 0 judges from every rank's figures; the others hold only their own (a pfind
     // rank that stole no work matched nothing), so they take rank 0's word for it.
-    let failed = outcome
-        .score
-        .as_ref()
-        .is_some_and(|s| s.reasons.iter().any(|r| r.is_failure()));
-    let failed = rt.comm.broadcast(0, &failed).unwrap_or(failed);
+    let failed = rt
+        .comm
+        .broadcast(0, &outcome.failed())
+        .unwrap_or(outcome.failed());
     let quiet = OutputArgs {
         quiet: true,
         ..args.output.clone()
@@ -367,6 +338,38 @@ fn run_in(rt: &Runtime, dir: &Path, args: Io500RunArgs) -> Result<u8> {
     } else {
         code
     })
+}
+
+/// The score, why it is not valid, where the result files are: printed (by rank 0,
+/// `say`), and kept with the run. A result directory that cannot be written is returned,
+/// to fail the command once the run is concluded in the store.
+fn say_score(
+    sink: &mut RunSink,
+    outcome: &Io500Outcome,
+    result_dir: Option<&ResultDir>,
+    config: &Io500Config,
+    say: bool,
+) -> Option<anyhow::Error> {
+    let score = outcome.score.as_ref()?;
+    if say {
+        for line in outcome.score_lines() {
+            println!("{line}");
+        }
+    }
+    let mut unwritten = None;
+    if let Some(result_dir) = result_dir {
+        unwritten = write_result(result_dir, config, &outcome.figures, say).err();
+        if say && !sink.record.id.is_empty() {
+            println!("stored as {}", sink.record.id);
+        }
+    }
+    for reason in &score.reasons {
+        sink.record
+            .warnings
+            .push(format!("invalid for submission: {reason}"));
+    }
+    sink.annotate("score", iolab_suites::io500::score_json(score));
+    unwritten
 }
 
 /// Writes the result files and, when `say`, where they are.

@@ -606,12 +606,6 @@ const LONG_FUNCTIONS: &[(&str, &str, usize, &str)] = &[
         "#51: the PTS procedure moves to suites",
     ),
     (
-        "cli/src/commands/io500.rs",
-        "run_in",
-        123,
-        "#51: io500's run moves to suites",
-    ),
-    (
         "suites/src/train/phase.rs",
         "epoch_phase",
         121,

@@ -59,6 +59,21 @@ pub struct Io500Estimate {
     pub time: Nanos,
 }
 
+impl Io500Estimate {
+    /// The phases a run times, with their estimated seconds: what the live page plans
+    /// (IO500's timestamp step is no phase of its own).
+    pub fn timed_phases(&self) -> Vec<(String, f64)> {
+        self.phases
+            .iter()
+            .filter(|p| {
+                iolab_compat::io500::phases::phase(&p.name)
+                    .is_some_and(|d| d.workload != iolab_compat::io500::phases::Workload::Timestamp)
+            })
+            .map(|p| (p.name.clone(), p.time.as_secs_f64()))
+            .collect()
+    }
+}
+
 /// How much a write phase writes and for how long, given its limit and rate.
 fn bounded(rate: f64, stonewall: f64, limit: u64) -> (u64, f64, bool) {
     let rate = rate.max(1e-9);

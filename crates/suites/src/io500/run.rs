@@ -43,6 +43,35 @@ pub struct Io500Outcome {
     pub cache_note: Option<String>,
 }
 
+impl Io500Outcome {
+    /// What follows the phases' `[RESULT]` lines: the `[SCORE ]` line, why the run is
+    /// not valid for submission (one line each), and the note on cached reads.
+    pub fn score_lines(&self) -> Vec<String> {
+        let Some(score) = &self.score else {
+            return Vec::new();
+        };
+        let mut lines = vec![iolab_compat::io500::output::score_line(score)];
+        lines.extend(
+            score
+                .reasons
+                .iter()
+                .map(|r| format!("invalid for submission: {r}")),
+        );
+        if let Some(note) = &self.cache_note {
+            lines.push(format!("note: IOR read phases: {note}"));
+        }
+        lines
+    }
+
+    /// Whether the run failed (a phase of 0, I/O errors, a find that matched nothing), not
+    /// only fell short of a valid submission (a short stonewall makes a test run).
+    pub fn failed(&self) -> bool {
+        self.score
+            .as_ref()
+            .is_some_and(|s| s.reasons.iter().any(|r| r.is_failure()))
+    }
+}
+
 /// IO500's step before every phase: with `--drop-caches`, every node empties its whole
 /// page cache (one rank per node does it), then all ranks meet, as IO500 runs its
 /// `drop-caches-cmd` and an MPI_Barrier. Sets `note` when reads will probably be served
