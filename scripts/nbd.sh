@@ -152,7 +152,8 @@ if [ -n "$delay_read$delay_write" ]; then
 fi
 # nbdkit makes itself a daemon once its socket is bound and writes its own PID to the PID
 # file then (its foreground mode, -f, ends with the shell that started it). Its parent
-# returns at once; what it says before and after goes to DIR/nbdkit.log.
+# returns then; what it says until then (a bad option, a socket it cannot bind) goes to
+# DIR/nbdkit.log (the daemon itself writes nothing there).
 nbdkit -U "$sock" -P "$pidf" --log=stderr "${filters[@]}" memory "size=$bytes" "${params[@]}" \
     </dev/null >>"$state/nbdkit.log" 2>&1 \
     || { failed_up; die "nbdkit failed to start (log: $state/nbdkit.log)"; }
