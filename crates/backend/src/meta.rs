@@ -46,7 +46,7 @@ pub struct MetaDir {
 static NEXT_DIR_ID: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(1);
 
 impl MetaDir {
-    fn new(fd: Option<OwnedFd>, path: PathBuf) -> MetaDir {
+    pub(crate) fn new(fd: Option<OwnedFd>, path: PathBuf) -> MetaDir {
         let mut slash = path.as_os_str().as_bytes().to_vec();
         if slash.last() != Some(&b'/') {
             slash.push(b'/');
@@ -221,6 +221,7 @@ pub fn meta_backend(kind: MetaBackendKind, paths: MetaPaths) -> Box<dyn MetaBack
         (MetaBackendKind::Posix, MetaPaths::Whole) => Box::new(PosixPaths),
         (MetaBackendKind::Posix, MetaPaths::Relative) => Box::new(PosixMeta),
         (MetaBackendKind::Null, _) => Box::new(NullMeta),
+        (MetaBackendKind::Nfs, _) => Box::new(crate::nfs::NfsMeta),
     }
 }
 

@@ -12,9 +12,11 @@ use std::sync::{Arc, RwLock};
 mod backend;
 mod conn;
 pub mod ffi;
+mod meta;
 
 pub use backend::NfsBackend;
 pub use conn::{Conn, Fh};
+pub use meta::NfsMeta;
 
 use crate::error::BackendError;
 

@@ -353,7 +353,7 @@ fn estimate_meta(
     };
     let stored = match spec.backend {
         MetaBackendKind::Null => 0,
-        MetaBackendKind::Posix => files.saturating_mul(spec.file_size.get()),
+        MetaBackendKind::Posix | MetaBackendKind::Nfs => files.saturating_mul(spec.file_size.get()),
     };
     Ok(PhaseEstimate {
         data_bytes: stored,

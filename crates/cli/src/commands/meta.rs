@@ -44,6 +44,7 @@ fn meta_in(rt: &Runtime, args: MetaArgs) -> Result<u8> {
     let kind = match spec.backend {
         MetaBackendKind::Null => BackendKind::Null,
         MetaBackendKind::Posix => BackendKind::Psync,
+        MetaBackendKind::Nfs => BackendKind::Nfs,
     };
     let comm = rt.comm.as_ref();
     let target = prepare_target(comm, &args.target, kind, true)?;

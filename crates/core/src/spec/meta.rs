@@ -81,6 +81,9 @@ pub enum MetaBackendKind {
     Posix,
     /// Completes every operation at once without touching storage (measures iolab itself).
     Null,
+    /// NFS calls through libnfs (loaded at run time) on the export of --nfs-url: create,
+    /// stat, read, remove, mkdir, rmdir, each a call to the server.
+    Nfs,
 }
 
 impl MetaBackendKind {
@@ -88,6 +91,7 @@ impl MetaBackendKind {
         match self {
             MetaBackendKind::Posix => "posix",
             MetaBackendKind::Null => "null",
+            MetaBackendKind::Nfs => "nfs",
         }
     }
 }

@@ -205,7 +205,7 @@ pub(super) fn check_visible(
     }
     let threads = plan.spec.threads.max(1) as u64;
     for f in &plan.files {
-        if plan.owned_files.contains(f) || f.path.exists() {
+        if plan.owned_files.contains(f) || iolab_backend::vfs::exists(&f.path) {
             continue;
         }
         let shared = plan.spec.layout == Layout::Shared;

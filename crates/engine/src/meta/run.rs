@@ -96,7 +96,9 @@ pub fn plan_meta(
             } else {
                 workdir.join(tree)
             },
-            spec.backend == MetaBackendKind::Posix,
+            meta_backend(spec.backend, spec.paths)
+                .capabilities()
+                .touches_storage,
         ),
         PreparedTarget::Device { .. } => return Err(MetaError::NeedsDir.into()),
         PreparedTarget::Null => (

@@ -118,7 +118,7 @@ pub fn tree_state(plan: &MetaPlan) -> Result<TreeState, EngineError> {
     let occupied = if plan.trees_in_root {
         holds_more_than_its_marks(&root)
     } else {
-        root.exists()
+        iolab_backend::vfs::exists(&root)
     };
     if !occupied {
         return if makes {
@@ -151,16 +151,14 @@ pub fn tree_state(plan: &MetaPlan) -> Result<TreeState, EngineError> {
 
 /// Whether the work directory `dir` holds anything but its marker and lock.
 fn holds_more_than_its_marks(dir: &Path) -> bool {
-    std::fs::read_dir(dir).is_ok_and(|d| {
-        d.flatten().any(|e| {
-            let n = e.file_name();
-            n != crate::workdir::MARKER && n != crate::workdir::LOCK
-        })
+    iolab_backend::vfs::read_dir(dir).is_ok_and(|d| {
+        d.iter()
+            .any(|e| e.name != crate::workdir::MARKER && e.name != crate::workdir::LOCK)
     })
 }
 
 fn read_record(root: &Path) -> Option<KeptTree> {
-    let text = std::fs::read_to_string(root.join(RECORD)).ok()?;
+    let text = iolab_backend::vfs::read_to_string(&root.join(RECORD)).ok()?;
     serde_json::from_str(&text).ok()
 }
 
@@ -173,10 +171,12 @@ pub fn keep_tree(comm: &dyn Comm, plan: &MetaPlan, created: &[u64]) -> Result<()
         };
         let text = serde_json::to_string_pretty(&record).expect("KeptTree serializes");
         let path = plan.root.join(RECORD);
-        std::fs::write(&path, text + "\n").map_err(|e| EngineError::WorkDirIo {
-            op: "cannot write",
-            path,
-            source: e,
+        iolab_backend::vfs::write(&path, (text + "\n").as_bytes()).map_err(|e| {
+            EngineError::WorkDirIo {
+                op: "cannot write",
+                path,
+                source: e,
+            }
         })
     } else {
         Ok(())
@@ -382,7 +382,7 @@ fn remove_root(plan: &MetaPlan, backend: &dyn MetaBackend) -> Result<Vec<String>
         left.extend(remove_groups(backend, &[plan.base_group()])?);
     }
     let record = plan.root.join(RECORD);
-    match std::fs::remove_file(&record) {
+    match iolab_backend::vfs::remove_file(&record) {
         Err(e) if e.kind() != io::ErrorKind::NotFound => {
             return Err(iolab_backend::meta::meta_error("remove", record, e));
         }

@@ -1,7 +1,8 @@
 //! NFS in user space: NFS-Ganesha from scripts/nfs.sh (VFS FSAL, NFSv3 and v4 on
 //! 127.0.0.1), reached through libnfs with `--backend nfs --nfs-url`. Data written and
 //! verified over NFSv3 at QD 1 and 16, read over NFSv4, the bytes checked in the exported
-//! directory; the work directory made and removed over NFS; bad input (no libnfs, no
+//! directory; `iolab meta`'s files created, read and removed over NFSv3; the work
+//! directory made and removed over NFS; bad input (no libnfs, no
 //! server, no such export, a read-only export, a write over v4) one line, exit 2, nothing
 //! written; `failover` restarts the server after the gap it was given; `down` leaves no
 //! process or file.
@@ -265,6 +266,72 @@ fn failover_restarts_the_server_after_the_gap() {
         "1MiB",
     ])
     .expect(0);
+    let p = ports(&c);
+    c.down_and_check(&p);
+}
+
+/// Files of 4 KiB written with iolab meta over NFSv3 by 2 threads are on the export
+/// (kept: 100 per thread, each 4,096 bytes); a second run stats, reads and checks, and
+/// removes them, then the tree and the work directory go: the export is empty again.
+#[test]
+fn metadata_over_nfs_creates_reads_and_removes_on_the_export() {
+    if !tools() {
+        return;
+    }
+    let c = Cluster::up("nfs", &[]);
+    let v3 = c.var("NFS_URL").to_string();
+    let export = Path::new(c.var("NFS_EXPORT")).to_path_buf();
+    let meta = |ops: &str, keep: bool| {
+        let mut a = vec![
+            "meta",
+            "--backend",
+            "nfs",
+            "--nfs-url",
+            &v3,
+            "-n",
+            "100",
+            "-t",
+            "2",
+            "--file-size",
+            "4KiB",
+            "--ops",
+            ops,
+        ];
+        if keep {
+            a.push("--keep");
+        }
+        nfs(&a).expect(0)
+    };
+    let m = meta("create", true);
+    assert!(m.stdout.contains("200 ops, 800 KiB"), "{}", m.stdout);
+    let mut files = Vec::new();
+    let mut dirs = vec![export.clone()];
+    while let Some(d) = dirs.pop() {
+        for e in std::fs::read_dir(&d).unwrap().flatten() {
+            let name = e.file_name().into_string().unwrap();
+            if e.file_type().unwrap().is_dir() {
+                dirs.push(e.path());
+            } else if name.starts_with("file.mdtest.") {
+                files.push(e.metadata().unwrap().len());
+            }
+        }
+    }
+    assert_eq!(files.len(), 200);
+    assert!(files.iter().all(|&l| l == 4096), "sizes {files:?}");
+    let m = meta("stat,read,remove", false);
+    for want in ["stat", "read", "remove"] {
+        let line = m
+            .stdout
+            .lines()
+            .find(|l| l.trim_start().starts_with(want) && l.contains(" ops"))
+            .unwrap_or_else(|| panic!("no {want} line: {}", m.stdout));
+        assert!(line.contains("200 ops"), "{want}: {}", m.stdout);
+    }
+    assert!(
+        names(&export).is_empty(),
+        "left in the export: {:?}",
+        names(&export)
+    );
     let p = ports(&c);
     c.down_and_check(&p);
 }
