@@ -171,19 +171,7 @@ fn ladder_in(rt: &Runtime, args: LadderArgs, slo: Slo) -> Result<u8> {
     let result = climb_axis(&args.spec, args.axis.into(), args.max, &slo, &mut step);
     progress.finish();
     let cleaned = cleanup(rt.comm.as_ref(), target, &[], args.target.keep);
-    // A rate ladder's first phase is the unthrottled probe, not a step.
-    let first_step = usize::from(args.axis == Axis::Rate);
-    let latencies: Vec<Vec<(OpKind, Nanos)>> = phases
-        .iter()
-        .skip(first_step)
-        .map(|p| op_latencies(p, &slo))
-        .collect();
-    for (i, mut p) in phases.into_iter().enumerate() {
-        if let (Ok(l), Some(step)) = (&result, i.checked_sub(first_step)) {
-            mark(&mut p, l, step);
-        }
-        sink.keep(p);
-    }
+    let latencies = keep_steps(&mut sink, phases, &result, args.axis, &slo);
     let ladder = match result {
         Ok(l) => l,
         Err(EngineError::Interrupted) => return conclude(rt, sink, &args.output),
@@ -192,20 +180,43 @@ fn ladder_in(rt: &Runtime, args: LadderArgs, slo: Slo) -> Result<u8> {
     cleaned?;
     if rt.is_root() && !args.output.quiet {
         print!("{}", render(&ladder, &slo, args.axis, &latencies));
-        // What the steps warned of (page cache, saturated CPU), once each.
-        let mut warned: Vec<&String> = sink
-            .record
-            .phases
-            .iter()
-            .flat_map(|p| p.warnings.iter())
-            .collect();
-        warned.sort();
-        warned.dedup();
-        for w in warned {
+        for w in warned_once(&sink.record.phases) {
             println!("warning: {w}");
         }
     }
     conclude_after_report(rt, sink, &args.output)
+}
+
+/// Keeps the phases with the ladder's verdicts and returns each step's latencies by
+/// operation. A rate ladder's first phase is the unthrottled probe, not a step.
+fn keep_steps(
+    sink: &mut RunSink,
+    phases: Vec<PhaseResult>,
+    result: &Result<Ladder, EngineError>,
+    axis: Axis,
+    slo: &Slo,
+) -> Vec<Vec<(OpKind, Nanos)>> {
+    let first_step = usize::from(axis == Axis::Rate);
+    let latencies = phases
+        .iter()
+        .skip(first_step)
+        .map(|p| op_latencies(p, slo))
+        .collect();
+    for (i, mut p) in phases.into_iter().enumerate() {
+        if let (Ok(l), Some(step)) = (result, i.checked_sub(first_step)) {
+            mark(&mut p, l, step);
+        }
+        sink.keep(p);
+    }
+    latencies
+}
+
+/// What the steps warned of (page cache, saturated CPU), once each, sorted.
+fn warned_once(phases: &[PhaseResult]) -> Vec<&String> {
+    let mut warned: Vec<&String> = phases.iter().flat_map(|p| p.warnings.iter()).collect();
+    warned.sort();
+    warned.dedup();
+    warned
 }
 
 /// The suites' axis of the one `--axis` names.

@@ -654,12 +654,6 @@ const LONG_FUNCTIONS: &[(&str, &str, usize, &str)] = &[
         "a test table of tuning cases",
     ),
     (
-        "cli/src/commands/ladder.rs",
-        "ladder_in",
-        112,
-        "#51: the ladder moves to suites",
-    ),
-    (
         "cli/src/commands/mdtest.rs",
         "run_mdtest",
         110,
