@@ -91,27 +91,7 @@ fn run_mdtest(rt: &Runtime, args: &MdtestArgs, plan: &MdtestPlan, made_dir: bool
     // A collective: every rank, before only rank 0 prints.
     let nodes = rt.comm.topology().hosts().len();
     if root {
-        let quoted: Vec<String> = args.args.iter().map(|a| format!("'{a}'")).collect();
-        println!("-- started at {} --\n", stamp());
-        println!(
-            "mdtest-iolab-{} was launched with {tasks} total task(s) on {} node(s)",
-            env!("CARGO_PKG_VERSION"),
-            nodes
-        );
-        println!("Command line used: mdtest {}", quoted.join(" "));
-        println!("{:<20}: {}", "Path", o.test_dir);
-        let what = match (
-            plan.tests.iter().any(|t| t.items == MetaItems::Dirs),
-            plan.tests.iter().any(|t| t.items == MetaItems::Files),
-        ) {
-            (true, true) => "files/directories",
-            (true, false) => "directories",
-            _ => "files",
-        };
-        println!(
-            "{tasks} tasks, {} {what}",
-            plan.items_per_task * u64::from(tasks)
-        );
+        print_header(args, plan, tasks, nodes);
     }
     let output = args.common.output();
     let mut iterations = Vec::new();
@@ -173,6 +153,32 @@ fn run_mdtest(rt: &Runtime, args: &MdtestArgs, plan: &MdtestPlan, made_dir: bool
         }
     }
     Ok(code)
+}
+
+/// mdtest's lines before its tables: when it started, the tasks and nodes, the command
+/// line, the path, and the items in all.
+fn print_header(args: &MdtestArgs, plan: &MdtestPlan, tasks: u32, nodes: usize) {
+    let quoted: Vec<String> = args.args.iter().map(|a| format!("'{a}'")).collect();
+    println!("-- started at {} --\n", stamp());
+    println!(
+        "mdtest-iolab-{} was launched with {tasks} total task(s) on {} node(s)",
+        env!("CARGO_PKG_VERSION"),
+        nodes
+    );
+    println!("Command line used: mdtest {}", quoted.join(" "));
+    println!("{:<20}: {}", "Path", plan.options.test_dir);
+    let what = match (
+        plan.tests.iter().any(|t| t.items == MetaItems::Dirs),
+        plan.tests.iter().any(|t| t.items == MetaItems::Files),
+    ) {
+        (true, true) => "files/directories",
+        (true, false) => "directories",
+        _ => "files",
+    };
+    println!(
+        "{tasks} tasks, {} {what}",
+        plan.items_per_task * u64::from(tasks)
+    );
 }
 
 /// Why a test of an iteration stopped: the engine's error (the run is abandoned with

@@ -654,12 +654,6 @@ const LONG_FUNCTIONS: &[(&str, &str, usize, &str)] = &[
         "a test table of tuning cases",
     ),
     (
-        "cli/src/commands/mdtest.rs",
-        "run_mdtest",
-        110,
-        "#51: mdtest's run moves to suites",
-    ),
-    (
         "engine/src/assemble.rs",
         "assemble",
         109,
