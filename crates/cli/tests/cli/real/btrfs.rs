@@ -61,18 +61,20 @@ fn data_file(dir: &Path) -> PathBuf {
     big.pop().unwrap()
 }
 
-/// The ratio btrfs can store data of ratio `r` at: each 128 KiB extent compressed to
-/// 128 KiB / r (and a few bytes of frame) takes whole 4 KiB sectors, and an extent that
-/// would not shrink is stored as it is. 1.88 for r = 2, 3.56 for r = 4, 1 for r = 1.
+/// The ratio btrfs stores data of ratio `r` at when an extent compresses to a little more
+/// than 128 KiB / r (fio's does, by zstd's frame): the extent takes whole 4 KiB sectors,
+/// one more than 128 KiB / r, and an extent that would not shrink is stored as it is.
+/// 1.88 for r = 2, 3.56 for r = 4, 1 for r = 1.
 fn stored_ratio(r: f64) -> f64 {
     let compressed = 128.0 / r + 0.01;
     128.0 / ((compressed / 4.0).ceil() * 4.0).min(128.0)
 }
 
 /// fio's and iolab's data of ratios 2 and 4 and iolab's default data, 32 MiB each, are
-/// stored at the ratio asked within 10 % after btrfs's rounding of each extent to 4 KiB
-/// sectors (compsize: bytes written over bytes on disk). `down` leaves no mount, loop
-/// device or file behind.
+/// stored at the ratio asked within 10 % (compsize: bytes written over bytes on disk), or
+/// at what btrfs's rounding up to whole 4 KiB sectors makes of it (fio's ratio 4: 3.56;
+/// iolab's data compresses to 128 KiB / r at most and is stored at 2.00 and 4.00).
+/// `down` leaves no mount, loop device or file behind.
 #[test]
 fn a_zstd_btrfs_stores_fio_and_iolab_data_at_the_ratio_asked() {
     if !tools() {
@@ -114,10 +116,12 @@ fn a_zstd_btrfs_stores_fio_and_iolab_data_at_the_ratio_asked() {
         seen.push((data.name(), written as f64 / disk as f64));
     }
     for (name, ratio) in &seen {
-        let want = stored_ratio(asked(name));
+        let want = asked(name);
+        let rounded = stored_ratio(want);
         assert!(
-            (ratio / want - 1.0).abs() <= 0.10,
-            "{name}: btrfs stored it at {ratio:.2}, {want:.2} expected: every figure {seen:?}"
+            (ratio / want - 1.0).abs() <= 0.10 || (ratio / rounded - 1.0).abs() <= 0.01,
+            "{name}: btrfs stored it at {ratio:.2}, {want} asked ({rounded:.2} after rounding \
+             to sectors): every figure {seen:?}"
         );
     }
     c.down_and_check_all(&[]);
