@@ -213,7 +213,7 @@ fn io500_and_meta_on_cephfs_are_sane_and_down_leaves_nothing() {
 }
 
 /// Waits for `child` at most `secs`; kills it and panics when it takes longer.
-fn wait_for(mut child: std::process::Child, secs: u64, what: &str) -> Ran {
+pub(super) fn wait_for(mut child: std::process::Child, secs: u64, what: &str) -> Ran {
     let deadline = std::time::Instant::now() + std::time::Duration::from_secs(secs);
     while child.try_wait().unwrap().is_none() {
         if std::time::Instant::now() > deadline {
@@ -226,7 +226,7 @@ fn wait_for(mut child: std::process::Child, secs: u64, what: &str) -> Ran {
 }
 
 /// Files under `dir` (recursively; entries that vanish meanwhile are skipped).
-fn files_under(dir: &std::path::Path) -> u64 {
+pub(super) fn files_under(dir: &std::path::Path) -> u64 {
     let Ok(entries) = std::fs::read_dir(dir) else {
         return 0;
     };

@@ -13,7 +13,7 @@ use super::Cluster;
 use crate::common::{Ran, iolab, peer_on_path};
 
 /// ganesha.nfsd and rpcinfo; fails under IOLAB_TEST_SUITE=1 when missing, as every peer.
-fn tools() -> bool {
+pub(super) fn tools() -> bool {
     peer_on_path("ganesha.nfsd", "-v") && peer_on_path("rpcinfo", "-p")
 }
 
@@ -32,7 +32,7 @@ fn names(dir: &Path) -> Vec<String> {
     n
 }
 
-fn ports(c: &Cluster) -> Vec<u16> {
+pub(super) fn ports(c: &Cluster) -> Vec<u16> {
     ["NFS_PORT", "NFS_MOUNT_PORT"]
         .iter()
         .map(|k| c.var(k).parse().unwrap())
