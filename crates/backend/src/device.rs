@@ -13,6 +13,8 @@ use iolab_core::units::ByteCount;
 use crate::error::BackendError;
 use crate::files::{DataFile, OpenSpec};
 
+mod on_nbd;
+
 /// What iolab found on a device it was asked to use.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct DeviceCheck {
@@ -90,10 +92,10 @@ const IMAGE_XATTR: &std::ffi::CStr = c"user.iolab.image";
 /// Looks at `path` (a block device, or an image file standing in for one): its size,
 /// whether it is busy, every signature libblkid finds on it and, for a regular file,
 /// whether it holds any data iolab did not write.
-/// An NBD URI is looked at through the export ([`crate::nbd::probe::inspect_export`]).
+/// An NBD URI is looked at through the export ([`on_nbd::inspect_export`]).
 pub fn inspect_device(path: &Path) -> Result<DeviceCheck, BackendError> {
-    if crate::nbd::is_uri(path) {
-        return crate::nbd::probe::inspect_export(&path.to_string_lossy());
+    if crate::libnbd::is_uri(path) {
+        return on_nbd::inspect_export(&path.to_string_lossy());
     }
     let meta = fs::metadata(path).map_err(|source| BackendError::Open {
         path: path.to_path_buf(),

@@ -1,6 +1,6 @@
 //! Files as storage sees them: [`DataFile`] opens with the flags a workload needs
 //! (O_DIRECT, O_SYNC), preallocates, syncs, trims and drops its cached pages; opened on
-//! an NBD URI, it is a connection to that export ([`crate::nbd::Export`]) and its untimed
+//! an NBD URI, it is a connection to that export ([`crate::libnbd::Export`]) and its untimed
 //! reads, writes, flushes and trims go there. Free functions empty the page cache. What a path's file system tells (direct-I/O
 //! alignment, type, client cache, free space) is in `fsinfo.rs`.
 
@@ -36,7 +36,7 @@ pub struct OpenSpec {
 enum Storage {
     Local(File),
     /// An NBD export (a block device reached through libnbd).
-    Nbd(crate::nbd::Export),
+    Nbd(crate::libnbd::Export),
     /// A file on an NFS export, reached through libnfs (see `files/on_nfs.rs`).
     Nfs(crate::nfs::NfsFile),
 }
@@ -54,13 +54,13 @@ impl DataFile {
     /// Opens `path`, never through a symbolic link as its last component (O_NOFOLLOW):
     /// a link planted in a work directory must not send writes elsewhere. Device paths
     /// are resolved beforehand ([`crate::device::inspect_device`]). An NBD URI
-    /// ([`crate::nbd::is_uri`]) connects to the export instead.
+    /// ([`crate::libnbd::is_uri`]) connects to the export instead.
     pub fn open(path: &Path, spec: OpenSpec) -> Result<Self, BackendError> {
         if crate::nfs::is_nfs_path(path) {
             return Self::open_nfs(path, spec);
         }
-        if crate::nbd::is_uri(path) {
-            let export = crate::nbd::Export::connect(&path.to_string_lossy())?;
+        if crate::libnbd::is_uri(path) {
+            let export = crate::libnbd::Export::connect(&path.to_string_lossy())?;
             return Ok(DataFile {
                 storage: Storage::Nbd(export),
                 path: path.to_path_buf(),
@@ -119,7 +119,7 @@ impl DataFile {
     }
 
     /// The NBD export this is open on, if it is one.
-    pub fn export(&self) -> Option<&crate::nbd::Export> {
+    pub fn export(&self) -> Option<&crate::libnbd::Export> {
         match &self.storage {
             Storage::Nbd(e) => Some(e),
             _ => None,

@@ -9,6 +9,7 @@ pub mod buffer;
 pub mod device;
 pub mod error;
 pub mod files;
+mod libnbd;
 pub mod meta;
 pub mod nbd;
 pub mod nfs;

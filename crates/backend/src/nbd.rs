@@ -2,7 +2,8 @@
 //! commands in flight on the worker's connection ([`Export`], opened as its data file).
 //! Each command carries a completion callback that appends the slot's [`Completion`]; a
 //! submit that must wait polls the connections' sockets. Trims are synchronous. libnbd
-//! is loaded at run time ([`sys`]); [`probe`] reads an export's ends for the device guard.
+//! is loaded at run time and the connection is its own module's (`libnbd.rs`); the device
+//! guard reads an export's ends in `device/on_nbd.rs`.
 
 use std::ffi::{c_int, c_void};
 use std::mem::ManuallyDrop;
@@ -16,12 +17,8 @@ use crate::error::BackendError;
 use crate::files::DataFile;
 use crate::{BackendOptions, Capabilities, Completion, IoBackend, IoDir, IoRequest};
 
-mod export;
-pub mod probe;
-pub mod sys;
-
-pub use export::{Export, is_uri};
-use sys::CompletionCallback;
+use crate::libnbd::{self as sys, CompletionCallback};
+pub use crate::libnbd::{Export, SONAME, SONAME_VAR, is_uri};
 
 /// How long dropping a backend waits for commands still in flight before it gives up on
 /// them (and leaks their buffers rather than free memory libnbd may still write).

@@ -15,7 +15,7 @@ use rustix::fs::StatxFlags;
 /// nothing is left in the directory): 512 on an ext4 over a disk of 512-byte sectors,
 /// where fio's 512-byte direct I/O runs.
 pub fn direct_io_alignment(path: &Path) -> u64 {
-    if crate::nbd::is_uri(path) {
+    if crate::libnbd::is_uri(path) {
         return NBD_ALIGNMENT;
     }
     reported_direct_io_alignment(path).unwrap_or(DIRECT_IO_FALLBACK)
@@ -41,7 +41,7 @@ const DIRECT_IO_TRIES: [u64; 4] = [512, 1024, 2048, 4096];
 /// once; an existing file with a direct read of its first bytes (nothing is written). A
 /// file system that takes none of them, or refuses direct I/O, gets 4096.
 pub fn tried_direct_io_alignment(path: &Path) -> u64 {
-    if crate::nbd::is_uri(path) {
+    if crate::libnbd::is_uri(path) {
         return NBD_ALIGNMENT;
     }
     reported_direct_io_alignment(path)

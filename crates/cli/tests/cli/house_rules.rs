@@ -319,9 +319,9 @@ const KNOWN_CIRCLES: &[(&str, &[&str], &str)] = &[
     ),
     (
         "backend",
-        &["device", "files", "meta", "nbd", "nfs"],
-        "#51: the nbd and nfs backends (landed the same day) are reached from device, files and \
-         meta and use them; their owners break it (e.g. a URI resolved by a module below them all)",
+        &["device", "files", "meta", "nfs"],
+        "#51: the nfs backend is reached from device, files and meta and uses them; its owner \
+         breaks it (as the nbd backend's was: libnbd.rs, the connection, below them all)",
     ),
 ];
 

@@ -2,6 +2,12 @@
 //! the few functions iolab calls ([`Lib`]), declared here by hand from libnbd.h (1.14's
 //! stable ABI). iolab builds with Rust and a C compiler only and runs where libnbd is
 //! missing; only `--backend nbd` needs it, and says so in one line when it is not there.
+//! [`Export`] is a connection (`export.rs`). Below `files`, `device` and `nbd`, which all
+//! use it, and using none of them.
+
+mod export;
+
+pub use export::{Export, is_uri};
 
 use std::ffi::{CStr, c_char, c_int, c_uint, c_void};
 use std::sync::OnceLock;

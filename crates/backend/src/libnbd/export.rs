@@ -8,7 +8,7 @@ use std::io;
 use std::path::Path;
 use std::ptr::NonNull;
 
-use super::sys::{Handle, Lib, libnbd, soname};
+use super::{Handle, Lib, libnbd, soname};
 use crate::error::BackendError;
 
 /// The URI schemes libnbd connects to (nbd_connect_uri): TCP, TLS, Unix socket, vsock.

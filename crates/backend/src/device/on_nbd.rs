@@ -8,9 +8,9 @@
 use std::os::unix::fs::FileExt;
 use std::path::PathBuf;
 
-use super::Export;
-use crate::device::{DeviceCheck, probe_signatures};
+use super::{DeviceCheck, Signature, probe_signatures};
 use crate::error::BackendError;
+use crate::libnbd::Export;
 
 /// Bytes read at each end of the export.
 pub const PROBED: u64 = 1 << 20;
@@ -59,7 +59,7 @@ fn probe_ends(
     head: &[u8],
     tail: &[u8],
     tail_at: u64,
-) -> Result<Vec<crate::device::Signature>, BackendError> {
+) -> Result<Vec<Signature>, BackendError> {
     let failed = |e: std::io::Error| BackendError::Probe {
         path: PathBuf::from(uri),
         why: format!("cannot make a sparse copy of its ends to probe: {e}"),
