@@ -3,7 +3,7 @@
 # backend: Debian's NFS-Ganesha with its VFS FSAL exporting a directory over NFSv3 (with
 # rpcbind) and NFSv4, in user space (this machine has no kernel NFS client or server).
 #
-#   scripts/nfs.sh up       [--state DIR] [--ports auto|BASE] [--env FILE]
+#   scripts/nfs.sh up       [--state DIR] [--ports auto|BASE] [--wait SECS] [--env FILE]
 #   scripts/nfs.sh down     [--state DIR]
 #   scripts/nfs.sh status|env [--state DIR]
 #   scripts/nfs.sh failover --gap SECONDS [--state DIR]
@@ -25,7 +25,8 @@
 # Learned here (BENCH-NOTES.md): NFSv3 clients find MOUNT through rpcbind unless given
 # `mountport=`, and ganesha registers NFS and MOUNT with rpcbind: one NFSv3 server per
 # rpcbind, so servers start one at a time (the port lock of scripts/lib/cluster.sh) and `up`
-# refuses (one line) when another NFS server is registered. libnfs's v3 URLs take the real
+# refuses (one line) when another NFS server is registered, or with --wait SECS waits up to
+# SECS for it to go (tests in several processes take turns so). libnfs's v3 URLs take the real
 # path of the export (nfs://127.0.0.1/DIR/export; the pseudo path gives MNT3ERR_ACCES), v4
 # URLs the pseudo path and the port (nfs://127.0.0.1/export?version=4&nfsport=PORT).
 # rpcbind writes /run/rpcbind/*.xdr when it stops; ganesha makes /run/ganesha.
@@ -37,12 +38,14 @@ cmd=${1:-}
 state=${NFS_STATE:-/var/tmp/iolab-nfs}
 ports=default
 gap=""
+wait_secs=0
 env_out=""
 while [ $# -gt 0 ]; do
     case "$1" in
         --state) state=${2:?--state needs a directory}; shift 2 ;;
         --ports) ports=${2:?--ports needs auto or a base port}; shift 2 ;;
         --gap) gap=${2:?--gap needs seconds}; shift 2 ;;
+        --wait) wait_secs=${2:?--wait needs seconds}; shift 2 ;;
         --env) env_out=${2:?--env needs a file}; shift 2 ;;
         *) echo "$me: unknown option '$1' (see the head of $0)" >&2; exit 2 ;;
     esac
@@ -51,6 +54,7 @@ case "$cmd" in
     up|down|status|env|failover) ;;
     *) echo "usage: $0 up|down|status|env|failover [--state DIR] [--ports auto|BASE] [--gap SECONDS]" >&2; exit 2 ;;
 esac
+case "$wait_secs" in ''|*[!0-9]*) echo "$me: --wait takes whole seconds, not '$wait_secs'" >&2; exit 2 ;; esac
 if [ "$cmd" = failover ]; then
     [[ "$gap" =~ ^[0-9]+(\.[0-9]+)?$ ]] || { echo "$me: failover needs --gap SECONDS (such as 2 or 0.5), not '$gap'" >&2; exit 2; }
 fi
@@ -250,15 +254,24 @@ if [ -e "$state/$marker" ]; then
 fi
 for t in ss rpcinfo; do command -v "$t" >/dev/null || die "needs '$t' on PATH"; done
 install_nfs
-ports_lock
+# Under the port lock: returns once no NFS server is registered with rpcbind (waiting up to
+# --wait seconds, the lock let go meanwhile so the other's owner can take it down), or dies
+# naming its port.
+registered() { rpcinfo -p 127.0.0.1 2>/dev/null | awk '$5 == "nfs" { print $4 }' | sort -u | tr '\n' ' ' | sed 's/ $//'; }
+end=$((SECONDS + wait_secs))
+while true; do
+    ports_lock
+    other=""
+    listening 111 && other=$(registered)
+    [ -n "$other" ] || break
+    ports_unlock
+    [ "$SECONDS" -lt "$end" ] \
+        || die "another NFS server is registered with the rpcbind on port 111 (port $other): one NFSv3 server per machine; stop it first (scripts/nfs.sh down --state ITS-STATE), or pass --wait SECS"
+    sleep 0.5
+done
 rpcbind_ours=1
-if listening 111; then
-    # Someone's rpcbind: ganesha registers with it, `down` takes the entries out again.
-    if rpcinfo -p 127.0.0.1 2>/dev/null | grep -qw nfs; then
-        die "another NFS server is registered with the rpcbind on port 111 (port $(rpcinfo -p 127.0.0.1 | awk '$5 == "nfs" { print $4 }' | sort -u | tr '\n' ' ' | sed 's/ $//')): one NFSv3 server per machine; stop it first (scripts/nfs.sh down --state ITS-STATE)"
-    fi
-    rpcbind_ours=0
-fi
+# Someone's rpcbind: ganesha registers with it, `down` takes the entries out again.
+listening 111 && rpcbind_ours=0
 case "$ports" in
     default) P_NFS=2049; P_MNT=20048 ;;
     *) base=$(free_ports "$ports" 2); P_NFS=$base; P_MNT=$((base + 1)) ;;

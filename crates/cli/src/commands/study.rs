@@ -366,6 +366,23 @@ fn agree_block_align(
     }
 }
 
+/// The backend the study's target is prepared for: the first phase's that touches
+/// storage, so a study whose phases run `--set backend=nfs` prepares the export of
+/// --nfs-url (its metadata phases' `nfs` is the same NFS client).
+fn target_backend(phases: &[PlannedPhase]) -> iolab_core::spec::BackendKind {
+    use iolab_core::spec::{BackendKind, MetaBackendKind};
+    phases
+        .iter()
+        .find_map(|p| match &p.spec {
+            PhaseSpec::Data(s) if iolab_backend::capabilities_of(s.backend, 1).touches_storage => {
+                Some(s.backend)
+            }
+            PhaseSpec::Meta(m) if m.backend == MetaBackendKind::Nfs => Some(BackendKind::Nfs),
+            _ => None,
+        })
+        .unwrap_or(BackendKind::Psync)
+}
+
 fn run_in(
     rt: &Runtime,
     args: StudyRunArgs,
@@ -382,7 +399,9 @@ fn run_in(
         10_000.0,
     )
     .map_err(|e| anyhow::anyhow!("{origin}: {e}"))?;
+    // A --dir inside an NFS export (--nfs-url) is not on this machine: no local check.
     if rt.is_root()
+        && args.target.nfs_url.is_none()
         && let Some(dir) = &args.target.dir
     {
         // Rank 0's own directory: {host} and {rank} are resolved as for the run.
@@ -392,7 +411,7 @@ fn run_in(
     let target = prepare_target(
         rt.comm.as_ref(),
         &args.target,
-        iolab_core::spec::BackendKind::Psync,
+        target_backend(&phases),
         true,
     )?;
     let target = agree_block_align(rt, &phases, &origin, target, args.target.keep)?;

@@ -192,6 +192,10 @@ impl Cluster {
                 if system == "ceph" {
                     cmd.args(["--osd-size", CEPH_OSD_SIZE]);
                 }
+                if system == "nfs" {
+                    // One per machine: tests in other processes take turns.
+                    cmd.args(["--wait", "300"]);
+                }
                 let child = cmd
                     .args(args)
                     .envs(envs.iter().copied())

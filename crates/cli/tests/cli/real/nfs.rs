@@ -335,3 +335,49 @@ fn metadata_over_nfs_creates_reads_and_removes_on_the_export() {
     let p = ports(&c);
     c.down_and_check(&p);
 }
+
+/// The NFS study's preset (S1: sequential and random sweeps, the mdtest table) runs over
+/// the export at --scale 0.00005, every data phase on the nfs backend and the metadata
+/// phases on NFS calls (`--set backend=nfs` sets both), and leaves the export empty.
+#[test]
+fn the_nfs_study_runs_over_nfs() {
+    if !tools() {
+        return;
+    }
+    let c = Cluster::up("nfs", &[]);
+    let export = Path::new(c.var("NFS_EXPORT")).to_path_buf();
+    let r = nfs(&[
+        "study",
+        "run",
+        "nfs",
+        "--scale",
+        "0.00005",
+        "--nfs-url",
+        c.var("NFS_URL"),
+        "--set",
+        "backend=nfs",
+    ])
+    .expect(0);
+    let phases: Vec<&str> = r
+        .stdout
+        .lines()
+        .filter(|l| {
+            let mut w = l.split_whitespace();
+            w.next().is_some_and(|n| n.parse::<u32>().is_ok())
+                && w.next().is_some_and(|p| {
+                    p.starts_with("seq-") || p.starts_with("rand-") || p.starts_with("md-")
+                })
+        })
+        .collect();
+    assert_eq!(phases.len(), 46, "{}", r.stdout);
+    let data: Vec<&&str> = phases.iter().filter(|l| !l.contains(" md-")).collect();
+    assert_eq!(data.len(), 28, "{}", r.stdout);
+    assert!(data.iter().all(|l| l.contains("QD1, nfs,")), "{}", r.stdout);
+    assert!(
+        names(&export).is_empty(),
+        "left in the export: {:?}",
+        names(&export)
+    );
+    let p = ports(&c);
+    c.down_and_check(&p);
+}
