@@ -15,32 +15,15 @@ Needs: nbdkit and libnbd0, fio 3.33 with its nbd engine (Debian's), a release bu
 iolab (built if missing; IOLAB=path picks another).
 """
 
-import argparse
 import json
 import os
-import statistics
-import subprocess
-import sys
 import tempfile
+
+from engine_pair import IOLAB_BLOCK, arguments, compare, env_of, sh
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 IOLAB = os.environ.get("IOLAB") or os.path.join(ROOT, "target", "release", "iolab")
 NBD_SH = os.path.join(ROOT, "scripts", "nbd.sh")
-
-CASES = {
-    f"{name}-qd{qd}": (rw, bs, qd)
-    for name, rw, bs in [
-        ("randread4k", "randread", "4k"),
-        ("randwrite4k", "randwrite", "4k"),
-        ("seqread1m", "read", "1m"),
-        ("seqwrite1m", "write", "1m"),
-    ]
-    for qd in (1, 16)
-}
-
-
-def sh(cmd, **kw):
-    return subprocess.run(cmd, check=True, capture_output=True, text=True, **kw)
 
 
 def fio(uri, size, rw, bs, qd, runtime):
@@ -57,7 +40,7 @@ def fio(uri, size, rw, bs, qd, runtime):
 
 def iolab(uri, size, rw, bs, qd, runtime):
     """iolab's nbd backend; returns IOPS."""
-    block = {"4k": "4KiB", "1m": "1MiB"}[bs]
+    block = IOLAB_BLOCK[bs]
     with tempfile.NamedTemporaryFile(suffix=".json") as f:
         sh([IOLAB, "run", "--backend", "nbd", "--nbd-uri", uri, "--rw", rw, "--block-size", block,
             "--queue-depth", str(qd), "--size", size.replace("G", "GiB").replace("M", "MiB"),
@@ -69,20 +52,12 @@ def iolab(uri, size, rw, bs, qd, runtime):
 
 
 def main():
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--size", default="1G", help="the export's size (nbdkit memory), e.g. 1G")
-    ap.add_argument("--runtime", type=int, default=5, help="seconds per run")
-    ap.add_argument("--rounds", type=int, default=3)
-    ap.add_argument("cases", nargs="*", default=list(CASES))
-    a = ap.parse_args()
-    unknown = [c for c in a.cases if c not in CASES]
-    if unknown:
-        sys.exit(f"nbd.py: unknown case(s) {unknown}; cases: {' '.join(CASES)}")
+    a = arguments(__doc__, "1G")
     if not os.path.exists(IOLAB):
         sh(["cargo", "build", "--release", "--locked", "-p", "iolab"], cwd=ROOT)
     state = tempfile.mkdtemp(prefix="iolab-nbd-bench-", dir="/tmp")
     env = sh([NBD_SH, "up", "--state", os.path.join(state, "nbd"), "--size", a.size]).stdout
-    uri = dict(l.split("=", 1) for l in env.splitlines() if "=" in l and not l.startswith("#"))["NBD_URI"]
+    uri = env_of(env)["NBD_URI"]
     try:
         # Written in full once, so that every read reads data (fio's reads of a sparse
         # memory export would find holes).
@@ -90,19 +65,8 @@ def main():
             "--iodepth=8", f"--size={a.size}", "--output=/dev/null"])
         print(f"# export {uri} ({a.size}, nbdkit memory), {a.runtime} s per run, {a.rounds} rounds, "
               f"order alternating; iolab {IOLAB}")
-        print(f"{'case':18} {'fio IOPS':>10} {'iolab IOPS':>11}  iolab/fio per round (median)")
-        for name in a.cases:
-            rw, bs, qd = CASES[name]
-            got = {"fio": [], "iolab": []}
-            for r in range(a.rounds):
-                order = [("fio", fio), ("iolab", iolab)]
-                if r % 2:
-                    order.reverse()
-                for tool, f in order:
-                    got[tool].append(f(uri, a.size, rw, bs, qd, a.runtime))
-            ratios = [i / f for i, f in zip(got["iolab"], got["fio"])]
-            print(f"{name:18} {statistics.median(got['fio']):10.0f} {statistics.median(got['iolab']):11.0f}  "
-                  f"{' '.join(f'{x:.3f}' for x in ratios)} ({statistics.median(ratios):.3f})", flush=True)
+        compare(a, lambda rw, bs, qd: fio(uri, a.size, rw, bs, qd, a.runtime),
+                lambda rw, bs, qd: iolab(uri, a.size, rw, bs, qd, a.runtime))
     finally:
         sh([NBD_SH, "down", "--state", os.path.join(state, "nbd")])
         os.rmdir(state)
