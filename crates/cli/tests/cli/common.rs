@@ -271,3 +271,19 @@ pub fn loop_image(dir: &Path, name: &str, mib: u64) -> Option<(PathBuf, Loop)> {
         }
     }
 }
+
+/// The length (s) of the pause `iolab` printed in `stdout` ("pause: no operation completed
+/// for 3.00 s from ..."), and the rest of its line after "s from ".
+pub fn pause_in(stdout: &str) -> (f64, &str) {
+    let pause = stdout
+        .lines()
+        .find_map(|l| {
+            l.trim_start()
+                .strip_prefix("pause: no operation completed for ")
+        })
+        .unwrap_or_else(|| panic!("no pause line in\n{stdout}"));
+    let (length, rest) = pause
+        .split_once(" s from ")
+        .unwrap_or_else(|| panic!("{pause}"));
+    (length.parse().unwrap_or_else(|_| panic!("{pause}")), rest)
+}

@@ -7,8 +7,8 @@
 
 use super::Cluster;
 use super::ceph::{files_under, wait_for};
-use super::nfs::{ports, tools};
-use crate::common::{iolab, path};
+use super::nfs::{failover, ports, tools};
+use crate::common::{iolab, path, pause_in};
 
 #[test]
 fn an_nfs_failover_mid_write_is_ridden_through_measured_and_loses_nothing() {
@@ -34,36 +34,13 @@ fn an_nfs_failover_mid_write_is_ridden_through_measured_and_loses_nothing() {
         std::thread::sleep(std::time::Duration::from_millis(100));
     }
     std::thread::sleep(std::time::Duration::from_secs(1));
-    let out = std::process::Command::new(super::cluster::script_path("nfs"))
-        .args(["failover", "--gap", "2", "--state"])
-        .arg(c.state())
-        .output()
-        .unwrap();
-    let said = String::from_utf8_lossy(&out.stdout).into_owned();
-    assert!(
-        out.status.success(),
-        "{said}{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let gap: f64 = said
-        .lines()
-        .find_map(|l| l.strip_prefix("gap "))
-        .and_then(|g| g.parse().ok())
-        .unwrap_or_else(|| panic!("no gap line: {said}"));
+    let gap = failover(&c, "2");
     let r = wait_for(child, 120, "iolab run across a failover").expect(0);
 
-    let pause = r
-        .stdout
-        .lines()
-        .find_map(|l| {
-            l.trim_start()
-                .strip_prefix("pause: no operation completed for ")
-        })
-        .unwrap_or_else(|| panic!("no pause line (gap {gap} s):\n{}", r.stdout));
-    let length: f64 = pause.split_once(" s from ").unwrap().0.parse().unwrap();
+    let (length, rest) = pause_in(&r.stdout);
     assert!(
         (length - gap).abs() <= 0.2 * gap,
-        "pause {length} s against the failover's gap {gap} s: {pause}"
+        "pause {length} s against the failover's gap {gap} s: {rest}"
     );
     let j: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();

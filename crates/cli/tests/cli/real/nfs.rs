@@ -226,6 +226,25 @@ fn bad_nfs_input_is_one_line_and_writes_nothing() {
     c.down_and_check(&p);
 }
 
+/// `scripts/nfs.sh failover --gap GAP` on `c`: the gap it measured, in seconds.
+pub(super) fn failover(c: &Cluster, gap: &str) -> f64 {
+    let out = std::process::Command::new(super::cluster::script_path("nfs"))
+        .args(["failover", "--gap", gap, "--state"])
+        .arg(c.state())
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{text}{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    text.lines()
+        .find_map(|l| l.strip_prefix("gap "))
+        .and_then(|g| g.parse().ok())
+        .unwrap_or_else(|| panic!("no gap line: {text}"))
+}
+
 /// `failover --gap 1` kills the server and starts another on the same export and ports
 /// about a second later (the gap it prints: 1 to 3 s), which serves: a read over NFSv3
 /// afterwards works.
@@ -236,22 +255,7 @@ fn failover_restarts_the_server_after_the_gap() {
     }
     let c = Cluster::up("nfs", &[]);
     let before = c.pids();
-    let out = std::process::Command::new(super::cluster::script_path("nfs"))
-        .args(["failover", "--gap", "1", "--state"])
-        .arg(c.state())
-        .output()
-        .unwrap();
-    let text = String::from_utf8_lossy(&out.stdout);
-    assert!(
-        out.status.success(),
-        "{text}{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let gap: f64 = text
-        .lines()
-        .find_map(|l| l.strip_prefix("gap "))
-        .and_then(|g| g.parse().ok())
-        .unwrap_or_else(|| panic!("no gap line: {text}"));
+    let gap = failover(&c, "1");
     assert!((1.0..3.0).contains(&gap), "gap {gap}");
     assert_ne!(c.pids(), before, "a new ganesha.nfsd");
     nfs(&[

@@ -5,7 +5,7 @@
 
 use std::path::Path;
 
-use crate::common::{FaultFs, Ran, iolab};
+use crate::common::{FaultFs, Ran, iolab, pause_in};
 
 fn iolab_on(db: &Path, args: &[&str]) -> Ran {
     Ran::from(iolab().env("IOLAB_DB", db).args(args).output().unwrap())
@@ -160,20 +160,11 @@ fn a_stall_shows_in_the_maximum_latency_and_the_watchdog_names_it() {
     assert!(max.ends_with(" s") && (3.0..4.0).contains(&secs), "{lat}");
     // The pause: from the completion before the stalled write to the one after it, with
     // the rate after it (the stall came after 4 writes: no whole second before it).
-    let pause = r
-        .stdout
-        .lines()
-        .find_map(|l| {
-            l.trim_start()
-                .strip_prefix("pause: no operation completed for ")
-        })
-        .unwrap_or_else(|| panic!("no pause line in\n{}", r.stdout));
-    let (length, rest) = pause.split_once(" s from ").unwrap();
-    let length: f64 = length.parse().unwrap();
-    assert!((3.0..3.6).contains(&length), "{pause}");
+    let (length, rest) = pause_in(&r.stdout);
+    assert!((3.0..3.6).contains(&length), "{length} s from {rest}");
     assert!(
         rest.contains(" s into the phase; ") && rest.ends_with("/s after"),
-        "{pause}"
+        "{rest}"
     );
     let json = iolab_on(&db.path, &["results", "export", "r1", "--format", "json"]).expect(0);
     let run: serde_json::Value = serde_json::from_str(&json.stdout).unwrap();
