@@ -383,6 +383,32 @@ fn target_backend(phases: &[PlannedPhase]) -> iolab_core::spec::BackendKind {
         .unwrap_or(BackendKind::Psync)
 }
 
+/// The study's estimate, its capacity checked against the free space of rank 0's --dir
+/// (not for a --dir inside an NFS export, which is not on this machine).
+fn check_study_space(
+    rt: &Runtime,
+    args: &StudyRunArgs,
+    phases: &[PlannedPhase],
+    origin: &str,
+) -> Result<iolab_suites::study::StudyEstimate> {
+    let est = estimate(
+        phases,
+        rt.comm.size(),
+        BytesPerSec(500.0 * 1024.0 * 1024.0),
+        10_000.0,
+    )
+    .map_err(|e| anyhow::anyhow!("{origin}: {e}"))?;
+    if rt.is_root()
+        && args.target.nfs_url.is_none()
+        && let Some(dir) = &args.target.dir
+    {
+        // Rank 0's own directory: {host} and {rank} are resolved as for the run.
+        let dir = iolab_engine::target::resolve_placeholders(dir, rt.comm.host(), rt.comm.rank());
+        check_space(&dir, est.capacity)?;
+    }
+    Ok(est)
+}
+
 fn run_in(
     rt: &Runtime,
     args: StudyRunArgs,
@@ -392,22 +418,7 @@ fn run_in(
 ) -> Result<u8> {
     rt.agree(args.output.prepare(rt))?;
     let units = args.units;
-    let est = estimate(
-        &phases,
-        rt.comm.size(),
-        BytesPerSec(500.0 * 1024.0 * 1024.0),
-        10_000.0,
-    )
-    .map_err(|e| anyhow::anyhow!("{origin}: {e}"))?;
-    // A --dir inside an NFS export (--nfs-url) is not on this machine: no local check.
-    if rt.is_root()
-        && args.target.nfs_url.is_none()
-        && let Some(dir) = &args.target.dir
-    {
-        // Rank 0's own directory: {host} and {rank} are resolved as for the run.
-        let dir = iolab_engine::target::resolve_placeholders(dir, rt.comm.host(), rt.comm.rank());
-        check_space(&dir, est.capacity)?;
-    }
+    let est = check_study_space(rt, &args, &phases, &origin)?;
     let target = prepare_target(
         rt.comm.as_ref(),
         &args.target,
