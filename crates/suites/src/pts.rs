@@ -3,9 +3,15 @@
 //! [`PtsRounds`], which keeps each round's tracked figure per cell (IOPS, MB/s or mean
 //! response time) and judges them with `iolab_core::steady`'s PTS rule (every tracked
 //! cell steady over the same 5-round window; at most 25 rounds). The running is
-//! `iolab pts`'s; everything here is pure and tested on recorded rounds.
+//! [`run_pts`]'s (purge, preconditioning, rounds); the figures of a phase and the
+//! window's marks are [`figures`]'. The rest is pure and tested on recorded rounds.
 
 use iolab_core::steady::{PTS_MAX_ROUNDS, PTS_WINDOW, PtsVerdict, pts_check};
+
+pub mod figures;
+mod run;
+
+pub use run::{PtsHooks, PtsPlan, PtsResult, PtsStopped, PtsTestResult, cell_spec, run_pts};
 
 /// PTS 2.0's IOPS mixes, as the share of reads: 100/0, 95/5, 65/35, 50/50, 35/65, 5/95,
 /// 0/100 (R/W).

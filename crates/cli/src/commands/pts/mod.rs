@@ -5,21 +5,18 @@
 //! 5-round window (at most 25), and the report PTS asks for: the settings, the
 //! convergence and measurement-window plots, the tables and the device. The throughput
 //! test runs each block size as its own test (purge, preconditioning, rounds). Every
-//! phase is stored like a study's.
+//! phase is stored like a study's. The procedure is `iolab_suites::pts::run_pts`; this
+//! command checks its arguments, stores the phases and renders the report.
 
 mod args;
-mod figures;
 mod report;
-mod steps;
 
 use anyhow::{Result, bail};
-use iolab_core::result::PhaseResult;
-use iolab_core::spec::{DataSpec, Layout, RandomKind, RwKind, TargetSpec};
+use iolab_core::spec::TargetSpec;
 use iolab_core::steady::{PTS_MAX_ROUNDS, PTS_WINDOW};
 use iolab_core::units::{ByteCount, TimeSpan};
-use iolab_engine::data::{DataOptions, run_data};
 use iolab_engine::{EngineError, MonotonicClock, PreparedTarget, prepare_target};
-use iolab_suites::pts::{Cell, PtsMatrix, PtsOutcome, PtsRounds, PtsTest};
+use iolab_suites::pts::{Cell, PtsHooks, PtsPlan, PtsStopped, PtsTest, cell_spec, run_pts};
 
 use crate::commands::finish::{abandon, conclude, conclude_after_report};
 use crate::runtime::Runtime;
@@ -27,37 +24,7 @@ use crate::sink::RunSink;
 use crate::watch::Watch;
 pub use args::{Class, PtsArgs, TestKind};
 use args::{matrices, parse_mix};
-use figures::{latency_tables, mark_window};
 use report::{header, inventory, page, render_text};
-use steps::{Steps, active_bytes, purge_step};
-
-/// The settings every cell shares.
-struct Plan {
-    test: PtsTest,
-    /// The tests run one after the other, each with its purge and preconditioning (the
-    /// throughput test's block sizes; one matrix otherwise).
-    subs: Vec<PtsMatrix>,
-    active: u64,
-    cell_time: TimeSpan,
-    max_rounds: usize,
-    whole_matrix: bool,
-    threads: u32,
-    queue_depth: u32,
-}
-
-/// What one of the plan's tests did.
-struct Sub {
-    matrix: PtsMatrix,
-    purge: String,
-    wipc: String,
-    rounds: PtsRounds,
-    outcome: Option<PtsOutcome>,
-    /// The latency test's other tables (title, decimals, rows of block size and values
-    /// per mix).
-    extra_tables: Vec<(String, usize, Table)>,
-}
-
-type Table = Vec<(String, Vec<f64>)>;
 
 pub fn pts(mut args: PtsArgs) -> Result<u8> {
     // Before a test of hours, not after it.
@@ -124,63 +91,33 @@ pub fn pts(mut args: PtsArgs) -> Result<u8> {
             cell_time
         );
     }
+    let plan = PtsPlan {
+        test,
+        subs,
+        active: 0,
+        cell_time,
+        max_rounds: args.max_rounds,
+        whole_matrix,
+        threads,
+        queue_depth,
+        backend: args.backend,
+        precondition: args.precondition,
+        precondition_block_size: args.precondition_block_size,
+        device: args.target_path(),
+        size: 0,
+        is_block_device: false,
+        no_purge: args.no_purge,
+    };
     let base = cell_spec(
-        &args,
+        &plan,
         Cell {
             block_size: 4096,
             read_percent: 0,
         },
         4096,
-        cell_time,
     );
     base.validate()?;
-    Runtime::with(|rt| {
-        pts_in(
-            rt,
-            &args,
-            range,
-            Plan {
-                test,
-                subs,
-                active: 0,
-                cell_time,
-                max_rounds: args.max_rounds,
-                whole_matrix,
-                threads,
-                queue_depth,
-            },
-        )
-    })
-}
-
-/// One cell's workload over `active` bytes.
-fn cell_spec(args: &PtsArgs, cell: Cell, active: u64, time: TimeSpan) -> DataSpec {
-    let sequential = args.test == TestKind::Throughput;
-    DataSpec {
-        rw: match (cell.read_percent, sequential) {
-            (100, false) => RwKind::Randread,
-            (0, false) => RwKind::Randwrite,
-            (_, false) => RwKind::Randrw,
-            (100, true) => RwKind::Read,
-            (0, true) => RwKind::Write,
-            (_, true) => RwKind::Rw,
-        },
-        rwmix_read: cell.read_percent,
-        block_size: ByteCount(cell.block_size),
-        threads: args.threads.unwrap_or(1),
-        queue_depth: args.queue_depth.unwrap_or(1),
-        backend: args.backend,
-        direct: true,
-        layout: Layout::Shared,
-        total_size: Some(ByteCount(active)),
-        random: if sequential {
-            DataSpec::default().random
-        } else {
-            RandomKind::Uniform
-        },
-        runtime: Some(time),
-        ..DataSpec::default()
-    }
+    Runtime::with(|rt| pts_in(rt, &args, range, plan))
 }
 
 fn target_spec(args: &PtsArgs) -> TargetSpec {
@@ -192,7 +129,7 @@ fn target_spec(args: &PtsArgs) -> TargetSpec {
     }
 }
 
-fn pts_in(rt: &Runtime, args: &PtsArgs, range: u8, mut plan: Plan) -> Result<u8> {
+fn pts_in(rt: &Runtime, args: &PtsArgs, range: u8, mut plan: PtsPlan) -> Result<u8> {
     if rt.comm.size() > 1 {
         bail!("iolab pts tests one device from one process: run it without MPI ranks");
     }
@@ -205,111 +142,51 @@ fn pts_in(rt: &Runtime, args: &PtsArgs, range: u8, mut plan: Plan) -> Result<u8>
             args.target_path().display()
         );
     };
-    let size = check.size;
-    let active = active_bytes(args, &plan, range, size)?;
-    plan.active = active;
-    let all_sizes: Vec<u64> = plan
-        .subs
-        .iter()
-        .flat_map(|m| m.block_sizes.iter().copied())
-        .collect();
+    plan.size = check.size;
+    plan.is_block_device = check.is_block_device;
+    plan.active = active_bytes(args, &plan, range)?;
     let mut sink = RunSink::start(
         rt,
         &args.output.store,
         "pts",
-        serde_json::json!({
-            "test": plan.test.key().trim_end_matches("_ms").replace("mbps", "throughput"),
-            "class": format!("{:?}", args.class).to_lowercase(),
-            "active_range_percent": range, "scale": args.scale,
-            "cell_time": plan.cell_time.to_string(), "threads": plan.threads,
-            "queue_depth": plan.queue_depth, "precondition": args.precondition,
-            "block_sizes": all_sizes, "read_percents": plan.subs[0].mixes,
-        }),
+        stored_spec(args, &plan, range),
         crate::commands::run::describe(&target_spec),
         None,
         args.output.label.clone(),
     );
     let watch = Watch::new(&args.output, &sink, args.device.as_deref());
-    let env = watch.env(rt);
     let say = |s: String| {
         if rt.is_root() && !args.output.quiet {
             eprintln!("iolab pts: {s}");
         }
     };
-    let mut phases: Vec<PhaseResult> = Vec::new();
-    let run = |spec: &DataSpec, opts: &DataOptions| -> Result<PhaseResult, EngineError> {
-        if rt.interrupted() {
-            return Err(EngineError::Interrupted);
-        }
-        let out = run_data(&env, &MonotonicClock, spec, &target, opts)?;
-        watch.progress.finish();
-        Ok(out
-            .phases
-            .into_iter()
-            .next()
-            .expect("a data run has its phase"))
+    let hooks = PtsHooks {
+        say: &say,
+        phase_done: &|| watch.progress.finish(),
     };
-    let several = plan.subs.len() > 1;
-    let mut done: Vec<Sub> = Vec::new();
-    for matrix in plan.subs.clone() {
-        let of = if several {
-            format!(" ({} test)", ByteCount(matrix.block_sizes[0]))
-        } else {
-            String::new()
-        };
-        let purge = purge_step(args, size, check.is_block_device);
-        say(format!("purge{of}: {purge}"));
-        target.mark_written();
-        let wipc_name = if several {
-            format!("pts-wipc-{}", ByteCount(matrix.block_sizes[0]))
-        } else {
-            "pts-wipc".into()
-        };
-        let steps = Steps {
-            args,
-            plan: &plan,
-            active,
-            of: &of,
-            run: &run,
-            say: &say,
-        };
-        let steps = steps.precondition(wipc_name, &mut phases).and_then(|wipc| {
-            steps
-                .rounds(&matrix, &mut phases)
-                .map(|rounds| (wipc, rounds))
-        });
-        let (wipc, rounds) = match steps {
-            Ok(done) => done,
-            Err(e) => return finish_early(rt, sink, phases, e, args),
-        };
-        let outcome = rounds.outcome(&matrix);
-        let mut extra_tables = Vec::new();
-        if let Some(o) = &outcome {
-            mark_window(&mut phases, o, &matrix);
-            if plan.test == PtsTest::Latency {
-                extra_tables = latency_tables(&phases, &matrix, o);
+    let done = match run_pts(&watch.env(rt), &MonotonicClock, &target, &plan, &hooks) {
+        Ok(done) => done,
+        Err(PtsStopped { phases, error }) => {
+            for p in phases {
+                sink.keep(p);
             }
+            return match error {
+                EngineError::Interrupted => conclude(rt, sink, &args.output),
+                e => Err(abandon(sink, e)),
+            };
         }
-        done.push(Sub {
-            matrix,
-            purge,
-            wipc,
-            rounds,
-            outcome,
-            extra_tables,
-        });
-    }
-    for p in phases {
+    };
+    for p in done.phases {
         sink.keep(p);
     }
     if rt.is_root() {
-        let header = header(args, &plan, range, size, &done);
-        let inventory = inventory(&args.target_path(), check.is_block_device);
+        let header = header(args, &plan, range, plan.size, &done.tests);
+        let inventory = inventory(&args.target_path(), plan.is_block_device);
         if !args.output.quiet {
-            print!("{}", render_text(&plan, &header, &done, &inventory));
+            print!("{}", render_text(&plan, &header, &done.tests, &inventory));
         }
         if let Some(path) = &args.html {
-            let page = page(&plan, header, &done, inventory);
+            let page = page(&plan, header, &done.tests, inventory);
             std::fs::write(path, iolab_report::render_pts_html(&page))
                 .map_err(|e| anyhow::anyhow!("--html: cannot write {}: {e}", path.display()))?;
         }
@@ -317,19 +194,46 @@ fn pts_in(rt: &Runtime, args: &PtsArgs, range: u8, mut plan: Plan) -> Result<u8>
     conclude_after_report(rt, sink, &args.output)
 }
 
-/// Stores what ran and ends with the error (or the interruption).
-fn finish_early(
-    rt: &Runtime,
-    mut sink: RunSink,
-    phases: Vec<PhaseResult>,
-    e: EngineError,
-    args: &PtsArgs,
-) -> Result<u8> {
-    for p in phases {
-        sink.keep(p);
+/// The run's settings as stored with it.
+fn stored_spec(args: &PtsArgs, plan: &PtsPlan, range: u8) -> serde_json::Value {
+    let all_sizes: Vec<u64> = plan
+        .subs
+        .iter()
+        .flat_map(|m| m.block_sizes.iter().copied())
+        .collect();
+    serde_json::json!({
+        "test": plan.test.key().trim_end_matches("_ms").replace("mbps", "throughput"),
+        "class": format!("{:?}", args.class).to_lowercase(),
+        "active_range_percent": range, "scale": args.scale,
+        "cell_time": plan.cell_time.to_string(), "threads": plan.threads,
+        "queue_depth": plan.queue_depth, "precondition": args.precondition,
+        "block_sizes": all_sizes, "read_percents": plan.subs[0].mixes,
+    })
+}
+
+/// The active range in whole MiB (every block size divides it), refused when it has no
+/// room for one largest block per thread at least: a round on less is no round.
+fn active_bytes(args: &PtsArgs, plan: &PtsPlan, range: u8) -> Result<u64> {
+    let size = plan.size;
+    let largest = plan
+        .subs
+        .iter()
+        .flat_map(|m| m.block_sizes.iter().copied())
+        .max()
+        .unwrap_or(4096);
+    let active = (u128::from(size) * u128::from(range) / 100) as u64 / (1 << 20) * (1 << 20);
+    let need = largest * u64::from(plan.threads) * 2;
+    if active < need.max(args.precondition_block_size.get()) {
+        bail!(
+            "--device: {} holds {} ({}% active: {}), less than one round needs ({} for {} threads of {} blocks); nothing was written",
+            args.target_path().display(),
+            ByteCount(size).human(),
+            range,
+            ByteCount(active).human(),
+            ByteCount(need).human(),
+            plan.threads,
+            ByteCount(largest)
+        );
     }
-    match e {
-        EngineError::Interrupted => conclude(rt, sink, &args.output),
-        e => Err(abandon(sink, e)),
-    }
+    Ok(active)
 }

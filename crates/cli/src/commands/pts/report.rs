@@ -5,12 +5,12 @@ use std::path::Path;
 
 use iolab_core::units::ByteCount;
 use iolab_report::{PtsPage, WindowPlot};
-use iolab_suites::pts::{PtsMatrix, PtsOutcome, PtsTest};
+use iolab_suites::pts::figures::{Table, decimals, fmt_value, mix_name};
+use iolab_suites::pts::{PtsMatrix, PtsOutcome, PtsPlan, PtsTest, PtsTestResult};
 
-use super::figures::{decimals, fmt_value, mix_name};
-use super::{Class, Plan, PtsArgs, Sub, Table};
+use super::{Class, PtsArgs};
 
-fn verdict(sub: &Sub, max_rounds: usize) -> String {
+fn verdict(sub: &PtsTestResult, max_rounds: usize) -> String {
     match &sub.outcome {
         Some(o) if o.steady => format!(
             "STEADY: rounds {}-{} are the measurement window ({} rounds run)",
@@ -34,10 +34,10 @@ fn verdict(sub: &Sub, max_rounds: usize) -> String {
 
 pub(super) fn header(
     args: &PtsArgs,
-    plan: &Plan,
+    plan: &PtsPlan,
     range: u8,
     size: u64,
-    subs: &[Sub],
+    subs: &[PtsTestResult],
 ) -> Vec<(String, String)> {
     let class = match args.class {
         Class::Enterprise => "PTS-E (enterprise): active range 100 %, write cache expected off",
@@ -111,7 +111,12 @@ pub(super) fn header(
 }
 
 /// One round series' lines of the header (its block size named when there are several).
-fn sub_header(args: &PtsArgs, plan: &Plan, sub: &Sub, several: bool) -> Vec<(String, String)> {
+fn sub_header(
+    args: &PtsArgs,
+    plan: &PtsPlan,
+    sub: &PtsTestResult,
+    several: bool,
+) -> Vec<(String, String)> {
     let mut h = Vec::new();
     let of = if several {
         format!(" ({})", ByteCount(sub.matrix.block_sizes[0]))
@@ -221,9 +226,9 @@ pub(super) fn inventory(device: &Path, block: bool) -> Vec<(String, String)> {
 }
 
 pub(super) fn render_text(
-    plan: &Plan,
+    plan: &PtsPlan,
     header: &[(String, String)],
-    subs: &[Sub],
+    subs: &[PtsTestResult],
     inventory: &[(String, String)],
 ) -> String {
     use std::fmt::Write as _;
@@ -330,9 +335,9 @@ fn table(m: &PtsMatrix, o: &PtsOutcome) -> Table {
 }
 
 pub(super) fn page(
-    plan: &Plan,
+    plan: &PtsPlan,
     header: Vec<(String, String)>,
-    subs: &[Sub],
+    subs: &[PtsTestResult],
     inventory: Vec<(String, String)>,
 ) -> PtsPage {
     let test = plan.test;

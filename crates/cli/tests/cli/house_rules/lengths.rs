@@ -154,12 +154,6 @@ const LONG_FUNCTIONS: &[(&str, &str, usize, &str)] = &[
         "#51: IOR's run moves to suites",
     ),
     (
-        "cli/src/commands/pts/mod.rs",
-        "pts_in",
-        124,
-        "#51: the PTS procedure moves to suites",
-    ),
-    (
         "suites/src/train/phase.rs",
         "epoch_phase",
         121,

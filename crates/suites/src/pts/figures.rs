@@ -2,25 +2,26 @@
 //! cell, the latency test's tables over the measurement window, and the window's
 //! verdict marked on the phases it covers.
 
+use super::{Cell, PtsMatrix, PtsOutcome, PtsTest};
 use iolab_core::histogram::LatencyHistogram;
 use iolab_core::result::{OpKind, PhaseResult};
 use iolab_core::units::ByteCount;
-use iolab_suites::pts::{Cell, PtsMatrix, PtsOutcome, PtsTest};
 
-use super::Table;
+/// A table of the latency test: rows of a block size and its values per mix.
+pub type Table = Vec<(String, Vec<f64>)>;
 
 /// "70/30": a R/W mix as PTS names it.
-pub(super) fn mix_name(read: u8) -> String {
+pub fn mix_name(read: u8) -> String {
     format!("{read}/{}", 100 - read)
 }
 
 /// "4KiB-r0": a cell in a phase name.
-pub(super) fn cell_tag(c: &Cell) -> String {
+pub fn cell_tag(c: &Cell) -> String {
     format!("{}-r{}", ByteCount(c.block_size), c.read_percent)
 }
 
 /// Reads, writes and trims per second of a phase.
-pub(super) fn total_iops(p: &PhaseResult) -> f64 {
+pub fn total_iops(p: &PhaseResult) -> f64 {
     p.ops
         .iter()
         .filter(|o| matches!(o.op, OpKind::Read | OpKind::Write))
@@ -29,7 +30,7 @@ pub(super) fn total_iops(p: &PhaseResult) -> f64 {
 }
 
 /// A phase's reads and writes in one histogram.
-pub(super) fn rw_histogram(p: &PhaseResult) -> LatencyHistogram {
+pub fn rw_histogram(p: &PhaseResult) -> LatencyHistogram {
     let mut h = LatencyHistogram::new();
     for o in p
         .ops
@@ -44,7 +45,7 @@ pub(super) fn rw_histogram(p: &PhaseResult) -> LatencyHistogram {
 /// Stores the round and the cell's figures with the phase, and returns the tracked
 /// one: IOPS, MB/s (10^6 bytes/s of reads and writes) or the mean response time in ms
 /// (of every read and write).
-pub(super) fn record_figures(test: PtsTest, p: &mut PhaseResult, round: usize) -> f64 {
+pub fn record_figures(test: PtsTest, p: &mut PhaseResult, round: usize) -> f64 {
     let iops = total_iops(p);
     let mbps = p
         .ops
@@ -77,7 +78,7 @@ pub(super) fn record_figures(test: PtsTest, p: &mut PhaseResult, round: usize) -
 }
 
 /// A tracked figure with its unit.
-pub(super) fn fmt_value(test: PtsTest, v: f64) -> String {
+pub fn fmt_value(test: PtsTest, v: f64) -> String {
     match test {
         PtsTest::Iops => format!("{v:.0} IOPS"),
         PtsTest::Throughput => format!("{v:.1} MB/s"),
@@ -86,7 +87,7 @@ pub(super) fn fmt_value(test: PtsTest, v: f64) -> String {
 }
 
 /// Decimals of a figure of the test in a table.
-pub(super) fn decimals(test: PtsTest) -> usize {
+pub fn decimals(test: PtsTest) -> usize {
     match test {
         PtsTest::Iops => 0,
         PtsTest::Throughput => 1,
@@ -95,7 +96,7 @@ pub(super) fn decimals(test: PtsTest) -> usize {
 }
 
 /// The phase of `cell` in `round` (1-based) among `phases`.
-pub(super) fn phase_of<'a>(
+pub fn phase_of<'a>(
     phases: &'a [PhaseResult],
     round: usize,
     cell: &Cell,
@@ -107,7 +108,7 @@ pub(super) fn phase_of<'a>(
 /// The latency test's tables beside the mean: over the window's rounds, the 99.999th
 /// percentile of all their I/Os (their histograms merged), the maximum, and the IOPS
 /// averaged.
-pub(super) fn latency_tables(
+pub fn latency_tables(
     phases: &[PhaseResult],
     m: &PtsMatrix,
     o: &PtsOutcome,
@@ -157,7 +158,7 @@ pub(super) fn latency_tables(
 
 /// The verdict on the tracked cells' phases of the window's last round, and on every
 /// window phase of the matrix its place in the window.
-pub(super) fn mark_window(phases: &mut [PhaseResult], o: &PtsOutcome, matrix: &PtsMatrix) {
+pub fn mark_window(phases: &mut [PhaseResult], o: &PtsOutcome, matrix: &PtsMatrix) {
     let (first, last) = (o.window.0 + 1, o.window.1 + 1);
     let key = matrix.test.key();
     let cells = matrix.cells();
