@@ -1,7 +1,8 @@
 //! iolab-suites: what is composed of engine workloads. [`io500`] runs IO500's phases in
 //! its order with its parameters and scores them (IO500's language itself is in
-//! iolab-compat), [`targets`] measures every storage target at once and flags slow ones
-//! (and [`targets::net`] the network alone), [`study`] runs the phases a study file
+//! iolab-compat), [`ior`] runs an IOR command line's repetitions, [`pts`] SNIA PTS's
+//! tests on a device, [`targets`] measures every storage target at once and flags slow
+//! ones (and [`targets::net`] the network alone), [`study`] runs the phases a study file
 //! expands to, [`ladder`] searches for the highest IOPS at an acceptable latency, and
 //! [`train`] and [`checkpoint`] are AI training's data loading and LLM checkpointing
 //! (DLIO's, MLPerf Storage's).
@@ -10,6 +11,7 @@
 
 pub mod checkpoint;
 pub mod io500;
+pub mod ior;
 pub mod ladder;
 pub mod pts;
 pub mod study;

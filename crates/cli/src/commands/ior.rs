@@ -2,21 +2,20 @@
 //! as IOR runs one task per rank, printed in IOR's layout (its "Results:" rows and
 //! "Summary of all tests:") and stored as a run of kind "ior" with the command line in its
 //! provenance, so that `compare` and `report` work on it. Options iolab does not run are
-//! refused before anything runs (iolab_compat::ior_plan).
+//! refused before anything runs (iolab_compat::ior_plan). The phases run in
+//! `iolab_suites::ior::run_repetition`; this command prints and stores them.
 
-use anyhow::{Context, Result};
+use anyhow::Result;
 use clap::Args;
 use iolab_comm::CommExt;
 use iolab_compat::ior::parse_ior_args;
-use iolab_compat::ior_output::{Access, IorPhase, Job, TABLE_HEADER, human_size, row, summary};
-use iolab_compat::ior_plan::{IorPlan, file_base, plan_ior, random_read_sources};
-use iolab_compat::rank_details::ior_rank_lines;
+use iolab_compat::ior_output::{Job, TABLE_HEADER, human_size, row, summary};
+use iolab_compat::ior_plan::{IorPlan, plan_ior};
 use iolab_core::civil::ctime;
-use iolab_core::result::{OpKind, PhaseResult};
-use iolab_core::spec::{BackendKind, DataSpec, TargetSpec};
-use iolab_engine::data::{DataOptions, run_data};
-use iolab_engine::plan::FileNames;
-use iolab_engine::{EngineError, MonotonicClock, prepare_target};
+use iolab_core::result::PhaseResult;
+use iolab_core::spec::{BackendKind, TargetSpec};
+use iolab_engine::{MonotonicClock, prepare_target};
+use iolab_suites::ior::{IorError, IorHooks, run_repetition};
 
 use crate::commands::finish::{abandon, cleanup, finish_status};
 use crate::runtime::Runtime;
@@ -83,8 +82,8 @@ fn run_ior(rt: &Runtime, args: &IorArgs, plan: &IorPlan) -> Result<u8> {
         print!("{}", header(args, plan, job, topo.hosts().len()));
         print!("\nResults: \n\n{TABLE_HEADER}");
     }
-    let output = args.common.output();
-    let nodes = topo.hosts().len() as u32;
+    let watch = Watch::new(&args.common.output(), &sink, None);
+    let env = watch.env(rt);
     let mut figures = Vec::new();
     let mut failed = false;
     for rep in 0..o.repetitions.max(1) {
@@ -92,76 +91,27 @@ fn run_ior(rt: &Runtime, args: &IorArgs, plan: &IorPlan) -> Result<u8> {
             std::thread::sleep(std::time::Duration::from_secs(o.inter_test_delay));
         }
         let prepared = prepare_target(rt.comm.as_ref(), &target, BackendKind::Psync, true)?;
-        let mut files = Vec::new();
-        let mut written = None;
-        let mut outcome: Result<(), EngineError> = Ok(());
-        for (access, spec) in [(Access::Write, &plan.write), (Access::Read, &plan.read)] {
-            let Some(spec) = spec else { continue };
-            let watch = Watch::new(&output, &sink, None);
-            let env = watch.env(rt);
-            if access == Access::Read && written.is_none() {
-                written = read_status_file(rt, plan);
-            }
-            // -z -z: IOR draws each transfer over the size of the file as it is (its
-            // fileSizeForRead, a stat), -s x -b/-t of them or until -D.
-            let random_read = access == Access::Read && plan.write.is_none() && o.random_offset > 1;
-            if random_read && written.is_none() {
-                written = Some(existing_blocks(rt, plan, &prepared)?);
-            }
-            let opts = DataOptions {
-                name: Some(access.name().into()),
-                repetition: rep,
-                // A stonewalled write is read back as far as it got, as IOR's status file.
-                written_blocks: if access == Access::Read {
-                    written.clone()
-                } else {
-                    None
-                },
-                names: FileNames::Ior(file_base(&o.test_file)),
-                no_verify_pass: !o.check_write,
-                own_cache_policy: true,
-                ops_per_worker: random_read.then(|| plan.bytes_per_rank / o.transfer_size),
-                // -Z: the task each task reads, drawn as IOR draws it.
-                read_from: (access == Access::Read)
-                    .then(|| random_read_sources(o, rt.comm.size(), nodes, job.tasks_on_node0, rep))
-                    .flatten(),
-                ..DataOptions::default()
-            };
-            let ran = run_data(&env, &MonotonicClock, spec, &prepared, &opts);
-            watch.progress.finish();
-            let ran = match ran {
-                Ok(r) => r,
-                Err(e) => {
-                    outcome = Err(e);
-                    break;
+        let mut hooks = IorHooks {
+            phase_ended: &|| watch.progress.finish(),
+            on_phase: &mut |f, phases| {
+                if root {
+                    say_errors(&phases);
+                    print!("{}", row(o, &f, rep));
                 }
-            };
-            files.extend(ran.files.iter().cloned());
-            if access == Access::Write && spec.stonewall.is_some() {
-                written = Some(ran.completed.clone());
-                write_status_file(rt, plan, &ran.completed)?;
-            }
-            let phase = &ran.phases[0];
-            if root {
-                say_errors(&ran.phases);
-            }
-            failed |= phase.error_count > 0 || ran.phases.iter().any(|p| p.verify_failures > 0);
-            let f = ior_phase(access, spec, phase);
-            if root {
-                print!("{}", row(o, &f, rep));
-            }
-            save_rank_details(rt, plan, &f, phase)?;
-            figures.push(f);
-            sink.phases(ran.phases);
+                failed |= phases[0].error_count > 0 || phases.iter().any(|p| p.verify_failures > 0);
+                figures.push(f);
+                sink.phases(phases);
+            },
+        };
+        let done = run_repetition(&env, &MonotonicClock, plan, &prepared, rep, &mut hooks);
+        let cleaned = cleanup(rt.comm.as_ref(), prepared, &done.files, o.keep_file);
+        match done.outcome {
+            Err(IorError::Engine(e)) => return Err(abandon(sink, e)),
+            Err(e) => return Err(e.into()),
+            Ok(()) => cleaned?,
         }
-        let cleaned = cleanup(rt.comm.as_ref(), prepared, &files, o.keep_file);
-        if let Err(e) = outcome {
-            return Err(abandon(sink, e));
-        }
-        cleaned?;
     }
-    let interrupted = rt.interrupted();
-    let code = finish_status(&mut sink, interrupted, failed);
+    let code = finish_status(&mut sink, rt.interrupted(), failed);
     if root {
         // After the tables: what they mean here (an error before them stays one line).
         for n in &plan.notes {
@@ -177,73 +127,6 @@ fn run_ior(rt: &Runtime, args: &IorArgs, plan: &IorPlan) -> Result<u8> {
         }
     }
     Ok(code)
-}
-
-/// A phase's figures as IOR reports them: every byte and transfer over the phase time.
-fn ior_phase(access: Access, spec: &DataSpec, p: &PhaseResult) -> IorPhase {
-    let op = p.ops.iter().find(|o| {
-        matches!(
-            (access, o.op),
-            (Access::Write, OpKind::Write) | (Access::Read, OpKind::Read)
-        )
-    });
-    let (bytes, transfers, latency) = op.map_or((0, 0, 0.0), |o| {
-        (o.bytes.get(), o.ops, o.latency.mean / 1e9)
-    });
-    IorPhase {
-        access,
-        bytes,
-        transfers,
-        total_s: p.elapsed.as_secs_f64(),
-        latency_s: latency,
-        stonewall: (spec.wear_out && spec.stonewall.is_some()).then(|| {
-            (
-                p.first_done.as_secs_f64(),
-                op.map_or(0, |o| o.first_done_bytes.get()),
-            )
-        }),
-    }
-}
-
-/// `-O saveRankPerformanceDetailsCSV=F`: rank 0 appends a line per rank, as IOR does.
-fn save_rank_details(rt: &Runtime, plan: &IorPlan, f: &IorPhase, p: &PhaseResult) -> Result<()> {
-    let Some(path) = &plan.options.rank_details_csv else {
-        return Ok(());
-    };
-    let result = if rt.is_root() {
-        let secs: Vec<f64> = p.per_rank.iter().map(|r| r.elapsed.as_secs_f64()).collect();
-        append(path, &ior_rank_lines(f.access.name(), f.bytes, &secs))
-            .with_context(|| format!("-O saveRankPerformanceDetailsCSV={path}"))
-    } else {
-        Ok(())
-    };
-    rt.agree(result)
-}
-
-/// Appends `text` to the file at `path` (made if missing), as C's fopen(path, "a").
-pub(crate) fn append(path: &str, text: &str) -> std::io::Result<()> {
-    use std::io::Write as _;
-    std::fs::OpenOptions::new()
-        .create(true)
-        .append(true)
-        .open(path)?
-        .write_all(text.as_bytes())
-}
-
-/// `-O stoneWallingStatusFile=F` with a stonewalled write: rank 0 writes the transfers
-/// each task reached (after wear-out, the most any task did), as IOR writes it.
-fn write_status_file(rt: &Runtime, plan: &IorPlan, completed: &[u64]) -> Result<()> {
-    let Some(path) = &plan.options.stonewall_status_file else {
-        return Ok(());
-    };
-    let result = if rt.is_root() {
-        let pairs = completed.iter().copied().max().unwrap_or(0);
-        std::fs::write(path, pairs.to_string())
-            .with_context(|| format!("-O stoneWallingStatusFile={path}"))
-    } else {
-        Ok(())
-    };
-    rt.agree(result)
 }
 
 /// What went wrong in a phase, on stderr (IOR prints "Incorrect data on read" for -R):
@@ -267,82 +150,6 @@ fn say_errors(phases: &[PhaseResult]) {
             eprintln!("iolab ior: {}: first: {}", p.name, e.message);
         }
     }
-}
-
-/// A read without a write in this run reads as many transfers per rank as the status
-/// file of an earlier stonewalled write says (IOR's ReadStoneWallingIterations: rank 0
-/// reads it; missing or unreadable, the whole -b x -s is read, as IOR does).
-fn read_status_file(rt: &Runtime, plan: &IorPlan) -> Option<Vec<u64>> {
-    let path = plan.options.stonewall_status_file.as_ref()?;
-    let mine = if rt.is_root() {
-        std::fs::read_to_string(path)
-            .ok()
-            .and_then(|t| t.trim().parse::<u64>().ok())
-            .unwrap_or(0)
-    } else {
-        0
-    };
-    let pairs = rt.comm.all_max(mine);
-    (pairs > 0).then(|| vec![pairs; rt.comm.size() as usize])
-}
-
-/// The transfers each task's file holds now (IOR stats the file a `-z -z` read draws
-/// over): rank 0 looks at every task's file, as iolab recorded it when it wrote it.
-fn existing_blocks(
-    rt: &Runtime,
-    plan: &IorPlan,
-    target: &iolab_engine::target::PreparedTarget,
-) -> Result<Vec<u64>> {
-    let o = &plan.options;
-    let tasks = rt.comm.size();
-    let looked = if rt.is_root() {
-        file_sizes(plan, target, tasks)
-    } else {
-        Ok(Vec::new())
-    };
-    // Every rank learns whether rank 0 found the files before any waits for their sizes.
-    let sizes = rt.agree(looked)?;
-    let sizes: Vec<u64> = rt.comm.broadcast(0, &sizes)?;
-    let t = o.transfer_size;
-    Ok(if o.file_per_proc {
-        sizes.iter().map(|s| s / t).collect()
-    } else {
-        // One shared file: each task draws over its share of the file's transfers.
-        let all = sizes.first().copied().unwrap_or(0) / t;
-        (0..u64::from(tasks))
-            .map(|_| all / u64::from(tasks))
-            .collect()
-    })
-}
-
-/// The bytes iolab recorded in each task's file (one shared file: one size).
-fn file_sizes(
-    plan: &IorPlan,
-    target: &iolab_engine::target::PreparedTarget,
-    tasks: u32,
-) -> Result<Vec<u64>> {
-    let o = &plan.options;
-    let workdir = target
-        .workdir()
-        .ok_or_else(|| anyhow::anyhow!("ior -o: a read needs a directory"))?;
-    let base = file_base(&o.test_file);
-    let names: Vec<String> = if o.file_per_proc {
-        (0..tasks).map(|r| format!("{base}.{r:08}")).collect()
-    } else {
-        vec![base]
-    };
-    names
-        .iter()
-        .map(|name| {
-            let path = workdir.join(name);
-            workdir.file_info(&path).map(|i| i.size).ok_or_else(|| {
-                anyhow::anyhow!(
-                    "ior -r -z -z: {} holds no data an earlier iolab ior -w wrote; run the write first (with -k)",
-                    path.display()
-                )
-            })
-        })
-        .collect()
 }
 
 /// IOR's opening block: the command, the machine, the test's options.

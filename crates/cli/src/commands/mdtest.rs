@@ -328,7 +328,7 @@ fn save_rank_details(
             })
             .collect();
         let text = mdtest_rank_lines(plan.items_per_task, &all.phases, &per_rank);
-        crate::commands::ior::append(path, &text)
+        iolab_suites::ior::append(path, &text)
             .with_context(|| format!("--saveRankPerformanceDetails={path}"))
     } else {
         Ok(())

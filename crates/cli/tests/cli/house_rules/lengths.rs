@@ -148,12 +148,6 @@ const LONG_FUNCTIONS: &[(&str, &str, usize, &str)] = &[
         "a table of mdtest's options",
     ),
     (
-        "cli/src/commands/ior.rs",
-        "run_ior",
-        126,
-        "#51: IOR's run moves to suites",
-    ),
-    (
         "suites/src/train/phase.rs",
         "epoch_phase",
         121,
