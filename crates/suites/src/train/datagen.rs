@@ -11,19 +11,16 @@ use std::time::Instant;
 
 use iolab_backend::files::{DataFile, OpenSpec};
 use iolab_comm::{Comm, CommExt};
-use iolab_compat::dlio::npz::NpzLayout;
-use iolab_compat::dlio::tfrecord::{ExampleLayout, crc32c_update, masked};
 use iolab_compat::dlio::{file_name, subfolder};
-use iolab_core::rng::{Rng, mix};
-use iolab_core::spec::{TrainConfig, TrainFormat};
+use iolab_core::spec::TrainConfig;
 use iolab_core::units::Nanos;
 use iolab_core::{LatencyHistogram, SpecError};
 
+use crate::train::TrainError;
 use crate::train::dataset::{DatasetMarker, MARKER};
-use crate::train::{TrainError, normal};
+use crate::train::format::{self, CHUNK, Sink};
 
-/// Bytes handed to one write call.
-const CHUNK: usize = 4 << 20;
+pub use crate::train::format::{dimension, dims, file_len};
 
 /// What a generation wrote, all ranks together on rank 0 (this rank's elsewhere).
 #[derive(Clone, Debug)]
@@ -36,21 +33,6 @@ pub struct GenOutcome {
     pub interrupted: bool,
 }
 
-/// DLIO's dimension: int(sqrt(record_length)).
-pub fn dimension(cfg: &TrainConfig) -> u64 {
-    cfg.record_length.sqrt() as u64
-}
-
-/// File `index`'s two dimensions.
-pub fn dims(cfg: &TrainConfig, index: u64) -> (u64, u64) {
-    let dim = dimension(cfg) as f64;
-    let stdev = cfg.record_length_stdev / 2.0 / cfg.record_length.sqrt();
-    let mut rng = Rng::new(mix(&[cfg.seed, index, 0xd110_da7a]));
-    let d1 = (normal(&mut rng, dim, stdev) as i64).max(1) as u64;
-    let d2 = (normal(&mut rng, dim, stdev) as i64).max(1) as u64;
-    (d1, d2)
-}
-
 /// File `index`'s path under `dir`.
 pub fn file_path(dir: &Path, cfg: &TrainConfig, index: u64) -> PathBuf {
     let mut p = dir.join("train");
@@ -59,22 +41,6 @@ pub fn file_path(dir: &Path, cfg: &TrainConfig, index: u64) -> PathBuf {
     }
     p.push(file_name(index, cfg.files, cfg.format.extension()));
     p
-}
-
-/// File `index`'s bytes once written.
-pub fn file_len(cfg: &TrainConfig, index: u64) -> u64 {
-    let (d1, d2) = dims(cfg, index);
-    match cfg.format {
-        TrainFormat::Tfrecord => {
-            cfg.samples_per_file * ExampleLayout::new(d1 * d2, dimension(cfg) as i64).record_len()
-        }
-        _ => NpzLayout {
-            dim1: d1,
-            dim2: d2,
-            samples: cfg.samples_per_file,
-        }
-        .file_len(),
-    }
 }
 
 /// Checks the data directory and takes it: new or empty, or one iolab generated (its
@@ -178,11 +144,9 @@ pub fn check_space(dir: &Path, cfg: &TrainConfig) -> Result<(), SpecError> {
 }
 
 fn is_dataset_file(p: &Path) -> bool {
-    p.file_name().and_then(|n| n.to_str()).is_some_and(|n| {
-        n.starts_with("img_")
-            && n.contains("_of_")
-            && (n.ends_with(".npz") || n.ends_with(".tfrecord"))
-    })
+    p.file_name()
+        .and_then(|n| n.to_str())
+        .is_some_and(format::is_dataset_name)
 }
 
 /// Removes the dataset files an earlier iolab generation left (names `img_*_of_*.npz`
@@ -209,9 +173,10 @@ struct Out<'a> {
     offset: u64,
     hist: &'a mut LatencyHistogram,
     writes: u64,
+    stop: &'a AtomicBool,
 }
 
-impl Out<'_> {
+impl Sink for Out<'_> {
     fn put(&mut self, bytes: &[u8]) -> Result<(), TrainError> {
         self.pending.extend_from_slice(bytes);
         if self.pending.len() >= CHUNK {
@@ -234,6 +199,16 @@ impl Out<'_> {
         self.pending.clear();
         Ok(())
     }
+
+    fn rewrite(&mut self, bytes: &[u8], offset: u64) -> Result<(), TrainError> {
+        self.file
+            .write_all_at(bytes, offset)
+            .map_err(|e| TrainError::Io(e.to_string()))
+    }
+
+    fn stopped(&self) -> bool {
+        self.stop.load(Ordering::Relaxed)
+    }
 }
 
 /// Writes file `index`; returns its bytes and write calls.
@@ -255,70 +230,15 @@ fn write_file(
         },
     )
     .map_err(|e| TrainError::Io(e.to_string()))?;
-    let (d1, d2) = dims(cfg, index);
-    let mut rng = Rng::new(mix(&[cfg.seed, index, 0xda7a]));
-    let mut chunk = vec![0u8; CHUNK];
     let mut out = Out {
         file,
         pending: Vec::with_capacity(CHUNK + 4096),
         offset: 0,
         hist,
         writes: 0,
+        stop,
     };
-    match cfg.format {
-        TrainFormat::Tfrecord => {
-            let layout = ExampleLayout::new(d1 * d2, dimension(cfg) as i64);
-            for _ in 0..cfg.samples_per_file {
-                if stop.load(Ordering::Relaxed) {
-                    return Err(TrainError::Interrupted);
-                }
-                out.put(&layout.header())?;
-                out.put(&layout.prefix)?;
-                let mut crc = crc32c_update(0, &layout.prefix);
-                let mut left = layout.sample_len as usize;
-                while left > 0 {
-                    let n = left.min(CHUNK);
-                    rng.fill(&mut chunk[..n]);
-                    crc = crc32c_update(crc, &chunk[..n]);
-                    out.put(&chunk[..n])?;
-                    left -= n;
-                }
-                out.put(&layout.suffix)?;
-                crc = crc32c_update(crc, &layout.suffix);
-                out.put(&masked(crc).to_le_bytes())?;
-            }
-        }
-        _ => {
-            let layout = NpzLayout {
-                dim1: d1,
-                dim2: d2,
-                samples: cfg.samples_per_file,
-            };
-            layout
-                .check()
-                .map_err(|e| TrainError::Spec(SpecError::new("--record-length", e.to_string())))?;
-            let mut crc = crc32fast::Hasher::new();
-            crc.update(&layout.x_header());
-            out.put(&layout.head(0))?;
-            let mut left = layout.data_len() as usize;
-            while left > 0 {
-                if stop.load(Ordering::Relaxed) {
-                    return Err(TrainError::Interrupted);
-                }
-                let n = left.min(CHUNK);
-                rng.fill(&mut chunk[..n]);
-                crc.update(&chunk[..n]);
-                out.put(&chunk[..n])?;
-                left -= n;
-            }
-            let crc = crc.finalize();
-            out.put(&layout.tail(crc))?;
-            out.flush()?;
-            out.file
-                .write_all_at(&layout.head(crc), 0)
-                .map_err(|e| TrainError::Io(e.to_string()))?;
-        }
-    }
+    format::write_body(cfg, index, &mut out)?;
     out.flush()?;
     Ok((out.offset, out.writes))
 }

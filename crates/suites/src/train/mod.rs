@@ -2,11 +2,13 @@
 //! writes a dataset in DLIO's layout and formats, [`run`] trains on one (simulated
 //! accelerators, reader threads, prefetch, a compute sleep per step, a job-wide barrier
 //! after each), [`search`] finds the most accelerators that keep AU at the threshold.
-//! [`dataset`] lists a dataset whoever wrote it. Figures are defined in
+//! [`dataset`] lists a dataset whoever wrote it; [`format`] is the one place a format
+//! meets its compat writer and its read plan. Figures are defined in
 //! iolab_core::train; file formats in iolab_compat::dlio.
 
 pub mod datagen;
 pub mod dataset;
+pub mod format;
 pub mod loader;
 mod order;
 mod phase;
