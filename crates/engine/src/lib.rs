@@ -26,6 +26,7 @@ pub mod plan;
 pub mod recorder;
 pub mod sizes;
 pub mod target;
+pub mod train;
 pub mod workdir;
 pub mod worker;
 

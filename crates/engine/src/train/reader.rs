@@ -1,0 +1,151 @@
+//! A training reader's reads through an [`IoBackend`]: [`SampleReader::read_file`]
+//! opens a file, issues the byte ranges its format's read plan names (psync one at a
+//! time, io_uring `queue_depth` in flight, null touching nothing: the loader's own
+//! ceiling), stamps each I/O's issue and completion by the [`Clock`] into a
+//! [`Recorder`] (histogram, per-second timeline), and closes the file, as DLIO's
+//! readers open, read whole and close a file per sample.
+
+use std::path::Path;
+use std::sync::atomic::{AtomicBool, Ordering};
+
+use iolab_backend::files::{DataFile, OpenSpec};
+use iolab_backend::{BackendError, BackendOptions, Completion, IoDir, IoRequest, open_backend};
+use iolab_core::result::{ErrorRecord, OpKind};
+use iolab_core::spec::BackendKind;
+use iolab_core::units::Nanos;
+
+use crate::clock::Clock;
+use crate::error::EngineError;
+use crate::recorder::Recorder;
+
+/// How a reader thread reaches storage.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ReaderSetup {
+    pub backend: BackendKind,
+    /// Reads in flight at once per reader thread (psync: 1).
+    pub queue_depth: u32,
+    /// The largest read of a plan (numpy's and TensorFlow's 256 KiB).
+    pub transfer: u64,
+    pub direct: bool,
+}
+
+/// One reader thread's reads.
+pub struct SampleReader {
+    setup: ReaderSetup,
+    done: Vec<Completion>,
+    /// Per slot: the read's offset, length and issue time.
+    slots: Vec<(u64, u64, Nanos)>,
+}
+
+impl SampleReader {
+    pub fn new(setup: ReaderSetup) -> SampleReader {
+        let depth = setup.queue_depth.max(1) as usize;
+        SampleReader {
+            setup,
+            done: Vec::with_capacity(depth),
+            slots: vec![(0, 0, Nanos::ZERO); depth],
+        }
+    }
+
+    /// Reads `reads` (offset, length) of `path` in order, keeping up to the queue depth
+    /// in flight; `progress` is told the bytes read so far after each completion.
+    /// Returns the bytes read. A read that fails is counted in `rec` and returned.
+    pub fn read_file<C: Clock>(
+        &mut self,
+        clock: &C,
+        path: &Path,
+        reads: &[(u64, u64)],
+        rec: &mut Recorder,
+        stop: &AtomicBool,
+        mut progress: impl FnMut(u64),
+    ) -> Result<u64, EngineError> {
+        let files = if self.setup.backend == BackendKind::Null {
+            Vec::new()
+        } else {
+            let spec = OpenSpec {
+                direct: self.setup.direct,
+                ..OpenSpec::default()
+            };
+            vec![DataFile::open(path, spec)?]
+        };
+        let opts = BackendOptions {
+            queue_depth: self.setup.queue_depth.max(1),
+            block_size: self.setup.transfer.max(1),
+            alignment: 4096,
+            submit_batch: 1,
+            write_window: 0,
+        };
+        let mut backend = open_backend(self.setup.backend, &files, opts)?;
+        let depth = backend
+            .capabilities()
+            .max_queue_depth
+            .min(opts.queue_depth)
+            .max(1);
+        let mut next = 0usize;
+        let mut free: Vec<u32> = (0..depth).rev().collect();
+        let mut bytes = 0u64;
+        while next < reads.len() || backend.in_flight() > 0 {
+            while next < reads.len() && !free.is_empty() && !stop.load(Ordering::Relaxed) {
+                let slot = free.pop().expect("a free slot");
+                let (offset, len) = reads[next];
+                next += 1;
+                self.slots[slot as usize] = (offset, len, clock.now());
+                backend.push(IoRequest {
+                    file: 0,
+                    dir: IoDir::Read,
+                    offset,
+                    len: len as u32,
+                    slot,
+                    buf_offset: 0,
+                    ioprio: 0,
+                })?;
+            }
+            if backend.in_flight() == 0 {
+                break;
+            }
+            backend.submit(1)?;
+            self.done.clear();
+            backend.reap(&mut self.done);
+            let at = clock.now();
+            for c in &self.done {
+                let (offset, len, issued) = self.slots[c.slot as usize];
+                free.push(c.slot);
+                if c.result < 0 {
+                    let e = io_error(path, offset, len, c.result);
+                    rec.error(error_record(path, offset, &e));
+                    return Err(e.into());
+                }
+                rec.record(OpKind::Read, at.saturating_sub(issued), c.result as u64, at);
+                bytes += c.result as u64;
+                progress(bytes);
+            }
+        }
+        Ok(bytes)
+    }
+}
+
+fn io_error(path: &Path, offset: u64, len: u64, result: i32) -> BackendError {
+    BackendError::Io {
+        op: "read",
+        path: path.to_path_buf(),
+        offset,
+        len,
+        source: std::io::Error::from_raw_os_error(-result),
+    }
+}
+
+fn error_record(path: &Path, offset: u64, e: &BackendError) -> ErrorRecord {
+    let errno = match e {
+        BackendError::Io { source, .. } => source.raw_os_error(),
+        _ => None,
+    };
+    ErrorRecord {
+        rank: 0,
+        host: String::new(),
+        op: OpKind::Read,
+        path: path.display().to_string(),
+        offset: Some(offset),
+        errno,
+        message: e.to_string(),
+    }
+}

@@ -1,0 +1,220 @@
+//! FakeClock tests of the accelerator's steps and the reader's reads.
+
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Barrier, Mutex};
+
+use iolab_core::result::OpKind;
+use iolab_core::spec::BackendKind;
+use iolab_core::train::AcceleratorEpoch;
+use iolab_core::units::Nanos;
+
+use super::*;
+use crate::clock::{Clock, FakeClock};
+use crate::recorder::Recorder;
+use crate::worker::INTERVAL;
+
+const MS: u64 = 1_000_000;
+
+/// Ends the epoch after `steps` steps; accelerators meet at a barrier, and the test
+/// can see how many arrivals there have been.
+struct Meeting {
+    barrier: Barrier,
+    arrived: AtomicU64,
+    steps: u64,
+}
+
+impl Meeting {
+    fn new(accelerators: usize, steps: u64) -> Meeting {
+        Meeting {
+            barrier: Barrier::new(accelerators),
+            arrived: AtomicU64::new(0),
+            steps,
+        }
+    }
+}
+
+impl StepMeeting for Meeting {
+    fn meet(&self, step: u64, failed: bool) -> bool {
+        self.arrived.fetch_add(1, Ordering::SeqCst);
+        self.barrier.wait();
+        failed || step >= self.steps
+    }
+}
+
+#[test]
+fn au_of_a_known_schedule_is_exact() {
+    // Each step loads for 10 ms and computes 40 ms: 5 steps take 250 ms, and AU leaves
+    // the first step out: 4 x 40 ms over 200 ms = 80 %.
+    let clock = FakeClock::new(Nanos::ZERO);
+    let meeting = Meeting::new(1, 5);
+    let mut batch = || {
+        clock.sleep(Nanos(10 * MS));
+        Some(Ok(4))
+    };
+    let mut compute = || Nanos(40 * MS);
+    let mut seen = Vec::new();
+    let out = run_accelerator(
+        &clock,
+        clock.now(),
+        &mut batch,
+        &mut compute,
+        &meeting,
+        &mut |d| seen.push(d.at),
+    );
+    assert_eq!(out.error, None);
+    assert_eq!(out.elapsed, Nanos(250 * MS));
+    assert_eq!(out.samples, 20);
+    assert_eq!(
+        seen,
+        (1..=5).map(|k| Nanos(k * 50 * MS)).collect::<Vec<_>>()
+    );
+    assert!(out.waits.iter().all(|w| *w == Nanos::ZERO));
+    let steps = out.steps;
+    assert_eq!(
+        (steps[0].load, steps[0].proc, steps[0].compute),
+        (0.01, 0.05, 0.04)
+    );
+    let epoch = AcceleratorEpoch::from_steps(&steps, out.elapsed.0 as f64 / 1e9, 4);
+    assert!(
+        (epoch.au_percent() - 80.0).abs() < 1e-9,
+        "{}",
+        epoch.au_percent()
+    );
+    assert!((epoch.samples_per_sec() - 80.0).abs() < 1e-9);
+}
+
+#[test]
+fn a_stall_in_one_accelerator_s_reads_shows_in_the_timeline_and_the_step_waits() {
+    // Two accelerators, no compute, reads on the null backend (no time). In step 2 the
+    // second accelerator's read stalls 3 s once the first has reached the meeting: the
+    // first waits those 3 s there, and the second's reads leave seconds 1 and 2 empty.
+    let clock = FakeClock::new(Nanos::ZERO);
+    let meeting = Meeting::new(2, 3);
+    let stop = AtomicBool::new(false);
+    let setup = ReaderSetup {
+        backend: BackendKind::Null,
+        queue_depth: 1,
+        transfer: 4096,
+        direct: false,
+    };
+    let recs: Vec<Mutex<Recorder>> = (0..2)
+        .map(|_| Mutex::new(Recorder::new(Nanos::ZERO, INTERVAL)))
+        .collect();
+    let outs: Vec<AcceleratorSteps> = std::thread::scope(|s| {
+        let handles: Vec<_> = (0..2)
+            .map(|a| {
+                let (clock, meeting, stop, rec) = (&clock, &meeting, &stop, &recs[a]);
+                s.spawn(move || {
+                    let mut reader = SampleReader::new(setup);
+                    let mut step = 0;
+                    let mut batch = || {
+                        step += 1;
+                        if a == 1 && step == 2 {
+                            while meeting.arrived.load(Ordering::SeqCst) < 3 {
+                                std::thread::yield_now();
+                            }
+                            clock.sleep(Nanos(3_000 * MS));
+                        }
+                        let mut rec = rec.lock().unwrap();
+                        let path = std::path::Path::new("sample");
+                        let r = reader.read_file(clock, path, &[(0, 4096)], &mut rec, stop, |_| {});
+                        Some(r.map(|_| 1).map_err(|e| e.to_string()))
+                    };
+                    run_accelerator(
+                        clock,
+                        Nanos::ZERO,
+                        &mut batch,
+                        &mut || Nanos::ZERO,
+                        meeting,
+                        &mut |_| {},
+                    )
+                })
+            })
+            .collect();
+        handles.into_iter().map(|h| h.join().unwrap()).collect()
+    });
+    assert_eq!(
+        outs[0].waits,
+        vec![Nanos::ZERO, Nanos(3_000 * MS), Nanos::ZERO]
+    );
+    assert_eq!(outs[1].waits, vec![Nanos::ZERO; 3]);
+    assert_eq!(outs[1].steps[1].load, 3.0);
+    assert_eq!(outs[0].elapsed, Nanos(3_000 * MS));
+    let timeline = |a: usize| {
+        let m = std::mem::replace(
+            &mut *recs[a].lock().unwrap(),
+            Recorder::new(Nanos::ZERO, INTERVAL),
+        );
+        m.finish()
+            .timeline
+            .series(OpKind::Read)
+            .unwrap()
+            .ops
+            .clone()
+    };
+    assert_eq!(timeline(1), vec![1, 0, 0, 2]);
+    assert_eq!(timeline(0), vec![2, 0, 0, 1]);
+}
+
+#[test]
+fn a_file_is_read_through_the_backend_in_its_plan_s_ranges() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("img_0_of_1.npz");
+    let len = (600u64 << 10) + 7;
+    let data: Vec<u8> = (0..len).map(|i| (i % 251) as u8).collect();
+    std::fs::write(&path, &data).unwrap();
+    let plan = [
+        (0, 256 << 10),
+        (256 << 10, 256 << 10),
+        (512 << 10, (88 << 10) + 7),
+    ];
+    let mut kinds = vec![(BackendKind::Psync, 1), (BackendKind::Null, 1)];
+    if iolab_backend::uring_available().is_ok() {
+        kinds.push((BackendKind::Uring, 4));
+    }
+    for (backend, queue_depth) in kinds {
+        let clock = FakeClock::new(Nanos(1_000));
+        let mut rec = Recorder::new(Nanos::ZERO, INTERVAL);
+        let mut reader = SampleReader::new(ReaderSetup {
+            backend,
+            queue_depth,
+            transfer: 256 << 10,
+            direct: false,
+        });
+        let mut progress = Vec::new();
+        let got = reader
+            .read_file(
+                &clock,
+                &path,
+                &plan,
+                &mut rec,
+                &AtomicBool::new(false),
+                |b| progress.push(b),
+            )
+            .unwrap();
+        assert_eq!(got, len, "{backend:?}");
+        assert_eq!(progress.last(), Some(&len), "{backend:?}");
+        let count = rec.count(OpKind::Read);
+        assert_eq!((count.ops, count.bytes), (3, len), "{backend:?}");
+    }
+    // A file that is not there: the open's error, naming it.
+    let mut reader = SampleReader::new(ReaderSetup {
+        backend: BackendKind::Psync,
+        queue_depth: 1,
+        transfer: 4096,
+        direct: false,
+    });
+    let mut rec = Recorder::new(Nanos::ZERO, INTERVAL);
+    let missing = dir.path().join("gone.npz");
+    let e = reader
+        .read_file(
+            &FakeClock::new(Nanos(1)),
+            &missing,
+            &[(0, 4096)],
+            &mut rec,
+            &AtomicBool::new(false),
+            |_| {},
+        )
+        .unwrap_err();
+    assert!(e.to_string().contains("gone.npz"), "{e}");
+}
