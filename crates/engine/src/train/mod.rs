@@ -7,6 +7,7 @@
 pub mod reader;
 pub mod step;
 
+pub use crate::recorder::WorkerMeasure;
 pub use reader::{ReaderSetup, SampleReader};
 pub use step::{AcceleratorSteps, BatchResult, StepDone, StepMeeting, run_accelerator};
 

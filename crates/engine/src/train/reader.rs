@@ -10,13 +10,14 @@ use std::sync::atomic::{AtomicBool, Ordering};
 
 use iolab_backend::files::{DataFile, OpenSpec};
 use iolab_backend::{BackendError, BackendOptions, Completion, IoDir, IoRequest, open_backend};
-use iolab_core::result::{ErrorRecord, OpKind};
+use iolab_core::result::{ErrorRecord, OpCount, OpKind};
 use iolab_core::spec::BackendKind;
 use iolab_core::units::Nanos;
 
 use crate::clock::Clock;
 use crate::error::EngineError;
-use crate::recorder::Recorder;
+use crate::recorder::{Recorder, WorkerMeasure};
+use crate::worker::INTERVAL;
 
 /// How a reader thread reaches storage.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -29,19 +30,22 @@ pub struct ReaderSetup {
     pub direct: bool,
 }
 
-/// One reader thread's reads.
+/// One reader thread's reads, and what they measured.
 pub struct SampleReader {
     setup: ReaderSetup,
+    rec: Recorder,
     done: Vec<Completion>,
     /// Per slot: the read's offset, length and issue time.
     slots: Vec<(u64, u64, Nanos)>,
 }
 
 impl SampleReader {
-    pub fn new(setup: ReaderSetup) -> SampleReader {
+    /// A reader whose per-second timeline starts at `start` (the epoch's start).
+    pub fn new(setup: ReaderSetup, start: Nanos) -> SampleReader {
         let depth = setup.queue_depth.max(1) as usize;
         SampleReader {
             setup,
+            rec: Recorder::new(start, INTERVAL),
             done: Vec::with_capacity(depth),
             slots: vec![(0, 0, Nanos::ZERO); depth],
         }
@@ -49,13 +53,12 @@ impl SampleReader {
 
     /// Reads `reads` (offset, length) of `path` in order, keeping up to the queue depth
     /// in flight; `progress` is told the bytes read so far after each completion.
-    /// Returns the bytes read. A read that fails is counted in `rec` and returned.
+    /// Returns the bytes read. A read that fails is counted and returned.
     pub fn read_file<C: Clock>(
         &mut self,
         clock: &C,
         path: &Path,
         reads: &[(u64, u64)],
-        rec: &mut Recorder,
         stop: &AtomicBool,
         mut progress: impl FnMut(u64),
     ) -> Result<u64, EngineError> {
@@ -76,6 +79,7 @@ impl SampleReader {
             write_window: 0,
         };
         let mut backend = open_backend(self.setup.backend, &files, opts)?;
+        let rec = &mut self.rec;
         let depth = backend
             .capabilities()
             .max_queue_depth
@@ -121,6 +125,16 @@ impl SampleReader {
             }
         }
         Ok(bytes)
+    }
+
+    /// Reads and bytes so far (the live view's).
+    pub fn count(&self) -> OpCount {
+        self.rec.count(OpKind::Read)
+    }
+
+    /// What the reads measured: latencies, counts, per-second timeline, errors.
+    pub fn finish(self) -> WorkerMeasure {
+        self.rec.finish()
     }
 }
 

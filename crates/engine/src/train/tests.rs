@@ -1,7 +1,7 @@
 //! FakeClock tests of the accelerator's steps and the reader's reads.
 
+use std::sync::Barrier;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::sync::{Barrier, Mutex};
 
 use iolab_core::result::OpKind;
 use iolab_core::spec::BackendKind;
@@ -10,8 +10,6 @@ use iolab_core::units::Nanos;
 
 use super::*;
 use crate::clock::{Clock, FakeClock};
-use crate::recorder::Recorder;
-use crate::worker::INTERVAL;
 
 const MS: u64 = 1_000_000;
 
@@ -97,15 +95,12 @@ fn a_stall_in_one_accelerator_s_reads_shows_in_the_timeline_and_the_step_waits()
         transfer: 4096,
         direct: false,
     };
-    let recs: Vec<Mutex<Recorder>> = (0..2)
-        .map(|_| Mutex::new(Recorder::new(Nanos::ZERO, INTERVAL)))
-        .collect();
-    let outs: Vec<AcceleratorSteps> = std::thread::scope(|s| {
+    let outs: Vec<(AcceleratorSteps, WorkerMeasure)> = std::thread::scope(|s| {
         let handles: Vec<_> = (0..2)
             .map(|a| {
-                let (clock, meeting, stop, rec) = (&clock, &meeting, &stop, &recs[a]);
+                let (clock, meeting, stop) = (&clock, &meeting, &stop);
                 s.spawn(move || {
-                    let mut reader = SampleReader::new(setup);
+                    let mut reader = SampleReader::new(setup, Nanos::ZERO);
                     let mut step = 0;
                     let mut batch = || {
                         step += 1;
@@ -115,43 +110,32 @@ fn a_stall_in_one_accelerator_s_reads_shows_in_the_timeline_and_the_step_waits()
                             }
                             clock.sleep(Nanos(3_000 * MS));
                         }
-                        let mut rec = rec.lock().unwrap();
                         let path = std::path::Path::new("sample");
-                        let r = reader.read_file(clock, path, &[(0, 4096)], &mut rec, stop, |_| {});
+                        let r = reader.read_file(clock, path, &[(0, 4096)], stop, |_| {});
                         Some(r.map(|_| 1).map_err(|e| e.to_string()))
                     };
-                    run_accelerator(
+                    let steps = run_accelerator(
                         clock,
                         Nanos::ZERO,
                         &mut batch,
                         &mut || Nanos::ZERO,
                         meeting,
                         &mut |_| {},
-                    )
+                    );
+                    (steps, reader.finish())
                 })
             })
             .collect();
         handles.into_iter().map(|h| h.join().unwrap()).collect()
     });
     assert_eq!(
-        outs[0].waits,
+        outs[0].0.waits,
         vec![Nanos::ZERO, Nanos(3_000 * MS), Nanos::ZERO]
     );
-    assert_eq!(outs[1].waits, vec![Nanos::ZERO; 3]);
-    assert_eq!(outs[1].steps[1].load, 3.0);
-    assert_eq!(outs[0].elapsed, Nanos(3_000 * MS));
-    let timeline = |a: usize| {
-        let m = std::mem::replace(
-            &mut *recs[a].lock().unwrap(),
-            Recorder::new(Nanos::ZERO, INTERVAL),
-        );
-        m.finish()
-            .timeline
-            .series(OpKind::Read)
-            .unwrap()
-            .ops
-            .clone()
-    };
+    assert_eq!(outs[1].0.waits, vec![Nanos::ZERO; 3]);
+    assert_eq!(outs[1].0.steps[1].load, 3.0);
+    assert_eq!(outs[0].0.elapsed, Nanos(3_000 * MS));
+    let timeline = |a: usize| outs[a].1.timeline.series(OpKind::Read).unwrap().ops.clone();
     assert_eq!(timeline(1), vec![1, 0, 0, 2]);
     assert_eq!(timeline(0), vec![2, 0, 0, 1]);
 }
@@ -174,44 +158,40 @@ fn a_file_is_read_through_the_backend_in_its_plan_s_ranges() {
     }
     for (backend, queue_depth) in kinds {
         let clock = FakeClock::new(Nanos(1_000));
-        let mut rec = Recorder::new(Nanos::ZERO, INTERVAL);
-        let mut reader = SampleReader::new(ReaderSetup {
+        let setup = ReaderSetup {
             backend,
             queue_depth,
             transfer: 256 << 10,
             direct: false,
-        });
+        };
+        let mut reader = SampleReader::new(setup, Nanos::ZERO);
         let mut progress = Vec::new();
         let got = reader
-            .read_file(
-                &clock,
-                &path,
-                &plan,
-                &mut rec,
-                &AtomicBool::new(false),
-                |b| progress.push(b),
-            )
+            .read_file(&clock, &path, &plan, &AtomicBool::new(false), |b| {
+                progress.push(b)
+            })
             .unwrap();
         assert_eq!(got, len, "{backend:?}");
         assert_eq!(progress.last(), Some(&len), "{backend:?}");
-        let count = rec.count(OpKind::Read);
+        let count = reader.count();
         assert_eq!((count.ops, count.bytes), (3, len), "{backend:?}");
+        let m = reader.finish();
+        assert_eq!(m.ops[&OpKind::Read].histogram.count(), 3, "{backend:?}");
     }
     // A file that is not there: the open's error, naming it.
-    let mut reader = SampleReader::new(ReaderSetup {
+    let setup = ReaderSetup {
         backend: BackendKind::Psync,
         queue_depth: 1,
         transfer: 4096,
         direct: false,
-    });
-    let mut rec = Recorder::new(Nanos::ZERO, INTERVAL);
+    };
+    let mut reader = SampleReader::new(setup, Nanos::ZERO);
     let missing = dir.path().join("gone.npz");
     let e = reader
         .read_file(
             &FakeClock::new(Nanos(1)),
             &missing,
             &[(0, 4096)],
-            &mut rec,
             &AtomicBool::new(false),
             |_| {},
         )

@@ -11,21 +11,20 @@
 //!   open file read start to end by its own thread holding 3 records ready; batched,
 //!   `prefetch` + `computation_threads` (the parallel map's) batches ahead.
 //!
-//! Every read is one pread of `transfer_size` bytes (numpy and TensorFlow read 256 KiB
-//! at a time), timed into the accelerator's histogram.
+//! A file is read as its format's read plan says (npz, TFRecord: start to end in
+//! `transfer_size` reads, numpy's and TensorFlow's 256 KiB), through the engine's
+//! `SampleReader` (an `IoBackend`), each read timed into the reader's recorder.
 
+use iolab_core::spec::TrainConfig;
+use iolab_core::units::Nanos;
+use iolab_engine::MonotonicClock;
+use iolab_engine::train::{ReaderSetup, SampleReader, WorkerMeasure};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::mpsc::{Receiver, SyncSender, sync_channel};
 use std::sync::{Arc, Mutex};
-use std::time::Instant;
 
-use iolab_backend::buffer::BufferPool;
-use iolab_backend::files::{DataFile, OpenSpec};
-use iolab_core::LatencyHistogram;
-use iolab_core::spec::TrainConfig;
-
-use crate::train::TrainError;
+use crate::train::{TrainError, format};
 
 /// What one accelerator reads in an epoch.
 #[derive(Clone, Debug)]
@@ -90,77 +89,60 @@ impl Batches {
     }
 }
 
-/// Reads whole files in `transfer_size` preads into one aligned buffer.
-pub struct FileReader {
-    pool: BufferPool,
-    transfer: usize,
-    direct: bool,
-}
-
-impl FileReader {
-    pub fn new(cfg: &TrainConfig) -> Result<FileReader, TrainError> {
-        let pool = BufferPool::new(1, cfg.transfer_size, 4096)
-            .map_err(|e| TrainError::Setup(e.to_string()))?;
-        Ok(FileReader {
-            pool,
-            transfer: cfg.transfer_size as usize,
-            direct: cfg.direct,
+/// Reads a file whole as its format's read plan says, through the engine's reader (an
+/// `IoBackend`, timed into its recorder); `progress` is told the bytes read so far
+/// after each read, and the live counters follow each read.
+fn read_whole(
+    reader: &mut SampleReader,
+    shared: &ReaderShared<'_>,
+    path: &Path,
+    len: u64,
+    mut progress: impl FnMut(u64),
+) -> Result<u64, TrainError> {
+    let plan = format::read_plan(shared.cfg, len);
+    let mut last = 0;
+    reader
+        .read_file(&MonotonicClock, path, &plan.reads, shared.stop, |at| {
+            shared.counters.reads.fetch_add(1, Ordering::Relaxed);
+            shared
+                .counters
+                .bytes
+                .fetch_add(at - last, Ordering::Relaxed);
+            last = at;
+            progress(at);
         })
-    }
-
-    /// Opens `path`, reads it to its end, closes it; calls `progress` with the bytes
-    /// read so far after each read. Returns the bytes read.
-    pub fn read_whole(
-        &mut self,
-        path: &Path,
-        hist: &mut LatencyHistogram,
-        counters: &ReadCounters,
-        stop: &AtomicBool,
-        mut progress: impl FnMut(u64),
-    ) -> Result<u64, TrainError> {
-        let file = DataFile::open(
-            path,
-            OpenSpec {
-                direct: self.direct,
-                ..OpenSpec::default()
-            },
-        )
-        .map_err(|e| TrainError::Io(e.to_string()))?;
-        let mut offset = 0u64;
-        let buf = self.pool.get_mut(0);
-        loop {
-            if stop.load(Ordering::Relaxed) {
-                break;
-            }
-            let t = Instant::now();
-            let n = file
-                .read_at(&mut buf[..self.transfer], offset)
-                .map_err(|e| TrainError::Io(e.to_string()))?;
-            hist.record(t.elapsed().as_nanos() as u64);
-            counters.reads.fetch_add(1, Ordering::Relaxed);
-            if n == 0 {
-                break;
-            }
-            counters.bytes.fetch_add(n as u64, Ordering::Relaxed);
-            offset += n as u64;
-            progress(offset);
-            if n < self.transfer {
-                // Short: the end of the file (the next pread would return 0).
-                break;
-            }
-        }
-        Ok(offset)
-    }
+        .map_err(|e| TrainError::Io(e.to_string()))
 }
 
 /// What the reader threads share.
 pub struct ReaderShared<'a> {
     pub cfg: &'a TrainConfig,
     pub files: &'a [PathBuf],
+    /// Each file's bytes, by index.
+    pub sizes: &'a [u64],
     pub counters: &'a ReadCounters,
     pub stop: &'a AtomicBool,
-    /// Each reader's histogram, merged in at its end.
-    pub hist: &'a Mutex<LatencyHistogram>,
+    /// How the readers reach storage, and when the epoch started (their timelines').
+    pub setup: ReaderSetup,
+    pub start: Nanos,
+    /// Each reader's measure (latencies, timeline), merged in at its end.
+    pub measure: &'a Mutex<Option<WorkerMeasure>>,
+}
+
+impl ReaderShared<'_> {
+    fn reader(&self) -> SampleReader {
+        SampleReader::new(self.setup, self.start)
+    }
+
+    fn merge(&self, reader: SampleReader) {
+        let m = reader.finish();
+        if let Ok(mut all) = self.measure.lock() {
+            match all.as_mut() {
+                Some(a) => a.merge(&m),
+                None => *all = Some(m),
+            }
+        }
+    }
 }
 
 /// Spawns the readers of one accelerator's epoch in `scope`.
@@ -255,18 +237,8 @@ struct Job {
 /// whole, sends a unit per sample as the sample's bytes arrive; dropping the sender at
 /// the file's end tells the interleave the file is done.
 fn file_worker(shared: &ReaderShared<'_>, jobs: &Mutex<Receiver<Job>>, samples: u64) {
-    let mut hist = LatencyHistogram::new();
-    let mut reader = match FileReader::new(shared.cfg) {
-        Ok(r) => Some(r),
-        Err(e) => {
-            let job = jobs.lock().ok().and_then(|j| j.recv().ok());
-            if let Some(job) = job {
-                let _ = job.tx.send(Err(e));
-            }
-            None
-        }
-    };
-    while let Some(reader) = reader.as_mut() {
+    let mut reader = shared.reader();
+    loop {
         let job = match jobs.lock().map(|j| j.recv()) {
             Ok(Ok(job)) => job,
             _ => break,
@@ -280,7 +252,7 @@ fn file_worker(shared: &ReaderShared<'_>, jobs: &Mutex<Receiver<Job>>, samples: 
                 *sent += 1;
             }
         };
-        let r = reader.read_whole(&job.path, &mut hist, shared.counters, shared.stop, |at| {
+        let r = read_whole(&mut reader, shared, &job.path, len, |at| {
             // A sample is complete once its share of the file has been read.
             let done = (at.min(len) * samples).checked_div(len).unwrap_or(samples);
             send_to(done, &mut sent, &mut closed);
@@ -293,9 +265,7 @@ fn file_worker(shared: &ReaderShared<'_>, jobs: &Mutex<Receiver<Job>>, samples: 
             }
         }
     }
-    if let Ok(mut h) = shared.hist.lock() {
-        h.merge(&hist);
-    }
+    shared.merge(reader);
 }
 
 /// tf.data's deterministic parallel interleave (block_length 1): a sample from each of
@@ -364,50 +334,28 @@ fn indexed_reader(
     threads: usize,
     tx: SyncSender<Result<Batch, TrainError>>,
 ) {
-    with_reader(shared, &tx, |reader, hist| {
-        let mut k = t;
-        'batches: while k < batches.len() {
-            for &f in &batches[k] {
-                if shared.stop.load(Ordering::Relaxed) {
-                    break 'batches;
-                }
-                if let Err(e) =
-                    reader.read_whole(&shared.files[f], hist, shared.counters, shared.stop, |_| {})
-                {
-                    let _ = tx.send(Err(e));
-                    break 'batches;
-                }
+    let mut reader = shared.reader();
+    let mut k = t;
+    'batches: while k < batches.len() {
+        for &f in &batches[k] {
+            if shared.stop.load(Ordering::Relaxed) {
+                break 'batches;
             }
-            let b = Batch {
-                samples: batches[k].len() as u64,
-            };
-            if tx.send(Ok(b)).is_err() {
-                break;
+            let (path, len) = (&shared.files[f], shared.sizes[f]);
+            if let Err(e) = read_whole(&mut reader, shared, path, len, |_| {}) {
+                let _ = tx.send(Err(e));
+                break 'batches;
             }
-            k += threads;
         }
-    });
-}
-
-/// Runs a reader thread's `body` with its file reader and its latency histogram, which
-/// is merged into the accelerator's at the end; a reader that cannot be set up sends
-/// its error down `tx` instead.
-fn with_reader<T>(
-    shared: &ReaderShared<'_>,
-    tx: &SyncSender<Result<T, TrainError>>,
-    body: impl FnOnce(&mut FileReader, &mut LatencyHistogram),
-) {
-    let mut hist = LatencyHistogram::new();
-    match FileReader::new(shared.cfg) {
-        Ok(mut reader) => body(&mut reader, &mut hist),
-        Err(e) => {
-            let _ = tx.send(Err(e));
-            return;
+        let b = Batch {
+            samples: batches[k].len() as u64,
+        };
+        if tx.send(Ok(b)).is_err() {
+            break;
         }
+        k += threads;
     }
-    if let Ok(mut h) = shared.hist.lock() {
-        h.merge(&hist);
-    }
+    shared.merge(reader);
 }
 
 #[cfg(test)]

@@ -2,7 +2,7 @@
 //! (iolab_core::train::EpochFigures) and the phase stored for it.
 
 use iolab_core::LatencyHistogram;
-use iolab_core::result::{CpuUsage, OpCount, OpKind, PhaseResult, RankSummary};
+use iolab_core::result::{CpuUsage, OpCount, OpKind, PhaseResult, RankSummary, Timeline};
 use iolab_core::spec::TrainConfig;
 use iolab_core::train::{AcceleratorEpoch, EpochFigures};
 use iolab_core::units::Nanos;
@@ -25,7 +25,9 @@ pub(crate) fn epoch_phase(
     let fig = EpochFigures::of(epoch, &accs, cfg.record_length);
     let mut reads = LatencyHistogram::new();
     let mut loads = LatencyHistogram::new();
+    let mut timeline = Timeline::default();
     for a in reports.iter().flat_map(|r| r.accs.iter()) {
+        timeline.merge(&a.timeline);
         if let Ok(h) = LatencyHistogram::from_bytes(&a.reads_hist) {
             reads.merge(&h);
         }
@@ -116,6 +118,7 @@ pub(crate) fn epoch_phase(
             .count() as u64,
         extra,
         interrupted,
+        timeline,
         ..whole_phase(
             format!("train-epoch-{epoch}"),
             OpKind::Read,

@@ -6,18 +6,19 @@
 //! can show the job live). Times are DLIO's: an epoch starts before its loader starts
 //! and ends after the last step's barrier; AU leaves the first step out.
 
-use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Barrier, Mutex};
 use std::time::{Duration, Instant};
 
 use iolab_comm::{Comm, CommExt};
 use iolab_core::LatencyHistogram;
-use iolab_core::result::{CpuUsage, PhaseResult};
+use iolab_core::result::{CpuUsage, OpKind, PhaseResult, Timeline};
 use iolab_core::rng::{Rng, mix};
-use iolab_core::spec::{LoaderKind, TrainConfig};
-use iolab_core::train::{AcceleratorEpoch, RunFigures, StepTimes};
+use iolab_core::spec::{BackendKind, LoaderKind, TrainConfig};
+use iolab_core::train::{AcceleratorEpoch, RunFigures};
 use iolab_core::units::Nanos;
+use iolab_engine::train::{ReaderSetup, StepDone, StepMeeting, WorkerMeasure, run_accelerator};
+use iolab_engine::{Clock, MonotonicClock};
 use serde::{Deserialize, Serialize};
 
 use crate::train::dataset::Dataset;
@@ -69,6 +70,8 @@ pub struct TrainOutcome {
 pub(crate) struct AccReport {
     pub(crate) epoch: AcceleratorEpoch,
     pub(crate) reads_hist: Vec<u8>,
+    /// The readers' reads per second from the epoch's start on this rank.
+    pub(crate) timeline: Timeline,
     pub(crate) load_hist: Vec<u8>,
     pub(crate) error: Option<String>,
 }
@@ -99,111 +102,98 @@ struct AccLive {
     time_ns: AtomicU64,
 }
 
-fn sleep_compute(cfg: &TrainConfig, rng: &mut Rng) -> f64 {
-    let c = normal(rng, cfg.computation_time, cfg.computation_time_stdev).max(0.0);
-    if c > 0.0 {
-        std::thread::sleep(Duration::from_secs_f64(c));
+impl StepMeeting for StepSync {
+    fn meet(&self, _step: u64, failed: bool) -> bool {
+        if failed {
+            self.failed.store(true, Ordering::Relaxed);
+        }
+        self.arrive.wait();
+        self.depart.wait();
+        self.stop.load(Ordering::Acquire)
     }
-    c
 }
 
 struct AccOut {
     epoch: AcceleratorEpoch,
-    reads: LatencyHistogram,
+    reads: WorkerMeasure,
     loads: LatencyHistogram,
     error: Option<String>,
 }
 
-#[allow(clippy::too_many_arguments)]
-fn accelerator(
-    cfg: &TrainConfig,
-    files: &[PathBuf],
+/// What an accelerator's epoch reads and how.
+struct AccWork<'a> {
+    cfg: &'a TrainConfig,
+    dataset: &'a Dataset,
     assignment: Assignment,
-    sync: &StepSync,
-    live: &AccLive,
-    counters: &ReadCounters,
     seed: u64,
-) -> AccOut {
-    let hist = Mutex::new(LatencyHistogram::new());
+}
+
+/// One accelerator's epoch: its readers started, then the engine's step loop on the
+/// monotonic clock (batch, compute, the rank's step meeting).
+fn accelerator(w: AccWork<'_>, sync: &StepSync, live: &AccLive, counters: &ReadCounters) -> AccOut {
+    let cfg = w.cfg;
+    let clock = MonotonicClock;
+    let measure = Mutex::new(None);
     let stop_readers = AtomicBool::new(false);
     let mut loads = LatencyHistogram::new();
-    let mut steps: Vec<StepTimes> = Vec::new();
-    let mut error = None;
-    let mut rng = Rng::new(seed);
-    let started = Instant::now();
-    let mut elapsed = 0.0;
-    std::thread::scope(|s| {
+    let mut rng = Rng::new(w.seed);
+    let started = clock.now();
+    let setup = ReaderSetup {
+        backend: BackendKind::Psync,
+        queue_depth: 1,
+        transfer: cfg.transfer_size,
+        direct: cfg.direct,
+    };
+    let steps = std::thread::scope(|s| {
         let shared = Arc::new(ReaderShared {
             cfg,
-            files,
+            files: &w.dataset.files,
+            sizes: &w.dataset.sizes,
             counters,
             stop: &stop_readers,
-            hist: &hist,
+            setup,
+            start: started,
+            measure: &measure,
         });
-        let mut batches = match loader::start(s, shared, assignment) {
-            Ok(b) => Some(b),
-            Err(e) => {
-                error = Some(e.to_string());
-                sync.failed.store(true, Ordering::Relaxed);
-                None
-            }
+        let mut batches = loader::start(s, shared, w.assignment).map_err(|e| e.to_string());
+        let mut next = || match batches.as_mut() {
+            Ok(b) => b
+                .next_batch()
+                .map(|r| r.map(|b| b.samples).map_err(|e| e.to_string())),
+            Err(e) => Some(Err(e.clone())),
         };
-        let mut t0 = Instant::now();
-        loop {
-            if error.is_none()
-                && let Some(b) = batches.as_mut()
-            {
-                match b.next_batch() {
-                    Some(Ok(batch)) => {
-                        let load = t0.elapsed().as_secs_f64();
-                        loads.record((load * 1e9) as u64);
-                        let compute = sleep_compute(cfg, &mut rng);
-                        let proc = t0.elapsed().as_secs_f64();
-                        if !steps.is_empty() {
-                            live.compute_ns
-                                .fetch_add((compute * 1e9) as u64, Ordering::Relaxed);
-                        }
-                        steps.push(StepTimes {
-                            load,
-                            proc,
-                            compute,
-                        });
-                        live.samples.fetch_add(batch.samples, Ordering::Relaxed);
-                        let first = steps[0].proc;
-                        live.time_ns.store(
-                            ((started.elapsed().as_secs_f64() - first).max(0.0) * 1e9) as u64,
-                            Ordering::Relaxed,
-                        );
-                    }
-                    Some(Err(e)) => {
-                        error = Some(e.to_string());
-                        sync.failed.store(true, Ordering::Relaxed);
-                    }
-                    None => {
-                        error = Some("the readers ran out of samples before the epoch's last step (a file shorter than the dataset says?)".into());
-                        sync.failed.store(true, Ordering::Relaxed);
-                    }
-                }
+        let mut compute = || {
+            let c = normal(&mut rng, cfg.computation_time, cfg.computation_time_stdev).max(0.0);
+            Nanos((c * 1e9) as u64)
+        };
+        let mut first_proc = None;
+        let mut on_step = |d: &StepDone| {
+            loads.record((d.times.load * 1e9) as u64);
+            // AU leaves the first step's compute out, and its time before the first
+            // step's end.
+            if first_proc.is_some() {
+                live.compute_ns
+                    .fetch_add((d.times.compute * 1e9) as u64, Ordering::Relaxed);
             }
-            sync.arrive.wait();
-            sync.depart.wait();
-            if sync.stop.load(Ordering::Acquire) {
-                break;
-            }
-            t0 = Instant::now();
-        }
-        elapsed = started.elapsed().as_secs_f64();
+            let first = *first_proc.get_or_insert(d.times.proc);
+            live.samples.fetch_add(d.samples, Ordering::Relaxed);
+            let time = (d.at.0 as f64 / 1e9 - first).max(0.0);
+            live.time_ns.store((time * 1e9) as u64, Ordering::Relaxed);
+        };
+        let steps = run_accelerator(&clock, started, &mut next, &mut compute, sync, &mut on_step);
         stop_readers.store(true, Ordering::Relaxed);
         drop(batches);
+        steps
     });
-    let mut epoch = AcceleratorEpoch::from_steps(&steps, elapsed, cfg.batch_size);
+    let mut epoch =
+        AcceleratorEpoch::from_steps(&steps.steps, steps.elapsed.0 as f64 / 1e9, cfg.batch_size);
     epoch.bytes = counters.bytes.load(Ordering::Relaxed);
     epoch.reads = counters.reads.load(Ordering::Relaxed);
     AccOut {
         epoch,
-        reads: hist.into_inner().unwrap_or_default(),
+        reads: measure.into_inner().ok().flatten().unwrap_or_default(),
         loads,
-        error,
+        error: steps.error,
     }
 }
 
@@ -315,12 +305,15 @@ fn run_epoch(
             .map(|(i, asg)| {
                 let (sync, live, counters) = (&sync, &lives[i], &counters[i]);
                 let seed = mix(&[cfg.seed, u64::from(epoch), first_global + i as u64, 0xc0de]);
-                let files = &dataset.files;
+                let work = AccWork {
+                    cfg,
+                    dataset,
+                    assignment: asg,
+                    seed,
+                };
                 std::thread::Builder::new()
                     .name(format!("iolab-acc{i}"))
-                    .spawn_scoped(s, move || {
-                        accelerator(cfg, files, asg, sync, live, counters, seed)
-                    })
+                    .spawn_scoped(s, move || accelerator(work, sync, live, counters))
                     .expect("an accelerator thread starts")
             })
             .collect();
@@ -384,7 +377,13 @@ fn run_epoch(
             .into_iter()
             .map(|o| AccReport {
                 epoch: o.epoch,
-                reads_hist: o.reads.to_bytes().unwrap_or_default(),
+                reads_hist: o
+                    .reads
+                    .ops
+                    .get(&OpKind::Read)
+                    .and_then(|m| m.histogram.to_bytes().ok())
+                    .unwrap_or_default(),
+                timeline: o.reads.timeline,
                 load_hist: o.loads.to_bytes().unwrap_or_default(),
                 error: o.error,
             })
