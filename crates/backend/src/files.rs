@@ -18,7 +18,7 @@ mod fsinfo;
 mod on_nfs;
 pub use fsinfo::{
     ClientCache, client_cache, direct_io_alignment, fs_free, fs_free_inodes, fs_type, is_remote_fs,
-    tried_direct_io_alignment,
+    space_short, tried_direct_io_alignment,
 };
 
 /// How to open a data file.

@@ -26,7 +26,7 @@ pub fn fail_current(why: &str) {
     let Some((args, id)) = current else {
         return;
     };
-    let now = iolab_engine::phase::now_ms();
+    let now = iolab_core::civil::now_ms();
     if let Err(e) = open_store(&args)
         .and_then(|mut s| Ok(s.finish_run(id, RunStatus::Failed, now, &[why.to_string()])?))
     {
@@ -65,7 +65,7 @@ impl RunSink {
         dir: Option<&Path>,
         label: Option<String>,
     ) -> RunSink {
-        let started = iolab_engine::phase::now_ms();
+        let started = iolab_core::civil::now_ms();
         let mut prov = provenance(rt.comm.as_ref(), target);
         let root = rt.is_root();
         if root {
@@ -162,7 +162,7 @@ impl RunSink {
     }
 
     pub fn finish(&mut self, status: RunStatus) {
-        let now = iolab_engine::phase::now_ms();
+        let now = iolab_core::civil::now_ms();
         self.record.status = status;
         self.record.finished_at_ms = Some(now);
         if let Some(live) = crate::live::current() {

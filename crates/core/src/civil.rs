@@ -1,6 +1,15 @@
 //! UTC calendar dates for the epoch milliseconds runs are stamped with (Howard Hinnant's
 //! civil-from-days algorithms): [`UtcTime::from_ms`] and its inverse for whole days,
-//! [`days_from_civil`].
+//! [`days_from_civil`]; [`now_ms`], the one wall clock runs and samples are stamped with.
+
+/// Milliseconds since the Unix epoch now (0 on a clock set before 1970): what runs,
+/// phases, inventories and telemetry samples are stamped with.
+pub fn now_ms() -> i64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_millis() as i64)
+        .unwrap_or(0)
+}
 
 /// A moment in UTC, to the second.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

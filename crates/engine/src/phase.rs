@@ -273,12 +273,7 @@ impl PhaseRun {
     }
 }
 
-pub fn now_ms() -> i64 {
-    std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map(|d| d.as_millis() as i64)
-        .unwrap_or(0)
-}
+pub use iolab_core::civil::now_ms;
 
 /// Runs `workers` workers of one phase on this rank, in step with all other ranks.
 /// `work(index, control)` must call `control.ready_and_wait` once its setup is done and

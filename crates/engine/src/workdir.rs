@@ -91,6 +91,19 @@ fn sidecar(file: &Path) -> PathBuf {
 }
 
 impl WorkDir {
+    /// Refuses `need` bytes the directory's file system has no room for
+    /// ([`iolab_backend::files::space_short`]; one that cannot tell is not refused).
+    pub fn check_space(&self, need: u64) -> Result<(), EngineError> {
+        match iolab_backend::files::space_short(self.path(), need) {
+            Ok(Some(free)) => Err(EngineError::NoSpace {
+                path: self.path().to_path_buf(),
+                need: iolab_core::units::ByteCount(need).human(),
+                free: iolab_core::units::ByteCount(free).human(),
+            }),
+            _ => Ok(()),
+        }
+    }
+
     /// Creates `<base>/iolab-work`, or adopts one iolab created before, and (with an
     /// `owner`) locks it for this run, so no other run can use it at the same time.
     pub fn create_or_adopt(base: &Path, owner: Option<&LockOwner>) -> Result<WorkDir, EngineError> {

@@ -5,7 +5,6 @@
 
 use std::collections::BTreeMap;
 use std::path::{Component, Path, PathBuf};
-use std::time::{SystemTime, UNIX_EPOCH};
 
 use iolab_core::inventory::{Inventory, TargetInfo};
 
@@ -29,7 +28,7 @@ pub fn collect(root: &SysRoot, target: Option<&Path>) -> Inventory {
     let network = interfaces(root, &mut notes);
     Inventory {
         hostname,
-        collected_at_ms: now_ms(),
+        collected_at_ms: iolab_core::civil::now_ms(),
         os,
         kernel,
         cpu,
@@ -205,13 +204,6 @@ fn mitigations(root: &SysRoot, notes: &mut Vec<String>) -> BTreeMap<String, Stri
         }
     }
     out
-}
-
-fn now_ms() -> i64 {
-    SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .map(|d| d.as_millis() as i64)
-        .unwrap_or(0)
 }
 
 #[cfg(test)]

@@ -115,13 +115,9 @@ pub fn check_space(shape: &LlmShape, spec: &CheckpointSpec, dir: &Path) -> Resul
     let need = shape.total_bytes().saturating_mul(u64::from(spec.writes));
     // The file system the directory is (or will be) on: its nearest existing ancestor's.
     let on = dir.ancestors().find(|a| a.exists()).unwrap_or(dir);
-    let free = iolab_backend::files::fs_free(on)
+    let short = iolab_backend::files::space_short(on, need)
         .map_err(|e| SpecError::new("--dir", format!("{}: {e}", dir.display())))?;
-    // A file system that reports no capacity (some FUSE) cannot be checked.
-    let Some(free) = free else {
-        return Ok(());
-    };
-    if need > free {
+    if let Some(free) = short {
         return Err(SpecError::new(
             "--writes",
             format!(
@@ -262,7 +258,7 @@ pub fn run_checkpoints(
         let mut hist = LatencyHistogram::new();
         let mut rounds = Vec::new();
         let phase_start = Instant::now();
-        let started_at_ms = crate::train::run::now_ms();
+        let started_at_ms = iolab_core::civil::now_ms();
         let cpu0 = iolab_backend::process::cpu_times();
         for step in 1..=count {
             if spec.time_between.nanos().0 > 0 {

@@ -258,6 +258,14 @@ pub fn fs_free(path: &Path) -> io::Result<Option<u64>> {
     })
 }
 
+/// The one free-space check every workload makes before it writes: the bytes free on
+/// the file system holding `path` when `need` bytes do not fit in them, None when they
+/// fit or the file system reports no capacity (some FUSE file systems), where no check
+/// can be made and none may refuse a run. The caller's error names what to change.
+pub fn space_short(path: &Path, need: u64) -> io::Result<Option<u64>> {
+    Ok(fs_free(path)?.filter(|&free| need > free))
+}
+
 /// statfs f_type of ramfs.
 const RAMFS_MAGIC: i64 = 0x8584_58F6;
 
@@ -312,5 +320,19 @@ mod tests {
         assert_eq!(direct_io_alignment(dir.path()), align);
         let names: Vec<_> = std::fs::read_dir(dir.path()).unwrap().collect();
         assert_eq!(names.len(), 1);
+    }
+
+    #[test]
+    fn space_short_says_the_free_bytes_only_when_the_need_does_not_fit() {
+        let dir = tempfile::tempdir().unwrap();
+        assert_eq!(space_short(dir.path(), 0).unwrap(), None);
+        assert_eq!(space_short(dir.path(), 4096).unwrap(), None);
+        let free = space_short(dir.path(), u64::MAX)
+            .unwrap()
+            .expect("no file system holds u64::MAX bytes");
+        let st = rustix::fs::statvfs(dir.path()).unwrap();
+        // Other writers move the figure while the test runs: within 1 GiB of statvfs's.
+        assert!(free.abs_diff(st.f_bavail * st.f_frsize) < 1 << 30, "{free}");
+        assert!(space_short(&dir.path().join("missing"), 1).is_err());
     }
 }

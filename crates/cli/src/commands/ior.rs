@@ -120,7 +120,7 @@ fn run_ior(rt: &Runtime, args: &IorArgs, plan: &IorPlan) -> Result<u8> {
         print!("{}", summary(o, job, &figures));
         println!(
             "Finished            : {}",
-            ctime(iolab_engine::phase::now_ms())
+            ctime(iolab_core::civil::now_ms())
         );
         if !sink.record.id.is_empty() {
             eprintln!("iolab ior: stored as {}", sink.record.id);
@@ -155,7 +155,7 @@ fn say_errors(phases: &[PhaseResult]) {
 /// IOR's opening block: the command, the machine, the test's options.
 fn header(args: &IorArgs, plan: &IorPlan, job: Job, nodes: usize) -> String {
     let o = &plan.options;
-    let now = ctime(iolab_engine::phase::now_ms());
+    let now = ctime(iolab_core::civil::now_ms());
     let kv = |k: &str, v: &dyn std::fmt::Display| format!("{k:<20}: {v}\n");
     let mut out = format!(
         "IOR-iolab-{}: MPI Coordinated Test of Parallel I/O\n",

@@ -56,7 +56,7 @@ pub fn mdtest(args: MdtestArgs) -> Result<u8> {
 
 /// mdtest's time stamps: "11/25/2026 08:35:13".
 fn stamp() -> String {
-    let t = UtcTime::from_ms(iolab_engine::phase::now_ms());
+    let t = UtcTime::from_ms(iolab_core::civil::now_ms());
     format!(
         "{:02}/{:02}/{} {:02}:{:02}:{:02}",
         t.month, t.day, t.year, t.hour, t.minute, t.second

@@ -283,11 +283,9 @@ fn runs_as(spec: &PhaseSpec, e: &PhaseEstimate, ranks: u32) -> String {
 }
 
 fn check_space(dir: &std::path::Path, need: u64) -> Result<()> {
-    let free =
-        iolab_backend::files::fs_free(dir).with_context(|| format!("--dir {}", dir.display()))?;
-    if let Some(free) = free
-        && need > free
-    {
+    let short = iolab_backend::files::space_short(dir, need)
+        .with_context(|| format!("--dir {}", dir.display()))?;
+    if let Some(free) = short {
         bail!(
             "the study needs {} in {} but only {} is free; use --scale or --set size=... to make it smaller",
             ByteCount(need).human(),
@@ -485,25 +483,7 @@ fn run_in(
         .warnings
         .extend(outcome.warnings.iter().cloned());
     if root {
-        // The headline figure of every phase, as the study's own summary table, then
-        // its matrices and its figures against the rated ones.
-        println!(
-            "study {}: every phase\n{}",
-            spec.name,
-            iolab_report::text::render_summary(&sink.record, units)
-        );
-    }
-    if root && !sink.record.id.is_empty() {
-        println!(
-            "study {} stored as {}{}",
-            spec.name,
-            sink.record.id,
-            if outcome.interrupted {
-                " (interrupted)"
-            } else {
-                ""
-            }
-        );
+        say_end(&spec.name, &sink, units, outcome.interrupted);
     }
     // The phases were printed as they ended; conclude only stores, writes --json and
     // decides the exit code.
@@ -512,4 +492,20 @@ fn run_in(
         ..args.output.clone()
     };
     conclude(rt, sink, &output)
+}
+
+/// The headline figure of every phase, as the study's own summary table (then its
+/// matrices and its figures against the rated ones), and where the run is stored.
+fn say_end(name: &str, sink: &RunSink, units: iolab_report::Units, interrupted: bool) {
+    println!(
+        "study {name}: every phase\n{}",
+        iolab_report::text::render_summary(&sink.record, units)
+    );
+    if !sink.record.id.is_empty() {
+        println!(
+            "study {name} stored as {}{}",
+            sink.record.id,
+            if interrupted { " (interrupted)" } else { "" }
+        );
+    }
 }

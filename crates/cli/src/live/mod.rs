@@ -91,7 +91,7 @@ pub fn init(command: &str) {
         if s.command.is_empty() {
             s.command = command.to_string();
             s.status = "running".into();
-            s.started_at_ms = iolab_engine::phase::now_ms();
+            s.started_at_ms = iolab_core::civil::now_ms();
         }
     });
 }

@@ -4,7 +4,6 @@
 
 use iolab_comm::{Comm, CommExt};
 use iolab_core::spec::{DataSpec, Layout};
-use iolab_core::units::ByteCount;
 
 use crate::data::DataOptions;
 use crate::error::EngineError;
@@ -264,15 +263,7 @@ pub(super) fn check_space(
         } else {
             0
         });
-        match iolab_backend::files::fs_free(workdir.path()) {
-            // A file system that reports no capacity (some FUSE) cannot be checked.
-            Ok(Some(free)) if need > free => Err(EngineError::NoSpace {
-                path: workdir.path().to_path_buf(),
-                need: ByteCount(need).human(),
-                free: ByteCount(free).human(),
-            }),
-            _ => Ok(()),
-        }
+        workdir.check_space(need)
     } else {
         Ok(())
     };

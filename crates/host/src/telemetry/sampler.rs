@@ -5,7 +5,7 @@
 
 use std::sync::mpsc::{self, Receiver, RecvTimeoutError, Sender};
 use std::thread::JoinHandle;
-use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+use std::time::{Duration, Instant};
 
 use iolab_core::Nanos;
 use iolab_core::telemetry::Telemetry;
@@ -63,19 +63,12 @@ impl SnapshotSource for ProcSource {
         };
         Snapshot {
             at,
-            wall_ms: now_ms(),
+            wall_ms: iolab_core::civil::now_ms(),
             disks,
             cpu,
             notes,
         }
     }
-}
-
-fn now_ms() -> i64 {
-    SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .map(|d| d.as_millis() as i64)
-        .unwrap_or(0)
 }
 
 /// Samples in the background from `start` until `stop` (or drop).

@@ -247,15 +247,7 @@ fn check_space(t: &LocalTarget, plan: &DataPlan) -> Result<(), EngineError> {
             .map(|f| f.size)
             .sum()
     };
-    match iolab_backend::files::fs_free(workdir.path()) {
-        // A file system that reports no capacity (some FUSE) cannot be checked.
-        Ok(Some(free)) if need > free => Err(EngineError::NoSpace {
-            path: workdir.path().to_path_buf(),
-            need: ByteCount(need).human(),
-            free: ByteCount(free).human(),
-        }),
-        _ => Ok(()),
-    }
+    workdir.check_space(need)
 }
 
 /// Untimed preparation of every local target's files, targets in parallel; returns

@@ -116,18 +116,14 @@ fn old_files_bytes(train: &Path) -> u64 {
 pub fn check_space(dir: &Path, cfg: &TrainConfig) -> Result<(), SpecError> {
     let need = dataset_bytes(cfg);
     let on = dir.ancestors().find(|a| a.exists()).unwrap_or(dir);
-    let free = iolab_backend::files::fs_free(on)
-        .map_err(|e| SpecError::new("--data-dir", format!("{}: {e}", dir.display())))?;
-    // A file system that reports no capacity (some FUSE) cannot be checked.
-    let Some(free) = free else {
-        return Ok(());
-    };
     let mine = if dir.join(MARKER).exists() {
         old_files_bytes(&dir.join("train"))
     } else {
         0
     };
-    if need > free.saturating_add(mine) {
+    let short = iolab_backend::files::space_short(on, need.saturating_sub(mine))
+        .map_err(|e| SpecError::new("--data-dir", format!("{}: {e}", dir.display())))?;
+    if let Some(free) = short {
         let gib = |b: u64| b as f64 / 1073741824.0;
         return Err(SpecError::new(
             "--files",

@@ -218,7 +218,7 @@ pub fn train_epochs(
         if let Some(p) = probe {
             p.start();
         }
-        let started_at_ms = now_ms();
+        let started_at_ms = iolab_core::civil::now_ms();
         let ran = run_epoch(comm, dataset, cfg, hooks, epoch, steps, total, &order);
         let telemetry = probe.and_then(|p| p.stop());
         let (report, interrupted) = ran?;
@@ -259,13 +259,6 @@ pub fn train_epochs(
     };
     out.figures = RunFigures::of(total, epochs, cfg.record_length, cfg.au_threshold);
     Ok(out)
-}
-
-pub(crate) fn now_ms() -> i64 {
-    std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map(|d| d.as_millis() as i64)
-        .unwrap_or(0)
 }
 
 #[allow(clippy::too_many_arguments)]

@@ -151,11 +151,9 @@ fn count(n: u64) -> String {
 }
 
 fn check_room(dir: &Path, bytes: u64, inodes: u64) -> Result<()> {
-    let free =
-        iolab_backend::files::fs_free(dir).with_context(|| format!("--dir {}", dir.display()))?;
-    if let Some(free) = free
-        && bytes > free
-    {
+    let short = iolab_backend::files::space_short(dir, bytes)
+        .with_context(|| format!("--dir {}", dir.display()))?;
+    if let Some(free) = short {
         bail!(
             "an IO500 run needs about {} in {} but only {} is free; lower --stonewall or --files-per-rank, or free space",
             ByteCount(bytes).human(),

@@ -39,7 +39,7 @@ fn import(args: &Io500ScoreArgs, parsed: &ParsedResult) -> Result<String> {
         inventory: None,
         process: None,
     };
-    let mut record = run_from_parsed(parsed, provenance, iolab_engine::phase::now_ms());
+    let mut record = run_from_parsed(parsed, provenance, iolab_core::civil::now_ms());
     record.label = args.label.clone();
     let mut store = open_store(&StoreArgs {
         db: args.db.clone(),

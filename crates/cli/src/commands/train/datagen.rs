@@ -39,7 +39,7 @@ pub(super) fn datagen_in(rt: &Runtime, args: DatagenArgs) -> Result<u8> {
         dir.parent(),
         args.output.label.clone(),
     );
-    let started_at_ms = iolab_engine::phase::now_ms();
+    let started_at_ms = iolab_core::civil::now_ms();
     let out = match generate(rt.comm.as_ref(), &dir, &cfg, cfg.accelerators, rt.interrupt) {
         Ok(o) => o,
         Err(e) => return fail(rt, sink, e),

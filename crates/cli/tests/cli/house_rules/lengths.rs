@@ -172,12 +172,6 @@ const LONG_FUNCTIONS: &[(&str, &str, usize, &str)] = &[
         "#51: one function per layout step",
     ),
     (
-        "cli/src/commands/study.rs",
-        "run_in",
-        104,
-        "#51: the study procedure moves to suites",
-    ),
-    (
         "suites/src/train/run.rs",
         "run_epoch",
         116,
