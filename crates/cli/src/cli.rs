@@ -61,6 +61,8 @@ pub enum Command {
     Train(crate::commands::train::TrainArgs),
     /// LLM checkpointing as MLPerf Storage v2.0 runs it: Llama 3 8B to 1T shards, written and read back.
     Checkpoint(crate::commands::checkpoint::CheckpointArgs),
+    /// LLM inference's KV cache offload as MLPerf Storage v3.0 runs it: users, CPU and storage tiers.
+    Kvcache(crate::commands::kvcache::KvCacheArgs),
     /// SNIA PTS 2.0's IOPS test on a flash device: purge, precondition, rounds until steady.
     Pts(crate::commands::pts::PtsArgs),
 }
@@ -89,6 +91,7 @@ pub fn dispatch(cli: Cli) -> anyhow::Result<u8> {
         Command::Mdtest(args) => mdtest::mdtest(args),
         Command::Train(args) => train::train(args),
         Command::Checkpoint(args) => checkpoint::checkpoint(args),
+        Command::Kvcache(args) => kvcache::kvcache(args),
         Command::Pts(args) => pts::pts(args),
     }
 }

@@ -14,6 +14,7 @@ pub mod error;
 pub mod histogram;
 pub mod input;
 pub mod inventory;
+pub mod kvcache;
 pub mod latency_counts;
 pub mod live_latency;
 pub mod mountinfo;

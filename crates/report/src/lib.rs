@@ -58,6 +58,7 @@ mod warnings;
 #[cfg(test)]
 mod test_support;
 
+pub mod kvcache;
 pub mod text;
 pub mod train;
 

@@ -12,6 +12,7 @@
 pub mod checkpoint;
 pub mod io500;
 pub mod ior;
+pub mod kvcache;
 pub mod ladder;
 pub mod pts;
 pub mod study;

@@ -13,6 +13,7 @@ pub mod fio;
 pub mod inventory;
 pub mod io500;
 pub mod ior;
+pub mod kvcache;
 pub mod ladder;
 pub mod mdtest;
 pub mod meta;

@@ -8,6 +8,7 @@ mod au;
 mod checkpoint;
 mod files;
 mod input;
+mod kvcache;
 mod runs;
 
 use std::path::Path;

@@ -1,0 +1,156 @@
+//! `iolab kvcache`: MLPerf Storage v3.0's KV cache workload (LLM inference's cache
+//! offload) on a directory, with a CPU-memory tier held in this process. Arguments,
+//! one suite entry (iolab_suites::kvcache), the report's renderer.
+
+use anyhow::Result;
+use clap::Args;
+use iolab_core::SpecError;
+use iolab_core::result::{OpCount, OpKind, OpResult, RunStatus};
+use iolab_core::spec::{BackendKind, KvCacheSettings, KvCacheSpec, TargetSpec};
+use iolab_engine::{MonotonicClock, prepare_target};
+use iolab_suites::kvcache::{KvError, TrialFigures, check_memory, run_kvcache, storage_limit};
+
+use crate::args::OutputArgs;
+use crate::commands::finish::{cleanup, conclude};
+use crate::runtime::Runtime;
+use crate::sink::RunSink;
+
+#[derive(Args, Debug)]
+pub struct KvCacheArgs {
+    #[command(flatten)]
+    pub spec: KvCacheSpec,
+    #[command(flatten)]
+    pub target: TargetSpec,
+    #[command(flatten)]
+    pub output: OutputArgs,
+}
+
+pub fn kvcache(args: KvCacheArgs) -> Result<u8> {
+    Runtime::with(|rt| kvcache_in(rt, args))
+}
+
+/// Checks on every rank before anything is written: the settings, --dir, the memory
+/// the CPU tier and the buffers take, the storage tier's room.
+fn check(rt: &Runtime, args: &KvCacheArgs) -> Result<(KvCacheSettings, u64)> {
+    let settings = args.spec.resolve()?;
+    let dir =
+        args.target.dir.as_deref().ok_or_else(|| {
+            SpecError::new("--dir", "is required: where the storage tier's files go")
+        })?;
+    check_memory(&settings, rt.comm.as_ref())?;
+    let ranks = iolab_engine::memory::ranks_on_this_host(rt.comm.as_ref());
+    let limit = storage_limit(&settings, dir, ranks)?;
+    args.output.prepare(rt)?;
+    Ok((settings, limit))
+}
+
+fn kvcache_in(rt: &Runtime, args: KvCacheArgs) -> Result<u8> {
+    let (settings, limit) = rt.agree(check(rt, &args))?;
+    let target = prepare_target(rt.comm.as_ref(), &args.target, BackendKind::Psync, true)?;
+    let workdir = target
+        .workdir()
+        .map(|w| w.path().to_path_buf())
+        .unwrap_or_default();
+    let mut sink = RunSink::start(
+        rt,
+        &args.output.store,
+        "kvcache",
+        serde_json::json!({ "spec": args.spec, "settings": settings }),
+        crate::commands::run::describe(&args.target),
+        args.target.dir.as_deref(),
+        args.output.label.clone(),
+    );
+    let outcome = run_kvcache(
+        rt.comm.as_ref(),
+        &settings,
+        &workdir,
+        limit,
+        &MonotonicClock,
+        rt.interrupt,
+    );
+    rt.comm.barrier();
+    let cleaned = cleanup(rt.comm.as_ref(), target, &[], args.target.keep);
+    let trials = match outcome {
+        Ok(t) => t,
+        Err(KvError::Io(why)) => {
+            sink.finish(RunStatus::Failed);
+            if rt.is_root() {
+                eprintln!("iolab: the benchmark ran but failed: {why}");
+            }
+            return Ok(crate::exit::FAILED);
+        }
+        Err(KvError::Interrupted) => {
+            sink.finish(RunStatus::Interrupted);
+            return Ok(crate::exit::INTERRUPTED);
+        }
+        Err(e) => {
+            sink.discard();
+            return Err(e.into());
+        }
+    };
+    cleaned?;
+    if rt.is_root() && !args.output.quiet {
+        let figures: Vec<_> = trials.iter().map(|t| t.figures.clone()).collect();
+        print!(
+            "{}",
+            iolab_report::kvcache::render_kvcache(&settings, &figures)
+        );
+    }
+    sink.annotate("kvcache", serde_json::to_value(&trials)?);
+    for (i, t) in trials.iter().enumerate() {
+        sink.phase(phase_of(rt, &settings, i, t));
+    }
+    conclude(
+        rt,
+        sink,
+        &OutputArgs {
+            quiet: true,
+            ..args.output.clone()
+        },
+    )
+}
+
+/// A trial as a stored phase: the storage tier's whole-entry reads and writes, its
+/// per-second timeline, and the scored figures in `extra`.
+fn phase_of(
+    rt: &Runtime,
+    settings: &KvCacheSettings,
+    i: usize,
+    t: &TrialFigures,
+) -> iolab_core::result::PhaseResult {
+    let f = &t.figures;
+    let op = |kind, n: u64, bytes: u64, h: &iolab_core::LatencyHistogram| {
+        let c = OpCount { ops: n, bytes };
+        OpResult::new(kind, c, c, f.duration, f.duration, 0, h.clone())
+    };
+    let mut p = iolab_suites::train::whole_phase(
+        format!("kvcache trial {}", i + 1),
+        OpKind::Read,
+        OpCount::default(),
+        f.duration,
+        Default::default(),
+        serde_json::to_value(settings).unwrap_or_default(),
+        t.started_at_ms,
+        (rt.comm.size(), settings.workers()),
+    );
+    p.repetition = i as u32;
+    p.ops = vec![
+        op(
+            OpKind::Read,
+            f.storage.reads,
+            f.storage.bytes_read.0,
+            &t.storage.read,
+        ),
+        op(
+            OpKind::Write,
+            f.storage.writes,
+            f.storage.bytes_written.0,
+            &t.storage.write,
+        ),
+    ];
+    p.timeline = t.timeline.clone();
+    for (name, v) in f.scored() {
+        p.extra.insert(name.to_string(), v);
+    }
+    p
+}

@@ -1,0 +1,328 @@
+//! The KV cache workload's vocabulary (`iolab kvcache`, MLPerf Storage v3.0): the model
+//! table ([`KvModel`], [`ModelShape`]: bytes of KV cache per token as kv-cache.py's
+//! models.py computes them), the measured figures ([`KvCacheFigures`], each defined in
+//! docs/figures.md) and the reference's pass/fail criteria ([`Criterion`]). No I/O.
+
+use clap::ValueEnum;
+use serde::{Deserialize, Serialize};
+
+use crate::histogram::LatencyHistogram;
+use crate::units::{ByteCount, BytesPerSec, Nanos, bandwidth};
+
+/// A model of MLPerf Storage v3.0's KV cache workload (mlpstorage's KVCACHE_MODELS).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize, ValueEnum)]
+pub enum KvModel {
+    #[value(name = "tiny-1b")]
+    #[serde(rename = "tiny-1b")]
+    Tiny1b,
+    #[value(name = "mistral-7b")]
+    #[serde(rename = "mistral-7b")]
+    Mistral7b,
+    #[value(name = "llama2-7b")]
+    #[serde(rename = "llama2-7b")]
+    Llama2_7b,
+    #[value(name = "llama3.1-8b")]
+    #[serde(rename = "llama3.1-8b")]
+    Llama31_8b,
+    #[value(name = "llama3.1-70b-instruct")]
+    #[serde(rename = "llama3.1-70b-instruct")]
+    Llama31_70bInstruct,
+}
+
+/// A model's attention shape (config.yaml's model_configs).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ModelShape {
+    pub layers: u64,
+    pub hidden: u64,
+    pub heads: u64,
+    pub kv_heads: u64,
+    /// Bytes per element (float16: 2).
+    pub dtype_bytes: u64,
+}
+
+impl KvModel {
+    pub const ALL: [KvModel; 5] = [
+        KvModel::Tiny1b,
+        KvModel::Mistral7b,
+        KvModel::Llama2_7b,
+        KvModel::Llama31_8b,
+        KvModel::Llama31_70bInstruct,
+    ];
+
+    /// The reference's name for it.
+    pub fn name(self) -> &'static str {
+        match self {
+            KvModel::Tiny1b => "tiny-1b",
+            KvModel::Mistral7b => "mistral-7b",
+            KvModel::Llama2_7b => "llama2-7b",
+            KvModel::Llama31_8b => "llama3.1-8b",
+            KvModel::Llama31_70bInstruct => "llama3.1-70b-instruct",
+        }
+    }
+
+    pub fn shape(self) -> ModelShape {
+        let (layers, hidden, heads, kv_heads) = match self {
+            KvModel::Tiny1b => (12, 1024, 8, 4),
+            KvModel::Mistral7b => (32, 4096, 32, 8),
+            KvModel::Llama2_7b => (32, 4096, 32, 32),
+            KvModel::Llama31_8b => (32, 4096, 32, 8),
+            KvModel::Llama31_70bInstruct => (80, 8192, 64, 8),
+        };
+        ModelShape {
+            layers,
+            hidden,
+            heads,
+            kv_heads,
+            dtype_bytes: 2,
+        }
+    }
+}
+
+impl ModelShape {
+    /// Head dimension: hidden / heads (models.py's `kv_dim_per_head`).
+    pub fn head_dim(&self) -> u64 {
+        self.hidden / self.heads
+    }
+
+    /// Bytes of K and V per token: layers x KV heads x head dim x 2 x dtype bytes.
+    pub fn bytes_per_token(&self) -> u64 {
+        self.layers * self.kv_heads * self.head_dim() * 2 * self.dtype_bytes
+    }
+}
+
+/// Latency percentiles of one kind of operation (the reference's p50/p95/p99).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct KvLatency {
+    pub count: u64,
+    pub mean_ns: f64,
+    pub p50: Nanos,
+    pub p95: Nanos,
+    pub p99: Nanos,
+    pub max: Nanos,
+}
+
+impl KvLatency {
+    pub fn of(h: &LatencyHistogram) -> KvLatency {
+        KvLatency {
+            count: h.count(),
+            mean_ns: h.mean(),
+            p50: h.percentile(50.0),
+            p95: h.percentile(95.0),
+            p99: h.percentile(99.0),
+            max: h.max(),
+        }
+    }
+}
+
+/// A tier of the cache.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum TierKind {
+    /// The CPU-memory tier (buffers held by iolab).
+    Cpu,
+    /// The storage tier (a directory).
+    Storage,
+}
+
+impl TierKind {
+    pub fn name(self) -> &'static str {
+        match self {
+            TierKind::Cpu => "cpu",
+            TierKind::Storage => "storage",
+        }
+    }
+}
+
+/// What one tier did during a run.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct TierFigures {
+    pub bytes_read: ByteCount,
+    pub bytes_written: ByteCount,
+    /// Whole-entry reads and writes.
+    pub reads: u64,
+    pub writes: u64,
+    /// Entries that left this tier: demoted to the next one, or deleted from the last.
+    pub evictions: u64,
+    /// Whole-operation latency: open to close for the storage tier, the copy for CPU.
+    pub read_latency: KvLatency,
+    pub write_latency: KvLatency,
+    /// The storage tier's device spans (the reference's "device" latency): the
+    /// reads themselves, and the fsync of a write.
+    pub read_device: KvLatency,
+    pub write_device: KvLatency,
+}
+
+/// The figures of one run (one trial), all ranks.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct KvCacheFigures {
+    /// The measured window: from the first request to the last completion.
+    pub duration: Nanos,
+    pub requests: u64,
+    /// Tokens the completed requests generated (the reference's tokens).
+    pub tokens_generated: u64,
+    /// Sum over requests of the time each spent in cache operations.
+    pub storage_time: Nanos,
+    pub hits: u64,
+    pub misses: u64,
+    /// Bytes the decode steps read from the storage tier.
+    pub decode_bytes_read: ByteCount,
+    pub cpu: TierFigures,
+    pub storage: TierFigures,
+    pub end_to_end: KvLatency,
+    pub queue_wait: KvLatency,
+    /// Per request, the sum of its cache operations' latencies.
+    pub request_storage: KvLatency,
+    /// Writes that found no room in any tier (written to storage regardless).
+    pub forced_writes: u64,
+}
+
+impl KvCacheFigures {
+    fn per_sec(n: u64, took: Nanos) -> f64 {
+        if took.0 == 0 {
+            0.0
+        } else {
+            n as f64 * 1e9 / took.0 as f64
+        }
+    }
+
+    /// Generated tokens over the wall-clock duration.
+    pub fn wall_tokens_per_sec(&self) -> f64 {
+        Self::per_sec(self.tokens_generated, self.duration)
+    }
+
+    /// Generated tokens over the summed storage time of the requests (the reference's
+    /// `storage_throughput_tokens_per_sec`).
+    pub fn storage_tokens_per_sec(&self) -> f64 {
+        Self::per_sec(self.tokens_generated, self.storage_time)
+    }
+
+    pub fn requests_per_sec(&self) -> f64 {
+        Self::per_sec(self.requests, self.duration)
+    }
+
+    pub fn hit_rate(&self) -> f64 {
+        let n = self.hits + self.misses;
+        if n == 0 {
+            0.0
+        } else {
+            self.hits as f64 / n as f64
+        }
+    }
+
+    pub fn read_bandwidth(&self) -> BytesPerSec {
+        bandwidth(self.storage.bytes_read, self.duration)
+    }
+
+    pub fn write_bandwidth(&self) -> BytesPerSec {
+        bandwidth(self.storage.bytes_written, self.duration)
+    }
+
+    /// The reference's `storage_health` under its latency profile (the closed one).
+    pub fn criteria(&self) -> Vec<Criterion> {
+        let ms = |n: Nanos| n.0 as f64 / 1e6;
+        let mut c = vec![
+            Criterion {
+                name: "storage write device p95 (ms)",
+                value: ms(self.storage.write_device.p95),
+                limit: 500.0,
+                below: true,
+            },
+            Criterion {
+                name: "storage read device p95 (ms)",
+                value: ms(self.storage.read_device.p95),
+                limit: 200.0,
+                below: true,
+            },
+        ];
+        if self.cpu.reads + self.cpu.writes > 0 {
+            let p95 = self.cpu.read_latency.p95.max(self.cpu.write_latency.p95);
+            c.push(Criterion {
+                name: "cpu tier p95 (ms)",
+                value: ms(p95),
+                limit: 150.0,
+                below: true,
+            });
+        }
+        c.push(Criterion {
+            name: "cache hit rate",
+            value: self.hit_rate(),
+            limit: 0.30,
+            below: false,
+        });
+        c
+    }
+
+    /// The figures MLPerf scores and the reference prints, named, for trials'
+    /// medians and spreads.
+    pub fn scored(&self) -> [(&'static str, f64); 8] {
+        let ms = |n: Nanos| n.0 as f64 / 1e6;
+        [
+            ("wall-clock tokens/s", self.wall_tokens_per_sec()),
+            ("storage tokens/s", self.storage_tokens_per_sec()),
+            ("storage read GiB/s", self.read_bandwidth().gib_per_sec()),
+            ("storage write GiB/s", self.write_bandwidth().gib_per_sec()),
+            ("read device p95 ms", ms(self.storage.read_device.p95)),
+            ("write device p95 ms", ms(self.storage.write_device.p95)),
+            ("decode GiB read", self.decode_bytes_read.0 as f64 / GIB),
+            ("cache hit rate", self.hit_rate()),
+        ]
+    }
+
+    pub fn passed(&self) -> bool {
+        self.criteria().iter().all(Criterion::passed)
+    }
+}
+
+const GIB: f64 = 1073741824.0;
+
+/// One of the reference's pass/fail checks.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Criterion {
+    pub name: &'static str,
+    pub value: f64,
+    pub limit: f64,
+    /// Passes below the limit (a latency), else above it (the hit rate).
+    pub below: bool,
+}
+
+impl Criterion {
+    pub fn passed(&self) -> bool {
+        if self.below {
+            self.value < self.limit
+        } else {
+            self.value > self.limit
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn bytes_per_token_are_the_references() {
+        let bpt: Vec<u64> = KvModel::ALL
+            .iter()
+            .map(|m| m.shape().bytes_per_token())
+            .collect();
+        assert_eq!(bpt, [24_576, 131_072, 524_288, 131_072, 327_680]);
+    }
+
+    #[test]
+    fn hit_rate_and_token_rates() {
+        let f = KvCacheFigures {
+            duration: Nanos::from_secs(2),
+            tokens_generated: 1000,
+            storage_time: Nanos::from_secs(4),
+            hits: 3,
+            misses: 1,
+            ..Default::default()
+        };
+        assert_eq!(f.wall_tokens_per_sec(), 500.0);
+        assert_eq!(f.storage_tokens_per_sec(), 250.0);
+        assert_eq!(f.hit_rate(), 0.75);
+        // No CPU operations: the CPU criterion is left out, as the reference does.
+        assert_eq!(f.criteria().len(), 3);
+        assert!(f.passed());
+    }
+}

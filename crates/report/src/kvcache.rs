@@ -1,0 +1,165 @@
+//! `iolab kvcache`'s text report: each trial's figures (iolab_core::kvcache, defined in
+//! docs/figures.md), the latencies per tier and operation, the reference's pass/fail
+//! criteria, and over several trials each scored figure's median and spread.
+
+use std::fmt::Write as _;
+
+use iolab_core::kvcache::{KvCacheFigures, KvLatency, TierFigures};
+use iolab_core::spec::KvCacheSettings;
+use iolab_core::stats::{Spread, median};
+use iolab_core::units::Nanos;
+
+const GIB: f64 = 1073741824.0;
+
+fn ms(n: Nanos) -> f64 {
+    n.0 as f64 / 1e6
+}
+
+fn latency_line(out: &mut String, name: &str, l: &KvLatency) {
+    if l.count == 0 {
+        return;
+    }
+    let _ = writeln!(
+        out,
+        "    {name:<22} {:>8} {:>10.3} {:>10.3} {:>10.3} {:>10.3}",
+        l.count,
+        ms(l.p50),
+        ms(l.p95),
+        ms(l.p99),
+        ms(l.max)
+    );
+}
+
+fn tier_lines(out: &mut String, name: &str, t: &TierFigures) {
+    latency_line(out, &format!("{name} read"), &t.read_latency);
+    latency_line(out, &format!("{name} write"), &t.write_latency);
+    if name == "storage" {
+        latency_line(out, "storage read device", &t.read_device);
+        latency_line(out, "storage write device", &t.write_device);
+    }
+}
+
+/// One trial's figures.
+pub fn render_trial(f: &KvCacheFigures, out: &mut String) {
+    let secs = f.duration.0 as f64 / 1e9;
+    let _ = writeln!(
+        out,
+        "  {} requests in {secs:.2} s ({:.2}/s), {} tokens generated",
+        f.requests,
+        f.requests_per_sec(),
+        f.tokens_generated
+    );
+    let _ = writeln!(
+        out,
+        "  tokens/s: {:.1} wall-clock, {:.1} storage (tokens over the requests' summed storage time)",
+        f.wall_tokens_per_sec(),
+        f.storage_tokens_per_sec()
+    );
+    let _ = writeln!(
+        out,
+        "  storage: {:.3} GiB read ({:.3} GiB/s), {:.3} GiB written ({:.3} GiB/s); decode read {:.3} GiB",
+        f.storage.bytes_read.0 as f64 / GIB,
+        f.read_bandwidth().gib_per_sec(),
+        f.storage.bytes_written.0 as f64 / GIB,
+        f.write_bandwidth().gib_per_sec(),
+        f.decode_bytes_read.0 as f64 / GIB
+    );
+    let _ = writeln!(
+        out,
+        "  cpu tier: {:.3} GiB read, {:.3} GiB written, {} entries demoted; storage: {} entries deleted",
+        f.cpu.bytes_read.0 as f64 / GIB,
+        f.cpu.bytes_written.0 as f64 / GIB,
+        f.cpu.evictions,
+        f.storage.evictions
+    );
+    let _ = writeln!(
+        out,
+        "  cache hit rate {:.3} ({} hits, {} misses){}",
+        f.hit_rate(),
+        f.hits,
+        f.misses,
+        if f.forced_writes > 0 {
+            format!("; {} writes over the storage capacity", f.forced_writes)
+        } else {
+            String::new()
+        }
+    );
+    let _ = writeln!(
+        out,
+        "\n    {:<22} {:>8} {:>10} {:>10} {:>10} {:>10}",
+        "latency (ms)", "count", "p50", "p95", "p99", "max"
+    );
+    tier_lines(out, "cpu", &f.cpu);
+    tier_lines(out, "storage", &f.storage);
+    latency_line(out, "request storage", &f.request_storage);
+    latency_line(out, "queue wait", &f.queue_wait);
+    latency_line(out, "end to end", &f.end_to_end);
+    out.push('\n');
+    for c in f.criteria() {
+        let _ = writeln!(
+            out,
+            "  {} {:<30} {:>10.3} ({} {})",
+            if c.passed() { "PASS" } else { "FAIL" },
+            c.name,
+            c.value,
+            if c.below { "<" } else { ">" },
+            c.limit
+        );
+    }
+}
+
+/// The whole report: settings, every trial, and the medians over trials.
+pub fn render_kvcache(s: &KvCacheSettings, trials: &[KvCacheFigures]) -> String {
+    let mut out = format!(
+        "iolab {} · kvcache · {} ({} bytes/token), {} users, {} s, cpu tier {}, {} allocs at once, generation {:?}, seed {}{}\n",
+        env!("CARGO_PKG_VERSION"),
+        s.model.name(),
+        s.model.shape().bytes_per_token(),
+        s.users,
+        s.duration.nanos().0 as f64 / 1e9,
+        s.cpu_memory.human(),
+        if s.max_concurrent_allocs == 0 {
+            "any".to_string()
+        } else {
+            s.max_concurrent_allocs.to_string()
+        },
+        s.generation_mode,
+        s.seed,
+        match s.closed_option {
+            Some(o) => format!(" (closed option {o})"),
+            None => String::new(),
+        }
+    );
+    for (i, f) in trials.iter().enumerate() {
+        let _ = writeln!(out, "\ntrial {}", i + 1);
+        render_trial(f, &mut out);
+    }
+    if trials.len() > 1 {
+        let _ = writeln!(
+            out,
+            "\nover {} trials  {:>12} {:>12} {:>12} {:>8}",
+            trials.len(),
+            "median",
+            "min",
+            "max",
+            "CV"
+        );
+        let rows: Vec<[(&str, f64); 8]> = trials.iter().map(|f| f.scored()).collect();
+        for k in 0..rows[0].len() {
+            let v: Vec<f64> = rows.iter().map(|r| r[k].1).collect();
+            let (min, max, cv) = Spread::of(&v)
+                .map(|s| (s.min, s.max, s.cv))
+                .unwrap_or_default();
+            let _ = writeln!(
+                out,
+                "  {:<22} {:>12.3} {:>12.3} {:>12.3} {:>7.1}%",
+                rows[0][k].0,
+                median(&v).unwrap_or(0.0),
+                min,
+                max,
+                100.0 * cv
+            );
+        }
+    }
+    out
+}

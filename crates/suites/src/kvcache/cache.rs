@@ -1,0 +1,430 @@
+//! The tiered cache: [`KvCache`] holds the index of entries (which tier, how big, when
+//! last used), a CPU-memory tier whose entries are buffers really held, and a storage
+//! tier of `.npy` files in one directory. Writes go to the first tier with room;
+//! room is made by waterfall LRU eviction as kv-cache.py's `_ensure_space_in_tier`:
+//! the CPU tier demotes its least recently used entries to storage (down to 80 % of
+//! its budget), the storage tier deletes its own. Entries are never promoted on a read.
+
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Condvar, Mutex, MutexGuard};
+
+use iolab_core::kvcache::{ModelShape, TierKind};
+
+use super::KvError;
+use super::entry::{EntryIo, Spans, npy_header};
+
+/// Where an entry is.
+enum Place {
+    Cpu(Arc<Vec<u8>>),
+    Storage,
+}
+
+struct Entry {
+    place: Place,
+    /// Header and payload bytes.
+    size: u64,
+    last_access: u64,
+    access_count: u64,
+    /// Reads under way: the entry is not evicted while any is.
+    readers: u32,
+    /// Being demoted: it stays readable where it was until the move is done.
+    moving: bool,
+}
+
+#[derive(Default)]
+struct Index {
+    entries: HashMap<String, Entry>,
+    cpu_used: u64,
+    storage_used: u64,
+    tick: u64,
+}
+
+/// One cache operation, as the caller records it.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Op {
+    pub tier: TierKind,
+    pub bytes: u64,
+    pub spans: Spans,
+}
+
+/// What a write did: the operation on the new entry, and the demotions it caused.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Written {
+    pub op: Option<Op>,
+    /// Demotions of CPU entries: each a CPU read and a storage write.
+    pub demoted: Vec<(Op, Op)>,
+    /// No tier had room: written to storage over its capacity.
+    pub forced: bool,
+}
+
+/// Entries that left a tier (the reference's offloads and deletions).
+#[derive(Default, Debug)]
+pub struct Evictions {
+    pub cpu: AtomicU64,
+    pub storage: AtomicU64,
+}
+
+pub struct KvCache {
+    index: Mutex<Index>,
+    shape: ModelShape,
+    cpu_limit: u64,
+    storage_limit: u64,
+    dir: PathBuf,
+    /// `--max-concurrent-allocs` (0: none): writers at once.
+    allocs: u32,
+    writing: Mutex<u32>,
+    writer_done: Condvar,
+    pub evictions: Evictions,
+    pub hits: AtomicU64,
+    pub misses: AtomicU64,
+}
+
+/// The CPU tier refuses an entry above this share of its budget, and evicts down to
+/// [`CPU_TARGET`] of it (kv-cache.py's eviction settings).
+const CPU_MAX_ENTRY: f64 = 0.95;
+const CPU_TARGET: f64 = 0.80;
+
+impl KvCache {
+    pub fn new(
+        shape: ModelShape,
+        cpu_limit: u64,
+        storage_limit: u64,
+        dir: &Path,
+        allocs: u32,
+    ) -> KvCache {
+        KvCache {
+            index: Mutex::new(Index::default()),
+            shape,
+            cpu_limit,
+            storage_limit,
+            dir: dir.to_path_buf(),
+            allocs,
+            writing: Mutex::new(0),
+            writer_done: Condvar::new(),
+            evictions: Evictions::default(),
+            hits: AtomicU64::new(0),
+            misses: AtomicU64::new(0),
+        }
+    }
+
+    fn lock(&self) -> MutexGuard<'_, Index> {
+        self.index.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    pub fn path_of(&self, key: &str) -> PathBuf {
+        self.dir.join(format!("{key}.npy"))
+    }
+
+    /// Bytes an entry of `tokens` tokens takes (header and payload).
+    pub fn entry_bytes(&self, tokens: u64) -> u64 {
+        npy_header(&self.shape, tokens).len() as u64 + tokens * self.shape.bytes_per_token()
+    }
+
+    /// The entry's tier and size, if cached.
+    pub fn tier_of(&self, key: &str) -> Option<(TierKind, u64)> {
+        self.lock().entries.get(key).map(|e| {
+            let tier = match e.place {
+                Place::Cpu(_) => TierKind::Cpu,
+                Place::Storage => TierKind::Storage,
+            };
+            (tier, e.size)
+        })
+    }
+
+    /// The bytes each tier holds.
+    pub fn used(&self) -> (u64, u64) {
+        let ix = self.lock();
+        (ix.cpu_used, ix.storage_used)
+    }
+
+    /// Reads an entry whole (a cache access): None on a miss.
+    pub fn access(&self, io: &mut EntryIo<'_>, key: &str) -> Result<Option<Op>, KvError> {
+        let place = {
+            let mut ix = self.lock();
+            ix.tick += 1;
+            let tick = ix.tick;
+            match ix.entries.get_mut(key) {
+                None => None,
+                Some(e) => {
+                    e.last_access = tick;
+                    e.access_count += 1;
+                    e.readers += 1;
+                    Some(match &e.place {
+                        Place::Cpu(d) => Some(d.clone()),
+                        Place::Storage => None,
+                    })
+                }
+            }
+        };
+        let Some(place) = place else {
+            self.misses.fetch_add(1, Ordering::Relaxed);
+            return Ok(None);
+        };
+        self.hits.fetch_add(1, Ordering::Relaxed);
+        let r = match place {
+            Some(data) => {
+                let t0 = io.clock.now();
+                let bytes = io.read_memory(&data);
+                let took = io.clock.now().saturating_sub(t0);
+                Ok(Op {
+                    tier: TierKind::Cpu,
+                    bytes,
+                    spans: Spans {
+                        total: took,
+                        device: took,
+                    },
+                })
+            }
+            None => io.read_file(&self.path_of(key)).map(|(bytes, spans)| Op {
+                tier: TierKind::Storage,
+                bytes,
+                spans,
+            }),
+        };
+        if let Some(e) = self.lock().entries.get_mut(key) {
+            e.readers -= 1;
+        }
+        r.map(Some)
+    }
+
+    /// Writes a new entry of `tokens` tokens (a prefill), in the first tier with room.
+    pub fn allocate(
+        &self,
+        io: &mut EntryIo<'_>,
+        key: &str,
+        tokens: u64,
+    ) -> Result<Written, KvError> {
+        self.acquire();
+        let r = self.allocate_inner(io, key, tokens);
+        self.release();
+        r
+    }
+
+    fn acquire(&self) {
+        if self.allocs == 0 {
+            return;
+        }
+        let mut n = self.writing.lock().unwrap_or_else(|p| p.into_inner());
+        while *n >= self.allocs {
+            n = self.writer_done.wait(n).unwrap_or_else(|p| p.into_inner());
+        }
+        *n += 1;
+    }
+
+    fn release(&self) {
+        if self.allocs == 0 {
+            return;
+        }
+        let mut n = self.writing.lock().unwrap_or_else(|p| p.into_inner());
+        *n -= 1;
+        self.writer_done.notify_one();
+    }
+
+    fn allocate_inner(
+        &self,
+        io: &mut EntryIo<'_>,
+        key: &str,
+        tokens: u64,
+    ) -> Result<Written, KvError> {
+        let header = npy_header(&self.shape, tokens);
+        let payload = tokens * self.shape.bytes_per_token();
+        let size = header.len() as u64 + payload;
+        if !self.forget(key) {
+            // Being read: the entry stays as it is (keys are unique per turn, so only
+            // a decode's miss writes a key twice).
+            return Ok(Written::default());
+        }
+        let mut out = Written::default();
+        if let Some(victims) = self.make_room_cpu(size) {
+            out.demoted = self.demote(io, victims)?;
+            let t0 = io.clock.now();
+            let data = match io.fill_memory(&header, payload) {
+                Ok(d) => d,
+                Err(e) => {
+                    self.lock().cpu_used -= size;
+                    return Err(e);
+                }
+            };
+            let took = io.clock.now().saturating_sub(t0);
+            self.insert(key, Place::Cpu(Arc::new(data)), size);
+            out.op = Some(Op {
+                tier: TierKind::Cpu,
+                bytes: size,
+                spans: Spans {
+                    total: took,
+                    device: took,
+                },
+            });
+            return Ok(out);
+        }
+        out.forced = self.make_room_storage(size);
+        let spans = io.write_file(&self.path_of(key), &header, payload, None)?;
+        self.insert(key, Place::Storage, size);
+        out.op = Some(Op {
+            tier: TierKind::Storage,
+            bytes: size,
+            spans,
+        });
+        Ok(out)
+    }
+
+    /// Drops an earlier entry of `key` (its file is overwritten); false if it is
+    /// being read.
+    fn forget(&self, key: &str) -> bool {
+        let mut ix = self.lock();
+        let Some(e) = ix.entries.get(key) else {
+            return true;
+        };
+        if e.readers > 0 || e.moving {
+            return false;
+        }
+        let e = ix.entries.remove(key).expect("looked up above");
+        match e.place {
+            Place::Cpu(_) => ix.cpu_used -= e.size,
+            Place::Storage => ix.storage_used -= e.size,
+        }
+        true
+    }
+
+    fn insert(&self, key: &str, place: Place, size: u64) {
+        let mut ix = self.lock();
+        ix.tick += 1;
+        let tick = ix.tick;
+        ix.entries.insert(
+            key.to_string(),
+            Entry {
+                place,
+                size,
+                last_access: tick,
+                access_count: 0,
+                readers: 0,
+                moving: false,
+            },
+        );
+    }
+
+    /// Least recently used first (then least often), among entries that may leave.
+    fn lru(ix: &Index, cpu: bool) -> Vec<(String, u64)> {
+        let mut v: Vec<(&String, &Entry)> = ix
+            .entries
+            .iter()
+            .filter(|(_, e)| e.readers == 0 && !e.moving && matches!(e.place, Place::Cpu(_)) == cpu)
+            .collect();
+        v.sort_by_key(|(_, e)| (e.last_access, e.access_count));
+        v.into_iter().map(|(k, e)| (k.clone(), e.size)).collect()
+    }
+
+    /// Reserves `size` bytes on the CPU tier, choosing the entries to demote; None if
+    /// the tier cannot take the entry (none, too big, or not enough to evict).
+    fn make_room_cpu(&self, size: u64) -> Option<Vec<(String, Arc<Vec<u8>>)>> {
+        if self.cpu_limit == 0 || size as f64 > CPU_MAX_ENTRY * self.cpu_limit as f64 {
+            return None;
+        }
+        let mut ix = self.lock();
+        if ix.cpu_used + size <= self.cpu_limit {
+            ix.cpu_used += size;
+            return Some(Vec::new());
+        }
+        let target = (CPU_TARGET * self.cpu_limit as f64) as u64;
+        let mut chosen = Vec::new();
+        let mut used = ix.cpu_used;
+        for (k, s) in Self::lru(&ix, true) {
+            if used + size <= target {
+                break;
+            }
+            used -= s;
+            chosen.push(k);
+        }
+        if used + size > self.cpu_limit {
+            return None;
+        }
+        ix.cpu_used = used + size;
+        let victims = chosen
+            .into_iter()
+            .filter_map(|k| {
+                let e = ix.entries.get_mut(&k)?;
+                e.moving = true;
+                match &e.place {
+                    Place::Cpu(d) => Some((k, d.clone())),
+                    Place::Storage => None,
+                }
+            })
+            .collect();
+        Some(victims)
+    }
+
+    /// Reserves `size` bytes on the storage tier, deleting its least recently used
+    /// entries; true if even that left no room (the entry is written regardless).
+    fn make_room_storage(&self, size: u64) -> bool {
+        let mut ix = self.lock();
+        let mut gone = Vec::new();
+        if ix.storage_used + size > self.storage_limit {
+            for (k, s) in Self::lru(&ix, false) {
+                if ix.storage_used + size <= self.storage_limit {
+                    break;
+                }
+                ix.entries.remove(&k);
+                ix.storage_used -= s;
+                gone.push(k);
+            }
+        }
+        let forced = ix.storage_used + size > self.storage_limit;
+        ix.storage_used += size;
+        drop(ix);
+        for k in gone {
+            self.evictions.storage.fetch_add(1, Ordering::Relaxed);
+            let _ = std::fs::remove_file(self.path_of(&k));
+        }
+        forced
+    }
+
+    /// Moves CPU entries down to the storage tier: each read from memory, written as
+    /// its file, then found there.
+    fn demote(
+        &self,
+        io: &mut EntryIo<'_>,
+        victims: Vec<(String, Arc<Vec<u8>>)>,
+    ) -> Result<Vec<(Op, Op)>, KvError> {
+        let mut ops = Vec::with_capacity(victims.len());
+        for (key, data) in victims {
+            let size = data.len() as u64;
+            self.make_room_storage(size);
+            let t0 = io.clock.now();
+            io.read_memory(&data);
+            let took = io.clock.now().saturating_sub(t0);
+            let spans = io.write_file(&self.path_of(&key), &[], size, Some(&data))?;
+            if let Some(e) = self.lock().entries.get_mut(&key) {
+                e.place = Place::Storage;
+                e.moving = false;
+            }
+            self.evictions.cpu.fetch_add(1, Ordering::Relaxed);
+            let read = Op {
+                tier: TierKind::Cpu,
+                bytes: size,
+                spans: Spans {
+                    total: took,
+                    device: took,
+                },
+            };
+            let write = Op {
+                tier: TierKind::Storage,
+                bytes: size,
+                spans,
+            };
+            ops.push((read, write));
+        }
+        Ok(ops)
+    }
+
+    /// The files of the storage tier's entries (what iolab created and still keeps).
+    pub fn files(&self) -> Vec<PathBuf> {
+        let ix = self.lock();
+        ix.entries
+            .iter()
+            .filter(|(_, e)| matches!(e.place, Place::Storage))
+            .map(|(k, _)| self.path_of(k))
+            .collect()
+    }
+}

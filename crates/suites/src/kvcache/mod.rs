@@ -1,0 +1,204 @@
+//! LLM inference's KV cache offload, as MLPerf Storage v3.0's reference (kv-cache.py)
+//! runs it: simulated users ([`users`]) issue requests that [`serve`] turns into reads
+//! and writes of cache entries ([`entry`]) in a tiered cache ([`cache`]: CPU memory,
+//! then a directory), measured by each worker ([`tally`]); [`run`] is one trial on one
+//! rank, [`run_kvcache`] every trial on every rank with the figures on rank 0. The
+//! figures are defined in iolab_core::kvcache.
+
+pub mod cache;
+pub mod entry;
+pub mod run;
+pub mod serve;
+pub mod tally;
+pub mod users;
+
+use std::path::{Path, PathBuf};
+use std::sync::atomic::AtomicBool;
+
+use iolab_comm::{Comm, CommExt};
+use iolab_core::SpecError;
+use iolab_core::kvcache::KvCacheFigures;
+use iolab_core::result::Timeline;
+use iolab_core::spec::KvCacheSettings;
+use iolab_core::units::{ByteCount, Nanos};
+use iolab_engine::Clock;
+use iolab_engine::memory::{Available, ranks_on_this_host};
+
+/// Why a KV cache run did not complete.
+#[derive(Debug, thiserror::Error)]
+pub enum KvError {
+    /// Options that cannot run (exit 2).
+    #[error(transparent)]
+    Spec(#[from] SpecError),
+    #[error("{0}")]
+    Setup(String),
+    /// An I/O error of the cache (the first one).
+    #[error("{0}")]
+    Io(String),
+    #[error("interrupted")]
+    Interrupted,
+}
+
+/// One trial's figures, all ranks.
+#[derive(Clone, Debug, serde::Serialize)]
+pub struct TrialFigures {
+    pub figures: KvCacheFigures,
+    pub timeline: Timeline,
+    pub issued: u64,
+    pub dropped: u64,
+    /// Wall-clock start, milliseconds since the Unix epoch (rank 0's clock).
+    pub started_at_ms: i64,
+    /// The storage tier's whole-entry latencies (for the stored phase).
+    #[serde(skip)]
+    pub storage: tally::TierTally,
+}
+
+/// Checks the CPU tier's budget and the workers' buffers against the memory this host
+/// has, before anything is allocated or written.
+pub fn check_memory(settings: &KvCacheSettings, comm: &dyn Comm) -> Result<(), SpecError> {
+    let ranks = u64::from(ranks_on_this_host(comm));
+    let buffers = u64::from(settings.workers()) * settings.transfer_size.0;
+    let need = (settings.cpu_memory.0 + buffers) * ranks;
+    if let Some(have) = Available::read(Path::new("/")).bytes()
+        && need as f64 > 0.8 * have as f64
+    {
+        return Err(SpecError::new(
+            "--cpu-memory",
+            format!(
+                "{} for the CPU tier and {} of transfer buffers ({} rank(s) on this host) is more than 80% of the {} available",
+                settings.cpu_memory.human(),
+                ByteCount(buffers).human(),
+                ranks,
+                ByteCount(have).human()
+            ),
+        ));
+    }
+    Ok(())
+}
+
+/// The storage tier's capacity in `dir`: --storage-capacity, else 95 % of its free
+/// space (as kv-cache.py), shared by this host's ranks.
+pub fn storage_limit(settings: &KvCacheSettings, dir: &Path, ranks: u32) -> Result<u64, SpecError> {
+    let on = dir.ancestors().find(|a| a.exists()).unwrap_or(dir);
+    let free = iolab_backend::files::fs_free(on)
+        .map_err(|e| SpecError::new("--dir", format!("{}: {e}", dir.display())))?;
+    if let (Some(c), Some(f)) = (settings.storage_capacity, free)
+        && c.0 > f
+    {
+        return Err(SpecError::new(
+            "--storage-capacity",
+            format!(
+                "{} is more than the {} free in {}",
+                c.human(),
+                ByteCount(f).human(),
+                dir.display()
+            ),
+        ));
+    }
+    let limit = match (settings.storage_capacity, free) {
+        (Some(c), _) => c.0,
+        (None, Some(f)) => (0.95 * f as f64) as u64 / u64::from(ranks.max(1)),
+        (None, None) => u64::MAX,
+    };
+    // The largest entry the model makes must fit (the longest context: 25,000 tokens).
+    let largest = 25_000 * settings.model.shape().bytes_per_token();
+    if limit < largest {
+        return Err(SpecError::new(
+            "--dir",
+            format!(
+                "{} has room for {} of cache, less than one {} entry of 25,000 tokens ({}): free space or lower --storage-capacity's need",
+                dir.display(),
+                ByteCount(limit).human(),
+                settings.model.name(),
+                ByteCount(largest).human()
+            ),
+        ));
+    }
+    Ok(limit)
+}
+
+/// This rank's directory for the storage tier (MLPerf's wrapper: `rank_<N>`).
+pub fn rank_dir(workdir: &Path, rank: u32) -> PathBuf {
+    workdir.join("kvcache").join(format!("rank_{rank}"))
+}
+
+/// Every trial on every rank; the figures on rank 0 (empty elsewhere).
+pub fn run_kvcache(
+    comm: &dyn Comm,
+    settings: &KvCacheSettings,
+    workdir: &Path,
+    storage_limit: u64,
+    clock: &dyn Clock,
+    stop: &AtomicBool,
+) -> Result<Vec<TrialFigures>, KvError> {
+    let dir = rank_dir(workdir, comm.rank());
+    let made = std::fs::create_dir_all(&dir)
+        .map_err(|e| KvError::Setup(format!("{}: {e}", dir.display())));
+    let ok = comm.all_ok(made.is_ok());
+    made?;
+    if !ok {
+        return Err(KvError::Setup(
+            "another rank could not make its directory".into(),
+        ));
+    }
+    let seed = settings.seed + u64::from(comm.rank());
+    let mut out = Vec::new();
+    for _ in 0..settings.trials {
+        comm.barrier();
+        let started_at_ms = crate::train::run::now_ms();
+        let trial = run::run_trial(settings, &dir, storage_limit, seed, clock, stop);
+        if !comm.all_ok(trial.is_ok()) {
+            trial?;
+            return Err(KvError::Setup("another rank's trial failed".into()));
+        }
+        let trial = trial?;
+        let mine = (
+            trial.tally,
+            trial.duration,
+            trial.issued,
+            trial.dropped,
+            trial.counts,
+        );
+        let all = comm
+            .gather(0, &mine)
+            .map_err(|e| KvError::Setup(format!("gathering the ranks' figures: {e}")))?;
+        if comm.rank() == 0 {
+            out.push(TrialFigures {
+                started_at_ms,
+                ..reduce(&all)
+            });
+        }
+    }
+    let _ = std::fs::remove_dir(&dir);
+    let _ = std::fs::remove_dir(workdir.join("kvcache"));
+    Ok(out)
+}
+
+type RankTrial = (tally::Tally, Nanos, u64, u64, [u64; 4]);
+
+/// Every rank's trial as one: tallies merged, the longest duration.
+fn reduce(all: &[RankTrial]) -> TrialFigures {
+    let mut tally = tally::Tally::default();
+    let mut counts = [0u64; 4];
+    let (mut issued, mut dropped, mut duration) = (0, 0, Nanos::ZERO);
+    for (t, d, i, dr, c) in all {
+        tally.merge(t);
+        duration = duration.max(*d);
+        issued += i;
+        dropped += dr;
+        for k in 0..4 {
+            counts[k] += c[k];
+        }
+    }
+    TrialFigures {
+        figures: tally.figures(duration, counts),
+        timeline: tally.timeline(),
+        issued,
+        dropped,
+        started_at_ms: 0,
+        storage: tally.storage.clone(),
+    }
+}
+
+#[cfg(test)]
+mod tests;

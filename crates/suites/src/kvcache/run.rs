@@ -1,0 +1,240 @@
+//! A trial: the users issue requests into a priority queue (open loop, as kv-cache.py's
+//! user threads: a user does not wait for its previous request), the workers
+//! (`min(users, 500)` threads) take the highest QoS class first, FIFO within a class,
+//! and serve them until the duration is over; requests still queued then are dropped,
+//! as the reference drops them.
+
+use std::cmp::{Ordering as CmpOrdering, Reverse};
+use std::collections::BinaryHeap;
+use std::path::Path;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Condvar, Mutex};
+use std::time::Duration;
+
+use iolab_core::spec::KvCacheSettings;
+use iolab_core::units::Nanos;
+use iolab_engine::Clock;
+
+use super::KvError;
+use super::cache::KvCache;
+use super::entry::EntryIo;
+use super::serve::serve;
+use super::tally::Tally;
+use super::users::{Request, UserState, users};
+
+/// A queued request: higher QoS first, then the earlier issued.
+struct Queued(Request);
+
+impl PartialEq for Queued {
+    fn eq(&self, o: &Self) -> bool {
+        self.cmp(o) == CmpOrdering::Equal
+    }
+}
+impl Eq for Queued {}
+impl PartialOrd for Queued {
+    fn partial_cmp(&self, o: &Self) -> Option<CmpOrdering> {
+        Some(self.cmp(o))
+    }
+}
+impl Ord for Queued {
+    fn cmp(&self, o: &Self) -> CmpOrdering {
+        (self.0.qos, Reverse(self.0.seq)).cmp(&(o.0.qos, Reverse(o.0.seq)))
+    }
+}
+
+#[derive(Default)]
+struct Queue {
+    heap: BinaryHeap<Queued>,
+    closed: bool,
+    issued: u64,
+}
+
+/// What one trial on one rank measured.
+pub struct Trial {
+    pub tally: Tally,
+    pub duration: Nanos,
+    /// Requests issued, and still queued at the end (dropped).
+    pub issued: u64,
+    pub dropped: u64,
+    /// (hits, misses, cpu evictions, storage evictions).
+    pub counts: [u64; 4],
+}
+
+/// Runs one trial with its storage tier in `dir` (which must exist); removes the
+/// files it wrote before returning.
+pub fn run_trial(
+    settings: &KvCacheSettings,
+    dir: &Path,
+    storage_limit: u64,
+    seed: u64,
+    clock: &dyn Clock,
+    stop: &AtomicBool,
+) -> Result<Trial, KvError> {
+    let cache = KvCache::new(
+        settings.model.shape(),
+        settings.cpu_memory.0,
+        storage_limit,
+        dir,
+        settings.max_concurrent_allocs,
+    );
+    let queue = Mutex::new(Queue::default());
+    let ready = Condvar::new();
+    let failed = AtomicBool::new(false);
+    let first_error = Mutex::new(None);
+    let start = clock.now();
+    let deadline = start + settings.duration.nanos();
+    let tallies: Vec<Tally> = std::thread::scope(|s| {
+        let (failed_ref, queue_ref, ready_ref) = (&failed, &queue, &ready);
+        s.spawn(move || {
+            let halt = || stop.load(Ordering::Relaxed) || failed_ref.load(Ordering::Relaxed);
+            issue(settings, seed, clock, deadline, queue_ref, ready_ref, &halt);
+        });
+        let workers: Vec<_> = (0..settings.workers())
+            .map(|w| {
+                let (cache, queue, ready, failed, first_error) =
+                    (&cache, &queue, &ready, &failed, &first_error);
+                s.spawn(move || {
+                    let mut tally = Tally::default();
+                    let r = work(
+                        settings,
+                        cache,
+                        queue,
+                        ready,
+                        clock,
+                        start,
+                        seed ^ u64::from(w),
+                        &mut tally,
+                    );
+                    if let Err(e) = r {
+                        failed.store(true, Ordering::Relaxed);
+                        ready.notify_all();
+                        first_error
+                            .lock()
+                            .unwrap_or_else(|p| p.into_inner())
+                            .get_or_insert(e);
+                    }
+                    tally
+                })
+            })
+            .collect();
+        workers
+            .into_iter()
+            .map(|h| h.join().unwrap_or_default())
+            .collect()
+    });
+    let duration = clock.now().saturating_sub(start);
+    let files = cache.files();
+    for f in &files {
+        let _ = std::fs::remove_file(f);
+    }
+    if let Some(e) = first_error.into_inner().unwrap_or_else(|p| p.into_inner()) {
+        return Err(e);
+    }
+    if stop.load(Ordering::Relaxed) {
+        return Err(KvError::Interrupted);
+    }
+    let mut tally = Tally::default();
+    for t in &tallies {
+        tally.merge(t);
+    }
+    let q = queue.into_inner().unwrap_or_else(|p| p.into_inner());
+    use std::sync::atomic::Ordering::Relaxed;
+    Ok(Trial {
+        tally,
+        duration,
+        issued: q.issued,
+        dropped: q.heap.len() as u64,
+        counts: [
+            cache.hits.load(Relaxed),
+            cache.misses.load(Relaxed),
+            cache.evictions.cpu.load(Relaxed),
+            cache.evictions.storage.load(Relaxed),
+        ],
+    })
+}
+
+/// The users' side: each user's requests at its think times, until the deadline.
+fn issue(
+    settings: &KvCacheSettings,
+    seed: u64,
+    clock: &dyn Clock,
+    deadline: Nanos,
+    queue: &Mutex<Queue>,
+    ready: &Condvar,
+    halt: &dyn Fn() -> bool,
+) {
+    let mut states: Vec<UserState> = users(settings.users, seed)
+        .into_iter()
+        .map(|u| UserState::new(u, seed, settings.multi_turn, settings.prefix_caching))
+        .collect();
+    let now = clock.now();
+    let mut due: BinaryHeap<Reverse<(Nanos, usize)>> = states
+        .iter_mut()
+        .enumerate()
+        .map(|(i, s)| Reverse((now + s.next_wait(), i)))
+        .collect();
+    let mut seq = 0u64;
+    while let Some(Reverse((at, i))) = due.pop() {
+        if at >= deadline {
+            break;
+        }
+        // Sleeps in steps of at most 100 ms, so a stop is seen soon.
+        loop {
+            if halt() {
+                break;
+            }
+            let now = clock.now();
+            if now >= at {
+                break;
+            }
+            clock.sleep(at.saturating_sub(now).min(Nanos(100_000_000)));
+        }
+        if halt() {
+            break;
+        }
+        let req = states[i].next_request(at, seq);
+        seq += 1;
+        {
+            let mut q = queue.lock().unwrap_or_else(|p| p.into_inner());
+            q.heap.push(Queued(req));
+            q.issued += 1;
+        }
+        ready.notify_one();
+        due.push(Reverse((at + states[i].next_wait(), i)));
+    }
+    queue.lock().unwrap_or_else(|p| p.into_inner()).closed = true;
+    ready.notify_all();
+}
+
+/// A worker: takes requests until the queue is closed (or the run fails).
+#[allow(clippy::too_many_arguments)]
+fn work(
+    settings: &KvCacheSettings,
+    cache: &KvCache,
+    queue: &Mutex<Queue>,
+    ready: &Condvar,
+    clock: &dyn Clock,
+    start: Nanos,
+    seed: u64,
+    tally: &mut Tally,
+) -> Result<(), KvError> {
+    let mut io = EntryIo::new(settings.transfer_size.0, settings.direct, seed, clock)?;
+    loop {
+        let req = {
+            let mut q = queue.lock().unwrap_or_else(|p| p.into_inner());
+            loop {
+                if q.closed {
+                    return Ok(());
+                }
+                if let Some(r) = q.heap.pop() {
+                    break r.0;
+                }
+                q = ready
+                    .wait_timeout(q, Duration::from_millis(100))
+                    .map(|(g, _)| g)
+                    .unwrap_or_else(|p| p.into_inner().0);
+            }
+        };
+        serve(cache, &mut io, &req, settings, tally, start)?;
+    }
+}

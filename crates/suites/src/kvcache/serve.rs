@@ -1,0 +1,101 @@
+//! One request served, as kv-cache.py's `process_requests` serves it: the system
+//! prompt's prefix looked up, every earlier turn of the conversation read back, the
+//! prefill's entry written, and for a short context the decode: the entry read once
+//! and again every 32 generated tokens; then the generation time slept.
+
+use iolab_core::spec::KvCacheSettings;
+use iolab_core::units::Nanos;
+
+use super::KvError;
+use super::cache::{KvCache, Op, Written};
+use super::entry::EntryIo;
+use super::tally::Tally;
+use super::users::Request;
+
+/// Tokens generated per decode read (config.yaml's decode.batch_size).
+const DECODE_BATCH: u64 = 32;
+
+/// Serves `req`; `start` is the run's start (for the timeline).
+pub fn serve(
+    cache: &KvCache,
+    io: &mut EntryIo<'_>,
+    req: &Request,
+    settings: &KvCacheSettings,
+    tally: &mut Tally,
+    start: Nanos,
+) -> Result<(), KvError> {
+    let began = io.clock.now();
+    tally.queue_wait.record(began.saturating_sub(req.issued).0);
+    let mut storage = Nanos::ZERO;
+    let mut read = |io: &mut EntryIo<'_>, key: &str, tally: &mut Tally| {
+        let op = cache.access(io, key)?;
+        if let Some(op) = &op {
+            tally.record(op, false, io.clock.now().saturating_sub(start));
+            storage = storage + op.spans.total;
+        }
+        Ok::<Option<Op>, KvError>(op)
+    };
+    let mut context = req.context_tokens;
+    if let Some((key, tokens)) = req.prefix {
+        read(io, key, tally)?;
+        context = context.saturating_sub(tokens);
+    }
+    for key in &req.previous {
+        read(io, key, tally)?;
+    }
+    let mut written = vec![cache.allocate(io, &req.key, context)?];
+    if req.decodes() {
+        match read(io, &req.key, tally)? {
+            None => written.push(cache.allocate(io, &req.key, context)?),
+            Some(first) => {
+                let mut decoded = decode_bytes(&first);
+                for _ in 0..req.generate_tokens.div_ceil(DECODE_BATCH).max(1) {
+                    if let Some(op) = read(io, &req.key, tally)? {
+                        decoded += decode_bytes(&op);
+                    }
+                }
+                tally.decode_bytes_read += decoded;
+            }
+        }
+    }
+    for w in &written {
+        storage = storage + record_written(w, io, tally, start);
+    }
+    io.clock.sleep(Nanos(
+        req.generate_tokens * settings.generation_mode.per_token_ns(),
+    ));
+    let done = io.clock.now();
+    tally.end_to_end.record(done.saturating_sub(req.issued).0);
+    tally.request_storage.record(storage.0);
+    tally.storage_time += storage.0;
+    tally.requests += 1;
+    tally.tokens += req.generate_tokens;
+    Ok(())
+}
+
+/// Bytes a decode read took from the storage tier.
+fn decode_bytes(op: &Op) -> u64 {
+    match op.tier {
+        iolab_core::kvcache::TierKind::Storage => op.bytes,
+        iolab_core::kvcache::TierKind::Cpu => 0,
+    }
+}
+
+/// Records a write and the demotions it caused; returns the time they took.
+fn record_written(w: &Written, io: &EntryIo<'_>, tally: &mut Tally, start: Nanos) -> Nanos {
+    let at = io.clock.now().saturating_sub(start);
+    let mut took = Nanos::ZERO;
+    for (r, wr) in &w.demoted {
+        tally.record(r, false, at);
+        tally.record(wr, true, at);
+        took = took + r.spans.total + wr.spans.total;
+    }
+    if let Some(op) = &w.op {
+        tally.record(op, true, at);
+        took = took + op.spans.total;
+    }
+    if w.forced {
+        tally.forced_writes += 1;
+    }
+    took
+}

@@ -1,0 +1,154 @@
+//! What workers measure: [`Tally`], one per worker (histograms per tier and operation,
+//! counters, a per-second timeline of the storage tier), merged across workers and
+//! ranks, then turned into the figures of iolab_core::kvcache.
+
+use iolab_core::LatencyHistogram;
+use iolab_core::kvcache::{KvCacheFigures, KvLatency, TierFigures, TierKind};
+use iolab_core::result::{OpKind, OpSeries, Timeline};
+use iolab_core::units::{ByteCount, Nanos};
+use serde::{Deserialize, Serialize};
+
+use super::cache::Op;
+
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
+pub struct TierTally {
+    pub bytes_read: u64,
+    pub bytes_written: u64,
+    pub reads: u64,
+    pub writes: u64,
+    pub read: LatencyHistogram,
+    pub write: LatencyHistogram,
+    pub read_device: LatencyHistogram,
+    pub write_device: LatencyHistogram,
+}
+
+impl TierTally {
+    fn merge(&mut self, o: &TierTally) {
+        self.bytes_read += o.bytes_read;
+        self.bytes_written += o.bytes_written;
+        self.reads += o.reads;
+        self.writes += o.writes;
+        self.read.merge(&o.read);
+        self.write.merge(&o.write);
+        self.read_device.merge(&o.read_device);
+        self.write_device.merge(&o.write_device);
+    }
+
+    fn figures(&self, evictions: u64) -> TierFigures {
+        TierFigures {
+            bytes_read: ByteCount(self.bytes_read),
+            bytes_written: ByteCount(self.bytes_written),
+            reads: self.reads,
+            writes: self.writes,
+            evictions,
+            read_latency: KvLatency::of(&self.read),
+            write_latency: KvLatency::of(&self.write),
+            read_device: KvLatency::of(&self.read_device),
+            write_device: KvLatency::of(&self.write_device),
+        }
+    }
+}
+
+/// Per second: storage reads, their bytes, writes, their bytes.
+type Slot = [u64; 4];
+
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
+pub struct Tally {
+    pub cpu: TierTally,
+    pub storage: TierTally,
+    pub end_to_end: LatencyHistogram,
+    pub queue_wait: LatencyHistogram,
+    pub request_storage: LatencyHistogram,
+    pub requests: u64,
+    pub tokens: u64,
+    pub storage_time: u64,
+    pub decode_bytes_read: u64,
+    pub forced_writes: u64,
+    pub seconds: Vec<Slot>,
+}
+
+impl Tally {
+    /// Records a cache operation completed `at` after the run's start.
+    pub fn record(&mut self, op: &Op, write: bool, at: Nanos) {
+        let t = match op.tier {
+            TierKind::Cpu => &mut self.cpu,
+            TierKind::Storage => &mut self.storage,
+        };
+        if write {
+            t.writes += 1;
+            t.bytes_written += op.bytes;
+            t.write.record(op.spans.total.0);
+            t.write_device.record(op.spans.device.0);
+        } else {
+            t.reads += 1;
+            t.bytes_read += op.bytes;
+            t.read.record(op.spans.total.0);
+            t.read_device.record(op.spans.device.0);
+        }
+        if op.tier == TierKind::Storage {
+            let s = (at.0 / 1_000_000_000) as usize;
+            if self.seconds.len() <= s {
+                self.seconds.resize(s + 1, [0; 4]);
+            }
+            let i = if write { 2 } else { 0 };
+            self.seconds[s][i] += 1;
+            self.seconds[s][i + 1] += op.bytes;
+        }
+    }
+
+    pub fn merge(&mut self, o: &Tally) {
+        self.cpu.merge(&o.cpu);
+        self.storage.merge(&o.storage);
+        self.end_to_end.merge(&o.end_to_end);
+        self.queue_wait.merge(&o.queue_wait);
+        self.request_storage.merge(&o.request_storage);
+        self.requests += o.requests;
+        self.tokens += o.tokens;
+        self.storage_time += o.storage_time;
+        self.decode_bytes_read += o.decode_bytes_read;
+        self.forced_writes += o.forced_writes;
+        if self.seconds.len() < o.seconds.len() {
+            self.seconds.resize(o.seconds.len(), [0; 4]);
+        }
+        for (a, b) in self.seconds.iter_mut().zip(&o.seconds) {
+            for i in 0..4 {
+                a[i] += b[i];
+            }
+        }
+    }
+
+    /// The figures, with the cache's hit, miss and eviction counts
+    /// `(hits, misses, cpu evictions, storage evictions)`.
+    pub fn figures(&self, duration: Nanos, counts: [u64; 4]) -> KvCacheFigures {
+        KvCacheFigures {
+            duration,
+            requests: self.requests,
+            tokens_generated: self.tokens,
+            storage_time: Nanos(self.storage_time),
+            hits: counts[0],
+            misses: counts[1],
+            decode_bytes_read: ByteCount(self.decode_bytes_read),
+            cpu: self.cpu.figures(counts[2]),
+            storage: self.storage.figures(counts[3]),
+            end_to_end: KvLatency::of(&self.end_to_end),
+            queue_wait: KvLatency::of(&self.queue_wait),
+            request_storage: KvLatency::of(&self.request_storage),
+            forced_writes: self.forced_writes,
+        }
+    }
+
+    /// The storage tier's per-second timeline (whole-entry reads and writes).
+    pub fn timeline(&self) -> Timeline {
+        let series = |op: OpKind, i: usize| OpSeries {
+            op,
+            ops: self.seconds.iter().map(|s| s[i]).collect(),
+            bytes: self.seconds.iter().map(|s| s[i + 1]).collect(),
+            latency_sum: vec![0; self.seconds.len()],
+        };
+        Timeline {
+            interval: Nanos::from_secs(1),
+            series: vec![series(OpKind::Read, 0), series(OpKind::Write, 2)],
+            ..Timeline::default()
+        }
+    }
+}

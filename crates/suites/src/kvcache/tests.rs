@@ -1,0 +1,146 @@
+//! Exact figures for scripted schedules, on a FakeClock and a temporary directory.
+
+use iolab_core::kvcache::{KvModel, TierKind};
+use iolab_core::spec::{GenerationMode, KvCacheSpec};
+use iolab_core::units::Nanos;
+use iolab_engine::FakeClock;
+
+use super::cache::KvCache;
+use super::entry::EntryIo;
+use super::serve::serve;
+use super::tally::Tally;
+use super::users::{Qos, Request};
+
+fn request(key: &str, previous: &[&str], context: u64, generate: u64) -> Request {
+    Request {
+        user: 0,
+        qos: Qos::Batch,
+        context_tokens: context,
+        generate_tokens: generate,
+        key: key.into(),
+        previous: previous.iter().map(|s| s.to_string()).collect(),
+        prefix: None,
+        issued: Nanos::ZERO,
+        seq: 0,
+    }
+}
+
+#[test]
+fn lru_entries_fall_down_the_tiers_and_then_out() {
+    let dir = tempfile::tempdir().unwrap();
+    let shape = KvModel::Tiny1b.shape();
+    let clock = FakeClock::new(Nanos(1000));
+    let mut io = EntryIo::new(65536, false, 1, &clock).unwrap();
+    let probe = KvCache::new(shape, 0, 0, dir.path(), 0);
+    let s = probe.entry_bytes(100);
+    // The CPU tier holds two entries (2.5 of them before its 80 % target), the
+    // storage tier two.
+    let cache = KvCache::new(shape, s * 5 / 2, s * 2, dir.path(), 0);
+    for k in ["a", "b"] {
+        let w = cache.allocate(&mut io, k, 100).unwrap();
+        assert_eq!(w.op.unwrap().tier, TierKind::Cpu);
+    }
+    assert!(cache.access(&mut io, "a").unwrap().is_some());
+    // c: b is the least recently used, demoted to storage.
+    let w = cache.allocate(&mut io, "c", 100).unwrap();
+    assert_eq!(w.demoted.len(), 1);
+    assert_eq!(cache.tier_of("b"), Some((TierKind::Storage, s)));
+    assert_eq!(std::fs::metadata(cache.path_of("b")).unwrap().len(), s);
+    // d demotes a, e demotes c: storage then holds b and a, and must delete b (its
+    // least recently used) to take c.
+    cache.allocate(&mut io, "d", 100).unwrap();
+    assert_eq!(cache.tier_of("a").unwrap().0, TierKind::Storage);
+    cache.allocate(&mut io, "e", 100).unwrap();
+    assert_eq!(cache.tier_of("b"), None);
+    assert!(!cache.path_of("b").exists());
+    assert_eq!(cache.tier_of("c").unwrap().0, TierKind::Storage);
+    assert_eq!(cache.tier_of("d").unwrap().0, TierKind::Cpu);
+    assert_eq!(cache.used(), (2 * s, 2 * s));
+    assert_eq!(
+        cache
+            .evictions
+            .cpu
+            .load(std::sync::atomic::Ordering::Relaxed),
+        3
+    );
+    assert_eq!(
+        cache
+            .evictions
+            .storage
+            .load(std::sync::atomic::Ordering::Relaxed),
+        1
+    );
+    // A miss is counted and reads nothing.
+    assert!(cache.access(&mut io, "b").unwrap().is_none());
+    assert_eq!(cache.misses.load(std::sync::atomic::Ordering::Relaxed), 1);
+}
+
+#[test]
+fn a_second_turn_reads_exactly_its_first_turns_entry() {
+    let dir = tempfile::tempdir().unwrap();
+    let settings = KvCacheSpec {
+        model: Some(KvModel::Tiny1b),
+        generation_mode: Some(GenerationMode::Fast),
+        ..KvCacheSpec::default()
+    }
+    .resolve()
+    .unwrap();
+    let shape = KvModel::Tiny1b.shape();
+    let clock = FakeClock::new(Nanos(1000));
+    let mut io = EntryIo::new(65536, false, 1, &clock).unwrap();
+    let cache = KvCache::new(shape, 0, 1 << 40, dir.path(), 0);
+    let mut tally = Tally::default();
+    // Turn 1: 1000 tokens written, read once and again for every 32 of 100 generated
+    // tokens (4): 5 reads of the entry.
+    let t1 = request("conv_1_turn_1", &[], 1000, 100);
+    serve(&cache, &mut io, &t1, &settings, &mut tally, Nanos::ZERO).unwrap();
+    let e1 = cache.entry_bytes(1000);
+    assert_eq!(e1, 128 + 1000 * 24_576);
+    assert_eq!(tally.storage.bytes_written, e1);
+    assert_eq!(tally.storage.bytes_read, 5 * e1);
+    assert_eq!(tally.decode_bytes_read, 5 * e1);
+    // Turn 2: turn 1's entry read back whole, then its own prefill and 1 + 1 decodes.
+    let before = tally.storage.bytes_read;
+    let t2 = request("conv_1_turn_2", &["conv_1_turn_1"], 2000, 10);
+    serve(&cache, &mut io, &t2, &settings, &mut tally, Nanos::ZERO).unwrap();
+    let e2 = cache.entry_bytes(2000);
+    assert_eq!(tally.storage.bytes_read - before, e1 + 2 * e2);
+    assert_eq!(tally.decode_bytes_read, 5 * e1 + 2 * e2);
+    assert_eq!(tally.storage.writes, 2);
+    assert_eq!((tally.requests, tally.tokens), (2, 110));
+    // Fast generation: 2 ms a token, slept on the fake clock.
+    assert!(tally.end_to_end.max() >= Nanos(100 * 2_000_000));
+    // A long context is prefill only: written, not read.
+    let t3 = request("conv_2_turn_1", &[], 12_000, 10);
+    let before = tally.storage.bytes_read;
+    serve(&cache, &mut io, &t3, &settings, &mut tally, Nanos::ZERO).unwrap();
+    assert_eq!(tally.storage.bytes_read, before);
+    assert_eq!(tally.storage.writes, 3);
+    // The files are numpy's: header then payload.
+    let f = std::fs::read(cache.path_of("conv_1_turn_1")).unwrap();
+    assert_eq!(f.len() as u64, e1);
+    assert_eq!(&f[..6], b"\x93NUMPY");
+}
+
+#[test]
+fn a_short_trial_issues_and_serves_requests() {
+    let dir = tempfile::tempdir().unwrap();
+    let settings = KvCacheSpec {
+        model: Some(KvModel::Tiny1b),
+        users: Some(3),
+        duration: Some(iolab_core::units::TimeSpan(Nanos(1_500_000_000))),
+        generation_mode: Some(GenerationMode::None),
+        cpu_memory: Some(iolab_core::units::ByteCount(1 << 20)),
+        ..KvCacheSpec::default()
+    }
+    .resolve()
+    .unwrap();
+    let stop = std::sync::atomic::AtomicBool::new(false);
+    let clock = iolab_engine::MonotonicClock;
+    let t = super::run::run_trial(&settings, dir.path(), 1 << 40, 7, &clock, &stop).unwrap();
+    assert!(t.issued >= 3, "{}", t.issued);
+    assert_eq!(t.tally.requests + t.dropped, t.issued);
+    assert!(t.tally.storage.bytes_written > 0);
+    // Every file it wrote is gone.
+    assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 0);
+}

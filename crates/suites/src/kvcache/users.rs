@@ -1,0 +1,241 @@
+//! The simulated users and the requests they issue, as kv-cache.py's workload.py and
+//! benchmark.py `user_worker` make them: [`User`] (a template's context, generation and
+//! think-time ranges, a QoS class), [`UserState`] (its conversation), [`Request`].
+//! Pure and seeded: the same seed gives the same users and the same request stream.
+
+use iolab_core::rng::{Rng, mix};
+use iolab_core::units::Nanos;
+
+/// kv-cache.py's QoS classes: interactive (priority 3), responsive (2), batch (1).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Qos {
+    Batch = 1,
+    Responsive = 2,
+    Interactive = 3,
+}
+
+impl Qos {
+    pub fn name(self) -> &'static str {
+        match self {
+            Qos::Interactive => "interactive",
+            Qos::Responsive => "responsive",
+            Qos::Batch => "batch",
+        }
+    }
+}
+
+/// A user's fixed profile (drawn once, at the start).
+#[derive(Clone, Debug, PartialEq)]
+pub struct User {
+    pub index: u32,
+    pub context: u64,
+    pub generation: u64,
+    /// Think time between two requests, before the ±20 % of each wait.
+    pub think: Nanos,
+    pub qos: Qos,
+}
+
+/// config.yaml's user_templates: context, generation and think-time (ms) ranges.
+/// An inclusive range of a template.
+type Span = (u64, u64);
+
+const TEMPLATES: [(Span, Span, Span); 3] = [
+    ((512, 4096), (50, 200), (100, 500)),     // chatbot
+    ((4096, 25000), (100, 500), (200, 1000)), // coding
+    ((4096, 16384), (200, 800), (300, 1500)), // document
+];
+
+/// A context at or above this many tokens is prefill only (no decode reads).
+pub const PREFILL_ONLY_FROM: u64 = 10_000;
+
+/// A conversation ends with this probability before each request (kv-cache.py hard-codes
+/// `random() >= 0.8`), or after this many turns.
+const END_CONVERSATION_PERCENT: u8 = 20;
+const MAX_TURNS: u32 = 50;
+
+fn between(rng: &mut Rng, lo: u64, hi: u64) -> u64 {
+    lo + rng.below(hi - lo + 1)
+}
+
+/// A uniform float in [0, 1).
+pub fn unit(rng: &mut Rng) -> f64 {
+    (rng.next_u64() >> 11) as f64 / (1u64 << 53) as f64
+}
+
+/// The users of one rank, drawn from `seed` (kv-cache.py: template uniformly, QoS
+/// 15 % interactive, 35 % responsive, 50 % batch).
+pub fn users(count: u32, seed: u64) -> Vec<User> {
+    let mut rng = Rng::new(mix(&[seed, 0x6b76_7573]));
+    (0..count)
+        .map(|index| {
+            let (c, g, t) = TEMPLATES[rng.below(3) as usize];
+            let context = between(&mut rng, c.0, c.1);
+            let generation = between(&mut rng, g.0, g.1);
+            let think_ms = t.0 as f64 + unit(&mut rng) * (t.1 - t.0) as f64;
+            let r = unit(&mut rng);
+            let qos = if r < 0.15 {
+                Qos::Interactive
+            } else if r < 0.50 {
+                Qos::Responsive
+            } else {
+                Qos::Batch
+            };
+            User {
+                index,
+                context,
+                generation,
+                think: Nanos((think_ms * 1e6) as u64),
+                qos,
+            }
+        })
+        .collect()
+}
+
+/// One request, as a worker takes it from the queue.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Request {
+    pub user: u32,
+    pub qos: Qos,
+    pub context_tokens: u64,
+    pub generate_tokens: u64,
+    /// The cache entry its prefill writes.
+    pub key: String,
+    /// Earlier turns of its conversation, read back before the prefill.
+    pub previous: Vec<String>,
+    /// A system prompt's prefix looked up first: its key and tokens.
+    pub prefix: Option<(&'static str, u64)>,
+    /// When it was issued (queue wait and end-to-end latency start here).
+    pub issued: Nanos,
+    /// Its place in the issue order (FIFO within a QoS class).
+    pub seq: u64,
+}
+
+impl Request {
+    /// Prefill and decode (a short context), or prefill only.
+    pub fn decodes(&self) -> bool {
+        self.context_tokens < PREFILL_ONLY_FROM
+    }
+}
+
+/// A user's place in its conversations, and its random stream.
+pub struct UserState {
+    pub user: User,
+    rng: Rng,
+    multi_turn: bool,
+    prefix_caching: bool,
+    conversations: u64,
+    requests: u64,
+    /// The current conversation's turn keys.
+    turns: Vec<String>,
+}
+
+impl UserState {
+    pub fn new(user: User, seed: u64, multi_turn: bool, prefix_caching: bool) -> UserState {
+        let rng = Rng::new(mix(&[seed, u64::from(user.index), 0x7265_7173]));
+        UserState {
+            user,
+            rng,
+            multi_turn,
+            prefix_caching,
+            conversations: 0,
+            requests: 0,
+            turns: Vec::new(),
+        }
+    }
+
+    /// The wait before this user's next request: think time x uniform(0.8, 1.2).
+    pub fn next_wait(&mut self) -> Nanos {
+        let f = 0.8 + 0.4 * unit(&mut self.rng);
+        Nanos((self.user.think.0 as f64 * f) as u64)
+    }
+
+    /// The user's next request, issued at `issued`.
+    pub fn next_request(&mut self, issued: Nanos, seq: u64) -> Request {
+        let u = self.user.clone();
+        let name = format!("user_{:04}", u.index);
+        let key = if self.multi_turn {
+            let ends = !self.turns.is_empty()
+                && (self.rng.percent(END_CONVERSATION_PERCENT)
+                    || self.turns.len() as u32 >= MAX_TURNS);
+            if self.turns.is_empty() || ends {
+                self.turns.clear();
+                self.conversations += 1;
+            }
+            format!(
+                "conv_{name}_{}_turn_{}",
+                self.conversations,
+                self.turns.len() + 1
+            )
+        } else {
+            format!("{name}_req_{:06}", self.requests)
+        };
+        self.requests += 1;
+        let context_tokens = between(&mut self.rng, (u.context / 4).max(1), u.context);
+        let generate_tokens = between(&mut self.rng, (u.generation / 4).max(1), u.generation);
+        let previous = self.turns.clone();
+        let prefix = if self.prefix_caching {
+            self.system_prompt()
+        } else {
+            None
+        };
+        if self.multi_turn {
+            self.turns.push(key.clone());
+        }
+        Request {
+            user: u.index,
+            qos: u.qos,
+            context_tokens,
+            generate_tokens,
+            key,
+            previous,
+            prefix,
+            issued,
+            seq,
+        }
+    }
+
+    /// A system-prompt prefix for the next request, with kv-cache.py's probability
+    /// (0.2): its key and token count (the prompt's words: 5, 9 or 5).
+    fn system_prompt(&mut self) -> Option<(&'static str, u64)> {
+        const PROMPTS: [(&str, u64); 3] = [
+            ("kv_system_helpful", 5),
+            ("kv_system_coding", 9),
+            ("kv_system_analysis", 5),
+        ];
+        (unit(&mut self.rng) < 0.2).then(|| PROMPTS[self.rng.below(3) as usize])
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn users_are_drawn_from_the_templates_and_the_seed() {
+        let a = users(50, 42);
+        assert_eq!(a, users(50, 42));
+        assert_ne!(a, users(50, 43));
+        for u in &a {
+            assert!((512..=25_000).contains(&u.context), "{u:?}");
+            assert!((50..=800).contains(&u.generation), "{u:?}");
+            assert!(u.think >= Nanos(100_000_000) && u.think <= Nanos(1_500_000_000));
+        }
+        assert!(a.iter().any(|u| u.qos == Qos::Batch));
+    }
+
+    #[test]
+    fn a_conversation_lists_its_earlier_turns() {
+        let u = users(1, 1).remove(0);
+        let mut s = UserState::new(u, 1, true, true);
+        let mut seen = Vec::new();
+        for i in 0..40 {
+            let r = s.next_request(Nanos(i), i);
+            if r.key.ends_with("_turn_1") {
+                assert!(r.previous.is_empty());
+                seen.clear();
+            }
+            assert_eq!(r.previous, seen, "{}", r.key);
+            seen.push(r.key.clone());
+        }
+    }
+}
