@@ -145,7 +145,7 @@ pub fn run_kvcache(
     let mut out = Vec::new();
     for _ in 0..settings.trials {
         comm.barrier();
-        let started_at_ms = crate::train::run::now_ms();
+        let started_at_ms = iolab_core::civil::now_ms();
         let trial = run::run_trial(settings, &dir, storage_limit, seed, clock, stop);
         if !comm.all_ok(trial.is_ok()) {
             trial?;
