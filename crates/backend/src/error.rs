@@ -4,7 +4,7 @@
 use std::io;
 use std::path::PathBuf;
 
-pub use iolab_core::error::{describe, errno_hint, errno_name};
+pub use iolab_core::error::{describe, errno_hint, errno_hint_at, errno_name};
 use thiserror::Error;
 
 #[derive(Debug, Error)]
@@ -28,7 +28,7 @@ pub enum BackendError {
         align: u64,
     },
 
-    #[error("{op} of {len} bytes at offset {offset} in {path} failed: {}{}{}", describe(source), errno_name(source.raw_os_error()), errno_hint(source.raw_os_error()))]
+    #[error("{op} of {len} bytes at offset {offset} in {path} failed: {}{}{}", describe(source), errno_name(source.raw_os_error()), errno_hint_at(path, source.raw_os_error()))]
     Io {
         op: &'static str,
         path: PathBuf,
@@ -37,7 +37,7 @@ pub enum BackendError {
         source: io::Error,
     },
 
-    #[error("{op} on {path} failed: {}{}{}", describe(source), errno_name(source.raw_os_error()), errno_hint(source.raw_os_error()))]
+    #[error("{op} on {path} failed: {}{}{}", describe(source), errno_name(source.raw_os_error()), errno_hint_at(path, source.raw_os_error()))]
     File {
         op: &'static str,
         path: PathBuf,

@@ -85,6 +85,21 @@ pub fn errno_name(errno: Option<i32>) -> &'static str {
     }
 }
 
+/// [`errno_hint`] for an error on `path`, where an I/O error on an NBD or NFS URL is the
+/// server's, not this machine's: its hint points at the server's log, not the kernel's.
+pub fn errno_hint_at(path: &std::path::Path, errno: Option<i32>) -> &'static str {
+    let url = path.to_str().unwrap_or("");
+    match errno {
+        Some(libc::EIO) if url.starts_with("nbd:") || url.starts_with("nbd+") => {
+            "; the NBD server reported an I/O error: check the server's log (nbdkit: its stderr, and its error filter if one is set)"
+        }
+        Some(libc::EIO) if url.starts_with("nfs://") => {
+            "; the NFS server reported an I/O error: check the server's log (NFS-Ganesha: its -L log file)"
+        }
+        _ => errno_hint(errno),
+    }
+}
+
 /// A short suggestion for common errnos, starting with "; " (empty if none applies).
 pub fn errno_hint(errno: Option<i32>) -> &'static str {
     match errno {

@@ -45,14 +45,7 @@ pub fn params_of(spec: &DataSpec, ranks: u32) -> BTreeMap<String, String> {
             ),
         },
     );
-    p.insert(
-        "io".into(),
-        if spec.direct {
-            "direct".into()
-        } else {
-            "buffered".into()
-        },
-    );
+    p.insert("io".into(), io_of(spec).into());
     if spec.rw.is_mixed() {
         p.insert("rwmix_read".into(), spec.rwmix_read.to_string());
     }
@@ -61,4 +54,18 @@ pub fn params_of(spec: &DataSpec, ranks: u32) -> BTreeMap<String, String> {
         p.insert("sync".into(), "true".into());
     }
     p
+}
+
+/// How a phase's I/O reaches storage: `direct` (O_DIRECT), `buffered` (through the
+/// page cache), or `uncached` for a user-space client (libnbd, libnfs): every I/O is a
+/// command to the server, with no cache on this side, whatever --direct says.
+fn io_of(spec: &DataSpec) -> &'static str {
+    let caps = iolab_backend::capabilities_of(spec.backend, spec.queue_depth);
+    if caps.reaches_export || caps.reaches_nfs {
+        "uncached"
+    } else if spec.direct {
+        "direct"
+    } else {
+        "buffered"
+    }
 }

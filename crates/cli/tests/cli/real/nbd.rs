@@ -181,6 +181,8 @@ fn nbd_error_filter_fails_the_run_with_its_errors_counted_and_named() {
             .unwrap(),
     )
     .expect(1);
+    // Not "buffered": every I/O is an NBD command, libnbd caches nothing.
+    assert!(r.stdout.contains("QD16, nbd, uncached, "), "{}", r.stdout);
     let doc = json_of(&json);
     let errors = doc["phases"][0]["error_count"].as_u64().unwrap();
     // An error ends its worker (as fio's without continue_on_error), with what it had in
@@ -204,9 +206,10 @@ fn nbd_error_filter_fails_the_run_with_its_errors_counted_and_named() {
         r.stdout
     );
     assert!(
-        lines
-            .iter()
-            .all(|l| l.contains("write of 4096 bytes") && l.contains("Input/output error (EIO)")),
+        lines.iter().all(|l| l.contains("write of 4096 bytes")
+            && l.contains("Input/output error (EIO)")
+            && l.contains("the NBD server reported an I/O error: check the server's log")
+            && !l.contains("dmesg")),
         "{lines:?}"
     );
 }
