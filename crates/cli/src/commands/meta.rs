@@ -5,7 +5,7 @@
 use anyhow::{Context, Result};
 use clap::Args;
 use iolab_core::result::RunStatus;
-use iolab_core::spec::{BackendKind, MetaBackendKind, MetaSpec, TargetSpec};
+use iolab_core::spec::{BackendKind, MetaBackendKind, MetaOp, MetaSpec, TargetSpec};
 use iolab_engine::meta::{MetaError, MetaOptions, finish_meta, run_meta};
 use iolab_engine::{MonotonicClock, prepare_target};
 
@@ -47,7 +47,10 @@ fn meta_in(rt: &Runtime, args: MetaArgs) -> Result<u8> {
         MetaBackendKind::Nfs => BackendKind::Nfs,
     };
     let comm = rt.comm.as_ref();
-    let target = prepare_target(comm, &args.target, kind, true)?;
+    // Only a run that creates files writes file data (over NFSv4 libnfs 4.0 cannot);
+    // stat, read and remove of files an earlier run kept work over either version.
+    let writes = spec.ops.contains(&MetaOp::Create);
+    let target = prepare_target(comm, &args.target, kind, writes)?;
     let mut sink = RunSink::start(
         rt,
         &args.output.store,

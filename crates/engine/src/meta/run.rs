@@ -421,6 +421,17 @@ pub fn finish_meta(
     let plan = plan_meta(comm, spec, target, opts)?;
     let backend = backend_for(spec, target, MetaPaths::Relative);
     let files_left = outcome.created.iter().any(|c| *c > 0);
+    // A run that only stats or reads a tree it found leaves it, and its record, as they
+    // were: it writes nothing (over NFSv4, where libnfs 4.0 cannot write, it could not).
+    let changes = spec.ops.iter().any(|o| {
+        matches!(
+            o,
+            MetaOp::Create | MetaOp::Remove | MetaOp::Mkdir | MetaOp::Rmdir
+        )
+    });
+    if outcome.tree_exists && !outcome.made_tree && !changes && files_left {
+        return Ok(Vec::new());
+    }
     if outcome.tree_exists && (keep || (files_left && !outcome.made_tree)) {
         keep_tree(comm, &plan, &outcome.created)?;
         return Ok(Vec::new());
