@@ -132,6 +132,17 @@ impl LatencyHistogram {
         }
     }
 
+    /// Samples of at least `low` (to the histogram's precision: a sample in the bucket
+    /// that holds `low` counts).
+    pub fn count_at_least(&self, low: Nanos) -> u64 {
+        let from = self.inner.lowest_equivalent(low.0);
+        self.inner
+            .iter_recorded()
+            .filter(|v| v.value_iterated_to() >= from)
+            .map(|v| v.count_at_value())
+            .sum()
+    }
+
     /// (value upper bound, count) pairs of every non-empty bucket, for charts.
     pub fn buckets(&self) -> Vec<(Nanos, u64)> {
         self.inner
@@ -235,6 +246,19 @@ impl LatencySummary {
 mod tests {
     use super::*;
     use proptest::prelude::*;
+
+    /// Samples at or above a value, counted to the bucket that holds it: 3 of 5 from
+    /// 2 s on (2.0 s, 2.5 s, 3 s), all 5 from 0, none past the largest.
+    #[test]
+    fn count_at_least_counts_the_samples_from_a_value_on() {
+        let mut h = LatencyHistogram::new();
+        for ms in [10, 1_500, 2_000, 2_500, 3_000] {
+            h.record(Nanos::from_millis(ms).0);
+        }
+        assert_eq!(h.count_at_least(Nanos::from_millis(2_000)), 3);
+        assert_eq!(h.count_at_least(Nanos::ZERO), 5);
+        assert_eq!(h.count_at_least(Nanos::from_millis(3_100)), 0);
+    }
 
     /// Between ranks histograms travel as CBOR byte strings; one with latencies from
     /// 100 ns to 10 s has V2 bytes well over ciborium's 4 KiB scratch buffer, and must

@@ -350,6 +350,20 @@ impl Serialize for PhaseResult {
 }
 
 impl PhaseResult {
+    /// The phase's pause (docs/figures.md, "Pause"), with the I/Os retried through it: the
+    /// operations, of every kind, whose latency was at least 99 % of the pause's length
+    /// (an I/O is issued a few µs after the completion the pause starts at).
+    pub fn pause(&self) -> Option<Pause> {
+        let mut pause = self.timeline.pause(self.elapsed)?;
+        let through = Nanos(pause.length.0 - pause.length.0 / 100);
+        pause.ios_retried = self
+            .ops
+            .iter()
+            .map(|o| o.histogram.count_at_least(through))
+            .sum();
+        Some(pause)
+    }
+
     /// The per-rank rows added up by host, rates over the phase time.
     pub fn per_host(&self) -> Vec<HostSummary> {
         per_host(&self.per_rank, self.elapsed)

@@ -209,7 +209,7 @@ pub fn render_phase(p: &PhaseResult) -> String {
         let _ = writeln!(out, "  no operations completed");
     }
     out.push_str(&first_done_line(p));
-    if let Some(pause) = p.timeline.pause(p.elapsed) {
+    if let Some(pause) = p.pause() {
         out.push_str(&pause_line(&pause));
     }
     // Imported results (an IO500 directory) carry no CPU figures: no line rather than 0%.
@@ -310,11 +310,15 @@ fn pause_line(p: &Pause) -> String {
     let rate =
         |r: Option<f64>| r.map_or("-".to_string(), |v| format!("{}/s", OpsPerSec(v).human()));
     format!(
-        "  pause: no operation completed for {:.2} s from {:.2} s into the phase; {} before, {} after\n",
+        "  pause: no operation completed for {:.2} s from {:.2} s into the phase; {} before, {} after; {} retried (in flight through it)\n",
         p.length.as_secs_f64(),
         p.start.as_secs_f64(),
         rate(p.ops_per_sec_before),
-        rate(p.ops_per_sec_after)
+        rate(p.ops_per_sec_after),
+        match p.ios_retried {
+            1 => "1 I/O".to_string(),
+            n => format!("{n} I/Os"),
+        }
     )
 }
 

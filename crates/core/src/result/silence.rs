@@ -128,6 +128,13 @@ pub struct Pause {
     /// pause began and after it ended (None: no whole interval there).
     pub ops_per_sec_before: Option<f64>,
     pub ops_per_sec_after: Option<f64>,
+    /// I/Os retried: operations that lasted (99 % of) the whole pause, so were in flight
+    /// from its start to its end (nothing completed in it), the ones a client sends again
+    /// once it has reconnected to a server that failed over (libnfs resends every request
+    /// in flight on a reconnect). 0 for a pause nothing was in flight through (a think
+    /// time). Filled in by [`super::PhaseResult::pause`], from the latency histograms.
+    #[serde(default)]
+    pub ios_retried: u64,
 }
 
 impl Timeline {
@@ -151,6 +158,7 @@ impl Timeline {
             length,
             ops_per_sec_before: self.rate_over(s - RATE_WINDOW_S, s, step),
             ops_per_sec_after: self.rate_over(e, e + RATE_WINDOW_S, step),
+            ios_retried: 0,
         })
     }
 

@@ -99,11 +99,15 @@ fn timeline_chart(
     // The first side's pause, shaded where it lay.
     let spans = phases
         .first()
-        .and_then(|(_, p)| p.timeline.pause(p.elapsed))
+        .and_then(|(_, p)| p.pause())
         .map(|p| Span {
             from: p.start.as_secs_f64(),
             to: (p.start + p.length).as_secs_f64(),
-            label: format!("no completion for {:.1} s", p.length.as_secs_f64()),
+            label: format!(
+                "no completion for {:.1} s, {} I/Os retried",
+                p.length.as_secs_f64(),
+                p.ios_retried
+            ),
         })
         .into_iter()
         .collect();

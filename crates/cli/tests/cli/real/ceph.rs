@@ -321,6 +321,18 @@ fn an_mds_restart_stalls_a_metadata_phase_and_a_stopped_osd_fails_a_write() {
         "no stall among the create phase's warnings: {warnings}\ntimeline: {}",
         create["timeline"]
     );
+    // The pause and the creates in flight through it (one per thread at most), which
+    // ceph-fuse sent to the MDS again once it was back.
+    let (length, rest) = crate::common::pause_in(&r.stdout);
+    let retried: u64 = rest
+        .split("; ")
+        .find_map(|f| f.strip_suffix(" retried (in flight through it)"))
+        .and_then(|n| n.split(' ').next()?.parse().ok())
+        .unwrap_or_else(|| panic!("no I/Os retried in: {rest}"));
+    assert!(
+        length >= 1.0 && (1..=2).contains(&retried),
+        "pause {length} s, {retried} retried: {rest}"
+    );
     assert_eq!(j["phases"][1]["ops"][0]["ops"], 10000);
     assert_eq!(std::fs::read_dir(&meta).unwrap().count(), 0);
 

@@ -2,7 +2,8 @@
 //! NFS-Ganesha (SIGKILL, a node that dies) in the middle of a verified write phase over
 //! the NFS backend and starts another on the same export after a gap. The run rides
 //! through (libnfs reconnects and sends again what was in flight), reports the gap as the
-//! phase's pause within 20 % of the gap the script made, and every block written before,
+//! phase's pause within 20 % of the gap the script made and the I/O in flight through it
+//! as retried, and every block written before,
 //! during and after it reads back as written.
 
 use super::Cluster;
@@ -42,6 +43,13 @@ fn an_nfs_failover_mid_write_is_ridden_through_measured_and_loses_nothing() {
         (length - gap).abs() <= 0.2 * gap,
         "pause {length} s against the failover's gap {gap} s: {rest}"
     );
+    // The I/Os in flight when the server went (QD 1: the one), sent again on the new one.
+    let retried: u64 = rest
+        .split("; ")
+        .find_map(|f| f.strip_suffix(" retried (in flight through it)"))
+        .and_then(|n| n.split(' ').next()?.parse().ok())
+        .unwrap_or_else(|| panic!("no I/Os retried in: {rest}"));
+    assert_eq!(retried, 1, "{rest}");
     let j: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
     let (write, verify) = (&j["phases"][0], &j["phases"][1]);

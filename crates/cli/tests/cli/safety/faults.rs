@@ -163,7 +163,8 @@ fn a_stall_shows_in_the_maximum_latency_and_the_watchdog_names_it() {
     let (length, rest) = pause_in(&r.stdout);
     assert!((3.0..3.6).contains(&length), "{length} s from {rest}");
     assert!(
-        rest.contains(" s into the phase; ") && rest.ends_with("/s after"),
+        rest.contains(" s into the phase; ")
+            && rest.ends_with("/s after; 1 I/O retried (in flight through it)"),
         "{rest}"
     );
     let json = iolab_on(&db.path, &["results", "export", "r1", "--format", "json"]).expect(0);
