@@ -4,8 +4,7 @@
 
 use std::sync::atomic::Ordering;
 
-use iolab_backend::{Completion, DataFile, IoBackend, IoDir, IoRequest};
-use iolab_core::spec::DataPattern;
+use iolab_backend::{Completion, DataFile, IoBackend, IoDir};
 use iolab_core::units::Nanos;
 
 use super::flow::FlowTurn;
@@ -19,11 +18,13 @@ use crate::offsets::{Offsets, OpMix};
 use crate::plan::FilePlan;
 use crate::recorder::Recorder;
 use crate::sizes::SizeDraw;
+use issue::RunState;
 
 mod data;
 mod events;
 mod failures;
 mod holds;
+mod issue;
 mod setup;
 
 /// The longest a paced or thinking worker sleeps before it looks at its stop flag, its
@@ -129,276 +130,103 @@ impl<'s, 'b, C: Clock, B: IoBackend + ?Sized> Loop<'s, 'b, C, B> {
                 || self.plain(mix, write_offsets.is_some())
                     == Some(if WRITES { IoDir::Write } else { IoDir::Read })
         );
-        let spec = &self.s.plan.spec;
-        // A runtime counts from the end of the ramp (set again when the ramp ends).
-        self.deadline = spec
-            .runtime
-            .or(spec.stonewall)
-            .map(|d| self.start + self.s.plan.start.ramp + d.nanos());
-        let wear_out = spec.wear_out && spec.stonewall.is_some();
-        let verify = spec.verify;
-        let ior = spec.pattern == DataPattern::IorTimestamp;
-        let seed = spec.seed;
-        let (base, stride) = (self.s.worker.base, self.s.worker.stride);
-        let nfiles = u64::from(self.s.worker.files.max(1));
-        let fsync_every = spec.fsync_every.unwrap_or(u64::MAX);
-        // Size-based: the share's units left, whichever direction uses them (fio's job
-        // ends once its size is moved).
-        let mut units_left = (!self.s.plan.looping).then_some(self.s.count);
-        // trimwrite: the place just trimmed, which the next write writes (its units are
-        // counted once, by the trim).
-        let trimwrite = matches!(
-            spec.rw,
-            iolab_core::spec::RwKind::Trimwrite | iolab_core::spec::RwKind::Randtrimwrite
-        );
-        let mut trimmed: Option<(u64, u64)> = None;
-        let mut limit = u64::MAX;
-        let mut issuing = true;
-        // A think time is due once what was just issued is submitted.
-        let mut think_now = false;
-        // The stonewall, not the end of its share, stopped this worker.
-        let mut at_deadline = false;
-        let stop = &self.s.control.stop;
-        let first_done = &self.s.control.first_done;
-        let progress = &self.s.control.workers[self.s.index];
-        let snapshot_request = &self.s.control.snapshot_request;
-        // What an I/O limit, pacing, passes that drop the cache and think time note of
-        // each issued I/O: one check per I/O tells whether any is on (none is set up or
-        // dropped while the loop runs).
-        let issued_more = self.ios_left.is_some()
-            || self.pace.is_some()
-            || self.pass_length.is_some()
-            || self.think.is_some();
-
+        let mut st = self.run_state();
         loop {
-            // Fill the queue; with --fsync-every, no further than the next fsync (which
-            // waits for what is in flight first), whatever the queue depth.
-            while issuing
-                && !self.free.is_empty()
-                && self.writes_since_fsync < fsync_every
-                && (PLAIN
-                    || self
-                        .depth_search
-                        .as_ref()
-                        .is_none_or(|d| self.backend.in_flight() < d.depth))
-            {
-                if stop.load(Ordering::Relaxed)
-                    || self.issued >= limit
-                    || (!PLAIN && self.ios_left == Some(0))
-                {
-                    issuing = false;
-                    break;
-                }
-                if progress.halt.load(Ordering::Relaxed) {
-                    // Its job is steady: it ends as at its runtime.
-                    issuing = false;
-                    first_done.store(true, Ordering::Relaxed);
-                    break;
-                }
-                if let Some(d) = self.deadline
-                    && self.now >= d
-                    && limit == u64::MAX
-                {
-                    issuing = false;
-                    at_deadline = true;
-                    first_done.store(true, Ordering::Relaxed);
-                    break;
-                }
-                if units_left == Some(0) && trimmed.is_none() {
-                    issuing = false;
-                    break;
-                }
-                if !PLAIN
-                    && let Some(f) = &mut self.flow
-                    && f.held()
-                {
-                    // fio's: held back, it sleeps flow_sleep once what is in flight
-                    // has completed, or tries again at once.
-                    let sleep = f.sleep;
-                    if self.backend.in_flight() > 0 {
-                        break;
-                    }
-                    if sleep > Nanos::ZERO {
-                        self.wait_until(self.now + sleep, rec);
-                    } else {
-                        // fio's loop tries again at once; the thread yields so that
-                        // the workers it waits for run, on a busy machine too.
-                        std::thread::yield_now();
-                        self.now = self.s.clock.now();
-                        if self.now >= self.ramp_end {
-                            self.end_ramp(rec);
-                        }
-                        let wanted = snapshot_request.load(Ordering::Relaxed);
-                        if wanted != self.snapshot_seen {
-                            self.leave_snapshot(wanted, rec);
-                        }
-                    }
-                    continue;
-                }
-                let mut dir = match (PLAIN, WRITES) {
-                    (true, true) => IoDir::Write,
-                    (true, false) => IoDir::Read,
-                    _ => mix.draw(),
-                };
-                if !PLAIN && let Some(p) = &self.pace {
-                    let (paced, due) = p.choose(dir, self.now);
-                    if self.now < due {
-                        // fio's: what is in flight completes, then the wait.
-                        if self.backend.in_flight() > 0 {
-                            break;
-                        }
-                        self.wait_until(due, rec);
-                        continue;
-                    }
-                    dir = paced;
-                }
-                let sizes = &mut self.sizes[dir as usize];
-                let next = match (dir, write_offsets.as_deref_mut()) {
-                    _ if PLAIN => offsets.next(sizes),
-                    (IoDir::Write, _) if trimwrite => trimmed.take(),
-                    (IoDir::Write, Some(w)) => w.next(sizes),
-                    (IoDir::Trim, _) if trimwrite => {
-                        trimmed = offsets.next(sizes);
-                        trimmed
-                    }
-                    _ => offsets.next(sizes),
-                };
-                let Some((at, units)) = next else {
-                    issuing = false;
-                    break;
-                };
-                // Several files take turns: unit u is unit u / n of file u % n.
-                let (file, at) = if nfiles == 1 {
-                    (0, at)
-                } else {
-                    ((at % nfiles) as u32, at / nfiles)
-                };
-                if let Some(u) = &mut units_left
-                    && (PLAIN || !(trimwrite && dir == IoDir::Write))
-                {
-                    *u = u.saturating_sub(units);
-                }
-                let offset = base + at * stride;
-                let len = (units * self.unit) as u32;
-                let slot = self.free.pop().expect("checked non-empty");
-                // A read (of iolab's data or zeros) needs nothing in its buffer; a plain
-                // write its stamp; any other write's data, and IOR's read check, are
-                // prepared out of the loop's way.
-                let buf_offset = if PLAIN && WRITES {
-                    self.fill_unique_write(slot, file, len)
-                } else if PLAIN || (dir != IoDir::Write && !(ior && verify)) {
-                    0
-                } else {
-                    self.prepare_buffer(dir, slot, file, offset, len, verify, ior)
-                };
-                let issued_at = if self.stamp_on_push {
-                    self.s.clock.now()
-                } else {
-                    Nanos::ZERO
-                };
-                let ioprio = match &mut self.prio {
-                    Some(p) if !PLAIN && dir != IoDir::Trim => p.draw(dir == IoDir::Write, len),
-                    _ => 0,
-                };
-                let pushed = self.backend.push(IoRequest {
-                    file,
-                    dir,
-                    offset,
-                    len,
-                    slot,
-                    buf_offset: buf_offset as u32,
-                    ioprio,
-                });
-                if let Err(e) = pushed {
-                    self.fail_all(rec, e.to_string());
-                    break;
-                }
-                self.slots[slot as usize] = SlotIo {
-                    dir,
-                    prio: ioprio,
-                    len,
-                    file,
-                    offset,
-                    issued: issued_at,
-                };
-                if !self.stamp_on_push {
-                    self.fresh.push(slot);
-                }
-                self.issued += 1;
-                if !PLAIN && issued_more && self.issued_more(dir, len) {
-                    think_now = true;
-                    break;
-                }
-            }
+            self.fill::<PLAIN, WRITES>(&mut st, offsets, write_offsets.as_deref_mut(), mix, rec);
             if self.broken {
                 break;
             }
-
             if self.backend.in_flight() == 0 {
-                if issuing {
+                if st.issuing || self.catch_up(&mut st) {
                     continue;
-                }
-                // Wear-out: stopped by the stonewall with work left; catch up with the
-                // busiest worker before finishing. A worker whose share ran out first has
-                // nothing to catch up with: it finishes (and its count sets the bar).
-                if wear_out
-                    && at_deadline
-                    && limit == u64::MAX
-                    && !self.failed
-                    && !stop.load(Ordering::Relaxed)
-                {
-                    let target = self.s.control.wear_out_wait(self.s.index, self.issued);
-                    if target > self.issued && !stop.load(Ordering::Relaxed) {
-                        limit = target;
-                        issuing = true;
-                        continue;
-                    }
                 }
                 break;
             }
-
-            self.submit_and_reap::<PLAIN>(rec, verify, seed);
+            self.submit_and_reap::<PLAIN>(rec, st.verify, st.seed);
             if self.broken {
                 break;
             }
-            if self.now >= self.ramp_end {
-                self.end_ramp(rec);
-            }
-            let wanted = snapshot_request.load(Ordering::Relaxed);
-            if wanted != self.snapshot_seen {
-                self.leave_snapshot(wanted, rec);
-            }
-            if self.failed {
-                issuing = false;
-            }
-            progress.ops.store(self.completed, Ordering::Relaxed);
-            progress.bytes.store(self.bytes, Ordering::Relaxed);
-            rec.publish(progress, false);
-            if !rec.first_done_marked() && first_done.load(Ordering::Relaxed) {
-                rec.mark_first_done();
-            }
-            if self.writes_since_fsync >= fsync_every {
-                self.drain(rec, verify, seed);
-                self.fsync(rec, self.last_write_file);
-            }
-            if let Some(t) = &mut self.think
-                && (think_now
-                    || (!t.counts_issues() && t.due(self.issued, self.completed, self.now)))
-            {
-                think_now = false;
-                self.think(rec, verify, seed);
-            }
-            if let Some(m) = &mut self.min_rate
-                && self.ramp_end == Nanos(u64::MAX)
-                && let Some(short) = m.check(self.now, self.dir_bytes, self.dir_ops)
-            {
-                self.rate_failed(rec, short);
-                issuing = false;
-            }
-            if self.depth_search.is_some() && self.ramp_end == Nanos(u64::MAX) && issuing {
-                issuing = self.latency_step(rec, verify, seed);
+            self.after_batch(&mut st, rec);
+        }
+        self.wind_down(rec);
+    }
+
+    /// Wear-out: stopped by the stonewall with work left, the worker catches up with the
+    /// busiest one before finishing (true: it issues again). A worker whose share ran out
+    /// first has nothing to catch up with: it finishes (and its count sets the bar).
+    fn catch_up(&mut self, st: &mut RunState<'_>) -> bool {
+        if st.wear_out
+            && st.at_deadline
+            && st.limit == u64::MAX
+            && !self.failed
+            && !st.stop.load(Ordering::Relaxed)
+        {
+            let target = self.s.control.wear_out_wait(self.s.index, self.issued);
+            if target > self.issued && !st.stop.load(Ordering::Relaxed) {
+                st.limit = target;
+                st.issuing = true;
+                return true;
             }
         }
+        false
+    }
+
+    /// The end of the ramp and a snapshot asked for, seen after each batch and while a
+    /// flow holds the worker.
+    #[inline(always)]
+    fn keep_up(&mut self, rec: &mut Recorder) {
+        if self.now >= self.ramp_end {
+            self.end_ramp(rec);
+        }
+        let wanted = self.s.control.snapshot_request.load(Ordering::Relaxed);
+        if wanted != self.snapshot_seen {
+            self.leave_snapshot(wanted, rec);
+        }
+    }
+
+    /// After a batch completed: progress for the coordinator, the first-done mark, and
+    /// what is due (an fsync, a think time, the minimum rate's check, the latency
+    /// target's next step).
+    #[inline(always)]
+    fn after_batch(&mut self, st: &mut RunState<'_>, rec: &mut Recorder) {
+        self.keep_up(rec);
+        if self.failed {
+            st.issuing = false;
+        }
+        let progress = st.progress;
+        progress.ops.store(self.completed, Ordering::Relaxed);
+        progress.bytes.store(self.bytes, Ordering::Relaxed);
+        rec.publish(progress, false);
+        if !rec.first_done_marked() && st.first_done.load(Ordering::Relaxed) {
+            rec.mark_first_done();
+        }
+        let (verify, seed) = (st.verify, st.seed);
+        if self.writes_since_fsync >= st.fsync_every {
+            self.drain(rec, verify, seed);
+            self.fsync(rec, self.last_write_file);
+        }
+        if let Some(t) = &mut self.think
+            && (st.think_now
+                || (!t.counts_issues() && t.due(self.issued, self.completed, self.now)))
+        {
+            st.think_now = false;
+            self.think(rec, verify, seed);
+        }
+        if let Some(m) = &mut self.min_rate
+            && self.ramp_end == Nanos(u64::MAX)
+            && let Some(short) = m.check(self.now, self.dir_bytes, self.dir_ops)
+        {
+            self.rate_failed(rec, short);
+            st.issuing = false;
+        }
+        if self.depth_search.is_some() && self.ramp_end == Nanos(u64::MAX) && st.issuing {
+            st.issuing = self.latency_step(rec, verify, seed);
+        }
+    }
+
+    /// After the loop: the worker leaves its flow group, a ramp the work outlived ends
+    /// without latencies, and --end-fsync syncs every file.
+    fn wind_down(&mut self, rec: &mut Recorder) {
         // Its I/Os and weight leave the flow group: the others go on without it.
         self.flow = None;
         if self.ramp_end != Nanos(u64::MAX) {
@@ -409,6 +237,7 @@ impl<'s, 'b, C: Clock, B: IoBackend + ?Sized> Loop<'s, 'b, C, B> {
             self.ramp_end = Nanos(u64::MAX);
             rec.drop_latencies();
         }
+        let spec = &self.s.plan.spec;
         if spec.fsync_at_end && spec.rw.writes() && !self.failed {
             for file in 0..self.files.len() {
                 self.fsync(rec, file);

@@ -39,12 +39,6 @@ fn function_lengths(code: &str) -> Vec<(String, usize)> {
 /// list. Tables (a fixture machine, a case list, a command table) are listed as such.
 const LONG_FUNCTIONS: &[(&str, &str, usize, &str)] = &[
     (
-        "engine/src/worker/io_loop.rs",
-        "run",
-        298,
-        "#51: the I/O loop, split at setup, loop and wind-down with no cost on the hot path",
-    ),
-    (
         "compat/src/fio/plan.rs",
         "plan_job",
         285,
