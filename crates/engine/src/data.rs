@@ -8,8 +8,8 @@
 use std::collections::BTreeMap;
 
 use iolab_core::result::{PhaseKind, PhaseResult};
-use iolab_core::spec::{BackendKind, CacheMode, DataSpec};
-use iolab_core::units::{ByteCount, Nanos, TimeSpan};
+use iolab_core::spec::{BackendKind, CacheMode, DataSpec, FioSettings};
+use iolab_core::units::{ByteCount, Nanos};
 
 use crate::assemble::{PhaseMeta, assemble};
 use crate::clock::Clock;
@@ -48,10 +48,6 @@ pub struct DataOptions {
     pub written_blocks: Option<Vec<u64>>,
     /// Skip the read-back phase after a --verify write.
     pub no_verify_pass: bool,
-    /// A --verify read of what an earlier --verify write left (fio's verify_only): the
-    /// files are never laid out, and one without iolab's record of those blocks is
-    /// refused before any I/O ([`crate::kept::check_kept`]).
-    pub verify_existing: bool,
     /// The caller keeps or empties the page cache itself and says so (IO500's policy):
     /// the engine's page-cache advice, which names `iolab run` options, is left out.
     pub own_cache_policy: bool,
@@ -63,66 +59,9 @@ pub struct DataOptions {
     /// The rank whose data each rank reads, by rank (IOR -Z), instead of a shift; the same
     /// list on every rank.
     pub read_from: Option<Vec<u32>>,
-    /// Files each worker spreads its share over, taking turns (fio's nrfiles; 0 or 1:
-    /// one file).
-    pub files_per_worker: u32,
-    /// Bytes before the workers' region in each file (fio's offset), a multiple of the
-    /// block size.
-    pub start_offset: u64,
-    /// Bytes between consecutive workers' regions (fio's offset_increment; see
-    /// [`PlanContext::offset_increment`]).
-    pub offset_increment: u64,
-    /// Passes each worker makes over its share when size-based (fio's loops; 0 or 1:
-    /// one).
-    pub loops: u32,
-    /// The workers start this long after the phase (fio's startdelay).
-    pub start_delay: Option<TimeSpan>,
-    /// The workers run this long before they are measured (fio's ramp_time).
-    pub ramp: Option<TimeSpan>,
-    /// fio's `rw=...:N` (in blocks): holes or backwards steps in a sequential order,
-    /// sequential runs from each random offset.
-    pub modifier: crate::offsets::SeqModifier,
-    /// The timeline's resolution when finer than a second is asked for (fio's
-    /// log_avg_msec): a divisor of a second.
-    pub timeline_interval: Option<Nanos>,
-    /// fio's invalidate=1 on a time-based buffered job: each worker drops its files'
-    /// cached pages whenever it starts a new pass over them (fio's
-    /// loop_cache_invalidate), not only before the phase.
-    pub invalidate_each_pass: bool,
-    /// fio's invalidate=1: each worker drops its files' cached pages
-    /// (`posix_fadvise(DONTNEED)` alone) when it opens them, direct or buffered, reading or
-    /// writing, as fio's td_io_open_file does, besides any drop before a read phase.
-    pub invalidate_at_open: bool,
-    /// Advise the kernel of the access pattern when the files are opened (fio's
-    /// fadvise_hint=1: POSIX_FADV_RANDOM for random work, SEQUENTIAL otherwise).
-    pub access_hint: bool,
-    /// The workers' part in a flow group (fio's `flow`, `flow_id`, `flow_sleep`): the
-    /// jobs of one phase in a group keep the ratio of their weights in I/Os issued.
-    pub flow: Option<crate::worker::flow::Flow>,
-    /// Duplicate writes copy one of a working set of the workers' first unique writes
-    /// (fio's dedupe_mode=working_set, dedupe_working_set_percentage, dedupe_global)
-    /// instead of any earlier unit of the worker (--dedupe-ratio's own copies).
-    pub dedupe_working_set: Option<crate::worker::reduction::DedupeWorkingSet>,
-    /// Each worker searches the deepest queue whose latencies meet a target (fio's
-    /// latency_target, latency_window, latency_percentile, latency_run).
-    pub latency_target: Option<crate::worker::latency_target::LatencyTarget>,
-    /// A priority per I/O in its io_uring SQE (fio's cmdprio_percentage,
-    /// cmdprio_bssplit, prioclass/prio).
-    pub io_priorities: Option<crate::worker::priority::IoPriorities>,
-    /// fio's number_ios: a size-based worker stops once it has issued this many I/Os
-    /// per pass times its passes (`loops`), counted from the end of its ramp, or when
-    /// its share is done if that comes first.
-    pub number_ios: Option<u64>,
-    /// I/Os each size-based worker issues in all, over its passes (fio's io_size, in
-    /// I/Os of the one block size): it stops there, or when its passes are done.
-    pub io_limit: Option<u64>,
-    /// A writing phase's files are laid out in full first, so its writes overwrite
-    /// data (fio's overwrite=1); reading phases' always are.
-    pub lay_out_writes: bool,
-    /// fio's write_hist_log with log_hist_msec: each worker keeps its completion
-    /// latencies in fio's bins, a sample every this many ms
-    /// ([`crate::hist_log::HistSample`], in `WorkerMeasure::hist_log`).
-    pub hist_log_msec: Option<u64>,
+    /// The workload settings fio's options become (a plain workload: their default),
+    /// taken as they are: the plan holds them and the workers read them.
+    pub fio: FioSettings,
 }
 
 /// The phases a data workload produced.
@@ -198,62 +137,12 @@ impl<'a> ReadyJob<'a> {
         let on_host = crate::memory::ranks_on_this_host(comm);
         agree(comm, crate::memory::check_buffers_here(&spec, on_host))?;
         let data_target = target.data_target();
-        let ctx = PlanContext {
-            rank: comm.rank(),
-            ranks: comm.size(),
-            read_shift: resolve_read_shift(&spec, comm, one_dir(comm, &data_target)?),
-            written_blocks: opts.written_blocks.clone(),
-            names: opts.names.clone(),
-            files_per_worker: opts.files_per_worker,
-            start_offset: opts.start_offset,
-            offset_increment: opts.offset_increment,
-            read_from: opts
-                .read_from
-                .as_ref()
-                .and_then(|from| from.get(comm.rank() as usize).copied()),
-        };
-        let mut plan = agree(
-            comm,
-            plan_data(&spec, &data_target, &ctx).map_err(EngineError::from),
-        )?;
-        plan.start = StartRule {
-            delay: opts.start_delay.map_or(Nanos::ZERO, |d| d.nanos()),
-            after: Vec::new(),
-            ramp: opts.ramp.or(spec.ramp).map_or(Nanos::ZERO, |d| d.nanos()),
-            never: false,
-        };
-        let loops = u64::from(opts.loops.max(1));
-        // fio's number_ios: time-based jobs ignore it (keep_running), as fio's do; a
-        // trimwrite's trim and write are two I/Os, as fio doubles number_ios for it.
-        let pairs = if spec.rw.trims() && spec.rw.writes() {
-            2
-        } else {
-            1
-        };
-        plan.io_limit = opts
-            .number_ios
-            .filter(|_| spec.runtime.is_none())
-            .map(|n| n.saturating_mul(loops).saturating_mul(pairs))
-            .or(opts.io_limit.filter(|_| spec.runtime.is_none()));
-        plan.modifier = opts.modifier;
-        plan.invalidate_each_pass = opts.invalidate_each_pass
-            && !spec.direct
-            && spec.runtime.is_some()
-            && spec.cache == CacheMode::Cold;
-        plan.invalidate_at_open = opts.invalidate_at_open;
-        plan.access_hint = opts.access_hint;
-        plan.hist_msec = opts.hist_log_msec;
-        plan.flow = opts.flow;
-        plan.dedupe_working_set = opts.dedupe_working_set;
-        plan.latency_target = opts.latency_target;
-        plan.io_priorities = opts.io_priorities.clone();
-        if let Some(i) = opts.timeline_interval.filter(|i| i.0 > 0) {
-            plan.interval = i;
-        }
+        let (plan, ctx) = plan_here(comm, &spec, &data_target, opts)?;
+        let loops = u64::from(opts.fio.loops.max(1));
         agree(comm, crate::memory::check_maps_here(&plan, on_host))?;
         let alignment = check_alignment(&spec, &data_target)?;
         agree(comm, check_cpus(spec.cpus.as_ref()))?;
-        if opts.verify_existing {
+        if opts.fio.verify_existing {
             if spec.rw.writes() || !spec.verify {
                 return Err(EngineError::Setup(
                     "a verify-only phase reads with verify on and never writes".into(),
@@ -265,7 +154,7 @@ impl<'a> ReadyJob<'a> {
         check_space(comm, &plan, target)?;
 
         // Untimed preparation, then every rank waits for all files to exist.
-        let prepared = if opts.verify_existing {
+        let prepared = if opts.fio.verify_existing {
             Ok(())
         } else {
             prepare_files(
@@ -273,7 +162,7 @@ impl<'a> ReadyJob<'a> {
                 target,
                 &spec,
                 alignment,
-                opts.lay_out_writes,
+                opts.fio.lay_out_writes,
                 env.interrupt,
             )
         };
@@ -288,8 +177,9 @@ impl<'a> ReadyJob<'a> {
         }
         if spec.rw.reads() && data_target != DataTarget::Null {
             // fio's invalidate=1 drops the files' pages when the workers open them
-            // (plan.invalidate_at_open), as fio does, and nothing before.
-            if !(plan.invalidate_at_open && spec.cache == CacheMode::Cold && !spec.drop_caches) {
+            // (plan.fio.invalidate_at_open), as fio does, and nothing before.
+            if !(plan.fio.invalidate_at_open && spec.cache == CacheMode::Cold && !spec.drop_caches)
+            {
                 warnings.extend(agree(comm, set_cache_state(&plan.files, &spec))?);
             }
             // Dropped from the page cache first and each block read once: the storage
@@ -357,6 +247,69 @@ impl<'a> ReadyJob<'a> {
         }
         crate::layout::paths(&self.plan.owned_files)
     }
+}
+
+/// This rank's plan of a settled spec, holding the fio settings as given, with when its
+/// workers start and how much they issue; and the context it was planned in. Collective.
+fn plan_here(
+    comm: &dyn iolab_comm::Comm,
+    spec: &DataSpec,
+    data_target: &DataTarget,
+    opts: &DataOptions,
+) -> Result<(DataPlan, PlanContext), EngineError> {
+    let ctx = PlanContext {
+        rank: comm.rank(),
+        ranks: comm.size(),
+        read_shift: resolve_read_shift(spec, comm, one_dir(comm, data_target)?),
+        written_blocks: opts.written_blocks.clone(),
+        names: opts.names.clone(),
+        files_per_worker: opts.fio.files_per_worker,
+        start_offset: opts.fio.start_offset.get(),
+        offset_increment: opts.fio.offset_increment.get(),
+        read_from: opts
+            .read_from
+            .as_ref()
+            .and_then(|from| from.get(comm.rank() as usize).copied()),
+    };
+    let mut plan = agree(
+        comm,
+        plan_data(spec, data_target, &ctx).map_err(EngineError::from),
+    )?;
+    plan.fio = opts.fio.clone();
+    plan.start = StartRule {
+        delay: opts.fio.start_delay.map_or(Nanos::ZERO, |d| d.nanos()),
+        after: Vec::new(),
+        ramp: opts
+            .fio
+            .ramp
+            .or(spec.ramp)
+            .map_or(Nanos::ZERO, |d| d.nanos()),
+        never: false,
+    };
+    plan.io_limit = io_limit(spec, &opts.fio);
+    if let Some(i) = opts.fio.timeline_interval.filter(|i| i.0 > 0) {
+        plan.interval = i;
+    }
+    Ok((plan, ctx))
+}
+
+/// Size-based: the I/Os each worker issues at most, counted from the end of its ramp.
+/// fio's number_ios times the passes (time-based jobs ignore it, keep_running, as fio's
+/// do; a trimwrite's trim and write are two I/Os, as fio doubles number_ios for it), or
+/// fio's io_size in I/Os.
+fn io_limit(spec: &DataSpec, fio: &FioSettings) -> Option<u64> {
+    if spec.runtime.is_some() {
+        return None;
+    }
+    let loops = u64::from(fio.loops.max(1));
+    let pairs = if spec.rw.trims() && spec.rw.writes() {
+        2
+    } else {
+        1
+    };
+    fio.number_ios
+        .map(|n| n.saturating_mul(loops).saturating_mul(pairs))
+        .or(fio.io_limit)
 }
 
 /// The spec as it will run, with what changed and other advice: io_uring falls back to
@@ -468,7 +421,7 @@ fn run_workers<C: Clock>(
     let comm = env.comm;
     let host = comm.host().to_string();
     let wear_out = plan.spec.wear_out && plan.spec.stonewall.is_some();
-    let flows = crate::worker::flow::Flows::new([plan.flow]);
+    let flows = crate::worker::flow::Flows::new([plan.fio.flow]);
     run_phase(
         env,
         clock,

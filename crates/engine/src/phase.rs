@@ -216,7 +216,7 @@ impl WorkerReport {
     /// A worker that did nothing: the phase did not start, or it had no share.
     pub fn idle() -> WorkerReport {
         WorkerReport {
-            measure: crate::recorder::Recorder::new(Nanos::ZERO, crate::worker::INTERVAL).finish(),
+            measure: crate::recorder::Recorder::new(Nanos::ZERO, crate::plan::INTERVAL).finish(),
             completed: 0,
             finished_at: Nanos::ZERO,
         }

@@ -9,12 +9,15 @@
 use std::path::PathBuf;
 
 use iolab_core::SpecError;
-use iolab_core::spec::{DataSpec, Layout};
+use iolab_core::spec::{DataSpec, FioSettings, Layout};
 use iolab_core::units::{ByteCount, GIB, Nanos};
 
 mod arrange;
 
 use arrange::{Arrangement, placement_end};
+
+/// The timeline's resolution of every worker unless a finer one is asked for.
+pub const INTERVAL: Nanos = Nanos::SECOND;
 
 /// Where data goes.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -103,33 +106,27 @@ pub struct DataPlan {
     pub looping: bool,
     /// When the workers begin within their phase (at once by default).
     pub start: StartRule,
-    /// fio's `rw=...:N`: holes or backwards steps in a sequence, runs in a random one.
-    pub modifier: crate::offsets::SeqModifier,
+    /// The workload settings fio's options become, as the caller gave them
+    /// ([`FioSettings`]; a plain workload: their default): the workers read them here.
+    pub fio: FioSettings,
     /// The workers' timeline resolution (a second unless finer is asked for).
     pub interval: Nanos,
-    /// Drop the files' cached pages at every new pass over them (fio's time-based
-    /// invalidate=1).
-    pub invalidate_each_pass: bool,
-    /// Drop the files' cached pages when a worker opens them (fio's invalidate=1).
-    pub invalidate_at_open: bool,
-    /// Advise the access pattern when the files are opened (fio's fadvise_hint).
-    pub access_hint: bool,
-    /// The workers' part in a flow group (fio's `flow`).
-    pub flow: Option<crate::worker::flow::Flow>,
-    /// Duplicate writes copy a working set of earlier writes (fio's
-    /// dedupe_mode=working_set).
-    pub dedupe_working_set: Option<crate::worker::reduction::DedupeWorkingSet>,
-    /// Search the deepest queue meeting a latency target (fio's latency_target).
-    pub latency_target: Option<crate::worker::latency_target::LatencyTarget>,
-    /// A priority per I/O (fio's cmdprio_*; prioclass/prio as the default).
-    pub io_priorities: Option<crate::worker::priority::IoPriorities>,
     /// Size-based: each worker issues at most this many I/Os, counted from the end of
     /// its ramp (fio's number_ios times loops; None: its share decides alone).
     pub io_limit: Option<u64>,
     /// What a worker's end stops among the phase's workers (fio's exitall).
     pub exit: Option<ExitRule>,
-    /// fio's histogram log: a sample every this many ms (log_hist_msec).
-    pub hist_msec: Option<u64>,
+}
+
+impl DataPlan {
+    /// Drop the files' cached pages at every new pass over them: fio's invalidate=1 on a
+    /// time-based buffered job whose cache is to be cold.
+    pub fn invalidate_each_pass(&self) -> bool {
+        self.fio.invalidate_each_pass
+            && !self.spec.direct
+            && self.spec.runtime.is_some()
+            && self.spec.cache == iolab_core::spec::CacheMode::Cold
+    }
 }
 
 /// fio's exitall and exitall_on_error (backend.c's `fio_terminate_threads(groupid,
@@ -380,18 +377,10 @@ pub fn plan_data(
         total_bytes: total_blocks * bs,
         looping: spec.runtime.is_some(),
         start: StartRule::default(),
-        modifier: crate::offsets::SeqModifier::default(),
-        interval: crate::worker::INTERVAL,
-        invalidate_each_pass: false,
-        invalidate_at_open: false,
-        access_hint: false,
-        flow: None,
-        dedupe_working_set: None,
-        latency_target: None,
-        io_priorities: None,
+        fio: FioSettings::default(),
+        interval: INTERVAL,
         io_limit: None,
         exit: None,
-        hist_msec: None,
     })
 }
 

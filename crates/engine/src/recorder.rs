@@ -10,13 +10,16 @@ use std::sync::atomic::Ordering;
 use iolab_core::latency_counts::LatencyCounts;
 use iolab_core::live_latency::BUCKETS;
 
-use crate::control::WorkerProgress;
 use iolab_core::result::{ErrorRecord, OpCount, OpKind, OpSeries, Silences, Timeline};
 use iolab_core::units::Nanos;
 
 mod measure;
+mod progress;
+mod sample;
 use measure::first_done_rates;
 pub use measure::{FirstDoneRate, OpMeasure, WorkerMeasure};
+pub use progress::WorkerProgress;
+pub use sample::{DataSample, DataSampler};
 
 /// Errors kept in full per worker; the rest are only counted.
 const KEPT_ERRORS: usize = 8;

@@ -25,25 +25,7 @@ pub struct SizeDraw {
     fio: Option<FioDraw>,
 }
 
-/// What fio's size draws need (`iolab fio`): the first worker's seeds of reads and
-/// writes (fio's `rand_seeds[FIO_RAND_BS_OFF]` and `[FIO_RAND_BS1_OFF]`, the reads'
-/// for both with verify); worker k's are `seeds[d] + k * seed_steps[d]` (fio's clones
-/// number on).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct FioSizeSeeds {
-    pub seeds: [u64; 2],
-    pub seed_steps: [u64; 2],
-}
-
-impl FioSizeSeeds {
-    /// The seeds of worker `k` of the job.
-    pub fn for_worker(self, k: u64) -> FioSizeSeeds {
-        FioSizeSeeds {
-            seeds: [0, 1].map(|d| self.seeds[d].wrapping_add(self.seed_steps[d].wrapping_mul(k))),
-            seed_steps: [0; 2],
-        }
-    }
-}
+pub use iolab_core::spec::FioSizeSeeds;
 
 /// fio's size draw: its `bsrange_state` (a taus88 seeded with the clone's
 /// `rand_seeds[FIO_RAND_BS_OFF + dir]`), `unit` bytes per unit.

@@ -20,7 +20,7 @@ use crate::recorder::Recorder;
 use crate::sizes::SizeDraw;
 
 /// Timeline resolution.
-pub const INTERVAL: Nanos = Nanos::SECOND;
+pub use crate::plan::INTERVAL;
 
 /// Everything a data worker needs, decided before it starts.
 pub struct WorkerSetup<'a, C: Clock> {
@@ -79,11 +79,11 @@ pub fn run_data_worker<C: Clock>(s: &WorkerSetup<'_, C>) -> Result<WorkerReport,
         };
         match DataFile::open(&fp.path, open) {
             Ok(f) => {
-                if s.plan.invalidate_at_open {
+                if s.plan.fio.invalidate_at_open {
                     // As fio's: a failure only leaves pages cached.
                     let _ = f.advise_dont_need();
                 }
-                if s.plan.access_hint {
+                if s.plan.fio.access_hint {
                     // Advice only: a file system that ignores it changes nothing.
                     let _ = f.advise_access(spec.rw.is_random());
                 }
@@ -116,7 +116,7 @@ pub fn run_data_worker<C: Clock>(s: &WorkerSetup<'_, C>) -> Result<WorkerReport,
     // no two workers, and no two phases writing other files, share one), and its ids.
     let data_seed = iolab_core::rng::mix(&[s.worker.seed, path_key(mine.first())]);
     let mut reduction = Reduction::new(spec, data_seed, u64::from(s.worker.global));
-    if let Some(ws) = s.plan.dedupe_working_set
+    if let Some(ws) = s.plan.fio.dedupe_working_set
         && spec.dedupe_ratio.is_some()
     {
         // fio: the share's bytes times the percentage, in pages of the write size.
@@ -158,11 +158,11 @@ pub fn run_data_worker<C: Clock>(s: &WorkerSetup<'_, C>) -> Result<WorkerReport,
     // have their own sequence (fio's: each direction goes on from its own last offset).
     let unit = spec.unit();
     let mut sizes = [0, 1].map(|d| SizeDraw::of_spec(spec, d, unit, s.worker.seed));
-    if let Some(f) = s.plan.modifier.size_seeds {
+    if let Some(f) = s.plan.fio.modifier.size_seeds {
         // fio reseeds them at each loop of a size-based job under randrepeat; iolab's
         // passes are known to one file's sequence.
         let f = f.for_worker(u64::from(s.worker.global));
-        let repeat = s.plan.modifier.same_passes && !s.plan.looping && s.worker.files <= 1;
+        let repeat = s.plan.fio.modifier.same_passes && !s.plan.looping && s.worker.files <= 1;
         sizes = sizes.map(|z| {
             let seed = f.seeds[z.dir()];
             z.fio(seed, unit, repeat)
@@ -171,7 +171,7 @@ pub fn run_data_worker<C: Clock>(s: &WorkerSetup<'_, C>) -> Result<WorkerReport,
     let order = match Order::of(spec) {
         // fio's randrepeat reseeds at each loop of a size-based job; a time-based one
         // starts its map again without reseeding.
-        Order::Permutation if s.plan.modifier.same_passes && !s.plan.looping => {
+        Order::Permutation if s.plan.fio.modifier.same_passes && !s.plan.looping => {
             Order::SamePermutation
         }
         order => order,
@@ -180,24 +180,19 @@ pub fn run_data_worker<C: Clock>(s: &WorkerSetup<'_, C>) -> Result<WorkerReport,
     let units = s.worker.blocks;
     // fio's rw=...:N, its skip counted in blocks of the block size, here in units.
     // Zones (fio's zonemode=strided) in bytes, here in units.
+    let (asked, global) = (s.plan.fio.modifier, u64::from(s.worker.global));
     let modifier = SeqModifier {
-        skip: s.plan.modifier.skip * (spec.block_size.get() / unit.max(1)) as i64,
-        zones: s.plan.modifier.zones.map(|z| crate::offsets::Zones {
+        skip: asked.skip * (spec.block_size.get() / unit.max(1)) as i64,
+        zones: asked.zones.map(|z| crate::offsets::Zones {
             range: (z.range / unit.max(1)).max(1),
             size: (z.size / unit.max(1)).max(1),
             skip: z.skip / unit.max(1),
         }),
-        random_share: s
-            .plan
-            .modifier
+        random_share: asked
             .random_share
-            .map(|r| r.for_worker(u64::from(s.worker.global), s.plan.looping)),
-        files: s
-            .plan
-            .modifier
-            .files
-            .for_worker(u64::from(s.worker.global), s.plan.looping),
-        ..s.plan.modifier
+            .map(|r| r.for_worker(global, s.plan.looping)),
+        files: asked.files.for_worker(global, s.plan.looping),
+        ..asked
     };
     let n = s.worker.files;
     let mut offsets = if own_sequences {
@@ -211,7 +206,7 @@ pub fn run_data_worker<C: Clock>(s: &WorkerSetup<'_, C>) -> Result<WorkerReport,
         offsets_over_files(&order, units, n, &[&sizes[1]], seed, modifier)
     });
     let mut mix = OpMix::of(spec.rw, spec.read_percent(), s.worker.seed);
-    if let Some(rwmix) = s.plan.modifier.rwmix {
+    if let Some(rwmix) = s.plan.fio.modifier.rwmix {
         // fio's passes end where its map is used up: one order of one size over the
         // files in turn (each other order's passes end elsewhere, or never).
         let passes = (matches!(order, Order::Permutation | Order::SamePermutation)
@@ -227,7 +222,7 @@ pub fn run_data_worker<C: Clock>(s: &WorkerSetup<'_, C>) -> Result<WorkerReport,
             } else {
                 s.worker.files.max(1)
             },
-            repeat: s.plan.modifier.same_passes,
+            repeat: s.plan.fio.modifier.same_passes,
         });
         let worker = rwmix.for_worker(u64::from(s.worker.global));
         mix = mix.fio(worker, passes);
@@ -258,7 +253,7 @@ pub fn run_data_worker<C: Clock>(s: &WorkerSetup<'_, C>) -> Result<WorkerReport,
     s.control.workers[s.index]
         .started
         .store(true, std::sync::atomic::Ordering::Release);
-    let mut rec = Recorder::new(start, s.plan.interval).with_hist_log(s.plan.hist_msec);
+    let mut rec = Recorder::new(start, s.plan.interval).with_hist_log(s.plan.fio.hist_log_msec);
     if s.plan.start.ramp > Nanos::ZERO {
         rec.set_ramping();
     }
@@ -266,11 +261,11 @@ pub fn run_data_worker<C: Clock>(s: &WorkerSetup<'_, C>) -> Result<WorkerReport,
     // single file's sequence wrapped) drops their cached pages first. One sequence
     // of one size only; uniform or skewed draws (norandommap) have no pass, nor has a
     // mixed order (percentage_random: its sequential I/Os leave the map as it is).
-    let passes = s.plan.invalidate_each_pass
+    let passes = s.plan.invalidate_each_pass()
         && touches_storage
         && !own_sequences
         && !spec.has_size_mix()
-        && s.plan.modifier.random_share.is_none()
+        && s.plan.fio.modifier.random_share.is_none()
         && match order {
             Order::Permutation | Order::SamePermutation => true,
             Order::Sequential => s.worker.files <= 1,

@@ -8,7 +8,7 @@ use std::time::{Duration, Instant};
 
 use iolab_comm::SingleProcess;
 use iolab_core::result::OpKind;
-use iolab_core::spec::{BackendKind, DataSpec, RwKind, TargetSpec};
+use iolab_core::spec::{BackendKind, DataSpec, FioSettings, RwKind, TargetSpec};
 use iolab_core::units::{ByteCount, TimeSpan};
 use iolab_engine::assemble::PhaseMeta;
 use iolab_engine::data::DataOptions;
@@ -65,9 +65,12 @@ fn files_per_worker_take_turns_after_an_offset_with_their_names_and_sizes() {
     let target = prepare_target(&comm, &dir_target(dir.path()), spec.backend, true).unwrap();
     let opts = DataOptions {
         names: FileNames::Template("w.{worker}.{file}".into()),
-        files_per_worker: 3,
-        start_offset: 8192,
-        loops: 2,
+        fio: FioSettings {
+            files_per_worker: 3,
+            start_offset: ByteCount(8192),
+            loops: 2,
+            ..FioSettings::default()
+        },
         ..DataOptions::default()
     };
     let job = DataJob {
@@ -133,8 +136,11 @@ fn jobs_run_together_each_with_its_own_figures_and_start() {
             spec: &spec_c,
             target: &target,
             opts: DataOptions {
-                start_delay: Some(TimeSpan(iolab_core::units::Nanos::from_millis(300))),
-                ramp: Some(TimeSpan(iolab_core::units::Nanos::from_millis(100))),
+                fio: FioSettings {
+                    start_delay: Some(TimeSpan(iolab_core::units::Nanos::from_millis(300))),
+                    ramp: Some(TimeSpan(iolab_core::units::Nanos::from_millis(100))),
+                    ..FioSettings::default()
+                },
                 ..DataOptions::default()
             },
             after: None,

@@ -4,7 +4,7 @@
 //! `prioclass`/`prio`, the job's default priority; and [`io_priorities`], what a job's
 //! I/Os carry once its engine is known.
 
-use iolab_core::spec::BackendKind;
+use iolab_core::spec::{BackendKind, IoPriorities, PrioSplit};
 
 use super::job::FioJob;
 use super::plan::Refusal;
@@ -189,11 +189,10 @@ fn bssplit(text: &str, kb: u64) -> Result<BsPrios, String> {
 
 /// fio's per-I/O priorities, for io_uring (and libaio, which runs on it): each I/O's
 /// SQE carries one (fio's io_uring engine sets the default in every SQE).
-#[allow(clippy::type_complexity)]
 pub(super) fn io_priorities(
     job: &FioJob,
     backend: BackendKind,
-) -> Result<Option<(u16, [Vec<(Option<u32>, super::cmdprio::PrioEntries)>; 2])>, Refusal> {
+) -> Result<Option<IoPriorities>, Refusal> {
     let c = &job.cmdprio;
     if c.per_io() && backend != BackendKind::Uring {
         let key = if c.bssplit.is_some() {
@@ -212,8 +211,20 @@ pub(super) fn io_priorities(
     if backend != BackendKind::Uring {
         return Ok(None);
     }
-    let (default, dirs) = c.resolve(job.rw.reads(), job.rw.writes())?;
-    Ok((default != 0 || dirs.iter().any(|d| !d.is_empty())).then_some((default, dirs)))
+    let (default, [read, write]) = c.resolve(job.rw.reads(), job.rw.writes())?;
+    if default == 0 && read.is_empty() && write.is_empty() {
+        return Ok(None);
+    }
+    let splits = |d: Vec<(Option<u32>, PrioEntries)>| {
+        d.into_iter()
+            .map(|(bs, entries)| PrioSplit { bs, entries })
+            .collect()
+    };
+    Ok(Some(IoPriorities {
+        default,
+        read: splits(read),
+        write: splits(write),
+    }))
 }
 
 #[cfg(test)]

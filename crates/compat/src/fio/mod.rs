@@ -18,6 +18,7 @@ pub mod plan;
 mod plan_access;
 mod plan_amount;
 mod plan_data;
+mod plan_settings;
 mod plan_target;
 pub mod reporting;
 pub mod units;

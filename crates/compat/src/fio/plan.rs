@@ -5,8 +5,11 @@
 //! by another means (libaio on io_uring, fdatasync as fsync).
 
 use iolab_core::pattern::VERIFY_MIN_BLOCK;
-use iolab_core::spec::{BackendKind, CacheMode, DataSpec, Layout, RandomKind, RwKind, TargetSpec};
-use iolab_core::units::{ByteCount, TimeSpan};
+use iolab_core::spec::{
+    BackendKind, CacheMode, DataSpec, DedupeWorkingSet, FioSettings, Layout, RandomKind, RwKind,
+    TargetSpec,
+};
+use iolab_core::units::{ByteCount, Nanos};
 
 use super::error::FioError;
 use super::job::{DEFAULT_FILENAME_FORMAT, ExitWhat, FioJob, FioOffset, FioRw};
@@ -18,6 +21,10 @@ use super::plan_target::{engine_of, file_name_template, same_files, size_of, tar
 pub struct FioPlan {
     pub job: FioJob,
     pub spec: DataSpec,
+    /// The workload settings its options become, as the engine runs them: seeds for
+    /// fio's first thread, the offsets and passes of a target of no known size
+    /// ([`FioPlan::resolved`] gives them for the target and the clones' numbers).
+    pub settings: FioSettings,
     pub target: TargetSpec,
     /// fio's reporting group (a new one at every stonewall or new_group).
     pub group: u32,
@@ -27,67 +34,21 @@ pub struct FioPlan {
     /// The job of the same phase (its index among all jobs) whose end it waits for
     /// (fio's wait_for; a job of an earlier phase has ended anyway).
     pub after: Option<usize>,
-    /// Wait this long before starting (fio's startdelay).
-    pub start_delay: Option<TimeSpan>,
-    /// Run this long before measuring (fio's ramp_time).
-    pub ramp: Option<TimeSpan>,
-    /// Files per clone, taking turns (fio's nrfiles).
-    pub files_per_job: u32,
-    /// Where each clone's region starts in its files (fio's offset).
+    /// Where each clone's region starts in its files (fio's offset), resolved into
+    /// [`FioSettings::start_offset`] once the target's size is known.
     pub offset: FioOffset,
     /// How much further on each next clone's region starts (fio's offset_increment).
     pub offset_increment: FioOffset,
-    /// Passes over its size (fio's loops).
-    pub loops: u32,
-    /// At most this many I/Os per pass (fio's number_ios; size-based jobs only).
-    pub number_ios: Option<u64>,
     /// Bytes each clone moves over its region, in passes (fio's io_size).
     pub io_size: Option<u64>,
     /// What its end stops (fio's exitall, or exitall_on_error when the bool says an
     /// error is needed) and which jobs (exit_what).
     pub exit: Option<(bool, ExitWhat)>,
-    /// Advise the kernel of the access pattern at open (fio's fadvise_hint).
-    pub access_hint: bool,
     /// A write job's read-back of `verify` is left out (fio's do_verify=0).
     pub no_verify_pass: bool,
-    /// fio's verify_only: the job only reads back and checks the verify blocks an earlier
-    /// run left in its files (kept, with iolab's record beside them), never writing.
-    pub verify_only: bool,
-    /// fio's `rw=...:N`: blocks added after each sequential I/O (negative: backwards),
-    /// and I/Os per random offset in a random job (1: all random).
-    pub seq_skip: i64,
-    pub seq_run: u32,
     /// Its files' names in the work directory: fio's filename_format with the job's
     /// name, `{worker}` for `$jobnum` and `{file}` for `$filenum`.
     pub file_names: String,
-    /// fio's flow control: the group (`flow_id`), the weight of each clone in it
-    /// (`flow`, 1 to 1000) and the sleep when held back (`flow_sleep`); None: no flow.
-    pub flow: Option<(i32, u32, TimeSpan)>,
-    /// fio's latency target: (latency_target, latency_window, latency_percentile,
-    /// latency_run).
-    pub latency_target: Option<(TimeSpan, TimeSpan, f64, bool)>,
-    /// Each I/O's priority in its SQE: the default ioprio (0: none) and, for reads and
-    /// writes, (block size or every size, [(percent, ioprio)]) (fio's cmdprio_*).
-    #[allow(clippy::type_complexity)]
-    pub io_priorities: Option<(u16, [Vec<(Option<u32>, super::cmdprio::PrioEntries)>; 2])>,
-    /// fio's dedupe_mode=working_set: (dedupe_working_set_percentage, dedupe_global).
-    pub dedupe_working_set: Option<(u8, bool)>,
-    /// fio's zonemode=strided: (zonerange, zonesize, zoneskip) in bytes.
-    pub zones: Option<(u64, u64, u64)>,
-    /// fio's percentage_random: the random share of reads and writes, and the step of
-    /// the clones' choice seeds (`super::plan_access::random_share_of`).
-    pub random_share: Option<([u8; 2], u64)>,
-    /// fio's file_service_type other than its default: the kind, I/Os a file, and the
-    /// step of the clones' seeds (`super::job_files::file_service_of`).
-    pub file_service: Option<(super::job_files::FileServiceKind, u32, u64)>,
-    /// A mixed job (rw, randrw): the step of the clones' seeds of fio's read-or-write
-    /// choice (`rand_seeds[FIO_RAND_MIX_OFF]`), which the engine draws in fio's order.
-    pub rwmix: Option<u64>,
-    /// Drawn sizes (bsrange, bssplit): the steps of the clones' seeds of fio's size
-    /// draws of reads and writes (`rand_seeds[FIO_RAND_BS_OFF]`, `[FIO_RAND_BS1_OFF]`),
-    /// which the engine draws as fio does; None with fio's 64-bit generator
-    /// (tausworthe64: iolab's own draw).
-    pub size_seeds: Option<[u64; 2]>,
     /// Where iolab runs the same work by other means, printed before the job runs.
     pub notes: Vec<String>,
 }
@@ -148,12 +109,93 @@ pub fn plan_jobs(jobs: &[FioJob], seed: u64) -> Result<Vec<FioPlan>, FioError> {
         }
         plans.push(plan);
     }
+    // One timeline resolution for all jobs, so that the timelines of jobs reported
+    // together add up (fio's log_avg_msec).
+    let interval = plans
+        .iter()
+        .filter_map(|p| p.job.logs.interval_ms())
+        .reduce(super::logs::gcd);
+    for p in &mut plans {
+        p.settings.timeline_interval = interval.map(|ms| Nanos(ms * 1_000_000));
+    }
     Ok(plans)
 }
 
+/// One job's plan: its direction and sizes, what iolab runs by other means (notes) or
+/// refuses, where it runs, its spec and the settings fio's options become.
 fn plan_job(job: &FioJob, group: u32, seed: u64) -> Result<FioPlan, FioError> {
     let refuse = |key: &str, m: String| FioError::option(job.at_of(key), &job.name, key, m);
     let mut notes = Vec::new();
+    let at = |(k, m): Refusal| refuse(k, m);
+    let (rw, block, verify_only) = rw_of(job, &mut notes).map_err(at)?;
+    let (backend, queue_depth) = engine_of(job, &mut notes);
+    let io_priorities = super::cmdprio::io_priorities(job, backend).map_err(at)?;
+    notes_and_checks(job, block, &mut notes).map_err(at)?;
+    let zones = zones_of(job, block, &mut notes).map_err(at)?;
+    let dedupe_working_set = dedupe_working_set_of(job, &mut notes).map_err(at)?;
+    let (target, shared) = target_of(job, &mut notes).map_err(at)?;
+    job.files
+        .check(
+            (backend == BackendKind::Uring).then_some(job.iodepth),
+            job.nrfiles,
+            job.loops,
+            job.filename.is_none(),
+            rw.reads(),
+            job.direct,
+            &mut notes,
+        )
+        .map_err(at)?;
+    let size = size_of(job, shared, block).map_err(at)?;
+    let format = job
+        .filename_format
+        .as_deref()
+        .unwrap_or(DEFAULT_FILENAME_FORMAT);
+    let file_names =
+        file_name_template(format, &job.name).map_err(|m| refuse("filename_format", m))?;
+    let shape = Shape {
+        rw,
+        block,
+        backend,
+        queue_depth,
+        size,
+        shared,
+    };
+    let mut spec = spec_of(job, &shape, seed, &mut notes).map_err(at)?;
+    super::plan_access::apply_access(job, &mut spec, &mut notes).map_err(at)?;
+    spec.validate().map_err(|e| {
+        let key = super::plan_access::fio_key_of(job, &e.option).unwrap_or(fio_key(&e.option));
+        refuse(key, e.reason)
+    })?;
+    let io_size = super::plan_amount::io_size_of(job, &spec, &mut notes).map_err(at)?;
+    let chosen = super::plan_settings::Chosen {
+        block,
+        verify_only,
+        zones,
+        dedupe_working_set,
+        io_priorities,
+    };
+    let settings =
+        super::plan_settings::settings_of(job, &spec, seed, chosen, &mut notes).map_err(at)?;
+    Ok(FioPlan {
+        job: job.clone(),
+        spec,
+        settings,
+        target,
+        group,
+        phase: 0,
+        after: None,
+        offset: job.offset,
+        offset_increment: job.offset_increment,
+        io_size,
+        exit: None,
+        no_verify_pass: !job.do_verify,
+        file_names,
+        notes,
+    })
+}
+
+/// The job's direction and block size (verify_only's read of a write job).
+fn rw_of(job: &FioJob, notes: &mut Vec<String>) -> Result<(RwKind, u64, bool), Refusal> {
     let rw = match job.rw {
         FioRw::Read => RwKind::Read,
         FioRw::Write => RwKind::Write,
@@ -173,9 +215,9 @@ fn plan_job(job: &FioJob, group: u32, seed: u64) -> Result<FioPlan, FioError> {
     } else {
         job.bs_read
     };
-    let (rw, verify_only) = verify_only_of(job, rw, &mut notes).map_err(|(k, m)| refuse(k, m))?;
+    let (rw, verify_only) = verify_only_of(job, rw, notes)?;
     if matches!(rw, RwKind::Trimwrite | RwKind::Randtrimwrite) && job.bs_trim != job.bs_write {
-        return Err(refuse(
+        return Err((
             "bs",
             format!(
                 "trimwrite writes the blocks it trims: a trim size ({}) other than the write size ({}) is not supported",
@@ -183,9 +225,12 @@ fn plan_job(job: &FioJob, group: u32, seed: u64) -> Result<FioPlan, FioError> {
             ),
         ));
     }
-    let (backend, queue_depth) = engine_of(job, &mut notes);
-    let io_priorities =
-        super::cmdprio::io_priorities(job, backend).map_err(|(k, m)| refuse(k, m))?;
+    Ok((rw, block, verify_only))
+}
+
+/// What iolab runs by other means (said in `notes`) and what it refuses, of the options
+/// that shape no setting.
+fn notes_and_checks(job: &FioJob, block: u64, notes: &mut Vec<String>) -> Result<(), Refusal> {
     if job.fdatasync.is_some() && job.fsync.is_none() {
         notes.push("fdatasync is issued as fsync".into());
     }
@@ -201,7 +246,7 @@ fn plan_job(job: &FioJob, group: u32, seed: u64) -> Result<FioPlan, FioError> {
         );
     }
     if job.verify.is_some() && block < VERIFY_MIN_BLOCK {
-        return Err(refuse(
+        return Err((
             "verify",
             format!("needs a block size of at least {VERIFY_MIN_BLOCK} bytes, not {block}"),
         ));
@@ -227,13 +272,13 @@ fn plan_job(job: &FioJob, group: u32, seed: u64) -> Result<FioPlan, FioError> {
         );
     }
     if job.dedupe_percentage == 100 {
-        return Err(refuse(
+        return Err((
             "dedupe_percentage",
             "100 (every write the same block) is not supported: use at most 99".into(),
         ));
     }
     if job.seq_add % block as i64 != 0 {
-        return Err(refuse(
+        return Err((
             "rw",
             format!(
                 "a step of {} bytes is not a multiple of the block size {block}: iolab moves whole blocks",
@@ -241,51 +286,63 @@ fn plan_job(job: &FioJob, group: u32, seed: u64) -> Result<FioPlan, FioError> {
             ),
         ));
     }
-    let zones = zones_of(job, block, &mut notes).map_err(|(k, m)| refuse(k, m))?;
-    // fio's working set: only its duplicates differ from repeat's (dedupe.c), with
-    // one file per job (fio's HOWTO).
-    let dedupe_working_set = if job.access.dedupe_working_set && job.dedupe_percentage > 0 {
+    Ok(())
+}
+
+/// fio's working set: only its duplicates differ from repeat's (dedupe.c), with one
+/// file per job (fio's HOWTO).
+fn dedupe_working_set_of(
+    job: &FioJob,
+    notes: &mut Vec<String>,
+) -> Result<Option<DedupeWorkingSet>, Refusal> {
+    if job.access.dedupe_working_set && job.dedupe_percentage > 0 {
         if job.nrfiles > 1 {
-            return Err(refuse(
+            return Err((
                 "dedupe_mode",
                 "working_set with several files (nrfiles) is not supported, as in fio".into(),
             ));
         }
-        Some((
-            job.access.dedupe_working_set_percentage.unwrap_or(5),
-            job.access.dedupe_global,
-        ))
-    } else {
-        if job.access.dedupe_global {
-            notes.push("dedupe_global has no effect without dedupe_mode=working_set and dedupe_percentage, as in fio".into());
-        }
-        None
-    };
-    let (target, shared) = target_of(job, &mut notes).map_err(|(k, m)| refuse(k, m))?;
-    job.files
-        .check(
-            (backend == BackendKind::Uring).then_some(job.iodepth),
-            job.nrfiles,
-            job.loops,
-            job.filename.is_none(),
-            rw.reads(),
-            job.direct,
-            &mut notes,
-        )
-        .map_err(|(k, m)| refuse(k, m))?;
-    let size = size_of(job, shared, block).map_err(|(k, m)| refuse(k, m))?;
-    let format = job
-        .filename_format
-        .as_deref()
-        .unwrap_or(DEFAULT_FILENAME_FORMAT);
-    let file_names =
-        file_name_template(format, &job.name).map_err(|m| refuse("filename_format", m))?;
+        return Ok(Some(DedupeWorkingSet {
+            percent: job.access.dedupe_working_set_percentage.unwrap_or(5),
+            global: job.access.dedupe_global,
+        }));
+    }
+    if job.access.dedupe_global {
+        notes.push("dedupe_global has no effect without dedupe_mode=working_set and dedupe_percentage, as in fio".into());
+    }
+    Ok(None)
+}
+
+/// What [`spec_of`] builds a spec from, besides the job.
+struct Shape {
+    rw: RwKind,
+    block: u64,
+    backend: BackendKind,
+    queue_depth: u32,
+    /// Each clone's size (the whole file's share when `shared`).
+    size: Option<u64>,
+    shared: bool,
+}
+
+/// The job's data spec: what it moves, how, and for how long (fio's steadystate too).
+fn spec_of(
+    job: &FioJob,
+    shape: &Shape,
+    seed: u64,
+    notes: &mut Vec<String>,
+) -> Result<DataSpec, Refusal> {
+    let Shape {
+        rw,
+        block,
+        backend,
+        queue_depth,
+        size,
+        shared,
+    } = *shape;
     let (runtime, stonewall) = match (job.runtime, job.time_based) {
         (Some(r), true) => (Some(r), None),
         (Some(r), false) => (None, Some(r)),
-        (None, true) => {
-            return Err(refuse("time_based", "needs a runtime".into()));
-        }
+        (None, true) => return Err(("time_based", "needs a runtime".into())),
         (None, false) => (None, None),
     };
     let mut spec = DataSpec {
@@ -337,23 +394,33 @@ fn plan_job(job: &FioJob, group: u32, seed: u64) -> Result<FioPlan, FioError> {
         } else {
             CacheMode::Keep
         },
-        // do_verify=0: a read job does not check; a write job writes checkable blocks
-        // but does not read them back (no_verify_pass).
-        verify: job.verify.is_some() && (job.do_verify || rw.writes()),
         preallocate: job.fallocate,
-        pattern: super::plan_data::pattern_of(job, rw, &mut notes),
-        // fio's buffers: (100 - P)% of every chunk random, the rest zeros.
-        compress_ratio: (rw.writes() && (1..100).contains(&job.compress_percentage))
-            .then(|| 100.0 / f64::from(100 - job.compress_percentage)),
-        compress_chunk: (rw.writes() && (1..100).contains(&job.compress_percentage))
-            .then(|| ByteCount(job.compress_chunk.unwrap_or(512))),
-        dedupe_ratio: (rw.writes() && job.dedupe_percentage > 0)
-            .then(|| 100.0 / f64::from(100 - job.dedupe_percentage)),
-        // fio fills its buffers with the pattern; only writes carry it.
-        buffer_pattern: job.buffer_pattern.clone().filter(|_| rw.writes()),
         ..DataSpec::default()
     };
-    // fio's steadystate: on when ss_dur is more than 0, with ss's default rule.
+    content_of(job, &mut spec, notes);
+    steady_of(job, &mut spec);
+    Ok(spec)
+}
+
+/// What the job's writes carry (fio's buffer options) and whether it checks them.
+fn content_of(job: &FioJob, spec: &mut DataSpec, notes: &mut Vec<String>) {
+    let writes = spec.rw.writes();
+    let compressed = writes && (1..100).contains(&job.compress_percentage);
+    // do_verify=0: a read job does not check; a write job writes checkable blocks but
+    // does not read them back (no_verify_pass).
+    spec.verify = job.verify.is_some() && (job.do_verify || writes);
+    spec.pattern = super::plan_data::pattern_of(job, spec.rw, notes);
+    // fio's buffers: (100 - P)% of every chunk random, the rest zeros.
+    spec.compress_ratio = compressed.then(|| 100.0 / f64::from(100 - job.compress_percentage));
+    spec.compress_chunk = compressed.then(|| ByteCount(job.compress_chunk.unwrap_or(512)));
+    spec.dedupe_ratio = (writes && job.dedupe_percentage > 0)
+        .then(|| 100.0 / f64::from(100 - job.dedupe_percentage));
+    // fio fills its buffers with the pattern; only writes carry it.
+    spec.buffer_pattern = job.buffer_pattern.clone().filter(|_| writes);
+}
+
+/// fio's steadystate: on when ss_dur is more than 0, with ss's default rule.
+fn steady_of(job: &FioJob, spec: &mut DataSpec) {
     if let Some(dur) = job.ss_dur.filter(|d| d.nanos().0 > 0) {
         spec.steady_state = Some(job.ss.unwrap_or(iolab_core::steady::SteadyRule {
             metric: iolab_core::steady::SteadyMetric::Iops,
@@ -365,76 +432,6 @@ fn plan_job(job: &FioJob, group: u32, seed: u64) -> Result<FioPlan, FioError> {
         spec.steady_interval = job.ss_interval;
         spec.steady_ramp = job.ss_ramp.filter(|r| r.nanos().0 > 0);
     }
-    super::plan_access::apply_access(job, &mut spec, &mut notes).map_err(|(k, m)| refuse(k, m))?;
-    spec.validate().map_err(|e| {
-        let key = super::plan_access::fio_key_of(job, &e.option).unwrap_or(fio_key(&e.option));
-        refuse(key, e.reason)
-    })?;
-    let io_size =
-        super::plan_amount::io_size_of(job, &spec, &mut notes).map_err(|(k, m)| refuse(k, m))?;
-    let random_share = super::plan_access::random_share_of(job, &spec, seed, &mut notes)
-        .map_err(|(k, m)| refuse(k, m))?;
-    let file_service = super::job_files::file_service_of(job, &spec, seed, &mut notes)
-        .map_err(|(k, m)| refuse(k, m))?;
-    let size_seeds = (spec.has_size_mix()
-        && job.access.random_generator != Some(super::access::RandomGenerator::Tausworthe64))
-    .then(|| {
-        let bs = super::plan_access::FIO_RAND_BS_OFF;
-        [bs, bs + 1].map(|i| super::plan_access::fio_seed_step(job, seed, i))
-    });
-    let rwmix = spec.rw.is_mixed().then(|| {
-        super::plan_access::fio_seed_step(job, seed, super::plan_access::FIO_RAND_MIX_OFF)
-    });
-    Ok(FioPlan {
-        job: job.clone(),
-        spec,
-        target,
-        group,
-        phase: 0,
-        after: None,
-        start_delay: job.startdelay,
-        ramp: job.ramp_time.filter(|r| r.nanos().0 > 0),
-        files_per_job: job.nrfiles,
-        offset: job.offset,
-        offset_increment: job.offset_increment,
-        loops: job.loops,
-        number_ios: job.number_ios,
-        io_size,
-        exit: None,
-        no_verify_pass: !job.do_verify,
-        verify_only,
-        access_hint: job.fadvise_hint,
-        seq_skip: job.seq_add / block as i64,
-        seq_run: job.seq_nr,
-        flow: (job.access.flow > 0).then(|| {
-            (
-                job.access.flow_id,
-                job.access.flow,
-                job.access
-                    .flow_sleep
-                    .unwrap_or(TimeSpan(iolab_core::units::Nanos::ZERO)),
-            )
-        }),
-        file_names,
-        latency_target: job.access.latency_target.map(|t| {
-            (
-                t,
-                job.access
-                    .latency_window
-                    .unwrap_or(TimeSpan(iolab_core::units::Nanos::ZERO)),
-                job.access.latency_percentile.unwrap_or(100.0),
-                job.access.latency_run,
-            )
-        }),
-        dedupe_working_set,
-        zones,
-        random_share,
-        file_service,
-        rwmix,
-        size_seeds,
-        io_priorities,
-        notes,
-    })
 }
 
 pub(super) type Refusal = (&'static str, String);

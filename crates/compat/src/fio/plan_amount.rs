@@ -62,9 +62,9 @@ pub(super) fn create_only(plan: &mut FioPlan) {
     plan.spec.runtime = None;
     plan.spec.stonewall = None;
     plan.spec.steady_state = None;
-    plan.ramp = None;
+    plan.settings.ramp = None;
     plan.io_size = None;
-    plan.number_ios = Some(0);
+    plan.settings.number_ios = Some(0);
     plan.no_verify_pass = true;
     plan.notes.push(
         "create_only: the files are made and laid out as fio sets them up, and no I/O runs".into(),
@@ -79,14 +79,14 @@ impl FioPlan {
     /// than `io_size` is done (by a block at least).
     pub fn passes(&self, spec: &DataSpec, region: u64) -> Result<(u32, Option<u64>), FioError> {
         let Some(io) = self.io_size else {
-            return Ok((self.loops, None));
+            return Ok((self.settings.loops, None));
         };
         let bs = spec.unit().max(1);
         let region = region / bs * bs;
         if region == 0 {
             return Ok((1, Some(0)));
         }
-        let loops = u64::from(self.loops.max(1));
+        let loops = u64::from(self.settings.loops.max(1));
         // Issuing stops at the first I/O that reaches the limit.
         let limit = io.saturating_mul(loops).div_ceil(bs).saturating_mul(bs);
         let (mut issued, mut passes, mut left) = (0u64, 0u64, loops);

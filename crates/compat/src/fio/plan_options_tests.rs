@@ -5,8 +5,8 @@ use iolab_core::units::ByteCount;
 
 use super::tests::job;
 use super::*;
-use crate::fio::job_files::FileServiceKind;
 use crate::fio::jobfile::{RawOption, Section};
+use iolab_core::spec::{FileChoice, FileService};
 
 #[test]
 fn offset_increment_gives_each_clone_its_region_as_fio_does() {
@@ -229,6 +229,15 @@ fn io_size_makes_fios_passes_and_byte_count() {
     );
 }
 
+/// A plan's file_service_type=random: I/Os a file, its first thread's seed and the step.
+fn random_service(p: &FioPlan) -> Option<(u32, u64, u64)> {
+    let files = &p.settings.modifier.files;
+    match files.choice {
+        FileChoice::Random { seed, seed_step } => Some((files.per_turn, seed, seed_step)),
+        _ => None,
+    }
+}
+
 #[test]
 fn file_options_are_taken_said_or_refused_in_one_line() {
     let plan = |opts: &[(&str, &str)]| plan_jobs(&[job("f", opts)], 0).map(|p| p[0].clone());
@@ -258,7 +267,7 @@ fn file_options_are_taken_said_or_refused_in_one_line() {
             p.notes
         );
     }
-    assert_eq!(p.file_service, None);
+    assert_eq!(p.settings.modifier.files, FileService::default());
     // file_service_type: the kind, N, and fio's step of the clones' seeds of its choice.
     let p = plan(&[
         ("size", "1m"),
@@ -267,9 +276,9 @@ fn file_options_are_taken_said_or_refused_in_one_line() {
     ])
     .unwrap();
     let step = (0..9).fold(0x89u64, |s, _| s.wrapping_mul(0x9e37_0001));
-    assert_eq!(p.file_service, Some((FileServiceKind::Random, 3, step)));
+    assert_eq!(random_service(&p), Some((3, step + 5, step)));
     let p = plan(&[("size", "1m"), ("file_service_type", "sequential")]).unwrap();
-    assert_eq!(p.file_service, None);
+    assert_eq!(p.settings.modifier.files, FileService::default());
     assert!(
         p.notes
             .iter()

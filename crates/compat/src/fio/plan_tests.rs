@@ -197,10 +197,10 @@ fn files_offsets_loops_and_ramps_plan_as_fio_runs_them() {
     .unwrap()[0];
     // filesize is per file: the job's size is nrfiles of them.
     assert_eq!(p.spec.size, Some(ByteCount::kib(192)));
-    assert_eq!((p.files_per_job, p.loops), (3, 2));
+    assert_eq!((p.settings.files_per_worker, p.settings.loops), (3, 2));
     assert_eq!(p.offset, FioOffset::Bytes(8192));
-    assert_eq!(p.ramp, Some(TimeSpan::from_secs(2)));
-    assert_eq!(p.start_delay, Some(TimeSpan::from_secs(1)));
+    assert_eq!(p.settings.ramp, Some(TimeSpan::from_secs(2)));
+    assert_eq!(p.settings.start_delay, Some(TimeSpan::from_secs(1)));
     assert_eq!(p.file_names, "f/d{worker}.f{file}");
     assert_eq!(p.at_target(None).unwrap().1, 8192);
     // A percentage of a device: aligned up to the block, the rest of it the size.
@@ -333,7 +333,7 @@ fn verify_only_plans_the_write_jobs_read_back_alone() {
     ] {
         let j = job("v", &[&verifying[..], &[("rw", rw), ("bs", "8k")]].concat());
         let p = &plan_jobs(&[j], 7).unwrap()[0];
-        assert!(p.verify_only, "{rw}");
+        assert!(p.settings.verify_existing, "{rw}");
         assert_eq!((p.spec.rw, p.spec.block_size), (read, ByteCount(8192)));
         assert!(p.spec.verify);
         assert!(
@@ -345,7 +345,7 @@ fn verify_only_plans_the_write_jobs_read_back_alone() {
     // A read job without verify: no effect, as in fio.
     let j = job("v", &[("size", "1m"), ("verify_only", "1")]);
     let p = &plan_jobs(&[j], 7).unwrap()[0];
-    assert!(!p.verify_only && !p.spec.verify);
+    assert!(!p.settings.verify_existing && !p.spec.verify);
     let refused = |extra: &[(&str, &str)]| {
         let j = job("v", &[&verifying[..], &[("rw", "write")], extra].concat());
         plan_jobs(&[j], 7).unwrap_err().to_string()

@@ -30,15 +30,15 @@ impl ReadyJob<'_> {
     ) -> Result<Option<PhaseResult>, EngineError> {
         // Files with a hole before the workers' region, or filled in turns with others,
         // hold no prefix of data a later read could reuse: no record for them.
-        if self.opts.start_offset == 0
-            && self.opts.offset_increment == 0
-            && self.opts.files_per_worker <= 1
+        if self.opts.fio.start_offset.get() == 0
+            && self.opts.fio.offset_increment.get() == 0
+            && self.opts.fio.files_per_worker <= 1
         {
             record_complete_files(env.comm, &self.plan, self.target, completed, errors)?;
         }
         // An image iolab has written (its layout included) is known as iolab's, as it is
         // now; never before anything was written.
-        if self.spec.writes_target() && !self.opts.verify_existing {
+        if self.spec.writes_target() && !self.opts.fio.verify_existing {
             self.target.mark_written();
         }
         let spec = &self.spec;

@@ -23,9 +23,9 @@ pub fn check_kept_for(
         rank: comm.rank(),
         ranks: comm.size(),
         names: opts.names.clone(),
-        files_per_worker: opts.files_per_worker,
-        start_offset: opts.start_offset,
-        offset_increment: opts.offset_increment,
+        files_per_worker: opts.fio.files_per_worker,
+        start_offset: opts.fio.start_offset.get(),
+        offset_increment: opts.fio.offset_increment.get(),
         ..PlanContext::default()
     };
     let checked = plan_data(spec, &target.data_target(), &ctx)

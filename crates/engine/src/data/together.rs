@@ -196,7 +196,7 @@ pub fn run_data_jobs<C: Clock>(
         })
         .collect();
     let board: Vec<Mutex<Option<WorkerRow>>> = map.iter().map(|_| Mutex::new(None)).collect();
-    let flows = Flows::new(ready.iter().map(|r| r.plan.flow));
+    let flows = Flows::new(ready.iter().map(|r| r.plan.fio.flow));
     let phase = PhaseWork {
         ready: &ready,
         map: &map,

@@ -11,72 +11,7 @@ use super::OffsetGen;
 use crate::fio_rand::Taus88;
 use crate::sizes::SizeDraw;
 
-/// How the next file is chosen.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub enum FileChoice {
-    /// In turn (fio's roundrobin, its default).
-    #[default]
-    RoundRobin,
-    /// The same file until it is done (fio's sequential).
-    Sequential,
-    /// Drawn by fio's generator: the first worker's seed (fio's
-    /// `rand_seeds[FIO_RAND_FILE_OFF]`), worker k's `seed + k * seed_step` (fio's clones
-    /// number on).
-    Random { seed: u64, seed_step: u64 },
-}
-
-/// What fio's `file_service_type` asks of a worker with several files.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct FileService {
-    pub choice: FileChoice,
-    /// I/Os on a file before the next is chosen (fio's `:N`; round robin and random).
-    pub per_turn: u32,
-    /// A file is done once its share of a pass is moved. Set by the order: a sequence's
-    /// files end (time-based too: fio 3.33 wraps a sequence only in a job of one file),
-    /// a random map's in a size-based job (a time-based job's map starts again), no
-    /// file without a map (norandommap).
-    pub ends: bool,
-    /// The worker runs for a time, not a size.
-    pub time_based: bool,
-    /// Every pass chooses as the first did (fio's randrepeat, which reseeds the
-    /// generator at each loop).
-    pub repeat: bool,
-}
-
-impl Default for FileService {
-    fn default() -> Self {
-        FileService {
-            choice: FileChoice::RoundRobin,
-            per_turn: 1,
-            ends: true,
-            time_based: false,
-            repeat: true,
-        }
-    }
-}
-
-impl FileService {
-    /// fio's default, one I/O a file in turn, which [`super::RoundRobin`] runs.
-    pub fn is_default(&self) -> bool {
-        self.choice == FileChoice::RoundRobin && self.per_turn <= 1
-    }
-
-    /// This service for worker `k` of the job (its seed), time-based or not.
-    pub fn for_worker(self, k: u64, time_based: bool) -> FileService {
-        let choice = match self.choice {
-            FileChoice::Random { seed, seed_step } => FileChoice::Random {
-                seed: seed.wrapping_add(seed_step.wrapping_mul(k)),
-                seed_step: 0,
-            },
-            c => c,
-        };
-        FileService {
-            choice,
-            time_based,
-            ..self
-        }
-    }
-}
+pub use iolab_core::spec::{FileChoice, FileService};
 
 /// A worker's files, each with its own generator, chosen per I/O as its
 /// [`FileService`] says: yields `unit * files + file`, as [`super::RoundRobin`].

@@ -12,35 +12,7 @@ use super::OffsetGen;
 use crate::fio_rand::Taus88;
 use crate::sizes::SizeDraw;
 
-/// What `percentage_random` asks of a worker: the random share of each direction and
-/// the seed of fio's choice generator.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct RandomShare {
-    /// Percent of reads, writes that are random (fio's perc_rand).
-    pub percent: [u8; 2],
-    /// The first worker's seed (fio's `rand_seeds[FIO_RAND_SEQ_RAND_READ_OFF]`); worker
-    /// k's is `seed + k * seed_step` (fio's clones number on).
-    pub seed: u64,
-    pub seed_step: u64,
-    /// Time-based: a sequential I/O at the end of a single file starts again at 0.
-    pub looping: bool,
-    /// The file goes on past the share (a `filename` longer than the job's region): a
-    /// sequential I/O at the share's end ends the work, as fio's `get_next_offset`
-    /// fails there and the file is done; at the file's own end it is random instead.
-    pub ends_in_file: bool,
-}
-
-impl RandomShare {
-    /// This share for worker `k` of the job (its seed).
-    pub fn for_worker(self, k: u64, looping: bool) -> RandomShare {
-        RandomShare {
-            seed: self.seed.wrapping_add(self.seed_step.wrapping_mul(k)),
-            seed_step: 0,
-            looping,
-            ..self
-        }
-    }
-}
+pub use iolab_core::spec::RandomShare;
 
 /// Random or sequential per I/O over `files` files taking turns (fio's round robin),
 /// each with its own random order.

@@ -8,49 +8,7 @@ use iolab_core::rng::mix;
 use super::{OffsetGen, Order, generator};
 use crate::sizes::SizeDraw;
 
-/// What fio's `rw=...:N` asks of a worker's sequence.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct SeqModifier {
-    /// Blocks (of the block size) added after the end of each sequential I/O (negative:
-    /// backwards).
-    pub skip: i64,
-    /// A random job: I/Os per random offset, the rest following it in sequence (1: every
-    /// I/O random).
-    pub run: u32,
-    /// fio's zonemode=strided (in bytes in a plan, in units in a worker).
-    pub zones: Option<Zones>,
-    /// fio's percentage_random (a random job; not with zones): each I/O random or
-    /// sequential ([`super::Mixed`]).
-    pub random_share: Option<super::RandomShare>,
-    /// fio's file_service_type: how a worker with several files chooses each I/O's
-    /// (no part of [`SeqModifier::is_plain`], which is about one file's sequence).
-    pub files: super::FileService,
-    /// Every pass over a file repeats the first's random order (fio's randrepeat, which
-    /// reseeds its generators at each loop of a size-based job).
-    pub same_passes: bool,
-    /// A mixed job's reads and writes in fio's order ([`super::RwMix`]); None: each
-    /// I/O's direction drawn on its own.
-    pub rwmix: Option<super::RwMix>,
-    /// Drawn sizes as fio draws them ([`crate::sizes::FioSizeSeeds`]); None: iolab's
-    /// own draw.
-    pub size_seeds: Option<crate::sizes::FioSizeSeeds>,
-}
-
-impl SeqModifier {
-    pub fn is_plain(&self) -> bool {
-        self.skip == 0 && self.run <= 1 && self.zones.is_none() && self.random_share.is_none()
-    }
-}
-
-/// fio's zonemode=strided: I/O stays in a zone of `range` until `size` has moved in it
-/// (going round the zone again when `size` is larger), then the next zone starts `skip`
-/// after the end of this one; past the end of the share it starts again at its start.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct Zones {
-    pub range: u64,
-    pub size: u64,
-    pub skip: u64,
-}
+pub use iolab_core::spec::{SeqModifier, Zones};
 
 /// fio 3.33's `setup_strided_zone_mode` (io_u.c): each zone gets its own order over
 /// the zone's units (a sequence from the zone's start, or random places in it with

@@ -9,29 +9,7 @@ use iolab_backend::IoDir;
 
 use crate::fio_rand::Taus88;
 
-/// What fio's read-or-write choice needs: the first worker's seed (fio's
-/// `rand_seeds[FIO_RAND_MIX_OFF]`); worker k's is `seed + k * seed_step` (fio's clones
-/// number on).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct RwMix {
-    pub seed: u64,
-    pub seed_step: u64,
-    /// fio's engine ends a loop once its bytes are queued (io_uring, libaio: backend.c
-    /// counts `bytes_issued` for queued I/Os only), not when its next I/O finds the
-    /// files done (psync, sync), so it spends no draw at a loop's end.
-    pub ends_on_bytes: bool,
-}
-
-impl RwMix {
-    /// The choice of worker `k` of the job (its seed).
-    pub fn for_worker(self, k: u64) -> RwMix {
-        RwMix {
-            seed: self.seed.wrapping_add(self.seed_step.wrapping_mul(k)),
-            seed_step: 0,
-            ..self
-        }
-    }
-}
+pub use iolab_core::spec::RwMix;
 
 /// Where a worker's passes over its files end, for [`FioRwMix`]: fio starts each loop
 /// afresh (and reseeds under randrepeat).

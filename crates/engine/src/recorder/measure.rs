@@ -8,8 +8,8 @@ use iolab_core::result::{ErrorRecord, OpCount, OpKind, Timeline};
 use iolab_core::units::Nanos;
 use serde::{Deserialize, Serialize};
 
+use super::DataSample;
 use super::KEPT_ERRORS;
-use crate::worker::reduction::DataSample;
 
 /// Rates up to the moment a worker learned that the first worker had finished. Rates,
 /// not counts, because ranks learn it at slightly different moments (within one

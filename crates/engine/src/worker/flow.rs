@@ -14,15 +14,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 
 use iolab_core::units::Nanos;
 
-/// A job's part in a flow group (fio's `flow_id`, `flow` weight and `flow_sleep`).
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct Flow {
-    pub id: i32,
-    /// 1 to 1000 (fio's FLOW_MAX_WEIGHT).
-    pub weight: u32,
-    /// How long a held-back worker sleeps before trying again (0: at once).
-    pub sleep: Nanos,
-}
+pub use iolab_core::spec::Flow;
 
 /// The groups of one phase's workers on this rank.
 #[derive(Debug, Default)]

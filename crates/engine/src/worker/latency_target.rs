@@ -7,16 +7,7 @@
 
 use iolab_core::units::Nanos;
 
-/// A job's latency target as asked.
-#[derive(Clone, Copy, Debug, Default, PartialEq)]
-pub struct LatencyTarget {
-    pub target: Nanos,
-    pub window: Nanos,
-    /// The share of a window's I/Os (percent) that must complete within the target.
-    pub percentile: f64,
-    /// Keep adjusting the depth instead of ending once it settles.
-    pub keep_running: bool,
-}
+pub use iolab_core::spec::LatencyTarget;
 
 /// What the loop does after a completion or a window.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

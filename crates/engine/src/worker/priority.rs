@@ -14,38 +14,7 @@ pub fn ioprio_value(class: u8, level: u8) -> u16 {
     (u16::from(class) << 13) | u16::from(level)
 }
 
-/// The priorities of one block size (or of every size: `bs` None) of one direction:
-/// (percent, ioprio) drawn in order, the rest of 100 % keeps the default.
-#[derive(Clone, Debug, Default, PartialEq)]
-pub struct PrioSplit {
-    pub bs: Option<u32>,
-    pub entries: Vec<(u8, u16)>,
-}
-
-/// A job's priorities: the default (0: none, the SQE's field left 0) and reads' and
-/// writes' splits.
-#[derive(Clone, Debug, Default, PartialEq)]
-pub struct IoPriorities {
-    pub default: u16,
-    pub read: Vec<PrioSplit>,
-    pub write: Vec<PrioSplit>,
-}
-
-impl IoPriorities {
-    /// Every priority a direction's I/Os may carry, the default first, each once (fio's
-    /// clat_prio index order).
-    pub fn all(&self, write: bool) -> Vec<u16> {
-        let mut out = vec![self.default];
-        for s in if write { &self.write } else { &self.read } {
-            for &(_, p) in &s.entries {
-                if !out.contains(&p) {
-                    out.push(p);
-                }
-            }
-        }
-        out
-    }
-}
+pub use iolab_core::spec::{IoPriorities, PrioSplit};
 
 /// One worker's draws and per-priority latencies.
 #[derive(Debug)]

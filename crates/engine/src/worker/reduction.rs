@@ -7,8 +7,7 @@ use iolab_core::data_gen::{Compressible, DataBase, fill_unique, first_id, units_
 use iolab_core::rng::{Rng, mix};
 use iolab_core::spec::{DataPattern, DataSpec};
 
-mod sample;
-pub use sample::{DataSample, DataSampler};
+pub use crate::recorder::{DataSample, DataSampler};
 
 /// Units a worker writes new before its first copy: copies drawn from few sources would
 /// put the same two side by side again, a repeat at a shifted alignment.
@@ -48,14 +47,7 @@ struct Dedupe {
     dup_below: u64,
 }
 
-/// A job's dedupe working set as asked (fio's dedupe_mode=working_set): `percent` of
-/// each clone's share, shared among the phase's workers with `global`
-/// (dedupe_global).
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct DedupeWorkingSet {
-    pub percent: u8,
-    pub global: bool,
-}
+pub use iolab_core::spec::DedupeWorkingSet;
 
 /// fio's dedupe working set (dedupe.c): `pages` blocks, the first unique writes of
 /// this worker, or (dedupe_global) `per_owner` of each worker's of the phase in turn,

@@ -27,7 +27,10 @@ fn written(backend: BackendKind, rw: RwKind, qd: u32, full: bool) -> (Vec<u8>, u
         ..DataSpec::default()
     };
     let opts = DataOptions {
-        io_limit: full.then_some(u64::MAX),
+        fio: iolab_core::spec::FioSettings {
+            io_limit: full.then_some(u64::MAX),
+            ..Default::default()
+        },
         ..DataOptions::default()
     };
     let comm = SingleProcess::new();

@@ -254,7 +254,10 @@ impl Steps<'_> {
         };
         let opts = DataOptions {
             name: Some(name),
-            loops: plan.precondition,
+            fio: iolab_core::spec::FioSettings {
+                loops: plan.precondition,
+                ..Default::default()
+            },
             ..DataOptions::default()
         };
         say(format!(

@@ -43,7 +43,7 @@ pub fn make_missing(
             continue;
         }
         // verify_only checks what an earlier run wrote: a missing file has nothing.
-        if users.iter().any(|p| p.verify_only) {
+        if users.iter().any(|p| p.settings.verify_existing) {
             let e = iolab_engine::EngineError::NothingToVerify {
                 path: path.clone(),
                 what: "does not exist".into(),

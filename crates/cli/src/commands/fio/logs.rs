@@ -9,7 +9,7 @@ use std::io::Write;
 use std::sync::Mutex;
 
 use anyhow::{Context, Result};
-use iolab_compat::fio::logs::{CloneLog, LogOptions, gcd, render_logs};
+use iolab_compat::fio::logs::{CloneLog, LogOptions, render_logs};
 use iolab_compat::fio::{FioError, FioPlan};
 use iolab_engine::data::together::WorkerRow;
 use iolab_engine::hist_log::HistSample;
@@ -35,15 +35,6 @@ pub fn check_log_dirs(plans: &[FioPlan]) -> Result<(), FioError> {
         }
     }
     Ok(())
-}
-
-/// The timeline resolution the run's logs need, if any: one for all jobs, so that the
-/// timelines of jobs reported together add up.
-pub fn timeline_interval_ms(plans: &[FioPlan]) -> Option<u64> {
-    plans
-        .iter()
-        .filter_map(|p| p.job.logs.interval_ms())
-        .reduce(gcd)
 }
 
 /// fio's thread number of each plan's first clone, less one: clones are counted over
@@ -77,7 +68,7 @@ pub fn write_logs(
     // fio's log_unix_epoch: times from the wall clock when the clone's measured time
     // started (fio's alternate_epoch, set again when a ramp ends).
     let epoch_ms = if opts.unix_epoch {
-        let lead = [plan.start_delay, plan.ramp]
+        let lead = [plan.settings.start_delay, plan.settings.ramp]
             .iter()
             .flatten()
             .map(|t| t.nanos().0 / 1_000_000)

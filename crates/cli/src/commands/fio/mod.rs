@@ -11,7 +11,6 @@ mod images;
 mod logs;
 mod report;
 mod run;
-mod seeds;
 
 use std::path::Path;
 
@@ -122,24 +121,25 @@ fn describe_plans(plans: &[FioPlan]) -> String {
             None => String::from("(the device)"),
         };
         out.push_str(&format!("  files = {files}\n"));
+        let m = &p.settings.modifier;
         for (key, value) in [
             (
                 "files_per_job",
-                (p.files_per_job > 1).then(|| p.files_per_job.to_string()),
+                (p.settings.files_per_worker > 1).then(|| p.settings.files_per_worker.to_string()),
             ),
             ("offset", Some(p.offset.to_string()).filter(|o| o != "0")),
             (
                 "offset_increment",
                 Some(p.offset_increment.to_string()).filter(|o| o != "0"),
             ),
-            ("loops", (p.loops > 1).then(|| p.loops.to_string())),
             (
-                "seq_skip_blocks",
-                (p.seq_skip != 0).then(|| p.seq_skip.to_string()),
+                "loops",
+                (p.settings.loops > 1).then(|| p.settings.loops.to_string()),
             ),
-            ("seq_run", (p.seq_run > 1).then(|| p.seq_run.to_string())),
-            ("start_delay", p.start_delay.map(|d| d.to_string())),
-            ("ramp", p.ramp.map(|d| d.to_string())),
+            ("seq_skip_blocks", (m.skip != 0).then(|| m.skip.to_string())),
+            ("seq_run", (m.run > 1).then(|| m.run.to_string())),
+            ("start_delay", p.settings.start_delay.map(|d| d.to_string())),
+            ("ramp", p.settings.ramp.map(|d| d.to_string())),
         ] {
             if let Some(v) = value {
                 out.push_str(&format!("  {key} = {v}\n"));

@@ -6,21 +6,15 @@
 use std::sync::Mutex;
 
 use anyhow::Result;
-use iolab_compat::fio::cmdprio::PrioEntries;
 use iolab_compat::fio::{ExitWhat, FioPlan, Invocation};
 use iolab_core::result::{PhaseResult, RunStatus};
-use iolab_core::spec::{BackendKind, CacheMode, DataSpec, TargetSpec};
+use iolab_core::spec::{BackendKind, DataSpec, FioSettings, TargetSpec};
 use iolab_engine::assemble::PhaseMeta;
 use iolab_engine::data::DataOptions;
 use iolab_engine::data::together::{
     DataJob, JobsExit, JobsRun, StatusEvery, WorkerRow, run_data_jobs,
 };
-use iolab_engine::offsets::Zones;
 use iolab_engine::plan::FileNames;
-use iolab_engine::worker::flow::Flow;
-use iolab_engine::worker::latency_target::LatencyTarget;
-use iolab_engine::worker::priority::{IoPriorities, PrioSplit};
-use iolab_engine::worker::reduction::DedupeWorkingSet;
 use iolab_engine::{MonotonicClock, PreparedTarget, prepare_target};
 
 use super::FioArgs;
@@ -42,8 +36,6 @@ struct Shared<'a> {
     live: &'a crate::args::ServeArgs,
     /// Files a job named that iolab made (fio's missing `filename`).
     made: &'a Mutex<Vec<std::path::PathBuf>>,
-    /// The timeline's resolution for fio's logs (None: iolab's second).
-    interval: Option<iolab_core::units::Nanos>,
     /// fio's thread number of each plan's first clone, less one.
     first_numbers: Vec<u32>,
     /// Log files written so far (later clones append to them).
@@ -89,8 +81,6 @@ pub fn run_jobs(rt: &Runtime, args: &FioArgs, inv: &Invocation, plans: &[FioPlan
         keep: args.keep,
         live: &args.common.live,
         made: &made,
-        interval: super::logs::timeline_interval_ms(plans)
-            .map(|ms| iolab_core::units::Nanos(ms * 1_000_000)),
         first_numbers: super::logs::first_numbers(plans, rt.comm.size()),
         logs_written: Mutex::new(Vec::new()),
     };
@@ -190,7 +180,7 @@ fn run_phase(
         let writes = jobs.iter().any(|&j| {
             // A verify_only read never writes (reads with verify otherwise lay out).
             let q = &s.plans[j];
-            q.target == p.target && q.spec.writes_target() && !q.verify_only
+            q.target == p.target && q.spec.writes_target() && !q.settings.verify_existing
         });
         match prepare_target(comm, &p.target, p.spec.backend, writes) {
             Ok(t) => {
@@ -210,7 +200,7 @@ fn run_phase(
     if let Ok(run) = &outcome {
         // What a verify_only job checked stays, to be checked again (fio's use of it).
         for (k, j) in run.jobs.iter().enumerate() {
-            if !s.plans[jobs[k]].verify_only {
+            if !s.plans[jobs[k]].settings.verify_existing {
                 files[target_of[k]].extend(j.files.iter().cloned());
             }
         }
@@ -295,133 +285,16 @@ fn run_prepared(
     target_of: &[usize],
     stopped: bool,
 ) -> Result<JobsRun> {
-    let mut resolved: Vec<(DataSpec, u64, u64)> = Vec::with_capacity(jobs.len());
-    let mut amounts: Vec<(u32, Option<u64>)> = Vec::with_capacity(jobs.len());
-    let mut ends_in_file: Vec<bool> = Vec::with_capacity(jobs.len());
+    let mut resolved: Vec<(DataSpec, FioSettings)> = Vec::with_capacity(jobs.len());
     for (k, &i) in jobs.iter().enumerate() {
         let size = match &targets[target_of[k]].2 {
             PreparedTarget::Device { check, .. } => Some(check.size),
             _ => None,
         };
-        let (spec, offset, increment) = s.plans[i].at_target(size)?;
-        // Each clone's passes over its region and I/Os in all (fio's loops, io_size).
-        let clones = u64::from(spec.threads.max(1));
-        let region = match (spec.size, spec.total_size, size) {
-            (Some(s), _, _) => s.get(),
-            (None, Some(t), _) => t.get() / clones,
-            (None, None, d) => d.unwrap_or(0).saturating_sub(offset) / clones,
-        };
-        let amount = s.plans[i].passes(&spec, region)?;
-        let at = (offset, increment, region);
-        ends_in_file.push(super::seeds::ends_in_file(&s.plans[i], size, at, amount.0)?);
-        amounts.push(amount);
-        resolved.push((spec, offset, increment));
+        resolved.push(s.plans[i].resolved(size, s.first_numbers[i])?);
     }
-    let data_jobs: Vec<DataJob<'_>> = jobs
-        .iter()
-        .enumerate()
-        .map(|(k, &i)| {
-            let p = &s.plans[i];
-            DataJob {
-                spec: &resolved[k].0,
-                target: &targets[target_of[k]].2,
-                opts: DataOptions {
-                    name: Some(p.job.name.clone()),
-                    names: FileNames::Template(p.file_names.clone()),
-                    files_per_worker: p.files_per_job,
-                    start_offset: resolved[k].1,
-                    offset_increment: resolved[k].2,
-                    loops: amounts[k].0,
-                    io_limit: amounts[k].1,
-                    // fio's overwrite=1: a writing job's files are laid out first.
-                    lay_out_writes: p.job.files.overwrite && p.spec.rw.writes(),
-                    number_ios: p.number_ios,
-                    hist_log_msec: p
-                        .job
-                        .logs
-                        .hist
-                        .as_ref()
-                        .map(|_| p.job.logs.hist_msec)
-                        .filter(|m| *m > 0),
-                    start_delay: p.start_delay,
-                    ramp: p.ramp,
-                    modifier: iolab_engine::offsets::SeqModifier {
-                        skip: p.seq_skip,
-                        run: p.seq_run,
-                        zones: p
-                            .zones
-                            .map(|(range, size, skip)| Zones { range, size, skip }),
-                        random_share: super::seeds::random_share(
-                            p,
-                            s.first_numbers[i],
-                            ends_in_file[k],
-                        ),
-                        files: super::seeds::file_service(p, s.first_numbers[i]),
-                        same_passes: super::seeds::same_passes(p),
-                        rwmix: super::seeds::rwmix(p, s.first_numbers[i]),
-                        size_seeds: super::seeds::size_seeds(p, s.first_numbers[i]),
-                    },
-                    timeline_interval: s.interval,
-                    no_verify_pass: p.no_verify_pass,
-                    verify_existing: p.verify_only,
-                    invalidate_each_pass: true,
-                    invalidate_at_open: p.spec.cache == CacheMode::Cold,
-                    access_hint: p.access_hint,
-                    latency_target: p
-                        .latency_target
-                        .map(|(t, w, percentile, run)| LatencyTarget {
-                            target: t.nanos(),
-                            window: w.nanos(),
-                            percentile,
-                            keep_running: run,
-                        }),
-                    io_priorities: p.io_priorities.as_ref().map(|(default, dirs)| {
-                        let splits = |d: &[(Option<u32>, PrioEntries)]| {
-                            d.iter()
-                                .map(|(bs, entries)| PrioSplit {
-                                    bs: *bs,
-                                    entries: entries.clone(),
-                                })
-                                .collect()
-                        };
-                        IoPriorities {
-                            default: *default,
-                            read: splits(&dirs[0]),
-                            write: splits(&dirs[1]),
-                        }
-                    }),
-                    dedupe_working_set: p
-                        .dedupe_working_set
-                        .map(|(percent, global)| DedupeWorkingSet { percent, global }),
-                    flow: p.flow.map(|(id, weight, sleep)| Flow {
-                        id,
-                        weight,
-                        sleep: sleep.nanos(),
-                    }),
-                    ..DataOptions::default()
-                },
-                after: p.after.and_then(|a| jobs.iter().position(|&j| j == a)),
-                exit: exit_of(s.plans, jobs, k),
-                never: stopped,
-            }
-        })
-        .collect();
-    // verify_only: refused before anything is prepared when a file holds nothing of
-    // iolab's to check.
-    for job in data_jobs.iter().filter(|j| j.opts.verify_existing) {
-        let comm = s.rt.comm.as_ref();
-        iolab_engine::data::check_kept_for(comm, job.spec, job.target, &job.opts)
-            .map_err(|e| anyhow::Error::from(e).context("verify_only"))?;
-    }
-    // The jobs' notes once their targets and files are accepted (a refusal stays one
-    // line).
-    if s.rt.is_root() {
-        for &i in jobs {
-            for n in &s.plans[i].notes {
-                eprintln!("iolab fio: [{}] {n}", s.plans[i].job.name);
-            }
-        }
-    }
+    let data_jobs = data_jobs(s, jobs, &resolved, targets, target_of, stopped);
+    before_start(s, jobs, &data_jobs)?;
     let paths: Vec<&std::path::Path> = targets
         .iter()
         .filter(|(_, null, _)| !null)
@@ -464,6 +337,58 @@ fn run_prepared(
         }
         other => Ok(other?),
     }
+}
+
+/// The engine's jobs of the phase: each plan's spec and settings resolved at its target
+/// (`resolved[k]` for job k, on `targets[target_of[k]]`), its name and files, and whom
+/// it waits for or stops.
+fn data_jobs<'a>(
+    s: &Shared<'_>,
+    jobs: &[usize],
+    resolved: &'a [(DataSpec, FioSettings)],
+    targets: &'a [(TargetSpec, bool, PreparedTarget)],
+    target_of: &[usize],
+    stopped: bool,
+) -> Vec<DataJob<'a>> {
+    jobs.iter()
+        .zip(resolved)
+        .enumerate()
+        .map(|(k, (&i, (spec, fio)))| DataJob {
+            spec,
+            target: &targets[target_of[k]].2,
+            opts: DataOptions {
+                name: Some(s.plans[i].job.name.clone()),
+                names: FileNames::Template(s.plans[i].file_names.clone()),
+                no_verify_pass: s.plans[i].no_verify_pass,
+                fio: fio.clone(),
+                ..DataOptions::default()
+            },
+            after: s.plans[i]
+                .after
+                .and_then(|a| jobs.iter().position(|&j| j == a)),
+            exit: exit_of(s.plans, jobs, k),
+            never: stopped,
+        })
+        .collect()
+}
+
+/// Before the phase's jobs start: a verify_only job is refused when a file holds
+/// nothing of iolab's to check, then the jobs' notes are said (once their targets and
+/// files are accepted, so that a refusal stays one line).
+fn before_start(s: &Shared<'_>, jobs: &[usize], data_jobs: &[DataJob<'_>]) -> Result<()> {
+    for job in data_jobs.iter().filter(|j| j.opts.fio.verify_existing) {
+        let comm = s.rt.comm.as_ref();
+        iolab_engine::data::check_kept_for(comm, job.spec, job.target, &job.opts)
+            .map_err(|e| anyhow::Error::from(e).context("verify_only"))?;
+    }
+    if s.rt.is_root() {
+        for &i in jobs {
+            for n in &s.plans[i].notes {
+                eprintln!("iolab fio: [{}] {n}", s.plans[i].job.name);
+            }
+        }
+    }
+    Ok(())
 }
 
 /// fio's line for a failed I/O (`fio: io_u error on file F: strerror: write offset=O,

@@ -39,12 +39,6 @@ fn function_lengths(code: &str) -> Vec<(String, usize)> {
 /// list. Tables (a fixture machine, a case list, a command table) are listed as such.
 const LONG_FUNCTIONS: &[(&str, &str, usize, &str)] = &[
     (
-        "compat/src/fio/plan.rs",
-        "plan_job",
-        285,
-        "#51: one function per plan stage once fio's settings are one type",
-    ),
-    (
         "engine/src/worker.rs",
         "run_data_worker",
         268,
@@ -69,12 +63,6 @@ const LONG_FUNCTIONS: &[(&str, &str, usize, &str)] = &[
         "#51: the coordinator's tick, split per step",
     ),
     (
-        "cli/src/commands/fio/run.rs",
-        "run_prepared",
-        179,
-        "#51: the hand converter that goes when fio's settings are one type",
-    ),
-    (
         "suites/src/checkpoint.rs",
         "run_checkpoints",
         166,
@@ -89,9 +77,8 @@ const LONG_FUNCTIONS: &[(&str, &str, usize, &str)] = &[
     (
         "engine/src/data.rs",
         "new",
-        160,
-        "#51: DataOptions' defaults, one per field (160 with the nbd backend's), replaced by \
-         core's fio settings type",
+        111,
+        "#51: checks, preparation, warnings and the phase's meta, after its plan (plan_here)",
     ),
     (
         "compat/src/ior_plan.rs",

@@ -397,9 +397,9 @@ fn job_report(entry: &FioEntry<'_>) -> JobReport {
             0
         },
         steady: SteadyState::of(plan, phase),
-        latency_target: plan.latency_target.map(|(t, w, p, _)| {
+        latency_target: plan.settings.latency_target.map(|t| {
             let depth = phase.extra.get("latency_depth").copied().unwrap_or(1.0);
-            (depth as u32, t.nanos().0, p, w.nanos().0 / 1000)
+            (depth as u32, t.target.0, t.percentile, t.window.0 / 1000)
         }),
     }
 }

@@ -69,7 +69,8 @@ impl<C: Clock, B: IoBackend + ?Sized> Loop<'_, '_, C, B> {
             .plan
             .io_limit
             .map(|n| n.saturating_sub(self.backend.in_flight() as u64));
-        *rec = Recorder::new(self.now, self.s.plan.interval).with_hist_log(self.s.plan.hist_msec);
+        *rec = Recorder::new(self.now, self.s.plan.interval)
+            .with_hist_log(self.s.plan.fio.hist_log_msec);
         PhaseControl::restart_cpu_clock();
     }
 

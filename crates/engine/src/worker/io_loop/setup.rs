@@ -86,14 +86,16 @@ impl<'s, 'b, C: Clock, B: IoBackend + ?Sized> Loop<'s, 'b, C, B> {
                 s.worker.seed,
             ),
             think: Think::new(spec, start),
-            flow: s.flows.join(s.plan.flow),
+            flow: s.flows.join(s.plan.fio.flow),
             depth_search: s
                 .plan
+                .fio
                 .latency_target
                 .map(|t| DepthSearch::new(t, depth as u32, start, 0)),
             lat_step: Step::Go,
             prio: s
                 .plan
+                .fio
                 .io_priorities
                 .clone()
                 .map(|p| PrioDraw::new(p, seed_of_prio(s.index))),
