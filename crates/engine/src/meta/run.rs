@@ -383,7 +383,9 @@ fn phase_meta(
         warnings.push(note);
     }
     let bytes = items.saturating_mul(spec.file_size.get());
+    // Only a kernel's file system has a page cache to serve them: libnfs keeps none.
     if op == MetaOp::Read
+        && spec.backend == MetaBackendKind::Posix
         && bytes > 0
         && plan.owner_of(0, MetaOp::Read) == 0
         && let Some(mem) = memory_total()
