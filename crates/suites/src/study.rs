@@ -46,21 +46,33 @@ pub trait ObjectConnector: Sync {
     ) -> Result<Vec<PhaseResult>, EngineError>;
 }
 
-/// Runs `phases` in order; `on_phase` receives every result as soon as it ends. `keep`
-/// leaves the last point's files in place. S3 phases need `objects`.
-#[allow(clippy::too_many_arguments)]
+/// Where and how a study runs: its phases in order, the prepared target, whether the
+/// last point's files (and objects, and tree) stay (`keep`), and how S3 phases reach
+/// their servers (S3 phases need it).
+pub struct StudyRun<'a> {
+    pub phases: &'a [PlannedPhase],
+    pub target: &'a PreparedTarget,
+    pub keep: bool,
+    pub objects: Option<&'a dyn ObjectConnector>,
+}
+
+/// A phase after a stonewalled write of the same point works on exactly what it wrote
+/// (IOR's read after -D): the last data phase's point, repetition, completed counts and
+/// whether it was a stonewalled write.
+type Previous = Option<(usize, u32, Vec<u64>, bool)>;
+
+/// Runs the study's phases in order; `on_phase` receives every result as soon as it
+/// ends.
 pub fn run_study<C: Clock>(
     env: &Env<'_>,
     clock: &C,
-    phases: &[PlannedPhase],
-    target: &PreparedTarget,
-    keep: bool,
-    objects: Option<&dyn ObjectConnector>,
+    run: &StudyRun<'_>,
     on_phase: &mut dyn FnMut(PhaseResult),
 ) -> Result<StudyOutcome, EngineError> {
+    let (phases, target, keep) = (run.phases, run.target, run.keep);
     let mut outcome = StudyOutcome::default();
     let mut files: Vec<std::path::PathBuf> = Vec::new();
-    let mut previous: Option<(usize, u32, Vec<u64>, bool)> = None;
+    let mut previous: Previous = None;
     for (i, planned) in phases.iter().enumerate() {
         if env.interrupt.load(std::sync::atomic::Ordering::Relaxed) {
             outcome.interrupted = true;
@@ -70,81 +82,23 @@ pub fn run_study<C: Clock>(
         let last_of_group = phases
             .get(i + 1)
             .is_none_or(|n| (n.point, n.repetition) != group);
-        let last_of_study = i + 1 == phases.len();
+        // What is kept at the end (files, objects, a tree) is the last point's.
+        let keep_last = keep && i + 1 == phases.len();
         let results = match &planned.spec {
             PhaseSpec::S3(spec) => {
-                let Some(connector) = objects else {
-                    return Err(EngineError::Setup(format!(
-                        "phase {} is an S3 phase, and this command cannot run one",
-                        planned.name
-                    )));
-                };
-                let keep_objects = keep && last_of_study;
-                let mut warnings = Vec::new();
-                let results = connector.with_factory(spec, &mut |factory, base| {
-                    let opts = ObjectOptions {
-                        name_prefix: Some(planned.name.clone()),
-                        repetition: planned.repetition,
-                        params: planned.coordinates.clone(),
-                        ..base.clone()
-                    };
-                    let (plan, made) = start_s3(env.comm, spec, factory, &opts)?;
-                    let out = run_s3(env, clock, &plan, made, factory, &opts);
-                    warnings.extend(finish_s3(env.comm, &out, factory, keep_objects));
-                    Ok(out.phases)
-                })?;
-                outcome.warnings.extend(warnings);
                 previous = None;
+                let (results, warnings) = s3_phase(env, clock, run, planned, spec, keep_last)?;
+                outcome.warnings.extend(warnings);
                 results
             }
             PhaseSpec::Meta(spec) => {
-                let opts = MetaOptions {
-                    name_prefix: Some(planned.name.clone()),
-                    repetition: planned.repetition,
-                    params: planned.coordinates.clone(),
-                    ..MetaOptions::default()
-                };
-                let target = if spec.backend == MetaBackendKind::Null {
-                    &PreparedTarget::Null
-                } else {
-                    target
-                };
-                let result = run_meta(env, clock, spec, target, &opts)?;
-                let keep_tree = keep && last_of_study;
-                outcome.warnings.extend(finish_meta(
-                    env.comm, spec, target, &opts, &result, keep_tree,
-                )?);
                 previous = None;
-                result.phases
+                let (results, warnings) = meta_phase(env, clock, target, planned, spec, keep_last)?;
+                outcome.warnings.extend(warnings);
+                results
             }
             PhaseSpec::Data(spec) => {
-                // A phase after a stonewalled write of the same point works on exactly
-                // what it wrote (IOR's read after -D).
-                let written_blocks = match &previous {
-                    Some((point, rep, completed, stonewalled))
-                        if (*point, *rep) == group && *stonewalled && spec.rw.reads() =>
-                    {
-                        Some(completed.clone())
-                    }
-                    _ => None,
-                };
-                let opts = DataOptions {
-                    name: Some(planned.name.clone()),
-                    repetition: planned.repetition,
-                    params: planned.coordinates.clone(),
-                    written_blocks,
-                    no_verify_pass: false,
-                    own_cache_policy: false,
-                    ..DataOptions::default()
-                };
-                // A phase on the null backend touches no storage, whatever the study's
-                // target: nothing is laid out for it.
-                let target = if spec.backend == BackendKind::Null {
-                    &PreparedTarget::Null
-                } else {
-                    target
-                };
-                let result = run_data(env, clock, spec, target, &opts)?;
+                let result = data_phase(env, clock, target, planned, spec, &previous)?;
                 files.extend(result.files.iter().cloned());
                 let stonewalled = spec.stonewall.is_some() && spec.rw.writes();
                 previous = Some((group.0, group.1, result.completed.clone(), stonewalled));
@@ -160,11 +114,107 @@ pub fn run_study<C: Clock>(
             outcome.interrupted = true;
             break;
         }
-        if last_of_group && !(keep && last_of_study) {
+        if last_of_group && !keep_last {
             remove_files(env, target, &mut files)?;
         }
     }
     Ok(outcome)
+}
+
+/// An S3 phase against the endpoints `run.objects` reaches: its results and warnings
+/// (objects it could not remove).
+fn s3_phase<C: Clock>(
+    env: &Env<'_>,
+    clock: &C,
+    run: &StudyRun<'_>,
+    planned: &PlannedPhase,
+    spec: &iolab_core::spec::S3Spec,
+    keep_objects: bool,
+) -> Result<(Vec<PhaseResult>, Vec<String>), EngineError> {
+    let Some(connector) = run.objects else {
+        return Err(EngineError::Setup(format!(
+            "phase {} is an S3 phase, and this command cannot run one",
+            planned.name
+        )));
+    };
+    let mut warnings = Vec::new();
+    let results = connector.with_factory(spec, &mut |factory, base| {
+        let opts = ObjectOptions {
+            name_prefix: Some(planned.name.clone()),
+            repetition: planned.repetition,
+            params: planned.coordinates.clone(),
+            ..base.clone()
+        };
+        let (plan, made) = start_s3(env.comm, spec, factory, &opts)?;
+        let out = run_s3(env, clock, &plan, made, factory, &opts);
+        warnings.extend(finish_s3(env.comm, &out, factory, keep_objects));
+        Ok(out.phases)
+    })?;
+    Ok((results, warnings))
+}
+
+/// A metadata phase: it builds its tree, runs its operations and removes the tree
+/// (unless `keep_tree`); its results and warnings.
+fn meta_phase<C: Clock>(
+    env: &Env<'_>,
+    clock: &C,
+    target: &PreparedTarget,
+    planned: &PlannedPhase,
+    spec: &iolab_core::spec::MetaSpec,
+    keep_tree: bool,
+) -> Result<(Vec<PhaseResult>, Vec<String>), EngineError> {
+    let opts = MetaOptions {
+        name_prefix: Some(planned.name.clone()),
+        repetition: planned.repetition,
+        params: planned.coordinates.clone(),
+        ..MetaOptions::default()
+    };
+    let target = if spec.backend == MetaBackendKind::Null {
+        &PreparedTarget::Null
+    } else {
+        target
+    };
+    let result = run_meta(env, clock, spec, target, &opts)?;
+    let warnings = finish_meta(env.comm, spec, target, &opts, &result, keep_tree)?;
+    Ok((result.phases, warnings))
+}
+
+/// A data phase; after a stonewalled write of the same point (`previous`), a read works
+/// on exactly what it wrote.
+fn data_phase<C: Clock>(
+    env: &Env<'_>,
+    clock: &C,
+    target: &PreparedTarget,
+    planned: &PlannedPhase,
+    spec: &iolab_core::spec::DataSpec,
+    previous: &Previous,
+) -> Result<iolab_engine::data::DataOutcome, EngineError> {
+    let group = (planned.point, planned.repetition);
+    let written_blocks = match previous {
+        Some((point, rep, completed, stonewalled))
+            if (*point, *rep) == group && *stonewalled && spec.rw.reads() =>
+        {
+            Some(completed.clone())
+        }
+        _ => None,
+    };
+    let opts = DataOptions {
+        name: Some(planned.name.clone()),
+        repetition: planned.repetition,
+        params: planned.coordinates.clone(),
+        written_blocks,
+        no_verify_pass: false,
+        own_cache_policy: false,
+        ..DataOptions::default()
+    };
+    // A phase on the null backend touches no storage, whatever the study's target:
+    // nothing is laid out for it.
+    let target = if spec.backend == BackendKind::Null {
+        &PreparedTarget::Null
+    } else {
+        target
+    };
+    run_data(env, clock, spec, target, &opts)
 }
 
 fn remove_files(

@@ -12,7 +12,7 @@ use iolab_core::spec::{
 use iolab_core::units::{ByteCount, BytesPerSec, Nanos};
 use iolab_engine::plan::DataTarget;
 use iolab_engine::{MonotonicClock, PreparedTarget, prepare_target};
-use iolab_suites::study::{PhaseEstimate, estimate, run_study};
+use iolab_suites::study::{PhaseEstimate, StudyRun, estimate, run_study};
 
 use crate::args::OutputArgs;
 use crate::commands::finish::{abandon, cleanup, conclude};
@@ -455,23 +455,22 @@ fn run_in(
     let progress = &watch.progress;
     let env = watch.env(rt);
     let root = rt.is_root() && !args.output.quiet;
-    let outcome = run_study(
-        &env,
-        &MonotonicClock,
-        &phases,
-        &target,
-        args.target.keep,
-        Some(&crate::commands::s3::Connector {
-            output: &args.output,
-        }),
-        &mut |phase| {
-            progress.finish();
-            if root {
-                println!("{}", iolab_report::text::render_phase(&phase));
-            }
-            sink.phase(phase);
-        },
-    );
+    let connector = crate::commands::s3::Connector {
+        output: &args.output,
+    };
+    let run = StudyRun {
+        phases: &phases,
+        target: &target,
+        keep: args.target.keep,
+        objects: Some(&connector),
+    };
+    let outcome = run_study(&env, &MonotonicClock, &run, &mut |phase| {
+        progress.finish();
+        if root {
+            println!("{}", iolab_report::text::render_phase(&phase));
+        }
+        sink.phase(phase);
+    });
     progress.finish();
     let cleaned = cleanup(rt.comm.as_ref(), target, &[], args.target.keep);
     let outcome = match outcome {

@@ -195,6 +195,12 @@ pub fn run_io500<C: Clock>(
         .workdir()
         .ok_or_else(|| EngineError::Setup("IO500 runs in a directory: give --dir".into()))?;
     let plans = plan_phases(spec);
+    let suite = Suite {
+        env,
+        clock,
+        spec,
+        target,
+    };
     let mut carry = Carry::default();
     let mut out = Io500Outcome::default();
     let timestamp = workdir.join(TIMESTAMP_FILE);
@@ -220,23 +226,14 @@ pub fn run_io500<C: Clock>(
                 env.comm.barrier();
                 continue;
             }
-            Workload::Ior { access, .. } => ior_phase(
-                env,
-                clock,
-                spec,
-                plan,
-                access,
-                target,
-                &mut carry,
-                &mut out.files,
-            )?,
+            Workload::Ior { access, .. } => {
+                suite.ior_phase(plan, access, &mut carry, &mut out.files)?
+            }
             Workload::Mdtest {
                 op,
                 tree,
                 file_size,
-            } => mdtest_phase(
-                env, clock, spec, plan, op, tree, file_size, target, &mut carry,
-            )?,
+            } => suite.mdtest_phase(plan, (op, tree, file_size), &mut carry)?,
             Workload::Find => {
                 // pfind's calls, test and walk: lstat of each name-matching entry by its
                 // whole path, -newer on the change time in seconds, one walker per rank
@@ -279,96 +276,111 @@ pub fn run_io500<C: Clock>(
     Ok(out)
 }
 
-#[allow(clippy::too_many_arguments)]
-fn ior_phase<C: Clock>(
-    env: &Env<'_>,
-    clock: &C,
-    spec: &Io500Spec,
-    plan: &PhasePlan,
-    access: IorAccess,
-    target: &PreparedTarget,
-    carry: &mut Carry,
-    files: &mut Vec<PathBuf>,
-) -> Result<PhaseResult, EngineError> {
-    let data = plan.data.as_ref().expect("IOR phases have a data workload");
-    // A read works on exactly what its write completed, in its own transfer size.
-    let written_blocks = plan
-        .def
-        .works_on
-        .and_then(|w| carry.written.get(w))
-        .map(|done| {
-            let write_transfer = match plan.def.works_on {
-                Some("ior-easy-write") => spec.ior_easy_transfer.get(),
-                _ => data.block_size.get(),
-            };
-            done.iter()
-                .map(|d| d * write_transfer / data.block_size.get())
-                .collect()
-        });
-    // IOR -C -Q 1 on the reads, -C -Q 2 on the random 4 KiB read.
-    let mut data = data.clone();
-    let q = match access {
-        IorAccess::Write => 0,
-        IorAccess::Read => 1,
-        IorAccess::RandomRead => 2,
-    };
-    data.read_shift = Some(ior_read_shift(&env.comm.topology(), q));
-    let Workload::Ior { layout, .. } = plan.def.workload else {
-        unreachable!("an IOR phase")
-    };
-    let opts = DataOptions {
-        name: Some(plan.def.name.to_string()),
-        params: plan.params.clone(),
-        written_blocks,
-        no_verify_pass: true,
-        // IO500's cache policy is the suite's (before_phase), and so is its warning.
-        own_cache_policy: true,
-        names: ior_file_names(layout),
-        // IOR -z -z -s 10000000: that many random 4 KiB reads (or the stonewall).
-        ops_per_worker: (access == IorAccess::RandomRead).then_some(IOR_RND4K_SEGMENTS),
-        ..DataOptions::default()
-    };
-    let mut outcome = run_data(env, clock, &data, target, &opts)?;
-    if access == IorAccess::Write {
-        carry
-            .written
-            .insert(plan.def.name, outcome.completed.clone());
-        files.extend(outcome.files.iter().cloned());
-    }
-    Ok(outcome.phases.remove(0))
+/// What every phase of one IO500 run shares.
+struct Suite<'a, C> {
+    env: &'a Env<'a>,
+    clock: &'a C,
+    spec: &'a Io500Spec,
+    target: &'a PreparedTarget,
 }
 
-#[allow(clippy::too_many_arguments)]
-fn mdtest_phase<C: Clock>(
-    env: &Env<'_>,
-    clock: &C,
-    spec: &Io500Spec,
-    plan: &PhasePlan,
-    op: MdtestOp,
-    tree: MdtestTree,
-    file_size: u64,
-    target: &PreparedTarget,
-    carry: &mut Carry,
-) -> Result<PhaseResult, EngineError> {
-    let tree_name = tree_of(tree);
-    let shift = mdtest_shift(&env.comm.topology());
-    let meta = mdtest_spec(spec, op, tree, file_size, plan.def.stonewalled, shift);
-    let opts = MetaOptions {
-        tree: Some(tree_name.to_string()),
-        name_prefix: Some(plan.def.name.to_string()),
-        params: plan.params.clone(),
-        created: carry.created.get(tree_name).cloned(),
-        ..MetaOptions::default()
-    };
-    let outcome = run_meta(env, clock, &meta, target, &opts)?;
-    carry.created.insert(tree_name, outcome.created.clone());
-    let mut phase = outcome
-        .phases
-        .into_iter()
-        .next()
-        .ok_or_else(|| EngineError::Setup(format!("{} ran no phase", plan.def.name)))?;
-    phase.name = plan.def.name.to_string();
-    Ok(phase)
+impl<C: Clock> Suite<'_, C> {
+    /// An IOR phase: a read works on what its write completed; the files written are kept
+    /// in `files` for the cleanup.
+    fn ior_phase(
+        &self,
+        plan: &PhasePlan,
+        access: IorAccess,
+        carry: &mut Carry,
+        files: &mut Vec<PathBuf>,
+    ) -> Result<PhaseResult, EngineError> {
+        let Suite {
+            env,
+            clock,
+            spec,
+            target,
+        } = *self;
+        let data = plan.data.as_ref().expect("IOR phases have a data workload");
+        // A read works on exactly what its write completed, in its own transfer size.
+        let written_blocks = plan
+            .def
+            .works_on
+            .and_then(|w| carry.written.get(w))
+            .map(|done| {
+                let write_transfer = match plan.def.works_on {
+                    Some("ior-easy-write") => spec.ior_easy_transfer.get(),
+                    _ => data.block_size.get(),
+                };
+                done.iter()
+                    .map(|d| d * write_transfer / data.block_size.get())
+                    .collect()
+            });
+        // IOR -C -Q 1 on the reads, -C -Q 2 on the random 4 KiB read.
+        let mut data = data.clone();
+        let q = match access {
+            IorAccess::Write => 0,
+            IorAccess::Read => 1,
+            IorAccess::RandomRead => 2,
+        };
+        data.read_shift = Some(ior_read_shift(&env.comm.topology(), q));
+        let Workload::Ior { layout, .. } = plan.def.workload else {
+            unreachable!("an IOR phase")
+        };
+        let opts = DataOptions {
+            name: Some(plan.def.name.to_string()),
+            params: plan.params.clone(),
+            written_blocks,
+            no_verify_pass: true,
+            // IO500's cache policy is the suite's (before_phase), and so is its warning.
+            own_cache_policy: true,
+            names: ior_file_names(layout),
+            // IOR -z -z -s 10000000: that many random 4 KiB reads (or the stonewall).
+            ops_per_worker: (access == IorAccess::RandomRead).then_some(IOR_RND4K_SEGMENTS),
+            ..DataOptions::default()
+        };
+        let mut outcome = run_data(env, clock, &data, target, &opts)?;
+        if access == IorAccess::Write {
+            carry
+                .written
+                .insert(plan.def.name, outcome.completed.clone());
+            files.extend(outcome.files.iter().cloned());
+        }
+        Ok(outcome.phases.remove(0))
+    }
+
+    /// An mdtest phase on its tree, with the files an earlier phase created there.
+    fn mdtest_phase(
+        &self,
+        plan: &PhasePlan,
+        (op, tree, file_size): (MdtestOp, MdtestTree, u64),
+        carry: &mut Carry,
+    ) -> Result<PhaseResult, EngineError> {
+        let Suite {
+            env,
+            clock,
+            spec,
+            target,
+        } = *self;
+        let tree_name = tree_of(tree);
+        let shift = mdtest_shift(&env.comm.topology());
+        let meta = mdtest_spec(spec, op, tree, file_size, plan.def.stonewalled, shift);
+        let opts = MetaOptions {
+            tree: Some(tree_name.to_string()),
+            name_prefix: Some(plan.def.name.to_string()),
+            params: plan.params.clone(),
+            created: carry.created.get(tree_name).cloned(),
+            ..MetaOptions::default()
+        };
+        let outcome = run_meta(env, clock, &meta, target, &opts)?;
+        carry.created.insert(tree_name, outcome.created.clone());
+        let mut phase = outcome
+            .phases
+            .into_iter()
+            .next()
+            .ok_or_else(|| EngineError::Setup(format!("{} ran no phase", plan.def.name)))?;
+        phase.name = plan.def.name.to_string();
+        Ok(phase)
+    }
 }
 
 /// Removes the mdtest trees (their files are gone after the delete phases, or left by

@@ -141,12 +141,6 @@ const LONG_FUNCTIONS: &[(&str, &str, usize, &str)] = &[
         "the AWS credential chain, one source per step",
     ),
     (
-        "suites/src/study.rs",
-        "run_study",
-        117,
-        "a study's steps, to split",
-    ),
-    (
         "engine/src/layout.rs",
         "lay_out",
         117,
