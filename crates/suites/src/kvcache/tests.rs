@@ -144,3 +144,72 @@ fn a_short_trial_issues_and_serves_requests() {
     // Every file it wrote is gone.
     assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 0);
 }
+
+#[test]
+fn ranks_run_their_own_users_and_rank_0_adds_them_up() {
+    use iolab_comm::InProcess;
+    let dir = tempfile::tempdir().unwrap();
+    let settings = KvCacheSpec {
+        model: Some(KvModel::Tiny1b),
+        users: Some(2),
+        duration: Some(iolab_core::units::TimeSpan(Nanos(2_000_000_000))),
+        generation_mode: Some(GenerationMode::None),
+        ..KvCacheSpec::default()
+    }
+    .resolve()
+    .unwrap();
+    let stop = std::sync::atomic::AtomicBool::new(false);
+    let out = InProcess::run(
+        2,
+        |_| "h".to_string(),
+        |comm| {
+            super::run_kvcache(
+                comm,
+                &settings,
+                dir.path(),
+                1 << 40,
+                &iolab_engine::MonotonicClock,
+                &stop,
+            )
+            .unwrap()
+        },
+    );
+    assert!(out[1].is_empty(), "only rank 0 holds the figures");
+    let t = &out[0][0];
+    // Every user of both ranks issued its first request within 1.8 s.
+    assert!(t.issued >= 4, "{}", t.issued);
+    assert_eq!(t.figures.requests + t.dropped, t.issued);
+    assert_eq!(t.figures.storage.writes, t.storage.writes);
+    // Each rank's directory was its own, and is gone.
+    assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 0);
+}
+
+#[test]
+fn rank_trials_add_up() {
+    let tally = |requests, tokens, bytes, latency| {
+        let mut t = Tally {
+            requests,
+            tokens,
+            ..Tally::default()
+        };
+        t.storage.bytes_read = bytes;
+        t.storage.read.record(latency);
+        t
+    };
+    let a = tally(3, 300, 1000, 5_000_000);
+    let b = tally(1, 100, 24, 7_000_000);
+    let all = [
+        (a, Nanos::from_secs(2), 4, 1, [3, 1, 0, 0]),
+        (b, Nanos::from_secs(4), 1, 0, [1, 1, 0, 2]),
+    ];
+    let t = super::reduce(&all);
+    assert_eq!(t.figures.requests, 4);
+    assert_eq!(t.figures.duration, Nanos::from_secs(4));
+    assert_eq!(t.figures.wall_tokens_per_sec(), 100.0);
+    assert_eq!(t.figures.storage.bytes_read.0, 1024);
+    assert_eq!(t.figures.storage.reads, 0);
+    assert_eq!((t.figures.hits, t.figures.misses), (4, 2));
+    assert_eq!(t.figures.storage.evictions, 2);
+    assert_eq!((t.issued, t.dropped), (5, 1));
+    assert_eq!(t.figures.storage.read_latency.count, 2);
+}

@@ -1,0 +1,224 @@
+#!/usr/bin/env python3
+"""iolab kvcache against kv-cache.py (MLPerf Storage v3.0's KV cache reference).
+
+Two modes, both on the same directory with the same model, users, tiers and seed:
+
+  trace  each tool once under `strace -f -y`: per cache file, its size, the bytes written
+         and read, the write and read system call sizes; checks that every file of both is
+         numpy's 128-byte header + tokens x bytes-per-token, that a whole-entry read reads
+         the file (kv-cache.py: plus its 4 KiB header probe) and prints both tables.
+  time   (default) TRIALS runs of each tool, interleaved (which goes first alternates),
+         and prints each tool's median and CV of the scored figures (wall-clock and
+         storage tokens/s, storage read/write GiB/s, read/write device p95), its CPU
+         seconds per generated token, and the iolab/kv-cache.py ratios. Timing: run it on
+         a quiet machine.
+
+Usage: bench/kvcache.py [trace|time] [--model tiny-1b] [--users 4] [--duration 10]
+       [--cpu-gib 0] [--allocs 0] [--trials 5] [--dir /tmp/kvbench]
+Needs: the reference in a venv outside the repository (KVREF=path of kv_cache_benchmark,
+KVPY=its python; default /work/peers/kvcache/...), strace for `trace`, a release build
+of iolab (IOLAB=path picks another).
+"""
+
+import argparse
+import collections
+import json
+import os
+import re
+import resource
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+IOLAB = os.environ.get("IOLAB") or os.path.join(ROOT, "target", "release", "iolab")
+KVREF = os.environ.get("KVREF", "/work/peers/kvcache/kv_cache_benchmark")
+KVPY = os.environ.get("KVPY", "/work/peers/kvcache/venv/bin/python")
+BYTES_PER_TOKEN = {"tiny-1b": 24576, "mistral-7b": 131072, "llama2-7b": 524288,
+                   "llama3.1-8b": 131072, "llama3.1-70b-instruct": 327680}
+
+
+def reference_cmd(a, cache_dir, out):
+    return [KVPY, "kv-cache.py", "--config", "config.yaml", "--model", a.model,
+            "--num-users", str(a.users), "--duration", str(a.duration), "--gpu-mem-gb", "0",
+            "--cpu-mem-gb", str(a.cpu_gib), "--max-concurrent-allocs", str(a.allocs),
+            "--generation-mode", "none", "--seed", str(a.seed), "--cache-dir", cache_dir,
+            "--output", out]
+
+
+def iolab_cmd(a, cache_dir, out):
+    return [IOLAB, "kvcache", "--model", a.model, "--users", str(a.users), "--duration",
+            f"{a.duration}s", "--cpu-memory", f"{a.cpu_gib}GiB", "--max-concurrent-allocs",
+            str(a.allocs), "--generation-mode", "none", "--seed", str(a.seed), "--dir",
+            cache_dir, "--no-store", "--quiet", "--json", out]
+
+
+def run(cmd, cwd=None, prefix=()):
+    """Runs cmd; returns the CPU seconds its process tree used."""
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    subprocess.run(list(prefix) + cmd, cwd=cwd, check=True, stdout=subprocess.DEVNULL,
+                   stderr=subprocess.DEVNULL)
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+
+
+CALL = re.compile(r'^(\d+)\s+(\w+)\((\d+)<([^>]*\.npy)>')
+RESUMED = re.compile(r'^(\d+)\s+<\.\.\. (\w+) resumed>')
+RETURN = re.compile(r'\)\s+=\s+(-?\d+)')
+
+
+def calls(strace_out):
+    """(call, file, returned) of every system call on a .npy file, threads' unfinished
+    calls joined with their resumption."""
+    pending = {}
+    for line in open(strace_out):
+        m = CALL.match(line)
+        if m:
+            pid, call, path = m.group(1), m.group(2), os.path.basename(m.group(4))
+            if line.rstrip().endswith("<unfinished ...>"):
+                pending[pid] = (call, path)
+                continue
+            r = RETURN.search(line)
+            if r:
+                yield call, path, int(r.group(1))
+            continue
+        m = RESUMED.match(line)
+        if m and m.group(1) in pending:
+            call, path = pending.pop(m.group(1))
+            r = RETURN.search(line)
+            if r:
+                yield call, path, int(r.group(1))
+
+
+def per_file(strace_out):
+    """{file: {"written", "read", "writes": Counter, "reads": Counter, "opens_read"}}."""
+    files = collections.defaultdict(lambda: {"written": 0, "read": 0, "opens_read": 0,
+                                             "writes": collections.Counter(),
+                                             "reads": collections.Counter()})
+    for call, path, ret in calls(strace_out):
+        f = files[path]
+        if call == "fadvise64":
+            f["opens_read"] += 1
+        elif call in ("write", "pwrite64") and ret > 0:
+            f["written"] += ret
+            f["writes"][ret] += 1
+        elif call in ("read", "pread64") and ret > 0:
+            f["read"] += ret
+            f["reads"][ret] += 1
+    return files
+
+
+def trace(a):
+    bpt = BYTES_PER_TOKEN[a.model]
+    results = {}
+    for tool in ("kv-cache.py", "iolab"):
+        d = os.path.join(a.dir, "ref" if tool == "kv-cache.py" else "iolab")
+        shutil.rmtree(d, ignore_errors=True)
+        os.makedirs(d)
+        out = os.path.join(a.dir, f"{tool}.json")
+        st = os.path.join(a.dir, f"{tool}.strace")
+        prefix = ["strace", "-f", "-y", "-o", st, "-e",
+                  "trace=openat,write,pwrite64,read,pread64,fsync,fallocate,fadvise64"]
+        if tool == "iolab":
+            run(iolab_cmd(a, d, out), prefix=prefix)
+        else:
+            run(reference_cmd(a, d, out), cwd=KVREF, prefix=prefix)
+        results[tool] = per_file(st)
+    for tool, files in results.items():
+        sizes = [f["written"] for f in files.values() if f["written"]]
+        bad = [s for s in sizes if (s - 128) % bpt]
+        reads = [f for f in files.values() if f["opens_read"] and f["written"]]
+        extra = collections.Counter((f["read"] - f["opens_read"] * f["written"]) // f["opens_read"]
+                                    for f in reads)
+        wsz = collections.Counter()
+        rsz = collections.Counter()
+        for f in files.values():
+            wsz.update(f["writes"])
+            rsz.update(f["reads"])
+        print(f"{tool}: {len(sizes)} entries written, {sum(sizes)} bytes; "
+              f"{sum(f['opens_read'] for f in files.values())} whole-entry reads, "
+              f"{sum(f['read'] for f in files.values())} bytes")
+        print(f"  every file 128 + tokens x {bpt} bytes: {'yes' if not bad else bad[:5]}")
+        print(f"  tokens per entry: {sorted((s - 128) // bpt for s in sizes)[:12]} ...")
+        print(f"  bytes read per whole-entry read beyond the file size: {dict(extra)}")
+        print(f"  write sizes (bytes: calls): {dict(wsz.most_common(6))}")
+        print(f"  read sizes (bytes: calls): {dict(rsz.most_common(6))}")
+
+
+def figures_of(tool, out):
+    j = json.load(open(out))
+    if tool == "iolab":
+        f = j["spec"]["kvcache"][0]["figures"]
+        secs = f["duration"] / 1e9
+        gib = 1024 ** 3
+        return {"wall tokens/s": f["tokens_generated"] / secs,
+                "storage tokens/s": f["tokens_generated"] / (f["storage_time"] / 1e9),
+                "read GiB/s": f["storage"]["bytes_read"] / gib / secs,
+                "write GiB/s": f["storage"]["bytes_written"] / gib / secs,
+                "read device p95 ms": f["storage"]["read_device"]["p95"] / 1e6,
+                "write device p95 ms": f["storage"]["write_device"]["p95"] / 1e6,
+                "tokens": f["tokens_generated"]}
+    s = j["summary"]
+    c = s["cache_stats"]
+    return {"wall tokens/s": s["avg_throughput_tokens_per_sec"],
+            "storage tokens/s": s["storage_throughput_tokens_per_sec"],
+            "read GiB/s": c["tier_storage_read_bandwidth_gbps"],
+            "write GiB/s": c["tier_storage_write_bandwidth_gbps"],
+            "read device p95 ms": c["storage_read_device_p95_ms"],
+            "write device p95 ms": c["storage_write_device_p95_ms"],
+            "tokens": s["total_tokens"]}
+
+
+def timed(a):
+    got = {"kv-cache.py": [], "iolab": []}
+    for t in range(a.trials):
+        order = ["kv-cache.py", "iolab"] if t % 2 == 0 else ["iolab", "kv-cache.py"]
+        for tool in order:
+            d = os.path.join(a.dir, "cache")
+            shutil.rmtree(d, ignore_errors=True)
+            os.makedirs(d)
+            out = os.path.join(a.dir, f"{tool}-{t}.json")
+            if tool == "iolab":
+                cpu = run(iolab_cmd(a, d, out))
+            else:
+                cpu = run(reference_cmd(a, d, out), cwd=KVREF)
+            f = figures_of(tool, out)
+            f["CPU s per token"] = cpu / max(f.pop("tokens"), 1)
+            got[tool].append(f)
+    names = list(got["iolab"][0].keys())
+    print(f"{'figure':<22} {'kv-cache.py':>12} {'CV':>7} {'iolab':>12} {'CV':>7} {'ratio':>7}")
+    for n in names:
+        row = []
+        for tool in ("kv-cache.py", "iolab"):
+            v = [f[n] for f in got[tool]]
+            m = statistics.median(v)
+            cv = statistics.stdev(v) / statistics.mean(v) if len(v) > 1 and statistics.mean(v) else 0
+            row += [m, cv]
+        ratio = row[2] / row[0] if row[0] else float("nan")
+        print(f"{n:<22} {row[0]:>12.3f} {100 * row[1]:>6.1f}% {row[2]:>12.3f} "
+              f"{100 * row[3]:>6.1f}% {ratio:>7.3f}")
+
+
+def main():
+    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("mode", nargs="?", default="time", choices=["time", "trace"])
+    p.add_argument("--model", default="tiny-1b", choices=sorted(BYTES_PER_TOKEN))
+    p.add_argument("--users", type=int, default=4)
+    p.add_argument("--duration", type=int, default=10)
+    p.add_argument("--cpu-gib", type=int, default=0)
+    p.add_argument("--allocs", type=int, default=0)
+    p.add_argument("--seed", type=int, default=42)
+    p.add_argument("--trials", type=int, default=5)
+    p.add_argument("--dir", default=None)
+    a = p.parse_args()
+    if not os.path.exists(IOLAB):
+        subprocess.run(["cargo", "build", "--release", "--locked", "-p", "iolab"], cwd=ROOT, check=True)
+    a.dir = a.dir or tempfile.mkdtemp(prefix="iolab-kvcache-bench-", dir="/tmp")
+    os.makedirs(a.dir, exist_ok=True)
+    (trace if a.mode == "trace" else timed)(a)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
