@@ -12,10 +12,12 @@ use crate::inventory::Inventory;
 use crate::telemetry::Telemetry;
 use crate::units::{ByteCount, BytesPerSec, Nanos, OpsPerSec, bandwidth, rate};
 
+mod figures;
 mod ranks;
 mod silence;
 mod timeline;
 
+pub use figures::{CheckpointFigures, PhaseFigures, TrainEpochFigures};
 pub use ranks::{HostSummary, RankSummary, host_cpus, per_host};
 pub use silence::{KEPT_SILENCES, PAUSE_MIN, Pause, Silences};
 pub use timeline::{OpSeries, Timeline};
@@ -290,6 +292,10 @@ pub struct PhaseResult {
     /// Device and CPU samples taken on rank 0's host while the phase ran.
     #[serde(default)]
     pub telemetry: Option<Telemetry>,
+    /// The workload's own typed figures (a training epoch's AU, a checkpoint's
+    /// duration), where it has some.
+    #[serde(default)]
+    pub figures: Option<PhaseFigures>,
 }
 
 /// How a [`PhaseResult`] is written: its fields, with `per_host` after `per_rank`.
@@ -317,6 +323,8 @@ struct PhaseResultOut<'a> {
     warnings: &'a [String],
     interrupted: bool,
     telemetry: &'a Option<Telemetry>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    figures: &'a Option<PhaseFigures>,
 }
 
 impl Serialize for PhaseResult {
@@ -344,6 +352,7 @@ impl Serialize for PhaseResult {
             warnings: &self.warnings,
             interrupted: self.interrupted,
             telemetry: &self.telemetry,
+            figures: &self.figures,
         }
         .serialize(s)
     }

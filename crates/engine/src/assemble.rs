@@ -132,16 +132,14 @@ pub fn assemble(meta: PhaseMeta, run: &PhaseRun) -> PhaseResult {
         .collect();
     warnings.extend(stall_warning(&total.timeline, elapsed));
     let workers = run.outcomes.iter().map(|o| o.threads).sum();
-    let mut extra = total
-        .data
-        .as_ref()
-        .map(reduction_figures)
-        .unwrap_or_default();
+    let reduction = total.data.as_ref().map(reduction_figures);
+    let mut extra = reduction.unwrap_or_default();
     extra.extend(extra_figures(&total));
     if let Some(depth) = total.latency_depth {
         extra.insert("latency_depth".into(), f64::from(depth));
     }
     PhaseResult {
+        figures: None,
         name: meta.name,
         kind: meta.kind.unwrap_or(PhaseKind::Data),
         params: meta.params,

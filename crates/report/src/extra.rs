@@ -43,6 +43,7 @@ pub fn label(key: &str) -> String {
         "first_step_mean_s" => "first step (loader start, wait and compute), mean (s)",
         "load_p50_s" => "wait for a batch per step, p50 (s)",
         "load_p99_s" => "wait for a batch per step, p99 (s)",
+        "step_wait_mean_s" => "wait at the step barrier per step, mean (s)",
         "cpu_ns_per_sample" => "CPU time per sample (ns, all ranks)",
         "duration_mean_s" => "checkpoint duration, mean (slowest rank, s)",
         "gib_per_sec_mean" => "checkpoint throughput, mean (GiB/s)",

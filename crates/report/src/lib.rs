@@ -46,6 +46,7 @@ mod matrix_tables;
 mod measure;
 mod model;
 mod object;
+mod phase_figures;
 mod phase_words;
 mod rated;
 mod report_tables;

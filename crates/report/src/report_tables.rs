@@ -248,13 +248,11 @@ pub fn environment_rows(env: &EnvTable) -> Table {
 /// The named figures of a group's phase, a column per run.
 pub fn extra_table(runs: &[RunRecord], agg: &Aggregate, g: &Group) -> Table {
     let phase = |run: &RunRecord| run.phases.iter().find(|p| p.name == g.name).cloned();
-    let found: Vec<_> = runs.iter().map(phase).collect();
-    let mut keys: Vec<&String> = found
+    let found: Vec<_> = runs
         .iter()
-        .flatten()
-        .flat_map(|p| p.extra.keys())
-        .filter(|k| crate::extra::listed(k))
+        .map(|r| phase(r).map(|p| crate::phase_figures::listed(&p)))
         .collect();
+    let mut keys: Vec<&String> = found.iter().flatten().flat_map(|p| p.keys()).collect();
     keys.sort();
     keys.dedup();
     let mut headers = vec!["Figure"];
@@ -265,7 +263,7 @@ pub fn extra_table(runs: &[RunRecord], agg: &Aggregate, g: &Group) -> Table {
         for p in &found {
             row.push(
                 p.as_ref()
-                    .and_then(|p| p.extra.get(k))
+                    .and_then(|p| p.get(k))
                     .map(|v| crate::extra::value(k, *v))
                     .unwrap_or_default(),
             );

@@ -14,6 +14,7 @@ use iolab_core::units::Nanos;
 /// A data phase with no operations and the given params.
 pub fn phase(name: &str, params: &[(&str, &str)]) -> PhaseResult {
     PhaseResult {
+        figures: None,
         name: name.into(),
         kind: PhaseKind::Data,
         params: params

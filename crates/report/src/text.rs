@@ -237,7 +237,7 @@ pub fn render_phase(p: &PhaseResult) -> String {
             let _ = writeln!(out, "  {line}");
         }
     }
-    for (k, v) in p.extra.iter().filter(|(k, _)| crate::extra::listed(k)) {
+    for (k, v) in &crate::phase_figures::listed(p) {
         if p.kind == PhaseKind::Object && crate::object::shown(k) {
             continue;
         }

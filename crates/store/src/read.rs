@@ -75,6 +75,10 @@ fn read_phase(tx: &Transaction<'_>, run: RunId, row: &Row<'_>) -> Result<PhaseRe
         Some(t) => Some(from_json(run, || what("telemetry"), &t)?),
         None => None,
     };
+    let figures = match row.get::<_, Option<String>>("figures")? {
+        Some(f) => Some(from_json(run, || what("figures"), &f)?),
+        None => None,
+    };
     Ok(PhaseResult {
         kind: from_name(run, || what("kind"), &text("kind")?)?,
         params: from_json(run, || what("params"), &text("params")?)?,
@@ -96,6 +100,7 @@ fn read_phase(tx: &Transaction<'_>, run: RunId, row: &Row<'_>) -> Result<PhaseRe
         warnings: from_json(run, || what("warnings"), &text("warnings")?)?,
         interrupted: row.get("interrupted")?,
         telemetry,
+        figures,
         name,
     })
 }

@@ -9,7 +9,11 @@ pub const APPLICATION_ID: i32 = 0x696f_6c62;
 pub const SCHEMA_VERSION: u32 = MIGRATIONS.len() as u32;
 
 /// Migration scripts, oldest first.
-pub(crate) const MIGRATIONS: &[&str] = &[V1];
+pub(crate) const MIGRATIONS: &[&str] = &[V1, V2];
+
+/// Version 2: a phase's typed figures (`PhaseResult::figures`: a training epoch's, a
+/// checkpoint's), JSON or NULL.
+const V2: &str = "ALTER TABLE phases ADD COLUMN figures TEXT;";
 
 /// Version 1: runs, their phases, per-operation figures with histograms, per-rank rows,
 /// errors, and the `op_results` view for ad-hoc queries.

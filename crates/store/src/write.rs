@@ -203,13 +203,17 @@ fn insert_phase(
         Some(t) => Some(to_json(ctx, || what("telemetry"), t)?),
         None => None,
     };
+    let figures = match &phase.figures {
+        Some(f) => Some(to_json(ctx, || what("figures"), f)?),
+        None => None,
+    };
     tx.prepare_cached(
         "INSERT INTO phases (run_id, seq, name, kind, repetition, params, started_at_ms,
              elapsed_ns, first_done_ns, ranks, workers, error_count, verify_failures,
-             interrupted, spec, cpu, extra, warnings, timeline, telemetry)
+             interrupted, spec, cpu, extra, warnings, timeline, telemetry, figures)
          VALUES (:run_id, :seq, :name, :kind, :repetition, :params, :started_at_ms,
              :elapsed_ns, :first_done_ns, :ranks, :workers, :error_count, :verify_failures,
-             :interrupted, :spec, :cpu, :extra, :warnings, :timeline, :telemetry)",
+             :interrupted, :spec, :cpu, :extra, :warnings, :timeline, :telemetry, :figures)",
     )?
     .execute(named_params! {
         ":run_id": run.0,
@@ -232,6 +236,7 @@ fn insert_phase(
         ":warnings": to_json(ctx, || what("warnings"), &phase.warnings)?,
         ":timeline": to_json(ctx, || what("timeline"), &phase.timeline)?,
         ":telemetry": telemetry,
+        ":figures": figures,
     })?;
     let phase_id = tx.last_insert_rowid();
     insert_ops(tx, ctx, phase_id, phase, &what)?;

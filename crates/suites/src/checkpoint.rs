@@ -16,9 +16,9 @@ use iolab_backend::buffer::BufferPool;
 use iolab_backend::files::{DataFile, OpenSpec};
 use iolab_comm::{Comm, CommExt};
 use iolab_core::checkpoint::LlmShape;
-use iolab_core::result::{CpuUsage, OpCount, OpKind, PhaseResult};
+use iolab_core::result::{CheckpointFigures, CpuUsage, OpCount, OpKind, PhaseFigures, PhaseResult};
 use iolab_core::spec::CheckpointSpec;
-use iolab_core::units::{ByteCount, Nanos};
+use iolab_core::units::{ByteCount, BytesPerSec, Nanos};
 use iolab_core::{LatencyHistogram, SpecError};
 use iolab_engine::memory::{Available, ranks_on_this_host};
 
@@ -393,23 +393,21 @@ fn round_phase(
     };
     let mean =
         |f: &dyn Fn(&Round) -> f64| rounds.iter().map(f).sum::<f64>() / rounds.len().max(1) as f64;
-    let gib = 1073741824.0;
-    let mut extra = std::collections::BTreeMap::new();
-    extra.insert("checkpoints".into(), rounds.len() as f64);
-    extra.insert("checkpoint_gib".into(), shape.total_bytes() as f64 / gib);
-    extra.insert("duration_mean_s".into(), mean(&|r| r.duration));
-    extra.insert(
-        "gib_per_sec_mean".into(),
-        mean(&|r| {
+    let secs = |s: f64| Nanos((s.max(0.0) * 1e9) as u64);
+    let figures = CheckpointFigures {
+        checkpoints: rounds.len() as u64,
+        checkpoint_bytes: ByteCount(shape.total_bytes()),
+        duration_mean: secs(mean(&|r| r.duration)),
+        throughput_mean: BytesPerSec(mean(&|r| {
             if r.duration > 0.0 {
-                r.bytes as f64 / gib / r.duration
+                r.bytes as f64 / r.duration
             } else {
                 0.0
             }
-        }),
-    );
-    extra.insert("slowest_rank_mean_s".into(), mean(&|r| r.slowest));
-    extra.insert("simulated_ranks".into(), shape.ranks as f64);
+        })),
+        slowest_rank_mean: secs(mean(&|r| r.slowest)),
+        simulated_ranks: shape.ranks,
+    };
     let mut params = std::collections::BTreeMap::new();
     params.insert("model".into(), shape.model.dlio_workload().to_string());
     params.insert("tp".into(), shape.tp.to_string());
@@ -428,7 +426,7 @@ fn round_phase(
     PhaseResult {
         params,
         cpu,
-        extra,
+        figures: Some(PhaseFigures::Checkpoint(figures)),
         interrupted,
         ..whole_phase(
             name.into(),

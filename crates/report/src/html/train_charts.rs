@@ -1,6 +1,6 @@
-//! The charts of `iolab train` runs, from their stored epochs (a phase each, with
-//! `au_percent` and `samples_per_sec` among its extras and the resolved workload, its
-//! `au_threshold` included, as its spec): the accelerator search's curve, AU against the
+//! The charts of `iolab train` runs, from their stored epochs (a phase each, with its
+//! typed figures, AU among them, and the resolved workload, its `au_threshold`
+//! included, as its spec): the accelerator search's curve, AU against the
 //! number of accelerators with MLPerf's threshold ([`search_chart`]), and a training
 //! run's AU per epoch with the threshold ([`epochs_chart`]).
 
@@ -10,6 +10,15 @@ use iolab_core::result::{PhaseResult, RunRecord};
 
 use super::axis::Unit;
 use super::chart::{Chart, Marks, Pt, Series, XAxis, YAxis};
+
+/// An epoch's AU as stored: its typed figures (or, in a run stored before phases had
+/// them, the `au_percent` it kept by name).
+fn au(p: &PhaseResult) -> Option<f64> {
+    match &p.figures {
+        Some(f) => f.train_epoch().map(|t| t.au_percent),
+        None => p.extra.get("au_percent").copied(),
+    }
+}
 
 /// The AU threshold a run's epochs were judged by (the same in each of them).
 fn threshold(phases: &[PhaseResult]) -> Option<f64> {
@@ -52,11 +61,11 @@ pub fn search_chart(run: &RunRecord, name: &str) -> Option<Chart> {
             p.params
                 .get("search_accelerators")
                 .and_then(|v| v.parse().ok()),
-            p.extra.get("au_percent"),
+            au(p),
         ) else {
             continue;
         };
-        by_n.entry(n).or_default().push(*au);
+        by_n.entry(n).or_default().push(au);
     }
     if by_n.is_empty() {
         return None;
@@ -118,7 +127,7 @@ pub fn epochs_chart(run: &RunRecord, name: &str) -> Option<Chart> {
         .phases
         .iter()
         .filter(|p| !p.params.contains_key("search_accelerators"))
-        .filter_map(|p| Some((p, *p.extra.get("au_percent")?)))
+        .filter_map(|p| Some((p, au(p)?)))
         .collect();
     if epochs.is_empty() {
         return None;
@@ -174,13 +183,17 @@ pub fn train_charts(runs: &[RunRecord], names: &[String]) -> Vec<Chart> {
 mod tests {
     use super::*;
     use crate::test_support::{phase, run_with};
+    use iolab_core::result::{PhaseFigures, TrainEpochFigures};
 
     fn epoch(name: &str, n: &str, au: f64) -> PhaseResult {
         let mut p = phase(name, &[("search_accelerators", n)]);
         if n.is_empty() {
             p.params.clear();
         }
-        p.extra.insert("au_percent".into(), au);
+        p.figures = Some(PhaseFigures::TrainEpoch(TrainEpochFigures {
+            au_percent: au,
+            ..TrainEpochFigures::default()
+        }));
         p.spec = serde_json::json!({ "au_threshold": 90.0 });
         p
     }

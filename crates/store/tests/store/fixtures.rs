@@ -10,12 +10,13 @@ use std::path::PathBuf;
 
 use iolab_core::histogram::LatencyHistogram;
 use iolab_core::inventory::{BlockDeviceInfo, CpuInfo, Inventory, NetInterfaceInfo, TargetInfo};
+use iolab_core::result::{CheckpointFigures, PhaseFigures};
 use iolab_core::result::{
     CpuUsage, ErrorRecord, OpCount, OpKind, OpResult, OpSeries, PhaseKind, PhaseResult, Provenance,
     RankSummary, RunProcess, RunRecord, Timeline,
 };
 use iolab_core::telemetry::{CpuSeries, DeviceSeries, Telemetry};
-use iolab_core::units::Nanos;
+use iolab_core::units::{ByteCount, BytesPerSec, Nanos};
 use iolab_store::Store;
 use serde_json::json;
 
@@ -221,6 +222,15 @@ pub fn data_phase(threads: u32, started_at_ms: i64) -> PhaseResult {
         op(OpKind::Fsync, 12, 0, elapsed, 2_000_000),
     ];
     PhaseResult {
+        // Typed figures ride through the store as they are (a checkpoint's, here).
+        figures: Some(PhaseFigures::Checkpoint(CheckpointFigures {
+            checkpoints: 2,
+            checkpoint_bytes: ByteCount(3 << 30),
+            duration_mean: Nanos(1_234_567_891),
+            throughput_mean: BytesPerSec(2.5e9),
+            slowest_rank_mean: Nanos(1_000_000_007),
+            simulated_ranks: 8,
+        })),
         name: "randrw-4KiB".into(),
         kind: PhaseKind::Data,
         params: BTreeMap::from([
@@ -296,6 +306,7 @@ pub fn data_phase(threads: u32, started_at_ms: i64) -> PhaseResult {
 pub fn meta_phase(started_at_ms: i64) -> PhaseResult {
     let elapsed = Nanos::from_millis(12_345);
     PhaseResult {
+        figures: None,
         name: "create".into(),
         kind: PhaseKind::Meta,
         params: BTreeMap::from([("threads".into(), "8".into())]),

@@ -144,6 +144,7 @@ pub fn phase_result(
         extra.insert(MATCHED_KEY.to_string(), found as f64);
     }
     PhaseResult {
+        figures: None,
         name: fig.name.clone(),
         kind,
         params: plan.map(|p| p.params.clone()).unwrap_or_default(),

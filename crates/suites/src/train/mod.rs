@@ -56,6 +56,7 @@ pub fn whole_phase(
     (ranks, workers): (u32, u32),
 ) -> PhaseResult {
     PhaseResult {
+        figures: None,
         name,
         kind: PhaseKind::Data,
         params: BTreeMap::new(),

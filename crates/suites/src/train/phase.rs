@@ -1,8 +1,11 @@
 //! What rank 0 makes of an epoch: the figures of every accelerator's report
-//! (iolab_core::train::EpochFigures) and the phase stored for it.
+//! (iolab_core::train::EpochFigures) and the phase stored for it, its typed figures
+//! (iolab_core::result::TrainEpochFigures) among them.
 
 use iolab_core::LatencyHistogram;
-use iolab_core::result::{CpuUsage, OpCount, OpKind, PhaseResult, RankSummary, Timeline};
+use iolab_core::result::{
+    CpuUsage, OpCount, OpKind, PhaseFigures, PhaseResult, RankSummary, Timeline, TrainEpochFigures,
+};
 use iolab_core::spec::TrainConfig;
 use iolab_core::train::{AcceleratorEpoch, EpochFigures};
 use iolab_core::units::Nanos;
@@ -72,31 +75,7 @@ pub(crate) fn epoch_phase(
             }
         })
         .collect();
-    let mut extra = std::collections::BTreeMap::new();
-    extra.insert("au_percent".into(), fig.au_percent);
-    extra.insert("au_min_percent".into(), fig.au_min_percent);
-    extra.insert("au_threshold_percent".into(), cfg.au_threshold);
-    extra.insert("samples_per_sec".into(), fig.samples_per_sec);
-    extra.insert("dlio_mib_per_sec".into(), fig.dlio_mib_per_sec);
-    extra.insert("accelerators".into(), accs.len() as f64);
-    extra.insert("steps".into(), fig.steps as f64);
-    extra.insert("samples".into(), fig.samples as f64);
-    extra.insert("load_mean_s".into(), fig.load_mean);
-    extra.insert(
-        "first_step_mean_s".into(),
-        accs.iter().map(|a| a.first_proc).sum::<f64>() / accs.len().max(1) as f64,
-    );
-    extra.insert("compute_mean_s".into(), fig.compute_mean);
-    extra.insert("load_p50_s".into(), loads.percentile(50.0).as_secs_f64());
-    extra.insert("load_p99_s".into(), loads.percentile(99.0).as_secs_f64());
-    extra.insert(
-        "cpu_ns_per_sample".into(),
-        if fig.samples > 0 {
-            (cpu.user.0 + cpu.system.0) as f64 / fig.samples as f64
-        } else {
-            0.0
-        },
-    );
+    let figures = typed_figures(cfg, &fig, &accs, reports, &loads, &cpu);
     let mut params = std::collections::BTreeMap::new();
     params.insert("epoch".into(), epoch.to_string());
     params.insert("accelerators".into(), accs.len().to_string());
@@ -116,7 +95,7 @@ pub(crate) fn epoch_phase(
             .flat_map(|r| r.accs.iter())
             .filter(|a| a.error.is_some())
             .count() as u64,
-        extra,
+        figures: Some(PhaseFigures::TrainEpoch(figures)),
         interrupted,
         timeline,
         ..whole_phase(
@@ -134,4 +113,41 @@ pub(crate) fn epoch_phase(
         )
     };
     (fig, phase)
+}
+
+/// The epoch's typed figures, from its figures and the accelerators' reports.
+fn typed_figures(
+    cfg: &TrainConfig,
+    fig: &EpochFigures,
+    accs: &[AcceleratorEpoch],
+    reports: &[RankReport],
+    loads: &LatencyHistogram,
+    cpu: &CpuUsage,
+) -> TrainEpochFigures {
+    let secs = |s: f64| Nanos((s.max(0.0) * 1e9) as u64);
+    let n = accs.len().max(1) as f64;
+    let all_steps: u64 = accs.iter().map(|a| a.steps).sum();
+    let waits: u64 = reports
+        .iter()
+        .flat_map(|r| r.accs.iter())
+        .map(|a| a.wait_sum_ns)
+        .sum();
+    let cpu_ns = cpu.user.0 + cpu.system.0;
+    TrainEpochFigures {
+        au_percent: fig.au_percent,
+        au_min_percent: fig.au_min_percent,
+        au_threshold_percent: cfg.au_threshold,
+        samples_per_sec: fig.samples_per_sec,
+        dlio_mib_per_sec: fig.dlio_mib_per_sec,
+        accelerators: accs.len() as u64,
+        steps: fig.steps,
+        samples: fig.samples,
+        load_mean: secs(fig.load_mean),
+        compute_mean: secs(fig.compute_mean),
+        first_step_mean: secs(accs.iter().map(|a| a.first_proc).sum::<f64>() / n),
+        load_p50: loads.percentile(50.0),
+        load_p99: loads.percentile(99.0),
+        step_wait_mean: Nanos(waits.checked_div(all_steps).unwrap_or(0)),
+        cpu_per_sample: Nanos(cpu_ns.checked_div(fig.samples).unwrap_or(0)),
+    }
 }

@@ -73,6 +73,9 @@ pub(crate) struct AccReport {
     /// The readers' reads per second from the epoch's start on this rank.
     pub(crate) timeline: Timeline,
     pub(crate) load_hist: Vec<u8>,
+    /// Time at the step meetings, all steps.
+    #[serde(default)]
+    pub(crate) wait_sum_ns: u64,
     pub(crate) error: Option<String>,
 }
 
@@ -117,7 +120,25 @@ struct AccOut {
     epoch: AcceleratorEpoch,
     reads: WorkerMeasure,
     loads: LatencyHistogram,
+    wait_sum: Nanos,
     error: Option<String>,
+}
+
+impl AccOut {
+    /// What rank 0 is sent of it.
+    fn report(self) -> AccReport {
+        let reads = self.reads.ops.get(&OpKind::Read);
+        AccReport {
+            epoch: self.epoch,
+            reads_hist: reads
+                .and_then(|m| m.histogram.to_bytes().ok())
+                .unwrap_or_default(),
+            timeline: self.reads.timeline,
+            load_hist: self.loads.to_bytes().unwrap_or_default(),
+            wait_sum_ns: self.wait_sum.0,
+            error: self.error,
+        }
+    }
 }
 
 /// What an accelerator's epoch reads and how.
@@ -193,6 +214,7 @@ fn accelerator(w: AccWork<'_>, sync: &StepSync, live: &AccLive, counters: &ReadC
         epoch,
         reads: measure.into_inner().ok().flatten().unwrap_or_default(),
         loads,
+        wait_sum: Nanos(steps.waits.iter().map(|w| w.0).sum()),
         error: steps.error,
     }
 }
@@ -366,21 +388,7 @@ fn run_epoch(
     let (u, sy) = iolab_backend::process::cpu_times();
     let report = RankReport {
         host: comm.host().to_string(),
-        accs: outs
-            .into_iter()
-            .map(|o| AccReport {
-                epoch: o.epoch,
-                reads_hist: o
-                    .reads
-                    .ops
-                    .get(&OpKind::Read)
-                    .and_then(|m| m.histogram.to_bytes().ok())
-                    .unwrap_or_default(),
-                timeline: o.reads.timeline,
-                load_hist: o.loads.to_bytes().unwrap_or_default(),
-                error: o.error,
-            })
-            .collect(),
+        accs: outs.into_iter().map(AccOut::report).collect(),
         cpu_user: u.0 - cpu0.0.0,
         cpu_system: sy.0 - cpu0.1.0,
         elapsed: started.elapsed().as_nanos() as u64,

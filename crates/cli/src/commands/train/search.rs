@@ -113,8 +113,9 @@ fn rebuild(phases: &[PhaseResult], threshold: f64, stopped: String, ranks: u64) 
             .get("search_accelerators")
             .and_then(|v| v.parse().ok())
             .unwrap_or(0);
-        let au = p.extra.get("au_percent").copied().unwrap_or(0.0);
-        let tp = p.extra.get("samples_per_sec").copied().unwrap_or(0.0);
+        let f = p.figures.as_ref().and_then(|f| f.train_epoch());
+        let au = f.map_or(0.0, |f| f.au_percent);
+        let tp = f.map_or(0.0, |f| f.samples_per_sec);
         by_n.entry(n).or_default().push((au, tp));
     }
     let points: Vec<_> = by_n

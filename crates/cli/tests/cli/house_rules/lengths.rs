@@ -129,12 +129,6 @@ const LONG_FUNCTIONS: &[(&str, &str, usize, &str)] = &[
         "a table of mdtest's options",
     ),
     (
-        "suites/src/train/phase.rs",
-        "epoch_phase",
-        121,
-        "an epoch's steps, to split",
-    ),
-    (
         "core/src/spec/s3/credentials.rs",
         "resolve",
         118,

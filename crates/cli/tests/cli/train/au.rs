@@ -47,7 +47,7 @@ fn au_is_compute_over_time_when_every_read_waits() {
     // The stored epoch carries the same AU, and every read went through the stall.
     let run_json = json_of(&json);
     let phase = &run_json["phases"][0];
-    assert_eq!(phase["extra"]["au_percent"].as_f64().unwrap(), au);
+    assert_eq!(phase["figures"]["au_percent"].as_f64().unwrap(), au);
     let reads = phase["ops"][0]["ops"].as_u64().unwrap();
     assert_eq!(reads, 8, "one read per 4 KiB file");
     assert!(phase["ops"][0]["latency"]["p50"].as_u64().unwrap() >= 100_000_000);
@@ -214,7 +214,7 @@ fn metrics_show_au_as_the_run_goes_and_end_at_the_stored_epoch() {
     let stored = json_of(&json);
     let epoch2 = &stored["phases"][1];
     assert_eq!(epoch2["name"], "train-epoch-2");
-    let au = epoch2["extra"]["au_percent"].as_f64().unwrap();
+    let au = epoch2["figures"]["au_percent"].as_f64().unwrap();
     assert!(
         (last.2 - au).abs() < 3.0,
         "live {} against stored {au}",

@@ -75,14 +75,16 @@ fn checkpoint_writes_dlio_s_bytes_per_rank_and_reads_them_back() {
             gibps += per_checkpoint as f64 / 1073741824.0 / d / n as f64;
             dur += d / n as f64;
         }
-        let x = &phase["extra"];
+        // The phase's typed figures: bytes/s, and the mean duration in whole ns.
+        let x = &phase["figures"];
+        assert_eq!(x["workload"], "checkpoint", "{x}");
         let close = |a: f64, b: f64| (a - b).abs() <= 1e-9 * b.abs().max(1.0);
         assert!(
-            close(x["gib_per_sec_mean"].as_f64().unwrap(), gibps),
+            close(x["throughput_mean"].as_f64().unwrap() / 1073741824.0, gibps),
             "{x} {gibps}"
         );
         assert!(
-            close(x["duration_mean_s"].as_f64().unwrap(), dur),
+            (x["duration_mean"].as_f64().unwrap() - dur * 1e9).abs() <= 1.0,
             "{x} {dur}"
         );
     }

@@ -153,7 +153,7 @@ fn tfrecord_crcs_check_in_an_independent_reader() {
     ])
     .expect(0);
     let v = json_of(&json);
-    assert_eq!(v["phases"][0]["extra"]["steps"].as_f64().unwrap(), 6.0);
+    assert_eq!(v["phases"][0]["figures"]["steps"].as_f64().unwrap(), 6.0);
     // Every byte of the three files was read once.
     let bytes: u64 = [
         "0/img_0_of_3.tfrecord",

@@ -276,7 +276,7 @@ fn presets_resolve_to_dlio_s_workloads_and_run_small() {
             "{preset}: two epochs"
         );
         assert!(
-            v["phases"][1]["extra"]["au_percent"].as_f64().unwrap() > 0.0,
+            v["phases"][1]["figures"]["au_percent"].as_f64().unwrap() > 0.0,
             "{preset}"
         );
     }

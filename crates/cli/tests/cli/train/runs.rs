@@ -13,8 +13,8 @@ fn phases_of(v: &serde_json::Value) -> Vec<(String, String, f64, f64)> {
             (
                 p["name"].as_str().unwrap().to_string(),
                 p["params"]["seed"].as_str().unwrap_or_default().to_string(),
-                p["extra"]["au_percent"].as_f64().unwrap(),
-                p["extra"]["samples_per_sec"].as_f64().unwrap(),
+                p["figures"]["au_percent"].as_f64().unwrap(),
+                p["figures"]["samples_per_sec"].as_f64().unwrap(),
             )
         })
         .collect()

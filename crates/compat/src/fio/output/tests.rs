@@ -28,6 +28,7 @@ fn phase() -> PhaseResult {
         OpResult::new(op, c, c, elapsed, elapsed, 0, h)
     };
     PhaseResult {
+        figures: None,
         name: "mix".into(),
         kind: PhaseKind::Data,
         params: BTreeMap::new(),
