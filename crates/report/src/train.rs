@@ -4,7 +4,7 @@
 use std::fmt::Write as _;
 
 use iolab_core::result::CpuUsage;
-use iolab_core::spec::TrainConfig;
+use iolab_core::spec::{MlperfMode, TrainConfig};
 use iolab_core::train::{Check, RunFigures, RunOutcome, SearchResult, Verdict};
 use iolab_core::units::ByteCount;
 
@@ -38,6 +38,15 @@ fn workload(out: &mut String, r: &TrainRunReport<'_>) {
     let _ = write!(out, "iolab {} · train", env!("CARGO_PKG_VERSION"));
     if let Some(p) = r.cfg.preset {
         let _ = write!(out, " · {}", p.dlio_workload(r.cfg.accelerator));
+    }
+    match r.cfg.mode {
+        Some(MlperfMode::Whatif) => {
+            out.push_str(" · v3.0 whatif (not a closed or open result)");
+        }
+        Some(m) => {
+            let _ = write!(out, " · v3.0 {}", m.name());
+        }
+        None => {}
     }
     let _ = writeln!(
         out,

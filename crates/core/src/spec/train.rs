@@ -1,7 +1,8 @@
 //! AI training I/O (`iolab train`): [`TrainSpec`] is what the user asked for (a preset of
 //! MLPerf Storage's, DLIO's options, each overriding the preset), [`TrainConfig`] the
-//! workload it resolves to, every figure concrete. The presets are DLIO's workload files
-//! `unet3d_{a100,h100}`, `resnet50_*` and `cosmoflow_*` (DLIO 2.0.0, MLPerf Storage v2.0).
+//! workload it resolves to, every figure concrete. The presets are DLIO's workload files:
+//! MLPerf Storage v2.0's and v3.0's ([`presets`]), v3.0's categories in [`mode`], parquet's
+//! columns in [`parquet`].
 
 use std::path::PathBuf;
 
@@ -11,8 +12,13 @@ use serde::{Deserialize, Serialize};
 use crate::error::SpecError;
 use crate::units::{ByteCount, TimeSpan};
 
+mod config;
+mod mode;
+mod parquet;
 mod presets;
-use presets::preset_values;
+pub use mode::MlperfMode;
+pub use parquet::{ParquetColumn, ParquetDtype, ParquetSchema, read_columns};
+pub use presets::{DLRM_READ, preset_accelerators};
 
 /// A dataset's file format, as DLIO names it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize, ValueEnum)]
@@ -24,6 +30,11 @@ pub enum TrainFormat {
     Tfrecord,
     /// HDF5: DLIO writes it with h5py; iolab does not (refused by name).
     Hdf5,
+    /// v3.0's retinanet ".jpeg": raw random bytes (dim1 x dim2), not a JPEG bitstream,
+    /// as DLIO writes them for its PyTorch loader; read whole per sample.
+    Jpeg,
+    /// Apache Parquet (dlrm, flux): row groups of the config's columns.
+    Parquet,
 }
 
 impl TrainFormat {
@@ -32,6 +43,8 @@ impl TrainFormat {
             TrainFormat::Npz => "npz",
             TrainFormat::Tfrecord => "tfrecord",
             TrainFormat::Hdf5 => "hdf5",
+            TrainFormat::Jpeg => "jpeg",
+            TrainFormat::Parquet => "parquet",
         }
     }
 }
@@ -69,6 +82,12 @@ pub enum TrainPreset {
     Unet3d,
     Resnet50,
     Cosmoflow,
+    /// v3.0: jpeg files, closed and open on b200/mi355.
+    Retinanet,
+    /// v3.0 whatif: parquet, 200 columns.
+    Dlrm,
+    /// v3.0 whatif: parquet, five list columns.
+    Flux,
 }
 
 /// The accelerator a preset's computation_time is measured on.
@@ -77,6 +96,9 @@ pub enum TrainPreset {
 pub enum AcceleratorKind {
     A100,
     H100,
+    /// v3.0's closed and open accelerators.
+    B200,
+    Mi355,
 }
 
 /// `iolab train`: the workload as asked. Every `Option` left out comes from --preset,
@@ -84,13 +106,30 @@ pub enum AcceleratorKind {
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize, Args)]
 #[serde(default, deny_unknown_fields)]
 pub struct TrainSpec {
-    /// MLPerf Storage's workload: unet3d, resnet50 or cosmoflow (DLIO's configs).
+    /// MLPerf Storage's workload (DLIO's configs): v2.0's unet3d, resnet50, cosmoflow;
+    /// v3.0's unet3d, retinanet (closed/open on b200, mi355), dlrm, flux (whatif).
     #[arg(long)]
     pub preset: Option<TrainPreset>,
 
-    /// The accelerator whose computation_time the preset uses.
+    /// The accelerator whose computation_time, batch and AU the preset uses (v3.0:
+    /// b200 and mi355 closed/open; h100 and a100 whatif only).
     #[arg(long, value_enum, default_value_t = AcceleratorKind::H100)]
     pub accelerator: AcceleratorKind,
+
+    /// MLPerf Storage v3.0's category with a preset: closed, open or whatif [default:
+    /// closed for unet3d and retinanet on b200/mi355, else whatif].
+    #[arg(long, value_enum)]
+    pub mode: Option<MlperfMode>,
+
+    /// Parquet: the columns read: `all` (DLIO's reader: every row group read whole),
+    /// `config` (the config's `read: true` columns, each read on its own) or a comma
+    /// list of names [default: all].
+    #[arg(long, value_name = "all|config|NAMES")]
+    pub columns: Option<String>,
+
+    /// Parquet: rows per row group [default: the preset's, else 1024 as DLIO's].
+    #[arg(long)]
+    pub row_group_size: Option<u64>,
 
     /// Scales the preset's number of files (samples, record sizes and batch stay), so a
     /// preset fits a laptop: 0.01 is a hundredth of the dataset.
@@ -224,6 +263,15 @@ impl Default for TrainSpec {
 pub struct TrainConfig {
     pub preset: Option<TrainPreset>,
     pub accelerator: AcceleratorKind,
+    /// v3.0's category (None without a preset, and in runs stored before v3.0).
+    #[serde(default)]
+    pub mode: Option<MlperfMode>,
+    /// Parquet's columns and row groups (None for the other formats).
+    #[serde(default)]
+    pub parquet: Option<ParquetSchema>,
+    /// Parquet: the columns read, each on its own; None reads row groups whole (DLIO).
+    #[serde(default)]
+    pub read_columns: Option<Vec<String>>,
     pub format: TrainFormat,
     pub files: u64,
     pub samples_per_file: u64,
@@ -262,17 +310,10 @@ impl TrainSpec {
         if !(self.scale > 0.0 && self.scale.is_finite()) {
             return Err(SpecError::new("--scale", "must be a number above 0"));
         }
-        let p = self.preset.map(preset_values);
-        let format = self
-            .format
-            .or(p.as_ref().map(|p| p.format))
-            .unwrap_or(TrainFormat::Npz);
-        if format == TrainFormat::Hdf5 {
-            return Err(SpecError::new(
-                "--format",
-                "iolab does not write or read hdf5 (no well-kept pure-Rust HDF5 crate; the hdf5 crates need libhdf5): use npz or tfrecord",
-            ));
-        }
+        let resolved = mode::resolve_preset(self)?;
+        let mode = resolved.as_ref().map(|r| r.1);
+        let p = resolved.map(|r| r.0);
+        let (format, record_length, parquet, read_columns) = self.format_parts(p.as_ref())?;
         let files_base = self.files.or(p.as_ref().map(|p| p.files)).unwrap_or(8);
         // --scale scales a preset's file count; explicit --files are taken as given.
         let files = if self.files.is_none() && self.preset.is_some() {
@@ -281,10 +322,7 @@ impl TrainSpec {
             files_base
         };
         let compute = secs(self.computation_time)
-            .or(p.as_ref().map(|p| match self.accelerator {
-                AcceleratorKind::A100 => p.compute_a100,
-                AcceleratorKind::H100 => p.compute_h100,
-            }))
+            .or(p.as_ref().map(|p| p.compute))
             .unwrap_or(0.0);
         let default_loader = match format {
             TrainFormat::Tfrecord => LoaderKind::Tensorflow,
@@ -293,16 +331,16 @@ impl TrainSpec {
         let cfg = TrainConfig {
             preset: self.preset,
             accelerator: self.accelerator,
+            mode,
+            parquet,
+            read_columns,
             format,
             files,
             samples_per_file: self
                 .samples_per_file
                 .or(p.as_ref().map(|p| p.samples_per_file))
                 .unwrap_or(1),
-            record_length: self
-                .record_length
-                .or(p.as_ref().map(|p| p.record_length))
-                .unwrap_or(65536.0),
+            record_length,
             record_length_stdev: self
                 .record_length_stdev
                 .or(p.as_ref().map(|p| p.record_length_stdev))
@@ -327,17 +365,15 @@ impl TrainSpec {
                 .unwrap_or(1),
             computation_time: compute,
             computation_time_stdev: secs(self.computation_time_stdev).unwrap_or(0.0),
-            epochs: self
-                .epochs
-                .unwrap_or(if self.preset.is_some() { 5 } else { 1 }),
+            epochs: self.epochs.or(p.as_ref().map(|p| p.epochs)).unwrap_or(1),
             steps: self.steps,
             file_shuffle: self
                 .file_shuffle
-                .or(p.as_ref().map(|p| p.shuffle))
+                .or(p.as_ref().map(|p| p.file_shuffle))
                 .unwrap_or(ShuffleKind::Off),
             sample_shuffle: self
                 .sample_shuffle
-                .or(p.as_ref().map(|p| p.shuffle))
+                .or(p.as_ref().map(|p| p.sample_shuffle))
                 .unwrap_or(ShuffleKind::Off),
             shuffle_size: self
                 .shuffle_size
@@ -357,164 +393,80 @@ impl TrainSpec {
     }
 }
 
-/// The largest mean (and standard deviation) of a sample iolab takes: DLIO's largest
-/// preset sample is unet3d's 140 MiB.
-const MAX_RECORD_LENGTH: f64 = (1u64 << 40) as f64;
-
-/// The most files a dataset has: 64 times DLIO's largest preset (cosmoflow, 524288).
-const MAX_FILES: u64 = 1 << 25;
-
-/// The largest training file iolab takes, so that a file's bytes and the loader's memory
-/// figures stay well inside u64.
-const MAX_FILE_BYTES: f64 = (1u64 << 50) as f64;
-
-impl TrainConfig {
-    /// Reader threads of one accelerator: `read_threads` for PyTorch's workers; for
-    /// tf.data's parallel interleave one per open file, the `read_threads` current
-    /// files and the 2 x `read_threads` future ones it opens ahead
-    /// (kDefaultCyclePrefetchFactor; traced: 24 files open per DLIO resnet50 rank).
-    pub fn reader_threads(&self) -> u32 {
-        match self.loader {
-            LoaderKind::Pytorch => self.read_threads,
-            LoaderKind::Tensorflow => self.read_threads.saturating_mul(3),
-        }
-    }
-
-    /// The checks that need no dataset and no job size.
-    pub fn validate(&self) -> Result<(), SpecError> {
-        if self.batch_size == 0 {
-            return Err(SpecError::new("--batch-size", "must be at least 1"));
-        }
-        if self.files == 0 {
-            return Err(SpecError::new("--files", "must be at least 1"));
-        }
-        // Sizes and plans go file by file: 2^64-1 files looped for hours, deaf to Ctrl-C.
-        if self.files > MAX_FILES {
+impl TrainSpec {
+    /// The format and what hangs on it: the record length, parquet's schema and the
+    /// columns read.
+    #[allow(clippy::type_complexity)]
+    fn format_parts(
+        &self,
+        p: Option<&presets::PresetValues>,
+    ) -> Result<(TrainFormat, f64, Option<ParquetSchema>, Option<Vec<String>>), SpecError> {
+        let format = self
+            .format
+            .or(p.map(|p| p.format))
+            .unwrap_or(TrainFormat::Npz);
+        if format == TrainFormat::Hdf5 {
             return Err(SpecError::new(
-                "--files",
-                format!(
-                    "{} files are more than the {MAX_FILES} iolab lays out (DLIO's largest preset has 524288; lower --files or --scale)",
-                    self.files
-                ),
+                "--format",
+                "iolab does not write or read hdf5 (no well-kept pure-Rust HDF5 crate; the hdf5 crates need libhdf5): use npz or tfrecord",
             ));
         }
-        if self.samples_per_file == 0 {
-            return Err(SpecError::new("--samples-per-file", "must be at least 1"));
-        }
-        if !(self.record_length >= 1.0 && self.record_length <= MAX_RECORD_LENGTH) {
-            return Err(SpecError::new(
-                "--record-length",
-                "must be at least 1 byte and at most 1TiB",
-            ));
-        }
-        if !(self.record_length_stdev >= 0.0 && self.record_length_stdev <= MAX_RECORD_LENGTH) {
-            return Err(SpecError::new(
-                "--record-length-stdev",
-                "must be 0 or more bytes and at most 1TiB",
-            ));
-        }
-        // A file's bytes are counted in u64 (npz members, the loader's memory).
-        if self.samples_per_file as f64 * self.record_length > MAX_FILE_BYTES {
-            return Err(SpecError::new(
-                "--samples-per-file",
-                format!(
-                    "{} samples of {} bytes make a file larger than 1PiB",
-                    self.samples_per_file, self.record_length
-                ),
-            ));
-        }
-        if self.read_threads == 0 || self.read_threads > 256 {
-            return Err(SpecError::new(
-                "--read-threads",
-                "must be between 1 and 256",
-            ));
-        }
-        if self.computation_threads == 0 || self.computation_threads > 256 {
-            return Err(SpecError::new(
-                "--computation-threads",
-                "must be between 1 and 256",
-            ));
-        }
-        if self.accelerators == 0 || self.accelerators > 1024 {
-            return Err(SpecError::new(
-                "--accelerators",
-                "must be between 1 and 1024",
-            ));
-        }
-        if self.epochs == 0 {
-            return Err(SpecError::new("--epochs", "must be at least 1"));
-        }
-        if self.steps == Some(0) {
-            return Err(SpecError::new("--steps", "must be at least 1"));
-        }
-        if self.transfer_size == 0 || self.transfer_size > crate::spec::MAX_IO_SIZE {
-            return Err(SpecError::new(
-                "--transfer-size",
-                "must be between 1 byte and 2GiB - 4KiB",
-            ));
-        }
-        if self.direct && !self.transfer_size.is_multiple_of(4096) {
-            return Err(SpecError::new(
-                "--transfer-size",
-                "must be a multiple of 4KiB with --direct",
-            ));
-        }
-        if !(0.0..=100.0).contains(&self.au_threshold) {
-            return Err(SpecError::new(
-                "--au-threshold",
-                "must be between 0 and 100",
-            ));
-        }
-        if self.subfolders > 100_000 {
-            return Err(SpecError::new("--subfolders", "must be at most 100000"));
-        }
-        Ok(())
-    }
-
-    /// Samples in the dataset.
-    pub fn total_samples(&self) -> u64 {
-        self.files.saturating_mul(self.samples_per_file)
-    }
-
-    /// Steps every accelerator takes per epoch when `accelerators` read the dataset:
-    /// DLIO's floor(samples / batch / accelerators), capped by --steps. Zero means the
-    /// dataset is smaller than one batch per accelerator.
-    pub fn steps_per_epoch(&self, accelerators: u64) -> u64 {
-        let whole = self.total_samples() / self.batch_size / accelerators.max(1);
-        self.steps.map_or(whole, |s| s.min(whole))
-    }
-
-    /// Refuses a job whose accelerators would not get one batch each.
-    pub fn check_job(&self, accelerators: u64) -> Result<(), SpecError> {
-        if self.steps_per_epoch(accelerators) == 0 {
-            return Err(SpecError::new(
-                "--batch-size",
-                format!(
-                    "the dataset's {} samples ({} files x {}) are fewer than one batch of {} for each of the {} accelerators: lower --batch-size or add files",
-                    self.total_samples(),
-                    self.files,
-                    self.samples_per_file,
-                    self.batch_size,
-                    accelerators
-                ),
-            ));
-        }
-        if let Some(s) = self.steps {
-            let whole = self.total_samples() / self.batch_size / accelerators.max(1);
-            if s > whole {
+        let record_length = self
+            .record_length
+            .or(p.map(|p| p.record_length))
+            .unwrap_or(65536.0);
+        let parquet = self.parquet_schema(format, p, record_length)?;
+        let read_columns = match &parquet {
+            Some(s) => read_columns(self.columns.as_deref(), s)?,
+            None if self.columns.is_some() => {
                 return Err(SpecError::new(
-                    "--steps",
-                    format!(
-                        "the dataset has enough samples for {whole} steps per accelerator, not {s}"
-                    ),
+                    "--columns",
+                    format!("is parquet's; this workload reads {}", format.extension()),
                 ));
             }
-        }
-        Ok(())
+            None => None,
+        };
+        Ok((format, record_length, parquet, read_columns))
     }
 
-    /// The dataset's bytes as DLIO counts them (files x samples x record_length).
-    pub fn dataset_bytes(&self) -> f64 {
-        self.total_samples() as f64 * self.record_length
+    /// Parquet's schema: the preset's (its row group size overridden by
+    /// --row-group-size), else one column of a record's bytes; None for other formats.
+    fn parquet_schema(
+        &self,
+        format: TrainFormat,
+        p: Option<&presets::PresetValues>,
+        record_length: f64,
+    ) -> Result<Option<ParquetSchema>, SpecError> {
+        if format != TrainFormat::Parquet {
+            if self.row_group_size.is_some() {
+                return Err(SpecError::new(
+                    "--row-group-size",
+                    format!("is parquet's; this workload reads {}", format.extension()),
+                ));
+            }
+            return Ok(None);
+        }
+        if self.row_group_size == Some(0) {
+            return Err(SpecError::new("--row-group-size", "must be at least 1"));
+        }
+        let mut schema = p
+            .and_then(|p| p.parquet.clone())
+            .unwrap_or_else(|| ParquetSchema::single(record_length as u64, 1024));
+        if let Some(r) = self.row_group_size {
+            schema.row_group_size = r;
+        }
+        if self
+            .record_length
+            .is_some_and(|r| r as u64 != schema.row_bytes())
+        {
+            return Err(SpecError::new(
+                "--record-length",
+                format!(
+                    "a parquet row of this workload's columns is {} bytes; drop --record-length or the preset",
+                    schema.row_bytes()
+                ),
+            ));
+        }
+        Ok(Some(schema))
     }
 }

@@ -52,7 +52,10 @@ pub fn file_len(cfg: &TrainConfig, index: u64) -> u64 {
         TrainFormat::Tfrecord => {
             cfg.samples_per_file * ExampleLayout::new(d1 * d2, dimension(cfg) as i64).record_len()
         }
-        TrainFormat::Npz | TrainFormat::Hdf5 => npz_layout(cfg, d1, d2).file_len(),
+        TrainFormat::Jpeg => cfg.samples_per_file * d1 * d2,
+        TrainFormat::Npz | TrainFormat::Hdf5 | TrainFormat::Parquet => {
+            npz_layout(cfg, d1, d2).file_len()
+        }
     }
 }
 
@@ -67,7 +70,7 @@ fn npz_layout(cfg: &TrainConfig, dim1: u64, dim2: u64) -> NpzLayout {
 /// Whether a file name is one of a dataset's (DLIO's `img_<i>_of_<n>.<ext>`) in any
 /// format iolab writes: what a new generation may replace.
 pub fn is_dataset_name(name: &str) -> bool {
-    const WRITTEN: [TrainFormat; 2] = [TrainFormat::Npz, TrainFormat::Tfrecord];
+    const WRITTEN: [TrainFormat; 3] = [TrainFormat::Npz, TrainFormat::Tfrecord, TrainFormat::Jpeg];
     name.starts_with("img_")
         && name.contains("_of_")
         && WRITTEN.iter().any(|f| {
@@ -82,8 +85,28 @@ pub fn write_body(cfg: &TrainConfig, index: u64, out: &mut dyn Sink) -> Result<(
     let mut rng = Rng::new(mix(&[cfg.seed, index, 0xda7a]));
     match cfg.format {
         TrainFormat::Tfrecord => write_tfrecord(cfg, (d1, d2), &mut rng, out),
-        TrainFormat::Npz | TrainFormat::Hdf5 => write_npz(cfg, (d1, d2), &mut rng, out),
+        TrainFormat::Jpeg => write_raw(cfg.samples_per_file * d1 * d2, &mut rng, out),
+        TrainFormat::Npz | TrainFormat::Hdf5 | TrainFormat::Parquet => {
+            write_npz(cfg, (d1, d2), &mut rng, out)
+        }
     }
+}
+
+/// v3.0 DLIO's ".jpeg" for its PyTorch loader: the raw uint8 tensor (dim1 x dim2), no
+/// JPEG bitstream (jpeg_generator.py writes `gen_random_tensor(...)` as it is).
+fn write_raw(len: u64, rng: &mut Rng, out: &mut dyn Sink) -> Result<(), TrainError> {
+    let mut chunk = vec![0u8; CHUNK];
+    let mut left = len as usize;
+    while left > 0 {
+        if out.stopped() {
+            return Err(TrainError::Interrupted);
+        }
+        let n = left.min(CHUNK);
+        rng.fill(&mut chunk[..n]);
+        out.put(&chunk[..n])?;
+        left -= n;
+    }
+    out.flush()
 }
 
 fn write_tfrecord(
@@ -167,7 +190,12 @@ impl ReadPlan {
 /// file of `len` bytes.
 pub fn read_plan(cfg: &TrainConfig, len: u64) -> ReadPlan {
     match cfg.format {
-        TrainFormat::Npz | TrainFormat::Tfrecord | TrainFormat::Hdf5 => {
+        // Python's `open(path, 'rb').read()`: one read of the size fstat gave plus one
+        // (it returns the whole file, short), then one that returns 0 at the end.
+        TrainFormat::Jpeg => ReadPlan {
+            reads: vec![(0, len + 1), (len, 1)],
+        },
+        TrainFormat::Npz | TrainFormat::Tfrecord | TrainFormat::Hdf5 | TrainFormat::Parquet => {
             let t = cfg.transfer_size.max(1);
             ReadPlan {
                 reads: (0..len.div_ceil(t))
@@ -175,6 +203,15 @@ pub fn read_plan(cfg: &TrainConfig, len: u64) -> ReadPlan {
                     .collect(),
             }
         }
+    }
+}
+
+/// The read buffer a reader needs: the largest read of its plans (jpeg's whole file
+/// plus one), else `transfer_size`.
+pub fn read_buffer(cfg: &TrainConfig, largest_file: u64) -> u64 {
+    match cfg.format {
+        TrainFormat::Jpeg => (largest_file + 1).next_multiple_of(4096),
+        _ => cfg.transfer_size,
     }
 }
 

@@ -25,7 +25,7 @@ use crate::train::dataset::Dataset;
 use crate::train::loader::{self, Assignment, ReadCounters, ReaderShared};
 use crate::train::order::{file_order, files_assignment, indexed_assignment};
 use crate::train::phase::epoch_phase;
-use crate::train::{TrainError, normal};
+use crate::train::{TrainError, format, normal};
 
 /// What rank 0 is told after every step (the whole job's counts).
 #[derive(Clone, Debug, Default, PartialEq)]
@@ -162,7 +162,7 @@ fn accelerator(w: AccWork<'_>, sync: &StepSync, live: &AccLive, counters: &ReadC
     let setup = ReaderSetup {
         backend: BackendKind::Psync,
         queue_depth: 1,
-        transfer: cfg.transfer_size,
+        transfer: format::read_buffer(cfg, w.dataset.sizes.iter().copied().max().unwrap_or(0)),
         direct: cfg.direct,
     };
     let steps = std::thread::scope(|s| {

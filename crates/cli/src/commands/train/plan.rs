@@ -18,9 +18,26 @@ pub(super) fn plan(args: PlanArgs) -> Result<u8> {
     if let Some(p) = cfg.preset {
         let _ = writeln!(
             out,
-            "  preset          {} (DLIO workload {})",
-            format!("{p:?}").to_lowercase(),
-            p.dlio_workload(cfg.accelerator)
+            "  preset          {} (DLIO workload {}){}",
+            p.name(),
+            p.dlio_workload(cfg.accelerator),
+            cfg.mode.map_or(String::new(), |m| format!(
+                ", MLPerf Storage v3.0 {}",
+                m.name()
+            ))
+        );
+    }
+    if let Some(s) = &cfg.parquet {
+        let _ = writeln!(
+            out,
+            "  parquet         {} columns, {} bytes a row, row groups of {} rows; reads {}",
+            s.columns.len(),
+            s.row_bytes(),
+            s.row_group_size,
+            match &cfg.read_columns {
+                None => "every row group whole, on every rank (DLIO's reader)".to_string(),
+                Some(c) => format!("{} columns, each chunk on its own", c.len()),
+            }
         );
     }
     let _ = writeln!(

@@ -98,11 +98,11 @@ fn bad_input_is_one_line_and_exit_2() {
         "--data-dir",
         path(&data),
         "--format",
-        "jpeg",
+        "png",
         "--no-store",
     ])
     .expect(2);
-    assert!(error_line(&r).contains("jpeg"));
+    assert!(error_line(&r).contains("png"));
     // A dataset directory iolab did not write is not written into.
     let foreign = dir.path().join("foreign");
     std::fs::create_dir(&foreign).unwrap();

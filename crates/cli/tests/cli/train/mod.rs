@@ -10,6 +10,7 @@ mod files;
 mod input;
 mod kvcache;
 mod runs;
+mod v3;
 
 use std::path::Path;
 use std::process::Command;

@@ -1,0 +1,202 @@
+//! MLPerf Storage v3.0's workloads: the presets on b200/mi355 (closed) and the whatif
+//! ones, retinanet's ".jpeg" files as DLIO writes them, and v3.0's bad input refused in
+//! one line with exit 2, nothing written.
+
+use crate::common::{error_line, path, run};
+
+fn plan(args: &[&str]) -> String {
+    let mut a = vec!["train", "plan", "--data-dir", "x"];
+    a.extend(args);
+    run(&a).expect(0).stdout
+}
+
+#[test]
+fn v3_presets_resolve_to_their_configs_with_their_category() {
+    let p = plan(&["--preset", "retinanet", "--accelerator", "b200"]);
+    assert!(
+        p.contains("retinanet_b200") && p.contains("v3.0 closed"),
+        "{p}"
+    );
+    assert!(
+        p.contains("1170301 jpeg files x 1 samples of 322957 bytes"),
+        "{p}"
+    );
+    assert!(p.contains("batch 24, 8 reader threads") && p.contains("0.0476 s per step"));
+    assert!(
+        p.contains("8 epochs") && p.contains("AU threshold    85%"),
+        "{p}"
+    );
+    let p = plan(&["--preset", "retinanet", "--accelerator", "mi355"]);
+    assert!(
+        p.contains("batch 32") && p.contains("0.0634 s per step"),
+        "{p}"
+    );
+    let p = plan(&["--preset", "unet3d", "--accelerator", "b200"]);
+    assert!(
+        p.contains("7200 npz files") && p.contains("0.1620 s"),
+        "{p}"
+    );
+    // h100 is whatif at v3.0, and says so.
+    let p = plan(&["--preset", "unet3d"]);
+    assert!(
+        p.contains("unet3d_h100") && p.contains("v3.0 whatif"),
+        "{p}"
+    );
+    let p = plan(&["--preset", "dlrm", "--accelerator", "b200"]);
+    assert!(
+        p.contains("dlrm_b200")
+            && p.contains("v3.0 whatif")
+            && p.contains("1024 parquet files x 4718592 samples of 761 bytes"),
+        "{p}"
+    );
+    assert!(
+        p.contains("200 columns, 761 bytes a row, row groups of 6144 rows")
+            && p.contains("every row group whole, on every rank"),
+        "{p}"
+    );
+    assert!(
+        p.contains("batch 16384") && p.contains("AU threshold    70%"),
+        "{p}"
+    );
+    let p = plan(&[
+        "--preset",
+        "dlrm",
+        "--accelerator",
+        "mi355",
+        "--columns",
+        "config",
+    ]);
+    assert!(
+        p.contains("0.0006 s") && p.contains("reads 40 columns"),
+        "{p}"
+    );
+    let p = plan(&["--preset", "flux", "--accelerator", "mi355"]);
+    assert!(
+        p.contains("4296 parquet files x 288 samples of 2164832 bytes")
+            && p.contains("5 columns")
+            && p.contains("row groups of 1024 rows")
+            && p.contains("batch 72")
+            && p.contains("2.0250 s"),
+        "{p}"
+    );
+}
+
+/// Runs `args`, wants exit 2 and one line naming `want`, and nothing under `dir`.
+fn refused(dir: &std::path::Path, args: &[&str], want: &str) {
+    let data = dir.join("data");
+    let mut a = vec!["train", "datagen", "--data-dir", path(&data), "--no-store"];
+    a.extend(args);
+    let r = run(&a).expect(2);
+    let line = error_line(&r);
+    assert!(line.contains(want), "{line}");
+    assert!(!data.exists(), "{line}: nothing written");
+    assert_eq!(std::fs::read_dir(dir).unwrap().count(), 0);
+}
+
+#[test]
+fn v3_bad_input_is_one_line_exit_2_and_nothing_written() {
+    let dir = tempfile::tempdir().unwrap();
+    refused(
+        dir.path(),
+        &[
+            "--preset",
+            "retinanet",
+            "--accelerator",
+            "h100",
+            "--mode",
+            "closed",
+        ],
+        "--accelerator: h100 is a v2.0 accelerator: MLPerf Storage v3.0 runs it only as whatif; a closed run takes b200 or mi355",
+    );
+    refused(
+        dir.path(),
+        &[
+            "--preset",
+            "dlrm",
+            "--accelerator",
+            "b200",
+            "--mode",
+            "open",
+        ],
+        "--mode: open: MLPerf Storage v3.0 runs dlrm only as whatif",
+    );
+    refused(
+        dir.path(),
+        &[
+            "--preset",
+            "dlrm",
+            "--accelerator",
+            "b200",
+            "--columns",
+            "feature_011,feature_300",
+        ],
+        "--columns: feature_300 is not a column of the workload's 200 (feature_000 .. feature_199)",
+    );
+    refused(
+        dir.path(),
+        &["--preset", "unet3d", "--accelerator", "mi355"],
+        "--accelerator: MLPerf Storage has no unet3d_mi355 workload file (it has b200, h100, a100)",
+    );
+    refused(
+        dir.path(),
+        &["--files", "2", "--mode", "whatif"],
+        "--mode: needs --preset",
+    );
+    refused(
+        dir.path(),
+        &["--files", "2", "--columns", "a"],
+        "--columns: is parquet's; this workload reads npz",
+    );
+}
+
+#[test]
+fn retinanet_files_are_raw_bytes_of_dim_squared_as_dlio_writes_them() {
+    let dir = tempfile::tempdir().unwrap();
+    let data = dir.path().join("r");
+    let args = [
+        "--preset",
+        "retinanet",
+        "--accelerator",
+        "b200",
+        "--files",
+        "12",
+        "--data-dir",
+        path(&data),
+        "--batch-size",
+        "2",
+        "--computation-time",
+        "1ms",
+        "--epochs",
+        "1",
+        "--no-store",
+    ];
+    let mut a = vec!["train", "datagen"];
+    a.extend(args);
+    run(&a).expect(0);
+    // int(sqrt(322957)) = 568; stdev 0: every file 568 x 568 bytes, DLIO's names.
+    let first = std::fs::read(data.join("train/img_00_of_12.jpeg")).unwrap();
+    assert_eq!(first.len(), 322_624);
+    let other = std::fs::read(data.join("train/img_11_of_12.jpeg")).unwrap();
+    assert_eq!(other.len(), 322_624);
+    assert_ne!(first, other);
+    assert_ne!(&first[..2], &[0xff, 0xd8], "no JPEG bitstream, as DLIO's");
+    // Random bytes: every byte value about as frequent (a 2x margin).
+    let mut count = [0u32; 256];
+    for b in &first {
+        count[*b as usize] += 1;
+    }
+    let (lo, hi) = (count.iter().min().unwrap(), count.iter().max().unwrap());
+    assert!(*lo > 600 && *hi < 1900, "{lo} {hi}");
+    let json = dir.path().join("run.json");
+    let mut a = vec!["train", "run", "--json", path(&json)];
+    a.extend(args);
+    let r = run(&a).expect(0);
+    assert!(
+        r.stdout.contains("retinanet_b200 · v3.0 closed"),
+        "{}",
+        r.stdout
+    );
+    let v = super::json_of(&json);
+    // An epoch reads every file whole once.
+    assert_eq!(v["phases"][0]["ops"][0]["bytes"], 12 * 322_624);
+}
