@@ -60,9 +60,17 @@ impl Conn {
             lib,
             raw: Mutex::new(Raw { ctx }),
         };
-        // SAFETY: a live context; the URL string outlives the call; the parsed URL is
-        // read while alive and destroyed once.
+        // Each connection is its own NFSv4 client: libnfs's default name ("Libnfs pid:P
+        // T", T in seconds) is the same for the contexts a process makes within a second,
+        // and a second connection's SETCLIENTID then takes the first one's state away.
+        static CONNECTIONS: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+        let n = CONNECTIONS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        let name =
+            CString::new(format!("iolab-{}-{n}", std::process::id())).expect("no NUL in a number");
+        // SAFETY: a live context; the URL string and the client name outlive the calls
+        // (libnfs copies the name); the parsed URL is read while alive and destroyed once.
         unsafe {
+            (lib.set_client_name)(ctx, name.as_ptr());
             (lib.set_timeout)(ctx, CALL_TIMEOUT_MS);
             let parsed = (lib.parse_url_dir)(ctx, curl.as_ptr());
             if parsed.is_null() {

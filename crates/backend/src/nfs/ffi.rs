@@ -74,6 +74,7 @@ pub struct Lib {
     pub destroy_url: unsafe extern "C" fn(*mut Url),
     pub mount: unsafe extern "C" fn(*mut Context, *const c_char, *const c_char) -> c_int,
     pub set_timeout: unsafe extern "C" fn(*mut Context, c_int),
+    pub set_client_name: unsafe extern "C" fn(*mut Context, *const c_char),
     pub get_error: unsafe extern "C" fn(*mut Context) -> *mut c_char,
     pub open2: unsafe extern "C" fn(
         *mut Context,
@@ -168,6 +169,7 @@ fn load() -> Result<Lib, String> {
         destroy_url: f!(c"nfs_destroy_url"),
         mount: f!(c"nfs_mount"),
         set_timeout: f!(c"nfs_set_timeout"),
+        set_client_name: f!(c"nfs4_set_client_name"),
         get_error: f!(c"nfs_get_error"),
         open2: f!(c"nfs_open2"),
         close: f!(c"nfs_close"),
