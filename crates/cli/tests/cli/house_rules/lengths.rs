@@ -39,12 +39,6 @@ fn function_lengths(code: &str) -> Vec<(String, usize)> {
 /// list. Tables (a fixture machine, a case list, a command table) are listed as such.
 const LONG_FUNCTIONS: &[(&str, &str, usize, &str)] = &[
     (
-        "engine/src/worker.rs",
-        "run_data_worker",
-        268,
-        "#51: setup, loop, wind-down",
-    ),
-    (
         "compat/src/fio/job.rs",
         "apply",
         199,
