@@ -14,7 +14,7 @@ use iolab_backend::object::{ObjectBackend, ObjectError, ObjectOp, ObjectRequest}
 use iolab_comm::{Comm, CommExt};
 use iolab_core::result::{PhaseKind, PhaseResult};
 use iolab_core::spec::{S3Op, S3Spec};
-use iolab_core::units::{ByteCount, Nanos};
+use iolab_core::units::ByteCount;
 
 use crate::assemble::{PhaseMeta, assemble};
 use crate::clock::Clock;
@@ -270,17 +270,7 @@ fn phases<C: Clock>(
             .map(|p| p.lock().expect("pool").live.len() as u64)
             .sum();
         if op.needs_objects() && comm.all_sum(live) == 0 {
-            let prepare = run_one(
-                env,
-                clock,
-                plan,
-                factory,
-                pools,
-                &host,
-                S3Op::Put,
-                None,
-                "prepare",
-            )?;
+            let prepare = prepare_objects(env, clock, plan, factory, pools, &host)?;
             if prepare.errors > 0 || prepare.interrupted {
                 let first = prepare
                     .outcomes
@@ -340,19 +330,17 @@ fn phases<C: Clock>(
     Ok(())
 }
 
-/// One untimed pass (prepare): every worker uploads its share.
-#[allow(clippy::too_many_arguments)]
-fn run_one<C: Clock>(
+/// One untimed pass, `prepare`: every worker uploads (puts) its share, without a
+/// deadline.
+fn prepare_objects<C: Clock>(
     env: &Env<'_>,
     clock: &C,
     plan: &ObjectPlan,
     factory: ObjectFactory<'_>,
     pools: &[Mutex<Pool>],
     host: &str,
-    op: S3Op,
-    deadline: Option<Nanos>,
-    name: &str,
 ) -> Result<crate::phase::PhaseRun, EngineError> {
+    let (op, deadline, name) = (S3Op::Put, None, "prepare");
     let logs: Vec<Mutex<OpLog>> = (0..plan.concurrency)
         .map(|_| Mutex::new(OpLog::default()))
         .collect();

@@ -8,6 +8,7 @@ use iolab_core::pattern::{fill_ior_timestamp, fill_verify, fio_scramble};
 use iolab_core::spec::DataPattern;
 
 use super::Loop;
+use super::issue::RunState;
 use crate::clock::Clock;
 
 impl<C: Clock, B: IoBackend + ?Sized> Loop<'_, '_, C, B> {
@@ -27,7 +28,7 @@ impl<C: Clock, B: IoBackend + ?Sized> Loop<'_, '_, C, B> {
     /// (a write's data: iolab's, a dedupe page, a fixed pattern, IOR's words or verify
     /// blocks; for IOR's verified read, a spoiled first byte) and returns where in the
     /// slot the I/O's bytes start (its start).
-    #[allow(clippy::too_many_arguments)]
+    /// `st` gives the run's verify and IOR settings.
     #[inline]
     pub(super) fn prepare_buffer(
         &mut self,
@@ -36,9 +37,9 @@ impl<C: Clock, B: IoBackend + ?Sized> Loop<'_, '_, C, B> {
         file: u32,
         offset: u64,
         len: u32,
-        verify: bool,
-        ior: bool,
+        st: &RunState<'_>,
     ) -> usize {
+        let (verify, ior) = (st.verify, st.ior);
         let spec = &self.s.plan.spec;
         let seed = spec.seed;
         // fio's buffers: each slot's own bytes, stamped per write (scrambled) or not.

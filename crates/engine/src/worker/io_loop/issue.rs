@@ -25,7 +25,7 @@ pub(super) struct RunState<'s> {
     stride: u64,
     pub(super) wear_out: bool,
     pub(super) verify: bool,
-    ior: bool,
+    pub(super) ior: bool,
     pub(super) seed: u64,
     /// trimwrite: the place just trimmed, which the next write writes (its units are
     /// counted once, by the trim).
@@ -274,7 +274,7 @@ impl<'s, C: Clock, B: IoBackend + ?Sized> Loop<'s, '_, C, B> {
         } else if PLAIN || (dir != IoDir::Write && !(st.ior && st.verify)) {
             0
         } else {
-            self.prepare_buffer(dir, slot, file, offset, len, st.verify, st.ior)
+            self.prepare_buffer(dir, slot, file, offset, len, st)
         };
         let issued_at = if self.stamp_on_push {
             self.s.clock.now()
