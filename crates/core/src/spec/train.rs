@@ -10,6 +10,7 @@ use clap::{Args, ValueEnum};
 use serde::{Deserialize, Serialize};
 
 use crate::error::SpecError;
+use crate::spec::BackendKind;
 use crate::units::{ByteCount, TimeSpan};
 
 mod config;
@@ -236,6 +237,16 @@ pub struct TrainSpec {
     /// The AU an epoch must reach, in % [default: the preset's, else 90].
     #[arg(long)]
     pub au_threshold: Option<f64>,
+
+    /// How `train run` and `train search` read: psync (one pread at a time, as numpy
+    /// and TensorFlow), uring (io_uring, --queue-depth reads in flight per reader
+    /// thread), null (no storage: the loader's own ceiling, not a storage figure).
+    #[arg(long, value_enum, default_value_t = BackendKind::Psync)]
+    pub backend: BackendKind,
+
+    /// Reads in flight per reader thread (--backend uring only).
+    #[arg(long, default_value_t = 1)]
+    pub queue_depth: u32,
 }
 
 /// A byte length with an optional fraction (DLIO's 114660.07) or a unit (1MiB).
@@ -250,6 +261,10 @@ fn parse_length(s: &str) -> Result<f64, String> {
 
 fn one_thread() -> u32 {
     1
+}
+
+fn psync() -> BackendKind {
+    BackendKind::Psync
 }
 
 impl Default for TrainSpec {
@@ -298,6 +313,11 @@ pub struct TrainConfig {
     pub direct: bool,
     pub accelerators: u32,
     pub au_threshold: f64,
+    /// How the readers read (absent in runs stored before it was a choice: psync).
+    #[serde(default = "psync")]
+    pub backend: BackendKind,
+    #[serde(default = "one_thread")]
+    pub queue_depth: u32,
 }
 
 fn secs(t: Option<TimeSpan>) -> Option<f64> {
@@ -387,6 +407,8 @@ impl TrainSpec {
                 .au_threshold
                 .or(p.as_ref().map(|p| p.au))
                 .unwrap_or(90.0),
+            backend: self.backend,
+            queue_depth: self.queue_depth,
         };
         cfg.validate()?;
         Ok(cfg)

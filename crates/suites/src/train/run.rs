@@ -14,7 +14,7 @@ use iolab_comm::{Comm, CommExt};
 use iolab_core::LatencyHistogram;
 use iolab_core::result::{CpuUsage, OpKind, PhaseResult, Timeline};
 use iolab_core::rng::{Rng, mix};
-use iolab_core::spec::{BackendKind, LoaderKind, TrainConfig};
+use iolab_core::spec::{LoaderKind, TrainConfig};
 use iolab_core::train::{AcceleratorEpoch, RunFigures};
 use iolab_core::units::Nanos;
 use iolab_engine::train::{ReaderSetup, StepDone, StepMeeting, WorkerMeasure, run_accelerator};
@@ -160,8 +160,8 @@ fn accelerator(w: AccWork<'_>, sync: &StepSync, live: &AccLive, counters: &ReadC
     let mut rng = Rng::new(w.seed);
     let started = clock.now();
     let setup = ReaderSetup {
-        backend: BackendKind::Psync,
-        queue_depth: 1,
+        backend: cfg.backend,
+        queue_depth: cfg.queue_depth,
         transfer: format::read_buffer(cfg, w.dataset.sizes.iter().copied().max().unwrap_or(0)),
         direct: cfg.direct,
     };

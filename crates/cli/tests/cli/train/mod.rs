@@ -5,6 +5,7 @@
 //! bad input refused in one line with exit 2.
 
 mod au;
+mod backends;
 mod checkpoint;
 mod files;
 mod input;

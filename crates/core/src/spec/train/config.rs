@@ -3,6 +3,7 @@
 
 use super::{LoaderKind, TrainConfig};
 use crate::error::SpecError;
+use crate::spec::BackendKind;
 
 /// The largest mean (and standard deviation) of a sample iolab takes: DLIO's largest
 /// preset sample is unet3d's 140 MiB.
@@ -114,6 +115,29 @@ impl TrainConfig {
         }
         if self.subfolders > 100_000 {
             return Err(SpecError::new("--subfolders", "must be at most 100000"));
+        }
+        self.validate_reads()
+    }
+
+    /// The readers' backend and queue depth.
+    fn validate_reads(&self) -> Result<(), SpecError> {
+        if !matches!(
+            self.backend,
+            BackendKind::Psync | BackendKind::Uring | BackendKind::Null
+        ) {
+            return Err(SpecError::new(
+                "--backend",
+                "training reads local files: use psync, uring or null",
+            ));
+        }
+        if self.queue_depth == 0 || self.queue_depth > 1024 {
+            return Err(SpecError::new("--queue-depth", "must be 1 to 1024"));
+        }
+        if self.queue_depth > 1 && self.backend != BackendKind::Uring {
+            return Err(SpecError::new(
+                "--queue-depth",
+                "more than 1 read in flight needs --backend uring",
+            ));
         }
         Ok(())
     }

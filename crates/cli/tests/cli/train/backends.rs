@@ -1,0 +1,78 @@
+//! `iolab train run` on each reader backend: psync, io_uring at a queue depth, and null
+//! (no storage, the loader's own ceiling) read the same dataset in the same reads and
+//! bytes; a backend or queue depth the readers cannot use is refused in one line.
+
+use super::json_of;
+use crate::common::{path, run};
+
+#[test]
+fn the_readers_read_the_same_bytes_on_psync_uring_and_null() {
+    let dir = tempfile::tempdir().unwrap();
+    let data = dir.path().join("d");
+    // 4 files of 2 samples of ~300 KB: a sample's read is its file's (~600 KB) whole,
+    // 3 reads of up to 256 KiB.
+    let common = [
+        "--data-dir",
+        path(&data),
+        "--files",
+        "4",
+        "--samples-per-file",
+        "2",
+        "--record-length",
+        "300000",
+        "--no-store",
+    ];
+    let mut args = vec!["train", "datagen"];
+    args.extend(common);
+    run(&args).expect(0);
+    let dataset: u64 = std::fs::read_dir(data.join("train"))
+        .unwrap()
+        .map(|e| e.unwrap().metadata().unwrap().len())
+        .sum();
+    let mut seen = Vec::new();
+    for (backend, depth) in [("psync", "1"), ("uring", "4"), ("null", "1")] {
+        let json = dir.path().join(format!("{backend}.json"));
+        let mut args = vec!["train", "run", "--backend", backend, "--queue-depth", depth];
+        args.extend(common);
+        args.extend(["--json", path(&json)]);
+        let r = run(&args);
+        if backend == "uring"
+            && r.code != 0
+            && r.stderr.contains("io_uring is not available")
+            && std::env::var("IOLAB_TEST_SUITE").is_err()
+        {
+            eprintln!("skipped io_uring: {}", r.stderr.trim());
+            continue;
+        }
+        let r = r.expect(0);
+        let v = json_of(&json);
+        let phase = &v["phases"][0];
+        assert_eq!(phase["spec"]["backend"], backend, "{}", r.stdout);
+        let op = &phase["ops"][0];
+        let (reads, bytes) = (op["ops"].as_u64().unwrap(), op["bytes"].as_u64().unwrap());
+        // The pytorch loader reads a sample's whole file: every file twice.
+        assert_eq!(bytes, 2 * dataset, "{backend}");
+        assert_eq!(phase["figures"]["samples"], 8, "{backend}");
+        seen.push((reads, bytes));
+    }
+    assert!(seen.len() >= 2);
+    assert!(seen.iter().all(|s| *s == seen[0]), "{seen:?}");
+    assert_eq!(seen[0].0, 8 * 3, "three reads per ~600 KB file at 256 KiB");
+    // What the readers cannot do: one line naming the option, exit 2, nothing run.
+    for (bad, says) in [
+        (
+            ["--queue-depth", "4"],
+            "--queue-depth: more than 1 read in flight needs --backend uring",
+        ),
+        (
+            ["--backend", "nbd"],
+            "--backend: training reads local files: use psync, uring or null",
+        ),
+    ] {
+        let mut args = vec!["train", "run"];
+        args.extend(bad);
+        args.extend(common);
+        let r = run(&args).expect(2);
+        assert!(r.error_line().contains(says), "{}", r.stderr);
+    }
+}
