@@ -172,8 +172,9 @@ pub struct KvCacheFigures {
     pub queue_wait: KvLatency,
     /// Per request, the sum of its cache operations' latencies.
     pub request_storage: KvLatency,
-    /// Writes that found no room in any tier (written to storage regardless).
-    pub forced_writes: u64,
+    /// Writes that found no room in any tier (nothing written: the storage tier never
+    /// grows past its capacity).
+    pub refused_writes: u64,
 }
 
 impl KvCacheFigures {

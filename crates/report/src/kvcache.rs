@@ -78,8 +78,11 @@ pub fn render_trial(f: &KvCacheFigures, out: &mut String) {
         f.hit_rate(),
         f.hits,
         f.misses,
-        if f.forced_writes > 0 {
-            format!("; {} writes over the storage capacity", f.forced_writes)
+        if f.refused_writes > 0 {
+            format!(
+                "; {} writes refused: no room on the storage tier",
+                f.refused_writes
+            )
         } else {
             String::new()
         }

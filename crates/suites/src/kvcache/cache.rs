@@ -55,8 +55,8 @@ pub struct Written {
     pub op: Option<Op>,
     /// Demotions of CPU entries: each a CPU read and a storage write.
     pub demoted: Vec<(Op, Op)>,
-    /// No tier had room: written to storage over its capacity.
-    pub forced: bool,
+    /// No tier had room (every entry that could leave was in use): nothing written.
+    pub refused: bool,
 }
 
 /// Entries that left a tier (the reference's offloads and deletions).
@@ -76,6 +76,8 @@ pub struct KvCache {
     allocs: u32,
     writing: Mutex<u32>,
     writer_done: Condvar,
+    /// Signalled when an entry may have become evictable or a reservation ended.
+    room: Condvar,
     pub evictions: Evictions,
     pub hits: AtomicU64,
     pub misses: AtomicU64,
@@ -103,6 +105,7 @@ impl KvCache {
             allocs,
             writing: Mutex::new(0),
             writer_done: Condvar::new(),
+            room: Condvar::new(),
             evictions: Evictions::default(),
             hits: AtomicU64::new(0),
             misses: AtomicU64::new(0),
@@ -186,6 +189,7 @@ impl KvCache {
         if let Some(e) = self.lock().entries.get_mut(key) {
             e.readers -= 1;
         }
+        self.room.notify_all();
         r.map(Some)
     }
 
@@ -259,8 +263,18 @@ impl KvCache {
             });
             return Ok(out);
         }
-        out.forced = self.make_room_storage(size);
-        let spans = io.write_file(&self.path_of(key), &header, payload, None)?;
+        if !self.make_room_storage(size, io.over)? {
+            out.refused = true;
+            return Ok(out);
+        }
+        let spans = match io.write_file(&self.path_of(key), &header, payload, None) {
+            Ok(s) => s,
+            Err(e) => {
+                let _ = std::fs::remove_file(self.path_of(key));
+                self.unreserve(size);
+                return Err(e);
+            }
+        };
         self.insert(key, Place::Storage, size);
         out.op = Some(Op {
             tier: TierKind::Storage,
@@ -303,6 +317,8 @@ impl KvCache {
                 moving: false,
             },
         );
+        drop(ix);
+        self.room.notify_all();
     }
 
     /// Least recently used first (then least often), among entries that may leave.
@@ -356,28 +372,62 @@ impl KvCache {
     }
 
     /// Reserves `size` bytes on the storage tier, deleting its least recently used
-    /// entries; true if even that left no room (the entry is written regardless).
-    fn make_room_storage(&self, size: u64) -> bool {
+    /// entries. While entries being written or read hold the room, waits for them
+    /// (until the run is over: Interrupted); false if the entry is larger than the
+    /// tier (nothing reserved: the tier never grows past its capacity, where kv-cache.py
+    /// writes regardless).
+    fn make_room_storage(&self, size: u64, over: &dyn Fn() -> bool) -> Result<bool, KvError> {
+        if size > self.storage_limit {
+            return Ok(false);
+        }
         let mut ix = self.lock();
-        let mut gone = Vec::new();
-        if ix.storage_used + size > self.storage_limit {
-            for (k, s) in Self::lru(&ix, false) {
-                if ix.storage_used + size <= self.storage_limit {
-                    break;
+        loop {
+            if let Some(gone) = Self::evict_storage(&mut ix, size, self.storage_limit) {
+                drop(ix);
+                for k in gone {
+                    self.evictions.storage.fetch_add(1, Ordering::Relaxed);
+                    let _ = std::fs::remove_file(self.path_of(&k));
                 }
-                ix.entries.remove(&k);
-                ix.storage_used -= s;
-                gone.push(k);
+                return Ok(true);
             }
+            if over() {
+                return Err(KvError::Interrupted);
+            }
+            ix = self
+                .room
+                .wait_timeout(ix, std::time::Duration::from_millis(100))
+                .map(|(g, _)| g)
+                .unwrap_or_else(|p| p.into_inner().0);
         }
-        let forced = ix.storage_used + size > self.storage_limit;
-        ix.storage_used += size;
-        drop(ix);
-        for k in gone {
-            self.evictions.storage.fetch_add(1, Ordering::Relaxed);
-            let _ = std::fs::remove_file(self.path_of(&k));
+    }
+
+    /// The least recently used entries whose deletion makes room, taken out of the
+    /// index with `size` reserved; None (nothing changed) when even all that may leave
+    /// now would not make room.
+    fn evict_storage(ix: &mut Index, size: u64, limit: u64) -> Option<Vec<String>> {
+        let mut used = ix.storage_used;
+        let mut gone = Vec::new();
+        for (k, s) in Self::lru(ix, false) {
+            if used + size <= limit {
+                break;
+            }
+            used -= s;
+            gone.push(k);
         }
-        forced
+        if used + size > limit {
+            return None;
+        }
+        for k in &gone {
+            ix.entries.remove(k);
+        }
+        ix.storage_used = used + size;
+        Some(gone)
+    }
+
+    /// A storage reservation given back (its write failed or was cut).
+    fn unreserve(&self, size: u64) {
+        self.lock().storage_used -= size;
+        self.room.notify_all();
     }
 
     /// Moves CPU entries down to the storage tier: each read from memory, written as
@@ -390,11 +440,26 @@ impl KvCache {
         let mut ops = Vec::with_capacity(victims.len());
         for (key, data) in victims {
             let size = data.len() as u64;
-            self.make_room_storage(size);
+            let room = self.make_room_storage(size, io.over);
+            if !matches!(room, Ok(true)) {
+                // Nowhere to go (or the run is over): the entry leaves the cache.
+                self.lock().entries.remove(&key);
+                self.evictions.cpu.fetch_add(1, Ordering::Relaxed);
+                room?;
+                continue;
+            }
             let t0 = io.clock.now();
             io.read_memory(&data);
             let took = io.clock.now().saturating_sub(t0);
-            let spans = io.write_file(&self.path_of(&key), &[], size, Some(&data))?;
+            let spans = match io.write_file(&self.path_of(&key), &[], size, Some(&data)) {
+                Ok(s) => s,
+                Err(e) => {
+                    self.lock().entries.remove(&key);
+                    let _ = std::fs::remove_file(self.path_of(&key));
+                    self.unreserve(size);
+                    return Err(e);
+                }
+            };
             if let Some(e) = self.lock().entries.get_mut(&key) {
                 e.place = Place::Storage;
                 e.moving = false;

@@ -53,6 +53,12 @@ pub struct EntryIo<'c> {
     direct: bool,
     /// The noise every entry's blocks start from (the reference's noise buffer).
     seed: u64,
+    /// True once the run is over: a streaming entry stops at its next piece.
+    pub over: &'c dyn Fn() -> bool,
+}
+
+fn never() -> bool {
+    false
 }
 
 const BLOCK: usize = 4096;
@@ -72,6 +78,7 @@ impl<'c> EntryIo<'c> {
             clock,
             direct,
             seed,
+            over: &never,
         })
     }
 
@@ -115,6 +122,11 @@ impl<'c> EntryIo<'c> {
         let mut at = 0u64;
         let mut chunk = 0u64;
         while at < total {
+            if (self.over)() {
+                drop(file);
+                let _ = std::fs::remove_file(path);
+                return Err(KvError::Interrupted);
+            }
             let n = (total - at).min(t) as usize;
             match from {
                 Some(data) => {
@@ -166,6 +178,9 @@ impl<'c> EntryIo<'c> {
         let t1 = self.clock.now();
         let mut at = 0u64;
         loop {
+            if (self.over)() {
+                return Err(KvError::Interrupted);
+            }
             let buf = self.pool.get_mut(0);
             let want = buf.len();
             let n = file

@@ -46,6 +46,9 @@ pub struct TrialFigures {
     pub timeline: Timeline,
     pub issued: u64,
     pub dropped: u64,
+    /// Requests being served when the duration ended: stopped before their next cache
+    /// operation, not counted.
+    pub cut: u64,
     /// Wall-clock start, milliseconds since the Unix epoch (rank 0's clock).
     pub started_at_ms: i64,
     /// The storage tier's whole-entry latencies (for the stored phase).
@@ -195,6 +198,7 @@ fn reduce(all: &[RankTrial]) -> TrialFigures {
         timeline: tally.timeline(),
         issued,
         dropped,
+        cut: tally.cut,
         started_at_ms: 0,
         storage: tally.storage.clone(),
     }

@@ -18,7 +18,7 @@ use iolab_engine::Clock;
 use super::KvError;
 use super::cache::KvCache;
 use super::entry::EntryIo;
-use super::serve::serve;
+use super::serve::{Serving, serve};
 use super::tally::Tally;
 use super::users::{Request, UserState, users};
 
@@ -53,7 +53,8 @@ struct Queue {
 pub struct Trial {
     pub tally: Tally,
     pub duration: Nanos,
-    /// Requests issued, and still queued at the end (dropped).
+    /// Requests issued, and still queued at the end (dropped; those being served then
+    /// are the tally's `cut`).
     pub issued: u64,
     pub dropped: u64,
     /// (hits, misses, cpu evictions, storage evictions).
@@ -95,16 +96,18 @@ pub fn run_trial(
                     (&cache, &queue, &ready, &failed, &first_error);
                 s.spawn(move || {
                     let mut tally = Tally::default();
-                    let r = work(
-                        settings,
+                    let over = || {
+                        stop.load(Ordering::Relaxed)
+                            || failed.load(Ordering::Relaxed)
+                            || clock.now() >= deadline
+                    };
+                    let at = Serving {
                         cache,
-                        queue,
-                        ready,
-                        clock,
+                        settings,
                         start,
-                        seed ^ u64::from(w),
-                        &mut tally,
-                    );
+                        over: &over,
+                    };
+                    let r = work(&at, queue, ready, clock, seed ^ u64::from(w), &mut tally);
                     if let Err(e) = r {
                         failed.store(true, Ordering::Relaxed);
                         ready.notify_all();
@@ -207,18 +210,17 @@ fn issue(
 }
 
 /// A worker: takes requests until the queue is closed (or the run fails).
-#[allow(clippy::too_many_arguments)]
 fn work(
-    settings: &KvCacheSettings,
-    cache: &KvCache,
+    at: &Serving<'_>,
     queue: &Mutex<Queue>,
     ready: &Condvar,
     clock: &dyn Clock,
-    start: Nanos,
     seed: u64,
     tally: &mut Tally,
 ) -> Result<(), KvError> {
-    let mut io = EntryIo::new(settings.transfer_size.0, settings.direct, seed, clock)?;
+    let s = at.settings;
+    let mut io = EntryIo::new(s.transfer_size.0, s.direct, seed, clock)?;
+    io.over = at.over;
     loop {
         let req = {
             let mut q = queue.lock().unwrap_or_else(|p| p.into_inner());
@@ -235,6 +237,8 @@ fn work(
                     .unwrap_or_else(|p| p.into_inner().0);
             }
         };
-        serve(cache, &mut io, &req, settings, tally, start)?;
+        if !serve(at, &mut io, &req, tally)? {
+            tally.cut += 1;
+        }
     }
 }

@@ -15,19 +15,43 @@ use super::users::Request;
 /// Tokens generated per decode read (config.yaml's decode.batch_size).
 const DECODE_BATCH: u64 = 32;
 
-/// Serves `req`; `start` is the run's start (for the timeline).
+/// Where a request is served: the cache, the run's start (for the timeline) and when
+/// to give up: a request still being served at the end of the run stops before its next
+/// cache operation and is not counted (its operations are).
+pub struct Serving<'a> {
+    pub cache: &'a KvCache,
+    pub settings: &'a KvCacheSettings,
+    pub start: Nanos,
+    pub over: &'a dyn Fn() -> bool,
+}
+
+/// Serves `req`; false if the run ended first.
 pub fn serve(
-    cache: &KvCache,
+    at: &Serving<'_>,
     io: &mut EntryIo<'_>,
     req: &Request,
-    settings: &KvCacheSettings,
     tally: &mut Tally,
-    start: Nanos,
-) -> Result<(), KvError> {
+) -> Result<bool, KvError> {
+    match steps(at, io, req, tally) {
+        Err(KvError::Interrupted) => Ok(false),
+        r => r,
+    }
+}
+
+fn steps(
+    at: &Serving<'_>,
+    io: &mut EntryIo<'_>,
+    req: &Request,
+    tally: &mut Tally,
+) -> Result<bool, KvError> {
+    let (cache, settings, start) = (at.cache, at.settings, at.start);
     let began = io.clock.now();
     tally.queue_wait.record(began.saturating_sub(req.issued).0);
     let mut storage = Nanos::ZERO;
     let mut read = |io: &mut EntryIo<'_>, key: &str, tally: &mut Tally| {
+        if (at.over)() {
+            return Err(KvError::Interrupted);
+        }
         let op = cache.access(io, key)?;
         if let Some(op) = &op {
             tally.record(op, false, io.clock.now().saturating_sub(start));
@@ -43,10 +67,17 @@ pub fn serve(
     for key in &req.previous {
         read(io, key, tally)?;
     }
-    let mut written = vec![cache.allocate(io, &req.key, context)?];
+    let write = |io: &mut EntryIo<'_>, tally: &mut Tally| {
+        if (at.over)() {
+            return Err(KvError::Interrupted);
+        }
+        let w = cache.allocate(io, &req.key, context)?;
+        Ok::<Nanos, KvError>(record_written(&w, io, tally, start))
+    };
+    let mut wrote = write(io, tally)?;
     if req.decodes() {
         match read(io, &req.key, tally)? {
-            None => written.push(cache.allocate(io, &req.key, context)?),
+            None => wrote = wrote + write(io, tally)?,
             Some(first) => {
                 let mut decoded = decode_bytes(&first);
                 for _ in 0..req.generate_tokens.div_ceil(DECODE_BATCH).max(1) {
@@ -58,9 +89,7 @@ pub fn serve(
             }
         }
     }
-    for w in &written {
-        storage = storage + record_written(w, io, tally, start);
-    }
+    let storage = storage + wrote;
     io.clock.sleep(Nanos(
         req.generate_tokens * settings.generation_mode.per_token_ns(),
     ));
@@ -70,7 +99,7 @@ pub fn serve(
     tally.storage_time += storage.0;
     tally.requests += 1;
     tally.tokens += req.generate_tokens;
-    Ok(())
+    Ok(true)
 }
 
 /// Bytes a decode read took from the storage tier.
@@ -94,8 +123,8 @@ fn record_written(w: &Written, io: &EntryIo<'_>, tally: &mut Tally, start: Nanos
         tally.record(op, true, at);
         took = took + op.spans.total;
     }
-    if w.forced {
-        tally.forced_writes += 1;
+    if w.refused {
+        tally.refused_writes += 1;
     }
     took
 }

@@ -63,7 +63,9 @@ pub struct Tally {
     pub tokens: u64,
     pub storage_time: u64,
     pub decode_bytes_read: u64,
-    pub forced_writes: u64,
+    pub refused_writes: u64,
+    /// Requests being served when the run ended (not counted as completed).
+    pub cut: u64,
     pub seconds: Vec<Slot>,
 }
 
@@ -106,7 +108,8 @@ impl Tally {
         self.tokens += o.tokens;
         self.storage_time += o.storage_time;
         self.decode_bytes_read += o.decode_bytes_read;
-        self.forced_writes += o.forced_writes;
+        self.refused_writes += o.refused_writes;
+        self.cut += o.cut;
         if self.seconds.len() < o.seconds.len() {
             self.seconds.resize(o.seconds.len(), [0; 4]);
         }
@@ -133,7 +136,7 @@ impl Tally {
             end_to_end: KvLatency::of(&self.end_to_end),
             queue_wait: KvLatency::of(&self.queue_wait),
             request_storage: KvLatency::of(&self.request_storage),
-            forced_writes: self.forced_writes,
+            refused_writes: self.refused_writes,
         }
     }
 

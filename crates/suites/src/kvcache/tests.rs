@@ -7,7 +7,7 @@ use iolab_engine::FakeClock;
 
 use super::cache::KvCache;
 use super::entry::EntryIo;
-use super::serve::serve;
+use super::serve::{Serving, serve};
 use super::tally::Tally;
 use super::users::{Qos, Request};
 
@@ -93,7 +93,14 @@ fn a_second_turn_reads_exactly_its_first_turns_entry() {
     // Turn 1: 1000 tokens written, read once and again for every 32 of 100 generated
     // tokens (4): 5 reads of the entry.
     let t1 = request("conv_1_turn_1", &[], 1000, 100);
-    serve(&cache, &mut io, &t1, &settings, &mut tally, Nanos::ZERO).unwrap();
+    let never = || false;
+    let at = Serving {
+        cache: &cache,
+        settings: &settings,
+        start: Nanos::ZERO,
+        over: &never,
+    };
+    assert!(serve(&at, &mut io, &t1, &mut tally).unwrap());
     let e1 = cache.entry_bytes(1000);
     assert_eq!(e1, 128 + 1000 * 24_576);
     assert_eq!(tally.storage.bytes_written, e1);
@@ -102,7 +109,7 @@ fn a_second_turn_reads_exactly_its_first_turns_entry() {
     // Turn 2: turn 1's entry read back whole, then its own prefill and 1 + 1 decodes.
     let before = tally.storage.bytes_read;
     let t2 = request("conv_1_turn_2", &["conv_1_turn_1"], 2000, 10);
-    serve(&cache, &mut io, &t2, &settings, &mut tally, Nanos::ZERO).unwrap();
+    serve(&at, &mut io, &t2, &mut tally).unwrap();
     let e2 = cache.entry_bytes(2000);
     assert_eq!(tally.storage.bytes_read - before, e1 + 2 * e2);
     assert_eq!(tally.decode_bytes_read, 5 * e1 + 2 * e2);
@@ -113,7 +120,25 @@ fn a_second_turn_reads_exactly_its_first_turns_entry() {
     // A long context is prefill only: written, not read.
     let t3 = request("conv_2_turn_1", &[], 12_000, 10);
     let before = tally.storage.bytes_read;
-    serve(&cache, &mut io, &t3, &settings, &mut tally, Nanos::ZERO).unwrap();
+    serve(&at, &mut io, &t3, &mut tally).unwrap();
+    // A request still being served when the run ends stops before its next operation.
+    let over = || true;
+    let cut = Serving { over: &over, ..at };
+    let counted = (
+        tally.requests,
+        tally.storage.writes,
+        tally.storage.bytes_read,
+    );
+    let t4 = request("conv_3_turn_1", &[], 100, 10);
+    assert!(!serve(&cut, &mut io, &t4, &mut tally).unwrap());
+    assert_eq!(
+        (
+            tally.requests,
+            tally.storage.writes,
+            tally.storage.bytes_read
+        ),
+        counted
+    );
     assert_eq!(tally.storage.bytes_read, before);
     assert_eq!(tally.storage.writes, 3);
     // The files are numpy's: header then payload.
@@ -139,7 +164,7 @@ fn a_short_trial_issues_and_serves_requests() {
     let clock = iolab_engine::MonotonicClock;
     let t = super::run::run_trial(&settings, dir.path(), 1 << 40, 7, &clock, &stop).unwrap();
     assert!(t.issued >= 3, "{}", t.issued);
-    assert_eq!(t.tally.requests + t.dropped, t.issued);
+    assert_eq!(t.tally.requests + t.tally.cut + t.dropped, t.issued);
     assert!(t.tally.storage.bytes_written > 0);
     // Every file it wrote is gone.
     assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 0);
@@ -178,7 +203,7 @@ fn ranks_run_their_own_users_and_rank_0_adds_them_up() {
     let t = &out[0][0];
     // Every user of both ranks issued its first request within 1.8 s.
     assert!(t.issued >= 4, "{}", t.issued);
-    assert_eq!(t.figures.requests + t.dropped, t.issued);
+    assert_eq!(t.figures.requests + t.cut + t.dropped, t.issued);
     assert_eq!(t.figures.storage.writes, t.storage.writes);
     // Each rank's directory was its own, and is gone.
     assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 0);
@@ -212,4 +237,22 @@ fn rank_trials_add_up() {
     assert_eq!(t.figures.storage.evictions, 2);
     assert_eq!((t.issued, t.dropped), (5, 1));
     assert_eq!(t.figures.storage.read_latency.count, 2);
+}
+
+#[test]
+fn a_full_storage_tier_refuses_a_write_rather_than_grow() {
+    let dir = tempfile::tempdir().unwrap();
+    let shape = KvModel::Tiny1b.shape();
+    let clock = FakeClock::new(Nanos(1000));
+    let mut io = EntryIo::new(65536, false, 1, &clock).unwrap();
+    let probe = KvCache::new(shape, 0, 0, dir.path(), 0);
+    let s = probe.entry_bytes(100);
+    let cache = KvCache::new(shape, 0, s + s / 2, dir.path(), 0);
+    assert!(!cache.allocate(&mut io, "a", 100).unwrap().refused);
+    // Bigger than the whole tier: refused, nothing written, a left as it was.
+    let w = cache.allocate(&mut io, "big", 200).unwrap();
+    assert!(w.refused && w.op.is_none());
+    assert!(!cache.path_of("big").exists());
+    assert_eq!(cache.used(), (0, s));
+    assert_eq!(cache.tier_of("a"), Some((TierKind::Storage, s)));
 }
