@@ -20,8 +20,8 @@ mod rwmix;
 mod skew;
 
 pub use cover::{CoverMap, map_bytes};
-pub use files::{FileChoice, FileService, FileTurns};
-pub use mixed::{Mixed, RandomShare};
+pub use files::{FileService, FileTurns};
+pub use mixed::Mixed;
 pub use modifier::{Runs, SeqModifier, Skipping, Strided, Zones};
 pub use rwmix::{MixPasses, RwMix};
 pub use skew::Skewed;

@@ -25,8 +25,6 @@ pub struct SizeDraw {
     fio: Option<FioDraw>,
 }
 
-pub use iolab_core::spec::FioSizeSeeds;
-
 /// fio's size draw: its `bsrange_state` (a taus88 seeded with the clone's
 /// `rand_seeds[FIO_RAND_BS_OFF + dir]`), `unit` bytes per unit.
 #[derive(Clone, Copy, Debug)]
@@ -127,10 +125,6 @@ impl SizeDraw {
 
     pub fn smallest(&self) -> u64 {
         self.smallest
-    }
-
-    pub fn largest(&self) -> u64 {
-        self.largest
     }
 
     pub fn step(&self) -> u64 {
