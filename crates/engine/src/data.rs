@@ -175,33 +175,7 @@ impl<'a> ReadyJob<'a> {
         {
             warnings.push(w);
         }
-        if spec.rw.reads() && data_target != DataTarget::Null {
-            // fio's invalidate=1 drops the files' pages when the workers open them
-            // (plan.fio.invalidate_at_open), as fio does, and nothing before.
-            if !(plan.fio.invalidate_at_open && spec.cache == CacheMode::Cold && !spec.drop_caches)
-            {
-                warnings.extend(agree(comm, set_cache_state(&plan.files, &spec))?);
-            }
-            // Dropped from the page cache first and each block read once: the storage
-            // answers, as the warning's own advice says.
-            let cold_once = spec.cache == CacheMode::Cold && spec.runtime.is_none();
-            // A client's own cache (ceph-fuse, weed mount) outlives every page-cache
-            // control: said whatever the cache policy, a suite's own included.
-            let client = match &data_target {
-                DataTarget::Dir(dir) => iolab_backend::files::client_cache(dir),
-                _ => None,
-            };
-            if let Some(w) = client.and_then(|c| client_cache_warning(&c, spec.direct)) {
-                warnings.push(w);
-            } else if !spec.direct
-                && !cold_once
-                && !opts.own_cache_policy
-                // An export is read from its server: no page cache here to serve it.
-                && !iolab_backend::capabilities_of(spec.backend, 1).reaches_export
-            {
-                cache_warning(&plan, &mut warnings);
-            }
-        }
+        read_cache(comm, &plan, &spec, &data_target, opts, &mut warnings)?;
         let name = opts.name.clone().unwrap_or_else(|| spec.name());
         let mut params = params_of(&spec, comm.size());
         // Which rank's data each rank read: the resolved shift, default or asked for.
@@ -247,6 +221,46 @@ impl<'a> ReadyJob<'a> {
         }
         crate::layout::paths(&self.plan.owned_files)
     }
+}
+
+/// A read phase's page cache: put in the state the spec asks for (unless fio's
+/// invalidate=1 drops it as the workers open their files), and a warning where a cache
+/// may answer the reads instead of the storage. Collective.
+fn read_cache(
+    comm: &dyn iolab_comm::Comm,
+    plan: &DataPlan,
+    spec: &DataSpec,
+    data_target: &DataTarget,
+    opts: &DataOptions,
+    warnings: &mut Vec<String>,
+) -> Result<(), EngineError> {
+    if spec.rw.reads() && *data_target != DataTarget::Null {
+        // fio's invalidate=1 drops the files' pages when the workers open them
+        // (plan.fio.invalidate_at_open), as fio does, and nothing before.
+        if !(plan.fio.invalidate_at_open && spec.cache == CacheMode::Cold && !spec.drop_caches) {
+            warnings.extend(agree(comm, set_cache_state(&plan.files, spec))?);
+        }
+        // Dropped from the page cache first and each block read once: the storage
+        // answers, as the warning's own advice says.
+        let cold_once = spec.cache == CacheMode::Cold && spec.runtime.is_none();
+        // A client's own cache (ceph-fuse, weed mount) outlives every page-cache
+        // control: said whatever the cache policy, a suite's own included.
+        let client = match data_target {
+            DataTarget::Dir(dir) => iolab_backend::files::client_cache(dir),
+            _ => None,
+        };
+        if let Some(w) = client.and_then(|c| client_cache_warning(&c, spec.direct)) {
+            warnings.push(w);
+        } else if !spec.direct
+            && !cold_once
+            && !opts.own_cache_policy
+            // An export is read from its server: no page cache here to serve it.
+            && !iolab_backend::capabilities_of(spec.backend, 1).reaches_export
+        {
+            cache_warning(plan, warnings);
+        }
+    }
+    Ok(())
 }
 
 /// This rank's plan of a settled spec, holding the fio settings as given, with when its

@@ -69,12 +69,6 @@ const LONG_FUNCTIONS: &[(&str, &str, usize, &str)] = &[
         "fio's normal output of a job, line by line",
     ),
     (
-        "engine/src/data.rs",
-        "new",
-        111,
-        "#51: checks, preparation, warnings and the phase's meta, after its plan (plan_here)",
-    ),
-    (
         "compat/src/ior_plan.rs",
         "plan_ior",
         148,
