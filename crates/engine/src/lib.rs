@@ -7,13 +7,13 @@
 #![forbid(unsafe_code)]
 
 pub mod assemble;
-pub mod clock;
+mod clock;
 pub mod control;
 pub mod data;
-pub mod error;
+mod error;
 mod fio_rand;
-pub mod hist_log;
-pub mod image;
+mod hist_log;
+mod image;
 mod kept;
 pub mod layout;
 pub mod memory;
@@ -33,5 +33,7 @@ pub mod worker;
 pub use clock::{Clock, FakeClock, MonotonicClock};
 pub use data::{DataOptions, DataOutcome, run_data};
 pub use error::EngineError;
+pub use hist_log::HistSample;
+pub use image::{NewImage, create_image, is_missing, remove_image};
 pub use phase::{Env, PhaseProbe, Progress, RankProgress, Stall, UnitProgress};
 pub use target::{PreparedTarget, prepare_target, prepare_target_named};

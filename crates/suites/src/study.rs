@@ -13,9 +13,9 @@ use iolab_core::result::PhaseResult;
 use iolab_core::spec::{BackendKind, MetaBackendKind, MetaOp, PhaseSpec, PlannedPhase};
 use iolab_core::units::{ByteCount, BytesPerSec, Nanos};
 
-use iolab_engine::clock::Clock;
+use iolab_engine::Clock;
+use iolab_engine::EngineError;
 use iolab_engine::data::{DataOptions, run_data};
-use iolab_engine::error::EngineError;
 use iolab_engine::meta::{MetaOptions, finish_meta, run_meta};
 use iolab_engine::object::{ObjectFactory, ObjectOptions, finish_s3, run_s3, start_s3};
 use iolab_engine::phase::Env;

@@ -12,8 +12,8 @@ use iolab_core::SpecError;
 use iolab_core::spec::{BackendKind, TargetEntry};
 
 use super::assign::{AssignedTarget, assign};
+use iolab_engine::EngineError;
 use iolab_engine::data::check_ranks_agree;
-use iolab_engine::error::EngineError;
 use iolab_engine::target::{PreparedTarget, agree};
 use iolab_engine::workdir::{LockOwner, WorkDir};
 

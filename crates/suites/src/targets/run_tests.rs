@@ -12,7 +12,7 @@ use iolab_core::spec::{BackendKind, DataSpec, RwKind, TargetEntry, TargetsSpec};
 use iolab_core::units::{ByteCount, Nanos};
 
 use super::*;
-use iolab_engine::clock::Clock;
+use iolab_engine::Clock;
 use iolab_engine::phase::Env;
 
 /// Every worker thread has its own time, starting at START and advancing by its step

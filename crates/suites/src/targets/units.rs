@@ -11,8 +11,8 @@ use iolab_core::result::{OpKind, PhaseResult};
 use iolab_core::units::Nanos;
 use serde::{Deserialize, Serialize};
 
+use iolab_engine::EngineError;
 use iolab_engine::assemble::{PhaseMeta, assemble};
-use iolab_engine::error::EngineError;
 use iolab_engine::phase::{PhaseRun, RankOutcome, WorkerReport};
 use iolab_engine::recorder::WorkerMeasure;
 

@@ -10,7 +10,7 @@ use std::sync::Mutex;
 use anyhow::Result;
 use iolab_comm::CommExt;
 use iolab_compat::fio::{FioError, FioOffset, FioPlan};
-use iolab_engine::image::{NewImage, create_image, is_missing, remove_image};
+use iolab_engine::{NewImage, create_image, is_missing, remove_image};
 
 use crate::runtime::Runtime;
 

@@ -20,9 +20,9 @@ use serde::{Deserialize, Serialize};
 
 use super::analysis::TargetAnalysis;
 use super::units::{Capture, UnitRow, gather_rows};
-use iolab_engine::clock::Clock;
+use iolab_engine::Clock;
+use iolab_engine::EngineError;
 use iolab_engine::data::check_ranks_agree;
-use iolab_engine::error::EngineError;
 use iolab_engine::phase::{Env, WorkerReport, run_phase};
 use iolab_engine::target::agree;
 use results::finish;

@@ -12,7 +12,7 @@ use std::time::{Duration, Instant};
 use iolab_core::result::{ErrorRecord, OpKind};
 use iolab_core::units::Nanos;
 
-use iolab_engine::clock::Clock;
+use iolab_engine::Clock;
 use iolab_engine::control::PhaseControl;
 use iolab_engine::phase::WorkerReport;
 use iolab_engine::recorder::Recorder;
