@@ -84,6 +84,18 @@ pub fn run_trial(
     let first_error = Mutex::new(None);
     let start = clock.now();
     let deadline = start + settings.duration.nanos();
+    let shared = Shared {
+        settings,
+        cache: &cache,
+        queue: &queue,
+        ready: &ready,
+        clock,
+        stop,
+        failed: &failed,
+        first_error: &first_error,
+        start,
+        deadline,
+    };
     let tallies: Vec<Tally> = std::thread::scope(|s| {
         let (failed_ref, queue_ref, ready_ref) = (&failed, &queue, &ready);
         s.spawn(move || {
@@ -92,32 +104,8 @@ pub fn run_trial(
         });
         let workers: Vec<_> = (0..settings.workers())
             .map(|w| {
-                let (cache, queue, ready, failed, first_error) =
-                    (&cache, &queue, &ready, &failed, &first_error);
-                s.spawn(move || {
-                    let mut tally = Tally::default();
-                    let over = || {
-                        stop.load(Ordering::Relaxed)
-                            || failed.load(Ordering::Relaxed)
-                            || clock.now() >= deadline
-                    };
-                    let at = Serving {
-                        cache,
-                        settings,
-                        start,
-                        over: &over,
-                    };
-                    let r = work(&at, queue, ready, clock, seed ^ u64::from(w), &mut tally);
-                    if let Err(e) = r {
-                        failed.store(true, Ordering::Relaxed);
-                        ready.notify_all();
-                        first_error
-                            .lock()
-                            .unwrap_or_else(|p| p.into_inner())
-                            .get_or_insert(e);
-                    }
-                    tally
-                })
+                let shared = &shared;
+                s.spawn(move || worker(shared, seed ^ u64::from(w)))
             })
             .collect();
         workers
@@ -154,6 +142,45 @@ pub fn run_trial(
             cache.evictions.storage.load(Relaxed),
         ],
     })
+}
+
+/// What a trial's workers share.
+struct Shared<'a> {
+    settings: &'a KvCacheSettings,
+    cache: &'a KvCache,
+    queue: &'a Mutex<Queue>,
+    ready: &'a Condvar,
+    clock: &'a dyn Clock,
+    stop: &'a AtomicBool,
+    failed: &'a AtomicBool,
+    first_error: &'a Mutex<Option<KvError>>,
+    start: Nanos,
+    deadline: Nanos,
+}
+
+/// A worker thread: serves until the end; its error stops every worker.
+fn worker(sh: &Shared<'_>, seed: u64) -> Tally {
+    let mut tally = Tally::default();
+    let over = || {
+        sh.stop.load(Ordering::Relaxed)
+            || sh.failed.load(Ordering::Relaxed)
+            || sh.clock.now() >= sh.deadline
+    };
+    let at = Serving {
+        cache: sh.cache,
+        settings: sh.settings,
+        start: sh.start,
+        over: &over,
+    };
+    if let Err(e) = work(&at, sh.queue, sh.ready, sh.clock, seed, &mut tally) {
+        sh.failed.store(true, Ordering::Relaxed);
+        sh.ready.notify_all();
+        sh.first_error
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .get_or_insert(e);
+    }
+    tally
 }
 
 /// The users' side: each user's requests at its think times, until the deadline.
