@@ -4,6 +4,7 @@
 //! bytes in, bytes out; the writing and reading is iolab-suites' train module.
 
 pub mod npz;
+pub mod parquet;
 pub mod summary;
 pub mod tfrecord;
 

@@ -12,7 +12,7 @@ use std::time::Instant;
 use iolab_backend::files::{DataFile, OpenSpec};
 use iolab_comm::{Comm, CommExt};
 use iolab_compat::dlio::{file_name, subfolder};
-use iolab_core::spec::{TrainConfig, TrainFormat};
+use iolab_core::spec::TrainConfig;
 use iolab_core::units::Nanos;
 use iolab_core::{LatencyHistogram, SpecError};
 
@@ -49,12 +49,6 @@ pub fn file_path(dir: &Path, cfg: &TrainConfig, index: u64) -> PathBuf {
 fn prepare_dir(dir: &Path, cfg: &TrainConfig) -> Result<(), TrainError> {
     let marker = dir.join(MARKER);
     let refuse = |why: String| TrainError::Spec(SpecError::new("--data-dir", why));
-    if cfg.format == TrainFormat::Parquet {
-        return Err(TrainError::Spec(SpecError::new(
-            "--format",
-            "parquet datasets are not written yet (iolab train plan shows the workload)",
-        )));
-    }
     if dir.exists() {
         let entries: Vec<_> = std::fs::read_dir(dir)
             .map_err(|e| refuse(format!("{} cannot be read: {e}", dir.display())))?

@@ -48,7 +48,7 @@ impl Dataset {
         if cfg.format == TrainFormat::Parquet {
             return Err(TrainError::Spec(SpecError::new(
                 "--format",
-                "parquet datasets are not read yet (iolab train plan shows the workload)",
+                "iolab writes parquet datasets (train datagen) but does not train on them yet: DLIO reads them",
             )));
         }
         let entries = list(&train).map_err(|e| {

@@ -6,6 +6,7 @@
 //! layout in `iolab_compat::dlio`; generation and the loader call only these.
 
 use iolab_compat::dlio::npz::NpzLayout;
+use iolab_compat::dlio::parquet::{ParquetLayout, footer};
 use iolab_compat::dlio::tfrecord::{ExampleLayout, crc32c_update, masked};
 use iolab_core::SpecError;
 use iolab_core::rng::{Rng, mix};
@@ -53,9 +54,8 @@ pub fn file_len(cfg: &TrainConfig, index: u64) -> u64 {
             cfg.samples_per_file * ExampleLayout::new(d1 * d2, dimension(cfg) as i64).record_len()
         }
         TrainFormat::Jpeg => cfg.samples_per_file * d1 * d2,
-        TrainFormat::Npz | TrainFormat::Hdf5 | TrainFormat::Parquet => {
-            npz_layout(cfg, d1, d2).file_len()
-        }
+        TrainFormat::Parquet => parquet_layout(cfg).map_or(0, |l| l.file_len()),
+        TrainFormat::Npz | TrainFormat::Hdf5 => npz_layout(cfg, d1, d2).file_len(),
     }
 }
 
@@ -70,7 +70,12 @@ fn npz_layout(cfg: &TrainConfig, dim1: u64, dim2: u64) -> NpzLayout {
 /// Whether a file name is one of a dataset's (DLIO's `img_<i>_of_<n>.<ext>`) in any
 /// format iolab writes: what a new generation may replace.
 pub fn is_dataset_name(name: &str) -> bool {
-    const WRITTEN: [TrainFormat; 3] = [TrainFormat::Npz, TrainFormat::Tfrecord, TrainFormat::Jpeg];
+    const WRITTEN: [TrainFormat; 4] = [
+        TrainFormat::Npz,
+        TrainFormat::Tfrecord,
+        TrainFormat::Jpeg,
+        TrainFormat::Parquet,
+    ];
     name.starts_with("img_")
         && name.contains("_of_")
         && WRITTEN.iter().any(|f| {
@@ -86,10 +91,52 @@ pub fn write_body(cfg: &TrainConfig, index: u64, out: &mut dyn Sink) -> Result<(
     match cfg.format {
         TrainFormat::Tfrecord => write_tfrecord(cfg, (d1, d2), &mut rng, out),
         TrainFormat::Jpeg => write_raw(cfg.samples_per_file * d1 * d2, &mut rng, out),
-        TrainFormat::Npz | TrainFormat::Hdf5 | TrainFormat::Parquet => {
-            write_npz(cfg, (d1, d2), &mut rng, out)
+        TrainFormat::Parquet => write_parquet(cfg, &mut rng, out),
+        TrainFormat::Npz | TrainFormat::Hdf5 => write_npz(cfg, (d1, d2), &mut rng, out),
+    }
+}
+
+/// A parquet file's layout: `samples_per_file` rows of the config's columns.
+fn parquet_layout(cfg: &TrainConfig) -> Result<ParquetLayout, TrainError> {
+    let schema = cfg
+        .parquet
+        .as_ref()
+        .ok_or_else(|| TrainError::Setup("a parquet workload without its columns".into()))?;
+    ParquetLayout::new(schema, cfg.samples_per_file)
+        .map_err(|e| TrainError::Spec(SpecError::new("--row-group-size", e.to_string())))
+}
+
+/// A parquet file as the config says (row groups of `row_group_size` rows, every
+/// column a chunk of one PLAIN page, uncompressed), its values random bytes.
+fn write_parquet(cfg: &TrainConfig, rng: &mut Rng, out: &mut dyn Sink) -> Result<(), TrainError> {
+    let layout = parquet_layout(cfg)?;
+    out.put(b"PAR1")?;
+    for g in 0..layout.groups.len() {
+        for c in 0..layout.schema.columns.len() {
+            if out.stopped() {
+                return Err(TrainError::Interrupted);
+            }
+            out.put(&layout.chunk_prefix(g, c))?;
+            put_random(layout.value_bytes(g, c), rng, out)?;
         }
     }
+    let meta = footer(&layout);
+    out.put(&meta)?;
+    out.put(&(meta.len() as u32).to_le_bytes())?;
+    out.put(b"PAR1")?;
+    out.flush()
+}
+
+fn put_random(len: u64, rng: &mut Rng, out: &mut dyn Sink) -> Result<(), TrainError> {
+    let mut chunk = vec![0u8; CHUNK.min(len as usize)];
+    let mut left = len as usize;
+    while left > 0 {
+        let n = left.min(CHUNK);
+        rng.fill(&mut chunk[..n]);
+        out.put(&chunk[..n])?;
+        left -= n;
+    }
+    Ok(())
 }
 
 /// v3.0 DLIO's ".jpeg" for its PyTorch loader: the raw uint8 tensor (dim1 x dim2), no

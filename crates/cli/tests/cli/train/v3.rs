@@ -200,3 +200,40 @@ fn retinanet_files_are_raw_bytes_of_dim_squared_as_dlio_writes_them() {
     // An epoch reads every file whole once.
     assert_eq!(v["phases"][0]["ops"][0]["bytes"], 12 * 322_624);
 }
+
+#[test]
+fn parquet_files_have_the_config_s_row_groups_and_columns() {
+    let dir = tempfile::tempdir().unwrap();
+    let data = dir.path().join("dlrm");
+    let mut a = vec!["train", "datagen", "--data-dir", path(&data), "--no-store"];
+    a.extend([
+        "--preset",
+        "dlrm",
+        "--accelerator",
+        "b200",
+        "--files",
+        "2",
+        "--samples-per-file",
+        "7000",
+    ]);
+    run(&a).expect(0);
+    let f = std::fs::read(data.join("train/img_0_of_2.parquet")).unwrap();
+    assert_eq!((&f[..4], &f[f.len() - 4..]), (&b"PAR1"[..], &b"PAR1"[..]));
+    // PLAIN values: 56 float32, 50 float16 (2 bytes), 49 float64, 45 int8 stored as
+    // INT32 (4 bytes, as pyarrow stores them): 896 bytes a row, plus page headers.
+    let footer = u32::from_le_bytes(f[f.len() - 8..f.len() - 4].try_into().unwrap()) as usize;
+    let data_bytes = f.len() - 8 - footer - 4;
+    assert!(
+        (7000 * 896..7000 * 896 + 2 * 200 * 32).contains(&data_bytes),
+        "{data_bytes}"
+    );
+    // The footer names every column; two row groups (6144 + 856 rows).
+    let meta = &f[f.len() - 8 - footer..f.len() - 8];
+    let text = String::from_utf8_lossy(meta);
+    assert!(text.contains("feature_000") && text.contains("feature_199"));
+    assert_eq!(
+        text.matches("feature_011").count(),
+        1 + 2,
+        "schema + 2 row groups"
+    );
+}
