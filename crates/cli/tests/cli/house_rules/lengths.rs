@@ -51,12 +51,6 @@ const LONG_FUNCTIONS: &[(&str, &str, usize, &str)] = &[
         "a table: io500's command lines, one per phase",
     ),
     (
-        "engine/src/phase/coordinate.rs",
-        "coordinate",
-        179,
-        "#51: the coordinator's tick, split per step",
-    ),
-    (
         "suites/src/checkpoint.rs",
         "run_checkpoints",
         166,
