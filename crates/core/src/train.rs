@@ -6,6 +6,9 @@
 
 use serde::{Deserialize, Serialize};
 
+mod v3;
+pub use v3::{v3_dataset_rule, v3_required_files};
+
 /// One step of one accelerator, in seconds: waiting for its batch (`load`), from the
 /// step's start to the end of its compute (`proc`, load + compute), and the compute it
 /// was asked to do (`compute`: a sleep of this length).

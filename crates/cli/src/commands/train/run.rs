@@ -214,6 +214,17 @@ fn judge(
         bytes_read: counted.bytes_read,
         steps_per_epoch: cfg.steps_per_epoch(accelerators),
     });
+    if cfg.mode.is_some() {
+        let file_bytes = cfg.samples_per_file as f64 * cfg.record_length;
+        let required = iolab_core::train::v3_required_files(
+            cfg.samples_per_file,
+            file_bytes,
+            cfg.batch_size,
+            accelerators,
+            hosts_memory,
+        );
+        checks.push(iolab_core::train::v3_dataset_rule(cfg.files, required));
+    }
     checks.extend(runs_rule(&counted.outcomes));
     let verdict = Verdict::of(&checks);
     if rt.is_root() && !args.output.quiet {
