@@ -249,6 +249,8 @@ fn judge(
     sink.annotate("runs", serde_json::to_value(&counted.outcomes)?);
     sink.annotate("validity", serde_json::to_value(&checks)?);
     sink.annotate("verdict", serde_json::to_value(&verdict)?);
+    let hosts = rt.comm.topology().hosts().len();
+    sink.annotate("provenance", provenance(cfg, hosts_memory, hosts));
     stored_as(rt, &sink, &args.output);
     conclude(rt, sink, &quiet(&args.output))
 }
@@ -278,9 +280,38 @@ fn write_summary(
         end: String::new(),
         data_size_per_host_gib: cfg.dataset_bytes() / 1073741824.0,
     };
-    let v = iolab_compat::dlio::summary::render(figures, &ctx);
+    let mut v = iolab_compat::dlio::summary::render(figures, &ctx);
+    v["provenance"] = provenance(cfg, hosts_memory, ctx.hosts.len());
     std::fs::write(path, serde_json::to_string_pretty(&v)? + "\n")
         .with_context(|| format!("--summary-json {}", path.display()))
+}
+
+/// What v3.0 asks every result to carry (Rules.md §2.1.6, in iolab's words): the tool
+/// and its revision, a hash of the resolved configuration (SHA-256 of its JSON, the
+/// first 16 hex digits: iolab's own, not mlpstorage's core-config hash) and the system.
+fn provenance(cfg: &TrainConfig, hosts_memory: u64, hosts: usize) -> serde_json::Value {
+    use sha2::Digest;
+    let json = serde_json::to_string(cfg).unwrap_or_default();
+    let hash = sha2::Sha256::digest(json.as_bytes());
+    let hex: String = hash.iter().take(8).map(|b| format!("{b:02x}")).collect();
+    let rev = env!("IOLAB_GIT_REVISION");
+    serde_json::json!({
+        "rules_edition": "3.0",
+        "mode": cfg.mode.map(|m| m.name()),
+        "tool": {
+            "name": "iolab",
+            "version": env!("CARGO_PKG_VERSION"),
+            "git_sha": if rev.is_empty() { "unknown" } else { rev },
+        },
+        "config": { "algorithm": "iolab-config-sha256-16", "hash": hex },
+        "system": {
+            "hosts": hosts,
+            "hosts_memory_bytes": hosts_memory,
+            "kernel": std::fs::read_to_string("/proc/sys/kernel/osrelease")
+                .map(|k| k.trim().to_string())
+                .unwrap_or_else(|_| "unknown".into()),
+        },
+    })
 }
 
 /// Memory of every host of the job, summed (each host counted once).

@@ -188,9 +188,25 @@ fn retinanet_files_are_raw_bytes_of_dim_squared_as_dlio_writes_them() {
     let (lo, hi) = (count.iter().min().unwrap(), count.iter().max().unwrap());
     assert!(*lo > 600 && *hi < 1900, "{lo} {hi}");
     let json = dir.path().join("run.json");
-    let mut a = vec!["train", "run", "--json", path(&json)];
+    let summary = dir.path().join("summary.json");
+    let mut a = vec![
+        "train",
+        "run",
+        "--json",
+        path(&json),
+        "--summary-json",
+        path(&summary),
+    ];
     a.extend(args);
     let r = run(&a).expect(0);
+    // v3.0's provenance block, in summary.json and in the stored run's annotations.
+    let s = super::json_of(&summary);
+    let p = &s["provenance"];
+    assert_eq!(p["rules_edition"], "3.0");
+    assert_eq!(p["mode"], "closed");
+    assert_eq!(p["tool"]["name"], "iolab");
+    assert_eq!(p["config"]["hash"].as_str().unwrap().len(), 16);
+    assert!(p["system"]["hosts_memory_bytes"].as_u64().unwrap() > 0);
     assert!(
         r.stdout.contains("retinanet_b200 · v3.0 closed"),
         "{}",
