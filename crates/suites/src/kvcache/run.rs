@@ -113,7 +113,9 @@ pub fn run_trial(
             .map(|h| h.join().unwrap_or_default())
             .collect()
     });
-    let duration = clock.now().saturating_sub(start);
+    // The duration asked for, as kv-cache.py takes it (the time until its stop event),
+    // not the wind-down after it; shorter if the run stopped early.
+    let duration = clock.now().min(deadline).saturating_sub(start);
     let files = cache.files();
     for f in &files {
         let _ = std::fs::remove_file(f);
@@ -170,6 +172,7 @@ fn worker(sh: &Shared<'_>, seed: u64) -> Tally {
         cache: sh.cache,
         settings: sh.settings,
         start: sh.start,
+        deadline: sh.deadline,
         over: &over,
     };
     if let Err(e) = work(&at, sh.queue, sh.ready, sh.clock, seed, &mut tally) {

@@ -17,11 +17,13 @@ const DECODE_BATCH: u64 = 32;
 
 /// Where a request is served: the cache, the run's start (for the timeline) and when
 /// to give up: a request still being served at the end of the run stops before its next
-/// cache operation and is not counted (its operations are).
+/// cache operation, or at the deadline if it is sleeping its generation time, and is not
+/// counted (its operations are).
 pub struct Serving<'a> {
     pub cache: &'a KvCache,
     pub settings: &'a KvCacheSettings,
     pub start: Nanos,
+    pub deadline: Nanos,
     pub over: &'a dyn Fn() -> bool,
 }
 
@@ -90,9 +92,15 @@ fn steps(
         }
     }
     let storage = storage + wrote;
-    io.clock.sleep(Nanos(
-        req.generate_tokens * settings.generation_mode.per_token_ns(),
-    ));
+    // The generation time, cut at the run's end: kv-cache.py measures its rates over the
+    // duration it asked for, so a request generating past it does not stretch the run.
+    let generation = Nanos(req.generate_tokens * settings.generation_mode.per_token_ns());
+    let now = io.clock.now();
+    io.clock
+        .sleep(generation.min(at.deadline.saturating_sub(now)));
+    if now + generation > at.deadline {
+        return Err(KvError::Interrupted);
+    }
     let done = io.clock.now();
     tally.end_to_end.record(done.saturating_sub(req.issued).0);
     tally.request_storage.record(storage.0);

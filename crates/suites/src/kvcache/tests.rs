@@ -3,7 +3,7 @@
 use iolab_core::kvcache::{KvModel, TierKind};
 use iolab_core::spec::{GenerationMode, KvCacheSpec};
 use iolab_core::units::Nanos;
-use iolab_engine::FakeClock;
+use iolab_engine::{Clock, FakeClock};
 
 use super::cache::KvCache;
 use super::entry::EntryIo;
@@ -98,6 +98,7 @@ fn a_second_turn_reads_exactly_its_first_turns_entry() {
         cache: &cache,
         settings: &settings,
         start: Nanos::ZERO,
+        deadline: Nanos(u64::MAX),
         over: &never,
     };
     assert!(serve(&at, &mut io, &t1, &mut tally).unwrap());
@@ -141,6 +142,20 @@ fn a_second_turn_reads_exactly_its_first_turns_entry() {
     );
     assert_eq!(tally.storage.bytes_read, before);
     assert_eq!(tally.storage.writes, 3);
+    // A request whose generation (10 tokens of 2 ms) outlasts the run's end sleeps to the
+    // deadline only and is not counted: the run does not stretch past its duration.
+    let deadline = clock.now() + Nanos(5_000_000);
+    let short = Serving { deadline, ..at };
+    let requests = tally.requests;
+    let t5 = request("conv_4_turn_1", &[], 100, 10);
+    assert!(!serve(&short, &mut io, &t5, &mut tally).unwrap());
+    assert_eq!(tally.requests, requests);
+    // (The fake clock steps 1 µs a reading; the whole generation would end 15 ms later.)
+    let after = clock.now();
+    assert!(
+        after >= deadline && after < deadline + Nanos(1_000_000),
+        "{after:?} against {deadline:?}"
+    );
     // The files are numpy's: header then payload.
     let f = std::fs::read(cache.path_of("conv_1_turn_1")).unwrap();
     assert_eq!(f.len() as u64, e1);
