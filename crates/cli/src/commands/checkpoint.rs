@@ -7,16 +7,14 @@ use std::fmt::Write as _;
 use anyhow::Result;
 use clap::Args;
 use iolab_core::checkpoint::LlmShape;
-use iolab_core::spec::{BackendKind, CheckpointSpec, TargetSpec};
+use iolab_core::spec::{CheckpointSpec, TargetSpec};
 use iolab_core::units::ByteCount;
-use iolab_engine::prepare_target;
 use iolab_suites::checkpoint::{CheckpointOutcome, Round, check_checkpoint, run_checkpoints};
 use iolab_suites::train::TrainError;
 
 use crate::args::OutputArgs;
-use crate::commands::finish::{cleanup, conclude};
+use crate::commands::finish::{cleanup, conclude, start_in_workdir};
 use crate::runtime::Runtime;
-use crate::sink::RunSink;
 
 #[derive(Args, Debug)]
 pub struct CheckpointArgs {
@@ -92,20 +90,13 @@ fn checkpoint_in(rt: &Runtime, args: CheckpointArgs) -> Result<u8> {
         Ok(shape)
     })();
     let shape = rt.agree(step)?;
-    let target = prepare_target(rt.comm.as_ref(), &args.target, BackendKind::Psync, true)?;
-    let workdir = target
-        .workdir()
-        .map(|w| w.path().to_path_buf())
-        .unwrap_or_default();
-    let mut sink = RunSink::start(
+    let (target, workdir, mut sink) = start_in_workdir(
         rt,
-        &args.output.store,
+        &args.target,
+        &args.output,
         "checkpoint",
         serde_json::json!({ "spec": args.spec, "shape": shape }),
-        crate::commands::run::describe(&args.target),
-        args.target.dir.as_deref(),
-        args.output.label.clone(),
-    );
+    )?;
     let outcome = run_checkpoints(rt.comm.as_ref(), &shape, &args.spec, &workdir, rt.interrupt);
     // The checkpoint folders are iolab's: removed unless --keep.
     if !args.target.keep && rt.is_root() {

@@ -12,6 +12,38 @@ use crate::args::OutputArgs;
 use crate::exit;
 use crate::runtime::Runtime;
 
+/// The start of a workload on a work directory of its own, once every rank's checks
+/// agreed: the target prepared (for [`cleanup`]), the work directory's path and the sink
+/// the run's phases go to.
+pub fn start_in_workdir(
+    rt: &Runtime,
+    target: &iolab_core::spec::TargetSpec,
+    output: &OutputArgs,
+    kind: &str,
+    spec: serde_json::Value,
+) -> Result<(PreparedTarget, std::path::PathBuf, RunSink)> {
+    let prepared = iolab_engine::prepare_target(
+        rt.comm.as_ref(),
+        target,
+        iolab_core::spec::BackendKind::Psync,
+        true,
+    )?;
+    let workdir = prepared
+        .workdir()
+        .map(|w| w.path().to_path_buf())
+        .unwrap_or_default();
+    let sink = RunSink::start(
+        rt,
+        &output.store,
+        kind,
+        spec,
+        crate::commands::run::describe(target),
+        target.dir.as_deref(),
+        output.label.clone(),
+    );
+    Ok((prepared, workdir, sink))
+}
+
 /// Removes this rank's files (unless `keep`) and, once every rank is done, the data
 /// files earlier runs left (so the work directory holds only this run's files) and the
 /// work directory if it is empty. With `keep`, says which files stay.

@@ -6,14 +6,13 @@ use anyhow::Result;
 use clap::Args;
 use iolab_core::SpecError;
 use iolab_core::result::{OpCount, OpKind, OpResult, RunStatus};
-use iolab_core::spec::{BackendKind, KvCacheSettings, KvCacheSpec, TargetSpec};
-use iolab_engine::{MonotonicClock, prepare_target};
+use iolab_core::spec::{KvCacheSettings, KvCacheSpec, TargetSpec};
+use iolab_engine::MonotonicClock;
 use iolab_suites::kvcache::{KvError, TrialFigures, check_memory, run_kvcache, storage_limit};
 
 use crate::args::OutputArgs;
-use crate::commands::finish::{cleanup, conclude};
+use crate::commands::finish::{cleanup, conclude, start_in_workdir};
 use crate::runtime::Runtime;
-use crate::sink::RunSink;
 
 #[derive(Args, Debug)]
 pub struct KvCacheArgs {
@@ -46,20 +45,13 @@ fn check(rt: &Runtime, args: &KvCacheArgs) -> Result<(KvCacheSettings, u64)> {
 
 fn kvcache_in(rt: &Runtime, args: KvCacheArgs) -> Result<u8> {
     let (settings, limit) = rt.agree(check(rt, &args))?;
-    let target = prepare_target(rt.comm.as_ref(), &args.target, BackendKind::Psync, true)?;
-    let workdir = target
-        .workdir()
-        .map(|w| w.path().to_path_buf())
-        .unwrap_or_default();
-    let mut sink = RunSink::start(
+    let (target, workdir, mut sink) = start_in_workdir(
         rt,
-        &args.output.store,
+        &args.target,
+        &args.output,
         "kvcache",
         serde_json::json!({ "spec": args.spec, "settings": settings }),
-        crate::commands::run::describe(&args.target),
-        args.target.dir.as_deref(),
-        args.output.label.clone(),
-    );
+    )?;
     let outcome = run_kvcache(
         rt.comm.as_ref(),
         &settings,
