@@ -444,8 +444,14 @@ fn run_in(
             .map(|(p, e)| (p.name.clone(), Some(e.time.as_secs_f64()))),
     );
     if rt.is_root() && !args.output.quiet {
+        let results: usize = phases.iter().map(|p| p.spec.results()).sum();
+        let printed = if results == phases.len() {
+            String::new()
+        } else {
+            format!(" ({results} results: a metadata or S3 phase prints one per operation)")
+        };
         eprintln!(
-            "study {} ({origin}): {} phases, about {}",
+            "study {} ({origin}): {} phases{printed}, about {}",
             spec.name,
             phases.len(),
             Nanos(est.time.0).human()

@@ -198,6 +198,14 @@ fn a_study_runs_metadata_phases_one_result_per_operation() {
         .filter(|l| l.starts_with("md-read  ("))
         .count();
     assert_eq!(headers, 2, "{}", r.stdout);
+    // The header counts the two planned phases and the eight results they print.
+    assert!(
+        r.stderr.contains(
+            ": 2 phases (8 results: a metadata or S3 phase prints one per operation), about"
+        ),
+        "{}",
+        r.stderr
+    );
     let j: serde_json::Value = serde_json::from_str(&fs::read_to_string(&out).unwrap()).unwrap();
     let phases = j["phases"].as_array().unwrap();
     let names: Vec<&str> = phases.iter().map(|p| p["name"].as_str().unwrap()).collect();

@@ -80,6 +80,16 @@ impl PhaseSpec {
             PhaseSpec::S3(_) => "s3",
         }
     }
+
+    /// How many results the phase prints and stores: one for a data phase, one per
+    /// operation for a metadata or S3 phase (create, stat and remove are three).
+    pub fn results(&self) -> usize {
+        match self {
+            PhaseSpec::Data(_) => 1,
+            PhaseSpec::Meta(m) => m.ops.len().max(1),
+            PhaseSpec::S3(s) => s.ops.len().max(1),
+        }
+    }
 }
 
 /// One phase of a study, fully resolved.
