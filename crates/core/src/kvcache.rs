@@ -276,6 +276,60 @@ impl KvCacheFigures {
 
 const GIB: f64 = 1073741824.0;
 
+/// Why `--autoscale` grew, repeated or stopped after a step (kv-cache.py's
+/// WorkloadAutoscaler actions, one step a trial).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum AutoscaleWhy {
+    /// qos: passed, saturation under 90 % of the target: users x1.2.
+    BelowTarget,
+    /// qos: passed within 10 % of the target saturation: stop, the answer.
+    AtTarget,
+    /// qos: failed (a criterion, or saturation over 110 % of the target) for the first
+    /// time in a row: the same users again (the reference needs two samples).
+    FailedOnce,
+    /// qos: failed twice in a row: stop.
+    Failed,
+    /// capacity: the first step, or tokens/s over 101 % of the peak: more users.
+    Rising,
+    /// capacity: not over the peak once: the same users again.
+    FlatOnce,
+    /// capacity: not over the peak twice in a row: stop, the peak is the answer.
+    Peaked,
+    /// It would grow past the most users (500, kv-cache.py's clamp): stop.
+    MostUsers,
+    /// The last step --autoscale-steps allows: stop.
+    MostSteps,
+}
+
+/// One step of `--autoscale`: a trial at `users`, and what it decided.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct AutoscaleStep {
+    /// From 1.
+    pub step: u32,
+    pub users: u32,
+    pub wall_tokens_per_sec: f64,
+    pub read_device_p95: Nanos,
+    /// min(read device p95 / 100 ms, 1) x (1 on a plateau, else 0.5): see docs/figures.md.
+    pub saturation: f64,
+    /// The QoS criteria passed (qos: and saturation at most 110 % of the target).
+    pub passed: bool,
+    pub why: AutoscaleWhy,
+    /// The next step's users; None after the last step.
+    pub next_users: Option<u32>,
+}
+
+/// What `--autoscale` found.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct AutoscaleResult {
+    pub steps: Vec<AutoscaleStep>,
+    /// qos: the most users of a passing step; capacity: the users of the peak. None:
+    /// no step passed (qos).
+    pub users: Option<u32>,
+    /// That step's wall-clock tokens/s.
+    pub wall_tokens_per_sec: f64,
+}
+
 /// One of the reference's pass/fail checks.
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct Criterion {

@@ -4,8 +4,10 @@
 
 use std::fmt::Write as _;
 
-use iolab_core::kvcache::{KvCacheFigures, KvLatency, TierFigures};
-use iolab_core::spec::KvCacheSettings;
+use iolab_core::kvcache::{
+    AutoscaleResult, AutoscaleStep, AutoscaleWhy, KvCacheFigures, KvLatency, TierFigures,
+};
+use iolab_core::spec::{AutoscaleMode, KvCacheSettings};
 use iolab_core::stats::{Spread, median};
 use iolab_core::units::Nanos;
 
@@ -111,9 +113,8 @@ pub fn render_trial(f: &KvCacheFigures, out: &mut String) {
     }
 }
 
-/// The whole report: settings, every trial, and the medians over trials.
-pub fn render_kvcache(s: &KvCacheSettings, trials: &[KvCacheFigures]) -> String {
-    let mut out = format!(
+fn header(s: &KvCacheSettings) -> String {
+    format!(
         "iolab {} · kvcache · {} ({} bytes/token), {} users, {} s, cpu tier {}, {} allocs at once, generation {:?}, seed {}{}\n",
         env!("CARGO_PKG_VERSION"),
         s.model.name(),
@@ -132,7 +133,12 @@ pub fn render_kvcache(s: &KvCacheSettings, trials: &[KvCacheFigures]) -> String 
             Some(o) => format!(" (closed option {o})"),
             None => String::new(),
         }
-    );
+    )
+}
+
+/// The whole report: settings, every trial, and the medians over trials.
+pub fn render_kvcache(s: &KvCacheSettings, trials: &[KvCacheFigures]) -> String {
+    let mut out = header(s);
     for (i, f) in trials.iter().enumerate() {
         let _ = writeln!(out, "\ntrial {}", i + 1);
         render_trial(f, &mut out);
@@ -164,5 +170,98 @@ pub fn render_kvcache(s: &KvCacheSettings, trials: &[KvCacheFigures]) -> String 
             );
         }
     }
+    out
+}
+
+fn why_words(why: AutoscaleWhy) -> &'static str {
+    match why {
+        AutoscaleWhy::BelowTarget => "passed under 90 % of the target saturation: grow x1.2",
+        AutoscaleWhy::AtTarget => "passed within 10 % of the target saturation: stop",
+        AutoscaleWhy::FailedOnce => "failed once: the same users again",
+        AutoscaleWhy::Failed => "failed twice in a row: stop",
+        AutoscaleWhy::Rising => "tokens/s over 101 % of the peak: grow",
+        AutoscaleWhy::FlatOnce => "tokens/s not over the peak: the same users again",
+        AutoscaleWhy::Peaked => "tokens/s not over the peak twice in a row: stop",
+        AutoscaleWhy::MostUsers => "at the most users (500): stop",
+        AutoscaleWhy::MostSteps => "the last step --autoscale-steps allows: stop",
+    }
+}
+
+/// One line saying where `--autoscale` stands after a step: what it measured, why it
+/// goes on or stops, and at most how much is left.
+pub fn autoscale_progress(s: &KvCacheSettings, step: &AutoscaleStep, steps_left: u32) -> String {
+    let mode = match s.autoscale {
+        Some(AutoscaleMode::Capacity) => "capacity",
+        _ => "qos",
+    };
+    let verdict = match (s.autoscale, step.why) {
+        (Some(AutoscaleMode::Qos), AutoscaleWhy::MostSteps | AutoscaleWhy::MostUsers) => {
+            if step.passed { "passed; " } else { "failed; " }
+        }
+        _ => "",
+    };
+    let mut line = format!(
+        "kvcache autoscale {mode}: step {} of at most {}: {} users, {:.1} tokens/s, read device p95 {:.1} ms, saturation {:.2} (target {:.2}): {verdict}{}",
+        step.step,
+        s.autoscale_steps,
+        step.users,
+        step.wall_tokens_per_sec,
+        ms(step.read_device_p95),
+        step.saturation,
+        s.target_saturation,
+        why_words(step.why)
+    );
+    if let Some(n) = step.next_users {
+        let _ = write!(
+            line,
+            "; next {n} users, at most {steps_left} more step(s) of {} s",
+            s.duration.nanos().0 as f64 / 1e9
+        );
+    }
+    line
+}
+
+/// `--autoscale`'s report: each step's trial, the steps, and what they found.
+pub fn render_autoscale(
+    s: &KvCacheSettings,
+    r: &AutoscaleResult,
+    trials: &[KvCacheFigures],
+) -> String {
+    let mut out = header(s);
+    for (step, f) in r.steps.iter().zip(trials) {
+        let _ = writeln!(out, "\nstep {}: {} users", step.step, step.users);
+        render_trial(f, &mut out);
+    }
+    let _ = writeln!(
+        out,
+        "\n{:>5} {:>6} {:>12} {:>12} {:>10} {:>6}  decision",
+        "step", "users", "tokens/s", "read p95 ms", "saturation", "passed"
+    );
+    for st in &r.steps {
+        let _ = writeln!(
+            out,
+            "{:>5} {:>6} {:>12.1} {:>12.3} {:>10.2} {:>6}  {}",
+            st.step,
+            st.users,
+            st.wall_tokens_per_sec,
+            ms(st.read_device_p95),
+            st.saturation,
+            if st.passed { "yes" } else { "no" },
+            why_words(st.why)
+        );
+    }
+    let _ = match (s.autoscale, r.users) {
+        (Some(AutoscaleMode::Capacity), Some(u)) => writeln!(
+            out,
+            "peak: {:.1} tokens/s at {u} users",
+            r.wall_tokens_per_sec
+        ),
+        (_, Some(u)) => writeln!(
+            out,
+            "most users passing at target saturation {:.2}: {u} ({:.1} tokens/s)",
+            s.target_saturation, r.wall_tokens_per_sec
+        ),
+        (_, None) => writeln!(out, "no step passed: start with fewer --users"),
+    };
     out
 }

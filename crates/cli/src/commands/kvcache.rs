@@ -5,9 +5,11 @@
 use anyhow::Result;
 use clap::Args;
 use iolab_core::SpecError;
+use iolab_core::kvcache::AutoscaleResult;
 use iolab_core::result::{OpCount, OpKind, OpResult, RunStatus};
-use iolab_core::spec::{KvCacheSettings, KvCacheSpec, TargetSpec};
+use iolab_core::spec::{KvCacheSettings, KvCacheSpec, MAX_AUTOSCALE_USERS, TargetSpec};
 use iolab_engine::MonotonicClock;
+use iolab_suites::kvcache::autoscale::run_autoscale;
 use iolab_suites::kvcache::{KvError, TrialFigures, check_memory, run_kvcache, storage_limit};
 
 use crate::args::OutputArgs;
@@ -36,7 +38,16 @@ fn check(rt: &Runtime, args: &KvCacheArgs) -> Result<(KvCacheSettings, u64)> {
         args.target.dir.as_deref().ok_or_else(|| {
             SpecError::new("--dir", "is required: where the storage tier's files go")
         })?;
-    check_memory(&settings, rt.comm.as_ref())?;
+    // --autoscale may grow to its most users: their buffers must fit too.
+    let most = KvCacheSettings {
+        users: settings.users.max(if settings.autoscale.is_some() {
+            MAX_AUTOSCALE_USERS
+        } else {
+            0
+        }),
+        ..settings.clone()
+    };
+    check_memory(&most, rt.comm.as_ref())?;
     let ranks = iolab_engine::memory::ranks_on_this_host(rt.comm.as_ref());
     let limit = storage_limit(&settings, dir, ranks)?;
     args.output.prepare(rt)?;
@@ -52,17 +63,10 @@ fn kvcache_in(rt: &Runtime, args: KvCacheArgs) -> Result<u8> {
         "kvcache",
         serde_json::json!({ "spec": args.spec, "settings": settings }),
     )?;
-    let outcome = run_kvcache(
-        rt.comm.as_ref(),
-        &settings,
-        &workdir,
-        limit,
-        &MonotonicClock,
-        rt.interrupt,
-    );
+    let outcome = run(rt, &settings, &workdir, limit, args.output.quiet);
     rt.comm.barrier();
     let cleaned = cleanup(rt.comm.as_ref(), target, &[], args.target.keep);
-    let trials = match outcome {
+    let (autoscaled, trials) = match outcome {
         Ok(t) => t,
         Err(KvError::Io(why)) => {
             sink.finish(RunStatus::Failed);
@@ -83,14 +87,22 @@ fn kvcache_in(rt: &Runtime, args: KvCacheArgs) -> Result<u8> {
     cleaned?;
     if rt.is_root() && !args.output.quiet {
         let figures: Vec<_> = trials.iter().map(|t| t.figures.clone()).collect();
-        print!(
-            "{}",
-            iolab_report::kvcache::render_kvcache(&settings, &figures)
-        );
+        let text = match &autoscaled {
+            Some(r) => iolab_report::kvcache::render_autoscale(&settings, r, &figures),
+            None => iolab_report::kvcache::render_kvcache(&settings, &figures),
+        };
+        print!("{text}");
     }
     sink.annotate("kvcache", serde_json::to_value(&trials)?);
+    if let Some(r) = &autoscaled {
+        sink.annotate("kvcache_autoscale", serde_json::to_value(r)?);
+    }
     for (i, t) in trials.iter().enumerate() {
-        sink.phase(phase_of(rt, &settings, i, t));
+        let name = match autoscaled.as_ref().and_then(|r| r.steps.get(i)) {
+            Some(step) => format!("kvcache step {} ({} users)", i + 1, step.users),
+            None => format!("kvcache trial {}", i + 1),
+        };
+        sink.phase(phase_of(rt, &settings, i, t, name));
     }
     conclude(
         rt,
@@ -102,6 +114,46 @@ fn kvcache_in(rt: &Runtime, args: KvCacheArgs) -> Result<u8> {
     )
 }
 
+/// The trials, or --autoscale's steps (a line on stderr after each, unless quiet).
+fn run(
+    rt: &Runtime,
+    settings: &KvCacheSettings,
+    workdir: &std::path::Path,
+    limit: u64,
+    quiet: bool,
+) -> Result<(Option<AutoscaleResult>, Vec<TrialFigures>), KvError> {
+    let comm = rt.comm.as_ref();
+    if settings.autoscale.is_none() {
+        let trials = run_kvcache(
+            comm,
+            settings,
+            workdir,
+            limit,
+            &MonotonicClock,
+            rt.interrupt,
+        )?;
+        return Ok((None, trials));
+    }
+    let mut say = |step: &_, left| {
+        if !quiet {
+            eprintln!(
+                "{}",
+                iolab_report::kvcache::autoscale_progress(settings, step, left)
+            );
+        }
+    };
+    let (r, trials) = run_autoscale(
+        comm,
+        settings,
+        workdir,
+        limit,
+        &MonotonicClock,
+        rt.interrupt,
+        &mut say,
+    )?;
+    Ok((Some(r), trials))
+}
+
 /// A trial as a stored phase: the storage tier's whole-entry reads and writes, its
 /// per-second timeline, and the scored figures in `extra`.
 fn phase_of(
@@ -109,6 +161,7 @@ fn phase_of(
     settings: &KvCacheSettings,
     i: usize,
     t: &TrialFigures,
+    name: String,
 ) -> iolab_core::result::PhaseResult {
     let f = &t.figures;
     let op = |kind, n: u64, bytes: u64, h: &iolab_core::LatencyHistogram| {
@@ -116,7 +169,7 @@ fn phase_of(
         OpResult::new(kind, c, c, f.duration, f.duration, 0, h.clone())
     };
     let mut p = iolab_suites::train::whole_phase(
-        format!("kvcache trial {}", i + 1),
+        name,
         OpKind::Read,
         OpCount::default(),
         f.duration,

@@ -31,6 +31,16 @@ impl GenerationMode {
     }
 }
 
+/// kv-cache.py's autoscaler modes (`--autoscale`): steps of users, each one trial.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, ValueEnum)]
+#[serde(rename_all = "kebab-case")]
+pub enum AutoscaleMode {
+    /// The most users whose step passes the QoS criteria at the target saturation.
+    Qos,
+    /// The users at which wall-clock tokens/s stops rising (the storage's peak).
+    Capacity,
+}
+
 /// `iolab kvcache`: LLM inference's KV cache offload, as MLPerf Storage v3.0 runs it.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize, Args)]
 #[serde(default, deny_unknown_fields)]
@@ -95,6 +105,21 @@ pub struct KvCacheSpec {
     /// No system-prompt prefix lookups (kv-cache.py's --disable-prefix-caching).
     #[arg(long)]
     pub disable_prefix_caching: bool,
+
+    /// Steps of users from --users, each a trial of --duration (kv-cache.py's
+    /// --autoscaler-mode): qos grows users x1.2 while the criteria pass below the target
+    /// saturation; capacity grows them until tokens/s stops rising.
+    #[arg(long, value_enum)]
+    pub autoscale: Option<AutoscaleMode>,
+
+    /// The storage saturation (0-1) --autoscale qos aims at (kv-cache.py's
+    /// --target-saturation).
+    #[arg(long, default_value_t = 0.8)]
+    pub target_saturation: f64,
+
+    /// The most steps --autoscale runs (the run lasts at most this many durations).
+    #[arg(long, default_value_t = 10)]
+    pub autoscale_steps: u32,
 }
 
 impl Default for KvCacheSpec {
@@ -121,6 +146,9 @@ pub struct KvCacheSettings {
     pub prefix_caching: bool,
     /// The closed option these settings are exactly (None: an open run).
     pub closed_option: Option<u8>,
+    pub autoscale: Option<AutoscaleMode>,
+    pub target_saturation: f64,
+    pub autoscale_steps: u32,
 }
 
 /// A closed option's settings (MLPerf Storage v3.0 Rules §6.3, mlperf_wrapper.py).
@@ -153,6 +181,9 @@ fn preset(option: u8) -> Preset {
         },
     }
 }
+
+/// The most users --autoscale grows to (kv-cache.py clamps its autoscaler at 500).
+pub const MAX_AUTOSCALE_USERS: u32 = 500;
 
 /// The most users a rank simulates (kv-cache.py caps its workers at 500 too).
 pub const MAX_KV_USERS: u32 = 10_000;
@@ -192,6 +223,9 @@ impl KvCacheSpec {
             multi_turn: !self.disable_multi_turn,
             prefix_caching: !self.disable_prefix_caching,
             closed_option: None,
+            autoscale: self.autoscale,
+            target_saturation: self.target_saturation,
+            autoscale_steps: self.autoscale_steps,
         };
         s.check()?;
         let closed = self.option.filter(|_| {
@@ -204,6 +238,7 @@ impl KvCacheSpec {
                 && self.seed == 42
                 && !self.disable_multi_turn
                 && !self.disable_prefix_caching
+                && self.autoscale.is_none()
         });
         Ok(KvCacheSettings {
             closed_option: closed,
@@ -233,10 +268,41 @@ impl KvCacheSettings {
                 "must be a multiple of 4KiB between 4KiB and 1GiB",
             ));
         }
+        if self.autoscale.is_some() {
+            self.check_autoscale()?;
+        }
         if self.storage_capacity.is_some_and(|c| c.0 == 0) {
             return Err(SpecError::new(
                 "--storage-capacity",
                 "must be more than 0 bytes",
+            ));
+        }
+        Ok(())
+    }
+
+    fn check_autoscale(&self) -> Result<(), SpecError> {
+        if !(self.target_saturation > 0.0 && self.target_saturation <= 1.0) {
+            return Err(SpecError::new(
+                "--target-saturation",
+                "must be more than 0 and at most 1",
+            ));
+        }
+        if !(2..=100).contains(&self.autoscale_steps) {
+            return Err(SpecError::new(
+                "--autoscale-steps",
+                "must be between 2 and 100",
+            ));
+        }
+        if self.trials != 1 {
+            return Err(SpecError::new(
+                "--trials",
+                "is one per step under --autoscale: drop --trials",
+            ));
+        }
+        if self.users > MAX_AUTOSCALE_USERS {
+            return Err(SpecError::new(
+                "--users",
+                format!("starts --autoscale, at most {MAX_AUTOSCALE_USERS}"),
             ));
         }
         Ok(())

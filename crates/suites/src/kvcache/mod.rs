@@ -5,6 +5,7 @@
 //! rank, [`run_kvcache`] every trial on every rank with the figures on rank 0. The
 //! figures are defined in iolab_core::kvcache.
 
+pub mod autoscale;
 pub mod cache;
 pub mod entry;
 pub mod run;

@@ -66,11 +66,16 @@ fn kvcache_runs_users_over_two_tiers_and_leaves_nothing() {
 fn kvcache_refuses_bad_input_in_one_line_writing_nothing() {
     let dir = tempfile::tempdir().unwrap();
     let d = path(dir.path());
-    let cases: [(&[&str], &str); 4] = [
+    let cases: [(&[&str], &str); 6] = [
         (&["--model", "gpt-5"], "gpt-5"),
         (&["--cpu-memory", "100TiB"], "--cpu-memory"),
         (&["--storage-capacity", "1MiB"], "--dir"),
         (&["--option", "4"], "--option"),
+        (&["--autoscale", "qos", "--trials", "2"], "--trials"),
+        (
+            &["--autoscale", "capacity", "--target-saturation", "1.5"],
+            "--target-saturation",
+        ),
     ];
     for (extra, names) in cases {
         let mut args = vec!["kvcache", "--dir", d, "--duration", "1s", "--no-store"];
@@ -89,4 +94,58 @@ fn kvcache_refuses_bad_input_in_one_line_writing_nothing() {
             "{extra:?}"
         );
     }
+}
+
+#[test]
+fn kvcache_autoscale_capacity_steps_users_and_says_where_it_stands() {
+    let dir = tempfile::tempdir().unwrap();
+    let json = dir.path().join("k.json");
+    let r = run(&[
+        "kvcache",
+        "--model",
+        "tiny-1b",
+        "--users",
+        "1",
+        "--duration",
+        "1s",
+        "--generation-mode",
+        "none",
+        "--autoscale",
+        "capacity",
+        "--autoscale-steps",
+        "3",
+        "--dir",
+        path(dir.path()),
+        "--json",
+        path(&json),
+        "--no-store",
+    ])
+    .expect(0);
+    // A line after each step: where it stands, why, at most what is left.
+    assert!(
+        r.stderr
+            .contains("kvcache autoscale capacity: step 1 of at most 3: 1 users"),
+        "{}",
+        r.stderr
+    );
+    assert!(
+        r.stderr
+            .contains("; next 6 users, at most 2 more step(s) of 1 s"),
+        "{}",
+        r.stderr
+    );
+    assert!(r.stdout.contains("peak: "), "{}", r.stdout);
+    let v = json_of(&json);
+    let steps = v["spec"]["kvcache_autoscale"]["steps"].as_array().unwrap();
+    // The first step always grows by 5 (40 % of 1 is under the least step); the
+    // third is the last --autoscale-steps allows.
+    let users: Vec<u64> = steps.iter().map(|s| s["users"].as_u64().unwrap()).collect();
+    assert_eq!(users.len(), 3, "{steps:?}");
+    assert_eq!(&users[..2], [1, 6]);
+    assert!(steps[2]["next_users"].is_null());
+    let phases = v["phases"].as_array().unwrap();
+    assert_eq!(phases.len(), 3);
+    assert_eq!(phases[1]["name"], "kvcache step 2 (6 users)");
+    let best = v["spec"]["kvcache_autoscale"]["users"].as_u64().unwrap();
+    assert!(users.contains(&best), "{best} {users:?}");
 }
