@@ -1,6 +1,7 @@
 //! iolab-backend: how bytes reach storage, and the only crate with `unsafe`.
 //! [`IoBackend`] is the submit/reap interface every backend implements (psync, io_uring,
-//! null, nbd, nfs); [`BufferPool`] lends aligned buffers to in-flight requests; [`files`] opens and
+//! null, nbd, nfs); [`ReusedBackend`] keeps one across many short-lived files;
+//! [`BufferPool`] lends aligned buffers to in-flight requests; [`files`] opens and
 //! manages data files; [`device`] guards block devices; [`process`] reads CPU time and
 //! pins threads; [`alloc_count`] counts a thread's allocations for tests.
 
@@ -17,6 +18,7 @@ mod null;
 pub mod object;
 pub mod process;
 mod psync;
+pub mod reused;
 pub mod time;
 mod uring;
 pub mod vfs;
@@ -25,6 +27,7 @@ pub use buffer::BufferPool;
 pub use error::BackendError;
 pub use files::{DataFile, OpenSpec};
 pub use psync::PsyncBackend;
+pub use reused::ReusedBackend;
 pub use uring::{UringBackend, uring_available};
 
 use iolab_core::spec::BackendKind;

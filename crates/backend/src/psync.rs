@@ -40,6 +40,22 @@ impl<'a> PsyncBackend<'a> {
     }
 }
 
+impl PsyncBackend<'static> {
+    /// Lends a backend opened over no files the descriptors `fds` (by request `file`
+    /// index), until [`PsyncBackend::take_back_files`] (before they close).
+    pub(crate) fn lend_files(&mut self, fds: Vec<BorrowedFd<'static>>, devices: Vec<bool>) {
+        self.files = fds;
+        self.devices = devices;
+    }
+
+    /// Forgets the lent descriptors (every request has completed in `submit`).
+    pub(crate) fn take_back_files(&mut self) {
+        self.queued = None;
+        self.files.clear();
+        self.devices.clear();
+    }
+}
+
 impl IoBackend for PsyncBackend<'_> {
     fn kind(&self) -> BackendKind {
         if self.seek {

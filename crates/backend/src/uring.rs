@@ -185,6 +185,42 @@ impl<'a> UringBackend<'a> {
         })
     }
 
+    /// Lends a ring opened over no files the descriptors of `fds` (by request `file`
+    /// index), used unregistered, until [`UringBackend::take_back_files`].
+    pub(crate) fn lend_files(&mut self, fds: Vec<RawFd>, devices: Vec<bool>) {
+        assert!(
+            !self.fixed_files && self.in_flight == 0,
+            "files are lent to an idle ring opened over none"
+        );
+        self.fds = fds;
+        self.devices = devices;
+    }
+
+    /// Forgets the lent descriptors once every request has completed. What could not be
+    /// drained keeps its own reference to its file in the kernel; the ring forgets the
+    /// numbers, which may be reused once the files close.
+    pub(crate) fn take_back_files(&mut self) {
+        let _ = self.drain();
+        self.fds.clear();
+        self.devices.clear();
+    }
+
+    /// Waits for every in-flight request; false if the ring cannot be entered.
+    fn drain(&mut self) -> bool {
+        let mut sink = Vec::new();
+        // Inline trims are done: only the ring's requests are waited for.
+        self.in_flight -= self.inline_done.len() as u32;
+        self.inline_done.clear();
+        while self.in_flight > 0 {
+            if self.enter(1).is_err() {
+                return false;
+            }
+            self.reap(&mut sink);
+            sink.clear();
+        }
+        true
+    }
+
     /// A trim, as fio's io_uring engine does it: what is queued goes to the kernel first,
     /// then the discard is one synchronous call, complete when `push` returns.
     #[cold]
@@ -395,21 +431,12 @@ impl Drop for UringBackend<'_> {
     fn drop(&mut self) {
         // The kernel may still write into lent buffers: wait for every in-flight request
         // before the pool is freed.
-        let mut sink = Vec::new();
-        // Inline trims are done: only the ring's requests are waited for.
-        self.in_flight -= self.inline_done.len() as u32;
-        self.inline_done.clear();
-        while self.in_flight > 0 {
-            if self.enter(1).is_err() {
-                // Cannot wait for them: leak the buffers rather than free memory the
-                // kernel may still write to.
-                if let Ok(tiny) = BufferPool::new(1, 8, 8) {
-                    std::mem::forget(std::mem::replace(&mut self.pool, tiny));
-                }
-                break;
+        if !self.drain() {
+            // Cannot wait for them: leak the buffers rather than free memory the
+            // kernel may still write to.
+            if let Ok(tiny) = BufferPool::new(1, 8, 8) {
+                std::mem::forget(std::mem::replace(&mut self.pool, tiny));
             }
-            self.reap(&mut sink);
-            sink.clear();
         }
         if let Some(index) = self.ring_index {
             let up = RsrcUpdate {

@@ -3,13 +3,16 @@
 //! time, io_uring `queue_depth` in flight, null touching nothing: the loader's own
 //! ceiling), stamps each I/O's issue and completion by the [`Clock`] into a
 //! [`Recorder`] (histogram, per-second timeline), and closes the file, as DLIO's
-//! readers open, read whole and close a file per sample.
+//! readers open, read whole and close a file per sample. A reader thread sets up its
+//! backend (one io_uring ring) once, at its first file, and lends it each file.
 
 use std::path::Path;
 use std::sync::atomic::{AtomicBool, Ordering};
 
 use iolab_backend::files::{DataFile, OpenSpec};
-use iolab_backend::{BackendError, BackendOptions, Completion, IoDir, IoRequest, open_backend};
+use iolab_backend::{
+    BackendError, BackendOptions, Completion, IoBackend, IoDir, IoRequest, ReusedBackend,
+};
 use iolab_core::result::{ErrorRecord, OpCount, OpKind};
 use iolab_core::spec::BackendKind;
 use iolab_core::units::Nanos;
@@ -37,6 +40,74 @@ pub struct SampleReader {
     done: Vec<Completion>,
     /// Per slot: the read's offset, length and issue time.
     slots: Vec<(u64, u64, Nanos)>,
+    /// The thread's backend (one io_uring ring), set up at its first file and reused.
+    backend: Option<ReusedBackend>,
+}
+
+/// One file's reads, issued through a backend lent the file.
+struct Reads<'r, C: Clock> {
+    clock: &'r C,
+    path: &'r Path,
+    plan: &'r [(u64, u64)],
+    stop: &'r AtomicBool,
+    rec: &'r mut Recorder,
+    done: &'r mut Vec<Completion>,
+    slots: &'r mut [(u64, u64, Nanos)],
+}
+
+impl<C: Clock> Reads<'_, C> {
+    /// Issues the plan's reads in order, up to the queue depth in flight.
+    fn run(
+        &mut self,
+        backend: &mut dyn IoBackend,
+        progress: &mut impl FnMut(u64),
+    ) -> Result<u64, EngineError> {
+        let depth = backend.capabilities().max_queue_depth.max(1);
+        let depth = depth.min(self.slots.len() as u32);
+        let mut next = 0usize;
+        let mut free: Vec<u32> = (0..depth).rev().collect();
+        let mut bytes = 0u64;
+        let reads = self.plan;
+        while next < reads.len() || backend.in_flight() > 0 {
+            while next < reads.len() && !free.is_empty() && !self.stop.load(Ordering::Relaxed) {
+                let slot = free.pop().expect("a free slot");
+                let (offset, len) = reads[next];
+                next += 1;
+                self.slots[slot as usize] = (offset, len, self.clock.now());
+                backend.push(IoRequest {
+                    file: 0,
+                    dir: IoDir::Read,
+                    offset,
+                    len: len as u32,
+                    slot,
+                    buf_offset: 0,
+                    ioprio: 0,
+                })?;
+            }
+            if backend.in_flight() == 0 {
+                break;
+            }
+            backend.submit(1)?;
+            self.done.clear();
+            backend.reap(self.done);
+            let at = self.clock.now();
+            for c in self.done.iter() {
+                let (offset, len, issued) = self.slots[c.slot as usize];
+                free.push(c.slot);
+                if c.result < 0 {
+                    let e = io_error(self.path, offset, len, c.result);
+                    self.rec.error(error_record(self.path, offset, &e));
+                    return Err(e.into());
+                }
+                let n = c.result as u64;
+                self.rec
+                    .record(OpKind::Read, at.saturating_sub(issued), n, at);
+                bytes += n;
+                progress(bytes);
+            }
+        }
+        Ok(bytes)
+    }
 }
 
 impl SampleReader {
@@ -48,6 +119,7 @@ impl SampleReader {
             rec: Recorder::new(start, INTERVAL),
             done: Vec::with_capacity(depth),
             slots: vec![(0, 0, Nanos::ZERO); depth],
+            backend: None,
         }
     }
 
@@ -71,60 +143,27 @@ impl SampleReader {
             };
             vec![DataFile::open(path, spec)?]
         };
-        let opts = BackendOptions {
-            queue_depth: self.setup.queue_depth.max(1),
-            block_size: self.setup.transfer.max(1),
-            alignment: 4096,
-            submit_batch: 1,
-            write_window: 0,
-        };
-        let mut backend = open_backend(self.setup.backend, &files, opts)?;
-        let rec = &mut self.rec;
-        let depth = backend
-            .capabilities()
-            .max_queue_depth
-            .min(opts.queue_depth)
-            .max(1);
-        let mut next = 0usize;
-        let mut free: Vec<u32> = (0..depth).rev().collect();
-        let mut bytes = 0u64;
-        while next < reads.len() || backend.in_flight() > 0 {
-            while next < reads.len() && !free.is_empty() && !stop.load(Ordering::Relaxed) {
-                let slot = free.pop().expect("a free slot");
-                let (offset, len) = reads[next];
-                next += 1;
-                self.slots[slot as usize] = (offset, len, clock.now());
-                backend.push(IoRequest {
-                    file: 0,
-                    dir: IoDir::Read,
-                    offset,
-                    len: len as u32,
-                    slot,
-                    buf_offset: 0,
-                    ioprio: 0,
-                })?;
-            }
-            if backend.in_flight() == 0 {
-                break;
-            }
-            backend.submit(1)?;
-            self.done.clear();
-            backend.reap(&mut self.done);
-            let at = clock.now();
-            for c in &self.done {
-                let (offset, len, issued) = self.slots[c.slot as usize];
-                free.push(c.slot);
-                if c.result < 0 {
-                    let e = io_error(path, offset, len, c.result);
-                    rec.error(error_record(path, offset, &e));
-                    return Err(e.into());
-                }
-                rec.record(OpKind::Read, at.saturating_sub(issued), c.result as u64, at);
-                bytes += c.result as u64;
-                progress(bytes);
-            }
+        if self.backend.is_none() {
+            let opts = BackendOptions {
+                queue_depth: self.setup.queue_depth.max(1),
+                block_size: self.setup.transfer.max(1),
+                alignment: 4096,
+                submit_batch: 1,
+                write_window: 0,
+            };
+            self.backend = Some(ReusedBackend::open(self.setup.backend, opts)?);
         }
-        Ok(bytes)
+        let backend = self.backend.as_mut().expect("opened above");
+        let mut reads = Reads {
+            clock,
+            path,
+            plan: reads,
+            stop,
+            rec: &mut self.rec,
+            done: &mut self.done,
+            slots: &mut self.slots,
+        };
+        backend.with_files(&files, |b| reads.run(b, &mut progress))?
     }
 
     /// Reads and bytes so far (the live view's).
