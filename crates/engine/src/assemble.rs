@@ -10,7 +10,7 @@ use iolab_core::result::{
 };
 use iolab_core::units::Nanos;
 
-use crate::phase::PhaseRun;
+use crate::phase::{PhaseRun, RankOutcome};
 use crate::recorder::{FirstDoneRate, WorkerMeasure};
 
 /// A rank whose CPU use reaches this share of what it could use is flagged.
@@ -64,57 +64,14 @@ pub fn assemble(meta: PhaseMeta, run: &PhaseRun) -> PhaseResult {
         }
         total
     });
-    let mut elapsed = Nanos::ZERO;
-    let mut first_done = Nanos(u64::MAX);
-    let mut cpu = CpuUsage::default();
-    let mut per_rank = Vec::new();
     let mut warnings = meta.warnings;
-    for o in &run.outcomes {
-        elapsed = elapsed.max(o.elapsed);
-        first_done = first_done.min(o.first_done);
-        cpu.user = cpu.user + o.cpu.user;
-        cpu.system = cpu.system + o.cpu.system;
-        let busy = o.cpu.percent_of_one_cpu() / 100.0;
-        let usable = o.threads.min(o.cpu.cpus.max(1)) as f64;
-        // Phases under a second are too short to judge.
-        if o.cpu.wall >= Nanos::SECOND && busy >= SATURATED * usable && o.threads > 0 {
-            warnings.push(format!(
-                "rank {} on {} kept {:.0}% of {} CPU{} busy: the load generator may be the bottleneck",
-                o.rank,
-                o.host,
-                o.cpu.percent_of_one_cpu(),
-                usable as u32,
-                if usable as u32 == 1 { "" } else { "s" }
-            ));
-        }
-        per_rank.push(RankSummary {
-            rank: o.rank,
-            host: o.host.clone(),
-            threads: o.threads,
-            elapsed: o.elapsed,
-            first_done: o.first_done,
-            ops: o.measure.ops.iter().map(|(k, m)| (*k, m.count)).collect(),
-            cpu: o.cpu,
-            errors: o.measure.error_count,
-            cpu_set: o.cpu_set.clone(),
-        });
-    }
-    if first_done == Nanos(u64::MAX) {
-        first_done = Nanos::ZERO;
-    }
-    first_done = first_done.min(elapsed);
-    cpu.wall = elapsed;
-    // Ranks sharing a host share its CPUs: count each host's once.
-    let mut hosts: Vec<&str> = Vec::new();
-    for r in &per_rank {
-        if !hosts.contains(&r.host.as_str()) {
-            hosts.push(&r.host);
-        }
-    }
-    cpu.cpus = hosts
-        .iter()
-        .map(|h| host_cpus(per_rank.iter().filter(|r| r.host == *h)))
-        .sum();
+    warnings.extend(run.outcomes.iter().filter_map(saturation_warning));
+    let Ranks {
+        elapsed,
+        first_done,
+        cpu,
+        per_rank,
+    } = Ranks::of(&run.outcomes);
     let ops = total
         .ops
         .iter()
@@ -161,6 +118,80 @@ pub fn assemble(meta: PhaseMeta, run: &PhaseRun) -> PhaseResult {
         warnings,
         interrupted: run.interrupted,
         telemetry: run.telemetry.clone(),
+    }
+}
+
+/// A warning when rank `o` kept the CPUs it could use saturated (the load generator may
+/// be the bottleneck); phases under a second are too short to judge.
+fn saturation_warning(o: &RankOutcome) -> Option<String> {
+    let busy = o.cpu.percent_of_one_cpu() / 100.0;
+    let usable = o.threads.min(o.cpu.cpus.max(1)) as f64;
+    (o.cpu.wall >= Nanos::SECOND && busy >= SATURATED * usable && o.threads > 0).then(|| {
+        format!(
+            "rank {} on {} kept {:.0}% of {} CPU{} busy: the load generator may be the bottleneck",
+            o.rank,
+            o.host,
+            o.cpu.percent_of_one_cpu(),
+            usable as u32,
+            if usable as u32 == 1 { "" } else { "s" }
+        )
+    })
+}
+
+/// What the ranks' outcomes give the phase: the slowest rank's time, the earliest
+/// finish, the CPU use of all hosts and a row per rank.
+struct Ranks {
+    elapsed: Nanos,
+    first_done: Nanos,
+    cpu: CpuUsage,
+    per_rank: Vec<RankSummary>,
+}
+
+impl Ranks {
+    fn of(outcomes: &[RankOutcome]) -> Ranks {
+        let mut elapsed = Nanos::ZERO;
+        let mut first_done = Nanos(u64::MAX);
+        let mut cpu = CpuUsage::default();
+        let mut per_rank = Vec::new();
+        for o in outcomes {
+            elapsed = elapsed.max(o.elapsed);
+            first_done = first_done.min(o.first_done);
+            cpu.user = cpu.user + o.cpu.user;
+            cpu.system = cpu.system + o.cpu.system;
+            per_rank.push(RankSummary {
+                rank: o.rank,
+                host: o.host.clone(),
+                threads: o.threads,
+                elapsed: o.elapsed,
+                first_done: o.first_done,
+                ops: o.measure.ops.iter().map(|(k, m)| (*k, m.count)).collect(),
+                cpu: o.cpu,
+                errors: o.measure.error_count,
+                cpu_set: o.cpu_set.clone(),
+            });
+        }
+        if first_done == Nanos(u64::MAX) {
+            first_done = Nanos::ZERO;
+        }
+        first_done = first_done.min(elapsed);
+        cpu.wall = elapsed;
+        // Ranks sharing a host share its CPUs: count each host's once.
+        let mut hosts: Vec<&str> = Vec::new();
+        for r in &per_rank {
+            if !hosts.contains(&r.host.as_str()) {
+                hosts.push(&r.host);
+            }
+        }
+        cpu.cpus = hosts
+            .iter()
+            .map(|h| host_cpus(per_rank.iter().filter(|r| r.host == *h)))
+            .sum();
+        Ranks {
+            elapsed,
+            first_done,
+            cpu,
+            per_rank,
+        }
     }
 }
 

@@ -55,7 +55,53 @@ pub fn lay_out(
     stop: &AtomicBool,
 ) -> Result<LayoutReport, EngineError> {
     let verify = VerifyInfo::of(spec);
-    let mut report = LayoutReport::default();
+    let (todo, reused_files) = files_to_write(files, workdir, spec, verify)?;
+    let threads = (spec.threads as usize).max(1);
+    let pieces = pieces_of(&todo, threads, spec.unit());
+    create_files(&todo, workdir, spec)?;
+    let results: Vec<Result<u64, EngineError>> = std::thread::scope(|s| {
+        let handles: Vec<_> = pieces
+            .chunks(pieces.len().div_ceil(threads).max(1))
+            .map(|group| {
+                s.spawn(move || -> Result<u64, EngineError> {
+                    let mut written = 0;
+                    for (f, start, len) in group {
+                        written += write_piece(f, *start, *len, spec, verify, alignment, stop)?;
+                    }
+                    Ok(written)
+                })
+            })
+            .collect();
+        handles
+            .into_iter()
+            .map(|h| {
+                h.join()
+                    .unwrap_or(Err(EngineError::Setup("a layout thread panicked".into())))
+            })
+            .collect()
+    });
+    let mut report = LayoutReport {
+        written_bytes: 0,
+        reused_files,
+    };
+    for r in results {
+        report.written_bytes += r?;
+    }
+    if let Some(w) = workdir {
+        seal_files(&todo, w, verify)?;
+    }
+    Ok(report)
+}
+
+/// The files of `files` that must be written, and how many are kept as they are; an
+/// error when --verify finds a file iolab wrote changed behind its back.
+fn files_to_write<'f>(
+    files: &'f [FilePlan],
+    workdir: Option<&WorkDir>,
+    spec: &DataSpec,
+    verify: Option<VerifyInfo>,
+) -> Result<(Vec<&'f FilePlan>, usize), EngineError> {
+    let mut reused = 0;
     let mut todo: Vec<&FilePlan> = Vec::new();
     for f in files {
         if let Some(w) = workdir {
@@ -84,85 +130,85 @@ pub fn lay_out(
         // they are (there are no holes on a device).
         let device = workdir.is_none();
         if reusable || (device && !spec.verify) {
-            report.reused_files += 1;
+            reused += 1;
         } else {
             todo.push(f);
         }
     }
-    // Split the work into (file, start, len) pieces, one per thread at most.
-    let threads = (spec.threads as usize).max(1);
-    let mut pieces: Vec<(&FilePlan, u64, u64)> = Vec::new();
-    for f in &todo {
+    Ok((todo, reused))
+}
+
+/// The work split into (file, start, len) pieces of whole `unit`s, one per thread at
+/// most.
+fn pieces_of<'f>(
+    todo: &[&'f FilePlan],
+    threads: usize,
+    unit: u64,
+) -> Vec<(&'f FilePlan, u64, u64)> {
+    let mut pieces = Vec::new();
+    for f in todo {
         let per_file = if todo.len() >= threads {
             1
         } else {
             threads / todo.len()
         };
-        let bs = spec.unit();
-        let blocks = f.size / bs;
+        let blocks = f.size / unit;
         let per = blocks.div_ceil(per_file as u64).max(1);
         let mut b = 0;
         while b < blocks {
             let n = per.min(blocks - b);
-            pieces.push((f, b * bs, n * bs));
+            pieces.push((*f, b * unit, n * unit));
             b += n;
         }
     }
+    pieces
+}
+
+/// Creates each file once (forgetting what its sidecar said) before its pieces are
+/// written in parallel.
+fn create_files(
+    todo: &[&FilePlan],
+    workdir: Option<&WorkDir>,
+    spec: &DataSpec,
+) -> Result<(), EngineError> {
     if let Some(w) = workdir {
-        for f in &todo {
+        for f in todo {
             w.clear_file_info(&f.path);
         }
     }
-    // Create each file once before writing its pieces in parallel.
-    for f in &todo {
+    for f in todo {
         if let Some(w) = workdir {
             make_parent(w, &f.path)?;
             w.note_created(&f.path);
         }
         open_rw(&f.path, spec.direct, true, false)?;
     }
-    let results: Vec<Result<u64, EngineError>> = std::thread::scope(|s| {
-        let handles: Vec<_> = pieces
-            .chunks(pieces.len().div_ceil(threads).max(1))
-            .map(|group| {
-                s.spawn(move || -> Result<u64, EngineError> {
-                    let mut written = 0;
-                    for (f, start, len) in group {
-                        written += write_piece(f, *start, *len, spec, verify, alignment, stop)?;
-                    }
-                    Ok(written)
-                })
-            })
-            .collect();
-        handles
-            .into_iter()
-            .map(|h| {
-                h.join()
-                    .unwrap_or(Err(EngineError::Setup("a layout thread panicked".into())))
-            })
-            .collect()
-    });
-    for r in results {
-        report.written_bytes += r?;
+    Ok(())
+}
+
+/// Makes the files written durable, out of the page cache, and recorded as holding
+/// their data.
+fn seal_files(
+    todo: &[&FilePlan],
+    w: &WorkDir,
+    verify: Option<VerifyInfo>,
+) -> Result<(), EngineError> {
+    for f in todo {
+        let file = open_rw(&f.path, false, false, false)?;
+        file.fsync()?;
+        // The layout's pages leave the page cache, as fio drops what it laid out
+        // (filesetup.c, after extend_file): a phase starts from the state its cache
+        // policy sets, not from the layout's leftovers. Advice: a failure keeps them.
+        let _ = file.advise_dont_need();
+        w.set_file_info(
+            &f.path,
+            &FileInfo {
+                size: f.size,
+                verify,
+            },
+        )?;
     }
-    if let Some(w) = workdir {
-        for f in &todo {
-            let file = open_rw(&f.path, false, false, false)?;
-            file.fsync()?;
-            // The layout's pages leave the page cache, as fio drops what it laid out
-            // (filesetup.c, after extend_file): a phase starts from the state its cache
-            // policy sets, not from the layout's leftovers. Advice: a failure keeps them.
-            let _ = file.advise_dont_need();
-            w.set_file_info(
-                &f.path,
-                &FileInfo {
-                    size: f.size,
-                    verify,
-                },
-            )?;
-        }
-    }
-    Ok(report)
+    Ok(())
 }
 
 fn write_piece(

@@ -8,7 +8,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
 use iolab_comm::Comm;
-use iolab_core::result::CpuUsage;
+use iolab_core::civil::now_ms;
 use iolab_core::telemetry::Telemetry;
 use iolab_core::units::Nanos;
 
@@ -23,6 +23,7 @@ mod gather;
 mod outcome;
 mod steady;
 mod tick;
+mod workers;
 
 pub use breakdown::{RankProgress, UNITS_PER_TICK, UnitProgress};
 use coordinate::coordinate;
@@ -30,6 +31,7 @@ use gather::gather_outcomes;
 pub use outcome::RankOutcome;
 pub use steady::SteadyWatch;
 pub use tick::Stall;
+use workers::{join_workers, rank_outcome, spawn_worker};
 
 /// How often ranks exchange status while a phase runs.
 const TICK: Duration = Duration::from_millis(100);
@@ -273,8 +275,6 @@ impl PhaseRun {
     }
 }
 
-pub use iolab_core::civil::now_ms;
-
 /// Runs `workers` workers of one phase on this rank, in step with all other ranks.
 /// `work(index, control)` must call `control.ready_and_wait` once its setup is done and
 /// `control.finished(index)` when it is done; it returns its report or why it failed.
@@ -293,134 +293,86 @@ where
     let comm = env.comm;
     let control = PhaseControl::new(workers);
     let started_at_ms = now_ms();
-    let mut interrupted = false;
     let mut setup_error = None;
-    let mut start = Nanos::ZERO;
-    let mut telemetry = None;
-    let probe = env.probe.filter(|_| comm.rank() == 0);
+    let mut timed = Timed::default();
 
     let spawned_at = std::time::Instant::now();
-    let reports: Vec<Result<WorkerReport, String>> = std::thread::scope(|s| {
+    let reports = std::thread::scope(|s| {
         let handles: Vec<_> = (0..workers)
-            .map(|i| {
-                let control = &control;
-                let work = &work;
-                std::thread::Builder::new()
-                    .name(format!("iolab-w{i}"))
-                    .spawn_scoped(s, move || {
-                        // A bug in a worker is an error of the phase, said with its
-                        // message, not a thread that never reports (the others would
-                        // wait for it until the stall watchdog).
-                        let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-                            work(i, control)
-                        }))
-                        .unwrap_or_else(|p| {
-                            let what = p
-                                .downcast_ref::<&str>()
-                                .map(|s| s.to_string())
-                                .or_else(|| p.downcast_ref::<String>().cloned())
-                                .unwrap_or_default();
-                            Err(format!(
-                                "worker {i} failed on an internal error (a bug in iolab; please report it): {what}"
-                            ))
-                        });
-                        // The worker's own descriptors are closed by now; the copies a
-                        // private table inherited (the work directory's lock among them)
-                        // must not outlive it, or the next run in this process would find
-                        // the directory locked by itself.
-                        iolab_backend::process::close_private_fd_table();
-                        if r.is_err() {
-                            // A failed worker must not leave the others (or other ranks)
-                            // running without it.
-                            control.stop_all();
-                            if !control.workers[i].done.load(Ordering::Acquire) {
-                                control.finished(i);
-                            }
-                        }
-                        r
-                    })
-            })
+            .map(|i| spawn_worker(s, i, &control, &work))
             .collect();
         if handles.iter().any(|h| h.is_err()) {
             setup_error = Some(
                 "could not start a worker thread (too many threads? see ulimit -u)".to_string(),
             );
         }
-        let local_ok = control.wait_all_ready() && setup_error.is_none();
-        if local_ok {
-            // New threads start with the scheduler's estimate of a heavy task, which
-            // decays over the next few hundred milliseconds; timed before that, a
-            // synchronous I/O loop through a kernel worker can settle into a slower
-            // placement and keep it for the whole phase (see WORKER_SETTLE).
-            std::thread::sleep(env.settle.saturating_sub(spawned_at.elapsed()));
-        }
-        if comm.all_ok(local_ok) {
-            // The probe's thread and first readings before the gate opens, not beside the
-            // first I/Os (started after it, its new thread was seen to take a worker's
-            // CPU in the first millisecond and move the worker).
-            if let Some(p) = probe {
-                p.start();
-            }
-            comm.barrier();
-            start = clock.now();
-            control.release(Some(start));
-            interrupted = coordinate(env, clock, name, &control, start, wear_out);
-            telemetry = probe.and_then(|p| p.stop());
-        } else {
-            control.release(None);
-        }
-        handles
-            .into_iter()
-            .map(|h| match h {
-                Ok(h) => h
-                    .join()
-                    .unwrap_or_else(|_| Err("worker thread panicked".to_string())),
-                Err(e) => Err(e.to_string()),
-            })
-            .collect()
+        let local_ok = settle(env, &control, spawned_at, setup_error.is_none());
+        timed = start_and_coordinate(env, clock, name, &control, wear_out, local_ok);
+        join_workers(handles)
     });
 
-    let mut outcome = RankOutcome {
-        threads: workers as u32,
-        setup_error,
-        ..RankOutcome::empty(comm.rank(), comm.host())
-    };
-    for (i, r) in reports.into_iter().enumerate() {
-        match r {
-            Ok(rep) => {
-                // A worker that finished its share early and then waited at the wear-out
-                // rendezvous finishes late; its first-done moment is when it froze its
-                // figures, not when the rendezvous let it go.
-                let done = match rep.measure.first_done_at {
-                    Some(at) if control.waited_at_rendezvous(i) => at.min(rep.finished_at),
-                    _ => rep.finished_at,
-                };
-                outcome.add_worker(&rep.measure, rep.completed, rep.finished_at, done);
-            }
-            Err(e) => {
-                outcome.completed.push(0);
-                outcome.setup_error.get_or_insert(e);
-            }
-        }
+    let outcome = rank_outcome(env, &control, setup_error, reports);
+    let interrupted = timed.interrupted | env.interrupt.load(Ordering::Relaxed);
+    gather_outcomes(comm, outcome, interrupted, started_at_ms, timed.telemetry)
+}
+
+/// What the timed part of a phase left on this rank: whether it was interrupted, and what
+/// the probe saw (rank 0).
+#[derive(Default)]
+struct Timed {
+    interrupted: bool,
+    telemetry: Option<Telemetry>,
+}
+
+/// Waits until this rank's workers are set up and, when they all are, until they are
+/// `env.settle` old; true when this rank is ready to start.
+fn settle(
+    env: &Env<'_>,
+    control: &PhaseControl,
+    spawned_at: std::time::Instant,
+    spawned: bool,
+) -> bool {
+    let local_ok = control.wait_all_ready() && spawned;
+    if local_ok {
+        // New threads start with the scheduler's estimate of a heavy task, which
+        // decays over the next few hundred milliseconds; timed before that, a
+        // synchronous I/O loop through a kernel worker can settle into a slower
+        // placement and keep it for the whole phase (see WORKER_SETTLE).
+        std::thread::sleep(env.settle.saturating_sub(spawned_at.elapsed()));
     }
-    outcome.finish();
-    // The workers' own CPU time, over the same window as the rank's elapsed time: not
-    // the process's, which would add the time this rank spent waiting for the others
-    // (and, with MPI, polling in collectives) over a wall time that excludes it.
-    let (user, system) = control.worker_cpu();
-    outcome.cpu_set = iolab_backend::process::allowed_cpus()
-        .into_iter()
-        .map(|c| c as u32)
-        .collect();
-    outcome.cpu = CpuUsage {
-        user,
-        system,
-        wall: outcome.elapsed,
-        cpus: outcome.cpu_set.len() as u32,
-    };
-    let _ = start;
-    interrupted |= env.interrupt.load(Ordering::Relaxed);
-    gather_outcomes(comm, outcome, interrupted, started_at_ms, telemetry)
+    local_ok
+}
+
+/// When every rank is ready, starts the workers of all ranks together and coordinates
+/// them until the phase ends; otherwise releases them without a start.
+fn start_and_coordinate<C: Clock>(
+    env: &Env<'_>,
+    clock: &C,
+    name: &str,
+    control: &PhaseControl,
+    wear_out: bool,
+    local_ok: bool,
+) -> Timed {
+    let comm = env.comm;
+    if !comm.all_ok(local_ok) {
+        control.release(None);
+        return Timed::default();
+    }
+    let probe = env.probe.filter(|_| comm.rank() == 0);
+    // The probe's thread and first readings before the gate opens, not beside the
+    // first I/Os (started after it, its new thread was seen to take a worker's
+    // CPU in the first millisecond and move the worker).
+    if let Some(p) = probe {
+        p.start();
+    }
+    comm.barrier();
+    let start = clock.now();
+    control.release(Some(start));
+    let interrupted = coordinate(env, clock, name, control, start, wear_out);
+    Timed {
+        interrupted,
+        telemetry: probe.and_then(|p| p.stop()),
+    }
 }
 
 #[cfg(test)]

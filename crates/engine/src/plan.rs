@@ -286,49 +286,11 @@ pub fn plan_data(
     let total_workers = ranks * threads;
     let bs = spec.unit();
     let blocks = worker_blocks(spec, target, ctx, total_workers)?;
-    // Sizes add up across workers: more than 16 EiB in all does not fit in any count.
-    let total_blocks = blocks
-        .iter()
-        .try_fold(0u64, |a, b| a.checked_add(*b))
-        .filter(|t| {
-            t.checked_mul(bs)
-                .and_then(|b| b.checked_add(ctx.start_offset))
-                .is_some()
-        })
-        .ok_or_else(|| {
-            SpecError::new(
-                if spec.size.is_some() { "--size" } else { "--total-size" },
-                format!(
-                    "{} workers together would move more than {}, the most any file system or device holds",
-                    total_workers,
-                    ByteCount(u64::MAX).human()
-                ),
-            )
-        })?;
+    let total_blocks = total_blocks(spec, ctx, &blocks, total_workers)?;
     let shared =
         matches!(spec.layout, Layout::Shared) || matches!(target, DataTarget::Device { .. });
     let end = placement_end(spec, ctx, &blocks, shared, total_blocks)?;
-    if let DataTarget::Device { path, size } = target
-        && end > *size
-    {
-        return Err(SpecError::new(
-            "--size",
-            format!(
-                "the workload needs {}{} but {} holds {}",
-                ByteCount(end - ctx.start_offset).human(),
-                if ctx.start_offset > 0 {
-                    format!(
-                        " after an offset of {}",
-                        ByteCount(ctx.start_offset).human()
-                    )
-                } else {
-                    String::new()
-                },
-                path.display(),
-                ByteCount(*size).human()
-            ),
-        ));
-    }
+    check_device_holds(target, ctx, end)?;
     let per_file =
         blocks.iter().min().copied().unwrap_or(0) / u64::from(ctx.files_per_worker.max(1));
     spec.check_zones_fit(per_file * bs)?;
@@ -382,6 +344,61 @@ pub fn plan_data(
         io_limit: None,
         exit: None,
     })
+}
+
+/// The blocks of all workers together; an error when they, in bytes after the start
+/// offset, do not fit in any count (more than 16 EiB).
+fn total_blocks(
+    spec: &DataSpec,
+    ctx: &PlanContext,
+    blocks: &[u64],
+    total_workers: u32,
+) -> Result<u64, SpecError> {
+    blocks
+        .iter()
+        .try_fold(0u64, |a, b| a.checked_add(*b))
+        .filter(|t| {
+            t.checked_mul(spec.unit())
+                .and_then(|b| b.checked_add(ctx.start_offset))
+                .is_some()
+        })
+        .ok_or_else(|| {
+            SpecError::new(
+                if spec.size.is_some() { "--size" } else { "--total-size" },
+                format!(
+                    "{} workers together would move more than {}, the most any file system or device holds",
+                    total_workers,
+                    ByteCount(u64::MAX).human()
+                ),
+            )
+        })
+}
+
+/// On a device, an error when the workload's placement ends past its size.
+fn check_device_holds(target: &DataTarget, ctx: &PlanContext, end: u64) -> Result<(), SpecError> {
+    let DataTarget::Device { path, size } = target else {
+        return Ok(());
+    };
+    if end <= *size {
+        return Ok(());
+    }
+    Err(SpecError::new(
+        "--size",
+        format!(
+            "the workload needs {}{} but {} holds {}",
+            ByteCount(end - ctx.start_offset).human(),
+            if ctx.start_offset > 0 {
+                format!(
+                    " after an offset of {}",
+                    ByteCount(ctx.start_offset).human()
+                )
+            } else {
+                String::new()
+            },
+            path.display(),
+            ByteCount(*size).human()
+        ),
+    ))
 }
 
 /// A data file must not take the name of the work directory's own files (its lock, its

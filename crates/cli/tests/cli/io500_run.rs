@@ -169,7 +169,7 @@ fn a_run_whose_default_result_dir_is_taken_writes_a_numbered_one() {
     std::fs::create_dir(&work).unwrap();
     // Another run holds the default name of every second around this run's start.
     let results = tmp.path().join("io500-results");
-    let now = iolab_engine::phase::now_ms();
+    let now = iolab_core::civil::now_ms();
     let taken: Vec<String> = (-5..120)
         .map(|s| default_result_name(now + s * 1000))
         .collect();

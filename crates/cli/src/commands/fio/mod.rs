@@ -59,7 +59,7 @@ pub fn fio(args: FioArgs) -> Result<u8> {
         .iter()
         .map(FioJob::from_section)
         .collect::<Result<Vec<_>, FioError>>()?;
-    let mut plans = plan_jobs(&jobs, iolab_engine::phase::now_ms() as u64)?;
+    let mut plans = plan_jobs(&jobs, iolab_core::civil::now_ms() as u64)?;
     logs::check_log_dirs(&plans)?;
     for p in &mut plans {
         p.target.allow_destroy = args.allow_destroy;

@@ -317,7 +317,7 @@ fn run_prepared(
             name: s.plans[plan].job.name.clone(),
             ..PhaseMeta::default()
         };
-        let now = iolab_engine::phase::now_ms();
+        let now = iolab_core::civil::now_ms();
         let current = s.reporter.entries(jobs, &refs, &meta, (false, now, None));
         let all: Vec<&Entry> = done.iter().chain(&current).collect();
         let disks = s.totals.lock().unwrap_or_else(|p| p.into_inner()).fio();

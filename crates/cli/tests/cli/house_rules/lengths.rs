@@ -69,12 +69,6 @@ const LONG_FUNCTIONS: &[(&str, &str, usize, &str)] = &[
         "a table of IOR's options",
     ),
     (
-        "engine/src/phase.rs",
-        "run_phase",
-        144,
-        "#51: spawn, settle, coordinate, join",
-    ),
-    (
         "compat/src/fio/access.rs",
         "apply",
         144,
@@ -117,34 +111,16 @@ const LONG_FUNCTIONS: &[(&str, &str, usize, &str)] = &[
         "the AWS credential chain, one source per step",
     ),
     (
-        "engine/src/layout.rs",
-        "lay_out",
-        117,
-        "#51: one function per layout step",
-    ),
-    (
         "suites/src/train/run.rs",
         "run_epoch",
         116,
         "an epoch's steps, to split",
     ),
     (
-        "engine/src/plan.rs",
-        "plan_data",
-        116,
-        "#51: one function per plan stage",
-    ),
-    (
         "host/src/audit/tests.rs",
         "cases",
         112,
         "a test table of tuning cases",
-    ),
-    (
-        "engine/src/assemble.rs",
-        "assemble",
-        109,
-        "one step per figure of a phase",
     ),
     (
         "compat/src/io500/parse_ini.rs",
