@@ -19,7 +19,7 @@ mod cq;
 mod sq;
 
 use cq::CompletionRing;
-use sq::{Opcodes, SlotQueue};
+use sq::{Opcodes, SlotQueue, SqEntry};
 
 /// io_uring caps one registered buffer at 1 GiB.
 const MAX_REGISTERED: usize = 1 << 30;
@@ -352,19 +352,24 @@ impl IoBackend for UringBackend<'_> {
         } else {
             self.fds[req.file as usize]
         };
-        let opcode = if req.dir == IoDir::Write {
-            self.opcodes.write
-        } else {
-            self.opcodes.read
+        let io = SqEntry {
+            opcode: if req.dir == IoDir::Write {
+                self.opcodes.write
+            } else {
+                self.opcodes.read
+            },
+            fd,
+            offset: req.offset,
+            addr: buf,
+            len: req.len,
+            ioprio: req.ioprio,
         };
         // SAFETY: the slot is below the depth the queue was made with and was not in
         // flight (`lend` checks both and marks it in flight until its completion is
         // reaped, so nothing else touches the buffer, and the pool outlives every
         // in-flight request: Drop drains them). The fd is registered or belongs to a
         // DataFile borrowed for 'a.
-        let pushed = |sq: &mut SlotQueue| unsafe {
-            sq.push(req.slot, opcode, fd, req.offset, buf, req.len, req.ioprio)
-        };
+        let pushed = |sq: &mut SlotQueue| unsafe { sq.push(req.slot, io) };
         if !pushed(&mut self.sq) {
             // The submission queue is full of unsubmitted entries: flush it and retry.
             self.enter(0)?;

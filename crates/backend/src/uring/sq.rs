@@ -170,6 +170,17 @@ impl Opcodes {
     }
 }
 
+/// What one I/O writes into its slot's entry.
+#[derive(Clone, Copy)]
+pub(super) struct SqEntry {
+    pub opcode: u8,
+    pub fd: i32,
+    pub offset: u64,
+    pub addr: *mut u8,
+    pub len: u32,
+    pub ioprio: u16,
+}
+
 /// The submission queue, one entry per buffer slot, written in place.
 pub(super) struct SlotQueue {
     sqes: *mut Sqe,
@@ -269,25 +280,15 @@ impl SlotQueue {
         unsafe { (*self.flags).load(Ordering::Acquire) & SQ_TASKRUN != 0 }
     }
 
-    /// Queues slot `slot`'s I/O; false (nothing queued) when the queue is full.
+    /// Queues slot `slot`'s I/O `io`; false (nothing queued) when the queue is full.
     ///
     /// # Safety
     /// `slot` is below the `slots` the queue was made with and has no I/O queued or in
-    /// flight; `addr` points to `len` bytes lent to the kernel until the completion is
-    /// reaped (or, with fixed buffers, inside the registered one); `fd` is registered
-    /// (fixed files) or open while the ring may use it.
+    /// flight; `io.addr` points to `io.len` bytes lent to the kernel until the completion
+    /// is reaped (or, with fixed buffers, inside the registered one); `io.fd` is
+    /// registered (fixed files) or open while the ring may use it.
     #[inline(always)]
-    #[allow(clippy::too_many_arguments)]
-    pub unsafe fn push(
-        &mut self,
-        slot: u32,
-        opcode: u8,
-        fd: i32,
-        offset: u64,
-        addr: *mut u8,
-        len: u32,
-        ioprio: u16,
-    ) -> bool {
+    pub unsafe fn push(&mut self, slot: u32, io: SqEntry) -> bool {
         if self.len() >= self.entries {
             return false;
         }
@@ -295,12 +296,12 @@ impl SlotQueue {
         // I/O completed, so the kernel took the entry long before.
         unsafe {
             let e = &mut *self.sqes.add(slot as usize);
-            e.opcode = opcode;
-            e.ioprio = ioprio;
-            e.fd = fd;
-            e.off = offset;
-            e.addr = addr as u64;
-            e.len = len;
+            e.opcode = io.opcode;
+            e.ioprio = io.ioprio;
+            e.fd = io.fd;
+            e.off = io.offset;
+            e.addr = io.addr as u64;
+            e.len = io.len;
             let t = self.local_tail;
             self.array.add((t & self.mask) as usize).write(slot);
             self.local_tail = t.wrapping_add(1);
