@@ -15,6 +15,7 @@ mod fio_rand;
 mod hist_log;
 mod image;
 mod kept;
+pub mod kvcache;
 pub mod layout;
 pub mod memory;
 pub mod meta;

@@ -99,6 +99,19 @@ pub fn render_trial(f: &KvCacheFigures, out: &mut String) {
     latency_line(out, "request storage", &f.request_storage);
     latency_line(out, "queue wait", &f.queue_wait);
     latency_line(out, "end to end", &f.end_to_end);
+    if let Some(w) = &f.worst_rank {
+        let _ = writeln!(
+            out,
+            "\n  storage device p95 over {} ranks (judged: the worst rank's): read {:.3} ms on rank {} ({:.3} merged), write {:.3} ms on rank {} ({:.3} merged)",
+            w.ranks,
+            ms(w.read_device_p95),
+            w.read_rank,
+            ms(f.storage.read_device.p95),
+            ms(w.write_device_p95),
+            w.write_rank,
+            ms(f.storage.write_device.p95)
+        );
+    }
     out.push('\n');
     for c in f.criteria() {
         let _ = writeln!(

@@ -10,7 +10,9 @@ use iolab_core::result::{OpCount, OpKind, OpResult, RunStatus};
 use iolab_core::spec::{KvCacheSettings, KvCacheSpec, MAX_AUTOSCALE_USERS, TargetSpec};
 use iolab_engine::MonotonicClock;
 use iolab_suites::kvcache::autoscale::run_autoscale;
-use iolab_suites::kvcache::{KvError, TrialFigures, check_memory, run_kvcache, storage_limit};
+use iolab_suites::kvcache::{
+    KvError, TrialFigures, check_backend, check_memory, run_kvcache, storage_limit,
+};
 
 use crate::args::OutputArgs;
 use crate::commands::finish::{cleanup, conclude, start_in_workdir};
@@ -38,6 +40,7 @@ fn check(rt: &Runtime, args: &KvCacheArgs) -> Result<(KvCacheSettings, u64)> {
         args.target.dir.as_deref().ok_or_else(|| {
             SpecError::new("--dir", "is required: where the storage tier's files go")
         })?;
+    check_backend(&settings)?;
     // --autoscale may grow to its most users: their buffers must fit too.
     let most = KvCacheSettings {
         users: settings.users.max(if settings.autoscale.is_some() {

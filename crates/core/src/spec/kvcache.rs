@@ -8,6 +8,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::error::SpecError;
 use crate::kvcache::KvModel;
+use crate::spec::BackendKind;
 use crate::units::{ByteCount, TimeSpan};
 
 /// Simulated token generation after a request's storage work (kv-cache.py's
@@ -98,6 +99,12 @@ pub struct KvCacheSpec {
     #[arg(long)]
     pub direct: bool,
 
+    /// How the storage tier is read and written: psync (pread/pwrite, as numpy),
+    /// sync (lseek + read/write), uring (io_uring), null (no storage: iolab's own
+    /// ceiling, not a storage figure).
+    #[arg(long, value_enum, default_value_t = BackendKind::Psync)]
+    pub backend: BackendKind,
+
     /// Every request is a new conversation (kv-cache.py's --disable-multi-turn).
     #[arg(long)]
     pub disable_multi_turn: bool,
@@ -142,6 +149,9 @@ pub struct KvCacheSettings {
     pub trials: u32,
     pub transfer_size: ByteCount,
     pub direct: bool,
+    /// How the storage tier is reached (psync before this setting existed).
+    #[serde(default = "psync")]
+    pub backend: BackendKind,
     pub multi_turn: bool,
     pub prefix_caching: bool,
     /// The closed option these settings are exactly (None: an open run).
@@ -149,6 +159,10 @@ pub struct KvCacheSettings {
     pub autoscale: Option<AutoscaleMode>,
     pub target_saturation: f64,
     pub autoscale_steps: u32,
+}
+
+fn psync() -> BackendKind {
+    BackendKind::Psync
 }
 
 /// A closed option's settings (MLPerf Storage v3.0 Rules §6.3, mlperf_wrapper.py).
@@ -220,6 +234,7 @@ impl KvCacheSpec {
             trials: self.trials,
             transfer_size: self.transfer_size,
             direct: self.direct,
+            backend: self.backend,
             multi_turn: !self.disable_multi_turn,
             prefix_caching: !self.disable_prefix_caching,
             closed_option: None,
@@ -270,6 +285,18 @@ impl KvCacheSettings {
         }
         if self.autoscale.is_some() {
             self.check_autoscale()?;
+        }
+        if !matches!(
+            self.backend,
+            BackendKind::Psync | BackendKind::Sync | BackendKind::Uring | BackendKind::Null
+        ) {
+            return Err(SpecError::new(
+                "--backend",
+                format!(
+                    "{} does not reach the storage tier's directory; use psync, sync, uring or null",
+                    self.backend.name()
+                ),
+            ));
         }
         if self.storage_capacity.is_some_and(|c| c.0 == 0) {
             return Err(SpecError::new(

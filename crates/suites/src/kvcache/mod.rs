@@ -1,13 +1,11 @@
 //! LLM inference's KV cache offload, as MLPerf Storage v3.0's reference (kv-cache.py)
 //! runs it: simulated users ([`users`]) issue requests that [`serve`] turns into reads
 //! and writes of cache entries ([`entry`]) in a tiered cache ([`cache`]: CPU memory,
-//! then a directory), measured by each worker ([`tally`]); [`run`] is one trial on one
+//! then a directory: the engine's), measured by each worker ([`tally`]); [`run`] is one trial on one
 //! rank, [`run_kvcache`] every trial on every rank with the figures on rank 0. The
 //! figures are defined in iolab_core::kvcache.
 
 pub mod autoscale;
-pub mod cache;
-pub mod entry;
 pub mod run;
 pub mod serve;
 pub mod tally;
@@ -18,12 +16,15 @@ use std::sync::atomic::AtomicBool;
 
 use iolab_comm::{Comm, CommExt};
 use iolab_core::SpecError;
-use iolab_core::kvcache::KvCacheFigures;
+use iolab_core::kvcache::{KvCacheFigures, WorstRank};
 use iolab_core::result::Timeline;
 use iolab_core::spec::KvCacheSettings;
 use iolab_core::units::{ByteCount, Nanos};
-use iolab_engine::Clock;
 use iolab_engine::memory::{Available, ranks_on_this_host};
+use iolab_engine::{Clock, EngineError};
+
+/// The tiers and the entries' I/O are the engine's.
+pub use iolab_engine::kvcache::{cache, entry};
 
 /// Why a KV cache run did not complete.
 #[derive(Debug, thiserror::Error)]
@@ -38,6 +39,17 @@ pub enum KvError {
     Io(String),
     #[error("interrupted")]
     Interrupted,
+}
+
+impl From<EngineError> for KvError {
+    fn from(e: EngineError) -> KvError {
+        match e {
+            EngineError::Interrupted => KvError::Interrupted,
+            EngineError::Spec(e) => KvError::Spec(e),
+            EngineError::Setup(why) => KvError::Setup(why),
+            e => KvError::Io(e.to_string()),
+        }
+    }
 }
 
 /// One trial's figures, all ranks.
@@ -61,7 +73,8 @@ pub struct TrialFigures {
 /// has, before anything is allocated or written.
 pub fn check_memory(settings: &KvCacheSettings, comm: &dyn Comm) -> Result<(), SpecError> {
     let ranks = u64::from(ranks_on_this_host(comm));
-    let buffers = u64::from(settings.workers()) * settings.transfer_size.0;
+    // Each worker's: one for the CPU tier's copies, one for the storage tier's backend.
+    let buffers = 2 * u64::from(settings.workers()) * settings.transfer_size.0;
     let need = (settings.cpu_memory.0 + buffers) * ranks;
     if let Some(have) = Available::read(Path::new("/")).bytes()
         && need as f64 > 0.8 * have as f64
@@ -75,6 +88,19 @@ pub fn check_memory(settings: &KvCacheSettings, comm: &dyn Comm) -> Result<(), S
                 ranks,
                 ByteCount(have).human()
             ),
+        ));
+    }
+    Ok(())
+}
+
+/// Refuses a backend this kernel cannot give (io_uring), before anything is written.
+pub fn check_backend(settings: &KvCacheSettings) -> Result<(), SpecError> {
+    if settings.backend == iolab_core::spec::BackendKind::Uring
+        && let Err(why) = iolab_backend::uring_available()
+    {
+        return Err(SpecError::new(
+            "--backend",
+            format!("uring is not available here ({why}); use psync"),
         ));
     }
     Ok(())
@@ -180,7 +206,8 @@ pub fn run_kvcache(
 
 type RankTrial = (tally::Tally, Nanos, u64, u64, [u64; 4]);
 
-/// Every rank's trial as one: tallies merged, the longest duration.
+/// Every rank's trial as one: tallies merged, the longest duration, the worst rank's
+/// device p95s beside the merged ones.
 fn reduce(all: &[RankTrial]) -> TrialFigures {
     let mut tally = tally::Tally::default();
     let mut counts = [0u64; 4];
@@ -194,8 +221,21 @@ fn reduce(all: &[RankTrial]) -> TrialFigures {
             counts[k] += c[k];
         }
     }
+    // Each rank is a client the criteria judge: the worst rank's device p95s.
+    let p95s: Vec<(Nanos, Nanos)> = all
+        .iter()
+        .map(|(t, ..)| {
+            (
+                t.storage.read_device.percentile(95.0),
+                t.storage.write_device.percentile(95.0),
+            )
+        })
+        .collect();
     TrialFigures {
-        figures: tally.figures(duration, counts),
+        figures: KvCacheFigures {
+            worst_rank: WorstRank::of(&p95s),
+            ..tally.figures(duration, counts)
+        },
         timeline: tally.timeline(),
         issued,
         dropped,

@@ -17,7 +17,7 @@ use iolab_engine::Clock;
 
 use super::KvError;
 use super::cache::KvCache;
-use super::entry::EntryIo;
+use super::entry::{EntryIo, EntrySetup};
 use super::serve::{Serving, serve};
 use super::tally::Tally;
 use super::users::{Request, UserState, users};
@@ -249,8 +249,27 @@ fn work(
     tally: &mut Tally,
 ) -> Result<(), KvError> {
     let s = at.settings;
-    let mut io = EntryIo::new(s.transfer_size.0, s.direct, seed, clock)?;
+    let setup = EntrySetup {
+        backend: s.backend,
+        transfer: s.transfer_size.0,
+        direct: s.direct,
+        seed,
+    };
+    let mut io = EntryIo::new(setup, clock, at.start)?;
     io.over = at.over;
+    let r = serve_queue(at, &mut io, queue, ready, tally);
+    tally.io.merge(&io.finish());
+    r
+}
+
+/// Serves requests until the queue is closed.
+fn serve_queue(
+    at: &Serving<'_>,
+    io: &mut EntryIo<'_>,
+    queue: &Mutex<Queue>,
+    ready: &Condvar,
+    tally: &mut Tally,
+) -> Result<(), KvError> {
     loop {
         let req = {
             let mut q = queue.lock().unwrap_or_else(|p| p.into_inner());
@@ -267,7 +286,7 @@ fn work(
                     .unwrap_or_else(|p| p.into_inner().0);
             }
         };
-        if !serve(at, &mut io, &req, tally)? {
+        if !serve(at, io, &req, tally)? {
             tally.cut += 1;
         }
     }

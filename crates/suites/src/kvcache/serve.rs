@@ -15,7 +15,8 @@ use super::users::Request;
 /// Tokens generated per decode read (config.yaml's decode.batch_size).
 const DECODE_BATCH: u64 = 32;
 
-/// Where a request is served: the cache, the run's start (for the timeline) and when
+/// Where a request is served: the cache, the run's start (the storage tier's timeline
+/// starts there) and when
 /// to give up: a request still being served at the end of the run stops before its next
 /// cache operation, or at the deadline if it is sleeping its generation time, and is not
 /// counted (its operations are).
@@ -46,7 +47,7 @@ fn steps(
     req: &Request,
     tally: &mut Tally,
 ) -> Result<bool, KvError> {
-    let (cache, settings, start) = (at.cache, at.settings, at.start);
+    let (cache, settings) = (at.cache, at.settings);
     let began = io.clock.now();
     tally.queue_wait.record(began.saturating_sub(req.issued).0);
     let mut storage = Nanos::ZERO;
@@ -56,7 +57,7 @@ fn steps(
         }
         let op = cache.access(io, key)?;
         if let Some(op) = &op {
-            tally.record(op, false, io.clock.now().saturating_sub(start));
+            tally.record(op, false);
             storage = storage + op.spans.total;
         }
         Ok::<Option<Op>, KvError>(op)
@@ -74,7 +75,7 @@ fn steps(
             return Err(KvError::Interrupted);
         }
         let w = cache.allocate(io, &req.key, context)?;
-        Ok::<Nanos, KvError>(record_written(&w, io, tally, start))
+        Ok::<Nanos, KvError>(record_written(&w, tally))
     };
     let mut wrote = write(io, tally)?;
     if req.decodes() {
@@ -119,16 +120,15 @@ fn decode_bytes(op: &Op) -> u64 {
 }
 
 /// Records a write and the demotions it caused; returns the time they took.
-fn record_written(w: &Written, io: &EntryIo<'_>, tally: &mut Tally, start: Nanos) -> Nanos {
-    let at = io.clock.now().saturating_sub(start);
+fn record_written(w: &Written, tally: &mut Tally) -> Nanos {
     let mut took = Nanos::ZERO;
     for (r, wr) in &w.demoted {
-        tally.record(r, false, at);
-        tally.record(wr, true, at);
+        tally.record(r, false);
+        tally.record(wr, true);
         took = took + r.spans.total + wr.spans.total;
     }
     if let Some(op) = &w.op {
-        tally.record(op, true, at);
+        tally.record(op, true);
         took = took + op.spans.total;
     }
     if w.refused {

@@ -1,11 +1,13 @@
-//! What workers measure: [`Tally`], one per worker (histograms per tier and operation,
-//! counters, a per-second timeline of the storage tier), merged across workers and
-//! ranks, then turned into the figures of iolab_core::kvcache.
+//! What workers measure: [`Tally`], one per worker (whole-entry histograms per tier and
+//! operation, counters, and the engine's measure of the storage tier's I/Os: per-I/O
+//! latencies, the per-second timeline, errors), merged across workers and ranks, then
+//! turned into the figures of iolab_core::kvcache.
 
 use iolab_core::LatencyHistogram;
 use iolab_core::kvcache::{KvCacheFigures, KvLatency, TierFigures, TierKind};
-use iolab_core::result::{OpKind, OpSeries, Timeline};
+use iolab_core::result::Timeline;
 use iolab_core::units::{ByteCount, Nanos};
+use iolab_engine::recorder::WorkerMeasure;
 use serde::{Deserialize, Serialize};
 
 use super::cache::Op;
@@ -49,9 +51,6 @@ impl TierTally {
     }
 }
 
-/// Per second: storage reads, their bytes, writes, their bytes.
-type Slot = [u64; 4];
-
 #[derive(Clone, Debug, Default, Serialize, Deserialize)]
 pub struct Tally {
     pub cpu: TierTally,
@@ -66,12 +65,13 @@ pub struct Tally {
     pub refused_writes: u64,
     /// Requests being served when the run ended (not counted as completed).
     pub cut: u64,
-    pub seconds: Vec<Slot>,
+    /// The storage tier's I/Os as the engine's recorder measured them.
+    pub io: WorkerMeasure,
 }
 
 impl Tally {
-    /// Records a cache operation completed `at` after the run's start.
-    pub fn record(&mut self, op: &Op, write: bool, at: Nanos) {
+    /// Records a whole-entry cache operation.
+    pub fn record(&mut self, op: &Op, write: bool) {
         let t = match op.tier {
             TierKind::Cpu => &mut self.cpu,
             TierKind::Storage => &mut self.storage,
@@ -87,15 +87,6 @@ impl Tally {
             t.read.record(op.spans.total.0);
             t.read_device.record(op.spans.device.0);
         }
-        if op.tier == TierKind::Storage {
-            let s = (at.0 / 1_000_000_000) as usize;
-            if self.seconds.len() <= s {
-                self.seconds.resize(s + 1, [0; 4]);
-            }
-            let i = if write { 2 } else { 0 };
-            self.seconds[s][i] += 1;
-            self.seconds[s][i + 1] += op.bytes;
-        }
     }
 
     pub fn merge(&mut self, o: &Tally) {
@@ -110,14 +101,7 @@ impl Tally {
         self.decode_bytes_read += o.decode_bytes_read;
         self.refused_writes += o.refused_writes;
         self.cut += o.cut;
-        if self.seconds.len() < o.seconds.len() {
-            self.seconds.resize(o.seconds.len(), [0; 4]);
-        }
-        for (a, b) in self.seconds.iter_mut().zip(&o.seconds) {
-            for i in 0..4 {
-                a[i] += b[i];
-            }
-        }
+        self.io.merge(&o.io);
     }
 
     /// The figures, with the cache's hit, miss and eviction counts
@@ -137,21 +121,13 @@ impl Tally {
             queue_wait: KvLatency::of(&self.queue_wait),
             request_storage: KvLatency::of(&self.request_storage),
             refused_writes: self.refused_writes,
+            worst_rank: None,
         }
     }
 
-    /// The storage tier's per-second timeline (whole-entry reads and writes).
+    /// The storage tier's per-second timeline: its reads, writes and fsyncs as the
+    /// backend made them.
     pub fn timeline(&self) -> Timeline {
-        let series = |op: OpKind, i: usize| OpSeries {
-            op,
-            ops: self.seconds.iter().map(|s| s[i]).collect(),
-            bytes: self.seconds.iter().map(|s| s[i + 1]).collect(),
-            latency_sum: vec![0; self.seconds.len()],
-        };
-        Timeline {
-            interval: Nanos::from_secs(1),
-            series: vec![series(OpKind::Read, 0), series(OpKind::Write, 2)],
-            ..Timeline::default()
-        }
+        self.io.timeline.clone()
     }
 }

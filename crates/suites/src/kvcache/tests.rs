@@ -1,12 +1,12 @@
 //! Exact figures for scripted schedules, on a FakeClock and a temporary directory.
 
-use iolab_core::kvcache::{KvModel, TierKind};
+use iolab_core::kvcache::KvModel;
 use iolab_core::spec::{GenerationMode, KvCacheSpec};
 use iolab_core::units::Nanos;
 use iolab_engine::{Clock, FakeClock};
 
 use super::cache::KvCache;
-use super::entry::EntryIo;
+use super::entry::{EntryIo, EntrySetup};
 use super::serve::{Serving, serve};
 use super::tally::Tally;
 use super::users::{Qos, Request};
@@ -26,56 +26,6 @@ fn request(key: &str, previous: &[&str], context: u64, generate: u64) -> Request
 }
 
 #[test]
-fn lru_entries_fall_down_the_tiers_and_then_out() {
-    let dir = tempfile::tempdir().unwrap();
-    let shape = KvModel::Tiny1b.shape();
-    let clock = FakeClock::new(Nanos(1000));
-    let mut io = EntryIo::new(65536, false, 1, &clock).unwrap();
-    let probe = KvCache::new(shape, 0, 0, dir.path(), 0);
-    let s = probe.entry_bytes(100);
-    // The CPU tier holds two entries (2.5 of them before its 80 % target), the
-    // storage tier two.
-    let cache = KvCache::new(shape, s * 5 / 2, s * 2, dir.path(), 0);
-    for k in ["a", "b"] {
-        let w = cache.allocate(&mut io, k, 100).unwrap();
-        assert_eq!(w.op.unwrap().tier, TierKind::Cpu);
-    }
-    assert!(cache.access(&mut io, "a").unwrap().is_some());
-    // c: b is the least recently used, demoted to storage.
-    let w = cache.allocate(&mut io, "c", 100).unwrap();
-    assert_eq!(w.demoted.len(), 1);
-    assert_eq!(cache.tier_of("b"), Some((TierKind::Storage, s)));
-    assert_eq!(std::fs::metadata(cache.path_of("b")).unwrap().len(), s);
-    // d demotes a, e demotes c: storage then holds b and a, and must delete b (its
-    // least recently used) to take c.
-    cache.allocate(&mut io, "d", 100).unwrap();
-    assert_eq!(cache.tier_of("a").unwrap().0, TierKind::Storage);
-    cache.allocate(&mut io, "e", 100).unwrap();
-    assert_eq!(cache.tier_of("b"), None);
-    assert!(!cache.path_of("b").exists());
-    assert_eq!(cache.tier_of("c").unwrap().0, TierKind::Storage);
-    assert_eq!(cache.tier_of("d").unwrap().0, TierKind::Cpu);
-    assert_eq!(cache.used(), (2 * s, 2 * s));
-    assert_eq!(
-        cache
-            .evictions
-            .cpu
-            .load(std::sync::atomic::Ordering::Relaxed),
-        3
-    );
-    assert_eq!(
-        cache
-            .evictions
-            .storage
-            .load(std::sync::atomic::Ordering::Relaxed),
-        1
-    );
-    // A miss is counted and reads nothing.
-    assert!(cache.access(&mut io, "b").unwrap().is_none());
-    assert_eq!(cache.misses.load(std::sync::atomic::Ordering::Relaxed), 1);
-}
-
-#[test]
 fn a_second_turn_reads_exactly_its_first_turns_entry() {
     let dir = tempfile::tempdir().unwrap();
     let settings = KvCacheSpec {
@@ -87,7 +37,13 @@ fn a_second_turn_reads_exactly_its_first_turns_entry() {
     .unwrap();
     let shape = KvModel::Tiny1b.shape();
     let clock = FakeClock::new(Nanos(1000));
-    let mut io = EntryIo::new(65536, false, 1, &clock).unwrap();
+    let setup = EntrySetup {
+        backend: iolab_core::spec::BackendKind::Psync,
+        transfer: 65536,
+        direct: false,
+        seed: 1,
+    };
+    let mut io = EntryIo::new(setup, &clock, Nanos::ZERO).unwrap();
     let cache = KvCache::new(shape, 0, 1 << 40, dir.path(), 0);
     let mut tally = Tally::default();
     // Turn 1: 1000 tokens written, read once and again for every 32 of 100 generated
@@ -220,6 +176,12 @@ fn ranks_run_their_own_users_and_rank_0_adds_them_up() {
     assert!(t.issued >= 4, "{}", t.issued);
     assert_eq!(t.figures.requests + t.cut + t.dropped, t.issued);
     assert_eq!(t.figures.storage.writes, t.storage.writes);
+    // The judged device p95 is the worst rank's, at least the merged histogram's.
+    let w = t.figures.worst_rank.expect("two ranks");
+    assert_eq!(w.ranks, 2);
+    assert!(w.write_device_p95 >= t.figures.storage.write_device.p95);
+    assert!(w.read_device_p95 >= t.figures.storage.read_device.p95);
+    assert_eq!(t.figures.write_device_p95(), w.write_device_p95);
     // Each rank's directory was its own, and is gone.
     assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 0);
 }
@@ -234,6 +196,7 @@ fn rank_trials_add_up() {
         };
         t.storage.bytes_read = bytes;
         t.storage.read.record(latency);
+        t.storage.read_device.record(latency);
         t
     };
     let a = tally(3, 300, 1000, 5_000_000);
@@ -252,22 +215,9 @@ fn rank_trials_add_up() {
     assert_eq!(t.figures.storage.evictions, 2);
     assert_eq!((t.issued, t.dropped), (5, 1));
     assert_eq!(t.figures.storage.read_latency.count, 2);
-}
-
-#[test]
-fn a_full_storage_tier_refuses_a_write_rather_than_grow() {
-    let dir = tempfile::tempdir().unwrap();
-    let shape = KvModel::Tiny1b.shape();
-    let clock = FakeClock::new(Nanos(1000));
-    let mut io = EntryIo::new(65536, false, 1, &clock).unwrap();
-    let probe = KvCache::new(shape, 0, 0, dir.path(), 0);
-    let s = probe.entry_bytes(100);
-    let cache = KvCache::new(shape, 0, s + s / 2, dir.path(), 0);
-    assert!(!cache.allocate(&mut io, "a", 100).unwrap().refused);
-    // Bigger than the whole tier: refused, nothing written, a left as it was.
-    let w = cache.allocate(&mut io, "big", 200).unwrap();
-    assert!(w.refused && w.op.is_none());
-    assert!(!cache.path_of("big").exists());
-    assert_eq!(cache.used(), (0, s));
-    assert_eq!(cache.tier_of("a"), Some((TierKind::Storage, s)));
+    // Rank 1's one read (7 ms) is the worst p95; the merged p95 is the same read.
+    let w = t.figures.worst_rank.unwrap();
+    assert_eq!((w.read_rank, w.ranks), (1, 2));
+    assert_eq!(w.read_device_p95, t.figures.storage.read_device.p95);
+    assert!(w.read_device_p95 > Nanos(6_900_000) && w.read_device_p95 < Nanos(7_100_000));
 }

@@ -66,8 +66,9 @@ fn kvcache_runs_users_over_two_tiers_and_leaves_nothing() {
 fn kvcache_refuses_bad_input_in_one_line_writing_nothing() {
     let dir = tempfile::tempdir().unwrap();
     let d = path(dir.path());
-    let cases: [(&[&str], &str); 6] = [
+    let cases: [(&[&str], &str); 7] = [
         (&["--model", "gpt-5"], "gpt-5"),
+        (&["--backend", "nbd"], "--backend"),
         (&["--cpu-memory", "100TiB"], "--cpu-memory"),
         (&["--storage-capacity", "1MiB"], "--dir"),
         (&["--option", "4"], "--option"),
@@ -148,4 +149,102 @@ fn kvcache_autoscale_capacity_steps_users_and_says_where_it_stands() {
     assert_eq!(phases[1]["name"], "kvcache step 2 (6 users)");
     let best = v["spec"]["kvcache_autoscale"]["users"].as_u64().unwrap();
     assert!(users.contains(&best), "{best} {users:?}");
+}
+
+/// An entry's write failing part way (EIO from iolab-faultfs on its 4th piece) ends the
+/// run as failed, naming the file and offset, and leaves no partial `.npy` behind.
+#[test]
+fn kvcache_a_write_failing_part_way_leaves_no_partial_file() {
+    let Some(fs) = crate::common::FaultFs::mount(&["write:eio:after=3:times=1:match=.npy"]) else {
+        return;
+    };
+    let r = run(&[
+        "kvcache",
+        "--model",
+        "tiny-1b",
+        "--users",
+        "1",
+        "--duration",
+        "5s",
+        "--generation-mode",
+        "none",
+        "--transfer-size",
+        "64KiB",
+        "--storage-capacity",
+        "2GiB",
+        "--dir",
+        fs.dir(),
+        "--no-store",
+    ])
+    .expect(1);
+    assert!(
+        r.stderr
+            .contains("write of 65536 bytes at offset 196608 in ")
+            && r.stderr.contains(".npy failed: Input/output error (EIO)"),
+        "{}",
+        r.stderr
+    );
+    let mut left = Vec::new();
+    let mut dirs = vec![std::path::PathBuf::from(fs.dir())];
+    while let Some(d) = dirs.pop() {
+        for e in std::fs::read_dir(&d).unwrap() {
+            let p = e.unwrap().path();
+            if p.is_dir() {
+                dirs.push(p);
+            } else {
+                left.push(p);
+            }
+        }
+    }
+    assert!(
+        left.iter()
+            .all(|p| p.extension().is_none_or(|x| x != "npy")),
+        "{left:?}"
+    );
+}
+
+/// On the null backend the storage tier's entries go through the engine's I/O loop and
+/// recorder but touch no file: the timeline counts the pieces, nothing is on disk.
+#[test]
+fn kvcache_on_the_null_backend_touches_no_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let json = dir.path().join("k.json");
+    run(&[
+        "kvcache",
+        "--model",
+        "tiny-1b",
+        "--users",
+        "2",
+        "--duration",
+        "2s",
+        "--generation-mode",
+        "none",
+        "--backend",
+        "null",
+        "--storage-capacity",
+        "1GiB",
+        "--dir",
+        path(dir.path()),
+        "--json",
+        path(&json),
+        "--no-store",
+    ])
+    .expect(0);
+    let v = json_of(&json);
+    let t = &v["spec"]["kvcache"][0];
+    let written = t["figures"]["storage"]["bytes_written"].as_u64().unwrap();
+    assert!(written > 0, "{t}");
+    // The per-second timeline is the backend's writes: every whole entry's bytes, and
+    // the pieces of one a worker was writing when the run ended.
+    let series = v["phases"][0]["timeline"]["series"].as_array().unwrap();
+    let writes = series.iter().find(|s| s["op"] == "write").unwrap();
+    let bytes: u64 = writes["bytes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|b| b.as_u64().unwrap())
+        .sum();
+    assert!(bytes >= written, "{bytes} {written}");
+    assert!(!series.iter().any(|s| s["op"] == "fsync"), "{series:?}");
+    assert_eq!(v["spec"]["settings"]["backend"], "null");
 }

@@ -12,8 +12,8 @@ use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 
 use iolab_core::kvcache::{ModelShape, TierKind};
 
-use super::KvError;
 use super::entry::{EntryIo, Spans, npy_header};
+use crate::error::EngineError;
 
 /// Where an entry is.
 enum Place {
@@ -143,7 +143,7 @@ impl KvCache {
     }
 
     /// Reads an entry whole (a cache access): None on a miss.
-    pub fn access(&self, io: &mut EntryIo<'_>, key: &str) -> Result<Option<Op>, KvError> {
+    pub fn access(&self, io: &mut EntryIo<'_>, key: &str) -> Result<Option<Op>, EngineError> {
         let place = {
             let mut ix = self.lock();
             ix.tick += 1;
@@ -154,14 +154,15 @@ impl KvCache {
                     e.last_access = tick;
                     e.access_count += 1;
                     e.readers += 1;
-                    Some(match &e.place {
+                    let data = match &e.place {
                         Place::Cpu(d) => Some(d.clone()),
                         Place::Storage => None,
-                    })
+                    };
+                    Some((data, e.size))
                 }
             }
         };
-        let Some(place) = place else {
+        let Some((place, size)) = place else {
             self.misses.fetch_add(1, Ordering::Relaxed);
             return Ok(None);
         };
@@ -180,11 +181,13 @@ impl KvCache {
                     },
                 })
             }
-            None => io.read_file(&self.path_of(key)).map(|(bytes, spans)| Op {
-                tier: TierKind::Storage,
-                bytes,
-                spans,
-            }),
+            None => io
+                .read_file(&self.path_of(key), size)
+                .map(|(bytes, spans)| Op {
+                    tier: TierKind::Storage,
+                    bytes,
+                    spans,
+                }),
         };
         if let Some(e) = self.lock().entries.get_mut(key) {
             e.readers -= 1;
@@ -199,7 +202,7 @@ impl KvCache {
         io: &mut EntryIo<'_>,
         key: &str,
         tokens: u64,
-    ) -> Result<Written, KvError> {
+    ) -> Result<Written, EngineError> {
         self.acquire();
         let r = self.allocate_inner(io, key, tokens);
         self.release();
@@ -231,7 +234,7 @@ impl KvCache {
         io: &mut EntryIo<'_>,
         key: &str,
         tokens: u64,
-    ) -> Result<Written, KvError> {
+    ) -> Result<Written, EngineError> {
         let header = npy_header(&self.shape, tokens);
         let payload = tokens * self.shape.bytes_per_token();
         let size = header.len() as u64 + payload;
@@ -242,7 +245,13 @@ impl KvCache {
         }
         let mut out = Written::default();
         if let Some(victims) = self.make_room_cpu(size) {
-            out.demoted = self.demote(io, victims)?;
+            out.demoted = match self.demote(io, victims) {
+                Ok(d) => d,
+                Err(e) => {
+                    self.lock().cpu_used -= size;
+                    return Err(e);
+                }
+            };
             let t0 = io.clock.now();
             let data = match io.fill_memory(&header, payload) {
                 Ok(d) => d,
@@ -270,7 +279,6 @@ impl KvCache {
         let spans = match io.write_file(&self.path_of(key), &header, payload, None) {
             Ok(s) => s,
             Err(e) => {
-                let _ = std::fs::remove_file(self.path_of(key));
                 self.unreserve(size);
                 return Err(e);
             }
@@ -376,7 +384,7 @@ impl KvCache {
     /// (until the run is over: Interrupted); false if the entry is larger than the
     /// tier (nothing reserved: the tier never grows past its capacity, where kv-cache.py
     /// writes regardless).
-    fn make_room_storage(&self, size: u64, over: &dyn Fn() -> bool) -> Result<bool, KvError> {
+    fn make_room_storage(&self, size: u64, over: &dyn Fn() -> bool) -> Result<bool, EngineError> {
         if size > self.storage_limit {
             return Ok(false);
         }
@@ -391,7 +399,7 @@ impl KvCache {
                 return Ok(true);
             }
             if over() {
-                return Err(KvError::Interrupted);
+                return Err(EngineError::Interrupted);
             }
             ix = self
                 .room
@@ -436,7 +444,7 @@ impl KvCache {
         &self,
         io: &mut EntryIo<'_>,
         victims: Vec<(String, Arc<Vec<u8>>)>,
-    ) -> Result<Vec<(Op, Op)>, KvError> {
+    ) -> Result<Vec<(Op, Op)>, EngineError> {
         let mut ops = Vec::with_capacity(victims.len());
         for (key, data) in victims {
             let size = data.len() as u64;
@@ -455,7 +463,6 @@ impl KvCache {
                 Ok(s) => s,
                 Err(e) => {
                     self.lock().entries.remove(&key);
-                    let _ = std::fs::remove_file(self.path_of(&key));
                     self.unreserve(size);
                     return Err(e);
                 }

@@ -1,0 +1,421 @@
+//! A cache entry's bytes, as kv-cache.py lays them: a `.npy` file (numpy's v1.0
+//! header, [`npy_header`], then the float16 array `(layers, 2, tokens, kv_heads,
+//! head_dim)`) on the storage tier, the same bytes in a buffer on the CPU tier.
+//! [`EntryIo`] is one worker's means to move them: a storage entry is streamed in
+//! transfer-size pieces through an [`IoBackend`] opened on its file (psync, io_uring or
+//! null, O_DIRECT where asked), each piece stamped by the [`Clock`] into a [`Recorder`]
+//! (histograms, per-second timeline, errors); a CPU entry is copied through one buffer.
+
+use std::path::Path;
+use std::sync::Arc;
+
+use iolab_backend::buffer::BufferPool;
+use iolab_backend::files::{DataFile, OpenSpec};
+use iolab_backend::{
+    BackendError, BackendOptions, Completion, IoBackend, IoDir, IoRequest, capabilities_of,
+    open_backend,
+};
+use iolab_core::kvcache::ModelShape;
+use iolab_core::result::{ErrorRecord, OpKind};
+use iolab_core::rng::{Rng, mix};
+use iolab_core::spec::BackendKind;
+use iolab_core::units::Nanos;
+
+use crate::clock::Clock;
+use crate::error::EngineError;
+use crate::plan::INTERVAL;
+use crate::recorder::{Recorder, WorkerMeasure};
+
+/// numpy's `.npy` v1.0 header for a float16 array of `tokens` tokens: magic, version,
+/// length, the dict, padded with spaces and a newline to a multiple of 64 bytes.
+pub fn npy_header(shape: &ModelShape, tokens: u64) -> Vec<u8> {
+    let dict = format!(
+        "{{'descr': '<f2', 'fortran_order': False, 'shape': ({}, 2, {}, {}, {}), }}",
+        shape.layers,
+        tokens,
+        shape.kv_heads,
+        shape.head_dim()
+    );
+    let unpadded = 10 + dict.len() + 1;
+    let total = unpadded.div_ceil(64) * 64;
+    let mut h = Vec::with_capacity(total);
+    h.extend_from_slice(b"\x93NUMPY\x01\x00");
+    h.extend_from_slice(&((total - 10) as u16).to_le_bytes());
+    h.extend_from_slice(dict.as_bytes());
+    h.resize(total - 1, b' ');
+    h.push(b'\n');
+    h
+}
+
+/// Time spans of one storage operation: the whole of it and its device part (the
+/// reads; the fsync of a write).
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct Spans {
+    pub total: Nanos,
+    pub device: Nanos,
+}
+
+/// How a worker reaches the storage tier.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct EntrySetup {
+    pub backend: BackendKind,
+    /// Bytes per read and write (at most 1 GiB, a multiple of 4 KiB).
+    pub transfer: u64,
+    pub direct: bool,
+    /// The noise every entry's blocks start from (the reference's noise buffer).
+    pub seed: u64,
+}
+
+/// One worker's storage I/O, memory buffer, clock and recorder.
+pub struct EntryIo<'c> {
+    setup: EntrySetup,
+    /// The CPU tier's copies go through it.
+    pool: BufferPool,
+    pub clock: &'c dyn Clock,
+    rec: Recorder,
+    done: Vec<Completion>,
+    /// True once the run is over: a streaming entry stops at its next piece.
+    pub over: &'c dyn Fn() -> bool,
+}
+
+fn never() -> bool {
+    false
+}
+
+const BLOCK: usize = 4096;
+
+/// A piece of an entry on its way: which file, where, how long.
+struct Piece<'p> {
+    path: &'p Path,
+    offset: u64,
+    len: usize,
+}
+
+impl<'c> EntryIo<'c> {
+    /// A worker's entry I/O whose per-second timeline starts at `start`.
+    pub fn new(
+        setup: EntrySetup,
+        clock: &'c dyn Clock,
+        start: Nanos,
+    ) -> Result<EntryIo<'c>, EngineError> {
+        let t = setup.transfer;
+        let mut pool = BufferPool::new(1, t, BLOCK as u64)
+            .map_err(|e| EngineError::Setup(format!("a transfer buffer of {t} bytes: {e}")))?;
+        Rng::new(setup.seed).fill(pool.get_mut(0));
+        Ok(EntryIo {
+            setup,
+            pool,
+            clock,
+            rec: Recorder::new(start, INTERVAL),
+            done: Vec::with_capacity(1),
+            over: &never,
+        })
+    }
+
+    fn transfer(&self) -> usize {
+        self.pool.get(0).len()
+    }
+
+    /// What the storage tier's I/Os measured: per-I/O latencies of reads, writes and
+    /// fsyncs, the per-second timeline, the errors.
+    pub fn finish(self) -> WorkerMeasure {
+        self.rec.finish()
+    }
+
+    /// The entry's file opened (none on a backend that touches no storage) and a
+    /// backend over it whose one buffer takes a piece.
+    fn open(&self, path: &Path, write: bool) -> Result<Vec<DataFile>, EngineError> {
+        if !capabilities_of(self.setup.backend, 1).touches_storage {
+            return Ok(Vec::new());
+        }
+        let spec = OpenSpec {
+            write,
+            create: write,
+            truncate: write,
+            direct: self.setup.direct,
+            ..OpenSpec::default()
+        };
+        Ok(vec![DataFile::open(path, spec)?])
+    }
+
+    fn backend<'f>(
+        &self,
+        files: &'f [DataFile],
+        size: u64,
+    ) -> Result<Box<dyn IoBackend + 'f>, EngineError> {
+        // A small entry takes a small buffer: the piece, rounded up to a block.
+        let piece = size.min(self.setup.transfer).div_ceil(BLOCK as u64) * BLOCK as u64;
+        let opts = BackendOptions {
+            queue_depth: 1,
+            block_size: piece.max(BLOCK as u64),
+            alignment: BLOCK as u64,
+            submit_batch: 1,
+            write_window: 0,
+        };
+        Ok(open_backend(self.setup.backend, files, opts)?)
+    }
+
+    /// One I/O of `p` through the backend (its data in slot 0 from `buf_offset`),
+    /// recorded; the bytes it moved. A failed I/O is counted and returned.
+    fn io(
+        &mut self,
+        backend: &mut dyn IoBackend,
+        dir: IoDir,
+        p: &Piece<'_>,
+        buf_offset: u32,
+    ) -> Result<usize, EngineError> {
+        let t0 = self.clock.now();
+        backend.push(IoRequest {
+            file: 0,
+            dir,
+            offset: p.offset,
+            len: p.len as u32,
+            slot: 0,
+            buf_offset,
+            ioprio: 0,
+        })?;
+        backend.submit(1)?;
+        self.done.clear();
+        backend.reap(&mut self.done);
+        let at = self.clock.now();
+        let op = if dir == IoDir::Read {
+            OpKind::Read
+        } else {
+            OpKind::Write
+        };
+        let result = self.done.first().map_or(-libc_eio(), |c| c.result);
+        if result < 0 {
+            let e = io_error(op, p, std::io::Error::from_raw_os_error(-result));
+            self.rec.error(error_record(op, p, &e));
+            return Err(e.into());
+        }
+        self.rec
+            .record(op, at.saturating_sub(t0), result as u64, at);
+        Ok(result as usize)
+    }
+
+    /// Fills the buffer `buf` with chunk `chunk` of an entry's bytes: each 4 KiB block
+    /// stamped with the key and its index, so no two blocks of a run are alike.
+    fn stamp(buf: &mut [u8], key_hash: u64, chunk: u64) {
+        let per = (buf.len() / BLOCK) as u64;
+        for (i, block) in buf.chunks_exact_mut(BLOCK).enumerate() {
+            let tag = mix(&[key_hash, chunk * per + i as u64]);
+            block[..8].copy_from_slice(&tag.to_le_bytes());
+        }
+    }
+
+    /// Writes an entry of `header` + `payload` bytes as a new file at `path`: streamed
+    /// in transfer-size writes, then fsynced. `from`: a CPU-tier entry's bytes being
+    /// demoted (else generated). A write that fails or is cut removes what it wrote.
+    pub fn write_file(
+        &mut self,
+        path: &Path,
+        header: &[u8],
+        payload: u64,
+        from: Option<&Arc<Vec<u8>>>,
+    ) -> Result<Spans, EngineError> {
+        let r = self.write_whole(path, header, payload, from);
+        if r.is_err() {
+            let _ = std::fs::remove_file(path);
+        }
+        r
+    }
+
+    fn write_whole(
+        &mut self,
+        path: &Path,
+        header: &[u8],
+        payload: u64,
+        from: Option<&Arc<Vec<u8>>>,
+    ) -> Result<Spans, EngineError> {
+        let key_hash = mix(&[self.setup.seed, path_hash(path)]);
+        let total = header.len() as u64 + payload;
+        let t0 = self.clock.now();
+        let files = self.open(path, true)?;
+        let mut backend = self.backend(&files, total)?;
+        let t = backend.buffers().slot_size() as u64;
+        let (mut at, mut chunk) = (0u64, 0u64);
+        while at < total {
+            if (self.over)() {
+                return Err(EngineError::Interrupted);
+            }
+            let n = (total - at).min(t) as usize;
+            let buf = &mut backend.buffers().get_mut(0)[..];
+            match from {
+                Some(data) => buf[..n].copy_from_slice(&data[at as usize..at as usize + n]),
+                None => {
+                    Self::stamp(buf, key_hash, chunk);
+                    if at == 0 {
+                        buf[..header.len()].copy_from_slice(header);
+                    }
+                }
+            }
+            // O_DIRECT writes whole blocks; the file is cut to its size afterwards.
+            let len = if self.setup.direct {
+                n.div_ceil(BLOCK) * BLOCK
+            } else {
+                n
+            };
+            let mut put = 0usize;
+            while put < len {
+                let p = Piece {
+                    path,
+                    offset: at + put as u64,
+                    len: len - put,
+                };
+                put += self.io(backend.as_mut(), IoDir::Write, &p, put as u32)?;
+            }
+            at += n as u64;
+            chunk += 1;
+        }
+        drop(backend);
+        let t1 = self.clock.now();
+        if let Some(file) = files.first() {
+            if self.setup.direct && !total.is_multiple_of(BLOCK as u64) {
+                file.set_len(total)?;
+            }
+            file.fsync()?;
+        }
+        let t2 = self.clock.now();
+        if !files.is_empty() {
+            self.rec.record(OpKind::Fsync, t2.saturating_sub(t1), 0, t2);
+        }
+        Ok(Spans {
+            total: t2.saturating_sub(t0),
+            device: t2.saturating_sub(t1),
+        })
+    }
+
+    /// Reads an entry's file whole, `size` bytes (after dropping its cached pages, as
+    /// the reference's fadvise DONTNEED); returns the bytes read.
+    pub fn read_file(&mut self, path: &Path, size: u64) -> Result<(u64, Spans), EngineError> {
+        let t0 = self.clock.now();
+        let files = self.open(path, false)?;
+        if let Some(file) = files.first()
+            && !self.setup.direct
+        {
+            let _ = file.advise_dont_need();
+        }
+        let mut backend = self.backend(&files, size)?;
+        let t = backend.buffers().slot_size() as u64;
+        let t1 = self.clock.now();
+        let mut at = 0u64;
+        while at < size {
+            if (self.over)() {
+                return Err(EngineError::Interrupted);
+            }
+            let n = (size - at).min(t) as usize;
+            let len = if self.setup.direct {
+                n.div_ceil(BLOCK) * BLOCK
+            } else {
+                n
+            };
+            let p = Piece {
+                path,
+                offset: at,
+                len,
+            };
+            let got = self.io(backend.as_mut(), IoDir::Read, &p, 0)?.min(n);
+            if got == 0 {
+                let eof = std::io::Error::from(std::io::ErrorKind::UnexpectedEof);
+                return Err(io_error(OpKind::Read, &p, eof).into());
+            }
+            at += got as u64;
+        }
+        let t2 = self.clock.now();
+        Ok((
+            at,
+            Spans {
+                total: t2.saturating_sub(t0),
+                device: t2.saturating_sub(t1),
+            },
+        ))
+    }
+
+    /// A CPU-tier entry's bytes made: header + payload copied through the buffer.
+    pub fn fill_memory(&mut self, header: &[u8], payload: u64) -> Result<Vec<u8>, EngineError> {
+        let total = header.len() + payload as usize;
+        let mut v = Vec::new();
+        v.try_reserve_exact(total).map_err(|_| {
+            EngineError::Setup(format!(
+                "{total} bytes for a CPU-tier entry could not be allocated"
+            ))
+        })?;
+        let key_hash = mix(&[self.setup.seed, total as u64, self.clock.now().0]);
+        let t = self.transfer();
+        let mut chunk = 0;
+        while v.len() < total {
+            Self::stamp(self.pool.get_mut(0), key_hash, chunk);
+            let n = (total - v.len()).min(t);
+            v.extend_from_slice(&self.pool.get(0)[..n]);
+            chunk += 1;
+        }
+        v[..header.len()].copy_from_slice(header);
+        Ok(v)
+    }
+
+    /// Reads a CPU-tier entry: its bytes copied out through the buffer.
+    pub fn read_memory(&mut self, data: &[u8]) -> u64 {
+        let t = self.transfer();
+        for c in data.chunks(t) {
+            self.pool.get_mut(0)[..c.len()].copy_from_slice(c);
+        }
+        std::hint::black_box(self.pool.get(0));
+        data.len() as u64
+    }
+}
+
+/// EIO: a backend that reaped no completion for the one I/O it was given.
+fn libc_eio() -> i32 {
+    5
+}
+
+fn path_hash(path: &Path) -> u64 {
+    let bytes = path.as_os_str().as_encoded_bytes();
+    let words: Vec<u64> = bytes.iter().map(|&b| u64::from(b)).collect();
+    mix(&words)
+}
+
+fn io_error(op: OpKind, p: &Piece<'_>, source: std::io::Error) -> BackendError {
+    BackendError::Io {
+        op: if op == OpKind::Read { "read" } else { "write" },
+        path: p.path.to_path_buf(),
+        offset: p.offset,
+        len: p.len as u64,
+        source,
+    }
+}
+
+fn error_record(op: OpKind, p: &Piece<'_>, e: &BackendError) -> ErrorRecord {
+    ErrorRecord {
+        rank: 0,
+        host: String::new(),
+        op,
+        path: p.path.display().to_string(),
+        offset: Some(p.offset),
+        errno: e.errno(),
+        message: e.to_string(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use iolab_core::kvcache::KvModel;
+
+    #[test]
+    fn the_header_is_numpys() {
+        let h = npy_header(&KvModel::Llama31_8b.shape(), 1000);
+        assert_eq!(h.len(), 128);
+        assert_eq!(&h[..8], b"\x93NUMPY\x01\x00");
+        assert_eq!(u16::from_le_bytes([h[8], h[9]]), 118);
+        let text = String::from_utf8_lossy(&h[10..]);
+        assert!(
+            text.starts_with(
+                "{'descr': '<f2', 'fortran_order': False, 'shape': (32, 2, 1000, 8, 128), }"
+            ),
+            "{text}"
+        );
+        assert!(text.ends_with(" \n"));
+    }
+}

@@ -1,0 +1,181 @@
+//! The tiers on a FakeClock and a temporary directory: LRU order down the tiers, a full
+//! tier, the storage tier's I/O through each backend into the recorder.
+
+use std::sync::atomic::Ordering::Relaxed;
+
+use iolab_core::kvcache::{KvModel, TierKind};
+use iolab_core::result::OpKind;
+use iolab_core::spec::BackendKind;
+use iolab_core::units::Nanos;
+
+use super::{EntryIo, EntrySetup, KvCache};
+use crate::{Clock, FakeClock};
+
+fn setup(backend: BackendKind) -> EntrySetup {
+    EntrySetup {
+        backend,
+        transfer: 65536,
+        direct: false,
+        seed: 1,
+    }
+}
+
+#[test]
+fn lru_entries_fall_down_the_tiers_and_then_out() {
+    let dir = tempfile::tempdir().unwrap();
+    let shape = KvModel::Tiny1b.shape();
+    let clock = FakeClock::new(Nanos(1000));
+    let mut io = EntryIo::new(setup(BackendKind::Psync), &clock, clock.now()).unwrap();
+    let probe = KvCache::new(shape, 0, 0, dir.path(), 0);
+    let s = probe.entry_bytes(100);
+    // The CPU tier holds two entries (2.5 of them before its 80 % target), the
+    // storage tier two.
+    let cache = KvCache::new(shape, s * 5 / 2, s * 2, dir.path(), 0);
+    for k in ["a", "b"] {
+        let w = cache.allocate(&mut io, k, 100).unwrap();
+        assert_eq!(w.op.unwrap().tier, TierKind::Cpu);
+    }
+    assert!(cache.access(&mut io, "a").unwrap().is_some());
+    // c: b is the least recently used, demoted to storage.
+    let w = cache.allocate(&mut io, "c", 100).unwrap();
+    assert_eq!(w.demoted.len(), 1);
+    assert_eq!(cache.tier_of("b"), Some((TierKind::Storage, s)));
+    assert_eq!(std::fs::metadata(cache.path_of("b")).unwrap().len(), s);
+    // d demotes a, e demotes c: storage then holds b and a, and must delete b (its
+    // least recently used) to take c.
+    cache.allocate(&mut io, "d", 100).unwrap();
+    assert_eq!(cache.tier_of("a").unwrap().0, TierKind::Storage);
+    cache.allocate(&mut io, "e", 100).unwrap();
+    assert_eq!(cache.tier_of("b"), None);
+    assert!(!cache.path_of("b").exists());
+    assert_eq!(cache.tier_of("c").unwrap().0, TierKind::Storage);
+    assert_eq!(cache.tier_of("d").unwrap().0, TierKind::Cpu);
+    assert_eq!(cache.used(), (2 * s, 2 * s));
+    assert_eq!(cache.evictions.cpu.load(Relaxed), 3);
+    assert_eq!(cache.evictions.storage.load(Relaxed), 1);
+    // A miss is counted and reads nothing.
+    assert!(cache.access(&mut io, "b").unwrap().is_none());
+    assert_eq!(cache.misses.load(Relaxed), 1);
+    // The storage tier's I/Os went through the backend into the recorder: three
+    // demotions of one 64 KiB piece or less each, written and fsynced, no read.
+    let m = io.finish();
+    assert_eq!(m.ops[&OpKind::Write].count.bytes, 3 * s);
+    assert_eq!(m.ops[&OpKind::Write].count.ops, 3 * s.div_ceil(65536));
+    assert_eq!(m.ops[&OpKind::Fsync].count.ops, 3);
+    assert!(!m.ops.contains_key(&OpKind::Read));
+    assert_eq!(
+        m.timeline
+            .series(OpKind::Write)
+            .unwrap()
+            .bytes
+            .iter()
+            .sum::<u64>(),
+        3 * s
+    );
+}
+
+#[test]
+fn a_full_storage_tier_refuses_a_write_rather_than_grow() {
+    let dir = tempfile::tempdir().unwrap();
+    let shape = KvModel::Tiny1b.shape();
+    let clock = FakeClock::new(Nanos(1000));
+    let mut io = EntryIo::new(setup(BackendKind::Psync), &clock, clock.now()).unwrap();
+    let probe = KvCache::new(shape, 0, 0, dir.path(), 0);
+    let s = probe.entry_bytes(100);
+    let cache = KvCache::new(shape, 0, s + s / 2, dir.path(), 0);
+    assert!(!cache.allocate(&mut io, "a", 100).unwrap().refused);
+    // Bigger than the whole tier: refused, nothing written, a left as it was.
+    let w = cache.allocate(&mut io, "big", 200).unwrap();
+    assert!(w.refused && w.op.is_none());
+    assert!(!cache.path_of("big").exists());
+    assert_eq!(cache.used(), (0, s));
+    assert_eq!(cache.tier_of("a"), Some((TierKind::Storage, s)));
+}
+
+/// The same entry written and read back on each backend: the same bytes on psync and
+/// io_uring (every piece, timed on the fake clock), none touched on null.
+#[test]
+fn every_backend_streams_an_entry_in_transfer_size_pieces() {
+    let shape = KvModel::Tiny1b.shape();
+    for kind in [BackendKind::Psync, BackendKind::Uring, BackendKind::Null] {
+        if kind == BackendKind::Uring && iolab_backend::uring_available().is_err() {
+            eprintln!("skipped io_uring: the kernel does not offer it here");
+            continue;
+        }
+        let dir = tempfile::tempdir().unwrap();
+        let clock = FakeClock::new(Nanos(1000));
+        let mut io = EntryIo::new(setup(kind), &clock, clock.now()).unwrap();
+        let cache = KvCache::new(shape, 0, 1 << 30, dir.path(), 0);
+        let s = cache.entry_bytes(10);
+        cache.allocate(&mut io, "k", 10).unwrap();
+        let op = cache.access(&mut io, "k").unwrap().unwrap();
+        assert_eq!((op.tier, op.bytes), (TierKind::Storage, s), "{kind:?}");
+        let on_disk = std::fs::metadata(cache.path_of("k")).map(|m| m.len()).ok();
+        let m = io.finish();
+        let pieces = s.div_ceil(65536);
+        assert_eq!(m.ops[&OpKind::Read].count.ops, pieces, "{kind:?}");
+        assert_eq!(m.ops[&OpKind::Read].count.bytes, s, "{kind:?}");
+        assert_eq!(m.ops[&OpKind::Write].count.bytes, s, "{kind:?}");
+        // Every I/O took exactly two fake-clock readings (its issue and completion).
+        assert_eq!(
+            m.ops[&OpKind::Read].histogram.max(),
+            Nanos(1000),
+            "{kind:?}"
+        );
+        if kind == BackendKind::Null {
+            assert_eq!(on_disk, None);
+            assert!(!m.ops.contains_key(&OpKind::Fsync));
+        } else {
+            assert_eq!(on_disk, Some(s), "{kind:?}");
+            let f = std::fs::read(cache.path_of("k")).unwrap();
+            assert_eq!(&f[..6], b"\x93NUMPY");
+        }
+    }
+}
+
+/// A write that fails part way (here: the run ends after its first piece) leaves no
+/// partial file behind and gives its room back: a new entry's and a demotion's.
+#[test]
+fn a_write_cut_part_way_leaves_no_partial_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let shape = KvModel::Tiny1b.shape();
+    let clock = FakeClock::new(Nanos(1000));
+    // Once armed, the run ends after one more piece.
+    let armed = std::cell::Cell::new(false);
+    let pieces = std::cell::Cell::new(0u32);
+    let over = || {
+        if armed.get() {
+            pieces.set(pieces.get() + 1);
+        }
+        pieces.get() > 1
+    };
+    let mut io = EntryIo::new(setup(BackendKind::Psync), &clock, clock.now()).unwrap();
+    io.over = &over;
+    let cache = KvCache::new(shape, 0, 1 << 30, dir.path(), 0);
+    armed.set(true);
+    let e = cache.allocate(&mut io, "k", 100).unwrap_err();
+    assert!(matches!(e, crate::EngineError::Interrupted), "{e}");
+    assert!(!cache.path_of("k").exists());
+    assert_eq!(cache.used(), (0, 0));
+    assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 0);
+    // A demotion cut part way: the entry leaves the cache, its file with it.
+    let (armed2, pieces2) = (std::cell::Cell::new(false), std::cell::Cell::new(0u32));
+    let over2 = || {
+        if armed2.get() {
+            pieces2.set(pieces2.get() + 1);
+        }
+        pieces2.get() > 1
+    };
+    io.over = &over2;
+    let s = cache.entry_bytes(100);
+    let cache = KvCache::new(shape, s * 3 / 2, 1 << 30, dir.path(), 0);
+    cache.allocate(&mut io, "a", 100).unwrap();
+    armed2.set(true);
+    // b demotes a (cut after its first piece): a is gone, no file of it is left.
+    let e = cache.allocate(&mut io, "b", 100).unwrap_err();
+    assert!(matches!(e, crate::EngineError::Interrupted), "{e}");
+    assert_eq!(cache.tier_of("a"), None);
+    assert!(!cache.path_of("a").exists());
+    assert_eq!(cache.used(), (0, 0));
+    assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 0);
+}
