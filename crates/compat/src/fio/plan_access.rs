@@ -279,6 +279,7 @@ enum Rate {
     Bytes(u64),
 }
 
+/// fio's rate options of the job's directions as the spec's rates and minimums.
 fn pace(
     job: &FioJob,
     spec: &mut DataSpec,
@@ -286,7 +287,6 @@ fn pace(
     notes: &mut Vec<String>,
 ) -> Result<(), Refusal> {
     let a = &job.access;
-    let clones = u64::from(spec.threads.max(1));
     let given = |v: &[Option<u64>; 2]| dirs.iter().any(|&d| v[d].is_some());
     if given(&a.rate) && given(&a.rate_iops) {
         return Err((
@@ -294,6 +294,20 @@ fn pace(
             "and rate are mutually exclusive (fio refuses them together)".into(),
         ));
     }
+    let rates = direction_rates(job, spec, dirs)?;
+    if rates.iter().any(Option::is_some) {
+        set_rates(job, spec, dirs, rates, notes);
+    }
+    pace_minimums(job, spec, dirs)
+}
+
+/// Each direction's rate of one job clone, as iolab paces it.
+fn direction_rates(
+    job: &FioJob,
+    spec: &DataSpec,
+    dirs: &[usize],
+) -> Result<[Option<Rate>; 2], Refusal> {
+    let a = &job.access;
     let sizes = spec.sizes().map(|s| (s.smallest, s.mix.is_some()));
     let poisson = a.rate_process == RateProcess::Poisson;
     let mut rates: [Option<Rate>; 2] = [None, None];
@@ -319,6 +333,22 @@ fn pace(
             ));
         }
     }
+    Ok(rates)
+}
+
+/// The spec's rates of all the job's workers from one clone's `rates`: bytes per second
+/// if any direction is paced by bytes, else I/Os per second; each direction's for a
+/// mixed workload, else all I/Os'.
+fn set_rates(
+    job: &FioJob,
+    spec: &mut DataSpec,
+    dirs: &[usize],
+    rates: [Option<Rate>; 2],
+    notes: &mut Vec<String>,
+) {
+    let a = &job.access;
+    let clones = u64::from(spec.threads.max(1));
+    let sizes = spec.sizes().map(|s| (s.smallest, s.mix.is_some()));
     let bytes = rates.iter().flatten().any(|r| matches!(r, Rate::Bytes(_)));
     let per_second = |d: usize| -> Option<u64> {
         rates[d].map(|r| match r {
@@ -328,30 +358,35 @@ fn pace(
             Rate::Ios(n) => n * clones,
         })
     };
-    if rates.iter().any(Option::is_some) {
-        let [r, w] = [per_second(0), per_second(1)];
-        let (total, read, write) = if spec.rw.is_mixed() {
-            (None, r, w)
-        } else {
-            (r.or(w), None, None)
-        };
-        if bytes {
-            (spec.rate, spec.read_rate, spec.write_rate) = (
-                total.map(ByteCount),
-                read.map(ByteCount),
-                write.map(ByteCount),
-            );
-        } else {
-            (spec.rate_iops, spec.read_rate_iops, spec.write_rate_iops) = (total, read, write);
-        }
-        spec.rate_process = a.rate_process;
-        if poisson && dirs.iter().any(|&d| sizes[d].1) {
-            notes.push(
-                "rate_process=poisson with drawn sizes: one gap per I/O at the rate's I/Os of the smallest size, as fio spaces them"
-                    .into(),
-            );
-        }
+    let [r, w] = [per_second(0), per_second(1)];
+    let (total, read, write) = if spec.rw.is_mixed() {
+        (None, r, w)
+    } else {
+        (r.or(w), None, None)
+    };
+    if bytes {
+        (spec.rate, spec.read_rate, spec.write_rate) = (
+            total.map(ByteCount),
+            read.map(ByteCount),
+            write.map(ByteCount),
+        );
+    } else {
+        (spec.rate_iops, spec.read_rate_iops, spec.write_rate_iops) = (total, read, write);
     }
+    spec.rate_process = a.rate_process;
+    if a.rate_process == RateProcess::Poisson && dirs.iter().any(|&d| sizes[d].1) {
+        notes.push(
+            "rate_process=poisson with drawn sizes: one gap per I/O at the rate's I/Os of the smallest size, as fio spaces them"
+                .into(),
+        );
+    }
+}
+
+/// rate_min and rate_iops_min (one value for the job's directions) as the minimum of all
+/// its workers, with rate_cycle.
+fn pace_minimums(job: &FioJob, spec: &mut DataSpec, dirs: &[usize]) -> Result<(), Refusal> {
+    let a = &job.access;
+    let clones = u64::from(spec.threads.max(1));
     for (key, mins, is_bytes) in [
         ("rate_min", a.rate_min, true),
         ("rate_iops_min", a.rate_iops_min, false),
@@ -362,11 +397,7 @@ fn pace(
         };
         if values.iter().any(|v| *v != Some(first)) {
             return Err((
-                if is_bytes {
-                    "rate_min"
-                } else {
-                    "rate_iops_min"
-                },
+                key,
                 format!(
                     "a different minimum per direction is not supported; give one value for all ({key}={first})"
                 ),

@@ -16,6 +16,9 @@ pub struct IoSizes<'a> {
     pub mix: Option<&'a SizeMix>,
 }
 
+/// Rate options by name: all I/Os', reads', writes'.
+type RateOptions<T> = [(&'static str, Option<T>); 3];
+
 impl DataSpec {
     /// The mix each read and each write is drawn from (`IoDir` order), if any: the
     /// writes' own, or the reads' unless the writes have a size of their own.
@@ -90,6 +93,14 @@ impl DataSpec {
     }
 
     fn validate_mixes(&self) -> Result<(), SpecError> {
+        self.validate_write_sizes()?;
+        self.validate_mix_sizes()?;
+        self.validate_fixed_sizes_beside_mix()?;
+        self.validate_block_align()
+    }
+
+    /// --write-block-sizes: not beside --write-block-size, only for a mixed workload.
+    fn validate_write_sizes(&self) -> Result<(), SpecError> {
         if self.write_block_sizes.is_some() && self.write_block_size.is_some() {
             return Err(SpecError::new(
                 "--write-block-sizes",
@@ -105,6 +116,11 @@ impl DataSpec {
                 ),
             ));
         }
+        Ok(())
+    }
+
+    /// Each size of a mix: one I/O's most, a multiple of the unit, and a mix allowed.
+    fn validate_mix_sizes(&self) -> Result<(), SpecError> {
         let mixes = [
             ("--block-sizes", self.block_sizes.as_ref()),
             ("--write-block-sizes", self.write_block_sizes.as_ref()),
@@ -137,6 +153,12 @@ impl DataSpec {
                 return Err(SpecError::new(option, format!("draws sizes, and {why}")));
             }
         }
+        Ok(())
+    }
+
+    /// A direction of one size beside a mix: its size a multiple of the mix's unit.
+    fn validate_fixed_sizes_beside_mix(&self) -> Result<(), SpecError> {
+        let unit = self.unit();
         if self.has_size_mix() {
             let fixed = ["--block-size", "--write-block-size"];
             for ((option, dir), s) in fixed.iter().zip(["read", "write"]).zip(self.sizes()) {
@@ -152,6 +174,11 @@ impl DataSpec {
                 }
             }
         }
+        Ok(())
+    }
+
+    /// --block-align: above 0, random offsets only, dividing the sizes, not strided.
+    fn validate_block_align(&self) -> Result<(), SpecError> {
         if let Some(align) = self.block_align {
             let option = "--block-align";
             if align.get() == 0 {
@@ -228,6 +255,15 @@ impl DataSpec {
     }
 
     fn validate_rates(&self) -> Result<(), SpecError> {
+        self.validate_rate_kinds()?;
+        self.validate_rate_sizes()?;
+        self.validate_rate_minimums()?;
+        self.validate_rate_cycle()
+    }
+
+    /// The rates given as (option, value): bytes per second, then I/Os per second, each
+    /// all I/Os' first, then reads', then writes'.
+    fn rate_options(&self) -> (RateOptions<ByteCount>, RateOptions<u64>) {
         let byte_rates = [
             ("--rate", self.rate),
             ("--read-rate", self.read_rate),
@@ -238,6 +274,13 @@ impl DataSpec {
             ("--read-rate-iops", self.read_rate_iops),
             ("--write-rate-iops", self.write_rate_iops),
         ];
+        (byte_rates, io_rates)
+    }
+
+    /// One kind of rate (bytes or I/Os), and all I/Os' limit or each direction's, the
+    /// latter for a mixed workload only.
+    fn validate_rate_kinds(&self) -> Result<(), SpecError> {
+        let (byte_rates, io_rates) = self.rate_options();
         let any_bytes = byte_rates.iter().any(|(_, r)| r.is_some());
         let any_ios = io_rates.iter().any(|(_, r)| r.is_some());
         if any_bytes && any_ios {
@@ -277,6 +320,12 @@ impl DataSpec {
                 }
             }
         }
+        Ok(())
+    }
+
+    /// A byte rate of at least one I/O per second, an I/O rate of at least 1.
+    fn validate_rate_sizes(&self) -> Result<(), SpecError> {
+        let (byte_rates, io_rates) = self.rate_options();
         let [read_sizes, write_sizes] = self.sizes();
         let smallest = [
             read_sizes.smallest.min(write_sizes.smallest),
@@ -304,6 +353,12 @@ impl DataSpec {
                 ));
             }
         }
+        Ok(())
+    }
+
+    /// --rate-min or --rate-iops-min: one of them, above 0, not above the rate it is
+    /// held to.
+    fn validate_rate_minimums(&self) -> Result<(), SpecError> {
         if self.rate_min.is_some() && self.rate_iops_min.is_some() {
             return Err(SpecError::new(
                 "--rate-min",
@@ -346,6 +401,11 @@ impl DataSpec {
                 format!("{min} is above the rate it is held to ({max} I/Os per second)"),
             ));
         }
+        Ok(())
+    }
+
+    /// --rate-cycle of at least 1ms beside a minimum; --rate-process beside a rate.
+    fn validate_rate_cycle(&self) -> Result<(), SpecError> {
         if self.rate_cycle.is_some_and(|c| c.nanos().0 < 1_000_000) {
             return Err(SpecError::new("--rate-cycle", "must be at least 1ms"));
         }

@@ -10,6 +10,27 @@ use crate::units::ByteCount;
 impl DataSpec {
     /// Checks what can be checked without looking at the target.
     pub fn validate(&self) -> Result<(), SpecError> {
+        self.validate_block_sizes()?;
+        self.validate_write_block_size()?;
+        crate::spec::validate_threads(self.threads)?;
+        self.validate_queue()?;
+        self.validate_access()?;
+        self.validate_verify_block()?;
+        self.validate_reduction()?;
+        self.validate_steady()?;
+        self.validate_verify_trim()?;
+        self.validate_sizes()?;
+        self.validate_spans()?;
+        if let Some(cpus) = &self.cpus
+            && cpus.0.is_empty()
+        {
+            return Err(SpecError::new("--cpus", "names no CPU"));
+        }
+        Ok(())
+    }
+
+    /// --block-size above 0; neither size more than one I/O can move.
+    fn validate_block_sizes(&self) -> Result<(), SpecError> {
         if self.block_size.get() == 0 {
             return Err(SpecError::new("--block-size", "must be larger than 0"));
         }
@@ -26,8 +47,12 @@ impl DataSpec {
                 ));
             }
         }
-        self.validate_write_block_size()?;
-        crate::spec::validate_threads(self.threads)?;
+        Ok(())
+    }
+
+    /// --queue-depth between 1 and 4096, --submit-batch within it, --fsync-every of 1
+    /// at least.
+    fn validate_queue(&self) -> Result<(), SpecError> {
         if self.queue_depth == 0 {
             return Err(SpecError::new("--queue-depth", "must be at least 1"));
         }
@@ -52,7 +77,11 @@ impl DataSpec {
                 "must be at least 1 (or leave it out)",
             ));
         }
-        self.validate_access()?;
+        Ok(())
+    }
+
+    /// --verify with iolab's pattern: a block that holds its header.
+    fn validate_verify_block(&self) -> Result<(), SpecError> {
         if self.verify
             && self.pattern == DataPattern::Iolab
             && self.block_size.get() < VERIFY_MIN_BLOCK
@@ -65,8 +94,11 @@ impl DataSpec {
                 ),
             ));
         }
-        self.validate_reduction()?;
-        self.validate_steady()?;
+        Ok(())
+    }
+
+    /// --verify: not of a trimming workload.
+    fn validate_verify_trim(&self) -> Result<(), SpecError> {
         if self.verify && self.rw.trims() {
             return Err(SpecError::new(
                 "--verify",
@@ -76,6 +108,11 @@ impl DataSpec {
                 ),
             ));
         }
+        Ok(())
+    }
+
+    /// --size and --total-size: one block at least.
+    fn validate_sizes(&self) -> Result<(), SpecError> {
         for (name, size) in [("--size", self.size), ("--total-size", self.total_size)] {
             if let Some(s) = size
                 && s.get() < self.grain()
@@ -89,6 +126,12 @@ impl DataSpec {
                 ));
             }
         }
+        Ok(())
+    }
+
+    /// --runtime and --stonewall: longer than 0s, not both; --wear-out beside a
+    /// stonewall.
+    fn validate_spans(&self) -> Result<(), SpecError> {
         for (option, span) in [("--runtime", self.runtime), ("--stonewall", self.stonewall)] {
             if span.is_some_and(|t| t.nanos().0 == 0) {
                 return Err(SpecError::new(option, "must be longer than 0s"));
@@ -105,11 +148,6 @@ impl DataSpec {
                 "--wear-out",
                 "only applies to a run with --stonewall",
             ));
-        }
-        if let Some(cpus) = &self.cpus
-            && cpus.0.is_empty()
-        {
-            return Err(SpecError::new("--cpus", "names no CPU"));
         }
         Ok(())
     }

@@ -334,6 +334,29 @@ impl S3Spec {
 
     /// Checks what can be checked without a server.
     pub fn validate(&self) -> Result<(), SpecError> {
+        self.validate_work()?;
+        self.validate_object_sizes()?;
+        self.validate_parts()?;
+        self.validate_requests()?;
+        if self.has(S3Op::Mixed) {
+            self.validate_mix()?;
+        }
+        if let Some(r) = self.range_size
+            && r.get() == 0
+        {
+            return Err(SpecError::new("--range-size", "must be larger than 0"));
+        }
+        if self.duration.is_some_and(|d| d.nanos().0 == 0) {
+            return Err(SpecError::new("--duration", "must be longer than 0s"));
+        }
+        for e in &self.endpoints {
+            S3Endpoint::parse(e)?;
+        }
+        Ok(())
+    }
+
+    /// The bucket, the operations, the concurrency and the object count.
+    fn validate_work(&self) -> Result<(), SpecError> {
         if self.bucket.is_empty() {
             return Err(SpecError::new("--bucket", "name the bucket to work in"));
         }
@@ -350,6 +373,11 @@ impl S3Spec {
         if self.objects == 0 && self.ops.iter().any(|o| *o != S3Op::List) {
             return Err(SpecError::new("--objects", "must be at least 1"));
         }
+        Ok(())
+    }
+
+    /// The objects' sizes: a range of something, a log2 span, random sizes' largest.
+    fn validate_object_sizes(&self) -> Result<(), SpecError> {
         if self.object_size.get() == 0 && !self.random_size && self.range_size.is_some() {
             return Err(SpecError::new(
                 "--range-size",
@@ -370,6 +398,11 @@ impl S3Spec {
                 "random sizes need a largest size of at least 256B (as warp's)",
             ));
         }
+        Ok(())
+    }
+
+    /// Multipart uploads: S3's part sizes and counts, the parts sent at once.
+    fn validate_parts(&self) -> Result<(), SpecError> {
         if let Some(p) = self.part_size {
             if p.get() < MIN_PART_SIZE {
                 return Err(SpecError::new(
@@ -404,6 +437,11 @@ impl S3Spec {
                 "needs --part-size (parts are what it sends at once)",
             ));
         }
+        Ok(())
+    }
+
+    /// Attempts, list pages and delete batches within S3's limits.
+    fn validate_requests(&self) -> Result<(), SpecError> {
         if self.attempts == 0 {
             return Err(SpecError::new("--attempts", "must be at least 1"));
         }
@@ -418,20 +456,6 @@ impl S3Spec {
                 "--batch",
                 "must be between 1 and 1000 (S3's multi-object delete)",
             ));
-        }
-        if self.has(S3Op::Mixed) {
-            self.validate_mix()?;
-        }
-        if let Some(r) = self.range_size
-            && r.get() == 0
-        {
-            return Err(SpecError::new("--range-size", "must be larger than 0"));
-        }
-        if self.duration.is_some_and(|d| d.nanos().0 == 0) {
-            return Err(SpecError::new("--duration", "must be longer than 0s"));
-        }
-        for e in &self.endpoints {
-            S3Endpoint::parse(e)?;
         }
         Ok(())
     }
