@@ -55,6 +55,19 @@ impl Default for FileOptions {
     }
 }
 
+/// The job's other options the file options are checked against.
+#[derive(Clone, Copy, Debug)]
+pub struct FileContext {
+    /// The queue depth, for an engine that queues (iodepth).
+    pub queued: Option<u32>,
+    pub nrfiles: u32,
+    pub loops: u32,
+    /// The files are made in a directory (no filename given).
+    pub new_files: bool,
+    pub reads: bool,
+    pub direct: bool,
+}
+
 impl FileOptions {
     /// Applies `key` if it is one of these options: the word to say when the job runs,
     /// if any.
@@ -135,17 +148,19 @@ impl FileOptions {
 
     /// Refuses what cannot be honoured with the job's other options, and says what
     /// iolab does for the rest.
-    #[allow(clippy::too_many_arguments)]
     pub fn check(
         &self,
-        queued: Option<u32>,
-        nrfiles: u32,
-        loops: u32,
-        new_files: bool,
-        reads: bool,
-        direct: bool,
+        job: &FileContext,
         notes: &mut Vec<String>,
     ) -> Result<(), (&'static str, String)> {
+        let FileContext {
+            queued,
+            nrfiles,
+            loops,
+            new_files,
+            reads,
+            direct,
+        } = *job;
         // fio 3.33 (init.c): 0, or more than iodepth, is iodepth.
         if let (Some(low), Some(depth)) = (self.iodepth_low, queued)
             && low > 0

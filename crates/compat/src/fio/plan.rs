@@ -134,17 +134,15 @@ fn plan_job(job: &FioJob, group: u32, seed: u64) -> Result<FioPlan, FioError> {
     let zones = zones_of(job, block, &mut notes).map_err(at)?;
     let dedupe_working_set = dedupe_working_set_of(job, &mut notes).map_err(at)?;
     let (target, shared) = target_of(job, &mut notes).map_err(at)?;
-    job.files
-        .check(
-            (backend == BackendKind::Uring).then_some(job.iodepth),
-            job.nrfiles,
-            job.loops,
-            job.filename.is_none(),
-            rw.reads(),
-            job.direct,
-            &mut notes,
-        )
-        .map_err(at)?;
+    let context = super::job_files::FileContext {
+        queued: (backend == BackendKind::Uring).then_some(job.iodepth),
+        nrfiles: job.nrfiles,
+        loops: job.loops,
+        new_files: job.filename.is_none(),
+        reads: rw.reads(),
+        direct: job.direct,
+    };
+    job.files.check(&context, &mut notes).map_err(at)?;
     let size = size_of(job, shared, block).map_err(at)?;
     let format = job
         .filename_format

@@ -81,12 +81,6 @@ const LONG_FUNCTIONS: &[(&str, &str, usize, &str)] = &[
         "a table: MLPerf's checkpoint shapes per model",
     ),
     (
-        "core/src/spec/data_access.rs",
-        "validate_rates",
-        136,
-        "one check per rate option",
-    ),
-    (
         "compat/src/fio/plan_options_tests.rs",
         "file_options_are_taken_said_or_refused_in_one_line",
         131,
@@ -105,12 +99,6 @@ const LONG_FUNCTIONS: &[(&str, &str, usize, &str)] = &[
         "a table of mdtest's options",
     ),
     (
-        "core/src/spec/s3/credentials.rs",
-        "resolve",
-        118,
-        "the AWS credential chain, one source per step",
-    ),
-    (
         "suites/src/train/run.rs",
         "run_epoch",
         116,
@@ -127,36 +115,6 @@ const LONG_FUNCTIONS: &[(&str, &str, usize, &str)] = &[
         "parse_ini",
         107,
         "a table of io500's ini keys",
-    ),
-    (
-        "core/src/spec/data_validate.rs",
-        "validate",
-        104,
-        "one check per option",
-    ),
-    (
-        "compat/src/fio/plan_access.rs",
-        "pace",
-        104,
-        "#51: fio's pacing options, one type",
-    ),
-    (
-        "cli/src/commands/fio/run.rs",
-        "run_phase",
-        104,
-        "#51: the fio front-end's phase, with the converter",
-    ),
-    (
-        "core/src/spec/s3.rs",
-        "validate",
-        102,
-        "one check per S3 option",
-    ),
-    (
-        "core/src/spec/data_access.rs",
-        "validate_mixes",
-        102,
-        "one check per mix option",
     ),
 ];
 
