@@ -272,6 +272,20 @@ pub fn op_latencies(p: &PhaseResult, slo: &Slo) -> Vec<(OpKind, Nanos)> {
         .collect()
 }
 
+/// A step's figures: the IOPS of its operations (fsync aside) and the objective's
+/// latency of its slowest operation (in a mixed workload, often the writes), none when
+/// the step completed no operation.
+pub fn step_figures(p: &PhaseResult, slo: &Slo) -> (f64, Option<Nanos>) {
+    let iops: f64 = p
+        .ops
+        .iter()
+        .filter(|o| o.op != OpKind::Fsync)
+        .map(|o| o.iops.get())
+        .sum();
+    let latency = op_latencies(p, slo).into_iter().map(|(_, l)| l).max();
+    (iops, latency)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -5,7 +5,8 @@
 use anyhow::{Context, Result, bail};
 use clap::Args;
 use iolab_core::endurance::{
-    dwpd_of, exact_bytes, lifetime_text, parse_rate, parse_rated, project, rated_from_dwpd,
+    Projection, dwpd_of, exact_bytes, lifetime_text, parse_rate, parse_rated, project,
+    rated_from_dwpd,
 };
 use iolab_core::result::OpKind;
 use iolab_core::units::{ByteCount, BytesPerSec};
@@ -54,6 +55,33 @@ pub struct EnduranceArgs {
 
 pub fn endurance(args: EnduranceArgs) -> Result<u8> {
     years("--years", args.years)?;
+    let rated = rated_of(&args)?;
+    let (rate, source, warnings) = write_rate_of(&args)?;
+    let p = project(rated, rate, args.years);
+    if args.json {
+        println!(
+            "{}",
+            serde_json::to_string_pretty(
+                &serde_json::json!({ "projection": p, "lasts": p.lasts(), "rate_source": source, "warnings": warnings })
+            )?
+        );
+        return Ok(exit::OK);
+    }
+    println!(
+        "write rate:      {} ({}), {source}",
+        rate.human(),
+        rate.human_decimal()
+    );
+    for w in &warnings {
+        println!("warning:         {w}");
+    }
+    print_projection(&args, rated, rate, &p);
+    Ok(exit::OK)
+}
+
+/// The rated endurance: --rated, or --dwpd over --capacity and --warranty-years; more
+/// than 0 bytes.
+fn rated_of(args: &EnduranceArgs) -> Result<ByteCount> {
     let rated = match (&args.rated, args.dwpd, args.capacity) {
         (Some(r), _, _) => parse_rated(r).map_err(|e| anyhow::anyhow!("--rated: {e}"))?,
         (None, Some(d), Some(c)) => {
@@ -78,7 +106,12 @@ pub fn endurance(args: EnduranceArgs) -> Result<u8> {
             None => bail!("--dwpd and --capacity: the rating must be more than 0 bytes"),
         }
     }
-    let (rate, source, warnings) = match (&args.write_rate, &args.from_run) {
+    Ok(rated)
+}
+
+/// The write rate, where it came from ("given", or the run), and what the run warned of.
+fn write_rate_of(args: &EnduranceArgs) -> Result<(BytesPerSec, String, Vec<String>)> {
+    Ok(match (&args.write_rate, &args.from_run) {
         (Some(r), _) => {
             let rate = parse_rate(r).map_err(|e| anyhow::anyhow!("--write-rate: {e}"))?;
             // Nothing written never wears a device out: no lifetime to project.
@@ -89,25 +122,12 @@ pub fn endurance(args: EnduranceArgs) -> Result<u8> {
         }
         (None, Some(run)) => from_run(&args.store, run)?,
         _ => bail!("give the write rate: --write-rate 100MiB/s, or --from-run RUN"),
-    };
-    let p = project(rated, rate, args.years);
-    if args.json {
-        println!(
-            "{}",
-            serde_json::to_string_pretty(
-                &serde_json::json!({ "projection": p, "lasts": p.lasts(), "rate_source": source, "warnings": warnings })
-            )?
-        );
-        return Ok(exit::OK);
-    }
-    println!(
-        "write rate:      {} ({}), {source}",
-        rate.human(),
-        rate.human_decimal()
-    );
-    for w in &warnings {
-        println!("warning:         {w}");
-    }
+    })
+}
+
+/// The projection's lines: written over the period, the rating, drive writes per day,
+/// the lifetime and the verdict.
+fn print_projection(args: &EnduranceArgs, rated: ByteCount, rate: BytesPerSec, p: &Projection) {
     println!(
         "over {} years:   {} written",
         args.years,
@@ -138,7 +158,6 @@ pub fn endurance(args: EnduranceArgs) -> Result<u8> {
             1.0 / p.margin
         );
     }
-    Ok(exit::OK)
 }
 
 /// Refuses a period that is not a number of years above 0 and up to 1000 (NaN, inf or

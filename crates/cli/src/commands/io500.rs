@@ -271,18 +271,7 @@ fn run_in(rt: &Runtime, dir: &Path, args: Io500RunArgs) -> Result<u8> {
         target: dir.display().to_string(),
         spec: args.spec.clone(),
     };
-    // Every phase's estimate at `io500 plan`'s assumed rates; the ETA corrects them by
-    // what the phases that ran took.
-    let est = iolab_suites::io500::estimate(
-        &args.spec,
-        rt.comm.size(),
-        &iolab_suites::io500::Assumptions::default(),
-    );
-    crate::live::plan(
-        est.timed_phases()
-            .into_iter()
-            .map(|(name, secs)| (name, Some(secs))),
-    );
+    plan_live(&args.spec, rt.comm.size());
     let watch = Watch::new(&args.output, &sink, None);
     let progress = &watch.progress;
     let env = watch.env(rt);
@@ -314,9 +303,42 @@ fn run_in(rt: &Runtime, dir: &Path, args: Io500RunArgs) -> Result<u8> {
         Err(e) => return Err(abandon(sink, e)),
     };
     cleaned?;
+    verdict(
+        rt,
+        sink,
+        &outcome,
+        result_dir.as_ref(),
+        &config,
+        &args.output,
+    )
+}
+
+/// The live display's plan: every phase's estimate at `io500 plan`'s assumed rates; the
+/// ETA corrects them by what the phases that ran took.
+fn plan_live(spec: &Io500Spec, ranks: u32) {
+    let est =
+        iolab_suites::io500::estimate(spec, ranks, &iolab_suites::io500::Assumptions::default());
+    crate::live::plan(
+        est.timed_phases()
+            .into_iter()
+            .map(|(name, secs)| (name, Some(secs))),
+    );
+}
+
+/// Ends a run the suite finished: the score said and kept, the run concluded in the
+/// store, and the exit code (1 for a run that is not valid).
+fn verdict(
+    rt: &Runtime,
+    mut sink: RunSink,
+    outcome: &Io500Outcome,
+    result_dir: Option<&ResultDir>,
+    config: &Io500Config,
+    output: &OutputArgs,
+) -> Result<u8> {
+    let root = rt.is_root() && !output.quiet;
     // A result that cannot be written fails the command, but only once the run is
     // concluded in the store: the suite ran, and its phases are kept.
-    let unwritten = say_score(&mut sink, &outcome, result_dir.as_ref(), &config, root);
+    let unwritten = say_score(&mut sink, outcome, result_dir, config, root);
     // A short stonewall makes a test run, not a failed one; a phase of 0, I/O errors or
     // a find that matched nothing fail it.
     // Rank 0 judges from every rank's figures; the others hold only their own (a pfind
@@ -327,7 +349,7 @@ fn run_in(rt: &Runtime, dir: &Path, args: Io500RunArgs) -> Result<u8> {
         .unwrap_or(outcome.failed());
     let quiet = OutputArgs {
         quiet: true,
-        ..args.output.clone()
+        ..output.clone()
     };
     let code = conclude(rt, sink, &quiet)?;
     if let Some(e) = unwritten {

@@ -11,7 +11,9 @@ use iolab_core::spec::{BackendKind, DataSpec, TargetSpec};
 use iolab_core::units::{Nanos, TimeSpan};
 use iolab_engine::data::{DataOptions, run_data};
 use iolab_engine::{EngineError, MonotonicClock, prepare_target};
-use iolab_suites::ladder::{Ladder, LoadAxis, Slo, climb_axis, doubling, mark, op_latencies};
+use iolab_suites::ladder::{
+    Ladder, LoadAxis, Slo, climb_axis, doubling, mark, op_latencies, step_figures,
+};
 
 use crate::args::OutputArgs;
 use crate::commands::finish::{abandon, cleanup, conclude, conclude_after_report};
@@ -115,14 +117,7 @@ fn ladder_in(rt: &Runtime, args: LadderArgs, slo: Slo) -> Result<u8> {
         args.target.dir.as_deref(),
         args.output.label.clone(),
     );
-    // The most steps it may take, each a step's time: the ladder stops at the first
-    // step that misses the objective, so the ETA is an upper bound until then.
-    let most = match args.axis {
-        Axis::QueueDepth | Axis::Threads => doubling(args.max).len(),
-        Axis::Rate => 11,
-    };
-    let step_secs = args.spec.runtime.map(|r| r.as_secs_f64());
-    crate::live::plan((0..most).map(|_| ("ladder".to_string(), step_secs)));
+    plan_live(&args);
     let watch = Watch::new(&args.output, &sink, args.target.device.as_deref());
     let progress = &watch.progress;
     let env = watch.env(rt);
@@ -141,18 +136,8 @@ fn ladder_in(rt: &Runtime, args: LadderArgs, slo: Slo) -> Result<u8> {
             .into_iter()
             .next()
             .expect("a data run has its phase");
-        let iops: f64 = phase
-            .ops
-            .iter()
-            .filter(|o| o.op != OpKind::Fsync)
-            .map(|o| o.iops.get())
-            .sum();
-        // The slowest operation is judged (in a mixed workload, often the writes); none
-        // when the step completed no operation.
-        let latency = op_latencies(&phase, &slo)
-            .into_iter()
-            .map(|(_, l)| l.0)
-            .max();
+        let (iops, latency) = step_figures(&phase, &slo);
+        let latency = latency.map(|l| l.0);
         // Only rank 0 holds every rank's figures: its verdict decides the next step on
         // every rank, so that all ranks climb alike.
         let (iops, latency) = rt
@@ -185,6 +170,18 @@ fn ladder_in(rt: &Runtime, args: LadderArgs, slo: Slo) -> Result<u8> {
         }
     }
     conclude_after_report(rt, sink, &args.output)
+}
+
+/// The live display's plan: the most steps the ladder may take, each a step's time (it
+/// stops at the first step that misses the objective, so the ETA is an upper bound
+/// until then).
+fn plan_live(args: &LadderArgs) {
+    let most = match args.axis {
+        Axis::QueueDepth | Axis::Threads => doubling(args.max).len(),
+        Axis::Rate => 11,
+    };
+    let step_secs = args.spec.runtime.map(|r| r.as_secs_f64());
+    crate::live::plan((0..most).map(|_| ("ladder".to_string(), step_secs)));
 }
 
 /// Keeps the phases with the ladder's verdicts and returns each step's latencies by

@@ -11,6 +11,7 @@ use iolab_compat::mdtest::parse_mdtest_args;
 use iolab_compat::mdtest_front::{Iteration, MdtestPlan, plan_mdtest, summary};
 use iolab_compat::rank_details::{Measured, mdtest_rank_lines};
 use iolab_core::civil::UtcTime;
+use iolab_core::result::PhaseResult;
 use iolab_core::spec::{BackendKind, MetaItems, MetaOp, TargetSpec};
 use iolab_engine::EngineError;
 use iolab_engine::meta::{MetaError, MetaOptions, finish_meta, run_meta};
@@ -116,18 +117,7 @@ fn run_mdtest(rt: &Runtime, args: &MdtestArgs, plan: &MdtestPlan, made_dir: bool
                 Err(TestError::Engine(e)) => return Err(abandon(sink, e)),
                 Err(TestError::Other(e)) => return Err(e),
             };
-            for p in &ran {
-                failed |= p.error_count > 0 || p.verify_failures > 0;
-                let op = [MetaOp::Create, MetaOp::Stat, MetaOp::Read, MetaOp::Remove]
-                    .into_iter()
-                    .find(|op| p.op(op.op_kind()).is_some());
-                if let Some(op) = op {
-                    let items = p.op(op.op_kind()).map_or(0, |r| r.ops);
-                    figures
-                        .phases
-                        .push((test.items, op, items, p.elapsed.as_secs_f64()));
-                }
-            }
+            failed |= add_figures(&mut figures, test.items, &ran);
             phases.extend(ran);
         }
         save_rank_details(rt, plan, &figures, &phases)?;
@@ -140,19 +130,44 @@ fn run_mdtest(rt: &Runtime, args: &MdtestArgs, plan: &MdtestPlan, made_dir: bool
     }
     let code = finish_status(&mut sink, interrupted, failed);
     if root {
-        for n in &plan.notes {
-            eprintln!("iolab mdtest: note: {n}");
-        }
-        print!("{}", summary(plan, &iterations, false));
-        if o.print_both {
-            print!("{}", summary(plan, &iterations, true));
-        }
-        println!("-- finished at {} --\n", stamp());
-        if !sink.record.id.is_empty() {
-            eprintln!("iolab mdtest: stored as {}", sink.record.id);
-        }
+        print_end(plan, &iterations, &sink);
     }
     Ok(code)
+}
+
+/// Adds each phase's figures (its items of its operation, its seconds) of a test of
+/// `items` to an iteration's; whether a phase failed (I/O errors, verify failures).
+fn add_figures(figures: &mut Iteration, items: MetaItems, ran: &[PhaseResult]) -> bool {
+    let mut failed = false;
+    for p in ran {
+        failed |= p.error_count > 0 || p.verify_failures > 0;
+        let op = [MetaOp::Create, MetaOp::Stat, MetaOp::Read, MetaOp::Remove]
+            .into_iter()
+            .find(|op| p.op(op.op_kind()).is_some());
+        if let Some(op) = op {
+            let done = p.op(op.op_kind()).map_or(0, |r| r.ops);
+            figures
+                .phases
+                .push((items, op, done, p.elapsed.as_secs_f64()));
+        }
+    }
+    failed
+}
+
+/// mdtest's lines after its runs: iolab's notes, the summary tables, when it finished
+/// and where the run is stored.
+fn print_end(plan: &MdtestPlan, iterations: &[Iteration], sink: &RunSink) {
+    for n in &plan.notes {
+        eprintln!("iolab mdtest: note: {n}");
+    }
+    print!("{}", summary(plan, iterations, false));
+    if plan.options.print_both {
+        print!("{}", summary(plan, iterations, true));
+    }
+    println!("-- finished at {} --\n", stamp());
+    if !sink.record.id.is_empty() {
+        eprintln!("iolab mdtest: stored as {}", sink.record.id);
+    }
 }
 
 /// mdtest's lines before its tables: when it started, the tasks and nodes, the command

@@ -44,20 +44,7 @@ struct Shared<'a> {
 
 pub fn run_jobs(rt: &Runtime, args: &FioArgs, inv: &Invocation, plans: &[FioPlan]) -> Result<u8> {
     args.common.live.start(rt)?;
-    // Jobs between two stonewalls run together: the first of them carries the longest
-    // time-based runtime of the group, the others none (size-based jobs: unknown).
-    crate::live::plan(plans.iter().enumerate().map(|(i, p)| {
-        let group = plans.iter().filter(|q| q.phase == p.phase);
-        let first = plans.iter().position(|q| q.phase == p.phase) == Some(i);
-        let secs = if first {
-            group
-                .map(|q| q.spec.runtime.map(|r| r.as_secs_f64()))
-                .try_fold(0.0f64, |m, r| r.map(|r| m.max(r)))
-        } else {
-            Some(0.0)
-        };
-        (p.job.name.clone(), secs)
-    }));
+    plan_live(plans);
     let specs: Vec<_> = plans.iter().map(|p| &p.spec).collect();
     let dir = plans[0].target.dir.clone();
     let mut sink = RunSink::start(
@@ -117,16 +104,46 @@ pub fn run_jobs(rt: &Runtime, args: &FioArgs, inv: &Invocation, plans: &[FioPlan
             break;
         }
     }
-    let results = done.iter().map(|e| &e.phase).chain(&verified);
+    super::images::remove_made(&made, args.keep);
+    conclude(&shared, &mut sink, &done, &verified)
+}
+
+/// The live display's plan: jobs between two stonewalls run together, the first of
+/// them carrying the longest time-based runtime of the group, the others none
+/// (size-based jobs: unknown).
+fn plan_live(plans: &[FioPlan]) {
+    crate::live::plan(plans.iter().enumerate().map(|(i, p)| {
+        let group = plans.iter().filter(|q| q.phase == p.phase);
+        let first = plans.iter().position(|q| q.phase == p.phase) == Some(i);
+        let secs = if first {
+            group
+                .map(|q| q.spec.runtime.map(|r| r.as_secs_f64()))
+                .try_fold(0.0f64, |m, r| r.map(|r| m.max(r)))
+        } else {
+            Some(0.0)
+        };
+        (p.job.name.clone(), secs)
+    }));
+}
+
+/// Ends the run once its phases ran: its status stored, fio's report written (rank 0)
+/// and the exit code.
+fn conclude(
+    s: &Shared<'_>,
+    sink: &mut RunSink,
+    done: &[Entry],
+    verified: &[PhaseResult],
+) -> Result<u8> {
+    let results = done.iter().map(|e| &e.phase).chain(verified);
     let failed = results
         .clone()
         .any(|r| r.error_count > 0 || r.verify_failures > 0);
-    let interrupted = rt.interrupted() || done.iter().any(|e| e.phase.interrupted);
-    super::images::remove_made(&made, args.keep);
-    let code = finish_status(&mut sink, interrupted, failed);
-    if rt.is_root() {
-        let disks = totals.lock().unwrap_or_else(|p| p.into_inner()).fio();
-        reporter.write(&reporter.render(&done.iter().collect::<Vec<_>>(), &disks))?;
+    let interrupted = s.rt.interrupted() || done.iter().any(|e| e.phase.interrupted);
+    let code = finish_status(sink, interrupted, failed);
+    if s.rt.is_root() {
+        let disks = s.totals.lock().unwrap_or_else(|p| p.into_inner()).fio();
+        s.reporter
+            .write(&s.reporter.render(&done.iter().collect::<Vec<_>>(), &disks))?;
         if !sink.record.id.is_empty() {
             eprintln!("iolab fio: stored as {}", sink.record.id);
         }
@@ -152,6 +169,9 @@ fn abandon(
     e.context(format!("{what} {}", names.join(", ")))
 }
 
+/// A prepared target with the spec it came from and whether it is the null backend's.
+type Prepared = (TargetSpec, bool, PreparedTarget);
+
 /// Runs the jobs (plan indices) of one phase together: their report entries, the
 /// verify phases of verify writes, and whether a job's end stopped every later job
 /// (fio's exit_what=all). `done` holds the entries of the phases before, for status
@@ -165,7 +185,43 @@ fn run_phase(
 ) -> Result<(Vec<Entry>, Vec<PhaseResult>, bool)> {
     let comm = s.rt.comm.as_ref();
     super::images::make_missing(s.rt, s.plans, jobs, s.made)?;
-    let mut targets: Vec<(TargetSpec, bool, PreparedTarget)> = Vec::new();
+    let (targets, target_of) = prepare_targets(s, jobs)?;
+    let outcome = run_prepared(s, sink, jobs, done, &targets, &target_of, stopped);
+    let mut files: Vec<Vec<std::path::PathBuf>> = vec![Vec::new(); targets.len()];
+    if let Ok(run) = &outcome {
+        // What a verify_only job checked stays, to be checked again (fio's use of it).
+        for (k, j) in run.jobs.iter().enumerate() {
+            if !s.plans[jobs[k]].settings.verify_existing {
+                files[target_of[k]].extend(j.files.iter().cloned());
+            }
+        }
+    }
+    let mut cleaned = Ok(());
+    for ((_, _, t), f) in targets.into_iter().zip(&files) {
+        cleaned = cleaned.and(cleanup(comm, t, f, s.keep));
+    }
+    let run = outcome?;
+    cleaned?;
+    if s.rt.is_root() {
+        for (k, &i) in jobs.iter().enumerate() {
+            super::logs::write_logs(
+                &s.plans[i],
+                s.first_numbers[i],
+                &run.jobs[k].rows,
+                &s.logs_written,
+                run.started_at_ms,
+            )?;
+        }
+    }
+    let (entries, verify) = phase_entries(s, jobs, &run);
+    Ok((entries, verify, stops_all(s, jobs, &run)))
+}
+
+/// Each of the phase's targets prepared once (a target and backend several jobs share
+/// is one), and job k's index among them; on a failure those prepared are cleaned up.
+fn prepare_targets(s: &Shared<'_>, jobs: &[usize]) -> Result<(Vec<Prepared>, Vec<usize>)> {
+    let comm = s.rt.comm.as_ref();
+    let mut targets: Vec<Prepared> = Vec::new();
     let mut target_of: Vec<usize> = Vec::with_capacity(jobs.len());
     for &i in jobs {
         let p = &s.plans[i];
@@ -195,41 +251,19 @@ fn run_phase(
             }
         }
     }
-    let outcome = run_prepared(s, sink, jobs, done, &targets, &target_of, stopped);
-    let mut files: Vec<Vec<std::path::PathBuf>> = vec![Vec::new(); targets.len()];
-    if let Ok(run) = &outcome {
-        // What a verify_only job checked stays, to be checked again (fio's use of it).
-        for (k, j) in run.jobs.iter().enumerate() {
-            if !s.plans[jobs[k]].settings.verify_existing {
-                files[target_of[k]].extend(j.files.iter().cloned());
-            }
-        }
-    }
-    let mut cleaned = Ok(());
-    for ((_, _, t), f) in targets.into_iter().zip(&files) {
-        cleaned = cleaned.and(cleanup(comm, t, f, s.keep));
-    }
-    let run = outcome?;
-    cleaned?;
+    Ok((targets, target_of))
+}
+
+/// The phase's report entries, each with its job's steady-state verdict (fio's ss),
+/// and the verify phases of its verify writes, attached to their entries.
+fn phase_entries(s: &Shared<'_>, jobs: &[usize], run: &JobsRun) -> (Vec<Entry>, Vec<PhaseResult>) {
     let meta = |plan: usize| -> PhaseMeta {
         let k = jobs.iter().position(|&j| j == plan).unwrap_or(0);
         run.jobs[k].meta.clone()
     };
-    if s.rt.is_root() {
-        for (k, &i) in jobs.iter().enumerate() {
-            super::logs::write_logs(
-                &s.plans[i],
-                s.first_numbers[i],
-                &run.jobs[k].rows,
-                &s.logs_written,
-                run.started_at_ms,
-            )?;
-        }
-    }
     let rows: Vec<&WorkerRow> = run.jobs.iter().flat_map(|j| &j.rows).collect();
     let context = (run.interrupted, run.started_at_ms, run.telemetry.clone());
     let mut entries = s.reporter.entries(jobs, &rows, &meta, context);
-    // A job's steady-state verdict (fio's ss) goes with each of its entries.
     for e in &mut entries {
         let plan = s.reporter.units[e.unit].plan;
         if let Some(k) = jobs.iter().position(|&j| j == plan) {
@@ -247,18 +281,20 @@ fn run_phase(
         })
         .collect();
     s.reporter.attach_verify(&mut entries, &verify);
-    // Every job ends, so an exit_what=all fires once its job has ended (with an error,
-    // for exitall_on_error alone).
-    let all = jobs
-        .iter()
+    (entries, verify)
+}
+
+/// Whether a job's end stopped every later job: every job ends, so an exit_what=all
+/// fires once its job has ended (with an error, for exitall_on_error alone).
+fn stops_all(s: &Shared<'_>, jobs: &[usize], run: &JobsRun) -> bool {
+    jobs.iter()
         .enumerate()
         .any(|(k, &i)| match s.plans[i].exit {
             Some((on_error, ExitWhat::All)) => {
                 !on_error || run.jobs[k].rows.iter().any(|r| r.measure.error_count > 0)
             }
             _ => false,
-        });
-    Ok((entries, verify, all))
+        })
 }
 
 /// fio's exitall for job k of the phase's `jobs` (plan indices): which of them its end
@@ -281,7 +317,7 @@ fn run_prepared(
     sink: &RunSink,
     jobs: &[usize],
     done: &[Entry],
-    targets: &[(TargetSpec, bool, PreparedTarget)],
+    targets: &[Prepared],
     target_of: &[usize],
     stopped: bool,
 ) -> Result<JobsRun> {
@@ -346,7 +382,7 @@ fn data_jobs<'a>(
     s: &Shared<'_>,
     jobs: &[usize],
     resolved: &'a [(DataSpec, FioSettings)],
-    targets: &'a [(TargetSpec, bool, PreparedTarget)],
+    targets: &'a [Prepared],
     target_of: &[usize],
     stopped: bool,
 ) -> Vec<DataJob<'a>> {

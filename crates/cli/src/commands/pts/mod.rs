@@ -31,25 +31,7 @@ pub fn pts(mut args: PtsArgs) -> Result<u8> {
     if let Some(path) = &args.html {
         crate::output::check_output_dir("--html", path)?;
     }
-    if !(args.scale > 0.0 && args.scale <= 1000.0) {
-        bail!(
-            "--scale: {} must be more than 0 (and at most 1000)",
-            args.scale
-        );
-    }
-    if args.max_rounds < PTS_WINDOW || args.max_rounds > PTS_MAX_ROUNDS {
-        bail!(
-            "--max-rounds: {} is not between {PTS_WINDOW} (one measurement window) and {PTS_MAX_ROUNDS} (PTS's most)",
-            args.max_rounds
-        );
-    }
-    let range = args.active_range.unwrap_or(match args.class {
-        Class::Enterprise => 100,
-        Class::Client => 75,
-    });
-    if range == 0 || range > 100 {
-        bail!("--active-range: {range} is not a percentage from 1 to 100");
-    }
+    let range = check_bounds(&args)?;
     let mixes = args
         .mixes
         .as_ref()
@@ -64,38 +46,15 @@ pub fn pts(mut args: PtsArgs) -> Result<u8> {
         TestKind::Throughput => PtsTest::Throughput,
         TestKind::Latency => PtsTest::Latency,
     };
-    let (threads, queue_depth) = match test {
-        PtsTest::Iops => (args.threads.unwrap_or(4), args.queue_depth.unwrap_or(32)),
-        PtsTest::Throughput => (args.threads.unwrap_or(1), args.queue_depth.unwrap_or(32)),
-        PtsTest::Latency => {
-            if args.threads.unwrap_or(1) != 1 || args.queue_depth.unwrap_or(1) != 1 {
-                bail!(
-                    "--threads/--queue-depth: PTS's latency test runs at one outstanding I/O (TC 1 x QD 1); leave them out"
-                );
-            }
-            (1, 1)
-        }
-    };
-    if threads == 0 || queue_depth == 0 {
-        bail!("--threads/--queue-depth: must be at least 1");
-    }
+    let (threads, queue_depth) = load(&args, test)?;
     args.threads = Some(threads);
     args.queue_depth = Some(queue_depth);
     let (subs, whole_matrix) = matrices(test, args.class, sizes.as_deref(), mixes.as_deref())?;
-    let cell_time = TimeSpan(iolab_core::units::Nanos(
-        (args.cell_time.nanos().0 as f64 * args.scale) as u64,
-    ));
-    if cell_time.nanos().0 < 100_000_000 {
-        bail!(
-            "--scale: a cell of {} is shorter than 100ms; use a larger --scale or --cell-time",
-            cell_time
-        );
-    }
     let plan = PtsPlan {
         test,
         subs,
         active: 0,
-        cell_time,
+        cell_time: cell_time(&args)?,
         max_rounds: args.max_rounds,
         whole_matrix,
         threads,
@@ -118,6 +77,65 @@ pub fn pts(mut args: PtsArgs) -> Result<u8> {
     );
     base.validate()?;
     Runtime::with(|rt| pts_in(rt, &args, range, plan))
+}
+
+/// --scale and --max-rounds within their bounds; the active range in percent.
+fn check_bounds(args: &PtsArgs) -> Result<u8> {
+    if !(args.scale > 0.0 && args.scale <= 1000.0) {
+        bail!(
+            "--scale: {} must be more than 0 (and at most 1000)",
+            args.scale
+        );
+    }
+    if args.max_rounds < PTS_WINDOW || args.max_rounds > PTS_MAX_ROUNDS {
+        bail!(
+            "--max-rounds: {} is not between {PTS_WINDOW} (one measurement window) and {PTS_MAX_ROUNDS} (PTS's most)",
+            args.max_rounds
+        );
+    }
+    let range = args.active_range.unwrap_or(match args.class {
+        Class::Enterprise => 100,
+        Class::Client => 75,
+    });
+    if range == 0 || range > 100 {
+        bail!("--active-range: {range} is not a percentage from 1 to 100");
+    }
+    Ok(range)
+}
+
+/// The threads and queue depth of the test: given, or PTS's (the latency test's one
+/// outstanding I/O only).
+fn load(args: &PtsArgs, test: PtsTest) -> Result<(u32, u32)> {
+    let (threads, queue_depth) = match test {
+        PtsTest::Iops => (args.threads.unwrap_or(4), args.queue_depth.unwrap_or(32)),
+        PtsTest::Throughput => (args.threads.unwrap_or(1), args.queue_depth.unwrap_or(32)),
+        PtsTest::Latency => {
+            if args.threads.unwrap_or(1) != 1 || args.queue_depth.unwrap_or(1) != 1 {
+                bail!(
+                    "--threads/--queue-depth: PTS's latency test runs at one outstanding I/O (TC 1 x QD 1); leave them out"
+                );
+            }
+            (1, 1)
+        }
+    };
+    if threads == 0 || queue_depth == 0 {
+        bail!("--threads/--queue-depth: must be at least 1");
+    }
+    Ok((threads, queue_depth))
+}
+
+/// A cell's time, --cell-time scaled, of 100ms at least.
+fn cell_time(args: &PtsArgs) -> Result<TimeSpan> {
+    let cell_time = TimeSpan(iolab_core::units::Nanos(
+        (args.cell_time.nanos().0 as f64 * args.scale) as u64,
+    ));
+    if cell_time.nanos().0 < 100_000_000 {
+        bail!(
+            "--scale: a cell of {} is shorter than 100ms; use a larger --scale or --cell-time",
+            cell_time
+        );
+    }
+    Ok(cell_time)
 }
 
 fn target_spec(args: &PtsArgs) -> TargetSpec {
