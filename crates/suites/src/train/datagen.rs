@@ -4,17 +4,21 @@
 //! a sample being dim1 x dim2 bytes. The data is pseudo-random; CRCs are computed as the
 //! bytes stream out, so each file is written once from start to end (an npz's first
 //! header, which carries its CRC, is written again at the end, as Python's zipfile does).
+//! The writing is a write phase on the engine ([`run_file_phase`]): a worker per writer
+//! thread, each write through its backend, timed into its recorder.
 
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::time::Instant;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 
-use iolab_backend::files::{DataFile, OpenSpec};
-use iolab_comm::{Comm, CommExt};
+use iolab_backend::files::OpenSpec;
+use iolab_comm::Comm;
 use iolab_compat::dlio::{file_name, subfolder};
-use iolab_core::spec::TrainConfig;
+use iolab_core::SpecError;
+use iolab_core::result::PhaseResult;
+use iolab_core::spec::{BackendKind, TrainConfig};
 use iolab_core::units::Nanos;
-use iolab_core::{LatencyHistogram, SpecError};
+use iolab_engine::train::{FileIo, FileOps, FilePhaseSpec, run_file_phase};
+use iolab_engine::{Clock, EngineError, Env, MonotonicClock};
 
 use crate::train::TrainError;
 use crate::train::dataset::{DatasetMarker, MARKER};
@@ -29,8 +33,9 @@ pub struct GenOutcome {
     pub bytes: u64,
     pub writes: u64,
     pub elapsed: Nanos,
-    pub histogram: LatencyHistogram,
     pub interrupted: bool,
+    /// The write phase (every rank's on rank 0).
+    pub phase: PhaseResult,
 }
 
 /// File `index`'s path under `dir`.
@@ -162,44 +167,48 @@ fn remove_old_files(train: &Path) {
     }
 }
 
-/// Buffered writes at increasing offsets, each write call timed.
-struct Out<'a> {
-    file: DataFile,
-    pending: Vec<u8>,
+/// Writes at increasing offsets from the backend's buffer, which the format's bytes
+/// are put into until a chunk is full (each write call timed by the engine).
+struct Out<'o, 'f, C: Clock> {
+    ops: &'o mut FileOps<'f, C>,
+    pending: usize,
     offset: u64,
-    hist: &'a mut LatencyHistogram,
     writes: u64,
-    stop: &'a AtomicBool,
+    stop: &'o AtomicBool,
 }
 
-impl Sink for Out<'_> {
+fn io_error(e: EngineError) -> TrainError {
+    TrainError::Io(e.to_string())
+}
+
+impl<C: Clock> Sink for Out<'_, '_, C> {
     fn put(&mut self, bytes: &[u8]) -> Result<(), TrainError> {
-        self.pending.extend_from_slice(bytes);
-        if self.pending.len() >= CHUNK {
+        let at = self.pending;
+        self.ops.buffer()[at..at + bytes.len()].copy_from_slice(bytes);
+        self.pending += bytes.len();
+        if self.pending >= CHUNK {
             self.flush()?;
         }
         Ok(())
     }
 
     fn flush(&mut self) -> Result<(), TrainError> {
-        if self.pending.is_empty() {
+        if self.pending == 0 {
             return Ok(());
         }
-        let t = Instant::now();
-        self.file
-            .write_all_at(&self.pending, self.offset)
-            .map_err(|e| TrainError::Io(e.to_string()))?;
-        self.hist.record(t.elapsed().as_nanos() as u64);
+        self.ops
+            .write(self.pending as u64, self.offset)
+            .map_err(io_error)?;
         self.writes += 1;
-        self.offset += self.pending.len() as u64;
-        self.pending.clear();
+        self.offset += self.pending as u64;
+        self.pending = 0;
         Ok(())
     }
 
     fn rewrite(&mut self, bytes: &[u8], offset: u64) -> Result<(), TrainError> {
-        self.file
-            .write_all_at(bytes, offset)
-            .map_err(|e| TrainError::Io(e.to_string()))
+        // Only after the last flush: the buffer holds nothing pending.
+        debug_assert_eq!(self.pending, 0);
+        self.ops.write_bytes(bytes, offset).map_err(io_error)
     }
 
     fn stopped(&self) -> bool {
@@ -207,40 +216,45 @@ impl Sink for Out<'_> {
     }
 }
 
-/// Writes file `index`; returns its bytes and write calls.
-fn write_file(
+/// A writer's buffer: a chunk and the largest put that can follow an unfilled one.
+const WRITE_BUFFER: u64 = 2 * CHUNK as u64;
+
+/// Writes file `index` through `io`; returns its bytes and write calls (the npz
+/// header's rewrite not counted).
+fn write_file<C: Clock>(
+    io: &mut FileIo<'_, C>,
     dir: &Path,
     cfg: &TrainConfig,
     index: u64,
-    hist: &mut LatencyHistogram,
     stop: &AtomicBool,
 ) -> Result<(u64, u64), TrainError> {
     let path = file_path(dir, cfg, index);
-    let file = DataFile::open(
-        &path,
-        OpenSpec {
-            write: true,
-            create: true,
-            truncate: true,
-            ..OpenSpec::default()
-        },
-    )
-    .map_err(|e| TrainError::Io(e.to_string()))?;
-    let mut out = Out {
-        file,
-        pending: Vec::with_capacity(CHUNK + 4096),
-        offset: 0,
-        hist,
-        writes: 0,
-        stop,
+    let open = OpenSpec {
+        write: true,
+        create: true,
+        truncate: true,
+        ..OpenSpec::default()
     };
-    format::write_body(cfg, index, &mut out)?;
-    out.flush()?;
-    Ok((out.offset, out.writes))
+    let mut written = Ok((0, 0));
+    io.with_file(&path, open, |ops| {
+        let mut out = Out {
+            ops,
+            pending: 0,
+            offset: 0,
+            writes: 0,
+            stop,
+        };
+        written = format::write_body(cfg, index, &mut out)
+            .and_then(|()| out.flush())
+            .map(|()| (out.offset, out.writes));
+        Ok(())
+    })
+    .map_err(io_error)?;
+    written
 }
 
-/// Writes this rank's share of the dataset with `threads` writers; rank 0 returns every
-/// rank's totals. Collective.
+/// Writes this rank's share of the dataset with `threads` writers, a write phase on the
+/// engine; rank 0 returns every rank's totals and the phase. Collective.
 pub fn generate(
     comm: &dyn Comm,
     dir: &Path,
@@ -260,82 +274,62 @@ pub fn generate(
             "another rank could not prepare the data directory".into(),
         ));
     }
-    let writers = u64::from(comm.size()) * u64::from(threads.max(1));
-    let started = Instant::now();
-    let results: Vec<Result<(u64, u64, u64, LatencyHistogram), TrainError>> =
-        std::thread::scope(|s| {
-            let handles: Vec<_> = (0..threads.max(1))
-                .map(|t| {
-                    s.spawn(move || {
-                        let me = u64::from(comm.rank()) * u64::from(threads.max(1)) + u64::from(t);
-                        let mut hist = LatencyHistogram::new();
-                        let (mut files, mut bytes, mut writes) = (0, 0, 0);
-                        let mut i = me;
-                        while i < cfg.files {
-                            let (b, w) = write_file(dir, cfg, i, &mut hist, interrupt)?;
-                            files += 1;
-                            bytes += b;
-                            writes += w;
-                            i += writers;
+    let threads = u64::from(threads.max(1));
+    let writers = u64::from(comm.size()) * threads;
+    let spec = FilePhaseSpec {
+        name: "train-datagen".into(),
+        spec: serde_json::to_value(cfg).unwrap_or_default(),
+        backend: BackendKind::Psync,
+        buffer: WRITE_BUFFER,
+        workers: threads as usize,
+    };
+    let env = Env::new(comm, interrupt);
+    let failed = std::sync::Mutex::new(None);
+    let (bytes, writes) = (AtomicU64::new(0), AtomicU64::new(0));
+    let run = run_file_phase(
+        &env,
+        &MonotonicClock,
+        &spec,
+        |_, _| Ok(()),
+        |t, io| {
+            let me = u64::from(comm.rank()) * threads + t as u64;
+            let (mut files, mut i) = (0, me);
+            while i < cfg.files && !interrupt.load(Ordering::Relaxed) {
+                match write_file(io, dir, cfg, i, interrupt) {
+                    Ok((b, w)) => {
+                        bytes.fetch_add(b, Ordering::Relaxed);
+                        writes.fetch_add(w, Ordering::Relaxed);
+                    }
+                    Err(e) => {
+                        let message = e.to_string();
+                        if let Ok(mut f) = failed.lock() {
+                            f.get_or_insert(e);
                         }
-                        Ok((files, bytes, writes, hist))
-                    })
-                })
-                .collect();
-            handles
-                .into_iter()
-                .map(|h| {
-                    h.join().unwrap_or_else(|_| {
-                        Err(TrainError::Setup("a writer thread panicked".into()))
-                    })
-                })
-                .collect()
-        });
-    let mut hist = LatencyHistogram::new();
-    let (mut files, mut bytes, mut writes) = (0u64, 0u64, 0u64);
-    let mut first_err = None;
-    for r in results {
-        match r {
-            Ok((f, b, w, h)) => {
-                files += f;
-                bytes += b;
-                writes += w;
-                hist.merge(&h);
+                        return Err(EngineError::Setup(message));
+                    }
+                }
+                files += 1;
+                i += writers;
             }
-            Err(e) => {
-                first_err.get_or_insert(e);
-            }
-        }
-    }
-    let elapsed = Nanos(started.elapsed().as_nanos() as u64);
-    let all_ok = comm.all_ok(first_err.is_none());
-    if let Some(e) = first_err {
+            Ok(files)
+        },
+    )
+    .map_err(|e| TrainError::Setup(e.to_string()))?;
+    if let Some(e) = failed.into_inner().ok().flatten() {
         return Err(e);
     }
-    if !all_ok {
-        return Err(TrainError::Io(
-            "another rank failed to write its files".into(),
-        ));
-    }
-    let files = comm.all_sum(files);
-    let bytes = comm.all_sum(bytes);
-    let writes = comm.all_sum(writes);
-    let elapsed = Nanos(comm.all_max(elapsed.0));
-    let hists = comm
-        .gather(0, &hist.to_bytes().unwrap_or_default())
-        .map_err(|e| TrainError::Setup(e.to_string()))?;
-    let mut merged = LatencyHistogram::new();
-    for h in hists {
-        if let Ok(h) = LatencyHistogram::from_bytes(&h) {
-            merged.merge(&h);
-        }
+    if run.errors > 0 {
+        let first = run.result.errors.first().map(|e| e.message.clone());
+        return Err(TrainError::Io(first.unwrap_or_else(|| {
+            "another rank failed to write its files".into()
+        })));
     }
     Ok(GenOutcome {
-        files,
-        bytes,
-        writes,
-        elapsed,
-        histogram: if comm.rank() == 0 { merged } else { hist },
-        interrupted: interrupt.load(Ordering::Relaxed),
+        files: comm.all_sum(run.completed.iter().sum()),
+        bytes: comm.all_sum(bytes.into_inner()),
+        writes: comm.all_sum(writes.into_inner()),
+        elapsed: run.result.elapsed,
+        interrupted: run.interrupted,
+        phase: run.result,
     })
 }

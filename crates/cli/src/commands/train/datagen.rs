@@ -2,10 +2,9 @@
 //! rank's share of the files, stored as one write phase.
 
 use anyhow::Result;
-use iolab_core::result::{OpCount, OpKind, PhaseResult};
 use iolab_core::units::ByteCount;
 use iolab_suites::train::datagen::check_space;
-use iolab_suites::train::{generate, whole_phase};
+use iolab_suites::train::generate;
 
 use super::{DatagenArgs, data_dir, fail, quiet, spec_json, stored_as};
 use crate::commands::finish::conclude;
@@ -39,7 +38,6 @@ pub(super) fn datagen_in(rt: &Runtime, args: DatagenArgs) -> Result<u8> {
         dir.parent(),
         args.output.label.clone(),
     );
-    let started_at_ms = iolab_core::civil::now_ms();
     let out = match generate(rt.comm.as_ref(), &dir, &cfg, cfg.accelerators, rt.interrupt) {
         Ok(o) => o,
         Err(e) => return fail(rt, sink, e),
@@ -50,25 +48,11 @@ pub(super) fn datagen_in(rt: &Runtime, args: DatagenArgs) -> Result<u8> {
         "files_per_sec".into(),
         out.files as f64 / out.elapsed.as_secs_f64().max(1e-9),
     );
-    let count = OpCount {
-        ops: out.writes,
-        bytes: out.bytes,
-    };
-    let phase = PhaseResult {
-        params: [("format".to_string(), cfg.format.extension().to_string())].into(),
-        extra,
-        interrupted: out.interrupted,
-        ..whole_phase(
-            "train-datagen".into(),
-            OpKind::Write,
-            count,
-            out.elapsed,
-            out.histogram.clone(),
-            serde_json::to_value(&cfg).unwrap_or_default(),
-            started_at_ms,
-            (rt.comm.size(), rt.comm.size() * cfg.accelerators),
-        )
-    };
+    let mut phase = out.phase.clone();
+    phase
+        .params
+        .insert("format".into(), cfg.format.extension().to_string());
+    phase.extra.extend(extra);
     if rt.is_root() && !args.output.quiet {
         println!(
             "iolab {} · train datagen: {} {} files, {} in {} ({}, {:.1} files/s) in {}",
