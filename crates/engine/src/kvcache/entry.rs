@@ -2,9 +2,10 @@
 //! header, [`npy_header`], then the float16 array `(layers, 2, tokens, kv_heads,
 //! head_dim)`) on the storage tier, the same bytes in a buffer on the CPU tier.
 //! [`EntryIo`] is one worker's means to move them: a storage entry is streamed in
-//! transfer-size pieces through an [`IoBackend`] opened on its file (psync, io_uring or
-//! null, O_DIRECT where asked), each piece stamped by the [`Clock`] into a [`Recorder`]
-//! (histograms, per-second timeline, errors); a CPU entry is copied through one buffer.
+//! transfer-size pieces through the worker's one [`IoBackend`] (psync, io_uring or null,
+//! set up once and lent each entry's file; O_DIRECT where asked), each piece stamped by
+//! the [`Clock`] into a [`Recorder`] (histograms, per-second timeline, errors); a CPU
+//! entry is copied through one buffer.
 
 use std::path::Path;
 use std::sync::Arc;
@@ -12,8 +13,8 @@ use std::sync::Arc;
 use iolab_backend::buffer::BufferPool;
 use iolab_backend::files::{DataFile, OpenSpec};
 use iolab_backend::{
-    BackendError, BackendOptions, Completion, IoBackend, IoDir, IoRequest, capabilities_of,
-    open_backend,
+    BackendError, BackendOptions, Completion, IoBackend, IoDir, IoRequest, ReusedBackend,
+    capabilities_of,
 };
 use iolab_core::kvcache::ModelShape;
 use iolab_core::result::{ErrorRecord, OpKind};
@@ -74,6 +75,9 @@ pub struct EntryIo<'c> {
     pub clock: &'c dyn Clock,
     rec: Recorder,
     done: Vec<Completion>,
+    /// The storage tier's backend: set up by this worker's thread at its first entry
+    /// (an io_uring ring belongs to the thread that made it), then lent each file.
+    backend: Option<ReusedBackend>,
     /// True once the run is over: a streaming entry stops at its next piece.
     pub over: &'c dyn Fn() -> bool,
 }
@@ -89,6 +93,16 @@ struct Piece<'p> {
     path: &'p Path,
     offset: u64,
     len: usize,
+}
+
+/// What streaming an entry through a lent backend uses besides the backend.
+struct Stream<'s> {
+    clock: &'s dyn Clock,
+    rec: &'s mut Recorder,
+    done: &'s mut Vec<Completion>,
+    over: &'s dyn Fn() -> bool,
+    direct: bool,
+    seed: u64,
 }
 
 impl<'c> EntryIo<'c> {
@@ -108,6 +122,7 @@ impl<'c> EntryIo<'c> {
             clock,
             rec: Recorder::new(start, INTERVAL),
             done: Vec::with_capacity(1),
+            backend: None,
             over: &never,
         })
     }
@@ -122,8 +137,7 @@ impl<'c> EntryIo<'c> {
         self.rec.finish()
     }
 
-    /// The entry's file opened (none on a backend that touches no storage) and a
-    /// backend over it whose one buffer takes a piece.
+    /// The entry's file opened (none on a backend that touches no storage).
     fn open(&self, path: &Path, write: bool) -> Result<Vec<DataFile>, EngineError> {
         if !capabilities_of(self.setup.backend, 1).touches_storage {
             return Ok(Vec::new());
@@ -138,70 +152,32 @@ impl<'c> EntryIo<'c> {
         Ok(vec![DataFile::open(path, spec)?])
     }
 
-    fn backend<'f>(
-        &self,
-        files: &'f [DataFile],
-        size: u64,
-    ) -> Result<Box<dyn IoBackend + 'f>, EngineError> {
-        // A small entry takes a small buffer: the piece, rounded up to a block.
-        let piece = size.min(self.setup.transfer).div_ceil(BLOCK as u64) * BLOCK as u64;
-        let opts = BackendOptions {
-            queue_depth: 1,
-            block_size: piece.max(BLOCK as u64),
-            alignment: BLOCK as u64,
-            submit_batch: 1,
-            write_window: 0,
-        };
-        Ok(open_backend(self.setup.backend, files, opts)?)
-    }
-
-    /// One I/O of `p` through the backend (its data in slot 0 from `buf_offset`),
-    /// recorded; the bytes it moved. A failed I/O is counted and returned.
-    fn io(
+    /// Runs `f` with the worker's backend lent `files`, and the rest it streams with.
+    fn with_backend<R>(
         &mut self,
-        backend: &mut dyn IoBackend,
-        dir: IoDir,
-        p: &Piece<'_>,
-        buf_offset: u32,
-    ) -> Result<usize, EngineError> {
-        let t0 = self.clock.now();
-        backend.push(IoRequest {
-            file: 0,
-            dir,
-            offset: p.offset,
-            len: p.len as u32,
-            slot: 0,
-            buf_offset,
-            ioprio: 0,
-        })?;
-        backend.submit(1)?;
-        self.done.clear();
-        backend.reap(&mut self.done);
-        let at = self.clock.now();
-        let op = if dir == IoDir::Read {
-            OpKind::Read
-        } else {
-            OpKind::Write
+        files: &[DataFile],
+        f: impl FnOnce(&mut dyn IoBackend, &mut Stream<'_>) -> Result<R, EngineError>,
+    ) -> Result<R, EngineError> {
+        if self.backend.is_none() {
+            let opts = BackendOptions {
+                queue_depth: 1,
+                block_size: self.setup.transfer,
+                alignment: BLOCK as u64,
+                submit_batch: 1,
+                write_window: 0,
+            };
+            self.backend = Some(ReusedBackend::open(self.setup.backend, opts)?);
+        }
+        let backend = self.backend.as_mut().expect("opened above");
+        let mut stream = Stream {
+            clock: self.clock,
+            rec: &mut self.rec,
+            done: &mut self.done,
+            over: self.over,
+            direct: self.setup.direct,
+            seed: self.setup.seed,
         };
-        let result = self.done.first().map_or(-libc_eio(), |c| c.result);
-        if result < 0 {
-            let e = io_error(op, p, std::io::Error::from_raw_os_error(-result));
-            self.rec.error(error_record(op, p, &e));
-            return Err(e.into());
-        }
-        self.rec
-            .record(op, at.saturating_sub(t0), result as u64, at);
-        Ok(result as usize)
-    }
-
-    /// Fills the buffer `buf` with chunk `chunk` of an entry's bytes: each 4 KiB block
-    /// stamped with the key and its index, so no two blocks of a run are alike.
-    fn stamp(buf: &mut [u8], key_hash: u64, chunk: u64) {
-        let per = (buf.len() / BLOCK) as u64;
-        for (i, block) in buf.chunks_exact_mut(BLOCK).enumerate() {
-            let tag = mix(&[key_hash, chunk * per + i as u64]);
-            block[..8].copy_from_slice(&tag.to_le_bytes());
-        }
+        backend.with_files(files, |b| f(b, &mut stream))?
     }
 
     /// Writes an entry of `header` + `payload` bytes as a new file at `path`: streamed
@@ -228,47 +204,16 @@ impl<'c> EntryIo<'c> {
         payload: u64,
         from: Option<&Arc<Vec<u8>>>,
     ) -> Result<Spans, EngineError> {
-        let key_hash = mix(&[self.setup.seed, path_hash(path)]);
         let total = header.len() as u64 + payload;
         let t0 = self.clock.now();
         let files = self.open(path, true)?;
-        let mut backend = self.backend(&files, total)?;
-        let t = backend.buffers().slot_size() as u64;
-        let (mut at, mut chunk) = (0u64, 0u64);
-        while at < total {
-            if (self.over)() {
-                return Err(EngineError::Interrupted);
-            }
-            let n = (total - at).min(t) as usize;
-            let buf = &mut backend.buffers().get_mut(0)[..];
-            match from {
-                Some(data) => buf[..n].copy_from_slice(&data[at as usize..at as usize + n]),
-                None => {
-                    Self::stamp(buf, key_hash, chunk);
-                    if at == 0 {
-                        buf[..header.len()].copy_from_slice(header);
-                    }
-                }
-            }
-            // O_DIRECT writes whole blocks; the file is cut to its size afterwards.
-            let len = if self.setup.direct {
-                n.div_ceil(BLOCK) * BLOCK
-            } else {
-                n
-            };
-            let mut put = 0usize;
-            while put < len {
-                let p = Piece {
-                    path,
-                    offset: at + put as u64,
-                    len: len - put,
-                };
-                put += self.io(backend.as_mut(), IoDir::Write, &p, put as u32)?;
-            }
-            at += n as u64;
-            chunk += 1;
-        }
-        drop(backend);
+        let entry = Entry {
+            path,
+            header,
+            total,
+            from,
+        };
+        self.with_backend(&files, |b, s| s.write_pieces(b, &entry))?;
         let t1 = self.clock.now();
         if let Some(file) = files.first() {
             if self.setup.direct && !total.is_multiple_of(BLOCK as u64) {
@@ -296,32 +241,8 @@ impl<'c> EntryIo<'c> {
         {
             let _ = file.advise_dont_need();
         }
-        let mut backend = self.backend(&files, size)?;
-        let t = backend.buffers().slot_size() as u64;
         let t1 = self.clock.now();
-        let mut at = 0u64;
-        while at < size {
-            if (self.over)() {
-                return Err(EngineError::Interrupted);
-            }
-            let n = (size - at).min(t) as usize;
-            let len = if self.setup.direct {
-                n.div_ceil(BLOCK) * BLOCK
-            } else {
-                n
-            };
-            let p = Piece {
-                path,
-                offset: at,
-                len,
-            };
-            let got = self.io(backend.as_mut(), IoDir::Read, &p, 0)?.min(n);
-            if got == 0 {
-                let eof = std::io::Error::from(std::io::ErrorKind::UnexpectedEof);
-                return Err(io_error(OpKind::Read, &p, eof).into());
-            }
-            at += got as u64;
-        }
+        let at = self.with_backend(&files, |b, s| s.read_pieces(b, path, size))?;
         let t2 = self.clock.now();
         Ok((
             at,
@@ -345,7 +266,7 @@ impl<'c> EntryIo<'c> {
         let t = self.transfer();
         let mut chunk = 0;
         while v.len() < total {
-            Self::stamp(self.pool.get_mut(0), key_hash, chunk);
+            Stream::stamp(self.pool.get_mut(0), key_hash, chunk);
             let n = (total - v.len()).min(t);
             v.extend_from_slice(&self.pool.get(0)[..n]);
             chunk += 1;
@@ -362,6 +283,140 @@ impl<'c> EntryIo<'c> {
         }
         std::hint::black_box(self.pool.get(0));
         data.len() as u64
+    }
+}
+
+/// An entry being written: its file, its header, its size, its bytes if demoted.
+struct Entry<'e> {
+    path: &'e Path,
+    header: &'e [u8],
+    total: u64,
+    from: Option<&'e Arc<Vec<u8>>>,
+}
+
+impl Stream<'_> {
+    /// One I/O of `p` through the backend (its data in slot 0 from `buf_offset`),
+    /// recorded; the bytes it moved. A failed I/O is counted and returned.
+    fn io(
+        &mut self,
+        backend: &mut dyn IoBackend,
+        dir: IoDir,
+        p: &Piece<'_>,
+        buf_offset: u32,
+    ) -> Result<usize, EngineError> {
+        let t0 = self.clock.now();
+        backend.push(IoRequest {
+            file: 0,
+            dir,
+            offset: p.offset,
+            len: p.len as u32,
+            slot: 0,
+            buf_offset,
+            ioprio: 0,
+        })?;
+        backend.submit(1)?;
+        self.done.clear();
+        backend.reap(self.done);
+        let at = self.clock.now();
+        let op = if dir == IoDir::Read {
+            OpKind::Read
+        } else {
+            OpKind::Write
+        };
+        let result = self.done.first().map_or(-libc_eio(), |c| c.result);
+        if result < 0 {
+            let e = io_error(op, p, std::io::Error::from_raw_os_error(-result));
+            self.rec.error(error_record(op, p, &e));
+            return Err(e.into());
+        }
+        self.rec
+            .record(op, at.saturating_sub(t0), result as u64, at);
+        Ok(result as usize)
+    }
+
+    /// Fills the buffer `buf` with chunk `chunk` of an entry's bytes: each 4 KiB block
+    /// stamped with the key and its index, so no two blocks of a run are alike.
+    fn stamp(buf: &mut [u8], key_hash: u64, chunk: u64) {
+        let per = (buf.len() / BLOCK) as u64;
+        for (i, block) in buf.chunks_exact_mut(BLOCK).enumerate() {
+            let tag = mix(&[key_hash, chunk * per + i as u64]);
+            block[..8].copy_from_slice(&tag.to_le_bytes());
+        }
+    }
+
+    /// Writes the entry's pieces, each whole (a short write continues where it ended).
+    fn write_pieces(&mut self, b: &mut dyn IoBackend, e: &Entry<'_>) -> Result<(), EngineError> {
+        let key_hash = mix(&[self.seed, path_hash(e.path)]);
+        let t = b.buffers().slot_size() as u64;
+        let (mut at, mut chunk) = (0u64, 0u64);
+        while at < e.total {
+            if (self.over)() {
+                return Err(EngineError::Interrupted);
+            }
+            let n = (e.total - at).min(t) as usize;
+            let buf = b.buffers().get_mut(0);
+            match e.from {
+                Some(data) => buf[..n].copy_from_slice(&data[at as usize..at as usize + n]),
+                None => {
+                    Self::stamp(buf, key_hash, chunk);
+                    if at == 0 {
+                        buf[..e.header.len()].copy_from_slice(e.header);
+                    }
+                }
+            }
+            // O_DIRECT writes whole blocks; the file is cut to its size afterwards.
+            let len = if self.direct {
+                n.div_ceil(BLOCK) * BLOCK
+            } else {
+                n
+            };
+            let mut put = 0usize;
+            while put < len {
+                let p = Piece {
+                    path: e.path,
+                    offset: at + put as u64,
+                    len: len - put,
+                };
+                put += self.io(b, IoDir::Write, &p, put as u32)?;
+            }
+            at += n as u64;
+            chunk += 1;
+        }
+        Ok(())
+    }
+
+    /// Reads `size` bytes of `path` in pieces; the bytes read.
+    fn read_pieces(
+        &mut self,
+        b: &mut dyn IoBackend,
+        path: &Path,
+        size: u64,
+    ) -> Result<u64, EngineError> {
+        let t = b.buffers().slot_size() as u64;
+        let mut at = 0u64;
+        while at < size {
+            if (self.over)() {
+                return Err(EngineError::Interrupted);
+            }
+            let n = (size - at).min(t) as usize;
+            let len = if self.direct {
+                n.div_ceil(BLOCK) * BLOCK
+            } else {
+                n
+            };
+            let p = Piece {
+                path,
+                offset: at,
+                len,
+            };
+            let got = self.io(b, IoDir::Read, &p, 0)?.min(n);
+            if got == 0 {
+                let eof = std::io::Error::from(std::io::ErrorKind::UnexpectedEof);
+                return Err(io_error(OpKind::Read, &p, eof).into());
+            }
+            at += got as u64;
+        }
+        Ok(at)
     }
 }
 
