@@ -114,6 +114,84 @@ pub struct Job {
     pub tasks_on_node0: u32,
 }
 
+/// What IOR's opening block says besides the options: when, what, where and on what.
+#[derive(Clone, Copy, Debug)]
+pub struct RunFacts<'a> {
+    /// The start time as ctime prints it.
+    pub began: &'a str,
+    /// The arguments, as given after `ior`.
+    pub args: &'a [String],
+    pub host: &'a str,
+    /// The directory the test file is in.
+    pub path: &'a std::path::Path,
+    pub nodes: usize,
+    /// Bytes each rank moves in one direction.
+    pub bytes_per_rank: u64,
+}
+
+/// IOR's opening block: the command, the machine, the test's options.
+pub fn header(o: &IorOptions, job: Job, facts: &RunFacts<'_>) -> String {
+    let kv = |k: &str, v: &dyn std::fmt::Display| format!("{k:<20}: {v}\n");
+    let mut out = format!(
+        "IOR-iolab-{}: MPI Coordinated Test of Parallel I/O\n",
+        env!("CARGO_PKG_VERSION")
+    );
+    out.push_str(&kv("Began", &facts.began));
+    out.push_str(&kv(
+        "Command line",
+        &format!("ior {}", facts.args.join(" ")),
+    ));
+    out.push_str(&kv("Machine", &format!("Linux {}", facts.host)));
+    out.push_str(&kv("TestID", &0));
+    out.push_str(&kv("StartTime", &facts.began));
+    out.push_str(&kv("Path", &facts.path.display()));
+    out.push_str("\nOptions: \n");
+    out.push_str(&options_block(o, job, facts));
+    out
+}
+
+/// The "Options:" lines of IOR's opening block.
+fn options_block(o: &IorOptions, job: Job, facts: &RunFacts<'_>) -> String {
+    let kv = |k: &str, v: &dyn std::fmt::Display| format!("{k:<20}: {v}\n");
+    let mut out = kv("api", &"POSIX");
+    out.push_str(&kv("test filename", &o.test_file));
+    let access = if o.file_per_proc {
+        "file-per-process"
+    } else {
+        "single-shared-file"
+    };
+    out.push_str(&kv("access", &access));
+    out.push_str(&kv("type", &"independent"));
+    out.push_str(&kv("segments", &o.segments));
+    let ordering = if o.random_offset > 0 {
+        "random"
+    } else {
+        "sequential"
+    };
+    out.push_str(&kv("ordering in a file", &ordering));
+    if o.reorder_tasks {
+        out.push_str(&kv("ordering inter file", &"constant task offset"));
+        out.push_str(&kv("task offset", &o.task_per_node_offset));
+    } else {
+        out.push_str(&kv("ordering inter file", &"no tasks offsets"));
+    }
+    out.push_str(&kv("nodes", &facts.nodes));
+    out.push_str(&kv("tasks", &job.tasks));
+    out.push_str(&kv("clients per node", &job.tasks_on_node0));
+    out.push_str(&kv("repetitions", &o.repetitions));
+    out.push_str(&kv("xfersize", &format!("{} bytes", o.transfer_size)));
+    out.push_str(&kv("blocksize", &human_size(o.block_size)));
+    out.push_str(&kv(
+        "aggregate filesize",
+        &human_size(facts.bytes_per_rank * u64::from(job.tasks)),
+    ));
+    if o.deadline > 0 {
+        out.push_str(&kv("stonewallingTime", &o.deadline));
+        out.push_str(&kv("stoneWallingWearOut", &u8::from(o.wear_out)));
+    }
+    out
+}
+
 /// "Summary of all tests:" with one row per access that ran.
 pub fn summary(o: &IorOptions, job: Job, phases: &[IorPhase]) -> String {
     let mut out = String::from("\nSummary of all tests:");
@@ -209,6 +287,36 @@ mod tests {
     fn opts(line: &str) -> IorOptions {
         let argv: Vec<String> = line.split_whitespace().map(String::from).collect();
         parse_ior_args(&argv).unwrap()
+    }
+
+    /// The opening block names the command, the machine and each option as IOR 4.1
+    /// prints them, in its column of 20.
+    #[test]
+    fn the_header_has_iors_lines() {
+        let o = opts("-a POSIX -b 1m -t 256k -s 4 -F -w -r -i 2 -D 5 -o /tmp/f");
+        let args: Vec<String> = ["-b", "1m"].map(String::from).to_vec();
+        let facts = RunFacts {
+            began: "Mon Dec  7 13:30:00 2026",
+            args: &args,
+            host: "node1",
+            path: std::path::Path::new("/tmp/iolab-work"),
+            nodes: 1,
+            bytes_per_rank: 4 << 20,
+        };
+        let job = Job {
+            tasks: 2,
+            tasks_on_node0: 2,
+        };
+        let text = header(&o, job, &facts);
+        let lines: Vec<&str> = text.lines().collect();
+        assert_eq!(lines[1], "Began               : Mon Dec  7 13:30:00 2026");
+        assert_eq!(lines[2], "Command line        : ior -b 1m");
+        assert_eq!(lines[3], "Machine             : Linux node1");
+        assert_eq!(lines[6], "Path                : /tmp/iolab-work");
+        assert_eq!(lines[8], "Options: ");
+        assert_eq!(lines[11], "access              : file-per-process");
+        assert!(text.contains("\naggregate filesize  : 8 MiB\n"), "{text}");
+        assert!(text.ends_with("stonewallingTime    : 5\nstoneWallingWearOut : 0\n"));
     }
 
     /// The rows of the real IOR run of `-b 1m -t 256k -s 4 -F -w -r -C -e -i 2` on 2 tasks

@@ -9,7 +9,7 @@ use anyhow::Result;
 use clap::Args;
 use iolab_comm::CommExt;
 use iolab_compat::ior::parse_ior_args;
-use iolab_compat::ior_output::{Job, TABLE_HEADER, human_size, row, summary};
+use iolab_compat::ior_output::{IorPhase, Job, RunFacts, TABLE_HEADER, header, row, summary};
 use iolab_compat::ior_plan::{IorPlan, plan_ior};
 use iolab_core::civil::ctime;
 use iolab_core::result::PhaseResult;
@@ -78,9 +78,9 @@ fn run_ior(rt: &Runtime, args: &IorArgs, plan: &IorPlan) -> Result<u8> {
         tasks: rt.comm.size(),
         tasks_on_node0: topo.ranks_on_first_host(),
     };
+    let nodes = topo.hosts().len();
     if root {
-        print!("{}", header(args, plan, job, topo.hosts().len()));
-        print!("\nResults: \n\n{TABLE_HEADER}");
+        print_header(args, plan, job, nodes);
     }
     let watch = Watch::new(&args.common.output(), &sink, None);
     let env = watch.env(rt);
@@ -113,20 +113,40 @@ fn run_ior(rt: &Runtime, args: &IorArgs, plan: &IorPlan) -> Result<u8> {
     }
     let code = finish_status(&mut sink, rt.interrupted(), failed);
     if root {
-        // After the tables: what they mean here (an error before them stays one line).
-        for n in &plan.notes {
-            eprintln!("iolab ior: note: {n}");
-        }
-        print!("{}", summary(o, job, &figures));
-        println!(
-            "Finished            : {}",
-            ctime(iolab_core::civil::now_ms())
-        );
-        if !sink.record.id.is_empty() {
-            eprintln!("iolab ior: stored as {}", sink.record.id);
-        }
+        print_end(plan, job, &figures, &sink);
     }
     Ok(code)
+}
+
+/// IOR's opening block and the head of its results table.
+fn print_header(args: &IorArgs, plan: &IorPlan, job: Job, nodes: usize) {
+    let began = ctime(iolab_core::civil::now_ms());
+    let facts = RunFacts {
+        began: &began,
+        args: &args.args,
+        host: &iolab_comm::hostname(),
+        path: &plan.dir.join("iolab-work"),
+        nodes,
+        bytes_per_rank: plan.bytes_per_rank,
+    };
+    print!("{}", header(&plan.options, job, &facts));
+    print!("\nResults: \n\n{TABLE_HEADER}");
+}
+
+/// After the tables: what they mean here (an error before them stays one line), IOR's
+/// summary, when it finished and where the run is stored.
+fn print_end(plan: &IorPlan, job: Job, figures: &[IorPhase], sink: &RunSink) {
+    for n in &plan.notes {
+        eprintln!("iolab ior: note: {n}");
+    }
+    print!("{}", summary(&plan.options, job, figures));
+    println!(
+        "Finished            : {}",
+        ctime(iolab_core::civil::now_ms())
+    );
+    if !sink.record.id.is_empty() {
+        eprintln!("iolab ior: stored as {}", sink.record.id);
+    }
 }
 
 /// What went wrong in a phase, on stderr (IOR prints "Incorrect data on read" for -R):
@@ -150,59 +170,4 @@ fn say_errors(phases: &[PhaseResult]) {
             eprintln!("iolab ior: {}: first: {}", p.name, e.message);
         }
     }
-}
-
-/// IOR's opening block: the command, the machine, the test's options.
-fn header(args: &IorArgs, plan: &IorPlan, job: Job, nodes: usize) -> String {
-    let o = &plan.options;
-    let now = ctime(iolab_core::civil::now_ms());
-    let kv = |k: &str, v: &dyn std::fmt::Display| format!("{k:<20}: {v}\n");
-    let mut out = format!(
-        "IOR-iolab-{}: MPI Coordinated Test of Parallel I/O\n",
-        env!("CARGO_PKG_VERSION")
-    );
-    out.push_str(&kv("Began", &now));
-    out.push_str(&kv("Command line", &format!("ior {}", args.args.join(" "))));
-    out.push_str(&kv("Machine", &format!("Linux {}", iolab_comm::hostname())));
-    out.push_str(&kv("TestID", &0));
-    out.push_str(&kv("StartTime", &now));
-    out.push_str(&kv("Path", &plan.dir.join("iolab-work").display()));
-    out.push_str("\nOptions: \n");
-    out.push_str(&kv("api", &"POSIX"));
-    out.push_str(&kv("test filename", &o.test_file));
-    let access = if o.file_per_proc {
-        "file-per-process"
-    } else {
-        "single-shared-file"
-    };
-    out.push_str(&kv("access", &access));
-    out.push_str(&kv("type", &"independent"));
-    out.push_str(&kv("segments", &o.segments));
-    let ordering = if o.random_offset > 0 {
-        "random"
-    } else {
-        "sequential"
-    };
-    out.push_str(&kv("ordering in a file", &ordering));
-    if o.reorder_tasks {
-        out.push_str(&kv("ordering inter file", &"constant task offset"));
-        out.push_str(&kv("task offset", &o.task_per_node_offset));
-    } else {
-        out.push_str(&kv("ordering inter file", &"no tasks offsets"));
-    }
-    out.push_str(&kv("nodes", &nodes));
-    out.push_str(&kv("tasks", &job.tasks));
-    out.push_str(&kv("clients per node", &job.tasks_on_node0));
-    out.push_str(&kv("repetitions", &o.repetitions));
-    out.push_str(&kv("xfersize", &format!("{} bytes", o.transfer_size)));
-    out.push_str(&kv("blocksize", &human_size(o.block_size)));
-    out.push_str(&kv(
-        "aggregate filesize",
-        &human_size(plan.bytes_per_rank * u64::from(job.tasks)),
-    ));
-    if o.deadline > 0 {
-        out.push_str(&kv("stonewallingTime", &o.deadline));
-        out.push_str(&kv("stoneWallingWearOut", &u8::from(o.wear_out)));
-    }
-    out
 }
