@@ -22,6 +22,7 @@ mod coordinate;
 mod gather;
 mod outcome;
 mod steady;
+mod steps;
 mod tick;
 mod workers;
 
@@ -30,6 +31,7 @@ use coordinate::coordinate;
 use gather::gather_outcomes;
 pub use outcome::RankOutcome;
 pub use steady::SteadyWatch;
+pub use steps::{RankSteps, StepHook, StepMeeting};
 pub use tick::Stall;
 use workers::{join_workers, rank_outcome, spawn_worker};
 
@@ -290,6 +292,77 @@ where
     C: Clock,
     W: Fn(usize, &PhaseControl) -> Result<WorkerReport, String> + Sync,
 {
+    let how = Coordination::Ticks { wear_out };
+    run_phase_with(env, clock, name, workers, how, work)
+}
+
+/// Runs a phase in steps (see [`steps`]): `work(index, control, meeting)` as in
+/// [`run_phase`], meeting every other worker of the job after each of its steps; the
+/// coordinating thread calls `hook` after every meeting, until it ends the phase.
+pub fn run_step_phase<C, W>(
+    env: &Env<'_>,
+    clock: &C,
+    name: &str,
+    workers: usize,
+    hook: &dyn StepHook,
+    work: W,
+) -> Result<PhaseRun, EngineError>
+where
+    C: Clock,
+    W: Fn(usize, &PhaseControl, &RankSteps) -> Result<WorkerReport, String> + Sync,
+{
+    let steps = RankSteps::new(workers);
+    let how = Coordination::Steps(&steps, hook);
+    run_phase_with(env, clock, name, workers, how, |i, control| {
+        // Left however the worker ends (a panic too), so no meeting waits for it.
+        let _leave = steps.leaving();
+        work(i, control, &steps)
+    })
+}
+
+/// How a phase's coordinating thread follows its workers once they started.
+#[derive(Clone, Copy)]
+enum Coordination<'s> {
+    /// Status ticks with the other ranks (progress, first done, stalls, wear-out).
+    Ticks { wear_out: bool },
+    /// The workers' step meetings, the hook's collective after each (see [`steps`]).
+    Steps(&'s RankSteps, &'s dyn StepHook),
+}
+
+impl Coordination<'_> {
+    /// Follows the released workers until they end; true if interrupted.
+    fn follow<C: Clock>(
+        self,
+        env: &Env<'_>,
+        clock: &C,
+        name: &str,
+        control: &PhaseControl,
+        start: Nanos,
+    ) -> bool {
+        match self {
+            Coordination::Ticks { wear_out } => {
+                coordinate(env, clock, name, control, start, wear_out)
+            }
+            Coordination::Steps(steps, hook) => {
+                steps.coordinate(hook);
+                false
+            }
+        }
+    }
+}
+
+fn run_phase_with<C, W>(
+    env: &Env<'_>,
+    clock: &C,
+    name: &str,
+    workers: usize,
+    how: Coordination<'_>,
+    work: W,
+) -> Result<PhaseRun, EngineError>
+where
+    C: Clock,
+    W: Fn(usize, &PhaseControl) -> Result<WorkerReport, String> + Sync,
+{
     let comm = env.comm;
     let control = PhaseControl::new(workers);
     let started_at_ms = now_ms();
@@ -307,7 +380,7 @@ where
             );
         }
         let local_ok = settle(env, &control, spawned_at, setup_error.is_none());
-        timed = start_and_coordinate(env, clock, name, &control, wear_out, local_ok);
+        timed = start_and_coordinate(env, clock, name, &control, how, local_ok);
         join_workers(handles)
     });
 
@@ -350,7 +423,7 @@ fn start_and_coordinate<C: Clock>(
     clock: &C,
     name: &str,
     control: &PhaseControl,
-    wear_out: bool,
+    how: Coordination<'_>,
     local_ok: bool,
 ) -> Timed {
     let comm = env.comm;
@@ -368,7 +441,7 @@ fn start_and_coordinate<C: Clock>(
     comm.barrier();
     let start = clock.now();
     control.release(Some(start));
-    let interrupted = coordinate(env, clock, name, control, start, wear_out);
+    let interrupted = how.follow(env, clock, name, control, start);
     Timed {
         interrupted,
         telemetry: probe.and_then(|p| p.stop()),

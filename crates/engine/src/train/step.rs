@@ -10,12 +10,7 @@ use iolab_core::units::Nanos;
 
 use crate::clock::Clock;
 
-/// The meeting of all accelerators of the job after each step.
-pub trait StepMeeting: Sync {
-    /// Called by an accelerator once its step `step` (from 1) is computed (or failed:
-    /// `failed`); returns when every accelerator has met, true when the epoch ends.
-    fn meet(&self, step: u64, failed: bool) -> bool;
-}
+pub use crate::phase::StepMeeting;
 
 /// What an accelerator's loader hands it.
 pub type BatchResult = Option<Result<u64, String>>;

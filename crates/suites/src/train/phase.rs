@@ -1,117 +1,49 @@
 //! What rank 0 makes of an epoch: the figures of every accelerator's report
-//! (iolab_core::train::EpochFigures) and the phase stored for it, its typed figures
-//! (iolab_core::result::TrainEpochFigures) among them.
+//! (iolab_core::train::EpochFigures), added to the phase the engine assembled, its
+//! typed figures (iolab_core::result::TrainEpochFigures) among them.
 
 use iolab_core::LatencyHistogram;
-use iolab_core::result::{
-    CpuUsage, OpCount, OpKind, PhaseFigures, PhaseResult, RankSummary, Timeline, TrainEpochFigures,
-};
+use iolab_core::result::{CpuUsage, PhaseFigures, PhaseResult, TrainEpochFigures};
 use iolab_core::spec::TrainConfig;
 use iolab_core::train::{AcceleratorEpoch, EpochFigures};
 use iolab_core::units::Nanos;
 
 use crate::train::run::RankReport;
-use crate::train::whole_phase;
 
-/// Rank 0's epoch figures and the phase stored for it.
+/// Rank 0's epoch figures and the phase stored for it: the engine's phase (reads,
+/// timeline, per-rank rows, errors) with the epoch's figures, and the CPU of the whole
+/// processes (the loaders' reader threads with the accelerators).
 pub(crate) fn epoch_phase(
     cfg: &TrainConfig,
     epoch: u32,
     reports: &[RankReport],
-    started_at_ms: i64,
-    interrupted: bool,
+    mut phase: PhaseResult,
 ) -> (EpochFigures, PhaseResult) {
     let accs: Vec<AcceleratorEpoch> = reports
         .iter()
         .flat_map(|r| r.accs.iter().map(|a| a.epoch))
         .collect();
     let fig = EpochFigures::of(epoch, &accs, cfg.record_length);
-    let mut reads = LatencyHistogram::new();
     let mut loads = LatencyHistogram::new();
-    let mut timeline = Timeline::default();
     for a in reports.iter().flat_map(|r| r.accs.iter()) {
-        timeline.merge(&a.timeline);
-        if let Ok(h) = LatencyHistogram::from_bytes(&a.reads_hist) {
-            reads.merge(&h);
-        }
         if let Ok(h) = LatencyHistogram::from_bytes(&a.load_hist) {
             loads.merge(&h);
         }
     }
-    let elapsed = Nanos((fig.elapsed * 1e9) as u64);
-    let cpu = CpuUsage {
-        user: Nanos(reports.iter().map(|r| r.cpu_user).sum()),
-        system: Nanos(reports.iter().map(|r| r.cpu_system).sum()),
-        wall: elapsed,
-        cpus: iolab_backend::process::allowed_cpus().len() as u32,
-    };
-    let per_rank = reports
-        .iter()
-        .enumerate()
-        .map(|(i, r)| {
-            let mut ops = std::collections::BTreeMap::new();
-            ops.insert(
-                OpKind::Read,
-                OpCount {
-                    ops: r.accs.iter().map(|a| a.epoch.reads).sum(),
-                    bytes: r.accs.iter().map(|a| a.epoch.bytes).sum(),
-                },
-            );
-            RankSummary {
-                rank: i as u32,
-                host: r.host.clone(),
-                threads: r.accs.len() as u32 * cfg.reader_threads(),
-                elapsed: Nanos(r.elapsed),
-                first_done: Nanos(r.elapsed),
-                ops,
-                cpu: CpuUsage {
-                    user: Nanos(r.cpu_user),
-                    system: Nanos(r.cpu_system),
-                    wall: Nanos(r.elapsed),
-                    cpus: cpu.cpus,
-                },
-                errors: r.accs.iter().filter(|a| a.error.is_some()).count() as u64,
-                cpu_set: Vec::new(),
-            }
-        })
-        .collect();
-    let figures = typed_figures(cfg, &fig, &accs, reports, &loads, &cpu);
-    let mut params = std::collections::BTreeMap::new();
-    params.insert("epoch".into(), epoch.to_string());
-    params.insert("accelerators".into(), accs.len().to_string());
-    params.insert("batch_size".into(), cfg.batch_size.to_string());
-    params.insert("read_threads".into(), cfg.read_threads.to_string());
-    params.insert("format".into(), cfg.format.extension().to_string());
-    let count = OpCount {
-        ops: fig.reads,
-        bytes: fig.bytes,
-    };
-    let phase = PhaseResult {
-        params,
-        cpu,
-        per_rank,
-        error_count: reports
-            .iter()
-            .flat_map(|r| r.accs.iter())
-            .filter(|a| a.error.is_some())
-            .count() as u64,
-        figures: Some(PhaseFigures::TrainEpoch(figures)),
-        interrupted,
-        timeline,
-        ..whole_phase(
-            format!("train-epoch-{epoch}"),
-            OpKind::Read,
-            count,
-            elapsed,
-            reads,
-            serde_json::to_value(cfg).unwrap_or_default(),
-            started_at_ms,
-            (
-                reports.len() as u32,
-                accs.len() as u32 * cfg.reader_threads(),
-            ),
-        )
-    };
+    phase.cpu.user = Nanos(reports.iter().map(|r| r.cpu_user).sum());
+    phase.cpu.system = Nanos(reports.iter().map(|r| r.cpu_system).sum());
+    let figures = typed_figures(cfg, &fig, &accs, reports, &loads, &phase.cpu);
+    phase.figures = Some(PhaseFigures::TrainEpoch(figures));
+    let params = [
+        ("epoch", epoch.to_string()),
+        ("accelerators", accs.len().to_string()),
+        ("batch_size", cfg.batch_size.to_string()),
+        ("read_threads", cfg.read_threads.to_string()),
+        ("format", cfg.format.extension().to_string()),
+    ];
+    for (k, v) in params {
+        phase.params.insert(k.into(), v);
+    }
     (fig, phase)
 }
 

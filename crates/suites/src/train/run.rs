@@ -1,24 +1,27 @@
-//! Training epochs as DLIO's main loop runs them: each simulated accelerator (a thread;
-//! `accelerators` per rank) takes a batch, "computes" (sleeps computation_time), and
-//! then waits for every other accelerator of the job (DLIO's `comm.barrier()` after each
-//! step): here the accelerators of a rank meet at a barrier with the rank's main thread,
-//! which joins the other ranks in one small allreduce (the step's counters, so rank 0
-//! can show the job live). Times are DLIO's: an epoch starts before its loader starts
+//! Training epochs as DLIO's main loop runs them: each simulated accelerator (a worker
+//! of the engine's step phase; `accelerators` per rank) takes a batch, "computes"
+//! (sleeps computation_time), and then waits for every other accelerator of the job
+//! (DLIO's `comm.barrier()` after each step): the accelerators of a rank meet the
+//! engine's coordinating thread, which joins the other ranks in one small allreduce
+//! ([`EpochSteps`]: the step's counters, so rank 0 can show the job live). Times are DLIO's: an epoch starts before its loader starts
 //! and ends after the last step's barrier; AU leaves the first step out.
 
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::sync::{Arc, Barrier, Mutex};
-use std::time::{Duration, Instant};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
 
 use iolab_comm::{Comm, CommExt};
 use iolab_core::LatencyHistogram;
-use iolab_core::result::{CpuUsage, OpKind, PhaseResult, Timeline};
+use iolab_core::result::{CpuUsage, PhaseResult};
 use iolab_core::rng::{Rng, mix};
 use iolab_core::spec::{LoaderKind, TrainConfig};
 use iolab_core::train::{AcceleratorEpoch, RunFigures};
 use iolab_core::units::Nanos;
-use iolab_engine::train::{ReaderSetup, StepDone, StepMeeting, WorkerMeasure, run_accelerator};
-use iolab_engine::{Clock, MonotonicClock};
+use iolab_engine::train::{
+    ReaderSetup, StepDone, StepHook, StepMeeting, StepPhase, StepPhaseSpec, StepWork,
+    WorkerMeasure, run_accelerator, run_steps,
+};
+use iolab_engine::{Clock, Env, MonotonicClock};
 use serde::{Deserialize, Serialize};
 
 use crate::train::dataset::Dataset;
@@ -65,13 +68,10 @@ pub struct TrainOutcome {
     pub cpu: CpuUsage,
 }
 
-/// One accelerator's epoch, sent to rank 0.
+/// One accelerator's epoch, sent to rank 0 (its reads travel in the engine's phase).
 #[derive(Clone, Debug, Serialize, Deserialize)]
 pub(crate) struct AccReport {
     pub(crate) epoch: AcceleratorEpoch,
-    pub(crate) reads_hist: Vec<u8>,
-    /// The readers' reads per second from the epoch's start on this rank.
-    pub(crate) timeline: Timeline,
     pub(crate) load_hist: Vec<u8>,
     /// Time at the step meetings, all steps.
     #[serde(default)]
@@ -82,19 +82,26 @@ pub(crate) struct AccReport {
 /// One rank's epoch, sent to rank 0.
 #[derive(Clone, Debug, Serialize, Deserialize)]
 pub(crate) struct RankReport {
-    pub(crate) host: String,
     pub(crate) accs: Vec<AccReport>,
+    /// The process's CPU time over the epoch (the readers' threads with the
+    /// accelerators').
     pub(crate) cpu_user: u64,
     pub(crate) cpu_system: u64,
-    pub(crate) elapsed: u64,
 }
 
-/// The per-step meeting of a rank's accelerators and its main thread.
-struct StepSync {
-    arrive: Barrier,
-    depart: Barrier,
-    stop: AtomicBool,
-    failed: AtomicBool,
+/// The cross-rank part of each step's meeting: the job's counters summed for the live
+/// view, and whether to stop (the last step, Ctrl-C or a failure anywhere).
+struct EpochSteps<'a> {
+    comm: &'a dyn Comm,
+    hooks: &'a TrainHooks<'a>,
+    epoch: u32,
+    epochs: u32,
+    steps: u64,
+    total: u64,
+    lives: &'a [AccLive],
+    counters: &'a [ReadCounters],
+    started: Nanos,
+    interrupted: AtomicBool,
 }
 
 /// Running counters of one accelerator (the live view).
@@ -105,14 +112,49 @@ struct AccLive {
     time_ns: AtomicU64,
 }
 
-impl StepMeeting for StepSync {
-    fn meet(&self, _step: u64, failed: bool) -> bool {
-        if failed {
-            self.failed.store(true, Ordering::Relaxed);
+impl StepHook for EpochSteps<'_> {
+    fn after_step(&self, step: u64, failed: bool) -> bool {
+        let n = self.lives.len();
+        let sum = |f: &dyn Fn(usize) -> u64| (0..n).map(f).sum::<u64>();
+        let sums = [
+            sum(&|i| self.lives[i].samples.load(Ordering::Relaxed)),
+            sum(&|i| self.counters[i].bytes.load(Ordering::Relaxed)),
+            sum(&|i| self.counters[i].reads.load(Ordering::Relaxed)),
+            sum(&|i| self.lives[i].compute_ns.load(Ordering::Relaxed)),
+            sum(&|i| self.lives[i].time_ns.load(Ordering::Relaxed)),
+        ];
+        let local_stop = self.hooks.interrupt.load(Ordering::Relaxed);
+        let (sums, maxes) = self.comm.reduce(
+            &sums,
+            &[u64::from(local_stop), u64::from(failed)],
+            self.hooks.stall,
+            &|_| {},
+        );
+        if maxes[0] > 0 {
+            self.interrupted.store(true, Ordering::Relaxed);
         }
-        self.arrive.wait();
-        self.depart.wait();
-        self.stop.load(Ordering::Acquire)
+        if self.comm.rank() == 0
+            && let Some(f) = self.hooks.on_step
+        {
+            let now = MonotonicClock.now().saturating_sub(self.started);
+            f(&LiveStep {
+                epoch: self.epoch,
+                epochs: self.epochs,
+                step,
+                steps: self.steps,
+                elapsed: Duration::from_nanos(now.0),
+                samples: sums[0],
+                bytes: sums[1],
+                reads: sums[2],
+                au_percent: if sums[4] > 0 {
+                    sums[3] as f64 / sums[4] as f64 * 100.0
+                } else {
+                    0.0
+                },
+                accelerators: self.total,
+            });
+        }
+        step >= self.steps || maxes[0] > 0 || maxes[1] > 0
     }
 }
 
@@ -125,19 +167,15 @@ struct AccOut {
 }
 
 impl AccOut {
-    /// What rank 0 is sent of it.
-    fn report(self) -> AccReport {
-        let reads = self.reads.ops.get(&OpKind::Read);
-        AccReport {
+    /// What rank 0 is sent of it; its reads go to the engine.
+    fn report(self) -> (AccReport, WorkerMeasure) {
+        let report = AccReport {
             epoch: self.epoch,
-            reads_hist: reads
-                .and_then(|m| m.histogram.to_bytes().ok())
-                .unwrap_or_default(),
-            timeline: self.reads.timeline,
             load_hist: self.loads.to_bytes().unwrap_or_default(),
             wait_sum_ns: self.wait_sum.0,
             error: self.error,
-        }
+        };
+        (report, self.reads)
     }
 }
 
@@ -149,16 +187,21 @@ struct AccWork<'a> {
     seed: u64,
 }
 
-/// One accelerator's epoch: its readers started, then the engine's step loop on the
-/// monotonic clock (batch, compute, the rank's step meeting).
-fn accelerator(w: AccWork<'_>, sync: &StepSync, live: &AccLive, counters: &ReadCounters) -> AccOut {
+/// One accelerator's epoch from the phase's `started`: its readers started, then the
+/// engine's step loop on the monotonic clock (batch, compute, the step meeting).
+fn accelerator(
+    w: AccWork<'_>,
+    started: Nanos,
+    sync: &dyn StepMeeting,
+    live: &AccLive,
+    counters: &ReadCounters,
+) -> AccOut {
     let cfg = w.cfg;
     let clock = MonotonicClock;
     let measure = Mutex::new(None);
     let stop_readers = AtomicBool::new(false);
     let mut loads = LatencyHistogram::new();
     let mut rng = Rng::new(w.seed);
-    let started = clock.now();
     let setup = ReaderSetup {
         backend: cfg.backend,
         queue_depth: cfg.queue_depth,
@@ -229,44 +272,44 @@ pub fn train_epochs(
     let per_rank = u64::from(cfg.accelerators);
     let total = per_rank * u64::from(comm.size());
     cfg.check_job(total)?;
-    let steps = cfg.steps_per_epoch(total);
     let order = file_order(cfg);
     let mut out = TrainOutcome::default();
     let mut epochs = Vec::new();
     let cpu_start = iolab_backend::process::cpu_times();
-    let wall_start = Instant::now();
-    for epoch in 1..=cfg.epochs {
-        let probe = hooks.probe.filter(|_| comm.rank() == 0);
-        if let Some(p) = probe {
-            p.start();
-        }
-        let started_at_ms = iolab_core::civil::now_ms();
-        let ran = run_epoch(comm, dataset, cfg, hooks, epoch, steps, total, &order);
-        let telemetry = probe.and_then(|p| p.stop());
-        let (report, interrupted) = ran?;
+    let wall_start = MonotonicClock.now();
+    let epoch = Epoch {
+        comm,
+        dataset,
+        cfg,
+        hooks,
+        total,
+        order: &order,
+    };
+    for e in 1..=cfg.epochs {
+        let (report, run) = epoch.run(e)?;
         let reports = comm
             .gather(0, &report)
             .map_err(|e| TrainError::Setup(e.to_string()))?;
-        let failed = report.accs.iter().find_map(|a| a.error.clone());
-        let any_failed = !comm.all_ok(failed.is_none());
         if comm.rank() == 0 {
-            let (fig, mut phase) = epoch_phase(cfg, epoch, &reports, started_at_ms, interrupted);
-            phase.telemetry = telemetry;
+            let (fig, phase) = epoch_phase(cfg, e, &reports, run.result);
             epochs.push(fig);
             out.phases.push(phase);
         }
+        let failed = report.accs.iter().find_map(|a| a.error.clone());
+        let all_ok = comm.all_ok(failed.is_none());
         if let Some(e) = failed {
             return Err(TrainError::Io(e));
         }
-        if any_failed {
+        if !all_ok || run.errors > 0 {
             let first = reports
                 .iter()
                 .flat_map(|r| r.accs.iter())
-                .find_map(|a| a.error.clone())
-                .unwrap_or_else(|| "another rank's accelerator failed".into());
-            return Err(TrainError::Io(first));
+                .find_map(|a| a.error.clone());
+            return Err(TrainError::Io(
+                first.unwrap_or_else(|| "another rank's accelerator failed".into()),
+            ));
         }
-        if interrupted {
+        if run.interrupted {
             out.interrupted = true;
             break;
         }
@@ -276,122 +319,106 @@ pub fn train_epochs(
     out.cpu = CpuUsage {
         user: Nanos(comm.all_sum(cpu[0])),
         system: Nanos(comm.all_sum(cpu[1])),
-        wall: Nanos(wall_start.elapsed().as_nanos() as u64),
+        wall: MonotonicClock.now().saturating_sub(wall_start),
         cpus: iolab_backend::process::allowed_cpus().len() as u32,
     };
     out.figures = RunFigures::of(total, epochs, cfg.record_length, cfg.au_threshold);
     Ok(out)
 }
 
-#[allow(clippy::too_many_arguments)]
-fn run_epoch(
-    comm: &dyn Comm,
-    dataset: &Dataset,
-    cfg: &TrainConfig,
-    hooks: &TrainHooks<'_>,
-    epoch: u32,
-    steps: u64,
+/// What every epoch of a run shares.
+struct Epoch<'a> {
+    comm: &'a dyn Comm,
+    dataset: &'a Dataset,
+    cfg: &'a TrainConfig,
+    hooks: &'a TrainHooks<'a>,
+    /// Accelerators of the job.
     total: u64,
-    order: &[usize],
-) -> Result<(RankReport, bool), TrainError> {
-    let a = cfg.accelerators as usize;
-    let first_global = u64::from(comm.rank()) * u64::from(cfg.accelerators);
-    let assignments: Vec<Assignment> = (0..a as u64)
-        .map(|i| match cfg.loader {
-            LoaderKind::Pytorch => indexed_assignment(cfg, epoch, first_global + i, total),
-            LoaderKind::Tensorflow => files_assignment(cfg, first_global + i, total, order),
-        })
-        .collect();
-    let sync = StepSync {
-        arrive: Barrier::new(a + 1),
-        depart: Barrier::new(a + 1),
-        stop: AtomicBool::new(false),
-        failed: AtomicBool::new(false),
-    };
-    let lives: Vec<AccLive> = (0..a).map(|_| AccLive::default()).collect();
-    let counters: Vec<ReadCounters> = (0..a).map(|_| ReadCounters::default()).collect();
-    let cpu0 = iolab_backend::process::cpu_times();
-    let started = Instant::now();
-    let mut interrupted = false;
-    let outs: Vec<AccOut> = std::thread::scope(|s| {
-        let handles: Vec<_> = assignments
-            .into_iter()
-            .enumerate()
-            .map(|(i, asg)| {
-                let (sync, live, counters) = (&sync, &lives[i], &counters[i]);
-                let seed = mix(&[cfg.seed, u64::from(epoch), first_global + i as u64, 0xc0de]);
-                let work = AccWork {
-                    cfg,
-                    dataset,
-                    assignment: asg,
-                    seed,
-                };
-                std::thread::Builder::new()
-                    .name(format!("iolab-acc{i}"))
-                    .spawn_scoped(s, move || accelerator(work, sync, live, counters))
-                    .expect("an accelerator thread starts")
+    order: &'a [usize],
+}
+
+impl Epoch<'_> {
+    /// Epoch `epoch` as a step phase on the engine: a worker per accelerator of this
+    /// rank, the job's step meeting after each step. Collective.
+    fn run(&self, epoch: u32) -> Result<(RankReport, StepPhase), TrainError> {
+        let (comm, cfg, total) = (self.comm, self.cfg, self.total);
+        let a = cfg.accelerators as usize;
+        let first_global = u64::from(comm.rank()) * u64::from(cfg.accelerators);
+        let assignments: Vec<Mutex<Option<Assignment>>> = (0..a as u64)
+            .map(|i| {
+                Mutex::new(Some(match cfg.loader {
+                    LoaderKind::Pytorch => indexed_assignment(cfg, epoch, first_global + i, total),
+                    LoaderKind::Tensorflow => {
+                        files_assignment(cfg, first_global + i, total, self.order)
+                    }
+                }))
             })
             .collect();
-        for step in 1..=steps {
-            sync.arrive.wait();
-            let sum = |f: &dyn Fn(usize) -> u64| (0..a).map(f).sum::<u64>();
-            let sums = [
-                sum(&|i| lives[i].samples.load(Ordering::Relaxed)),
-                sum(&|i| counters[i].bytes.load(Ordering::Relaxed)),
-                sum(&|i| counters[i].reads.load(Ordering::Relaxed)),
-                sum(&|i| lives[i].compute_ns.load(Ordering::Relaxed)),
-                sum(&|i| lives[i].time_ns.load(Ordering::Relaxed)),
-            ];
-            let local_stop = hooks.interrupt.load(Ordering::Relaxed);
-            let local_fail = sync.failed.load(Ordering::Relaxed);
-            let (sums, maxes) = comm.reduce(
-                &sums,
-                &[u64::from(local_stop), u64::from(local_fail)],
-                hooks.stall,
-                &|_| {},
-            );
-            if maxes[0] > 0 {
-                interrupted = true;
-            }
-            let stop = step == steps || maxes[0] > 0 || maxes[1] > 0;
-            if comm.rank() == 0
-                && let Some(f) = hooks.on_step
-            {
-                f(&LiveStep {
-                    epoch,
-                    epochs: cfg.epochs,
-                    step,
-                    steps,
-                    elapsed: started.elapsed(),
-                    samples: sums[0],
-                    bytes: sums[1],
-                    reads: sums[2],
-                    au_percent: if sums[4] > 0 {
-                        sums[3] as f64 / sums[4] as f64 * 100.0
-                    } else {
-                        0.0
-                    },
-                    accelerators: total,
-                });
-            }
-            sync.stop.store(stop, Ordering::Release);
-            sync.depart.wait();
-            if stop {
-                break;
-            }
+        let lives: Vec<AccLive> = (0..a).map(|_| AccLive::default()).collect();
+        let counters: Vec<ReadCounters> = (0..a).map(|_| ReadCounters::default()).collect();
+        let reports: Vec<Mutex<Option<AccReport>>> = (0..a).map(|_| Mutex::new(None)).collect();
+        let hook = EpochSteps {
+            comm,
+            hooks: self.hooks,
+            epoch,
+            epochs: cfg.epochs,
+            steps: cfg.steps_per_epoch(total),
+            total,
+            lives: &lives,
+            counters: &counters,
+            started: MonotonicClock.now(),
+            interrupted: AtomicBool::new(false),
+        };
+        let mut env = Env::new(comm, self.hooks.interrupt);
+        if let Some(p) = self.hooks.probe {
+            env = env.with_probe(p);
         }
-        handles
+        let spec = StepPhaseSpec {
+            name: format!("train-epoch-{epoch}"),
+            spec: serde_json::to_value(cfg).unwrap_or_default(),
+            workers: a,
+        };
+        let cpu0 = iolab_backend::process::cpu_times();
+        let mut run = run_steps(&env, &MonotonicClock, &spec, &hook, |i, start, meeting| {
+            let assignment = assignments[i].lock().ok().and_then(|mut x| x.take());
+            let assignment = assignment.ok_or("an accelerator's assignment is taken once")?;
+            let work = AccWork {
+                cfg,
+                dataset: self.dataset,
+                assignment,
+                seed: mix(&[cfg.seed, u64::from(epoch), first_global + i as u64, 0xc0de]),
+            };
+            let out = accelerator(work, start, meeting, &lives[i], &counters[i]);
+            let samples = out.epoch.samples;
+            let (report, measure) = out.report();
+            if let Ok(mut r) = reports[i].lock() {
+                *r = Some(report);
+            }
+            Ok(StepWork {
+                measure,
+                completed: samples,
+            })
+        })
+        .map_err(|e| TrainError::Setup(e.to_string()))?;
+        run.interrupted |= hook.interrupted.load(Ordering::Relaxed);
+        let (u, sy) = iolab_backend::process::cpu_times();
+        let accs = reports
             .into_iter()
-            .map(|h| h.join().expect("an accelerator thread ends"))
-            .collect()
-    });
-    let (u, sy) = iolab_backend::process::cpu_times();
-    let report = RankReport {
-        host: comm.host().to_string(),
-        accs: outs.into_iter().map(AccOut::report).collect(),
-        cpu_user: u.0 - cpu0.0.0,
-        cpu_system: sy.0 - cpu0.1.0,
-        elapsed: started.elapsed().as_nanos() as u64,
-    };
-    Ok((report, interrupted))
+            .map(|r| r.into_inner().ok().flatten())
+            .map(|r| {
+                r.unwrap_or_else(|| AccReport {
+                    epoch: AcceleratorEpoch::default(),
+                    load_hist: Vec::new(),
+                    wait_sum_ns: 0,
+                    error: Some("an accelerator did not run its epoch".into()),
+                })
+            })
+            .collect();
+        let report = RankReport {
+            accs,
+            cpu_user: u.0 - cpu0.0.0,
+            cpu_system: sy.0 - cpu0.1.0,
+        };
+        Ok((report, run))
+    }
 }

@@ -99,12 +99,6 @@ const LONG_FUNCTIONS: &[(&str, &str, usize, &str)] = &[
         "a table of mdtest's options",
     ),
     (
-        "suites/src/train/run.rs",
-        "run_epoch",
-        116,
-        "an epoch's steps, to split",
-    ),
-    (
         "host/src/audit/tests.rs",
         "cases",
         112,
