@@ -43,7 +43,7 @@ fn main() -> ExitCode {
     // iolab's own MPI traffic is a few bytes every 0.1 s: let ranks waiting in it sleep
     // rather than spin, so they never take CPU from the workers they coordinate.
     iolab_backend::process::set_env_default("OMPI_MCA_mpi_yield_when_idle", "1");
-    iolab_engine::data::set_build_revision(env!("IOLAB_GIT_REVISION"));
+    iolab_engine::set_build_revision(env!("IOLAB_GIT_REVISION"));
     let cli = match cli::Cli::try_parse() {
         Ok(c) => c,
         // `iolab`, `iolab study`: a missing subcommand is no error to squash onto one

@@ -72,7 +72,7 @@ impl Runtime {
             return step;
         }
         let step = step.map_err(|e| iolab_engine::EngineError::Setup(crate::exit::one_line(&e)));
-        Ok(iolab_engine::target::agree(self.comm.as_ref(), step)?)
+        Ok(iolab_engine::agree(self.comm.as_ref(), step)?)
     }
 
     pub fn is_root(&self) -> bool {

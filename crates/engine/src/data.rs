@@ -23,7 +23,7 @@ use crate::worker::{WorkerSetup, run_data_worker};
 mod conclude;
 mod params;
 mod preflight;
-pub mod together;
+mod together;
 mod warnings;
 
 pub use params::params_of;
@@ -31,6 +31,9 @@ pub use preflight::{
     check_cpus, check_kept_for, check_ranks_agree, resolve_read_shift, set_build_revision,
 };
 use preflight::{check_space, check_visible, one_dir, rounding_note};
+pub use together::{
+    DataJob, JobRun, JobsExit, JobsRun, StatusEvery, WorkerRow, phase_of_rows, run_data_jobs,
+};
 use warnings::cache_warning;
 pub(crate) use warnings::memory_total;
 pub use warnings::{client_cache_warning, client_write_warning};

@@ -1,40 +1,56 @@
-//! iolab-engine: what to do and when. [`plan`] turns a spec into this rank's work,
-//! [`offsets`] chooses blocks, [`worker`] runs the I/O loop, [`phase`] runs workers in
-//! step across ranks and [`assemble`] turns their outcomes into a `PhaseResult`;
-//! [`data`] runs a whole data workload on a target prepared by [`target`] inside a
-//! [`workdir`] iolab owns.
+//! iolab-engine: what to do and when, used through this facade: each workload's entry
+//! point with its options and outcome ([`run_data`], [`run_data_jobs`], [`run_meta`],
+//! [`run_find`], [`run_s3`], [`train`]), the world a phase runs in ([`Env`]) and what it
+//! reports, the target and work directory a run is given, and the engine's error.
+//! Inside, `plan` turns a spec into this rank's work, `worker` runs the I/O loop, `phase`
+//! runs workers in step across ranks and `assemble` makes their outcomes a result.
+//! [`runner`] holds what a suite that still runs its own phase reaches (`targets`).
 
 #![forbid(unsafe_code)]
 
-pub mod assemble;
+mod assemble;
 mod clock;
-pub mod control;
-pub mod data;
+mod control;
+mod data;
 mod error;
 mod fio_rand;
 mod hist_log;
 mod image;
 mod kept;
 pub mod kvcache;
-pub mod layout;
-pub mod memory;
-pub mod meta;
+mod layout;
+mod memory;
+mod meta;
 mod meta_error;
-pub mod object;
+mod object;
 mod offsets;
-pub mod phase;
-pub mod plan;
-pub mod recorder;
+mod phase;
+mod plan;
+mod recorder;
+pub mod runner;
 mod sizes;
-pub mod target;
+mod target;
 pub mod train;
-pub mod workdir;
-pub mod worker;
+mod workdir;
+mod worker;
 
+pub use assemble::PhaseMeta;
 pub use clock::{Clock, FakeClock, MonotonicClock};
-pub use data::{DataOptions, DataOutcome, run_data};
+pub use data::{
+    DataJob, JobRun, JobsExit, JobsRun, StatusEvery, WorkerRow, phase_of_rows, run_data_jobs,
+};
+pub use data::{
+    DataOptions, DataOutcome, check_kept_for, resolve_read_shift, run_data, set_build_revision,
+};
 pub use error::EngineError;
 pub use hist_log::HistSample;
 pub use image::{NewImage, create_image, is_missing, remove_image};
+pub use memory::{Available, check_buffers_here, ranks_on_this_host};
+pub use meta::{MetaError, MetaOptions, MetaOutcome, finish_meta, run_find, run_meta};
+pub use object::{ObjectFactory, ObjectOptions, finish_s3, run_s3, start_s3};
 pub use phase::{Env, PhaseProbe, Progress, RankProgress, Stall, UnitProgress};
-pub use target::{PreparedTarget, prepare_target, prepare_target_named};
+pub use plan::{DataTarget, FileNames, shares};
+pub use recorder::WorkerMeasure;
+pub use target::{
+    PreparedTarget, agree, prepare_target, prepare_target_named, resolve_placeholders,
+};

@@ -26,7 +26,7 @@ mod steps;
 mod tick;
 mod workers;
 
-pub use breakdown::{RankProgress, UNITS_PER_TICK, UnitProgress};
+pub use breakdown::{RankProgress, UnitProgress};
 use coordinate::coordinate;
 use gather::gather_outcomes;
 pub use outcome::RankOutcome;
@@ -57,7 +57,7 @@ pub struct Progress<'a> {
     /// then their bytes by operation: what the phase's stored result counts (a ramp's
     /// are not), when [`Env::per_rank_progress`] asks for them; empty otherwise.
     pub counted: &'a [u64],
-    /// Each unit's counts as last heard (at most [`UNITS_PER_TICK`] per rank a tick), by
+    /// Each unit's counts as last heard (at most [`UNITS_PER_TICK`](breakdown::UNITS_PER_TICK) per rank a tick), by
     /// unit, when [`Env::per_rank_progress`] asks for them and the workload has units
     /// ([`Env::units`]); empty otherwise.
     pub per_unit: &'a [UnitProgress],
@@ -91,7 +91,7 @@ pub struct Env<'a> {
     /// failed and say why).
     pub on_stall: Option<&'a (dyn Fn(&Stall) + Sync)>,
     /// Rank 0 also receives every rank's counts with each progress tick (a gather of 16
-    /// bytes per rank, to rank 0 only, and 20 more for each of up to [`UNITS_PER_TICK`]
+    /// bytes per rank, to rank 0 only, and 20 more for each of up to [`UNITS_PER_TICK`](breakdown::UNITS_PER_TICK)
     /// units): for the live page's host and target rows. The same on every rank (it
     /// follows the command line).
     pub per_rank_progress: bool,
@@ -100,7 +100,7 @@ pub struct Env<'a> {
     /// The unit (a storage target of `iolab targets`: its index in the list every rank
     /// shares) each of this rank's workers belongs to, by worker; with
     /// `per_rank_progress`, rank 0 also receives the units' counts (at most
-    /// [`UNITS_PER_TICK`] of them per rank a tick, in turn).
+    /// [`UNITS_PER_TICK`](breakdown::UNITS_PER_TICK) of them per rank a tick, in turn).
     pub units: Option<&'a [u32]>,
     /// How old the phase's worker threads are, at least, when its timed part starts
     /// ([`WORKER_SETTLE`] unless a test asks for less).

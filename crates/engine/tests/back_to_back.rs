@@ -9,9 +9,9 @@ use iolab_comm::SingleProcess;
 use iolab_core::result::OpKind;
 use iolab_core::spec::{BackendKind, DataSpec, MetaOp, MetaSpec, RwKind, TargetSpec};
 use iolab_core::units::ByteCount;
-use iolab_engine::data::{DataOptions, run_data};
-use iolab_engine::meta::{MetaOptions, finish_meta, run_meta};
+use iolab_engine::{DataOptions, run_data};
 use iolab_engine::{Env, MonotonicClock, prepare_target};
+use iolab_engine::{MetaOptions, finish_meta, run_meta};
 
 /// Enough runs that a worker still ending while the next run locks would be caught: the
 /// window is the time between `join` returning and the kernel releasing the thread's

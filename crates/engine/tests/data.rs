@@ -7,7 +7,7 @@ use iolab_comm::SingleProcess;
 use iolab_core::result::{OpKind, PhaseResult};
 use iolab_core::spec::{BackendKind, DataSpec, Layout, Placement, RandomKind, RwKind, TargetSpec};
 use iolab_core::units::{ByteCount, Nanos, TimeSpan};
-use iolab_engine::data::{DataOptions, run_data};
+use iolab_engine::{DataOptions, run_data};
 use iolab_engine::{Env, FakeClock, MonotonicClock, prepare_target};
 
 fn null_spec() -> DataSpec {

@@ -7,8 +7,8 @@ use iolab_comm::{Comm, InProcess};
 use iolab_core::result::OpKind;
 use iolab_core::spec::{BackendKind, DataSpec, RwKind, TargetSpec};
 use iolab_core::units::{ByteCount, Nanos, TimeSpan};
-use iolab_engine::data::{DataOptions, resolve_read_shift, run_data};
-use iolab_engine::plan::{PlanContext, plan_data};
+use iolab_engine::runner::{PlanContext, plan_data};
+use iolab_engine::{DataOptions, resolve_read_shift, run_data};
 use iolab_engine::{EngineError, Env, FakeClock, MonotonicClock, prepare_target};
 
 fn two_hosts(rank: u32) -> String {
@@ -87,12 +87,7 @@ fn reads_are_shifted_to_a_rank_on_the_next_host() {
             read_shift: resolve_read_shift(&spec, comm, true),
             ..PlanContext::default()
         };
-        let plan = plan_data(
-            &spec,
-            &iolab_engine::plan::DataTarget::Dir("/w".into()),
-            &ctx,
-        )
-        .unwrap();
+        let plan = plan_data(&spec, &iolab_engine::DataTarget::Dir("/w".into()), &ctx).unwrap();
         (plan.workers[0].owner, plan.files[0].path.clone())
     });
     assert_eq!(
@@ -210,7 +205,7 @@ fn one_failing_rank_stops_every_rank_with_its_name() {
 /// record), so no timing is involved.
 #[test]
 fn only_rank_0_receives_the_outcomes_of_a_phase() {
-    use iolab_engine::phase::{WorkerReport, run_phase};
+    use iolab_engine::runner::{WorkerReport, run_phase};
     let received = |n: u32| {
         let (_, bytes) = InProcess::run_counted(n, two_hosts, |comm: &dyn Comm| {
             let stop = AtomicBool::new(false);
@@ -250,7 +245,7 @@ fn only_rank_0_receives_the_outcomes_of_a_phase() {
 /// setting that differs.
 #[test]
 fn ranks_agree_on_a_hash_and_name_the_first_difference() {
-    use iolab_engine::data::check_ranks_agree;
+    use iolab_engine::runner::check_ranks_agree;
     let agree = |n: u32| {
         let (ok, bytes) = InProcess::run_counted(n, two_hosts, |comm: &dyn Comm| {
             check_ranks_agree(comm, "the workload", &DataSpec::default()).is_ok()

@@ -15,9 +15,9 @@ use iolab_core::spec::{
     BackendKind, DataSpec, MetaBackendKind, MetaOp, MetaSpec, RwKind, TargetSpec,
 };
 use iolab_core::units::{ByteCount, Nanos};
-use iolab_engine::data::{DataOptions, run_data};
-use iolab_engine::meta::{MetaOptions, run_meta};
 use iolab_engine::{Clock, Env, FakeClock, prepare_target};
+use iolab_engine::{DataOptions, run_data};
+use iolab_engine::{MetaOptions, run_meta};
 
 #[global_allocator]
 static ALLOCATOR: CountingAlloc = CountingAlloc;

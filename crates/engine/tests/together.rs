@@ -10,12 +10,10 @@ use iolab_comm::SingleProcess;
 use iolab_core::result::OpKind;
 use iolab_core::spec::{BackendKind, DataSpec, FioSettings, RwKind, TargetSpec};
 use iolab_core::units::{ByteCount, TimeSpan};
-use iolab_engine::assemble::PhaseMeta;
-use iolab_engine::data::DataOptions;
-use iolab_engine::data::together::{
-    DataJob, JobRun, JobsRun, StatusEvery, WorkerRow, run_data_jobs,
-};
-use iolab_engine::plan::FileNames;
+use iolab_engine::DataOptions;
+use iolab_engine::FileNames;
+use iolab_engine::PhaseMeta;
+use iolab_engine::{DataJob, JobRun, JobsRun, StatusEvery, WorkerRow, run_data_jobs};
 use iolab_engine::{Env, MonotonicClock, PreparedTarget, prepare_target};
 
 fn dir_target(dir: &std::path::Path) -> TargetSpec {

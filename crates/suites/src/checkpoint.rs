@@ -20,7 +20,7 @@ use iolab_core::result::{CheckpointFigures, CpuUsage, OpCount, OpKind, PhaseFigu
 use iolab_core::spec::CheckpointSpec;
 use iolab_core::units::{ByteCount, BytesPerSec, Nanos};
 use iolab_core::{LatencyHistogram, SpecError};
-use iolab_engine::memory::{Available, ranks_on_this_host};
+use iolab_engine::{Available, ranks_on_this_host};
 
 use crate::train::{TrainError, whole_phase};
 

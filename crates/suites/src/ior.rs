@@ -14,10 +14,10 @@ use iolab_core::result::{OpKind, PhaseResult};
 use iolab_core::spec::DataSpec;
 use iolab_engine::Clock;
 use iolab_engine::EngineError;
-use iolab_engine::data::{DataOptions, DataOutcome, run_data};
-use iolab_engine::phase::Env;
-use iolab_engine::plan::FileNames;
-use iolab_engine::target::PreparedTarget;
+use iolab_engine::Env;
+use iolab_engine::FileNames;
+use iolab_engine::PreparedTarget;
+use iolab_engine::{DataOptions, DataOutcome, run_data};
 
 /// Why an IOR repetition stopped.
 #[derive(Debug, thiserror::Error)]
@@ -225,7 +225,7 @@ fn agree<T>(comm: &dyn Comm, step: Result<T, IorError>) -> Result<T, IorError> {
         }
         EngineError::Setup(text)
     });
-    Ok(iolab_engine::target::agree(comm, step)?)
+    Ok(iolab_engine::agree(comm, step)?)
 }
 
 /// `-O saveRankPerformanceDetailsCSV=F`: rank 0 appends a line per rank, as IOR does.

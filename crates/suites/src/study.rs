@@ -15,12 +15,12 @@ use iolab_core::units::{ByteCount, BytesPerSec, Nanos};
 
 use iolab_engine::Clock;
 use iolab_engine::EngineError;
-use iolab_engine::data::{DataOptions, run_data};
-use iolab_engine::meta::{MetaOptions, finish_meta, run_meta};
-use iolab_engine::object::{ObjectFactory, ObjectOptions, finish_s3, run_s3, start_s3};
-use iolab_engine::phase::Env;
-use iolab_engine::plan::{DataTarget, shares};
-use iolab_engine::target::PreparedTarget;
+use iolab_engine::Env;
+use iolab_engine::PreparedTarget;
+use iolab_engine::{DataOptions, run_data};
+use iolab_engine::{DataTarget, shares};
+use iolab_engine::{MetaOptions, finish_meta, run_meta};
+use iolab_engine::{ObjectFactory, ObjectOptions, finish_s3, run_s3, start_s3};
 
 /// How a study ended.
 #[derive(Debug, Default)]
@@ -188,7 +188,7 @@ fn data_phase<C: Clock>(
     planned: &PlannedPhase,
     spec: &iolab_core::spec::DataSpec,
     previous: &Previous,
-) -> Result<iolab_engine::data::DataOutcome, EngineError> {
+) -> Result<iolab_engine::DataOutcome, EngineError> {
     let group = (planned.point, planned.repetition);
     let written_blocks = match previous {
         Some((point, rep, completed, stonewalled))

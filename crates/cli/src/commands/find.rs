@@ -9,7 +9,7 @@ use clap::Args;
 use iolab_core::result::RunStatus;
 use iolab_core::spec::FindSpec;
 use iolab_engine::MonotonicClock;
-use iolab_engine::meta::run_find;
+use iolab_engine::run_find;
 
 use crate::args::OutputArgs;
 use crate::commands::finish::conclude;

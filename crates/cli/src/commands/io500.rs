@@ -17,7 +17,7 @@ use iolab_comm::CommExt;
 use iolab_core::civil::now_ms;
 use iolab_core::spec::{BackendKind, TargetSpec};
 use iolab_core::units::ByteCount;
-use iolab_engine::target::agree;
+use iolab_engine::agree;
 use iolab_engine::{EngineError, MonotonicClock, prepare_target};
 use iolab_suites::io500::{Io500Config, Io500Outcome, Io500Spec, ResultDir, run_io500};
 

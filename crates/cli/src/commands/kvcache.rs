@@ -51,7 +51,7 @@ fn check(rt: &Runtime, args: &KvCacheArgs) -> Result<(KvCacheSettings, u64)> {
         ..settings.clone()
     };
     check_memory(&most, rt.comm.as_ref())?;
-    let ranks = iolab_engine::memory::ranks_on_this_host(rt.comm.as_ref());
+    let ranks = iolab_engine::ranks_on_this_host(rt.comm.as_ref());
     let limit = storage_limit(&settings, dir, ranks)?;
     args.output.prepare(rt)?;
     Ok((settings, limit))

@@ -9,7 +9,7 @@ use iolab_comm::CommExt;
 use iolab_core::result::{OpKind, PhaseResult};
 use iolab_core::spec::{BackendKind, DataSpec, TargetSpec};
 use iolab_core::units::{Nanos, TimeSpan};
-use iolab_engine::data::{DataOptions, run_data};
+use iolab_engine::{DataOptions, run_data};
 use iolab_engine::{EngineError, MonotonicClock, prepare_target};
 use iolab_suites::ladder::{
     Ladder, LoadAxis, Slo, climb_axis, doubling, mark, op_latencies, step_figures,

@@ -14,7 +14,7 @@ use iolab_core::civil::UtcTime;
 use iolab_core::result::PhaseResult;
 use iolab_core::spec::{BackendKind, MetaItems, MetaOp, TargetSpec};
 use iolab_engine::EngineError;
-use iolab_engine::meta::{MetaError, MetaOptions, finish_meta, run_meta};
+use iolab_engine::{MetaError, MetaOptions, finish_meta, run_meta};
 use iolab_engine::{MonotonicClock, prepare_target_named};
 
 use crate::commands::finish::{abandon, cleanup, finish_status};

@@ -6,7 +6,7 @@ use anyhow::{Context, Result};
 use clap::Args;
 use iolab_core::result::RunStatus;
 use iolab_core::spec::{BackendKind, MetaBackendKind, MetaOp, MetaSpec, TargetSpec};
-use iolab_engine::meta::{MetaError, MetaOptions, finish_meta, run_meta};
+use iolab_engine::{MetaError, MetaOptions, finish_meta, run_meta};
 use iolab_engine::{MonotonicClock, prepare_target};
 
 use crate::args::OutputArgs;

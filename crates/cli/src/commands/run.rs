@@ -5,8 +5,8 @@ use anyhow::{Context, Result};
 use iolab_core::SpecError;
 use iolab_core::spec::DataSpec;
 use iolab_core::units::ByteCount;
-use iolab_engine::data::{DataOptions, run_data};
-use iolab_engine::plan::{DataTarget, shares};
+use iolab_engine::{DataOptions, run_data};
+use iolab_engine::{DataTarget, shares};
 use iolab_engine::{MonotonicClock, PreparedTarget, prepare_target};
 
 use crate::args::RunArgs;
@@ -21,11 +21,11 @@ pub fn run(args: RunArgs) -> Result<u8> {
 
 fn run_in(rt: &Runtime, args: RunArgs) -> Result<u8> {
     let spec = args.spec;
-    let on_host = iolab_engine::memory::ranks_on_this_host(rt.comm.as_ref());
+    let on_host = iolab_engine::ranks_on_this_host(rt.comm.as_ref());
     rt.agree(
         spec.validate()
             .map_err(anyhow::Error::from)
-            .and_then(|()| Ok(iolab_engine::memory::check_buffers_here(&spec, on_host)?))
+            .and_then(|()| Ok(iolab_engine::check_buffers_here(&spec, on_host)?))
             .and_then(|()| args.output.prepare(rt)),
     )?;
     // Reads of a device or image need no --allow-destroy (reads with verification lay

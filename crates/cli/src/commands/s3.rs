@@ -13,7 +13,7 @@ use iolab_core::result::RunStatus;
 use iolab_core::spec::S3Spec;
 use iolab_core::spec::s3::credentials::{AccessSources, S3Access, resolve};
 use iolab_engine::MonotonicClock;
-use iolab_engine::object::{ObjectOptions, finish_s3, run_s3, start_s3};
+use iolab_engine::{ObjectOptions, finish_s3, run_s3, start_s3};
 
 use crate::args::OutputArgs;
 use crate::commands::finish::conclude;

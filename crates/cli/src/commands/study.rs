@@ -10,7 +10,7 @@ use iolab_core::spec::{
     Overrides, PhaseSpec, PlannedPhase, StudySpec, TargetEntry, TargetSpec, parse_targets,
 };
 use iolab_core::units::{ByteCount, BytesPerSec, Nanos};
-use iolab_engine::plan::DataTarget;
+use iolab_engine::DataTarget;
 use iolab_engine::{MonotonicClock, PreparedTarget, prepare_target};
 use iolab_suites::study::{PhaseEstimate, StudyRun, estimate, run_study};
 
@@ -401,7 +401,7 @@ fn check_study_space(
         && let Some(dir) = &args.target.dir
     {
         // Rank 0's own directory: {host} and {rank} are resolved as for the run.
-        let dir = iolab_engine::target::resolve_placeholders(dir, rt.comm.host(), rt.comm.rank());
+        let dir = iolab_engine::resolve_placeholders(dir, rt.comm.host(), rt.comm.rank());
         check_space(&dir, est.capacity)?;
     }
     Ok(est)

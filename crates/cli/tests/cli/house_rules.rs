@@ -417,13 +417,16 @@ fn public_items(decls: &str) -> BTreeSet<String> {
 fn the_engines_public_items_are_the_ones_docs_architecture_lists() {
     let lib = std::fs::read_to_string(crates_dir().join("engine/src/lib.rs")).expect("lib.rs");
     let code = code_of(&lib);
+    // Declarations may span lines (`pub use data::{` ... `};`): each is taken whole,
+    // from its line's start to its semicolon.
     let decls: String = code
-        .lines()
-        .map(str::trim)
-        .filter(|l| l.starts_with("pub mod ") || l.starts_with("pub use "))
-        .map(|l| l.trim_start_matches("pub "))
-        .collect::<Vec<_>>()
-        .join("\n");
+        .split(';')
+        .filter_map(|d| {
+            let d = d.trim_start();
+            (d.starts_with("pub mod ") || d.starts_with("pub use "))
+                .then(|| format!("{};", d.trim_start_matches("pub ")))
+        })
+        .collect();
     let in_lib = public_items(&decls);
     assert!(in_lib.contains("use error::EngineError"), "{in_lib:?}");
     let doc = std::fs::read_to_string(crates_dir().join("../docs/architecture.md"))

@@ -24,9 +24,4 @@ mod tests;
 
 pub use crate::meta_error::MetaError;
 pub use find::run_find;
-pub use pfind::run_pfind;
-pub use plan::{MetaPlan, TreeShape};
-pub use run::{
-    DEFAULT_TREE, MetaOptions, MetaOutcome, finish_meta, plan_meta, resolve_shift, run_meta,
-};
-pub use tree::{KeptTree, RECORD, TreeLayout};
+pub use run::{MetaOptions, MetaOutcome, finish_meta, run_meta};

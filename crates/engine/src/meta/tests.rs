@@ -15,6 +15,8 @@ use super::*;
 use crate::clock::{Clock, FakeClock, MonotonicClock};
 use crate::phase::Env;
 use crate::target::{PreparedTarget, prepare_target};
+use run::DEFAULT_TREE;
+use tree::{KeptTree, RECORD};
 
 pub(super) fn spec(ops: &[MetaOp], threads: u32, files_per_dir: u64, dirs: u32) -> MetaSpec {
     MetaSpec {

@@ -15,7 +15,5 @@ mod worker;
 mod tests;
 
 pub use cleanup::finish_s3;
-pub use plan::{MARKER, MixOp, ObjectPlan, Pool};
-pub use run::{ObjectOptions, ObjectOutcome, run_s3, start_s3};
-pub use window::{OpLog, Window};
+pub use run::{ObjectOptions, run_s3, start_s3};
 pub use worker::ObjectFactory;

@@ -15,6 +15,7 @@ use iolab_core::units::{ByteCount, TimeSpan};
 use super::*;
 use crate::clock::MonotonicClock;
 use crate::phase::Env;
+use run::ObjectOutcome;
 
 fn spec(ops: &[S3Op], objects: u64, concurrency: u32) -> S3Spec {
     S3Spec {

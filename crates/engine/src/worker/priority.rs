@@ -6,15 +6,7 @@
 
 use iolab_core::histogram::LatencyHistogram;
 
-/// An ioprio value: the class in bits 13..16, the level in 0..3 (Linux's
-/// `IOPRIO_PRIO_VALUE`).
-pub fn ioprio_value(class: u8, level: u8) -> u16 {
-    // fio's ioprio_value: no class is best effort.
-    let class = if class == 0 { 2 } else { class };
-    (u16::from(class) << 13) | u16::from(level)
-}
-
-pub use iolab_core::spec::{IoPriorities, PrioSplit};
+use iolab_core::spec::IoPriorities;
 
 /// One worker's draws and per-priority latencies.
 #[derive(Debug)]
@@ -99,6 +91,13 @@ impl PrioDraw {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use iolab_core::spec::PrioSplit;
+
+    /// An ioprio value: the class in bits 13..16, the level in 0..3 (Linux's
+    /// `IOPRIO_PRIO_VALUE`; compat's fio::cmdprio makes the job's).
+    fn ioprio_value(class: u8, level: u8) -> u16 {
+        (u16::from(class) << 13) | u16::from(level)
+    }
 
     /// fio's cmdprio-bssplit.fio advanced split: 25 % of 64 KiB reads at 1/1, 75 % at
     /// 3/2, 1 MiB reads and all writes at the default; shares within 2 % over 20000.

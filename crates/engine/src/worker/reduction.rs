@@ -47,8 +47,6 @@ struct Dedupe {
     dup_below: u64,
 }
 
-pub use iolab_core::spec::DedupeWorkingSet;
-
 /// fio's dedupe working set (dedupe.c): `pages` blocks, the first unique writes of
 /// this worker, or (dedupe_global) `per_owner` of each worker's of the phase in turn,
 /// starting with its own; a duplicate write copies one drawn uniformly.

@@ -8,7 +8,7 @@ use iolab_comm::{Comm, InProcess};
 use iolab_core::result::OpKind;
 use iolab_core::spec::{BackendKind, DataSpec, RandomKind, RateProcess, RwKind, TargetSpec};
 use iolab_core::units::{ByteCount, Nanos, TimeSpan};
-use iolab_engine::data::{DataOptions, run_data};
+use iolab_engine::{DataOptions, run_data};
 use iolab_engine::{Env, MonotonicClock, prepare_target};
 
 use super::{dir_target, files_in, null_spec, run_fake, run_real};

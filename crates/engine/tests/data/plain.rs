@@ -8,7 +8,7 @@ use iolab_comm::SingleProcess;
 use iolab_core::result::OpKind;
 use iolab_core::spec::{BackendKind, DataSpec, RwKind};
 use iolab_core::units::ByteCount;
-use iolab_engine::data::{DataOptions, run_data};
+use iolab_engine::{DataOptions, run_data};
 use iolab_engine::{Env, MonotonicClock, prepare_target};
 
 use super::dir_target;

@@ -15,7 +15,7 @@ use iolab_compat::io500::phases::{
     IorAccess, IorLayout, MdtestOp, MdtestTree, PHASES, PhaseDef, Transfer, Workload,
 };
 use iolab_core::spec::io500::{FIND_NAME, FIND_SIZE, IOR_HARD_TRANSFER, Io500Spec};
-use iolab_engine::plan::FileNames;
+use iolab_engine::FileNames;
 
 /// One phase resolved against a configuration.
 #[derive(Clone, Debug, PartialEq)]

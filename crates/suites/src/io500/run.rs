@@ -19,10 +19,10 @@ use iolab_compat::io500::score::{PhaseFigure, Score, score};
 use iolab_core::spec::io500::{FIND_NAME, FIND_SIZE, Io500Spec};
 use iolab_engine::Clock;
 use iolab_engine::EngineError;
-use iolab_engine::data::{DataOptions, run_data};
-use iolab_engine::meta::{MetaOptions, finish_meta, run_find, run_meta};
-use iolab_engine::phase::Env;
-use iolab_engine::target::PreparedTarget;
+use iolab_engine::Env;
+use iolab_engine::PreparedTarget;
+use iolab_engine::{DataOptions, run_data};
+use iolab_engine::{MetaOptions, finish_meta, run_find, run_meta};
 
 /// Random reads per rank of ior-rnd4K-easy-read (IO500 passes `-s=10000000`).
 const IOR_RND4K_SEGMENTS: u64 = 10_000_000;
@@ -409,7 +409,7 @@ fn finish_trees(
             tree: Some(tree_name.to_string()),
             ..MetaOptions::default()
         };
-        let outcome = iolab_engine::meta::MetaOutcome {
+        let outcome = iolab_engine::MetaOutcome {
             phases: Vec::new(),
             created: created.clone(),
             made_tree: true,

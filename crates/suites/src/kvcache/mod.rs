@@ -20,8 +20,7 @@ use iolab_core::kvcache::{KvCacheFigures, WorstRank};
 use iolab_core::result::Timeline;
 use iolab_core::spec::KvCacheSettings;
 use iolab_core::units::{ByteCount, Nanos};
-use iolab_engine::memory::{Available, ranks_on_this_host};
-use iolab_engine::{Clock, EngineError};
+use iolab_engine::{Available, Clock, EngineError, ranks_on_this_host};
 
 /// The tiers and the entries' I/O are the engine's.
 pub use iolab_engine::kvcache::{cache, entry};

@@ -7,7 +7,7 @@ use iolab_core::LatencyHistogram;
 use iolab_core::kvcache::{KvCacheFigures, KvLatency, TierFigures, TierKind};
 use iolab_core::result::Timeline;
 use iolab_core::units::{ByteCount, Nanos};
-use iolab_engine::recorder::WorkerMeasure;
+use iolab_engine::WorkerMeasure;
 use serde::{Deserialize, Serialize};
 
 use super::cache::Op;

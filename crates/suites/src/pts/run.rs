@@ -9,9 +9,9 @@ use iolab_core::spec::{BackendKind, DataSpec, Layout, RandomKind, RwKind};
 use iolab_core::units::{ByteCount, TimeSpan};
 use iolab_engine::Clock;
 use iolab_engine::EngineError;
-use iolab_engine::data::{DataOptions, run_data};
-use iolab_engine::phase::Env;
-use iolab_engine::target::PreparedTarget;
+use iolab_engine::Env;
+use iolab_engine::PreparedTarget;
+use iolab_engine::{DataOptions, run_data};
 
 use super::figures::record_figures;
 use super::figures::{Table, cell_tag, fmt_value, latency_tables, mark_window, mix_name};

@@ -13,9 +13,9 @@ use iolab_core::spec::{BackendKind, TargetEntry};
 
 use super::assign::{AssignedTarget, assign};
 use iolab_engine::EngineError;
-use iolab_engine::data::check_ranks_agree;
-use iolab_engine::target::{PreparedTarget, agree};
-use iolab_engine::workdir::{LockOwner, WorkDir};
+use iolab_engine::runner::check_ranks_agree;
+use iolab_engine::runner::{LockOwner, WorkDir};
+use iolab_engine::{PreparedTarget, agree};
 
 /// A target this rank runs.
 #[derive(Debug)]
@@ -111,7 +111,7 @@ fn prepare_local(
     let mut local = Vec::new();
     // One lock token for the whole run: rank 0's.
     let tokens = comm
-        .all_gather(&iolab_engine::target::run_token(comm))
+        .all_gather(&iolab_engine::runner::run_token(comm))
         .unwrap_or_default();
     let run = tokens.into_iter().next().unwrap_or_default();
     for (index, target) in all.iter().enumerate() {
@@ -229,7 +229,7 @@ fn guard(
 ) -> Result<iolab_backend::device::DeviceCheck, EngineError> {
     let check = inspect_device(path)?;
     if opts.writes {
-        iolab_engine::target::guard_device(&check, opts.allow_destroy)
+        iolab_engine::runner::guard_device(&check, opts.allow_destroy)
             .map_err(|e| refuse(entry, e.to_string()))?;
     }
     Ok(check)

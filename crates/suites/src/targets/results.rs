@@ -14,9 +14,10 @@ use super::assign::AssignedTarget;
 use super::prepare::TargetSet;
 use super::run::TargetsPhase;
 use super::units::{UnitRow, strip, summary_phase, throughput_of, unit_phase};
-use iolab_engine::assemble::{PhaseMeta, assemble};
-use iolab_engine::data::params_of;
-use iolab_engine::phase::PhaseRun;
+use iolab_engine::PhaseMeta;
+use iolab_engine::runner::PhaseRun;
+use iolab_engine::runner::assemble;
+use iolab_engine::runner::params_of;
 
 /// How the targets ran.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

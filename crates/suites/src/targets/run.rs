@@ -17,15 +17,17 @@ use super::results::{Finished, Mode, finish_phase};
 use super::units::{Capture, UnitRow, gather_rows};
 use super::warnings::{client_warnings, shared_devices};
 use iolab_engine::Clock;
+use iolab_engine::DataTarget;
 use iolab_engine::EngineError;
-use iolab_engine::control::PhaseControl;
-use iolab_engine::data::{check_cpus, check_ranks_agree};
-use iolab_engine::layout::{create_for_write, lay_out, set_cache_state};
-use iolab_engine::phase::{Env, PhaseRun, WorkerReport, run_phase};
-use iolab_engine::plan::{DataPlan, DataTarget, PlanContext, plan_data};
-use iolab_engine::target::{PreparedTarget, agree};
-use iolab_engine::workdir::{FileInfo, VerifyInfo};
-use iolab_engine::worker::{WorkerSetup, run_data_worker};
+use iolab_engine::Env;
+use iolab_engine::runner::PhaseControl;
+use iolab_engine::runner::{DataPlan, PlanContext, plan_data};
+use iolab_engine::runner::{FileInfo, VerifyInfo};
+use iolab_engine::runner::{PhaseRun, WorkerReport, run_phase};
+use iolab_engine::runner::{WorkerSetup, run_data_worker};
+use iolab_engine::runner::{check_cpus, check_ranks_agree};
+use iolab_engine::runner::{create_for_write, lay_out, set_cache_state};
+use iolab_engine::{PreparedTarget, agree};
 
 /// One phase (write or read) over all targets.
 #[derive(Debug)]
@@ -341,7 +343,7 @@ fn run_worker<C: Clock>(
         count: plan.workers[worker].blocks,
         isolated: true,
         // A target's workers have no flow group (fio's flow is iolab fio's).
-        flows: &iolab_engine::worker::flow::Flows::default(),
+        flows: &iolab_engine::runner::Flows::default(),
     };
     run_data_worker(&setup).map_err(|e| format!("target {}: {e}", t.target.entry.id))
 }

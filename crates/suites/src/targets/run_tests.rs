@@ -13,7 +13,7 @@ use iolab_core::units::{ByteCount, Nanos};
 
 use super::*;
 use iolab_engine::Clock;
-use iolab_engine::phase::Env;
+use iolab_engine::Env;
 
 /// Every worker thread has its own time, starting at START and advancing by its step
 /// per reading (slower for the workers listed); other threads always read START. So a

@@ -12,9 +12,10 @@ use iolab_core::units::Nanos;
 use serde::{Deserialize, Serialize};
 
 use iolab_engine::EngineError;
-use iolab_engine::assemble::{PhaseMeta, assemble};
-use iolab_engine::phase::{PhaseRun, RankOutcome, WorkerReport};
-use iolab_engine::recorder::WorkerMeasure;
+use iolab_engine::PhaseMeta;
+use iolab_engine::WorkerMeasure;
+use iolab_engine::runner::assemble;
+use iolab_engine::runner::{PhaseRun, RankOutcome, WorkerReport};
 
 struct Kept {
     measure: WorkerMeasure,

@@ -3,8 +3,8 @@
 
 use iolab_comm::{Comm, CommExt};
 use iolab_core::spec::DataSpec;
-use iolab_engine::data::{client_cache_warning, client_write_warning};
-use iolab_engine::target::PreparedTarget;
+use iolab_engine::PreparedTarget;
+use iolab_engine::runner::{client_cache_warning, client_write_warning};
 
 use super::prepare::TargetSet;
 

@@ -12,7 +12,7 @@ use anyhow::{Context, Result};
 use iolab_compat::fio::logs::{CloneLog, LogOptions, render_logs};
 use iolab_compat::fio::{FioError, FioPlan};
 use iolab_engine::HistSample;
-use iolab_engine::data::together::WorkerRow;
+use iolab_engine::WorkerRow;
 
 /// Refuses a job whose log would go to a directory that does not exist (fio runs it
 /// and loses the log).

@@ -14,8 +14,8 @@ use iolab_compat::fio::{FioPlan, Invocation, OutputFormat, ReportUnit, report_un
 use iolab_core::histogram::LatencyHistogram;
 use iolab_core::result::{PhaseResult, Timeline};
 use iolab_core::units::Nanos;
-use iolab_engine::assemble::PhaseMeta;
-use iolab_engine::data::together::{WorkerRow, phase_of_rows};
+use iolab_engine::PhaseMeta;
+use iolab_engine::{WorkerRow, phase_of_rows};
 
 /// One entry's figures: its phase and its threads' context switches.
 pub struct Entry {

@@ -9,12 +9,10 @@ use anyhow::Result;
 use iolab_compat::fio::{ExitWhat, FioPlan, Invocation};
 use iolab_core::result::{PhaseResult, RunStatus};
 use iolab_core::spec::{BackendKind, DataSpec, FioSettings, TargetSpec};
-use iolab_engine::assemble::PhaseMeta;
-use iolab_engine::data::DataOptions;
-use iolab_engine::data::together::{
-    DataJob, JobsExit, JobsRun, StatusEvery, WorkerRow, run_data_jobs,
-};
-use iolab_engine::plan::FileNames;
+use iolab_engine::DataOptions;
+use iolab_engine::FileNames;
+use iolab_engine::PhaseMeta;
+use iolab_engine::{DataJob, JobsExit, JobsRun, StatusEvery, WorkerRow, run_data_jobs};
 use iolab_engine::{MonotonicClock, PreparedTarget, prepare_target};
 
 use super::FioArgs;
@@ -414,7 +412,7 @@ fn data_jobs<'a>(
 fn before_start(s: &Shared<'_>, jobs: &[usize], data_jobs: &[DataJob<'_>]) -> Result<()> {
     for job in data_jobs.iter().filter(|j| j.opts.fio.verify_existing) {
         let comm = s.rt.comm.as_ref();
-        iolab_engine::data::check_kept_for(comm, job.spec, job.target, &job.opts)
+        iolab_engine::check_kept_for(comm, job.spec, job.target, &job.opts)
             .map_err(|e| anyhow::Error::from(e).context("verify_only"))?;
     }
     if s.rt.is_root() {

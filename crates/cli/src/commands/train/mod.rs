@@ -17,7 +17,7 @@ use iolab_core::SpecError;
 use iolab_core::result::RunStatus;
 use iolab_core::spec::{LoaderKind, TrainConfig, TrainSpec};
 use iolab_core::units::{ByteCount, Nanos};
-use iolab_engine::memory::{Available, ranks_on_this_host};
+use iolab_engine::{Available, ranks_on_this_host};
 use iolab_suites::train::{Dataset, LiveStep, TrainError, TrainHooks};
 
 use crate::args::OutputArgs;

@@ -6,7 +6,7 @@ use iolab_comm::CommExt;
 use iolab_core::SpecError;
 use iolab_core::result::PhaseResult;
 use iolab_core::spec::TrainConfig;
-use iolab_engine::memory::ranks_on_this_host;
+use iolab_engine::ranks_on_this_host;
 use iolab_suites::train::search::{SearchResult, search};
 use iolab_suites::train::{LiveStep, TrainError, train_epochs};
 

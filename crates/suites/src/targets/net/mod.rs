@@ -22,9 +22,10 @@ use super::analysis::TargetAnalysis;
 use super::units::{Capture, UnitRow, gather_rows};
 use iolab_engine::Clock;
 use iolab_engine::EngineError;
-use iolab_engine::data::check_ranks_agree;
-use iolab_engine::phase::{Env, WorkerReport, run_phase};
-use iolab_engine::target::agree;
+use iolab_engine::Env;
+use iolab_engine::agree;
+use iolab_engine::runner::check_ranks_agree;
+use iolab_engine::runner::{WorkerReport, run_phase};
 use results::finish;
 use socket::{Hello, Stream};
 
@@ -269,7 +270,7 @@ fn stream_worker<C: Clock>(
     d: &Direction<'_>,
     role: Role,
     index: usize,
-    control: &iolab_engine::control::PhaseControl,
+    control: &iolab_engine::runner::PhaseControl,
 ) -> Result<WorkerReport, String> {
     let (l, sending) = match role {
         Role::Send(l) => (l, true),

@@ -9,8 +9,8 @@ use iolab_core::result::{PhaseKind, PhaseResult};
 use super::{Direction, NetPhase};
 use crate::targets::analysis::{TargetAnalysis, TargetFigure, analyze};
 use crate::targets::units::{UnitRow, summary_phase, throughput_of, unit_phase};
-use iolab_engine::assemble::PhaseMeta;
-use iolab_engine::phase::PhaseRun;
+use iolab_engine::PhaseMeta;
+use iolab_engine::runner::PhaseRun;
 
 /// A link slower than the median by this many percent (and an outlier) is flagged.
 const SLOW_LINK_PERCENT: f64 = 10.0;

@@ -13,10 +13,10 @@ use iolab_core::result::{ErrorRecord, OpKind};
 use iolab_core::units::Nanos;
 
 use iolab_engine::Clock;
-use iolab_engine::control::PhaseControl;
-use iolab_engine::phase::WorkerReport;
-use iolab_engine::recorder::Recorder;
-use iolab_engine::worker::INTERVAL;
+use iolab_engine::runner::INTERVAL;
+use iolab_engine::runner::PhaseControl;
+use iolab_engine::runner::Recorder;
+use iolab_engine::runner::WorkerReport;
 
 const MAGIC: u64 = u64::from_le_bytes(*b"iolabnet");
 
