@@ -329,6 +329,18 @@ pub fn store_rated(spec: &mut serde_json::Value, rated: &[TargetEntry]) {
     spec["rated"] = serde_json::to_value(rated).expect("targets serialize to JSON");
 }
 
+/// The study's target prepared for its phases' backend, refused on every rank when a
+/// phase's I/Os cannot be aligned on it.
+fn prepare_study_target(
+    rt: &Runtime,
+    args: &StudyRunArgs,
+    phases: &[PlannedPhase],
+    origin: &str,
+) -> Result<PreparedTarget> {
+    let target = prepare_target(rt.comm.as_ref(), &args.target, target_backend(phases), true)?;
+    agree_block_align(rt, phases, origin, target, args.target.keep)
+}
+
 /// Refuses a data phase whose block_align is larger than the share each worker draws
 /// its random offsets in, as `run` does (no I/O would fit), agreed by all ranks before
 /// anything is stored or written; on a refusal the work directory goes again.
@@ -407,6 +419,27 @@ fn check_study_space(
     Ok(est)
 }
 
+/// The study's opening line: its name and origin, its phases (and the results they
+/// print, when a phase prints more than one), and about how long it takes.
+fn say_start(
+    name: &str,
+    origin: &str,
+    phases: &[PlannedPhase],
+    est: &iolab_suites::study::StudyEstimate,
+) {
+    let results: usize = phases.iter().map(|p| p.spec.results()).sum();
+    let printed = if results == phases.len() {
+        String::new()
+    } else {
+        format!(" ({results} results: a metadata or S3 phase prints one per operation)")
+    };
+    eprintln!(
+        "study {name} ({origin}): {} phases{printed}, about {}",
+        phases.len(),
+        Nanos(est.time.0).human()
+    );
+}
+
 fn run_in(
     rt: &Runtime,
     args: StudyRunArgs,
@@ -417,13 +450,7 @@ fn run_in(
     rt.agree(args.output.prepare(rt))?;
     let units = args.units;
     let est = check_study_space(rt, &args, &phases, &origin)?;
-    let target = prepare_target(
-        rt.comm.as_ref(),
-        &args.target,
-        target_backend(&phases),
-        true,
-    )?;
-    let target = agree_block_align(rt, &phases, &origin, target, args.target.keep)?;
+    let target = prepare_study_target(rt, &args, &phases, &origin)?;
     let mut resolved = serde_json::json!({ "study": spec, "origin": origin, "phases": phases.len(), "scale": args.select.scale, "set": args.select.set });
     if !rated.is_empty() {
         store_rated(&mut resolved, &rated);
@@ -444,18 +471,7 @@ fn run_in(
             .map(|(p, e)| (p.name.clone(), Some(e.time.as_secs_f64()))),
     );
     if rt.is_root() && !args.output.quiet {
-        let results: usize = phases.iter().map(|p| p.spec.results()).sum();
-        let printed = if results == phases.len() {
-            String::new()
-        } else {
-            format!(" ({results} results: a metadata or S3 phase prints one per operation)")
-        };
-        eprintln!(
-            "study {} ({origin}): {} phases{printed}, about {}",
-            spec.name,
-            phases.len(),
-            Nanos(est.time.0).human()
-        );
+        say_start(&spec.name, &origin, &phases, &est);
     }
     let watch = Watch::new(&args.output, &sink, args.target.device.as_deref());
     let progress = &watch.progress;
