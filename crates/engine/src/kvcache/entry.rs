@@ -190,30 +190,24 @@ impl<'c> EntryIo<'c> {
         payload: u64,
         from: Option<&Arc<Vec<u8>>>,
     ) -> Result<Spans, EngineError> {
-        let r = self.write_whole(path, header, payload, from);
+        let entry = Entry {
+            path,
+            header,
+            total: header.len() as u64 + payload,
+            from,
+        };
+        let r = self.write_whole(&entry);
         if r.is_err() {
             let _ = std::fs::remove_file(path);
         }
         r
     }
 
-    fn write_whole(
-        &mut self,
-        path: &Path,
-        header: &[u8],
-        payload: u64,
-        from: Option<&Arc<Vec<u8>>>,
-    ) -> Result<Spans, EngineError> {
-        let total = header.len() as u64 + payload;
+    fn write_whole(&mut self, entry: &Entry<'_>) -> Result<Spans, EngineError> {
+        let total = entry.total;
         let t0 = self.clock.now();
-        let files = self.open(path, true)?;
-        let entry = Entry {
-            path,
-            header,
-            total,
-            from,
-        };
-        self.with_backend(&files, |b, s| s.write_pieces(b, &entry))?;
+        let files = self.open(entry.path, true)?;
+        self.with_backend(&files, |b, s| s.write_pieces(b, entry))?;
         let t1 = self.clock.now();
         if let Some(file) = files.first() {
             if self.setup.direct && !total.is_multiple_of(BLOCK as u64) {
