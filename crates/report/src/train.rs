@@ -59,6 +59,16 @@ fn workload(out: &mut String, r: &TrainRunReport<'_>) {
         r.cfg.read_threads,
         r.cfg.computation_time
     );
+    if r.cfg.parquet.is_some() {
+        let _ = writeln!(
+            out,
+            "  parquet: every accelerator reads every file ({}), as v3.0 DLIO's loader does: the files are not split across ranks",
+            match &r.cfg.read_columns {
+                None => "footer, then each row group whole".to_string(),
+                Some(c) => format!("footer, then {} columns' chunks each on its own", c.len()),
+            }
+        );
+    }
     if r.runs.len() > 1 {
         let _ = writeln!(
             out,

@@ -336,7 +336,9 @@ pub fn footer(l: &ParquetLayout) -> Vec<u8> {
 }
 
 mod read;
-pub use read::{FileChunks, column_reads, dlio_reads, read_footer};
+pub use read::{
+    ChunkRange, FileChunks, column_reads, dlio_reads, group_reads, metadata_range, read_footer,
+};
 
 #[cfg(test)]
 mod tests;

@@ -40,8 +40,10 @@ pub struct SampleReader {
     done: Vec<Completion>,
     /// Per slot: the read's offset, length and issue time.
     slots: Vec<(u64, u64, Nanos)>,
-    /// The thread's backend (one io_uring ring), set up at its first file and reused.
-    backend: Option<ReusedBackend>,
+    /// The thread's backend (one io_uring ring), set up at its first file and reused,
+    /// and its buffers' size (set up again for a plan whose reads pass it: a parquet
+    /// footer or row group).
+    backend: Option<(ReusedBackend, u64)>,
 }
 
 /// One file's reads, issued through a backend lent the file.
@@ -53,6 +55,8 @@ struct Reads<'r, C: Clock> {
     rec: &'r mut Recorder,
     done: &'r mut Vec<Completion>,
     slots: &'r mut [(u64, u64, Nanos)],
+    /// Takes each completed read's bytes, in completion order.
+    keep: Option<&'r mut Vec<u8>>,
 }
 
 impl<C: Clock> Reads<'_, C> {
@@ -60,7 +64,7 @@ impl<C: Clock> Reads<'_, C> {
     fn run(
         &mut self,
         backend: &mut dyn IoBackend,
-        progress: &mut impl FnMut(u64),
+        progress: &mut dyn FnMut(u64),
     ) -> Result<u64, EngineError> {
         let depth = backend.capabilities().max_queue_depth.max(1);
         let depth = depth.min(self.slots.len() as u32);
@@ -102,6 +106,9 @@ impl<C: Clock> Reads<'_, C> {
                 let n = c.result as u64;
                 self.rec
                     .record(OpKind::Read, at.saturating_sub(issued), n, at);
+                if let Some(k) = self.keep.as_deref_mut() {
+                    k.extend_from_slice(&backend.buffers().get(c.slot)[..n as usize]);
+                }
                 bytes += n;
                 progress(bytes);
             }
@@ -134,6 +141,36 @@ impl SampleReader {
         stop: &AtomicBool,
         mut progress: impl FnMut(u64),
     ) -> Result<u64, EngineError> {
+        self.read_into(clock, path, reads, stop, &mut progress, None)
+    }
+
+    /// Reads `len` bytes at `offset` of `path` as one read, timed and counted as
+    /// [`SampleReader::read_file`]'s, and returns what it read (a parquet footer, which
+    /// says where the rest lies). The null backend returns zeros.
+    pub fn read_bytes<C: Clock>(
+        &mut self,
+        clock: &C,
+        path: &Path,
+        (offset, len): (u64, u64),
+        stop: &AtomicBool,
+    ) -> Result<Vec<u8>, EngineError> {
+        let mut kept = Vec::with_capacity(len as usize);
+        let plan = [(offset, len)];
+        self.read_into(clock, path, &plan, stop, &mut |_| {}, Some(&mut kept))?;
+        Ok(kept)
+    }
+
+    /// The reads of [`SampleReader::read_file`]; `keep` takes each completed read's
+    /// bytes in completion order.
+    fn read_into<C: Clock>(
+        &mut self,
+        clock: &C,
+        path: &Path,
+        reads: &[(u64, u64)],
+        stop: &AtomicBool,
+        progress: &mut dyn FnMut(u64),
+        keep: Option<&mut Vec<u8>>,
+    ) -> Result<u64, EngineError> {
         let files = if self.setup.backend == BackendKind::Null {
             Vec::new()
         } else {
@@ -143,17 +180,25 @@ impl SampleReader {
             };
             vec![DataFile::open(path, spec)?]
         };
-        if self.backend.is_none() {
+        // Every read fits its slot: a plan's reads may pass `transfer`.
+        let block = reads
+            .iter()
+            .map(|r| r.1.next_multiple_of(4096))
+            .max()
+            .unwrap_or(0)
+            .max(self.setup.transfer)
+            .max(1);
+        if self.backend.as_ref().is_none_or(|b| b.1 < block) {
             let opts = BackendOptions {
                 queue_depth: self.setup.queue_depth.max(1),
-                block_size: self.setup.transfer.max(1),
+                block_size: block,
                 alignment: 4096,
                 submit_batch: 1,
                 write_window: 0,
             };
-            self.backend = Some(ReusedBackend::open(self.setup.backend, opts)?);
+            self.backend = Some((ReusedBackend::open(self.setup.backend, opts)?, block));
         }
-        let backend = self.backend.as_mut().expect("opened above");
+        let backend = &mut self.backend.as_mut().expect("opened above").0;
         let mut reads = Reads {
             clock,
             path,
@@ -162,8 +207,9 @@ impl SampleReader {
             rec: &mut self.rec,
             done: &mut self.done,
             slots: &mut self.slots,
+            keep,
         };
-        backend.with_files(&files, |b| reads.run(b, &mut progress))?
+        backend.with_files(&files, |b| reads.run(b, progress))?
     }
 
     /// Reads and bytes so far (the live view's).

@@ -45,12 +45,6 @@ impl Dataset {
     pub fn open(dir: &Path, cfg: &TrainConfig) -> Result<Dataset, TrainError> {
         let train = dir.join("train");
         let ext = cfg.format.extension();
-        if cfg.format == TrainFormat::Parquet {
-            return Err(TrainError::Spec(SpecError::new(
-                "--format",
-                "iolab writes parquet datasets (train datagen) but does not train on them yet: DLIO reads them",
-            )));
-        }
         let entries = list(&train).map_err(|e| {
             TrainError::Spec(SpecError::new(
                 "--data-dir",

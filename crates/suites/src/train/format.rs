@@ -6,7 +6,7 @@
 //! layout in `iolab_compat::dlio`; generation and the loader call only these.
 
 use iolab_compat::dlio::npz::NpzLayout;
-use iolab_compat::dlio::parquet::{ParquetLayout, footer};
+use iolab_compat::dlio::parquet::{FileChunks, ParquetLayout, footer, read_footer};
 use iolab_compat::dlio::tfrecord::{ExampleLayout, crc32c_update, masked};
 use iolab_core::SpecError;
 use iolab_core::rng::{Rng, mix};
@@ -104,6 +104,12 @@ fn parquet_layout(cfg: &TrainConfig) -> Result<ParquetLayout, TrainError> {
         .ok_or_else(|| TrainError::Setup("a parquet workload without its columns".into()))?;
     ParquetLayout::new(schema, cfg.samples_per_file)
         .map_err(|e| TrainError::Spec(SpecError::new("--row-group-size", e.to_string())))
+}
+
+/// The chunks of a parquet file iolab writes for `cfg`, as its footer gives them (what
+/// the null backend's reader plans by: it reads no footer).
+pub fn parquet_chunks(cfg: &TrainConfig) -> Result<FileChunks, TrainError> {
+    read_footer(&footer(&parquet_layout(cfg)?)).map_err(|e| TrainError::Setup(e.to_string()))
 }
 
 /// A parquet file as the config says (row groups of `row_group_size` rows, every

@@ -24,7 +24,7 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::mpsc::{Receiver, SyncSender, sync_channel};
 use std::sync::{Arc, Mutex};
 
-use crate::train::{TrainError, format};
+use crate::train::{TrainError, format, rowgroups};
 
 /// What one accelerator reads in an epoch.
 #[derive(Clone, Debug)]
@@ -33,6 +33,9 @@ pub enum Assignment {
     Indexed { batches: Vec<Vec<usize>> },
     /// Files read once each, `samples` samples in each.
     Files { files: Vec<usize>, samples: u64 },
+    /// Parquet files read row group by row group, every one of them by every
+    /// accelerator (v3.0 DLIO's parquet loader: `rowgroups`).
+    RowGroups { files: Vec<usize> },
 }
 
 /// Counters an accelerator's readers add to while they run (read by the live view).
@@ -71,8 +74,24 @@ impl Batches {
         self.next += 1;
         match &mut self.kind {
             Source::Indexed(rxs) => {
-                let n = rxs.len();
-                rxs[k % n].recv().ok()
+                // torch's DataLoader takes its workers' batches in turn, skipping a
+                // worker that is done (an iterable dataset's workers may hold unequal
+                // numbers of batches).
+                let mut i = k;
+                while !rxs.is_empty() {
+                    i %= rxs.len();
+                    match rxs[i].recv() {
+                        Ok(b) => {
+                            self.next = i + 1;
+                            return Some(b);
+                        }
+                        Err(_) => {
+                            rxs.remove(i);
+                        }
+                    }
+                }
+                self.next = i;
+                None
             }
             Source::Samples { rx, batch, pending } => {
                 while *pending < *batch {
@@ -130,11 +149,11 @@ pub struct ReaderShared<'a> {
 }
 
 impl ReaderShared<'_> {
-    fn reader(&self) -> SampleReader {
+    pub(crate) fn reader(&self) -> SampleReader {
         SampleReader::new(self.setup, self.start)
     }
 
-    fn merge(&self, reader: SampleReader) {
+    pub(crate) fn merge(&self, reader: SampleReader) {
         let m = reader.finish();
         if let Ok(mut all) = self.measure.lock() {
             match all.as_mut() {
@@ -168,6 +187,27 @@ pub fn start<'scope, 'env>(
                     .name(format!("iolab-reader{t}"))
                     .spawn_scoped(scope, move || {
                         indexed_reader(&shared, &batches, t, threads, tx)
+                    })
+                    .map_err(|e| TrainError::Setup(format!("a reader thread: {e}")))?;
+            }
+            Ok(Batches {
+                kind: Source::Indexed(rxs),
+                next: 0,
+            })
+        }
+        Assignment::RowGroups { files } => {
+            // torch: prefetch_factor = ceil(prefetch_size / workers) batches per worker.
+            let per_thread = (shared.cfg.prefetch as usize).div_ceil(threads).max(1);
+            let mut rxs = Vec::with_capacity(threads);
+            for t in 0..threads {
+                let (tx, rx) = sync_channel(per_thread - 1);
+                rxs.push(rx);
+                let shared = shared.clone();
+                let mine = rowgroups::worker_files(&files, t, threads);
+                std::thread::Builder::new()
+                    .name(format!("iolab-reader{t}"))
+                    .spawn_scoped(scope, move || {
+                        rowgroups::rowgroup_reader(&shared, &mine, tx)
                     })
                     .map_err(|e| TrainError::Setup(format!("a reader thread: {e}")))?;
             }

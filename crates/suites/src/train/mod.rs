@@ -12,6 +12,7 @@ pub mod format;
 pub mod loader;
 mod order;
 mod phase;
+mod rowgroups;
 pub mod run;
 pub mod search;
 

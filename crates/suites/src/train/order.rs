@@ -4,7 +4,7 @@
 //! round-robin.
 
 use iolab_core::rng::{Permutation, mix};
-use iolab_core::spec::{ShuffleKind, TrainConfig};
+use iolab_core::spec::{ShuffleKind, TrainConfig, TrainFormat};
 
 use crate::train::loader::Assignment;
 
@@ -16,6 +16,13 @@ pub(crate) fn indexed_assignment(
     global: u64,
     total: u64,
 ) -> Assignment {
+    if cfg.format == TrainFormat::Parquet {
+        // v3.0 DLIO's parquet loader is an iterable dataset over the whole file list:
+        // every accelerator reads every file, no sampler deals samples.
+        return Assignment::RowGroups {
+            files: file_order(cfg),
+        };
+    }
     let samples = cfg.total_samples();
     let per_acc = samples / total;
     let perm = match cfg.sample_shuffle {

@@ -253,3 +253,87 @@ fn parquet_files_have_the_config_s_row_groups_and_columns() {
         "schema + 2 row groups"
     );
 }
+
+/// Reads and bytes of `train run`'s one epoch on `data` with `extra` options.
+fn parquet_epoch(dir: &std::path::Path, data: &std::path::Path, extra: &[&str]) -> (u64, u64) {
+    let json = dir.join("run.json");
+    let mut a = vec![
+        "train",
+        "run",
+        "--data-dir",
+        path(data),
+        "--preset",
+        "dlrm",
+        "--accelerator",
+        "b200",
+        "--files",
+        "2",
+        "--samples-per-file",
+        "7000",
+        "--batch-size",
+        "1000",
+        "--read-threads",
+        "1",
+        "--computation-time",
+        "1ms",
+        "--epochs",
+        "1",
+        "--json",
+        path(&json),
+        "--no-store",
+    ];
+    a.extend(extra);
+    let r = run(&a).expect(0);
+    assert!(
+        r.stdout
+            .contains("parquet: every accelerator reads every file"),
+        "{}",
+        r.stdout
+    );
+    let v = super::json_of(&json);
+    let op = &v["phases"][0]["ops"][0];
+    (op["ops"].as_u64().unwrap(), op["bytes"].as_u64().unwrap())
+}
+
+#[test]
+fn parquet_trains_footer_first_then_whole_row_groups_on_every_accelerator() {
+    let dir = tempfile::tempdir().unwrap();
+    let data = dir.path().join("dlrm");
+    let mut a = vec!["train", "datagen", "--data-dir", path(&data), "--no-store"];
+    a.extend([
+        "--preset",
+        "dlrm",
+        "--accelerator",
+        "b200",
+        "--files",
+        "2",
+        "--samples-per-file",
+        "7000",
+    ]);
+    run(&a).expect(0);
+    // Each file: its footer read in its last 64 KiB, then its 2 row groups (6144 + 856
+    // rows) each in one read from the first chunk to the last (DLIO v3.0's reader).
+    let f = std::fs::read(data.join("train/img_0_of_2.parquet")).unwrap();
+    let footer = u32::from_le_bytes(f[f.len() - 8..f.len() - 4].try_into().unwrap()) as u64;
+    let groups = f.len() as u64 - 8 - footer - 4;
+    let whole = 2 * (65_536 + groups);
+    assert_eq!(parquet_epoch(dir.path(), &data, &[]), (2 + 4, whole));
+    // The null backend reads nothing but plans and counts the same reads.
+    assert_eq!(
+        parquet_epoch(dir.path(), &data, &["--backend", "null"]),
+        (6, whole)
+    );
+    // --columns: each chosen column chunk on its own, 2 per row group.
+    let (reads, bytes) =
+        parquet_epoch(dir.path(), &data, &["--columns", "feature_000,feature_001"]);
+    assert_eq!(reads, 2 + 2 * 2 * 2);
+    assert!(
+        bytes > 2 * 65_536 && bytes < 2 * 65_536 + groups / 10,
+        "{bytes}"
+    );
+    // Two accelerators: each reads every file (v3.0 DLIO does not split parquet files
+    // across ranks): 7 steps of 1000 rows each take all of the first file.
+    let (_, bytes) = parquet_epoch(dir.path(), &data, &["--accelerators", "2"]);
+    let first = 2 * 65_536 + groups;
+    assert!((2 * first..=2 * whole).contains(&bytes), "{bytes} {first}");
+}

@@ -203,13 +203,7 @@ pub fn dlio_reads(file_len: u64, f: &FileChunks, columns: Option<&[String]>) -> 
     let tail = super::FOOTER_READ.min(file_len);
     let mut reads = vec![(file_len - tail, tail)];
     for (_, chunks) in &f.groups {
-        let chosen = chunks.iter().filter(|c| wanted(c, columns));
-        let (lo, hi) = chosen.fold((u64::MAX, 0), |(lo, hi), c| {
-            (lo.min(c.start), hi.max(c.start + c.len))
-        });
-        if hi > lo {
-            reads.push((lo, hi - lo));
-        }
+        reads.extend(group_reads(chunks, columns, true));
     }
     reads
 }
@@ -220,11 +214,43 @@ pub fn column_reads(file_len: u64, f: &FileChunks, columns: &[String]) -> Vec<(u
     let tail = super::FOOTER_READ.min(file_len);
     let mut reads = vec![(file_len - tail, tail)];
     for (_, chunks) in &f.groups {
-        for c in chunks.iter().filter(|c| wanted(c, Some(columns))) {
-            reads.push((c.start, c.len));
-        }
+        reads.extend(group_reads(chunks, Some(columns), false));
     }
     reads
+}
+
+/// One row group's reads: with `span`, DLIO's one read from the first chosen chunk's
+/// start to the last one's end (none when no chunk is chosen); else each chosen chunk
+/// on its own. `columns` None chooses every chunk.
+pub fn group_reads(
+    chunks: &[ChunkRange],
+    columns: Option<&[String]>,
+    span: bool,
+) -> Vec<(u64, u64)> {
+    let chosen = chunks.iter().filter(|c| wanted(c, columns));
+    if !span {
+        return chosen.map(|c| (c.start, c.len)).collect();
+    }
+    let (lo, hi) = chosen.fold((u64::MAX, 0), |(lo, hi), c| {
+        (lo.min(c.start), hi.max(c.start + c.len))
+    });
+    if hi > lo {
+        vec![(lo, hi - lo)]
+    } else {
+        Vec::new()
+    }
+}
+
+/// Where a file's FileMetaData lies, from its last 8 bytes (the metadata's length and
+/// "PAR1") and its length: `(offset, len)`; None when the tail is not a parquet one.
+pub fn metadata_range(file_len: u64, last8: &[u8]) -> Option<(u64, u64)> {
+    let (len, magic) = last8.split_at_checked(4)?;
+    if magic != b"PAR1" {
+        return None;
+    }
+    let len = u64::from(u32::from_le_bytes(len.try_into().ok()?));
+    let start = file_len.checked_sub(8)?.checked_sub(len)?;
+    (start >= 4).then_some((start, len))
 }
 
 /// Whether a chunk belongs to one of `columns` (its path's first name).

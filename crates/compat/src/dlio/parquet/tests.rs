@@ -84,3 +84,23 @@ fn a_cut_footer_is_an_error_not_a_panic() {
     }
     assert!(read_footer(&[0x19, 0xfc, 0xff, 0xff, 0xff, 0x0f]).is_err());
 }
+
+#[test]
+fn metadata_range_is_read_off_the_last_8_bytes() {
+    let l = ParquetLayout::new(&schema(), 8).unwrap();
+    let meta = footer(&l);
+    let len = l.file_len();
+    let mut last8 = (meta.len() as u32).to_le_bytes().to_vec();
+    last8.extend(b"PAR1");
+    assert_eq!(
+        metadata_range(len, &last8),
+        Some((l.data_end(), meta.len() as u64))
+    );
+    assert_eq!(metadata_range(len, b"\0\0\0\0PAR2"), None);
+    assert_eq!(metadata_range(len, b"PAR1"), None, "short");
+    // A length past the file's start is refused, not wrapped.
+    assert_eq!(
+        metadata_range(20, &[255, 255, 0, 0, b'P', b'A', b'R', b'1']),
+        None
+    );
+}

@@ -1,7 +1,7 @@
 //! What a resolved [`TrainConfig`] checks on its own ([`TrainConfig::validate`]) and the
 //! figures it gives (reader threads, samples, steps per epoch, dataset bytes).
 
-use super::{LoaderKind, TrainConfig};
+use super::{LoaderKind, TrainConfig, TrainFormat};
 use crate::error::SpecError;
 use crate::spec::BackendKind;
 
@@ -152,7 +152,25 @@ impl TrainConfig {
     /// dataset is smaller than one batch per accelerator.
     pub fn steps_per_epoch(&self, accelerators: u64) -> u64 {
         let whole = self.total_samples() / self.batch_size / accelerators.max(1);
+        let whole = match self.format {
+            TrainFormat::Parquet => whole.min(self.parquet_batches()),
+            _ => whole,
+        };
         self.steps.map_or(whole, |s| s.min(whole))
+    }
+
+    /// The batches v3.0 DLIO's parquet loader gives an accelerator: each of its
+    /// `read_threads` workers reads files `w, w + threads, ...` of the whole list and
+    /// drops its last partial batch (every accelerator reads every file).
+    pub fn parquet_batches(&self) -> u64 {
+        let threads = u64::from(self.read_threads.max(1));
+        let batch = self.batch_size.max(1);
+        (0..threads.min(self.files))
+            .map(|w| {
+                let files = self.files / threads + u64::from(w < self.files % threads);
+                files.saturating_mul(self.samples_per_file) / batch
+            })
+            .sum()
     }
 
     /// Refuses a job whose accelerators would not get one batch each.
