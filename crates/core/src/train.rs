@@ -7,7 +7,10 @@
 use serde::{Deserialize, Serialize};
 
 mod v3;
-pub use v3::{v3_dataset_rule, v3_required_files};
+pub use v3::{
+    CheckpointMemory, V3_READ_WITHIN_S, v3_checkpoint_memory_rule, v3_dataset_rule,
+    v3_required_files, v3_subset_rule,
+};
 
 /// One step of one accelerator, in seconds: waiting for its batch (`load`), from the
 /// step's start to the end of its compute (`proc`, load + compute), and the compute it

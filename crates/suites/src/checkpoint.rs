@@ -46,8 +46,12 @@ pub struct CheckpointOutcome {
     /// Bytes each simulated rank writes per checkpoint.
     pub rank_bytes: Vec<u64>,
     pub phases: Vec<PhaseResult>,
-    /// The page cache was emptied before the reads.
+    /// The flush step before the reads (every written file's pages dropped with
+    /// fadvise DONTNEED, after fdatasync) succeeded on every rank.
     pub cache_dropped: Option<bool>,
+    /// Seconds from the end of the last write to the start of the first read (v3.0's
+    /// memory rule wants at most 30 when the checkpoints fit 3 x a node's memory).
+    pub read_gap_s: Option<f64>,
     pub interrupted: bool,
 }
 
@@ -201,6 +205,39 @@ impl RankIo<'_> {
         }
         Ok((bytes, started.elapsed().as_secs_f64()))
     }
+
+    /// The flush step: every file `ranks` wrote, written back and dropped from the
+    /// page cache (fdatasync, then fadvise DONTNEED).
+    fn flush(&self, ranks: std::ops::Range<u64>) -> Result<(), TrainError> {
+        for rank in ranks {
+            for step in 1..=self.spec.writes {
+                for f in self.shape.files_of_rank(rank) {
+                    let path = step_dir(self.dir, step).join(format!("{}.pt", f.name));
+                    DataFile::open(&path, OpenSpec::default())
+                        .and_then(|file| file.drop_cache())
+                        .map_err(|e| TrainError::Io(e.to_string()))?;
+                }
+            }
+        }
+        Ok(())
+    }
+}
+
+/// Rank 0 creates every checkpoint's folder; every rank learns whether it could.
+fn make_step_dirs(comm: &dyn Comm, spec: &CheckpointSpec, dir: &Path) -> Result<(), TrainError> {
+    let made = if comm.rank() == 0 {
+        (1..=spec.writes).try_for_each(|s| std::fs::create_dir_all(step_dir(dir, s)))
+    } else {
+        Ok(())
+    };
+    let ok = comm.all_ok(made.is_ok());
+    made.map_err(|e| TrainError::Setup(format!("{}: {e}", dir.display())))?;
+    if !ok {
+        return Err(TrainError::Setup(
+            "rank 0 could not create the checkpoint folders".into(),
+        ));
+    }
+    Ok(())
 }
 
 /// Runs the checkpoints in `dir` (a directory iolab owns). Collective.
@@ -225,18 +262,7 @@ pub fn run_checkpoints(
             .collect(),
         ..CheckpointOutcome::default()
     };
-    let made = if comm.rank() == 0 {
-        (1..=spec.writes).try_for_each(|s| std::fs::create_dir_all(step_dir(dir, s)))
-    } else {
-        Ok(())
-    };
-    let ok = comm.all_ok(made.is_ok());
-    made.map_err(|e| TrainError::Setup(format!("{}: {e}", dir.display())))?;
-    if !ok {
-        return Err(TrainError::Setup(
-            "rank 0 could not create the checkpoint folders".into(),
-        ));
-    }
+    make_step_dirs(comm, spec, dir)?;
     // Each simulated rank's buffer, filled before any timing (DLIO builds its tensors in
     // memory before it checkpoints).
     let buffers: Vec<Mutex<BufferPool>> = mine
@@ -248,11 +274,13 @@ pub fn run_checkpoints(
             Ok(Mutex::new(b))
         })
         .collect::<Result<_, TrainError>>()?;
+    let mut writes_end = None;
     for (write, count) in [(true, spec.writes), (false, spec.reads.min(spec.writes))] {
         if !write && count > 0 && !spec.keep_cache {
-            // MLPerf clears the caches between writing and reading back.
+            // MLPerf clears the caches between writing and reading back: v3.0's flush
+            // step, each written file's pages dropped (no root needed).
             comm.barrier();
-            let dropped = iolab_backend::files::drop_whole_page_cache().is_ok();
+            let dropped = io.flush(mine.clone()).is_ok();
             out.cache_dropped = Some(comm.all_ok(dropped));
         }
         let mut hist = LatencyHistogram::new();
@@ -271,6 +299,9 @@ pub fn run_checkpoints(
             }
             comm.barrier();
             let t = Instant::now();
+            if !write && step == 1 {
+                out.read_gap_s = writes_end.map(|w| t.duration_since(w).as_secs_f64());
+            }
             let results: Mutex<Vec<RankResult>> = Mutex::new(Vec::new());
             let hists: Mutex<LatencyHistogram> = Mutex::new(LatencyHistogram::new());
             let gate = Barrier::new(threads.max(1));
@@ -360,6 +391,7 @@ pub fn run_checkpoints(
             ));
         }
         if write {
+            writes_end = Some(Instant::now());
             out.writes = rounds;
         } else {
             out.reads = rounds;

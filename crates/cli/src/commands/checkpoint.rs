@@ -6,14 +6,23 @@ use std::fmt::Write as _;
 
 use anyhow::Result;
 use clap::Args;
+use iolab_comm::CommExt;
+use iolab_core::SpecError;
 use iolab_core::checkpoint::LlmShape;
 use iolab_core::spec::{CheckpointSpec, TargetSpec};
+use iolab_core::train::{
+    Check, CheckpointMemory, V3_READ_WITHIN_S, Verdict, v3_checkpoint_memory_rule, v3_subset_rule,
+};
 use iolab_core::units::ByteCount;
-use iolab_suites::checkpoint::{CheckpointOutcome, Round, check_checkpoint, run_checkpoints};
+use iolab_suites::checkpoint::{
+    CheckpointOutcome, Round, check_checkpoint, my_ranks, run_checkpoints,
+};
 use iolab_suites::train::TrainError;
+use std::collections::BTreeMap;
 
 use crate::args::OutputArgs;
 use crate::commands::finish::{cleanup, conclude, start_in_workdir};
+use crate::commands::train::node_memory;
 use crate::runtime::Runtime;
 
 #[derive(Args, Debug)]
@@ -83,13 +92,83 @@ fn render_plan(shape: &LlmShape) -> String {
     out
 }
 
+/// The node v3.0's memory rule is worst on (the least checkpoint bytes for its
+/// memory): the bytes its ranks write before the reads, and its memory. Collective.
+fn worst_node(rt: &Runtime, shape: &LlmShape, spec: &CheckpointSpec) -> (u64, u64) {
+    let mine: u64 = my_ranks(shape, rt.comm.as_ref())
+        .map(|r| shape.files_of_rank(r).iter().map(|f| f.bytes).sum::<u64>())
+        .sum();
+    let bytes = mine.saturating_mul(u64::from(spec.writes));
+    let memory = node_memory();
+    let all: Vec<(String, u64, u64)> = rt
+        .comm
+        .all_gather(&(rt.comm.host().to_string(), bytes, memory))
+        .unwrap_or_default();
+    let mut hosts: BTreeMap<String, (u64, u64)> = BTreeMap::new();
+    for (h, b, m) in all {
+        let e = hosts.entry(h).or_default();
+        e.0 = e.0.saturating_add(b);
+        e.1 = m;
+    }
+    let ratio = |(b, m): &(u64, u64)| *b as f64 / (*m).max(1) as f64;
+    hosts
+        .into_values()
+        .min_by(|a, b| ratio(a).total_cmp(&ratio(b)))
+        .unwrap_or((bytes, memory))
+}
+
+/// `--closed`: what v3.0's checkpointing rules forbid, refused before anything is
+/// written (one line naming the option).
+fn closed_rules(
+    shape: &LlmShape,
+    spec: &CheckpointSpec,
+    (bytes, memory): (u64, u64),
+) -> Result<(), SpecError> {
+    let subset = v3_subset_rule(shape.model.dlio_workload(), shape.is_subset(), shape.ranks);
+    if !subset.ok {
+        return Err(SpecError::new(
+            "--ranks",
+            format!("{} (--closed)", subset.detail),
+        ));
+    }
+    if bytes > 3 * memory {
+        return Ok(());
+    }
+    let gib = |b: u64| b as f64 / 1073741824.0;
+    let why = format!(
+        "the checkpoints ({:.2} GiB per node) are not over 3 x the node's {:.2} GiB of memory, so v3.0 (--closed) wants",
+        gib(bytes),
+        gib(memory)
+    );
+    if spec.keep_cache {
+        return Err(SpecError::new(
+            "--keep-cache",
+            format!("{why} the cache-flush step before the read: drop --keep-cache"),
+        ));
+    }
+    if spec.time_between.nanos().0 as f64 / 1e9 > V3_READ_WITHIN_S {
+        return Err(SpecError::new(
+            "--time-between",
+            format!(
+                "{why} the read to start within {V3_READ_WITHIN_S:.0} s of the write: at most 30s"
+            ),
+        ));
+    }
+    Ok(())
+}
+
 fn checkpoint_in(rt: &Runtime, args: CheckpointArgs) -> Result<u8> {
+    let step = check_checkpoint(rt.comm.as_ref(), &args.spec, args.target.dir.as_deref());
+    let shape = rt.agree(step.map_err(anyhow::Error::from))?;
+    let node = worst_node(rt, &shape, &args.spec);
     let step = (|| -> Result<_> {
-        let shape = check_checkpoint(rt.comm.as_ref(), &args.spec, args.target.dir.as_deref())?;
+        if args.spec.closed {
+            closed_rules(&shape, &args.spec, node)?;
+        }
         args.output.prepare(rt)?;
-        Ok(shape)
+        Ok(())
     })();
-    let shape = rt.agree(step)?;
+    rt.agree(step)?;
     let (target, workdir, mut sink) = start_in_workdir(
         rt,
         &args.target,
@@ -127,9 +206,14 @@ fn checkpoint_in(rt: &Runtime, args: CheckpointArgs) -> Result<u8> {
         }
     };
     cleaned?;
+    let (checks, verdict) = judge(&shape, node, &out);
     if rt.is_root() && !args.output.quiet {
         print!("{}", render(&shape, &args.spec, &out));
+        print!("{}", render_rules(&checks, &verdict, out.read_gap_s));
     }
+    sink.annotate("validity", serde_json::to_value(checks)?);
+    sink.annotate("verdict", serde_json::to_value(&verdict)?);
+    sink.annotate("read_gap_s", serde_json::json!(out.read_gap_s));
     sink.annotate("rank_bytes", serde_json::to_value(&out.rank_bytes)?);
     // Every checkpoint's own figures, so the phases' means can be recomputed.
     let rounds = |rs: &[Round]| -> Vec<serde_json::Value> {
@@ -162,6 +246,56 @@ fn checkpoint_in(rt: &Runtime, args: CheckpointArgs) -> Result<u8> {
             ..args.output.clone()
         },
     )
+}
+
+/// v3.0's checkpointing rules on a run: the memory rule on its worst node (bytes,
+/// memory), the subset rule, and their verdict.
+fn judge(shape: &LlmShape, node: (u64, u64), out: &CheckpointOutcome) -> ([Check; 2], Verdict) {
+    let checks = [
+        v3_checkpoint_memory_rule(&CheckpointMemory {
+            node_bytes: node.0,
+            node_memory: node.1,
+            flushed: out.cache_dropped == Some(true),
+            read_gap_s: out.read_gap_s,
+        }),
+        v3_subset_rule(shape.model.dlio_workload(), shape.is_subset(), shape.ranks),
+    ];
+    let verdict = Verdict::of(&checks);
+    (checks, verdict)
+}
+
+/// MLPerf Storage v3.0's checkpointing rules on the run, and the gap they time.
+fn render_rules(checks: &[Check], verdict: &Verdict, gap: Option<f64>) -> String {
+    let mut out = String::new();
+    if let Some(g) = gap {
+        let _ = writeln!(
+            out,
+            "\n  the first read started {g:.2} s after the last write ended (flush step and --time-between included)"
+        );
+    }
+    out.push_str("\n  MLPerf Storage v3.0's checkpointing rules:\n");
+    for c in checks {
+        let _ = writeln!(
+            out,
+            "    {:<5} {:<28} {}",
+            if c.ok { "ok" } else { "FAIL" },
+            c.rule,
+            c.detail
+        );
+    }
+    let _ = writeln!(
+        out,
+        "\n  verdict: {}",
+        if verdict.valid {
+            "VALID under v3.0's checkpointing rules".to_string()
+        } else {
+            format!(
+                "NOT VALID under v3.0's checkpointing rules (failed: {})",
+                verdict.failed.join("; ")
+            )
+        }
+    );
+    out
 }
 
 fn render(shape: &LlmShape, spec: &CheckpointSpec, o: &CheckpointOutcome) -> String {
@@ -223,7 +357,7 @@ fn render(shape: &LlmShape, spec: &CheckpointSpec, o: &CheckpointOutcome) -> Str
     };
     table("write", &o.writes, &mut out);
     if o.cache_dropped == Some(false) {
-        out.push_str("\n  warning: the page cache could not be emptied before the reads (root needed): they may come from memory\n");
+        out.push_str("\n  warning: the written files could not be flushed from the page cache before the reads: they may come from memory\n");
     }
     table("read", &o.reads, &mut out);
     out

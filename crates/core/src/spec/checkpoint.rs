@@ -103,6 +103,13 @@ pub struct CheckpointSpec {
     /// Bytes per write and read system call.
     #[arg(long, default_value = "16MiB")]
     pub transfer_size: ByteCount,
+
+    /// Hold the run to MLPerf Storage v3.0's closed checkpointing rules before it
+    /// starts: a subset run only of llama3-8b on 8 ranks; checkpoints not over 3 x a
+    /// node's memory need the flush step (no --keep-cache) and the read within 30 s
+    /// (--time-between at most 30s). The verdict is printed either way.
+    #[arg(long)]
+    pub closed: bool,
 }
 
 impl Default for CheckpointSpec {

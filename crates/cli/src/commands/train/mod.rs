@@ -9,6 +9,8 @@ mod plan;
 mod run;
 mod search;
 
+pub(crate) use run::node_memory;
+
 use std::path::{Path, PathBuf};
 
 use anyhow::Result;

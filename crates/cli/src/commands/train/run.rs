@@ -314,9 +314,9 @@ fn provenance(cfg: &TrainConfig, hosts_memory: u64, hosts: usize) -> serde_json:
     })
 }
 
-/// Memory of every host of the job, summed (each host counted once).
-fn host_memory(rt: &Runtime) -> u64 {
-    let total = std::fs::read_to_string("/proc/meminfo")
+/// This host's memory (MemTotal), 0 when unknown.
+pub(crate) fn node_memory() -> u64 {
+    std::fs::read_to_string("/proc/meminfo")
         .ok()
         .and_then(|t| {
             t.lines()
@@ -325,7 +325,12 @@ fn host_memory(rt: &Runtime) -> u64 {
                 .and_then(|v| v.parse::<u64>().ok())
         })
         .unwrap_or(0)
-        * 1024;
+        * 1024
+}
+
+/// Memory of every host of the job, summed (each host counted once).
+fn host_memory(rt: &Runtime) -> u64 {
+    let total = node_memory();
     let hosts: Vec<(String, u64)> = rt
         .comm
         .all_gather(&(rt.comm.host().to_string(), total))

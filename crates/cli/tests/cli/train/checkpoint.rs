@@ -98,3 +98,92 @@ fn checkpoint_writes_dlio_s_bytes_per_rank_and_reads_them_back() {
         0
     );
 }
+
+/// A small llama3-8b run (8 ranks, a hundred-thousandth of the bytes) in `dir`, with
+/// `extra` options.
+fn small(dir: &std::path::Path, extra: &[&str]) -> crate::common::Ran {
+    let mut a = vec![
+        "checkpoint",
+        "--model",
+        "llama3-8b",
+        "--scale",
+        "0.00001",
+        "--writes",
+        "1",
+        "--reads",
+        "1",
+        "--dir",
+        path(dir),
+        "--no-store",
+    ];
+    if !extra.contains(&"--time-between") {
+        a.extend(["--time-between", "0"]);
+    }
+    a.extend(extra);
+    run(&a)
+}
+
+#[test]
+fn v3_memory_rule_passes_with_the_flush_step_and_a_read_within_30_s() {
+    let dir = tempfile::tempdir().unwrap();
+    let json = dir.path().join("c.json");
+    let r = small(dir.path(), &["--json", path(&json)]).expect(0);
+    assert!(
+        r.stdout.contains("the first read started") && r.stdout.contains("VALID under v3.0"),
+        "{}",
+        r.stdout
+    );
+    let v = json_of(&json);
+    // Small checkpoints: the flush step (fadvise DONTNEED of every file written) ran and
+    // the read started within 30 s; the rule and its gap are stored.
+    assert_eq!(v["spec"]["cache_dropped"], true, "{}", v["spec"]);
+    let gap = v["spec"]["read_gap_s"].as_f64().unwrap();
+    assert!((0.0..30.0).contains(&gap), "{gap}");
+    let checks = v["spec"]["validity"].as_array().unwrap();
+    assert_eq!(checks[0]["rule"], "v3.0 checkpoint memory");
+    assert_eq!(checks[0]["ok"], true, "{}", checks[0]);
+    assert!(
+        checks[0]["detail"]
+            .as_str()
+            .unwrap()
+            .contains("flushed from the page cache")
+    );
+    assert_eq!(checks[1]["rule"], "v3.0 subset");
+    assert_eq!(v["spec"]["verdict"]["valid"], true);
+    // Without the flush step the rule fails in the verdict (the run still completes).
+    let r = small(dir.path(), &["--keep-cache"]).expect(0);
+    assert!(
+        r.stdout.contains("FAIL  v3.0 checkpoint memory")
+            && r.stdout.contains("no cache-flush step")
+            && r.stdout.contains("NOT VALID under v3.0"),
+        "{}",
+        r.stdout
+    );
+}
+
+#[test]
+fn v3_closed_refuses_what_the_rules_forbid_in_one_line_nothing_written() {
+    let dir = tempfile::tempdir().unwrap();
+    for (extra, want) in [
+        (
+            &["--closed", "--keep-cache"][..],
+            "--keep-cache: the checkpoints (",
+        ),
+        (
+            &["--closed", "--time-between", "31s"][..],
+            "the read to start within 30 s of the write: at most 30s",
+        ),
+        (
+            &["--closed", "--ranks", "4", "--dp", "8"][..],
+            "--ranks: a subset run of llama3_8b on 4 ranks; v3.0 allows subsets of llama3_8b on 8 only (--closed)",
+        ),
+    ] {
+        let r = small(dir.path(), extra).expect(2);
+        let line = r.error_line();
+        assert!(line.contains(want), "{line}");
+        assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 0, "{line}");
+    }
+    // The same subset without --closed runs, and its verdict says why it is not valid.
+    let r = small(dir.path(), &["--ranks", "4", "--dp", "8"]).expect(0);
+    assert!(r.stdout.contains("FAIL  v3.0 subset"), "{}", r.stdout);
+}
