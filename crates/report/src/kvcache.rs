@@ -146,6 +146,18 @@ fn header(s: &KvCacheSettings) -> String {
             Some(o) => format!(" (closed option {o})"),
             None => String::new(),
         }
+    ) + &join_window_note(s)
+}
+
+/// With --join-window: the counts include requests finishing after the duration.
+fn join_window_note(s: &KvCacheSettings) -> String {
+    let w = s.join_window.nanos();
+    if w.0 == 0 {
+        return String::new();
+    }
+    format!(
+        "join window {} s: requests being served when the duration ended that finished within it are counted, the rates still over the duration (kv-cache.py's way)\n",
+        w.0 as f64 / 1e9
     )
 }
 

@@ -127,6 +127,13 @@ pub struct KvCacheSpec {
     /// The most steps --autoscale runs (the run lasts at most this many durations).
     #[arg(long, default_value_t = 10)]
     pub autoscale_steps: u32,
+
+    /// After --duration, requests being served may finish within this window and are
+    /// counted, the rates still over --duration: kv-cache.py's way (its 2 s join of
+    /// each worker), so `--join-window 2s` compares with it; 0s counts only what
+    /// finished within --duration.
+    #[arg(long, default_value = "0s")]
+    pub join_window: TimeSpan,
 }
 
 impl Default for KvCacheSpec {
@@ -159,6 +166,9 @@ pub struct KvCacheSettings {
     pub autoscale: Option<AutoscaleMode>,
     pub target_saturation: f64,
     pub autoscale_steps: u32,
+    /// See [`KvCacheSpec::join_window`].
+    #[serde(default)]
+    pub join_window: TimeSpan,
 }
 
 fn psync() -> BackendKind {
@@ -241,6 +251,7 @@ impl KvCacheSpec {
             autoscale: self.autoscale,
             target_saturation: self.target_saturation,
             autoscale_steps: self.autoscale_steps,
+            join_window: self.join_window,
         };
         s.check()?;
         let closed = self.option.filter(|_| {
@@ -254,6 +265,7 @@ impl KvCacheSpec {
                 && !self.disable_multi_turn
                 && !self.disable_prefix_caching
                 && self.autoscale.is_none()
+                && self.join_window.nanos().0 == 0
         });
         Ok(KvCacheSettings {
             closed_option: closed,
@@ -297,6 +309,9 @@ impl KvCacheSettings {
                     self.backend.name()
                 ),
             ));
+        }
+        if self.join_window > TimeSpan::from_secs(60) {
+            return Err(SpecError::new("--join-window", "must be at most 60s"));
         }
         if self.storage_capacity.is_some_and(|c| c.0 == 0) {
             return Err(SpecError::new(

@@ -74,7 +74,7 @@ impl Autoscaler {
             step: self.steps.len() as u32 + 1,
             users,
             wall_tokens_per_sec: tokens,
-            read_device_p95: f.storage.read_device.p95,
+            read_device_p95: f.read_device_p95(),
             saturation,
             passed,
             why,
@@ -84,11 +84,12 @@ impl Autoscaler {
         step
     }
 
-    /// The reference's saturation level: a latency factor (read device p95 over 100 ms,
+    /// The reference's saturation level: a latency factor (the judged read device p95,
+    /// the worst rank's under MPI, over 100 ms,
     /// at most 1) times a plateau factor (1 when tokens/s rose under 10 % over the last
     /// step's while the read p95 rose, else 0.5).
     fn saturation(&self, f: &KvCacheFigures) -> f64 {
-        let p95 = f.storage.read_device.p95;
+        let p95 = f.read_device_p95();
         let latency = (p95.0 as f64 / 1e6 / SATURATED_READ_P95_MS).min(1.0);
         let plateau = match self.steps.last() {
             Some(last)

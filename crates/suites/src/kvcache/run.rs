@@ -94,7 +94,8 @@ pub fn run_trial(
         failed: &failed,
         first_error: &first_error,
         start,
-        deadline,
+        // Requests being served may finish within the join window (kv-cache.py's way).
+        deadline: deadline + settings.join_window.nanos(),
     };
     let tallies: Vec<Tally> = std::thread::scope(|s| {
         let (failed_ref, queue_ref, ready_ref) = (&failed, &queue, &ready);

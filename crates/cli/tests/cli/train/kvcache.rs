@@ -248,3 +248,39 @@ fn kvcache_on_the_null_backend_touches_no_file() {
     assert!(!series.iter().any(|s| s["op"] == "fsync"), "{series:?}");
     assert_eq!(v["spec"]["settings"]["backend"], "null");
 }
+
+#[test]
+fn kvcache_join_window_counts_requests_finishing_after_the_duration() {
+    let dir = tempfile::tempdir().unwrap();
+    let json = dir.path().join("k.json");
+    // Fast generation sleeps 2 ms a token (0.1 to 2 s a request): with a 10 s window
+    // every request being served at the end of the 1 s finishes and counts.
+    run(&[
+        "kvcache",
+        "--model",
+        "tiny-1b",
+        "--users",
+        "3",
+        "--duration",
+        "1s",
+        "--generation-mode",
+        "fast",
+        "--join-window",
+        "10s",
+        "--dir",
+        path(dir.path()),
+        "--json",
+        path(&json),
+        "--no-store",
+        "-Q",
+    ])
+    .expect(0);
+    let v = json_of(&json);
+    let t = &v["spec"]["kvcache"][0];
+    assert_eq!(t["cut"], 0, "{t}");
+    assert!(t["figures"]["requests"].as_u64().unwrap() > 0, "{t}");
+    // The rates stay over the duration asked for.
+    assert_eq!(t["figures"]["duration"], 1_000_000_000u64);
+    let window = v["spec"]["settings"]["join_window"].as_str().unwrap();
+    assert!(window.starts_with("10"), "{window}");
+}
