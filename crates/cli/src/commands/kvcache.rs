@@ -66,6 +66,13 @@ fn kvcache_in(rt: &Runtime, args: KvCacheArgs) -> Result<u8> {
         "kvcache",
         serde_json::json!({ "spec": args.spec, "settings": settings }),
     )?;
+    if settings.autoscale.is_none() {
+        // The live page's plan: the trials, each of --duration.
+        let secs = settings.duration.nanos().0 as f64 / 1e9;
+        crate::live::plan(
+            (1..=settings.trials).map(|i| (format!("kvcache trial {i}"), Some(secs))),
+        );
+    }
     let outcome = run(rt, &settings, &workdir, limit, args.output.quiet);
     rt.comm.barrier();
     let cleaned = cleanup(rt.comm.as_ref(), target, &[], args.target.keep);

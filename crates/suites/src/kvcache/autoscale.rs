@@ -85,9 +85,9 @@ impl Autoscaler {
     }
 
     /// The reference's saturation level: a latency factor (the judged read device p95,
-    /// the worst rank's under MPI, over 100 ms,
-    /// at most 1) times a plateau factor (1 when tokens/s rose under 10 % over the last
-    /// step's while the read p95 rose, else 0.5).
+    /// the worst rank's under MPI, over 100 ms, at most 1) times a plateau factor (1
+    /// when tokens/s rose under 10 % over the last step's while the read p95 rose, else
+    /// 0.5).
     fn saturation(&self, f: &KvCacheFigures) -> f64 {
         let p95 = f.read_device_p95();
         let latency = (p95.0 as f64 / 1e6 / SATURATED_READ_P95_MS).min(1.0);

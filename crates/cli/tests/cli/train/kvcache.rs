@@ -284,3 +284,68 @@ fn kvcache_join_window_counts_requests_finishing_after_the_duration() {
     let window = v["spec"]["settings"]["join_window"].as_str().unwrap();
     assert!(window.starts_with("10"), "{window}");
 }
+
+/// `--serve`: the live page's plan lists the trials while they run, and its final
+/// counters by phase are the stored phases'.
+#[test]
+fn kvcache_serves_its_trials_live_and_ends_equal_to_the_stored() {
+    use crate::live::{http, serving_command, status};
+    let dir = tempfile::tempdir().unwrap();
+    let json = dir.path().join("k.json");
+    let (mut child, addr) = serving_command(
+        crate::common::iolab(),
+        &["kvcache", "--model", "tiny-1b", "--users", "2"],
+        &[
+            "--duration",
+            "2s",
+            "--trials",
+            "2",
+            "--generation-mode",
+            "none",
+            "--dir",
+            path(dir.path()),
+            "--json",
+            path(&json),
+            "--no-store",
+        ],
+    );
+    // The plan comes once the run has started, before its first trial ends.
+    let mut s = status(&addr);
+    let start = std::time::Instant::now();
+    while s["phases"].as_array().is_none_or(|p| p.is_empty()) {
+        assert!(start.elapsed().as_secs() < 30, "no plan: {s}");
+        std::thread::sleep(std::time::Duration::from_millis(50));
+        s = status(&addr);
+    }
+    assert_eq!(s["status"], "running", "{s}");
+    let names: Vec<&str> = s["phases"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| p["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(names, ["kvcache trial 1", "kvcache trial 2"], "{s}");
+    assert!(s["eta_secs"].as_f64().unwrap() > 0.0, "{s}");
+    while status(&addr)["status"] == "running" {
+        assert!(start.elapsed().as_secs() < 120, "the run never ended");
+        std::thread::sleep(std::time::Duration::from_millis(100));
+    }
+    let (_, metrics) = http(&addr, "GET", "/metrics");
+    assert!(child.wait().unwrap().success());
+    let v = json_of(&json);
+    for p in v["phases"].as_array().unwrap() {
+        for op in p["ops"].as_array().unwrap() {
+            let line = format!(
+                "iolab_operations_total{{op=\"{}\",phase=\"{}\",",
+                op["op"].as_str().unwrap(),
+                p["name"].as_str().unwrap()
+            );
+            let got = metrics
+                .lines()
+                .find(|l| l.starts_with(&line))
+                .and_then(|l| l.rsplit(' ').next())
+                .unwrap_or_else(|| panic!("{line} in {metrics}"));
+            assert_eq!(got, op["ops"].to_string(), "{line}");
+        }
+    }
+}
