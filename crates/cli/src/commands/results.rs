@@ -181,83 +181,95 @@ fn filter(args: &ListArgs) -> Result<RunFilter> {
 pub fn results(args: ResultsArgs) -> Result<u8> {
     let mut store = args.store.open()?;
     match args.command {
-        ResultsCommand::List { filter: l, format } => {
-            let rows = list_seen(&store, &filter(&l)?)?;
-            if rows.is_empty() {
-                let why = nothing_listed(&store, &l)?;
-                if format != Format::Text {
-                    // An empty document on standard output, the reason on standard error.
-                    print!("{}", render_list(format, &rows));
-                    eprintln!("{why}");
-                } else {
-                    println!("{why}");
-                }
-                return Ok(exit::OK);
-            }
-            print!("{}", render_list(format, &rows));
-        }
+        ResultsCommand::List { filter: l, format } => list(&store, &l, format)?,
         ResultsCommand::Show { run, format } => {
             let record = load(&store, &run)?;
             print!("{}", render(format, &[record])?);
         }
-        ResultsCommand::Export(e) => {
-            if let Some(p) = &e.output {
-                crate::output::check_output_dir("--output", p)?;
-            }
-            let records = if e.runs.is_empty() {
-                let rows = store.list_runs(&filter(&e.filter)?)?;
-                rows.iter()
-                    .map(|r| load_seen(&store, r.id))
-                    .collect::<Result<Vec<_>>>()?
-            } else {
-                e.runs
-                    .iter()
-                    .map(|r| load(&store, r))
-                    .collect::<Result<Vec<_>>>()?
-            };
-            if records.is_empty() {
-                bail!("no runs match; `iolab results list` shows what is stored");
-            }
-            let text = render(e.format, &records)?;
-            write_or_print("--output", e.output.as_ref(), &text)?;
-        }
-        ResultsCommand::Delete { run } => {
-            let id = store.resolve(&run)?;
-            let reference = run.trim();
-            if RunId::parse(reference) != Some(id) {
-                // A label deletes only the one run carrying it: which of several was meant
-                // is not for us to guess.
-                let mut carriers: Vec<RunId> = store
-                    .list_runs(&RunFilter {
-                        label: Some(reference.to_string()),
-                        ..RunFilter::default()
-                    })?
-                    .into_iter()
-                    .filter(|r| r.label.as_deref() == Some(reference))
-                    .map(|r| r.id)
-                    .collect();
-                if carriers.len() > 1 {
-                    carriers.sort();
-                    let ids: Vec<String> = carriers.iter().map(RunId::to_string).collect();
-                    bail!(
-                        "label '{reference}' names {} runs ({}); delete one by its id",
-                        ids.len(),
-                        ids.join(", ")
-                    );
-                }
-            }
-            // A run still going would lose its phases as they are stored, and its end
-            // would find no run to mark.
-            if load_seen(&store, id)?.status == RunStatus::Running {
-                bail!(
-                    "run {id} is still running (its process is alive); delete it once it has ended, or stop it first"
-                );
-            }
-            store.delete_run(id)?;
-            println!("deleted {id}");
-        }
+        ResultsCommand::Export(e) => export(&store, &e)?,
+        ResultsCommand::Delete { run } => delete(&mut store, &run)?,
     }
     Ok(exit::OK)
+}
+
+/// `results list`: the runs the filter selects, or why there are none.
+fn list(store: &Store, l: &ListArgs, format: Format) -> Result<()> {
+    let rows = list_seen(store, &filter(l)?)?;
+    if rows.is_empty() {
+        let why = nothing_listed(store, l)?;
+        if format != Format::Text {
+            // An empty document on standard output, the reason on standard error.
+            print!("{}", render_list(format, &rows));
+            eprintln!("{why}");
+        } else {
+            println!("{why}");
+        }
+        return Ok(());
+    }
+    print!("{}", render_list(format, &rows));
+    Ok(())
+}
+
+/// `results export`: the runs named, or those the filter selects, in a format.
+fn export(store: &Store, e: &ExportArgs) -> Result<()> {
+    if let Some(p) = &e.output {
+        crate::output::check_output_dir("--output", p)?;
+    }
+    let records = if e.runs.is_empty() {
+        let rows = store.list_runs(&filter(&e.filter)?)?;
+        rows.iter()
+            .map(|r| load_seen(store, r.id))
+            .collect::<Result<Vec<_>>>()?
+    } else {
+        e.runs
+            .iter()
+            .map(|r| load(store, r))
+            .collect::<Result<Vec<_>>>()?
+    };
+    if records.is_empty() {
+        bail!("no runs match; `iolab results list` shows what is stored");
+    }
+    let text = render(e.format, &records)?;
+    write_or_print("--output", e.output.as_ref(), &text)?;
+    Ok(())
+}
+
+/// `results delete`: one run, by its id or a label only it carries, once it has ended.
+fn delete(store: &mut Store, run: &str) -> Result<()> {
+    let id = store.resolve(run)?;
+    let reference = run.trim();
+    if RunId::parse(reference) != Some(id) {
+        // A label deletes only the one run carrying it: which of several was meant
+        // is not for us to guess.
+        let mut carriers: Vec<RunId> = store
+            .list_runs(&RunFilter {
+                label: Some(reference.to_string()),
+                ..RunFilter::default()
+            })?
+            .into_iter()
+            .filter(|r| r.label.as_deref() == Some(reference))
+            .map(|r| r.id)
+            .collect();
+        if carriers.len() > 1 {
+            carriers.sort();
+            let ids: Vec<String> = carriers.iter().map(RunId::to_string).collect();
+            bail!(
+                "label '{reference}' names {} runs ({}); delete one by its id",
+                ids.len(),
+                ids.join(", ")
+            );
+        }
+    }
+    // A run still going would lose its phases as they are stored, and its end
+    // would find no run to mark.
+    if load_seen(store, id)?.status == RunStatus::Running {
+        bail!(
+            "run {id} is still running (its process is alive); delete it once it has ended, or stop it first"
+        );
+    }
+    store.delete_run(id)?;
+    println!("deleted {id}");
+    Ok(())
 }
 
 /// Why `results list` shows nothing: an empty database, or filters matching no run.
