@@ -14,6 +14,7 @@ mod libnbd;
 pub mod meta;
 pub mod nbd;
 pub mod nfs;
+mod nfs_backend;
 mod null;
 pub mod object;
 pub mod process;
@@ -144,7 +145,7 @@ pub fn open_backend<'a>(
         BackendKind::Uring => Box::new(uring::UringBackend::new(files, opts)?),
         BackendKind::Null => Box::new(null::NullBackend::new(opts)?),
         BackendKind::Nbd => Box::new(nbd::NbdBackend::new(files, opts)?),
-        BackendKind::Nfs => Box::new(nfs::NfsBackend::new(files, opts)?),
+        BackendKind::Nfs => Box::new(nfs_backend::NfsBackend::new(files, opts)?),
     })
 }
 

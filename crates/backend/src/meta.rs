@@ -19,6 +19,7 @@ use crate::error::BackendError;
 
 mod at;
 mod name;
+mod on_nfs;
 mod paths;
 mod stream;
 pub use at::PosixMeta;
@@ -221,7 +222,7 @@ pub fn meta_backend(kind: MetaBackendKind, paths: MetaPaths) -> Box<dyn MetaBack
         (MetaBackendKind::Posix, MetaPaths::Whole) => Box::new(PosixPaths),
         (MetaBackendKind::Posix, MetaPaths::Relative) => Box::new(PosixMeta),
         (MetaBackendKind::Null, _) => Box::new(NullMeta),
-        (MetaBackendKind::Nfs, _) => Box::new(crate::nfs::NfsMeta),
+        (MetaBackendKind::Nfs, _) => Box::new(on_nfs::NfsMeta),
     }
 }
 

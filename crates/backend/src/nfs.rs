@@ -1,22 +1,19 @@
 //! NFS in user space through libnfs (loaded at run time, [`ffi`]): an export is mounted
 //! at a path prefix ([`mount`]: `nfs://HOST/EXPORT?...` becomes the prefix
 //! `nfs://HOST/EXPORT`), and every path under a prefix is reached through libnfs: data
-//! files ([`crate::DataFile`]), the work directory's calls ([`crate::vfs`]) and the
-//! [`NfsBackend`]'s I/O. Each thread has its own connection per export ([`conn_for`]),
-//! as each fio job has its own libnfs context.
+//! files ([`crate::DataFile`]), the work directory's calls ([`crate::vfs`]), the NFS
+//! backend's I/O (`nfs_backend`) and metadata calls (`meta`'s `NfsMeta`). This module is
+//! the connection below them all: it uses none of them. Each thread has its own
+//! connection per export ([`conn_for`]), as each fio job has its own libnfs context.
 
 use std::cell::RefCell;
 use std::path::{Component, Path, PathBuf};
 use std::sync::{Arc, RwLock};
 
-mod backend;
 mod conn;
 pub mod ffi;
-mod meta;
 
-pub use backend::NfsBackend;
 pub use conn::{Conn, Fh};
-pub use meta::NfsMeta;
 
 use crate::error::BackendError;
 

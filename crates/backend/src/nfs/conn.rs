@@ -14,7 +14,7 @@ use super::ffi::{Context, FileHandle, Lib, Stat64};
 const CALL_TIMEOUT_MS: c_int = 20_000;
 
 pub struct Raw {
-    pub(super) ctx: *mut Context,
+    pub(crate) ctx: *mut Context,
 }
 
 // SAFETY: a libnfs context may be used from any thread, one thread at a time; the mutex
@@ -23,13 +23,13 @@ unsafe impl Send for Raw {}
 
 /// A mounted export.
 pub struct Conn {
-    pub(super) lib: &'static Lib,
+    pub(crate) lib: &'static Lib,
     raw: Mutex<Raw>,
 }
 
 /// An open file on a [`Conn`]; closed by [`Conn::close`].
 #[derive(Clone, Copy, Debug)]
-pub struct Fh(pub(super) *mut FileHandle);
+pub struct Fh(pub(crate) *mut FileHandle);
 
 // SAFETY: a file handle is only used through its connection, under the connection's
 // mutex.
@@ -85,7 +85,7 @@ impl Conn {
         Ok(conn)
     }
 
-    pub(super) fn lock(&self) -> MutexGuard<'_, Raw> {
+    pub(crate) fn lock(&self) -> MutexGuard<'_, Raw> {
         self.raw.lock().unwrap_or_else(|e| e.into_inner())
     }
 

@@ -9,11 +9,11 @@ use std::sync::Arc;
 
 use iolab_core::spec::BackendKind;
 
-use super::conn::{Conn, Fh};
-use super::ffi::Context;
 use crate::buffer::BufferPool;
 use crate::error::BackendError;
 use crate::files::DataFile;
+use crate::nfs::ffi::Context;
+use crate::nfs::{Conn, Fh};
 use crate::{BackendOptions, Capabilities, Completion, IoBackend, IoDir, IoRequest};
 
 /// How long `submit` waits for a completion before it gives up on the server (libnfs

@@ -9,17 +9,17 @@ use std::path::{Path, PathBuf};
 
 use iolab_core::spec::MetaBackendKind;
 
-use super::{NfsFile, conn_for, route};
-use crate::error::BackendError;
-use crate::meta::{
+use super::{
     DirBuffer, EntryKind, EntryStat, MTime, MetaBackend, MetaCapabilities, MetaDir, meta_error,
 };
+use crate::error::BackendError;
+use crate::nfs::{NfsFile, conn_for, route};
 
 #[derive(Clone, Copy, Debug, Default)]
 pub struct NfsMeta;
 
 /// The connection to the export `path` lies on and its export-relative name.
-fn on_export(path: &Path) -> io::Result<(std::sync::Arc<super::Conn>, String)> {
+fn on_export(path: &Path) -> io::Result<(std::sync::Arc<crate::nfs::Conn>, String)> {
     let (m, rel) = route(path).ok_or_else(|| {
         io::Error::new(
             io::ErrorKind::NotFound,
@@ -29,7 +29,7 @@ fn on_export(path: &Path) -> io::Result<(std::sync::Arc<super::Conn>, String)> {
     Ok((conn_for(&m)?, rel))
 }
 
-fn stat_of(st: &super::ffi::Stat64) -> EntryStat {
+fn stat_of(st: &crate::nfs::ffi::Stat64) -> EntryStat {
     let kind = match st.mode as u32 & libc::S_IFMT {
         libc::S_IFREG => EntryKind::File,
         libc::S_IFDIR => EntryKind::Dir,
@@ -53,7 +53,7 @@ impl NfsMeta {
         op: &'static str,
         dir: &MetaDir,
         name: &CStr,
-    ) -> Result<(PathBuf, std::sync::Arc<super::Conn>, String), BackendError> {
+    ) -> Result<(PathBuf, std::sync::Arc<crate::nfs::Conn>, String), BackendError> {
         let path = dir.entry(name);
         match on_export(&path) {
             Ok((c, rel)) => Ok((path, c, rel)),
