@@ -349,3 +349,78 @@ fn kvcache_serves_its_trials_live_and_ends_equal_to_the_stored() {
         }
     }
 }
+
+/// A stored kvcache run's HTML report, loaded in a real headless Chromium: the
+/// trial's per-second timeline (reads and writes of the storage tier) and its latency
+/// chart are drawn, with a point per second.
+#[test]
+fn chromium_draws_a_kvcache_runs_timeline_and_latency_charts() {
+    let Some(chromium) =
+        crate::live_page::chromium("chromium_draws_a_kvcache_runs_timeline_and_latency_charts")
+    else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("db.sqlite");
+    let work = dir.path().join("work");
+    std::fs::create_dir(&work).unwrap();
+    let with_db = crate::results::with_db;
+    with_db(
+        &db,
+        &[
+            "kvcache",
+            "--model",
+            "tiny-1b",
+            "--users",
+            "2",
+            "--duration",
+            "3s",
+            "--generation-mode",
+            "none",
+            "--dir",
+            path(&work),
+            "--label",
+            "kv",
+            "-Q",
+        ],
+    )
+    .expect(0);
+    let html = dir.path().join("r.html");
+    with_db(&db, &["report", "kv", "--html", path(&html)]).expect(0);
+    let profile = tempfile::tempdir().unwrap();
+    let out = std::process::Command::new(chromium)
+        .args([
+            "--headless",
+            "--no-sandbox",
+            "--disable-gpu",
+            "--no-first-run",
+            "--dump-dom",
+        ])
+        .arg(format!("--user-data-dir={}", profile.path().display()))
+        .arg(format!("file://{}", html.display()))
+        .stderr(std::process::Stdio::null())
+        .output()
+        .expect("chromium runs");
+    let dom = String::from_utf8_lossy(&out.stdout);
+    let chart = |kind: &str| {
+        let at = dom
+            .find(&format!("data-chart=\"{kind}\""))
+            .unwrap_or_else(|| panic!("no {kind} chart in {dom}"));
+        let end = dom[at..].find("</svg>").unwrap();
+        dom[at..at + end].to_string()
+    };
+    let timeline = chart("timeline");
+    assert!(
+        timeline.contains("<title>kvcache trial 1: per-second throughput"),
+        "{timeline}"
+    );
+    // A point a second for reads and for writes, each with its figure.
+    for op in ["read", "write"] {
+        assert!(
+            timeline.contains(&format!("<title>{op}: ")) && timeline.contains(" at 1.0 s"),
+            "{op}: {timeline}"
+        );
+    }
+    let latency = chart("latency-percentiles");
+    assert!(latency.contains("<title>"), "{latency}");
+}
