@@ -1,0 +1,406 @@
+#!/usr/bin/env python3
+"""MLPerf Storage v3.0's DLIO (mlcommons/DLIO_local_changes at cbe2001, the revision v3.0
+pins) against `iolab train` / `iolab checkpoint`, on v3.0's workloads at small scale.
+
+Modes (one per call):
+
+  storage     AU and samples/s, storage-bound: the dataset behind an iolab-faultfs
+              mount that stalls every open by --stall (bench/dlio.py's storage target),
+              --workload unet3d|retinanet|dlrm|flux (b200 configs, fewer and smaller
+              files), the tools alternated --rounds times; prints iolab/DLIO (target
+              within +-10 %).
+  loader      The loader's own cost: computation_time 0, the dataset on tmpfs;
+              samples/s of each and iolab/DLIO (target >= 5).
+  crossover   --workload unet3d (npz) or resnet50 (tfrecord) at v3.0: DLIO generates
+              and iolab trains on DLIO's files, iolab generates and DLIO trains on
+              iolab's; both must read every step.
+  checkpoint  Bytes per rank of v3.0 DLIO's checkpointing against `iolab checkpoint
+              --plan`, for llama3_8b/70b/405b/1t at a small shape (same parallelism and
+              ZeRO stage, few layers and a small hidden size), written by DLIO with
+              --np ranks (8b: 8; the others as their tp x pp with dp 1).
+  parquet-trace  Not timed: both tools' readers under `strace -f` on the same dlrm
+              files iolab wrote (one rank, one reader thread): per file the (offset,
+              length) of every read; the sets must match (DLIO reads at the position
+              after a seek; iolab preads).
+
+v3.0's workload files are written by this script into a config dir beside DLIO's own
+(values from docs/research/mlperf-storage-v3.md section 1, the ones iolab's presets
+carry); DLIO runs as `mpirun --bind-to none` with `--config-dir` after the overrides.
+DLIO comes from a venv outside the repository (BENCH-NOTES.md "MLPerf Storage v3.0's
+DLIO"): --venv (default /work/peers/dlio3-venv/V). IOLAB= the iolab binary (default
+target/release/iolab, built with --features mpi), FAULTFS= iolab-faultfs.
+"""
+
+import argparse
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import dlio as base  # noqa: E402  (bench/dlio.py: timing, faultfs mount, tables)
+
+# dlrm's 200 columns by dtype size, as dlrm_b200.yaml lists them (iolab's DLRM_DTYPES).
+DLRM_DTYPES = ("22884241214484124442888824422484842281112424818884411444142482814214242424482"
+               "14811442121414424884212282482248488122118412211121141248228248824118484881118"
+               "8441424242828241821811112218882811248184844882")
+DTYPE = {"2": "float16", "4": "float32", "8": "float64", "1": "int8"}
+FLUX_COLUMNS = [("t5_encodings", 524328), ("clip_encodings", 409), ("mean", 8232),
+                ("logvar", 8232), ("timestamp", 7)]
+
+# v3.0's b200 training configs: (format, files, samples/file, record bytes, batch,
+# read_threads, computation_time, AU).
+TRAIN = {
+    "unet3d": ("npz", 7200, 1, 146600628, 7, 4, 0.162, 0.90),
+    "retinanet": ("jpeg", 1170301, 1, 322957, 24, 8, 0.04755, 0.85),
+    "dlrm": ("parquet", 1024, 4718592, 761, 16384, 4, 0.000375, 0.70),
+    "flux": ("parquet", 4296, 288, 2164832, 48, 8, 1.35, 0.90),
+}
+
+# v3.0's checkpoint models: (tp, pp, zero, ranks of the small run).
+LLAMA = {"8b": (1, 1, 3, 8), "70b": (8, 1, 3, 8), "405b": (8, 32, 1, 256),
+         "1t": (8, 64, 1, 512)}
+SMALL_SHAPE = {"num_layers": 4, "hidden_size": 256, "ffn_hidden_size": 1024,
+               "vocab_size": 1000, "num_attention_heads": 8, "num_kv_heads": 2}
+
+
+def train_yaml(name):
+    fmt, files, per_file, length, batch, threads, compute, au = TRAIN[name]
+    lines = [f"model:\n  name: {name}_b200\n  type: cnn\n", "framework: pytorch\n",
+             "workflow:\n  generate_data: False\n  train: True\n  checkpoint: False\n",
+             "dataset:\n  data_folder: data/x\n", f"  format: {fmt}\n",
+             f"  num_files_train: {files}\n  num_samples_per_file: {per_file}\n",
+             f"  record_length_bytes: {length}\n"]
+    if name == "unet3d":
+        lines.append("  record_length_bytes_stdev: 68341808\n"
+                     "  record_length_bytes_resize: 2097152\n")
+    if name == "dlrm":
+        lines.append("  parquet:\n    row_group_size: 6144\n    columns:\n")
+        lines += [f"      - name: feature_{i:03}\n        dtype: {DTYPE[d]}\n"
+                  for i, d in enumerate(DLRM_DTYPES)]
+    if name == "flux":
+        lines.append("  parquet:\n    columns:\n")
+        lines += [f"      - name: {c}\n        dtype: float32\n        size: {s}\n"
+                  for c, s in FLUX_COLUMNS]
+    lines += [f"reader:\n  data_loader: pytorch\n  batch_size: {batch}\n",
+              f"  read_threads: {threads}\n  file_shuffle: seed\n  sample_shuffle: seed\n",
+              f"train:\n  epochs: 1\n  computation_time: {compute}\n",
+              f"metric:\n  au: {au}\n"]
+    return "".join(lines)
+
+
+def llama_yaml(size):
+    tp, pp, zero, _ = LLAMA[size]
+    s = SMALL_SHAPE
+    return (f"model:\n  name: llama3_{size}\n  type: transformer\n"
+            f"  num_layers: {s['num_layers']}\n  model_datatype: fp16\n"
+            f"  optimizer_datatype: fp32\n  parallelism:\n    pipeline: {pp}\n"
+            f"    tensor: {tp}\n    zero_stage: {zero}\n  transformer:\n"
+            f"    vocab_size: {s['vocab_size']}\n    hidden_size: {s['hidden_size']}\n"
+            f"    ffn_hidden_size: {s['ffn_hidden_size']}\n"
+            f"    num_attention_heads: {s['num_attention_heads']}\n"
+            f"    num_kv_heads: {s['num_kv_heads']}\n"
+            "framework: pytorch\nworkflow:\n  generate_data: False\n  train: False\n"
+            "  checkpoint: True\ncheckpoint:\n  checkpoint_folder: ck\n"
+            "  time_between_checkpoints: 0\n  num_checkpoints_write: 1\n"
+            "  num_checkpoints_read: 0\n  fsync: True\n")
+
+
+def write_configs(scratch, args):
+    """DLIO's own config dir with v3.0's workloads added: its path."""
+    dst = os.path.join(scratch, "configs")
+    shutil.copytree(args.dlio_configs, dst)
+    for name in TRAIN:
+        with open(os.path.join(dst, "workload", f"{name}_b200.yaml"), "w") as f:
+            f.write(train_yaml(name))
+    for size in LLAMA:
+        with open(os.path.join(dst, "workload", f"llama3_{size}.yaml"), "w") as f:
+            f.write(llama_yaml(size))
+    return dst
+
+
+def dlio_run(args, workload, overrides, cwd, np_=None, wrap=None):
+    """v3.0 DLIO under mpirun; returns (wall, cpu, stdout)."""
+    cmd = base.MPIRUN + ["--bind-to", "none", "-np", str(np_ or args.np)] + (wrap or []) + [
+        os.path.join(args.venv, "bin/dlio_benchmark"), f"workload={workload}"] + overrides + [
+        f"--config-dir={args.config_dir}"]
+    return base.timed(cmd, cwd=cwd)
+
+
+def small(args, name, compute=None):
+    """The bench's small dataset of a v3.0 workload: (DLIO overrides, iolab flags)."""
+    fmt, _, per_file, length, batch, threads, _, _ = TRAIN[name]
+    files = args.files
+    per_file = args.samples_per_file or {"dlrm": 20000, "flux": 4}.get(name, per_file)
+    batch = args.batch or {"dlrm": 1024, "flux": 4}.get(name, batch)
+    dlio = [f"++workload.dataset.num_files_train={files}",
+            f"++workload.dataset.num_samples_per_file={per_file}",
+            f"++workload.reader.batch_size={batch}",
+            f"++workload.train.epochs={args.epochs}"]
+    iolab = ["--preset", name, "--accelerator", "b200", "--files", str(files),
+             "--samples-per-file", str(per_file), "--batch-size", str(batch),
+             "--epochs", str(args.epochs)]
+    if name == "unet3d":
+        length = args.record_length or 1048576
+        dlio += [f"++workload.dataset.record_length_bytes={length}",
+                 "++workload.dataset.record_length_bytes_stdev=0"]
+        iolab += ["--record-length", str(length), "--record-length-stdev", "0"]
+    if compute is not None:
+        dlio.append(f"++workload.train.computation_time={compute}")
+        iolab += ["--computation-time", f"{compute}"]
+    return dlio, iolab
+
+
+def dlio_train(args, name, data, overrides, scratch):
+    out = tempfile.mkdtemp(dir=scratch, prefix="dlio-out-")
+    wall, cpu, _ = dlio_run(args, f"{name}_b200",
+                            [f"++workload.dataset.data_folder={data}",
+                             f"++workload.output.folder={out}"] + overrides, out)
+    with open(os.path.join(out, "summary.json")) as f:
+        m = json.load(f)["metric"]
+    shutil.rmtree(out, ignore_errors=True)
+    return {"au": m["train_au_mean_percentage"],
+            "sps": m["train_throughput_mean_samples_per_second"],
+            "epochs": len(m["train_au_percentage"]), "wall": wall, "cpu": cpu}
+
+
+def datagen(data, flags):
+    subprocess.run([base.iolab_bin(), "train", "datagen", "--data-dir", data, "--no-store",
+                    "--quiet"] + flags, check=True)
+
+
+def mode_storage(args, scratch):
+    dlio, iolab = small(args, args.workload)
+    backing = tempfile.mkdtemp(dir=args.data_root or scratch, prefix="iolab-bench-backing-")
+    try:
+        datagen(os.path.join(backing, "d"), iolab)
+        fs = base.FaultMount(backing, os.path.join(scratch, "mnt"),
+                             [f"open:stall={args.stall}"])
+        try:
+            data = os.path.join(fs.mount, "d")
+            rows = base.alternate(
+                args, fs.timing(lambda: dlio_train(args, args.workload, data, dlio, scratch)),
+                fs.timing(lambda: base.iolab_train(args, data, iolab, scratch)))
+        finally:
+            fs.close()
+    finally:
+        shutil.rmtree(backing, ignore_errors=True)
+    print(f"\nstorage-bound: {args.workload}_b200 at v3.0, {args.np} ranks, {args.files} "
+          f"files, every open stalled {args.stall} (target: iolab/DLIO within 0.90-1.10)")
+    base.table(rows, "au", "AU %")
+    base.table(rows, "sps", "samples/s")
+
+
+def mode_loader(args, scratch):
+    dlio, iolab = small(args, args.workload, compute=0)
+    data = os.path.join(args.data_root or "/dev/shm", "iolab-bench-train-dlio-loader")
+    try:
+        datagen(data, iolab)
+        rows = base.alternate(args, lambda: dlio_train(args, args.workload, data, dlio, scratch),
+                              lambda: base.iolab_train(args, data, iolab, scratch))
+    finally:
+        shutil.rmtree(data, ignore_errors=True)
+    print(f"\nloader cost: {args.workload}_b200 at v3.0, computation_time 0, {args.np} "
+          f"ranks, {args.files} files in tmpfs (target: iolab/DLIO samples/s >= 5)")
+    base.table(rows, "sps", "samples/s")
+
+
+def mode_crossover(args, scratch):
+    """npz (unet3d_h100's loader) and tfrecord (resnet50_h100's), both ways."""
+    name, dlio, iolab = base.loader_of(args, compute=0.01)
+    ext = ".npz" if args.workload == "unet3d" else ".tfrecord"
+    d1 = os.path.join(scratch, "by-dlio")
+    out = tempfile.mkdtemp(dir=scratch, prefix="dlio-gen-")
+    bin_dir = os.path.join(scratch, "bin")
+    os.makedirs(bin_dir, exist_ok=True)
+    with open(os.path.join(bin_dir, "tfrecord2idx"), "w") as f:
+        f.write(base.TFRECORD2IDX)
+    os.chmod(os.path.join(bin_dir, "tfrecord2idx"), 0o755)
+    os.environ["PATH"] = bin_dir + os.pathsep + os.environ.get("PATH", "")
+    dlio_run(args, name, [f"++workload.dataset.data_folder={d1}",
+                          f"++workload.output.folder={out}",
+                          "++workload.workflow.generate_data=True",
+                          "++workload.workflow.train=False",
+                          "++workload.workflow.checkpoint=False"] + dlio, out)
+    r = base.iolab_train(args, d1, iolab, scratch)
+    print(f"iolab on v3.0 DLIO's {ext} files: {r['epochs']} epochs, AU {r['au']:.2f}%, "
+          f"{r['sps']:.2f} samples/s")
+    d2 = os.path.join(scratch, "by-iolab")
+    datagen(d2, iolab)
+    out = tempfile.mkdtemp(dir=scratch, prefix="dlio-out-")
+    dlio_run(args, name, [f"++workload.dataset.data_folder={d2}",
+                          f"++workload.output.folder={out}",
+                          "++workload.workflow.checkpoint=False"] + dlio, out)
+    with open(os.path.join(out, "summary.json")) as f:
+        m = json.load(f)["metric"]
+    print(f"v3.0 DLIO on iolab's {ext} files: {len(m['train_au_percentage'])} epochs, AU "
+          f"{m['train_au_mean_percentage']:.2f}%, "
+          f"{m['train_throughput_mean_samples_per_second']:.2f} samples/s")
+
+
+def mode_checkpoint(args, scratch):
+    ok = True
+    for size, (tp, pp, zero, ranks) in LLAMA.items():
+        if args.models and size not in args.models.split(","):
+            continue
+        ck = os.path.join(scratch, f"ck-{size}")
+        out = os.path.join(scratch, f"ck-out-{size}")
+        os.makedirs(out, exist_ok=True)
+        dlio_run(args, f"llama3_{size}", [f"++workload.checkpoint.checkpoint_folder={ck}",
+                                          f"++workload.output.folder={out}"], out, np_=ranks)
+        step = os.path.join(ck, sorted(os.listdir(ck))[0])
+        dlio_files = {}
+        for r, _, fs in os.walk(step):
+            for f in fs:
+                dlio_files[os.path.relpath(os.path.join(r, f), step)] = os.path.getsize(
+                    os.path.join(r, f))
+        s = SMALL_SHAPE
+        plan = subprocess.run(
+            [base.iolab_bin(), "checkpoint", "--model", f"llama3-{size}", "--plan",
+             "--ranks", str(ranks), "--tp", str(tp), "--pp", str(pp), "--zero", str(zero),
+             "--num-layers", str(s["num_layers"]), "--hidden-size", str(s["hidden_size"]),
+             "--ffn-hidden-size", str(s["ffn_hidden_size"]),
+             "--vocab-size", str(s["vocab_size"]),
+             "--attention-heads", str(s["num_attention_heads"]),
+             "--kv-heads", str(s["num_kv_heads"])],
+            capture_output=True, text=True, check=True).stdout
+        iolab_files = {}
+        for line in plan.splitlines():
+            p = line.split()
+            if len(p) == 3 and p[0].endswith(".pt") and p[2] == "bytes":
+                iolab_files[p[0]] = int(p[1])
+        same = dlio_files == iolab_files
+        ok &= same
+        print(f"llama3_{size} (tp {tp}, pp {pp}, ZeRO {zero}, {ranks} ranks, shape "
+              f"{SMALL_SHAPE}): DLIO {len(dlio_files)} files {sum(dlio_files.values())} "
+              f"bytes, iolab {len(iolab_files)} files {sum(iolab_files.values())} bytes: "
+              f"{'the same names and bytes' if same else 'DIFFERENT'}")
+        if not same:
+            for k in sorted(set(dlio_files) | set(iolab_files))[:20]:
+                print(f"    {k:<56} DLIO {dlio_files.get(k)!s:>12} iolab {iolab_files.get(k)!s:>12}")
+        shutil.rmtree(ck, ignore_errors=True)
+    if not ok:
+        raise SystemExit(1)
+
+
+def traced_reads(trace_dir, ext):
+    """Per file name, the (offset, length) of each logical read in the traces under
+    trace_dir (`strace -f -y`): a pread64 by its offset; reads on one descriptor that
+    continue where the last one ended (Python's buffered read of a row group: one large
+    read and a piece) joined, at the position the last lseek set."""
+    reads = {}
+    pos = {}
+    last = {}
+    for name in os.listdir(trace_dir):
+        pending = {}
+        with open(os.path.join(trace_dir, name)) as f:
+            for line in f:
+                # A call another thread interrupted: "<unfinished ...>", later
+                # "<... read resumed>": joined into one line.
+                line = line.rstrip("\n")
+                cut = re.match(r"^(\d+)\s+(.*) <unfinished \.\.\.>$", line)
+                if cut:
+                    pending[cut.group(1)] = cut.group(2)
+                    continue
+                back = re.match(r"^(\d+)\s+<\.\.\. \w+ resumed>(.*)$", line)
+                if back and back.group(1) in pending:
+                    line = f"{back.group(1)} {pending.pop(back.group(1))}{back.group(2)}"
+                m = re.match(r"^(?:\[pid\s+)?(\d+)\]?\s*(\w+)\((\d+)<([^>]*)>,\s*(.*)\)"
+                             r"\s*=\s*(-?\d+)", line)
+                if not m or not m.group(4).endswith(ext) or int(m.group(6)) < 0:
+                    continue
+                call, rest, ret = m.group(2), m.group(5), int(m.group(6))
+                key = (name, m.group(1), m.group(3))
+                got = reads.setdefault(os.path.basename(m.group(4)), [])
+                if call == "lseek":
+                    pos[key] = ret
+                    last.pop(key, None)
+                elif call == "pread64" and ret > 0:
+                    got.append((int(rest.rsplit(",", 1)[1]), ret))
+                elif call == "read" and ret > 0:
+                    off = pos.get(key, 0)
+                    if key in last and got and got[last[key]][0] + got[last[key]][1] == off:
+                        i = last[key]
+                        got[i] = (got[i][0], got[i][1] + ret)
+                    else:
+                        last[key] = len(got)
+                        got.append((off, ret))
+                    pos[key] = off + ret
+    return {k: sorted(v) for k, v in reads.items()}
+
+
+def same_ranges(dlio, iolab):
+    """The same reads: the same starts, DLIO's at most 8 KiB longer (Python's buffered
+    read rounds a large read up to its 8 KiB buffer)."""
+    return len(dlio) == len(iolab) and all(
+        a[0] == b[0] and b[1] <= a[1] < b[1] + 8192 for a, b in zip(dlio, iolab))
+
+
+def mode_parquet_trace(args, scratch):
+    dlio, iolab = small(args, "dlrm", compute=0.001)
+    data = os.path.join(scratch, "dlrm")
+    datagen(data, iolab)
+    threads = ["++workload.reader.read_threads=1"]
+    t1 = os.path.join(scratch, "trace-dlio")
+    os.makedirs(t1)
+    out = tempfile.mkdtemp(dir=scratch, prefix="dlio-out-")
+    dlio_run(args, "dlrm_b200", [f"++workload.dataset.data_folder={data}",
+                                 f"++workload.output.folder={out}"] + dlio + threads, out,
+             np_=1, wrap=["strace", "-f", "-y", "-e", "trace=read,pread64,lseek",
+                          "-o", os.path.join(t1, "t")])
+    t2 = os.path.join(scratch, "trace-iolab")
+    os.makedirs(t2)
+    base.timed(["strace", "-f", "-y", "-e", "trace=read,pread64,lseek", "-o",
+                os.path.join(t2, "t"), base.iolab_bin(), "train", "run", "--data-dir", data,
+                "--no-store", "--quiet", "--read-threads", "1"] + iolab)
+    a, b = traced_reads(t1, ".parquet"), traced_reads(t2, ".parquet")
+    same = True
+    for fname in sorted(set(a) | set(b)):
+        ra, rb = a.get(fname, []), b.get(fname, [])
+        ok = same_ranges(ra, rb)
+        same &= ok
+        print(f"  {fname}: DLIO {len(ra)} reads {sum(n for _, n in ra)} bytes, iolab "
+              f"{len(rb)} reads {sum(n for _, n in rb)} bytes: "
+              f"{'the same starts and lengths' if ok else 'DIFFERENT'}")
+        print(f"    DLIO  {ra[:8]}\n    iolab {rb[:8]}")
+    print(f"parquet byte ranges, dlrm_b200 ({args.files} files x "
+          f"{args.samples_per_file or 20000} rows, iolab's files): "
+          f"{'the same' if same else 'DIFFERENT'}")
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__,
+                                 formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("mode", choices=["storage", "loader", "crossover", "checkpoint",
+                                     "parquet-trace"])
+    ap.add_argument("--workload", default="dlrm",
+                    choices=["unet3d", "retinanet", "dlrm", "flux", "resnet50"])
+    ap.add_argument("--np", type=int, default=1)
+    ap.add_argument("--rounds", type=int, default=3)
+    ap.add_argument("--round-offset", type=int, default=0)
+    ap.add_argument("--files", type=int, default=8)
+    ap.add_argument("--samples-per-file", type=int, default=None)
+    ap.add_argument("--record-length", type=int, default=None)
+    ap.add_argument("--batch", type=int, default=None)
+    ap.add_argument("--epochs", type=int, default=1)
+    ap.add_argument("--stall", default="50ms")
+    ap.add_argument("--models", default=None, help="checkpoint: e.g. 8b,70b")
+    ap.add_argument("--data-root", default=None)
+    ap.add_argument("--venv", default="/work/peers/dlio3-venv/V")
+    ap.add_argument("--dlio-configs", default="/work/peers/dlio3/dlio_benchmark/configs")
+    args = ap.parse_args()
+    scratch = tempfile.mkdtemp(prefix="iolab-bench-train-dlio-")
+    try:
+        args.config_dir = write_configs(scratch, args)
+        {"storage": mode_storage, "loader": mode_loader, "crossover": mode_crossover,
+         "checkpoint": mode_checkpoint,
+         "parquet-trace": mode_parquet_trace}[args.mode](args, scratch)
+    finally:
+        shutil.rmtree(scratch, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    main()
