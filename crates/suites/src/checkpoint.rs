@@ -4,28 +4,26 @@
 //! `global_epoch1_step<N>/`, each file fsynced, then a barrier (DLIO's
 //! checkpoint_rank_sync): a checkpoint's duration is the slowest rank's. Then the page
 //! cache is emptied and `reads` checkpoints are read back the same way. Simulated ranks
-//! are threads, spread over the job's processes in contiguous blocks (as mpirun places
-//! ranks by slot).
+//! are the workers of an engine step phase (one per direction), spread over the job's
+//! processes in contiguous blocks (as mpirun places ranks by slot); each file goes
+//! through the worker's backend, timed into its recorder.
 
 use std::path::{Path, PathBuf};
+use std::sync::Mutex;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Barrier, Mutex};
-use std::time::{Duration, Instant};
 
-use iolab_backend::buffer::BufferPool;
 use iolab_backend::files::{DataFile, OpenSpec};
 use iolab_comm::{Comm, CommExt};
+use iolab_core::SpecError;
 use iolab_core::checkpoint::LlmShape;
-use iolab_core::result::{CheckpointFigures, CpuUsage, OpCount, OpKind, PhaseFigures, PhaseResult};
-use iolab_core::spec::CheckpointSpec;
+use iolab_core::result::{CheckpointFigures, PhaseFigures, PhaseResult};
+use iolab_core::rng::Rng;
+use iolab_core::spec::{BackendKind, CheckpointSpec};
 use iolab_core::units::{ByteCount, BytesPerSec, Nanos};
-use iolab_core::{LatencyHistogram, SpecError};
-use iolab_engine::{Available, ranks_on_this_host};
+use iolab_engine::train::{FileIo, StepHook, StepMeeting, StepPhaseSpec, StepWork, run_steps};
+use iolab_engine::{Available, Clock, EngineError, Env, MonotonicClock, ranks_on_this_host};
 
-use crate::train::{TrainError, whole_phase};
-
-/// A simulated rank's checkpoint I/O: its bytes and time, or why it failed.
-type RankResult = (u64, Result<(u64, f64), TrainError>);
+use crate::train::TrainError;
 
 /// One checkpoint written or read.
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
@@ -141,69 +139,112 @@ fn step_dir(dir: &Path, step: u32) -> PathBuf {
     dir.join(format!("global_epoch1_step{step}"))
 }
 
+/// What every simulated rank's worker of one direction shares.
 struct RankIo<'a> {
     shape: &'a LlmShape,
     spec: &'a CheckpointSpec,
     dir: &'a Path,
     stop: &'a AtomicBool,
+    write: bool,
 }
 
 impl RankIo<'_> {
-    /// Writes or reads one rank's files of checkpoint `step`; returns bytes and time.
+    /// Writes or reads one rank's files of checkpoint `step` through `io`; returns its
+    /// bytes.
     fn run(
         &self,
+        io: &mut FileIo<'_, MonotonicClock>,
         rank: u64,
         step: u32,
-        write: bool,
-        buf: &mut BufferPool,
-        hist: &mut LatencyHistogram,
-    ) -> Result<(u64, f64), TrainError> {
-        let started = Instant::now();
+    ) -> Result<u64, TrainError> {
+        let write = self.write;
+        let chunk = self.spec.transfer_size.get();
+        let open = OpenSpec {
+            write,
+            create: write,
+            truncate: write,
+            ..OpenSpec::default()
+        };
         let mut bytes = 0;
-        let chunk = self.spec.transfer_size.get() as usize;
         for f in self.shape.files_of_rank(rank) {
             if self.stop.load(Ordering::Relaxed) {
                 return Err(TrainError::Interrupted);
             }
             let path = step_dir(self.dir, step).join(format!("{}.pt", f.name));
-            let file = DataFile::open(
-                &path,
-                OpenSpec {
-                    write,
-                    create: write,
-                    truncate: write,
-                    ..OpenSpec::default()
-                },
-            )
-            .map_err(|e| TrainError::Io(e.to_string()))?;
-            let mut off = 0u64;
-            while off < f.bytes {
-                let n = chunk.min((f.bytes - off) as usize);
-                let t = Instant::now();
-                if write {
-                    file.write_all_at(&buf.get(0)[..n], off)
-                        .map_err(|e| TrainError::Io(e.to_string()))?;
-                } else {
-                    let got = file
-                        .read_at(&mut buf.get_mut(0)[..n], off)
-                        .map_err(|e| TrainError::Io(e.to_string()))?;
-                    if got == 0 {
-                        return Err(TrainError::Io(format!(
+            io.with_file(&path, open, |ops| {
+                let mut off = 0u64;
+                while off < f.bytes {
+                    let n = chunk.min(f.bytes - off);
+                    if write {
+                        ops.write(n, off)?;
+                    } else if ops.read(n, off)? == 0 {
+                        return Err(EngineError::Setup(format!(
                             "{} is shorter than the {} bytes written",
                             path.display(),
                             f.bytes
                         )));
                     }
+                    off += n;
                 }
-                hist.record(t.elapsed().as_nanos() as u64);
-                off += n as u64;
-            }
-            if write && !self.spec.no_fsync {
-                file.fsync().map_err(|e| TrainError::Io(e.to_string()))?;
-            }
+                if write && !self.spec.no_fsync {
+                    ops.fsync()?;
+                }
+                Ok(())
+            })
+            .map_err(|e| TrainError::Io(e.to_string()))?;
             bytes += f.bytes;
         }
-        Ok((bytes, started.elapsed().as_secs_f64()))
+        Ok(bytes)
+    }
+
+    /// A simulated rank's checkpoints (a worker of the step phase): for each, the compute
+    /// sleep, the meeting before it, its files, the meeting after it.
+    fn worker(
+        &self,
+        rank: u64,
+        start: Nanos,
+        meeting: &dyn StepMeeting,
+        count: u32,
+        done: &Mutex<Vec<(u32, u64, u64, Nanos)>>,
+    ) -> Result<StepWork, String> {
+        let clock = MonotonicClock;
+        let mut io = FileIo::new(
+            &clock,
+            BackendKind::Psync,
+            self.spec.transfer_size.get(),
+            start,
+        )
+        .map_err(|e| e.to_string())?;
+        // DLIO builds its tensors in memory before it checkpoints: each rank's own bytes.
+        io.fill_buffer(|b| Rng::new(rank).fill(b))
+            .map_err(|e| e.to_string())?;
+        let mut bytes = 0;
+        for k in 1..=count {
+            clock.sleep(self.spec.time_between.nanos());
+            if meeting.meet(u64::from(2 * k - 1), false) {
+                break;
+            }
+            let t = clock.now();
+            let r = self.run(&mut io, rank, k);
+            let took = clock.now().saturating_sub(t);
+            if let Ok(b) = &r {
+                bytes += b;
+                if let Ok(mut d) = done.lock() {
+                    d.push((k, rank, *b, took));
+                }
+            }
+            let failed = r.as_ref().err().map(|e| e.to_string());
+            if let Some(e) = &failed {
+                io.note_error(&EngineError::Setup(e.clone()));
+            }
+            if meeting.meet(u64::from(2 * k), failed.is_some()) {
+                break;
+            }
+        }
+        Ok(StepWork {
+            measure: io.finish(),
+            completed: bytes,
+        })
     }
 
     /// The flush step: every file `ranks` wrote, written back and dropped from the
@@ -240,7 +281,81 @@ fn make_step_dirs(comm: &dyn Comm, spec: &CheckpointSpec, dir: &Path) -> Result<
     Ok(())
 }
 
-/// Runs the checkpoints in `dir` (a directory iolab owns). Collective.
+/// The cross-rank part of the checkpoint meetings: before checkpoint k (meeting 2k - 1)
+/// whether to stop, after it (meeting 2k) its duration, its bytes and the slowest
+/// simulated rank of the job.
+struct Rounds<'a> {
+    comm: &'a dyn Comm,
+    count: u32,
+    interrupt: &'a AtomicBool,
+    /// Each simulated rank's checkpoints on this process: (checkpoint, rank, bytes, time).
+    done: &'a Mutex<Vec<(u32, u64, u64, Nanos)>>,
+    began: Mutex<Nanos>,
+    rounds: Mutex<Vec<Round>>,
+    interrupted: AtomicBool,
+    /// When the first checkpoint began and the last one ended (all ranks met).
+    first_began: Mutex<Option<Nanos>>,
+    last_end: Mutex<Option<Nanos>>,
+}
+
+impl Rounds<'_> {
+    fn first_and_last(&self) -> (Option<Nanos>, Option<Nanos>) {
+        let get = |m: &Mutex<Option<Nanos>>| *m.lock().unwrap_or_else(|e| e.into_inner());
+        (get(&self.first_began), get(&self.last_end))
+    }
+}
+
+impl StepHook for Rounds<'_> {
+    fn after_step(&self, step: u64, failed: bool) -> bool {
+        let comm = self.comm;
+        let stop = u64::from(self.interrupt.load(Ordering::Relaxed));
+        let (_, maxes) = comm.reduce(&[], &[stop, u64::from(failed)], None, &|_| {});
+        if maxes[1] > 0 {
+            return true;
+        }
+        let now = MonotonicClock.now();
+        if step % 2 == 1 {
+            if maxes[0] > 0 {
+                self.interrupted.store(true, Ordering::Relaxed);
+                return true;
+            }
+            *self.began.lock().unwrap_or_else(|e| e.into_inner()) = now;
+            self.first_began
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .get_or_insert(now);
+            return false;
+        }
+        let k = (step / 2) as u32;
+        *self.last_end.lock().unwrap_or_else(|e| e.into_inner()) = Some(now);
+        let began = *self.began.lock().unwrap_or_else(|e| e.into_inner());
+        let done = self.done.lock().map(|d| d.clone()).unwrap_or_default();
+        let mine = done.iter().filter(|d| d.0 == k);
+        let (slow_rank, slow) = mine
+            .clone()
+            .map(|d| (d.1, d.3.as_secs_f64()))
+            .fold((0, 0.0), |a, b| if b.1 > a.1 { b } else { a });
+        // The slowest rank of the job: every process's slowest, its rank and time.
+        let all: Vec<(u64, f64)> = comm.all_gather(&(slow_rank, slow)).unwrap_or_default();
+        let (slowest_rank, slowest) = all
+            .into_iter()
+            .fold((0, 0.0), |a, b| if b.1 > a.1 { b } else { a });
+        let bytes = comm.all_sum(mine.map(|d| d.2).sum());
+        if let Ok(mut r) = self.rounds.lock() {
+            r.push(Round {
+                duration: now.saturating_sub(began).as_secs_f64(),
+                slowest_rank,
+                slowest,
+                bytes,
+            });
+        }
+        k >= self.count
+    }
+}
+
+/// Runs the checkpoints in `dir` (a directory iolab owns): the writes, then (the page
+/// cache emptied) the reads, each direction a step phase of the engine with a worker
+/// per simulated rank. Collective.
 pub fn run_checkpoints(
     comm: &dyn Comm,
     shape: &LlmShape,
@@ -249,13 +364,6 @@ pub fn run_checkpoints(
     interrupt: &AtomicBool,
 ) -> Result<CheckpointOutcome, TrainError> {
     let mine = my_ranks(shape, comm);
-    let threads = (mine.end - mine.start) as usize;
-    let io = RankIo {
-        shape,
-        spec,
-        dir,
-        stop: interrupt,
-    };
     let mut out = CheckpointOutcome {
         rank_bytes: (0..shape.ranks)
             .map(|r| shape.files_of_rank(r).iter().map(|f| f.bytes).sum())
@@ -263,137 +371,77 @@ pub fn run_checkpoints(
         ..CheckpointOutcome::default()
     };
     make_step_dirs(comm, spec, dir)?;
-    // Each simulated rank's buffer, filled before any timing (DLIO builds its tensors in
-    // memory before it checkpoints).
-    let buffers: Vec<Mutex<BufferPool>> = mine
-        .clone()
-        .map(|rank| {
-            let mut b = BufferPool::new(1, spec.transfer_size.get(), 4096)
-                .map_err(|e| TrainError::Setup(e.to_string()))?;
-            b.fill_random(rank);
-            Ok(Mutex::new(b))
-        })
-        .collect::<Result<_, TrainError>>()?;
     let mut writes_end = None;
     for (write, count) in [(true, spec.writes), (false, spec.reads.min(spec.writes))] {
-        if !write && count > 0 && !spec.keep_cache {
+        if count == 0 {
+            continue;
+        }
+        let io = RankIo {
+            shape,
+            spec,
+            dir,
+            stop: interrupt,
+            write,
+        };
+        if !write && !spec.keep_cache {
             // MLPerf clears the caches between writing and reading back: v3.0's flush
             // step, each written file's pages dropped (no root needed).
             comm.barrier();
             let dropped = io.flush(mine.clone()).is_ok();
             out.cache_dropped = Some(comm.all_ok(dropped));
         }
-        let mut hist = LatencyHistogram::new();
-        let mut rounds = Vec::new();
-        let phase_start = Instant::now();
-        let started_at_ms = iolab_core::civil::now_ms();
-        let cpu0 = iolab_backend::process::cpu_times();
-        for step in 1..=count {
-            if spec.time_between.nanos().0 > 0 {
-                std::thread::sleep(Duration::from_nanos(spec.time_between.nanos().0));
-            }
-            let stop = comm.all_max(u64::from(interrupt.load(Ordering::Relaxed))) > 0;
-            if stop {
-                out.interrupted = true;
-                break;
-            }
-            comm.barrier();
-            let t = Instant::now();
-            if !write && step == 1 {
-                out.read_gap_s = writes_end.map(|w| t.duration_since(w).as_secs_f64());
-            }
-            let results: Mutex<Vec<RankResult>> = Mutex::new(Vec::new());
-            let hists: Mutex<LatencyHistogram> = Mutex::new(LatencyHistogram::new());
-            let gate = Barrier::new(threads.max(1));
-            std::thread::scope(|s| {
-                for (i, rank) in mine.clone().enumerate() {
-                    let (io, results, hists, gate) = (&io, &results, &hists, &gate);
-                    let buf = &buffers[i];
-                    s.spawn(move || {
-                        let mut h = LatencyHistogram::new();
-                        let mut buf = buf.lock().unwrap_or_else(|e| e.into_inner());
-                        gate.wait();
-                        let r = io.run(rank, step, write, &mut buf, &mut h);
-                        if let Ok(mut g) = hists.lock() {
-                            g.merge(&h);
-                        }
-                        if let Ok(mut g) = results.lock() {
-                            g.push((rank, r));
-                        }
-                    });
-                }
-            });
-            hist.merge(&hists.into_inner().unwrap_or_default());
-            let results = results.into_inner().unwrap_or_default();
-            let err = results
-                .iter()
-                .find_map(|(_, r)| r.as_ref().err().map(|e| e.to_string()));
-            let all_ok = comm.all_ok(err.is_none());
-            if let Some(e) = err {
-                return Err(TrainError::Io(e));
-            }
-            if !all_ok {
-                return Err(TrainError::Io(
-                    "another rank failed its checkpoint I/O".into(),
-                ));
-            }
-            comm.barrier();
-            let duration = t.elapsed().as_secs_f64();
-            let (slow_rank, slow) = results
-                .iter()
-                .filter_map(|(r, x)| x.as_ref().ok().map(|(_, d)| (*r, *d)))
-                .fold((0, 0.0), |a, b| if b.1 > a.1 { b } else { a });
-            let mine_bytes: u64 = results
-                .iter()
-                .filter_map(|(_, x)| x.as_ref().ok().map(|(b, _)| *b))
-                .sum();
-            // The slowest rank of the job: every process's slowest, its rank and time.
-            let all: Vec<(u64, f64)> = comm
-                .all_gather(&(slow_rank, slow))
-                .map_err(|e| TrainError::Setup(e.to_string()))?;
-            let (slowest_rank, slowest) = all
-                .into_iter()
-                .fold((0, 0.0), |a, b| if b.1 > a.1 { b } else { a });
-            rounds.push(Round {
-                duration,
-                slowest_rank,
-                slowest,
-                bytes: comm.all_sum(mine_bytes),
-            });
-        }
-        let (u, s) = iolab_backend::process::cpu_times();
-        let hists = comm
-            .gather(0, &hist.to_bytes().unwrap_or_default())
-            .map_err(|e| TrainError::Setup(e.to_string()))?;
-        let cpu = CpuUsage {
-            user: Nanos(comm.all_sum(u.0 - cpu0.0.0)),
-            system: Nanos(comm.all_sum(s.0 - cpu0.1.0)),
-            wall: Nanos(phase_start.elapsed().as_nanos() as u64),
-            cpus: iolab_backend::process::allowed_cpus().len() as u32,
+        let done = Mutex::new(Vec::new());
+        let hook = Rounds {
+            comm,
+            count,
+            interrupt,
+            done: &done,
+            began: Mutex::new(Nanos::ZERO),
+            rounds: Mutex::new(Vec::new()),
+            interrupted: AtomicBool::new(false),
+            first_began: Mutex::new(None),
+            last_end: Mutex::new(None),
         };
-        if comm.rank() == 0 && count > 0 {
-            let mut merged = LatencyHistogram::new();
-            for h in hists {
-                if let Ok(h) = LatencyHistogram::from_bytes(&h) {
-                    merged.merge(&h);
-                }
-            }
-            out.phases.push(round_phase(
-                shape,
-                spec,
-                write,
-                &rounds,
-                merged,
-                cpu,
-                started_at_ms,
-                comm.size(),
-                out.interrupted,
-            ));
+        let name = if write {
+            "checkpoint-write"
+        } else {
+            "checkpoint-read"
+        };
+        let step_spec = StepPhaseSpec {
+            name: name.into(),
+            spec: serde_json::to_value(spec).unwrap_or_default(),
+            workers: (mine.end - mine.start) as usize,
+        };
+        let env = Env::new(comm, interrupt);
+        let run = run_steps(
+            &env,
+            &MonotonicClock,
+            &step_spec,
+            &hook,
+            |i, start, meeting| io.worker(mine.start + i as u64, start, meeting, count, &done),
+        )
+        .map_err(|e| TrainError::Setup(e.to_string()))?;
+        if run.errors > 0 {
+            let first = run.result.errors.first().map(|e| e.message.clone());
+            return Err(TrainError::Io(first.unwrap_or_else(|| {
+                "another rank failed its checkpoint I/O".into()
+            })));
+        }
+        out.interrupted |= hook.interrupted.load(Ordering::Relaxed) || run.interrupted;
+        let (first_began, last_end) = hook.first_and_last();
+        let rounds = hook.rounds.into_inner().unwrap_or_default();
+        if comm.rank() == 0 {
+            out.phases
+                .push(round_phase(shape, &rounds, run.result, out.interrupted));
         }
         if write {
-            writes_end = Some(Instant::now());
+            writes_end = last_end;
             out.writes = rounds;
         } else {
+            // v3.0's memory rule: the first read starts within 30 s of the last write's end.
+            out.read_gap_s = writes_end
+                .zip(first_began)
+                .map(|(w, r)| r.saturating_sub(w).as_secs_f64());
             out.reads = rounds;
         }
         if out.interrupted {
@@ -403,26 +451,13 @@ pub fn run_checkpoints(
     Ok(out)
 }
 
-#[allow(clippy::too_many_arguments)]
+/// The stored phase of one direction: the engine's, with the checkpoints' figures.
 fn round_phase(
     shape: &LlmShape,
-    spec: &CheckpointSpec,
-    write: bool,
     rounds: &[Round],
-    hist: LatencyHistogram,
-    cpu: CpuUsage,
-    started_at_ms: i64,
-    ranks: u32,
+    mut phase: PhaseResult,
     interrupted: bool,
 ) -> PhaseResult {
-    let op = if write { OpKind::Write } else { OpKind::Read };
-    let bytes: u64 = rounds.iter().map(|r| r.bytes).sum();
-    let time: f64 = rounds.iter().map(|r| r.duration).sum();
-    let elapsed = Nanos((time * 1e9) as u64);
-    let count = OpCount {
-        ops: hist.count(),
-        bytes,
-    };
     let mean =
         |f: &dyn Fn(&Round) -> f64| rounds.iter().map(f).sum::<f64>() / rounds.len().max(1) as f64;
     let secs = |s: f64| Nanos((s.max(0.0) * 1e9) as u64);
@@ -440,35 +475,21 @@ fn round_phase(
         slowest_rank_mean: secs(mean(&|r| r.slowest)),
         simulated_ranks: shape.ranks,
     };
-    let mut params = std::collections::BTreeMap::new();
-    params.insert("model".into(), shape.model.dlio_workload().to_string());
-    params.insert("tp".into(), shape.tp.to_string());
-    params.insert("pp".into(), shape.pp.to_string());
-    params.insert("dp".into(), shape.dp.to_string());
-    params.insert("zero".into(), shape.zero.to_string());
-    params.insert("ranks".into(), shape.ranks.to_string());
+    let params = [
+        ("model", shape.model.dlio_workload().to_string()),
+        ("tp", shape.tp.to_string()),
+        ("pp", shape.pp.to_string()),
+        ("dp", shape.dp.to_string()),
+        ("zero", shape.zero.to_string()),
+        ("ranks", shape.ranks.to_string()),
+    ];
+    for (k, v) in params {
+        phase.params.insert(k.into(), v);
+    }
     if shape.is_subset() {
-        params.insert("mode".into(), "subset".into());
+        phase.params.insert("mode".into(), "subset".into());
     }
-    let name = if write {
-        "checkpoint-write"
-    } else {
-        "checkpoint-read"
-    };
-    PhaseResult {
-        params,
-        cpu,
-        figures: Some(PhaseFigures::Checkpoint(figures)),
-        interrupted,
-        ..whole_phase(
-            name.into(),
-            op,
-            count,
-            elapsed,
-            hist,
-            serde_json::to_value(spec).unwrap_or_default(),
-            started_at_ms,
-            (ranks, shape.ranks as u32),
-        )
-    }
+    phase.figures = Some(PhaseFigures::Checkpoint(figures));
+    phase.interrupted |= interrupted;
+    phase
 }

@@ -88,7 +88,7 @@ impl<'c, C: Clock> FileIo<'c, C> {
     }
 
     /// Records a failure unless an I/O already recorded it.
-    pub(crate) fn note_error(&mut self, e: &EngineError) {
+    pub fn note_error(&mut self, e: &EngineError) {
         if self.rec.error_count() == 0 {
             let op = if self.rec.count(OpKind::Read).ops > 0 {
                 OpKind::Read

@@ -51,12 +51,6 @@ const LONG_FUNCTIONS: &[(&str, &str, usize, &str)] = &[
         "a table: io500's command lines, one per phase",
     ),
     (
-        "suites/src/checkpoint.rs",
-        "run_checkpoints",
-        166,
-        "#51: write, read and record steps",
-    ),
-    (
         "compat/src/fio/output/text.rs",
         "job",
         161,
