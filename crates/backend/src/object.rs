@@ -123,6 +123,12 @@ pub trait ObjectBackend: Send {
     fn next_token(&self) -> Option<&str>;
     /// Answers that were not a success so far, by status.
     fn status_counts(&self) -> StatusCounts;
+    /// The first bytes of each following single PUT's body (the rest is the client's
+    /// payload): a file format's header, so an object is laid out as its file would be.
+    /// Clients that send no bytes ignore it.
+    fn set_body_head(&mut self, _head: &[u8]) -> Result<(), ObjectError> {
+        Ok(())
+    }
     /// Tries a retryable request at least `attempts` times from now on (the cleanup's
     /// own, whatever the run's --attempts).
     fn at_least_attempts(&mut self, _attempts: u32) {}

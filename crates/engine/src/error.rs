@@ -52,6 +52,13 @@ pub enum EngineError {
     )]
     WorkDirLink { path: PathBuf },
 
+    #[error("{op} of s3 object {key} failed: {source}")]
+    Object {
+        op: &'static str,
+        key: String,
+        source: Box<iolab_backend::object::ObjectError>,
+    },
+
     #[error("{op} {path}: {}{}", iolab_core::error::describe(source), iolab_core::error::errno_hint(source.raw_os_error()))]
     WorkDirIo {
         op: &'static str,

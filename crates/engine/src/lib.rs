@@ -47,7 +47,10 @@ pub use hist_log::HistSample;
 pub use image::{NewImage, create_image, is_missing, remove_image};
 pub use memory::{Available, check_buffers_here, ranks_on_this_host};
 pub use meta::{MetaError, MetaOptions, MetaOutcome, finish_meta, run_find, run_meta};
-pub use object::{ObjectFactory, ObjectOptions, finish_s3, run_s3, start_s3};
+pub use object::{
+    CLEANUP_ATTEMPTS, ObjectFactory, ObjectOptions, ObjectPlan, finish_s3, release_bucket, run_s3,
+    start_s3,
+};
 pub use phase::{Env, PhaseProbe, Progress, RankProgress, Stall, UnitProgress};
 pub use plan::{DataTarget, FileNames, shares};
 pub use recorder::WorkerMeasure;

@@ -76,10 +76,12 @@ enum Body {
     Small {
         md5: bool,
     },
-    /// `len` bytes of the payload for object `data_offset`.
+    /// `len` bytes of the payload for object `data_offset`; with `head`, the client's
+    /// body head ([`ObjectBackend::set_body_head`]) stands for its first bytes.
     Payload {
         data_offset: u64,
         len: u64,
+        head: bool,
     },
 }
 
@@ -99,6 +101,9 @@ struct Answer {
     head: Head,
     bytes: u64,
 }
+
+/// The most bytes a body head may hold (headers of file formats are far smaller).
+const MAX_BODY_HEAD: usize = 64 << 10;
 
 pub struct S3Client {
     opts: S3Options,
@@ -123,6 +128,8 @@ pub struct S3Client {
     done: Option<ObjectCompletion>,
     token: Option<String>,
     statuses: StatusCounts,
+    /// The first bytes of each single PUT's body (a file format's header).
+    body_head: Vec<u8>,
     /// When the request being run started (for the time to first byte).
     started: Instant,
     pending_tag: u64,
@@ -184,6 +191,7 @@ impl S3Client {
             done: None,
             token: None,
             statuses: Vec::new(),
+            body_head: Vec::new(),
             started: Instant::now(),
             pending_tag: 0,
             opts,
@@ -258,6 +266,7 @@ impl S3Client {
                         Body::Payload {
                             data_offset,
                             len: size,
+                            head: !self.body_head.is_empty() && self.body_head.len() as u64 <= size,
                         },
                         None,
                         Keep::Xml,
@@ -462,6 +471,18 @@ impl ObjectBackend for S3Client {
 
     fn status_counts(&self) -> StatusCounts {
         self.statuses.clone()
+    }
+
+    fn set_body_head(&mut self, head: &[u8]) -> Result<(), ObjectError> {
+        if head.len() > MAX_BODY_HEAD {
+            return Err(ObjectError::Setup(format!(
+                "a body head of {} bytes is more than the {MAX_BODY_HEAD} a client keeps",
+                head.len()
+            )));
+        }
+        self.body_head.clear();
+        self.body_head.extend_from_slice(head);
+        Ok(())
     }
 
     fn at_least_attempts(&mut self, attempts: u32) {

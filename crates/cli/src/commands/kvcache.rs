@@ -4,18 +4,21 @@
 
 use anyhow::Result;
 use clap::Args;
+use iolab_backend::object::S3Options;
 use iolab_core::SpecError;
 use iolab_core::kvcache::AutoscaleResult;
 use iolab_core::result::{OpCount, OpKind, OpResult, RunStatus};
+use iolab_core::spec::S3Spec;
 use iolab_core::spec::{KvCacheSettings, KvCacheSpec, MAX_AUTOSCALE_USERS, TargetSpec};
 use iolab_engine::MonotonicClock;
 use iolab_suites::kvcache::autoscale::run_autoscale;
 use iolab_suites::kvcache::{
-    KvError, TrialFigures, check_backend, check_memory, run_kvcache, storage_limit,
+    KvError, Storage, TrialFigures, check_backend, check_memory, run_kvcache, storage_limit,
 };
 
 use crate::args::OutputArgs;
 use crate::commands::finish::{cleanup, conclude, start_in_workdir};
+use crate::commands::kvcache_s3::{KvS3Args, client_setup, open_bucket};
 use crate::runtime::Runtime;
 
 #[derive(Args, Debug)]
@@ -25,8 +28,13 @@ pub struct KvCacheArgs {
     #[command(flatten)]
     pub target: TargetSpec,
     #[command(flatten)]
+    pub s3: KvS3Args,
+    #[command(flatten)]
     pub output: OutputArgs,
 }
+
+/// The S3 tier's spec and clients' options, when the tier is a bucket.
+type S3Setup = Option<(S3Spec, S3Options)>;
 
 pub fn kvcache(args: KvCacheArgs) -> Result<u8> {
     Runtime::with(|rt| kvcache_in(rt, args))
@@ -34,7 +42,7 @@ pub fn kvcache(args: KvCacheArgs) -> Result<u8> {
 
 /// Checks on every rank before anything is written: the settings, --dir, the memory
 /// the CPU tier and the buffers take, the storage tier's room.
-fn check(rt: &Runtime, args: &KvCacheArgs) -> Result<(KvCacheSettings, u64)> {
+fn check(rt: &Runtime, args: &KvCacheArgs) -> Result<(KvCacheSettings, u64, S3Setup)> {
     let settings = args.spec.resolve()?;
     let dir =
         args.target.dir.as_deref().ok_or_else(|| {
@@ -52,20 +60,40 @@ fn check(rt: &Runtime, args: &KvCacheArgs) -> Result<(KvCacheSettings, u64)> {
     };
     check_memory(&most, rt.comm.as_ref())?;
     let ranks = iolab_engine::ranks_on_this_host(rt.comm.as_ref());
-    let limit = storage_limit(&settings, dir, ranks)?;
+    let (limit, s3) = if args.s3.on() {
+        let s3 = client_setup(&args.s3, &args.output, settings.workers(), settings.seed)?;
+        // A bucket's room is not known: --storage-capacity, else unbounded.
+        let limit = settings.storage_capacity.map_or(u64::MAX, |c| c.0);
+        (limit, Some(s3))
+    } else {
+        (storage_limit(&settings, dir, ranks)?, None)
+    };
     args.output.prepare(rt)?;
-    Ok((settings, limit))
+    Ok((settings, limit, s3))
 }
 
 fn kvcache_in(rt: &Runtime, args: KvCacheArgs) -> Result<u8> {
-    let (settings, limit) = rt.agree(check(rt, &args))?;
-    let (target, workdir, mut sink) = start_in_workdir(
+    let (settings, limit, s3) = rt.agree(check(rt, &args))?;
+    let bucket = match &s3 {
+        Some(s3) => Some(open_bucket(rt, s3)?),
+        None => None,
+    };
+    let started = start_in_workdir(
         rt,
         &args.target,
         &args.output,
         "kvcache",
         serde_json::json!({ "spec": args.spec, "settings": settings }),
-    )?;
+    );
+    let (target, workdir, mut sink) = match started {
+        Ok(s) => s,
+        Err(e) => {
+            if let Some(b) = bucket {
+                b.release(rt, false);
+            }
+            return Err(e);
+        }
+    };
     if settings.autoscale.is_none() {
         // The live page's plan: the trials, each of --duration.
         let secs = settings.duration.nanos().0 as f64 / 1e9;
@@ -73,7 +101,13 @@ fn kvcache_in(rt: &Runtime, args: KvCacheArgs) -> Result<u8> {
             (1..=settings.trials).map(|i| (format!("kvcache trial {i}"), Some(secs))),
         );
     }
-    let outcome = run(rt, &settings, &workdir, limit, args.output.quiet);
+    let quiet = args.output.quiet;
+    let outcome = match bucket {
+        None => run(rt, &settings, &Storage::files(&workdir), limit, quiet),
+        Some(b) => b.run(rt, (&workdir, args.target.keep), |at| {
+            run(rt, &settings, at, limit, quiet)
+        }),
+    };
     rt.comm.barrier();
     let cleaned = cleanup(rt.comm.as_ref(), target, &[], args.target.keep);
     let (autoscaled, trials) = match outcome {
@@ -128,7 +162,7 @@ fn kvcache_in(rt: &Runtime, args: KvCacheArgs) -> Result<u8> {
 fn run(
     rt: &Runtime,
     settings: &KvCacheSettings,
-    workdir: &std::path::Path,
+    storage: &Storage<'_>,
     limit: u64,
     quiet: bool,
 ) -> Result<(Option<AutoscaleResult>, Vec<TrialFigures>), KvError> {
@@ -137,7 +171,7 @@ fn run(
         let trials = run_kvcache(
             comm,
             settings,
-            workdir,
+            storage,
             limit,
             &MonotonicClock,
             rt.interrupt,
@@ -155,7 +189,7 @@ fn run(
     let (r, trials) = run_autoscale(
         comm,
         settings,
-        workdir,
+        storage,
         limit,
         &MonotonicClock,
         rt.interrupt,

@@ -14,6 +14,7 @@ pub mod inventory;
 pub mod io500;
 pub mod ior;
 pub mod kvcache;
+pub mod kvcache_s3;
 pub mod ladder;
 pub mod mdtest;
 pub mod meta;

@@ -115,7 +115,11 @@ pub fn client_options(spec: &S3Spec, access: &S3Access, output: &OutputArgs) -> 
 
 /// Worker `g`'s client: its own first endpoint (workers start spread over them) and
 /// its own upload data.
-fn client_of(client: &S3Options, seed: u64, g: u32) -> Result<Box<dyn ObjectBackend>, ObjectError> {
+pub(crate) fn client_of(
+    client: &S3Options,
+    seed: u64,
+    g: u32,
+) -> Result<Box<dyn ObjectBackend>, ObjectError> {
     let mut o = client.clone();
     o.first_endpoint = g as usize;
     o.seed = iolab_core::rng::mix(&[seed, u64::from(g)]);
@@ -123,7 +127,7 @@ fn client_of(client: &S3Options, seed: u64, g: u32) -> Result<Box<dyn ObjectBack
 }
 
 /// What the engine needs to know of the clients: their memory and where they go.
-fn object_options(client: &S3Options) -> ObjectOptions {
+pub(crate) fn object_options(client: &S3Options) -> ObjectOptions {
     ObjectOptions {
         backend_bytes: S3Client::memory_bytes(client.endpoints.len(), client.part_concurrency),
         endpoints: client.endpoints.iter().map(|e| e.url()).collect(),

@@ -272,7 +272,7 @@ impl KvCache {
             });
             return Ok(out);
         }
-        if !self.make_room_storage(size, io.over)? {
+        if !self.make_room_storage(size, io)? {
             out.refused = true;
             return Ok(out);
         }
@@ -384,7 +384,7 @@ impl KvCache {
     /// (until the run is over: Interrupted); false if the entry is larger than the
     /// tier (nothing reserved: the tier never grows past its capacity, where kv-cache.py
     /// writes regardless).
-    fn make_room_storage(&self, size: u64, over: &dyn Fn() -> bool) -> Result<bool, EngineError> {
+    fn make_room_storage(&self, size: u64, io: &mut EntryIo<'_>) -> Result<bool, EngineError> {
         if size > self.storage_limit {
             return Ok(false);
         }
@@ -392,13 +392,21 @@ impl KvCache {
         loop {
             if let Some(gone) = Self::evict_storage(&mut ix, size, self.storage_limit) {
                 drop(ix);
+                let mut first = Ok(true);
                 for k in gone {
                     self.evictions.storage.fetch_add(1, Ordering::Relaxed);
-                    let _ = std::fs::remove_file(self.path_of(&k));
+                    if let Err(e) = io.remove_entry(&self.path_of(&k))
+                        && first.is_ok()
+                    {
+                        first = Err(e);
+                    }
                 }
-                return Ok(true);
+                if first.is_err() {
+                    self.unreserve(size);
+                }
+                return first;
             }
-            if over() {
+            if (io.over)() {
                 return Err(EngineError::Interrupted);
             }
             ix = self
@@ -448,7 +456,7 @@ impl KvCache {
         let mut ops = Vec::with_capacity(victims.len());
         for (key, data) in victims {
             let size = data.len() as u64;
-            let room = self.make_room_storage(size, io.over);
+            let room = self.make_room_storage(size, io);
             if !matches!(room, Ok(true)) {
                 // Nowhere to go (or the run is over): the entry leaves the cache.
                 self.lock().entries.remove(&key);

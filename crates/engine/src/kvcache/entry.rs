@@ -10,8 +10,11 @@
 use std::path::Path;
 use std::sync::Arc;
 
+mod object;
+
 use iolab_backend::buffer::BufferPool;
 use iolab_backend::files::{DataFile, OpenSpec};
+use iolab_backend::object::ObjectBackend;
 use iolab_backend::{
     BackendError, BackendOptions, Completion, IoBackend, IoDir, IoRequest, ReusedBackend,
     capabilities_of,
@@ -80,6 +83,8 @@ pub struct EntryIo<'c> {
     backend: Option<ReusedBackend>,
     /// True once the run is over: a streaming entry stops at its next piece.
     pub over: &'c dyn Fn() -> bool,
+    /// The storage tier is a bucket (object.rs): entries are objects named by their path.
+    objects: Option<Box<dyn ObjectBackend>>,
 }
 
 fn never() -> bool {
@@ -124,6 +129,7 @@ impl<'c> EntryIo<'c> {
             done: Vec::with_capacity(1),
             backend: None,
             over: &never,
+            objects: None,
         })
     }
 
@@ -190,6 +196,9 @@ impl<'c> EntryIo<'c> {
         payload: u64,
         from: Option<&Arc<Vec<u8>>>,
     ) -> Result<Spans, EngineError> {
+        if self.objects.is_some() {
+            return self.put_object(path, header, payload, from);
+        }
         let entry = Entry {
             path,
             header,
@@ -228,6 +237,9 @@ impl<'c> EntryIo<'c> {
     /// Reads an entry's file whole, `size` bytes (after dropping its cached pages, as
     /// the reference's fadvise DONTNEED); returns the bytes read.
     pub fn read_file(&mut self, path: &Path, size: u64) -> Result<(u64, Spans), EngineError> {
+        if self.objects.is_some() {
+            return self.get_object(path, size);
+        }
         let t0 = self.clock.now();
         let files = self.open(path, false)?;
         if let Some(file) = files.first()

@@ -100,6 +100,25 @@ pub fn finish_s3(
     warnings
 }
 
+/// The end of a run whose objects were all removed as it went (the KV cache's tier):
+/// the run's marker, and the bucket when the run made it; warnings about anything left.
+/// Collective.
+pub fn release_bucket(
+    comm: &dyn Comm,
+    plan: &ObjectPlan,
+    made_bucket: bool,
+    factory: ObjectFactory<'_>,
+) -> Vec<String> {
+    let outcome = ObjectOutcome {
+        phases: Vec::new(),
+        plan: plan.clone(),
+        pools: Vec::new(),
+        made_bucket,
+        stopped: false,
+    };
+    finish_s3(comm, &outcome, factory, false)
+}
+
 /// Deletes one worker's objects; None when all are gone.
 fn remove_pool(
     plan: &ObjectPlan,

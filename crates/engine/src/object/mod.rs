@@ -14,6 +14,7 @@ mod worker;
 #[cfg(test)]
 mod tests;
 
-pub use cleanup::finish_s3;
+pub use cleanup::{CLEANUP_ATTEMPTS, finish_s3, release_bucket};
+pub use plan::ObjectPlan;
 pub use run::{ObjectOptions, run_s3, start_s3};
 pub use worker::ObjectFactory;

@@ -5,7 +5,6 @@
 //! +40 % then +20 % of the users (5 to 100), stop after two steps not 1 % over the peak).
 //! [`run_autoscale`] runs the steps on every rank, rank 0 deciding.
 
-use std::path::Path;
 use std::sync::atomic::AtomicBool;
 
 use iolab_comm::{Comm, CommExt};
@@ -193,7 +192,7 @@ fn plus_20(u: u32) -> u32 {
 pub fn run_autoscale(
     comm: &dyn Comm,
     settings: &KvCacheSettings,
-    workdir: &Path,
+    storage: &super::Storage<'_>,
     storage_limit: u64,
     clock: &dyn Clock,
     stop: &AtomicBool,
@@ -208,7 +207,7 @@ pub fn run_autoscale(
             trials: 1,
             ..settings.clone()
         };
-        let mut got = run_kvcache(comm, &at, workdir, storage_limit, clock, stop)?;
+        let mut got = run_kvcache(comm, &at, storage, storage_limit, clock, stop)?;
         let mut next = None;
         if let Some(t) = got.pop() {
             let step = scaler.step(n, &t.figures);

@@ -25,6 +25,31 @@ use iolab_engine::{Available, Clock, EngineError, ranks_on_this_host};
 /// The tiers and the entries' I/O are the engine's.
 pub use iolab_engine::kvcache::{cache, entry};
 
+/// The storage tier on an S3 bucket: how each worker gets its client, and the run's
+/// prefix in the bucket (`<prefix>iolab-<token>/`, made by `start_s3`).
+pub struct ObjectTier<'a> {
+    pub factory: iolab_engine::ObjectFactory<'a>,
+    pub prefix: String,
+    /// --keep: the objects left at a trial's end stay.
+    pub keep: bool,
+}
+
+/// Where the storage tier is: files under the work directory, or objects in a bucket.
+pub struct Storage<'a> {
+    pub workdir: &'a Path,
+    pub objects: Option<&'a ObjectTier<'a>>,
+}
+
+impl<'a> Storage<'a> {
+    /// The storage tier in files under `workdir`.
+    pub fn files(workdir: &'a Path) -> Storage<'a> {
+        Storage {
+            workdir,
+            objects: None,
+        }
+    }
+}
+
 /// Why a KV cache run did not complete.
 #[derive(Debug, thiserror::Error)]
 pub enum KvError {
@@ -155,14 +180,21 @@ pub fn rank_dir(workdir: &Path, rank: u32) -> PathBuf {
 pub fn run_kvcache(
     comm: &dyn Comm,
     settings: &KvCacheSettings,
-    workdir: &Path,
+    storage: &Storage<'_>,
     storage_limit: u64,
     clock: &dyn Clock,
     stop: &AtomicBool,
 ) -> Result<Vec<TrialFigures>, KvError> {
-    let dir = rank_dir(workdir, comm.rank());
-    let made = std::fs::create_dir_all(&dir)
-        .map_err(|e| KvError::Setup(format!("{}: {e}", dir.display())));
+    let workdir = storage.workdir;
+    let dir = match storage.objects {
+        Some(o) => PathBuf::from(format!("{}rank_{}", o.prefix, comm.rank())),
+        None => rank_dir(workdir, comm.rank()),
+    };
+    let made = match storage.objects {
+        Some(_) => Ok(()),
+        None => std::fs::create_dir_all(&dir)
+            .map_err(|e| KvError::Setup(format!("{}: {e}", dir.display()))),
+    };
     let ok = comm.all_ok(made.is_ok());
     made?;
     if !ok {
@@ -175,7 +207,15 @@ pub fn run_kvcache(
     for _ in 0..settings.trials {
         comm.barrier();
         let started_at_ms = iolab_core::civil::now_ms();
-        let trial = run::run_trial(settings, &dir, storage_limit, seed, clock, stop);
+        let trial = run::run_trial(
+            settings,
+            &dir,
+            storage.objects,
+            storage_limit,
+            seed,
+            clock,
+            stop,
+        );
         if !comm.all_ok(trial.is_ok()) {
             trial?;
             return Err(KvError::Setup("another rank's trial failed".into()));
@@ -198,8 +238,10 @@ pub fn run_kvcache(
             });
         }
     }
-    let _ = std::fs::remove_dir(&dir);
-    let _ = std::fs::remove_dir(workdir.join("kvcache"));
+    if storage.objects.is_none() {
+        let _ = std::fs::remove_dir(&dir);
+        let _ = std::fs::remove_dir(workdir.join("kvcache"));
+    }
     Ok(out)
 }
 

@@ -15,12 +15,14 @@ use iolab_core::spec::KvCacheSettings;
 use iolab_core::units::Nanos;
 use iolab_engine::Clock;
 
-use super::KvError;
+use iolab_backend::object::{ObjectOp, ObjectRequest};
+
 use super::cache::KvCache;
 use super::entry::{EntryIo, EntrySetup};
 use super::serve::{Serving, serve};
 use super::tally::Tally;
 use super::users::{Request, UserState, users};
+use super::{KvError, ObjectTier};
 
 /// A queued request: higher QoS first, then the earlier issued.
 struct Queued(Request);
@@ -66,6 +68,7 @@ pub struct Trial {
 pub fn run_trial(
     settings: &KvCacheSettings,
     dir: &Path,
+    objects: Option<&ObjectTier<'_>>,
     storage_limit: u64,
     seed: u64,
     clock: &dyn Clock,
@@ -96,6 +99,7 @@ pub fn run_trial(
         start,
         // Requests being served may finish within the join window (kv-cache.py's way).
         deadline: deadline + settings.join_window.nanos(),
+        objects,
     };
     let tallies: Vec<Tally> = std::thread::scope(|s| {
         let (failed_ref, queue_ref, ready_ref) = (&failed, &queue, &ready);
@@ -106,7 +110,7 @@ pub fn run_trial(
         let workers: Vec<_> = (0..settings.workers())
             .map(|w| {
                 let shared = &shared;
-                s.spawn(move || worker(shared, seed ^ u64::from(w)))
+                s.spawn(move || worker(shared, w, seed ^ u64::from(w)))
             })
             .collect();
         workers
@@ -117,13 +121,11 @@ pub fn run_trial(
     // The duration asked for, as kv-cache.py takes it (the time until its stop event),
     // not the wind-down after it; shorter if the run stopped early.
     let duration = clock.now().min(deadline).saturating_sub(start);
-    let files = cache.files();
-    for f in &files {
-        let _ = std::fs::remove_file(f);
-    }
+    let left = remove_left(&cache.files(), objects);
     if let Some(e) = first_error.into_inner().unwrap_or_else(|p| p.into_inner()) {
         return Err(e);
     }
+    left?;
     if stop.load(Ordering::Relaxed) {
         return Err(KvError::Interrupted);
     }
@@ -159,10 +161,43 @@ struct Shared<'a> {
     first_error: &'a Mutex<Option<KvError>>,
     start: Nanos,
     deadline: Nanos,
+    objects: Option<&'a ObjectTier<'a>>,
+}
+
+/// Removes the storage tier's entries left at a trial's end: files, or objects through
+/// a client of their own (with the cleanup's retries).
+fn remove_left(
+    keys: &[std::path::PathBuf],
+    objects: Option<&ObjectTier<'_>>,
+) -> Result<(), KvError> {
+    let Some(o) = objects else {
+        for f in keys {
+            let _ = std::fs::remove_file(f);
+        }
+        return Ok(());
+    };
+    if keys.is_empty() || o.keep {
+        return Ok(());
+    }
+    let mut b = (o.factory)(0).map_err(|e| KvError::Setup(e.to_string()))?;
+    b.at_least_attempts(iolab_engine::CLEANUP_ATTEMPTS);
+    let mut failed = None;
+    for k in keys {
+        let key = k.to_string_lossy();
+        let c = b.run(ObjectRequest {
+            op: ObjectOp::Delete,
+            key: &key,
+            tag: 0,
+        });
+        if let Some(e) = c.error {
+            failed.get_or_insert(format!("could not remove s3 object {key}: {e}"));
+        }
+    }
+    failed.map_or(Ok(()), |why| Err(KvError::Io(why)))
 }
 
 /// A worker thread: serves until the end; its error stops every worker.
-fn worker(sh: &Shared<'_>, seed: u64) -> Tally {
+fn worker(sh: &Shared<'_>, w: u32, seed: u64) -> Tally {
     let mut tally = Tally::default();
     let over = || {
         sh.stop.load(Ordering::Relaxed)
@@ -176,7 +211,8 @@ fn worker(sh: &Shared<'_>, seed: u64) -> Tally {
         deadline: sh.deadline,
         over: &over,
     };
-    if let Err(e) = work(&at, sh.queue, sh.ready, sh.clock, seed, &mut tally) {
+    let objects = sh.objects.map(|o| (o.factory, w));
+    if let Err(e) = work(&at, objects, sh.queue, sh.ready, sh.clock, seed, &mut tally) {
         sh.failed.store(true, Ordering::Relaxed);
         sh.ready.notify_all();
         sh.first_error
@@ -243,6 +279,7 @@ fn issue(
 /// A worker: takes requests until the queue is closed (or the run fails).
 fn work(
     at: &Serving<'_>,
+    objects: Option<(iolab_engine::ObjectFactory<'_>, u32)>,
     queue: &Mutex<Queue>,
     ready: &Condvar,
     clock: &dyn Clock,
@@ -258,6 +295,9 @@ fn work(
     };
     let mut io = EntryIo::new(setup, clock, at.start)?;
     io.over = at.over;
+    if let Some((factory, w)) = objects {
+        io.use_objects(factory(w).map_err(|e| KvError::Setup(e.to_string()))?);
+    }
     let r = serve_queue(at, &mut io, queue, ready, tally);
     tally.io.merge(&io.finish());
     r

@@ -133,7 +133,7 @@ fn a_short_trial_issues_and_serves_requests() {
     .unwrap();
     let stop = std::sync::atomic::AtomicBool::new(false);
     let clock = iolab_engine::MonotonicClock;
-    let t = super::run::run_trial(&settings, dir.path(), 1 << 40, 7, &clock, &stop).unwrap();
+    let t = super::run::run_trial(&settings, dir.path(), None, 1 << 40, 7, &clock, &stop).unwrap();
     assert!(t.issued >= 3, "{}", t.issued);
     assert_eq!(t.tally.requests + t.tally.cut + t.dropped, t.issued);
     assert!(t.tally.storage.bytes_written > 0);
@@ -162,7 +162,7 @@ fn ranks_run_their_own_users_and_rank_0_adds_them_up() {
             super::run_kvcache(
                 comm,
                 &settings,
-                dir.path(),
+                &super::Storage::files(dir.path()),
                 1 << 40,
                 &iolab_engine::MonotonicClock,
                 &stop,

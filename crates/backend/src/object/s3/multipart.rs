@@ -139,6 +139,7 @@ impl S3Client {
         let body = Body::Payload {
             data_offset: body_offset,
             len,
+            head: false,
         };
         let a = self.request("PUT (part)", "PUT", body, None, Keep::Xml, c)?;
         c.bytes += len;

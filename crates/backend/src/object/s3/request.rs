@@ -9,6 +9,7 @@ use sha2::{Digest, Sha256};
 
 use super::{Answer, Body, Keep, MAX_XML, S3Client, base64_std};
 use crate::object::http::{BodySink, Conn, Stream};
+use crate::object::payload::Payload;
 use crate::object::sigv4::{self, EMPTY_SHA256, SignInput, UNSIGNED_PAYLOAD};
 use crate::object::{ObjectCompletion, ObjectError, tls, xml};
 
@@ -129,10 +130,10 @@ impl S3Client {
                     md5,
                 )
             }
-            Body::Payload { data_offset, len } => {
+            Body::Payload { len, .. } => {
                 let hash = if self.opts.sign_payload && !self.opts.endpoints.iter().all(|e| e.tls) {
                     let mut s = Sha256::new();
-                    let _ = self.payload.pieces(data_offset, len, |p| {
+                    let _ = send_payload(&self.payload, &self.body_head, body, |p| {
                         s.update(p);
                         Ok(())
                     });
@@ -228,14 +229,11 @@ impl S3Client {
         if self.conns[ep].is_none() {
             self.conns[ep] = Some(self.open(ep).map_err(|e| (e, false))?);
         }
-        let payload = &self.payload;
+        let (payload, body_head) = (&self.payload, &self.body_head);
         let conn = self.conns[ep].as_mut().expect("just opened");
-        let sent = conn.write_all(head).and_then(|()| match body {
-            Body::Payload { data_offset, len } => {
-                payload.pieces(data_offset, len, |p| conn.write_all(p))
-            }
-            _ => Ok(()),
-        });
+        let sent = conn
+            .write_all(head)
+            .and_then(|()| send_payload(payload, body_head, body, |p| conn.write_all(p)));
         sent.and_then(|()| conn.flush()).map_err(|e| (e, false))?;
         let head = conn.read_head().map_err(|e| (e, false))?;
         let xml = &mut self.xml;
@@ -355,4 +353,28 @@ impl S3Client {
         let jitter = (self.rng.next_u64() >> 11) as f64 / (1u64 << 53) as f64;
         std::thread::sleep(sleep.mul_f64(1.0 - jitter));
     }
+}
+
+/// Hands `f` a payload body's pieces: the body head first when the body takes it, then
+/// the payload for the rest (nothing for other bodies).
+fn send_payload(
+    payload: &Payload,
+    body_head: &[u8],
+    body: Body,
+    mut f: impl FnMut(&[u8]) -> std::io::Result<()>,
+) -> std::io::Result<()> {
+    let Body::Payload {
+        data_offset,
+        len,
+        head,
+    } = body
+    else {
+        return Ok(());
+    };
+    let mut rest = len;
+    if head {
+        f(body_head)?;
+        rest -= body_head.len() as u64;
+    }
+    payload.pieces(data_offset, rest, f)
 }

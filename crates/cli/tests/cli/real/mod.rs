@@ -10,6 +10,7 @@ mod ceph;
 mod cluster;
 mod compressing;
 mod failover;
+mod kvcache_s3;
 mod nbd;
 mod nfs;
 mod s3;

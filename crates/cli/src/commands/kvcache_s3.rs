@@ -1,0 +1,142 @@
+//! `iolab kvcache --s3-endpoint URL --bucket NAME`: the KV cache's storage tier in an S3
+//! bucket. The options, credentials and clients are `iolab s3`'s (commands/s3.rs), as is
+//! the bucket's handling: checked before any load (made with --create-bucket), the
+//! run's marker written first and removed last, a bucket the run made removed at the
+//! end. The cache deletes each object it evicts and the trial's end deletes the rest.
+
+use anyhow::Result;
+use clap::Args;
+use std::path::Path;
+
+use iolab_backend::object::S3Options;
+use iolab_core::SpecError;
+use iolab_core::spec::S3Spec;
+use iolab_engine::{release_bucket, start_s3};
+use iolab_suites::kvcache::{KvError, ObjectTier, Storage};
+
+use crate::args::OutputArgs;
+use crate::runtime::Runtime;
+
+/// Where the storage tier's objects go (instead of files under --dir).
+#[derive(Args, Debug, Clone, Default)]
+pub struct KvS3Args {
+    /// The storage tier in an S3 bucket at this endpoint (credentials from the
+    /// environment or the AWS files, as `iolab s3` takes them); --dir holds no entries.
+    #[arg(
+        long = "s3-endpoint",
+        value_delimiter = ',',
+        value_name = "URL",
+        requires = "bucket"
+    )]
+    pub s3_endpoints: Vec<String>,
+    /// The bucket of the S3 tier.
+    #[arg(long, requires = "s3_endpoints")]
+    pub bucket: Option<String>,
+    /// Make the bucket when it does not exist (and remove it at the end).
+    #[arg(long, requires = "s3_endpoints")]
+    pub create_bucket: bool,
+}
+
+impl KvS3Args {
+    pub fn on(&self) -> bool {
+        !self.s3_endpoints.is_empty()
+    }
+
+    /// `iolab s3`'s spec for this tier: its endpoint, bucket and one connection per
+    /// worker; its own options named as kvcache names them.
+    fn spec(&self, workers: u32, seed: u64) -> Result<S3Spec, SpecError> {
+        let spec = S3Spec {
+            endpoints: self.s3_endpoints.clone(),
+            bucket: self.bucket.clone().unwrap_or_default(),
+            create_bucket: self.create_bucket,
+            concurrency: workers.max(1),
+            part_size: None,
+            seed,
+            ..S3Spec::default()
+        };
+        spec.validate().map_err(|e| {
+            let option = if e.option == "--endpoint" {
+                "--s3-endpoint".to_string()
+            } else {
+                e.option
+            };
+            SpecError::new(option, e.reason)
+        })?;
+        Ok(spec)
+    }
+}
+
+/// The S3 tier's spec and every worker's client options, checked before anything runs.
+pub fn client_setup(
+    args: &KvS3Args,
+    output: &OutputArgs,
+    workers: u32,
+    seed: u64,
+) -> Result<(S3Spec, S3Options)> {
+    let spec = args.spec(workers, seed)?;
+    let access = crate::commands::s3::access_for(&spec)?;
+    let client = crate::commands::s3::client_options(&spec, &access, output)?;
+    Ok((spec, client))
+}
+
+/// The bucket of a run, checked (or made) and marked as the run's.
+pub struct Bucket<'s> {
+    setup: &'s (S3Spec, S3Options),
+    plan: iolab_engine::ObjectPlan,
+    made: bool,
+}
+
+/// Checks (or makes) the bucket and writes the run's marker, before anything else is
+/// written or stored. Collective.
+pub fn open_bucket<'s>(rt: &Runtime, setup: &'s (S3Spec, S3Options)) -> Result<Bucket<'s>> {
+    let (spec, client) = setup;
+    let factory = |g: u32| crate::commands::s3::client_of(client, spec.seed, g);
+    let opts = crate::commands::s3::object_options(client);
+    let (plan, made) = start_s3(rt.comm.as_ref(), spec, &factory, &opts)?;
+    Ok(Bucket { setup, plan, made })
+}
+
+impl Bucket<'_> {
+    /// Runs `f` with the storage tier in the bucket, then releases it (below).
+    pub fn run<T>(
+        self,
+        rt: &Runtime,
+        (workdir, keep): (&Path, bool),
+        f: impl FnOnce(&Storage<'_>) -> Result<T, KvError>,
+    ) -> Result<T, KvError> {
+        let (spec, client) = self.setup;
+        let factory = |g: u32| crate::commands::s3::client_of(client, spec.seed, g);
+        let tier = ObjectTier {
+            factory: &factory,
+            prefix: self.plan.root.clone(),
+            keep,
+        };
+        let r = f(&Storage {
+            workdir,
+            objects: Some(&tier),
+        });
+        rt.comm.barrier();
+        self.release(rt, keep);
+        r
+    }
+
+    /// The run's marker and a bucket the run made removed unless `keep` (what could not
+    /// be is said on stderr). Collective.
+    pub fn release(self, rt: &Runtime, keep: bool) {
+        let (spec, client) = self.setup;
+        let factory = |g: u32| crate::commands::s3::client_of(client, spec.seed, g);
+        let left = if keep {
+            vec![format!(
+                "--keep: the storage tier's objects at the end kept under s3://{}/{} (with its marker)",
+                spec.bucket, self.plan.root
+            )]
+        } else {
+            release_bucket(rt.comm.as_ref(), &self.plan, self.made, &factory)
+        };
+        if rt.is_root() {
+            for w in &left {
+                eprintln!("iolab: {w}");
+            }
+        }
+    }
+}

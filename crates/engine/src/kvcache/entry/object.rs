@@ -1,0 +1,152 @@
+//! The storage tier on an S3 bucket: an entry is one object keyed as its file would be
+//! named (`<prefix>rank_<N>/<key>.npy`), its `.npy` header first and the client's payload
+//! after it, PUT whole (one request: no multipart), read back in transfer-size ranged
+//! GETs as the file tier reads its pieces, deleted on eviction. Each request is timed by
+//! the `Clock` into the worker's `Recorder` as the file tier's I/Os are.
+
+use std::path::Path;
+use std::sync::Arc;
+
+use iolab_backend::object::{
+    ObjectBackend, ObjectCompletion, ObjectError, ObjectOp, ObjectRequest,
+};
+use iolab_core::result::{ErrorRecord, OpKind};
+
+use super::{EntryIo, Spans, path_hash};
+use crate::error::EngineError;
+
+/// The bytes of an `.npy` header at the start of `data` (numpy's v1.0 layout: magic,
+/// version, a little-endian length, the dict); none when `data` is not one.
+fn npy_header_of(data: &[u8]) -> &[u8] {
+    if data.len() < 10 || &data[..6] != b"\x93NUMPY" {
+        return &[];
+    }
+    let len = 10 + usize::from(u16::from_le_bytes([data[8], data[9]]));
+    &data[..len.min(data.len())]
+}
+
+fn object_error(op: &'static str, key: &str, e: ObjectError) -> EngineError {
+    EngineError::Object {
+        op,
+        key: key.to_string(),
+        source: Box::new(e),
+    }
+}
+
+impl EntryIo<'_> {
+    /// Puts this worker's storage tier in a bucket, reached through `backend`.
+    pub fn use_objects(&mut self, backend: Box<dyn ObjectBackend>) {
+        self.objects = Some(backend);
+    }
+
+    /// One request, timed and recorded as `kind` (none: not recorded); its completion.
+    fn object_request(
+        &mut self,
+        op: ObjectOp<'_>,
+        key: &str,
+        kind: Option<OpKind>,
+    ) -> Result<ObjectCompletion, EngineError> {
+        let backend = self.objects.as_mut().expect("the storage tier is a bucket");
+        let t0 = self.clock.now();
+        let mut c = backend.run(ObjectRequest { op, key, tag: 0 });
+        let at = self.clock.now();
+        if let Some(e) = c.error.take() {
+            if let Some(kind) = kind {
+                self.rec.error(ErrorRecord {
+                    rank: 0,
+                    host: String::new(),
+                    op: kind,
+                    path: key.to_string(),
+                    offset: None,
+                    errno: None,
+                    message: e.to_string(),
+                });
+            }
+            return Err(object_error(op.name(), key, *e));
+        }
+        if let Some(kind) = kind {
+            self.rec.record(kind, at.saturating_sub(t0), c.bytes, at);
+        }
+        Ok(c)
+    }
+
+    /// PUTs an entry of `header` + `payload` bytes as the object `key`; a demoted
+    /// entry (`from`) keeps its own header, its payload is the client's.
+    pub(super) fn put_object(
+        &mut self,
+        key: &Path,
+        header: &[u8],
+        payload: u64,
+        from: Option<&Arc<Vec<u8>>>,
+    ) -> Result<Spans, EngineError> {
+        let name = key.to_string_lossy();
+        let (head, size) = match from {
+            Some(data) => (npy_header_of(data), data.len() as u64),
+            None => (header, header.len() as u64 + payload),
+        };
+        if (self.over)() {
+            return Err(EngineError::Interrupted);
+        }
+        let backend = self.objects.as_mut().expect("the storage tier is a bucket");
+        backend
+            .set_body_head(head)
+            .map_err(|e| object_error("PUT", &name, e))?;
+        let t0 = self.clock.now();
+        let put = ObjectOp::Put {
+            size,
+            data_offset: path_hash(key),
+        };
+        self.object_request(put, &name, Some(OpKind::Write))?;
+        let took = self.clock.now().saturating_sub(t0);
+        Ok(Spans {
+            total: took,
+            device: took,
+        })
+    }
+
+    /// GETs `size` bytes of the object `key`: whole when one transfer holds it, else in
+    /// transfer-size ranges; the bytes read.
+    pub(super) fn get_object(
+        &mut self,
+        key: &Path,
+        size: u64,
+    ) -> Result<(u64, Spans), EngineError> {
+        let name = key.to_string_lossy();
+        let t = self.transfer() as u64;
+        let t0 = self.clock.now();
+        let mut at = 0u64;
+        while at < size {
+            if (self.over)() {
+                return Err(EngineError::Interrupted);
+            }
+            let n = (size - at).min(t);
+            let range = (size > t).then_some((at, n));
+            let c = self.object_request(ObjectOp::Get { range }, &name, Some(OpKind::Read))?;
+            if c.bytes == 0 {
+                let why = format!("the object ended at {at} of its {size} bytes");
+                return Err(object_error("GET", &name, ObjectError::Setup(why)));
+            }
+            at += c.bytes.min(n);
+        }
+        let took = self.clock.now().saturating_sub(t0);
+        Ok((
+            at,
+            Spans {
+                total: took,
+                device: took,
+            },
+        ))
+    }
+
+    /// Removes an entry from the storage tier: its file, or its object DELETEd (after
+    /// the client's retries, a failure is the run's: iolab leaves none of its objects).
+    pub fn remove_entry(&mut self, key: &Path) -> Result<(), EngineError> {
+        if self.objects.is_none() {
+            let _ = std::fs::remove_file(key);
+            return Ok(());
+        }
+        let name = key.to_string_lossy();
+        self.object_request(ObjectOp::Delete, &name, None)
+            .map(|_| ())
+    }
+}
