@@ -44,10 +44,22 @@ pub fn kvcache(args: KvCacheArgs) -> Result<u8> {
 /// the CPU tier and the buffers take, the storage tier's room.
 fn check(rt: &Runtime, args: &KvCacheArgs) -> Result<(KvCacheSettings, u64, S3Setup)> {
     let settings = args.spec.resolve()?;
-    let dir =
-        args.target.dir.as_deref().ok_or_else(|| {
-            SpecError::new("--dir", "is required: where the storage tier's files go")
-        })?;
+    let device = args.target.device.is_some();
+    if device && args.s3.on() {
+        return Err(SpecError::new(
+            "--device",
+            "the storage tier is a device or a bucket, not both: drop --device or --s3-endpoint",
+        )
+        .into());
+    }
+    let dir = args.target.dir.as_deref();
+    if dir.is_none() && !device {
+        return Err(SpecError::new(
+            "--dir",
+            "is required: where the storage tier's files go (or --device for a block device)",
+        )
+        .into());
+    }
     check_backend(&settings)?;
     // --autoscale may grow to its most users: their buffers must fit too.
     let most = KvCacheSettings {
@@ -60,13 +72,16 @@ fn check(rt: &Runtime, args: &KvCacheArgs) -> Result<(KvCacheSettings, u64, S3Se
     };
     check_memory(&most, rt.comm.as_ref())?;
     let ranks = iolab_engine::ranks_on_this_host(rt.comm.as_ref());
-    let (limit, s3) = if args.s3.on() {
-        let s3 = client_setup(&args.s3, &args.output, settings.workers(), settings.seed)?;
-        // A bucket's room is not known: --storage-capacity, else unbounded.
-        let limit = settings.storage_capacity.map_or(u64::MAX, |c| c.0);
-        (limit, Some(s3))
-    } else {
-        (storage_limit(&settings, dir, ranks)?, None)
+    // A bucket's room is not known, a device's is its size (taken when it is opened):
+    // --storage-capacity, else unbounded.
+    let capacity = settings.storage_capacity.map_or(u64::MAX, |c| c.0);
+    let (limit, s3) = match dir {
+        _ if args.s3.on() => {
+            let s3 = client_setup(&args.s3, &args.output, settings.workers(), settings.seed)?;
+            (capacity, Some(s3))
+        }
+        Some(dir) if !device => (storage_limit(&settings, dir, ranks)?, None),
+        _ => (capacity, None),
     };
     args.output.prepare(rt)?;
     Ok((settings, limit, s3))
@@ -102,8 +117,16 @@ fn kvcache_in(rt: &Runtime, args: KvCacheArgs) -> Result<u8> {
         );
     }
     let quiet = args.output.quiet;
+    let on_device = match target.data_target() {
+        iolab_engine::DataTarget::Device { path, size } => Some((path, size)),
+        _ => None,
+    };
+    let storage = Storage {
+        device: on_device.as_ref().map(|(p, size)| (p.as_path(), *size)),
+        ..Storage::files(&workdir)
+    };
     let outcome = match bucket {
-        None => run(rt, &settings, &Storage::files(&workdir), limit, quiet),
+        None => run(rt, &settings, &storage, limit, quiet),
         Some(b) => b.run(rt, (&workdir, args.target.keep), |at| {
             run(rt, &settings, at, limit, quiet)
         }),

@@ -114,6 +114,7 @@ impl Bucket<'_> {
         let r = f(&Storage {
             workdir,
             objects: Some(&tier),
+            device: None,
         });
         rt.comm.barrier();
         self.release(rt, keep);

@@ -13,6 +13,7 @@ use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 use iolab_core::kvcache::{ModelShape, TierKind};
 
 use super::entry::{EntryIo, Spans, npy_header};
+use super::extents::Extents;
 use crate::error::EngineError;
 
 /// Where an entry is.
@@ -31,6 +32,8 @@ struct Entry {
     readers: u32,
     /// Being demoted: it stays readable where it was until the move is done.
     moving: bool,
+    /// Where it starts on the block device (0 for files and objects).
+    offset: u64,
 }
 
 #[derive(Default)]
@@ -39,6 +42,8 @@ struct Index {
     cpu_used: u64,
     storage_used: u64,
     tick: u64,
+    /// The storage tier on a block device: its free runs.
+    extents: Option<Extents>,
 }
 
 /// One cache operation, as the caller records it.
@@ -72,6 +77,8 @@ pub struct KvCache {
     cpu_limit: u64,
     storage_limit: u64,
     dir: PathBuf,
+    /// `dir` is a block device (entries at offsets in it).
+    device: bool,
     /// `--max-concurrent-allocs` (0: none): writers at once.
     allocs: u32,
     writing: Mutex<u32>,
@@ -102,6 +109,7 @@ impl KvCache {
             cpu_limit,
             storage_limit,
             dir: dir.to_path_buf(),
+            device: false,
             allocs,
             writing: Mutex::new(0),
             writer_done: Condvar::new(),
@@ -116,8 +124,26 @@ impl KvCache {
         self.index.lock().unwrap_or_else(|p| p.into_inner())
     }
 
+    /// The storage tier on the block device `dir`: its `capacity` bytes from `start`
+    /// (this rank's share), entries at offsets aligned to `block`, instead of files.
+    pub fn on_device(mut self, start: u64, capacity: u64, block: u64) -> KvCache {
+        self.storage_limit = self.storage_limit.min(capacity);
+        self.lock().extents = Some(Extents::new(start, self.storage_limit, block));
+        self.device = true;
+        self
+    }
+
+    /// An entry's file (or object key); the device itself on a block device.
     pub fn path_of(&self, key: &str) -> PathBuf {
+        if self.device {
+            return self.dir.clone();
+        }
         self.dir.join(format!("{key}.npy"))
+    }
+
+    /// The bytes an entry of `size` takes on the storage tier (whole blocks on a device).
+    fn taken(ix: &Index, size: u64) -> u64 {
+        ix.extents.as_ref().map_or(size, |x| x.rounded(size))
     }
 
     /// Bytes an entry of `tokens` tokens takes (header and payload).
@@ -158,11 +184,11 @@ impl KvCache {
                         Place::Cpu(d) => Some(d.clone()),
                         Place::Storage => None,
                     };
-                    Some((data, e.size))
+                    Some((data, e.size, e.offset))
                 }
             }
         };
-        let Some((place, size)) = place else {
+        let Some((place, size, offset)) = place else {
             self.misses.fetch_add(1, Ordering::Relaxed);
             return Ok(None);
         };
@@ -182,7 +208,7 @@ impl KvCache {
                 })
             }
             None => io
-                .read_file(&self.path_of(key), size)
+                .read_file(&self.path_of(key), offset, size)
                 .map(|(bytes, spans)| Op {
                     tier: TierKind::Storage,
                     bytes,
@@ -261,7 +287,7 @@ impl KvCache {
                 }
             };
             let took = io.clock.now().saturating_sub(t0);
-            self.insert(key, Place::Cpu(Arc::new(data)), size);
+            self.insert(key, Place::Cpu(Arc::new(data)), size, 0);
             out.op = Some(Op {
                 tier: TierKind::Cpu,
                 bytes: size,
@@ -272,18 +298,18 @@ impl KvCache {
             });
             return Ok(out);
         }
-        if !self.make_room_storage(size, io)? {
+        let Some(offset) = self.make_room_storage(size, io)? else {
             out.refused = true;
             return Ok(out);
-        }
-        let spans = match io.write_file(&self.path_of(key), &header, payload, None) {
+        };
+        let spans = match io.write_file(&self.path_of(key), offset, &header, payload, None) {
             Ok(s) => s,
             Err(e) => {
-                self.unreserve(size);
+                self.unreserve(size, offset);
                 return Err(e);
             }
         };
-        self.insert(key, Place::Storage, size);
+        self.insert(key, Place::Storage, size, offset);
         out.op = Some(Op {
             tier: TierKind::Storage,
             bytes: size,
@@ -305,12 +331,12 @@ impl KvCache {
         let e = ix.entries.remove(key).expect("looked up above");
         match e.place {
             Place::Cpu(_) => ix.cpu_used -= e.size,
-            Place::Storage => ix.storage_used -= e.size,
+            Place::Storage => Self::free_storage(&mut ix, e.size, e.offset),
         }
         true
     }
 
-    fn insert(&self, key: &str, place: Place, size: u64) {
+    fn insert(&self, key: &str, place: Place, size: u64, offset: u64) {
         let mut ix = self.lock();
         ix.tick += 1;
         let tick = ix.tick;
@@ -323,6 +349,7 @@ impl KvCache {
                 access_count: 0,
                 readers: 0,
                 moving: false,
+                offset,
             },
         );
         drop(ix);
@@ -380,19 +407,23 @@ impl KvCache {
     }
 
     /// Reserves `size` bytes on the storage tier, deleting its least recently used
-    /// entries. While entries being written or read hold the room, waits for them
-    /// (until the run is over: Interrupted); false if the entry is larger than the
-    /// tier (nothing reserved: the tier never grows past its capacity, where kv-cache.py
-    /// writes regardless).
-    fn make_room_storage(&self, size: u64, io: &mut EntryIo<'_>) -> Result<bool, EngineError> {
+    /// entries; the offset reserved (0 but on a block device). While entries being
+    /// written or read hold the room, waits for them (until the run is over:
+    /// Interrupted); None if the entry is larger than the tier (nothing reserved: the
+    /// tier never grows past its capacity, where kv-cache.py writes regardless).
+    fn make_room_storage(
+        &self,
+        size: u64,
+        io: &mut EntryIo<'_>,
+    ) -> Result<Option<u64>, EngineError> {
         if size > self.storage_limit {
-            return Ok(false);
+            return Ok(None);
         }
         let mut ix = self.lock();
         loop {
-            if let Some(gone) = Self::evict_storage(&mut ix, size, self.storage_limit) {
+            if let Some((offset, gone)) = Self::evict_storage(&mut ix, size, self.storage_limit) {
                 drop(ix);
-                let mut first = Ok(true);
+                let mut first = Ok(Some(offset));
                 for k in gone {
                     self.evictions.storage.fetch_add(1, Ordering::Relaxed);
                     if let Err(e) = io.remove_entry(&self.path_of(&k))
@@ -402,7 +433,7 @@ impl KvCache {
                     }
                 }
                 if first.is_err() {
-                    self.unreserve(size);
+                    self.unreserve(size, offset);
                 }
                 return first;
             }
@@ -418,31 +449,56 @@ impl KvCache {
     }
 
     /// The least recently used entries whose deletion makes room, taken out of the
-    /// index with `size` reserved; None (nothing changed) when even all that may leave
-    /// now would not make room.
-    fn evict_storage(ix: &mut Index, size: u64, limit: u64) -> Option<Vec<String>> {
+    /// index with `size` reserved (on a device: a run of blocks, first fit, at the
+    /// offset returned); None (nothing changed) when even all that may leave now would
+    /// not make room.
+    fn evict_storage(ix: &mut Index, size: u64, limit: u64) -> Option<(u64, Vec<String>)> {
+        let need = Self::taken(ix, size);
         let mut used = ix.storage_used;
+        let mut extents = ix.extents.clone();
         let mut gone = Vec::new();
+        let fits = |used: u64, x: &mut Option<Extents>| {
+            if used + need > limit {
+                return None;
+            }
+            match x {
+                Some(x) => x.alloc(size),
+                None => Some(0),
+            }
+        };
+        let mut offset = fits(used, &mut extents);
         for (k, s) in Self::lru(ix, false) {
-            if used + size <= limit {
+            if offset.is_some() {
                 break;
             }
-            used -= s;
+            let at = ix.entries[&k].offset;
+            used -= Self::taken(ix, s);
+            if let Some(x) = &mut extents {
+                x.release(at, s);
+            }
             gone.push(k);
+            offset = fits(used, &mut extents);
         }
-        if used + size > limit {
-            return None;
-        }
+        let offset = offset?;
         for k in &gone {
             ix.entries.remove(k);
         }
-        ix.storage_used = used + size;
-        Some(gone)
+        ix.storage_used = used + need;
+        ix.extents = extents;
+        Some((offset, gone))
+    }
+
+    /// Storage an entry held, given back to the tier.
+    fn free_storage(ix: &mut Index, size: u64, offset: u64) {
+        ix.storage_used -= Self::taken(ix, size);
+        if let Some(x) = &mut ix.extents {
+            x.release(offset, size);
+        }
     }
 
     /// A storage reservation given back (its write failed or was cut).
-    fn unreserve(&self, size: u64) {
-        self.lock().storage_used -= size;
+    fn unreserve(&self, size: u64, offset: u64) {
+        Self::free_storage(&mut self.lock(), size, offset);
         self.room.notify_all();
     }
 
@@ -457,27 +513,29 @@ impl KvCache {
         for (key, data) in victims {
             let size = data.len() as u64;
             let room = self.make_room_storage(size, io);
-            if !matches!(room, Ok(true)) {
+            let Ok(Some(offset)) = room else {
                 // Nowhere to go (or the run is over): the entry leaves the cache.
                 self.lock().entries.remove(&key);
                 self.evictions.cpu.fetch_add(1, Ordering::Relaxed);
                 room?;
                 continue;
-            }
+            };
             let t0 = io.clock.now();
             io.read_memory(&data);
             let took = io.clock.now().saturating_sub(t0);
-            let spans = match io.write_file(&self.path_of(&key), &[], size, Some(&data)) {
+            let path = self.path_of(&key);
+            let spans = match io.write_file(&path, offset, &[], size, Some(&data)) {
                 Ok(s) => s,
                 Err(e) => {
                     self.lock().entries.remove(&key);
-                    self.unreserve(size);
+                    self.unreserve(size, offset);
                     return Err(e);
                 }
             };
             if let Some(e) = self.lock().entries.get_mut(&key) {
                 e.place = Place::Storage;
                 e.moving = false;
+                e.offset = offset;
             }
             self.evictions.cpu.fetch_add(1, Ordering::Relaxed);
             let read = Op {
@@ -498,9 +556,13 @@ impl KvCache {
         Ok(ops)
     }
 
-    /// The files of the storage tier's entries (what iolab created and still keeps).
+    /// The files of the storage tier's entries (what iolab created and still keeps);
+    /// none on a block device (its entries are runs of blocks, nothing to remove).
     pub fn files(&self) -> Vec<PathBuf> {
         let ix = self.lock();
+        if ix.extents.is_some() {
+            return Vec::new();
+        }
         ix.entries
             .iter()
             .filter(|(_, e)| matches!(e.place, Place::Storage))

@@ -85,6 +85,9 @@ pub struct EntryIo<'c> {
     pub over: &'c dyn Fn() -> bool,
     /// The storage tier is a bucket (object.rs): entries are objects named by their path.
     objects: Option<Box<dyn ObjectBackend>>,
+    /// The storage tier is a block device (checked by the target's guard): entries are
+    /// runs of blocks at their offsets, nothing is created, truncated or removed.
+    on_device: bool,
 }
 
 fn never() -> bool {
@@ -130,6 +133,7 @@ impl<'c> EntryIo<'c> {
             backend: None,
             over: &never,
             objects: None,
+            on_device: false,
         })
     }
 
@@ -150,8 +154,8 @@ impl<'c> EntryIo<'c> {
         }
         let spec = OpenSpec {
             write,
-            create: write,
-            truncate: write,
+            create: write && !self.on_device,
+            truncate: write && !self.on_device,
             direct: self.setup.direct,
             ..OpenSpec::default()
         };
@@ -192,6 +196,7 @@ impl<'c> EntryIo<'c> {
     pub fn write_file(
         &mut self,
         path: &Path,
+        offset: u64,
         header: &[u8],
         payload: u64,
         from: Option<&Arc<Vec<u8>>>,
@@ -201,12 +206,13 @@ impl<'c> EntryIo<'c> {
         }
         let entry = Entry {
             path,
+            offset,
             header,
             total: header.len() as u64 + payload,
             from,
         };
         let r = self.write_whole(&entry);
-        if r.is_err() {
+        if r.is_err() && !self.on_device {
             let _ = std::fs::remove_file(path);
         }
         r
@@ -219,7 +225,7 @@ impl<'c> EntryIo<'c> {
         self.with_backend(&files, |b, s| s.write_pieces(b, entry))?;
         let t1 = self.clock.now();
         if let Some(file) = files.first() {
-            if self.setup.direct && !total.is_multiple_of(BLOCK as u64) {
+            if self.setup.direct && !self.on_device && !total.is_multiple_of(BLOCK as u64) {
                 file.set_len(total)?;
             }
             file.fsync()?;
@@ -236,7 +242,12 @@ impl<'c> EntryIo<'c> {
 
     /// Reads an entry's file whole, `size` bytes (after dropping its cached pages, as
     /// the reference's fadvise DONTNEED); returns the bytes read.
-    pub fn read_file(&mut self, path: &Path, size: u64) -> Result<(u64, Spans), EngineError> {
+    pub fn read_file(
+        &mut self,
+        path: &Path,
+        offset: u64,
+        size: u64,
+    ) -> Result<(u64, Spans), EngineError> {
         if self.objects.is_some() {
             return self.get_object(path, size);
         }
@@ -248,7 +259,7 @@ impl<'c> EntryIo<'c> {
             let _ = file.advise_dont_need();
         }
         let t1 = self.clock.now();
-        let at = self.with_backend(&files, |b, s| s.read_pieces(b, path, size))?;
+        let at = self.with_backend(&files, |b, s| s.read_pieces(b, path, offset, size))?;
         let t2 = self.clock.now();
         Ok((
             at,
@@ -292,9 +303,11 @@ impl<'c> EntryIo<'c> {
     }
 }
 
-/// An entry being written: its file, its header, its size, its bytes if demoted.
+/// An entry being written: its file and where in it, its header, its size, its bytes
+/// if demoted.
 struct Entry<'e> {
     path: &'e Path,
+    offset: u64,
     header: &'e [u8],
     total: u64,
     from: Option<&'e Arc<Vec<u8>>>,
@@ -380,7 +393,7 @@ impl Stream<'_> {
             while put < len {
                 let p = Piece {
                     path: e.path,
-                    offset: at + put as u64,
+                    offset: e.offset + at + put as u64,
                     len: len - put,
                 };
                 put += self.io(b, IoDir::Write, &p, put as u32)?;
@@ -396,6 +409,7 @@ impl Stream<'_> {
         &mut self,
         b: &mut dyn IoBackend,
         path: &Path,
+        base: u64,
         size: u64,
     ) -> Result<u64, EngineError> {
         let t = b.buffers().slot_size() as u64;
@@ -412,7 +426,7 @@ impl Stream<'_> {
             };
             let p = Piece {
                 path,
-                offset: at,
+                offset: base + at,
                 len,
             };
             let got = self.io(b, IoDir::Read, &p, 0)?.min(n);

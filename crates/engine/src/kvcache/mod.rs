@@ -6,6 +6,7 @@
 
 pub mod cache;
 pub mod entry;
+mod extents;
 
 pub use cache::{Evictions, KvCache, Op, Written};
 pub use entry::{EntryIo, EntrySetup, Spans, npy_header};

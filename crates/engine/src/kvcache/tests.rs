@@ -179,3 +179,51 @@ fn a_write_cut_part_way_leaves_no_partial_file() {
     assert_eq!(cache.used(), (0, 0));
     assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 0);
 }
+
+#[test]
+fn on_a_device_entries_take_first_fit_block_runs_and_evictions_free_them() {
+    let dir = tempfile::tempdir().unwrap();
+    // A file stands for the device (the target's guard is the CLI's, tested there).
+    let dev = dir.path().join("dev");
+    std::fs::File::create(&dev)
+        .unwrap()
+        .set_len(8 << 20)
+        .unwrap();
+    let shape = KvModel::Tiny1b.shape();
+    let clock = FakeClock::new(Nanos(1000));
+    let mut io = EntryIo::new(setup(BackendKind::Psync), &clock, clock.now()).unwrap();
+    io.use_device();
+    let probe = KvCache::new(shape, 0, 0, dir.path(), 0);
+    let s = probe.entry_bytes(100);
+    let run = s.div_ceil(4096) * 4096;
+    // Room for two entries' block runs from 1 MiB (this rank's share), not three.
+    let cache = KvCache::new(shape, 0, u64::MAX, &dev, 0).on_device(1 << 20, 2 * run + 100, 4096);
+    for k in ["a", "b"] {
+        cache.allocate(&mut io, k, 100).unwrap();
+    }
+    assert_eq!(cache.used(), (0, 2 * run));
+    let bytes = std::fs::read(&dev).unwrap();
+    assert_eq!(
+        &bytes[1 << 20..(1 << 20) + 6],
+        b"\x93NUMPY",
+        "a at the share's start"
+    );
+    let b_at = (1 << 20) + run as usize;
+    assert_eq!(
+        &bytes[b_at..b_at + 6],
+        b"\x93NUMPY",
+        "b right after a's blocks"
+    );
+    // c takes a's run (a, the least recently used, is evicted); the device stays.
+    assert!(cache.access(&mut io, "b").unwrap().is_some());
+    cache.allocate(&mut io, "c", 100).unwrap();
+    assert_eq!(cache.tier_of("a"), None);
+    assert_eq!(cache.evictions.storage.load(Relaxed), 1);
+    assert_eq!(cache.used(), (0, 2 * run));
+    assert!(dev.exists());
+    assert!(cache.files().is_empty(), "nothing to remove on a device");
+    // Reads find each entry at its offset: whole entries read back.
+    let op = cache.access(&mut io, "c").unwrap().unwrap();
+    assert_eq!(op.bytes, s);
+    assert_eq!(std::fs::metadata(&dev).unwrap().len(), 8 << 20, "not grown");
+}

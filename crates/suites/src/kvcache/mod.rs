@@ -34,11 +34,26 @@ pub struct ObjectTier<'a> {
     pub keep: bool,
 }
 
-/// Where the storage tier is: files under the work directory, or objects in a bucket.
+/// Where the storage tier is: files under the work directory, objects in a bucket, or
+/// runs of blocks on a block device (checked by the target's guard: `path`, `size`
+/// bytes, shared by the ranks in equal parts).
 pub struct Storage<'a> {
     pub workdir: &'a Path,
     pub objects: Option<&'a ObjectTier<'a>>,
+    pub device: Option<(&'a Path, u64)>,
 }
+
+/// Where one rank's trial keeps its storage tier.
+pub struct Tier<'a> {
+    /// The rank's directory, its objects' key prefix, or the device.
+    pub dir: PathBuf,
+    pub objects: Option<&'a ObjectTier<'a>>,
+    /// On a device: this rank's share, (start, bytes).
+    pub device: Option<(u64, u64)>,
+}
+
+/// The block size entries are aligned to on a device (O_DIRECT's).
+pub const DEVICE_BLOCK: u64 = 4096;
 
 impl<'a> Storage<'a> {
     /// The storage tier in files under `workdir`.
@@ -46,6 +61,7 @@ impl<'a> Storage<'a> {
         Storage {
             workdir,
             objects: None,
+            device: None,
         }
     }
 }
@@ -186,14 +202,24 @@ pub fn run_kvcache(
     stop: &AtomicBool,
 ) -> Result<Vec<TrialFigures>, KvError> {
     let workdir = storage.workdir;
-    let dir = match storage.objects {
-        Some(o) => PathBuf::from(format!("{}rank_{}", o.prefix, comm.rank())),
-        None => rank_dir(workdir, comm.rank()),
+    let share = storage.device.map(|(_, size)| {
+        let each = size / u64::from(comm.size().max(1)) / DEVICE_BLOCK * DEVICE_BLOCK;
+        (u64::from(comm.rank()) * each, each)
+    });
+    let dir = match (storage.objects, storage.device) {
+        (Some(o), _) => PathBuf::from(format!("{}rank_{}", o.prefix, comm.rank())),
+        (None, Some((dev, _))) => dev.to_path_buf(),
+        (None, None) => rank_dir(workdir, comm.rank()),
     };
-    let made = match storage.objects {
-        Some(_) => Ok(()),
-        None => std::fs::create_dir_all(&dir)
+    let made = match (storage.objects, storage.device) {
+        (None, None) => std::fs::create_dir_all(&dir)
             .map_err(|e| KvError::Setup(format!("{}: {e}", dir.display()))),
+        _ => Ok(()),
+    };
+    let tier = Tier {
+        dir,
+        objects: storage.objects,
+        device: share,
     };
     let ok = comm.all_ok(made.is_ok());
     made?;
@@ -207,15 +233,7 @@ pub fn run_kvcache(
     for _ in 0..settings.trials {
         comm.barrier();
         let started_at_ms = iolab_core::civil::now_ms();
-        let trial = run::run_trial(
-            settings,
-            &dir,
-            storage.objects,
-            storage_limit,
-            seed,
-            clock,
-            stop,
-        );
+        let trial = run::run_trial(settings, &tier, storage_limit, seed, clock, stop);
         if !comm.all_ok(trial.is_ok()) {
             trial?;
             return Err(KvError::Setup("another rank's trial failed".into()));
@@ -238,8 +256,8 @@ pub fn run_kvcache(
             });
         }
     }
-    if storage.objects.is_none() {
-        let _ = std::fs::remove_dir(&dir);
+    if storage.objects.is_none() && storage.device.is_none() {
+        let _ = std::fs::remove_dir(&tier.dir);
         let _ = std::fs::remove_dir(workdir.join("kvcache"));
     }
     Ok(out)

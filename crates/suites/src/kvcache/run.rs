@@ -6,7 +6,6 @@
 
 use std::cmp::{Ordering as CmpOrdering, Reverse};
 use std::collections::BinaryHeap;
-use std::path::Path;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Condvar, Mutex};
 use std::time::Duration;
@@ -22,7 +21,7 @@ use super::entry::{EntryIo, EntrySetup};
 use super::serve::{Serving, serve};
 use super::tally::Tally;
 use super::users::{Request, UserState, users};
-use super::{KvError, ObjectTier};
+use super::{KvError, ObjectTier, Tier};
 
 /// A queued request: higher QoS first, then the earlier issued.
 struct Queued(Request);
@@ -67,8 +66,7 @@ pub struct Trial {
 /// files it wrote before returning.
 pub fn run_trial(
     settings: &KvCacheSettings,
-    dir: &Path,
-    objects: Option<&ObjectTier<'_>>,
+    tier: &Tier<'_>,
     storage_limit: u64,
     seed: u64,
     clock: &dyn Clock,
@@ -78,9 +76,14 @@ pub fn run_trial(
         settings.model.shape(),
         settings.cpu_memory.0,
         storage_limit,
-        dir,
+        &tier.dir,
         settings.max_concurrent_allocs,
     );
+    let cache = match tier.device {
+        Some((start, bytes)) => cache.on_device(start, bytes, super::DEVICE_BLOCK),
+        None => cache,
+    };
+    let objects = tier.objects;
     let queue = Mutex::new(Queue::default());
     let ready = Condvar::new();
     let failed = AtomicBool::new(false);
@@ -100,6 +103,7 @@ pub fn run_trial(
         // Requests being served may finish within the join window (kv-cache.py's way).
         deadline: deadline + settings.join_window.nanos(),
         objects,
+        device: tier.device.is_some(),
     };
     let tallies: Vec<Tally> = std::thread::scope(|s| {
         let (failed_ref, queue_ref, ready_ref) = (&failed, &queue, &ready);
@@ -162,6 +166,7 @@ struct Shared<'a> {
     start: Nanos,
     deadline: Nanos,
     objects: Option<&'a ObjectTier<'a>>,
+    device: bool,
 }
 
 /// Removes the storage tier's entries left at a trial's end: files, or objects through
@@ -212,7 +217,15 @@ fn worker(sh: &Shared<'_>, w: u32, seed: u64) -> Tally {
         over: &over,
     };
     let objects = sh.objects.map(|o| (o.factory, w));
-    if let Err(e) = work(&at, objects, sh.queue, sh.ready, sh.clock, seed, &mut tally) {
+    if let Err(e) = work(
+        &at,
+        (objects, sh.device),
+        sh.queue,
+        sh.ready,
+        sh.clock,
+        seed,
+        &mut tally,
+    ) {
         sh.failed.store(true, Ordering::Relaxed);
         sh.ready.notify_all();
         sh.first_error
@@ -279,7 +292,7 @@ fn issue(
 /// A worker: takes requests until the queue is closed (or the run fails).
 fn work(
     at: &Serving<'_>,
-    objects: Option<(iolab_engine::ObjectFactory<'_>, u32)>,
+    (objects, device): (Option<(iolab_engine::ObjectFactory<'_>, u32)>, bool),
     queue: &Mutex<Queue>,
     ready: &Condvar,
     clock: &dyn Clock,
@@ -295,6 +308,9 @@ fn work(
     };
     let mut io = EntryIo::new(setup, clock, at.start)?;
     io.over = at.over;
+    if device {
+        io.use_device();
+    }
     if let Some((factory, w)) = objects {
         io.use_objects(factory(w).map_err(|e| KvError::Setup(e.to_string()))?);
     }

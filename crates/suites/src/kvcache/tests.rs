@@ -133,7 +133,19 @@ fn a_short_trial_issues_and_serves_requests() {
     .unwrap();
     let stop = std::sync::atomic::AtomicBool::new(false);
     let clock = iolab_engine::MonotonicClock;
-    let t = super::run::run_trial(&settings, dir.path(), None, 1 << 40, 7, &clock, &stop).unwrap();
+    let t = super::run::run_trial(
+        &settings,
+        &super::Tier {
+            dir: dir.path().to_path_buf(),
+            objects: None,
+            device: None,
+        },
+        1 << 40,
+        7,
+        &clock,
+        &stop,
+    )
+    .unwrap();
     assert!(t.issued >= 3, "{}", t.issued);
     assert_eq!(t.tally.requests + t.tally.cut + t.dropped, t.issued);
     assert!(t.tally.storage.bytes_written > 0);

@@ -4,6 +4,7 @@
 mod device;
 mod faults;
 mod input;
+mod kvcache_device;
 mod memory;
 mod output;
 mod space;

@@ -34,6 +34,12 @@ fn object_error(op: &'static str, key: &str, e: ObjectError) -> EngineError {
 }
 
 impl EntryIo<'_> {
+    /// Puts this worker's storage tier on the block device the cache names (entries at
+    /// their offsets in it).
+    pub fn use_device(&mut self) {
+        self.on_device = true;
+    }
+
     /// Puts this worker's storage tier in a bucket, reached through `backend`.
     pub fn use_objects(&mut self, backend: Box<dyn ObjectBackend>) {
         self.objects = Some(backend);
@@ -138,9 +144,13 @@ impl EntryIo<'_> {
         ))
     }
 
-    /// Removes an entry from the storage tier: its file, or its object DELETEd (after
+    /// Removes an entry from the storage tier: its file, its object DELETEd (after
     /// the client's retries, a failure is the run's: iolab leaves none of its objects).
     pub fn remove_entry(&mut self, key: &Path) -> Result<(), EngineError> {
+        if self.on_device {
+            // A run of blocks: the cache's extents free it; the device stays.
+            return Ok(());
+        }
         if self.objects.is_none() {
             let _ = std::fs::remove_file(key);
             return Ok(());

@@ -1,0 +1,89 @@
+//! `iolab kvcache --device`: the KV cache's storage tier on a block device, guarded as
+//! `iolab run --device` is. On an empty loop device the entries are runs of blocks (the
+//! first at offset 0, its `.npy` header there), and the device stays; a device with a
+//! file system is refused in one line, not one byte written.
+
+use std::fs;
+use std::process::Command;
+
+use crate::common::{Loop, error_line, json_of, path, run};
+
+fn kvcache(dev: &str, extra: &[&str]) -> crate::common::Ran {
+    let mut args = vec![
+        "kvcache",
+        "--model",
+        "tiny-1b",
+        "--users",
+        "3",
+        "--duration",
+        "2s",
+        "--generation-mode",
+        "none",
+        "--device",
+        dev,
+    ];
+    args.extend_from_slice(extra);
+    run(&args)
+}
+
+#[test]
+fn kvcache_on_a_loop_device_writes_entries_at_their_offsets() {
+    let dir = tempfile::tempdir().unwrap();
+    let img = dir.path().join("kv.img");
+    fs::File::create(&img).unwrap().set_len(256 << 20).unwrap();
+    let Some(dev) = Loop::attach(&img) else {
+        eprintln!("SKIPPED: no loop device here (needs root and /dev/loop-control)");
+        return;
+    };
+    let out = dir.path().join("run.json");
+    kvcache(&dev.0, &["--direct", "--json", path(&out)]).expect(0);
+    let run = json_of(&out);
+    let write = run["phases"][0]["ops"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|o| o["op"] == "write")
+        .unwrap()
+        .clone();
+    assert!(write["bytes"].as_u64().unwrap() > 0, "{write}");
+    let head = fs::read(&img).unwrap();
+    assert_eq!(
+        &head[..8],
+        b"\x93NUMPY\x01\x00",
+        "the first entry at offset 0"
+    );
+    assert_eq!(fs::metadata(&img).unwrap().len(), 256 << 20, "not grown");
+    assert!(std::path::Path::new(&dev.0).exists(), "the device stays");
+}
+
+#[test]
+fn kvcache_refuses_a_device_with_a_file_system() {
+    let dir = tempfile::tempdir().unwrap();
+    let img = dir.path().join("ext4.img");
+    fs::File::create(&img).unwrap().set_len(64 << 20).unwrap();
+    let mkfs = Command::new("mkfs.ext4")
+        .args(["-q", "-F"])
+        .arg(&img)
+        .output();
+    if !mkfs.is_ok_and(|o| o.status.success()) {
+        eprintln!("SKIPPED: mkfs.ext4 is not available");
+        return;
+    }
+    let Some(dev) = Loop::attach(&img) else {
+        eprintln!("SKIPPED: no loop device here (needs root and /dev/loop-control)");
+        return;
+    };
+    let before = fs::read(&img).unwrap();
+    let r = kvcache(&dev.0, &[]).expect(2);
+    let line = error_line(&r);
+    assert!(line.contains("ext4 signature"), "{line}");
+    assert!(line.contains("--allow-destroy"), "{line}");
+    assert_eq!(fs::read(&img).unwrap(), before, "not one byte written");
+    // Both a device and a bucket: one line.
+    let r = kvcache(
+        &dev.0,
+        &["--s3-endpoint", "http://127.0.0.1:9", "--bucket", "b"],
+    )
+    .expect(2);
+    assert!(error_line(&r).contains("--device"), "{}", r.stderr);
+}
