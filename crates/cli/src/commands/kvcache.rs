@@ -152,31 +152,51 @@ fn kvcache_in(rt: &Runtime, args: KvCacheArgs) -> Result<u8> {
         }
     };
     cleaned?;
-    if rt.is_root() && !args.output.quiet {
+    print_and_store(
+        rt,
+        &settings,
+        &args.output,
+        sink,
+        autoscaled.as_ref(),
+        &trials,
+    )
+}
+
+/// Prints the trials' (or the autoscaler's) report on rank 0 and stores every trial as a
+/// phase, the figures under the run's `kvcache` (and `kvcache_autoscale`) keys.
+fn print_and_store(
+    rt: &Runtime,
+    settings: &KvCacheSettings,
+    output: &OutputArgs,
+    mut sink: crate::sink::RunSink,
+    autoscaled: Option<&AutoscaleResult>,
+    trials: &[TrialFigures],
+) -> Result<u8> {
+    if rt.is_root() && !output.quiet {
         let figures: Vec<_> = trials.iter().map(|t| t.figures.clone()).collect();
-        let text = match &autoscaled {
-            Some(r) => iolab_report::kvcache::render_autoscale(&settings, r, &figures),
-            None => iolab_report::kvcache::render_kvcache(&settings, &figures),
+        let text = match autoscaled {
+            Some(r) => iolab_report::kvcache::render_autoscale(settings, r, &figures),
+            None => iolab_report::kvcache::render_kvcache(settings, &figures),
         };
         print!("{text}");
     }
-    sink.annotate("kvcache", serde_json::to_value(&trials)?);
-    if let Some(r) = &autoscaled {
+    sink.annotate("kvcache", serde_json::to_value(trials)?);
+    if let Some(r) = autoscaled {
         sink.annotate("kvcache_autoscale", serde_json::to_value(r)?);
     }
     for (i, t) in trials.iter().enumerate() {
-        let name = match autoscaled.as_ref().and_then(|r| r.steps.get(i)) {
+        let name = match autoscaled.and_then(|r| r.steps.get(i)) {
             Some(step) => format!("kvcache step {} ({} users)", i + 1, step.users),
             None => format!("kvcache trial {}", i + 1),
         };
-        sink.phase(phase_of(rt, &settings, i, t, name));
+        sink.phase(phase_of(rt, settings, i, t, name));
     }
     conclude(
         rt,
         sink,
         &OutputArgs {
             quiet: true,
-            ..args.output.clone()
+            ..output.clone()
         },
     )
 }
