@@ -9,6 +9,7 @@ use anyhow::{Context, Result};
 use iolab_core::result::{PhaseResult, RunRecord, RunStatus};
 use iolab_host::SysRoot;
 use iolab_store::{RunId, Store};
+use iolab_suites::AiError;
 
 use crate::args::{DbArgs, StoreArgs};
 use crate::runtime::{Runtime, provenance};
@@ -158,6 +159,30 @@ impl RunSink {
             eprintln!(
                 "iolab: warning: refused run {id} could not be removed from the results: {e}"
             );
+        }
+    }
+
+    /// Ends a run an AI workload (train, checkpoint, kvcache) stopped with `e`: an I/O
+    /// error is a failed benchmark (kept, exit 1, said on rank 0), Ctrl-C an interrupted
+    /// one (kept, 130); anything else is a usage or runtime error: the run is removed and
+    /// the error returned (exit 2).
+    pub fn end_on(mut self, root: bool, e: AiError) -> Result<u8> {
+        match e {
+            AiError::Interrupted => {
+                self.finish(RunStatus::Interrupted);
+                Ok(crate::exit::INTERRUPTED)
+            }
+            AiError::Io(why) => {
+                self.finish(RunStatus::Failed);
+                if root {
+                    eprintln!("iolab: the benchmark ran but failed: {why}");
+                }
+                Ok(crate::exit::FAILED)
+            }
+            e => {
+                self.discard();
+                Err(anyhow::Error::from(e))
+            }
         }
     }
 

@@ -23,7 +23,7 @@ use iolab_core::units::{ByteCount, BytesPerSec, Nanos};
 use iolab_engine::train::{FileIo, StepHook, StepMeeting, StepPhaseSpec, StepWork, run_steps};
 use iolab_engine::{Available, Clock, EngineError, Env, MonotonicClock, ranks_on_this_host};
 
-use crate::train::TrainError;
+use crate::AiError;
 
 /// One checkpoint written or read.
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
@@ -156,7 +156,7 @@ impl RankIo<'_> {
         io: &mut FileIo<'_, MonotonicClock>,
         rank: u64,
         step: u32,
-    ) -> Result<u64, TrainError> {
+    ) -> Result<u64, AiError> {
         let write = self.write;
         let chunk = self.spec.transfer_size.get();
         let open = OpenSpec {
@@ -168,7 +168,7 @@ impl RankIo<'_> {
         let mut bytes = 0;
         for f in self.shape.files_of_rank(rank) {
             if self.stop.load(Ordering::Relaxed) {
-                return Err(TrainError::Interrupted);
+                return Err(AiError::Interrupted);
             }
             let path = step_dir(self.dir, step).join(format!("{}.pt", f.name));
             io.with_file(&path, open, |ops| {
@@ -191,7 +191,7 @@ impl RankIo<'_> {
                 }
                 Ok(())
             })
-            .map_err(|e| TrainError::Io(e.to_string()))?;
+            .map_err(|e| AiError::Io(e.to_string()))?;
             bytes += f.bytes;
         }
         Ok(bytes)
@@ -249,14 +249,14 @@ impl RankIo<'_> {
 
     /// The flush step: every file `ranks` wrote, written back and dropped from the
     /// page cache (fdatasync, then fadvise DONTNEED).
-    fn flush(&self, ranks: std::ops::Range<u64>) -> Result<(), TrainError> {
+    fn flush(&self, ranks: std::ops::Range<u64>) -> Result<(), AiError> {
         for rank in ranks {
             for step in 1..=self.spec.writes {
                 for f in self.shape.files_of_rank(rank) {
                     let path = step_dir(self.dir, step).join(format!("{}.pt", f.name));
                     DataFile::open(&path, OpenSpec::default())
                         .and_then(|file| file.drop_cache())
-                        .map_err(|e| TrainError::Io(e.to_string()))?;
+                        .map_err(|e| AiError::Io(e.to_string()))?;
                 }
             }
         }
@@ -265,16 +265,16 @@ impl RankIo<'_> {
 }
 
 /// Rank 0 creates every checkpoint's folder; every rank learns whether it could.
-fn make_step_dirs(comm: &dyn Comm, spec: &CheckpointSpec, dir: &Path) -> Result<(), TrainError> {
+fn make_step_dirs(comm: &dyn Comm, spec: &CheckpointSpec, dir: &Path) -> Result<(), AiError> {
     let made = if comm.rank() == 0 {
         (1..=spec.writes).try_for_each(|s| std::fs::create_dir_all(step_dir(dir, s)))
     } else {
         Ok(())
     };
     let ok = comm.all_ok(made.is_ok());
-    made.map_err(|e| TrainError::Setup(format!("{}: {e}", dir.display())))?;
+    made.map_err(|e| AiError::Setup(format!("{}: {e}", dir.display())))?;
     if !ok {
-        return Err(TrainError::Setup(
+        return Err(AiError::Setup(
             "rank 0 could not create the checkpoint folders".into(),
         ));
     }
@@ -362,7 +362,7 @@ pub fn run_checkpoints(
     spec: &CheckpointSpec,
     dir: &Path,
     interrupt: &AtomicBool,
-) -> Result<CheckpointOutcome, TrainError> {
+) -> Result<CheckpointOutcome, AiError> {
     let mine = my_ranks(shape, comm);
     let mut out = CheckpointOutcome {
         rank_bytes: (0..shape.ranks)
@@ -420,10 +420,10 @@ pub fn run_checkpoints(
             &hook,
             |i, start, meeting| io.worker(mine.start + i as u64, start, meeting, count, &done),
         )
-        .map_err(|e| TrainError::Setup(e.to_string()))?;
+        .map_err(|e| AiError::Setup(e.to_string()))?;
         if run.errors > 0 {
             let first = run.result.errors.first().map(|e| e.message.clone());
-            return Err(TrainError::Io(first.unwrap_or_else(|| {
+            return Err(AiError::Io(first.unwrap_or_else(|| {
                 "another rank failed its checkpoint I/O".into()
             })));
         }

@@ -5,11 +5,13 @@
 //! ones (and [`targets::net`] the network alone), [`study`] runs the phases a study file
 //! expands to, [`ladder`] searches for the highest IOPS at an acceptable latency, and
 //! [`train`] and [`checkpoint`] are AI training's data loading and LLM checkpointing
-//! (DLIO's, MLPerf Storage's).
+//! (DLIO's, MLPerf Storage's), [`kvcache`] LLM inference's KV cache; all three stop on
+//! one [`AiError`].
 
 #![forbid(unsafe_code)]
 
 pub mod checkpoint;
+mod error;
 pub mod io500;
 pub mod ior;
 pub mod kvcache;
@@ -18,3 +20,5 @@ pub mod pts;
 pub mod study;
 pub mod targets;
 pub mod train;
+
+pub use error::AiError;

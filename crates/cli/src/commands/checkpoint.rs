@@ -17,7 +17,6 @@ use iolab_core::units::ByteCount;
 use iolab_suites::checkpoint::{
     CheckpointOutcome, Round, check_checkpoint, my_ranks, run_checkpoints,
 };
-use iolab_suites::train::TrainError;
 use std::collections::BTreeMap;
 
 use crate::args::OutputArgs;
@@ -189,21 +188,7 @@ fn checkpoint_in(rt: &Runtime, args: CheckpointArgs) -> Result<u8> {
     let cleaned = cleanup(rt.comm.as_ref(), target, &[], args.target.keep);
     let out = match outcome {
         Ok(o) => o,
-        Err(TrainError::Io(why)) => {
-            sink.finish(iolab_core::result::RunStatus::Failed);
-            if rt.is_root() {
-                eprintln!("iolab: the benchmark ran but failed: {why}");
-            }
-            return Ok(crate::exit::FAILED);
-        }
-        Err(TrainError::Interrupted) => {
-            sink.finish(iolab_core::result::RunStatus::Interrupted);
-            return Ok(crate::exit::INTERRUPTED);
-        }
-        Err(e) => {
-            sink.discard();
-            return Err(e.into());
-        }
+        Err(e) => return sink.end_on(rt.is_root(), e),
     };
     cleaned?;
     let (checks, verdict) = judge(&shape, node, &out);

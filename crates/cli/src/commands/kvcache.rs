@@ -7,13 +7,14 @@ use clap::Args;
 use iolab_backend::object::S3Options;
 use iolab_core::SpecError;
 use iolab_core::kvcache::AutoscaleResult;
-use iolab_core::result::{OpCount, OpKind, OpResult, RunStatus};
+use iolab_core::result::{OpCount, OpKind, OpResult};
 use iolab_core::spec::S3Spec;
 use iolab_core::spec::{KvCacheSettings, KvCacheSpec, MAX_AUTOSCALE_USERS, TargetSpec};
 use iolab_engine::MonotonicClock;
+use iolab_suites::AiError;
 use iolab_suites::kvcache::autoscale::run_autoscale;
 use iolab_suites::kvcache::{
-    KvError, Storage, TrialFigures, check_backend, check_memory, run_kvcache, storage_limit,
+    Storage, TrialFigures, check_backend, check_memory, run_kvcache, storage_limit,
 };
 
 use crate::args::OutputArgs;
@@ -100,7 +101,7 @@ fn kvcache_in(rt: &Runtime, args: KvCacheArgs) -> Result<u8> {
         "kvcache",
         serde_json::json!({ "spec": args.spec, "settings": settings }),
     );
-    let (target, workdir, mut sink) = match started {
+    let (target, workdir, sink) = match started {
         Ok(s) => s,
         Err(e) => {
             if let Some(b) = bucket {
@@ -135,21 +136,7 @@ fn kvcache_in(rt: &Runtime, args: KvCacheArgs) -> Result<u8> {
     let cleaned = cleanup(rt.comm.as_ref(), target, &[], args.target.keep);
     let (autoscaled, trials) = match outcome {
         Ok(t) => t,
-        Err(KvError::Io(why)) => {
-            sink.finish(RunStatus::Failed);
-            if rt.is_root() {
-                eprintln!("iolab: the benchmark ran but failed: {why}");
-            }
-            return Ok(crate::exit::FAILED);
-        }
-        Err(KvError::Interrupted) => {
-            sink.finish(RunStatus::Interrupted);
-            return Ok(crate::exit::INTERRUPTED);
-        }
-        Err(e) => {
-            sink.discard();
-            return Err(e.into());
-        }
+        Err(e) => return sink.end_on(rt.is_root(), e),
     };
     cleaned?;
     print_and_store(
@@ -208,7 +195,7 @@ fn run(
     storage: &Storage<'_>,
     limit: u64,
     quiet: bool,
-) -> Result<(Option<AutoscaleResult>, Vec<TrialFigures>), KvError> {
+) -> Result<(Option<AutoscaleResult>, Vec<TrialFigures>), AiError> {
     let comm = rt.comm.as_ref();
     if settings.autoscale.is_none() {
         let trials = run_kvcache(

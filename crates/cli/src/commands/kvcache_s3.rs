@@ -12,7 +12,8 @@ use iolab_backend::object::S3Options;
 use iolab_core::SpecError;
 use iolab_core::spec::S3Spec;
 use iolab_engine::{release_bucket, start_s3};
-use iolab_suites::kvcache::{KvError, ObjectTier, Storage};
+use iolab_suites::AiError;
+use iolab_suites::kvcache::{ObjectTier, Storage};
 
 use crate::args::OutputArgs;
 use crate::runtime::Runtime;
@@ -102,8 +103,8 @@ impl Bucket<'_> {
         self,
         rt: &Runtime,
         (workdir, keep): (&Path, bool),
-        f: impl FnOnce(&Storage<'_>) -> Result<T, KvError>,
-    ) -> Result<T, KvError> {
+        f: impl FnOnce(&Storage<'_>) -> Result<T, AiError>,
+    ) -> Result<T, AiError> {
         let (spec, client) = self.setup;
         let factory = |g: u32| crate::commands::s3::client_of(client, spec.seed, g);
         let tier = ObjectTier {

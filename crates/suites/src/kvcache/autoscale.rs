@@ -12,7 +12,8 @@ use iolab_core::kvcache::{AutoscaleResult, AutoscaleStep, AutoscaleWhy, KvCacheF
 use iolab_core::spec::{AutoscaleMode, KvCacheSettings, MAX_AUTOSCALE_USERS};
 use iolab_engine::Clock;
 
-use super::{KvError, TrialFigures, run_kvcache};
+use super::{TrialFigures, run_kvcache};
+use crate::AiError;
 
 /// Read device p95 at which the latency factor reaches 1 (config.yaml's
 /// saturation_detection.read_latency_p95_threshold_ms).
@@ -197,7 +198,7 @@ pub fn run_autoscale(
     clock: &dyn Clock,
     stop: &AtomicBool,
     on_step: &mut dyn FnMut(&AutoscaleStep, u32),
-) -> Result<(AutoscaleResult, Vec<TrialFigures>), KvError> {
+) -> Result<(AutoscaleResult, Vec<TrialFigures>), AiError> {
     let mut scaler = Autoscaler::new(settings);
     let mut trials = Vec::new();
     let mut users = Some(settings.users);
@@ -217,7 +218,7 @@ pub fn run_autoscale(
         }
         users = comm
             .broadcast(0, &next)
-            .map_err(|e| KvError::Setup(format!("sharing the next step's users: {e}")))?;
+            .map_err(|e| AiError::Setup(format!("sharing the next step's users: {e}")))?;
     }
     Ok((scaler.result(), trials))
 }

@@ -20,7 +20,9 @@ use iolab_core::kvcache::{KvCacheFigures, WorstRank};
 use iolab_core::result::Timeline;
 use iolab_core::spec::KvCacheSettings;
 use iolab_core::units::{ByteCount, Nanos};
-use iolab_engine::{Available, Clock, EngineError, ranks_on_this_host};
+use iolab_engine::{Available, Clock, ranks_on_this_host};
+
+use crate::AiError;
 
 /// The tiers and the entries' I/O are the engine's.
 pub use iolab_engine::kvcache::{cache, entry};
@@ -62,32 +64,6 @@ impl<'a> Storage<'a> {
             workdir,
             objects: None,
             device: None,
-        }
-    }
-}
-
-/// Why a KV cache run did not complete.
-#[derive(Debug, thiserror::Error)]
-pub enum KvError {
-    /// Options that cannot run (exit 2).
-    #[error(transparent)]
-    Spec(#[from] SpecError),
-    #[error("{0}")]
-    Setup(String),
-    /// An I/O error of the cache (the first one).
-    #[error("{0}")]
-    Io(String),
-    #[error("interrupted")]
-    Interrupted,
-}
-
-impl From<EngineError> for KvError {
-    fn from(e: EngineError) -> KvError {
-        match e {
-            EngineError::Interrupted => KvError::Interrupted,
-            EngineError::Spec(e) => KvError::Spec(e),
-            EngineError::Setup(why) => KvError::Setup(why),
-            e => KvError::Io(e.to_string()),
         }
     }
 }
@@ -200,7 +176,7 @@ pub fn run_kvcache(
     storage_limit: u64,
     clock: &dyn Clock,
     stop: &AtomicBool,
-) -> Result<Vec<TrialFigures>, KvError> {
+) -> Result<Vec<TrialFigures>, AiError> {
     let workdir = storage.workdir;
     let share = storage.device.map(|(_, size)| {
         let each = size / u64::from(comm.size().max(1)) / DEVICE_BLOCK * DEVICE_BLOCK;
@@ -213,7 +189,7 @@ pub fn run_kvcache(
     };
     let made = match (storage.objects, storage.device) {
         (None, None) => std::fs::create_dir_all(&dir)
-            .map_err(|e| KvError::Setup(format!("{}: {e}", dir.display()))),
+            .map_err(|e| AiError::Setup(format!("{}: {e}", dir.display()))),
         _ => Ok(()),
     };
     let tier = Tier {
@@ -224,7 +200,7 @@ pub fn run_kvcache(
     let ok = comm.all_ok(made.is_ok());
     made?;
     if !ok {
-        return Err(KvError::Setup(
+        return Err(AiError::Setup(
             "another rank could not make its directory".into(),
         ));
     }
@@ -236,7 +212,7 @@ pub fn run_kvcache(
         let trial = run::run_trial(settings, &tier, storage_limit, seed, clock, stop);
         if !comm.all_ok(trial.is_ok()) {
             trial?;
-            return Err(KvError::Setup("another rank's trial failed".into()));
+            return Err(AiError::Setup("another rank's trial failed".into()));
         }
         let trial = trial?;
         let mine = (
@@ -248,7 +224,7 @@ pub fn run_kvcache(
         );
         let all = comm
             .gather(0, &mine)
-            .map_err(|e| KvError::Setup(format!("gathering the ranks' figures: {e}")))?;
+            .map_err(|e| AiError::Setup(format!("gathering the ranks' figures: {e}")))?;
         if comm.rank() == 0 {
             out.push(TrialFigures {
                 started_at_ms,

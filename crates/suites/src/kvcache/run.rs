@@ -21,7 +21,8 @@ use super::entry::{EntryIo, EntrySetup};
 use super::serve::{Serving, serve};
 use super::tally::Tally;
 use super::users::{Request, UserState, users};
-use super::{KvError, ObjectTier, Tier};
+use super::{ObjectTier, Tier};
+use crate::AiError;
 
 /// A queued request: higher QoS first, then the earlier issued.
 struct Queued(Request);
@@ -71,7 +72,7 @@ pub fn run_trial(
     seed: u64,
     clock: &dyn Clock,
     stop: &AtomicBool,
-) -> Result<Trial, KvError> {
+) -> Result<Trial, AiError> {
     let cache = KvCache::new(
         settings.model.shape(),
         settings.cpu_memory.0,
@@ -131,7 +132,7 @@ pub fn run_trial(
     }
     left?;
     if stop.load(Ordering::Relaxed) {
-        return Err(KvError::Interrupted);
+        return Err(AiError::Interrupted);
     }
     let mut tally = Tally::default();
     for t in &tallies {
@@ -162,7 +163,7 @@ struct Shared<'a> {
     clock: &'a dyn Clock,
     stop: &'a AtomicBool,
     failed: &'a AtomicBool,
-    first_error: &'a Mutex<Option<KvError>>,
+    first_error: &'a Mutex<Option<AiError>>,
     start: Nanos,
     deadline: Nanos,
     objects: Option<&'a ObjectTier<'a>>,
@@ -174,7 +175,7 @@ struct Shared<'a> {
 fn remove_left(
     keys: &[std::path::PathBuf],
     objects: Option<&ObjectTier<'_>>,
-) -> Result<(), KvError> {
+) -> Result<(), AiError> {
     let Some(o) = objects else {
         for f in keys {
             let _ = std::fs::remove_file(f);
@@ -184,7 +185,7 @@ fn remove_left(
     if keys.is_empty() || o.keep {
         return Ok(());
     }
-    let mut b = (o.factory)(0).map_err(|e| KvError::Setup(e.to_string()))?;
+    let mut b = (o.factory)(0).map_err(|e| AiError::Setup(e.to_string()))?;
     b.at_least_attempts(iolab_engine::CLEANUP_ATTEMPTS);
     let mut failed = None;
     for k in keys {
@@ -198,7 +199,7 @@ fn remove_left(
             failed.get_or_insert(format!("could not remove s3 object {key}: {e}"));
         }
     }
-    failed.map_or(Ok(()), |why| Err(KvError::Io(why)))
+    failed.map_or(Ok(()), |why| Err(AiError::Io(why)))
 }
 
 /// A worker thread: serves until the end; its error stops every worker.
@@ -298,7 +299,7 @@ fn work(
     clock: &dyn Clock,
     seed: u64,
     tally: &mut Tally,
-) -> Result<(), KvError> {
+) -> Result<(), AiError> {
     let s = at.settings;
     let setup = EntrySetup {
         backend: s.backend,
@@ -312,7 +313,7 @@ fn work(
         io.use_device();
     }
     if let Some((factory, w)) = objects {
-        io.use_objects(factory(w).map_err(|e| KvError::Setup(e.to_string()))?);
+        io.use_objects(factory(w).map_err(|e| AiError::Setup(e.to_string()))?);
     }
     let r = serve_queue(at, &mut io, queue, ready, tally);
     tally.io.merge(&io.finish());
@@ -326,7 +327,7 @@ fn serve_queue(
     queue: &Mutex<Queue>,
     ready: &Condvar,
     tally: &mut Tally,
-) -> Result<(), KvError> {
+) -> Result<(), AiError> {
     loop {
         let req = {
             let mut q = queue.lock().unwrap_or_else(|p| p.into_inner());

@@ -6,11 +6,11 @@
 use iolab_core::spec::KvCacheSettings;
 use iolab_core::units::Nanos;
 
-use super::KvError;
 use super::cache::{KvCache, Op, Written};
 use super::entry::EntryIo;
 use super::tally::Tally;
 use super::users::Request;
+use crate::AiError;
 
 /// Tokens generated per decode read (config.yaml's decode.batch_size).
 const DECODE_BATCH: u64 = 32;
@@ -34,9 +34,9 @@ pub fn serve(
     io: &mut EntryIo<'_>,
     req: &Request,
     tally: &mut Tally,
-) -> Result<bool, KvError> {
+) -> Result<bool, AiError> {
     match steps(at, io, req, tally) {
-        Err(KvError::Interrupted) => Ok(false),
+        Err(AiError::Interrupted) => Ok(false),
         r => r,
     }
 }
@@ -46,21 +46,21 @@ fn steps(
     io: &mut EntryIo<'_>,
     req: &Request,
     tally: &mut Tally,
-) -> Result<bool, KvError> {
+) -> Result<bool, AiError> {
     let (cache, settings) = (at.cache, at.settings);
     let began = io.clock.now();
     tally.queue_wait.record(began.saturating_sub(req.issued).0);
     let mut storage = Nanos::ZERO;
     let mut read = |io: &mut EntryIo<'_>, key: &str, tally: &mut Tally| {
         if (at.over)() {
-            return Err(KvError::Interrupted);
+            return Err(AiError::Interrupted);
         }
         let op = cache.access(io, key)?;
         if let Some(op) = &op {
             tally.record(op, false);
             storage = storage + op.spans.total;
         }
-        Ok::<Option<Op>, KvError>(op)
+        Ok::<Option<Op>, AiError>(op)
     };
     let mut context = req.context_tokens;
     if let Some((key, tokens)) = req.prefix {
@@ -72,10 +72,10 @@ fn steps(
     }
     let write = |io: &mut EntryIo<'_>, tally: &mut Tally| {
         if (at.over)() {
-            return Err(KvError::Interrupted);
+            return Err(AiError::Interrupted);
         }
         let w = cache.allocate(io, &req.key, context)?;
-        Ok::<Nanos, KvError>(record_written(&w, tally))
+        Ok::<Nanos, AiError>(record_written(&w, tally))
     };
     let mut wrote = write(io, tally)?;
     if req.decodes() {
@@ -100,7 +100,7 @@ fn steps(
     io.clock
         .sleep(generation.min(at.deadline.saturating_sub(now)));
     if now + generation > at.deadline {
-        return Err(KvError::Interrupted);
+        return Err(AiError::Interrupted);
     }
     let done = io.clock.now();
     tally.end_to_end.record(done.saturating_sub(req.issued).0);

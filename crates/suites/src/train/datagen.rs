@@ -20,7 +20,7 @@ use iolab_core::units::Nanos;
 use iolab_engine::train::{FileIo, FileOps, FilePhaseSpec, run_file_phase};
 use iolab_engine::{Clock, EngineError, Env, MonotonicClock};
 
-use crate::train::TrainError;
+use crate::AiError;
 use crate::train::dataset::{DatasetMarker, MARKER};
 use crate::train::format::{self, CHUNK, Sink};
 
@@ -51,9 +51,9 @@ pub fn file_path(dir: &Path, cfg: &TrainConfig, index: u64) -> PathBuf {
 /// Checks the data directory and takes it: new or empty, or one iolab generated (its
 /// marker). Files of an earlier generation that this one does not rewrite are removed,
 /// so DLIO's sorted listing sees only this dataset.
-fn prepare_dir(dir: &Path, cfg: &TrainConfig) -> Result<(), TrainError> {
+fn prepare_dir(dir: &Path, cfg: &TrainConfig) -> Result<(), AiError> {
     let marker = dir.join(MARKER);
-    let refuse = |why: String| TrainError::Spec(SpecError::new("--data-dir", why));
+    let refuse = |why: String| AiError::Spec(SpecError::new("--data-dir", why));
     if dir.exists() {
         let entries: Vec<_> = std::fs::read_dir(dir)
             .map_err(|e| refuse(format!("{} cannot be read: {e}", dir.display())))?
@@ -75,8 +75,7 @@ fn prepare_dir(dir: &Path, cfg: &TrainConfig) -> Result<(), TrainError> {
     // DLIO lists valid/ as well (and fails without it): its generator makes both.
     let top = [dir.join("train"), dir.join("valid")];
     for d in subdirs.iter().chain(top.iter()) {
-        std::fs::create_dir_all(d)
-            .map_err(|e| TrainError::Setup(format!("{}: {e}", d.display())))?;
+        std::fs::create_dir_all(d).map_err(|e| AiError::Setup(format!("{}: {e}", d.display())))?;
     }
     let m = DatasetMarker {
         generator: format!("iolab {}", env!("CARGO_PKG_VERSION")),
@@ -88,7 +87,7 @@ fn prepare_dir(dir: &Path, cfg: &TrainConfig) -> Result<(), TrainError> {
         seed: cfg.seed,
     };
     std::fs::write(&marker, serde_json::to_vec_pretty(&m).unwrap_or_default())
-        .map_err(|e| TrainError::Setup(format!("{}: {e}", marker.display())))
+        .map_err(|e| AiError::Setup(format!("{}: {e}", marker.display())))
 }
 
 /// The dataset's bytes once written: every file's exact length.
@@ -177,12 +176,12 @@ struct Out<'o, 'f, C: Clock> {
     stop: &'o AtomicBool,
 }
 
-fn io_error(e: EngineError) -> TrainError {
-    TrainError::Io(e.to_string())
+fn io_error(e: EngineError) -> AiError {
+    AiError::Io(e.to_string())
 }
 
 impl<C: Clock> Sink for Out<'_, '_, C> {
-    fn put(&mut self, bytes: &[u8]) -> Result<(), TrainError> {
+    fn put(&mut self, bytes: &[u8]) -> Result<(), AiError> {
         let at = self.pending;
         self.ops.buffer()[at..at + bytes.len()].copy_from_slice(bytes);
         self.pending += bytes.len();
@@ -192,7 +191,7 @@ impl<C: Clock> Sink for Out<'_, '_, C> {
         Ok(())
     }
 
-    fn flush(&mut self) -> Result<(), TrainError> {
+    fn flush(&mut self) -> Result<(), AiError> {
         if self.pending == 0 {
             return Ok(());
         }
@@ -205,7 +204,7 @@ impl<C: Clock> Sink for Out<'_, '_, C> {
         Ok(())
     }
 
-    fn rewrite(&mut self, bytes: &[u8], offset: u64) -> Result<(), TrainError> {
+    fn rewrite(&mut self, bytes: &[u8], offset: u64) -> Result<(), AiError> {
         // Only after the last flush: the buffer holds nothing pending.
         debug_assert_eq!(self.pending, 0);
         self.ops.write_bytes(bytes, offset).map_err(io_error)
@@ -227,7 +226,7 @@ fn write_file<C: Clock>(
     cfg: &TrainConfig,
     index: u64,
     stop: &AtomicBool,
-) -> Result<(u64, u64), TrainError> {
+) -> Result<(u64, u64), AiError> {
     let path = file_path(dir, cfg, index);
     let open = OpenSpec {
         write: true,
@@ -261,7 +260,7 @@ pub fn generate(
     cfg: &TrainConfig,
     threads: u32,
     interrupt: &AtomicBool,
-) -> Result<GenOutcome, TrainError> {
+) -> Result<GenOutcome, AiError> {
     let prepared = if comm.rank() == 0 {
         prepare_dir(dir, cfg)
     } else {
@@ -270,7 +269,7 @@ pub fn generate(
     let ok = comm.all_ok(prepared.is_ok());
     prepared?;
     if !ok {
-        return Err(TrainError::Setup(
+        return Err(AiError::Setup(
             "another rank could not prepare the data directory".into(),
         ));
     }
@@ -314,13 +313,13 @@ pub fn generate(
             Ok(files)
         },
     )
-    .map_err(|e| TrainError::Setup(e.to_string()))?;
+    .map_err(|e| AiError::Setup(e.to_string()))?;
     if let Some(e) = failed.into_inner().ok().flatten() {
         return Err(e);
     }
     if run.errors > 0 {
         let first = run.result.errors.first().map(|e| e.message.clone());
-        return Err(TrainError::Io(first.unwrap_or_else(|| {
+        return Err(AiError::Io(first.unwrap_or_else(|| {
             "another rank failed to write its files".into()
         })));
     }

@@ -9,7 +9,7 @@ use iolab_core::SpecError;
 use iolab_core::spec::{TrainConfig, TrainFormat};
 use serde::{Deserialize, Serialize};
 
-use crate::train::TrainError;
+use crate::AiError;
 
 /// The marker iolab writes in a data directory it generated.
 pub const MARKER: &str = ".iolab-dataset";
@@ -42,11 +42,11 @@ impl Dataset {
 
     /// Lists `dir/train` as DLIO does and keeps the first `cfg.files` files; refuses a
     /// directory holding fewer, naming what it found.
-    pub fn open(dir: &Path, cfg: &TrainConfig) -> Result<Dataset, TrainError> {
+    pub fn open(dir: &Path, cfg: &TrainConfig) -> Result<Dataset, AiError> {
         let train = dir.join("train");
         let ext = cfg.format.extension();
         let entries = list(&train).map_err(|e| {
-            TrainError::Spec(SpecError::new(
+            AiError::Spec(SpecError::new(
                 "--data-dir",
                 format!(
                     "{} cannot be read ({e}): generate a dataset there first (iolab train datagen)",
@@ -68,7 +68,7 @@ impl Dataset {
             files.sort();
         }
         if (files.len() as u64) < cfg.files {
-            return Err(TrainError::Spec(SpecError::new(
+            return Err(AiError::Spec(SpecError::new(
                 "--data-dir",
                 format!(
                     "{} holds {} .{ext} files, fewer than the {} the workload reads: generate them first (iolab train datagen with the same options)",
@@ -83,7 +83,7 @@ impl Dataset {
             .iter()
             .map(|f| std::fs::metadata(f).map(|m| m.len()))
             .collect::<Result<Vec<u64>, _>>()
-            .map_err(|e| TrainError::Setup(format!("{}: {e}", train.display())))?;
+            .map_err(|e| AiError::Setup(format!("{}: {e}", train.display())))?;
         Ok(Dataset {
             dir: dir.to_path_buf(),
             files,

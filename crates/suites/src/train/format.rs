@@ -12,7 +12,8 @@ use iolab_core::SpecError;
 use iolab_core::rng::{Rng, mix};
 use iolab_core::spec::{TrainConfig, TrainFormat};
 
-use crate::train::{TrainError, normal};
+use crate::AiError;
+use crate::train::normal;
 
 /// Bytes of random sample data produced at once.
 pub const CHUNK: usize = 4 << 20;
@@ -21,11 +22,11 @@ pub const CHUNK: usize = 4 << 20;
 /// which carries the CRC only known at the end) written again at an earlier offset.
 pub trait Sink {
     /// Appends `bytes` at the end of what was put so far.
-    fn put(&mut self, bytes: &[u8]) -> Result<(), TrainError>;
+    fn put(&mut self, bytes: &[u8]) -> Result<(), AiError>;
     /// Writes out everything put so far.
-    fn flush(&mut self) -> Result<(), TrainError>;
+    fn flush(&mut self) -> Result<(), AiError>;
     /// Overwrites `bytes` at `offset` (after a [`Sink::flush`]).
-    fn rewrite(&mut self, bytes: &[u8], offset: u64) -> Result<(), TrainError>;
+    fn rewrite(&mut self, bytes: &[u8], offset: u64) -> Result<(), AiError>;
     /// Whether the run was asked to stop (checked between samples).
     fn stopped(&self) -> bool;
 }
@@ -85,7 +86,7 @@ pub fn is_dataset_name(name: &str) -> bool {
 }
 
 /// Writes file `index`'s bytes, start to end, into `out`.
-pub fn write_body(cfg: &TrainConfig, index: u64, out: &mut dyn Sink) -> Result<(), TrainError> {
+pub fn write_body(cfg: &TrainConfig, index: u64, out: &mut dyn Sink) -> Result<(), AiError> {
     let (d1, d2) = dims(cfg, index);
     let mut rng = Rng::new(mix(&[cfg.seed, index, 0xda7a]));
     match cfg.format {
@@ -97,30 +98,30 @@ pub fn write_body(cfg: &TrainConfig, index: u64, out: &mut dyn Sink) -> Result<(
 }
 
 /// A parquet file's layout: `samples_per_file` rows of the config's columns.
-fn parquet_layout(cfg: &TrainConfig) -> Result<ParquetLayout, TrainError> {
+fn parquet_layout(cfg: &TrainConfig) -> Result<ParquetLayout, AiError> {
     let schema = cfg
         .parquet
         .as_ref()
-        .ok_or_else(|| TrainError::Setup("a parquet workload without its columns".into()))?;
+        .ok_or_else(|| AiError::Setup("a parquet workload without its columns".into()))?;
     ParquetLayout::new(schema, cfg.samples_per_file)
-        .map_err(|e| TrainError::Spec(SpecError::new("--row-group-size", e.to_string())))
+        .map_err(|e| AiError::Spec(SpecError::new("--row-group-size", e.to_string())))
 }
 
 /// The chunks of a parquet file iolab writes for `cfg`, as its footer gives them (what
 /// the null backend's reader plans by: it reads no footer).
-pub fn parquet_chunks(cfg: &TrainConfig) -> Result<FileChunks, TrainError> {
-    read_footer(&footer(&parquet_layout(cfg)?)).map_err(|e| TrainError::Setup(e.to_string()))
+pub fn parquet_chunks(cfg: &TrainConfig) -> Result<FileChunks, AiError> {
+    read_footer(&footer(&parquet_layout(cfg)?)).map_err(|e| AiError::Setup(e.to_string()))
 }
 
 /// A parquet file as the config says (row groups of `row_group_size` rows, every
 /// column a chunk of one PLAIN page, uncompressed), its values random bytes.
-fn write_parquet(cfg: &TrainConfig, rng: &mut Rng, out: &mut dyn Sink) -> Result<(), TrainError> {
+fn write_parquet(cfg: &TrainConfig, rng: &mut Rng, out: &mut dyn Sink) -> Result<(), AiError> {
     let layout = parquet_layout(cfg)?;
     out.put(b"PAR1")?;
     for g in 0..layout.groups.len() {
         for c in 0..layout.schema.columns.len() {
             if out.stopped() {
-                return Err(TrainError::Interrupted);
+                return Err(AiError::Interrupted);
             }
             out.put(&layout.chunk_prefix(g, c))?;
             put_random(layout.value_bytes(g, c), rng, out)?;
@@ -133,7 +134,7 @@ fn write_parquet(cfg: &TrainConfig, rng: &mut Rng, out: &mut dyn Sink) -> Result
     out.flush()
 }
 
-fn put_random(len: u64, rng: &mut Rng, out: &mut dyn Sink) -> Result<(), TrainError> {
+fn put_random(len: u64, rng: &mut Rng, out: &mut dyn Sink) -> Result<(), AiError> {
     let mut chunk = vec![0u8; CHUNK.min(len as usize)];
     let mut left = len as usize;
     while left > 0 {
@@ -147,12 +148,12 @@ fn put_random(len: u64, rng: &mut Rng, out: &mut dyn Sink) -> Result<(), TrainEr
 
 /// v3.0 DLIO's ".jpeg" for its PyTorch loader: the raw uint8 tensor (dim1 x dim2), no
 /// JPEG bitstream (jpeg_generator.py writes `gen_random_tensor(...)` as it is).
-fn write_raw(len: u64, rng: &mut Rng, out: &mut dyn Sink) -> Result<(), TrainError> {
+fn write_raw(len: u64, rng: &mut Rng, out: &mut dyn Sink) -> Result<(), AiError> {
     let mut chunk = vec![0u8; CHUNK];
     let mut left = len as usize;
     while left > 0 {
         if out.stopped() {
-            return Err(TrainError::Interrupted);
+            return Err(AiError::Interrupted);
         }
         let n = left.min(CHUNK);
         rng.fill(&mut chunk[..n]);
@@ -167,12 +168,12 @@ fn write_tfrecord(
     (d1, d2): (u64, u64),
     rng: &mut Rng,
     out: &mut dyn Sink,
-) -> Result<(), TrainError> {
+) -> Result<(), AiError> {
     let layout = ExampleLayout::new(d1 * d2, dimension(cfg) as i64);
     let mut chunk = vec![0u8; CHUNK];
     for _ in 0..cfg.samples_per_file {
         if out.stopped() {
-            return Err(TrainError::Interrupted);
+            return Err(AiError::Interrupted);
         }
         out.put(&layout.header())?;
         out.put(&layout.prefix)?;
@@ -199,11 +200,11 @@ fn write_npz(
     (d1, d2): (u64, u64),
     rng: &mut Rng,
     out: &mut dyn Sink,
-) -> Result<(), TrainError> {
+) -> Result<(), AiError> {
     let layout = npz_layout(cfg, d1, d2);
     layout
         .check()
-        .map_err(|e| TrainError::Spec(SpecError::new("--record-length", e.to_string())))?;
+        .map_err(|e| AiError::Spec(SpecError::new("--record-length", e.to_string())))?;
     let mut chunk = vec![0u8; CHUNK];
     let mut crc = crc32fast::Hasher::new();
     crc.update(&layout.x_header());
@@ -211,7 +212,7 @@ fn write_npz(
     let mut left = layout.data_len() as usize;
     while left > 0 {
         if out.stopped() {
-            return Err(TrainError::Interrupted);
+            return Err(AiError::Interrupted);
         }
         let n = left.min(CHUNK);
         rng.fill(&mut chunk[..n]);

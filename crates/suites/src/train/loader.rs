@@ -24,7 +24,8 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::mpsc::{Receiver, SyncSender, sync_channel};
 use std::sync::{Arc, Mutex};
 
-use crate::train::{TrainError, format, rowgroups};
+use crate::AiError;
+use crate::train::{format, rowgroups};
 
 /// What one accelerator reads in an epoch.
 #[derive(Clone, Debug)]
@@ -58,9 +59,9 @@ pub struct Batches {
 }
 
 enum Source {
-    Indexed(Vec<Receiver<Result<Batch, TrainError>>>),
+    Indexed(Vec<Receiver<Result<Batch, AiError>>>),
     Samples {
-        rx: Receiver<Result<u64, TrainError>>,
+        rx: Receiver<Result<u64, AiError>>,
         batch: u64,
         /// Samples received beyond the last batch taken.
         pending: u64,
@@ -69,7 +70,7 @@ enum Source {
 
 impl Batches {
     /// Waits for the next batch; None when the readers have nothing more.
-    pub fn next_batch(&mut self) -> Option<Result<Batch, TrainError>> {
+    pub fn next_batch(&mut self) -> Option<Result<Batch, AiError>> {
         let k = self.next;
         self.next += 1;
         match &mut self.kind {
@@ -117,7 +118,7 @@ fn read_whole(
     path: &Path,
     len: u64,
     mut progress: impl FnMut(u64),
-) -> Result<u64, TrainError> {
+) -> Result<u64, AiError> {
     let plan = format::read_plan(shared.cfg, len);
     let mut last = 0;
     reader
@@ -130,7 +131,7 @@ fn read_whole(
             last = at;
             progress(at);
         })
-        .map_err(|e| TrainError::Io(e.to_string()))
+        .map_err(|e| AiError::Io(e.to_string()))
 }
 
 /// What the reader threads share.
@@ -169,7 +170,7 @@ pub fn start<'scope, 'env>(
     scope: &'scope std::thread::Scope<'scope, 'env>,
     shared: Arc<ReaderShared<'env>>,
     assignment: Assignment,
-) -> Result<Batches, TrainError> {
+) -> Result<Batches, AiError> {
     let threads = shared.cfg.read_threads.max(1) as usize;
     match assignment {
         Assignment::Indexed { batches } => {
@@ -188,7 +189,7 @@ pub fn start<'scope, 'env>(
                     .spawn_scoped(scope, move || {
                         indexed_reader(&shared, &batches, t, threads, tx)
                     })
-                    .map_err(|e| TrainError::Setup(format!("a reader thread: {e}")))?;
+                    .map_err(|e| AiError::Setup(format!("a reader thread: {e}")))?;
             }
             Ok(Batches {
                 kind: Source::Indexed(rxs),
@@ -209,7 +210,7 @@ pub fn start<'scope, 'env>(
                     .spawn_scoped(scope, move || {
                         rowgroups::rowgroup_reader(&shared, &mine, tx)
                     })
-                    .map_err(|e| TrainError::Setup(format!("a reader thread: {e}")))?;
+                    .map_err(|e| AiError::Setup(format!("a reader thread: {e}")))?;
             }
             Ok(Batches {
                 kind: Source::Indexed(rxs),
@@ -236,7 +237,7 @@ pub fn start<'scope, 'env>(
                 std::thread::Builder::new()
                     .name(format!("iolab-reader{t}"))
                     .spawn_scoped(scope, move || file_worker(&shared, &jobs_rx, samples))
-                    .map_err(|e| TrainError::Setup(format!("a reader thread: {e}")))?;
+                    .map_err(|e| AiError::Setup(format!("a reader thread: {e}")))?;
             }
             let files: Vec<PathBuf> = files.iter().map(|&f| shared.files[f].clone()).collect();
             let stop = shared.stop;
@@ -245,7 +246,7 @@ pub fn start<'scope, 'env>(
                 .spawn_scoped(scope, move || {
                     interleave(&files, threads, stop, jobs_tx, tx)
                 })
-                .map_err(|e| TrainError::Setup(format!("the interleave thread: {e}")))?;
+                .map_err(|e| AiError::Setup(format!("the interleave thread: {e}")))?;
             Ok(Batches {
                 kind: Source::Samples {
                     rx,
@@ -270,7 +271,7 @@ const PER_FILE_AHEAD: usize = 3;
 /// One file for a reader thread: its path, and where each sample goes once read.
 struct Job {
     path: PathBuf,
-    tx: SyncSender<Result<(), TrainError>>,
+    tx: SyncSender<Result<(), AiError>>,
 }
 
 /// A reader thread: takes files in the order the interleave starts them, reads each
@@ -317,17 +318,17 @@ fn interleave(
     cycle: usize,
     stop: &AtomicBool,
     jobs: SyncSender<Job>,
-    out: SyncSender<Result<u64, TrainError>>,
+    out: SyncSender<Result<u64, AiError>>,
 ) {
     let mut next = 0usize;
-    let start = |next: &mut usize| -> Option<Receiver<Result<(), TrainError>>> {
+    let start = |next: &mut usize| -> Option<Receiver<Result<(), AiError>>> {
         let path = files.get(*next)?.clone();
         *next += 1;
         let (tx, rx) = sync_channel(PER_FILE_AHEAD);
         jobs.send(Job { path, tx }).ok()?;
         Some(rx)
     };
-    let mut current: Vec<Receiver<Result<(), TrainError>>> =
+    let mut current: Vec<Receiver<Result<(), AiError>>> =
         (0..cycle).map_while(|_| start(&mut next)).collect();
     let mut future: std::collections::VecDeque<_> = (0..cycle * FUTURE_PER_CURRENT)
         .map_while(|_| start(&mut next))
@@ -372,7 +373,7 @@ fn indexed_reader(
     batches: &[Vec<usize>],
     t: usize,
     threads: usize,
-    tx: SyncSender<Result<Batch, TrainError>>,
+    tx: SyncSender<Result<Batch, AiError>>,
 ) {
     let mut reader = shared.reader();
     let mut k = t;

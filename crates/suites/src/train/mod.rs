@@ -22,25 +22,10 @@ pub use run::{LiveStep, TrainHooks, TrainOutcome, train_epochs};
 
 use std::collections::BTreeMap;
 
+use iolab_core::LatencyHistogram;
 use iolab_core::result::{OpCount, OpKind, OpResult, PhaseKind, PhaseResult, Timeline};
 use iolab_core::rng::Rng;
 use iolab_core::units::Nanos;
-use iolab_core::{LatencyHistogram, SpecError};
-
-/// Why a training run or generation did not complete.
-#[derive(Debug, thiserror::Error)]
-pub enum TrainError {
-    /// Options or a dataset that cannot run (exit 2).
-    #[error(transparent)]
-    Spec(#[from] SpecError),
-    #[error("{0}")]
-    Setup(String),
-    /// An I/O error while reading or writing (the first one).
-    #[error("{0}")]
-    Io(String),
-    #[error("interrupted")]
-    Interrupted,
-}
 
 /// A phase of one operation timed as a whole (no per-second timeline, every count
 /// within the stonewall): what a training epoch, a dataset generation and a checkpoint

@@ -17,8 +17,9 @@ use iolab_core::spec::BackendKind;
 use iolab_engine::MonotonicClock;
 use iolab_engine::train::SampleReader;
 
+use crate::AiError;
+use crate::train::format;
 use crate::train::loader::{Batch, ReaderShared};
-use crate::train::{TrainError, format};
 
 /// A file's row groups as a reader takes them: each group's rows and its reads.
 type GroupPlan = Vec<(u64, Vec<(u64, u64)>)>;
@@ -38,7 +39,7 @@ pub(crate) fn worker_files(files: &[usize], w: usize, threads: usize) -> Vec<usi
 pub(crate) fn rowgroup_reader(
     shared: &ReaderShared<'_>,
     files: &[usize],
-    tx: SyncSender<Result<Batch, TrainError>>,
+    tx: SyncSender<Result<Batch, AiError>>,
 ) {
     let mut reader = shared.reader();
     if let Err(e) = read_files(shared, &mut reader, files, &tx) {
@@ -51,8 +52,8 @@ fn read_files(
     shared: &ReaderShared<'_>,
     reader: &mut SampleReader,
     files: &[usize],
-    tx: &SyncSender<Result<Batch, TrainError>>,
-) -> Result<(), TrainError> {
+    tx: &SyncSender<Result<Batch, AiError>>,
+) -> Result<(), AiError> {
     let mut plans = Vec::with_capacity(files.len());
     for &f in files {
         if shared.stop.load(Ordering::Relaxed) {
@@ -97,7 +98,7 @@ fn read_files(
         let path = &shared.files[f];
         reader
             .read_file(&MonotonicClock, path, &reads, shared.stop, &mut on_read)
-            .map_err(|e| TrainError::Io(e.to_string()))?;
+            .map_err(|e| AiError::Io(e.to_string()))?;
     }
     Ok(())
 }
@@ -116,8 +117,8 @@ fn file_plan(
     reader: &mut SampleReader,
     path: &Path,
     len: u64,
-) -> Result<GroupPlan, TrainError> {
-    let io = |e: iolab_engine::EngineError| TrainError::Io(e.to_string());
+) -> Result<GroupPlan, AiError> {
+    let io = |e: iolab_engine::EngineError| AiError::Io(e.to_string());
     let tail = FOOTER_READ.min(len);
     let bytes = reader
         .read_bytes(&MonotonicClock, path, (len - tail, tail), shared.stop)
@@ -127,7 +128,7 @@ fn file_plan(
         format::parquet_chunks(shared.cfg)?
     } else {
         let not_parquet = || {
-            TrainError::Io(format!(
+            AiError::Io(format!(
                 "{}: not a parquet file (no PAR1 footer of a length inside the file)",
                 path.display()
             ))
@@ -145,7 +146,7 @@ fn file_plan(
             count(shared, m.len() as u64);
             m
         };
-        read_footer(&meta).map_err(|e| TrainError::Io(format!("{}: {e}", path.display())))?
+        read_footer(&meta).map_err(|e| AiError::Io(format!("{}: {e}", path.display())))?
     };
     let columns = shared.cfg.read_columns.as_deref();
     Ok(chunks

@@ -24,11 +24,12 @@ use iolab_engine::train::{
 use iolab_engine::{Clock, Env, MonotonicClock};
 use serde::{Deserialize, Serialize};
 
+use crate::AiError;
 use crate::train::dataset::Dataset;
 use crate::train::loader::{self, Assignment, ReadCounters, ReaderShared};
 use crate::train::order::{file_order, files_assignment, indexed_assignment};
 use crate::train::phase::epoch_phase;
-use crate::train::{TrainError, format, normal};
+use crate::train::{format, normal};
 
 /// What rank 0 is told after every step (the whole job's counts).
 #[derive(Clone, Debug, Default, PartialEq)]
@@ -268,7 +269,7 @@ pub fn train_epochs(
     dataset: &Dataset,
     cfg: &TrainConfig,
     hooks: &TrainHooks<'_>,
-) -> Result<TrainOutcome, TrainError> {
+) -> Result<TrainOutcome, AiError> {
     let per_rank = u64::from(cfg.accelerators);
     let total = per_rank * u64::from(comm.size());
     cfg.check_job(total)?;
@@ -289,7 +290,7 @@ pub fn train_epochs(
         let (report, run) = epoch.run(e)?;
         let reports = comm
             .gather(0, &report)
-            .map_err(|e| TrainError::Setup(e.to_string()))?;
+            .map_err(|e| AiError::Setup(e.to_string()))?;
         if comm.rank() == 0 {
             let (fig, phase) = epoch_phase(cfg, e, &reports, run.result);
             epochs.push(fig);
@@ -298,14 +299,14 @@ pub fn train_epochs(
         let failed = report.accs.iter().find_map(|a| a.error.clone());
         let all_ok = comm.all_ok(failed.is_none());
         if let Some(e) = failed {
-            return Err(TrainError::Io(e));
+            return Err(AiError::Io(e));
         }
         if !all_ok || run.errors > 0 {
             let first = reports
                 .iter()
                 .flat_map(|r| r.accs.iter())
                 .find_map(|a| a.error.clone());
-            return Err(TrainError::Io(
+            return Err(AiError::Io(
                 first.unwrap_or_else(|| "another rank's accelerator failed".into()),
             ));
         }
@@ -340,7 +341,7 @@ struct Epoch<'a> {
 impl Epoch<'_> {
     /// Epoch `epoch` as a step phase on the engine: a worker per accelerator of this
     /// rank, the job's step meeting after each step. Collective.
-    fn run(&self, epoch: u32) -> Result<(RankReport, StepPhase), TrainError> {
+    fn run(&self, epoch: u32) -> Result<(RankReport, StepPhase), AiError> {
         let (comm, cfg, total) = (self.comm, self.cfg, self.total);
         let a = cfg.accelerators as usize;
         let first_global = u64::from(comm.rank()) * u64::from(cfg.accelerators);
@@ -399,7 +400,7 @@ impl Epoch<'_> {
                 completed: samples,
             })
         })
-        .map_err(|e| TrainError::Setup(e.to_string()))?;
+        .map_err(|e| AiError::Setup(e.to_string()))?;
         run.interrupted |= hook.interrupted.load(Ordering::Relaxed);
         let (u, sy) = iolab_backend::process::cpu_times();
         let accs = reports

@@ -6,7 +6,7 @@ use iolab_core::units::ByteCount;
 use iolab_suites::train::datagen::check_space;
 use iolab_suites::train::generate;
 
-use super::{DatagenArgs, data_dir, fail, quiet, spec_json, stored_as};
+use super::{DatagenArgs, data_dir, quiet, spec_json, stored_as};
 use crate::commands::finish::conclude;
 use crate::runtime::Runtime;
 use crate::sink::RunSink;
@@ -40,7 +40,7 @@ pub(super) fn datagen_in(rt: &Runtime, args: DatagenArgs) -> Result<u8> {
     );
     let out = match generate(rt.comm.as_ref(), &dir, &cfg, cfg.accelerators, rt.interrupt) {
         Ok(o) => o,
-        Err(e) => return fail(rt, sink, e),
+        Err(e) => return sink.end_on(rt.is_root(), e),
     };
     let mut extra = std::collections::BTreeMap::new();
     extra.insert("files".into(), out.files as f64);

@@ -16,11 +16,10 @@ use std::path::{Path, PathBuf};
 use anyhow::Result;
 use clap::{Args, Subcommand};
 use iolab_core::SpecError;
-use iolab_core::result::RunStatus;
 use iolab_core::spec::{LoaderKind, TrainConfig, TrainSpec};
 use iolab_core::units::{ByteCount, Nanos};
 use iolab_engine::{Available, ranks_on_this_host};
-use iolab_suites::train::{Dataset, LiveStep, TrainError, TrainHooks};
+use iolab_suites::train::{Dataset, LiveStep, TrainHooks};
 
 use crate::args::OutputArgs;
 use crate::runtime::Runtime;
@@ -202,28 +201,6 @@ fn quiet(o: &OutputArgs) -> OutputArgs {
     OutputArgs {
         quiet: true,
         ..o.clone()
-    }
-}
-
-/// Ends a run that stopped on an error: an I/O error is a failed benchmark (exit 1),
-/// Ctrl-C an interrupted one (130), anything else a usage error (2).
-fn fail(rt: &Runtime, mut sink: RunSink, e: TrainError) -> Result<u8> {
-    match e {
-        TrainError::Interrupted => {
-            sink.finish(RunStatus::Interrupted);
-            Ok(crate::exit::INTERRUPTED)
-        }
-        TrainError::Io(why) => {
-            sink.finish(RunStatus::Failed);
-            if rt.is_root() {
-                eprintln!("iolab: the benchmark ran but failed: {why}");
-            }
-            Ok(crate::exit::FAILED)
-        }
-        e => {
-            sink.discard();
-            Err(anyhow::Error::from(e))
-        }
     }
 }
 

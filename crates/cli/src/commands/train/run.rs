@@ -13,9 +13,7 @@ use iolab_core::train::{
 };
 use iolab_suites::train::{Dataset, LiveStep, TrainOutcome, train_epochs};
 
-use super::{
-    TrainRunArgs, drop_caches, fail, hooks, live_step, prepare, quiet, spec_json, stored_as,
-};
+use super::{TrainRunArgs, drop_caches, hooks, live_step, prepare, quiet, spec_json, stored_as};
 use crate::commands::finish::conclude;
 use crate::runtime::Runtime;
 use crate::sink::RunSink;
@@ -174,7 +172,7 @@ pub(super) fn run_in(rt: &Runtime, args: TrainRunArgs) -> Result<u8> {
             Ok(o) => o,
             Err(e) => {
                 watch.progress.finish();
-                return fail(rt, sink, e);
+                return sink.end_on(rt.is_root(), e);
             }
         };
         let interrupted = outcome.interrupted;

@@ -7,12 +7,12 @@ use iolab_core::SpecError;
 use iolab_core::result::PhaseResult;
 use iolab_core::spec::TrainConfig;
 use iolab_engine::ranks_on_this_host;
+use iolab_suites::AiError;
 use iolab_suites::train::search::{SearchResult, search};
-use iolab_suites::train::{LiveStep, TrainError, train_epochs};
+use iolab_suites::train::{LiveStep, train_epochs};
 
 use super::{
-    SearchArgs, check_memory, drop_caches, fail, hooks, live_step, prepare, quiet, spec_json,
-    stored_as,
+    SearchArgs, check_memory, drop_caches, hooks, live_step, prepare, quiet, spec_json, stored_as,
 };
 use crate::commands::finish::conclude;
 use crate::runtime::Runtime;
@@ -36,16 +36,16 @@ pub(super) fn search_in(rt: &Runtime, args: SearchArgs) -> Result<u8> {
     let ranks = u64::from(rt.comm.size());
     let mut phases: Vec<PhaseResult> = Vec::new();
     let threshold = cfg.au_threshold;
-    let result: Result<SearchResult, TrainError> = search(u64::from(args.max), 1, threshold, |n| {
+    let result: Result<SearchResult, AiError> = search(u64::from(args.max), 1, threshold, |n| {
         if rt.interrupted() {
-            return Err(TrainError::Interrupted);
+            return Err(AiError::Interrupted);
         }
         let trial = TrainConfig {
             accelerators: n as u32,
             ..cfg.clone()
         };
         if trial.steps_per_epoch(n * ranks) == 0 {
-            return Err(TrainError::Spec(SpecError::new(
+            return Err(AiError::Spec(SpecError::new(
                 "--max",
                 format!(
                     "the dataset has less than one batch for each of {} accelerators: add files or lower --max",
@@ -72,7 +72,7 @@ pub(super) fn search_in(rt: &Runtime, args: SearchArgs) -> Result<u8> {
                 0,
                 &(o.figures.au_mean_percent, o.figures.samples_per_sec_mean),
             )
-            .map_err(|e| TrainError::Setup(e.to_string()))?;
+            .map_err(|e| AiError::Setup(e.to_string()))?;
         Ok(v)
     });
     watch.progress.finish();
@@ -81,7 +81,7 @@ pub(super) fn search_in(rt: &Runtime, args: SearchArgs) -> Result<u8> {
     }
     let r = match result {
         Ok(r) => r,
-        Err(TrainError::Spec(e)) if !sink.record.phases.is_empty() => {
+        Err(AiError::Spec(e)) if !sink.record.phases.is_empty() => {
             // The dataset or memory stopped the climb: report what was found.
             SearchResult {
                 stopped: e.to_string(),
@@ -89,7 +89,7 @@ pub(super) fn search_in(rt: &Runtime, args: SearchArgs) -> Result<u8> {
                 points: Vec::new(),
             }
         }
-        Err(e) => return fail(rt, sink, e),
+        Err(e) => return sink.end_on(rt.is_root(), e),
     };
     let r = if r.points.is_empty() && !sink.record.phases.is_empty() {
         rebuild(&sink.record.phases, threshold, r.stopped, ranks)
