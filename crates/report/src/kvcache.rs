@@ -8,7 +8,6 @@ use iolab_core::kvcache::{
     AutoscaleResult, AutoscaleStep, AutoscaleWhy, KvCacheFigures, KvLatency, TierFigures,
 };
 use iolab_core::spec::{AutoscaleMode, KvCacheSettings};
-use iolab_core::stats::{Spread, median};
 use iolab_core::units::Nanos;
 
 const GIB: f64 = 1073741824.0;
@@ -117,7 +116,7 @@ pub fn render_trial(f: &KvCacheFigures, out: &mut String) {
         let _ = writeln!(
             out,
             "  {} {:<30} {:>10.3} ({} {})",
-            if c.passed() { "PASS" } else { "FAIL" },
+            crate::kvcache_tables::verdict(c.passed()),
             c.name,
             c.value,
             if c.below { "<" } else { ">" },
@@ -178,20 +177,15 @@ pub fn render_kvcache(s: &KvCacheSettings, trials: &[KvCacheFigures]) -> String 
             "max",
             "CV"
         );
-        let rows: Vec<[(&str, f64); 8]> = trials.iter().map(|f| f.scored()).collect();
-        for k in 0..rows[0].len() {
-            let v: Vec<f64> = rows.iter().map(|r| r[k].1).collect();
-            let (min, max, cv) = Spread::of(&v)
-                .map(|s| (s.min, s.max, s.cv))
-                .unwrap_or_default();
+        for r in crate::kvcache_tables::spread_rows(trials) {
             let _ = writeln!(
                 out,
                 "  {:<22} {:>12.3} {:>12.3} {:>12.3} {:>7.1}%",
-                rows[0][k].0,
-                median(&v).unwrap_or(0.0),
-                min,
-                max,
-                100.0 * cv
+                r.name,
+                r.median,
+                r.min,
+                r.max,
+                100.0 * r.cv
             );
         }
     }

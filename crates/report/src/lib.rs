@@ -61,6 +61,7 @@ mod warnings;
 mod test_support;
 
 pub mod kvcache;
+mod kvcache_tables;
 pub mod text;
 pub mod train;
 

@@ -25,6 +25,8 @@ fn named(f: &PhaseFigures) -> Vec<(&'static str, f64)> {
     match f {
         PhaseFigures::TrainEpoch(t) => train_epoch(t),
         PhaseFigures::Checkpoint(c) => checkpoint(c),
+        // The scored figures, under the names the trial's phase keeps them by.
+        PhaseFigures::KvCache(k) => k.scored().to_vec(),
     }
 }
 

@@ -271,5 +271,8 @@ fn phase_of(
     for (name, v) in f.scored() {
         p.extra.insert(name.to_string(), v);
     }
+    p.figures = Some(iolab_core::result::PhaseFigures::KvCache(Box::new(
+        f.clone(),
+    )));
     p
 }

@@ -1,10 +1,12 @@
 //! Typed figures a phase carries beside its operations, one struct per workload that
-//! has its own: [`TrainEpochFigures`] (an `iolab train` epoch) and
-//! [`CheckpointFigures`] (`iolab checkpoint`'s writes or reads), under
-//! [`PhaseFigures`]. Each is defined in docs/figures.md; reports format them as stored.
+//! has its own: [`TrainEpochFigures`] (an `iolab train` epoch), [`CheckpointFigures`]
+//! (`iolab checkpoint`'s writes or reads) and [`KvCacheFigures`] (an `iolab kvcache`
+//! trial), under [`PhaseFigures`]. Each is defined in docs/figures.md; reports format
+//! them as stored.
 
 use serde::{Deserialize, Serialize};
 
+use crate::kvcache::KvCacheFigures;
 use crate::units::{ByteCount, BytesPerSec, Nanos};
 
 /// A phase's own figures, by the workload that measured them.
@@ -13,6 +15,8 @@ use crate::units::{ByteCount, BytesPerSec, Nanos};
 pub enum PhaseFigures {
     TrainEpoch(TrainEpochFigures),
     Checkpoint(CheckpointFigures),
+    /// A trial of `iolab kvcache` (boxed: its latencies per tier make it large).
+    KvCache(Box<KvCacheFigures>),
 }
 
 impl PhaseFigures {
@@ -26,6 +30,13 @@ impl PhaseFigures {
     pub fn checkpoint(&self) -> Option<&CheckpointFigures> {
         match self {
             PhaseFigures::Checkpoint(f) => Some(f),
+            _ => None,
+        }
+    }
+
+    pub fn kvcache(&self) -> Option<&KvCacheFigures> {
+        match self {
+            PhaseFigures::KvCache(f) => Some(f),
             _ => None,
         }
     }

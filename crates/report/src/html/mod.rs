@@ -7,6 +7,7 @@
 mod axis;
 mod chart;
 mod charts;
+mod kvcache;
 mod legend;
 mod lettering;
 mod marks;

@@ -1,7 +1,7 @@
 //! The page: a header, a table of contents and one `<section>` per part (runs, summary
-//! with the figures against the rated ones, warnings, comparison, throughput and IOPS,
-//! metadata, latency, timelines, result tables, parameters, environment), each present
-//! only when it has something to show. The overview stays short: per-group detail
+//! with the figures against the rated ones, a KV cache run's trials and criteria,
+//! warnings, comparison, throughput and IOPS, metadata, latency, timelines, result
+//! tables, parameters, environment), each present only when it has something to show. The overview stays short: per-group detail
 //! (latency percentiles, per-second timelines with their device charts) is folded in
 //! `<details>`.
 
@@ -89,6 +89,11 @@ pub fn page(title: &str, runs: &[RunRecord], model: &ReportModel, opts: &ReportO
     }
     if !headline.is_empty() {
         sections.push(("summary", "Summary", headline));
+    }
+    let names: Vec<String> = agg.sides.iter().map(|s| s.name.clone()).collect();
+    let kvcache = super::kvcache::kvcache_html(runs, &names);
+    if !kvcache.is_empty() {
+        sections.push(("kvcache", "KV cache", kvcache));
     }
     if !model.warnings.is_empty() {
         let items: String = model
