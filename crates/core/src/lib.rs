@@ -19,6 +19,7 @@ pub mod latency_counts;
 pub mod live_latency;
 pub mod mountinfo;
 pub mod pattern;
+pub mod pts;
 pub mod result;
 pub mod rng;
 pub mod spec;

@@ -62,6 +62,7 @@ mod test_support;
 
 pub mod kvcache;
 mod kvcache_tables;
+pub mod pts;
 pub mod text;
 pub mod train;
 

@@ -2,18 +2,10 @@
 //! cell, the latency test's tables over the measurement window, and the window's
 //! verdict marked on the phases it covers.
 
-use super::{Cell, PtsMatrix, PtsOutcome, PtsTest};
+use super::{Cell, PtsMatrix, PtsOutcome, PtsTest, Table};
 use iolab_core::histogram::LatencyHistogram;
 use iolab_core::result::{OpKind, PhaseResult};
 use iolab_core::units::ByteCount;
-
-/// A table of the latency test: rows of a block size and its values per mix.
-pub type Table = Vec<(String, Vec<f64>)>;
-
-/// "70/30": a R/W mix as PTS names it.
-pub fn mix_name(read: u8) -> String {
-    format!("{read}/{}", 100 - read)
-}
 
 /// "4KiB-r0": a cell in a phase name.
 pub fn cell_tag(c: &Cell) -> String {
@@ -74,24 +66,6 @@ pub fn record_figures(test: PtsTest, p: &mut PhaseResult, round: usize) -> f64 {
             );
             mean
         }
-    }
-}
-
-/// A tracked figure with its unit.
-pub fn fmt_value(test: PtsTest, v: f64) -> String {
-    match test {
-        PtsTest::Iops => format!("{v:.0} IOPS"),
-        PtsTest::Throughput => format!("{v:.1} MB/s"),
-        PtsTest::Latency => format!("{v:.3} ms"),
-    }
-}
-
-/// Decimals of a figure of the test in a table.
-pub fn decimals(test: PtsTest) -> usize {
-    match test {
-        PtsTest::Iops => 0,
-        PtsTest::Throughput => 1,
-        PtsTest::Latency => 3,
     }
 }
 

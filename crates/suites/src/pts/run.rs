@@ -13,9 +13,8 @@ use iolab_engine::Env;
 use iolab_engine::PreparedTarget;
 use iolab_engine::{DataOptions, run_data};
 
-use super::figures::record_figures;
-use super::figures::{Table, cell_tag, fmt_value, latency_tables, mark_window, mix_name};
-use super::{Cell, PtsMatrix, PtsOutcome, PtsRounds, PtsTest};
+use super::figures::{cell_tag, latency_tables, mark_window, record_figures};
+use super::{Cell, PtsMatrix, PtsRounds, PtsTest, PtsTestResult, fmt_value, mix_name};
 
 /// The settings every cell shares, resolved from the command line.
 #[derive(Clone, Debug)]
@@ -42,20 +41,6 @@ pub struct PtsPlan {
     pub is_block_device: bool,
     /// Leave out the purge.
     pub no_purge: bool,
-}
-
-/// What one of the plan's tests did.
-#[derive(Clone, Debug)]
-pub struct PtsTestResult {
-    pub matrix: PtsMatrix,
-    /// What the purge and the preconditioning did, in words.
-    pub purge: String,
-    pub wipc: String,
-    pub rounds: PtsRounds,
-    pub outcome: Option<PtsOutcome>,
-    /// The latency test's other tables (title, decimals, rows of block size and values
-    /// per mix).
-    pub extra_tables: Vec<(String, usize, Table)>,
 }
 
 /// A PTS run that ended: every phase it ran (the window marked on them) and each test.

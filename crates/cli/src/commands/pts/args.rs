@@ -5,20 +5,12 @@ use std::path::PathBuf;
 
 use anyhow::{Result, bail};
 use clap::{Args, ValueEnum};
+pub use iolab_core::pts::PtsClass as Class;
 use iolab_core::spec::BackendKind;
 use iolab_core::units::{ByteCount, TimeSpan};
 use iolab_suites::pts::{PtsMatrix, PtsTest, THROUGHPUT_BLOCK_SIZES};
 
 use crate::args::OutputArgs;
-
-/// PTS's two device classes.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
-pub enum Class {
-    /// PTS-E: active range 100 %, the device's volatile write cache off.
-    Enterprise,
-    /// PTS-C: active range 75 %, the write cache on.
-    Client,
-}
 
 /// PTS's three tests.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]

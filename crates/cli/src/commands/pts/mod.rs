@@ -9,7 +9,7 @@
 //! command checks its arguments, stores the phases and renders the report.
 
 mod args;
-mod report;
+mod device;
 
 use anyhow::{Result, bail};
 use iolab_core::spec::TargetSpec;
@@ -24,7 +24,8 @@ use crate::sink::RunSink;
 use crate::watch::Watch;
 pub use args::{Class, PtsArgs, TestKind};
 use args::{matrices, parse_mix};
-use report::{header, inventory, page, render_text};
+use device::{inventory, write_cache};
+use iolab_report::pts::{PtsSettings, pts_header, pts_page, render_pts_text};
 
 pub fn pts(mut args: PtsArgs) -> Result<u8> {
     // Before a test of hours, not after it.
@@ -198,18 +199,48 @@ fn pts_in(rt: &Runtime, args: &PtsArgs, range: u8, mut plan: PtsPlan) -> Result<
         sink.keep(p);
     }
     if rt.is_root() {
-        let header = header(args, &plan, range, plan.size, &done.tests);
+        let header = pts_header(&settings(args, &plan, range), &done.tests);
         let inventory = inventory(&args.target_path(), plan.is_block_device);
         if !args.output.quiet {
-            print!("{}", render_text(&plan, &header, &done.tests, &inventory));
+            print!(
+                "{}",
+                render_pts_text(plan.test, &header, &done.tests, &inventory)
+            );
         }
         if let Some(path) = &args.html {
-            let page = page(&plan, header, &done.tests, inventory);
+            let page = pts_page(
+                plan.test,
+                &plan.subs[0].mixes,
+                header,
+                &done.tests,
+                inventory,
+            );
             std::fs::write(path, iolab_report::render_pts_html(&page))
                 .map_err(|e| anyhow::anyhow!("--html: cannot write {}: {e}", path.display()))?;
         }
     }
     conclude_after_report(rt, sink, &args.output)
+}
+
+/// The settings the report's header shows.
+fn settings(args: &PtsArgs, plan: &PtsPlan, range: u8) -> PtsSettings {
+    PtsSettings {
+        test: plan.test,
+        class: args.class,
+        device: args.target_path().display().to_string(),
+        size: plan.size,
+        range,
+        active: plan.active,
+        threads: plan.threads,
+        queue_depth: plan.queue_depth,
+        backend: args.backend.name().to_string(),
+        nbd: args.nbd_uri.is_some(),
+        cell_time: plan.cell_time,
+        scale: args.scale,
+        max_rounds: plan.max_rounds,
+        whole_matrix: plan.whole_matrix,
+        write_cache: write_cache(&args.target_path()),
+    }
 }
 
 /// The run's settings as stored with it.

@@ -1,14 +1,42 @@
-//! What `iolab pts` prints and writes: the verdict, the header with the settings and the
-//! device's inventory, the text tables and the HTML page PTS's report asks for.
+//! What `iolab pts` prints and writes: the header of settings and verdicts
+//! ([`pts_header`] from [`PtsSettings`]), the text report ([`render_pts_text`]) and the
+//! HTML page's model ([`pts_page`]), from each test's [`PtsTestResult`].
 
-use std::path::Path;
+use std::fmt::Write as _;
 
-use iolab_core::units::ByteCount;
-use iolab_report::{PtsPage, WindowPlot};
-use iolab_suites::pts::figures::{Table, decimals, fmt_value, mix_name};
-use iolab_suites::pts::{PtsMatrix, PtsOutcome, PtsPlan, PtsTest, PtsTestResult};
+use iolab_core::pts::{
+    PtsClass, PtsMatrix, PtsOutcome, PtsTest, PtsTestResult, Table, decimals, fmt_value, mix_name,
+};
+use iolab_core::units::{ByteCount, TimeSpan};
 
-use super::{Class, PtsArgs};
+use crate::html::pts::{PtsPage, WindowPlot};
+
+/// The settings of a PTS run the header shows, gathered by the caller.
+#[derive(Clone, Debug, PartialEq)]
+pub struct PtsSettings {
+    pub test: PtsTest,
+    pub class: PtsClass,
+    /// The device, image file or NBD URI as named, and its size in bytes.
+    pub device: String,
+    pub size: u64,
+    /// The active range in percent of the size, and in bytes.
+    pub range: u8,
+    pub active: u64,
+    pub threads: u32,
+    pub queue_depth: u32,
+    /// The I/O engine's name, and whether the device is an NBD export (no page cache
+    /// between) rather than opened with O_DIRECT.
+    pub backend: String,
+    pub nbd: bool,
+    pub cell_time: TimeSpan,
+    pub scale: f64,
+    pub max_rounds: usize,
+    /// The matrix is PTS's whole one (not limited by block sizes or mixes).
+    pub whole_matrix: bool,
+    /// The device's volatile write cache as the kernel reports it ("write back",
+    /// "write through"), when it does.
+    pub write_cache: Option<String>,
+}
 
 fn verdict(sub: &PtsTestResult, max_rounds: usize) -> String {
     match &sub.outcome {
@@ -32,43 +60,35 @@ fn verdict(sub: &PtsTestResult, max_rounds: usize) -> String {
     }
 }
 
-pub(super) fn header(
-    args: &PtsArgs,
-    plan: &PtsPlan,
-    range: u8,
-    size: u64,
-    subs: &[PtsTestResult],
-) -> Vec<(String, String)> {
-    let class = match args.class {
-        Class::Enterprise => "PTS-E (enterprise): active range 100 %, write cache expected off",
-        Class::Client => "PTS-C (client): active range 75 %, write cache expected on",
+/// The header: the test, class, device, active range and demand intensity, each test's
+/// purge, preconditioning, rounds and steady-state verdict, and what departs from PTS.
+pub fn pts_header(s: &PtsSettings, subs: &[PtsTestResult]) -> Vec<(String, String)> {
+    let class = match s.class {
+        PtsClass::Enterprise => "PTS-E (enterprise): active range 100 %, write cache expected off",
+        PtsClass::Client => "PTS-C (client): active range 75 %, write cache expected on",
     };
     let mut h = vec![
         (
             "test".to_string(),
-            format!("SNIA PTS 2.0 {}", plan.test.name()),
+            format!("SNIA PTS 2.0 {}", s.test.name()),
         ),
         ("class".into(), class.into()),
         (
             "device".into(),
-            format!(
-                "{} ({})",
-                args.target_path().display(),
-                ByteCount(size).human()
-            ),
+            format!("{} ({})", s.device, ByteCount(s.size).human()),
         ),
         (
             "active range".into(),
-            format!("{range} % ({})", ByteCount(plan.active).human()),
+            format!("{} % ({})", s.range, ByteCount(s.active).human()),
         ),
         (
             "demand intensity".into(),
             format!(
                 "TC {} threads x QD {} per thread ({} engine, {})",
-                plan.threads,
-                plan.queue_depth,
-                args.backend.name(),
-                if args.nbd_uri.is_some() {
+                s.threads,
+                s.queue_depth,
+                s.backend,
+                if s.nbd {
                     "no page cache between"
                 } else {
                     "O_DIRECT"
@@ -78,29 +98,29 @@ pub(super) fn header(
     ];
     let several = subs.len() > 1;
     for sub in subs {
-        h.extend(sub_header(args, plan, sub, several));
+        h.extend(sub_header(s, sub, several));
     }
-    if !plan.whole_matrix {
+    if !s.whole_matrix {
         h.push((
             "matrix".into(),
             format!(
                 "limited by --block-sizes/--mixes: not PTS's whole {} matrix",
-                plan.test.name()
+                s.test.name()
             ),
         ));
     }
-    if args.scale != 1.0 {
+    if s.scale != 1.0 {
         h.push((
             "durations".into(),
-            format!("scaled by {}: not PTS's one minute per cell", args.scale),
+            format!("scaled by {}: not PTS's one minute per cell", s.scale),
         ));
     }
-    if let Some(w) = write_cache(&args.target_path()) {
-        let expected = match args.class {
-            Class::Enterprise => "write through",
-            Class::Client => "write back",
+    if let Some(w) = &s.write_cache {
+        let expected = match s.class {
+            PtsClass::Enterprise => "write through",
+            PtsClass::Client => "write back",
         };
-        let note = if w == expected {
+        let note = if w.as_str() == expected {
             String::new()
         } else {
             format!(" (PTS expects {expected} for this class; iolab does not change it)")
@@ -111,12 +131,7 @@ pub(super) fn header(
 }
 
 /// One round series' lines of the header (its block size named when there are several).
-fn sub_header(
-    args: &PtsArgs,
-    plan: &PtsPlan,
-    sub: &PtsTestResult,
-    several: bool,
-) -> Vec<(String, String)> {
+fn sub_header(s: &PtsSettings, sub: &PtsTestResult, several: bool) -> Vec<(String, String)> {
     let mut h = Vec::new();
     let of = if several {
         format!(" ({})", ByteCount(sub.matrix.block_sizes[0]))
@@ -133,9 +148,9 @@ fn sub_header(
         format!(
             "{} cells of {} each (--scale {}), {}",
             sub.matrix.cells().len(),
-            plan.cell_time,
-            args.scale,
-            if plan.test == PtsTest::Throughput {
+            s.cell_time,
+            s.scale,
+            if s.test == PtsTest::Throughput {
                 "sequential over the active range"
             } else {
                 "random, uniform over the active range"
@@ -147,93 +162,22 @@ fn sub_header(
         sub.matrix
             .tracked
             .iter()
-            .map(|c| format!("{} ({})", c.name(), plan.test.unit()))
+            .map(|c| format!("{} ({})", c.name(), s.test.unit()))
             .collect::<Vec<_>>()
             .join(", "),
     ));
-    h.push((format!("steady state{of}"), verdict(sub, plan.max_rounds)));
+    h.push((format!("steady state{of}"), verdict(sub, s.max_rounds)));
     h
 }
 
-/// The kernel's name of a block device path (/dev/loop3 -> loop3).
-fn kernel_name(device: &Path) -> Option<String> {
-    let real = std::fs::canonicalize(device).ok()?;
-    real.file_name().map(|n| n.to_string_lossy().into_owned())
-}
-
-fn sys(name: &str, rel: &str) -> Option<String> {
-    std::fs::read_to_string(format!("/sys/class/block/{name}/{rel}"))
-        .ok()
-        .map(|s| s.trim().to_string())
-        .filter(|s| !s.is_empty())
-}
-
-fn write_cache(device: &Path) -> Option<String> {
-    sys(&kernel_name(device)?, "queue/write_cache")
-}
-
-/// The device's inventory (sysfs), or the image file's file system.
-pub(super) fn inventory(device: &Path, block: bool) -> Vec<(String, String)> {
-    let mut rows = vec![("path".to_string(), device.display().to_string())];
-    if iolab_backend::nbd::is_uri(device) {
-        rows.push(("kind".into(), "NBD export (through libnbd)".into()));
-        return rows;
-    }
-    if block && let Some(name) = kernel_name(device) {
-        rows.push(("kernel name".into(), name.clone()));
-        for (label, rel) in [
-            ("model", "device/model"),
-            ("serial", "device/serial"),
-            ("firmware", "device/firmware_rev"),
-            ("vendor", "device/vendor"),
-            ("backing file", "loop/backing_file"),
-            ("logical block size", "queue/logical_block_size"),
-            ("physical block size", "queue/physical_block_size"),
-            ("rotational", "queue/rotational"),
-            ("discard granularity", "queue/discard_granularity"),
-            ("discard max bytes", "queue/discard_max_bytes"),
-            ("write cache", "queue/write_cache"),
-            ("scheduler", "queue/scheduler"),
-        ] {
-            if let Some(v) = sys(&name, rel) {
-                rows.push((label.into(), v));
-            }
-        }
-        if let Some(sectors) = sys(&name, "size").and_then(|s| s.parse::<u64>().ok()) {
-            rows.push(("capacity".into(), ByteCount(sectors * 512).human()));
-        }
-    } else {
-        let mut notes = Vec::new();
-        let t = iolab_host::inventory::target_info(
-            &iolab_host::SysRoot::live(),
-            device.parent().unwrap_or(Path::new("/")),
-            &mut notes,
-        );
-        rows.push(("kind".into(), "image file".into()));
-        if let (Some(fs), Some(m)) = (t.fs_type, t.mount_point) {
-            rows.push(("file system".into(), format!("{fs} at {m}")));
-        }
-        for d in t.block_devices {
-            rows.push((
-                "under it".into(),
-                format!("{} {}", d.name, d.model.unwrap_or_default())
-                    .trim()
-                    .to_string(),
-            ));
-        }
-    }
-    rows
-}
-
-pub(super) fn render_text(
-    plan: &PtsPlan,
+/// The text report: the header, each test's steady-state lines and tables, the device.
+pub fn render_pts_text(
+    test: PtsTest,
     header: &[(String, String)],
     subs: &[PtsTestResult],
     inventory: &[(String, String)],
 ) -> String {
-    use std::fmt::Write as _;
     let mut out = String::new();
-    let test = plan.test;
     let _ = writeln!(out, "iolab pts · SNIA PTS 2.0 {}", test.name());
     for (k, v) in header {
         let _ = writeln!(out, "  {k}: {v}");
@@ -334,13 +278,14 @@ fn table(m: &PtsMatrix, o: &PtsOutcome) -> Table {
         .collect()
 }
 
-pub(super) fn page(
-    plan: &PtsPlan,
+/// The HTML page's model; `mixes` are the first test's R/W mixes, its columns.
+pub fn pts_page(
+    test: PtsTest,
+    mixes: &[u8],
     header: Vec<(String, String)>,
     subs: &[PtsTestResult],
     inventory: Vec<(String, String)>,
 ) -> PtsPage {
-    let test = plan.test;
     let unit = test.unit();
     let mut convergence: Vec<(String, Vec<f64>)> = Vec::new();
     let mut windows = Vec::new();
@@ -387,7 +332,7 @@ pub(super) fn page(
         header,
         convergence,
         windows,
-        mixes: plan.subs[0].mixes.iter().map(|m| mix_name(*m)).collect(),
+        mixes: mixes.iter().map(|m| mix_name(*m)).collect(),
         table: table_rows,
         inventory,
         unit: unit.into(),
@@ -398,5 +343,69 @@ pub(super) fn page(
             table_title(test)
         ),
         extra_tables,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use iolab_core::pts::PtsRounds;
+
+    fn result() -> PtsTestResult {
+        let matrix = PtsMatrix::iops()
+            .limited(Some(&[4 << 10]), Some(&[100, 0]))
+            .unwrap();
+        let rounds = PtsRounds {
+            rounds: vec![vec![900.0, 300.0]; 5],
+        };
+        PtsTestResult {
+            outcome: rounds.outcome(&matrix),
+            matrix,
+            purge: "discarded".into(),
+            wipc: "2 passes".into(),
+            rounds,
+            extra_tables: Vec::new(),
+        }
+    }
+
+    #[test]
+    fn the_header_and_text_give_the_verdict_the_window_and_the_table() {
+        let settings = PtsSettings {
+            test: PtsTest::Iops,
+            class: PtsClass::Client,
+            device: "/dev/loop9".into(),
+            size: 1 << 30,
+            range: 75,
+            active: 768 << 20,
+            threads: 4,
+            queue_depth: 32,
+            backend: "psync".into(),
+            nbd: false,
+            cell_time: "1s".parse().unwrap(),
+            scale: 0.5,
+            max_rounds: 25,
+            whole_matrix: false,
+            write_cache: Some("write through".into()),
+        };
+        let subs = [result()];
+        let header = pts_header(&settings, &subs);
+        let text = render_pts_text(PtsTest::Iops, &header, &subs, &[]);
+        for line in [
+            "iolab pts · SNIA PTS 2.0 IOPS\n",
+            "  class: PTS-C (client): active range 75 %, write cache expected on\n",
+            "  active range: 75 % (768 MiB)\n",
+            "  steady state: STEADY: rounds 1-5 are the measurement window (5 rounds run)\n",
+            "  durations: scaled by 0.5: not PTS's one minute per cell\n",
+            "  write cache: write through (PTS expects write back for this class; iolab does not change it)\n",
+            "IOPS, average of rounds 1-5 (rows: block size; columns: R/W mix):\n",
+            "      4KiB        900        300\n",
+        ] {
+            assert!(text.contains(line), "{line:?} not in\n{text}");
+        }
+        let page = pts_page(PtsTest::Iops, &[100, 0], header, &subs, Vec::new());
+        assert_eq!(page.mixes, ["100/0", "0/100"]);
+        assert_eq!(page.table, [("4KiB".to_string(), vec![900.0, 300.0])]);
+        assert_eq!(page.windows.len(), 1);
+        assert!(page.windows[0].steady);
     }
 }
