@@ -172,10 +172,12 @@ fn print_and_store(
         sink.annotate("kvcache_autoscale", serde_json::to_value(r)?);
     }
     for (i, t) in trials.iter().enumerate() {
-        let name = match autoscaled.and_then(|r| r.steps.get(i)) {
-            Some(step) => format!("kvcache step {} ({} users)", i + 1, step.users),
-            None => format!("kvcache trial {}", i + 1),
-        };
+        let step = autoscaled.and_then(|r| r.steps.get(i));
+        let name = crate::live::kvcache::trial_name(
+            step.is_some(),
+            i + 1,
+            step.map_or(settings.users, |s| s.users),
+        );
         sink.phase(phase_of(rt, settings, i, t, name));
     }
     conclude(
@@ -188,8 +190,23 @@ fn print_and_store(
     )
 }
 
-/// The trials, or --autoscale's steps (a line on stderr after each, unless quiet).
+/// The trials, or --autoscale's steps (a line on stderr after each, unless quiet),
+/// fed to the live page second by second with --serve.
 fn run(
+    rt: &Runtime,
+    settings: &KvCacheSettings,
+    storage: &Storage<'_>,
+    limit: u64,
+    quiet: bool,
+) -> Result<(Option<AutoscaleResult>, Vec<TrialFigures>), AiError> {
+    let watch = (settings.autoscale.is_some(), settings.workers());
+    crate::live::kvcache::watched(rt.is_root(), watch, |live| {
+        let storage = Storage { live, ..*storage };
+        run_watched(rt, settings, &storage, limit, quiet)
+    })
+}
+
+fn run_watched(
     rt: &Runtime,
     settings: &KvCacheSettings,
     storage: &Storage<'_>,
@@ -229,7 +246,7 @@ fn run(
 }
 
 /// A trial as a stored phase: the storage tier's whole-entry reads and writes, its
-/// per-second timeline, and the scored figures in `extra`.
+/// per-second timeline, the scored figures in `extra` and the trial's figures typed.
 fn phase_of(
     rt: &Runtime,
     settings: &KvCacheSettings,

@@ -116,6 +116,7 @@ impl Bucket<'_> {
             workdir,
             objects: Some(&tier),
             device: None,
+            live: None,
         });
         rt.comm.barrier();
         self.release(rt, keep);

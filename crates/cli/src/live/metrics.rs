@@ -12,6 +12,7 @@ use std::collections::BTreeMap;
 use prometheus::proto::{LabelPair, Metric, MetricFamily, MetricType, Quantile, Summary};
 use prometheus::{Encoder, GaugeVec, IntCounterVec, Opts, Registry, TextEncoder};
 
+use super::kvcache::KvCacheLive;
 use super::state::{CurrentPhase, LiveState, TrainLive};
 
 /// The text Prometheus scrapes.
@@ -26,6 +27,9 @@ pub fn render(s: &LiveState) -> Result<String, prometheus::Error> {
     run_gauges(&registry, s)?;
     if let Some(t) = &s.train {
         train_gauges(&registry, t)?;
+    }
+    if let Some(k) = &s.kvcache {
+        kvcache_gauges(&registry, k)?;
     }
     if let Some(c) = &s.current {
         phase_gauges(&registry, c)?;
@@ -171,6 +175,51 @@ fn train_gauges(registry: &Registry, t: &TrainLive) -> Result<(), prometheus::Er
         "Simulated accelerators of the job",
         t.accelerators as f64,
     )
+}
+
+/// A KV cache trial's last second (this rank's workers: rank 0's).
+fn kvcache_gauges(registry: &Registry, k: &KvCacheLive) -> Result<(), prometheus::Error> {
+    let phase = [k.phase.as_str()];
+    let s = &k.second;
+    for (name, help, v) in [
+        (
+            "kvcache_tokens_per_second",
+            "Tokens the requests completed in the last second generated, per second",
+            Some(s.tokens_per_sec),
+        ),
+        (
+            "kvcache_read_bytes_per_second",
+            "Bytes of whole entries read from the storage tier in the last second, per second",
+            Some(s.read_bytes_per_sec),
+        ),
+        (
+            "kvcache_write_bytes_per_second",
+            "Bytes of whole entries written to the storage tier in the last second, per second",
+            Some(s.write_bytes_per_sec),
+        ),
+        (
+            "kvcache_read_device_p95_seconds",
+            "p95 of the storage tier's read device spans of the last second (coarse: within 19 %)",
+            s.read_device_p95,
+        ),
+        (
+            "kvcache_write_device_p95_seconds",
+            "p95 of the storage tier's write device spans of the last second (coarse: within 19 %)",
+            s.write_device_p95,
+        ),
+        (
+            "kvcache_users",
+            "Simulated users of the running trial",
+            Some(f64::from(k.users)),
+        ),
+    ] {
+        if let Some(v) = v {
+            gauge(registry, name, help, &["phase"])?
+                .with_label_values(&phase)
+                .set(v);
+        }
+    }
+    Ok(())
 }
 
 /// The current phase's rates now, elapsed time, workers and the last second's latency.
@@ -407,9 +456,37 @@ mod tests {
                     quantiles: vec![("0.5".into(), 0.001), ("0.99".into(), 0.002)],
                 })
                 .collect(),
+            kvcache: Some(KvCacheLive {
+                phase: "kvcache trial 1".into(),
+                users: 4,
+                second: iolab_suites::kvcache::live::KvSecond {
+                    tokens_per_sec: 500.0,
+                    read_bytes_per_sec: 2048.0,
+                    write_bytes_per_sec: 1024.0,
+                    read_device_p95: Some(0.02),
+                    write_device_p95: None,
+                },
+            }),
             ..LiveState::default()
         };
-        let first = label_orders(&render(&s).unwrap());
+        let text = render(&s).unwrap();
+        assert!(
+            text.contains("iolab_kvcache_tokens_per_second{phase=\"kvcache trial 1\",command=\"run\",label=\"nightly\",run=\"r1\"} 500\n"),
+            "{text}"
+        );
+        assert!(text.contains("iolab_kvcache_read_device_p95_seconds{phase=\"kvcache trial 1\",command=\"run\",label=\"nightly\",run=\"r1\"} 0.02\n"), "{text}");
+        // No write span ended in the second: no p95 for it, not a zero.
+        assert!(
+            !text.contains("iolab_kvcache_write_device_p95_seconds{"),
+            "{text}"
+        );
+        let first = label_orders(&text);
+        assert!(
+            first.contains(
+                &"iolab_kvcache_write_bytes_per_second: phase,command,label,run".to_string()
+            ),
+            "{first:?}"
+        );
         let latency: Vec<&String> = first
             .iter()
             .filter(|l| l.starts_with("iolab_latency_seconds:"))

@@ -8,6 +8,7 @@
 
 mod counters;
 pub mod http;
+pub mod kvcache;
 mod metrics;
 pub mod state;
 pub mod targets;

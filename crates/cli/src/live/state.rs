@@ -135,6 +135,8 @@ pub struct LiveState {
     pub target_counted: BTreeMap<(String, String, OpKind), (u64, u64)>,
     /// A training run's AU and throughput as it goes.
     pub train: Option<TrainLive>,
+    /// A KV cache trial's last second (`iolab kvcache`).
+    pub kvcache: Option<super::kvcache::KvCacheLive>,
 }
 
 /// One operation's latency in the last finished phase.

@@ -6,6 +6,7 @@
 //! figures are defined in iolab_core::kvcache.
 
 pub mod autoscale;
+pub mod live;
 pub mod run;
 pub mod serve;
 pub mod tally;
@@ -39,10 +40,13 @@ pub struct ObjectTier<'a> {
 /// Where the storage tier is: files under the work directory, objects in a bucket, or
 /// runs of blocks on a block device (checked by the target's guard: `path`, `size`
 /// bytes, shared by the ranks in equal parts).
+#[derive(Clone, Copy)]
 pub struct Storage<'a> {
     pub workdir: &'a Path,
     pub objects: Option<&'a ObjectTier<'a>>,
     pub device: Option<(&'a Path, u64)>,
+    /// With `--serve`: where this rank counts its running trial's figures.
+    pub live: Option<&'a live::KvLive>,
 }
 
 /// Where one rank's trial keeps its storage tier.
@@ -52,6 +56,7 @@ pub struct Tier<'a> {
     pub objects: Option<&'a ObjectTier<'a>>,
     /// On a device: this rank's share, (start, bytes).
     pub device: Option<(u64, u64)>,
+    pub live: Option<&'a live::KvLive>,
 }
 
 /// The block size entries are aligned to on a device (O_DIRECT's).
@@ -64,6 +69,7 @@ impl<'a> Storage<'a> {
             workdir,
             objects: None,
             device: None,
+            live: None,
         }
     }
 }
@@ -196,6 +202,7 @@ pub fn run_kvcache(
         dir,
         objects: storage.objects,
         device: share,
+        live: storage.live,
     };
     let ok = comm.all_ok(made.is_ok());
     made?;
@@ -208,6 +215,9 @@ pub fn run_kvcache(
     let mut out = Vec::new();
     for _ in 0..settings.trials {
         comm.barrier();
+        if let Some(live) = storage.live {
+            live.begin(settings.users);
+        }
         let started_at_ms = iolab_core::civil::now_ms();
         let trial = run::run_trial(settings, &tier, storage_limit, seed, clock, stop);
         if !comm.all_ok(trial.is_ok()) {

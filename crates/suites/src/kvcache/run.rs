@@ -105,6 +105,7 @@ pub fn run_trial(
         deadline: deadline + settings.join_window.nanos(),
         objects,
         device: tier.device.is_some(),
+        live: tier.live,
     };
     let tallies: Vec<Tally> = std::thread::scope(|s| {
         let (failed_ref, queue_ref, ready_ref) = (&failed, &queue, &ready);
@@ -168,6 +169,7 @@ struct Shared<'a> {
     deadline: Nanos,
     objects: Option<&'a ObjectTier<'a>>,
     device: bool,
+    live: Option<&'a super::live::KvLive>,
 }
 
 /// Removes the storage tier's entries left at a trial's end: files, or objects through
@@ -216,6 +218,7 @@ fn worker(sh: &Shared<'_>, w: u32, seed: u64) -> Tally {
         start: sh.start,
         deadline: sh.deadline,
         over: &over,
+        live: sh.live,
     };
     let objects = sh.objects.map(|o| (o.factory, w));
     if let Err(e) = work(

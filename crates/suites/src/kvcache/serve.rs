@@ -8,6 +8,7 @@ use iolab_core::units::Nanos;
 
 use super::cache::{KvCache, Op, Written};
 use super::entry::EntryIo;
+use super::live::KvLive;
 use super::tally::Tally;
 use super::users::Request;
 use crate::AiError;
@@ -26,6 +27,18 @@ pub struct Serving<'a> {
     pub start: Nanos,
     pub deadline: Nanos,
     pub over: &'a dyn Fn() -> bool,
+    /// With `--serve`: the running trial's counts, for the live page.
+    pub live: Option<&'a KvLive>,
+}
+
+impl Serving<'_> {
+    /// Records a whole-entry cache operation in the worker's tally (and the live counts).
+    fn record(&self, tally: &mut Tally, op: &Op, write: bool) {
+        tally.record(op, write);
+        if let Some(live) = self.live {
+            live.op(op, write);
+        }
+    }
 }
 
 /// Serves `req`; false if the run ended first.
@@ -57,7 +70,7 @@ fn steps(
         }
         let op = cache.access(io, key)?;
         if let Some(op) = &op {
-            tally.record(op, false);
+            at.record(tally, op, false);
             storage = storage + op.spans.total;
         }
         Ok::<Option<Op>, AiError>(op)
@@ -75,7 +88,7 @@ fn steps(
             return Err(AiError::Interrupted);
         }
         let w = cache.allocate(io, &req.key, context)?;
-        Ok::<Nanos, AiError>(record_written(&w, tally))
+        Ok::<Nanos, AiError>(record_written(at, &w, tally))
     };
     let mut wrote = write(io, tally)?;
     if req.decodes() {
@@ -108,6 +121,9 @@ fn steps(
     tally.storage_time += storage.0;
     tally.requests += 1;
     tally.tokens += req.generate_tokens;
+    if let Some(live) = at.live {
+        live.request(req.generate_tokens);
+    }
     Ok(true)
 }
 
@@ -120,15 +136,15 @@ fn decode_bytes(op: &Op) -> u64 {
 }
 
 /// Records a write and the demotions it caused; returns the time they took.
-fn record_written(w: &Written, tally: &mut Tally) -> Nanos {
+fn record_written(at: &Serving<'_>, w: &Written, tally: &mut Tally) -> Nanos {
     let mut took = Nanos::ZERO;
     for (r, wr) in &w.demoted {
-        tally.record(r, false);
-        tally.record(wr, true);
+        at.record(tally, r, false);
+        at.record(tally, wr, true);
         took = took + r.spans.total + wr.spans.total;
     }
     if let Some(op) = &w.op {
-        tally.record(op, true);
+        at.record(tally, op, true);
         took = took + op.spans.total;
     }
     if w.refused {

@@ -56,6 +56,7 @@ fn a_second_turn_reads_exactly_its_first_turns_entry() {
         start: Nanos::ZERO,
         deadline: Nanos(u64::MAX),
         over: &never,
+        live: None,
     };
     assert!(serve(&at, &mut io, &t1, &mut tally).unwrap());
     let e1 = cache.entry_bytes(1000);
@@ -133,12 +134,15 @@ fn a_short_trial_issues_and_serves_requests() {
     .unwrap();
     let stop = std::sync::atomic::AtomicBool::new(false);
     let clock = iolab_engine::MonotonicClock;
+    let live = super::live::KvLive::default();
+    live.begin(settings.users);
     let t = super::run::run_trial(
         &settings,
         &super::Tier {
             dir: dir.path().to_path_buf(),
             objects: None,
             device: None,
+            live: Some(&live),
         },
         1 << 40,
         7,
@@ -149,6 +153,21 @@ fn a_short_trial_issues_and_serves_requests() {
     assert!(t.issued >= 3, "{}", t.issued);
     assert_eq!(t.tally.requests + t.tally.cut + t.dropped, t.issued);
     assert!(t.tally.storage.bytes_written > 0);
+    // The live counts (--serve) are the tally's: the storage tier's entries and the
+    // completed requests' tokens.
+    let l = live.snapshot();
+    let s = &t.tally.storage;
+    assert_eq!(
+        (l.reads, l.writes, l.bytes_read, l.bytes_written, l.tokens),
+        (
+            s.reads,
+            s.writes,
+            s.bytes_read,
+            s.bytes_written,
+            t.tally.tokens
+        )
+    );
+    assert_eq!(l.read_device.iter().sum::<u64>(), s.reads);
     // Every file it wrote is gone.
     assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 0);
 }
