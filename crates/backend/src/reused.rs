@@ -43,6 +43,21 @@ impl ReusedBackend {
         Ok(ReusedBackend { inner })
     }
 
+    /// As [`ReusedBackend::open`], but the backend may move from thread to thread
+    /// between file sets (io_uring: a plain ring, not a single-issuer one), so a pool
+    /// can keep it beyond the life of the thread that made it.
+    pub fn open_movable(
+        kind: BackendKind,
+        opts: BackendOptions,
+    ) -> Result<ReusedBackend, BackendError> {
+        match kind {
+            BackendKind::Uring => Ok(ReusedBackend {
+                inner: Inner::Uring(Box::new(UringBackend::movable(opts)?)),
+            }),
+            other => Self::open(other, opts),
+        }
+    }
+
     /// Runs `f` with the backend reaching `files` (request `file` i is `files[i]`). When
     /// it returns, or unwinds, every request `f` pushed has completed (those it left
     /// unreaped are dropped) and the backend holds none of the files' descriptors.

@@ -106,7 +106,17 @@ fn explain_setup_error(e: &io::Error) -> String {
 }
 
 /// The ring, and whether it is the single-issuer one (used by the thread that made it).
-fn build_ring(entries: u32) -> io::Result<(IoUring, bool)> {
+/// A `movable` ring is always a plain one: any thread may enter it, one at a time.
+fn build_ring(entries: u32, movable: bool) -> io::Result<(IoUring, bool)> {
+    let plain = || {
+        IoUring::<squeue::Entry>::builder()
+            .setup_cqsize(entries * 2)
+            .build(entries)
+            .map(|r| (r, false))
+    };
+    if movable {
+        return plain();
+    }
     // Single issuer + deferred task running (Linux 6.1+) let the kernel skip work that a
     // ring used by one thread does not need; fall back to a plain ring on older kernels.
     // The task-run flag tells when completions wait in that deferred work (see `submit`).
@@ -118,23 +128,38 @@ fn build_ring(entries: u32) -> io::Result<(IoUring, bool)> {
         .build(entries);
     match tuned {
         Ok(r) => Ok((r, true)),
-        Err(_) => IoUring::<squeue::Entry>::builder()
-            .setup_cqsize(entries * 2)
-            .build(entries)
-            .map(|r| (r, false)),
+        Err(_) => plain(),
     }
 }
 
 impl<'a> UringBackend<'a> {
+    /// A ring over `files` used only by the calling thread (single issuer).
     pub fn new(files: &'a [DataFile], opts: BackendOptions) -> Result<Self, BackendError> {
+        Self::build(files, opts, false)
+    }
+
+    /// A ring over no files that any thread may use, one at a time (a plain ring, its
+    /// descriptor not registered with a thread): a reader's ring handed from the
+    /// threads of one epoch to the next.
+    pub(crate) fn movable(opts: BackendOptions) -> Result<Self, BackendError> {
+        Self::build(&[], opts, true)
+    }
+
+    fn build(
+        files: &'a [DataFile],
+        opts: BackendOptions,
+        movable: bool,
+    ) -> Result<Self, BackendError> {
         let fds: Vec<RawFd> = DataFile::fds(files, "uring")?
             .iter()
             .map(|fd| fd.as_raw_fd())
             .collect();
         let depth = opts.queue_depth.max(1);
         let (ring, single_issuer) =
-            build_ring(depth.next_power_of_two()).map_err(|e| BackendError::UringUnavailable {
-                reason: explain_setup_error(&e),
+            build_ring(depth.next_power_of_two(), movable).map_err(|e| {
+                BackendError::UringUnavailable {
+                    reason: explain_setup_error(&e),
+                }
             })?;
         // A single-issuer ring is only ever entered by this thread, whose registration
         // the index is.

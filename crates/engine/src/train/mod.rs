@@ -17,7 +17,7 @@ pub use crate::phase::{StepHook, StepMeeting};
 pub use crate::recorder::WorkerMeasure;
 pub use file_phase::{FilePhase, FilePhaseSpec, run_file_phase};
 pub use files::{FileIo, FileOps};
-pub use reader::{ReaderSetup, SampleReader};
+pub use reader::{ReaderPool, ReaderSetup, SampleReader};
 pub use step::{AcceleratorSteps, BatchResult, StepDone, run_accelerator};
 pub use step_phase::{StepPhase, StepPhaseSpec, StepWork, run_steps};
 

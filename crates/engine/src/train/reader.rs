@@ -4,9 +4,11 @@
 //! ceiling), stamps each I/O's issue and completion by the [`Clock`] into a
 //! [`Recorder`] (histogram, per-second timeline), and closes the file, as DLIO's
 //! readers open, read whole and close a file per sample. A reader thread sets up its
-//! backend (one io_uring ring) once, at its first file, and lends it each file.
+//! backend (one io_uring ring) once, at its first file, and lends it each file; a
+//! [`ReaderPool`] keeps the backends of one epoch's reader threads for the next's.
 
 use std::path::Path;
+use std::sync::Mutex;
 use std::sync::atomic::{AtomicBool, Ordering};
 
 use iolab_backend::files::{DataFile, OpenSpec};
@@ -44,6 +46,23 @@ pub struct SampleReader {
     /// and its buffers' size (set up again for a plan whose reads pass it: a parquet
     /// footer or row group).
     backend: Option<(ReusedBackend, u64)>,
+}
+
+/// Reader backends kept from one epoch's reader threads to the next's (as DLIO's
+/// PyTorch loader keeps its workers: `persistent_workers`): an io_uring ring with its
+/// registered buffers costs a set-up and a tear-down (the buffers zeroed, pinned and
+/// freed), which on short epochs of page-cache-hot files outweighed the reads.
+#[derive(Default)]
+pub struct ReaderPool {
+    idle: Mutex<Vec<(ReusedBackend, u64)>>,
+}
+
+impl ReaderPool {
+    /// The backends it keeps.
+    #[cfg(test)]
+    pub(crate) fn kept(&self) -> usize {
+        self.idle.lock().map(|i| i.len()).unwrap_or(0)
+    }
 }
 
 /// One file's reads, issued through a backend lent the file.
@@ -130,6 +149,22 @@ impl SampleReader {
         }
     }
 
+    /// A reader as [`SampleReader::new`], on a backend the pool kept, if it has one.
+    pub fn with_pool(setup: ReaderSetup, start: Nanos, pool: &ReaderPool) -> SampleReader {
+        let mut reader = SampleReader::new(setup, start);
+        reader.backend = pool.idle.lock().ok().and_then(|mut idle| idle.pop());
+        reader
+    }
+
+    /// What the reads measured, as [`SampleReader::finish`]; the backend goes back to
+    /// the pool for the next epoch's readers.
+    pub fn finish_to(mut self, pool: &ReaderPool) -> WorkerMeasure {
+        if let (Some(b), Ok(mut idle)) = (self.backend.take(), pool.idle.lock()) {
+            idle.push(b);
+        }
+        self.finish()
+    }
+
     /// Reads `reads` (offset, length) of `path` in order, keeping up to the queue depth
     /// in flight; `progress` is told the bytes read so far after each completion.
     /// Returns the bytes read. A read that fails is counted and returned.
@@ -189,14 +224,19 @@ impl SampleReader {
             .max(self.setup.transfer)
             .max(1);
         if self.backend.as_ref().is_none_or(|b| b.1 < block) {
+            // The reads that fill the free slots go to the kernel in one call (`run`
+            // pushes them all, then submits): on page-cache hits, two system calls for
+            // a 1 MiB file of 256 KiB reads at queue depth 4 instead of five.
+            let depth = self.setup.queue_depth.max(1);
             let opts = BackendOptions {
-                queue_depth: self.setup.queue_depth.max(1),
+                queue_depth: depth,
                 block_size: block,
                 alignment: 4096,
-                submit_batch: 1,
+                submit_batch: depth,
                 write_window: 0,
             };
-            self.backend = Some((ReusedBackend::open(self.setup.backend, opts)?, block));
+            let opened = ReusedBackend::open_movable(self.setup.backend, opts)?;
+            self.backend = Some((opened, block));
         }
         let backend = &mut self.backend.as_mut().expect("opened above").0;
         let mut reads = Reads {

@@ -198,3 +198,43 @@ fn a_file_is_read_through_the_backend_in_its_plan_s_ranges() {
         .unwrap_err();
     assert!(e.to_string().contains("gone.npz"), "{e}");
 }
+
+#[test]
+fn each_epoch_s_reader_thread_reads_on_the_backend_the_last_one_left() {
+    // Three epochs, each read by a thread of its own: the backend (an io_uring ring, a
+    // movable one) the first reader set up serves the later threads, which read the
+    // file's bytes exactly, and the pool keeps that one backend at the end.
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("img_0_of_1.npz");
+    let data: Vec<u8> = (0..(300u32 << 10)).map(|i| (i % 253) as u8).collect();
+    std::fs::write(&path, &data).unwrap();
+    let mut kinds = vec![(BackendKind::Psync, 1)];
+    if iolab_backend::uring_available().is_ok() {
+        kinds.push((BackendKind::Uring, 4));
+    }
+    for (backend, queue_depth) in kinds {
+        let pool = ReaderPool::default();
+        let setup = ReaderSetup {
+            backend,
+            queue_depth,
+            transfer: 128 << 10,
+            direct: false,
+        };
+        for epoch in 0..3 {
+            let (pool, path, data) = (&pool, &path, &data);
+            std::thread::scope(|s| {
+                s.spawn(move || {
+                    let mut reader = SampleReader::with_pool(setup, Nanos::ZERO, pool);
+                    let clock = FakeClock::new(Nanos(1));
+                    let stop = AtomicBool::new(false);
+                    let len = data.len() as u64;
+                    let got = reader.read_bytes(&clock, path, (0, len), &stop).unwrap();
+                    assert!(got == *data, "{backend:?} epoch {epoch}");
+                    let m = reader.finish_to(pool);
+                    assert_eq!(m.ops[&OpKind::Read].histogram.count(), 1);
+                });
+            });
+            assert_eq!(pool.kept(), 1, "{backend:?} epoch {epoch}");
+        }
+    }
+}

@@ -18,7 +18,7 @@
 use iolab_core::spec::TrainConfig;
 use iolab_core::units::Nanos;
 use iolab_engine::MonotonicClock;
-use iolab_engine::train::{ReaderSetup, SampleReader, WorkerMeasure};
+use iolab_engine::train::{ReaderPool, ReaderSetup, SampleReader, WorkerMeasure};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::mpsc::{Receiver, SyncSender, sync_channel};
@@ -147,15 +147,17 @@ pub struct ReaderShared<'a> {
     pub start: Nanos,
     /// Each reader's measure (latencies, timeline), merged in at its end.
     pub measure: &'a Mutex<Option<WorkerMeasure>>,
+    /// The accelerator's reader backends, kept across its epochs.
+    pub pool: &'a ReaderPool,
 }
 
 impl ReaderShared<'_> {
     pub(crate) fn reader(&self) -> SampleReader {
-        SampleReader::new(self.setup, self.start)
+        SampleReader::with_pool(self.setup, self.start, self.pool)
     }
 
     pub(crate) fn merge(&self, reader: SampleReader) {
-        let m = reader.finish();
+        let m = reader.finish_to(self.pool);
         if let Ok(mut all) = self.measure.lock() {
             match all.as_mut() {
                 Some(a) => a.merge(&m),

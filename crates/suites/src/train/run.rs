@@ -18,7 +18,7 @@ use iolab_core::spec::{LoaderKind, TrainConfig};
 use iolab_core::train::{AcceleratorEpoch, RunFigures};
 use iolab_core::units::Nanos;
 use iolab_engine::train::{
-    ReaderSetup, StepDone, StepHook, StepMeeting, StepPhase, StepPhaseSpec, StepWork,
+    ReaderPool, ReaderSetup, StepDone, StepHook, StepMeeting, StepPhase, StepPhaseSpec, StepWork,
     WorkerMeasure, run_accelerator, run_steps,
 };
 use iolab_engine::{Clock, Env, MonotonicClock};
@@ -185,6 +185,8 @@ struct AccWork<'a> {
     cfg: &'a TrainConfig,
     dataset: &'a Dataset,
     assignment: Assignment,
+    /// Its reader backends, kept across epochs.
+    pool: &'a ReaderPool,
     seed: u64,
 }
 
@@ -219,6 +221,7 @@ fn accelerator(
             setup,
             start: started,
             measure: &measure,
+            pool: w.pool,
         });
         let mut batches = loader::start(s, shared, w.assignment).map_err(|e| e.to_string());
         let mut next = || match batches.as_mut() {
@@ -274,6 +277,10 @@ pub fn train_epochs(
     let total = per_rank * u64::from(comm.size());
     cfg.check_job(total)?;
     let order = file_order(cfg);
+    // Each accelerator's reader backends, kept from epoch to epoch.
+    let pools: Vec<ReaderPool> = (0..cfg.accelerators)
+        .map(|_| ReaderPool::default())
+        .collect();
     let mut out = TrainOutcome::default();
     let mut epochs = Vec::new();
     let cpu_start = iolab_backend::process::cpu_times();
@@ -285,6 +292,7 @@ pub fn train_epochs(
         hooks,
         total,
         order: &order,
+        pools: &pools,
     };
     for e in 1..=cfg.epochs {
         let (report, run) = epoch.run(e)?;
@@ -336,6 +344,8 @@ struct Epoch<'a> {
     /// Accelerators of the job.
     total: u64,
     order: &'a [usize],
+    /// Each accelerator's reader backends.
+    pools: &'a [ReaderPool],
 }
 
 impl Epoch<'_> {
@@ -387,6 +397,7 @@ impl Epoch<'_> {
                 cfg,
                 dataset: self.dataset,
                 assignment,
+                pool: &self.pools[i],
                 seed: mix(&[cfg.seed, u64::from(epoch), first_global + i as u64, 0xc0de]),
             };
             let out = accelerator(work, start, meeting, &lives[i], &counters[i]);
