@@ -14,7 +14,8 @@ use iolab_engine::MonotonicClock;
 use iolab_suites::AiError;
 use iolab_suites::kvcache::autoscale::run_autoscale;
 use iolab_suites::kvcache::{
-    Storage, TrialFigures, check_backend, check_memory, run_kvcache, storage_limit,
+    Storage, TrialFigures, check_backend, check_device_share, check_memory, run_kvcache,
+    storage_limit,
 };
 
 use crate::args::OutputArgs;
@@ -122,6 +123,12 @@ fn kvcache_in(rt: &Runtime, args: KvCacheArgs) -> Result<u8> {
         iolab_engine::DataTarget::Device { path, size } => Some((path, size)),
         _ => None,
     };
+    if let Some((_, size)) = &on_device
+        && let Err(e) = check_device_share(&settings, *size, rt.comm.size())
+    {
+        sink.discard();
+        return Err(e.into());
+    }
     let storage = Storage {
         device: on_device.as_ref().map(|(p, size)| (p.as_path(), *size)),
         ..Storage::files(&workdir)

@@ -152,8 +152,8 @@ pub fn storage_limit(settings: &KvCacheSettings, dir: &Path, ranks: u32) -> Resu
         (None, Some(f)) => (0.95 * f as f64) as u64 / u64::from(ranks.max(1)),
         (None, None) => u64::MAX,
     };
-    // The largest entry the model makes must fit (the longest context: 25,000 tokens).
-    let largest = 25_000 * settings.model.shape().bytes_per_token();
+    // The largest entry the model makes must fit (the longest context).
+    let largest = LONGEST_CONTEXT * settings.model.shape().bytes_per_token();
     if limit < largest {
         return Err(SpecError::new(
             "--dir",
@@ -167,6 +167,47 @@ pub fn storage_limit(settings: &KvCacheSettings, dir: &Path, ranks: u32) -> Resu
         ));
     }
     Ok(limit)
+}
+
+/// The longest context a request has (the coding profile's, users.rs): the largest
+/// entry the model makes.
+const LONGEST_CONTEXT: u64 = 25_000;
+
+/// Each rank's share of a device of `size` bytes: (start, bytes), whole blocks.
+fn device_share(size: u64, ranks: u32, rank: u32) -> (u64, u64) {
+    let each = size / u64::from(ranks.max(1)) / DEVICE_BLOCK * DEVICE_BLOCK;
+    (u64::from(rank) * each, each)
+}
+
+/// Refuses a device whose share per rank (or --storage-capacity, when less) cannot hold
+/// the model's largest entry (the longest context with its header, in whole blocks),
+/// before anything is written: else the first such entry would fail its write.
+pub fn check_device_share(
+    settings: &KvCacheSettings,
+    size: u64,
+    ranks: u32,
+) -> Result<(), SpecError> {
+    let (_, share) = device_share(size, ranks, 0);
+    let shape = settings.model.shape();
+    let entry = entry::npy_header(&shape, LONGEST_CONTEXT).len() as u64
+        + LONGEST_CONTEXT * shape.bytes_per_token();
+    let need = entry.div_ceil(DEVICE_BLOCK) * DEVICE_BLOCK;
+    let (option, room) = match settings.storage_capacity {
+        Some(c) if c.0 < share => ("--storage-capacity", c.0),
+        _ => ("--device", share),
+    };
+    if room >= need {
+        return Ok(());
+    }
+    Err(SpecError::new(
+        option,
+        format!(
+            "gives each of {ranks} rank(s) {} of the device, less than one {} entry of {LONGEST_CONTEXT} tokens ({}): use a larger device or fewer ranks",
+            ByteCount(room).human(),
+            settings.model.name(),
+            ByteCount(need).human()
+        ),
+    ))
 }
 
 /// This rank's directory for the storage tier (MLPerf's wrapper: `rank_<N>`).
@@ -184,10 +225,9 @@ pub fn run_kvcache(
     stop: &AtomicBool,
 ) -> Result<Vec<TrialFigures>, AiError> {
     let workdir = storage.workdir;
-    let share = storage.device.map(|(_, size)| {
-        let each = size / u64::from(comm.size().max(1)) / DEVICE_BLOCK * DEVICE_BLOCK;
-        (u64::from(comm.rank()) * each, each)
-    });
+    let share = storage
+        .device
+        .map(|(_, size)| device_share(size, comm.size(), comm.rank()));
     let dir = match (storage.objects, storage.device) {
         (Some(o), _) => PathBuf::from(format!("{}rank_{}", o.prefix, comm.rank())),
         (None, Some((dev, _))) => dev.to_path_buf(),

@@ -1,7 +1,8 @@
 //! `iolab kvcache --device`: the KV cache's storage tier on a block device, guarded as
 //! `iolab run --device` is. On an empty loop device the entries are runs of blocks (the
 //! first at offset 0, its `.npy` header there), and the device stays; a device with a
-//! file system is refused in one line, not one byte written.
+//! file system, or too small for the model's largest entry, is refused in one line, not
+//! one byte written.
 
 use std::fs;
 use std::process::Command;
@@ -30,7 +31,8 @@ fn kvcache(dev: &str, extra: &[&str]) -> crate::common::Ran {
 fn kvcache_on_a_loop_device_writes_entries_at_their_offsets() {
     let dir = tempfile::tempdir().unwrap();
     let img = dir.path().join("kv.img");
-    fs::File::create(&img).unwrap().set_len(256 << 20).unwrap();
+    // Sparse: room for tiny-1b's largest entry (25,000 tokens, 586 MiB).
+    fs::File::create(&img).unwrap().set_len(1 << 30).unwrap();
     let Some(dev) = Loop::attach(&img) else {
         eprintln!("SKIPPED: no loop device here (needs root and /dev/loop-control)");
         return;
@@ -46,13 +48,10 @@ fn kvcache_on_a_loop_device_writes_entries_at_their_offsets() {
         .unwrap()
         .clone();
     assert!(write["bytes"].as_u64().unwrap() > 0, "{write}");
-    let head = fs::read(&img).unwrap();
-    assert_eq!(
-        &head[..8],
-        b"\x93NUMPY\x01\x00",
-        "the first entry at offset 0"
-    );
-    assert_eq!(fs::metadata(&img).unwrap().len(), 256 << 20, "not grown");
+    let mut head = [0u8; 8];
+    std::io::Read::read_exact(&mut fs::File::open(&img).unwrap(), &mut head).unwrap();
+    assert_eq!(&head, b"\x93NUMPY\x01\x00", "the first entry at offset 0");
+    assert_eq!(fs::metadata(&img).unwrap().len(), 1 << 30, "not grown");
     assert!(std::path::Path::new(&dev.0).exists(), "the device stays");
 }
 
@@ -86,4 +85,26 @@ fn kvcache_refuses_a_device_with_a_file_system() {
     )
     .expect(2);
     assert!(error_line(&r).contains("--device"), "{}", r.stderr);
+}
+
+/// A device whose share cannot hold the model's largest entry is refused before
+/// anything is written, not at the first entry that does not fit.
+#[test]
+fn kvcache_refuses_a_device_too_small_for_the_largest_entry() {
+    let dir = tempfile::tempdir().unwrap();
+    let img = dir.path().join("small.img");
+    fs::File::create(&img).unwrap().set_len(64 << 20).unwrap();
+    let Some(dev) = Loop::attach(&img) else {
+        eprintln!("SKIPPED: no loop device here (needs root and /dev/loop-control)");
+        return;
+    };
+    let r = kvcache(&dev.0, &["--no-store"]).expect(2);
+    let line = error_line(&r);
+    assert!(
+        line.contains("--device") && line.contains("64.0 MiB") && line.contains("tiny-1b"),
+        "{line}"
+    );
+    assert_eq!(r.stderr.trim().lines().count(), 1, "{}", r.stderr);
+    let image = fs::read(&img).unwrap();
+    assert!(image.iter().all(|b| *b == 0), "not one byte written");
 }
