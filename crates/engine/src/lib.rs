@@ -1,10 +1,10 @@
 //! iolab-engine: what to do and when, used through this facade: each workload's entry
 //! point with its options and outcome ([`run_data`], [`run_data_jobs`], [`run_meta`],
-//! [`run_find`], [`run_s3`], [`train`]), the world a phase runs in ([`Env`]) and what it
-//! reports, the target and work directory a run is given, and the engine's error.
+//! [`run_find`], [`run_s3`], [`run_targets`], [`train`]), a phase of a suite's own
+//! workers split by unit ([`run_unit_phase`]), the world a phase runs in ([`Env`]) and
+//! what it reports, the target and work directory a run is given, and the engine's error.
 //! Inside, `plan` turns a spec into this rank's work, `worker` runs the I/O loop, `phase`
 //! runs workers in step across ranks and `assemble` makes their outcomes a result.
-//! [`runner`] holds what a suite that still runs its own phase reaches (`targets`).
 
 #![forbid(unsafe_code)]
 
@@ -27,10 +27,11 @@ mod offsets;
 mod phase;
 mod plan;
 mod recorder;
-pub mod runner;
 mod sizes;
 mod target;
+mod targets;
 pub mod train;
+mod units;
 mod workdir;
 mod worker;
 
@@ -40,7 +41,8 @@ pub use data::{
     DataJob, JobRun, JobsExit, JobsRun, StatusEvery, WorkerRow, phase_of_rows, run_data_jobs,
 };
 pub use data::{
-    DataOptions, DataOutcome, check_kept_for, resolve_read_shift, run_data, set_build_revision,
+    DataOptions, DataOutcome, check_kept_for, check_ranks_agree, resolve_read_shift, run_data,
+    set_build_revision,
 };
 pub use error::EngineError;
 pub use hist_log::HistSample;
@@ -56,4 +58,7 @@ pub use plan::{DataTarget, FileNames, shares};
 pub use recorder::WorkerMeasure;
 pub use target::{
     PreparedTarget, agree, prepare_target, prepare_target_named, resolve_placeholders,
+    shared_run_token,
 };
+pub use targets::{TargetOnRank, TargetsOptions, TargetsOutcome, run_targets};
+pub use units::{UnitMember, UnitPhase, UnitPhaseSpec, UnitResult, UnitWorker, run_unit_phase};

@@ -318,3 +318,43 @@ fn offset_increment_starts_each_workers_region_further_on() {
     let err = plan_data(&spec(3), &t, &c).unwrap_err();
     assert!(err.reason.contains("holds"), "{}", err.reason);
 }
+
+fn two_hosts(rank: u32) -> String {
+    format!("node{}", rank / 2)
+}
+
+#[test]
+fn reads_are_shifted_to_a_rank_on_the_next_host() {
+    let spec = DataSpec {
+        rw: RwKind::Read,
+        size: Some(ByteCount::kib(64)),
+        ..DataSpec::default()
+    };
+    let owners = iolab_comm::InProcess::run(4, two_hosts, |comm: &dyn iolab_comm::Comm| {
+        let ctx = PlanContext {
+            rank: comm.rank(),
+            ranks: comm.size(),
+            read_shift: crate::data::resolve_read_shift(&spec, comm, true),
+            ..PlanContext::default()
+        };
+        let plan = plan_data(&spec, &DataTarget::Dir("/w".into()), &ctx).unwrap();
+        (plan.workers[0].owner, plan.files[0].path.clone())
+    });
+    assert_eq!(
+        owners.iter().map(|o| o.0).collect::<Vec<_>>(),
+        vec![2, 3, 0, 1]
+    );
+    assert_eq!(owners[0].1, std::path::PathBuf::from("/w/data.r2.t0"));
+    // On one host there is no other node's cache to avoid: each rank reads its own.
+    let own = iolab_comm::InProcess::run(
+        2,
+        |_| "one".to_string(),
+        |comm: &dyn iolab_comm::Comm| crate::data::resolve_read_shift(&spec, comm, true),
+    );
+    assert_eq!(own, vec![0, 0]);
+    // A directory per host ({host} in --dir): another host's files are not there.
+    let apart = iolab_comm::InProcess::run(4, two_hosts, |comm: &dyn iolab_comm::Comm| {
+        crate::data::resolve_read_shift(&spec, comm, false)
+    });
+    assert_eq!(apart, vec![0, 0, 0, 0]);
+}

@@ -301,15 +301,6 @@ impl Recorder {
             .unwrap_or_default()
     }
 
-    /// All operations completed so far, of every type.
-    pub fn total(&self) -> OpCount {
-        let mut t = OpCount::default();
-        for r in self.ops.iter().flatten() {
-            t += r.total();
-        }
-        t
-    }
-
     /// Freezes the counts as they are now, with the time of the latest completion, as
     /// this worker's first-done figures (once).
     pub fn mark_first_done(&mut self) {

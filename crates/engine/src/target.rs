@@ -63,6 +63,38 @@ impl PreparedTarget {
         }
     }
 
+    /// A directory target a rank prepares on its own (`iolab targets`): the work
+    /// directory in `base` created or adopted, and locked for the run whose token is
+    /// `run` ([`shared_run_token`]) from `host`.
+    pub fn own_dir(base: &Path, run: &str, host: &str) -> Result<PreparedTarget, EngineError> {
+        let owner = LockOwner {
+            run: run.to_string(),
+            host: host.to_string(),
+        };
+        let workdir = WorkDir::create_or_adopt(base, Some(&owner))?;
+        Ok(PreparedTarget::Dir {
+            base: base.to_path_buf(),
+            workdir,
+        })
+    }
+
+    /// A device, image file or NBD export as `check` found it; with `writes`, refused
+    /// when in use, or when it holds data and `allow_destroy` is not given (as `iolab run
+    /// --device` refuses it).
+    pub fn checked_device(
+        check: DeviceCheck,
+        writes: bool,
+        allow_destroy: bool,
+    ) -> Result<PreparedTarget, EngineError> {
+        if writes {
+            guard_device(&check, allow_destroy)?;
+        }
+        Ok(PreparedTarget::Device {
+            check,
+            writable: writes,
+        })
+    }
+
     /// A one-line description: "/scratch/x", "device /dev/nvme0n1", "null backend".
     pub fn describe(&self) -> String {
         match self {
@@ -136,7 +168,7 @@ pub fn agree_or_undo<T>(
 
 /// This process's candidate for the run's lock token (rank 0's is the one used): unique
 /// across hosts, processes and time.
-pub fn run_token(comm: &dyn Comm) -> String {
+pub(crate) fn run_token(comm: &dyn Comm) -> String {
     let nanos = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .map(|d| d.as_nanos())
@@ -144,10 +176,16 @@ pub fn run_token(comm: &dyn Comm) -> String {
     format!("{}:{}:{nanos}", comm.host(), std::process::id())
 }
 
+/// The run's lock token on every rank: rank 0's [`run_token`] (collective).
+pub fn shared_run_token(comm: &dyn Comm) -> String {
+    let tokens = comm.all_gather(&run_token(comm)).unwrap_or_default();
+    tokens.into_iter().next().unwrap_or_default()
+}
+
 /// Refuses to write a device or image that is in use (mounted, swap, held, backing a
 /// loop device: never, whatever the flags) or that holds a signature or data (unless
 /// `allow_destroy`); marks an image file iolab may write as its own.
-pub fn guard_device(check: &DeviceCheck, allow_destroy: bool) -> Result<(), EngineError> {
+fn guard_device(check: &DeviceCheck, allow_destroy: bool) -> Result<(), EngineError> {
     if let Some(why) = &check.in_use {
         return Err(EngineError::DeviceBusy {
             path: check.path.clone(),

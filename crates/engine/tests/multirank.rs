@@ -1,5 +1,7 @@
 //! Multi-rank behaviour with InProcess ranks: phases in step, wear-out after a
-//! stonewall, reads shifted to another host's data, and one failing rank stopping all.
+//! stonewall, ranks reading each other's data, one failing rank stopping all, and ranks
+//! agreeing on a spec. (Reads shifted to another host and what a rank receives when a
+//! phase ends are the plan's and the phase runner's unit tests.)
 
 use std::sync::atomic::AtomicBool;
 
@@ -7,8 +9,7 @@ use iolab_comm::{Comm, InProcess};
 use iolab_core::result::OpKind;
 use iolab_core::spec::{BackendKind, DataSpec, RwKind, TargetSpec};
 use iolab_core::units::{ByteCount, Nanos, TimeSpan};
-use iolab_engine::runner::{PlanContext, plan_data};
-use iolab_engine::{DataOptions, resolve_read_shift, run_data};
+use iolab_engine::{DataOptions, check_ranks_agree, run_data};
 use iolab_engine::{EngineError, Env, FakeClock, MonotonicClock, prepare_target};
 
 fn two_hosts(rank: u32) -> String {
@@ -71,42 +72,6 @@ fn without_wear_out_a_stonewall_keeps_what_each_rank_did() {
         },
     );
     assert_eq!(results[0].completed, vec![500, 250]);
-}
-
-#[test]
-fn reads_are_shifted_to_a_rank_on_the_next_host() {
-    let spec = DataSpec {
-        rw: RwKind::Read,
-        size: Some(ByteCount::kib(64)),
-        ..DataSpec::default()
-    };
-    let owners = InProcess::run(4, two_hosts, |comm: &dyn Comm| {
-        let ctx = PlanContext {
-            rank: comm.rank(),
-            ranks: comm.size(),
-            read_shift: resolve_read_shift(&spec, comm, true),
-            ..PlanContext::default()
-        };
-        let plan = plan_data(&spec, &iolab_engine::DataTarget::Dir("/w".into()), &ctx).unwrap();
-        (plan.workers[0].owner, plan.files[0].path.clone())
-    });
-    assert_eq!(
-        owners.iter().map(|o| o.0).collect::<Vec<_>>(),
-        vec![2, 3, 0, 1]
-    );
-    assert_eq!(owners[0].1, std::path::PathBuf::from("/w/data.r2.t0"));
-    // On one host there is no other node's cache to avoid: each rank reads its own.
-    let own = InProcess::run(
-        2,
-        |_| "one".to_string(),
-        |comm: &dyn Comm| resolve_read_shift(&spec, comm, true),
-    );
-    assert_eq!(own, vec![0, 0]);
-    // A directory per host ({host} in --dir): another host's files are not there.
-    let apart = InProcess::run(4, two_hosts, |comm: &dyn Comm| {
-        resolve_read_shift(&spec, comm, false)
-    });
-    assert_eq!(apart, vec![0, 0, 0, 0]);
 }
 
 #[test]
@@ -197,55 +162,11 @@ fn one_failing_rank_stops_every_rank_with_its_name() {
     let _ = EngineError::Interrupted;
 }
 
-/// What a rank other than 0 receives when a phase ends does not grow with the job: eight
-/// bytes per worker (each worker's completed count, which later phases start from) and
-/// constant-size reductions, while rank 0 receives every rank's outcome (histograms,
-/// timelines), as it alone prints and stores them. Counted by the InProcess meeting as
-/// MPI delivers (an all-gather to every rank, a gather to its root, a reduction one
-/// record), so no timing is involved.
-#[test]
-fn only_rank_0_receives_the_outcomes_of_a_phase() {
-    use iolab_engine::runner::{WorkerReport, run_phase};
-    let received = |n: u32| {
-        let (_, bytes) = InProcess::run_counted(n, two_hosts, |comm: &dyn Comm| {
-            let stop = AtomicBool::new(false);
-            let env = Env::new(comm, &stop);
-            run_phase(&env, &MonotonicClock, "idle", 1, false, |i, control| {
-                control.ready_and_wait(true);
-                control.finished(i);
-                Ok(WorkerReport::idle())
-            })
-            .unwrap();
-        });
-        bytes
-    };
-    let others = |b: &[u64]| *b[1..].iter().max().unwrap();
-    let base = received(16);
-    // Ticks are reductions of one record each; a few more may fall in one run than in the
-    // other (at most a handful in a phase this short), hence the allowance.
-    let ticks = 4 * 1352;
-    for n in [64u32, 256] {
-        let got = received(n);
-        // Beyond the 8-byte completed count of each added worker, nothing grows.
-        let grown = others(&got).saturating_sub(8 * u64::from(n - 16));
-        assert!(
-            grown <= others(&base) + ticks,
-            "a rank other than 0 received {} bytes at {n} ranks against {} at 16",
-            others(&got),
-            others(&base)
-        );
-        // Rank 0 receives each of the n outcomes.
-        assert!(got[0] > u64::from(n) * 100, "{n}: {}", got[0]);
-    }
-    assert!(base[0] > 16 * 100, "{base:?}");
-}
-
 /// Ranks agree on the spec by a hash: when all agree, a rank receives the same few bytes
 /// at 2 ranks and at 16; when one differs, the error names it, its host and the first
 /// setting that differs.
 #[test]
 fn ranks_agree_on_a_hash_and_name_the_first_difference() {
-    use iolab_engine::runner::check_ranks_agree;
     let agree = |n: u32| {
         let (ok, bytes) = InProcess::run_counted(n, two_hosts, |comm: &dyn Comm| {
             check_ranks_agree(comm, "the workload", &DataSpec::default()).is_ok()

@@ -197,3 +197,56 @@ fn the_timed_part_waits_until_the_workers_have_settled() {
     assert_eq!(ages.len(), 4, "two workers on each of two ranks");
     assert!(ages.iter().all(|a| *a >= settle), "{ages:?}");
 }
+
+fn two_hosts(rank: u32) -> String {
+    format!("node{}", rank / 2)
+}
+
+/// What a rank other than 0 receives when a phase ends does not grow with the job: eight
+/// bytes per worker (each worker's completed count, which later phases start from) and
+/// constant-size reductions, while rank 0 receives every rank's outcome (histograms,
+/// timelines), as it alone prints and stores them. Counted by the InProcess meeting as
+/// MPI delivers (an all-gather to every rank, a gather to its root, a reduction one
+/// record), so no timing is involved.
+#[test]
+fn only_rank_0_receives_the_outcomes_of_a_phase() {
+    let received = |n: u32| {
+        let (_, bytes) = InProcess::run_counted(n, two_hosts, |comm: &dyn iolab_comm::Comm| {
+            let stop = AtomicBool::new(false);
+            let env = Env::new(comm, &stop);
+            run_phase(
+                &env,
+                &crate::clock::MonotonicClock,
+                "idle",
+                1,
+                false,
+                |i, control| {
+                    control.ready_and_wait(true);
+                    control.finished(i);
+                    Ok(WorkerReport::idle())
+                },
+            )
+            .unwrap();
+        });
+        bytes
+    };
+    let others = |b: &[u64]| *b[1..].iter().max().unwrap();
+    let base = received(16);
+    // Ticks are reductions of one record each; a few more may fall in one run than in the
+    // other (at most a handful in a phase this short), hence the allowance.
+    let ticks = 4 * 1352;
+    for n in [64u32, 256] {
+        let got = received(n);
+        // Beyond the 8-byte completed count of each added worker, nothing grows.
+        let grown = others(&got).saturating_sub(8 * u64::from(n - 16));
+        assert!(
+            grown <= others(&base) + ticks,
+            "a rank other than 0 received {} bytes at {n} ranks against {} at 16",
+            others(&got),
+            others(&base)
+        );
+        // Rank 0 receives each of the n outcomes.
+        assert!(got[0] > u64::from(n) * 100, "{n}: {}", got[0]);
+    }
+    assert!(base[0] > 16 * 100, "{base:?}");
+}

@@ -12,14 +12,12 @@ pub mod net;
 mod prepare;
 mod results;
 mod run;
-mod units;
 mod warnings;
 
 pub use analysis::{TargetAnalysis, TargetFigure, analyze, flag_lines, place};
 pub use prepare::{LocalTarget, PrepareOptions, TargetSet, cleanup_targets, prepare_targets};
-pub use results::summary_extra;
+pub use results::{summary_extra, throughput_of};
 pub use run::{TargetsPhase, run_targets, run_targets_with};
-pub use units::throughput_of;
 
 #[cfg(test)]
 mod run_tests;

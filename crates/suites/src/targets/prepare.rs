@@ -12,10 +12,7 @@ use iolab_core::SpecError;
 use iolab_core::spec::{BackendKind, TargetEntry};
 
 use super::assign::{AssignedTarget, assign};
-use iolab_engine::EngineError;
-use iolab_engine::runner::check_ranks_agree;
-use iolab_engine::runner::{LockOwner, WorkDir};
-use iolab_engine::{PreparedTarget, agree};
+use iolab_engine::{EngineError, PreparedTarget, agree, check_ranks_agree, shared_run_token};
 
 /// A target this rank runs.
 #[derive(Debug)]
@@ -110,19 +107,12 @@ fn prepare_local(
 ) -> Result<Vec<LocalTarget>, EngineError> {
     let mut local = Vec::new();
     // One lock token for the whole run: rank 0's.
-    let tokens = comm
-        .all_gather(&iolab_engine::runner::run_token(comm))
-        .unwrap_or_default();
-    let run = tokens.into_iter().next().unwrap_or_default();
+    let run = shared_run_token(comm);
     for (index, target) in all.iter().enumerate() {
         if target.rank != comm.rank() {
             continue;
         }
-        let owner = LockOwner {
-            run: run.clone(),
-            host: target.host.clone(),
-        };
-        match prepare_one(&target.entry, &owner, opts) {
+        match prepare_one(&target.entry, (&run, &target.host), opts) {
             Ok((prepared, alignment)) => local.push(LocalTarget {
                 index,
                 target: target.clone(),
@@ -145,12 +135,12 @@ fn refuse(entry: &TargetEntry, reason: String) -> EngineError {
     EngineError::Spec(SpecError::new(format!("target {}", entry.id), reason))
 }
 
+/// Prepares `entry` on `host` for the run whose lock token is `run`.
 fn prepare_one(
     entry: &TargetEntry,
-    owner: &LockOwner,
+    (run, host): (&str, &str),
     opts: PrepareOptions,
 ) -> Result<(PreparedTarget, u64), EngineError> {
-    let host = &owner.host;
     if opts.backend == BackendKind::Null {
         return Ok((PreparedTarget::Null, 4096));
     }
@@ -176,10 +166,7 @@ fn prepare_one(
     }
     if reaches_export {
         return Ok((
-            PreparedTarget::Device {
-                check: guard(entry, path, opts)?,
-                writable: opts.writes,
-            },
+            guard(entry, path, opts)?,
             iolab_backend::files::direct_io_alignment(path),
         ));
     }
@@ -202,22 +189,9 @@ fn prepare_one(
         iolab_backend::files::direct_io_alignment(path)
     };
     if meta.is_dir() {
-        let workdir = WorkDir::create_or_adopt(path, Some(owner))?;
-        return Ok((
-            PreparedTarget::Dir {
-                base: path.to_path_buf(),
-                workdir,
-            },
-            alignment,
-        ));
+        return Ok((PreparedTarget::own_dir(path, run, host)?, alignment));
     }
-    Ok((
-        PreparedTarget::Device {
-            check: guard(entry, path, opts)?,
-            writable: opts.writes,
-        },
-        alignment,
-    ))
+    Ok((guard(entry, path, opts)?, alignment))
 }
 
 /// The device guard of `iolab run --device`: nothing that holds data is written without
@@ -226,13 +200,10 @@ fn guard(
     entry: &TargetEntry,
     path: &Path,
     opts: PrepareOptions,
-) -> Result<iolab_backend::device::DeviceCheck, EngineError> {
+) -> Result<PreparedTarget, EngineError> {
     let check = inspect_device(path)?;
-    if opts.writes {
-        iolab_engine::runner::guard_device(&check, opts.allow_destroy)
-            .map_err(|e| refuse(entry, e.to_string()))?;
-    }
-    Ok(check)
+    PreparedTarget::checked_device(check, opts.writes, opts.allow_destroy)
+        .map_err(|e| refuse(entry, e.to_string()))
 }
 
 /// Releases a target without keeping anything iolab created.

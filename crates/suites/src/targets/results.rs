@@ -1,154 +1,66 @@
-//! From a finished targets phase to results: a `PhaseResult` per target ("target 19",
-//! params id/node/path, `extra` with its throughput, distance from the median and flags)
-//! and a summary phase whose `extra` holds minimum, maximum, average, aggregate, median
-//! and MAD, and whose warnings carry the flags in words, so the store keeps all of it.
+//! From the engine's outcome of a targets phase to results: each target's phase gets
+//! where it ran (params node/host/path/rank) and, in `extra`, its throughput, distance
+//! from the median and flags; the summary phase's `extra` holds minimum, maximum,
+//! average, aggregate, median and MAD, and its warnings carry the flags in words, so the
+//! store keeps all of it.
 
 use std::collections::BTreeMap;
 
-use iolab_comm::Comm;
-use iolab_core::result::{OpKind, PhaseKind, PhaseResult};
+use iolab_core::result::{OpKind, PhaseResult};
 use iolab_core::spec::{DataSpec, TargetsSpec};
 
 use super::analysis::{TargetAnalysis, TargetFigure, analyze, flag_lines};
 use super::assign::AssignedTarget;
 use super::prepare::TargetSet;
 use super::run::TargetsPhase;
-use super::units::{UnitRow, strip, summary_phase, throughput_of, unit_phase};
-use iolab_engine::PhaseMeta;
-use iolab_engine::runner::PhaseRun;
-use iolab_engine::runner::assemble;
-use iolab_engine::runner::params_of;
+use iolab_engine::{TargetsOutcome, UnitResult};
 
-/// How the targets ran.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) enum Mode {
-    AllAtOnce,
-    OneAtATime,
-}
-
-impl Mode {
-    fn name(self) -> &'static str {
-        match self {
-            Mode::AllAtOnce => "all-at-once",
-            Mode::OneAtATime => "one-at-a-time",
-        }
-    }
-}
-
-/// Everything a finished phase is made of.
-pub(crate) struct Finished<'a> {
-    pub set: &'a TargetSet,
-    pub spec: &'a TargetsSpec,
-    pub data: &'a DataSpec,
-    pub mode: Mode,
-    pub runs: &'a [PhaseRun],
-    pub rows: &'a [UnitRow],
-    pub warnings: Vec<String>,
-}
-
-fn target_meta(t: &AssignedTarget, data: &DataSpec, mode: Mode) -> PhaseMeta {
-    let mut params = params_of(data, 1);
-    params.remove("ranks");
-    params.insert("id".into(), t.entry.id.clone());
+/// A target's phase with where it ran: its node, host, path and rank (and its rated
+/// figure), beside the engine's id, mode and workload.
+fn place_params(p: &mut PhaseResult, t: &AssignedTarget) {
+    let params = &mut p.params;
     params.insert("node".into(), t.entry.node.clone());
     params.insert("host".into(), t.host.clone());
     params.insert("path".into(), t.entry.path.display().to_string());
     params.insert("rank".into(), t.rank.to_string());
-    params.insert("mode".into(), mode.name().into());
     if let Some(r) = t.entry.rated {
         params.insert("rated".into(), format!("{} {}", r.value, r.unit.name()));
     }
-    PhaseMeta {
-        name: format!("target {}", t.entry.id),
-        kind: Some(PhaseKind::Data),
-        params,
-        repetition: 0,
-        spec: serde_json::to_value(data).unwrap_or_default(),
-        warnings: Vec::new(),
-    }
 }
 
-/// The summary of targets run one after another: their times add up.
-fn sequence_summary(meta: PhaseMeta, runs: &[PhaseRun], ranks: u32) -> PhaseResult {
-    let empty = PhaseRun::from_outcomes(
-        Vec::new(),
-        runs.iter().any(|r| r.interrupted),
-        runs.first().map_or(0, |r| r.started_at_ms),
-        None,
-    );
-    let mut p = strip(assemble(meta, &empty));
-    p.ranks = ranks;
-    for run in runs {
-        let elapsed = run
-            .outcomes
-            .iter()
-            .map(|o| o.elapsed)
-            .max()
-            .unwrap_or_default();
-        p.elapsed = p.elapsed + elapsed;
-        p.workers += run.outcomes.iter().map(|o| o.threads).sum::<u32>();
-        for o in &run.outcomes {
-            p.cpu.user = p.cpu.user + o.cpu.user;
-            p.cpu.system = p.cpu.system + o.cpu.system;
-        }
+/// The engine's outcome of one phase with the analysis of its targets.
+pub(crate) fn finish_phase(
+    set: &TargetSet,
+    spec: &TargetsSpec,
+    data: &DataSpec,
+    outcome: TargetsOutcome,
+) -> TargetsPhase {
+    let mut summary = outcome.summary;
+    let mut targets = Vec::with_capacity(outcome.targets.len());
+    let mut figures = Vec::with_capacity(outcome.targets.len());
+    for UnitResult { unit, mut result } in outcome.targets {
+        let t = &set.all[unit as usize];
+        place_params(&mut result, t);
+        let (throughput, iops) = throughput_of(&result);
+        figures.push(TargetFigure {
+            id: t.entry.id.clone(),
+            // The host the target was assigned to, so that "vm", "vm.example.org"
+            // and a target on every host are one machine, flagged as one node.
+            node: t.host.clone(),
+            throughput,
+            iops,
+            service: None,
+            rated: t.entry.rated,
+        });
+        targets.push(result);
     }
-    p.cpu.wall = p.elapsed;
-    p.first_done = p.elapsed;
-    p
-}
-
-pub(crate) fn finish_phase(comm: &dyn Comm, f: Finished<'_>) -> TargetsPhase {
-    let interrupted = f.runs.iter().any(|r| r.interrupted);
-    let started = f.runs.first().map_or(0, |r| r.started_at_ms);
-    let mut targets: Vec<PhaseResult> = f
-        .rows
-        .iter()
-        .map(|r| {
-            let t = &f.set.all[r.unit as usize];
-            unit_phase(target_meta(t, f.data, f.mode), r, interrupted, started)
-        })
-        .collect();
-    let figures: Vec<TargetFigure> = f
-        .rows
-        .iter()
-        .zip(&targets)
-        .map(|(r, p)| {
-            let t = &f.set.all[r.unit as usize];
-            let (throughput, iops) = throughput_of(p);
-            TargetFigure {
-                id: t.entry.id.clone(),
-                // The host the target was assigned to, so that "vm", "vm.example.org"
-                // and a target on every host are one machine, flagged as one node.
-                node: t.host.clone(),
-                throughput,
-                iops,
-                service: None,
-                rated: t.entry.rated,
-            }
-        })
-        .collect();
-    let analysis = analyze(&figures, f.spec.threshold);
-    let mut params = params_of(f.data, comm.size());
-    params.insert("mode".into(), f.mode.name().into());
-    params.insert("targets".into(), f.set.all.len().to_string());
-    let meta = PhaseMeta {
-        name: f.data.name(),
-        kind: Some(PhaseKind::Data),
-        params,
-        repetition: 0,
-        spec: serde_json::to_value(f.data).unwrap_or_default(),
-        warnings: f.warnings,
-    };
-    let mut summary = match (f.mode, f.runs) {
-        (Mode::AllAtOnce, [run]) => summary_phase(meta, run, f.rows),
-        _ => sequence_summary(meta, f.runs, comm.size()),
-    };
+    let analysis = analyze(&figures, spec.threshold);
     if let Some(a) = &analysis {
         annotate(&mut summary, &mut targets, &figures, a);
     }
     // Beside the sum of the targets' own rates: every byte over the wall time, for
     // targets that ran together.
-    if f.mode == Mode::AllAtOnce {
+    if !spec.one_at_a_time {
         let bytes: u64 = targets
             .iter()
             .flat_map(|t| t.ops.iter())
@@ -164,7 +76,7 @@ pub(crate) fn finish_phase(comm: &dyn Comm, f: Finished<'_>) -> TargetsPhase {
         }
     }
     TargetsPhase {
-        rw: f.data.rw,
+        rw: data.rw,
         summary,
         targets,
         analysis,
@@ -215,4 +127,15 @@ pub fn summary_extra(a: &TargetAnalysis) -> BTreeMap<String, f64> {
         x.insert("percent_of_rated".into(), t.percent);
     }
     x
+}
+
+/// A unit's figure of merit (a target, or a link of `iolab net`): bandwidth and IOPS
+/// summed over the operations that move data (fsync and the like excluded).
+pub fn throughput_of(p: &PhaseResult) -> (f64, f64) {
+    p.ops
+        .iter()
+        .filter(|o| matches!(o.op, OpKind::Read | OpKind::Write | OpKind::Transfer))
+        .fold((0.0, 0.0), |(b, i), o| {
+            (b + o.bandwidth.get(), i + o.iops.get())
+        })
 }

@@ -1,10 +1,8 @@
 //! The warnings of a targets run about what its figures mean: targets sharing one
-//! device or one network/FUSE client, and what those clients cache.
+//! device or one network/FUSE client (what those clients cache is the engine's to say).
 
 use iolab_comm::{Comm, CommExt};
-use iolab_core::spec::DataSpec;
 use iolab_engine::PreparedTarget;
-use iolab_engine::runner::{client_cache_warning, client_write_warning};
 
 use super::prepare::TargetSet;
 
@@ -88,30 +86,4 @@ fn major(dev: u64) -> u64 {
 
 fn minor(dev: u64) -> u64 {
     ((dev >> 12) & 0xffff_ff00) | (dev & 0xff)
-}
-
-/// What the targets' file system clients do that the page-cache controls and O_DIRECT do
-/// not reach (ceph-fuse's object cache, weed mount's chunk cache and write buffer): one
-/// warning per client and kind.
-pub(super) fn client_warnings(set: &TargetSet, data: &DataSpec) -> Vec<String> {
-    let mut warnings = Vec::new();
-    for t in &set.local {
-        let PreparedTarget::Dir { workdir, .. } = &t.prepared else {
-            continue;
-        };
-        let Some(c) = iolab_backend::files::client_cache(workdir.path()) else {
-            continue;
-        };
-        let read = data
-            .rw
-            .reads()
-            .then(|| client_cache_warning(&c, data.direct))
-            .flatten();
-        for w in [read, client_write_warning(&c, data)].into_iter().flatten() {
-            if !warnings.contains(&w) {
-                warnings.push(w);
-            }
-        }
-    }
-    warnings
 }

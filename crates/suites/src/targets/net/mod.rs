@@ -9,7 +9,6 @@
 mod results;
 mod socket;
 
-use std::collections::BTreeMap;
 use std::net::TcpListener;
 use std::time::Duration;
 
@@ -19,14 +18,9 @@ use iolab_core::spec::{NetPattern, NetSpec};
 use serde::{Deserialize, Serialize};
 
 use super::analysis::TargetAnalysis;
-use super::units::{Capture, UnitRow, gather_rows};
-use iolab_engine::Clock;
-use iolab_engine::EngineError;
-use iolab_engine::Env;
-use iolab_engine::agree;
-use iolab_engine::runner::check_ranks_agree;
-use iolab_engine::runner::{WorkerReport, run_phase};
-use results::finish;
+use iolab_engine::{Clock, EngineError, Env, agree, check_ranks_agree};
+use iolab_engine::{UnitMember, UnitPhaseSpec, UnitWorker, run_unit_phase};
+use results::{finish, link_meta, meta};
 use socket::{Hello, Stream};
 
 /// One stream direction: `sender` sends to `receiver`.
@@ -185,49 +179,30 @@ fn run_direction<C: Clock>(
             }
         }
     }
-    let capture = Capture::new(roles.len());
-    let name = format!("net-{}", d.direction);
-    let run = run_phase(env, clock, &name, roles.len(), false, |i, control| {
-        capture.keep(i, stream_worker(comm, clock, d, roles[i], i, control))
+    // A link is its receiving streams' unit; its sending streams add their errors.
+    let members: Vec<UnitMember> = roles
+        .iter()
+        .map(|r| match *r {
+            Role::Receive(l) => UnitMember {
+                unit: l as u32,
+                timed: true,
+            },
+            Role::Send(l) => UnitMember {
+                unit: l as u32,
+                timed: false,
+            },
+        })
+        .collect();
+    let unit_meta = |unit: u32| link_meta(d, d.links[unit as usize]);
+    let spec = UnitPhaseSpec {
+        meta: meta(format!("net-{}", d.direction), d),
+        unit_meta: &unit_meta,
+        members: &members,
+    };
+    let phase = run_unit_phase(env, clock, &spec, |worker| {
+        stream_worker(comm, clock, d, roles[worker.index()], worker)
     })?;
-    // Unit 2l: link l's receiving streams; 2l+1: its sending streams (errors only).
-    let mut local = Vec::new();
-    for l in 0..d.links.len() {
-        for (unit, receive) in [(2 * l, true), (2 * l + 1, false)] {
-            let workers: Vec<usize> = (0..roles.len())
-                .filter(|&i| match roles[i] {
-                    Role::Receive(x) => receive && x == l,
-                    Role::Send(x) => !receive && x == l,
-                })
-                .collect();
-            if !workers.is_empty() {
-                local.push(capture.row(unit as u32, &workers, me, comm.host()));
-            }
-        }
-    }
-    let rows = pair_rows(gather_rows(comm, local)?);
-    Ok(finish(comm, d, &run, &rows))
-}
-
-/// One row per link: its receiver's, with its senders' errors added.
-fn pair_rows(rows: Vec<UnitRow>) -> Vec<UnitRow> {
-    let mut pairs: BTreeMap<u32, UnitRow> = BTreeMap::new();
-    let mut senders = Vec::new();
-    for r in rows {
-        if r.unit % 2 == 0 {
-            let mut r = r;
-            r.unit /= 2;
-            pairs.insert(r.unit, r);
-        } else {
-            senders.push(r);
-        }
-    }
-    for s in senders {
-        if let Some(p) = pairs.get_mut(&(s.unit / 2)) {
-            p.measure.merge(&s.measure);
-        }
-    }
-    pairs.into_values().collect()
+    Ok(finish(comm, d, phase))
 }
 
 /// Connects (sender) or accepts (receiver) the stream of one worker.
@@ -269,9 +244,8 @@ fn stream_worker<C: Clock>(
     clock: &C,
     d: &Direction<'_>,
     role: Role,
-    index: usize,
-    control: &iolab_engine::runner::PhaseControl,
-) -> Result<WorkerReport, String> {
+    worker: &mut UnitWorker<'_>,
+) -> Result<u64, String> {
     let (l, sending) = match role {
         Role::Send(l) => (l, true),
         Role::Receive(l) => (l, false),
@@ -280,14 +254,12 @@ fn stream_worker<C: Clock>(
     let stream = match open_stream(comm, d, link, sending) {
         Ok(s) => s,
         Err(e) => {
-            control.ready_and_wait(false);
+            worker.wait_for_start(false);
             return Err(e);
         }
     };
     let s = Stream {
         stream,
-        index,
-        control,
         clock,
         block_size: d.spec.block_size.get() as usize,
         size: d.spec.runtime.is_none().then_some(d.spec.size.get()),
@@ -308,9 +280,9 @@ fn stream_worker<C: Clock>(
         },
     };
     Ok(if sending {
-        socket::send(s)
+        socket::send(s, worker)
     } else {
-        socket::receive(s)
+        socket::receive(s, worker)
     })
 }
 

@@ -6,16 +6,15 @@
 use iolab_comm::Comm;
 use iolab_core::result::{PhaseKind, PhaseResult};
 
-use super::{Direction, NetPhase};
+use super::{Direction, Link, NetPhase};
 use crate::targets::analysis::{TargetAnalysis, TargetFigure, analyze};
-use crate::targets::units::{UnitRow, summary_phase, throughput_of, unit_phase};
-use iolab_engine::PhaseMeta;
-use iolab_engine::runner::PhaseRun;
+use crate::targets::throughput_of;
+use iolab_engine::{PhaseMeta, UnitPhase, UnitResult};
 
 /// A link slower than the median by this many percent (and an outlier) is flagged.
 const SLOW_LINK_PERCENT: f64 = 10.0;
 
-fn meta(name: String, d: &Direction<'_>) -> PhaseMeta {
+pub(super) fn meta(name: String, d: &Direction<'_>) -> PhaseMeta {
     let mut params = std::collections::BTreeMap::new();
     params.insert("direction".to_string(), d.direction.to_string());
     params.insert("streams".to_string(), d.spec.streams.to_string());
@@ -34,25 +33,25 @@ fn meta(name: String, d: &Direction<'_>) -> PhaseMeta {
     }
 }
 
-pub(super) fn finish(
-    comm: &dyn Comm,
-    d: &Direction<'_>,
-    run: &PhaseRun,
-    rows: &[UnitRow],
-) -> NetPhase {
+/// The identity of one link's phase ("net 0->2").
+pub(super) fn link_meta(d: &Direction<'_>, link: Link) -> PhaseMeta {
+    let host = |rank: u32| d.endpoints[rank as usize].host.clone();
+    let mut m = meta(format!("net {}->{}", link.sender, link.receiver), d);
+    m.params.insert("sender".into(), link.sender.to_string());
+    m.params
+        .insert("receiver".into(), link.receiver.to_string());
+    m.params.insert("sender_host".into(), host(link.sender));
+    m.params.insert("receiver_host".into(), host(link.receiver));
+    m
+}
+
+pub(super) fn finish(comm: &dyn Comm, d: &Direction<'_>, phase: UnitPhase) -> NetPhase {
     let host = |rank: u32| d.endpoints[rank as usize].host.clone();
     let mut pairs = Vec::new();
     let mut figures = Vec::new();
-    for r in rows {
-        let link = d.links[r.unit as usize];
-        let mut m = meta(format!("net {}->{}", link.sender, link.receiver), d);
-        m.params.insert("sender".into(), link.sender.to_string());
-        m.params
-            .insert("receiver".into(), link.receiver.to_string());
-        m.params.insert("sender_host".into(), host(link.sender));
-        m.params.insert("receiver_host".into(), host(link.receiver));
-        let p = unit_phase(m, r, run.interrupted, run.started_at_ms);
-        let (throughput, iops) = throughput_of(&p);
+    for UnitResult { unit, result } in phase.units {
+        let link = d.links[unit as usize];
+        let (throughput, iops) = throughput_of(&result);
         figures.push(TargetFigure {
             id: format!("{}->{}", link.sender, link.receiver),
             node: format!("{}->{}", host(link.sender), host(link.receiver)),
@@ -61,9 +60,9 @@ pub(super) fn finish(
             service: None,
             rated: None,
         });
-        pairs.push(p);
+        pairs.push(result);
     }
-    let mut summary = summary_phase(meta(format!("net-{}", d.direction), d), run, rows);
+    let mut summary = phase.summary;
     if comm.size() == 1 {
         summary.warnings.push(
             "one process: two of its threads streamed over the loopback interface, which measures this host's TCP stack, not a network; run under mpirun on two or more hosts".to_string(),

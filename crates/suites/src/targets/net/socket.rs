@@ -1,22 +1,18 @@
 //! The TCP side of `iolab net`: [`listen`] opens this rank's listener, a sender
 //! [`connect`]s to its peer and introduces itself with a 16-byte [`Hello`], a receiver
 //! [`accept`]s connections (skipping strangers) until its deadline. After the start gate
-//! [`send`] streams blocks until its size or runtime is done and [`receive`] counts what
-//! arrives until end of stream: the receiver's count is the measurement.
+//! (the engine's [`UnitWorker`]) [`send`] streams blocks until its size or runtime is
+//! done and [`receive`] counts what arrives until end of stream: the receiver's count is
+//! the measurement.
 
 use std::io::{self, Read, Write};
 use std::net::{Ipv4Addr, Ipv6Addr, SocketAddr, TcpListener, TcpStream, ToSocketAddrs};
-use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant};
 
 use iolab_core::result::{ErrorRecord, OpKind};
 use iolab_core::units::Nanos;
 
-use iolab_engine::Clock;
-use iolab_engine::runner::INTERVAL;
-use iolab_engine::runner::PhaseControl;
-use iolab_engine::runner::Recorder;
-use iolab_engine::runner::WorkerReport;
+use iolab_engine::{Clock, UnitWorker};
 
 const MAGIC: u64 = u64::from_le_bytes(*b"iolabnet");
 
@@ -113,8 +109,6 @@ pub fn accept(listener: &TcpListener, expected: Hello, timeout: Duration) -> io:
 /// Everything a streaming worker needs after its connection is up.
 pub struct Stream<'a, C: Clock> {
     pub stream: TcpStream,
-    pub index: usize,
-    pub control: &'a PhaseControl,
     pub clock: &'a C,
     pub block_size: usize,
     /// Bytes to send (size-based), or None to send until `runtime` is over.
@@ -123,25 +117,24 @@ pub struct Stream<'a, C: Clock> {
     pub error: ErrorRecord,
 }
 
-fn fail(rec: &mut Recorder, template: &ErrorRecord, e: &io::Error) {
+fn fail(worker: &mut UnitWorker<'_>, template: &ErrorRecord, e: &io::Error) {
     let mut r = template.clone();
     r.errno = e.raw_os_error();
     r.message = format!("{}: {e}", r.message);
-    rec.error(r);
+    worker.error(r);
 }
 
-/// Sends blocks until done, then closes its side. Its measure holds only errors.
-pub fn send<C: Clock>(mut s: Stream<'_, C>) -> WorkerReport {
-    let Some(start) = s.control.ready_and_wait(true) else {
-        return WorkerReport::idle();
+/// Sends blocks until done, then closes its side. It measures only its errors; its
+/// count is 0.
+pub fn send<C: Clock>(mut s: Stream<'_, C>, worker: &mut UnitWorker<'_>) -> u64 {
+    let Some(start) = worker.wait_for_start(true) else {
+        return 0;
     };
-    let mut rec = Recorder::new(start, INTERVAL);
     let buf = vec![0xA5u8; s.block_size];
     let deadline = s.runtime.map(|r| start + r);
-    let stop = &s.control.stop;
     let mut sent = 0u64;
     loop {
-        if stop.load(Ordering::Relaxed) {
+        if worker.stopped() {
             break;
         }
         let n = match (s.size, deadline) {
@@ -151,30 +144,22 @@ pub fn send<C: Clock>(mut s: Stream<'_, C>) -> WorkerReport {
             _ => s.block_size,
         };
         if let Err(e) = s.stream.write_all(&buf[..n]) {
-            fail(&mut rec, &s.error, &e);
+            fail(worker, &s.error, &e);
             break;
         }
         sent += n as u64;
     }
     let _ = s.stream.shutdown(std::net::Shutdown::Write);
-    let finished_at = s.clock.now().saturating_sub(start);
-    s.control.finished(s.index);
-    WorkerReport {
-        measure: rec.finish(),
-        completed: 0,
-        finished_at,
-    }
+    0
 }
 
 /// Counts what arrives until the sender closes: one transfer per block, its latency the
-/// time the block took to arrive.
-pub fn receive<C: Clock>(mut s: Stream<'_, C>) -> WorkerReport {
-    let Some(start) = s.control.ready_and_wait(true) else {
-        return WorkerReport::idle();
+/// time the block took to arrive. Its count is the blocks received.
+pub fn receive<C: Clock>(mut s: Stream<'_, C>, worker: &mut UnitWorker<'_>) -> u64 {
+    let Some(start) = worker.wait_for_start(true) else {
+        return 0;
     };
-    let mut rec = Recorder::new(start, INTERVAL);
     let mut buf = vec![0u8; s.block_size];
-    let progress = &s.control.workers[s.index];
     let (mut filled, mut blocks, mut bytes) = (0usize, 0u64, 0u64);
     let mut block_start = start;
     loop {
@@ -183,26 +168,25 @@ pub fn receive<C: Clock>(mut s: Stream<'_, C>) -> WorkerReport {
             Ok(n) => filled += n,
             Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
             Err(e) => {
-                fail(&mut rec, &s.error, &e);
+                fail(worker, &s.error, &e);
                 break;
             }
         }
         if filled == buf.len() {
             let now = s.clock.now();
-            rec.record(
+            worker.record(
                 OpKind::Transfer,
                 now.saturating_sub(block_start),
                 filled as u64,
                 now,
             );
             (blocks, bytes, block_start, filled) = (blocks + 1, bytes + filled as u64, now, 0);
-            progress.ops.store(blocks, Ordering::Relaxed);
-            progress.bytes.store(bytes, Ordering::Relaxed);
+            worker.show(blocks, bytes);
         }
     }
-    let now = s.clock.now();
     if filled > 0 {
-        rec.record(
+        let now = s.clock.now();
+        worker.record(
             OpKind::Transfer,
             now.saturating_sub(block_start),
             filled as u64,
@@ -210,12 +194,7 @@ pub fn receive<C: Clock>(mut s: Stream<'_, C>) -> WorkerReport {
         );
         blocks += 1;
     }
-    s.control.finished(s.index);
-    WorkerReport {
-        measure: rec.finish(),
-        completed: blocks,
-        finished_at: now.saturating_sub(start),
-    }
+    blocks
 }
 
 #[cfg(test)]
