@@ -22,6 +22,7 @@ use crate::args::OutputArgs;
 use crate::commands::finish::{cleanup, conclude, start_in_workdir};
 use crate::commands::kvcache_s3::{KvS3Args, client_setup, open_bucket};
 use crate::runtime::Runtime;
+use crate::sink::RunSink;
 
 #[derive(Args, Debug)]
 pub struct KvCacheArgs {
@@ -55,10 +56,10 @@ fn check(rt: &Runtime, args: &KvCacheArgs) -> Result<(KvCacheSettings, u64, S3Se
         .into());
     }
     let dir = args.target.dir.as_deref();
-    if dir.is_none() && !device {
+    if dir.is_none() && !device && !args.s3.on() {
         return Err(SpecError::new(
             "--dir",
-            "is required: where the storage tier's files go (or --device for a block device)",
+            "is required: where the storage tier's files go (or --device for a block device, --s3-endpoint for a bucket)",
         )
         .into());
     }
@@ -95,13 +96,7 @@ fn kvcache_in(rt: &Runtime, args: KvCacheArgs) -> Result<u8> {
         Some(s3) => Some(open_bucket(rt, s3)?),
         None => None,
     };
-    let started = start_in_workdir(
-        rt,
-        &args.target,
-        &args.output,
-        "kvcache",
-        serde_json::json!({ "spec": args.spec, "settings": settings }),
-    );
+    let started = start(rt, &args, &settings);
     let (target, workdir, sink) = match started {
         Ok(s) => s,
         Err(e) => {
@@ -156,13 +151,39 @@ fn kvcache_in(rt: &Runtime, args: KvCacheArgs) -> Result<u8> {
     )
 }
 
+/// The run started: its work directory under --dir (locked for the run's life, as every
+/// command's; with the S3 tier nothing else goes there), or with the S3 tier and no
+/// --dir none at all; the run's sink.
+fn start(
+    rt: &Runtime,
+    args: &KvCacheArgs,
+    settings: &KvCacheSettings,
+) -> Result<(iolab_engine::PreparedTarget, std::path::PathBuf, RunSink)> {
+    let spec = serde_json::json!({ "spec": args.spec, "settings": settings });
+    if !(args.s3.on() && args.target.dir.is_none()) {
+        return start_in_workdir(rt, &args.target, &args.output, "kvcache", spec);
+    }
+    let bucket = args.s3.bucket.as_deref().unwrap_or_default();
+    let sink = RunSink::start(
+        rt,
+        &args.output.store,
+        "kvcache",
+        spec,
+        format!("s3 bucket {bucket}"),
+        None,
+        args.output.label.clone(),
+    );
+    let target = iolab_engine::PreparedTarget::Null;
+    Ok((target, std::path::PathBuf::new(), sink))
+}
+
 /// Prints the trials' (or the autoscaler's) report on rank 0 and stores every trial as a
 /// phase, the figures under the run's `kvcache` (and `kvcache_autoscale`) keys.
 fn print_and_store(
     rt: &Runtime,
     settings: &KvCacheSettings,
     output: &OutputArgs,
-    mut sink: crate::sink::RunSink,
+    mut sink: RunSink,
     autoscaled: Option<&AutoscaleResult>,
     trials: &[TrialFigures],
 ) -> Result<u8> {

@@ -4,6 +4,7 @@
 //! is left at the end (a bucket it made is removed, another's keeps its own objects), and
 //! a bad endpoint is one line, exit 2, nothing stored.
 
+use std::path::Path;
 use std::process::Command;
 
 use iolab_backend::object::ObjectOp;
@@ -12,11 +13,17 @@ use super::Cluster;
 use super::s3::{json, keys, make_bucket, request};
 use crate::common::{Ran, iolab, path};
 
-/// `iolab kvcache` on the cluster's bucket: tiny-1b, three users, no CPU tier.
-fn kvcache(c: &Cluster, dir: &std::path::Path, args: &[&str]) -> Ran {
-    let out = iolab()
-        .args(["kvcache", "--model", "tiny-1b", "--users", "3"])
-        .args(["--generation-mode", "none", "--dir", path(dir)])
+/// `iolab kvcache` on the cluster's bucket: tiny-1b, three users, no CPU tier; its work
+/// directory in `dir` (none without: the S3 tier needs no --dir), run from `cwd`.
+fn kvcache(c: &Cluster, (dir, cwd): (Option<&Path>, &Path), args: &[&str]) -> Ran {
+    let mut cmd = iolab();
+    cmd.args(["kvcache", "--model", "tiny-1b", "--users", "3"]);
+    if let Some(d) = dir {
+        cmd.args(["--dir", path(d)]);
+    }
+    let out = cmd
+        .current_dir(cwd)
+        .args(["--generation-mode", "none"])
         .args(["--s3-endpoint", c.var("AWS_ENDPOINT_URL")])
         .env("AWS_ACCESS_KEY_ID", c.var("AWS_ACCESS_KEY_ID"))
         .env("AWS_SECRET_ACCESS_KEY", c.var("AWS_SECRET_ACCESS_KEY"))
@@ -67,7 +74,7 @@ fn kvcache_storage_tier_on_seaweedfs() {
     make_bucket(&c, "kv-kept");
     let r = kvcache(
         &c,
-        dir.path(),
+        (Some(dir.path()), dir.path()),
         &[
             "--bucket",
             "kv-kept",
@@ -115,7 +122,7 @@ fn kvcache_storage_tier_on_seaweedfs() {
     // Evicting (a capacity of two entries or so), in a bucket iolab makes: gone after.
     kvcache(
         &c,
-        dir.path(),
+        (Some(dir.path()), dir.path()),
         &[
             "--bucket",
             "kv-made",
@@ -133,7 +140,8 @@ fn kvcache_storage_tier_on_seaweedfs() {
         "the bucket iolab made is removed"
     );
 
-    // Someone else's bucket: their object stays, none of iolab's does.
+    // Someone else's bucket: their object stays, none of iolab's does. Without --dir:
+    // the directory it runs in stays empty.
     make_bucket(&c, "kv-theirs");
     let theirs = ObjectOp::Put {
         size: 1000,
@@ -144,12 +152,15 @@ fn kvcache_storage_tier_on_seaweedfs() {
             .error
             .is_none()
     );
-    kvcache(
+    let cwd = tempfile::tempdir().unwrap();
+    let r = kvcache(
         &c,
-        dir.path(),
-        &["--bucket", "kv-theirs", "--duration", "2s"],
+        (None, cwd.path()),
+        &["--bucket", "kv-theirs", "--duration", "2s", "--no-store"],
     )
     .expect(0);
+    assert!(r.stdout.contains("cache hit rate"), "{}", r.stdout);
+    assert_eq!(std::fs::read_dir(cwd.path()).unwrap().count(), 0);
     let left = filer_files(&c, "/buckets/kv-theirs/");
     assert_eq!(left.len(), 1, "{left:?}");
     assert!(left[0].0.ends_with("/theirs.bin"), "{left:?}");
