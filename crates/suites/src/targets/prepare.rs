@@ -227,7 +227,8 @@ pub fn cleanup_targets(comm: &dyn Comm, set: TargetSet, keep: bool) -> Result<()
             continue;
         }
         let mut files = t.files.clone();
-        files.extend(workdir.created());
+        // What the phases planned there (noted even when one failed) and what they created.
+        files.extend(workdir.used());
         if let Err(e) = workdir.remove_files(&files)
             && result.is_ok()
         {
