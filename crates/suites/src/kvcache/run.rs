@@ -265,18 +265,7 @@ fn issue(
         if at >= deadline {
             break;
         }
-        // Sleeps in steps of at most 100 ms, so a stop is seen soon.
-        loop {
-            if halt() {
-                break;
-            }
-            let now = clock.now();
-            if now >= at {
-                break;
-            }
-            clock.sleep(at.saturating_sub(now).min(Nanos(100_000_000)));
-        }
-        if halt() {
+        if !sleep_until(clock, at, halt) {
             break;
         }
         let req = states[i].next_request(at, seq);
@@ -289,8 +278,26 @@ fn issue(
         ready.notify_one();
         due.push(Reverse((at + states[i].next_wait(), i)));
     }
+    // The queue stays open until the deadline: the next request due after it must not
+    // end the serving of those queued before it (up to a think time early).
+    sleep_until(clock, deadline, halt);
     queue.lock().unwrap_or_else(|p| p.into_inner()).closed = true;
     ready.notify_all();
+}
+
+/// Sleeps until `at` in steps of at most 100 ms, so a stop is seen soon; false if
+/// halted first.
+fn sleep_until(clock: &dyn Clock, at: Nanos, halt: &dyn Fn() -> bool) -> bool {
+    loop {
+        if halt() {
+            return false;
+        }
+        let now = clock.now();
+        if now >= at {
+            return true;
+        }
+        clock.sleep(at.saturating_sub(now).min(Nanos(100_000_000)));
+    }
 }
 
 /// A worker: takes requests until the queue is closed (or the run fails).
@@ -350,5 +357,41 @@ fn serve_queue(
         if !serve(at, io, &req, tally)? {
             tally.cut += 1;
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use iolab_core::kvcache::KvModel;
+    use iolab_core::spec::KvCacheSpec;
+    use iolab_core::units::TimeSpan;
+    use iolab_engine::FakeClock;
+
+    /// The regression: `issue()` closed the queue as soon as the next request was due
+    /// after the deadline, up to a think time (~1.2 s) early, and the workers then
+    /// dropped what was queued and issued nothing more.
+    #[test]
+    fn the_queue_closes_at_the_deadline_not_at_the_last_request() {
+        let settings = KvCacheSpec {
+            model: Some(KvModel::Tiny1b),
+            users: Some(3),
+            duration: Some(TimeSpan::from_secs(10)),
+            ..KvCacheSpec::default()
+        }
+        .resolve()
+        .unwrap();
+        let clock = FakeClock::new(Nanos(1000));
+        let deadline = Nanos::from_secs(10);
+        let (queue, ready) = (Mutex::new(Queue::default()), Condvar::new());
+        issue(&settings, 42, &clock, deadline, &queue, &ready, &|| false);
+        let closed_at = clock.now();
+        let q = queue.into_inner().unwrap();
+        assert!(q.closed);
+        assert!(closed_at >= deadline, "closed at {closed_at:?}");
+        // Requests were issued until the deadline, none after it.
+        let last = q.heap.iter().map(|r| r.0.issued).max().unwrap();
+        assert!(last < deadline);
+        assert_eq!(q.issued, q.heap.len() as u64);
     }
 }
