@@ -170,6 +170,10 @@ pub struct KvCacheFigures {
     pub storage: TierFigures,
     pub end_to_end: KvLatency,
     pub queue_wait: KvLatency,
+    /// Per write, the time it waited before its I/O: for a writer's turn
+    /// (`--max-concurrent-allocs`) and for room held by entries in use.
+    #[serde(default)]
+    pub allocation_wait: KvLatency,
     /// Per request, the sum of its cache operations' latencies.
     pub request_storage: KvLatency,
     /// Writes that found no room in any tier (nothing written: the storage tier never

@@ -97,6 +97,7 @@ pub fn render_trial(f: &KvCacheFigures, out: &mut String) {
     tier_lines(out, "storage", &f.storage);
     latency_line(out, "request storage", &f.request_storage);
     latency_line(out, "queue wait", &f.queue_wait);
+    latency_line(out, "allocation wait", &f.allocation_wait);
     latency_line(out, "end to end", &f.end_to_end);
     if let Some(w) = &f.worst_rank {
         let _ = writeln!(

@@ -11,6 +11,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 
 use iolab_core::kvcache::{ModelShape, TierKind};
+use iolab_core::units::Nanos;
 
 use super::entry::{EntryIo, Spans, npy_header};
 use super::extents::Extents;
@@ -62,6 +63,10 @@ pub struct Written {
     pub demoted: Vec<(Op, Op)>,
     /// No tier had room (every entry that could leave was in use): nothing written.
     pub refused: bool,
+    /// Time the write waited before its I/O: for a writer's turn
+    /// (`--max-concurrent-allocs`) and for room the entries in use held, its own and its
+    /// demotions' (in no tier's latency: the allocation wait).
+    pub waited: Nanos,
 }
 
 /// Entries that left a tier (the reference's offloads and deletions).
@@ -229,21 +234,28 @@ impl KvCache {
         key: &str,
         tokens: u64,
     ) -> Result<Written, EngineError> {
-        self.acquire();
-        let r = self.allocate_inner(io, key, tokens);
+        let mut waited = self.acquire(io);
+        let r = self.allocate_inner(io, key, tokens, &mut waited);
         self.release();
-        r
+        r.map(|w| Written { waited, ..w })
     }
 
-    fn acquire(&self) {
+    /// Takes a writer's turn; the time waited for it.
+    fn acquire(&self, io: &EntryIo<'_>) -> Nanos {
         if self.allocs == 0 {
-            return;
+            return Nanos::ZERO;
         }
         let mut n = self.writing.lock().unwrap_or_else(|p| p.into_inner());
+        if *n < self.allocs {
+            *n += 1;
+            return Nanos::ZERO;
+        }
+        let t0 = io.clock.now();
         while *n >= self.allocs {
             n = self.writer_done.wait(n).unwrap_or_else(|p| p.into_inner());
         }
         *n += 1;
+        io.clock.now().saturating_sub(t0)
     }
 
     fn release(&self) {
@@ -260,6 +272,7 @@ impl KvCache {
         io: &mut EntryIo<'_>,
         key: &str,
         tokens: u64,
+        waited: &mut Nanos,
     ) -> Result<Written, EngineError> {
         let header = npy_header(&self.shape, tokens);
         let payload = tokens * self.shape.bytes_per_token();
@@ -271,7 +284,7 @@ impl KvCache {
         }
         let mut out = Written::default();
         if let Some(victims) = self.make_room_cpu(size) {
-            out.demoted = match self.demote(io, victims) {
+            out.demoted = match self.demote(io, victims, waited) {
                 Ok(d) => d,
                 Err(e) => {
                     self.lock().cpu_used -= size;
@@ -298,7 +311,7 @@ impl KvCache {
             });
             return Ok(out);
         }
-        let Some(offset) = self.make_room_storage(size, io)? else {
+        let Some(offset) = self.make_room_storage(size, io, waited)? else {
             out.refused = true;
             return Ok(out);
         };
@@ -409,20 +422,26 @@ impl KvCache {
     /// Reserves `size` bytes on the storage tier, deleting its least recently used
     /// entries; the offset reserved (0 but on a block device). While entries being
     /// written or read hold the room, waits for them (until the run is over:
-    /// Interrupted); None if the entry is larger than the tier (nothing reserved: the
-    /// tier never grows past its capacity, where kv-cache.py writes regardless).
+    /// Interrupted, the wait added to `waited`); None if the entry is larger than the
+    /// tier (nothing reserved: the tier never grows past its capacity, where
+    /// kv-cache.py writes regardless).
     fn make_room_storage(
         &self,
         size: u64,
         io: &mut EntryIo<'_>,
+        waited: &mut Nanos,
     ) -> Result<Option<u64>, EngineError> {
         if size > self.storage_limit {
             return Ok(None);
         }
         let mut ix = self.lock();
+        let mut since = None;
         loop {
             if let Some((offset, gone)) = Self::evict_storage(&mut ix, size, self.storage_limit) {
                 drop(ix);
+                if let Some(t0) = since {
+                    *waited = *waited + io.clock.now().saturating_sub(t0);
+                }
                 let mut first = Ok(Some(offset));
                 for k in gone {
                     self.evictions.storage.fetch_add(1, Ordering::Relaxed);
@@ -437,6 +456,7 @@ impl KvCache {
                 }
                 return first;
             }
+            since.get_or_insert_with(|| io.clock.now());
             if (io.over)() {
                 return Err(EngineError::Interrupted);
             }
@@ -508,11 +528,12 @@ impl KvCache {
         &self,
         io: &mut EntryIo<'_>,
         victims: Vec<(String, Arc<Vec<u8>>)>,
+        waited: &mut Nanos,
     ) -> Result<Vec<(Op, Op)>, EngineError> {
         let mut ops = Vec::with_capacity(victims.len());
         for (key, data) in victims {
             let size = data.len() as u64;
-            let room = self.make_room_storage(size, io);
+            let room = self.make_room_storage(size, io, waited);
             let Ok(Some(offset)) = room else {
                 // Nowhere to go (or the run is over): the entry leaves the cache.
                 self.lock().entries.remove(&key);
@@ -554,6 +575,15 @@ impl KvCache {
             ops.push((read, write));
         }
         Ok(ops)
+    }
+
+    /// Holds an entry as a reader would (or lets it go): it cannot leave meanwhile.
+    #[cfg(test)]
+    pub(crate) fn hold(&self, key: &str, held: bool) {
+        if let Some(e) = self.lock().entries.get_mut(key) {
+            e.readers = if held { e.readers + 1 } else { e.readers - 1 };
+        }
+        self.room.notify_all();
     }
 
     /// The files of the storage tier's entries (what iolab created and still keeps);

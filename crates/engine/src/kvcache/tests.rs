@@ -92,6 +92,49 @@ fn a_full_storage_tier_refuses_a_write_rather_than_grow() {
     assert_eq!(cache.tier_of("a"), Some((TierKind::Storage, s)));
 }
 
+/// A write that waits for room (the entry that would leave is being read) counts the
+/// wait as its allocation wait, not in the storage tier's write latency.
+#[test]
+fn waiting_for_room_is_allocation_wait_not_write_latency() {
+    use std::sync::atomic::AtomicBool;
+    let dir = tempfile::tempdir().unwrap();
+    let shape = KvModel::Tiny1b.shape();
+    let clock = FakeClock::new(Nanos(1000));
+    let probe = KvCache::new(shape, 0, 0, dir.path(), 0);
+    let s = probe.entry_bytes(100);
+    let cache = KvCache::new(shape, 0, s + s / 2, dir.path(), 0);
+    let waiting = AtomicBool::new(false);
+    // The write checks whether the run is over while it waits: that says it waits.
+    let over = || {
+        waiting.store(true, Relaxed);
+        false
+    };
+    let mut io = EntryIo::new(setup(BackendKind::Psync), &clock, clock.now()).unwrap();
+    assert_eq!(
+        cache.allocate(&mut io, "a", 100).unwrap().waited,
+        Nanos::ZERO
+    );
+    cache.hold("a", true);
+    io.over = &over;
+    let w = std::thread::scope(|scope| {
+        // The reader of a lets go 5 s after the write began waiting for its room.
+        scope.spawn(|| {
+            while !waiting.load(Relaxed) {
+                std::thread::yield_now();
+            }
+            clock.sleep(Nanos::from_secs(5));
+            cache.hold("a", false);
+        });
+        cache.allocate(&mut io, "b", 100).unwrap()
+    });
+    assert!(w.waited >= Nanos::from_secs(5) && w.waited < Nanos::from_secs(5) + Nanos(1_000_000));
+    let op = w.op.unwrap();
+    assert_eq!((op.tier, op.bytes), (TierKind::Storage, s));
+    assert!(op.spans.total < Nanos(1_000_000), "{:?}", op.spans);
+    assert_eq!(cache.tier_of("a"), None);
+    assert_eq!(cache.evictions.storage.load(Relaxed), 1);
+}
+
 /// The same entry written and read back on each backend: the same bytes on psync and
 /// io_uring (every piece, timed on the fake clock), none touched on null.
 #[test]

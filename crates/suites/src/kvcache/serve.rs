@@ -150,5 +150,8 @@ fn record_written(at: &Serving<'_>, w: &Written, tally: &mut Tally) -> Nanos {
     if w.refused {
         tally.refused_writes += 1;
     }
+    // Not the tiers' and not in the request's storage time (kv-cache.py's waits for
+    // its allocation semaphore are in neither).
+    tally.allocation_wait.record(w.waited.0);
     took
 }

@@ -57,6 +57,9 @@ pub struct Tally {
     pub storage: TierTally,
     pub end_to_end: LatencyHistogram,
     pub queue_wait: LatencyHistogram,
+    /// Per write (a prefill's entry), its wait for a writer's turn and for room.
+    #[serde(default)]
+    pub allocation_wait: LatencyHistogram,
     pub request_storage: LatencyHistogram,
     pub requests: u64,
     pub tokens: u64,
@@ -94,6 +97,7 @@ impl Tally {
         self.storage.merge(&o.storage);
         self.end_to_end.merge(&o.end_to_end);
         self.queue_wait.merge(&o.queue_wait);
+        self.allocation_wait.merge(&o.allocation_wait);
         self.request_storage.merge(&o.request_storage);
         self.requests += o.requests;
         self.tokens += o.tokens;
@@ -119,6 +123,7 @@ impl Tally {
             storage: self.storage.figures(counts[3]),
             end_to_end: KvLatency::of(&self.end_to_end),
             queue_wait: KvLatency::of(&self.queue_wait),
+            allocation_wait: KvLatency::of(&self.allocation_wait),
             request_storage: KvLatency::of(&self.request_storage),
             refused_writes: self.refused_writes,
             worst_rank: None,
