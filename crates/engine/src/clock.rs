@@ -19,6 +19,13 @@ pub trait Clock: Sync {
         std::thread::sleep(span.to_duration());
     }
 
+    /// Sleeps about `span`, as a simulated user's think or generation time wants it:
+    /// it may overshoot by the timer's slack, and never spins (a clock whose `sleep`
+    /// spins its last stretch for a paced I/O's precision keeps that for `sleep`).
+    fn nap(&self, span: Nanos) {
+        self.sleep(span)
+    }
+
     /// This clock as one thread's hot loop reads it: the same readings as
     /// [`Clock::now`], with what `now` decides anew at every reading decided once, here
     /// ([`MonotonicClock`]: which source it reads, and that the TSC was calibrated).
@@ -43,6 +50,10 @@ impl<C: Clock> Clock for AsIs<'_, C> {
 
     fn sleep(&self, span: Nanos) {
         self.0.sleep(span)
+    }
+
+    fn nap(&self, span: Nanos) {
+        self.0.nap(span)
     }
 }
 
@@ -92,6 +103,13 @@ impl Clock for MonotonicClock {
             std::hint::spin_loop();
         }
     }
+
+    /// A plain nanosleep: on a busy VM the spin of [`Clock::sleep`] lasts up to the
+    /// longest 1 µs nanosleep measured at start (milliseconds), CPU burnt for a
+    /// precision a think time does not need (kv-cache.py's `time.sleep` has none).
+    fn nap(&self, span: Nanos) {
+        std::thread::sleep(span.to_duration());
+    }
 }
 
 /// [`MonotonicClock`] with its source decided: a reading is the counter and its scaling
@@ -112,6 +130,10 @@ impl Clock for HotMonotonic {
 
     fn sleep(&self, span: Nanos) {
         MonotonicClock.sleep(span)
+    }
+
+    fn nap(&self, span: Nanos) {
+        MonotonicClock.nap(span)
     }
 }
 

@@ -296,7 +296,7 @@ fn sleep_until(clock: &dyn Clock, at: Nanos, halt: &dyn Fn() -> bool) -> bool {
         if now >= at {
             return true;
         }
-        clock.sleep(at.saturating_sub(now).min(Nanos(100_000_000)));
+        clock.nap(at.saturating_sub(now).min(Nanos(100_000_000)));
     }
 }
 

@@ -111,7 +111,7 @@ fn steps(
     let generation = Nanos(req.generate_tokens * settings.generation_mode.per_token_ns());
     let now = io.clock.now();
     io.clock
-        .sleep(generation.min(at.deadline.saturating_sub(now)));
+        .nap(generation.min(at.deadline.saturating_sub(now)));
     if now + generation > at.deadline {
         return Err(AiError::Interrupted);
     }
