@@ -15,6 +15,7 @@ pub mod histogram;
 pub mod input;
 pub mod inventory;
 pub mod kvcache;
+pub mod ladder;
 pub mod latency_counts;
 pub mod live_latency;
 pub mod mountinfo;

@@ -7,6 +7,7 @@
 use std::fmt::Write as _;
 
 use iolab_core::histogram::LatencySummary;
+use iolab_core::ladder::LoadAxis;
 use iolab_core::result::{OpKind, PhaseResult, RunRecord};
 use iolab_core::units::{Nanos, OpsPerSec};
 
@@ -43,11 +44,13 @@ pub struct LadderStep {
 impl LadderStep {
     /// The operation the step was judged by: its slowest.
     pub fn judged(&self) -> Option<OpKind> {
-        self.latencies
-            .iter()
-            .max_by_key(|(_, l)| *l)
-            .map(|(op, _)| *op)
+        judged(&self.latencies)
     }
+}
+
+/// The operation a step was judged by: its slowest.
+pub(crate) fn judged(latencies: &[(OpKind, Nanos)]) -> Option<OpKind> {
+    latencies.iter().max_by_key(|(_, l)| *l).map(|(op, _)| *op)
 }
 
 /// The ladder of a run of kind "ladder"; None for other runs or a ladder with no step.
@@ -68,10 +71,11 @@ pub fn ladder_outcome(run: &RunRecord) -> Option<LadderOutcome> {
         .filter(|p| p.extra.contains_key("ladder_load"))
         .position(|p| p.extra.get("knee").is_some_and(|k| *k > 0.0));
     let load = match run.spec["axis"].as_str() {
-        Some("Threads") => "threads",
-        Some("Rate") => "offered IOPS",
-        _ => "QD",
-    };
+        Some("Threads") => LoadAxis::Threads,
+        Some("Rate") => LoadAxis::Rate,
+        _ => LoadAxis::QueueDepth,
+    }
+    .load_name();
     Some(LadderOutcome {
         objective,
         load,

@@ -9,7 +9,8 @@
 //! - [`compare()`] / [`compare_sides`]: the table the NFS study ends with, baseline (A, the
 //!   old version) against candidate (B): per metric the peaks, where they were reached, the
 //!   change in % and whether it is within the noise.
-//! - [`ladder_outcome`]: a ladder run's objective, highest load within it and knee.
+//! - [`ladder_outcome`]: a ladder run's objective, highest load within it and knee;
+//!   [`render_ladder`] the text `iolab ladder` prints as it ends.
 //! - [`phase_timeline`]: a phase's per-second rates; [`warnings()`]: cache, errors,
 //!   interrupted phases and noisy figures, per run.
 //!
@@ -41,6 +42,7 @@ mod html;
 mod inventory_text;
 mod json;
 mod ladder;
+mod ladder_text;
 mod markdown;
 mod matrix;
 mod matrix_tables;
@@ -88,6 +90,7 @@ pub use html::render_html;
 pub use inventory_text::render_inventory_text;
 pub use json::{render_comparison_json, render_json};
 pub use ladder::{LadderOutcome, LadderStep, ladder_outcome};
+pub use ladder_text::render_ladder;
 pub use markdown::{render_comparison_markdown, render_markdown, render_markdown_with};
 pub use matrix::{Cell, Figure, Matrix, matrices, sync_pairs};
 pub use measure::{Measure, Units, at_phrase, change_words};
