@@ -11,6 +11,7 @@ use std::path::Path;
 use iolab_backend::object::S3Options;
 use iolab_core::SpecError;
 use iolab_core::spec::S3Spec;
+use iolab_core::units::ByteCount;
 use iolab_engine::{release_bucket, start_s3};
 use iolab_suites::AiError;
 use iolab_suites::kvcache::{ObjectTier, Storage};
@@ -36,7 +37,15 @@ pub struct KvS3Args {
     /// Make the bucket when it does not exist (and remove it at the end).
     #[arg(long, requires = "s3_endpoints")]
     pub create_bucket: bool,
+    /// Entries larger than this go up as a multipart upload of parts of this size, still
+    /// one write of an entry (S3 takes at most 5GiB in a single PUT) [default: 1GiB].
+    #[arg(long = "s3-part-size", value_name = "SIZE", requires = "s3_endpoints")]
+    pub s3_part_size: Option<ByteCount>,
 }
+
+/// The part size of the S3 tier's multipart uploads without --s3-part-size: an entry of
+/// up to 1 GiB is one PUT request (llama3.1-70b's largest, 7.6 GiB, goes in 8 parts).
+const DEFAULT_PART_SIZE: u64 = 1 << 30;
 
 impl KvS3Args {
     pub fn on(&self) -> bool {
@@ -51,15 +60,15 @@ impl KvS3Args {
             bucket: self.bucket.clone().unwrap_or_default(),
             create_bucket: self.create_bucket,
             concurrency: workers.max(1),
-            part_size: None,
+            part_size: Some(self.s3_part_size.unwrap_or(ByteCount(DEFAULT_PART_SIZE))),
             seed,
             ..S3Spec::default()
         };
         spec.validate().map_err(|e| {
-            let option = if e.option == "--endpoint" {
-                "--s3-endpoint".to_string()
-            } else {
-                e.option
+            let option = match e.option.as_str() {
+                "--endpoint" => "--s3-endpoint".to_string(),
+                "--part-size" => "--s3-part-size".to_string(),
+                _ => e.option,
             };
             SpecError::new(option, e.reason)
         })?;

@@ -1,5 +1,6 @@
 //! A multipart upload as one PUT of the workload: initiate (POST ?uploads), the parts in
-//! order (PUT ?partNumber&uploadId, each body from the payload), complete (POST
+//! order (PUT ?partNumber&uploadId, each body from the payload, the first opening with
+//! the body head as a single PUT's does), complete (POST
 //! ?uploadId with the parts' ETags); any failure aborts the upload (DELETE ?uploadId) so
 //! no invisible parts are left on the server. Each request has its own retries. With
 //! `part_concurrency` over 1 the parts go out at once from that many helper clients,
@@ -136,10 +137,12 @@ impl S3Client {
         self.query.clear();
         self.query
             .push_str(&format!("partNumber={n}&uploadId={id}"));
+        // The first part opens with the body head, as a single PUT's body does.
+        let head = n == 1 && !self.body_head.is_empty() && self.body_head.len() as u64 <= len;
         let body = Body::Payload {
             data_offset: body_offset,
             len,
-            head: false,
+            head,
         };
         let a = self.request("PUT (part)", "PUT", body, None, Keep::Xml, c)?;
         c.bytes += len;
@@ -167,6 +170,9 @@ impl S3Client {
             o.seed = iolab_core::rng::mix(&[self.opts.seed, i as u64 + 1]);
             let h = S3Client::with_payload(o, self.payload.clone())?;
             self.helpers.push(h);
+        }
+        for h in &mut self.helpers {
+            h.body_head.clone_from(&self.body_head);
         }
         let next = AtomicU64::new(1);
         let failed = AtomicBool::new(false);

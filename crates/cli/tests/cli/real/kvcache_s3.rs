@@ -1,6 +1,7 @@
 //! `iolab kvcache` with its storage tier in an S3 bucket on SeaweedFS
 //! (scripts/seaweedfs.sh): the objects are laid out as the files would be (keys
-//! `conv_user_..._turn_N.npy`, sizes adding up to the bytes written), nothing of iolab's
+//! `conv_user_..._turn_N.npy`, sizes adding up to the bytes written, one write per entry
+//! and the header first in a multipart upload too), nothing of iolab's
 //! is left at the end (a bucket it made is removed, another's keeps its own objects), and
 //! a bad endpoint is one line, exit 2, nothing stored.
 
@@ -78,6 +79,8 @@ fn kvcache_storage_tier_on_seaweedfs() {
         &[
             "--bucket",
             "kv-kept",
+            "--s3-part-size",
+            "8MiB",
             "--duration",
             "3s",
             "--keep",
@@ -118,6 +121,25 @@ fn kvcache_storage_tier_on_seaweedfs() {
     let (puts, bytes) = written(&json(&recorded));
     assert!(puts > 0);
     assert_eq!(held, bytes, "the bucket holds what the run wrote");
+    // Entries over --s3-part-size went up in parts: each still one write of the run,
+    // its header first.
+    assert_eq!(
+        puts,
+        entries.len() as u64,
+        "one write per entry: {entries:?}"
+    );
+    let (largest, size) = entries.iter().max_by_key(|(_, s)| *s).unwrap();
+    assert!(
+        *size > 8 << 20,
+        "no entry took more than one part: {entries:?}"
+    );
+    let url = format!("http://{}{largest}", c.var("SEAWEEDFS_FILER"));
+    let head = Command::new("curl")
+        .args(["-sf", "-r", "0-7", &url])
+        .output()
+        .expect("curl runs")
+        .stdout;
+    assert_eq!(&head[..], b"\x93NUMPY\x01\x00", "{url}");
 
     // Evicting (a capacity of two entries or so), in a bucket iolab makes: gone after.
     kvcache(

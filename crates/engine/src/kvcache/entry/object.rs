@@ -1,6 +1,7 @@
 //! The storage tier on an S3 bucket: an entry is one object keyed as its file would be
 //! named (`<prefix>rank_<N>/<key>.npy`), its `.npy` header first and the client's payload
-//! after it, PUT whole (one request: no multipart), read back in transfer-size ranged
+//! after it, PUT whole (one request, or the client's multipart upload above its part
+//! size: one write either way), read back in transfer-size ranged
 //! GETs as the file tier reads its pieces, deleted on eviction. Each request is timed by
 //! the `Clock` into the worker's `Recorder` as the file tier's I/Os are.
 
