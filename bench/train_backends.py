@@ -7,11 +7,13 @@ each backend in turn, the order rotating each round, --rounds rounds. Prints eac
 samples/s, each backend's median, the ratio io_uring/psync and the null backend's
 ceiling (the loader with no storage at all: no file is opened). The same files are read
 by every run, so after the first they come from the page cache (tmpfs: always); what is
-compared is the reader's path to storage, not the device. Nothing here is a test: read
-the ratios. The dataset is removed at the end.
+compared is the reader's path to storage, not the device. With --direct every read
+goes to the device (O_DIRECT, DLIO's npz_odirect reader): reads wait, which is what
+io_uring's queue depth is for. Nothing here is a test: read the ratios. The dataset is
+removed at the end.
 
 Usage: bench/train_backends.py [--workload unet3d|resnet50] [--files 64] [--epochs 2]
-       [--rounds 3] [--queue-depth 4] [--data-root /var/tmp]
+       [--rounds 3] [--queue-depth 4] [--data-root /var/tmp] [--direct]
 IOLAB= chooses the binary (default target/release/iolab, built if missing).
 """
 
@@ -47,6 +49,8 @@ def train(a, data, backend, scratch):
            "--backend", backend, "--summary-json", summary, "--no-store", "--quiet"]
     if backend == "uring":
         cmd += ["--queue-depth", str(a.queue_depth)]
+    if a.direct:
+        cmd += ["--direct"]
     subprocess.run(cmd + workload_flags(a), check=True, stdout=subprocess.DEVNULL)
     with open(summary) as f:
         m = json.load(f)["metric"]
@@ -62,6 +66,7 @@ def main():
     p.add_argument("--rounds", type=int, default=3)
     p.add_argument("--queue-depth", type=int, default=4)
     p.add_argument("--data-root", default="/var/tmp")
+    p.add_argument("--direct", action="store_true", help="read with O_DIRECT (not on tmpfs)")
     a = p.parse_args()
     if not os.path.exists(IOLAB):
         subprocess.run(["cargo", "build", "--release", "--locked", "-p", "iolab"], cwd=ROOT,
@@ -73,6 +78,7 @@ def main():
                        + workload_flags(a), check=True, stdout=subprocess.DEVNULL)
         print(f"# {a.workload}'s loader, {a.files} files under {a.data_root}, computation_time 0, "
               f"{a.epochs} epochs, io_uring queue depth {a.queue_depth}, {a.rounds} rounds, "
+              f"{'O_DIRECT, ' if a.direct else ''}"
               f"order rotating; {IOLAB}")
         runs = {b: [] for b in BACKENDS}
         for r in range(a.rounds):

@@ -76,6 +76,10 @@ struct Reads<'r, C: Clock> {
     slots: &'r mut [(u64, u64, Nanos)],
     /// Takes each completed read's bytes, in completion order.
     keep: Option<&'r mut Vec<u8>>,
+    /// Each read's length rounded up to this (O_DIRECT's 4 KiB, else 1): a file's last
+    /// read asks for whole blocks and the kernel returns what is left, as DLIO's
+    /// npz_odirect reader reads.
+    round_to: u64,
 }
 
 impl<C: Clock> Reads<'_, C> {
@@ -95,6 +99,7 @@ impl<C: Clock> Reads<'_, C> {
             while next < reads.len() && !free.is_empty() && !self.stop.load(Ordering::Relaxed) {
                 let slot = free.pop().expect("a free slot");
                 let (offset, len) = reads[next];
+                let len = len.next_multiple_of(self.round_to);
                 next += 1;
                 self.slots[slot as usize] = (offset, len, self.clock.now());
                 backend.push(IoRequest {
@@ -248,6 +253,7 @@ impl SampleReader {
             done: &mut self.done,
             slots: &mut self.slots,
             keep,
+            round_to: if self.setup.direct { 4096 } else { 1 },
         };
         backend.with_files(&files, |b| reads.run(b, progress))?
     }

@@ -238,3 +238,38 @@ fn each_epoch_s_reader_thread_reads_on_the_backend_the_last_one_left() {
         }
     }
 }
+
+#[test]
+fn a_direct_read_of_a_file_s_unaligned_end_asks_for_whole_blocks() {
+    // O_DIRECT refuses a read of 7 bytes (EINVAL); the reader asks for the last whole
+    // block and counts the 7 bytes the kernel returns.
+    let dir = tempfile::tempdir_in(std::env::temp_dir()).unwrap();
+    let path = dir.path().join("img_0_of_1.npz");
+    let len = (256u64 << 10) + 7;
+    std::fs::write(&path, vec![5u8; len as usize]).unwrap();
+    let plan = [(0, 256 << 10), (256 << 10, 7)];
+    let mut kinds = vec![(BackendKind::Psync, 1)];
+    if iolab_backend::uring_available().is_ok() {
+        kinds.push((BackendKind::Uring, 2));
+    }
+    for (backend, queue_depth) in kinds {
+        let setup = ReaderSetup {
+            backend,
+            queue_depth,
+            transfer: 256 << 10,
+            direct: true,
+        };
+        let mut reader = SampleReader::new(setup, Nanos::ZERO);
+        let stop = AtomicBool::new(false);
+        let got = match reader.read_file(&FakeClock::new(Nanos(1)), &path, &plan, &stop, |_| {}) {
+            Err(e) if e.to_string().contains("O_DIRECT") => {
+                eprintln!("skipped: {e}");
+                return;
+            }
+            r => r.unwrap(),
+        };
+        assert_eq!(got, len, "{backend:?}");
+        let count = reader.count();
+        assert_eq!((count.ops, count.bytes), (2, len), "{backend:?}");
+    }
+}
