@@ -15,7 +15,7 @@
 //! `transfer_size` reads, numpy's and TensorFlow's 256 KiB), through the engine's
 //! `SampleReader` (an `IoBackend`), each read timed into the reader's recorder.
 
-use iolab_core::spec::TrainConfig;
+use iolab_core::spec::{BackendKind, TrainConfig, TrainFormat};
 use iolab_core::units::Nanos;
 use iolab_engine::MonotonicClock;
 use iolab_engine::train::{ReaderPool, ReaderSetup, SampleReader, WorkerMeasure};
@@ -107,6 +107,27 @@ impl Batches {
             }
         }
     }
+}
+
+/// The buffer of one of a reader thread's read slots: its largest read rounded up to 4
+/// KiB, at least `transfer_size` (jpeg: the largest file plus one; parquet: a row group
+/// whole, or with --columns a column chunk, by the layout the config describes).
+pub fn read_slot(cfg: &TrainConfig, largest_file: u64) -> u64 {
+    let largest = match cfg.format {
+        TrainFormat::Parquet => rowgroups::largest_read(cfg),
+        _ => format::read_buffer(cfg, largest_file),
+    };
+    largest.next_multiple_of(4096).max(cfg.transfer_size).max(1)
+}
+
+/// The read buffers one reader thread holds: a [`read_slot`] per read in flight (psync:
+/// one; io_uring and null: the queue depth).
+pub fn reader_buffers(cfg: &TrainConfig, largest_file: u64) -> u64 {
+    let slots = match cfg.backend {
+        BackendKind::Psync | BackendKind::Sync => 1,
+        _ => cfg.queue_depth.max(1),
+    };
+    u64::from(slots).saturating_mul(read_slot(cfg, largest_file))
 }
 
 /// Reads a file whole as its format's read plan says, through the engine's reader (an
@@ -458,6 +479,50 @@ mod tests {
             let started = workers.join().unwrap();
             (started, most.load(Ordering::SeqCst), got)
         })
+    }
+
+    #[test]
+    fn reader_buffers_count_a_slot_of_the_largest_read_per_read_in_flight() {
+        use iolab_core::spec::{AcceleratorKind, TrainPreset, TrainSpec};
+        let cfg = |preset, accelerator, backend, queue_depth| TrainConfig {
+            backend,
+            queue_depth,
+            ..TrainSpec {
+                preset: Some(preset),
+                accelerator,
+                ..TrainSpec::default()
+            }
+            .resolve()
+            .unwrap()
+        };
+        // npz: 256 KiB reads; psync one in flight, io_uring the queue depth.
+        let (h100, b200) = (AcceleratorKind::H100, AcceleratorKind::B200);
+        let npz = cfg(TrainPreset::Unet3d, h100, BackendKind::Psync, 1);
+        assert_eq!(reader_buffers(&npz, 140 << 20), 256 << 10);
+        let npz = cfg(TrainPreset::Unet3d, h100, BackendKind::Uring, 4);
+        assert_eq!(reader_buffers(&npz, 140 << 20), 1 << 20);
+        // parquet (dlrm): a row group whole per slot, 4 in flight.
+        let mut dlrm = cfg(TrainPreset::Dlrm, b200, BackendKind::Uring, 4);
+        let groups = format::parquet_chunks(&dlrm).unwrap().groups;
+        let span = |c: &[iolab_compat::dlio::parquet::ChunkRange]| {
+            let end = c.iter().map(|r| r.start + r.len).max().unwrap();
+            end - c.iter().map(|r| r.start).min().unwrap()
+        };
+        let group = groups.iter().map(|g| span(&g.1)).max().unwrap();
+        assert!(
+            group > 6144 * 761,
+            "a row group of 6,144 rows of 761 bytes: {group}"
+        );
+        let slot = group.next_multiple_of(4096);
+        assert_eq!(read_slot(&dlrm, 0), slot);
+        assert_eq!(reader_buffers(&dlrm, 0), 4 * slot);
+        // --columns NAME: the largest chosen chunk, at least --transfer-size.
+        let first = &groups[0].1[0];
+        dlrm.read_columns = Some(vec![first.path.clone()]);
+        let chunk = groups.iter().map(|g| g.1[0].len).max().unwrap();
+        let want = chunk.next_multiple_of(4096).max(dlrm.transfer_size);
+        assert_eq!(reader_buffers(&dlrm, 0), 4 * want);
+        assert!(want < slot);
     }
 
     #[test]

@@ -13,7 +13,7 @@ use std::sync::atomic::Ordering;
 use std::sync::mpsc::SyncSender;
 
 use iolab_compat::dlio::parquet::{FOOTER_READ, group_reads, metadata_range, read_footer};
-use iolab_core::spec::BackendKind;
+use iolab_core::spec::{BackendKind, TrainConfig};
 use iolab_engine::MonotonicClock;
 use iolab_engine::train::SampleReader;
 
@@ -101,6 +101,22 @@ fn read_files(
             .map_err(|e| AiError::Io(e.to_string()))?;
     }
     Ok(())
+}
+
+/// The largest single read a parquet reader makes of files laid out as `cfg` says: the
+/// footer's 64 KiB, a row group whole, or with `--columns` one column chunk.
+pub(crate) fn largest_read(cfg: &TrainConfig) -> u64 {
+    let columns = cfg.read_columns.as_deref();
+    let groups = format::parquet_chunks(cfg)
+        .map(|c| c.groups)
+        .unwrap_or_default();
+    groups
+        .iter()
+        .flat_map(|(_, c)| group_reads(c, columns, columns.is_none()))
+        .map(|r| r.1)
+        .max()
+        .unwrap_or(0)
+        .max(FOOTER_READ)
 }
 
 /// Adds one read of `bytes` to the live counters.

@@ -27,9 +27,9 @@ use serde::{Deserialize, Serialize};
 use crate::AiError;
 use crate::train::dataset::Dataset;
 use crate::train::loader::{self, Assignment, ReadCounters, ReaderShared};
+use crate::train::normal;
 use crate::train::order::{file_order, files_assignment, indexed_assignment};
 use crate::train::phase::epoch_phase;
-use crate::train::{format, normal};
 
 /// What rank 0 is told after every step (the whole job's counts).
 #[derive(Clone, Debug, Default, PartialEq)]
@@ -185,8 +185,9 @@ struct AccWork<'a> {
     cfg: &'a TrainConfig,
     dataset: &'a Dataset,
     assignment: Assignment,
-    /// Its reader backends, kept across epochs.
+    /// Its reader backends, kept across epochs, and their slots' size.
     pool: &'a ReaderPool,
+    read_slot: u64,
     seed: u64,
 }
 
@@ -208,7 +209,7 @@ fn accelerator(
     let setup = ReaderSetup {
         backend: cfg.backend,
         queue_depth: cfg.queue_depth,
-        transfer: format::read_buffer(cfg, w.dataset.sizes.iter().copied().max().unwrap_or(0)),
+        transfer: w.read_slot,
         direct: cfg.direct,
     };
     let steps = std::thread::scope(|s| {
@@ -293,6 +294,7 @@ pub fn train_epochs(
         total,
         order: &order,
         pools: &pools,
+        read_slot: loader::read_slot(cfg, dataset.sizes.iter().copied().max().unwrap_or(0)),
     };
     for e in 1..=cfg.epochs {
         let (report, run) = epoch.run(e)?;
@@ -344,8 +346,9 @@ struct Epoch<'a> {
     /// Accelerators of the job.
     total: u64,
     order: &'a [usize],
-    /// Each accelerator's reader backends.
+    /// Each accelerator's reader backends, and their slots' size (the largest read).
     pools: &'a [ReaderPool],
+    read_slot: u64,
 }
 
 impl Epoch<'_> {
@@ -398,6 +401,7 @@ impl Epoch<'_> {
                 dataset: self.dataset,
                 assignment,
                 pool: &self.pools[i],
+                read_slot: self.read_slot,
                 seed: mix(&[cfg.seed, u64::from(epoch), first_global + i as u64, 0xc0de]),
             };
             let out = accelerator(work, start, meeting, &lives[i], &counters[i]);

@@ -19,7 +19,7 @@ use iolab_core::SpecError;
 use iolab_core::spec::{LoaderKind, TrainConfig, TrainSpec};
 use iolab_core::units::{ByteCount, Nanos};
 use iolab_engine::{Available, ranks_on_this_host};
-use iolab_suites::train::{Dataset, LiveStep, TrainHooks};
+use iolab_suites::train::{Dataset, LiveStep, TrainHooks, loader};
 
 use crate::args::OutputArgs;
 use crate::runtime::Runtime;
@@ -115,10 +115,13 @@ fn data_dir(spec: &TrainSpec) -> Result<PathBuf, SpecError> {
     })
 }
 
-/// What one accelerator's loader holds: iolab's read buffers, and DLIO's (a whole file
+/// What one accelerator's loader holds: iolab's read buffers (each reader thread a
+/// slot per read in flight, each slot its largest read: a parquet row group, a jpeg
+/// file, else --transfer-size; `largest_file` the dataset's), and DLIO's (a whole file
 /// per reader thread while it loads, and prefetched batches of samples).
-fn memory_per_accelerator(cfg: &TrainConfig) -> (u64, u64) {
-    let iolab = u64::from(cfg.reader_threads()) * cfg.transfer_size;
+fn memory_per_accelerator(cfg: &TrainConfig, largest_file: u64) -> (u64, u64) {
+    let iolab =
+        u64::from(cfg.reader_threads()).saturating_mul(loader::reader_buffers(cfg, largest_file));
     let file = cfg.record_length as u64 * cfg.samples_per_file;
     let dlio = (u64::from(cfg.read_threads) * file).saturating_add(prefetched(cfg));
     (iolab, dlio)
@@ -145,8 +148,13 @@ fn batches_ahead(cfg: &TrainConfig) -> u64 {
 /// each), and iolab's own read buffers, against what the host can give. Either one over
 /// 80 % of it is refused with the figure: iolab does not keep the samples it reads, but
 /// a workload whose loader could not fit on the host is not one a host could train.
-fn check_memory(cfg: &TrainConfig, ranks_on_host: u32) -> Result<(u64, u64), SpecError> {
-    let (mine, dlio) = memory_per_accelerator(cfg);
+fn check_memory(
+    cfg: &TrainConfig,
+    dataset: &Dataset,
+    ranks_on_host: u32,
+) -> Result<(u64, u64), SpecError> {
+    let largest = dataset.sizes.iter().copied().max().unwrap_or(0);
+    let (mine, dlio) = memory_per_accelerator(cfg, largest);
     let accs = u64::from(cfg.accelerators) * u64::from(ranks_on_host.max(1));
     let need = mine.saturating_mul(accs);
     let held = prefetched(cfg).saturating_mul(accs);
@@ -175,9 +183,10 @@ fn check_memory(cfg: &TrainConfig, ranks_on_host: u32) -> Result<(u64, u64), Spe
             return Err(SpecError::new(
                 "--read-threads",
                 format!(
-                    "{accs} accelerators x {} reader threads x --transfer-size {} need {} of read buffers on this host, more than 80% of the {} available: lower one of them",
+                    "{accs} accelerators x {} reader threads x {} of read buffers each (a {} slot per read in flight) need {} on this host, more than 80% of the {} available: lower one of them or --queue-depth",
                     cfg.reader_threads(),
-                    ByteCount(cfg.transfer_size).human(),
+                    ByteCount(loader::reader_buffers(cfg, largest)).human(),
+                    ByteCount(loader::read_slot(cfg, largest)).human(),
                     ByteCount(need).human(),
                     ByteCount(have).human()
                 ),
@@ -216,7 +225,7 @@ fn prepare(
         let cfg = spec.resolve()?;
         let dir = data_dir(spec)?;
         let dataset = Dataset::open(&dir, &cfg)?;
-        let mem = check_memory(&cfg, ranks_here)?;
+        let mem = check_memory(&cfg, &dataset, ranks_here)?;
         output.prepare(rt)?;
         Ok((cfg, dataset, mem))
     })();

@@ -12,7 +12,9 @@ pub(super) fn plan(args: PlanArgs) -> Result<u8> {
     let cfg = args.spec.resolve()?;
     let total = u64::from(cfg.accelerators);
     cfg.check_job(total)?;
-    let (mine, dlio) = memory_per_accelerator(&cfg);
+    // No dataset yet: its files as the config sizes them.
+    let file = (cfg.record_length as u64).saturating_mul(cfg.samples_per_file);
+    let (mine, dlio) = memory_per_accelerator(&cfg, file);
     let mut out = String::new();
     let _ = writeln!(out, "iolab {} · train plan", env!("CARGO_PKG_VERSION"));
     if let Some(p) = cfg.preset {

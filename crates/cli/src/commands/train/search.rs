@@ -53,7 +53,7 @@ pub(super) fn search_in(rt: &Runtime, args: SearchArgs) -> Result<u8> {
                 ),
             )));
         }
-        check_memory(&trial, ranks_on_this_host(rt.comm.as_ref()))?;
+        check_memory(&trial, &dataset, ranks_on_this_host(rt.comm.as_ref()))?;
         if args.drop_caches {
             drop_caches(rt);
         }
