@@ -2,10 +2,12 @@
 //! checkpointing/base_checkpointing.py) lays it out for MLPerf Storage v2.0:
 //! [`LlmShape`] is a model and its parallelism, [`CheckpointFile`] one file a rank
 //! writes, [`LlmShape::files_of_rank`] every file of one rank. Pure arithmetic, no I/O.
+//! What a run measured is a [`CheckpointOutcome`] of [`Round`]s.
 
 use serde::{Deserialize, Serialize};
 
 use crate::error::SpecError;
+use crate::result::PhaseResult;
 use crate::spec::{CheckpointSpec, LlmModel};
 
 /// A transformer and how a job splits it.
@@ -433,6 +435,34 @@ impl LlmShape {
             .map(|r| self.files_of_rank(r).iter().map(|f| f.bytes).sum::<u64>())
             .sum()
     }
+}
+
+/// One checkpoint written or read.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct Round {
+    /// From the barrier before it to the barrier after it: the slowest rank's time.
+    pub duration: f64,
+    /// The slowest simulated rank and its own time.
+    pub slowest_rank: u64,
+    pub slowest: f64,
+    pub bytes: u64,
+}
+
+/// A checkpointing run, all ranks (on rank 0).
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct CheckpointOutcome {
+    pub writes: Vec<Round>,
+    pub reads: Vec<Round>,
+    /// Bytes each simulated rank writes per checkpoint.
+    pub rank_bytes: Vec<u64>,
+    pub phases: Vec<PhaseResult>,
+    /// The flush step before the reads (every written file's pages dropped with
+    /// fadvise DONTNEED, after fdatasync) succeeded on every rank.
+    pub cache_dropped: Option<bool>,
+    /// Seconds from the end of the last write to the start of the first read (v3.0's
+    /// memory rule wants at most 30 when the checkpoints fit 3 x a node's memory).
+    pub read_gap_s: Option<f64>,
+    pub interrupted: bool,
 }
 
 #[cfg(test)]

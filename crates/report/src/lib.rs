@@ -62,6 +62,7 @@ mod warnings;
 #[cfg(test)]
 mod test_support;
 
+pub mod checkpoint;
 pub mod kvcache;
 mod kvcache_tables;
 pub mod pts;

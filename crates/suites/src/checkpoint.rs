@@ -25,33 +25,7 @@ use iolab_engine::{Available, Clock, EngineError, Env, MonotonicClock, ranks_on_
 
 use crate::AiError;
 
-/// One checkpoint written or read.
-#[derive(Clone, Copy, Debug, Default, PartialEq)]
-pub struct Round {
-    /// From the barrier before it to the barrier after it: the slowest rank's time.
-    pub duration: f64,
-    /// The slowest simulated rank and its own time.
-    pub slowest_rank: u64,
-    pub slowest: f64,
-    pub bytes: u64,
-}
-
-/// A checkpointing run, all ranks (on rank 0).
-#[derive(Clone, Debug, Default)]
-pub struct CheckpointOutcome {
-    pub writes: Vec<Round>,
-    pub reads: Vec<Round>,
-    /// Bytes each simulated rank writes per checkpoint.
-    pub rank_bytes: Vec<u64>,
-    pub phases: Vec<PhaseResult>,
-    /// The flush step before the reads (every written file's pages dropped with
-    /// fadvise DONTNEED, after fdatasync) succeeded on every rank.
-    pub cache_dropped: Option<bool>,
-    /// Seconds from the end of the last write to the start of the first read (v3.0's
-    /// memory rule wants at most 30 when the checkpoints fit 3 x a node's memory).
-    pub read_gap_s: Option<f64>,
-    pub interrupted: bool,
-}
+pub use iolab_core::checkpoint::{CheckpointOutcome, Round};
 
 /// The simulated ranks this process runs.
 pub fn my_ranks(shape: &LlmShape, comm: &dyn Comm) -> std::ops::Range<u64> {
