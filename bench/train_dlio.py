@@ -11,13 +11,20 @@ Modes (one per call):
               within +-10 %).
   loader      The loader's own cost: computation_time 0, the dataset on tmpfs;
               samples/s of each and iolab/DLIO (target >= 5).
-  crossover   --workload unet3d (npz) or resnet50 (tfrecord) at v3.0: DLIO generates
+  crossover   --workload unet3d (npz), retinanet (jpeg), dlrm or flux (parquet) at v3.0's
+              b200 configs, resnet50 (TFRecord, DLIO's resnet50_h100): DLIO generates
               and iolab trains on DLIO's files, iolab generates and DLIO trains on
-              iolab's; both must read every step.
-  checkpoint  Bytes per rank of v3.0 DLIO's checkpointing against `iolab checkpoint
-              --plan`, for llama3_8b/70b/405b/1t at a small shape (same parallelism and
-              ZeRO stage, few layers and a small hidden size), written by DLIO with
-              --np ranks (8b: 8; the others as their tp x pp with dp 1).
+              iolab's; both must read every step (steps of every epoch against files x
+              samples per file / batch, iolab's epochs without errors).
+  checkpoint  v3.0 DLIO writes one checkpoint of llama3 --models at a small shape (same
+              parallelism and ZeRO stage, few layers and a small hidden size) with --np
+              ranks (8b: 8; the others as their tp x pp with dp 1): its files and bytes
+              against `iolab checkpoint --plan` and against ckpt-plan's driver.
+  ckpt-plan   Not run by DLIO: llama3 8b/70b/405b/1t at v3.0's real shapes, on the closed
+              submissions' process counts (8, 64, 512, 1,024) and on tp x pp: every
+              rank's files and bytes as DLIO's own checkpointing object computes them
+              (bench/dlio3_ckpt_sizes.py in DLIO's venv, rank by rank, nothing written)
+              against `iolab checkpoint --plan`.
   parquet-trace  Not timed: both tools' readers under `strace -f` on the same dlrm
               files iolab wrote (one rank, one reader thread): per file the (offset,
               length) of every read; the sets must match (DLIO reads at the position
@@ -65,6 +72,18 @@ LLAMA = {"8b": (1, 1, 3, 8), "70b": (8, 1, 3, 8), "405b": (8, 32, 1, 256),
          "1t": (8, 64, 1, 512)}
 SMALL_SHAPE = {"num_layers": 4, "hidden_size": 256, "ffn_hidden_size": 1024,
                "vocab_size": 1000, "num_attention_heads": 8, "num_kv_heads": 2}
+# v3.0's llama3 shapes (mlcommons/storage configs/dlio/workload/llama3_*.yaml at v3.0:
+# docs/research/mlperf-storage-v3.md 1.3) and their closed submissions' process counts.
+FULL_SHAPE = {
+    "8b": ({"num_layers": 32, "hidden_size": 4096, "ffn_hidden_size": 14336,
+            "vocab_size": 128256, "num_attention_heads": 32, "num_kv_heads": 8}, 8),
+    "70b": ({"num_layers": 80, "hidden_size": 8192, "ffn_hidden_size": 28672,
+             "vocab_size": 128256, "num_attention_heads": 128, "num_kv_heads": 8}, 64),
+    "405b": ({"num_layers": 126, "hidden_size": 16384, "ffn_hidden_size": 53248,
+              "vocab_size": 128256, "num_attention_heads": 128, "num_kv_heads": 8}, 512),
+    "1t": ({"num_layers": 128, "hidden_size": 25872, "ffn_hidden_size": 98304,
+            "vocab_size": 128256, "num_attention_heads": 192, "num_kv_heads": 32}, 1024),
+}
 
 
 def train_yaml(name):
@@ -92,9 +111,8 @@ def train_yaml(name):
     return "".join(lines)
 
 
-def llama_yaml(size):
+def llama_yaml(size, s=SMALL_SHAPE):
     tp, pp, zero, _ = LLAMA[size]
-    s = SMALL_SHAPE
     return (f"model:\n  name: llama3_{size}\n  type: transformer\n"
             f"  num_layers: {s['num_layers']}\n  model_datatype: fp16\n"
             f"  optimizer_datatype: fp32\n  parallelism:\n    pipeline: {pp}\n"
@@ -208,40 +226,131 @@ def mode_loader(args, scratch):
     base.table(rows, "sps", "samples/s")
 
 
+def crossover_setup(args):
+    """(DLIO's workload name, its overrides, iolab's flags, expected steps per epoch):
+    v3.0's b200 configs for unet3d (npz), retinanet (jpeg), dlrm and flux (parquet);
+    resnet50_h100 for TFRecord (v3.0 keeps resnet50 as whatif, on DLIO's own config)."""
+    if args.workload == "resnet50":
+        name, dlio, iolab = base.loader_of(args, compute=0.01)
+        per_file, batch = args.samples_per_file or 100, base.BATCH["resnet50"]
+    else:
+        name = f"{args.workload}_b200"
+        dlio, iolab = small(args, args.workload, compute=0.01)
+        per_file = int(next(f for f in dlio if "num_samples_per_file" in f).split("=")[1])
+        batch = int(next(f for f in dlio if "batch_size" in f).split("=")[1])
+    return name, dlio, iolab, args.files * per_file // batch
+
+
+def dlio_steps_per_epoch(stdout):
+    return [int(m) for m in re.findall(r"Ending epoch \d+ - (\d+) steps completed", stdout)]
+
+
+def dataset_bytes(data):
+    """The bytes of a dataset's files under train/ (files and their total)."""
+    sizes = [os.path.getsize(os.path.join(r, f)) for r, _, fs in
+             os.walk(os.path.join(data, "train")) for f in fs]
+    return f"{len(sizes)} files, {sum(sizes)} bytes"
+
+
 def mode_crossover(args, scratch):
-    """npz (unet3d_h100's loader) and tfrecord (resnet50_h100's), both ways."""
-    name, dlio, iolab = base.loader_of(args, compute=0.01)
-    ext = ".npz" if args.workload == "unet3d" else ".tfrecord"
-    d1 = os.path.join(scratch, "by-dlio")
-    out = tempfile.mkdtemp(dir=scratch, prefix="dlio-gen-")
+    """DLIO generates, iolab trains on DLIO's files; iolab generates, DLIO trains on
+    iolab's: the steps of every epoch against files x samples per file / batch."""
+    name, dlio, iolab, steps = crossover_setup(args)
     bin_dir = os.path.join(scratch, "bin")
     os.makedirs(bin_dir, exist_ok=True)
     with open(os.path.join(bin_dir, "tfrecord2idx"), "w") as f:
         f.write(base.TFRECORD2IDX)
     os.chmod(os.path.join(bin_dir, "tfrecord2idx"), 0o755)
     os.environ["PATH"] = bin_dir + os.pathsep + os.environ.get("PATH", "")
+    d1 = os.path.join(scratch, "by-dlio")
+    out = tempfile.mkdtemp(dir=scratch, prefix="dlio-gen-")
     dlio_run(args, name, [f"++workload.dataset.data_folder={d1}",
                           f"++workload.output.folder={out}",
                           "++workload.workflow.generate_data=True",
                           "++workload.workflow.train=False",
                           "++workload.workflow.checkpoint=False"] + dlio, out)
-    r = base.iolab_train(args, d1, iolab, scratch)
-    print(f"iolab on v3.0 DLIO's {ext} files: {r['epochs']} epochs, AU {r['au']:.2f}%, "
-          f"{r['sps']:.2f} samples/s")
+    stored = os.path.join(scratch, "iolab.json")
+    base.iolab_train(args, d1, iolab, scratch, stored=stored)
+    with open(stored) as f:
+        phases = [p for p in json.load(f)["phases"] if p["name"].startswith("train-epoch")]
+    on_dlio = [(p["figures"]["steps"], p["figures"]["samples"], p["error_count"],
+                sum(o["bytes"] for o in p["ops"] if o["op"] == "read")) for p in phases]
+    size = dataset_bytes(d1)
+    print(f"iolab on v3.0 DLIO's {name} files ({size}): per epoch (steps, samples, "
+          f"errors, bytes read) {on_dlio}; expected {steps} steps")
     d2 = os.path.join(scratch, "by-iolab")
     datagen(d2, iolab)
     out = tempfile.mkdtemp(dir=scratch, prefix="dlio-out-")
     dlio_run(args, name, [f"++workload.dataset.data_folder={d2}",
                           f"++workload.output.folder={out}",
+                          "++workload.workflow.generate_data=False",
+                          "++workload.workflow.train=True",
                           "++workload.workflow.checkpoint=False"] + dlio, out)
-    with open(os.path.join(out, "summary.json")) as f:
-        m = json.load(f)["metric"]
-    print(f"v3.0 DLIO on iolab's {ext} files: {len(m['train_au_percentage'])} epochs, AU "
-          f"{m['train_au_mean_percentage']:.2f}%, "
-          f"{m['train_throughput_mean_samples_per_second']:.2f} samples/s")
+    with open(os.path.join(out, "dlio.log")) as f:
+        on_iolab = dlio_steps_per_epoch(f.read())
+    size = dataset_bytes(d2)
+    print(f"v3.0 DLIO on iolab's {name} files ({size}): steps per epoch {on_iolab}; "
+          f"expected {steps}")
+    ok = (len(on_dlio) == args.epochs and all(s == steps and e == 0 for s, _, e, _ in on_dlio)
+          and on_iolab == [steps] * args.epochs)
+    print(f"crossover {name}: {'every epoch, every step, both ways' if ok else 'FAILED'}")
+    if not ok:
+        raise SystemExit(1)
+
+
+def iolab_plan(size, ranks, shape):
+    """`iolab checkpoint --plan` of llama3 `size` in `shape` on `ranks` ranks, at the
+    model's parallelism: {rank: {file: bytes}}."""
+    tp, pp, zero, _ = LLAMA[size]
+    out = subprocess.run(
+        [base.iolab_bin(), "checkpoint", "--model", f"llama3-{size}", "--plan",
+         "--ranks", str(ranks), "--tp", str(tp), "--pp", str(pp), "--zero", str(zero),
+         "--num-layers", str(shape["num_layers"]), "--hidden-size", str(shape["hidden_size"]),
+         "--ffn-hidden-size", str(shape["ffn_hidden_size"]),
+         "--vocab-size", str(shape["vocab_size"]),
+         "--attention-heads", str(shape["num_attention_heads"]),
+         "--kv-heads", str(shape["num_kv_heads"])],
+        capture_output=True, text=True, check=True).stdout
+    plan, rank = {}, None
+    for line in out.splitlines():
+        head = re.match(r"^\s*rank\s+(\d+):", line)
+        if head:
+            rank = int(head.group(1))
+            plan[rank] = {}
+            continue
+        p = line.split()
+        if rank is not None and len(p) == 3 and p[0].endswith(".pt") and p[2] == "bytes":
+            plan[rank][p[0]] = int(p[1])
+    return plan
+
+
+def dlio_plan(args, scratch, size, ranks, shape):
+    """v3.0 DLIO's own per-rank files and bytes (bench/dlio3_ckpt_sizes.py, run in its
+    venv: DLIO's checkpointing object for each rank, nothing written)."""
+    path = os.path.join(scratch, f"llama3_{size}-{ranks}.yaml")
+    with open(path, "w") as f:
+        f.write(llama_yaml(size, shape))
+    out = subprocess.run([os.path.join(args.venv, "bin/python"),
+                          os.path.join(os.path.dirname(os.path.abspath(__file__)),
+                                       "dlio3_ckpt_sizes.py"), path, "--world", str(ranks)],
+                         capture_output=True, text=True, check=True, cwd=scratch).stdout
+    return {int(r): files for r, files in json.loads(out).items()}
+
+
+def flat(plan):
+    return {f: n for files in plan.values() for f, n in files.items()}
+
+
+def differences(a, b, names):
+    for k in sorted(set(a) | set(b))[:20]:
+        if a.get(k) != b.get(k):
+            print(f"    {k!s:<56} {names[0]} {a.get(k)!s:>14} {names[1]} {b.get(k)!s:>14}")
 
 
 def mode_checkpoint(args, scratch):
+    """DLIO writes a checkpoint at the small shape; its files against iolab's plan and
+    against DLIO's plan as bench/dlio3_ckpt_sizes.py computes it (which ckpt-plan uses
+    where DLIO cannot run: 256-1,024 ranks)."""
     ok = True
     for size, (tp, pp, zero, ranks) in LLAMA.items():
         if args.models and size not in args.models.split(","):
@@ -257,31 +366,52 @@ def mode_checkpoint(args, scratch):
             for f in fs:
                 dlio_files[os.path.relpath(os.path.join(r, f), step)] = os.path.getsize(
                     os.path.join(r, f))
-        s = SMALL_SHAPE
-        plan = subprocess.run(
-            [base.iolab_bin(), "checkpoint", "--model", f"llama3-{size}", "--plan",
-             "--ranks", str(ranks), "--tp", str(tp), "--pp", str(pp), "--zero", str(zero),
-             "--num-layers", str(s["num_layers"]), "--hidden-size", str(s["hidden_size"]),
-             "--ffn-hidden-size", str(s["ffn_hidden_size"]),
-             "--vocab-size", str(s["vocab_size"]),
-             "--attention-heads", str(s["num_attention_heads"]),
-             "--kv-heads", str(s["num_kv_heads"])],
-            capture_output=True, text=True, check=True).stdout
-        iolab_files = {}
-        for line in plan.splitlines():
-            p = line.split()
-            if len(p) == 3 and p[0].endswith(".pt") and p[2] == "bytes":
-                iolab_files[p[0]] = int(p[1])
-        same = dlio_files == iolab_files
+        iolab_files = flat(iolab_plan(size, ranks, SMALL_SHAPE))
+        driver = flat(dlio_plan(args, scratch, size, ranks, SMALL_SHAPE))
+        same = dlio_files == iolab_files == driver
         ok &= same
         print(f"llama3_{size} (tp {tp}, pp {pp}, ZeRO {zero}, {ranks} ranks, shape "
-              f"{SMALL_SHAPE}): DLIO {len(dlio_files)} files {sum(dlio_files.values())} "
-              f"bytes, iolab {len(iolab_files)} files {sum(iolab_files.values())} bytes: "
+              f"{SMALL_SHAPE}): DLIO wrote {len(dlio_files)} files "
+              f"{sum(dlio_files.values())} bytes, iolab's plan {len(iolab_files)} files "
+              f"{sum(iolab_files.values())} bytes, DLIO's plan (driver) {len(driver)} files "
+              f"{sum(driver.values())} bytes: "
               f"{'the same names and bytes' if same else 'DIFFERENT'}")
         if not same:
-            for k in sorted(set(dlio_files) | set(iolab_files))[:20]:
-                print(f"    {k:<56} DLIO {dlio_files.get(k)!s:>12} iolab {iolab_files.get(k)!s:>12}")
+            differences(dlio_files, iolab_files, ("DLIO", "iolab"))
+            differences(dlio_files, driver, ("DLIO", "driver"))
         shutil.rmtree(ck, ignore_errors=True)
+    if not ok:
+        raise SystemExit(1)
+
+
+def mode_ckpt_plan(args, scratch):
+    """v3.0's llama3 models at their real shape and parallelism: every rank's files and
+    bytes in DLIO's own computation against `iolab checkpoint --plan`, on the closed
+    submission's process count and (405b, 1t) on tp x pp ranks (dp 1)."""
+    ok = True
+    for size, (shape, closed) in FULL_SHAPE.items():
+        if args.models and size not in args.models.split(","):
+            continue
+        tp, pp, zero, _ = LLAMA[size]
+        for ranks in sorted({closed, tp * pp}):
+            d, i = dlio_plan(args, scratch, size, ranks, shape), iolab_plan(size, ranks, shape)
+            same = d == i
+            ok &= same
+            per_rank = sorted({sum(f.values()) for f in d.values()})
+            print(f"llama3_{size} (tp {tp}, pp {pp}, dp {ranks // (tp * pp)}, ZeRO {zero}, "
+                  f"{ranks} ranks): DLIO {sum(len(f) for f in d.values())} files "
+                  f"{sum(sum(f.values()) for f in d.values())} bytes, iolab "
+                  f"{sum(len(f) for f in i.values())} files "
+                  f"{sum(sum(f.values()) for f in i.values())} bytes; bytes per rank "
+                  f"{per_rank[0]}-{per_rank[-1]}: "
+                  f"{'every rank the same names and bytes' if same else 'DIFFERENT'}",
+                  flush=True)
+            if not same:
+                for r in sorted(set(d) | set(i)):
+                    if d.get(r) != i.get(r):
+                        print(f"  rank {r}:")
+                        differences(d.get(r, {}), i.get(r, {}), ("DLIO", "iolab"))
+                        break
     if not ok:
         raise SystemExit(1)
 
@@ -375,7 +505,7 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__,
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("mode", choices=["storage", "loader", "crossover", "checkpoint",
-                                     "parquet-trace"])
+                                     "ckpt-plan", "parquet-trace"])
     ap.add_argument("--workload", default="dlrm",
                     choices=["unet3d", "retinanet", "dlrm", "flux", "resnet50"])
     ap.add_argument("--np", type=int, default=1)
@@ -396,7 +526,7 @@ def main():
     try:
         args.config_dir = write_configs(scratch, args)
         {"storage": mode_storage, "loader": mode_loader, "crossover": mode_crossover,
-         "checkpoint": mode_checkpoint,
+         "checkpoint": mode_checkpoint, "ckpt-plan": mode_ckpt_plan,
          "parquet-trace": mode_parquet_trace}[args.mode](args, scratch)
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
