@@ -1,5 +1,5 @@
-//! The figures of a training run, defined as DLIO 2.0.0 computes them
-//! (utils/statscounter.py): [`StepTimes`] is one step of one accelerator,
+//! The figures of a training run, defined as DLIO computes them (utils/statscounter.py;
+//! samples/s as v3.0's DLIO, over AU's window): [`StepTimes`] is one step of one accelerator,
 //! [`AcceleratorEpoch`] an accelerator's epoch, [`EpochFigures`] all accelerators'
 //! epoch and [`RunFigures`] the run's means. MLPerf Storage's validity checks are
 //! [`validity`]. Pure functions: times in, figures out.
@@ -70,13 +70,18 @@ impl AcceleratorEpoch {
         self.compute_after_first / time * 100.0
     }
 
-    /// Samples per second of this accelerator: every step's batch over the whole
-    /// block (the first step included, as DLIO's throughput).
+    /// Samples per second of this accelerator as v3.0's DLIO computes it: over the
+    /// same window as AU (its `metric_exclude_start_steps: 1`), the batches of every
+    /// step but the first over the block's time less the first step's load and compute.
+    /// (DLIO 2.0.0 counted every step over the whole block: with a slow first batch,
+    /// lower.) Zero with fewer than two steps, as DLIO's empty window.
     pub fn samples_per_sec(&self) -> f64 {
-        if self.elapsed <= 0.0 {
+        let time = self.elapsed - self.first_proc;
+        if self.steps < 2 || time <= 0.0 {
             return 0.0;
         }
-        self.samples as f64 / self.elapsed
+        let after_first = self.samples as f64 * (self.steps - 1) as f64 / self.steps as f64;
+        after_first / time
     }
 }
 
@@ -408,7 +413,8 @@ mod tests {
         let a = AcceleratorEpoch::from_steps(&steps, elapsed, 7);
         // 4 s of compute over (9.2 - 3) s.
         assert!((a.au_percent() - 4.0 / 6.2 * 100.0).abs() < 1e-9);
-        assert!((a.samples_per_sec() - 35.0 / 9.2).abs() < 1e-9);
+        // Samples/s over the same window: 4 batches of 7 over 6.2 s.
+        assert!((a.samples_per_sec() - 28.0 / 6.2).abs() < 1e-9);
     }
 
     #[test]
@@ -437,8 +443,9 @@ mod tests {
         };
         let e = EpochFigures::of(1, &[a, b], 1_048_576.0);
         assert!((e.au_percent - 70.0).abs() < 1e-9);
-        assert!((e.samples_per_sec - 15.0).abs() < 1e-9);
-        assert!((e.dlio_mib_per_sec - 15.0).abs() < 1e-9);
+        // 9 of a's 10 batches of 10 and 9 of b's of 5, over 10 s each.
+        assert!((e.samples_per_sec - 13.5).abs() < 1e-9);
+        assert!((e.dlio_mib_per_sec - 13.5).abs() < 1e-9);
         assert!((e.au_min_percent - 60.0).abs() < 1e-9);
         let r = RunFigures::of(
             2,
