@@ -238,6 +238,12 @@ def crossover_setup(args):
         dlio, iolab = small(args, args.workload, compute=0.01)
         per_file = int(next(f for f in dlio if "num_samples_per_file" in f).split("=")[1])
         batch = int(next(f for f in dlio if "batch_size" in f).split("=")[1])
+        if TRAIN[args.workload][0] == "parquet":
+            # An iterable dataset: reader thread w reads files w, w + threads, ... and
+            # drops its own last partial batch.
+            threads = TRAIN[args.workload][5]
+            return name, dlio, iolab, sum(
+                len(range(w, args.files, threads)) * per_file // batch for w in range(threads))
     return name, dlio, iolab, args.files * per_file // batch
 
 
