@@ -194,6 +194,18 @@ fn options_block(o: &IorOptions, job: Job, facts: &RunFacts<'_>) -> String {
 
 /// "Summary of all tests:" with one row per access that ran.
 pub fn summary(o: &IorOptions, job: Job, phases: &[IorPhase]) -> String {
+    let mut out = summary_header();
+    for access in [Access::Write, Access::Read] {
+        let reps: Vec<&IorPhase> = phases.iter().filter(|p| p.access == access).collect();
+        if !reps.is_empty() {
+            summary_row(&mut out, o, job, access, &reps);
+        }
+    }
+    out
+}
+
+/// The summary's title and column names.
+fn summary_header() -> String {
     let mut out = String::from("\nSummary of all tests:");
     let _ = write!(
         out,
@@ -218,65 +230,66 @@ pub fn summary(o: &IorOptions, job: Job, phases: &[IorPhase]) -> String {
         " blksiz", "xsize", "aggs(MiB)", "API"
     );
     out.push_str(" RefNum\n");
-    for access in [Access::Write, Access::Read] {
-        let reps: Vec<&IorPhase> = phases.iter().filter(|p| p.access == access).collect();
-        let Some(first) = reps.first() else { continue };
-        let secs = |p: &IorPhase| p.total_s.max(f64::MIN_POSITIVE);
-        let bw: Vec<f64> = reps
+    out
+}
+
+/// One access's row over its repetitions `reps` (at least one): bandwidth, operations
+/// and time, the stonewall's figures, then the test's settings.
+fn summary_row(out: &mut String, o: &IorOptions, job: Job, access: Access, reps: &[&IorPhase]) {
+    let secs = |p: &IorPhase| p.total_s.max(f64::MIN_POSITIVE);
+    let bw: Vec<f64> = reps
+        .iter()
+        .map(|p| p.bytes as f64 / secs(p) / MIB)
+        .collect();
+    let ops: Vec<f64> = reps
+        .iter()
+        .map(|p| p.bytes as f64 / o.transfer_size.max(1) as f64 / secs(p))
+        .collect();
+    let times: Vec<f64> = reps.iter().map(|p| p.total_s).collect();
+    let (bmax, bmin, bmean, bsd) = stats(&bw);
+    let (omax, omin, omean, osd) = stats(&ops);
+    let (_, _, tmean, _) = stats(&times);
+    let _ = write!(
+        out,
+        "{:<9} {bmax:10.2} {bmin:10.2} {bmean:10.2} {bsd:10.2} {omax:10.2} {omin:10.2} {omean:10.2} {osd:10.2} {tmean:10.5} ",
+        access.name()
+    );
+    let walls: Vec<(f64, u64)> = reps.iter().filter_map(|p| p.stonewall).collect();
+    if o.wear_out && !walls.is_empty() {
+        let time: f64 = walls.iter().map(|w| w.0).sum();
+        // IOR's Stonewall(MiB): the mean bytes per task by the stonewall, over time.
+        let per_task: f64 = walls
             .iter()
-            .map(|p| p.bytes as f64 / secs(p) / MIB)
-            .collect();
-        let ops: Vec<f64> = reps
-            .iter()
-            .map(|p| p.bytes as f64 / o.transfer_size.max(1) as f64 / secs(p))
-            .collect();
-        let times: Vec<f64> = reps.iter().map(|p| p.total_s).collect();
-        let (bmax, bmin, bmean, bsd) = stats(&bw);
-        let (omax, omin, omean, osd) = stats(&ops);
-        let (_, _, tmean, _) = stats(&times);
+            .map(|w| w.1 as f64 / job.tasks.max(1) as f64)
+            .sum();
         let _ = write!(
             out,
-            "{:<9} {bmax:10.2} {bmin:10.2} {bmean:10.2} {bsd:10.2} {omax:10.2} {omin:10.2} {omean:10.2} {osd:10.2} {tmean:10.5} ",
-            access.name()
+            "{:10.2} {:13.2} ",
+            time / reps.len() as f64,
+            per_task / time.max(f64::MIN_POSITIVE) / MIB
         );
-        let walls: Vec<(f64, u64)> = reps.iter().filter_map(|p| p.stonewall).collect();
-        if o.wear_out && !walls.is_empty() {
-            let time: f64 = walls.iter().map(|w| w.0).sum();
-            // IOR's Stonewall(MiB): the mean bytes per task by the stonewall, over time.
-            let per_task: f64 = walls
-                .iter()
-                .map(|w| w.1 as f64 / job.tasks.max(1) as f64)
-                .sum();
-            let _ = write!(
-                out,
-                "{:10.2} {:13.2} ",
-                time / reps.len() as f64,
-                per_task / time.max(f64::MIN_POSITIVE) / MIB
-            );
-        } else {
-            let _ = write!(out, "{:>10} {:>13} ", "NA", "NA");
-        }
-        let _ = writeln!(
-            out,
-            "{:5} {:6} {:3} {:4} {:3} {:5} {:8} {:9} {:4} {:6} {:8} {:8} {:9.1} {:>3} {:6}",
-            0,
-            job.tasks,
-            job.tasks_on_node0,
-            o.repetitions,
-            u8::from(o.file_per_proc),
-            u8::from(o.reorder_tasks),
-            o.task_per_node_offset,
-            o.reorder_random,
-            o.reorder_random_seed.unwrap_or(0),
-            o.segments,
-            o.block_size,
-            o.transfer_size,
-            first.bytes as f64 / MIB,
-            "POSIX",
-            0
-        );
+    } else {
+        let _ = write!(out, "{:>10} {:>13} ", "NA", "NA");
     }
-    out
+    let _ = writeln!(
+        out,
+        "{:5} {:6} {:3} {:4} {:3} {:5} {:8} {:9} {:4} {:6} {:8} {:8} {:9.1} {:>3} {:6}",
+        0,
+        job.tasks,
+        job.tasks_on_node0,
+        o.repetitions,
+        u8::from(o.file_per_proc),
+        u8::from(o.reorder_tasks),
+        o.task_per_node_offset,
+        o.reorder_random,
+        o.reorder_random_seed.unwrap_or(0),
+        o.segments,
+        o.block_size,
+        o.transfer_size,
+        reps[0].bytes as f64 / MIB,
+        "POSIX",
+        0
+    );
 }
 
 #[cfg(test)]

@@ -255,26 +255,7 @@ impl S3Client {
         let mut c = ObjectCompletion::default();
         self.query.clear();
         let r = match q {
-            Queued::Put { size, data_offset } => {
-                if self.opts.part_size.is_some_and(|p| size > p) {
-                    self.multipart_put(size, data_offset, &mut c)
-                } else {
-                    self.set_path(true);
-                    self.request(
-                        "PUT",
-                        "PUT",
-                        Body::Payload {
-                            data_offset,
-                            len: size,
-                            head: !self.body_head.is_empty() && self.body_head.len() as u64 <= size,
-                        },
-                        None,
-                        Keep::Xml,
-                        &mut c,
-                    )
-                    .map(|_| c.bytes = size)
-                }
-            }
+            Queued::Put { size, data_offset } => self.put(size, data_offset, &mut c),
             Queued::Get { range } => {
                 self.set_path(true);
                 self.request("GET", "GET", Body::Empty, range, Keep::Drop, &mut c)
@@ -303,24 +284,7 @@ impl S3Client {
                 self.request("HEAD bucket", "HEAD", Body::Empty, None, Keep::None, &mut c)
                     .map(|_| ())
             }
-            Queued::CreateBucket => {
-                self.set_path(false);
-                self.small.clear();
-                let body = if self.opts.region != "us-east-1" {
-                    self.small.extend_from_slice(
-                        format!(
-                            "<CreateBucketConfiguration xmlns=\"http://s3.amazonaws.com/doc/2006-03-01/\"><LocationConstraint>{}</LocationConstraint></CreateBucketConfiguration>",
-                            self.opts.region
-                        )
-                        .as_bytes(),
-                    );
-                    Body::Small { md5: false }
-                } else {
-                    Body::Empty
-                };
-                self.request("CREATE bucket", "PUT", body, None, Keep::Xml, &mut c)
-                    .map(|_| ())
-            }
+            Queued::CreateBucket => self.create_bucket(&mut c),
             Queued::DeleteBucket => {
                 self.set_path(false);
                 self.request(
@@ -338,6 +302,48 @@ impl S3Client {
             c.error = Some(Box::new(e));
         }
         c
+    }
+
+    /// One PUT of `size` bytes of the payload from `data_offset`, or a multipart upload
+    /// when it is over the part size.
+    fn put(
+        &mut self,
+        size: u64,
+        data_offset: u64,
+        c: &mut ObjectCompletion,
+    ) -> Result<(), ObjectError> {
+        if self.opts.part_size.is_some_and(|p| size > p) {
+            return self.multipart_put(size, data_offset, c);
+        }
+        self.set_path(true);
+        let body = Body::Payload {
+            data_offset,
+            len: size,
+            head: !self.body_head.is_empty() && self.body_head.len() as u64 <= size,
+        };
+        self.request("PUT", "PUT", body, None, Keep::Xml, c)
+            .map(|_| c.bytes = size)
+    }
+
+    /// Creates the bucket, in the client's region when it is not us-east-1 (S3's default,
+    /// which refuses a location constraint naming it).
+    fn create_bucket(&mut self, c: &mut ObjectCompletion) -> Result<(), ObjectError> {
+        self.set_path(false);
+        self.small.clear();
+        let body = if self.opts.region != "us-east-1" {
+            self.small.extend_from_slice(
+                format!(
+                    "<CreateBucketConfiguration xmlns=\"http://s3.amazonaws.com/doc/2006-03-01/\"><LocationConstraint>{}</LocationConstraint></CreateBucketConfiguration>",
+                    self.opts.region
+                )
+                .as_bytes(),
+            );
+            Body::Small { md5: false }
+        } else {
+            Body::Empty
+        };
+        self.request("CREATE bucket", "PUT", body, None, Keep::Xml, c)
+            .map(|_| ())
     }
 
     fn delete_many(&mut self, keys: u64, c: &mut ObjectCompletion) -> Result<(), ObjectError> {

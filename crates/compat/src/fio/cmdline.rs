@@ -84,46 +84,52 @@ pub fn parse_args(args: &[String], sources: &dyn Sources) -> Result<Invocation, 
                 _ => (body.to_string(), None),
             },
         };
+        inv.take(key, value, sources)?;
+    }
+    if inv.formats.is_empty() {
+        inv.formats.push(OutputFormat::Normal);
+    }
+    Ok(inv)
+}
+
+impl Invocation {
+    /// Takes one command-line option: iolab's own output and job options here, every
+    /// other option fio's, for the job named last (or the global section before any).
+    fn take(
+        &mut self,
+        key: String,
+        value: Option<String>,
+        sources: &dyn Sources,
+    ) -> Result<(), FioError> {
         let at = format!("command line: --{key}");
         match key.as_str() {
-            "output" => inv.output = Some(need(&at, value)?),
+            "output" => self.output = Some(need(&at, value)?),
             "output-format" => {
                 for f in need(&at, value)?.split(',') {
-                    inv.formats.push(match f.trim() {
-                        "normal" => OutputFormat::Normal,
-                        "json" => OutputFormat::Json,
-                        "json+" => OutputFormat::JsonPlus,
-                        "terse" => OutputFormat::Terse,
-                        other => {
-                            return Err(FioError::at(
-                                &at,
-                                format!("'{other}' is not an output format: use normal, json, json+ or terse"),
-                            ));
-                        }
-                    });
+                    self.formats.push(output_format(f.trim(), &at)?);
                 }
             }
-            "minimal" => inv.formats.push(OutputFormat::Terse),
-            "parse-only" => inv.parse_only = true,
+            "minimal" => self.formats.push(OutputFormat::Terse),
+            "parse-only" => self.parse_only = true,
             "status-interval" => {
                 let v = need(&at, value)?;
                 let secs = super::values::time(&v)
                     .map_err(|m| FioError::at(&at, m))?
                     .as_secs_f64()
                     .round() as u64;
-                inv.status_interval = Some(secs.max(1));
+                self.status_interval = Some(secs.max(1));
             }
             "eta" | "eta-newline" => {} // the progress display is iolab's own
             "name" => {
                 let v = need(&at, value)?;
-                let mut options = inv.global.clone();
+                let mut options = self.global.clone();
                 options.push(RawOption {
                     key: "name".into(),
                     value: Some(v.clone()),
                     at: at.clone(),
                 });
-                inv.jobs.push(Section {
-                    globals: inv.global.len(),
+                self.jobs.push(Section {
+                    globals: self.global.len(),
                     name: v,
                     options,
                     at,
@@ -135,17 +141,30 @@ pub fn parse_args(args: &[String], sources: &dyn Sources) -> Result<Invocation, 
                     None => key.clone(),
                 };
                 let option = parse_option(&text, &at, sources)?;
-                match inv.jobs.last_mut() {
+                match self.jobs.last_mut() {
                     Some(job) => job.options.push(option),
-                    None => inv.global.push(option),
+                    None => self.global.push(option),
                 }
             }
         }
+        Ok(())
     }
-    if inv.formats.is_empty() {
-        inv.formats.push(OutputFormat::Normal);
-    }
-    Ok(inv)
+}
+
+/// One of --output-format's comma-separated formats.
+fn output_format(name: &str, at: &str) -> Result<OutputFormat, FioError> {
+    Ok(match name {
+        "normal" => OutputFormat::Normal,
+        "json" => OutputFormat::Json,
+        "json+" => OutputFormat::JsonPlus,
+        "terse" => OutputFormat::Terse,
+        other => {
+            return Err(FioError::at(
+                at,
+                format!("'{other}' is not an output format: use normal, json, json+ or terse"),
+            ));
+        }
+    })
 }
 
 fn need(at: &str, value: Option<String>) -> Result<String, FioError> {

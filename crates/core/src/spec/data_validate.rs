@@ -177,9 +177,32 @@ impl DataSpec {
         Ok(())
     }
 
-    /// Ratios of 1 or more, only for writes of iolab's own pattern (a verify block or
-    /// IOR's words are what they are).
+    /// Data reduction and buffer contents: ratios of 1 or more, only for writes of
+    /// iolab's own pattern (a verify block or IOR's words are what they are); a buffer
+    /// pattern alone; a pattern --verify can check; a dedupe unit of whole 512-byte blocks.
     fn validate_reduction(&self) -> Result<(), SpecError> {
+        self.validate_ratios()?;
+        self.validate_buffer_pattern()?;
+        if self.verify && self.pattern == DataPattern::Zeros {
+            return Err(SpecError::new(
+                "--pattern",
+                "zeros cannot be verified: every block is the same",
+            ));
+        }
+        if self.verify && self.pattern.is_fio() {
+            return Err(SpecError::new(
+                "--pattern",
+                "fio's data cannot be verified: its buffers hold no block's place (use --pattern iolab with --verify)",
+            ));
+        }
+        if self.compress_chunk.is_some_and(|c| c.get() == 0) {
+            return Err(SpecError::new("--compress-chunk", "must be larger than 0"));
+        }
+        self.validate_dedupe_unit()
+    }
+
+    /// --compress-ratio and --dedupe-ratio: 1 to 1000, for writes of iolab's pattern.
+    fn validate_ratios(&self) -> Result<(), SpecError> {
         for (option, ratio) in [
             ("--compress-ratio", self.compress_ratio),
             ("--dedupe-ratio", self.dedupe_ratio),
@@ -225,6 +248,12 @@ impl DataSpec {
                 return Err(SpecError::new(option, format!("cannot be combined: {why}")));
             }
         }
+        Ok(())
+    }
+
+    /// --buffer-pattern: a pattern fio would take, for writes, with nothing else deciding
+    /// what the blocks hold.
+    fn validate_buffer_pattern(&self) -> Result<(), SpecError> {
         if let Some(p) = &self.buffer_pattern {
             let bad = |why: String| SpecError::new("--buffer-pattern", why);
             crate::pattern::parse_buffer_pattern(p).map_err(bad)?;
@@ -246,21 +275,11 @@ impl DataSpec {
                 )));
             }
         }
-        if self.verify && self.pattern == DataPattern::Zeros {
-            return Err(SpecError::new(
-                "--pattern",
-                "zeros cannot be verified: every block is the same",
-            ));
-        }
-        if self.verify && self.pattern.is_fio() {
-            return Err(SpecError::new(
-                "--pattern",
-                "fio's data cannot be verified: its buffers hold no block's place (use --pattern iolab with --verify)",
-            ));
-        }
-        if self.compress_chunk.is_some_and(|c| c.get() == 0) {
-            return Err(SpecError::new("--compress-chunk", "must be larger than 0"));
-        }
+        Ok(())
+    }
+
+    /// --dedupe-unit: whole 512-byte blocks, no larger than the smallest write.
+    fn validate_dedupe_unit(&self) -> Result<(), SpecError> {
         if let Some(unit) = self.dedupe_unit {
             let bad = |why: String| SpecError::new("--dedupe-unit", why);
             if unit.get() == 0 || !unit.get().is_multiple_of(512) {

@@ -161,22 +161,17 @@ impl S3Client {
     ) -> Result<Vec<String>, ObjectError> {
         let parts = size.div_ceil(part);
         let senders = (u64::from(self.opts.part_concurrency).min(parts)) as usize;
-        while self.helpers.len() < senders {
-            let i = self.helpers.len();
-            let mut o = self.opts.clone();
-            o.part_size = None;
-            o.part_concurrency = 1;
-            o.first_endpoint = self.next_endpoint + i;
-            o.seed = iolab_core::rng::mix(&[self.opts.seed, i as u64 + 1]);
-            let h = S3Client::with_payload(o, self.payload.clone())?;
-            self.helpers.push(h);
-        }
-        for h in &mut self.helpers {
-            h.body_head.clone_from(&self.body_head);
-        }
-        let next = AtomicU64::new(1);
-        let failed = AtomicBool::new(false);
-        let etags = Mutex::new(vec![String::new(); parts as usize]);
+        self.start_helpers(senders)?;
+        let queue = PartQueue {
+            next: AtomicU64::new(1),
+            failed: AtomicBool::new(false),
+            etags: Mutex::new(vec![String::new(); parts as usize]),
+            parts,
+            size,
+            part,
+            data_offset,
+            id,
+        };
         let key = &self.key;
         let path = &self.path;
         let ended: Vec<(ObjectCompletion, Option<ObjectError>)> = std::thread::scope(|s| {
@@ -185,29 +180,8 @@ impl S3Client {
                 .map(|h| {
                     h.key.clone_from(key);
                     h.path.clone_from(path);
-                    let (next, failed, etags) = (&next, &failed, &etags);
-                    s.spawn(move || {
-                        let mut hc = ObjectCompletion::default();
-                        while !failed.load(Ordering::Relaxed) {
-                            let n = next.fetch_add(1, Ordering::Relaxed);
-                            if n > parts {
-                                break;
-                            }
-                            let (len, body_offset) = part_of(n, size, part, data_offset);
-                            match h.send_part(n, id, len, body_offset, &mut hc) {
-                                Ok(etag) => {
-                                    if let Ok(mut e) = etags.lock() {
-                                        e[n as usize - 1] = etag;
-                                    }
-                                }
-                                Err(e) => {
-                                    failed.store(true, Ordering::Relaxed);
-                                    return (hc, Some(e));
-                                }
-                            }
-                        }
-                        (hc, None)
-                    })
+                    let queue = &queue;
+                    s.spawn(move || queue.send(h))
                 })
                 .collect();
             running
@@ -220,6 +194,40 @@ impl S3Client {
                 })
                 .collect()
         });
+        match self.fold_helpers(ended, c) {
+            Some(e) => Err(e),
+            None => Ok(queue.etags.into_inner().unwrap_or_default()),
+        }
+    }
+
+    /// At least `senders` part senders, each a client of its own (its own connections,
+    /// starting at the next endpoints) sharing this one's payload and body head.
+    fn start_helpers(&mut self, senders: usize) -> Result<(), ObjectError> {
+        while self.helpers.len() < senders {
+            let i = self.helpers.len();
+            let mut o = self.opts.clone();
+            o.part_size = None;
+            o.part_concurrency = 1;
+            o.first_endpoint = self.next_endpoint + i;
+            o.seed = iolab_core::rng::mix(&[self.opts.seed, i as u64 + 1]);
+            let h = S3Client::with_payload(o, self.payload.clone())?;
+            self.helpers.push(h);
+        }
+        // A first part a helper sends opens with the body head, as this client's would.
+        for h in &mut self.helpers {
+            h.body_head.clone_from(&self.body_head);
+        }
+        Ok(())
+    }
+
+    /// Adds what the first `ended.len()` helpers did to `c`, and their statuses to this
+    /// client's; the first error among them.
+    fn fold_helpers(
+        &mut self,
+        ended: Vec<(ObjectCompletion, Option<ObjectError>)>,
+        c: &mut ObjectCompletion,
+    ) -> Option<ObjectError> {
+        let senders = ended.len();
         let mut first_error = None;
         for (hc, e) in ended {
             c.bytes += hc.bytes;
@@ -236,9 +244,46 @@ impl S3Client {
                 self.add_status(status, n);
             }
         }
-        match first_error {
-            Some(e) => Err(e),
-            None => Ok(etags.into_inner().unwrap_or_default()),
+        first_error
+    }
+}
+
+/// The parts of one upload, taken in turn by the helpers: the next part number, whether
+/// one failed (then all stop), each part's ETag in part order.
+struct PartQueue<'a> {
+    next: AtomicU64,
+    failed: AtomicBool,
+    etags: Mutex<Vec<String>>,
+    parts: u64,
+    size: u64,
+    part: u64,
+    data_offset: u64,
+    id: &'a str,
+}
+
+impl PartQueue<'_> {
+    /// Sends the next parts on `h` until none is left or one failed anywhere: what it
+    /// sent, and its error.
+    fn send(&self, h: &mut S3Client) -> (ObjectCompletion, Option<ObjectError>) {
+        let mut hc = ObjectCompletion::default();
+        while !self.failed.load(Ordering::Relaxed) {
+            let n = self.next.fetch_add(1, Ordering::Relaxed);
+            if n > self.parts {
+                break;
+            }
+            let (len, body_offset) = part_of(n, self.size, self.part, self.data_offset);
+            match h.send_part(n, self.id, len, body_offset, &mut hc) {
+                Ok(etag) => {
+                    if let Ok(mut e) = self.etags.lock() {
+                        e[n as usize - 1] = etag;
+                    }
+                }
+                Err(e) => {
+                    self.failed.store(true, Ordering::Relaxed);
+                    return (hc, Some(e));
+                }
+            }
         }
+        (hc, None)
     }
 }

@@ -30,6 +30,13 @@ impl TrainConfig {
 
     /// The checks that need no dataset and no job size.
     pub fn validate(&self) -> Result<(), SpecError> {
+        self.validate_shape()?;
+        self.validate_run()?;
+        self.validate_reads()
+    }
+
+    /// The dataset's shape: batch, files, samples and their sizes.
+    fn validate_shape(&self) -> Result<(), SpecError> {
         if self.batch_size == 0 {
             return Err(SpecError::new("--batch-size", "must be at least 1"));
         }
@@ -71,6 +78,12 @@ impl TrainConfig {
                 ),
             ));
         }
+        Ok(())
+    }
+
+    /// The run's threads, accelerators, epochs, steps, transfers, AU threshold and the
+    /// dataset's subfolders.
+    fn validate_run(&self) -> Result<(), SpecError> {
         if self.read_threads == 0 || self.read_threads > 256 {
             return Err(SpecError::new(
                 "--read-threads",
@@ -116,7 +129,7 @@ impl TrainConfig {
         if self.subfolders > 100_000 {
             return Err(SpecError::new("--subfolders", "must be at most 100000"));
         }
-        self.validate_reads()
+        Ok(())
     }
 
     /// The readers' backend and queue depth.
