@@ -287,18 +287,7 @@ fn phase_of(
         let c = OpCount { ops: n, bytes };
         OpResult::new(kind, c, c, f.duration, f.duration, 0, h.clone())
     };
-    let mut p = iolab_suites::train::whole_phase(
-        name,
-        OpKind::Read,
-        OpCount::default(),
-        f.duration,
-        Default::default(),
-        serde_json::to_value(settings).unwrap_or_default(),
-        t.started_at_ms,
-        (rt.comm.size(), settings.workers()),
-    );
-    p.repetition = i as u32;
-    p.ops = vec![
+    let ops = vec![
         op(
             OpKind::Read,
             f.storage.reads,
@@ -312,6 +301,15 @@ fn phase_of(
             &t.storage.write,
         ),
     ];
+    let mut p = iolab_suites::train::whole_phase(
+        name,
+        ops,
+        f.duration,
+        serde_json::to_value(settings).unwrap_or_default(),
+        t.started_at_ms,
+        (rt.comm.size(), settings.workers()),
+    );
+    p.repetition = i as u32;
     p.timeline = t.timeline.clone();
     for (name, v) in f.scored() {
         p.extra.insert(name.to_string(), v);

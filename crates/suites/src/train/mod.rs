@@ -22,21 +22,17 @@ pub use run::{LiveStep, TrainHooks, TrainOutcome, train_epochs};
 
 use std::collections::BTreeMap;
 
-use iolab_core::LatencyHistogram;
-use iolab_core::result::{OpCount, OpKind, OpResult, PhaseKind, PhaseResult, Timeline};
+use iolab_core::result::{OpResult, PhaseKind, PhaseResult, Timeline};
 use iolab_core::rng::Rng;
 use iolab_core::units::Nanos;
 
-/// A phase of one operation timed as a whole (no per-second timeline, every count
-/// within the stonewall): what a training epoch, a dataset generation and a checkpoint
-/// round store. Params, figures, CPU and the rest are the caller's to fill in.
-#[allow(clippy::too_many_arguments)]
+/// A phase of `ops` timed as a whole (no per-second timeline, every count within the
+/// stonewall): what a KV cache trial stores. Params, figures, CPU and the rest are the
+/// caller's to fill in.
 pub fn whole_phase(
     name: String,
-    op: OpKind,
-    count: OpCount,
+    ops: Vec<OpResult>,
     elapsed: Nanos,
-    histogram: LatencyHistogram,
     spec: serde_json::Value,
     started_at_ms: i64,
     (ranks, workers): (u32, u32),
@@ -53,9 +49,7 @@ pub fn whole_phase(
         workers,
         elapsed,
         first_done: elapsed,
-        ops: vec![OpResult::new(
-            op, count, count, elapsed, elapsed, 0, histogram,
-        )],
+        ops,
         timeline: Timeline::default(),
         cpu: Default::default(),
         per_rank: Vec::new(),
