@@ -449,4 +449,6 @@ fn the_engines_public_items_are_the_ones_docs_architecture_lists() {
     );
 }
 
+mod allowances;
 mod lengths;
+mod over_80;
