@@ -126,6 +126,30 @@ pub(crate) struct ReadyJob<'a> {
     pub opts: &'a DataOptions,
 }
 
+/// A data phase's name, parameters and `warnings`, as stored; with `read_shift`, which
+/// rank's data each rank read (the resolved shift, default or asked for).
+fn data_phase_meta(
+    spec: &DataSpec,
+    ranks: u32,
+    read_shift: u32,
+    opts: &DataOptions,
+    warnings: Vec<String>,
+) -> PhaseMeta {
+    let mut params = params_of(spec, ranks);
+    if spec.rw.reads() && read_shift > 0 {
+        params.insert("read_shift".into(), read_shift.to_string());
+    }
+    params.extend(opts.params.clone());
+    PhaseMeta {
+        name: opts.name.clone().unwrap_or_else(|| spec.name()),
+        kind: Some(PhaseKind::Data),
+        params,
+        repetition: opts.repetition,
+        spec: serde_json::to_value(spec).unwrap_or_default(),
+        warnings,
+    }
+}
+
 impl<'a> ReadyJob<'a> {
     /// Everything before the timed phase. Collective.
     pub(crate) fn new(
@@ -179,21 +203,7 @@ impl<'a> ReadyJob<'a> {
             warnings.push(w);
         }
         read_cache(comm, &plan, &spec, &data_target, opts, &mut warnings)?;
-        let name = opts.name.clone().unwrap_or_else(|| spec.name());
-        let mut params = params_of(&spec, comm.size());
-        // Which rank's data each rank read: the resolved shift, default or asked for.
-        if spec.rw.reads() && ctx.read_shift > 0 {
-            params.insert("read_shift".into(), ctx.read_shift.to_string());
-        }
-        params.extend(opts.params.clone());
-        let meta = PhaseMeta {
-            name,
-            kind: Some(PhaseKind::Data),
-            params,
-            repetition: opts.repetition,
-            spec: serde_json::to_value(&spec).unwrap_or_default(),
-            warnings,
-        };
+        let meta = data_phase_meta(&spec, comm.size(), ctx.read_shift, opts, warnings);
         let counts = plan
             .workers
             .iter()

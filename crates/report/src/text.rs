@@ -192,62 +192,34 @@ fn render_total(p: &PhaseResult) -> String {
     )
 }
 
-pub fn render_phase(p: &PhaseResult) -> String {
-    let mut out = String::new();
-    let _ = writeln!(
-        out,
-        "{}{}",
-        phase_header(p),
-        if p.interrupted { "  [interrupted]" } else { "" }
+/// The phase's CPU line; none for imported results (an IO500 directory), which carry no
+/// CPU figures: no line rather than 0%.
+fn cpu_line(p: &PhaseResult) -> String {
+    if !cpu_measured(&p.cpu) {
+        return String::new();
+    }
+    let mut out = format!(
+        "  cpu: usr {:.1}% sys {:.1}% of one CPU",
+        p.cpu.user_percent(),
+        p.cpu.system_percent(),
     );
-    for op in &p.ops {
-        out.push_str(&render_op(p, op));
-    }
-    out.push_str(&render_total(p));
-    // A summary of figures kept elsewhere (a targets run's statistics) is not empty.
-    if p.ops.is_empty() && p.extra.is_empty() {
-        let _ = writeln!(out, "  no operations completed");
-    }
-    out.push_str(&first_done_line(p));
-    if let Some(pause) = p.pause() {
-        out.push_str(&pause_line(&pause));
-    }
-    // Imported results (an IO500 directory) carry no CPU figures: no line rather than 0%.
-    if cpu_measured(&p.cpu) {
+    // A row that does not know its CPUs (a target within a run) says nothing of them.
+    if p.cpu.cpus > 0 {
         let _ = write!(
             out,
-            "  cpu: usr {:.1}% sys {:.1}% of one CPU",
-            p.cpu.user_percent(),
-            p.cpu.system_percent(),
-        );
-        // A row that does not know its CPUs (a target within a run) says nothing of them.
-        if p.cpu.cpus > 0 {
-            let _ = write!(
-                out,
-                " ({:.1}% of {} CPUs)",
-                p.cpu.percent_of_all(),
-                p.cpu.cpus
-            );
-        }
-        out.push('\n');
-    }
-    out.push_str(&render_spread(p));
-    if p.kind == PhaseKind::Object {
-        for line in crate::object::object_lines(p) {
-            let _ = writeln!(out, "  {line}");
-        }
-    }
-    for (k, v) in &crate::phase_figures::listed(p) {
-        if p.kind == PhaseKind::Object && crate::object::shown(k) {
-            continue;
-        }
-        let _ = writeln!(
-            out,
-            "  {}: {}",
-            crate::extra::label(k),
-            crate::extra::value(k, *v)
+            " ({:.1}% of {} CPUs)",
+            p.cpu.percent_of_all(),
+            p.cpu.cpus
         );
     }
+    out.push('\n');
+    out
+}
+
+/// The phase's error and verify failure counts, and the first few errors kept with
+/// their details.
+fn error_lines(p: &PhaseResult) -> String {
+    let mut out = String::new();
     if p.error_count > 0 {
         let _ = writeln!(out, "  ERRORS: {}", p.error_count);
     }
@@ -268,6 +240,48 @@ pub fn render_phase(p: &PhaseResult) -> String {
     if shown > 0 && counted > shown {
         let _ = writeln!(out, "    and {} more", counted - shown);
     }
+    out
+}
+
+pub fn render_phase(p: &PhaseResult) -> String {
+    let mut out = String::new();
+    let _ = writeln!(
+        out,
+        "{}{}",
+        phase_header(p),
+        if p.interrupted { "  [interrupted]" } else { "" }
+    );
+    for op in &p.ops {
+        out.push_str(&render_op(p, op));
+    }
+    out.push_str(&render_total(p));
+    // A summary of figures kept elsewhere (a targets run's statistics) is not empty.
+    if p.ops.is_empty() && p.extra.is_empty() {
+        let _ = writeln!(out, "  no operations completed");
+    }
+    out.push_str(&first_done_line(p));
+    if let Some(pause) = p.pause() {
+        out.push_str(&pause_line(&pause));
+    }
+    out.push_str(&cpu_line(p));
+    out.push_str(&render_spread(p));
+    if p.kind == PhaseKind::Object {
+        for line in crate::object::object_lines(p) {
+            let _ = writeln!(out, "  {line}");
+        }
+    }
+    for (k, v) in &crate::phase_figures::listed(p) {
+        if p.kind == PhaseKind::Object && crate::object::shown(k) {
+            continue;
+        }
+        let _ = writeln!(
+            out,
+            "  {}: {}",
+            crate::extra::label(k),
+            crate::extra::value(k, *v)
+        );
+    }
+    out.push_str(&error_lines(p));
     for w in &p.warnings {
         let _ = writeln!(out, "  warning: {w}");
     }

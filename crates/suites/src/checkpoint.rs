@@ -364,50 +364,13 @@ pub fn run_checkpoints(
             let dropped = io.flush(mine.clone()).is_ok();
             out.cache_dropped = Some(comm.all_ok(dropped));
         }
-        let done = Mutex::new(Vec::new());
-        let hook = Rounds {
-            comm,
-            count,
-            interrupt,
-            done: &done,
-            began: Mutex::new(Nanos::ZERO),
-            rounds: Mutex::new(Vec::new()),
-            interrupted: AtomicBool::new(false),
-            first_began: Mutex::new(None),
-            last_end: Mutex::new(None),
-        };
-        let name = if write {
-            "checkpoint-write"
-        } else {
-            "checkpoint-read"
-        };
-        let step_spec = StepPhaseSpec {
-            name: name.into(),
-            spec: serde_json::to_value(spec).unwrap_or_default(),
-            workers: (mine.end - mine.start) as usize,
-        };
-        let env = Env::new(comm, interrupt);
-        let run = run_steps(
-            &env,
-            &MonotonicClock,
-            &step_spec,
-            &hook,
-            |i, start, meeting| io.worker(mine.start + i as u64, start, meeting, count, &done),
-        )
-        .map_err(|e| AiError::Setup(e.to_string()))?;
-        if run.errors > 0 {
-            let first = run.result.errors.first().map(|e| e.message.clone());
-            return Err(AiError::Io(first.unwrap_or_else(|| {
-                "another rank failed its checkpoint I/O".into()
-            })));
-        }
-        out.interrupted |= hook.interrupted.load(Ordering::Relaxed) || run.interrupted;
-        let (first_began, last_end) = hook.first_and_last();
-        let rounds = hook.rounds.into_inner().unwrap_or_default();
+        let d = run_direction(comm, &io, &mine, count, interrupt)?;
+        out.interrupted |= d.interrupted;
         if comm.rank() == 0 {
             out.phases
-                .push(round_phase(shape, &rounds, run.result, out.interrupted));
+                .push(round_phase(shape, &d.rounds, d.phase, out.interrupted));
         }
+        let (first_began, last_end, rounds) = (d.first_began, d.last_end, d.rounds);
         if write {
             writes_end = last_end;
             out.writes = rounds;
@@ -423,6 +386,73 @@ pub fn run_checkpoints(
         }
     }
     Ok(out)
+}
+
+/// What one direction's step phase gave: the engine's phase, the rounds, whether it was
+/// interrupted, when its first round began and its last ended.
+struct Direction {
+    phase: PhaseResult,
+    rounds: Vec<Round>,
+    interrupted: bool,
+    first_began: Option<Nanos>,
+    last_end: Option<Nanos>,
+}
+
+/// `count` checkpoints of one direction (`io.write`) as a step phase of the engine, a
+/// worker per simulated rank of `mine`. An I/O error on any rank fails it on all.
+fn run_direction(
+    comm: &dyn Comm,
+    io: &RankIo<'_>,
+    mine: &std::ops::Range<u64>,
+    count: u32,
+    interrupt: &AtomicBool,
+) -> Result<Direction, AiError> {
+    let done = Mutex::new(Vec::new());
+    let hook = Rounds {
+        comm,
+        count,
+        interrupt,
+        done: &done,
+        began: Mutex::new(Nanos::ZERO),
+        rounds: Mutex::new(Vec::new()),
+        interrupted: AtomicBool::new(false),
+        first_began: Mutex::new(None),
+        last_end: Mutex::new(None),
+    };
+    let name = if io.write {
+        "checkpoint-write"
+    } else {
+        "checkpoint-read"
+    };
+    let step_spec = StepPhaseSpec {
+        name: name.into(),
+        spec: serde_json::to_value(io.spec).unwrap_or_default(),
+        workers: (mine.end - mine.start) as usize,
+    };
+    let env = Env::new(comm, interrupt);
+    let run = run_steps(
+        &env,
+        &MonotonicClock,
+        &step_spec,
+        &hook,
+        |i, start, meeting| io.worker(mine.start + i as u64, start, meeting, count, &done),
+    )
+    .map_err(|e| AiError::Setup(e.to_string()))?;
+    if run.errors > 0 {
+        let first = run.result.errors.first().map(|e| e.message.clone());
+        return Err(AiError::Io(first.unwrap_or_else(|| {
+            "another rank failed its checkpoint I/O".into()
+        })));
+    }
+    let interrupted = hook.interrupted.load(Ordering::Relaxed) || run.interrupted;
+    let (first_began, last_end) = hook.first_and_last();
+    Ok(Direction {
+        phase: run.result,
+        rounds: hook.rounds.into_inner().unwrap_or_default(),
+        interrupted,
+        first_began,
+        last_end,
+    })
 }
 
 /// The stored phase of one direction: the engine's, with the checkpoints' figures.

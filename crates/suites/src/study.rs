@@ -320,50 +320,15 @@ pub fn estimate(
                 continue;
             }
         };
-        // Saturating throughout: an estimate of 16 EiB is refused by the space check
-        // with the figure; an overflow panicked (debug) or wrapped to a small need.
-        let workers = u64::from(spec.threads) * u64::from(ranks.max(1));
-        let target = DataTarget::Dir(".".into());
-        let sum = |s: Vec<u64>| s.iter().fold(0u64, |a, b| a.saturating_add(*b));
-        let blocks: u64 = match spec.size {
-            // Every worker moves --size: one share times the workers, without a vector
-            // of a share per worker (a plan for a million ranks of 4096 threads).
-            Some(_) => shares(spec, &target, 1)
-                .map(|s| sum(s).saturating_mul(workers))
-                .unwrap_or(0),
-            None => shares(spec, &target, workers.min(1 << 20) as u32)
-                .map(sum)
-                .unwrap_or(0),
-        };
-        let data_bytes = blocks.saturating_mul(spec.block_size.get());
-        let (time, time_based) = match spec.runtime.or(spec.stonewall) {
-            Some(t) => (t.nanos(), spec.runtime.is_some()),
-            None => {
-                let by_bytes = data_bytes as f64 / bandwidth.get().max(1.0);
-                let by_ios = blocks as f64 / iops.max(1.0);
-                (Nanos((by_bytes.max(by_ios) * 1e9) as u64), false)
-            }
-        };
+        let e = estimate_data(spec, ranks, bandwidth, iops);
         if group != Some((p.point, p.repetition)) {
             group = Some((p.point, p.repetition));
             group_bytes = 0;
         }
-        // The null backend stores nothing.
-        let data_bytes = if spec.backend == BackendKind::Null {
-            0
-        } else {
-            data_bytes
-        };
         // Phases of a point share files when they have the same shape; count the largest.
-        group_bytes = group_bytes.max(data_bytes);
+        group_bytes = group_bytes.max(e.data_bytes);
         capacity = capacity.max(group_bytes);
-        out.push(PhaseEstimate {
-            data_bytes,
-            time,
-            time_based,
-            files: 0,
-            dirs: 0,
-        });
+        out.push(e);
     }
     let time = Nanos(out.iter().fold(0u64, |a, e| a.saturating_add(e.time.0)));
     Ok(StudyEstimate {
@@ -371,6 +336,54 @@ pub fn estimate(
         capacity,
         time,
     })
+}
+
+/// A data phase: the bytes its files hold (none on the null backend) and its time, the
+/// runtime when time based, else its bytes at `bandwidth` or its I/Os at `iops`,
+/// whichever is slower.
+fn estimate_data(
+    spec: &iolab_core::spec::DataSpec,
+    ranks: u32,
+    bandwidth: BytesPerSec,
+    iops: f64,
+) -> PhaseEstimate {
+    // Saturating throughout: an estimate of 16 EiB is refused by the space check
+    // with the figure; an overflow panicked (debug) or wrapped to a small need.
+    let workers = u64::from(spec.threads) * u64::from(ranks.max(1));
+    let target = DataTarget::Dir(".".into());
+    let sum = |s: Vec<u64>| s.iter().fold(0u64, |a, b| a.saturating_add(*b));
+    let blocks: u64 = match spec.size {
+        // Every worker moves --size: one share times the workers, without a vector
+        // of a share per worker (a plan for a million ranks of 4096 threads).
+        Some(_) => shares(spec, &target, 1)
+            .map(|s| sum(s).saturating_mul(workers))
+            .unwrap_or(0),
+        None => shares(spec, &target, workers.min(1 << 20) as u32)
+            .map(sum)
+            .unwrap_or(0),
+    };
+    let data_bytes = blocks.saturating_mul(spec.block_size.get());
+    let (time, time_based) = match spec.runtime.or(spec.stonewall) {
+        Some(t) => (t.nanos(), spec.runtime.is_some()),
+        None => {
+            let by_bytes = data_bytes as f64 / bandwidth.get().max(1.0);
+            let by_ios = blocks as f64 / iops.max(1.0);
+            (Nanos((by_bytes.max(by_ios) * 1e9) as u64), false)
+        }
+    };
+    // The null backend stores nothing.
+    let data_bytes = if spec.backend == BackendKind::Null {
+        0
+    } else {
+        data_bytes
+    };
+    PhaseEstimate {
+        data_bytes,
+        time,
+        time_based,
+        files: 0,
+        dirs: 0,
+    }
 }
 
 /// A metadata phase: its files' bytes, and the create stonewall plus every operation over

@@ -185,79 +185,21 @@ pub fn render_logs(opts: &LogOptions, clones: &[CloneLog<'_>]) -> Vec<(String, S
                 format!("{prefix}_{kind}.{}.log", c.number)
             }
         };
-        let windows = windows(c, window);
-        let elapsed_ms = c.elapsed.0 / 1_000_000;
-        let prio = if opts.prio { "0x0000" } else { "0" };
-        let line = |t: u64, v: u64, dir: usize| {
-            let t = t + c.epoch_ms;
-            if opts.offset {
-                format!("{t}, {v}, {dir}, 0, 0, {prio}\n")
-            } else {
-                format!("{t}, {v}, {dir}, 0, {prio}\n")
-            }
-        };
-        // Rates over whole windows that moved data, as fio's __add_samples.
-        let rate = |pick: fn(&Window) -> u64, per: u64| -> String {
-            let mut out = String::new();
-            for (j, w) in windows.iter().enumerate() {
-                let end = (j as u64 + 1) * window;
-                if end > elapsed_ms {
-                    break;
-                }
-                for (dir, d) in w.iter().enumerate() {
-                    let v = pick(d);
-                    if v > 0 {
-                        out.push_str(&line(end, v * 1000 / window / per, dir));
-                    }
-                }
-            }
-            out
+        let log = Samples {
+            opts,
+            epoch_ms: c.epoch_ms,
+            windows: windows(c, window),
+            window,
+            elapsed_ms: c.elapsed.0 / 1_000_000,
         };
         if let Some(p) = &opts.bw {
-            add(name(p, "bw"), rate(|w| w.bytes, 1024));
+            add(name(p, "bw"), log.rate(|w| w.bytes, 1024));
         }
         if let Some(p) = &opts.iops {
-            add(name(p, "iops"), rate(|w| w.ops, 1));
+            add(name(p, "iops"), log.rate(|w| w.ops, 1));
         }
         if let Some(p) = &opts.lat {
-            let mut lat = String::new();
-            let mut windows = windows.clone();
-            // fio writes what completed after its last whole window with the one before
-            // it at the job's end: a last window of less than half its length joins the
-            // window before.
-            let whole = (elapsed_ms / window) as usize;
-            if windows.len() > whole && whole > 0 && elapsed_ms - whole as u64 * window < window / 2
-            {
-                let tail = windows.split_off(whole);
-                for t in tail {
-                    for (dir, d) in t.iter().enumerate() {
-                        let w = &mut windows[whole - 1][dir];
-                        w.ops += d.ops;
-                        w.bytes += d.bytes;
-                        w.latency_sum += d.latency_sum;
-                        w.latency_max = w.latency_max.max(d.latency_max);
-                    }
-                }
-            }
-            let last = windows.len();
-            for (j, w) in windows.iter().enumerate() {
-                let end = if j + 1 == last {
-                    elapsed_ms.max(1)
-                } else {
-                    (j as u64 + 1) * window
-                };
-                for (dir, d) in w.iter().enumerate() {
-                    if d.ops == 0 {
-                        continue;
-                    }
-                    let v = if opts.max_value {
-                        d.latency_max
-                    } else {
-                        (d.latency_sum as f64 / d.ops as f64 + 0.5) as u64
-                    };
-                    lat.push_str(&line(end, v, dir));
-                }
-            }
+            let lat = log.latency();
             // iolab times issue to completion (fio's lat, and its clat); it has no
             // submission time, so the slat log is empty, as fio's for psync.
             add(name(p, "lat"), lat.clone());
@@ -266,6 +208,97 @@ pub fn render_logs(opts: &LogOptions, clones: &[CloneLog<'_>]) -> Vec<(String, S
         }
     }
     files
+}
+
+/// One clone's windows and how fio writes their samples.
+struct Samples<'a> {
+    opts: &'a LogOptions,
+    epoch_ms: u64,
+    windows: Vec<[Window; 2]>,
+    window: u64,
+    elapsed_ms: u64,
+}
+
+impl Samples<'_> {
+    /// A sample line as fio writes it: time in ms (from the job's start, or since the
+    /// Unix epoch with log_unix_epoch), value, direction, block size (0), with
+    /// log_offset an offset (0), and the priority.
+    fn line(&self, t: u64, v: u64, dir: usize) -> String {
+        let t = t + self.epoch_ms;
+        let prio = if self.opts.prio { "0x0000" } else { "0" };
+        if self.opts.offset {
+            format!("{t}, {v}, {dir}, 0, 0, {prio}\n")
+        } else {
+            format!("{t}, {v}, {dir}, 0, {prio}\n")
+        }
+    }
+
+    /// Rates over whole windows that moved data, as fio's __add_samples: `pick` of a
+    /// window per second, over `per`.
+    fn rate(&self, pick: fn(&Window) -> u64, per: u64) -> String {
+        let mut out = String::new();
+        for (j, w) in self.windows.iter().enumerate() {
+            let end = (j as u64 + 1) * self.window;
+            if end > self.elapsed_ms {
+                break;
+            }
+            for (dir, d) in w.iter().enumerate() {
+                let v = pick(d);
+                if v > 0 {
+                    out.push_str(&self.line(end, v * 1000 / self.window / per, dir));
+                }
+            }
+        }
+        out
+    }
+
+    /// The mean (or with log_max_value the largest) latency of each window that
+    /// completed I/O, the last one ending at the job's end.
+    fn latency(&self) -> String {
+        let mut lat = String::new();
+        let windows = self.with_short_tail_joined();
+        let last = windows.len();
+        for (j, w) in windows.iter().enumerate() {
+            let end = if j + 1 == last {
+                self.elapsed_ms.max(1)
+            } else {
+                (j as u64 + 1) * self.window
+            };
+            for (dir, d) in w.iter().enumerate() {
+                if d.ops == 0 {
+                    continue;
+                }
+                let v = if self.opts.max_value {
+                    d.latency_max
+                } else {
+                    (d.latency_sum as f64 / d.ops as f64 + 0.5) as u64
+                };
+                lat.push_str(&self.line(end, v, dir));
+            }
+        }
+        lat
+    }
+
+    /// fio writes what completed after its last whole window with the one before it at
+    /// the job's end: a last window of less than half its length joins the window before.
+    fn with_short_tail_joined(&self) -> Vec<[Window; 2]> {
+        let (window, elapsed_ms) = (self.window, self.elapsed_ms);
+        let mut windows = self.windows.clone();
+        let whole = (elapsed_ms / window) as usize;
+        if windows.len() > whole && whole > 0 && elapsed_ms - whole as u64 * window < window / 2 {
+            let tail = windows.split_off(whole);
+            for t in tail {
+                for (dir, d) in t.iter().enumerate() {
+                    let w = &mut windows[whole - 1][dir];
+                    w.ops += d.ops;
+                    w.bytes += d.bytes;
+                    w.latency_sum += d.latency_sum;
+                    w.latency_max = w.latency_max.max(d.latency_max);
+                }
+            }
+        }
+        windows
+    }
 }
 
 /// A clone's timeline in windows of `window` ms: per window, read and write.

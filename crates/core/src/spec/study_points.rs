@@ -88,6 +88,9 @@ pub(super) fn sweep_points(sweep: &SweepSpec) -> Result<Vec<Map<String, Value>>,
     Ok(points)
 }
 
+/// One phase of a study at one point of its sweep: the study's defaults, the sweep's,
+/// the point's values and the phase's own options, scaled by --scale, then --set; parsed
+/// and checked as its kind's spec.
 pub(super) fn resolve_phase(
     study_defaults: &Map<String, Value>,
     sweep_defaults: &Map<String, Value>,
@@ -125,24 +128,52 @@ pub(super) fn resolve_phase(
     }
     // --scale shrinks the study's own values; what the user sets runs as set.
     if let Some(f) = overrides.scale {
-        // In whole blocks of the size the phase will run with.
-        let block = overrides
-            .set
-            .iter()
-            .find(|(k, _)| k == "block_size")
-            .map(|(_, v)| v)
-            .or_else(|| map.get("block_size"))
-            .and_then(|v| serde_json::from_value::<ByteCount>(v.clone()).ok());
-        scale(&mut map, f, block)?;
-        for k in &overrides.user_swept {
-            if let Some(v) = point.get(k).filter(|_| own.contains(k)) {
-                map.insert(k.clone(), v.clone());
-            }
+        scale_phase(&mut map, f, point, overrides, &own)?;
+    }
+    apply_set(&mut map, kind, raw, overrides, &own);
+    // `ops = "create,stat"` as on the command line, or a list.
+    if let Some(Value::String(ops)) = map.get("ops") {
+        let list: Vec<Value> = ops.split(',').map(|o| Value::from(o.trim())).collect();
+        map.insert("ops".into(), Value::Array(list));
+    }
+    spec_of(kind, map)
+}
+
+/// --scale `f` on a phase's options, in whole blocks of the size it will run with; the
+/// values the user swept (`--sweep`) run as given.
+fn scale_phase(
+    map: &mut Map<String, Value>,
+    f: f64,
+    point: &Map<String, Value>,
+    overrides: &Overrides,
+    own: &[String],
+) -> Result<(), String> {
+    let block = overrides
+        .set
+        .iter()
+        .find(|(k, _)| k == "block_size")
+        .map(|(_, v)| v)
+        .or_else(|| map.get("block_size"))
+        .and_then(|v| serde_json::from_value::<ByteCount>(v.clone()).ok());
+    scale(map, f, block)?;
+    for k in &overrides.user_swept {
+        if let Some(v) = point.get(k).filter(|_| own.contains(k)) {
+            map.insert(k.clone(), v.clone());
         }
     }
-    // The data-reduction options from [defaults], a sweep or --set reach the phases that
-    // write (`--set compress_ratio=2` on a study with read phases); set on a read phase
-    // itself they are refused as on the command line.
+    Ok(())
+}
+
+/// --set's values of the phase's kind. The data-reduction options from [defaults], a
+/// sweep or --set reach the phases that write (`--set compress_ratio=2` on a study with
+/// read phases); set on a read phase itself they are refused as on the command line.
+fn apply_set(
+    map: &mut Map<String, Value>,
+    kind: &str,
+    raw: &Map<String, Value>,
+    overrides: &Overrides,
+    own: &[String],
+) {
     let writes = kind == "data"
         && map
             .get("rw")
@@ -157,27 +188,24 @@ pub(super) fn resolve_phase(
             map.insert(k.clone(), v.clone());
         }
     }
-    // `ops = "create,stat"` as on the command line, or a list.
-    if let Some(Value::String(ops)) = map.get("ops") {
-        let list: Vec<Value> = ops.split(',').map(|o| Value::from(o.trim())).collect();
-        map.insert("ops".into(), Value::Array(list));
-    }
+}
+
+/// The phase's options as its kind's spec, checked.
+fn spec_of(kind: &str, map: Map<String, Value>) -> Result<PhaseSpec, String> {
+    let map = Value::Object(map);
     match kind {
         "data" => {
-            let spec: DataSpec =
-                serde_json::from_value(Value::Object(map)).map_err(|e| e.to_string())?;
+            let spec: DataSpec = serde_json::from_value(map).map_err(|e| e.to_string())?;
             spec.validate().map_err(|e| e.to_string())?;
             Ok(PhaseSpec::Data(Box::new(spec)))
         }
         "s3" => {
-            let spec: S3Spec =
-                serde_json::from_value(Value::Object(map)).map_err(|e| e.to_string())?;
+            let spec: S3Spec = serde_json::from_value(map).map_err(|e| e.to_string())?;
             spec.validate().map_err(|e| e.to_string())?;
             Ok(PhaseSpec::S3(Box::new(spec)))
         }
         _ => {
-            let spec: MetaSpec =
-                serde_json::from_value(Value::Object(map)).map_err(|e| e.to_string())?;
+            let spec: MetaSpec = serde_json::from_value(map).map_err(|e| e.to_string())?;
             spec.validate().map_err(|e| e.to_string())?;
             Ok(PhaseSpec::Meta(Box::new(spec)))
         }

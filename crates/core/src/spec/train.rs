@@ -324,6 +324,16 @@ fn secs(t: Option<TimeSpan>) -> Option<f64> {
     t.map(|t| t.as_secs_f64())
 }
 
+/// A setting as given, else the preset's, else `default`.
+fn preset_or<T>(
+    given: Option<T>,
+    preset: Option<&presets::PresetValues>,
+    of: impl FnOnce(&presets::PresetValues) -> T,
+    default: T,
+) -> T {
+    given.or_else(|| preset.map(of)).unwrap_or(default)
+}
+
 impl TrainSpec {
     /// The workload, every setting concrete, or the first option that cannot run.
     pub fn resolve(&self) -> Result<TrainConfig, SpecError> {
@@ -334,16 +344,15 @@ impl TrainSpec {
         let mode = resolved.as_ref().map(|r| r.1);
         let p = resolved.map(|r| r.0);
         let (format, record_length, parquet, read_columns) = self.format_parts(p.as_ref())?;
-        let files_base = self.files.or(p.as_ref().map(|p| p.files)).unwrap_or(8);
+        let p = p.as_ref();
+        let files_base = preset_or(self.files, p, |p| p.files, 8);
         // --scale scales a preset's file count; explicit --files are taken as given.
         let files = if self.files.is_none() && self.preset.is_some() {
             ((files_base as f64 * self.scale).round() as u64).max(1)
         } else {
             files_base
         };
-        let compute = secs(self.computation_time)
-            .or(p.as_ref().map(|p| p.compute))
-            .unwrap_or(0.0);
+        let compute = preset_or(secs(self.computation_time), p, |p| p.compute, 0.0);
         let default_loader = match format {
             TrainFormat::Tfrecord => LoaderKind::Tensorflow,
             _ => LoaderKind::Pytorch,
@@ -356,57 +365,42 @@ impl TrainSpec {
             read_columns,
             format,
             files,
-            samples_per_file: self
-                .samples_per_file
-                .or(p.as_ref().map(|p| p.samples_per_file))
-                .unwrap_or(1),
+            samples_per_file: preset_or(self.samples_per_file, p, |p| p.samples_per_file, 1),
             record_length,
-            record_length_stdev: self
-                .record_length_stdev
-                .or(p.as_ref().map(|p| p.record_length_stdev))
-                .unwrap_or(0.0),
+            record_length_stdev: preset_or(
+                self.record_length_stdev,
+                p,
+                |p| p.record_length_stdev,
+                0.0,
+            ),
             subfolders: self.subfolders.unwrap_or(0),
-            loader: self
-                .loader
-                .or(p.as_ref().map(|p| p.loader))
-                .unwrap_or(default_loader),
-            batch_size: self
-                .batch_size
-                .or(p.as_ref().map(|p| p.batch_size))
-                .unwrap_or(1),
-            read_threads: self
-                .read_threads
-                .or(p.as_ref().map(|p| p.read_threads))
-                .unwrap_or(1),
+            loader: preset_or(self.loader, p, |p| p.loader, default_loader),
+            batch_size: preset_or(self.batch_size, p, |p| p.batch_size, 1),
+            read_threads: preset_or(self.read_threads, p, |p| p.read_threads, 1),
             prefetch: self.prefetch.unwrap_or(2),
-            computation_threads: self
-                .computation_threads
-                .or(p.as_ref().map(|p| p.computation_threads))
-                .unwrap_or(1),
+            computation_threads: preset_or(
+                self.computation_threads,
+                p,
+                |p| p.computation_threads,
+                1,
+            ),
             computation_time: compute,
             computation_time_stdev: secs(self.computation_time_stdev).unwrap_or(0.0),
-            epochs: self.epochs.or(p.as_ref().map(|p| p.epochs)).unwrap_or(1),
+            epochs: preset_or(self.epochs, p, |p| p.epochs, 1),
             steps: self.steps,
-            file_shuffle: self
-                .file_shuffle
-                .or(p.as_ref().map(|p| p.file_shuffle))
-                .unwrap_or(ShuffleKind::Off),
-            sample_shuffle: self
-                .sample_shuffle
-                .or(p.as_ref().map(|p| p.sample_shuffle))
-                .unwrap_or(ShuffleKind::Off),
-            shuffle_size: self
-                .shuffle_size
-                .or(p.as_ref().map(|p| p.shuffle_size))
-                .unwrap_or(1024),
+            file_shuffle: preset_or(self.file_shuffle, p, |p| p.file_shuffle, ShuffleKind::Off),
+            sample_shuffle: preset_or(
+                self.sample_shuffle,
+                p,
+                |p| p.sample_shuffle,
+                ShuffleKind::Off,
+            ),
+            shuffle_size: preset_or(self.shuffle_size, p, |p| p.shuffle_size, 1024),
             seed: self.seed,
             transfer_size: self.transfer_size.get(),
             direct: self.direct,
             accelerators: self.accelerators,
-            au_threshold: self
-                .au_threshold
-                .or(p.as_ref().map(|p| p.au))
-                .unwrap_or(90.0),
+            au_threshold: preset_or(self.au_threshold, p, |p| p.au, 90.0),
             backend: self.backend,
             queue_depth: self.queue_depth,
         };

@@ -167,7 +167,6 @@ pub fn run_data_jobs<C: Clock>(
     jobs: &[DataJob<'_>],
     status: Option<StatusEvery<'_>>,
 ) -> Result<JobsRun, EngineError> {
-    let comm = env.comm;
     let backwards = jobs
         .iter()
         .enumerate()
@@ -182,19 +181,7 @@ pub fn run_data_jobs<C: Clock>(
         ready.push(ReadyJob::new(env, j.spec, j.target, &j.opts)?);
     }
     let map = worker_map(&mut ready, jobs);
-    let cpus = iolab_backend::process::allowed_cpus().len() as u32;
-    // Each worker's row without its figures.
-    let templates: Vec<WorkerRow> = map
-        .iter()
-        .map(|&(j, w)| WorkerRow {
-            job: j as u32,
-            rank: comm.rank(),
-            host: comm.host().to_string(),
-            worker: ready[j].plan.workers[w].global,
-            cpus,
-            ..WorkerRow::default()
-        })
-        .collect();
+    let templates = row_templates(env.comm, &ready, &map);
     let board: Vec<Mutex<Option<WorkerRow>>> = map.iter().map(|_| Mutex::new(None)).collect();
     let flows = Flows::new(ready.iter().map(|r| r.plan.fio.flow));
     let phase = PhaseWork {
@@ -216,24 +203,7 @@ pub fn run_data_jobs<C: Clock>(
         Some(_) => env.with_status(&hook),
         None => *env,
     };
-    // Steady-state stops (fio's ss), one per job that asks, judged on its workers.
-    let steady_jobs: Vec<usize> = (0..ready.len())
-        .filter(|&j| ready[j].spec.steady().is_some())
-        .collect();
-    if !steady_jobs.is_empty() && comm.size() > 1 {
-        return Err(EngineError::Setup(
-            "a steady-state stop (ss=) of one job among several runs on one rank only".into(),
-        ));
-    }
-    let steady = SteadyWatch::per_group(
-        steady_jobs
-            .iter()
-            .filter_map(|&j| {
-                let workers = (0..map.len()).filter(|&i| map[i].0 == j).collect();
-                Some((workers, ready[j].spec.steady()?))
-            })
-            .collect(),
-    );
+    let (steady_jobs, steady) = steady_stops(&ready, &map, env.comm.size())?;
     let env = if steady_jobs.is_empty() {
         env
     } else {
@@ -251,6 +221,52 @@ pub fn run_data_jobs<C: Clock>(
         jobs.jobs[j].steady = steady.figures(u);
     }
     Ok(jobs)
+}
+
+/// Each worker's row without its figures.
+fn row_templates(
+    comm: &dyn iolab_comm::Comm,
+    ready: &[ReadyJob<'_>],
+    map: &[(usize, usize)],
+) -> Vec<WorkerRow> {
+    let cpus = iolab_backend::process::allowed_cpus().len() as u32;
+    map.iter()
+        .map(|&(j, w)| WorkerRow {
+            job: j as u32,
+            rank: comm.rank(),
+            host: comm.host().to_string(),
+            worker: ready[j].plan.workers[w].global,
+            cpus,
+            ..WorkerRow::default()
+        })
+        .collect()
+}
+
+/// Steady-state stops (fio's ss), one per job that asks, judged on its workers: the jobs
+/// that ask, and the watch. Only on one rank (`ranks` 1).
+fn steady_stops(
+    ready: &[ReadyJob<'_>],
+    map: &[(usize, usize)],
+    ranks: u32,
+) -> Result<(Vec<usize>, SteadyWatch), EngineError> {
+    let steady_jobs: Vec<usize> = (0..ready.len())
+        .filter(|&j| ready[j].spec.steady().is_some())
+        .collect();
+    if !steady_jobs.is_empty() && ranks > 1 {
+        return Err(EngineError::Setup(
+            "a steady-state stop (ss=) of one job among several runs on one rank only".into(),
+        ));
+    }
+    let steady = SteadyWatch::per_group(
+        steady_jobs
+            .iter()
+            .filter_map(|&j| {
+                let workers = (0..map.len()).filter(|&i| map[i].0 == j).collect();
+                Some((workers, ready[j].spec.steady()?))
+            })
+            .collect(),
+    );
+    Ok((steady_jobs, steady))
 }
 
 /// What the phase's workers share: the jobs, which worker is which, and where each

@@ -319,6 +319,7 @@ fn after_phase(
     }
 }
 
+/// A metadata phase's name, parameters and warnings, as stored.
 fn phase_meta(
     plan: &MetaPlan,
     op: MetaOp,
@@ -326,6 +327,21 @@ fn phase_meta(
     items: u64,
     opts: &MetaOptions,
 ) -> PhaseMeta {
+    let mut params = meta_params(plan, op, items);
+    params.extend(opts.params.clone());
+    PhaseMeta {
+        name: name.to_string(),
+        kind: Some(PhaseKind::Meta),
+        params,
+        repetition: opts.repetition,
+        spec: serde_json::to_value(&plan.spec).unwrap_or_default(),
+        warnings: meta_warnings(plan, op, items),
+    }
+}
+
+/// The parameters of `op`'s phase over `items` items: the tree's shape and what differs
+/// from mdtest's defaults.
+fn meta_params(plan: &MetaPlan, op: MetaOp, items: u64) -> BTreeMap<String, String> {
     let spec = &plan.spec;
     let mut p = BTreeMap::new();
     p.insert("op".into(), op.name().into());
@@ -369,7 +385,13 @@ fn phase_meta(
     if spec.sync_after_every_phase {
         p.insert("sync_after_phase".into(), "true".into());
     }
-    p.extend(opts.params.clone());
+    p
+}
+
+/// The warnings of `op`'s phase: calls mdtest would not make, a note on the files'
+/// total, reads the page cache may serve.
+fn meta_warnings(plan: &MetaPlan, op: MetaOp, items: u64) -> Vec<String> {
+    let spec = &plan.spec;
     let mut warnings = Vec::new();
     if spec.paths == MetaPaths::Relative && spec.backend == MetaBackendKind::Posix {
         warnings.push(
@@ -397,14 +419,7 @@ fn phase_meta(
             iolab_core::units::ByteCount(mem).human()
         ));
     }
-    PhaseMeta {
-        name: name.to_string(),
-        kind: Some(PhaseKind::Meta),
-        params: p,
-        repetition: opts.repetition,
-        spec: serde_json::to_value(spec).unwrap_or_default(),
-        warnings,
-    }
+    warnings
 }
 
 /// Ends a workload's use of its tree: keeps it with a record of its files when asked to

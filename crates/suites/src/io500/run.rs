@@ -215,15 +215,7 @@ pub fn run_io500<C: Clock>(
         }
         let mut phase = match plan.def.workload {
             Workload::Timestamp => {
-                if env.comm.rank() == 0 {
-                    workdir.note_created(&timestamp);
-                    std::fs::write(&timestamp, b"").map_err(|e| EngineError::WorkDirIo {
-                        op: "cannot write",
-                        path: timestamp.clone(),
-                        source: e,
-                    })?;
-                }
-                env.comm.barrier();
+                suite.write_timestamp(&timestamp)?;
                 continue;
             }
             Workload::Ior { access, .. } => {
@@ -234,24 +226,7 @@ pub fn run_io500<C: Clock>(
                 tree,
                 file_size,
             } => suite.mdtest_phase(plan, (op, tree, file_size), &mut carry)?,
-            Workload::Find => {
-                // pfind's calls, test and walk: lstat of each name-matching entry by its
-                // whole path, -newer on the change time in seconds, one walker per rank
-                // stealing work as pfind does.
-                let find = FindSpec {
-                    newer: Some(timestamp.clone()),
-                    size: Some(SizeTest::bytes(FIND_SIZE)),
-                    name: Some(FIND_NAME.to_string()),
-                    paths: MetaPaths::Whole,
-                    newer_by: NewerBy::CtimeSeconds,
-                    walk: FindWalk::Pfind,
-                    ..FindSpec::default()
-                };
-                let mut p = run_find(env, clock, &find, workdir.path())?;
-                p.name = plan.def.name.to_string();
-                p.params.extend(plan.params.clone());
-                p
-            }
+            Workload::Find => suite.find_phase(plan, workdir.path(), &timestamp)?,
         };
         if let Workload::Ior { access, .. } = plan.def.workload
             && access != IorAccess::Write
@@ -285,6 +260,47 @@ struct Suite<'a, C> {
 }
 
 impl<C: Clock> Suite<'_, C> {
+    /// The timestamp file the find phase's -newer compares with, made on rank 0 (in the
+    /// work directory, noted as iolab's); every rank waits for it.
+    fn write_timestamp(&self, timestamp: &std::path::Path) -> Result<(), EngineError> {
+        if self.env.comm.rank() == 0 {
+            if let Some(workdir) = self.target.workdir() {
+                workdir.note_created(timestamp);
+            }
+            std::fs::write(timestamp, b"").map_err(|e| EngineError::WorkDirIo {
+                op: "cannot write",
+                path: timestamp.to_path_buf(),
+                source: e,
+            })?;
+        }
+        self.env.comm.barrier();
+        Ok(())
+    }
+
+    /// The find phase with pfind's calls, test and walk: lstat of each name-matching
+    /// entry by its whole path, -newer on the change time in seconds, one walker per rank
+    /// stealing work as pfind does.
+    fn find_phase(
+        &self,
+        plan: &PhasePlan,
+        root: &std::path::Path,
+        timestamp: &std::path::Path,
+    ) -> Result<PhaseResult, EngineError> {
+        let find = FindSpec {
+            newer: Some(timestamp.to_path_buf()),
+            size: Some(SizeTest::bytes(FIND_SIZE)),
+            name: Some(FIND_NAME.to_string()),
+            paths: MetaPaths::Whole,
+            newer_by: NewerBy::CtimeSeconds,
+            walk: FindWalk::Pfind,
+            ..FindSpec::default()
+        };
+        let mut p = run_find(self.env, self.clock, &find, root)?;
+        p.name = plan.def.name.to_string();
+        p.params.extend(plan.params.clone());
+        Ok(p)
+    }
+
     /// An IOR phase: a read works on what its write completed; the files written are kept
     /// in `files` for the cleanup.
     fn ior_phase(

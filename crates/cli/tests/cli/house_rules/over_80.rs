@@ -9,20 +9,12 @@ use super::lengths::{LONG_FUNCTIONS, against_ceilings, functions_over};
 const OVER_80: &[(&str, &str, usize)] = &[
     ("cli/src/commands/results/list.rs", "render_list", 81),
     ("cli/src/commands/train/search.rs", "search_in", 83),
-    ("compat/src/fio/logs.rs", "render_logs", 97),
-    ("compat/src/fio/output/json.rs", "job", 85),
-    ("compat/src/fio/output/mod.rs", "job_report", 88),
     (
         "compat/src/fio/plan_options_tests.rs",
         "io_size_makes_fios_passes_and_byte_count",
         81,
     ),
     ("compat/src/ior.rs", "parse_ior_args", 86),
-    ("core/src/spec/study_points.rs", "resolve_phase", 95),
-    ("core/src/spec/train.rs", "resolve", 87),
-    ("engine/src/data.rs", "new", 85),
-    ("engine/src/data/together.rs", "run_data_jobs", 91),
-    ("engine/src/meta/run.rs", "phase_meta", 87),
     (
         "engine/src/offsets/tests.rs",
         "the_sequences_of_a_seed_are_pinned_across_versions",
@@ -32,21 +24,17 @@ const OVER_80: &[(&str, &str, usize)] = &[
     ("engine/src/target.rs", "prepare_target_named", 81),
     ("report/src/kvcache.rs", "render_trial", 83),
     ("report/src/object.rs", "object_lines", 81),
-    ("report/src/text.rs", "render_phase", 81),
-    ("suites/src/checkpoint.rs", "run_checkpoints", 94),
     (
         "suites/src/io500/plan.rs",
         "parameters_are_io500s_and_follow_the_spec",
         82,
     ),
-    ("suites/src/io500/run.rs", "run_io500", 92),
     ("suites/src/kvcache/run.rs", "run_trial", 88),
     (
         "suites/src/kvcache/tests.rs",
         "a_second_turn_reads_exactly_its_first_turns_entry",
         91,
     ),
-    ("suites/src/study.rs", "estimate", 86),
     ("suites/src/train/loader.rs", "start", 92),
     ("suites/src/train/run.rs", "run", 81),
 ];

@@ -59,36 +59,7 @@ fn job(j: &JobReport, plus: bool) -> Value {
         .iter()
         .map(|(k, v)| (k.clone(), Value::String(v.clone())))
         .collect();
-    let depth = depth_bucket(j.iodepth);
-    let depths = DEPTH_BUCKETS
-        .iter()
-        .enumerate()
-        .map(|(i, b)| {
-            let key = if *b == 64 {
-                ">=64".to_string()
-            } else {
-                b.to_string()
-            };
-            (key, json!(if i == depth { 100.0 } else { 0.0 }))
-        })
-        .collect::<Map<String, Value>>();
-    // Submissions and completions per call: iolab hands the kernel one I/O per call
-    // (fio's "4" bucket holds 1 to 4).
-    let per_call = ["0", "4", "8", "16", "32", "64", ">=64"]
-        .iter()
-        .map(|k| (k.to_string(), json!(if *k == "4" { 100.0 } else { 0.0 })))
-        .collect::<Map<String, Value>>();
-    let buckets = |limits: &[u64], values: &[f64], open: bool| -> Map<String, Value> {
-        let mut m: Map<String, Value> = limits
-            .iter()
-            .zip(values)
-            .map(|(l, v)| (l.to_string(), json!(v)))
-            .collect();
-        if open {
-            m.insert(">=2000".into(), json!(values[limits.len()]));
-        }
-        m
-    };
+    let per_call = per_call();
     let r = &j.reporting;
     let mut v = json!({
         "jobname": j.name,
@@ -119,12 +90,12 @@ fn job(j: &JobReport, plus: bool) -> Value {
         "ctx": j.ctx,
         "majf": 0,
         "minf": 0,
-        "iodepth_level": depths,
+        "iodepth_level": depth_levels(j.iodepth),
         "iodepth_submit": per_call.clone(),
         "iodepth_complete": per_call,
-        "latency_ns": buckets(&LAT_NS_LIMITS, &j.latency.ns, false),
-        "latency_us": buckets(&LAT_NS_LIMITS, &j.latency.us, false),
-        "latency_ms": buckets(&LAT_MS_LIMITS, &j.latency.ms, true),
+        "latency_ns": latency_buckets(&LAT_NS_LIMITS, &j.latency.ns, false),
+        "latency_us": latency_buckets(&LAT_NS_LIMITS, &j.latency.us, false),
+        "latency_ms": latency_buckets(&LAT_MS_LIMITS, &j.latency.ms, true),
         "latency_depth": j.latency_target.map_or(j.iodepth, |l| l.0),
         "latency_target": j.latency_target.map_or(0, |l| l.1),
         "latency_percentile": j.latency_target.map_or(100.0, |l| l.2),
@@ -137,6 +108,46 @@ fn job(j: &JobReport, plus: bool) -> Value {
         v["steadystate"] = steadystate(ss);
     }
     v
+}
+
+/// fio's iodepth_level: all of a job's I/O at the bucket its queue depth falls in.
+fn depth_levels(iodepth: u32) -> Map<String, Value> {
+    let depth = depth_bucket(iodepth);
+    DEPTH_BUCKETS
+        .iter()
+        .enumerate()
+        .map(|(i, b)| {
+            let key = if *b == 64 {
+                ">=64".to_string()
+            } else {
+                b.to_string()
+            };
+            (key, json!(if i == depth { 100.0 } else { 0.0 }))
+        })
+        .collect()
+}
+
+/// Submissions and completions per call: iolab hands the kernel one I/O per call
+/// (fio's "4" bucket holds 1 to 4).
+fn per_call() -> Map<String, Value> {
+    ["0", "4", "8", "16", "32", "64", ">=64"]
+        .iter()
+        .map(|k| (k.to_string(), json!(if *k == "4" { 100.0 } else { 0.0 })))
+        .collect()
+}
+
+/// A latency_ns/us/ms object: each limit's share, and with `open` the share of 2000 and
+/// more.
+fn latency_buckets(limits: &[u64], values: &[f64], open: bool) -> Map<String, Value> {
+    let mut m: Map<String, Value> = limits
+        .iter()
+        .zip(values)
+        .map(|(l, v)| (l.to_string(), json!(v)))
+        .collect();
+    if open {
+        m.insert(">=2000".into(), json!(values[limits.len()]));
+    }
+    m
 }
 
 /// fio 3.33's `steadystate` object (stat.c, show_thread_status_json).

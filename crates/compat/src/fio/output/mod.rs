@@ -332,21 +332,7 @@ fn job_report(entry: &FioEntry<'_>) -> JobReport {
         .find(|o| o.op == OpKind::Fsync)
         .map(|o| Spread::of_histogram(&o.histogram))
         .unwrap_or_default();
-    let list = &plan.job.report.percentiles;
-    // A verifying write job's reads are its read-back, as fio counts them.
-    let read = match entry.verify {
-        Some(v) if phase.op(OpKind::Read).is_none() => Direction::of(v, OpKind::Read, &[], list),
-        _ => Direction::of(phase, OpKind::Read, &entry.clones, list),
-    }
-    .with_prios("read", entry.prios, list);
-    let write = Direction::of(phase, OpKind::Write, &entry.clones, list).with_prios(
-        "write",
-        entry.prios,
-        list,
-    );
-    let trim = Direction::of(phase, OpKind::Trim, &entry.clones, list);
-    let mixed = (plan.job.report.unified != Unified::None)
-        .then(|| Direction::mixed(phase, &entry.clones, list));
+    let (read, write, trim, mixed) = directions(entry);
     let both = Direction {
         bins: read
             .bins
@@ -361,17 +347,7 @@ fn job_report(entry: &FioEntry<'_>) -> JobReport {
         name: plan.job.name.clone(),
         group: plan.group,
         rw: plan.job.rw.fio_name().to_string(),
-        block_sizes: {
-            let a = &plan.job.access;
-            let write = a.size_range(1, plan.job.bs_write);
-            // fio's trims take the writes' split or range.
-            let trim = if write.0 == write.1 {
-                (plan.job.bs_trim, plan.job.bs_trim)
-            } else {
-                write
-            };
-            [a.size_range(0, plan.job.bs_read), write, trim]
-        },
+        block_sizes: block_sizes(plan),
         engine: plan.job.engine.fio_name().to_string(),
         iodepth: plan.spec.queue_depth,
         jobs: entry.jobs,
@@ -389,18 +365,58 @@ fn job_report(entry: &FioEntry<'_>) -> JobReport {
         sys_cpu: cpu(phase.cpu.system.0),
         ctx: entry.context_switches,
         errors: phase.error_count,
-        error: if phase.error_count > 0 {
-            phase.errors.iter().find_map(|e| e.errno).unwrap_or(5) // EIO
-        } else if phase.verify_failures > 0 {
-            EILSEQ
-        } else {
-            0
-        },
+        error: error_code(phase),
         steady: SteadyState::of(plan, phase),
         latency_target: plan.settings.latency_target.map(|t| {
             let depth = phase.extra.get("latency_depth").copied().unwrap_or(1.0);
             (depth as u32, t.target.0, t.percentile, t.window.0 / 1000)
         }),
+    }
+}
+
+/// A job's read, write and trim, and with unified reporting the mixed direction.
+fn directions(entry: &FioEntry<'_>) -> (Direction, Direction, Direction, Option<Direction>) {
+    let (plan, phase) = (entry.plan, entry.phase);
+    let list = &plan.job.report.percentiles;
+    // A verifying write job's reads are its read-back, as fio counts them.
+    let read = match entry.verify {
+        Some(v) if phase.op(OpKind::Read).is_none() => Direction::of(v, OpKind::Read, &[], list),
+        _ => Direction::of(phase, OpKind::Read, &entry.clones, list),
+    }
+    .with_prios("read", entry.prios, list);
+    let write = Direction::of(phase, OpKind::Write, &entry.clones, list).with_prios(
+        "write",
+        entry.prios,
+        list,
+    );
+    let trim = Direction::of(phase, OpKind::Trim, &entry.clones, list);
+    let mixed = (plan.job.report.unified != Unified::None)
+        .then(|| Direction::mixed(phase, &entry.clones, list));
+    (read, write, trim, mixed)
+}
+
+/// The smallest and largest block of reads, writes and trims (fio's trims take the
+/// writes' split or range).
+fn block_sizes(plan: &FioPlan) -> [(u64, u64); 3] {
+    let a = &plan.job.access;
+    let write = a.size_range(1, plan.job.bs_write);
+    let trim = if write.0 == write.1 {
+        (plan.job.bs_trim, plan.job.bs_trim)
+    } else {
+        write
+    };
+    [a.size_range(0, plan.job.bs_read), write, trim]
+}
+
+/// The error fio reports for a job: the first I/O error's errno (EIO when it had none),
+/// else EILSEQ for a verify failure, else 0.
+fn error_code(phase: &PhaseResult) -> i32 {
+    if phase.error_count > 0 {
+        phase.errors.iter().find_map(|e| e.errno).unwrap_or(5) // EIO
+    } else if phase.verify_failures > 0 {
+        EILSEQ
+    } else {
+        0
     }
 }
 
