@@ -79,22 +79,9 @@ pub(super) fn search_in(rt: &Runtime, args: SearchArgs) -> Result<u8> {
     for p in phases {
         sink.phase(p);
     }
-    let r = match result {
+    let r = match settle(result, &sink.record.phases, threshold, ranks) {
         Ok(r) => r,
-        Err(AiError::Spec(e)) if !sink.record.phases.is_empty() => {
-            // The dataset or memory stopped the climb: report what was found.
-            SearchResult {
-                stopped: e.to_string(),
-                best: None,
-                points: Vec::new(),
-            }
-        }
         Err(e) => return sink.end_on(rt.is_root(), e),
-    };
-    let r = if r.points.is_empty() && !sink.record.phases.is_empty() {
-        rebuild(&sink.record.phases, threshold, r.stopped, ranks)
-    } else {
-        r
     };
     if rt.is_root() && !args.output.quiet {
         print!("{}", render_train_search(&r, threshold, ranks));
@@ -141,4 +128,28 @@ fn rebuild(phases: &[PhaseResult], threshold: f64, stopped: String, ranks: u64) 
         best,
         stopped,
     }
+}
+
+/// The search's result: a dataset or memory limit that stopped the climb after some
+/// trials reports what was found, rebuilt from the stored trials when it holds none.
+fn settle(
+    result: Result<SearchResult, AiError>,
+    phases: &[PhaseResult],
+    threshold: f64,
+    ranks: u64,
+) -> Result<SearchResult, AiError> {
+    let r = match result {
+        Ok(r) => r,
+        Err(AiError::Spec(e)) if !phases.is_empty() => SearchResult {
+            stopped: e.to_string(),
+            best: None,
+            points: Vec::new(),
+        },
+        Err(e) => return Err(e),
+    };
+    Ok(if r.points.is_empty() && !phases.is_empty() {
+        rebuild(phases, threshold, r.stopped, ranks)
+    } else {
+        r
+    })
 }
