@@ -155,24 +155,12 @@ pub fn parse_ior_args(argv: &[String]) -> Result<IorOptions, ArgError> {
             "--dataPacketType" => o.data_packet_type = Some(args.value(&flag)?),
             "-O" => {
                 let text = args.value(&flag)?;
-                for part in text.split(',') {
-                    let (k, v) = part.split_once('=').unwrap_or((part, "1"));
-                    match k.trim() {
-                        "stoneWallingWearOut" => o.wear_out = v.trim() != "0",
-                        "stoneWallingStatusFile" => {
-                            o.stonewall_status_file = Some(v.trim().to_string())
-                        }
-                        "saveRankPerformanceDetailsCSV" => {
-                            o.rank_details_csv = Some(v.trim().to_string())
-                        }
-                        other => {
-                            return Err(args.error(
-                                &flag,
-                                format!("'{other}': not an IOR option string iolab runs"),
-                            ));
-                        }
-                    }
-                }
+                option_string(&mut o, &text).map_err(|other| {
+                    args.error(
+                        &flag,
+                        format!("'{other}': not an IOR option string iolab runs"),
+                    )
+                })?;
             }
             other => {
                 return Err(args.error(
@@ -196,6 +184,21 @@ pub fn parse_ior_args(argv: &[String]) -> Result<IorOptions, ArgError> {
         ));
     }
     Ok(o)
+}
+
+/// -O's comma-separated settings (`key=value`, a key alone is 1); a key iolab does not
+/// run is returned.
+fn option_string(o: &mut IorOptions, text: &str) -> Result<(), String> {
+    for part in text.split(',') {
+        let (k, v) = part.split_once('=').unwrap_or((part, "1"));
+        match k.trim() {
+            "stoneWallingWearOut" => o.wear_out = v.trim() != "0",
+            "stoneWallingStatusFile" => o.stonewall_status_file = Some(v.trim().to_string()),
+            "saveRankPerformanceDetailsCSV" => o.rank_details_csv = Some(v.trim().to_string()),
+            other => return Err(other.to_string()),
+        }
+    }
+    Ok(())
 }
 
 #[cfg(test)]

@@ -27,41 +27,8 @@ pub fn object_lines(p: &PhaseResult) -> Vec<String> {
             ns(g("max_ns"))
         ));
     }
-    if let (Some(s), Some(e)) = (x.get("window_start_ns"), x.get("window_end_ns")) {
-        let figures: Vec<String> = [
-            OpKind::Put,
-            OpKind::Get,
-            OpKind::Stat,
-            OpKind::Delete,
-            OpKind::List,
-        ]
-        .iter()
-        .filter_map(|op| {
-            let n = op.name();
-            let ops = x.get(&format!("window_{n}_ops_per_sec"))?;
-            let bytes = x
-                .get(&format!("window_{n}_bytes_per_sec"))
-                .copied()
-                .unwrap_or(0.0);
-            Some(if op.moves_data() {
-                format!("{n} {} ({}/s)", BytesPerSec(bytes).human(), rate(*ops))
-            } else {
-                format!("{n} {}/s", rate(*ops))
-            })
-        })
-        .collect();
-        out.push(format!(
-            "warp's window {} ({} to {}{}): {}",
-            ns(e - s),
-            ns(*s),
-            ns(*e),
-            if x.get("window_exact") == Some(&0.0) {
-                ", approximate"
-            } else {
-                ""
-            },
-            figures.join(", ")
-        ));
+    if let Some(line) = window_line(x) {
+        out.push(line);
     }
     let statuses: Vec<String> = x
         .iter()
@@ -91,6 +58,48 @@ pub fn object_lines(p: &PhaseResult) -> Vec<String> {
         }
     }
     out
+}
+
+/// warp's measurement window (the time from its start to its end) with each operation's
+/// rate inside it, when the phase kept one.
+fn window_line(x: &std::collections::BTreeMap<String, f64>) -> Option<String> {
+    let (Some(s), Some(e)) = (x.get("window_start_ns"), x.get("window_end_ns")) else {
+        return None;
+    };
+    let figures: Vec<String> = [
+        OpKind::Put,
+        OpKind::Get,
+        OpKind::Stat,
+        OpKind::Delete,
+        OpKind::List,
+    ]
+    .iter()
+    .filter_map(|op| {
+        let n = op.name();
+        let ops = x.get(&format!("window_{n}_ops_per_sec"))?;
+        let bytes = x
+            .get(&format!("window_{n}_bytes_per_sec"))
+            .copied()
+            .unwrap_or(0.0);
+        Some(if op.moves_data() {
+            format!("{n} {} ({}/s)", BytesPerSec(bytes).human(), rate(*ops))
+        } else {
+            format!("{n} {}/s", rate(*ops))
+        })
+    })
+    .collect();
+    Some(format!(
+        "warp's window {} ({} to {}{}): {}",
+        ns(e - s),
+        ns(*s),
+        ns(*e),
+        if x.get("window_exact") == Some(&0.0) {
+            ", approximate"
+        } else {
+            ""
+        },
+        figures.join(", ")
+    ))
 }
 
 fn rate(v: f64) -> String {

@@ -18,76 +18,12 @@ pub(super) fn gather_outcomes(
     started_at_ms: i64,
     telemetry: Option<Telemetry>,
 ) -> Result<PhaseRun, EngineError> {
-    let rank_error = |e: iolab_comm::CommError| EngineError::Rank {
-        rank: comm.rank(),
-        host: comm.host().to_string(),
-        message: e.to_string(),
-    };
     if !comm.all_ok(outcome.setup_error.is_none()) {
-        // Only on failure: every rank learns which rank failed and why.
-        let errors: Vec<(u32, String, Option<String>)> = comm
-            .all_gather(&(outcome.rank, outcome.host.clone(), outcome.setup_error))
-            .map_err(rank_error)?;
-        let (rank, host, message) = errors
-            .into_iter()
-            .find_map(|(r, h, e)| e.map(|e| (r, h, e)))
-            .unwrap_or_default();
-        return Err(if comm.size() == 1 {
-            EngineError::Setup(message)
-        } else {
-            EngineError::Rank {
-                rank,
-                host,
-                message,
-            }
-        });
+        return Err(setup_failure(comm, outcome)?);
     }
-    // Eight bytes per worker: later phases (a stat after a stonewalled create, a read of
-    // what was written) start from exactly what each worker completed.
-    let mine: Vec<u8> = outcome
-        .completed
-        .iter()
-        .flat_map(|c| c.to_le_bytes())
-        .collect();
-    let completed = comm
-        .all_gather_bytes(&mine)
-        .iter()
-        .flat_map(|b| {
-            b.chunks_exact(8)
-                .map(|c| u64::from_le_bytes(c.try_into().unwrap_or([0; 8])))
-        })
-        .collect();
+    let completed = completed_counts(comm, &outcome.completed);
     let (sums, _) = comm.reduce(&[outcome.measure.error_count], &[], None, &|_| {});
-    let (outcomes, merged) = if comm.size() == 1 {
-        (vec![outcome], None)
-    } else if comm.rank() == 0 {
-        // Each rank's measure is merged as it arrives and only its counts kept: rank 0
-        // holds one merged histogram and timeline, not one per rank.
-        let mut merged = WorkerMeasure::default();
-        let mut all = Vec::with_capacity(comm.size() as usize);
-        let got = comm.gather_each(0, &outcome, |_, mut o: RankOutcome| {
-            merged.merge(&o.measure);
-            o.measure.shed_detail();
-            all.push(o);
-        });
-        // An outcome rank 0 cannot read ends the phase on every rank, not on rank 0
-        // alone (the others would go on to a collective rank 0 never joins).
-        if !comm.all_ok(got.is_ok()) {
-            return Err(match got {
-                Err(e) => rank_error(e),
-                Ok(()) => EngineError::Setup("a rank could not send this phase's results".into()),
-            });
-        }
-        (all, Some(merged))
-    } else {
-        let sent = comm.gather_each(0, &outcome, |_, _: RankOutcome| {});
-        if !comm.all_ok(sent.is_ok()) {
-            return Err(sent.map_err(rank_error).err().unwrap_or_else(|| {
-                EngineError::Setup("rank 0 could not read this phase's results".into())
-            }));
-        }
-        (vec![outcome], None)
-    };
+    let (outcomes, merged) = to_rank_zero(comm, outcome)?;
     Ok(PhaseRun {
         outcomes,
         merged,
@@ -97,4 +33,86 @@ pub(super) fn gather_outcomes(
         started_at_ms,
         telemetry,
     })
+}
+
+/// This rank's part in reporting a comm failure as the rank's error.
+fn rank_error(comm: &dyn Comm) -> impl Fn(iolab_comm::CommError) -> EngineError + '_ {
+    move |e| EngineError::Rank {
+        rank: comm.rank(),
+        host: comm.host().to_string(),
+        message: e.to_string(),
+    }
+}
+
+/// Only on failure: every rank learns which rank failed to set up and why (the first
+/// one), as the error to end the phase with. Collective.
+fn setup_failure(comm: &dyn Comm, outcome: RankOutcome) -> Result<EngineError, EngineError> {
+    let errors: Vec<(u32, String, Option<String>)> = comm
+        .all_gather(&(outcome.rank, outcome.host.clone(), outcome.setup_error))
+        .map_err(rank_error(comm))?;
+    let (rank, host, message) = errors
+        .into_iter()
+        .find_map(|(r, h, e)| e.map(|e| (r, h, e)))
+        .unwrap_or_default();
+    Ok(if comm.size() == 1 {
+        EngineError::Setup(message)
+    } else {
+        EngineError::Rank {
+            rank,
+            host,
+            message,
+        }
+    })
+}
+
+/// Every worker's completed count, on every rank, eight bytes per worker: later phases (a
+/// stat after a stonewalled create, a read of what was written) start from exactly what
+/// each worker completed. Collective.
+fn completed_counts(comm: &dyn Comm, mine: &[u64]) -> Vec<u64> {
+    let mine: Vec<u8> = mine.iter().flat_map(|c| c.to_le_bytes()).collect();
+    comm.all_gather_bytes(&mine)
+        .iter()
+        .flat_map(|b| {
+            b.chunks_exact(8)
+                .map(|c| u64::from_le_bytes(c.try_into().unwrap_or([0; 8])))
+        })
+        .collect()
+}
+
+/// The ranks' whole outcomes on rank 0, with their measures merged there; every other
+/// rank keeps its own. Collective.
+fn to_rank_zero(
+    comm: &dyn Comm,
+    outcome: RankOutcome,
+) -> Result<(Vec<RankOutcome>, Option<WorkerMeasure>), EngineError> {
+    if comm.size() == 1 {
+        return Ok((vec![outcome], None));
+    }
+    if comm.rank() != 0 {
+        let sent = comm.gather_each(0, &outcome, |_, _: RankOutcome| {});
+        if !comm.all_ok(sent.is_ok()) {
+            return Err(sent.map_err(rank_error(comm)).err().unwrap_or_else(|| {
+                EngineError::Setup("rank 0 could not read this phase's results".into())
+            }));
+        }
+        return Ok((vec![outcome], None));
+    }
+    // Each rank's measure is merged as it arrives and only its counts kept: rank 0
+    // holds one merged histogram and timeline, not one per rank.
+    let mut merged = WorkerMeasure::default();
+    let mut all = Vec::with_capacity(comm.size() as usize);
+    let got = comm.gather_each(0, &outcome, |_, mut o: RankOutcome| {
+        merged.merge(&o.measure);
+        o.measure.shed_detail();
+        all.push(o);
+    });
+    // An outcome rank 0 cannot read ends the phase on every rank, not on rank 0
+    // alone (the others would go on to a collective rank 0 never joins).
+    if !comm.all_ok(got.is_ok()) {
+        return Err(match got {
+            Err(e) => rank_error(comm)(e),
+            Ok(()) => EngineError::Setup("a rank could not send this phase's results".into()),
+        });
+    }
+    Ok((all, Some(merged)))
 }

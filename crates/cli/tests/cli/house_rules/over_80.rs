@@ -13,16 +13,13 @@ const OVER_80: &[(&str, &str, usize)] = &[
         "io_size_makes_fios_passes_and_byte_count",
         81,
     ),
-    ("compat/src/ior.rs", "parse_ior_args", 86),
     (
         "engine/src/offsets/tests.rs",
         "the_sequences_of_a_seed_are_pinned_across_versions",
         82,
     ),
-    ("engine/src/phase/gather.rs", "gather_outcomes", 87),
     ("engine/src/target.rs", "prepare_target_named", 81),
     ("report/src/kvcache.rs", "render_trial", 84),
-    ("report/src/object.rs", "object_lines", 81),
     (
         "suites/src/io500/plan.rs",
         "parameters_are_io500s_and_follow_the_spec",
