@@ -132,15 +132,7 @@ pub fn render_checkpoint_rules(checks: &[Check], verdict: &Verdict, gap: Option<
         );
     }
     out.push_str("\n  MLPerf Storage v3.0's checkpointing rules:\n");
-    for c in checks {
-        let _ = writeln!(
-            out,
-            "    {:<5} {:<28} {}",
-            if c.ok { "ok" } else { "FAIL" },
-            c.rule,
-            c.detail
-        );
-    }
+    crate::train::check_lines(&mut out, checks);
     let _ = writeln!(
         out,
         "\n  verdict: {}",

@@ -150,15 +150,7 @@ fn totals(out: &mut String, r: &TrainRunReport<'_>) {
 /// MLPerf Storage's rules, one line each, and the verdict.
 fn rules(out: &mut String, r: &TrainRunReport<'_>) {
     out.push_str("\n  MLPerf Storage's rules:\n");
-    for c in r.checks {
-        let _ = writeln!(
-            out,
-            "    {:<5} {:<28} {}",
-            if c.ok { "ok" } else { "FAIL" },
-            c.rule,
-            c.detail
-        );
-    }
+    check_lines(out, r.checks);
     if r.verdict.valid {
         out.push_str("\n  verdict: VALID under MLPerf Storage's run rules\n");
     } else {
@@ -171,6 +163,19 @@ fn rules(out: &mut String, r: &TrainRunReport<'_>) {
             } else {
                 ""
             }
+        );
+    }
+}
+
+/// One line per rule checked: ok or FAIL, the rule, what was found.
+pub(crate) fn check_lines(out: &mut String, checks: &[Check]) {
+    for c in checks {
+        let _ = writeln!(
+            out,
+            "    {:<5} {:<28} {}",
+            if c.ok { "ok" } else { "FAIL" },
+            c.rule,
+            c.detail
         );
     }
 }
