@@ -88,6 +88,12 @@ pub fn render_trial(f: &KvCacheFigures, out: &mut String) {
             String::new()
         }
     );
+    latency_table(f, out);
+    criteria_lines(f, out);
+}
+
+/// The trial's latency table, per tier and per wait, and the worst rank's p95.
+fn latency_table(f: &KvCacheFigures, out: &mut String) {
     let _ = writeln!(
         out,
         "\n    {:<22} {:>8} {:>10} {:>10} {:>10} {:>10}",
@@ -112,6 +118,10 @@ pub fn render_trial(f: &KvCacheFigures, out: &mut String) {
             ms(f.storage.write_device.p95)
         );
     }
+}
+
+/// The scored criteria, one line each with its verdict.
+fn criteria_lines(f: &KvCacheFigures, out: &mut String) {
     out.push('\n');
     for c in f.criteria() {
         let _ = writeln!(

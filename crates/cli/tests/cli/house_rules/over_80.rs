@@ -19,7 +19,6 @@ const OVER_80: &[(&str, &str, usize)] = &[
         82,
     ),
     ("engine/src/target.rs", "prepare_target_named", 81),
-    ("report/src/kvcache.rs", "render_trial", 84),
     (
         "suites/src/io500/plan.rs",
         "parameters_are_io500s_and_follow_the_spec",
