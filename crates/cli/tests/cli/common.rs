@@ -255,6 +255,22 @@ pub fn json_of(file: &Path) -> serde_json::Value {
     serde_json::from_str(&std::fs::read_to_string(file).unwrap()).unwrap()
 }
 
+/// An image `name` of `mib` MiB in `dir` holding an ext4 file system, or None (said
+/// loudly: no mkfs.ext4 here).
+pub fn ext4_image(dir: &Path, name: &str, mib: u64) -> Option<PathBuf> {
+    let img = dir.join(name);
+    std::fs::File::create(&img).ok()?.set_len(mib << 20).ok()?;
+    let mkfs = Command::new("mkfs.ext4")
+        .args(["-q", "-F"])
+        .arg(&img)
+        .output();
+    if !mkfs.is_ok_and(|o| o.status.success()) {
+        eprintln!("SKIPPED: mkfs.ext4 is not available");
+        return None;
+    }
+    Some(img)
+}
+
 /// A sparse image `name` of `mib` MiB in `dir` behind a loop device, or None (said
 /// loudly: no root or no /dev/loop-control here).
 pub fn loop_image(dir: &Path, name: &str, mib: u64) -> Option<(PathBuf, Loop)> {

@@ -221,16 +221,9 @@ fn an_image_written_since_its_mark_is_refused_saying_so() {
 #[test]
 fn a_file_system_signature_is_named() {
     let dir = tempfile::tempdir().unwrap();
-    let img = dir.path().join("ext4.img");
-    fs::File::create(&img).unwrap().set_len(32 << 20).unwrap();
-    let mkfs = Command::new("mkfs.ext4")
-        .args(["-q", "-F"])
-        .arg(&img)
-        .output();
-    if !mkfs.is_ok_and(|o| o.status.success()) {
-        eprintln!("SKIPPED: mkfs.ext4 is not available");
+    let Some(img) = crate::common::ext4_image(dir.path(), "ext4.img", 32) else {
         return;
-    }
+    };
     let before = fs::read(&img).unwrap();
     let r = write_run(&img, &[]).expect(2);
     let line = error_line(&r);
@@ -273,16 +266,9 @@ fn an_md_1_0_member_on_a_loop_device_is_left_byte_identical() {
 #[test]
 fn a_mounted_loop_device_and_its_backing_file_are_refused() {
     let dir = tempfile::tempdir().unwrap();
-    let img = dir.path().join("fs.img");
-    fs::File::create(&img).unwrap().set_len(32 << 20).unwrap();
-    let mkfs = Command::new("mkfs.ext4")
-        .args(["-q", "-F"])
-        .arg(&img)
-        .output();
-    if !mkfs.is_ok_and(|o| o.status.success()) {
-        eprintln!("SKIPPED: mkfs.ext4 is not available");
+    let Some(img) = crate::common::ext4_image(dir.path(), "fs.img", 32) else {
         return;
-    }
+    };
     let Some(dev) = Loop::attach(&img) else {
         eprintln!("SKIPPED: no loop device here (needs root and /dev/loop-control)");
         return;

@@ -5,7 +5,6 @@
 //! one byte written.
 
 use std::fs;
-use std::process::Command;
 
 use crate::common::{Loop, error_line, json_of, path, run};
 
@@ -58,16 +57,9 @@ fn kvcache_on_a_loop_device_writes_entries_at_their_offsets() {
 #[test]
 fn kvcache_refuses_a_device_with_a_file_system() {
     let dir = tempfile::tempdir().unwrap();
-    let img = dir.path().join("ext4.img");
-    fs::File::create(&img).unwrap().set_len(64 << 20).unwrap();
-    let mkfs = Command::new("mkfs.ext4")
-        .args(["-q", "-F"])
-        .arg(&img)
-        .output();
-    if !mkfs.is_ok_and(|o| o.status.success()) {
-        eprintln!("SKIPPED: mkfs.ext4 is not available");
+    let Some(img) = crate::common::ext4_image(dir.path(), "ext4.img", 64) else {
         return;
-    }
+    };
     let Some(dev) = Loop::attach(&img) else {
         eprintln!("SKIPPED: no loop device here (needs root and /dev/loop-control)");
         return;
