@@ -19,6 +19,8 @@ pub enum UnitError {
     DurationTooLong(String),
     #[error("invalid CPU list '{0}': use numbers and ranges such as 0-7,9,12-15")]
     Cpus(String),
+    #[error("'{0}' is not a run id: use the form r42 or 42")]
+    RunId(String),
 }
 
 impl UnitError {

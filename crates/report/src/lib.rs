@@ -23,6 +23,9 @@
 //! - [`render_json`] (the runs themselves) and [`render_comparison_json`].
 //! - [`render_html`]: one self-contained page (inline CSS and SVG, no script, no network)
 //!   with the charts, the comparison, the parameters, the warnings and the test bed.
+//! - [`listing`]: `iolab results list` in every format.
+//! - [`study`]: a study's plan, opening line and closing summary.
+//! - [`targets`]: `iolab targets` and `targets analyze` as BeeGFS StorageBench lays them out.
 //! - [`render`] picks one of them by [`Format`].
 //!
 //! For `iolab report RUN --vs OLD`, pass `[run, old]` to the renderers (the first run is
@@ -65,7 +68,10 @@ mod test_support;
 pub mod checkpoint;
 pub mod kvcache;
 mod kvcache_tables;
+pub mod listing;
 pub mod pts;
+pub mod study;
+pub mod targets;
 pub mod text;
 pub mod train;
 

@@ -11,7 +11,7 @@ use serde::de::DeserializeOwned;
 use serde_json::Value;
 
 use crate::error::{Ctx, StoreError};
-use crate::id::RunId;
+use iolab_core::listing::RunId;
 
 /// A `u64` stored in an INTEGER column. Counts, bytes and nanoseconds never reach 2^63 in
 /// practice; one that does is refused on write rather than stored wrapped.

@@ -3,14 +3,13 @@
 
 use std::fmt;
 use std::path::{Path, PathBuf};
-use std::str::FromStr;
 use std::time::Duration;
 
 use iolab_core::error::HistogramError;
 use rusqlite::ErrorCode;
 use thiserror::Error;
 
-use crate::id::RunId;
+use iolab_core::listing::RunId;
 
 /// How long a write waits for another process's transaction (another study storing its
 /// phase) before giving up with [`StoreError::Busy`], which reports it. Phase writes
@@ -18,16 +17,6 @@ use crate::id::RunId;
 pub const BUSY_TIMEOUT: Duration = Duration::from_secs(10);
 
 /// `r12` (or `12`) as a run id.
-impl FromStr for RunId {
-    type Err = StoreError;
-
-    fn from_str(text: &str) -> Result<Self, Self::Err> {
-        RunId::parse(text).ok_or_else(|| StoreError::NotARunId {
-            text: text.to_string(),
-        })
-    }
-}
-
 /// What the store was doing when something failed; names the run where there is one.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Action {
@@ -145,9 +134,6 @@ pub enum StoreError {
 
     #[error("no run given: name a run by its id (r42 or 42) or by its label")]
     EmptyReference,
-
-    #[error("'{text}' is not a run id: use the form r42 or 42")]
-    NotARunId { text: String },
 
     #[error("cannot {action}: its {what} does not encode as JSON: {source}")]
     EncodeJson {

@@ -31,7 +31,6 @@
 
 mod codec;
 mod error;
-mod id;
 mod list;
 mod migrate;
 mod path;
@@ -41,8 +40,8 @@ mod store;
 mod write;
 
 pub use error::{Action, StoreError};
-pub use id::RunId;
-pub use list::{Figure, Peak, RunFilter, RunSummaryRow};
+pub use iolab_core::listing::{Figure, Peak, RunId, RunSummaryRow};
+pub use list::RunFilter;
 pub use path::{DB_ENV, default_db_path, default_db_path_from};
 pub use schema::{APPLICATION_ID, SCHEMA_VERSION};
 pub use store::{BUSY_TIMEOUT, Store};

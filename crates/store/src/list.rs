@@ -4,14 +4,14 @@
 
 use std::collections::BTreeMap;
 
-use iolab_core::result::{OpKind, PhaseKind, RunProcess, RunStatus};
+use iolab_core::listing::{Figure, Peak, RunId, RunSummaryRow};
+use iolab_core::result::{OpKind, PhaseKind, RunStatus};
 use iolab_core::units::{BytesPerSec, OpsPerSec};
 use rusqlite::types::Value;
 use rusqlite::{Connection, OptionalExtension};
 
 use crate::codec::{Fail, from_name, get_f64, name_of};
 use crate::error::{Action, Ctx, StoreError};
-use crate::id::RunId;
 use crate::store::Store;
 
 /// Which runs to list. Every field left `None` matches everything.
@@ -29,42 +29,6 @@ pub struct RunFilter {
     pub until_ms: Option<i64>,
     /// At most this many runs (the newest).
     pub limit: Option<u32>,
-}
-
-/// How a peak is measured: bandwidth for data moved, a rate for everything else.
-#[derive(Clone, Copy, Debug, PartialEq)]
-pub enum Figure {
-    Bandwidth(BytesPerSec),
-    Rate(OpsPerSec),
-}
-
-/// The best whole-phase figure of one operation over a run's phases.
-#[derive(Clone, Copy, Debug, PartialEq)]
-pub struct Peak {
-    pub op: OpKind,
-    pub figure: Figure,
-}
-
-/// One line of `iolab results list`.
-#[derive(Clone, Debug, PartialEq)]
-pub struct RunSummaryRow {
-    pub id: RunId,
-    pub label: Option<String>,
-    pub kind: String,
-    pub status: RunStatus,
-    pub started_at_ms: i64,
-    pub finished_at_ms: Option<i64>,
-    /// True for runs stored with [`Store::import_run`].
-    pub imported: bool,
-    pub target: String,
-    /// Phases stored so far.
-    pub phases: u32,
-    /// The process that stores the run, where recorded (see [`RunProcess`]).
-    pub process: Option<RunProcess>,
-    /// Per operation, the peak of the phases' headline figures (as
-    /// `PhaseResult::headline` picks them), ordered by operation, bandwidth before rate
-    /// when an operation has both (writes in data and in metadata phases).
-    pub headline: Vec<Peak>,
 }
 
 impl Store {

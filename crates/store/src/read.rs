@@ -9,8 +9,8 @@ use rusqlite::{Row, Transaction};
 
 use crate::codec::{Fail, Int, extra_from_json, from_json, from_name, get_f64, get_u64};
 use crate::error::{Action, Ctx, StoreError};
-use crate::id::RunId;
 use crate::store::Store;
+use iolab_core::listing::RunId;
 
 impl Store {
     /// The stored run `run`, with `id` set to its display form ("r42").

@@ -8,8 +8,8 @@ use rusqlite::{OptionalExtension, Transaction, TransactionBehavior, named_params
 
 use crate::codec::{Fail, Int, name_of, to_json};
 use crate::error::{Action, Ctx, StoreError};
-use crate::id::RunId;
 use crate::store::Store;
+use iolab_core::listing::RunId;
 
 impl Store {
     /// Stores a run that is starting: its label, kind, spec, provenance and warnings, with

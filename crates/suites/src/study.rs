@@ -6,11 +6,13 @@
 //! `<phase>-<op>`) and removes the tree again. An S3 phase runs its operations against
 //! the endpoints an [`ObjectConnector`] reaches (one result each) and removes the objects
 //! it wrote.
-//! [`estimate`] says what a study needs before anything is written: capacity and time.
+//! [`estimate`] says what a study needs before anything is written: capacity and time;
+//! [`target_backend`] which backend its target is prepared for.
 
 use iolab_core::SpecError;
 use iolab_core::result::PhaseResult;
 use iolab_core::spec::{BackendKind, MetaBackendKind, MetaOp, PhaseSpec, PlannedPhase};
+pub use iolab_core::spec::{PhaseEstimate, StudyEstimate};
 use iolab_core::units::{ByteCount, BytesPerSec, Nanos};
 
 use iolab_engine::Clock;
@@ -259,27 +261,20 @@ fn estimate_s3(
     }
 }
 
-/// What one phase of a study needs.
-#[derive(Clone, Debug, PartialEq)]
-pub struct PhaseEstimate {
-    /// Bytes of data files the phase works on (written, or laid out before reading).
-    pub data_bytes: u64,
-    /// Expected duration: exact for time-based phases, else at the assumed speed.
-    pub time: Nanos,
-    pub time_based: bool,
-    /// Files a metadata phase works on, over all ranks (0 for a data phase).
-    pub files: u64,
-    /// Leaf directories those files are spread over (0 for a data phase).
-    pub dirs: u64,
-}
-
-/// What a whole study needs.
-#[derive(Clone, Debug, PartialEq)]
-pub struct StudyEstimate {
-    pub phases: Vec<PhaseEstimate>,
-    /// The most data on the target at any one time (one sweep point's files).
-    pub capacity: u64,
-    pub time: Nanos,
+/// The backend the study's target is prepared for: the first phase's that touches
+/// storage, so a study whose phases run `--set backend=nfs` prepares the export of
+/// --nfs-url (its metadata phases' `nfs` is the same NFS client).
+pub fn target_backend(phases: &[PlannedPhase]) -> BackendKind {
+    phases
+        .iter()
+        .find_map(|p| match &p.spec {
+            PhaseSpec::Data(s) if iolab_backend::capabilities_of(s.backend, 1).touches_storage => {
+                Some(s.backend)
+            }
+            PhaseSpec::Meta(m) if m.backend == MetaBackendKind::Nfs => Some(BackendKind::Nfs),
+            _ => None,
+        })
+        .unwrap_or(BackendKind::Psync)
 }
 
 /// Estimates capacity and time for `phases` run by `ranks` ranks, assuming data moves

@@ -15,9 +15,7 @@ use iolab_store::{RunFilter, RunId, RunSummaryRow, Store};
 use crate::args::DbArgs;
 use crate::exit;
 
-mod list;
-
-use list::render_list;
+use iolab_report::listing::render_list;
 
 #[derive(Args, Debug)]
 pub struct ResultsArgs {
@@ -476,8 +474,8 @@ pub fn report(args: ReportArgs) -> Result<u8> {
 
 #[cfg(test)]
 mod tests {
-    use super::list::date;
     use super::*;
+    use iolab_report::listing::date;
 
     #[test]
     fn dates_round_trip() {

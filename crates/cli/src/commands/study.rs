@@ -9,10 +9,11 @@ use clap::{Args, Subcommand};
 use iolab_core::spec::{
     Overrides, PhaseSpec, PlannedPhase, StudySpec, TargetEntry, TargetSpec, parse_targets,
 };
-use iolab_core::units::{ByteCount, BytesPerSec, Nanos};
+use iolab_core::units::{ByteCount, BytesPerSec};
 use iolab_engine::DataTarget;
 use iolab_engine::{MonotonicClock, PreparedTarget, prepare_target};
-use iolab_suites::study::{PhaseEstimate, StudyRun, estimate, run_study};
+use iolab_report::study::{StudyPlanView, render_study_plan, study_end, study_start};
+use iolab_suites::study::{StudyRun, estimate, run_study, target_backend};
 
 use crate::args::OutputArgs;
 use crate::commands::finish::{abandon, cleanup, conclude};
@@ -196,90 +197,23 @@ fn plan(args: StudyPlanArgs) -> Result<u8> {
         args.assume_iops,
     )
     .map_err(|e| anyhow::anyhow!("{origin}: {e}"))?;
-    println!("study {} ({origin}): {}", spec.name, spec.description);
-    // Columns as wide as their widest cell: a point such as `rwmix_read=100` or a long
-    // "runs as" must not push the row out of its columns.
-    let mut table = iolab_report::table::Table::new(&[
-        ">#", "sweep", "point", ">rep", "phase", "runs as", ">data", ">time",
-    ]);
-    for (i, (p, e)) in phases.iter().zip(&est.phases).enumerate() {
-        let point: Vec<String> = p
-            .coordinates
-            .iter()
-            .map(|(k, v)| format!("{k}={v}"))
-            .collect();
-        let time = if e.time_based {
-            e.time.human()
-        } else {
-            format!("~{}", e.time.human())
-        };
-        table.push(vec![
-            (i + 1).to_string(),
-            p.sweep.clone(),
-            point.join(" "),
-            (p.repetition + 1).to_string(),
-            p.name.clone(),
-            runs_as(&p.spec, e, args.ranks),
-            ByteCount(e.data_bytes).human(),
-            time,
-        ]);
-    }
-    print!("{}", table.to_text());
-    for (i, p) in phases.iter().enumerate() {
-        if let PhaseSpec::Meta(m) = &p.spec
-            && let Some(note) = m.total_files_note(u64::from(m.threads) * u64::from(args.ranks))
-        {
-            println!("note on #{}: {note}", i + 1);
-        }
-    }
-    println!(
-        "{} phases; needs {} of free space at most; takes about {} (size-based phases at {}/s or {} IOPS, metadata at as many files/s; --assume-bandwidth and --assume-iops change that)",
-        phases.len(),
-        ByteCount(est.capacity).human(),
-        est.time.human(),
-        args.assume_bandwidth.human(),
-        args.assume_iops
+    print!(
+        "{}",
+        render_study_plan(&StudyPlanView {
+            spec: &spec,
+            origin: &origin,
+            phases: &phases,
+            estimate: &est,
+            ranks: args.ranks,
+            assume_bandwidth: args.assume_bandwidth,
+            assume_iops: args.assume_iops,
+        })
     );
     if let Some(dir) = &args.dir {
         check_space(dir, est.capacity)?;
         println!("{} has room for it", dir.display());
     }
     Ok(exit::OK)
-}
-
-/// The resolved values a phase runs with (after --scale and --set): what a plan row
-/// shows beside the point, so that a scaled or overridden study can be checked before it runs.
-fn runs_as(spec: &PhaseSpec, e: &PhaseEstimate, ranks: u32) -> String {
-    let per_rank = if ranks > 1 { " per rank" } else { "" };
-    match spec {
-        PhaseSpec::Data(d) => {
-            let amount = d.runtime.map(|t| format!(" for {t}")).unwrap_or_default();
-            let mix = if d.rw.is_mixed() {
-                format!(" {}%r", d.read_percent())
-            } else {
-                String::new()
-            };
-            format!(
-                "{}{mix} {} x{}{per_rank} qd{}{amount}",
-                d.rw.name(),
-                d.block_size,
-                d.threads,
-                d.queue_depth
-            )
-        }
-        PhaseSpec::Meta(m) => format!(
-            "{} files in {} dirs, x{}{per_rank}",
-            e.files, e.dirs, m.threads
-        ),
-        PhaseSpec::S3(s) => format!(
-            "s3 {} {} objects of {} x{}{per_rank}{}",
-            s.ops.iter().map(|o| o.name()).collect::<Vec<_>>().join(","),
-            s.objects,
-            s.size_label(),
-            s.concurrency,
-            s.duration.map(|d| format!(" for {d}")).unwrap_or_default()
-        ),
-    }
 }
 
 fn check_space(dir: &std::path::Path, need: u64) -> Result<()> {
@@ -376,23 +310,6 @@ fn agree_block_align(
     }
 }
 
-/// The backend the study's target is prepared for: the first phase's that touches
-/// storage, so a study whose phases run `--set backend=nfs` prepares the export of
-/// --nfs-url (its metadata phases' `nfs` is the same NFS client).
-fn target_backend(phases: &[PlannedPhase]) -> iolab_core::spec::BackendKind {
-    use iolab_core::spec::{BackendKind, MetaBackendKind};
-    phases
-        .iter()
-        .find_map(|p| match &p.spec {
-            PhaseSpec::Data(s) if iolab_backend::capabilities_of(s.backend, 1).touches_storage => {
-                Some(s.backend)
-            }
-            PhaseSpec::Meta(m) if m.backend == MetaBackendKind::Nfs => Some(BackendKind::Nfs),
-            _ => None,
-        })
-        .unwrap_or(BackendKind::Psync)
-}
-
 /// The study's estimate, its capacity checked against the free space of rank 0's --dir
 /// (not for a --dir inside an NFS export, which is not on this machine).
 fn check_study_space(
@@ -417,27 +334,6 @@ fn check_study_space(
         check_space(&dir, est.capacity)?;
     }
     Ok(est)
-}
-
-/// The study's opening line: its name and origin, its phases (and the results they
-/// print, when a phase prints more than one), and about how long it takes.
-fn say_start(
-    name: &str,
-    origin: &str,
-    phases: &[PlannedPhase],
-    est: &iolab_suites::study::StudyEstimate,
-) {
-    let results: usize = phases.iter().map(|p| p.spec.results()).sum();
-    let printed = if results == phases.len() {
-        String::new()
-    } else {
-        format!(" ({results} results: a metadata or S3 phase prints one per operation)")
-    };
-    eprintln!(
-        "study {name} ({origin}): {} phases{printed}, about {}",
-        phases.len(),
-        Nanos(est.time.0).human()
-    );
 }
 
 fn run_in(
@@ -471,7 +367,7 @@ fn run_in(
             .map(|(p, e)| (p.name.clone(), Some(e.time.as_secs_f64()))),
     );
     if rt.is_root() && !args.output.quiet {
-        say_start(&spec.name, &origin, &phases, &est);
+        eprint!("{}", study_start(&spec.name, &origin, &phases, &est));
     }
     let watch = Watch::new(&args.output, &sink, args.target.device.as_deref());
     let progress = &watch.progress;
@@ -504,7 +400,10 @@ fn run_in(
         .warnings
         .extend(outcome.warnings.iter().cloned());
     if root {
-        say_end(&spec.name, &sink, units, outcome.interrupted);
+        print!(
+            "{}",
+            study_end(&spec.name, &sink.record, units, outcome.interrupted)
+        );
     }
     // The phases were printed as they ended; conclude only stores, writes --json and
     // decides the exit code.
@@ -513,20 +412,4 @@ fn run_in(
         ..args.output.clone()
     };
     conclude(rt, sink, &output)
-}
-
-/// The headline figure of every phase, as the study's own summary table (then its
-/// matrices and its figures against the rated ones), and where the run is stored.
-fn say_end(name: &str, sink: &RunSink, units: iolab_report::Units, interrupted: bool) {
-    println!(
-        "study {name}: every phase\n{}",
-        iolab_report::text::render_summary(&sink.record, units)
-    );
-    if !sink.record.id.is_empty() {
-        println!(
-            "study {name} stored as {}{}",
-            sink.record.id,
-            if interrupted { " (interrupted)" } else { "" }
-        );
-    }
 }

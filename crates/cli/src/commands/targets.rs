@@ -6,7 +6,6 @@
 //! share its targets) or a targets file whose node column places each target on its host.
 
 mod analyze;
-mod render;
 
 use anyhow::{Context, Result};
 use clap::{Args, Subcommand};
@@ -114,7 +113,10 @@ fn targets_in(rt: &Runtime, args: TargetsArgs) -> Result<u8> {
     cleaned?;
     let show = rt.is_root() && !args.output.quiet;
     if show {
-        print!("{}", render::render_targets(&sink.record, &phases, &args));
+        print!(
+            "{}",
+            iolab_report::targets::render_targets(&sink.record, &phases, args.targets.verbose)
+        );
     }
     if show && !sink.record.id.is_empty() {
         println!("stored as {}", sink.record.id);

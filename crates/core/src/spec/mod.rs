@@ -16,6 +16,7 @@ mod kvcache;
 mod meta;
 pub mod s3;
 mod study;
+mod study_estimate;
 mod targets;
 mod train;
 
@@ -28,6 +29,7 @@ pub use kvcache::*;
 pub use meta::*;
 pub use s3::{Addressing, ObjectSizes, S3Endpoint, S3Op, S3Spec};
 pub use study::*;
+pub use study_estimate::{PhaseEstimate, StudyEstimate};
 pub use targets::*;
 pub use train::*;
 

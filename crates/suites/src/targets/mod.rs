@@ -6,7 +6,6 @@
 //! beegfs-ctl StorageBench output read by iolab-compat, through [`figures_of`]), and
 //! [`net`] streams between ranks over TCP.
 
-pub mod analysis;
 pub mod assign;
 pub mod net;
 mod prepare;
@@ -14,10 +13,14 @@ mod results;
 mod run;
 mod warnings;
 
-pub use analysis::{TargetAnalysis, TargetFigure, analyze, flag_lines, place};
+/// The statistics are pure maths over figures, in `core` where the renderers read them.
+pub use iolab_core::targets as analysis;
+pub use iolab_core::targets::{
+    TargetAnalysis, TargetFigure, TargetsPhase, analyze, flag_lines, place,
+};
 pub use prepare::{LocalTarget, PrepareOptions, TargetSet, cleanup_targets, prepare_targets};
 pub use results::{summary_extra, throughput_of};
-pub use run::{TargetsPhase, run_targets, run_targets_with};
+pub use run::{run_targets, run_targets_with};
 
 #[cfg(test)]
 mod run_tests;

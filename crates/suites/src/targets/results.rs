@@ -12,7 +12,7 @@ use iolab_core::spec::{DataSpec, TargetsSpec};
 use super::analysis::{TargetAnalysis, TargetFigure, analyze, flag_lines};
 use super::assign::AssignedTarget;
 use super::prepare::TargetSet;
-use super::run::TargetsPhase;
+use iolab_core::targets::TargetsPhase;
 use iolab_engine::{TargetsOutcome, UnitResult};
 
 /// A target's phase with where it ran: its node, host, path and rank (and its rated

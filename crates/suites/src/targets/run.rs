@@ -4,27 +4,14 @@
 //! `run_targets` over every target, and hands the outcome to the analysis
 //! ([`TargetsPhase`]).
 
-use iolab_core::result::PhaseResult;
-use iolab_core::spec::{BackendKind, DataSpec, RwKind, TargetsSpec};
+use iolab_core::spec::{BackendKind, DataSpec, TargetsSpec};
+use iolab_core::targets::TargetsPhase;
 
-use super::analysis::TargetAnalysis;
 use super::prepare::TargetSet;
 use super::results::finish_phase;
 use super::warnings::shared_devices;
 use iolab_engine::{Clock, EngineError, Env, check_ranks_agree};
 use iolab_engine::{TargetOnRank, TargetsOptions};
-
-/// One phase (write or read) over all targets.
-#[derive(Debug)]
-pub struct TargetsPhase {
-    pub rw: RwKind,
-    /// The phase as a whole: time, timeline, CPU, per-rank rows, and the statistics in
-    /// `extra` (operations are in the targets' phases).
-    pub summary: PhaseResult,
-    /// One phase per target ("target 19"), in the order of [`TargetSet::all`].
-    pub targets: Vec<PhaseResult>,
-    pub analysis: Option<TargetAnalysis>,
-}
 
 /// Runs the phases `spec` asks for on every target of `set`. Collective.
 pub fn run_targets<C: Clock>(

@@ -12,8 +12,8 @@ use iolab_core::spec::{DEFAULT_THRESHOLD_PERCENT, Rated, RatedUnit, check_thresh
 use iolab_suites::targets::{TargetAnalysis, analyze as analyze_figures};
 use serde::Serialize;
 
-use super::render::render_analysis;
 use crate::exit;
+use iolab_report::targets::render_analysis;
 
 /// The schema of the JSON document `iolab targets analyze --json` writes.
 pub const ANALYSIS_SCHEMA: &str = "iolab.targets-analysis/1";

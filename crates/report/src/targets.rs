@@ -8,10 +8,8 @@ use std::fmt::Write as _;
 
 use iolab_core::result::{PhaseResult, RunRecord};
 use iolab_core::spec::RatedUnit;
+use iolab_core::targets::{TargetAnalysis, TargetsPhase, flag_lines, place};
 use iolab_core::units::BytesPerSec;
-use iolab_suites::targets::{TargetAnalysis, TargetsPhase, flag_lines, place};
-
-use super::TargetsArgs;
 
 fn kib(bytes_per_sec: f64) -> String {
     format!("{:.0}", bytes_per_sec / 1024.0)
@@ -156,8 +154,9 @@ fn flags(a: &TargetAnalysis) -> String {
     out
 }
 
-/// The whole run: a header, then per direction the statistics, errors and warnings.
-pub fn render_targets(record: &RunRecord, phases: &[TargetsPhase], args: &TargetsArgs) -> String {
+/// The whole run: a header, then per direction the statistics, errors and warnings
+/// (`verbose`: every target's line too).
+pub fn render_targets(record: &RunRecord, phases: &[TargetsPhase], verbose: bool) -> String {
     let mut out = String::new();
     let _ = writeln!(
         out,
@@ -176,7 +175,7 @@ pub fn render_targets(record: &RunRecord, phases: &[TargetsPhase], args: &Target
         match &p.analysis {
             Some(a) => {
                 let title = format!("{} results", p.rw.name());
-                out.push_str(&render_analysis(&title, a, args.targets.verbose));
+                out.push_str(&render_analysis(&title, a, verbose));
                 if let Some((rate, bytes)) = wall_rate(&p.summary) {
                     figure(
                         &mut out,

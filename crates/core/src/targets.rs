@@ -1,5 +1,6 @@
 //! Statistics and defect detection over per-target figures, a pure function of a list
-//! of [`TargetFigure`] so measured runs and imported results (beegfs-ctl) share it.
+//! of [`TargetFigure`] so measured runs and imported results (beegfs-ctl) share it, and
+//! [`TargetsPhase`], one measured direction of a targets run as the renderers read it.
 //! [`analyze`] returns a [`TargetAnalysis`]: minimum and maximum with their ids, average,
 //! aggregate, median and MAD, a [`TargetVerdict`] per target, targets flagged as slow
 //! ([`SlowTarget`]) or whole nodes ([`SlowNode`]), and % of rated figures ([`Theoretical`]).
@@ -20,9 +21,22 @@
 
 use std::collections::BTreeMap;
 
-use iolab_core::spec::{Rated, RatedUnit};
-use iolab_core::stats::{mad, median};
+use crate::result::PhaseResult;
+use crate::spec::{Rated, RatedUnit, RwKind};
+use crate::stats::{mad, median};
 use serde::{Deserialize, Serialize};
+
+/// One phase (write or read) over all targets.
+#[derive(Debug)]
+pub struct TargetsPhase {
+    pub rw: RwKind,
+    /// The phase as a whole: time, timeline, CPU, per-rank rows, and the statistics in
+    /// `extra` (operations are in the targets' phases).
+    pub summary: PhaseResult,
+    /// One phase per target ("target 19"), in the order of the suite's target set.
+    pub targets: Vec<PhaseResult>,
+    pub analysis: Option<TargetAnalysis>,
+}
 
 /// Modified z-score below which a target is an outlier.
 pub const OUTLIER_Z: f64 = -3.5;
@@ -447,5 +461,5 @@ pub fn flag_lines(a: &TargetAnalysis) -> Vec<String> {
 }
 
 #[cfg(test)]
-#[path = "analysis_tests.rs"]
+#[path = "targets_tests.rs"]
 mod tests;
