@@ -16,12 +16,61 @@ pub mod sigv4;
 mod tls;
 mod xml;
 
+use std::sync::Arc;
 use std::time::Duration;
 
 pub use error::ObjectError;
 pub use null::{NullObjects, NullStore};
 pub use payload::Payload;
 pub use s3::{S3Client, S3Options, TlsConfig};
+
+/// Bytes a PUT sends as the caller gives them (an entry demoted from the tier above)
+/// instead of the client's payload: handed out in pieces as the body goes on the wire
+/// (and to the signature's hash), a multipart upload's parts each from its own range, at
+/// once with several part senders. The client copies none of it.
+pub trait BodySource: Send + Sync {
+    /// Its length in bytes: the size of the PUT that sends it.
+    fn len(&self) -> u64;
+    fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+    /// Hands `f` the `len` bytes from `offset`, in pieces.
+    fn pieces(
+        &self,
+        offset: u64,
+        len: u64,
+        f: &mut dyn FnMut(&[u8]) -> std::io::Result<()>,
+    ) -> std::io::Result<()>;
+}
+
+/// Bytes held in memory (a CPU-tier entry), sent as they are, a megabyte a piece.
+impl BodySource for Vec<u8> {
+    fn len(&self) -> u64 {
+        self.as_slice().len() as u64
+    }
+
+    fn pieces(
+        &self,
+        offset: u64,
+        len: u64,
+        f: &mut dyn FnMut(&[u8]) -> std::io::Result<()>,
+    ) -> std::io::Result<()> {
+        let end = offset.saturating_add(len);
+        let Some(bytes) = usize::try_from(end)
+            .ok()
+            .and_then(|end| self.get(offset as usize..end))
+        else {
+            return Err(std::io::Error::new(
+                std::io::ErrorKind::UnexpectedEof,
+                format!(
+                    "{len} bytes from {offset} of a body of {}",
+                    self.as_slice().len()
+                ),
+            ));
+        };
+        bytes.chunks(payload::PIECE).try_for_each(f)
+    }
+}
 
 /// What a request does. Keys and prefixes are relative to the client's bucket.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -129,6 +178,10 @@ pub trait ObjectBackend: Send {
     fn set_body_head(&mut self, _head: &[u8]) -> Result<(), ObjectError> {
         Ok(())
     }
+    /// The body of the next PUT (single or multipart): its bytes, the PUT's size its
+    /// length (the body head is not used: the bytes carry their own). The client lets
+    /// go of it when that PUT ends. Clients that send no bytes ignore it.
+    fn set_body(&mut self, _body: Option<Arc<dyn BodySource>>) {}
     /// Tries a retryable request at least `attempts` times from now on (the cleanup's
     /// own, whatever the run's --attempts).
     fn at_least_attempts(&mut self, _attempts: u32) {}

@@ -256,3 +256,77 @@ fn a_dead_endpoint_is_retried_then_named() {
     );
     assert!(msg.contains("is the S3 server running"), "{msg}");
 }
+
+/// A given body (an entry demoted from the tier above) is what the object holds, sent in
+/// one PUT or in parts, in turn or at once: the server's ETag is its MD5 (a multipart
+/// object's, the MD5 of its parts' MD5s). The client holds it for that PUT only (the
+/// next is the payload again) and refuses a PUT of another size before sending.
+#[test]
+fn a_given_body_is_what_the_object_holds_in_one_put_or_in_parts() {
+    use iolab_backend::object::BodySource;
+    use md5::{Digest, Md5};
+    use std::sync::Arc;
+    let Some(s) = server() else { return };
+    let b = bucket("given-body");
+    let part = 5u64 << 20;
+    let mut one = client(s, &b);
+    let mut in_turn = client_with(s, &b, |o| o.part_size = Some(part));
+    let mut at_once = client_with(s, &b, |o| {
+        o.part_size = Some(part);
+        o.part_concurrency = 3;
+    });
+    assert!(one.run(req(ObjectOp::CreateBucket, "")).error.is_none());
+    let size = (11u64 << 20) + 3;
+    let mut bytes = vec![0u8; size as usize];
+    iolab_core::rng::Rng::new(3).fill(&mut bytes);
+    let hex = |d: &[u8]| d.iter().map(|b| format!("{b:02x}")).collect::<String>();
+    let whole = hex(&Md5::digest(&bytes));
+    let mut of_parts = Vec::new();
+    for p in bytes.chunks(part as usize) {
+        of_parts.extend_from_slice(&Md5::digest(p));
+    }
+    let parts = format!("{}-3", hex(&Md5::digest(&of_parts)));
+    let body = Arc::new(bytes);
+    let put = ObjectOp::Put {
+        size,
+        data_offset: 0,
+    };
+    for (c, key, etag) in [
+        (&mut one, "single", &whole),
+        (&mut in_turn, "in-turn", &parts),
+        (&mut at_once, "at-once", &parts),
+    ] {
+        let given: Arc<dyn BodySource> = body.clone();
+        c.set_body(Some(given));
+        let r = c.run(req(put, key));
+        assert!(r.error.is_none(), "{key}: {:?}", r.error);
+        assert_eq!(r.bytes, size, "{key}");
+        assert_eq!(
+            Arc::strong_count(&body),
+            1,
+            "{key}: the client let go of it"
+        );
+        let h = c.run(req(ObjectOp::Head, key));
+        assert_eq!(h.length, Some(size), "{key}");
+        assert_eq!(h.etag.unwrap_or_default().trim_matches('"'), etag, "{key}");
+    }
+    // The next PUT sends the client's payload again.
+    assert!(one.run(req(put, "after")).error.is_none());
+    let h = one.run(req(ObjectOp::Head, "after"));
+    assert_ne!(h.etag.unwrap_or_default().trim_matches('"'), whole);
+    // A PUT of another size than the body's: refused before anything is sent.
+    one.set_body(Some(body.clone()));
+    let short = ObjectOp::Put {
+        size: size - 1,
+        data_offset: 0,
+    };
+    let r = one.run(req(short, "short"));
+    let e = r.error.expect("refused").to_string();
+    assert!(e.contains("was given a body of"), "{e}");
+    let h = one.run(req(ObjectOp::Head, "short"));
+    assert_eq!(h.error.as_ref().and_then(|e| e.status()), Some(404));
+    for k in ["single", "in-turn", "at-once", "after"] {
+        assert!(one.run(req(ObjectOp::Delete, k)).error.is_none());
+    }
+    assert!(one.run(req(ObjectOp::DeleteBucket, "")).error.is_none());
+}

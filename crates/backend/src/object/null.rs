@@ -1,13 +1,16 @@
 //! [`NullObjects`]: an object backend that completes every request at once without
 //! reaching anything, remembering only which keys exist and their sizes (in a
-//! [`NullStore`] its clients share, as a server's objects are), so the engine's
+//! [`NullStore`] its clients share, as a server's objects are) and a digest of each
+//! body a caller gave ([`ObjectBackend::set_body`]), so the engine's
 //! workloads can be tested, and requests counted, without a server.
 
 use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex};
 
+use std::hash::Hasher;
+
 use crate::object::{
-    ObjectBackend, ObjectCompletion, ObjectError, ObjectOp, ObjectRequest, StatusCounts,
+    BodySource, ObjectBackend, ObjectCompletion, ObjectError, ObjectOp, ObjectRequest, StatusCounts,
 };
 
 /// The objects and the count of requests of every [`NullObjects`] made over it.
@@ -16,9 +19,18 @@ pub struct NullStore {
     pub objects: Mutex<BTreeMap<String, u64>>,
     /// Requests run, by operation name.
     pub requests: Mutex<BTreeMap<&'static str, u64>>,
+    /// Keys last PUT with a given body: that body's [`NullStore::digest`].
+    pub given: Mutex<BTreeMap<String, u64>>,
 }
 
 impl NullStore {
+    /// A digest of `bytes` (SipHash over them in order, however they come in pieces).
+    pub fn digest(bytes: &[u8]) -> u64 {
+        let mut h = std::hash::DefaultHasher::new();
+        h.write(bytes);
+        h.finish()
+    }
+
     /// Requests of `op` ("PUT", "GET", ...) so far.
     pub fn count(&self, op: &str) -> u64 {
         self.requests
@@ -44,6 +56,7 @@ pub struct NullObjects {
     store: Arc<NullStore>,
     done: Option<ObjectCompletion>,
     token: Option<String>,
+    given: Option<Arc<dyn BodySource>>,
 }
 
 impl NullObjects {
@@ -52,7 +65,26 @@ impl NullObjects {
             store,
             done: None,
             token: None,
+            given: None,
         }
+    }
+}
+
+impl NullObjects {
+    /// A PUT with a given body: its digest kept for the key (read in its pieces).
+    fn take_given(&mut self, req: &ObjectRequest<'_>) -> Result<(), ObjectError> {
+        let (ObjectOp::Put { size, .. }, Some(body)) = (req.op, self.given.take()) else {
+            return Ok(());
+        };
+        let mut h = std::hash::DefaultHasher::new();
+        body.pieces(0, size, &mut |p| {
+            h.write(p);
+            Ok(())
+        })
+        .map_err(|e| ObjectError::Setup(e.to_string()))?;
+        let mut given = self.store.given.lock().expect("null store");
+        given.insert(req.key.to_string(), h.finish());
+        Ok(())
     }
 }
 
@@ -67,6 +99,7 @@ impl ObjectBackend for NullObjects {
                 "a request is already in flight on this connection".into(),
             ));
         }
+        self.take_given(&req)?;
         *self
             .store
             .requests
@@ -157,5 +190,9 @@ impl ObjectBackend for NullObjects {
 
     fn status_counts(&self) -> StatusCounts {
         Vec::new()
+    }
+
+    fn set_body(&mut self, body: Option<Arc<dyn BodySource>>) {
+        self.given = body;
     }
 }

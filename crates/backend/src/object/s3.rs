@@ -18,7 +18,8 @@ use crate::object::http::{Conn, Head};
 use crate::object::payload::Payload;
 use crate::object::sigv4::{self, Signer};
 use crate::object::{
-    ObjectBackend, ObjectCompletion, ObjectError, ObjectOp, ObjectRequest, StatusCounts, tls, xml,
+    BodySource, ObjectBackend, ObjectCompletion, ObjectError, ObjectOp, ObjectRequest,
+    StatusCounts, tls, xml,
 };
 
 mod multipart;
@@ -83,6 +84,11 @@ enum Body {
         len: u64,
         head: bool,
     },
+    /// `len` bytes from `offset` of the body the caller gave ([`ObjectBackend::set_body`]).
+    Given {
+        offset: u64,
+        len: u64,
+    },
 }
 
 /// What to do with an answer's body.
@@ -130,6 +136,8 @@ pub struct S3Client {
     statuses: StatusCounts,
     /// The first bytes of each single PUT's body (a file format's header).
     body_head: Vec<u8>,
+    /// The bytes of each PUT's body, when the caller gives them.
+    given: Option<Arc<dyn BodySource>>,
     /// When the request being run started (for the time to first byte).
     started: Instant,
     pending_tag: u64,
@@ -192,6 +200,7 @@ impl S3Client {
             token: None,
             statuses: Vec::new(),
             body_head: Vec::new(),
+            given: None,
             started: Instant::now(),
             pending_tag: 0,
             opts,
@@ -255,7 +264,15 @@ impl S3Client {
         let mut c = ObjectCompletion::default();
         self.query.clear();
         let r = match q {
-            Queued::Put { size, data_offset } => self.put(size, data_offset, &mut c),
+            Queued::Put { size, data_offset } => {
+                let r = self.put(size, data_offset, &mut c);
+                // A given body is the next PUT's only: its bytes are not held after.
+                self.given = None;
+                for h in &mut self.helpers {
+                    h.given = None;
+                }
+                r
+            }
             Queued::Get { range } => {
                 self.set_path(true);
                 self.request("GET", "GET", Body::Empty, range, Keep::Drop, &mut c)
@@ -304,22 +321,36 @@ impl S3Client {
         c
     }
 
-    /// One PUT of `size` bytes of the payload from `data_offset`, or a multipart upload
-    /// when it is over the part size.
+    /// One PUT of `size` bytes of the payload from `data_offset` (or of the given body),
+    /// or a multipart upload when it is over the part size.
     fn put(
         &mut self,
         size: u64,
         data_offset: u64,
         c: &mut ObjectCompletion,
     ) -> Result<(), ObjectError> {
+        if let Some(given) = self.given.as_ref().map(|g| g.len())
+            && given != size
+        {
+            return Err(ObjectError::Setup(format!(
+                "a PUT of {size} bytes of {} was given a body of {given} bytes",
+                self.target()
+            )));
+        }
         if self.opts.part_size.is_some_and(|p| size > p) {
             return self.multipart_put(size, data_offset, c);
         }
         self.set_path(true);
-        let body = Body::Payload {
-            data_offset,
-            len: size,
-            head: !self.body_head.is_empty() && self.body_head.len() as u64 <= size,
+        let body = match self.given {
+            Some(_) => Body::Given {
+                offset: 0,
+                len: size,
+            },
+            None => Body::Payload {
+                data_offset,
+                len: size,
+                head: !self.body_head.is_empty() && self.body_head.len() as u64 <= size,
+            },
         };
         self.request("PUT", "PUT", body, None, Keep::Xml, c)
             .map(|_| c.bytes = size)
@@ -489,6 +520,10 @@ impl ObjectBackend for S3Client {
         self.body_head.clear();
         self.body_head.extend_from_slice(head);
         Ok(())
+    }
+
+    fn set_body(&mut self, body: Option<Arc<dyn BodySource>>) {
+        self.given = body;
     }
 
     fn at_least_attempts(&mut self, attempts: u32) {

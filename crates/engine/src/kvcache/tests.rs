@@ -8,6 +8,8 @@ use iolab_core::result::OpKind;
 use iolab_core::spec::BackendKind;
 use iolab_core::units::Nanos;
 
+use iolab_backend::object::{NullObjects, NullStore};
+
 use super::{EntryIo, EntrySetup, KvCache};
 use crate::{Clock, FakeClock};
 
@@ -269,4 +271,45 @@ fn on_a_device_entries_take_first_fit_block_runs_and_evictions_free_them() {
     let op = cache.access(&mut io, "c").unwrap().unwrap();
     assert_eq!(op.bytes, s);
     assert_eq!(std::fs::metadata(&dev).unwrap().len(), 8 << 20, "not grown");
+}
+
+/// The cache of `lru_entries_fall_down_the_tiers_and_then_out` up to b's demotion, its
+/// storage tier objects through `store` (none: files): b's bytes on the storage tier.
+fn demote_b(dir: &std::path::Path, store: Option<&std::sync::Arc<NullStore>>) -> KvCache {
+    let shape = KvModel::Tiny1b.shape();
+    let clock = FakeClock::new(Nanos(1000));
+    let mut io = EntryIo::new(setup(BackendKind::Psync), &clock, clock.now()).unwrap();
+    if let Some(s) = store {
+        io.use_objects(Box::new(NullObjects::new(s.clone())));
+    }
+    let s = KvCache::new(shape, 0, 0, dir, 0).entry_bytes(100);
+    let cache = KvCache::new(shape, s * 5 / 2, s * 4, dir, 0);
+    for k in ["a", "b"] {
+        cache.allocate(&mut io, k, 100).unwrap();
+    }
+    cache.access(&mut io, "a").unwrap();
+    assert_eq!(cache.allocate(&mut io, "c", 100).unwrap().demoted.len(), 1);
+    assert_eq!(cache.tier_of("b"), Some((TierKind::Storage, s)));
+    // Written straight to storage (more than the CPU tier takes): the client's payload.
+    cache.allocate(&mut io, "big", 250).unwrap();
+    assert_eq!(cache.tier_of("big").unwrap().0, TierKind::Storage);
+    cache
+}
+
+/// An entry demoted from the CPU tier to a bucket is PUT as the bytes it held (the same
+/// a demotion to a file writes), not the client's payload; a new entry written straight
+/// to the bucket is the client's.
+#[test]
+fn a_demoted_object_holds_the_bytes_the_cpu_tier_held() {
+    let dir = tempfile::tempdir().unwrap();
+    let files = demote_b(dir.path(), None);
+    let held = std::fs::read(files.path_of("b")).unwrap();
+    assert_eq!(&held[..6], b"\x93NUMPY");
+    let store = std::sync::Arc::new(NullStore::default());
+    let objects = demote_b(dir.path(), Some(&store));
+    let given = store.given.lock().unwrap().clone();
+    let b = objects.path_of("b").to_string_lossy().into_owned();
+    assert_eq!(given.keys().collect::<Vec<_>>(), [&b], "{given:?}");
+    assert_eq!(given[&b], NullStore::digest(&held));
+    assert_eq!(store.count("PUT"), 2);
 }

@@ -13,13 +13,23 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use crate::object::s3::{Body, Keep, S3Client};
 use crate::object::{ObjectCompletion, ObjectError, sigv4, xml};
 
-/// Part `n`'s (from 1) length and query, and its body's number in the payload.
-fn part_of(n: u64, size: u64, part: u64, data_offset: u64) -> (u64, u64) {
-    let len = part.min(size - (n - 1) * part);
-    (len, iolab_core::rng::mix(&[data_offset, n]))
-}
-
 impl S3Client {
+    /// Part `n`'s (from 1) body: its range of the given body, else its length of the
+    /// payload at a number of its own (the first opening with the body head).
+    fn part_body(&self, n: u64, size: u64, part: u64, data_offset: u64) -> Body {
+        let offset = (n - 1) * part;
+        let len = part.min(size - offset);
+        if self.given.is_some() {
+            return Body::Given { offset, len };
+        }
+        Body::Payload {
+            data_offset: iolab_core::rng::mix(&[data_offset, n]),
+            len,
+            // The first part opens with the body head, as a single PUT's body does.
+            head: n == 1 && !self.body_head.is_empty() && self.body_head.len() as u64 <= len,
+        }
+    }
+
     pub(super) fn multipart_put(
         &mut self,
         size: u64,
@@ -83,8 +93,8 @@ impl S3Client {
         } else {
             let mut etags = Vec::with_capacity(parts as usize);
             for n in 1..=parts {
-                let (len, body_offset) = part_of(n, size, part, data_offset);
-                let a = self.send_part(n, id, len, body_offset, c)?;
+                let body = self.part_body(n, size, part, data_offset);
+                let a = self.send_part(n, id, body, c)?;
                 etags.push(a);
             }
             etags
@@ -125,24 +135,20 @@ impl S3Client {
         Ok(())
     }
 
-    /// Sends part `n`; returns its ETag and counts it into `c`.
+    /// Sends part `n` of `body`; returns its ETag and counts it into `c`.
     fn send_part(
         &mut self,
         n: u64,
         id: &str,
-        len: u64,
-        body_offset: u64,
+        body: Body,
         c: &mut ObjectCompletion,
     ) -> Result<String, ObjectError> {
         self.query.clear();
         self.query
             .push_str(&format!("partNumber={n}&uploadId={id}"));
-        // The first part opens with the body head, as a single PUT's body does.
-        let head = n == 1 && !self.body_head.is_empty() && self.body_head.len() as u64 <= len;
-        let body = Body::Payload {
-            data_offset: body_offset,
-            len,
-            head,
+        let len = match body {
+            Body::Payload { len, .. } | Body::Given { len, .. } => len,
+            Body::Empty | Body::Small { .. } => 0,
         };
         let a = self.request("PUT (part)", "PUT", body, None, Keep::Xml, c)?;
         c.bytes += len;
@@ -216,6 +222,7 @@ impl S3Client {
         // A first part a helper sends opens with the body head, as this client's would.
         for h in &mut self.helpers {
             h.body_head.clone_from(&self.body_head);
+            h.given.clone_from(&self.given);
         }
         Ok(())
     }
@@ -271,8 +278,8 @@ impl PartQueue<'_> {
             if n > self.parts {
                 break;
             }
-            let (len, body_offset) = part_of(n, self.size, self.part, self.data_offset);
-            match h.send_part(n, self.id, len, body_offset, &mut hc) {
+            let body = h.part_body(n, self.size, self.part, self.data_offset);
+            match h.send_part(n, self.id, body, &mut hc) {
                 Ok(etag) => {
                     if let Ok(mut e) = self.etags.lock() {
                         e[n as usize - 1] = etag;

@@ -11,7 +11,7 @@ use super::{Answer, Body, Keep, MAX_XML, S3Client, base64_std};
 use crate::object::http::{BodySink, Conn, Stream};
 use crate::object::payload::Payload;
 use crate::object::sigv4::{self, EMPTY_SHA256, SignInput, UNSIGNED_PAYLOAD};
-use crate::object::{ObjectCompletion, ObjectError, tls, xml};
+use crate::object::{BodySource, ObjectCompletion, ObjectError, tls, xml};
 
 /// Statuses and S3 error codes minio-go (and so warp) retries.
 const RETRY_STATUS: [u16; 8] = [408, 429, 499, 500, 502, 503, 504, 520];
@@ -130,10 +130,10 @@ impl S3Client {
                     md5,
                 )
             }
-            Body::Payload { len, .. } => {
+            Body::Payload { len, .. } | Body::Given { len, .. } => {
                 let hash = if self.opts.sign_payload && !self.opts.endpoints.iter().all(|e| e.tls) {
                     let mut s = Sha256::new();
-                    let _ = send_payload(&self.payload, &self.body_head, body, |p| {
+                    let _ = send_payload(self.sources(), body, |p| {
                         s.update(p);
                         Ok(())
                     });
@@ -229,11 +229,15 @@ impl S3Client {
         if self.conns[ep].is_none() {
             self.conns[ep] = Some(self.open(ep).map_err(|e| (e, false))?);
         }
-        let (payload, body_head) = (&self.payload, &self.body_head);
+        let sources = Sources {
+            payload: &self.payload,
+            body_head: &self.body_head,
+            given: self.given.as_deref(),
+        };
         let conn = self.conns[ep].as_mut().expect("just opened");
         let sent = conn
             .write_all(head)
-            .and_then(|()| send_payload(payload, body_head, body, |p| conn.write_all(p)));
+            .and_then(|()| send_payload(sources, body, |p| conn.write_all(p)));
         sent.and_then(|()| conn.flush()).map_err(|e| (e, false))?;
         let head = conn.read_head().map_err(|e| (e, false))?;
         let xml = &mut self.xml;
@@ -355,26 +359,48 @@ impl S3Client {
     }
 }
 
-/// Hands `f` a payload body's pieces: the body head first when the body takes it, then
-/// the payload for the rest (nothing for other bodies).
+/// Where a body's bytes come from: the client's payload and body head, the given body.
+#[derive(Clone, Copy)]
+struct Sources<'s> {
+    payload: &'s Payload,
+    body_head: &'s [u8],
+    given: Option<&'s dyn BodySource>,
+}
+
+impl S3Client {
+    fn sources(&self) -> Sources<'_> {
+        Sources {
+            payload: &self.payload,
+            body_head: &self.body_head,
+            given: self.given.as_deref(),
+        }
+    }
+}
+
+/// Hands `f` a body's pieces: for a payload body the body head first when it takes it,
+/// then the payload for the rest; for a given body its range (nothing for other bodies).
 fn send_payload(
-    payload: &Payload,
-    body_head: &[u8],
+    from: Sources<'_>,
     body: Body,
     mut f: impl FnMut(&[u8]) -> std::io::Result<()>,
 ) -> std::io::Result<()> {
-    let Body::Payload {
-        data_offset,
-        len,
-        head,
-    } = body
-    else {
-        return Ok(());
-    };
-    let mut rest = len;
-    if head {
-        f(body_head)?;
-        rest -= body_head.len() as u64;
+    match body {
+        Body::Payload {
+            data_offset,
+            len,
+            head,
+        } => {
+            let mut rest = len;
+            if head {
+                f(from.body_head)?;
+                rest -= from.body_head.len() as u64;
+            }
+            from.payload.pieces(data_offset, rest, f)
+        }
+        Body::Given { offset, len } => match from.given {
+            Some(g) => g.pieces(offset, len, &mut f),
+            None => Err(std::io::Error::other("a given body was not set")),
+        },
+        Body::Empty | Body::Small { .. } => Ok(()),
     }
-    payload.pieces(data_offset, rest, f)
 }

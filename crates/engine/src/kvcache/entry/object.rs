@@ -1,6 +1,7 @@
 //! The storage tier on an S3 bucket: an entry is one object keyed as its file would be
-//! named (`<prefix>rank_<N>/<key>.npy`), its `.npy` header first and the client's payload
-//! after it, PUT whole (one request, or the client's multipart upload above its part
+//! named (`<prefix>rank_<N>/<key>.npy`): a new entry its `.npy` header first and the
+//! client's payload after it, an entry demoted from the CPU tier exactly the bytes it
+//! held there (the client sends them from the entry's buffer, piece by piece); PUT whole (one request, or the client's multipart upload above its part
 //! size: one write either way), read back in transfer-size ranged
 //! GETs as the file tier reads its pieces, deleted on eviction. Each request is timed by
 //! the `Clock` into the worker's `Recorder` as the file tier's I/Os are.
@@ -9,22 +10,12 @@ use std::path::Path;
 use std::sync::Arc;
 
 use iolab_backend::object::{
-    ObjectBackend, ObjectCompletion, ObjectError, ObjectOp, ObjectRequest,
+    BodySource, ObjectBackend, ObjectCompletion, ObjectError, ObjectOp, ObjectRequest,
 };
 use iolab_core::result::{ErrorRecord, OpKind};
 
 use super::{EntryIo, Spans, path_hash};
 use crate::error::EngineError;
-
-/// The bytes of an `.npy` header at the start of `data` (numpy's v1.0 layout: magic,
-/// version, a little-endian length, the dict); none when `data` is not one.
-fn npy_header_of(data: &[u8]) -> &[u8] {
-    if data.len() < 10 || &data[..6] != b"\x93NUMPY" {
-        return &[];
-    }
-    let len = 10 + usize::from(u16::from_le_bytes([data[8], data[9]]));
-    &data[..len.min(data.len())]
-}
 
 fn object_error(op: &'static str, key: &str, e: ObjectError) -> EngineError {
     EngineError::Object {
@@ -77,8 +68,8 @@ impl EntryIo<'_> {
         Ok(c)
     }
 
-    /// PUTs an entry of `header` + `payload` bytes as the object `key`; a demoted
-    /// entry (`from`) keeps its own header, its payload is the client's.
+    /// PUTs an entry of `header` + `payload` bytes as the object `key`, the payload the
+    /// client's; a demoted entry (`from`) as the bytes it holds.
     pub(super) fn put_object(
         &mut self,
         key: &Path,
@@ -87,17 +78,23 @@ impl EntryIo<'_> {
         from: Option<&Arc<Vec<u8>>>,
     ) -> Result<Spans, EngineError> {
         let name = key.to_string_lossy();
-        let (head, size) = match from {
-            Some(data) => (npy_header_of(data), data.len() as u64),
-            None => (header, header.len() as u64 + payload),
-        };
         if (self.over)() {
             return Err(EngineError::Interrupted);
         }
         let backend = self.objects.as_mut().expect("the storage tier is a bucket");
-        backend
-            .set_body_head(head)
-            .map_err(|e| object_error("PUT", &name, e))?;
+        let size = match from {
+            Some(data) => {
+                let body: Arc<dyn BodySource> = data.clone();
+                backend.set_body(Some(body));
+                data.len() as u64
+            }
+            None => {
+                backend
+                    .set_body_head(header)
+                    .map_err(|e| object_error("PUT", &name, e))?;
+                header.len() as u64 + payload
+            }
+        };
         let t0 = self.clock.now();
         let put = ObjectOp::Put {
             size,
