@@ -227,7 +227,7 @@ impl Filesystem for FaultFs {
         let (Some(path), Some(f)) = (self.path(ino), self.file(fh)) else {
             return reply.error(Errno::EBADF);
         };
-        if let Some(a) = self.fault("read", &path) {
+        if let Some(a) = self.io_fault("read", &path, offset, size as usize) {
             return reply.error(fail(a));
         }
         let mut buf = vec![0u8; size as usize];
@@ -257,7 +257,7 @@ impl Filesystem for FaultFs {
         let (Some(path), Some(f)) = (self.path(ino), self.file(fh)) else {
             return reply.error(Errno::EBADF);
         };
-        let data = match self.fault("write", &path) {
+        let data = match self.io_fault("write", &path, offset, data.len()) {
             Some(Action::Short) => &data[..data.len().div_ceil(2)],
             Some(a) => return reply.error(fail(a)),
             None => data,

@@ -28,6 +28,8 @@ pub(crate) struct FaultFs {
     faults: Vec<Fault>,
     /// IOLAB_FAULTFS_TRACE=1: every operation that can fault is printed on stderr.
     trace: bool,
+    /// A read or write's trace line starts with the seconds since this.
+    started: std::time::Instant,
 }
 
 pub(crate) fn errno(e: &std::io::Error) -> Errno {
@@ -82,6 +84,7 @@ impl FaultFs {
             next_fh: AtomicU64::new(1),
             faults,
             trace: std::env::var_os("IOLAB_FAULTFS_TRACE").is_some_and(|v| v == "1"),
+            started: std::time::Instant::now(),
         }
     }
 
@@ -128,12 +131,35 @@ impl FaultFs {
         FileHandle(fh)
     }
 
+    /// The fault that fires for a read or write of `len` bytes at `offset` now, if any;
+    /// traced with its offset and length (a FUSE request's own size).
+    pub(crate) fn io_fault(
+        &self,
+        op: &str,
+        path: &Path,
+        offset: u64,
+        len: usize,
+    ) -> Option<Action> {
+        if self.trace {
+            let t = self.started.elapsed().as_secs_f64();
+            eprintln!(
+                "iolab-faultfs: {op} {} at {offset} len {len} t {t:.6}",
+                path.display()
+            );
+        }
+        self.fault_untraced(op, path)
+    }
+
     /// The fault that fires for this operation now, if any; a stall is served here.
     pub(crate) fn fault(&self, op: &str, path: &Path) -> Option<Action> {
-        let text = path.to_string_lossy();
         if self.trace {
-            eprintln!("iolab-faultfs: {op} {text}");
+            eprintln!("iolab-faultfs: {op} {}", path.display());
         }
+        self.fault_untraced(op, path)
+    }
+
+    fn fault_untraced(&self, op: &str, path: &Path) -> Option<Action> {
+        let text = path.to_string_lossy();
         for f in &self.faults {
             if f.op != op || f.matching.as_deref().is_some_and(|m| !text.contains(m)) {
                 continue;
