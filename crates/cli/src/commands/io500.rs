@@ -171,61 +171,18 @@ fn run(args: Io500RunArgs) -> Result<u8> {
 /// `--dry-run`: IO500's command lines for these settings, as `io500 config.ini
 /// --dry-run --timestamp T` prints them, with the config.ini that gives them.
 fn dry_run(dir: &Path, args: &Io500RunArgs) -> Result<u8> {
-    use iolab_compat::io500::commands::{CommandSettings, command_line, ior_size};
     let timestamp = match &args.timestamp {
         Some(t) => t.clone(),
-        None => default_result_dir(now_ms())
+        None => ResultDir::default_path(now_ms())
             .file_name()
             .map(|n| n.to_string_lossy().into_owned())
             .unwrap_or_default(),
     };
-    let s = &args.spec;
-    let settings = CommandSettings {
-        datadir: format!("{}/{timestamp}", dir.display()),
-        resdir: format!("./results/{timestamp}"),
-        timestamp: timestamp.clone(),
-        stonewall_secs: s.stonewall.nanos().0.div_ceil(1_000_000_000),
-        ior_easy_transfer: s.ior_easy_transfer,
-        ior_easy_block: s.ior_easy_block,
-        ior_hard_segments: s.ior_hard_segments,
-        files_per_rank: s.files_per_rank,
-    };
-    println!(
-        "# What IO500 runs for these settings: `io500 config.ini --dry-run --timestamp {timestamp}`"
+    print!(
+        "{}",
+        iolab_compat::io500::commands::dry_run_text(&args.spec, dir, &timestamp)
     );
-    println!("# with this config.ini (IO500's defaults elsewhere):");
-    println!("#   [global]");
-    println!("#   datadir = {}", dir.display());
-    if s.drop_caches {
-        println!("#   drop-caches = TRUE");
-    }
-    println!("#   [debug]");
-    println!("#   stonewall-time = {}", settings.stonewall_secs);
-    println!("#   [ior-easy]");
-    println!("#   transferSize = {}", ior_size(s.ior_easy_transfer));
-    println!("#   blockSize = {}", ior_size(s.ior_easy_block));
-    println!("#   [ior-hard]");
-    println!("#   segmentCount = {}", s.ior_hard_segments);
-    println!("#   [mdtest-easy]");
-    println!("#   n = {}", s.files_per_rank);
-    println!("#   [mdtest-hard]");
-    println!("#   n = {}", s.files_per_rank);
-    for p in iolab_compat::io500::PHASES.iter() {
-        if let Some(line) = command_line(p.name, &settings) {
-            println!("\n[{}]\n{:<15} = {line}", p.name, "exe");
-        }
-    }
     Ok(exit::OK)
-}
-
-/// The default result directory: io500-results/YYYY.MM.DD-HH.MM.SS, as IO500 names them
-/// ([`ResultDir::create`] numbers it when another run took it).
-fn default_result_dir(now_ms: i64) -> PathBuf {
-    let t = iolab_core::civil::UtcTime::from_ms(now_ms);
-    PathBuf::from(format!(
-        "io500-results/{:04}.{:02}.{:02}-{:02}.{:02}.{:02}",
-        t.year, t.month, t.day, t.hour, t.minute, t.second
-    ))
 }
 
 /// Rank 0's result directory (None on the other ranks), made before anything runs; a
@@ -234,7 +191,7 @@ fn make_result_dir(rt: &Runtime, given: Option<&Path>) -> Result<Option<ResultDi
     let made = if rt.is_root() {
         match given {
             Some(given) => ResultDir::create(given, false),
-            None => ResultDir::create(&default_result_dir(now_ms()), true),
+            None => ResultDir::create(&ResultDir::default_path(now_ms()), true),
         }
         .map(Some)
         // The message is what the agreement carries to every rank.

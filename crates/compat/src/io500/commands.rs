@@ -3,8 +3,12 @@
 //! them (`src/phase_*.c` of the io500 release BENCH-NOTES names): the same flags in the
 //! same order, the same paths, and the same `-G` seed (a hash of the phase's name and the
 //! run's timestamp). `iolab io500 --dry-run` prints them so a user can check what iolab's
-//! phases are equivalent to, and run the peer by hand on the same settings.
+//! phases are equivalent to, and run the peer by hand on the same settings
+//! ([`dry_run_text`]).
 
+use std::path::Path;
+
+use iolab_core::spec::io500::Io500Spec;
 use iolab_core::units::{ByteCount, GIB, KIB, MIB};
 
 /// The settings IO500's command lines depend on.
@@ -21,6 +25,60 @@ pub struct CommandSettings {
     pub ior_easy_block: ByteCount,
     pub ior_hard_segments: u64,
     pub files_per_rank: u64,
+}
+
+impl CommandSettings {
+    /// The settings of a run of `spec` in `dir` at `timestamp`, as IO500 derives them
+    /// from its config.ini (`datadir = dir`, results in `./results`).
+    pub fn of(spec: &Io500Spec, dir: &Path, timestamp: &str) -> CommandSettings {
+        CommandSettings {
+            datadir: format!("{}/{timestamp}", dir.display()),
+            resdir: format!("./results/{timestamp}"),
+            timestamp: timestamp.to_string(),
+            stonewall_secs: spec.stonewall.nanos().0.div_ceil(1_000_000_000),
+            ior_easy_transfer: spec.ior_easy_transfer,
+            ior_easy_block: spec.ior_easy_block,
+            ior_hard_segments: spec.ior_hard_segments,
+            files_per_rank: spec.files_per_rank,
+        }
+    }
+}
+
+/// What `iolab io500 --dry-run` prints: the config.ini that gives `spec` in `dir`, as
+/// comments, then IO500's command line of every phase that runs one, as `io500
+/// config.ini --dry-run --timestamp T` prints them.
+pub fn dry_run_text(spec: &Io500Spec, dir: &Path, timestamp: &str) -> String {
+    let settings = CommandSettings::of(spec, dir, timestamp);
+    let mut out = format!(
+        "# What IO500 runs for these settings: `io500 config.ini --dry-run --timestamp {timestamp}`\n"
+    );
+    out.push_str("# with this config.ini (IO500's defaults elsewhere):\n");
+    out.push_str("#   [global]\n");
+    out.push_str(&format!("#   datadir = {}\n", dir.display()));
+    if spec.drop_caches {
+        out.push_str("#   drop-caches = TRUE\n");
+    }
+    for line in [
+        "[debug]".to_string(),
+        format!("stonewall-time = {}", settings.stonewall_secs),
+        "[ior-easy]".to_string(),
+        format!("transferSize = {}", ior_size(spec.ior_easy_transfer)),
+        format!("blockSize = {}", ior_size(spec.ior_easy_block)),
+        "[ior-hard]".to_string(),
+        format!("segmentCount = {}", spec.ior_hard_segments),
+        "[mdtest-easy]".to_string(),
+        format!("n = {}", spec.files_per_rank),
+        "[mdtest-hard]".to_string(),
+        format!("n = {}", spec.files_per_rank),
+    ] {
+        out.push_str(&format!("#   {line}\n"));
+    }
+    for p in super::PHASES.iter() {
+        if let Some(line) = command_line(p.name, &settings) {
+            out.push_str(&format!("\n[{}]\n{:<15} = {line}\n", p.name, "exe"));
+        }
+    }
+    out
 }
 
 /// IO500's `rotladd` hash over `text`, continuing from `hash`.

@@ -113,6 +113,17 @@ pub struct ResultDir {
 }
 
 impl ResultDir {
+    /// The default result directory of a run started at `now_ms`:
+    /// io500-results/YYYY.MM.DD-HH.MM.SS, as IO500 names them ([`ResultDir::create`]
+    /// numbers it when another run took it).
+    pub fn default_path(now_ms: i64) -> PathBuf {
+        let t = iolab_core::civil::UtcTime::from_ms(now_ms);
+        PathBuf::from(format!(
+            "io500-results/{:04}.{:02}.{:02}-{:02}.{:02}.{:02}",
+            t.year, t.month, t.day, t.hour, t.minute, t.second
+        ))
+    }
+
     /// Makes `dir` (and its parents as needed) for one run. The directory itself is made
     /// exclusively: when it exists, a `default` name is numbered (`dir-2`, `dir-3`, ...),
     /// and a name the user gave is taken only if it is an empty directory iolab can write
