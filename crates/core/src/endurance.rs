@@ -6,6 +6,7 @@
 use serde::{Deserialize, Serialize};
 
 use crate::error::UnitError;
+use crate::result::{OpKind, RunRecord};
 use crate::units::{ByteCount, BytesPerSec};
 
 /// Seconds in a 365-day year.
@@ -150,6 +151,66 @@ pub fn exact_bytes(bytes: f64) -> String {
             .unwrap_or_else(|| format!("{bytes:.0} B"))
     };
     format!("{} ({})", pick(&BIN), pick(&DEC))
+}
+
+/// A stored run's mean write rate, where it came from, and what makes it probably not
+/// the device's.
+#[derive(Clone, Debug, PartialEq)]
+pub struct RunWriteRate {
+    pub rate: BytesPerSec,
+    /// "mean write rate of run r4 over its 3 phase(s): ..."
+    pub source: String,
+    pub warnings: Vec<String>,
+}
+
+/// The mean write rate of stored run `id` over its whole duration: every byte its phases
+/// wrote over the time they ran. Not a peak: a sweep's best point (64 threads flat out)
+/// is not what a device sees for years.
+/// With it, what makes the rate probably not the device's: a run too short to stand for
+/// years, or writes the page cache absorbed. None when the run wrote nothing.
+pub fn run_write_rate(run: &RunRecord, id: &str) -> Option<RunWriteRate> {
+    let mut written = 0u64;
+    let mut secs = 0.0;
+    let mut cached = false;
+    for p in &run.phases {
+        secs += p.elapsed.as_secs_f64();
+        if let Some(w) = p.op(OpKind::Write) {
+            written += w.bytes.get();
+            // Buffered writes with no sync of any kind end in the page cache.
+            let buffered = p.params.get("io").is_some_and(|io| io == "buffered")
+                && p.params.get("backend").is_none_or(|b| b != "null");
+            cached |= buffered && w.bytes.get() > 0 && p.op(OpKind::Fsync).is_none();
+        }
+    }
+    let mut warnings = Vec::new();
+    if secs < 60.0 {
+        warnings.push(format!(
+            "run {id} wrote for only {secs:.3} s: too short to stand for years of writing; measure minutes of the real workload, or give --write-rate"
+        ));
+    }
+    if cached {
+        warnings.push(format!(
+            "run {id} wrote buffered with no sync: the page cache absorbed the writes, so the rate is memory's, not the device's"
+        ));
+    }
+    if written == 0 || secs <= 0.0 {
+        return None;
+    }
+    let source = format!(
+        "mean write rate of run {id} over its {} phase(s): {} written in {} s (give --write-rate for another)",
+        run.phases.len(),
+        exact_bytes(written as f64),
+        if secs < 10.0 {
+            format!("{secs:.3}")
+        } else {
+            format!("{secs:.1}")
+        }
+    );
+    Some(RunWriteRate {
+        rate: BytesPerSec(written as f64 / secs),
+        source,
+        warnings,
+    })
 }
 
 #[cfg(test)]

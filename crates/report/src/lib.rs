@@ -23,6 +23,7 @@
 //! - [`render_json`] (the runs themselves) and [`render_comparison_json`].
 //! - [`render_html`]: one self-contained page (inline CSS and SVG, no script, no network)
 //!   with the charts, the comparison, the parameters, the warnings and the test bed.
+//! - [`endurance`]: `iolab endurance`'s projection.
 //! - [`listing`]: `iolab results list` in every format.
 //! - [`study`]: a study's plan, opening line and closing summary.
 //! - [`targets`]: `iolab targets` and `targets analyze` as BeeGFS StorageBench lays them out.
@@ -66,6 +67,7 @@ mod warnings;
 mod test_support;
 
 pub mod checkpoint;
+pub mod endurance;
 pub mod kvcache;
 mod kvcache_tables;
 pub mod listing;

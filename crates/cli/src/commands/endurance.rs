@@ -4,11 +4,7 @@
 
 use anyhow::{Context, Result, bail};
 use clap::Args;
-use iolab_core::endurance::{
-    Projection, dwpd_of, exact_bytes, lifetime_text, parse_rate, parse_rated, project,
-    rated_from_dwpd,
-};
-use iolab_core::result::OpKind;
+use iolab_core::endurance::{parse_rate, parse_rated, project, rated_from_dwpd, run_write_rate};
 use iolab_core::units::{ByteCount, BytesPerSec};
 
 use crate::args::DbArgs;
@@ -67,15 +63,10 @@ pub fn endurance(args: EnduranceArgs) -> Result<u8> {
         );
         return Ok(exit::OK);
     }
-    println!(
-        "write rate:      {} ({}), {source}",
-        rate.human(),
-        rate.human_decimal()
+    print!(
+        "{}",
+        iolab_report::endurance::endurance_text(&p, &source, &warnings, args.capacity)
     );
-    for w in &warnings {
-        println!("warning:         {w}");
-    }
-    print_projection(&args, rated, rate, &p);
     Ok(exit::OK)
 }
 
@@ -125,41 +116,6 @@ fn write_rate_of(args: &EnduranceArgs) -> Result<(BytesPerSec, String, Vec<Strin
     })
 }
 
-/// The projection's lines: written over the period, the rating, drive writes per day,
-/// the lifetime and the verdict.
-fn print_projection(args: &EnduranceArgs, rated: ByteCount, rate: BytesPerSec, p: &Projection) {
-    println!(
-        "over {} years:   {} written",
-        args.years,
-        exact_bytes(p.written)
-    );
-    println!("rated endurance: {}", exact_bytes(rated.get() as f64));
-    if let Some(c) = args.capacity {
-        println!(
-            "drive writes:    {:.2} per day on {}",
-            dwpd_of(rate, c),
-            c.human()
-        );
-    }
-    println!(
-        "lifetime:        {} at this rate",
-        lifetime_text(p.lifetime_years)
-    );
-    if p.lasts() {
-        println!(
-            "verdict:         lasts: the rating covers {:.2}x what {} years write",
-            p.margin, args.years
-        );
-    } else {
-        println!(
-            "verdict:         WEARS OUT after {}: {} years write {:.2}x the rating",
-            lifetime_text(p.lifetime_years),
-            args.years,
-            1.0 / p.margin
-        );
-    }
-}
-
 /// Refuses a period that is not a number of years above 0 and up to 1000 (NaN, inf or
 /// 1e30 years only print nonsense).
 fn years(option: &str, years: f64) -> Result<()> {
@@ -169,57 +125,16 @@ fn years(option: &str, years: f64) -> Result<()> {
     Ok(())
 }
 
-/// The mean write rate of a stored run over its whole duration: every byte its phases
-/// wrote over the time they ran. Not a peak: a sweep's best point (64 threads flat out)
-/// is not what a device sees for years.
-/// With it, what makes the rate probably not the device's: a run too short to stand for
-/// years, or writes the page cache absorbed.
+/// The mean write rate of a stored run (core's [`run_write_rate`]), refused when it
+/// wrote nothing.
 fn from_run(store: &DbArgs, reference: &str) -> Result<(BytesPerSec, String, Vec<String>)> {
     let store = store.open()?;
     let id = store.resolve(reference)?;
     let run = store
         .load_run(id)
         .with_context(|| format!("loading run {id}"))?;
-    let mut written = 0u64;
-    let mut secs = 0.0;
-    let mut cached = false;
-    for p in &run.phases {
-        secs += p.elapsed.as_secs_f64();
-        if let Some(w) = p.op(OpKind::Write) {
-            written += w.bytes.get();
-            // Buffered writes with no sync of any kind end in the page cache.
-            let buffered = p.params.get("io").is_some_and(|io| io == "buffered")
-                && p.params.get("backend").is_none_or(|b| b != "null");
-            cached |= buffered && w.bytes.get() > 0 && p.op(OpKind::Fsync).is_none();
-        }
-    }
-    let mut warnings = Vec::new();
-    if secs < 60.0 {
-        warnings.push(format!(
-            "run {id} wrote for only {secs:.3} s: too short to stand for years of writing; measure minutes of the real workload, or give --write-rate"
-        ));
-    }
-    if cached {
-        warnings.push(format!(
-            "run {id} wrote buffered with no sync: the page cache absorbed the writes, so the rate is memory's, not the device's"
-        ));
-    }
-    if written == 0 || secs <= 0.0 {
+    let Some(r) = run_write_rate(&run, &id.to_string()) else {
         bail!("--from-run: run {id} wrote nothing; give the rate with --write-rate");
-    }
-    let rate = BytesPerSec(written as f64 / secs);
-    Ok((
-        rate,
-        format!(
-            "mean write rate of run {id} over its {} phase(s): {} written in {} s (give --write-rate for another)",
-            run.phases.len(),
-            exact_bytes(written as f64),
-            if secs < 10.0 {
-                format!("{secs:.3}")
-            } else {
-                format!("{secs:.1}")
-            }
-        ),
-        warnings,
-    ))
+    };
+    Ok((r.rate, r.source, r.warnings))
 }
