@@ -7,6 +7,7 @@
 //! are the workers of an engine step phase (one per direction), spread over the job's
 //! processes in contiguous blocks (as mpirun places ranks by slot); each file goes
 //! through the worker's backend, timed into its recorder.
+//! [`rules`] judges a run by v3.0's checkpointing rules.
 
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
@@ -24,6 +25,8 @@ use iolab_engine::train::{FileIo, StepHook, StepMeeting, StepPhaseSpec, StepWork
 use iolab_engine::{Available, Clock, EngineError, Env, MonotonicClock, ranks_on_this_host};
 
 use crate::AiError;
+
+pub mod rules;
 
 pub use iolab_core::checkpoint::{CheckpointOutcome, Round};
 
