@@ -17,7 +17,7 @@ use std::sync::atomic::AtomicBool;
 
 use iolab_comm::{Comm, CommExt};
 use iolab_core::SpecError;
-use iolab_core::kvcache::{KvCacheFigures, WorstRank};
+use iolab_core::kvcache::{KvCacheFigures, KvModel, WorstRank};
 use iolab_core::result::Timeline;
 use iolab_core::spec::KvCacheSettings;
 use iolab_core::units::{ByteCount, Nanos};
@@ -153,7 +153,7 @@ pub fn storage_limit(settings: &KvCacheSettings, dir: &Path, ranks: u32) -> Resu
         (None, None) => u64::MAX,
     };
     // The largest entry the model makes must fit (the longest context).
-    let largest = LONGEST_CONTEXT * settings.model.shape().bytes_per_token();
+    let largest = largest_entry(settings.model);
     if limit < largest {
         return Err(SpecError::new(
             "--dir",
@@ -173,6 +173,15 @@ pub fn storage_limit(settings: &KvCacheSettings, dir: &Path, ranks: u32) -> Resu
 /// entry the model makes.
 const LONGEST_CONTEXT: u64 = 25_000;
 
+/// The bytes of the largest entry `model` makes: its `.npy` header and the longest
+/// context's KV blocks (kv-cache.py's cap too: its coding users' context_range ends at
+/// 25,000 tokens; llama3.1-70b-instruct 8,192,000,128 bytes, 7.63 GiB).
+pub fn largest_entry(model: KvModel) -> u64 {
+    let shape = model.shape();
+    entry::npy_header(&shape, LONGEST_CONTEXT).len() as u64
+        + LONGEST_CONTEXT * shape.bytes_per_token()
+}
+
 /// Each rank's share of a device of `size` bytes: (start, bytes), whole blocks.
 fn device_share(size: u64, ranks: u32, rank: u32) -> (u64, u64) {
     let each = size / u64::from(ranks.max(1)) / DEVICE_BLOCK * DEVICE_BLOCK;
@@ -188,10 +197,7 @@ pub fn check_device_share(
     ranks: u32,
 ) -> Result<(), SpecError> {
     let (_, share) = device_share(size, ranks, 0);
-    let shape = settings.model.shape();
-    let entry = entry::npy_header(&shape, LONGEST_CONTEXT).len() as u64
-        + LONGEST_CONTEXT * shape.bytes_per_token();
-    let need = entry.div_ceil(DEVICE_BLOCK) * DEVICE_BLOCK;
+    let need = largest_entry(settings.model).div_ceil(DEVICE_BLOCK) * DEVICE_BLOCK;
     let (option, room) = match settings.storage_capacity {
         Some(c) if c.0 < share => ("--storage-capacity", c.0),
         _ => ("--device", share),

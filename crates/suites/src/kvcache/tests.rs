@@ -252,3 +252,23 @@ fn rank_trials_add_up() {
     assert_eq!(w.read_device_p95, t.figures.storage.read_device.p95);
     assert!(w.read_device_p95 > Nanos(6_900_000) && w.read_device_p95 < Nanos(7_100_000));
 }
+
+/// The largest entry of each model is kv-cache.py's: 25,000 tokens (its coding users'
+/// context_range) of layers x KV heads x head dim x 2 x 2 bytes, and the `.npy` header.
+/// llama3.1-70b-instruct's is 7.63 GiB (a trace of the reference at option 3's 70 users,
+/// seed 42, 60 s: its users' longest context 22,617 tokens, its largest write 22,457).
+#[test]
+fn the_largest_entry_is_the_references_at_25000_tokens() {
+    use iolab_core::kvcache::KvModel;
+    let largest = |m| super::largest_entry(m);
+    assert_eq!(
+        KvModel::Llama31_70bInstruct.shape().bytes_per_token(),
+        327_680
+    );
+    assert_eq!(largest(KvModel::Llama31_70bInstruct), 8_192_000_128);
+    assert_eq!(largest(KvModel::Llama31_8b), 3_276_800_128);
+    assert_eq!(largest(KvModel::Tiny1b), 614_400_128);
+    // No user asks for more (users.rs draws each user's context in its template).
+    let longest = super::users::users(70, 42).iter().map(|u| u.context).max();
+    assert!(longest.unwrap() <= 25_000);
+}
