@@ -8,7 +8,7 @@ use super::{code_of, crate_names, crates_dir, ident_at, matching_brace, rust_fil
 
 /// Every function of `code` (comments and literals removed) by name, with its length in
 /// lines from `fn` to its closing brace; a bodiless declaration has none.
-fn function_lengths(code: &str) -> Vec<(String, usize)> {
+pub(super) fn function_lengths(code: &str) -> Vec<(String, usize)> {
     let mut out = Vec::new();
     for (at, _) in code.match_indices("fn ") {
         if at > 0 && code[..at].ends_with(|c: char| c.is_alphanumeric() || c == '_') {
