@@ -1,11 +1,12 @@
 //! The text `iolab ladder` prints when its steps are done ([`render_ladder`]): a row per
 //! step with each operation's latency and the verdict, then the highest load within the
-//! objective, the most IOPS within it and the knee.
+//! objective, the most IOPS within it and the knee; then what the steps warned of
+//! ([`ladder_warnings`]).
 
 use std::fmt::Write as _;
 
 use iolab_core::ladder::{Ladder, LoadAxis, Slo};
-use iolab_core::result::OpKind;
+use iolab_core::result::{OpKind, PhaseResult};
 use iolab_core::units::{Nanos, OpsPerSec};
 
 use crate::ladder::judged;
@@ -162,6 +163,14 @@ fn verdicts(
         None => {}
     }
     out
+}
+
+/// What the steps warned of (page cache, saturated CPU), once each, sorted, a line each.
+pub fn ladder_warnings(phases: &[PhaseResult]) -> String {
+    let mut warned: Vec<&String> = phases.iter().flat_map(|p| p.warnings.iter()).collect();
+    warned.sort();
+    warned.dedup();
+    warned.iter().map(|w| format!("warning: {w}\n")).collect()
 }
 
 #[cfg(test)]

@@ -99,7 +99,7 @@ pub use html::render_html;
 pub use inventory_text::render_inventory_text;
 pub use json::{render_comparison_json, render_json};
 pub use ladder::{LadderOutcome, LadderStep, ladder_outcome};
-pub use ladder_text::render_ladder;
+pub use ladder_text::{ladder_warnings, render_ladder};
 pub use markdown::{render_comparison_markdown, render_markdown, render_markdown_with};
 pub use matrix::{Cell, Figure, Matrix, matrices, sync_pairs};
 pub use measure::{Measure, Units, at_phrase, change_words};

@@ -1,12 +1,18 @@
 //! The latency ladder (S3) run on data phases: [`climb_axis`] steps a data spec's queue
 //! depth, threads or offered rate, each step run by the caller (`iolab ladder` runs real
 //! phases), [`step_figures`] reads a step's IOPS and latency off its phase, and [`mark`]
-//! records the verdicts in the steps' phases. The ladder's types and maths ([`climb`],
-//! [`knee`]) are `iolab_core::ladder`'s, re-exported here.
+//! records the verdicts in the steps' phases. [`run_ladder`] climbs on the engine's data
+//! phases and [`ladder_steps`] marks its phases and takes each step's latencies. The
+//! ladder's types and maths ([`climb`], [`knee`]) are `iolab_core::ladder`'s, re-exported
+//! here.
 
+use std::sync::atomic::Ordering;
+
+use iolab_comm::CommExt;
 use iolab_core::result::{OpKind, PhaseResult};
 use iolab_core::spec::DataSpec;
 use iolab_core::units::Nanos;
+use iolab_engine::{Clock, DataOptions, EngineError, Env, PreparedTarget, run_data};
 
 pub use iolab_core::ladder::*;
 
@@ -94,6 +100,92 @@ pub fn step_figures(p: &PhaseResult, slo: &Slo) -> (f64, Option<Nanos>) {
         .sum();
     let latency = op_latencies(p, slo).into_iter().map(|(_, l)| l).max();
     (iops, latency)
+}
+
+/// A ladder to climb on `target`: `spec` stepped along `axis` up to `max`, judged by `slo`.
+pub struct LadderPlan<'a> {
+    pub spec: &'a DataSpec,
+    pub axis: LoadAxis,
+    pub max: u64,
+    pub slo: &'a Slo,
+    pub target: &'a PreparedTarget,
+}
+
+/// What a ladder run did: the climb's outcome and every phase it ran, in order (a rate
+/// ladder's first is its unthrottled probe).
+pub struct LadderRun {
+    pub result: Result<Ladder, EngineError>,
+    pub phases: Vec<PhaseResult>,
+}
+
+/// Climbs the ladder, each step a data phase named "ladder"; `on_step` sees each phase as
+/// it ends. Rank 0's figures decide every step on every rank, so that all ranks climb
+/// alike. Collective; Ctrl-C ends it before the next step.
+pub fn run_ladder<C: Clock>(
+    env: &Env<'_>,
+    clock: &C,
+    plan: &LadderPlan<'_>,
+    on_step: &mut dyn FnMut(&PhaseResult),
+) -> LadderRun {
+    let mut phases: Vec<PhaseResult> = Vec::new();
+    let mut step = |spec: &DataSpec| -> Result<(f64, Option<Nanos>), EngineError> {
+        if env.interrupt.load(Ordering::SeqCst) {
+            return Err(EngineError::Interrupted);
+        }
+        let opts = DataOptions {
+            name: Some("ladder".into()),
+            ..DataOptions::default()
+        };
+        let out = run_data(env, clock, spec, plan.target, &opts)?;
+        let phase = out
+            .phases
+            .into_iter()
+            .next()
+            .expect("a data run has its phase");
+        let (iops, latency) = step_figures(&phase, plan.slo);
+        let latency = latency.map(|l| l.0);
+        // Only rank 0 holds every rank's figures: its verdict decides the next step.
+        let (iops, latency) = env
+            .comm
+            .broadcast(0, &(iops, latency))
+            .map_err(|e| EngineError::Setup(e.to_string()))?;
+        on_step(&phase);
+        phases.push(phase);
+        Ok((iops, latency.map(Nanos)))
+    };
+    let result = climb_axis(plan.spec, plan.axis, plan.max, plan.slo, &mut step);
+    LadderRun { result, phases }
+}
+
+/// A ladder run's phases with its verdicts marked in its steps, each step's latencies
+/// by operation, and the climb's outcome.
+pub struct LadderSteps {
+    pub phases: Vec<PhaseResult>,
+    pub latencies: Vec<Vec<(OpKind, Nanos)>>,
+    pub result: Result<Ladder, EngineError>,
+}
+
+/// Marks the verdicts in a ladder run's steps and takes each step's latencies by
+/// operation (a rate ladder's probe is no step).
+pub fn ladder_steps(run: LadderRun, axis: LoadAxis, slo: &Slo) -> LadderSteps {
+    let first_step = usize::from(axis == LoadAxis::Rate);
+    let latencies = run
+        .phases
+        .iter()
+        .skip(first_step)
+        .map(|p| op_latencies(p, slo))
+        .collect();
+    let mut phases = run.phases;
+    for (i, p) in phases.iter_mut().enumerate() {
+        if let (Ok(l), Some(step)) = (&run.result, i.checked_sub(first_step)) {
+            mark(p, l, step);
+        }
+    }
+    LadderSteps {
+        phases,
+        latencies,
+        result: run.result,
+    }
 }
 
 #[cfg(test)]

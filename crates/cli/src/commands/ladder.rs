@@ -5,15 +5,10 @@
 
 use anyhow::{Result, bail};
 use clap::{Args, ValueEnum};
-use iolab_comm::CommExt;
-use iolab_core::result::{OpKind, PhaseResult};
 use iolab_core::spec::{BackendKind, DataSpec, TargetSpec};
-use iolab_core::units::{Nanos, TimeSpan};
-use iolab_engine::{DataOptions, run_data};
-use iolab_engine::{EngineError, MonotonicClock, prepare_target};
-use iolab_suites::ladder::{
-    Ladder, LoadAxis, Slo, climb_axis, doubling, mark, op_latencies, step_figures,
-};
+use iolab_core::units::TimeSpan;
+use iolab_engine::{EngineError, MonotonicClock, PreparedTarget, prepare_target};
+use iolab_suites::ladder::{LadderPlan, LoadAxis, Slo, doubling, ladder_steps, run_ladder};
 
 use crate::args::OutputArgs;
 use crate::commands::finish::{abandon, cleanup, conclude, conclude_after_report};
@@ -99,15 +94,7 @@ pub fn ladder(mut args: LadderArgs) -> Result<u8> {
 
 fn ladder_in(rt: &Runtime, args: LadderArgs, slo: Slo) -> Result<u8> {
     rt.agree(args.output.prepare(rt))?;
-    let writes = args.spec.writes_target();
-    let target = prepare_target(rt.comm.as_ref(), &args.target, args.spec.backend, writes)?;
-    // Every step must have room for an aligned I/O: the most threads one takes.
-    let threads = match args.axis {
-        Axis::Threads => doubling(args.max).last().map_or(1, |t| *t as u32),
-        _ => args.spec.threads,
-    };
-    let target =
-        crate::commands::run::agree_block_align(rt, &args.spec, threads, target, args.target.keep)?;
+    let target = prepare(rt, &args)?;
     let mut sink = RunSink::start(
         rt,
         &args.output.store,
@@ -121,43 +108,29 @@ fn ladder_in(rt: &Runtime, args: LadderArgs, slo: Slo) -> Result<u8> {
     let watch = Watch::new(&args.output, &sink, args.target.device.as_deref());
     let progress = &watch.progress;
     let env = watch.env(rt);
-    let mut phases: Vec<PhaseResult> = Vec::new();
-    let mut step = |spec: &DataSpec| -> Result<(f64, Option<Nanos>), EngineError> {
-        if rt.interrupted() {
-            return Err(EngineError::Interrupted);
-        }
-        let opts = DataOptions {
-            name: Some("ladder".into()),
-            ..DataOptions::default()
-        };
-        let out = run_data(&env, &MonotonicClock, spec, &target, &opts)?;
-        let phase = out
-            .phases
-            .into_iter()
-            .next()
-            .expect("a data run has its phase");
-        let (iops, latency) = step_figures(&phase, &slo);
-        let latency = latency.map(|l| l.0);
-        // Only rank 0 holds every rank's figures: its verdict decides the next step on
-        // every rank, so that all ranks climb alike.
-        let (iops, latency) = rt
-            .comm
-            .broadcast(0, &(iops, latency))
-            .map_err(|e| EngineError::Setup(e.to_string()))?;
+    let plan = LadderPlan {
+        spec: &args.spec,
+        axis: args.axis.into(),
+        max: args.max,
+        slo: &slo,
+        target: &target,
+    };
+    let run = run_ladder(&env, &MonotonicClock, &plan, &mut |phase| {
         progress.finish();
         // The live page counts each step as it ends; the run keeps them all at the end
         // (with the ladder's verdicts).
         if let Some(live) = crate::live::current() {
-            live.phase_done(&phase);
+            live.phase_done(phase);
         }
-        phases.push(phase);
-        Ok((iops, latency.map(Nanos)))
-    };
-    let result = climb_axis(&args.spec, args.axis.into(), args.max, &slo, &mut step);
+    });
     progress.finish();
     let cleaned = cleanup(rt.comm.as_ref(), target, &[], args.target.keep);
-    let latencies = keep_steps(&mut sink, phases, &result, args.axis, &slo);
-    let ladder = match result {
+    let steps = ladder_steps(run, args.axis.into(), &slo);
+    for p in steps.phases {
+        sink.keep(p);
+    }
+    let latencies = steps.latencies;
+    let ladder = match steps.result {
         Ok(l) => l,
         Err(EngineError::Interrupted) => return conclude(rt, sink, &args.output),
         Err(e) => return Err(abandon(sink, e)),
@@ -168,11 +141,21 @@ fn ladder_in(rt: &Runtime, args: LadderArgs, slo: Slo) -> Result<u8> {
             "{}",
             iolab_report::render_ladder(&ladder, &slo, args.axis.into(), &latencies)
         );
-        for w in warned_once(&sink.record.phases) {
-            println!("warning: {w}");
-        }
+        print!("{}", iolab_report::ladder_warnings(&sink.record.phases));
     }
     conclude_after_report(rt, sink, &args.output)
+}
+
+/// The ladder's target, once every rank agrees that every step has room for an aligned
+/// I/O (the most threads one takes).
+fn prepare(rt: &Runtime, args: &LadderArgs) -> Result<PreparedTarget> {
+    let writes = args.spec.writes_target();
+    let target = prepare_target(rt.comm.as_ref(), &args.target, args.spec.backend, writes)?;
+    let threads = match args.axis {
+        Axis::Threads => doubling(args.max).last().map_or(1, |t| *t as u32),
+        _ => args.spec.threads,
+    };
+    crate::commands::run::agree_block_align(rt, &args.spec, threads, target, args.target.keep)
 }
 
 /// The live display's plan: the most steps the ladder may take, each a step's time (it
@@ -185,38 +168,6 @@ fn plan_live(args: &LadderArgs) {
     };
     let step_secs = args.spec.runtime.map(|r| r.as_secs_f64());
     crate::live::plan((0..most).map(|_| ("ladder".to_string(), step_secs)));
-}
-
-/// Keeps the phases with the ladder's verdicts and returns each step's latencies by
-/// operation. A rate ladder's first phase is the unthrottled probe, not a step.
-fn keep_steps(
-    sink: &mut RunSink,
-    phases: Vec<PhaseResult>,
-    result: &Result<Ladder, EngineError>,
-    axis: Axis,
-    slo: &Slo,
-) -> Vec<Vec<(OpKind, Nanos)>> {
-    let first_step = usize::from(axis == Axis::Rate);
-    let latencies = phases
-        .iter()
-        .skip(first_step)
-        .map(|p| op_latencies(p, slo))
-        .collect();
-    for (i, mut p) in phases.into_iter().enumerate() {
-        if let (Ok(l), Some(step)) = (result, i.checked_sub(first_step)) {
-            mark(&mut p, l, step);
-        }
-        sink.keep(p);
-    }
-    latencies
-}
-
-/// What the steps warned of (page cache, saturated CPU), once each, sorted.
-fn warned_once(phases: &[PhaseResult]) -> Vec<&String> {
-    let mut warned: Vec<&String> = phases.iter().flat_map(|p| p.warnings.iter()).collect();
-    warned.sort();
-    warned.dedup();
-    warned
 }
 
 /// The suites' axis of the one `--axis` names.

@@ -31,7 +31,6 @@ const OVER_60: &[(&str, &str, usize)] = &[
     ("cli/src/commands/io500/plan.rs", "plan", 67),
     ("cli/src/commands/io500/plan.rs", "print_plan", 62),
     ("cli/src/commands/ior.rs", "run_ior", 66),
-    ("cli/src/commands/ladder.rs", "ladder_in", 77),
     ("cli/src/commands/mdtest.rs", "run_mdtest", 69),
     ("cli/src/commands/pts/mod.rs", "pts_in", 73),
     ("cli/src/commands/study.rs", "run_in", 77),
