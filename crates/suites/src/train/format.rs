@@ -6,7 +6,7 @@
 //! layout in `iolab_compat::dlio`; generation and the loader call only these.
 
 use iolab_compat::dlio::npz::NpzLayout;
-use iolab_compat::dlio::parquet::{FileChunks, ParquetLayout, footer, read_footer};
+use iolab_compat::dlio::parquet::{FileChunks, ParquetLayout, Part, footer, read_footer};
 use iolab_compat::dlio::tfrecord::{ExampleLayout, crc32c_update, masked};
 use iolab_core::SpecError;
 use iolab_core::rng::{Rng, mix};
@@ -114,7 +114,7 @@ pub fn parquet_chunks(cfg: &TrainConfig) -> Result<FileChunks, AiError> {
 }
 
 /// A parquet file as the config says (row groups of `row_group_size` rows, every
-/// column a chunk of one PLAIN page, uncompressed), its values random bytes.
+/// column chunk paged as pyarrow pages it, uncompressed), its values random bytes.
 fn write_parquet(cfg: &TrainConfig, rng: &mut Rng, out: &mut dyn Sink) -> Result<(), AiError> {
     let layout = parquet_layout(cfg)?;
     out.put(b"PAR1")?;
@@ -123,8 +123,13 @@ fn write_parquet(cfg: &TrainConfig, rng: &mut Rng, out: &mut dyn Sink) -> Result
             if out.stopped() {
                 return Err(AiError::Interrupted);
             }
-            out.put(&layout.chunk_prefix(g, c))?;
-            put_random(layout.value_bytes(g, c), rng, out)?;
+            let mut draw = Rng::new(rng.next_u64());
+            for part in layout.chunk_parts(g, c, || draw.next_u64()) {
+                match part {
+                    Part::Bytes(b) => out.put(&b)?,
+                    Part::Random(n) => put_random(n, rng, out)?,
+                }
+            }
         }
     }
     let meta = footer(&layout);

@@ -1,3 +1,4 @@
+use super::pages::{dictionary_indices, indices_len, page_levels};
 use super::*;
 use iolab_core::spec::ParquetColumn;
 
@@ -32,17 +33,18 @@ fn the_footer_written_reads_back_to_the_layout_s_chunks() {
     for (g, (rows, chunks)) in f.groups.iter().enumerate() {
         assert_eq!(*rows, l.groups[g].0);
         for (c, ch) in chunks.iter().enumerate() {
-            assert_eq!(
-                (ch.start, ch.len),
-                (l.groups[g].1[c].offset, l.groups[g].1[c].len)
-            );
-            // Values: 2, 8, 4 (int8 is an INT32), 4 x 3 bytes a row.
-            let per_row = [2, 8, 4, 12][c];
-            assert_eq!(l.value_bytes(g, c), per_row * rows);
-            assert_eq!(
-                l.chunk_prefix(g, c).len() as u64 + l.value_bytes(g, c),
-                ch.len
-            );
+            let placed = &l.groups[g].1[c];
+            assert_eq!((ch.start, ch.len), (placed.offset, placed.len));
+            // The parts the writer puts fill the chunk exactly.
+            let parts = l.chunk_parts(g, c, || 7);
+            let bytes: u64 = parts
+                .iter()
+                .map(|p| match p {
+                    Part::Bytes(b) => b.len() as u64,
+                    Part::Random(n) => *n,
+                })
+                .sum();
+            assert_eq!(bytes, ch.len, "group {g} column {c}");
         }
     }
     assert_eq!(l.groups[0].1[0].offset, 4, "after PAR1");
@@ -103,4 +105,87 @@ fn metadata_range_is_read_off_the_last_8_bytes() {
         metadata_range(20, &[255, 255, 0, 0, b'P', b'A', b'R', b'1']),
         None
     );
+}
+
+fn column(dtype: ParquetDtype, size: u64) -> ParquetColumn {
+    ParquetColumn {
+        name: "x".into(),
+        dtype,
+        size,
+        read: false,
+    }
+}
+
+/// Bytes of a chunk as the layout places it.
+fn chunk_len(dtype: ParquetDtype, size: u64, rows: u64) -> u64 {
+    let schema = ParquetSchema {
+        row_group_size: rows,
+        columns: vec![column(dtype, size)],
+    };
+    ParquetLayout::new(&schema, rows).unwrap().groups[0].1[0].len
+}
+
+#[test]
+fn levels_and_indices_are_pyarrow_s_bytes() {
+    // pyarrow 23 on DLIO's dlrm and flux files (bytes read off their pages): 6,144
+    // definition levels of a nullable column, a flux row's repetition and definition
+    // levels, and the first indices of a dictionary of distinct values (13 bits).
+    assert_eq!(page_levels(1, 6144), [3, 0, 0, 0, 0x80, 0x60, 0x01]);
+    let flux = page_levels(524_328, 1);
+    assert_eq!(
+        flux,
+        [
+            6, 0, 0, 0, 0x03, 0xfe, 0xc0, 0x80, 0x40, 0x01, 4, 0, 0, 0, 0xd0, 0x80, 0x40, 0x03
+        ]
+    );
+    let idx = dictionary_indices(6144, 6144, || 0);
+    assert_eq!(
+        idx[..9],
+        [0x0d, 0x7f, 0x00, 0x20, 0x00, 0x08, 0x80, 0x01, 0x40]
+    );
+    assert_eq!(idx.len() as u64, indices_len(6144, 6144));
+    assert_eq!(idx.len() + 7, 10_005, "pyarrow's page body");
+    // Random draws never repeat the last index: the length holds for any draws.
+    let mut x = 0u64;
+    let drawn = dictionary_indices(6144, 256, || {
+        x = x.wrapping_mul(6364136223846793005).wrapping_add(1);
+        x >> 33
+    });
+    assert_eq!(drawn.len() as u64, indices_len(6144, 256));
+    assert_eq!(
+        dictionary_indices(5, 1, || 0).len() as u64,
+        indices_len(5, 1)
+    );
+}
+
+#[test]
+fn dlrm_chunks_are_pyarrow_s_sizes_and_flux_falls_back_to_plain() {
+    // dlrm's row group of 6,144 rows, pyarrow's chunk bytes: float64 59,244, float32
+    // 34,652, int8 (an INT32) 7,256; float16's dictionary is random (21,758-21,786).
+    assert_eq!(chunk_len(ParquetDtype::Float64, 1, 6144), 59_244);
+    assert_eq!(chunk_len(ParquetDtype::Float32, 1, 6144), 34_652);
+    assert_eq!(chunk_len(ParquetDtype::Int8, 1, 6144), 7_256);
+    let f16 = chunk_len(ParquetDtype::Float16, 1, 6144);
+    assert!((21_700..21_850).contains(&f16), "{f16}");
+    // flux's t5_encodings, 4 rows: the dictionary passes 1 MiB in the first row, so a
+    // dictionary page, that row's indices, then a PLAIN page a row (pyarrow: 524,290
+    // entries, pages of 1,311,880 and 3 x 2,097,330 bytes after their headers).
+    let plan = ChunkPlan::new(&column(ParquetDtype::Float32, 524_328), 4);
+    assert!((524_280..524_310).contains(&plan.dictionary), "{plan:?}");
+    let kinds: Vec<(u64, bool)> = plan
+        .pages
+        .iter()
+        .map(|p| (p.rows, p.dictionary.is_some()))
+        .collect();
+    assert_eq!(kinds, [(1, true), (1, false), (1, false), (1, false)]);
+    let t5 = column(ParquetDtype::Float32, 524_328);
+    assert_eq!(
+        page_levels(t5.size, 1).len() as u64 + indices_len(524_328, plan.dictionary),
+        1_311_880
+    );
+    // mean's 8,232 floats a row: 32 rows fill the dictionary, then PLAIN pages of 32.
+    let mean = ChunkPlan::new(&column(ParquetDtype::Float32, 8232), 288);
+    let rows: Vec<u64> = mean.pages.iter().map(|p| p.rows).collect();
+    assert_eq!(rows, [32; 9]);
+    assert!(mean.pages[0].dictionary.is_some() && mean.pages[1].dictionary.is_none());
 }
