@@ -200,17 +200,65 @@ impl SampleReader {
         Ok(kept)
     }
 
-    /// The reads of [`SampleReader::read_file`]; `keep` takes each completed read's
-    /// bytes in completion order.
-    fn read_into<C: Clock>(
+    /// Reads `first` of `path` and then, with the file still open, the range `then`
+    /// names from those bytes, in reads of at most `block` bytes (a parquet footer as
+    /// pyarrow reads it: the 64 KiB tail, then the whole metadata when it is longer, on
+    /// one open). Returns both reads' bytes (the second empty when `then` names none).
+    pub fn read_bytes_then<C: Clock>(
         &mut self,
         clock: &C,
         path: &Path,
-        reads: &[(u64, u64)],
+        (first, block): ((u64, u64), u64),
         stop: &AtomicBool,
-        progress: &mut dyn FnMut(u64),
-        keep: Option<&mut Vec<u8>>,
-    ) -> Result<u64, EngineError> {
+        then: impl FnOnce(&[u8]) -> Option<(u64, u64)>,
+    ) -> Result<(Vec<u8>, Vec<u8>), EngineError> {
+        let (mut head, mut rest) = (Vec::new(), Vec::new());
+        let block = block.max(first.1).max(1).next_multiple_of(4096);
+        let files = self.open_for(path, block)?;
+        let (setup, rec, done, slots) =
+            (self.setup, &mut self.rec, &mut self.done, &mut self.slots);
+        let backend = &mut self.backend.as_mut().expect("opened by open_for").0;
+        let round_to = if setup.direct { 4096 } else { 1 };
+        backend.with_files(&files, |b| {
+            let plan = [first];
+            let mut reads = Reads {
+                clock,
+                path,
+                plan: &plan,
+                stop,
+                rec: &mut *rec,
+                done: &mut *done,
+                slots: &mut slots[..],
+                keep: Some(&mut head),
+                round_to,
+            };
+            reads.run(b, &mut |_| {})?;
+            let Some((start, len)) = then(&head) else {
+                return Ok(0);
+            };
+            let plan: Vec<(u64, u64)> = (0..len)
+                .step_by(block as usize)
+                .map(|at| (start + at, block.min(len - at)))
+                .collect();
+            let mut reads = Reads {
+                clock,
+                path,
+                plan: &plan,
+                stop,
+                rec,
+                done,
+                slots: &mut slots[..],
+                keep: Some(&mut rest),
+                round_to,
+            };
+            reads.run(b, &mut |_| {})
+        })??;
+        Ok((head, rest))
+    }
+
+    /// `path` opened for reading (nothing for the null backend), and the reader's
+    /// backend set up with slots of at least `block` bytes.
+    fn open_for(&mut self, path: &Path, block: u64) -> Result<Vec<DataFile>, EngineError> {
         let files = if self.setup.backend == BackendKind::Null {
             Vec::new()
         } else {
@@ -220,14 +268,7 @@ impl SampleReader {
             };
             vec![DataFile::open(path, spec)?]
         };
-        // Every read fits its slot: a plan's reads may pass `transfer`.
-        let block = reads
-            .iter()
-            .map(|r| r.1.next_multiple_of(4096))
-            .max()
-            .unwrap_or(0)
-            .max(self.setup.transfer)
-            .max(1);
+        let block = block.max(self.setup.transfer).max(1);
         if self.backend.as_ref().is_none_or(|b| b.1 < block) {
             // The reads that fill the free slots go to the kernel in one call (`run`
             // pushes them all, then submits): on page-cache hits, two system calls for
@@ -243,7 +284,28 @@ impl SampleReader {
             let opened = ReusedBackend::open_movable(self.setup.backend, opts)?;
             self.backend = Some((opened, block));
         }
-        let backend = &mut self.backend.as_mut().expect("opened above").0;
+        Ok(files)
+    }
+
+    /// The reads of [`SampleReader::read_file`]; `keep` takes each completed read's
+    /// bytes in completion order.
+    fn read_into<C: Clock>(
+        &mut self,
+        clock: &C,
+        path: &Path,
+        reads: &[(u64, u64)],
+        stop: &AtomicBool,
+        progress: &mut dyn FnMut(u64),
+        keep: Option<&mut Vec<u8>>,
+    ) -> Result<u64, EngineError> {
+        // Every read fits its slot: a plan's reads may pass `transfer`.
+        let block = reads
+            .iter()
+            .map(|r| r.1.next_multiple_of(4096))
+            .max()
+            .unwrap_or(0);
+        let files = self.open_for(path, block)?;
+        let backend = &mut self.backend.as_mut().expect("opened by open_for").0;
         let mut reads = Reads {
             clock,
             path,

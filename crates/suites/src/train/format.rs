@@ -113,6 +113,11 @@ pub fn parquet_chunks(cfg: &TrainConfig) -> Result<FileChunks, AiError> {
     read_footer(&footer(&parquet_layout(cfg)?)).map_err(|e| AiError::Setup(e.to_string()))
 }
 
+/// The bytes of the FileMetaData of a parquet file iolab writes for `cfg`.
+pub fn parquet_metadata_len(cfg: &TrainConfig) -> Result<u64, AiError> {
+    Ok(footer(&parquet_layout(cfg)?).len() as u64)
+}
+
 /// A parquet file as the config says (row groups of `row_group_size` rows, every
 /// column chunk paged as pyarrow pages it, uncompressed), its values random bytes.
 fn write_parquet(cfg: &TrainConfig, rng: &mut Rng, out: &mut dyn Sink) -> Result<(), AiError> {

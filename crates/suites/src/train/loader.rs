@@ -121,13 +121,18 @@ pub fn read_slot(cfg: &TrainConfig, largest_file: u64) -> u64 {
 }
 
 /// The read buffers one reader thread holds: a [`read_slot`] per read in flight (psync:
-/// one; io_uring and null: the queue depth).
+/// one; io_uring and null: the queue depth), and a parquet worker's for each of its
+/// row-group fetchers (DLIO's 64).
 pub fn reader_buffers(cfg: &TrainConfig, largest_file: u64) -> u64 {
     let slots = match cfg.backend {
         BackendKind::Psync | BackendKind::Sync => 1,
         _ => cfg.queue_depth.max(1),
     };
-    u64::from(slots).saturating_mul(read_slot(cfg, largest_file))
+    let fetchers = match cfg.format {
+        TrainFormat::Parquet => rowgroups::PREFETCH as u64,
+        _ => 1,
+    };
+    (u64::from(slots) * fetchers).saturating_mul(read_slot(cfg, largest_file))
 }
 
 /// Reads a file whole as its format's read plan says, through the engine's reader (an
@@ -501,7 +506,8 @@ mod tests {
         assert_eq!(reader_buffers(&npz, 140 << 20), 256 << 10);
         let npz = cfg(TrainPreset::Unet3d, h100, BackendKind::Uring, 4);
         assert_eq!(reader_buffers(&npz, 140 << 20), 1 << 20);
-        // parquet (dlrm): a row group whole per slot, 4 in flight.
+        // parquet (dlrm): a row group whole per slot, 4 in flight on each of a worker's
+        // 64 fetchers.
         let mut dlrm = cfg(TrainPreset::Dlrm, b200, BackendKind::Uring, 4);
         let groups = format::parquet_chunks(&dlrm).unwrap().groups;
         let span = |c: &[iolab_compat::dlio::parquet::ChunkRange]| {
@@ -515,13 +521,13 @@ mod tests {
         );
         let slot = group.next_multiple_of(4096);
         assert_eq!(read_slot(&dlrm, 0), slot);
-        assert_eq!(reader_buffers(&dlrm, 0), 4 * slot);
+        assert_eq!(reader_buffers(&dlrm, 0), 64 * 4 * slot);
         // --columns NAME: the largest chosen chunk, at least --transfer-size.
         let first = &groups[0].1[0];
         dlrm.read_columns = Some(vec![first.path.clone()]);
         let chunk = groups.iter().map(|g| g.1[0].len).max().unwrap();
         let want = chunk.next_multiple_of(4096).max(dlrm.transfer_size);
-        assert_eq!(reader_buffers(&dlrm, 0), 4 * want);
+        assert_eq!(reader_buffers(&dlrm, 0), 64 * 4 * want);
         assert!(want < slot);
     }
 

@@ -335,3 +335,39 @@ fn parquet_trains_footer_first_then_whole_row_groups_on_every_accelerator() {
     let first = 2 * 65_536 + groups;
     assert!((2 * first..=2 * whole).contains(&bytes), "{bytes} {first}");
 }
+
+#[test]
+fn parquet_opens_a_file_for_its_footer_and_once_per_row_group_as_dlio() {
+    // v3.0 DLIO's reader opens a file once for its footer (pyarrow: the 64 KiB tail and
+    // the longer metadata on one open) and once per row-group read (`_fetch_rg_file`):
+    // 2 files of 4 row groups, one reader thread, one epoch: 10 opens. An EIO on the
+    // 11th open of a parquet file never fires; one on the 10th does.
+    for (after, rc) in [(10, 0), (9, 1)] {
+        let fault = format!("open:eio:after={after}:match=.parquet");
+        let Some(fs) = crate::common::FaultFs::mount(&[&fault]) else {
+            return;
+        };
+        let data = format!("{}/d", fs.dir());
+        let shape = [
+            "--preset",
+            "dlrm",
+            "--accelerator",
+            "b200",
+            "--files",
+            "2",
+            "--samples-per-file",
+            "20000",
+        ];
+        let mut a = vec!["train", "datagen", "--data-dir", &data, "--no-store"];
+        a.extend(shape);
+        run(&a).expect(0);
+        let mut a = vec!["train", "run", "--data-dir", &data, "--no-store"];
+        a.extend(shape);
+        a.extend(["--read-threads", "1", "--batch-size", "1024"]);
+        a.extend(["--computation-time", "1ms", "--epochs", "1"]);
+        let r = run(&a).expect(rc);
+        if rc == 1 {
+            assert!(r.stderr.contains("Input/output error"), "{}", r.stderr);
+        }
+    }
+}
