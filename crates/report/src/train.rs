@@ -1,5 +1,5 @@
-//! The text `iolab train run` and `iolab train search` print: the workload, the runs,
-//! the epochs, AU against the threshold, MLPerf's rules and the verdict.
+//! The text `iolab train plan`, `train run` and `train search` print: the workload,
+//! the runs, the epochs, AU against the threshold, MLPerf's rules and the verdict.
 
 use std::fmt::Write as _;
 
@@ -21,6 +21,75 @@ pub struct TrainRunReport<'a> {
     pub cpu: &'a CpuUsage,
     /// The dataset's size in bytes.
     pub dataset_bytes: u64,
+}
+
+/// What `iolab train plan` prints: the workload a spec resolves to (preset, parquet
+/// layout, dataset, loader, compute, AU threshold) for `total` accelerators, and the memory
+/// one accelerator's loader holds in iolab and in DLIO (`memory`: bytes each).
+pub fn render_train_plan(cfg: &TrainConfig, total: u64, (mine, dlio): (u64, u64)) -> String {
+    let mut out = String::new();
+    let _ = writeln!(out, "iolab {} · train plan", env!("CARGO_PKG_VERSION"));
+    if let Some(p) = cfg.preset {
+        let _ = writeln!(
+            out,
+            "  preset          {} (DLIO workload {}){}",
+            p.name(),
+            p.dlio_workload(cfg.accelerator),
+            cfg.mode.map_or(String::new(), |m| format!(
+                ", MLPerf Storage v3.0 {}",
+                m.name()
+            ))
+        );
+    }
+    if let Some(s) = &cfg.parquet {
+        let _ = writeln!(
+            out,
+            "  parquet         {} columns, {} bytes a row, row groups of {} rows; reads {}",
+            s.columns.len(),
+            s.row_bytes(),
+            s.row_group_size,
+            match &cfg.read_columns {
+                None => "every row group whole, on every rank (DLIO's reader)".to_string(),
+                Some(c) => format!("{} columns, each chunk on its own", c.len()),
+            }
+        );
+    }
+    let _ = writeln!(
+        out,
+        "  dataset         {} {} files x {} samples of {:.0} bytes (stdev {:.0}): {}",
+        cfg.files,
+        cfg.format.extension(),
+        cfg.samples_per_file,
+        cfg.record_length,
+        cfg.record_length_stdev,
+        ByteCount(cfg.dataset_bytes() as u64).human()
+    );
+    let _ = writeln!(
+        out,
+        "  loader          {:?}, batch {}, {} reader threads ({} threads reading), prefetch {}, computation threads {}",
+        cfg.loader,
+        cfg.batch_size,
+        cfg.read_threads,
+        cfg.reader_threads(),
+        cfg.prefetch,
+        cfg.computation_threads
+    );
+    let _ = writeln!(
+        out,
+        "  compute         {:.4} s per step, {} epochs, {} steps per epoch with {} accelerator(s)",
+        cfg.computation_time,
+        cfg.epochs,
+        cfg.steps_per_epoch(total),
+        total
+    );
+    let _ = writeln!(out, "  AU threshold    {:.0}%", cfg.au_threshold);
+    let _ = writeln!(
+        out,
+        "  memory          iolab holds {} per accelerator; DLIO's loader about {}",
+        ByteCount(mine).human(),
+        ByteCount(dlio).human()
+    );
+    out
 }
 
 /// The whole text of a training run: workload, runs, epochs, totals, rules, verdict.

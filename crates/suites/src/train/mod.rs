@@ -3,13 +3,15 @@
 //! accelerators, reader threads, prefetch, a compute sleep per step, a job-wide barrier
 //! after each), [`search`] finds the most accelerators that keep AU at the threshold.
 //! [`dataset`] lists a dataset whoever wrote it; [`format`] is the one place a format
-//! meets its compat writer and its read plan. Figures are defined in
+//! meets its compat writer and its read plan; [`memory`] what a loader holds and the
+//! pre-flight against the host's memory. Figures are defined in
 //! iolab_core::train; file formats in iolab_compat::dlio.
 
 pub mod datagen;
 pub mod dataset;
 pub mod format;
 pub mod loader;
+pub mod memory;
 mod order;
 mod phase;
 mod rowgroups;

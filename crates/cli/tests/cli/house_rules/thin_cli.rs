@@ -35,7 +35,6 @@ const OVER_60: &[(&str, &str, usize)] = &[
     ("cli/src/commands/pts/mod.rs", "pts_in", 73),
     ("cli/src/commands/study.rs", "run_in", 77),
     ("cli/src/commands/targets.rs", "targets_in", 65),
-    ("cli/src/commands/train/plan.rs", "plan", 72),
     ("cli/src/commands/train/run.rs", "judge", 65),
     ("cli/src/commands/train/search.rs", "search_in", 70),
 ];
