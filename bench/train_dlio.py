@@ -166,6 +166,9 @@ def small(args, name, compute=None):
         dlio += [f"++workload.dataset.record_length_bytes={length}",
                  "++workload.dataset.record_length_bytes_stdev=0"]
         iolab += ["--record-length", str(length), "--record-length-stdev", "0"]
+    if args.row_group_size:
+        dlio.append(f"++workload.dataset.parquet.row_group_size={args.row_group_size}")
+        iolab += ["--row-group-size", str(args.row_group_size)]
     if compute is not None:
         dlio.append(f"++workload.train.computation_time={compute}")
         iolab += ["--computation-time", f"{compute}"]
@@ -521,6 +524,8 @@ def main():
     ap.add_argument("--samples-per-file", type=int, default=None)
     ap.add_argument("--record-length", type=int, default=None)
     ap.add_argument("--batch", type=int, default=None)
+    ap.add_argument("--row-group-size", type=int, default=None,
+                    help="parquet: rows a row group (both tools)")
     ap.add_argument("--epochs", type=int, default=1)
     ap.add_argument("--stall", default="50ms")
     ap.add_argument("--models", default=None, help="checkpoint: e.g. 8b,70b")

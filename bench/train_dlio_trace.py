@@ -80,6 +80,7 @@ def main():
     ap.add_argument("--samples-per-file", type=int, default=None)
     ap.add_argument("--record-length", type=int, default=None)
     ap.add_argument("--batch", type=int, default=None)
+    ap.add_argument("--row-group-size", type=int, default=None)
     ap.add_argument("--data-root", default=None)
     ap.add_argument("--venv", default="/work/peers/dlio3-venv/V")
     ap.add_argument("--dlio-configs", default="/work/peers/dlio3/dlio_benchmark/configs")
