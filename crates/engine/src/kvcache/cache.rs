@@ -292,7 +292,8 @@ impl KvCache {
                 }
             };
             let t0 = io.clock.now();
-            let data = match io.fill_memory(&header, payload) {
+            let data = match io.fill_memory(&self.dir.join(format!("{key}.npy")), &header, payload)
+            {
                 Ok(d) => d,
                 Err(e) => {
                     self.lock().cpu_used -= size;

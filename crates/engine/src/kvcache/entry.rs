@@ -1,6 +1,7 @@
 //! A cache entry's bytes, as kv-cache.py lays them: a `.npy` file (numpy's v1.0
 //! header, [`npy_header`], then the float16 array `(layers, 2, tokens, kv_heads,
-//! head_dim)`) on the storage tier, the same bytes in a buffer on the CPU tier.
+//! head_dim)`, its bytes iolab's data: data.rs) on the storage tier, the same bytes in a
+//! buffer on the CPU tier.
 //! [`EntryIo`] is one worker's means to move them: a storage entry is streamed in
 //! transfer-size pieces through the worker's one [`IoBackend`] (psync, io_uring or null,
 //! set up once and lent each entry's file; O_DIRECT where asked), each piece stamped by
@@ -10,6 +11,7 @@
 use std::path::Path;
 use std::sync::Arc;
 
+mod data;
 mod object;
 
 use iolab_backend::buffer::BufferPool;
@@ -21,7 +23,7 @@ use iolab_backend::{
 };
 use iolab_core::kvcache::ModelShape;
 use iolab_core::result::{ErrorRecord, OpKind};
-use iolab_core::rng::{Rng, mix};
+use iolab_core::rng::mix;
 use iolab_core::spec::BackendKind;
 use iolab_core::units::Nanos;
 
@@ -29,6 +31,7 @@ use crate::clock::Clock;
 use crate::error::EngineError;
 use crate::plan::INTERVAL;
 use crate::recorder::{Recorder, WorkerMeasure};
+use data::EntryData;
 
 /// numpy's `.npy` v1.0 header for a float16 array of `tokens` tokens: magic, version,
 /// length, the dict, padded with spaces and a newline to a multiple of 64 bytes.
@@ -66,7 +69,7 @@ pub struct EntrySetup {
     /// Bytes per read and write (at most 1 GiB, a multiple of 4 KiB).
     pub transfer: u64,
     pub direct: bool,
-    /// The noise every entry's blocks start from (the reference's noise buffer).
+    /// Draws the worker's data base and, with each entry's name, its data (data.rs).
     pub seed: u64,
 }
 
@@ -75,6 +78,8 @@ pub struct EntryIo<'c> {
     setup: EntrySetup,
     /// The CPU tier's copies go through it.
     pool: BufferPool,
+    /// What entries are made of.
+    data: EntryData,
     pub clock: &'c dyn Clock,
     rec: Recorder,
     done: Vec<Completion>,
@@ -110,7 +115,7 @@ struct Stream<'s> {
     done: &'s mut Vec<Completion>,
     over: &'s dyn Fn() -> bool,
     direct: bool,
-    seed: u64,
+    data: &'s EntryData,
 }
 
 impl<'c> EntryIo<'c> {
@@ -121,10 +126,10 @@ impl<'c> EntryIo<'c> {
         start: Nanos,
     ) -> Result<EntryIo<'c>, EngineError> {
         let t = setup.transfer;
-        let mut pool = BufferPool::new(1, t, BLOCK as u64)
+        let pool = BufferPool::new(1, t, BLOCK as u64)
             .map_err(|e| EngineError::Setup(format!("a transfer buffer of {t} bytes: {e}")))?;
-        Rng::new(setup.seed).fill(pool.get_mut(0));
         Ok(EntryIo {
+            data: EntryData::new(setup.seed),
             setup,
             pool,
             clock,
@@ -185,7 +190,7 @@ impl<'c> EntryIo<'c> {
             done: &mut self.done,
             over: self.over,
             direct: self.setup.direct,
-            seed: self.setup.seed,
+            data: &self.data,
         };
         backend.with_files(files, |b| f(b, &mut stream))?
     }
@@ -270,8 +275,14 @@ impl<'c> EntryIo<'c> {
         ))
     }
 
-    /// A CPU-tier entry's bytes made: header + payload copied through the buffer.
-    pub fn fill_memory(&mut self, header: &[u8], payload: u64) -> Result<Vec<u8>, EngineError> {
+    /// A CPU-tier entry's bytes made (those its file at `path` would hold): header +
+    /// payload made in the buffer and copied from it.
+    pub fn fill_memory(
+        &mut self,
+        path: &Path,
+        header: &[u8],
+        payload: u64,
+    ) -> Result<Vec<u8>, EngineError> {
         let total = header.len() + payload as usize;
         let mut v = Vec::new();
         v.try_reserve_exact(total).map_err(|_| {
@@ -279,16 +290,14 @@ impl<'c> EntryIo<'c> {
                 "{total} bytes for a CPU-tier entry could not be allocated"
             ))
         })?;
-        let key_hash = mix(&[self.setup.seed, total as u64, self.clock.now().0]);
+        let first = self.data.first(path, 0);
         let t = self.transfer();
-        let mut chunk = 0;
         while v.len() < total {
-            Stream::stamp(self.pool.get_mut(0), key_hash, chunk);
             let n = (total - v.len()).min(t);
-            v.extend_from_slice(&self.pool.get(0)[..n]);
-            chunk += 1;
+            let buf = &mut self.pool.get_mut(0)[..n];
+            self.data.fill(buf, first, v.len() as u64, header);
+            v.extend_from_slice(buf);
         }
-        v[..header.len()].copy_from_slice(header);
         Ok(v)
     }
 
@@ -353,21 +362,11 @@ impl Stream<'_> {
         Ok(result as usize)
     }
 
-    /// Fills the buffer `buf` with chunk `chunk` of an entry's bytes: each 4 KiB block
-    /// stamped with the key and its index, so no two blocks of a run are alike.
-    fn stamp(buf: &mut [u8], key_hash: u64, chunk: u64) {
-        let per = (buf.len() / BLOCK) as u64;
-        for (i, block) in buf.chunks_exact_mut(BLOCK).enumerate() {
-            let tag = mix(&[key_hash, chunk * per + i as u64]);
-            block[..8].copy_from_slice(&tag.to_le_bytes());
-        }
-    }
-
     /// Writes the entry's pieces, each whole (a short write continues where it ended).
     fn write_pieces(&mut self, b: &mut dyn IoBackend, e: &Entry<'_>) -> Result<(), EngineError> {
-        let key_hash = mix(&[self.seed, path_hash(e.path)]);
+        let first = self.data.first(e.path, e.offset);
         let t = b.buffers().slot_size() as u64;
-        let (mut at, mut chunk) = (0u64, 0u64);
+        let mut at = 0u64;
         while at < e.total {
             if (self.over)() {
                 return Err(EngineError::Interrupted);
@@ -376,12 +375,7 @@ impl Stream<'_> {
             let buf = b.buffers().get_mut(0);
             match e.from {
                 Some(data) => buf[..n].copy_from_slice(&data[at as usize..at as usize + n]),
-                None => {
-                    Self::stamp(buf, key_hash, chunk);
-                    if at == 0 {
-                        buf[..e.header.len()].copy_from_slice(e.header);
-                    }
-                }
+                None => self.data.fill(&mut buf[..n], first, at, e.header),
             }
             // O_DIRECT writes whole blocks; the file is cut to its size afterwards.
             let len = if self.direct {
@@ -399,7 +393,6 @@ impl Stream<'_> {
                 put += self.io(b, IoDir::Write, &p, put as u32)?;
             }
             at += n as u64;
-            chunk += 1;
         }
         Ok(())
     }

@@ -296,20 +296,26 @@ fn demote_b(dir: &std::path::Path, store: Option<&std::sync::Arc<NullStore>>) ->
     cache
 }
 
-/// An entry demoted from the CPU tier to a bucket is PUT as the bytes it held (the same
-/// a demotion to a file writes), not the client's payload; a new entry written straight
-/// to the bucket is the client's.
+/// An entry in a bucket holds the bytes its file would: demoted from the CPU tier (the
+/// bytes it held there, made as the file's) or written there directly (made as the
+/// client sends it). iolab's data (data.rs): no 512-byte unit of the two repeats.
 #[test]
 fn a_demoted_object_holds_the_bytes_the_cpu_tier_held() {
     let dir = tempfile::tempdir().unwrap();
     let files = demote_b(dir.path(), None);
-    let held = std::fs::read(files.path_of("b")).unwrap();
-    assert_eq!(&held[..6], b"\x93NUMPY");
     let store = std::sync::Arc::new(NullStore::default());
     let objects = demote_b(dir.path(), Some(&store));
     let given = store.given.lock().unwrap().clone();
-    let b = objects.path_of("b").to_string_lossy().into_owned();
-    assert_eq!(given.keys().collect::<Vec<_>>(), [&b], "{given:?}");
-    assert_eq!(given[&b], NullStore::digest(&held));
+    assert_eq!(given.len(), 2, "{given:?}");
+    let mut units = std::collections::HashSet::new();
+    for k in ["b", "big"] {
+        let held = std::fs::read(files.path_of(k)).unwrap();
+        assert_eq!(&held[..6], b"\x93NUMPY");
+        let key = objects.path_of(k).to_string_lossy().into_owned();
+        assert_eq!(given[&key], NullStore::digest(&held), "{k}");
+        for u in held.chunks_exact(512) {
+            assert!(units.insert(u.to_vec()), "{k}: a 512-byte unit repeats");
+        }
+    }
     assert_eq!(store.count("PUT"), 2);
 }

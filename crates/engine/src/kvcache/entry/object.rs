@@ -1,10 +1,11 @@
 //! The storage tier on an S3 bucket: an entry is one object keyed as its file would be
-//! named (`<prefix>rank_<N>/<key>.npy`): a new entry its `.npy` header first and the
-//! client's payload after it, an entry demoted from the CPU tier exactly the bytes it
-//! held there (the client sends them from the entry's buffer, piece by piece); PUT whole (one request, or the client's multipart upload above its part
-//! size: one write either way), read back in transfer-size ranged
-//! GETs as the file tier reads its pieces, deleted on eviction. Each request is timed by
-//! the `Clock` into the worker's `Recorder` as the file tier's I/Os are.
+//! named (`<prefix>rank_<N>/<key>.npy`) holding the bytes its file would (data.rs): a new
+//! entry made a piece at a time as the client sends it, an entry demoted from the CPU
+//! tier sent from the buffer it held there. PUT whole (one request, or the client's
+//! multipart upload above its part size: one write either way), read back in
+//! transfer-size ranged GETs as the file tier reads its pieces, deleted on eviction. Each
+//! request is timed by the `Clock` into the worker's `Recorder` as the file tier's I/Os
+//! are.
 
 use std::path::Path;
 use std::sync::Arc;
@@ -68,8 +69,9 @@ impl EntryIo<'_> {
         Ok(c)
     }
 
-    /// PUTs an entry of `header` + `payload` bytes as the object `key`, the payload the
-    /// client's; a demoted entry (`from`) as the bytes it holds.
+    /// PUTs an entry of `header` + `payload` bytes as the object `key` (made as its file
+    /// would be, a piece at a time as the client sends it); a demoted entry (`from`) as
+    /// the bytes it holds.
     pub(super) fn put_object(
         &mut self,
         key: &Path,
@@ -89,10 +91,10 @@ impl EntryIo<'_> {
                 data.len() as u64
             }
             None => {
-                backend
-                    .set_body_head(header)
-                    .map_err(|e| object_error("PUT", &name, e))?;
-                header.len() as u64 + payload
+                let body = self.data.body(key, header, payload);
+                let size = body.len();
+                backend.set_body(Some(Arc::new(body)));
+                size
             }
         };
         let t0 = self.clock.now();
