@@ -12,7 +12,7 @@ use super::{code_of, crates_dir, rust_files, without_test_modules};
 /// Production lines under cli/src/commands today (code without comments, blank lines and
 /// test modules). A change that moves a procedure or a renderer out lowers it; none may
 /// raise it. More than [`SLACK`] below it, the test asks for the ceiling to follow.
-const COMMAND_LINES: usize = 6223;
+const COMMAND_LINES: usize = 5964;
 const SLACK: usize = 200;
 
 /// Functions under cli/src/commands of 61 lines or more today (crate-relative file, name,
@@ -36,7 +36,6 @@ const OVER_60: &[(&str, &str, usize)] = &[
     ("cli/src/commands/study.rs", "run_in", 77),
     ("cli/src/commands/targets.rs", "targets_in", 65),
     ("cli/src/commands/train/run.rs", "judge", 65),
-    ("cli/src/commands/train/search.rs", "search_in", 70),
 ];
 
 /// The production code of every file under cli/src/commands, by crate-relative path.
