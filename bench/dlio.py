@@ -124,10 +124,12 @@ def dlio_train(args, workload, data, extra, scratch, log=None):
             "epochs": len(m["train_au_percentage"]), "wall": wall, "cpu": cpu}
 
 
-def iolab_train(args, data, flags, scratch, stored=None):
+def iolab_train(args, data, flags, scratch, stored=None, mpirun=None):
+    """`iolab train run` under `mpirun` (MPIRUN unless given: DLIO's own launch line, so
+    both tools' ranks get the same CPU binding)."""
     summary = os.path.join(scratch, "iolab-summary.json")
     extra = ["--json", stored] if stored else []
-    cmd = MPIRUN + ["-np", str(args.np), iolab_bin(), "train", "run", "--data-dir", data,
+    cmd = (mpirun or MPIRUN) + ["-np", str(args.np), iolab_bin(), "train", "run", "--data-dir", data,
                     "--summary-json", summary, "--no-store", "--quiet"] + extra + flags
     wall, cpu, _ = timed(cmd)
     with open(summary) as f:

@@ -32,7 +32,8 @@ Modes (one per call):
 
 v3.0's workload files are written by this script into a config dir beside DLIO's own
 (values from docs/research/mlperf-storage-v3.md section 1, the ones iolab's presets
-carry); DLIO runs as `mpirun --bind-to none` with `--config-dir` after the overrides.
+carry); both tools run as `mpirun --bind-to none` (OpenMPI would bind each rank to a core),
+DLIO with `--config-dir` after the overrides.
 DLIO comes from a venv outside the repository (BENCH-NOTES.md "MLPerf Storage v3.0's
 DLIO"): --venv (default /work/peers/dlio3-venv/V). IOLAB= the iolab binary (default
 target/release/iolab, built with --features mpi), FAULTFS= iolab-faultfs.
@@ -140,9 +141,18 @@ def write_configs(scratch, args):
     return dst
 
 
+# Both tools' ranks are launched unbound: OpenMPI binds each rank to one core by default
+# (at 2 ranks or fewer), which left iolab's reader threads one core where DLIO had two.
+MPIRUN = base.MPIRUN + ["--bind-to", "none"]
+
+
+def iolab_train(args, data, flags, scratch, stored=None):
+    return base.iolab_train(args, data, flags, scratch, stored, mpirun=MPIRUN)
+
+
 def dlio_run(args, workload, overrides, cwd, np_=None, wrap=None):
     """v3.0 DLIO under mpirun; returns (wall, cpu, stdout)."""
-    cmd = base.MPIRUN + ["--bind-to", "none", "-np", str(np_ or args.np)] + (wrap or []) + [
+    cmd = MPIRUN + ["-np", str(np_ or args.np)] + (wrap or []) + [
         os.path.join(args.venv, "bin/dlio_benchmark"), f"workload={workload}"] + overrides + [
         f"--config-dir={args.config_dir}"]
     return base.timed(cmd, cwd=cwd)
@@ -204,7 +214,7 @@ def mode_storage(args, scratch):
             data = os.path.join(fs.mount, "d")
             rows = base.alternate(
                 args, fs.timing(lambda: dlio_train(args, args.workload, data, dlio, scratch)),
-                fs.timing(lambda: base.iolab_train(args, data, iolab, scratch)))
+                fs.timing(lambda: iolab_train(args, data, iolab, scratch)))
         finally:
             fs.close()
     finally:
@@ -221,7 +231,7 @@ def mode_loader(args, scratch):
     try:
         datagen(data, iolab)
         rows = base.alternate(args, lambda: dlio_train(args, args.workload, data, dlio, scratch),
-                              lambda: base.iolab_train(args, data, iolab, scratch))
+                              lambda: iolab_train(args, data, iolab, scratch))
     finally:
         shutil.rmtree(data, ignore_errors=True)
     print(f"\nloader cost: {args.workload}_b200 at v3.0, computation_time 0, {args.np} "
@@ -279,7 +289,7 @@ def mode_crossover(args, scratch):
                           "++workload.workflow.train=False",
                           "++workload.workflow.checkpoint=False"] + dlio, out)
     stored = os.path.join(scratch, "iolab.json")
-    base.iolab_train(args, d1, iolab, scratch, stored=stored)
+    iolab_train(args, d1, iolab, scratch, stored=stored)
     with open(stored) as f:
         phases = [p for p in json.load(f)["phases"] if p["name"].startswith("train-epoch")]
     on_dlio = [(p["figures"]["steps"], p["figures"]["samples"], p["error_count"],
