@@ -214,6 +214,15 @@ fn totals(out: &mut String, r: &TrainRunReport<'_>) {
         ByteCount(r.memory.0).human(),
         ByteCount(r.memory.1).human()
     );
+    if r.cpu.cpus == 1 && r.cfg.read_threads > 1 {
+        // What left the loader cost of a run under `mpirun -np 1` at half of what the
+        // cores give: OpenMPI binds a rank to one core when it starts two or fewer.
+        let _ = writeln!(
+            out,
+            "  this rank's {} reader threads shared 1 CPU (its affinity mask): mpirun binds each rank to a core unless --bind-to none",
+            r.cfg.read_threads
+        );
+    }
 }
 
 /// MLPerf Storage's rules, one line each, and the verdict.

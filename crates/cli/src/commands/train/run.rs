@@ -114,6 +114,7 @@ impl Counted {
             self.bytes_read += outcome.figures.epochs.iter().map(|e| e.bytes).sum::<u64>();
             self.cpu.user.0 += outcome.cpu.user.0;
             self.cpu.system.0 += outcome.cpu.system.0;
+            self.cpu.cpus = self.cpu.cpus.max(outcome.cpu.cpus);
             self.epochs.extend(outcome.figures.epochs.iter().cloned());
         }
         let run = repeats.name(k);

@@ -76,3 +76,48 @@ fn the_readers_read_the_same_bytes_on_psync_uring_and_null() {
         assert!(r.error_line().contains(says), "{}", r.stderr);
     }
 }
+
+#[test]
+fn a_run_whose_reader_threads_share_one_cpu_says_so() {
+    // mpirun binds a rank to one core when it starts two or fewer: the loader's threads
+    // then share it, which halved the loader cost DLIO's unbound ranks were held to.
+    if !crate::common::on_path("taskset", "--version") {
+        eprintln!("skipped: no taskset to run iolab on one CPU");
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let data = dir.path().join("d");
+    let common = [
+        "--data-dir",
+        path(&data),
+        "--files",
+        "4",
+        "--record-length",
+        "4096",
+        "--read-threads",
+        "2",
+        "--no-store",
+    ];
+    let mut args = vec!["train", "datagen"];
+    args.extend(common);
+    run(&args).expect(0);
+    let mut args = vec!["train", "run"];
+    args.extend(common);
+    let says = "this rank's 2 reader threads shared 1 CPU (its affinity mask): mpirun binds each rank to a core unless --bind-to none";
+    // One CPU of this process's own mask.
+    let status = std::fs::read_to_string("/proc/self/status").unwrap();
+    let allowed = status
+        .lines()
+        .find_map(|l| l.strip_prefix("Cpus_allowed_list:"))
+        .unwrap();
+    let first = allowed.trim().split([',', '-']).next().unwrap();
+    let mut one = std::process::Command::new("taskset");
+    one.args(["-c", first, env!("CARGO_BIN_EXE_iolab")])
+        .args(&args)
+        .env("IOLAB_DB", crate::common::test_db());
+    let r = crate::common::Ran::from(one.output().unwrap()).expect(0);
+    assert!(r.stdout.contains(says), "{}", r.stdout);
+    let cpus = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let r = run(&args).expect(0);
+    assert_eq!(r.stdout.contains(says), cpus == 1, "{}", r.stdout);
+}
