@@ -4,6 +4,7 @@
 
 use std::path::{Path, PathBuf};
 
+use iolab_core::SpecError;
 use iolab_core::result::{OpKind, PhaseResult};
 use iolab_core::spec::{BackendKind, DataSpec, Layout, RandomKind, RwKind};
 use iolab_core::units::{ByteCount, TimeSpan};
@@ -41,6 +42,39 @@ pub struct PtsPlan {
     pub is_block_device: bool,
     /// Leave out the purge.
     pub no_purge: bool,
+}
+
+impl PtsPlan {
+    /// The active range in whole MiB of a device of `size` bytes (every block size divides
+    /// it), refused when it has no room for one largest block per thread at least: a round
+    /// on less is no round.
+    pub fn active_bytes(&self, range: u8) -> Result<u64, SpecError> {
+        let size = self.size;
+        let largest = self
+            .subs
+            .iter()
+            .flat_map(|m| m.block_sizes.iter().copied())
+            .max()
+            .unwrap_or(4096);
+        let active = (u128::from(size) * u128::from(range) / 100) as u64 / (1 << 20) * (1 << 20);
+        let need = largest * u64::from(self.threads) * 2;
+        if active < need.max(self.precondition_block_size.get()) {
+            return Err(SpecError::new(
+                "--device",
+                format!(
+                    "{} holds {} ({}% active: {}), less than one round needs ({} for {} threads of {} blocks); nothing was written",
+                    self.device.display(),
+                    ByteCount(size).human(),
+                    range,
+                    ByteCount(active).human(),
+                    ByteCount(need).human(),
+                    self.threads,
+                    ByteCount(largest)
+                ),
+            ));
+        }
+        Ok(active)
+    }
 }
 
 /// A PTS run that ended: every phase it ran (the window marked on them) and each test.

@@ -14,9 +14,11 @@ mod device;
 use anyhow::{Result, bail};
 use iolab_core::spec::TargetSpec;
 use iolab_core::steady::{PTS_MAX_ROUNDS, PTS_WINDOW};
-use iolab_core::units::{ByteCount, TimeSpan};
+use iolab_core::units::TimeSpan;
 use iolab_engine::{EngineError, MonotonicClock, PreparedTarget, prepare_target};
-use iolab_suites::pts::{Cell, PtsHooks, PtsPlan, PtsStopped, PtsTest, cell_spec, run_pts};
+use iolab_suites::pts::{
+    Cell, PtsHooks, PtsPlan, PtsStopped, PtsTest, PtsTestResult, cell_spec, run_pts,
+};
 
 use crate::commands::finish::{abandon, conclude, conclude_after_report};
 use crate::runtime::Runtime;
@@ -163,7 +165,7 @@ fn pts_in(rt: &Runtime, args: &PtsArgs, range: u8, mut plan: PtsPlan) -> Result<
     };
     plan.size = check.size;
     plan.is_block_device = check.is_block_device;
-    plan.active = active_bytes(args, &plan, range)?;
+    plan.active = plan.active_bytes(range)?;
     let mut sink = RunSink::start(
         rt,
         &args.output.store,
@@ -199,27 +201,24 @@ fn pts_in(rt: &Runtime, args: &PtsArgs, range: u8, mut plan: PtsPlan) -> Result<
         sink.keep(p);
     }
     if rt.is_root() {
-        let header = pts_header(&settings(args, &plan, range), &done.tests);
-        let inventory = inventory(&args.target_path(), plan.is_block_device);
-        if !args.output.quiet {
-            print!(
-                "{}",
-                render_pts_text(plan.test, &header, &done.tests, &inventory)
-            );
-        }
-        if let Some(path) = &args.html {
-            let page = pts_page(
-                plan.test,
-                &plan.subs[0].mixes,
-                header,
-                &done.tests,
-                inventory,
-            );
-            std::fs::write(path, iolab_report::render_pts_html(&page))
-                .map_err(|e| anyhow::anyhow!("--html: cannot write {}: {e}", path.display()))?;
-        }
+        report(args, &plan, range, &done.tests)?;
     }
     conclude_after_report(rt, sink, &args.output)
+}
+
+/// The text (unless --quiet) and the --html page of a finished run (rank 0).
+fn report(args: &PtsArgs, plan: &PtsPlan, range: u8, tests: &[PtsTestResult]) -> Result<()> {
+    let header = pts_header(&settings(args, plan, range), tests);
+    let inventory = inventory(&args.target_path(), plan.is_block_device);
+    if !args.output.quiet {
+        print!("{}", render_pts_text(plan.test, &header, tests, &inventory));
+    }
+    if let Some(path) = &args.html {
+        let page = pts_page(plan.test, &plan.subs[0].mixes, header, tests, inventory);
+        std::fs::write(path, iolab_report::render_pts_html(&page))
+            .map_err(|e| anyhow::anyhow!("--html: cannot write {}: {e}", path.display()))?;
+    }
+    Ok(())
 }
 
 /// The settings the report's header shows.
@@ -258,31 +257,4 @@ fn stored_spec(args: &PtsArgs, plan: &PtsPlan, range: u8) -> serde_json::Value {
         "queue_depth": plan.queue_depth, "precondition": args.precondition,
         "block_sizes": all_sizes, "read_percents": plan.subs[0].mixes,
     })
-}
-
-/// The active range in whole MiB (every block size divides it), refused when it has no
-/// room for one largest block per thread at least: a round on less is no round.
-fn active_bytes(args: &PtsArgs, plan: &PtsPlan, range: u8) -> Result<u64> {
-    let size = plan.size;
-    let largest = plan
-        .subs
-        .iter()
-        .flat_map(|m| m.block_sizes.iter().copied())
-        .max()
-        .unwrap_or(4096);
-    let active = (u128::from(size) * u128::from(range) / 100) as u64 / (1 << 20) * (1 << 20);
-    let need = largest * u64::from(plan.threads) * 2;
-    if active < need.max(args.precondition_block_size.get()) {
-        bail!(
-            "--device: {} holds {} ({}% active: {}), less than one round needs ({} for {} threads of {} blocks); nothing was written",
-            args.target_path().display(),
-            ByteCount(size).human(),
-            range,
-            ByteCount(active).human(),
-            ByteCount(need).human(),
-            plan.threads,
-            ByteCount(largest)
-        );
-    }
-    Ok(active)
 }

@@ -32,7 +32,6 @@ const OVER_60: &[(&str, &str, usize)] = &[
     ("cli/src/commands/io500/plan.rs", "print_plan", 62),
     ("cli/src/commands/ior.rs", "run_ior", 66),
     ("cli/src/commands/mdtest.rs", "run_mdtest", 69),
-    ("cli/src/commands/pts/mod.rs", "pts_in", 73),
     ("cli/src/commands/study.rs", "run_in", 77),
     ("cli/src/commands/targets.rs", "targets_in", 65),
     ("cli/src/commands/train/run.rs", "judge", 65),
