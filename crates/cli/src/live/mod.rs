@@ -7,11 +7,14 @@
 //! after its answer, and stops when the run ends (`Server::stop`).
 
 mod counters;
+mod hosts;
 pub mod http;
 pub mod kvcache;
+mod latency;
 mod metrics;
 pub mod state;
 pub mod targets;
+mod train;
 
 use std::net::{SocketAddr, ToSocketAddrs};
 use std::sync::{Arc, Mutex, OnceLock};

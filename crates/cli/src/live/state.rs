@@ -8,11 +8,16 @@ use std::collections::{BTreeMap, VecDeque};
 use iolab_core::live_latency::quantile;
 use iolab_core::result::{OpKind, OpResult, PhaseResult};
 use iolab_core::units::{BytesPerSec, OpsPerSec};
-use iolab_engine::{Progress, RankProgress};
+use iolab_engine::Progress;
 use serde::Serialize;
 
 use super::counters::{PhaseCounters, job_of};
+pub use super::hosts::HostRow;
+use super::hosts::{host_rows, hosts_now};
+pub use super::latency::OpLatency;
+use super::latency::{latency_of, merged_ops};
 use super::targets::{self, TargetInfo, TargetRow};
+pub use super::train::TrainLive;
 
 /// Per-second samples kept for the live chart (ten minutes).
 const MAX_SAMPLES: usize = 600;
@@ -42,18 +47,6 @@ pub struct PlannedPhase {
     pub headline: Vec<String>,
 }
 
-/// One host's figures in the last finished phase.
-#[derive(Clone, Debug, Default, PartialEq, Serialize)]
-pub struct HostRow {
-    pub host: String,
-    pub ranks: usize,
-    pub workers: u32,
-    pub ops: u64,
-    pub bytes: u64,
-    pub iops: f64,
-    pub bytes_per_sec: f64,
-}
-
 /// The phase now running.
 #[derive(Clone, Debug, Default, PartialEq, Serialize)]
 pub struct CurrentPhase {
@@ -81,20 +74,6 @@ pub struct CurrentPhase {
     /// Per storage target of `iolab targets` (with --serve): its counts so far and its
     /// rates over the last second. No flags: they come when the phase ends.
     pub targets_now: Vec<TargetRow>,
-}
-
-/// A training run's figures as its steps go (iolab train): the whole job's.
-#[derive(Clone, Debug, Default, PartialEq, Serialize)]
-pub struct TrainLive {
-    pub epoch: u32,
-    pub epochs: u32,
-    pub step: u64,
-    pub steps: u64,
-    pub accelerators: u64,
-    /// Compute over time so far this epoch, all accelerators (the epoch's AU as
-    /// docs/figures.md defines it is stored when the epoch ends).
-    pub au_percent: f64,
-    pub samples_per_sec: f64,
 }
 
 /// Everything the live views show.
@@ -137,17 +116,6 @@ pub struct LiveState {
     pub train: Option<TrainLive>,
     /// A KV cache trial's last second (`iolab kvcache`).
     pub kvcache: Option<super::kvcache::KvCacheLive>,
-}
-
-/// One operation's latency in the last finished phase.
-#[derive(Clone, Debug, Default, PartialEq, Serialize)]
-pub struct OpLatency {
-    pub op: String,
-    /// Operations measured.
-    pub count: u64,
-    pub mean: f64,
-    /// ("0.5", seconds), ("0.99", seconds), ...
-    pub quantiles: Vec<(String, f64)>,
 }
 
 impl LiveState {
@@ -397,47 +365,6 @@ impl LiveState {
 #[path = "state_tests.rs"]
 mod tests;
 
-/// Adds the ranks' counts up by host into `rows`; when a sample is due, each host's rates
-/// over the `dt` seconds since the last one.
-fn hosts_now(rows: &mut Vec<HostRow>, per_rank: &[RankProgress], sample_due: bool, dt: f64) {
-    if per_rank.is_empty() {
-        return;
-    }
-    let mut totals: Vec<HostRow> = Vec::new();
-    for r in per_rank {
-        let row = match totals.iter().position(|h| h.host == r.host) {
-            Some(i) => &mut totals[i],
-            None => {
-                totals.push(HostRow {
-                    host: r.host.clone(),
-                    ..HostRow::default()
-                });
-                totals.last_mut().expect("pushed")
-            }
-        };
-        row.ranks += 1;
-        row.ops += r.ops;
-        row.bytes += r.bytes;
-    }
-    for t in &mut totals {
-        let before = rows.iter().find(|h| h.host == t.host);
-        (t.iops, t.bytes_per_sec) = match before {
-            Some(b) if sample_due && dt > 0.0 => (
-                t.ops.saturating_sub(b.ops) as f64 / dt,
-                t.bytes.saturating_sub(b.bytes) as f64 / dt,
-            ),
-            Some(b) if !sample_due => (b.iops, b.bytes_per_sec),
-            _ => (0.0, 0.0),
-        };
-        if !sample_due && let Some(b) = before {
-            // Between samples the counts of the last sample stay, so that the next rate
-            // is over a whole second.
-            (t.ops, t.bytes) = (b.ops, b.bytes);
-        }
-    }
-    *rows = totals;
-}
-
 /// Whether the running phase `name` is (part of) the planned phase `planned`: itself,
 /// one of its repetitions ("-r2"), or one target of `iolab targets --one-at-a-time`
 /// ("seq-write target 19").
@@ -446,58 +373,4 @@ fn part_of(name: &str, planned: &str) -> bool {
         || name
             .strip_prefix(planned)
             .is_some_and(|r| r.starts_with('-') || r.starts_with(" target "))
-}
-
-/// A finished phase's rows by host.
-fn host_rows(phase: &PhaseResult) -> Vec<HostRow> {
-    phase
-        .per_host()
-        .iter()
-        .map(|h| HostRow {
-            host: h.host.clone(),
-            ranks: h.ranks.len(),
-            workers: h.workers,
-            ops: h.ops,
-            bytes: h.bytes.get(),
-            iops: h.iops.get(),
-            bytes_per_sec: h.bandwidth.get(),
-        })
-        .collect()
-}
-
-/// Each operation's latency, from its full histogram.
-fn latency_of(ops: &[OpResult]) -> Vec<OpLatency> {
-    ops.iter()
-        .filter(|o| o.latency.count > 0)
-        .map(|o| OpLatency {
-            op: o.op.name().to_string(),
-            count: o.latency.count,
-            mean: o.latency.mean / 1e9,
-            quantiles: [
-                ("0.5", o.latency.p50),
-                ("0.9", o.latency.p90),
-                ("0.99", o.latency.p99),
-                ("0.999", o.latency.p99_9),
-            ]
-            .iter()
-            .map(|(q, n)| (q.to_string(), n.as_secs_f64()))
-            .collect(),
-        })
-        .collect()
-}
-
-/// The targets' operations with their histograms merged, by operation: the latency of
-/// all targets together.
-fn merged_ops(targets: &[PhaseResult]) -> Vec<OpResult> {
-    let mut ops: Vec<OpResult> = Vec::new();
-    for o in targets.iter().flat_map(|t| t.ops.iter()) {
-        match ops.iter_mut().find(|m| m.op == o.op) {
-            Some(m) => {
-                m.histogram.merge(&o.histogram);
-                m.latency = m.histogram.summary();
-            }
-            None => ops.push(o.clone()),
-        }
-    }
-    ops
 }
