@@ -13,7 +13,7 @@ use iolab_core::units::{ByteCount, BytesPerSec};
 use iolab_engine::DataTarget;
 use iolab_engine::{MonotonicClock, PreparedTarget, prepare_target};
 use iolab_report::study::{StudyPlanView, render_study_plan, study_end, study_start};
-use iolab_suites::study::{StudyRun, estimate, run_study, target_backend};
+use iolab_suites::study::{StudyEstimate, StudyRun, estimate, run_study, target_backend};
 
 use crate::args::OutputArgs;
 use crate::commands::finish::{abandon, cleanup, conclude};
@@ -317,7 +317,7 @@ fn check_study_space(
     args: &StudyRunArgs,
     phases: &[PlannedPhase],
     origin: &str,
-) -> Result<iolab_suites::study::StudyEstimate> {
+) -> Result<StudyEstimate> {
     let est = estimate(
         phases,
         rt.comm.size(),
@@ -336,6 +336,40 @@ fn check_study_space(
     Ok(est)
 }
 
+/// The run's sink: the study as resolved (its spec, origin, phase count, --scale and
+/// --set, and the rated figures when given) stored with it.
+fn start_sink(
+    rt: &Runtime,
+    args: &StudyRunArgs,
+    spec: &StudySpec,
+    phases: usize,
+    (origin, rated): (&str, &[TargetEntry]),
+) -> RunSink {
+    let mut resolved = serde_json::json!({ "study": spec, "origin": origin, "phases": phases, "scale": args.select.scale, "set": args.select.set });
+    if !rated.is_empty() {
+        store_rated(&mut resolved, rated);
+    }
+    RunSink::start(
+        rt,
+        &args.output.store,
+        "study",
+        resolved,
+        crate::commands::run::describe(&args.target),
+        args.target.dir.as_deref(),
+        args.output.label.clone(),
+    )
+}
+
+/// The live display's plan: every phase at its estimated time.
+fn plan_live(phases: &[PlannedPhase], est: &StudyEstimate) {
+    crate::live::plan(
+        phases
+            .iter()
+            .zip(&est.phases)
+            .map(|(p, e)| (p.name.clone(), Some(e.time.as_secs_f64()))),
+    );
+}
+
 fn run_in(
     rt: &Runtime,
     args: StudyRunArgs,
@@ -347,25 +381,8 @@ fn run_in(
     let units = args.units;
     let est = check_study_space(rt, &args, &phases, &origin)?;
     let target = prepare_study_target(rt, &args, &phases, &origin)?;
-    let mut resolved = serde_json::json!({ "study": spec, "origin": origin, "phases": phases.len(), "scale": args.select.scale, "set": args.select.set });
-    if !rated.is_empty() {
-        store_rated(&mut resolved, &rated);
-    }
-    let mut sink = RunSink::start(
-        rt,
-        &args.output.store,
-        "study",
-        resolved,
-        crate::commands::run::describe(&args.target),
-        args.target.dir.as_deref(),
-        args.output.label.clone(),
-    );
-    crate::live::plan(
-        phases
-            .iter()
-            .zip(&est.phases)
-            .map(|(p, e)| (p.name.clone(), Some(e.time.as_secs_f64()))),
-    );
+    let mut sink = start_sink(rt, &args, &spec, phases.len(), (&origin, &rated));
+    plan_live(&phases, &est);
     if rt.is_root() && !args.output.quiet {
         eprint!("{}", study_start(&spec.name, &origin, &phases, &est));
     }

@@ -12,7 +12,7 @@ use super::{code_of, crates_dir, rust_files, without_test_modules};
 /// Production lines under cli/src/commands today (code without comments, blank lines and
 /// test modules). A change that moves a procedure or a renderer out lowers it; none may
 /// raise it. More than [`SLACK`] below it, the test asks for the ceiling to follow.
-const COMMAND_LINES: usize = 5964;
+const COMMAND_LINES: usize = 5950;
 const SLACK: usize = 200;
 
 /// Functions under cli/src/commands of 61 lines or more today (crate-relative file, name,
@@ -32,7 +32,6 @@ const OVER_60: &[(&str, &str, usize)] = &[
     ("cli/src/commands/io500/plan.rs", "print_plan", 62),
     ("cli/src/commands/ior.rs", "run_ior", 66),
     ("cli/src/commands/mdtest.rs", "run_mdtest", 69),
-    ("cli/src/commands/study.rs", "run_in", 77),
     ("cli/src/commands/targets.rs", "targets_in", 65),
     ("cli/src/commands/train/run.rs", "judge", 65),
 ];
