@@ -16,6 +16,9 @@ Three modes, both tools on the same target with the same model, users, tiers and
          check: tokens/s, bytes read from the storage tier and the storage read and
          write device p95, iolab's median within +-10 % of kv-cache.py's.
 
+iolab runs with `--join-window 2s`: kv-cache.py counts what ends while it joins each of
+its worker threads in turn for up to 2 s after --duration, and iolab does the same.
+
 Targets (--target): DIR (default: --dir itself, e.g. the virtio disk); tmpfs (a tmpfs of
 --tmpfs-gib mounted under --dir for the run: no device, what varies is the tools);
 faultfs:STALL (an iolab-faultfs FUSE mount over such a tmpfs, every FUSE read and write
@@ -68,7 +71,7 @@ def iolab_cmd(a, cache_dir, out):
     return [IOLAB, "kvcache", "--model", a.model, "--users", str(a.users), "--duration",
             f"{a.duration}s", "--cpu-memory", f"{a.cpu_gib}GiB", "--max-concurrent-allocs",
             str(a.allocs), "--generation-mode", "none", "--seed", str(a.seed), "--dir",
-            cache_dir, "--no-store", "--quiet", "--json", out]
+            cache_dir, "--no-store", "--quiet", "--json", out, "--join-window", "2s"]
 
 
 def run(cmd, cwd=None, prefix=()):

@@ -166,7 +166,7 @@ fn join_window_note(s: &KvCacheSettings) -> String {
         return String::new();
     }
     format!(
-        "join window {} s: requests being served when the duration ended that finished within it are counted, the rates still over the duration (kv-cache.py's way)\n",
+        "join window {} s per worker: requests being served when the duration ended that finished while each worker in turn was waited for are counted, the rates still over the duration (kv-cache.py's way)\n",
         w.0 as f64 / 1e9
     )
 }

@@ -18,6 +18,7 @@ use iolab_backend::object::{ObjectOp, ObjectRequest};
 
 use super::cache::KvCache;
 use super::entry::{EntryIo, EntrySetup};
+use super::join::Cutoff;
 use super::serve::{Serving, serve};
 use super::tally::Tally;
 use super::users::{Request, UserState, users};
@@ -91,6 +92,7 @@ pub fn run_trial(
     let first_error = Mutex::new(None);
     let start = clock.now();
     let deadline = start + settings.duration.nanos();
+    let cutoff = Cutoff::new(deadline, settings.join_window.nanos(), settings.workers());
     let shared = Shared {
         settings,
         cache: &cache,
@@ -101,29 +103,14 @@ pub fn run_trial(
         failed: &failed,
         first_error: &first_error,
         start,
-        // Requests being served may finish within the join window (kv-cache.py's way).
-        deadline: deadline + settings.join_window.nanos(),
+        // Requests being served may finish within the joins (kv-cache.py's way).
+        deadline: cutoff.latest(deadline),
+        cutoff: &cutoff,
         objects,
         device: tier.device.is_some(),
         live: tier.live,
     };
-    let tallies: Vec<Tally> = std::thread::scope(|s| {
-        let (failed_ref, queue_ref, ready_ref) = (&failed, &queue, &ready);
-        s.spawn(move || {
-            let halt = || stop.load(Ordering::Relaxed) || failed_ref.load(Ordering::Relaxed);
-            issue(settings, seed, clock, deadline, queue_ref, ready_ref, &halt);
-        });
-        let workers: Vec<_> = (0..settings.workers())
-            .map(|w| {
-                let shared = &shared;
-                s.spawn(move || worker(shared, w, seed ^ u64::from(w)))
-            })
-            .collect();
-        workers
-            .into_iter()
-            .map(|h| h.join().unwrap_or_default())
-            .collect()
-    });
+    let tallies = run_threads(&shared, seed, deadline);
     // The duration asked for, as kv-cache.py takes it (the time until its stop event),
     // not the wind-down after it; shorter if the run stopped early.
     let duration = clock.now().min(deadline).saturating_sub(start);
@@ -155,6 +142,33 @@ pub fn run_trial(
     })
 }
 
+/// The trial's threads: the users' side issuing requests until `deadline`, the workers
+/// serving them, and kv-cache.py's joins at the end ([`Cutoff::join_in_turn`]).
+fn run_threads(sh: &Shared<'_>, seed: u64, deadline: Nanos) -> Vec<Tally> {
+    let halt = || sh.stop.load(Ordering::Relaxed) || sh.failed.load(Ordering::Relaxed);
+    std::thread::scope(|s| {
+        s.spawn(|| {
+            issue(
+                sh.settings,
+                seed,
+                sh.clock,
+                deadline,
+                sh.queue,
+                sh.ready,
+                &halt,
+            )
+        });
+        let workers: Vec<_> = (0..sh.settings.workers())
+            .map(|w| s.spawn(move || worker(sh, w, seed ^ u64::from(w))))
+            .collect();
+        sh.cutoff.join_in_turn(sh.clock, deadline, &halt);
+        workers
+            .into_iter()
+            .map(|h| h.join().unwrap_or_default())
+            .collect()
+    })
+}
+
 /// What a trial's workers share.
 struct Shared<'a> {
     settings: &'a KvCacheSettings,
@@ -166,7 +180,9 @@ struct Shared<'a> {
     failed: &'a AtomicBool,
     first_error: &'a Mutex<Option<AiError>>,
     start: Nanos,
+    /// The latest a request being served may end and count.
     deadline: Nanos,
+    cutoff: &'a Cutoff,
     objects: Option<&'a ObjectTier<'a>>,
     device: bool,
     live: Option<&'a super::live::KvLive>,
@@ -210,7 +226,7 @@ fn worker(sh: &Shared<'_>, w: u32, seed: u64) -> Tally {
     let over = || {
         sh.stop.load(Ordering::Relaxed)
             || sh.failed.load(Ordering::Relaxed)
-            || sh.clock.now() >= sh.deadline
+            || sh.cutoff.passed(sh.clock.now())
     };
     let at = Serving {
         cache: sh.cache,
@@ -237,6 +253,7 @@ fn worker(sh: &Shared<'_>, w: u32, seed: u64) -> Tally {
             .unwrap_or_else(|p| p.into_inner())
             .get_or_insert(e);
     }
+    sh.cutoff.exit(w);
     tally
 }
 

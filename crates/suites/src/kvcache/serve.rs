@@ -112,7 +112,7 @@ fn steps(
     let now = io.clock.now();
     io.clock
         .nap(generation.min(at.deadline.saturating_sub(now)));
-    if now + generation > at.deadline {
+    if now + generation > at.deadline || (at.over)() {
         return Err(AiError::Interrupted);
     }
     let done = io.clock.now();
