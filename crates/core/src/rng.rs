@@ -1,7 +1,11 @@
 //! Seeded, reproducible randomness: [`Rng`] (xoshiro256++ seeded by SplitMix64) for
 //! offsets, op mixes and data, [`Permutation`], a keyed bijection on `0..n` that
 //! visits every block exactly once without storing the order, and [`GlibcRand`], glibc's
-//! `rand()` draw for draw, where iolab repeats a reference tool's random choices.
+//! `rand()` draw for draw, where iolab repeats a reference tool's random choices, and
+//! [`PyRandom`], CPython's `random` the same way.
+
+mod python;
+pub use python::PyRandom;
 
 /// SplitMix64 step: turns any seed (even 0) into well-mixed 64-bit values.
 #[inline]

@@ -3,7 +3,7 @@
 //! think-time ranges, a QoS class), [`UserState`] (its conversation), [`Request`].
 //! Pure and seeded: the same seed gives the same users and the same request stream.
 
-use iolab_core::rng::{Rng, mix};
+use iolab_core::rng::{PyRandom, Rng, mix};
 use iolab_core::units::Nanos;
 
 /// kv-cache.py's QoS classes: interactive (priority 3), responsive (2), batch (1).
@@ -62,17 +62,17 @@ pub fn unit(rng: &mut Rng) -> f64 {
     (rng.next_u64() >> 11) as f64 / (1u64 << 53) as f64
 }
 
-/// The users of one rank, drawn from `seed` (kv-cache.py: template uniformly, QoS
-/// 15 % interactive, 35 % responsive, 50 % batch).
+/// The users of one rank, drawn from `seed` as kv-cache.py's `generate_mixed_users`
+/// draws them after `random.seed(seed)` (CPython's `random`, draw for draw: a template
+/// by `choice`, the QoS class by `random()`: 15 % interactive, 35 % responsive, 50 %
+/// batch; context and generation by `randint`, the think time by `uniform`), so rank 0's
+/// users are the reference's for the same seed.
 pub fn users(count: u32, seed: u64) -> Vec<User> {
-    let mut rng = Rng::new(mix(&[seed, 0x6b76_7573]));
+    let mut py = PyRandom::new(seed);
     (0..count)
         .map(|index| {
-            let (c, g, t) = TEMPLATES[rng.below(3) as usize];
-            let context = between(&mut rng, c.0, c.1);
-            let generation = between(&mut rng, g.0, g.1);
-            let think_ms = t.0 as f64 + unit(&mut rng) * (t.1 - t.0) as f64;
-            let r = unit(&mut rng);
+            let (c, g, t) = TEMPLATES[py.below(3) as usize];
+            let r = py.random();
             let qos = if r < 0.15 {
                 Qos::Interactive
             } else if r < 0.50 {
@@ -80,11 +80,14 @@ pub fn users(count: u32, seed: u64) -> Vec<User> {
             } else {
                 Qos::Batch
             };
+            let context = py.randint(c.0, c.1);
+            let generation = py.randint(g.0, g.1);
+            let think_s = py.uniform(t.0 as f64 / 1e3, t.1 as f64 / 1e3);
             User {
                 index,
                 context,
                 generation,
-                think: Nanos((think_ms * 1e6) as u64),
+                think: Nanos((think_s * 1e9) as u64),
                 qos,
             }
         })
@@ -221,6 +224,23 @@ mod tests {
             assert!(u.think >= Nanos(100_000_000) && u.think <= Nanos(1_500_000_000));
         }
         assert!(a.iter().any(|u| u.qos == Qos::Batch));
+    }
+
+    /// kv-cache.py's users for `--seed 42 --num-users 8` (its log: contexts 3,283 to
+    /// 16,545 tokens, mean 8,633; 4 interactive, 1 responsive, 3 batch), as CPython
+    /// draws them.
+    #[test]
+    fn the_users_of_a_seed_are_kv_cache_pys() {
+        let u = users(8, 42);
+        let context: Vec<u64> = u.iter().map(|u| u.context).collect();
+        assert_eq!(context, [16245, 3283, 7166, 7353, 4308, 8648, 16545, 5519]);
+        let generation: Vec<u64> = u.iter().map(|u| u.generation).collect();
+        assert_eq!(generation, [481, 189, 211, 758, 488, 359, 149, 473]);
+        // document's think time, uniform(0.3, 1.5) s: 0.5938702245641714.
+        assert_eq!(u[0].think, Nanos(593_870_224));
+        let interactive = u.iter().filter(|u| u.qos == Qos::Interactive).count();
+        let responsive = u.iter().filter(|u| u.qos == Qos::Responsive).count();
+        assert_eq!((interactive, responsive), (4, 1));
     }
 
     #[test]
