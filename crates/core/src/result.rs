@@ -208,6 +208,14 @@ pub struct CpuUsage {
 }
 
 impl CpuUsage {
+    /// Adds another run's user and system time (wall time stays); the CPUs are the most
+    /// either had.
+    pub fn add_time_of(&mut self, run: &CpuUsage) {
+        self.user.0 += run.user.0;
+        self.system.0 += run.system.0;
+        self.cpus = self.cpus.max(run.cpus);
+    }
+
     /// CPU time as a percentage of one CPU (as top shows it): 150 means 1.5 CPUs busy.
     pub fn percent_of_one_cpu(&self) -> f64 {
         if self.wall.0 == 0 {

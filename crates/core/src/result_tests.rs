@@ -74,6 +74,28 @@ fn cpu_percentages() {
     assert_eq!(c.user_percent(), 50.0);
 }
 
+#[test]
+fn runs_cpu_time_adds_up_and_keeps_the_most_cpus() {
+    let run = |ms: u64, cpus| CpuUsage {
+        user: Nanos::from_millis(ms),
+        system: Nanos::from_millis(2 * ms),
+        wall: Nanos::SECOND,
+        cpus,
+    };
+    let mut all = CpuUsage::default();
+    all.add_time_of(&run(10, 1));
+    all.add_time_of(&run(30, 2));
+    all.add_time_of(&run(5, 1));
+    assert_eq!(all.user, Nanos::from_millis(45));
+    assert_eq!(all.system, Nanos::from_millis(90));
+    assert_eq!(
+        all.wall,
+        Nanos::ZERO,
+        "a run's wall time is not the runs' sum"
+    );
+    assert_eq!(all.cpus, 2);
+}
+
 fn rank(rank: u32, host: &str, cpus: u32, cpu_set: Vec<u32>) -> RankSummary {
     RankSummary {
         rank,

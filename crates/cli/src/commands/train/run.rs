@@ -112,9 +112,7 @@ impl Counted {
                 self.device_read = Some(self.device_read.unwrap_or(0) + d);
             }
             self.bytes_read += outcome.figures.epochs.iter().map(|e| e.bytes).sum::<u64>();
-            self.cpu.user.0 += outcome.cpu.user.0;
-            self.cpu.system.0 += outcome.cpu.system.0;
-            self.cpu.cpus = self.cpu.cpus.max(outcome.cpu.cpus);
+            self.cpu.add_time_of(&outcome.cpu);
             self.epochs.extend(outcome.figures.epochs.iter().cloned());
         }
         let run = repeats.name(k);
