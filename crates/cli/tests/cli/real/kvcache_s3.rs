@@ -3,7 +3,8 @@
 //! `conv_user_..._turn_N.npy`, sizes adding up to the bytes written, one write per entry
 //! and the header first in a multipart upload too), nothing of iolab's
 //! is left at the end (a bucket it made is removed, another's keeps its own objects), and
-//! a bad endpoint is one line, exit 2, nothing stored.
+//! a bad endpoint is one line, exit 2, nothing stored; objects demoted from the CPU tier
+//! or written directly hold iolab's data.
 
 use std::path::Path;
 use std::process::Command;
@@ -220,4 +221,71 @@ fn kvcache_on_a_bad_endpoint_is_one_line_and_exit_2() {
     assert!(r.stderr.contains(&endpoint), "{}", r.stderr);
     assert!(!db.exists(), "nothing stored");
     assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 0);
+}
+
+/// With a CPU tier, entries are demoted to the bucket and large ones written there
+/// directly: every object is its `.npy` header and iolab's data (docs/kvcache.md, "The
+/// data"), no 512-byte unit repeated across the trial's objects (the client's payload or
+/// a stamped buffer would repeat them), its size the header's tokens' bytes.
+#[test]
+fn kvcache_objects_demoted_or_written_hold_iolabs_data() {
+    let c = Cluster::up("seaweedfs", &["--no-mount"]);
+    let dir = tempfile::tempdir().unwrap();
+    make_bucket(&c, "kv-data");
+    let r = kvcache(
+        &c,
+        (None, dir.path()),
+        &[
+            "--bucket",
+            "kv-data",
+            "--cpu-memory",
+            "128MiB",
+            "--s3-part-size",
+            "8MiB",
+            "--duration",
+            "3s",
+            "--keep",
+            "--no-store",
+        ],
+    )
+    .expect(0);
+    let demoted: u64 = r
+        .stdout
+        .lines()
+        .find_map(|l| {
+            l.split(" entries demoted")
+                .next()
+                .filter(|_| l.contains(" entries demoted"))
+        })
+        .and_then(|l| l.rsplit(' ').next())
+        .and_then(|n| n.parse().ok())
+        .unwrap_or_else(|| panic!("{}", r.stdout));
+    assert!(demoted > 0, "{}", r.stdout);
+    let files = filer_files(&c, "/buckets/kv-data/");
+    let entries: Vec<_> = files.iter().filter(|(p, _)| p.ends_with(".npy")).collect();
+    assert!(entries.len() as u64 >= demoted, "{files:?}");
+    let mut units = std::collections::HashSet::new();
+    for (p, size) in entries {
+        let url = format!("http://{}{p}", c.var("SEAWEEDFS_FILER"));
+        let out = Command::new("curl").args(["-sf", &url]).output().unwrap();
+        let bytes = out.stdout;
+        assert_eq!(bytes.len() as u64, *size, "{p}");
+        assert_eq!(&bytes[..8], b"\x93NUMPY\x01\x00", "{p}");
+        // tiny-1b: (12, 2, tokens, 4, 128) float16 after a 128-byte header.
+        let dict = String::from_utf8_lossy(&bytes[10..128]).into_owned();
+        let tokens: u64 = dict
+            .split("(12, 2, ")
+            .nth(1)
+            .and_then(|t| t.split(',').next())
+            .and_then(|t| t.parse().ok())
+            .unwrap_or_else(|| panic!("{dict}"));
+        assert_eq!(*size, 128 + tokens * 24_576, "{p}");
+        for u in bytes[512..].chunks_exact(512) {
+            // A 64-bit hash of each unit: a collision among a million is 1 in 10^7.
+            let mut h = std::hash::DefaultHasher::new();
+            std::hash::Hasher::write(&mut h, u);
+            let h = std::hash::Hasher::finish(&h);
+            assert!(units.insert(h), "{p}: a 512-byte unit repeats");
+        }
+    }
 }
