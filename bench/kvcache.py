@@ -173,7 +173,8 @@ def figures_of(tool, out):
         secs = f["duration"] / 1e9
         gib = 1024 ** 3
         return {"wall tokens/s": f["tokens_generated"] / secs,
-                "storage tokens/s": f["tokens_generated"] / (f["storage_time"] / 1e9),
+                "storage tokens/s": f["tokens_generated"] / (f["storage_time"] / 1e9)
+                if f["storage_time"] else 0.0,
                 "read GiB/s": f["storage"]["bytes_read"] / gib / secs,
                 "write GiB/s": f["storage"]["bytes_written"] / gib / secs,
                 "read device p95 ms": f["storage"]["read_device"]["p95"] / 1e6,
