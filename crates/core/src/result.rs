@@ -168,18 +168,31 @@ pub struct OpResult {
     pub histogram: LatencyHistogram,
 }
 
+/// What was complete at a moment of a phase, and that moment (from the phase's start).
+#[derive(Clone, Copy, Debug)]
+pub struct CountAt {
+    pub count: OpCount,
+    pub at: Nanos,
+}
+
 impl OpResult {
-    /// Builds the figures from totals. `first_done` counts what was complete when the
-    /// first worker finished, at time `first_done_at`; `elapsed` is the whole phase.
+    /// Builds the figures from totals: `last_done` is the whole phase (its counts at
+    /// its end), `first_done` what was complete when the first worker finished.
     pub fn new(
         op: OpKind,
-        total: OpCount,
-        first_done: OpCount,
-        elapsed: Nanos,
-        first_done_at: Nanos,
+        last_done: CountAt,
+        first_done: CountAt,
         errors: u64,
         histogram: LatencyHistogram,
     ) -> Self {
+        let CountAt {
+            count: total,
+            at: elapsed,
+        } = last_done;
+        let CountAt {
+            count: first_done,
+            at: first_done_at,
+        } = first_done;
         OpResult {
             op,
             ops: total.ops,
@@ -194,6 +207,21 @@ impl OpResult {
             latency: histogram.summary(),
             histogram,
         }
+    }
+
+    /// The figures of a phase whose first done is its last done: `total` in `elapsed`.
+    pub fn whole(
+        op: OpKind,
+        total: OpCount,
+        elapsed: Nanos,
+        errors: u64,
+        histogram: LatencyHistogram,
+    ) -> Self {
+        let done = CountAt {
+            count: total,
+            at: elapsed,
+        };
+        OpResult::new(op, done, done, errors, histogram)
     }
 }
 

@@ -6,16 +6,20 @@ fn op_result_figures() {
     h.record_n(100_000, 1000);
     let r = OpResult::new(
         OpKind::Read,
-        OpCount {
-            ops: 1000,
-            bytes: 4096 * 1000,
+        CountAt {
+            count: OpCount {
+                ops: 1000,
+                bytes: 4096 * 1000,
+            },
+            at: Nanos::SECOND,
         },
-        OpCount {
-            ops: 500,
-            bytes: 4096 * 500,
+        CountAt {
+            count: OpCount {
+                ops: 500,
+                bytes: 4096 * 500,
+            },
+            at: Nanos::from_millis(250),
         },
-        Nanos::SECOND,
-        Nanos::from_millis(250),
         0,
         h,
     );

@@ -6,7 +6,7 @@
 use std::collections::BTreeMap;
 
 use iolab_core::result::{
-    CpuUsage, OpCount, OpResult, PhaseKind, PhaseResult, RankSummary, Timeline, host_cpus,
+    CountAt, CpuUsage, OpCount, OpResult, PhaseKind, PhaseResult, RankSummary, Timeline, host_cpus,
 };
 use iolab_core::units::Nanos;
 
@@ -78,10 +78,14 @@ pub fn assemble(meta: PhaseMeta, run: &PhaseRun) -> PhaseResult {
         .map(|(op, m)| {
             OpResult::new(
                 *op,
-                m.count,
-                first_done_count(total.first_done.get(op), first_done, m.count),
-                elapsed,
-                first_done,
+                CountAt {
+                    count: m.count,
+                    at: elapsed,
+                },
+                CountAt {
+                    count: first_done_count(total.first_done.get(op), first_done, m.count),
+                    at: first_done,
+                },
                 m.errors,
                 m.histogram.clone(),
             )

@@ -382,15 +382,8 @@ mod tests {
         let idle = &mut run.phases[1];
         let none = iolab_core::result::OpCount { ops: 0, bytes: 0 };
         let histogram = iolab_core::histogram::LatencyHistogram::new();
-        idle.ops[0] = iolab_core::result::OpResult::new(
-            OpKind::Read,
-            none,
-            none,
-            Nanos::SECOND,
-            Nanos::SECOND,
-            0,
-            histogram,
-        );
+        idle.ops[0] =
+            iolab_core::result::OpResult::whole(OpKind::Read, none, Nanos::SECOND, 0, histogram);
         idle.extra.insert("objective_latency_ns".into(), 0.0);
         idle.extra.remove("knee");
         let l = ladder_outcome(&run).unwrap();

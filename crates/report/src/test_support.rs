@@ -73,7 +73,7 @@ pub fn op_result(op: OpKind, ops: u64, bytes: u64) -> OpResult {
     let mut h = LatencyHistogram::new();
     h.record_n(100_000, 1000);
     let total = OpCount { ops, bytes };
-    OpResult::new(op, total, total, Nanos::SECOND, Nanos::SECOND, 0, h)
+    OpResult::whole(op, total, Nanos::SECOND, 0, h)
 }
 
 /// A complete run with a label and an id derived from it.

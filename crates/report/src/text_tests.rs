@@ -10,11 +10,9 @@ fn io500_run(valid: bool) -> RunRecord {
         bytes: 10 << 30,
     };
     // As imported from an IO500 directory: figures, but no latencies and no CPU.
-    p.ops.push(OpResult::new(
+    p.ops.push(OpResult::whole(
         OpKind::Write,
         total,
-        total,
-        Nanos::SECOND,
         Nanos::SECOND,
         0,
         iolab_core::histogram::LatencyHistogram::new(),

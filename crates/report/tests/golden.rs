@@ -237,11 +237,9 @@ fn empty_and_odd_inputs_render() {
     let mut idle = fixtures::v74();
     idle.phases.truncate(1);
     for op in &mut idle.phases[0].ops {
-        *op = iolab_core::result::OpResult::new(
+        *op = iolab_core::result::OpResult::whole(
             op.op,
             Default::default(),
-            Default::default(),
-            iolab_core::units::Nanos::ZERO,
             iolab_core::units::Nanos::ZERO,
             0,
             Default::default(),

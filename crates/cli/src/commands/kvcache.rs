@@ -285,7 +285,7 @@ fn phase_of(
     let f = &t.figures;
     let op = |kind, n: u64, bytes: u64, h: &iolab_core::LatencyHistogram| {
         let c = OpCount { ops: n, bytes };
-        OpResult::new(kind, c, c, f.duration, f.duration, 0, h.clone())
+        OpResult::whole(kind, c, f.duration, 0, h.clone())
     };
     let ops = vec![
         op(

@@ -25,15 +25,7 @@ fn phase(name: &str, secs: u64, per_host: &[(&str, u64)]) -> PhaseResult {
         ops: total,
         bytes: total * 4096,
     };
-    p.ops = vec![OpResult::new(
-        OpKind::Read,
-        c,
-        c,
-        p.elapsed,
-        p.elapsed,
-        0,
-        h,
-    )];
+    p.ops = vec![OpResult::whole(OpKind::Read, c, p.elapsed, 0, h)];
     for (rank, (host, n)) in per_host.iter().enumerate() {
         let mut r: RankSummary = serde_json::from_value(serde_json::json!({
             "rank": rank, "host": host, "threads": 1, "elapsed": secs * 1_000_000_000,

@@ -128,16 +128,20 @@ fn histogram(base_ns: u64, samples: u64) -> LatencyHistogram {
 fn op(op: OpKind, ops: u64, block: u64, elapsed: Nanos, base_ns: u64) -> OpResult {
     OpResult::new(
         op,
-        OpCount {
-            ops,
-            bytes: ops * block,
+        iolab_core::result::CountAt {
+            count: OpCount {
+                ops,
+                bytes: ops * block,
+            },
+            at: elapsed,
         },
-        OpCount {
-            ops: ops * 9 / 10,
-            bytes: ops * 9 / 10 * block,
+        iolab_core::result::CountAt {
+            count: OpCount {
+                ops: ops * 9 / 10,
+                bytes: ops * 9 / 10 * block,
+            },
+            at: Nanos(elapsed.0 * 9 / 10),
         },
-        elapsed,
-        Nanos(elapsed.0 * 9 / 10),
         ops % 3,
         if ops == 0 {
             LatencyHistogram::new()

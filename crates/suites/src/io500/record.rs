@@ -158,11 +158,9 @@ pub fn phase_result(
         workers: ranks,
         elapsed,
         first_done: elapsed,
-        ops: vec![OpResult::new(
+        ops: vec![OpResult::whole(
             op,
             total,
-            total,
-            elapsed,
             elapsed,
             fig.errors,
             LatencyHistogram::new(),

@@ -71,15 +71,18 @@ fn a_runner_phase_is_scored_from_its_counts() {
         0,
     );
     p.extra.clear();
+    let at = Nanos::from_secs(300);
+    let count = OpCount {
+        ops: 1,
+        bytes: 600 * GIB,
+    };
     p.ops[0] = OpResult::new(
         OpKind::Write,
-        OpCount {
-            ops: 1,
-            bytes: 600 * GIB,
+        iolab_core::result::CountAt { count, at },
+        iolab_core::result::CountAt {
+            count: OpCount::default(),
+            at,
         },
-        OpCount::default(),
-        Nanos::from_secs(300),
-        Nanos::from_secs(300),
         0,
         LatencyHistogram::new(),
     );

@@ -25,7 +25,7 @@ fn phase() -> PhaseResult {
             ops: n,
             bytes: n * 4096,
         };
-        OpResult::new(op, c, c, elapsed, elapsed, 0, h)
+        OpResult::whole(op, c, elapsed, 0, h)
     };
     PhaseResult {
         figures: None,
