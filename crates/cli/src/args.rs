@@ -61,7 +61,21 @@ pub struct FrontEndArgs {
     pub live: ServeArgs,
 }
 
+/// Where a run is recorded, and the label it is found by.
+pub struct Recording<'a> {
+    pub store: &'a StoreArgs,
+    pub label: Option<String>,
+}
+
 impl FrontEndArgs {
+    /// Where the run is recorded: --db, --no-store and --label.
+    pub fn recording(&self) -> Recording<'_> {
+        Recording {
+            store: &self.store,
+            label: self.label.clone(),
+        }
+    }
+
     /// The output the engine's phases get: quiet (the tool's own output is printed),
     /// labelled, served as asked.
     pub fn output(&self) -> OutputArgs {
@@ -107,6 +121,14 @@ pub struct OutputArgs {
 }
 
 impl OutputArgs {
+    /// Where the run is recorded: --db, --no-store and --label.
+    pub fn recording(&self) -> Recording<'_> {
+        Recording {
+            store: &self.store,
+            label: self.label.clone(),
+        }
+    }
+
     /// The watchdog's limit (None when --stall-timeout is 0).
     pub fn stall_timeout(&self) -> Option<std::time::Duration> {
         let d = self

@@ -11,7 +11,7 @@ use iolab_host::SysRoot;
 use iolab_store::{RunId, Store};
 use iolab_suites::AiError;
 
-use crate::args::{DbArgs, StoreArgs};
+use crate::args::{DbArgs, Recording, StoreArgs};
 use crate::runtime::{Runtime, provenance};
 
 /// The run being recorded (database and id), for the stall watchdog, which ends the
@@ -56,16 +56,17 @@ pub fn open_store(args: &StoreArgs) -> Result<Store> {
 }
 
 impl RunSink {
-    /// Starts a run of `kind` on `target` (a directory, for the inventory).
+    /// Starts a run of `kind` on `target` (a directory, for the inventory), recorded
+    /// where `to` says.
     pub fn start(
         rt: &Runtime,
-        args: &StoreArgs,
+        to: Recording<'_>,
         kind: &str,
         spec: serde_json::Value,
         target: String,
         dir: Option<&Path>,
-        label: Option<String>,
     ) -> RunSink {
+        let Recording { store: args, label } = to;
         let started = iolab_core::civil::now_ms();
         let mut prov = provenance(rt.comm.as_ref(), target);
         let root = rt.is_root();

@@ -44,12 +44,11 @@ fn find_in(rt: &Runtime, args: FindArgs) -> Result<u8> {
     )?;
     let mut sink = RunSink::start(
         rt,
-        &args.output.store,
+        args.output.recording(),
         "find",
         serde_json::to_value(&args.spec).context("recording the spec")?,
         args.dir.display().to_string(),
         Some(&args.dir),
-        args.output.label.clone(),
     );
     let watch = Watch::new(&args.output, &sink, None);
     let progress = &watch.progress;

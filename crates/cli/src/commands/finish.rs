@@ -34,12 +34,11 @@ pub fn start_in_workdir(
         .unwrap_or_default();
     let sink = RunSink::start(
         rt,
-        &output.store,
+        output.recording(),
         kind,
         spec,
         crate::commands::run::describe(target),
         target.dir.as_deref(),
-        output.label.clone(),
     );
     Ok((prepared, workdir, sink))
 }

@@ -215,12 +215,11 @@ fn run_in(rt: &Runtime, dir: &Path, args: Io500RunArgs) -> Result<u8> {
     let target = prepare_target(rt.comm.as_ref(), &target_spec, BackendKind::Psync, true)?;
     let mut sink = RunSink::start(
         rt,
-        &args.output.store,
+        args.output.recording(),
         "io500",
         serde_json::json!({ "spec": args.spec }),
         dir.display().to_string(),
         Some(dir),
-        args.output.label.clone(),
     );
     let config = Io500Config {
         tool: format!("iolab {}", env!("CARGO_PKG_VERSION")),

@@ -65,12 +65,11 @@ fn run_ior(rt: &Runtime, args: &IorArgs, plan: &IorPlan) -> Result<u8> {
     };
     let mut sink = RunSink::start(
         rt,
-        &args.common.store,
+        args.common.recording(),
         "ior",
         serde_json::json!({ "ior": args.args, "write": plan.write, "read": plan.read }),
         plan.dir.display().to_string(),
         Some(&plan.dir),
-        args.common.label.clone(),
     );
     let root = rt.is_root();
     let topo = rt.comm.topology();

@@ -166,12 +166,11 @@ fn start(
     let bucket = args.s3.bucket.as_deref().unwrap_or_default();
     let sink = RunSink::start(
         rt,
-        &args.output.store,
+        args.output.recording(),
         "kvcache",
         spec,
         format!("s3 bucket {bucket}"),
         None,
-        args.output.label.clone(),
     );
     let target = iolab_engine::PreparedTarget::Null;
     Ok((target, std::path::PathBuf::new(), sink))

@@ -97,12 +97,11 @@ fn ladder_in(rt: &Runtime, args: LadderArgs, slo: Slo) -> Result<u8> {
     let target = prepare(rt, &args)?;
     let mut sink = RunSink::start(
         rt,
-        &args.output.store,
+        args.output.recording(),
         "ladder",
         serde_json::json!({ "spec": args.spec, "slo": args.slo, "axis": format!("{:?}", args.axis), "max": args.max }),
         crate::commands::run::describe(&args.target),
         args.target.dir.as_deref(),
-        args.output.label.clone(),
     );
     plan_live(&args);
     let watch = Watch::new(&args.output, &sink, args.target.device.as_deref());

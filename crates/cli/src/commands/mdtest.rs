@@ -80,12 +80,11 @@ fn run_mdtest(rt: &Runtime, args: &MdtestArgs, plan: &MdtestPlan, made_dir: bool
     let both = plan.tests.len() > 1;
     let mut sink = RunSink::start(
         rt,
-        &args.common.store,
+        args.common.recording(),
         "mdtest",
         serde_json::json!({ "mdtest": args.args, "tests": plan.tests }),
         o.test_dir.clone(),
         Some(std::path::Path::new(&o.test_dir)),
-        args.common.label.clone(),
     );
     let root = rt.is_root();
     let tasks = rt.comm.size();
@@ -102,7 +101,8 @@ fn run_mdtest(rt: &Runtime, args: &MdtestArgs, plan: &MdtestPlan, made_dir: bool
         let mut phases = Vec::new();
         for test in &plan.tests {
             let work = test_dir_name(it, test.items, both);
-            let ran = run_test(rt, &output, &sink, plan, test, it, (&target, &work))
+            let watch = Watch::new(&output, &sink, None);
+            let ran = run_test(rt, &watch, plan, test, it, (&target, &work))
                 .map_err(|e| e.map_engine(|e| in_mdtest_terms(e, o)));
             let ran = match ran {
                 Ok((r, left)) => {
@@ -231,13 +231,12 @@ fn test_dir_name(it: u32, items: MetaItems, both: bool) -> String {
     }
 }
 
-/// One test (directories or files) of iteration `it`: its phases, on its tree in its
-/// work directory ([`test_dir_name`]), kept for a later call unless this one removes;
-/// with -x, the items each task reached written for that call.
+/// One test (directories or files) of iteration `it`, watched by `watch`: its phases, on
+/// its tree in its work directory ([`test_dir_name`]), kept for a later call unless this
+/// one removes; with -x, the items each task reached written for that call.
 fn run_test(
     rt: &Runtime,
-    output: &crate::args::OutputArgs,
-    sink: &RunSink,
+    watch: &Watch,
     plan: &MdtestPlan,
     test: &iolab_core::spec::MetaSpec,
     it: u32,
@@ -247,7 +246,6 @@ fn run_test(
     let comm = rt.comm.as_ref();
     let prepared = prepare_target_named(comm, target, BackendKind::Psync, true, work)
         .map_err(TestError::Engine)?;
-    let watch = Watch::new(output, sink, None);
     let env = watch.env(rt);
     let opts = MetaOptions {
         in_workdir: true,

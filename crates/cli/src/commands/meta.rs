@@ -53,12 +53,11 @@ fn meta_in(rt: &Runtime, args: MetaArgs) -> Result<u8> {
     let target = prepare_target(comm, &args.target, kind, writes)?;
     let mut sink = RunSink::start(
         rt,
-        &args.output.store,
+        args.output.recording(),
         "meta",
         serde_json::to_value(&spec).context("recording the spec")?,
         describe(&args.target),
         args.target.dir.as_deref(),
-        args.output.label.clone(),
     );
     let watch = Watch::new(&args.output, &sink, None);
     let progress = &watch.progress;

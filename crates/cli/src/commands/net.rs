@@ -43,12 +43,11 @@ fn net_in(rt: &Runtime, args: NetArgs) -> Result<u8> {
     let comm = rt.comm.as_ref();
     let mut sink = RunSink::start(
         rt,
-        &args.output.store,
+        args.output.recording(),
         "net",
         serde_json::to_value(&args.spec).context("recording the spec")?,
         format!("{} ranks", comm.size()),
         None,
-        args.output.label.clone(),
     );
     let progress = ProgressLine::new(args.output.progress, args.output.quiet);
     let show = |p: &iolab_engine::Progress<'_>| progress.show(p);

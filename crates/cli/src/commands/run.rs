@@ -39,12 +39,11 @@ fn run_in(rt: &Runtime, args: RunArgs) -> Result<u8> {
     let target = agree_block_align(rt, &spec, spec.threads, target, args.target.keep)?;
     let mut sink = RunSink::start(
         rt,
-        &args.output.store,
+        args.output.recording(),
         "run",
         serde_json::to_value(&spec).context("recording the spec")?,
         describe(&args.target),
         args.target.dir.as_deref(),
-        args.output.label.clone(),
     );
     crate::live::plan([(spec.name(), spec.runtime.map(|r| r.as_secs_f64()))]);
     let watch = Watch::new(&args.output, &sink, args.target.device.as_deref());

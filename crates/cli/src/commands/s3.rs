@@ -172,12 +172,11 @@ fn s3_in(rt: &Runtime, args: S3Args) -> Result<u8> {
     let (plan, made) = start_s3(comm, &spec, &factory, &opts)?;
     let mut sink = RunSink::start(
         rt,
-        &args.output.store,
+        args.output.recording(),
         "s3",
         serde_json::to_value(&spec).context("recording the spec")?,
         format!("{} s3://{}", endpoints.join(","), spec.bucket),
         None,
-        args.output.label.clone(),
     );
     sink.record
         .spec

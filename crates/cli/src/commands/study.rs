@@ -351,12 +351,11 @@ fn start_sink(
     }
     RunSink::start(
         rt,
-        &args.output.store,
+        args.output.recording(),
         "study",
         resolved,
         crate::commands::run::describe(&args.target),
         args.target.dir.as_deref(),
-        args.output.label.clone(),
     )
 }
 

@@ -82,12 +82,11 @@ fn targets_in(rt: &Runtime, args: TargetsArgs) -> Result<u8> {
     });
     let mut sink = RunSink::start(
         rt,
-        &args.output.store,
+        args.output.recording(),
         "targets",
         spec,
         describe(&args.targets, set.all.len()),
         set.local.first().map(|t| t.target.entry.path.as_path()),
-        args.output.label.clone(),
     );
     let inventory = sink.record.provenance.inventory.clone();
     show_live(&args, &set);

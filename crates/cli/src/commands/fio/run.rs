@@ -47,12 +47,11 @@ pub fn run_jobs(rt: &Runtime, args: &FioArgs, inv: &Invocation, plans: &[FioPlan
     let dir = plans[0].target.dir.clone();
     let mut sink = RunSink::start(
         rt,
-        &args.common.store,
+        args.common.recording(),
         "fio",
         serde_json::json!({ "fio": args.args, "jobs": specs }),
         crate::commands::run::describe(&plans[0].target),
         dir.as_deref(),
-        args.common.label.clone(),
     );
     let reporter = Reporter::new(inv, plans, rt.comm.size(), rt.is_root())?;
     let totals = Mutex::new(DiskTotals::default());
@@ -170,6 +169,19 @@ fn abandon(
 /// A prepared target with the spec it came from and whether it is the null backend's.
 type Prepared = (TargetSpec, bool, PreparedTarget);
 
+/// A phase's targets, each prepared once, and job k's index among them (`of_job[k]`).
+struct PhaseTargets {
+    list: Vec<Prepared>,
+    of_job: Vec<usize>,
+}
+
+impl PhaseTargets {
+    /// The prepared target of job k of the phase.
+    fn of(&self, k: usize) -> &PreparedTarget {
+        &self.list[self.of_job[k]].2
+    }
+}
+
 /// Runs the jobs (plan indices) of one phase together: their report entries, the
 /// verify phases of verify writes, and whether a job's end stopped every later job
 /// (fio's exit_what=all). `done` holds the entries of the phases before, for status
@@ -183,19 +195,19 @@ fn run_phase(
 ) -> Result<(Vec<Entry>, Vec<PhaseResult>, bool)> {
     let comm = s.rt.comm.as_ref();
     super::images::make_missing(s.rt, s.plans, jobs, s.made)?;
-    let (targets, target_of) = prepare_targets(s, jobs)?;
-    let outcome = run_prepared(s, sink, jobs, done, &targets, &target_of, stopped);
-    let mut files: Vec<Vec<std::path::PathBuf>> = vec![Vec::new(); targets.len()];
+    let targets = prepare_targets(s, jobs)?;
+    let outcome = run_prepared(s, sink, jobs, done, &targets, stopped);
+    let mut files: Vec<Vec<std::path::PathBuf>> = vec![Vec::new(); targets.list.len()];
     if let Ok(run) = &outcome {
         // What a verify_only job checked stays, to be checked again (fio's use of it).
         for (k, j) in run.jobs.iter().enumerate() {
             if !s.plans[jobs[k]].settings.verify_existing {
-                files[target_of[k]].extend(j.files.iter().cloned());
+                files[targets.of_job[k]].extend(j.files.iter().cloned());
             }
         }
     }
     let mut cleaned = Ok(());
-    for ((_, _, t), f) in targets.into_iter().zip(&files) {
+    for ((_, _, t), f) in targets.list.into_iter().zip(&files) {
         cleaned = cleaned.and(cleanup(comm, t, f, s.keep));
     }
     let run = outcome?;
@@ -217,7 +229,7 @@ fn run_phase(
 
 /// Each of the phase's targets prepared once (a target and backend several jobs share
 /// is one), and job k's index among them; on a failure those prepared are cleaned up.
-fn prepare_targets(s: &Shared<'_>, jobs: &[usize]) -> Result<(Vec<Prepared>, Vec<usize>)> {
+fn prepare_targets(s: &Shared<'_>, jobs: &[usize]) -> Result<PhaseTargets> {
     let comm = s.rt.comm.as_ref();
     let mut targets: Vec<Prepared> = Vec::new();
     let mut target_of: Vec<usize> = Vec::with_capacity(jobs.len());
@@ -249,7 +261,10 @@ fn prepare_targets(s: &Shared<'_>, jobs: &[usize]) -> Result<(Vec<Prepared>, Vec
             }
         }
     }
-    Ok((targets, target_of))
+    Ok(PhaseTargets {
+        list: targets,
+        of_job: target_of,
+    })
 }
 
 /// The phase's report entries, each with its job's steady-state verdict (fio's ss),
@@ -309,27 +324,27 @@ fn exit_of(plans: &[FioPlan], jobs: &[usize], k: usize) -> Option<JobsExit> {
     })
 }
 
-/// The jobs of one phase on their prepared targets (`targets[target_of[k]]` for job k).
+/// The jobs of one phase on their prepared targets (`targets.of(k)` for job k).
 fn run_prepared(
     s: &Shared<'_>,
     sink: &RunSink,
     jobs: &[usize],
     done: &[Entry],
-    targets: &[Prepared],
-    target_of: &[usize],
+    targets: &PhaseTargets,
     stopped: bool,
 ) -> Result<JobsRun> {
     let mut resolved: Vec<(DataSpec, FioSettings)> = Vec::with_capacity(jobs.len());
     for (k, &i) in jobs.iter().enumerate() {
-        let size = match &targets[target_of[k]].2 {
+        let size = match targets.of(k) {
             PreparedTarget::Device { check, .. } => Some(check.size),
             _ => None,
         };
         resolved.push(s.plans[i].resolved(size, s.first_numbers[i])?);
     }
-    let data_jobs = data_jobs(s, jobs, &resolved, targets, target_of, stopped);
+    let data_jobs = data_jobs(s, jobs, &resolved, targets, stopped);
     before_start(s, jobs, &data_jobs)?;
     let paths: Vec<&std::path::Path> = targets
+        .list
         .iter()
         .filter(|(_, null, _)| !null)
         .filter_map(|(t, _, _)| t.device.as_deref().or(t.dir.as_deref()))
@@ -374,14 +389,13 @@ fn run_prepared(
 }
 
 /// The engine's jobs of the phase: each plan's spec and settings resolved at its target
-/// (`resolved[k]` for job k, on `targets[target_of[k]]`), its name and files, and whom
-/// it waits for or stops.
+/// (`resolved[k]` for job k, on `targets.of(k)`), its name and files, and whom it waits
+/// for or stops.
 fn data_jobs<'a>(
     s: &Shared<'_>,
     jobs: &[usize],
     resolved: &'a [(DataSpec, FioSettings)],
-    targets: &'a [Prepared],
-    target_of: &[usize],
+    targets: &'a PhaseTargets,
     stopped: bool,
 ) -> Vec<DataJob<'a>> {
     jobs.iter()
@@ -389,7 +403,7 @@ fn data_jobs<'a>(
         .enumerate()
         .map(|(k, (&i, (spec, fio)))| DataJob {
             spec,
-            target: &targets[target_of[k]].2,
+            target: targets.of(k),
             opts: DataOptions {
                 name: Some(s.plans[i].job.name.clone()),
                 names: FileNames::Template(s.plans[i].file_names.clone()),

@@ -168,12 +168,11 @@ fn pts_in(rt: &Runtime, args: &PtsArgs, range: u8, mut plan: PtsPlan) -> Result<
     plan.active = plan.active_bytes(range)?;
     let mut sink = RunSink::start(
         rt,
-        &args.output.store,
+        args.output.recording(),
         "pts",
         stored_spec(args, &plan, range),
         crate::commands::run::describe(&target_spec),
         None,
-        args.output.label.clone(),
     );
     let watch = Watch::new(&args.output, &sink, args.device.as_deref());
     let say = |s: String| {

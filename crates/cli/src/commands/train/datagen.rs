@@ -31,12 +31,11 @@ pub(super) fn datagen_in(rt: &Runtime, args: DatagenArgs) -> Result<u8> {
     let (cfg, dir) = rt.agree(prepared)?;
     let mut sink = RunSink::start(
         rt,
-        &args.output.store,
+        args.output.recording(),
         "train-datagen",
         spec_json(&args.spec, &cfg),
         dir.display().to_string(),
         dir.parent(),
-        args.output.label.clone(),
     );
     let out = match generate(rt.comm.as_ref(), &dir, &cfg, cfg.accelerators, rt.interrupt) {
         Ok(o) => o,

@@ -135,11 +135,15 @@ fn quiet(o: &OutputArgs) -> OutputArgs {
 
 /// Everything a training run needs before it reads: the workload, the dataset, the
 /// memory pre-flight. Agreed by every rank.
-fn prepare(
-    rt: &Runtime,
-    spec: &TrainSpec,
-    output: &OutputArgs,
-) -> Result<(TrainConfig, Dataset, (u64, u64))> {
+/// What a command on a dataset works with once prepared.
+struct Prepared {
+    cfg: TrainConfig,
+    dataset: Dataset,
+    /// What iolab's readers and DLIO's loader hold on this host ([`check_memory`]).
+    memory: (u64, u64),
+}
+
+fn prepare(rt: &Runtime, spec: &TrainSpec, output: &OutputArgs) -> Result<Prepared> {
     let ranks_here = ranks_on_this_host(rt.comm.as_ref());
     let step = (|| -> Result<_> {
         let cfg = spec.resolve()?;
@@ -147,7 +151,11 @@ fn prepare(
         let dataset = Dataset::open(&dir, &cfg)?;
         let mem = check_memory(&cfg, &dataset, ranks_here)?;
         output.prepare(rt)?;
-        Ok((cfg, dataset, mem))
+        Ok(Prepared {
+            cfg,
+            dataset,
+            memory: mem,
+        })
     })();
     rt.agree(step)
 }

@@ -11,9 +11,11 @@ use iolab_core::spec::TrainConfig;
 use iolab_core::train::{
     EpochFigures, RunFigures, RunOutcome, ValidityInput, Verdict, runs_rule, validity,
 };
-use iolab_suites::train::{Dataset, LiveStep, TrainOutcome, train_epochs};
+use iolab_suites::train::{LiveStep, TrainOutcome, train_epochs};
 
-use super::{TrainRunArgs, drop_caches, hooks, live_step, prepare, quiet, spec_json, stored_as};
+use super::{
+    Prepared, TrainRunArgs, drop_caches, hooks, live_step, prepare, quiet, spec_json, stored_as,
+};
 use crate::commands::finish::conclude;
 use crate::runtime::Runtime;
 use crate::sink::RunSink;
@@ -73,6 +75,14 @@ impl Repeats {
     }
 }
 
+/// Run `k` of the invocation as it ended: seeded `seed`, caches dropped before it or not.
+struct Ran {
+    k: u32,
+    seed: u64,
+    dropped: bool,
+    outcome: TrainOutcome,
+}
+
 /// What the counted runs add up to; a warm-up leaves only its phases and its row.
 struct Counted {
     outcomes: Vec<RunOutcome>,
@@ -95,17 +105,14 @@ impl Counted {
         }
     }
 
-    /// Adds run `k` (seeded `seed`, caches dropped before it or not) and stores its
-    /// phases under the run's prefix.
-    fn add(
-        &mut self,
-        repeats: &Repeats,
-        k: u32,
-        seed: u64,
-        dropped: bool,
-        outcome: TrainOutcome,
-        sink: &mut RunSink,
-    ) {
+    /// Adds a run and stores its phases under the run's prefix.
+    fn add(&mut self, repeats: &Repeats, ran: Ran, sink: &mut RunSink) {
+        let Ran {
+            k,
+            seed,
+            dropped,
+            outcome,
+        } = ran;
         if !repeats.is_warmup(k) {
             self.dropped &= dropped;
             if let Some(d) = device_read_bytes(&outcome.phases) {
@@ -140,16 +147,16 @@ pub(super) fn run_in(rt: &Runtime, args: TrainRunArgs) -> Result<u8> {
         Some(path) if rt.is_root() => crate::output::check_output_dir("--summary-json", path),
         _ => Ok(()),
     })?;
-    let (cfg, dataset, memory) = prepare(rt, &args.spec, &args.output)?;
+    let prepared = prepare(rt, &args.spec, &args.output)?;
+    let (cfg, dataset) = (&prepared.cfg, &prepared.dataset);
     let repeats = Repeats::of(&args);
     let mut sink = RunSink::start(
         rt,
-        &args.output.store,
+        args.output.recording(),
         "train",
-        spec_json(&args.spec, &cfg),
+        spec_json(&args.spec, cfg),
         dataset.dir.display().to_string(),
         Some(&dataset.dir),
-        args.output.label.clone(),
     );
     crate::live::plan((0..repeats.total()).flat_map(|k| {
         let p = repeats.prefix(k);
@@ -167,7 +174,7 @@ pub(super) fn run_in(rt: &Runtime, args: TrainRunArgs) -> Result<u8> {
         let p = repeats.prefix(k);
         let on_step = |s: &LiveStep| live_step(&p, s);
         let hooks = hooks(rt, &args.output, env.probe, &on_step);
-        let outcome = match train_epochs(rt.comm.as_ref(), &dataset, &run_cfg, &hooks) {
+        let outcome = match train_epochs(rt.comm.as_ref(), dataset, &run_cfg, &hooks) {
             Ok(o) => o,
             Err(e) => {
                 watch.progress.finish();
@@ -175,13 +182,19 @@ pub(super) fn run_in(rt: &Runtime, args: TrainRunArgs) -> Result<u8> {
             }
         };
         let interrupted = outcome.interrupted;
-        counted.add(&repeats, k, run_cfg.seed, dropped, outcome, &mut sink);
+        let ran = Ran {
+            k,
+            seed: run_cfg.seed,
+            dropped,
+            outcome,
+        };
+        counted.add(&repeats, ran, &mut sink);
         if interrupted {
             break;
         }
     }
     watch.progress.finish();
-    judge(rt, &args, &cfg, &dataset, memory, counted, sink)
+    judge(rt, &args, &prepared, counted, sink)
 }
 
 /// The figures of the counted runs, MLPerf's checks and verdict: printed, written as
@@ -189,12 +202,11 @@ pub(super) fn run_in(rt: &Runtime, args: TrainRunArgs) -> Result<u8> {
 fn judge(
     rt: &Runtime,
     args: &TrainRunArgs,
-    cfg: &TrainConfig,
-    dataset: &Dataset,
-    memory: (u64, u64),
+    prepared: &Prepared,
     counted: Counted,
     mut sink: RunSink,
 ) -> Result<u8> {
+    let (cfg, dataset, memory) = (&prepared.cfg, &prepared.dataset, prepared.memory);
     let accelerators = u64::from(cfg.accelerators) * u64::from(rt.comm.size());
     let figures = RunFigures::of(
         accelerators,

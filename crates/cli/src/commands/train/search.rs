@@ -14,15 +14,14 @@ use crate::watch::Watch;
 use iolab_report::train::render_train_search;
 
 pub(super) fn search_in(rt: &Runtime, args: SearchArgs) -> Result<u8> {
-    let (cfg, dataset, _) = prepare(rt, &args.spec, &args.output)?;
+    let super::Prepared { cfg, dataset, .. } = prepare(rt, &args.spec, &args.output)?;
     let mut sink = RunSink::start(
         rt,
-        &args.output.store,
+        args.output.recording(),
         "train-search",
         spec_json(&args.spec, &cfg),
         dataset.dir.display().to_string(),
         Some(&dataset.dir),
-        args.output.label.clone(),
     );
     let watch = Watch::new(&args.output, &sink, None);
     let env = watch.env(rt);
