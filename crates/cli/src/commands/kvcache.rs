@@ -126,12 +126,12 @@ fn kvcache_in(rt: &Runtime, args: KvCacheArgs) -> Result<u8> {
     }
     let storage = Storage {
         device: on_device.as_ref().map(|(p, size)| (p.as_path(), *size)),
-        ..Storage::files(&workdir)
+        ..Storage::files(&workdir, limit)
     };
     let outcome = match bucket {
-        None => run(rt, &settings, &storage, limit, quiet),
-        Some(b) => b.run(rt, (&workdir, args.target.keep), |at| {
-            run(rt, &settings, at, limit, quiet)
+        None => run(rt, &settings, &storage, quiet),
+        Some(b) => b.run(rt, (&storage, args.target.keep), |at| {
+            run(rt, &settings, at, quiet)
         }),
     };
     rt.comm.barrier();
@@ -223,13 +223,12 @@ fn run(
     rt: &Runtime,
     settings: &KvCacheSettings,
     storage: &Storage<'_>,
-    limit: u64,
     quiet: bool,
 ) -> Result<(Option<AutoscaleResult>, Vec<TrialFigures>), AiError> {
     let watch = (settings.autoscale.is_some(), settings.workers());
     crate::live::kvcache::watched(rt.is_root(), watch, |live| {
         let storage = Storage { live, ..*storage };
-        run_watched(rt, settings, &storage, limit, quiet)
+        run_watched(rt, settings, &storage, quiet)
     })
 }
 
@@ -237,19 +236,11 @@ fn run_watched(
     rt: &Runtime,
     settings: &KvCacheSettings,
     storage: &Storage<'_>,
-    limit: u64,
     quiet: bool,
 ) -> Result<(Option<AutoscaleResult>, Vec<TrialFigures>), AiError> {
     let comm = rt.comm.as_ref();
     if settings.autoscale.is_none() {
-        let trials = run_kvcache(
-            comm,
-            settings,
-            storage,
-            limit,
-            &MonotonicClock,
-            rt.interrupt,
-        )?;
+        let trials = run_kvcache(comm, settings, storage, &MonotonicClock, rt.interrupt)?;
         return Ok((None, trials));
     }
     let mut say = |step: &_, left| {
@@ -264,7 +255,6 @@ fn run_watched(
         comm,
         settings,
         storage,
-        limit,
         &MonotonicClock,
         rt.interrupt,
         &mut say,

@@ -6,7 +6,6 @@
 
 use anyhow::Result;
 use clap::Args;
-use std::path::Path;
 
 use iolab_backend::object::S3Options;
 use iolab_core::SpecError;
@@ -107,11 +106,12 @@ pub fn open_bucket<'s>(rt: &Runtime, setup: &'s (S3Spec, S3Options)) -> Result<B
 }
 
 impl Bucket<'_> {
-    /// Runs `f` with the storage tier in the bucket, then releases it (below).
+    /// Runs `f` with the storage tier (`files`' work directory and limit) in the
+    /// bucket, then releases it (below).
     pub fn run<T>(
         self,
         rt: &Runtime,
-        (workdir, keep): (&Path, bool),
+        (files, keep): (&Storage<'_>, bool),
         f: impl FnOnce(&Storage<'_>) -> Result<T, AiError>,
     ) -> Result<T, AiError> {
         let (spec, client) = self.setup;
@@ -122,10 +122,9 @@ impl Bucket<'_> {
             keep,
         };
         let r = f(&Storage {
-            workdir,
             objects: Some(&tier),
             device: None,
-            live: None,
+            ..*files
         });
         rt.comm.barrier();
         self.release(rt, keep);

@@ -194,7 +194,6 @@ pub fn run_autoscale(
     comm: &dyn Comm,
     settings: &KvCacheSettings,
     storage: &super::Storage<'_>,
-    storage_limit: u64,
     clock: &dyn Clock,
     stop: &AtomicBool,
     on_step: &mut dyn FnMut(&AutoscaleStep, u32),
@@ -208,7 +207,7 @@ pub fn run_autoscale(
             trials: 1,
             ..settings.clone()
         };
-        let mut got = run_kvcache(comm, &at, storage, storage_limit, clock, stop)?;
+        let mut got = run_kvcache(comm, &at, storage, clock, stop)?;
         let mut next = None;
         if let Some(t) = got.pop() {
             let step = scaler.step(n, &t.figures);

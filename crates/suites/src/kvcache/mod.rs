@@ -48,6 +48,8 @@ pub struct Storage<'a> {
     pub device: Option<(&'a Path, u64)>,
     /// With `--serve`: where this rank counts its running trial's figures.
     pub live: Option<&'a live::KvLive>,
+    /// The bytes each rank's storage tier may hold ([`storage_limit`]).
+    pub limit: u64,
 }
 
 /// Where one rank's trial keeps its storage tier.
@@ -58,19 +60,22 @@ pub struct Tier<'a> {
     /// On a device: this rank's share, (start, bytes).
     pub device: Option<(u64, u64)>,
     pub live: Option<&'a live::KvLive>,
+    /// The bytes it may hold.
+    pub limit: u64,
 }
 
 /// The block size entries are aligned to on a device (O_DIRECT's).
 pub const DEVICE_BLOCK: u64 = 4096;
 
 impl<'a> Storage<'a> {
-    /// The storage tier in files under `workdir`.
-    pub fn files(workdir: &'a Path) -> Storage<'a> {
+    /// The storage tier in files under `workdir`, `limit` bytes on each rank.
+    pub fn files(workdir: &'a Path, limit: u64) -> Storage<'a> {
         Storage {
             workdir,
             objects: None,
             device: None,
             live: None,
+            limit,
         }
     }
 }
@@ -227,7 +232,6 @@ pub fn run_kvcache(
     comm: &dyn Comm,
     settings: &KvCacheSettings,
     storage: &Storage<'_>,
-    storage_limit: u64,
     clock: &dyn Clock,
     stop: &AtomicBool,
 ) -> Result<Vec<TrialFigures>, AiError> {
@@ -250,6 +254,7 @@ pub fn run_kvcache(
         objects: storage.objects,
         device: share,
         live: storage.live,
+        limit: storage.limit,
     };
     let ok = comm.all_ok(made.is_ok());
     made?;
@@ -266,7 +271,7 @@ pub fn run_kvcache(
             live.begin(settings.users);
         }
         let started_at_ms = iolab_core::civil::now_ms();
-        let trial = run::run_trial(settings, &tier, storage_limit, seed, clock, stop);
+        let trial = run::run_trial(settings, &tier, seed, clock, stop);
         if !comm.all_ok(trial.is_ok()) {
             trial?;
             return Err(AiError::Setup("another rank's trial failed".into()));

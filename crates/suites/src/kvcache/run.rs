@@ -52,6 +52,57 @@ struct Queue {
     issued: u64,
 }
 
+/// The queue between the users and the workers, and the condition its takers wait on.
+#[derive(Default)]
+struct Requests {
+    queue: Mutex<Queue>,
+    ready: Condvar,
+}
+
+impl Requests {
+    fn lock(&self) -> std::sync::MutexGuard<'_, Queue> {
+        self.queue.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// Queues an issued request and wakes a worker.
+    fn push(&self, req: Request) {
+        {
+            let mut q = self.lock();
+            q.heap.push(Queued(req));
+            q.issued += 1;
+        }
+        self.ready.notify_one();
+    }
+
+    /// Closes the queue: every worker waiting wakes and ends.
+    fn close(&self) {
+        self.lock().closed = true;
+        self.ready.notify_all();
+    }
+
+    /// The next request to serve; None once the queue is closed.
+    fn take(&self) -> Option<Request> {
+        let mut q = self.lock();
+        loop {
+            if q.closed {
+                return None;
+            }
+            if let Some(r) = q.heap.pop() {
+                return Some(r.0);
+            }
+            q = self
+                .ready
+                .wait_timeout(q, Duration::from_millis(100))
+                .map(|(g, _)| g)
+                .unwrap_or_else(|p| p.into_inner().0);
+        }
+    }
+
+    fn into_inner(self) -> Queue {
+        self.queue.into_inner().unwrap_or_else(|p| p.into_inner())
+    }
+}
+
 /// What one trial on one rank measured.
 pub struct Trial {
     pub tally: Tally,
@@ -69,25 +120,13 @@ pub struct Trial {
 pub fn run_trial(
     settings: &KvCacheSettings,
     tier: &Tier<'_>,
-    storage_limit: u64,
     seed: u64,
     clock: &dyn Clock,
     stop: &AtomicBool,
 ) -> Result<Trial, AiError> {
-    let cache = KvCache::new(
-        settings.model.shape(),
-        settings.cpu_memory.0,
-        storage_limit,
-        &tier.dir,
-        settings.max_concurrent_allocs,
-    );
-    let cache = match tier.device {
-        Some((start, bytes)) => cache.on_device(start, bytes, super::DEVICE_BLOCK),
-        None => cache,
-    };
+    let cache = cache_on(settings, tier);
     let objects = tier.objects;
-    let queue = Mutex::new(Queue::default());
-    let ready = Condvar::new();
+    let requests = Requests::default();
     let failed = AtomicBool::new(false);
     let first_error = Mutex::new(None);
     let start = clock.now();
@@ -96,8 +135,7 @@ pub fn run_trial(
     let shared = Shared {
         settings,
         cache: &cache,
-        queue: &queue,
-        ready: &ready,
+        requests: &requests,
         clock,
         stop,
         failed: &failed,
@@ -122,13 +160,32 @@ pub fn run_trial(
     if stop.load(Ordering::Relaxed) {
         return Err(AiError::Interrupted);
     }
+    Ok(trial_of(&cache, &tallies, duration, requests.into_inner()))
+}
+
+/// The trial's cache: its memory tier and its storage tier (a directory or a device).
+fn cache_on(settings: &KvCacheSettings, tier: &Tier<'_>) -> KvCache {
+    let cache = KvCache::new(
+        settings.model.shape(),
+        settings.cpu_memory.0,
+        tier.limit,
+        &tier.dir,
+        settings.max_concurrent_allocs,
+    );
+    match tier.device {
+        Some((start, bytes)) => cache.on_device(start, bytes, super::DEVICE_BLOCK),
+        None => cache,
+    }
+}
+
+/// What the trial measured, from the workers' tallies, the queue left and the cache.
+fn trial_of(cache: &KvCache, tallies: &[Tally], duration: Nanos, q: Queue) -> Trial {
     let mut tally = Tally::default();
-    for t in &tallies {
+    for t in tallies {
         tally.merge(t);
     }
-    let q = queue.into_inner().unwrap_or_else(|p| p.into_inner());
     use std::sync::atomic::Ordering::Relaxed;
-    Ok(Trial {
+    Trial {
         tally,
         duration,
         issued: q.issued,
@@ -139,7 +196,7 @@ pub fn run_trial(
             cache.evictions.cpu.load(Relaxed),
             cache.evictions.storage.load(Relaxed),
         ],
-    })
+    }
 }
 
 /// The trial's threads: the users' side issuing requests until `deadline`, the workers
@@ -147,17 +204,7 @@ pub fn run_trial(
 fn run_threads(sh: &Shared<'_>, seed: u64, deadline: Nanos) -> Vec<Tally> {
     let halt = || sh.stop.load(Ordering::Relaxed) || sh.failed.load(Ordering::Relaxed);
     std::thread::scope(|s| {
-        s.spawn(|| {
-            issue(
-                sh.settings,
-                seed,
-                sh.clock,
-                deadline,
-                sh.queue,
-                sh.ready,
-                &halt,
-            )
-        });
+        s.spawn(|| issue(sh.settings, seed, sh.clock, deadline, sh.requests, &halt));
         let workers: Vec<_> = (0..sh.settings.workers())
             .map(|w| s.spawn(move || worker(sh, w, seed ^ u64::from(w))))
             .collect();
@@ -173,8 +220,7 @@ fn run_threads(sh: &Shared<'_>, seed: u64, deadline: Nanos) -> Vec<Tally> {
 struct Shared<'a> {
     settings: &'a KvCacheSettings,
     cache: &'a KvCache,
-    queue: &'a Mutex<Queue>,
-    ready: &'a Condvar,
+    requests: &'a Requests,
     clock: &'a dyn Clock,
     stop: &'a AtomicBool,
     failed: &'a AtomicBool,
@@ -240,14 +286,13 @@ fn worker(sh: &Shared<'_>, w: u32, seed: u64) -> Tally {
     if let Err(e) = work(
         &at,
         (objects, sh.device),
-        sh.queue,
-        sh.ready,
+        sh.requests,
         sh.clock,
         seed,
         &mut tally,
     ) {
         sh.failed.store(true, Ordering::Relaxed);
-        sh.ready.notify_all();
+        sh.requests.ready.notify_all();
         sh.first_error
             .lock()
             .unwrap_or_else(|p| p.into_inner())
@@ -263,8 +308,7 @@ fn issue(
     seed: u64,
     clock: &dyn Clock,
     deadline: Nanos,
-    queue: &Mutex<Queue>,
-    ready: &Condvar,
+    requests: &Requests,
     halt: &dyn Fn() -> bool,
 ) {
     let mut states: Vec<UserState> = users(settings.users, seed)
@@ -287,19 +331,13 @@ fn issue(
         }
         let req = states[i].next_request(at, seq);
         seq += 1;
-        {
-            let mut q = queue.lock().unwrap_or_else(|p| p.into_inner());
-            q.heap.push(Queued(req));
-            q.issued += 1;
-        }
-        ready.notify_one();
+        requests.push(req);
         due.push(Reverse((at + states[i].next_wait(), i)));
     }
     // The queue stays open until the deadline: the next request due after it must not
     // end the serving of those queued before it (up to a think time early).
     sleep_until(clock, deadline, halt);
-    queue.lock().unwrap_or_else(|p| p.into_inner()).closed = true;
-    ready.notify_all();
+    requests.close();
 }
 
 /// Sleeps until `at` in steps of at most 100 ms, so a stop is seen soon; false if
@@ -321,8 +359,7 @@ fn sleep_until(clock: &dyn Clock, at: Nanos, halt: &dyn Fn() -> bool) -> bool {
 fn work(
     at: &Serving<'_>,
     (objects, device): (Option<(iolab_engine::ObjectFactory<'_>, u32)>, bool),
-    queue: &Mutex<Queue>,
-    ready: &Condvar,
+    requests: &Requests,
     clock: &dyn Clock,
     seed: u64,
     tally: &mut Tally,
@@ -342,7 +379,7 @@ fn work(
     if let Some((factory, w)) = objects {
         io.use_objects(factory(w).map_err(|e| AiError::Setup(e.to_string()))?);
     }
-    let r = serve_queue(at, &mut io, queue, ready, tally);
+    let r = serve_queue(at, &mut io, requests, tally);
     tally.io.merge(&io.finish());
     r
 }
@@ -351,30 +388,15 @@ fn work(
 fn serve_queue(
     at: &Serving<'_>,
     io: &mut EntryIo<'_>,
-    queue: &Mutex<Queue>,
-    ready: &Condvar,
+    requests: &Requests,
     tally: &mut Tally,
 ) -> Result<(), AiError> {
-    loop {
-        let req = {
-            let mut q = queue.lock().unwrap_or_else(|p| p.into_inner());
-            loop {
-                if q.closed {
-                    return Ok(());
-                }
-                if let Some(r) = q.heap.pop() {
-                    break r.0;
-                }
-                q = ready
-                    .wait_timeout(q, Duration::from_millis(100))
-                    .map(|(g, _)| g)
-                    .unwrap_or_else(|p| p.into_inner().0);
-            }
-        };
+    while let Some(req) = requests.take() {
         if !serve(at, io, &req, tally)? {
             tally.cut += 1;
         }
     }
+    Ok(())
 }
 
 #[cfg(test)]
@@ -400,10 +422,10 @@ mod tests {
         .unwrap();
         let clock = FakeClock::new(Nanos(1000));
         let deadline = Nanos::from_secs(10);
-        let (queue, ready) = (Mutex::new(Queue::default()), Condvar::new());
-        issue(&settings, 42, &clock, deadline, &queue, &ready, &|| false);
+        let requests = Requests::default();
+        issue(&settings, 42, &clock, deadline, &requests, &|| false);
         let closed_at = clock.now();
-        let q = queue.into_inner().unwrap();
+        let q = requests.queue.into_inner().unwrap();
         assert!(q.closed);
         assert!(closed_at >= deadline, "closed at {closed_at:?}");
         // Requests were issued until the deadline, none after it.

@@ -143,8 +143,8 @@ fn a_short_trial_issues_and_serves_requests() {
             objects: None,
             device: None,
             live: Some(&live),
+            limit: 1 << 40,
         },
-        1 << 40,
         7,
         &clock,
         &stop,
@@ -193,8 +193,7 @@ fn ranks_run_their_own_users_and_rank_0_adds_them_up() {
             super::run_kvcache(
                 comm,
                 &settings,
-                &super::Storage::files(dir.path()),
-                1 << 40,
+                &super::Storage::files(dir.path(), 1 << 40),
                 &iolab_engine::MonotonicClock,
                 &stop,
             )
