@@ -223,7 +223,7 @@ fn kvcache_on_a_bad_endpoint_is_one_line_and_exit_2() {
     assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 0);
 }
 
-/// With a CPU tier, entries are demoted to the bucket and large ones written there
+/// With a CPU tier (384 MiB: seed 42's users' entries fill it in a few requests), entries are demoted to the bucket and large ones written there
 /// directly: every object is its `.npy` header and iolab's data (docs/kvcache.md, "The
 /// data"), no 512-byte unit repeated across the trial's objects (the client's payload or
 /// a stamped buffer would repeat them), its size the header's tokens' bytes.
@@ -239,11 +239,11 @@ fn kvcache_objects_demoted_or_written_hold_iolabs_data() {
             "--bucket",
             "kv-data",
             "--cpu-memory",
-            "128MiB",
+            "384MiB",
             "--s3-part-size",
             "8MiB",
             "--duration",
-            "3s",
+            "8s",
             "--keep",
             "--no-store",
         ],
