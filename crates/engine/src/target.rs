@@ -323,19 +323,7 @@ pub fn prepare_target_named(
         return Ok(PreparedTarget::Null);
     }
     if let Some(dev) = device_of(spec, backend)? {
-        let dev = resolve_placeholders(&dev, comm.host(), comm.rank());
-        let checked = inspect_device(&dev)
-            .map_err(EngineError::from)
-            .and_then(|check| {
-                if writes {
-                    guard_device(&check, spec.allow_destroy)?;
-                }
-                Ok(PreparedTarget::Device {
-                    check,
-                    writable: writes,
-                })
-            });
-        return agree(comm, checked);
+        return prepare_device(comm, spec, &dev, writes);
     }
     let Some(base) = target_dir(comm, spec, backend, writes)? else {
         return Err(EngineError::Spec(iolab_core::SpecError::new(
@@ -351,23 +339,7 @@ pub fn prepare_target_named(
     if templated || spec.create_dir {
         agree(comm, create_last_level(&base))?;
     }
-    let topo = comm.topology();
-    let dirs: Vec<(String, String)> = comm
-        .all_gather(&(base.to_string_lossy().into_owned(), run_token(comm)))
-        .unwrap_or_default();
-    let owner = LockOwner {
-        run: dirs.first().map(|d| d.1.clone()).unwrap_or_default(),
-        host: comm.host().to_string(),
-    };
-    // The lowest rank with this host and directory creates it; the others open it.
-    let me = comm.rank() as usize;
-    let leader = (0..dirs.len())
-        .find(|&r| {
-            dirs.get(r).map(|d| &d.0) == dirs.get(me).map(|d| &d.0)
-                && topo.ranks[r].host == topo.ranks[me].host
-        })
-        .unwrap_or(me)
-        == me;
+    let (leader, owner) = dir_leader(comm, &base);
     let created = if leader {
         WorkDir::create_or_adopt_named(&base, name, Some(&owner)).map(Some)
     } else {
@@ -392,6 +364,52 @@ pub fn prepare_target_named(
         }
     })?;
     Ok(PreparedTarget::Dir { base, workdir })
+}
+
+/// The device of `spec` (its placeholders resolved for this rank) inspected, and
+/// guarded when the run `writes` it. Collective.
+fn prepare_device(
+    comm: &dyn Comm,
+    spec: &TargetSpec,
+    dev: &Path,
+    writes: bool,
+) -> Result<PreparedTarget, EngineError> {
+    let dev = resolve_placeholders(dev, comm.host(), comm.rank());
+    let checked = inspect_device(&dev)
+        .map_err(EngineError::from)
+        .and_then(|check| {
+            if writes {
+                guard_device(&check, spec.allow_destroy)?;
+            }
+            Ok(PreparedTarget::Device {
+                check,
+                writable: writes,
+            })
+        });
+    agree(comm, checked)
+}
+
+/// Whether this rank creates the work directory in `base` (the lowest rank with this
+/// host and directory does; the others open it), and the run's lock owner on this
+/// host. Collective.
+fn dir_leader(comm: &dyn Comm, base: &Path) -> (bool, LockOwner) {
+    let topo = comm.topology();
+    let dirs: Vec<(String, String)> = comm
+        .all_gather(&(base.to_string_lossy().into_owned(), run_token(comm)))
+        .unwrap_or_default();
+    let owner = LockOwner {
+        run: dirs.first().map(|d| d.1.clone()).unwrap_or_default(),
+        host: comm.host().to_string(),
+    };
+    let me = comm.rank() as usize;
+    let leader = (0..dirs.len())
+        .find(|&r| {
+            dirs.get(r).map(|d| &d.0) == dirs.get(me).map(|d| &d.0)
+                && topo.ranks[r].host == topo.ranks[me].host
+        })
+        .unwrap_or(me)
+        == me;
+    (leader, owner)
 }
 
 #[cfg(test)]

@@ -199,92 +199,116 @@ pub fn start<'scope, 'env>(
     shared: Arc<ReaderShared<'env>>,
     assignment: Assignment,
 ) -> Result<Batches, AiError> {
-    let threads = shared.cfg.read_threads.max(1) as usize;
     match assignment {
-        Assignment::Indexed { batches } => {
-            // torch: prefetch_factor = ceil(prefetch_size / workers) batches per worker,
-            // one of them possibly in progress.
-            let per_thread = (shared.cfg.prefetch as usize).div_ceil(threads).max(1);
-            let batches = Arc::new(batches);
-            let mut rxs = Vec::with_capacity(threads);
-            for t in 0..threads {
-                let (tx, rx) = sync_channel(per_thread - 1);
-                rxs.push(rx);
-                let shared = shared.clone();
-                let batches = batches.clone();
-                std::thread::Builder::new()
-                    .name(format!("iolab-reader{t}"))
-                    .spawn_scoped(scope, move || {
-                        indexed_reader(&shared, &batches, t, threads, tx)
-                    })
-                    .map_err(|e| AiError::Setup(format!("a reader thread: {e}")))?;
-            }
-            Ok(Batches {
-                kind: Source::Indexed(rxs),
-                next: 0,
-            })
-        }
-        Assignment::RowGroups { files } => {
-            // torch: prefetch_factor = ceil(prefetch_size / workers) batches per worker.
-            let per_thread = (shared.cfg.prefetch as usize).div_ceil(threads).max(1);
-            let mut rxs = Vec::with_capacity(threads);
-            for t in 0..threads {
-                let (tx, rx) = sync_channel(per_thread - 1);
-                rxs.push(rx);
-                let shared = shared.clone();
-                let mine = rowgroups::worker_files(&files, t, threads);
-                std::thread::Builder::new()
-                    .name(format!("iolab-reader{t}"))
-                    .spawn_scoped(scope, move || {
-                        rowgroups::rowgroup_reader(&shared, &mine, tx)
-                    })
-                    .map_err(|e| AiError::Setup(format!("a reader thread: {e}")))?;
-            }
-            Ok(Batches {
-                kind: Source::Indexed(rxs),
-                next: 0,
-            })
-        }
-        Assignment::Files { files, samples } => {
-            let batch = shared.cfg.batch_size;
-            // What tf.data holds ahead of the accelerator: `prefetch` batches and the
-            // parallel map's `computation_threads` (DLIO's
-            // `batch().map(num_parallel_calls=computation_threads).prefetch(prefetch)`).
-            let ahead = u64::from(shared.cfg.prefetch) + u64::from(shared.cfg.computation_threads);
-            let (tx, rx) = sync_channel((ahead.max(1) * batch) as usize);
-            // One thread per open file, as tf.data's parallel interleave: `threads`
-            // current files and 2 x `threads` future ones.
-            let workers = (shared.cfg.reader_threads() as usize)
-                .min(files.len())
-                .max(1);
-            let (jobs_tx, jobs_rx) = sync_channel::<Job>(workers);
-            let jobs_rx = Arc::new(Mutex::new(jobs_rx));
-            for t in 0..workers {
-                let shared = shared.clone();
-                let jobs_rx = jobs_rx.clone();
-                std::thread::Builder::new()
-                    .name(format!("iolab-reader{t}"))
-                    .spawn_scoped(scope, move || file_worker(&shared, &jobs_rx, samples))
-                    .map_err(|e| AiError::Setup(format!("a reader thread: {e}")))?;
-            }
-            let files: Vec<PathBuf> = files.iter().map(|&f| shared.files[f].clone()).collect();
-            let stop = shared.stop;
-            std::thread::Builder::new()
-                .name("iolab-interleave".into())
-                .spawn_scoped(scope, move || {
-                    interleave(&files, threads, stop, jobs_tx, tx)
-                })
-                .map_err(|e| AiError::Setup(format!("the interleave thread: {e}")))?;
-            Ok(Batches {
-                kind: Source::Samples {
-                    rx,
-                    batch,
-                    pending: 0,
-                },
-                next: 0,
-            })
-        }
+        Assignment::Indexed { batches } => start_indexed(scope, shared, batches),
+        Assignment::RowGroups { files } => start_rowgroups(scope, shared, files),
+        Assignment::Files { files, samples } => start_files(scope, shared, files, samples),
     }
+}
+
+/// The map-style loader's readers: each thread its share of the batches, in order.
+fn start_indexed<'scope, 'env>(
+    scope: &'scope std::thread::Scope<'scope, 'env>,
+    shared: Arc<ReaderShared<'env>>,
+    batches: Vec<Vec<usize>>,
+) -> Result<Batches, AiError> {
+    let threads = shared.cfg.read_threads.max(1) as usize;
+    // torch: prefetch_factor = ceil(prefetch_size / workers) batches per worker,
+    // one of them possibly in progress.
+    let per_thread = (shared.cfg.prefetch as usize).div_ceil(threads).max(1);
+    let batches = Arc::new(batches);
+    let mut rxs = Vec::with_capacity(threads);
+    for t in 0..threads {
+        let (tx, rx) = sync_channel(per_thread - 1);
+        rxs.push(rx);
+        let shared = shared.clone();
+        let batches = batches.clone();
+        std::thread::Builder::new()
+            .name(format!("iolab-reader{t}"))
+            .spawn_scoped(scope, move || {
+                indexed_reader(&shared, &batches, t, threads, tx)
+            })
+            .map_err(|e| AiError::Setup(format!("a reader thread: {e}")))?;
+    }
+    Ok(Batches {
+        kind: Source::Indexed(rxs),
+        next: 0,
+    })
+}
+
+/// The parquet loader's readers: each thread the row groups of its files.
+fn start_rowgroups<'scope, 'env>(
+    scope: &'scope std::thread::Scope<'scope, 'env>,
+    shared: Arc<ReaderShared<'env>>,
+    files: Vec<usize>,
+) -> Result<Batches, AiError> {
+    let threads = shared.cfg.read_threads.max(1) as usize;
+    // torch: prefetch_factor = ceil(prefetch_size / workers) batches per worker.
+    let per_thread = (shared.cfg.prefetch as usize).div_ceil(threads).max(1);
+    let mut rxs = Vec::with_capacity(threads);
+    for t in 0..threads {
+        let (tx, rx) = sync_channel(per_thread - 1);
+        rxs.push(rx);
+        let shared = shared.clone();
+        let mine = rowgroups::worker_files(&files, t, threads);
+        std::thread::Builder::new()
+            .name(format!("iolab-reader{t}"))
+            .spawn_scoped(scope, move || {
+                rowgroups::rowgroup_reader(&shared, &mine, tx)
+            })
+            .map_err(|e| AiError::Setup(format!("a reader thread: {e}")))?;
+    }
+    Ok(Batches {
+        kind: Source::Indexed(rxs),
+        next: 0,
+    })
+}
+
+/// tf.data's loader: a thread per open file, fed by the interleave thread.
+fn start_files<'scope, 'env>(
+    scope: &'scope std::thread::Scope<'scope, 'env>,
+    shared: Arc<ReaderShared<'env>>,
+    files: Vec<usize>,
+    samples: u64,
+) -> Result<Batches, AiError> {
+    let threads = shared.cfg.read_threads.max(1) as usize;
+    let batch = shared.cfg.batch_size;
+    // What tf.data holds ahead of the accelerator: `prefetch` batches and the
+    // parallel map's `computation_threads` (DLIO's
+    // `batch().map(num_parallel_calls=computation_threads).prefetch(prefetch)`).
+    let ahead = u64::from(shared.cfg.prefetch) + u64::from(shared.cfg.computation_threads);
+    let (tx, rx) = sync_channel((ahead.max(1) * batch) as usize);
+    // One thread per open file, as tf.data's parallel interleave: `threads`
+    // current files and 2 x `threads` future ones.
+    let workers = (shared.cfg.reader_threads() as usize)
+        .min(files.len())
+        .max(1);
+    let (jobs_tx, jobs_rx) = sync_channel::<Job>(workers);
+    let jobs_rx = Arc::new(Mutex::new(jobs_rx));
+    for t in 0..workers {
+        let shared = shared.clone();
+        let jobs_rx = jobs_rx.clone();
+        std::thread::Builder::new()
+            .name(format!("iolab-reader{t}"))
+            .spawn_scoped(scope, move || file_worker(&shared, &jobs_rx, samples))
+            .map_err(|e| AiError::Setup(format!("a reader thread: {e}")))?;
+    }
+    let files: Vec<PathBuf> = files.iter().map(|&f| shared.files[f].clone()).collect();
+    let stop = shared.stop;
+    std::thread::Builder::new()
+        .name("iolab-interleave".into())
+        .spawn_scoped(scope, move || {
+            interleave(&files, threads, stop, jobs_tx, tx)
+        })
+        .map_err(|e| AiError::Setup(format!("the interleave thread: {e}")))?;
+    Ok(Batches {
+        kind: Source::Samples {
+            rx,
+            batch,
+            pending: 0,
+        },
+        next: 0,
+    })
 }
 
 /// tf.data's parallel interleave opens `kDefaultCyclePrefetchFactor` (2) x cycle_length

@@ -358,16 +358,7 @@ impl Epoch<'_> {
         let (comm, cfg, total) = (self.comm, self.cfg, self.total);
         let a = cfg.accelerators as usize;
         let first_global = u64::from(comm.rank()) * u64::from(cfg.accelerators);
-        let assignments: Vec<Mutex<Option<Assignment>>> = (0..a as u64)
-            .map(|i| {
-                Mutex::new(Some(match cfg.loader {
-                    LoaderKind::Pytorch => indexed_assignment(cfg, epoch, first_global + i, total),
-                    LoaderKind::Tensorflow => {
-                        files_assignment(cfg, first_global + i, total, self.order)
-                    }
-                }))
-            })
-            .collect();
+        let assignments = self.assignments(epoch, first_global);
         let lives: Vec<AccLive> = (0..a).map(|_| AccLive::default()).collect();
         let counters: Vec<ReadCounters> = (0..a).map(|_| ReadCounters::default()).collect();
         let reports: Vec<Mutex<Option<AccReport>>> = (0..a).map(|_| Mutex::new(None)).collect();
@@ -417,24 +408,45 @@ impl Epoch<'_> {
         })
         .map_err(|e| AiError::Setup(e.to_string()))?;
         run.interrupted |= hook.interrupted.load(Ordering::Relaxed);
-        let (u, sy) = iolab_backend::process::cpu_times();
-        let accs = reports
-            .into_iter()
-            .map(|r| r.into_inner().ok().flatten())
-            .map(|r| {
-                r.unwrap_or_else(|| AccReport {
-                    epoch: AcceleratorEpoch::default(),
-                    load_hist: Vec::new(),
-                    wait_sum_ns: 0,
-                    error: Some("an accelerator did not run its epoch".into()),
-                })
+        Ok((rank_report(reports, cpu0), run))
+    }
+
+    /// What each accelerator of this rank (the first the job's `first_global`) reads in
+    /// epoch `epoch`, each taken once by its worker.
+    fn assignments(&self, epoch: u32, first_global: u64) -> Vec<Mutex<Option<Assignment>>> {
+        let (cfg, total) = (self.cfg, self.total);
+        (0..u64::from(cfg.accelerators))
+            .map(|i| {
+                Mutex::new(Some(match cfg.loader {
+                    LoaderKind::Pytorch => indexed_assignment(cfg, epoch, first_global + i, total),
+                    LoaderKind::Tensorflow => {
+                        files_assignment(cfg, first_global + i, total, self.order)
+                    }
+                }))
             })
-            .collect();
-        let report = RankReport {
-            accs,
-            cpu_user: u.0 - cpu0.0.0,
-            cpu_system: sy.0 - cpu0.1.0,
-        };
-        Ok((report, run))
+            .collect()
+    }
+}
+
+/// The rank's report of an epoch: each accelerator's (one that did not run says so) and
+/// the CPU time used since `cpu0`.
+fn rank_report(reports: Vec<Mutex<Option<AccReport>>>, cpu0: (Nanos, Nanos)) -> RankReport {
+    let (u, sy) = iolab_backend::process::cpu_times();
+    let accs = reports
+        .into_iter()
+        .map(|r| r.into_inner().ok().flatten())
+        .map(|r| {
+            r.unwrap_or_else(|| AccReport {
+                epoch: AcceleratorEpoch::default(),
+                load_hist: Vec::new(),
+                wait_sum_ns: 0,
+                error: Some("an accelerator did not run its epoch".into()),
+            })
+        })
+        .collect();
+    RankReport {
+        accs,
+        cpu_user: u.0 - cpu0.0.0,
+        cpu_system: sy.0 - cpu0.1.0,
     }
 }

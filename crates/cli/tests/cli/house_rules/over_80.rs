@@ -17,7 +17,6 @@ const OVER_80: &[(&str, &str, usize)] = &[
         "the_sequences_of_a_seed_are_pinned_across_versions",
         82,
     ),
-    ("engine/src/target.rs", "prepare_target_named", 81),
     (
         "suites/src/io500/plan.rs",
         "parameters_are_io500s_and_follow_the_spec",
@@ -28,8 +27,6 @@ const OVER_80: &[(&str, &str, usize)] = &[
         "a_second_turn_reads_exactly_its_first_turns_entry",
         92,
     ),
-    ("suites/src/train/loader.rs", "start", 92),
-    ("suites/src/train/run.rs", "run", 83),
 ];
 
 #[test]
