@@ -59,6 +59,12 @@ pub fn lay_out(
     let threads = (spec.threads as usize).max(1);
     let pieces = pieces_of(&todo, threads, spec.unit());
     create_files(&todo, workdir, spec)?;
+    let layout = &Layout {
+        spec,
+        verify,
+        alignment,
+        stop,
+    };
     let results: Vec<Result<u64, EngineError>> = std::thread::scope(|s| {
         let handles: Vec<_> = pieces
             .chunks(pieces.len().div_ceil(threads).max(1))
@@ -66,7 +72,7 @@ pub fn lay_out(
                 s.spawn(move || -> Result<u64, EngineError> {
                     let mut written = 0;
                     for (f, start, len) in group {
-                        written += write_piece(f, *start, *len, spec, verify, alignment, stop)?;
+                        written += layout.write_piece(f, *start, *len)?;
                     }
                     Ok(written)
                 })
@@ -211,54 +217,64 @@ fn seal_files(
     Ok(())
 }
 
-fn write_piece(
-    f: &FilePlan,
-    start: u64,
-    len: u64,
-    spec: &DataSpec,
+/// What every piece of a layout is written with: the phase's spec, its verify data if
+/// any, the buffers' alignment and the stop flag.
+struct Layout<'a> {
+    spec: &'a DataSpec,
     verify: Option<VerifyInfo>,
     alignment: u64,
-    stop: &AtomicBool,
-) -> Result<u64, EngineError> {
-    let bs = spec.unit();
-    let chunk = if bs >= CHUNK { bs } else { CHUNK / bs * bs };
-    let file = open_rw(&f.path, spec.direct, false, false)?;
-    let mut pool = BufferPool::new(1, chunk, alignment)?;
-    // iolab's data, as the writes make it: units named by their place in the file, drawn
-    // from a base of this piece's own.
-    let base =
-        (verify.is_none()).then(|| DataBase::new(iolab_core::rng::mix(&[spec.seed, f.id, start])));
-    let mut off = start;
-    let end = start + len;
-    while off < end {
-        // Laying out terabytes takes a while: Ctrl-C must not wait for it.
-        if stop.load(Ordering::Relaxed) {
-            return Err(EngineError::Interrupted);
+    stop: &'a AtomicBool,
+}
+
+impl Layout<'_> {
+    /// Writes `len` bytes of `f` from `start`; the bytes written.
+    fn write_piece(&self, f: &FilePlan, start: u64, len: u64) -> Result<u64, EngineError> {
+        let Layout {
+            spec,
+            verify,
+            alignment,
+            stop,
+        } = *self;
+        let bs = spec.unit();
+        let chunk = if bs >= CHUNK { bs } else { CHUNK / bs * bs };
+        let file = open_rw(&f.path, spec.direct, false, false)?;
+        let mut pool = BufferPool::new(1, chunk, alignment)?;
+        // iolab's data, as the writes make it: units named by their place in the file, drawn
+        // from a base of this piece's own.
+        let base = (verify.is_none())
+            .then(|| DataBase::new(iolab_core::rng::mix(&[spec.seed, f.id, start])));
+        let mut off = start;
+        let end = start + len;
+        while off < end {
+            // Laying out terabytes takes a while: Ctrl-C must not wait for it.
+            if stop.load(Ordering::Relaxed) {
+                return Err(EngineError::Interrupted);
+            }
+            let n = chunk.min(end - off);
+            let buf = &mut pool.get_mut(0)[..n as usize];
+            match verify {
+                Some(v) if v.pattern == DataPattern::IorTimestamp => {
+                    for (i, block) in buf.chunks_exact_mut(bs as usize).enumerate() {
+                        let owner = f.owner_at(off + i as u64 * bs, bs);
+                        fill_ior_timestamp(block, v.seed as u32, owner);
+                    }
+                }
+                Some(v) => {
+                    for (i, block) in buf.chunks_exact_mut(bs as usize).enumerate() {
+                        fill_verify(block, v.seed, f.id, off + i as u64 * bs);
+                    }
+                }
+                None => {
+                    if let Some(base) = &base {
+                        fill_unique(buf, base, off / UNIT as u64);
+                    }
+                }
+            }
+            file.write_all_at(buf, off)?;
+            off += n;
         }
-        let n = chunk.min(end - off);
-        let buf = &mut pool.get_mut(0)[..n as usize];
-        match verify {
-            Some(v) if v.pattern == DataPattern::IorTimestamp => {
-                for (i, block) in buf.chunks_exact_mut(bs as usize).enumerate() {
-                    let owner = f.owner_at(off + i as u64 * bs, bs);
-                    fill_ior_timestamp(block, v.seed as u32, owner);
-                }
-            }
-            Some(v) => {
-                for (i, block) in buf.chunks_exact_mut(bs as usize).enumerate() {
-                    fill_verify(block, v.seed, f.id, off + i as u64 * bs);
-                }
-            }
-            None => {
-                if let Some(base) = &base {
-                    fill_unique(buf, base, off / UNIT as u64);
-                }
-            }
-        }
-        file.write_all_at(buf, off)?;
-        off += n;
+        Ok(len)
     }
-    Ok(len)
 }
 
 /// Creates (truncating) the files a write phase fills, and preallocates them if asked.

@@ -91,6 +91,30 @@ enum Body {
     },
 }
 
+/// One request as the client sends it: its name in errors, its method and body, the
+/// byte range it reads (a GET's) and what to do with the answer's body.
+#[derive(Clone, Copy)]
+struct Call {
+    op: &'static str,
+    method: &'static str,
+    body: Body,
+    range: Option<(u64, u64)>,
+    keep: Keep,
+}
+
+impl Call {
+    /// A request of the whole object (or bucket).
+    fn new(op: &'static str, method: &'static str, body: Body, keep: Keep) -> Call {
+        Call {
+            op,
+            method,
+            body,
+            range: None,
+            keep,
+        }
+    }
+}
+
 /// What to do with an answer's body.
 #[derive(Clone, Copy, PartialEq, Eq)]
 enum Keep {
@@ -275,15 +299,21 @@ impl S3Client {
             }
             Queued::Get { range } => {
                 self.set_path(true);
-                self.request("GET", "GET", Body::Empty, range, Keep::Drop, &mut c)
-                    .map(|a| {
-                        c.bytes = a.bytes;
-                        c.length = a.head.content_length;
-                    })
+                self.request(
+                    Call {
+                        range,
+                        ..Call::new("GET", "GET", Body::Empty, Keep::Drop)
+                    },
+                    &mut c,
+                )
+                .map(|a| {
+                    c.bytes = a.bytes;
+                    c.length = a.head.content_length;
+                })
             }
             Queued::Head => {
                 self.set_path(true);
-                self.request("HEAD", "HEAD", Body::Empty, None, Keep::None, &mut c)
+                self.request(Call::new("HEAD", "HEAD", Body::Empty, Keep::None), &mut c)
                     .map(|a| {
                         c.length = a.head.content_length;
                         c.etag = a.head.etag;
@@ -291,25 +321,27 @@ impl S3Client {
             }
             Queued::Delete => {
                 self.set_path(true);
-                self.request("DELETE", "DELETE", Body::Empty, None, Keep::Xml, &mut c)
-                    .map(|_| c.items = 1)
+                self.request(
+                    Call::new("DELETE", "DELETE", Body::Empty, Keep::Xml),
+                    &mut c,
+                )
+                .map(|_| c.items = 1)
             }
             Queued::DeleteMany { keys } => self.delete_many(keys, &mut c),
             Queued::List { max_keys } => self.list(max_keys, &mut c),
             Queued::HeadBucket => {
                 self.set_path(false);
-                self.request("HEAD bucket", "HEAD", Body::Empty, None, Keep::None, &mut c)
-                    .map(|_| ())
+                self.request(
+                    Call::new("HEAD bucket", "HEAD", Body::Empty, Keep::None),
+                    &mut c,
+                )
+                .map(|_| ())
             }
             Queued::CreateBucket => self.create_bucket(&mut c),
             Queued::DeleteBucket => {
                 self.set_path(false);
                 self.request(
-                    "DELETE bucket",
-                    "DELETE",
-                    Body::Empty,
-                    None,
-                    Keep::Xml,
+                    Call::new("DELETE bucket", "DELETE", Body::Empty, Keep::Xml),
                     &mut c,
                 )
                 .map(|_| ())
@@ -352,7 +384,7 @@ impl S3Client {
                 head: !self.body_head.is_empty() && self.body_head.len() as u64 <= size,
             },
         };
-        self.request("PUT", "PUT", body, None, Keep::Xml, c)
+        self.request(Call::new("PUT", "PUT", body, Keep::Xml), c)
             .map(|_| c.bytes = size)
     }
 
@@ -373,7 +405,7 @@ impl S3Client {
         } else {
             Body::Empty
         };
-        self.request("CREATE bucket", "PUT", body, None, Keep::Xml, c)
+        self.request(Call::new("CREATE bucket", "PUT", body, Keep::Xml), c)
             .map(|_| ())
     }
 
@@ -382,11 +414,12 @@ impl S3Client {
         self.set_path(false);
         self.query.push_str("delete=");
         let r = self.request(
-            "DELETE (multi-object)",
-            "POST",
-            Body::Small { md5: true },
-            None,
-            Keep::Xml,
+            Call::new(
+                "DELETE (multi-object)",
+                "POST",
+                Body::Small { md5: true },
+                Keep::Xml,
+            ),
             c,
         )?;
         let _ = r;
@@ -423,7 +456,7 @@ impl S3Client {
         q.push_str(&format!("list-type=2&max-keys={max_keys}&prefix="));
         sigv4::push_encoded(&mut q, &self.prefix, false);
         self.query = q;
-        self.request("LIST", "GET", Body::Empty, None, Keep::Xml, c)?;
+        self.request(Call::new("LIST", "GET", Body::Empty, Keep::Xml), c)?;
         c.items = xml::count(&self.xml, "Contents");
         c.truncated = xml::first(&self.xml, "IsTruncated").as_deref() == Some("true");
         self.token = if c.truncated {

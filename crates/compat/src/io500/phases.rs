@@ -165,14 +165,13 @@ impl PhaseDef {
     }
 }
 
+/// An IOR phase running `workload` (one of [`easy`], [`hard`] or an `Ior` of its own).
 const fn ior(
     name: &'static str,
     group: Option<ScoreGroup>,
     stonewalled: bool,
     works_on: Option<&'static str>,
-    access: IorAccess,
-    transfer: Transfer,
-    layout: IorLayout,
+    workload: Workload,
 ) -> PhaseDef {
     PhaseDef {
         name,
@@ -180,11 +179,25 @@ const fn ior(
         group,
         stonewalled,
         works_on,
-        workload: Workload::Ior {
-            access,
-            transfer,
-            layout,
-        },
+        workload,
+    }
+}
+
+/// ior-easy's I/O: a file per process, IO500's easy transfer size.
+const fn easy(access: IorAccess) -> Workload {
+    Workload::Ior {
+        access,
+        transfer: EASY_T,
+        layout: FPP,
+    }
+}
+
+/// ior-hard's I/O: one shared file, strided, of IOR_HARD_TRANSFER pieces.
+const fn hard(access: IorAccess) -> Workload {
+    Workload::Ior {
+        access,
+        transfer: HARD_T,
+        layout: SHARED,
     }
 }
 
@@ -226,15 +239,7 @@ const ONE_DIR: MdtestTree = MdtestTree::SharedDir;
 
 /// IO500's phases in the order it runs them (standard mode).
 pub const PHASES: [PhaseDef; 14] = [
-    ior(
-        "ior-easy-write",
-        BW,
-        true,
-        None,
-        IorAccess::Write,
-        EASY_T,
-        FPP,
-    ),
+    ior("ior-easy-write", BW, true, None, easy(IorAccess::Write)),
     mdtest("mdtest-easy-write", None, MdtestOp::Create, PER_RANK),
     PhaseDef {
         name: "timestamp",
@@ -244,15 +249,7 @@ pub const PHASES: [PhaseDef; 14] = [
         works_on: None,
         workload: Workload::Timestamp,
     },
-    ior(
-        "ior-hard-write",
-        BW,
-        true,
-        None,
-        IorAccess::Write,
-        HARD_T,
-        SHARED,
-    ),
+    ior("ior-hard-write", BW, true, None, hard(IorAccess::Write)),
     mdtest("mdtest-hard-write", None, MdtestOp::Create, ONE_DIR),
     PhaseDef {
         name: "find",
@@ -262,25 +259,9 @@ pub const PHASES: [PhaseDef; 14] = [
         works_on: None,
         workload: Workload::Find,
     },
-    ior(
-        "ior-easy-read",
-        BW,
-        false,
-        EASY,
-        IorAccess::Read,
-        EASY_T,
-        FPP,
-    ),
+    ior("ior-easy-read", BW, false, EASY, easy(IorAccess::Read)),
     mdtest("mdtest-easy-stat", MD_EASY, MdtestOp::Stat, PER_RANK),
-    ior(
-        "ior-hard-read",
-        BW,
-        false,
-        HARD,
-        IorAccess::Read,
-        HARD_T,
-        SHARED,
-    ),
+    ior("ior-hard-read", BW, false, HARD, hard(IorAccess::Read)),
     mdtest("mdtest-hard-stat", MD_HARD, MdtestOp::Stat, ONE_DIR),
     mdtest("mdtest-easy-delete", MD_EASY, MdtestOp::Delete, PER_RANK),
     mdtest("mdtest-hard-read", MD_HARD, MdtestOp::Read, ONE_DIR),
@@ -291,9 +272,11 @@ pub const PHASES: [PhaseDef; 14] = [
         None,
         true,
         EASY,
-        IorAccess::RandomRead,
-        Transfer::Bytes(IOR_RND4K_TRANSFER),
-        FPP,
+        Workload::Ior {
+            access: IorAccess::RandomRead,
+            transfer: Transfer::Bytes(IOR_RND4K_TRANSFER),
+            layout: FPP,
+        },
     ),
 ];
 

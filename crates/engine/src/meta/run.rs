@@ -158,28 +158,23 @@ pub fn run_meta<C: Clock>(
     let backend = backend_for(spec, target, spec.paths);
     let tree_backend = backend_for(spec, target, MetaPaths::Relative);
     let plan = plan_meta(comm, spec, target, opts)?;
-    let (mut created, made_tree) = starting_files(comm, &plan, opts)?;
+    let (created, made_tree) = starting_files(comm, &plan, opts)?;
     if made_tree
         && let Err(e) = make_tree(comm, &plan, tree_backend.as_ref(), !spec.has(MetaOp::Mkdir))
     {
         let _ = remove_tree(comm, &plan, tree_backend.as_ref());
         return Err(e);
     }
-    let mut tree_exists = true;
-    match run_phases(
-        env,
-        clock,
-        &plan,
-        backend.as_ref(),
-        opts,
-        &mut created,
-        &mut tree_exists,
-    ) {
+    let mut tree = TreeNow {
+        created,
+        exists: true,
+    };
+    match run_phases(env, clock, &plan, backend.as_ref(), opts, &mut tree) {
         Ok(phases) => Ok(MetaOutcome {
             phases,
-            created,
+            created: tree.created,
             made_tree,
-            tree_exists,
+            tree_exists: tree.exists,
         }),
         Err(e) => {
             if made_tree {
@@ -221,14 +216,19 @@ fn starting_files(
     })
 }
 
+/// The tree between phases: the files each worker has in it, and whether it is there.
+struct TreeNow {
+    created: Vec<u64>,
+    exists: bool,
+}
+
 fn run_phases<C: Clock>(
     env: &Env<'_>,
     clock: &C,
     plan: &MetaPlan,
     backend: &dyn MetaBackend,
     opts: &MetaOptions,
-    created: &mut [u64],
-    tree_exists: &mut bool,
+    tree: &mut TreeNow,
 ) -> Result<Vec<PhaseResult>, EngineError> {
     let comm = env.comm;
     let host = comm.host().to_string();
@@ -238,7 +238,7 @@ fn run_phases<C: Clock>(
             Some(p) => format!("{p}-{}", op.name()),
             None => op.name().to_string(),
         };
-        let counts = created.to_vec();
+        let counts = tree.created.clone();
         let workers_left = AtomicU32::new(plan.threads);
         let wear_out = op == MetaOp::Create && plan.spec.wear_out;
         let run = run_phase(
@@ -264,7 +264,7 @@ fn run_phases<C: Clock>(
         let completed = run.completed_by_worker();
         let items = planned_items(plan, op, &counts);
         let mut phase = assemble(phase_meta(plan, op, &name, items, opts), &run);
-        after_phase(plan, op, &completed, created, tree_exists, &run);
+        after_phase(plan, op, &completed, tree, &run);
         // Every rank decides alike: on the errors of all ranks, not its own.
         let stop = run.interrupted || run.errors > 0;
         phase
@@ -295,16 +295,13 @@ fn planned_items(plan: &MetaPlan, op: MetaOp, counts: &[u64]) -> u64 {
 }
 
 /// Carries what a phase did into the state the next phase starts from.
-fn after_phase(
-    plan: &MetaPlan,
-    op: MetaOp,
-    completed: &[u64],
-    created: &mut [u64],
-    tree_exists: &mut bool,
-    run: &PhaseRun,
-) {
+fn after_phase(plan: &MetaPlan, op: MetaOp, completed: &[u64], tree: &mut TreeNow, run: &PhaseRun) {
+    let created = &mut tree.created;
     match op {
-        MetaOp::Create => created.copy_from_slice(&completed[..created.len()]),
+        MetaOp::Create => {
+            let n = created.len();
+            created.copy_from_slice(&completed[..n]);
+        }
         MetaOp::Remove => {
             for (g, done) in completed.iter().enumerate() {
                 let owner = plan.owner_of(g as u32, MetaOp::Remove);
@@ -314,7 +311,7 @@ fn after_phase(
                 }
             }
         }
-        MetaOp::Rmdir => *tree_exists = run.errors > 0 || run.interrupted,
+        MetaOp::Rmdir => tree.exists = run.errors > 0 || run.interrupted,
         _ => {}
     }
 }

@@ -232,7 +232,8 @@ pub fn run_s3<C: Clock>(
     let pools: Vec<Mutex<Pool>> = (0..plan.concurrency)
         .map(|_| Mutex::new(Pool::default()))
         .collect();
-    let result = phases(env, clock, plan, factory, opts, &pools, &mut out.phases);
+    let (ran, result) = phases(env, clock, plan, factory, opts, &pools);
+    out.phases = ran;
     out.stopped = result.is_err()
         || out
             .phases
@@ -253,6 +254,7 @@ pub fn run_s3<C: Clock>(
     out
 }
 
+/// The phases run (those before an error too), and the error that stopped them.
 fn phases<C: Clock>(
     env: &Env<'_>,
     clock: &C,
@@ -260,74 +262,77 @@ fn phases<C: Clock>(
     factory: ObjectFactory<'_>,
     opts: &ObjectOptions,
     pools: &[Mutex<Pool>],
-    out: &mut Vec<PhaseResult>,
-) -> Result<(), EngineError> {
-    let comm = env.comm;
-    let host = comm.host().to_string();
-    for &op in &plan.spec.ops {
-        let live: u64 = pools
-            .iter()
-            .map(|p| p.lock().expect("pool").live.len() as u64)
-            .sum();
-        if op.needs_objects() && comm.all_sum(live) == 0 {
-            let prepare = prepare_objects(env, clock, plan, factory, pools, &host)?;
-            if prepare.errors > 0 || prepare.interrupted {
-                let first = prepare
-                    .outcomes
-                    .iter()
-                    .flat_map(|o| o.measure.errors.first())
-                    .next()
-                    .map(|e| e.message.clone())
-                    .unwrap_or_else(|| "interrupted".into());
-                return Err(EngineError::Setup(format!(
-                    "preparing {} objects for {} failed: {first}",
-                    plan.spec.objects,
-                    op.name()
-                )));
+) -> (Vec<PhaseResult>, Result<(), EngineError>) {
+    let mut out = Vec::new();
+    let result = (|| -> Result<(), EngineError> {
+        let comm = env.comm;
+        let host = comm.host().to_string();
+        for &op in &plan.spec.ops {
+            let live: u64 = pools
+                .iter()
+                .map(|p| p.lock().expect("pool").live.len() as u64)
+                .sum();
+            if op.needs_objects() && comm.all_sum(live) == 0 {
+                let prepare = prepare_objects(env, clock, plan, factory, pools, &host)?;
+                if prepare.errors > 0 || prepare.interrupted {
+                    let first = prepare
+                        .outcomes
+                        .iter()
+                        .flat_map(|o| o.measure.errors.first())
+                        .next()
+                        .map(|e| e.message.clone())
+                        .unwrap_or_else(|| "interrupted".into());
+                    return Err(EngineError::Setup(format!(
+                        "preparing {} objects for {} failed: {first}",
+                        plan.spec.objects,
+                        op.name()
+                    )));
+                }
+            }
+            let name = match &opts.name_prefix {
+                Some(p) => format!("{p}-{}-{}", op.name(), size_name(plan)),
+                None => format!("{}-{}", op.name(), size_name(plan)),
+            };
+            let deadline = plan.spec.duration.map(|d| d.nanos());
+            let logs: Vec<Mutex<OpLog>> = (0..plan.concurrency)
+                .map(|_| Mutex::new(OpLog::default()))
+                .collect();
+            let run = run_phase(
+                env,
+                clock,
+                &name,
+                plan.concurrency as usize,
+                false,
+                |i, control| {
+                    let setup = PhaseSetup {
+                        plan,
+                        op,
+                        control,
+                        clock,
+                        host: &host,
+                        factory,
+                        pools,
+                        logs: &logs,
+                        deadline,
+                    };
+                    run_worker(&setup, i)
+                },
+            )?;
+            let mut phase = assemble(phase_meta(plan, op, &name, opts), &run);
+            let logs: Vec<OpLog> = logs
+                .into_iter()
+                .map(|l| l.into_inner().unwrap_or_default())
+                .collect();
+            window_figures(comm, &logs, &mut phase);
+            let stop = run.interrupted || run.errors > 0;
+            out.push(phase);
+            if stop {
+                break;
             }
         }
-        let name = match &opts.name_prefix {
-            Some(p) => format!("{p}-{}-{}", op.name(), size_name(plan)),
-            None => format!("{}-{}", op.name(), size_name(plan)),
-        };
-        let deadline = plan.spec.duration.map(|d| d.nanos());
-        let logs: Vec<Mutex<OpLog>> = (0..plan.concurrency)
-            .map(|_| Mutex::new(OpLog::default()))
-            .collect();
-        let run = run_phase(
-            env,
-            clock,
-            &name,
-            plan.concurrency as usize,
-            false,
-            |i, control| {
-                let setup = PhaseSetup {
-                    plan,
-                    op,
-                    control,
-                    clock,
-                    host: &host,
-                    factory,
-                    pools,
-                    logs: &logs,
-                    deadline,
-                };
-                run_worker(&setup, i)
-            },
-        )?;
-        let mut phase = assemble(phase_meta(plan, op, &name, opts), &run);
-        let logs: Vec<OpLog> = logs
-            .into_iter()
-            .map(|l| l.into_inner().unwrap_or_default())
-            .collect();
-        window_figures(comm, &logs, &mut phase);
-        let stop = run.interrupted || run.errors > 0;
-        out.push(phase);
-        if stop {
-            break;
-        }
-    }
-    Ok(())
+        Ok(())
+    })();
+    (out, result)
 }
 
 /// One untimed pass, `prepare`: every worker uploads (puts) its share, without a

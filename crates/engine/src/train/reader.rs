@@ -181,7 +181,11 @@ impl SampleReader {
         stop: &AtomicBool,
         mut progress: impl FnMut(u64),
     ) -> Result<u64, EngineError> {
-        self.read_into(clock, path, reads, stop, &mut progress, None)
+        let to = ReadsTo {
+            progress: &mut progress,
+            keep: None,
+        };
+        self.read_into(clock, path, reads, stop, to)
     }
 
     /// Reads `len` bytes at `offset` of `path` as one read, timed and counted as
@@ -196,7 +200,11 @@ impl SampleReader {
     ) -> Result<Vec<u8>, EngineError> {
         let mut kept = Vec::with_capacity(len as usize);
         let plan = [(offset, len)];
-        self.read_into(clock, path, &plan, stop, &mut |_| {}, Some(&mut kept))?;
+        let to = ReadsTo {
+            progress: &mut |_| {},
+            keep: Some(&mut kept),
+        };
+        self.read_into(clock, path, &plan, stop, to)?;
         Ok(kept)
     }
 
@@ -287,17 +295,16 @@ impl SampleReader {
         Ok(files)
     }
 
-    /// The reads of [`SampleReader::read_file`]; `keep` takes each completed read's
-    /// bytes in completion order.
+    /// The reads of [`SampleReader::read_file`], told to `to`.
     fn read_into<C: Clock>(
         &mut self,
         clock: &C,
         path: &Path,
         reads: &[(u64, u64)],
         stop: &AtomicBool,
-        progress: &mut dyn FnMut(u64),
-        keep: Option<&mut Vec<u8>>,
+        to: ReadsTo<'_>,
     ) -> Result<u64, EngineError> {
+        let ReadsTo { progress, keep } = to;
         // Every read fits its slot: a plan's reads may pass `transfer`.
         let block = reads
             .iter()
@@ -329,6 +336,13 @@ impl SampleReader {
     pub fn finish(self) -> WorkerMeasure {
         self.rec.finish()
     }
+}
+
+/// Who hears of a file's reads besides the recorder: `progress` the bytes read so far
+/// after each completion, `keep` each completed read's bytes in completion order.
+struct ReadsTo<'a> {
+    progress: &'a mut dyn FnMut(u64),
+    keep: Option<&'a mut Vec<u8>>,
 }
 
 fn io_error(path: &Path, offset: u64, len: u64, result: i32) -> BackendError {

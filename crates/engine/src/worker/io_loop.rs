@@ -43,6 +43,15 @@ struct SlotIo {
     issued: Nanos,
 }
 
+/// An I/O about to be issued: its direction, and `len` bytes at `offset` of file `file`.
+#[derive(Clone, Copy)]
+struct IoAt {
+    dir: IoDir,
+    file: u32,
+    offset: u64,
+    len: u32,
+}
+
 /// The state of the I/O loop of one worker.
 ///
 /// Generic over the backend: io_uring's loop is built for `UringBackend` (its push, submit
@@ -275,7 +284,7 @@ impl<'s, 'b, C: Clock, B: IoBackend + ?Sized> Loop<'s, 'b, C, B> {
                 self.dir_bytes[dir as usize] += len as u64;
                 self.dir_ops[dir as usize] += 1;
                 if more {
-                    self.completed_more(rec, c.slot, io, latency, verify, seed);
+                    self.completed_more(rec, c.slot, io, verify, seed);
                 }
             } else {
                 let at = (io.offset, u64::from(len));
@@ -287,17 +296,17 @@ impl<'s, 'b, C: Clock, B: IoBackend + ?Sized> Loop<'s, 'b, C, B> {
     }
 
     /// What priorities, a latency target and verify do with the completion of `io`, in
-    /// slot `slot`, which took `latency` (the counters include it already).
+    /// slot `slot`, reaped at `self.now` (the counters include it already).
     fn completed_more(
         &mut self,
         rec: &mut Recorder,
         slot: u32,
         io: SlotIo,
-        latency: Nanos,
         verify: bool,
         seed: u64,
     ) {
         let dir = io.dir;
+        let latency = self.now - io.issued;
         if let Some(p) = &mut self.prio
             && dir != IoDir::Trim
         {

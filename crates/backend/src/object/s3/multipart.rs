@@ -10,7 +10,7 @@
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 
-use crate::object::s3::{Body, Keep, S3Client};
+use crate::object::s3::{Body, Call, Keep, S3Client};
 use crate::object::{ObjectCompletion, ObjectError, sigv4, xml};
 
 impl S3Client {
@@ -41,11 +41,7 @@ impl S3Client {
         self.query.clear();
         self.query.push_str("uploads=");
         self.request(
-            "PUT (initiate multipart)",
-            "POST",
-            Body::Empty,
-            None,
-            Keep::Xml,
+            Call::new("PUT (initiate multipart)", "POST", Body::Empty, Keep::Xml),
             c,
         )?;
         let Some(id) = xml::first(&self.xml, "UploadId").map(|s| s.into_owned()) else {
@@ -68,11 +64,7 @@ impl S3Client {
             self.query.push_str(&encoded_id);
             let mut ignored = ObjectCompletion::default();
             let _ = self.request(
-                "PUT (abort multipart)",
-                "DELETE",
-                Body::Empty,
-                None,
-                Keep::Xml,
+                Call::new("PUT (abort multipart)", "DELETE", Body::Empty, Keep::Xml),
                 &mut ignored,
             );
         }
@@ -113,11 +105,12 @@ impl S3Client {
         self.query.push_str("uploadId=");
         self.query.push_str(id);
         self.request(
-            "PUT (complete multipart)",
-            "POST",
-            Body::Small { md5: false },
-            None,
-            Keep::Xml,
+            Call::new(
+                "PUT (complete multipart)",
+                "POST",
+                Body::Small { md5: false },
+                Keep::Xml,
+            ),
             c,
         )?;
         // S3 may answer 200 and say in the body that completing failed.
@@ -150,7 +143,7 @@ impl S3Client {
             Body::Payload { len, .. } | Body::Given { len, .. } => len,
             Body::Empty | Body::Small { .. } => 0,
         };
-        let a = self.request("PUT (part)", "PUT", body, None, Keep::Xml, c)?;
+        let a = self.request(Call::new("PUT (part)", "PUT", body, Keep::Xml), c)?;
         c.bytes += len;
         c.items += 1;
         Ok(a.head.etag.unwrap_or_default())

@@ -7,7 +7,7 @@ use std::time::{Duration, Instant};
 use iolab_core::spec::Addressing;
 use sha2::{Digest, Sha256};
 
-use super::{Answer, Body, Keep, MAX_XML, S3Client, base64_std};
+use super::{Answer, Body, Call, Keep, MAX_XML, S3Client, base64_std};
 use crate::object::http::{BodySink, Conn, Stream};
 use crate::object::payload::Payload;
 use crate::object::sigv4::{self, EMPTY_SHA256, SignInput, UNSIGNED_PAYLOAD};
@@ -58,16 +58,11 @@ impl S3Client {
     fn exchange(
         &mut self,
         ep: usize,
-        method: &str,
-        body: Body,
-        range: Option<(u64, u64)>,
-        keep: Keep,
+        call: Call,
         first_byte: &mut Option<Instant>,
     ) -> std::io::Result<Answer> {
-        match self.exchange_once(ep, method, body, range, keep, first_byte) {
-            Err((_, true)) => self
-                .exchange_once(ep, method, body, range, keep, first_byte)
-                .map_err(|(e, _)| e),
+        match self.exchange_once(ep, call, first_byte) {
+            Err((_, true)) => self.exchange_once(ep, call, first_byte).map_err(|(e, _)| e),
             r => r.map_err(|(e, _)| e),
         }
     }
@@ -76,19 +71,16 @@ impl S3Client {
     fn exchange_once(
         &mut self,
         ep: usize,
-        method: &str,
-        body: Body,
-        range: Option<(u64, u64)>,
-        keep: Keep,
+        call: Call,
         first_byte: &mut Option<Instant>,
     ) -> Result<Answer, (std::io::Error, bool)> {
-        let (len, hash, md5) = self.body_facts(body);
-        self.build_head(ep, method, len, &hash, md5.as_deref(), range);
+        let facts = self.body_facts(call.body);
+        self.build_head(ep, call, &facts);
         let mut head = std::mem::take(&mut self.head);
-        if let Body::Small { .. } = body {
+        if let Body::Small { .. } = call.body {
             head.extend_from_slice(&self.small);
         }
-        let result = self.send_and_receive(ep, &head, body, keep, first_byte);
+        let result = self.send_and_receive(ep, &head, call, first_byte);
         self.head = head;
         match result {
             Ok(a) => {
@@ -114,8 +106,8 @@ impl S3Client {
         }
     }
 
-    fn body_facts(&self, body: Body) -> (u64, String, Option<String>) {
-        match body {
+    fn body_facts(&self, body: Body) -> BodyFacts {
+        let (len, hash, md5) = match body {
             Body::Empty => (0, EMPTY_SHA256.to_string(), None),
             Body::Small { md5 } => {
                 let mut h = Vec::with_capacity(64);
@@ -145,18 +137,14 @@ impl S3Client {
                 };
                 (len, hash, None)
             }
-        }
+        };
+        BodyFacts { len, hash, md5 }
     }
 
-    fn build_head(
-        &mut self,
-        ep: usize,
-        method: &str,
-        len: u64,
-        hash: &str,
-        md5: Option<&str>,
-        range: Option<(u64, u64)>,
-    ) {
+    /// The request's head, signed, in `self.head`.
+    fn build_head(&mut self, ep: usize, call: Call, body: &BodyFacts) {
+        let Call { method, range, .. } = call;
+        let (len, hash, md5) = (body.len, body.hash.as_str(), body.md5.as_deref());
         let e = &self.opts.endpoints[ep];
         let host = match self.opts.addressing {
             Addressing::Path => e.authority(),
@@ -222,10 +210,10 @@ impl S3Client {
         &mut self,
         ep: usize,
         head: &[u8],
-        body: Body,
-        keep: Keep,
+        call: Call,
         first_byte: &mut Option<Instant>,
     ) -> Result<Answer, (std::io::Error, bool)> {
+        let Call { body, keep, .. } = call;
         if self.conns[ep].is_none() {
             self.conns[ep] = Some(self.open(ep).map_err(|e| (e, false))?);
         }
@@ -265,19 +253,16 @@ impl S3Client {
     /// answer, or the error, and counts the retries into `c`.
     pub(super) fn request(
         &mut self,
-        op: &'static str,
-        method: &str,
-        body: Body,
-        range: Option<(u64, u64)>,
-        keep: Keep,
+        call: Call,
         c: &mut ObjectCompletion,
     ) -> Result<Answer, ObjectError> {
+        let op = call.op;
         let mut attempt = 0u32;
         loop {
             let ep = self.next_endpoint;
             self.next_endpoint = (self.next_endpoint + 1) % self.opts.endpoints.len();
             let mut first = None;
-            let r = self.exchange(ep, method, body, range, keep, &mut first);
+            let r = self.exchange(ep, call, &mut first);
             attempt += 1;
             let last = attempt >= self.opts.attempts.max(1);
             match r {
@@ -357,6 +342,14 @@ impl S3Client {
         let jitter = (self.rng.next_u64() >> 11) as f64 / (1u64 << 53) as f64;
         std::thread::sleep(sleep.mul_f64(1.0 - jitter));
     }
+}
+
+/// What the head says of a body: its length, its SHA-256 (or that it is unsigned) and
+/// its Content-MD5 when the request needs one.
+struct BodyFacts {
+    len: u64,
+    hash: String,
+    md5: Option<String>,
 }
 
 /// Where a body's bytes come from: the client's payload and body head, the given body.

@@ -7,8 +7,8 @@ use iolab_backend::{IoBackend, IoDir};
 use iolab_core::pattern::{fill_ior_timestamp, fill_verify, fio_scramble};
 use iolab_core::spec::DataPattern;
 
-use super::Loop;
 use super::issue::RunState;
+use super::{IoAt, Loop};
 use crate::clock::Clock;
 
 impl<C: Clock, B: IoBackend + ?Sized> Loop<'_, '_, C, B> {
@@ -24,21 +24,18 @@ impl<C: Clock, B: IoBackend + ?Sized> Loop<'_, '_, C, B> {
         0
     }
 
-    /// Fills slot `slot`'s buffer for an I/O of `len` bytes at `offset` of file `file`
-    /// (a write's data: iolab's, a dedupe page, a fixed pattern, IOR's words or verify
-    /// blocks; for IOR's verified read, a spoiled first byte) and returns where in the
-    /// slot the I/O's bytes start (its start).
-    /// `st` gives the run's verify and IOR settings.
+    /// Fills slot `slot`'s buffer for the I/O `io` (a write's data: iolab's, a dedupe
+    /// page, a fixed pattern, IOR's words or verify blocks; for IOR's verified read, a
+    /// spoiled first byte) and returns where in the slot the I/O's bytes start (its
+    /// start). `st` gives the run's verify and IOR settings.
     #[inline]
-    pub(super) fn prepare_buffer(
-        &mut self,
-        dir: IoDir,
-        slot: u32,
-        file: u32,
-        offset: u64,
-        len: u32,
-        st: &RunState<'_>,
-    ) -> usize {
+    pub(super) fn prepare_buffer(&mut self, slot: u32, io: IoAt, st: &RunState<'_>) -> usize {
+        let IoAt {
+            dir,
+            file,
+            offset,
+            len,
+        } = io;
         let (verify, ior) = (st.verify, st.ior);
         let spec = &self.s.plan.spec;
         let seed = spec.seed;

@@ -9,7 +9,7 @@ use iolab_backend::{IoBackend, IoDir, IoRequest};
 use iolab_core::spec::{DataPattern, RwKind};
 use iolab_core::units::Nanos;
 
-use super::{Loop, SlotIo};
+use super::{IoAt, Loop, SlotIo};
 use crate::clock::Clock;
 use crate::control::WorkerProgress;
 use crate::offsets::{Offsets, OpMix};
@@ -274,7 +274,13 @@ impl<'s, C: Clock, B: IoBackend + ?Sized> Loop<'s, '_, C, B> {
         } else if PLAIN || (dir != IoDir::Write && !(st.ior && st.verify)) {
             0
         } else {
-            self.prepare_buffer(dir, slot, file, offset, len, st)
+            let io = IoAt {
+                dir,
+                file,
+                offset,
+                len,
+            };
+            self.prepare_buffer(slot, io, st)
         };
         let issued_at = if self.stamp_on_push {
             self.s.clock.now()
