@@ -206,7 +206,7 @@ fn run_threads(sh: &Shared<'_>, seed: u64, deadline: Nanos) -> Vec<Tally> {
     std::thread::scope(|s| {
         s.spawn(|| issue(sh.settings, seed, sh.clock, deadline, sh.requests, &halt));
         let workers: Vec<_> = (0..sh.settings.workers())
-            .map(|w| s.spawn(move || worker(sh, w, seed ^ u64::from(w))))
+            .map(|w| s.spawn(move || worker(sh, w, worker_seed(seed, w))))
             .collect();
         sh.cutoff.join_in_turn(sh.clock, deadline, &halt);
         workers
@@ -264,6 +264,13 @@ fn remove_left(
         }
     }
     failed.map_or(Ok(()), |why| Err(AiError::Io(why)))
+}
+
+/// Worker `w`'s stream of a rank whose seed is `seed` (the run's seed plus the rank):
+/// mixed, so that no two (rank, worker) pairs share one (`seed ^ w` made rank 1's
+/// worker 0 rank 0's worker 1).
+fn worker_seed(seed: u64, w: u32) -> u64 {
+    iolab_core::rng::mix(&[seed, u64::from(w)])
 }
 
 /// A worker thread: serves until the end; its error stops every worker.
@@ -432,5 +439,19 @@ mod tests {
         let last = q.heap.iter().map(|r| r.0.issued).max().unwrap();
         assert!(last < deadline);
         assert_eq!(q.issued, q.heap.len() as u64);
+    }
+
+    #[test]
+    fn no_two_ranks_workers_share_a_seed() {
+        let mut seen = std::collections::HashSet::new();
+        for rank in 0..64u64 {
+            for w in 0..64u32 {
+                assert!(
+                    seen.insert(super::worker_seed(42 + rank, w)),
+                    "rank {rank} worker {w}"
+                );
+            }
+        }
+        assert_ne!(super::worker_seed(43, 0), super::worker_seed(42, 1));
     }
 }
