@@ -6,17 +6,12 @@ use anyhow::Result;
 use clap::Args;
 use iolab_backend::object::S3Options;
 use iolab_core::SpecError;
-use iolab_core::kvcache::AutoscaleResult;
-use iolab_core::result::{OpCount, OpKind, OpResult};
 use iolab_core::spec::S3Spec;
-use iolab_core::spec::{KvCacheSettings, KvCacheSpec, MAX_AUTOSCALE_USERS, TargetSpec};
+use iolab_core::spec::{KvCacheSettings, KvCacheSpec, TargetSpec};
 use iolab_engine::MonotonicClock;
 use iolab_suites::AiError;
-use iolab_suites::kvcache::autoscale::run_autoscale;
-use iolab_suites::kvcache::{
-    Storage, TrialFigures, check_backend, check_device_share, check_memory, run_kvcache,
-    storage_limit,
-};
+use iolab_suites::kvcache::outcome::{KvOutcome, check_settings, run_all};
+use iolab_suites::kvcache::{Storage, check_device_share, storage_limit};
 
 use crate::args::OutputArgs;
 use crate::commands::finish::{cleanup, conclude, start_in_workdir};
@@ -63,17 +58,7 @@ fn check(rt: &Runtime, args: &KvCacheArgs) -> Result<(KvCacheSettings, u64, S3Se
         )
         .into());
     }
-    check_backend(&settings)?;
-    // --autoscale may grow to its most users: their buffers must fit too.
-    let most = KvCacheSettings {
-        users: settings.users.max(if settings.autoscale.is_some() {
-            MAX_AUTOSCALE_USERS
-        } else {
-            0
-        }),
-        ..settings.clone()
-    };
-    check_memory(&most, rt.comm.as_ref())?;
+    check_settings(&settings, rt.comm.as_ref())?;
     let ranks = iolab_engine::ranks_on_this_host(rt.comm.as_ref());
     // A bucket's room is not known, a device's is its size (taken when it is opened):
     // --storage-capacity, else unbounded.
@@ -136,19 +121,12 @@ fn kvcache_in(rt: &Runtime, args: KvCacheArgs) -> Result<u8> {
     };
     rt.comm.barrier();
     let cleaned = cleanup(rt.comm.as_ref(), target, &[], args.target.keep);
-    let (autoscaled, trials) = match outcome {
-        Ok(t) => t,
+    let outcome = match outcome {
+        Ok(o) => o,
         Err(e) => return sink.end_on(rt.is_root(), e),
     };
     cleaned?;
-    print_and_store(
-        rt,
-        &settings,
-        &args.output,
-        sink,
-        autoscaled.as_ref(),
-        &trials,
-    )
+    print_and_store(rt, &settings, &args.output, sink, &outcome)
 }
 
 /// The run started: its work directory under --dir (locked for the run's life, as every
@@ -183,29 +161,23 @@ fn print_and_store(
     settings: &KvCacheSettings,
     output: &OutputArgs,
     mut sink: RunSink,
-    autoscaled: Option<&AutoscaleResult>,
-    trials: &[TrialFigures],
+    outcome: &KvOutcome,
 ) -> Result<u8> {
+    let autoscaled = outcome.autoscaled.as_ref();
     if rt.is_root() && !output.quiet {
-        let figures: Vec<_> = trials.iter().map(|t| t.figures.clone()).collect();
+        let figures: Vec<_> = outcome.trials.iter().map(|t| t.figures.clone()).collect();
         let text = match autoscaled {
             Some(r) => iolab_report::kvcache::render_autoscale(settings, r, &figures),
             None => iolab_report::kvcache::render_kvcache(settings, &figures),
         };
         print!("{text}");
     }
-    sink.annotate("kvcache", serde_json::to_value(trials)?);
+    sink.annotate("kvcache", serde_json::to_value(&outcome.trials)?);
     if let Some(r) = autoscaled {
         sink.annotate("kvcache_autoscale", serde_json::to_value(r)?);
     }
-    for (i, t) in trials.iter().enumerate() {
-        let step = autoscaled.and_then(|r| r.steps.get(i));
-        let name = crate::live::kvcache::trial_name(
-            step.is_some(),
-            i + 1,
-            step.map_or(settings.users, |s| s.users),
-        );
-        sink.phase(phase_of(rt, settings, i, t, name));
+    for phase in outcome.phases(settings, rt.comm.size()) {
+        sink.phase(phase);
     }
     conclude(
         rt,
@@ -224,25 +196,8 @@ fn run(
     settings: &KvCacheSettings,
     storage: &Storage<'_>,
     quiet: bool,
-) -> Result<(Option<AutoscaleResult>, Vec<TrialFigures>), AiError> {
+) -> Result<KvOutcome, AiError> {
     let watch = (settings.autoscale.is_some(), settings.workers());
-    crate::live::kvcache::watched(rt.is_root(), watch, |live| {
-        let storage = Storage { live, ..*storage };
-        run_watched(rt, settings, &storage, quiet)
-    })
-}
-
-fn run_watched(
-    rt: &Runtime,
-    settings: &KvCacheSettings,
-    storage: &Storage<'_>,
-    quiet: bool,
-) -> Result<(Option<AutoscaleResult>, Vec<TrialFigures>), AiError> {
-    let comm = rt.comm.as_ref();
-    if settings.autoscale.is_none() {
-        let trials = run_kvcache(comm, settings, storage, &MonotonicClock, rt.interrupt)?;
-        return Ok((None, trials));
-    }
     let mut say = |step: &_, left| {
         if !quiet {
             eprintln!(
@@ -251,60 +206,9 @@ fn run_watched(
             );
         }
     };
-    let (r, trials) = run_autoscale(
-        comm,
-        settings,
-        storage,
-        &MonotonicClock,
-        rt.interrupt,
-        &mut say,
-    )?;
-    Ok((Some(r), trials))
-}
-
-/// A trial as a stored phase: the storage tier's whole-entry reads and writes, its
-/// per-second timeline, the scored figures in `extra` and the trial's figures typed.
-fn phase_of(
-    rt: &Runtime,
-    settings: &KvCacheSettings,
-    i: usize,
-    t: &TrialFigures,
-    name: String,
-) -> iolab_core::result::PhaseResult {
-    let f = &t.figures;
-    let op = |kind, n: u64, bytes: u64, h: &iolab_core::LatencyHistogram| {
-        let c = OpCount { ops: n, bytes };
-        OpResult::whole(kind, c, f.duration, 0, h.clone())
-    };
-    let ops = vec![
-        op(
-            OpKind::Read,
-            f.storage.reads,
-            f.storage.bytes_read.0,
-            &t.storage.read,
-        ),
-        op(
-            OpKind::Write,
-            f.storage.writes,
-            f.storage.bytes_written.0,
-            &t.storage.write,
-        ),
-    ];
-    let mut p = iolab_suites::train::whole_phase(
-        name,
-        ops,
-        f.duration,
-        serde_json::to_value(settings).unwrap_or_default(),
-        t.started_at_ms,
-        (rt.comm.size(), settings.workers()),
-    );
-    p.repetition = i as u32;
-    p.timeline = t.timeline.clone();
-    for (name, v) in f.scored() {
-        p.extra.insert(name.to_string(), v);
-    }
-    p.figures = Some(iolab_core::result::PhaseFigures::KvCache(Box::new(
-        f.clone(),
-    )));
-    p
+    crate::live::kvcache::watched(rt.is_root(), watch, |live| {
+        let storage = Storage { live, ..*storage };
+        let clock = (&MonotonicClock as &dyn iolab_engine::Clock, rt.interrupt);
+        run_all(rt.comm.as_ref(), settings, &storage, clock, &mut say)
+    })
 }

@@ -10,6 +10,7 @@ use std::time::{Duration, Instant};
 use iolab_core::result::OpKind;
 use iolab_core::units::Nanos;
 use iolab_suites::kvcache::live::{KvLive, KvLiveCounts, KvSecond};
+use iolab_suites::kvcache::outcome::trial_name;
 use serde::Serialize;
 
 use super::Live;
@@ -22,16 +23,6 @@ pub struct KvCacheLive {
     pub users: u32,
     #[serde(flatten)]
     pub second: KvSecond,
-}
-
-/// A trial's phase name: `kvcache trial N`, or with --autoscale `kvcache step N (U
-/// users)` (N from 1).
-pub fn trial_name(autoscale: bool, n: usize, users: u32) -> String {
-    if autoscale {
-        format!("kvcache step {n} ({users} users)")
-    } else {
-        format!("kvcache trial {n}")
-    }
 }
 
 /// Runs `f` with a [`KvLive`] fed to the live page every second, when this process

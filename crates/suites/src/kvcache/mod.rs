@@ -8,6 +8,7 @@
 pub mod autoscale;
 pub mod join;
 pub mod live;
+pub mod outcome;
 pub mod run;
 pub mod serve;
 pub mod tally;

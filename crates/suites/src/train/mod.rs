@@ -22,48 +22,7 @@ pub use datagen::{GenOutcome, generate};
 pub use dataset::Dataset;
 pub use run::{LiveStep, TrainHooks, TrainOutcome, train_epochs};
 
-use std::collections::BTreeMap;
-
-use iolab_core::result::{OpResult, PhaseKind, PhaseResult, Timeline};
 use iolab_core::rng::Rng;
-use iolab_core::units::Nanos;
-
-/// A phase of `ops` timed as a whole (no per-second timeline, every count within the
-/// stonewall): what a KV cache trial stores. Params, figures, CPU and the rest are the
-/// caller's to fill in.
-pub fn whole_phase(
-    name: String,
-    ops: Vec<OpResult>,
-    elapsed: Nanos,
-    spec: serde_json::Value,
-    started_at_ms: i64,
-    (ranks, workers): (u32, u32),
-) -> PhaseResult {
-    PhaseResult {
-        figures: None,
-        name,
-        kind: PhaseKind::Data,
-        params: BTreeMap::new(),
-        repetition: 0,
-        spec,
-        started_at_ms,
-        ranks,
-        workers,
-        elapsed,
-        first_done: elapsed,
-        ops,
-        timeline: Timeline::default(),
-        cpu: Default::default(),
-        per_rank: Vec::new(),
-        errors: Vec::new(),
-        error_count: 0,
-        verify_failures: 0,
-        extra: BTreeMap::new(),
-        warnings: Vec::new(),
-        interrupted: false,
-        telemetry: None,
-    }
-}
 
 /// A normal draw (Box-Muller), as numpy's random.normal gives DLIO its sizes and
 /// compute times.
