@@ -1,4 +1,5 @@
-//! iolab-suites: what is composed of engine workloads. [`io500`] runs IO500's phases in
+//! iolab-suites: what is composed of engine workloads. [`fio`] runs fio's planned jobs
+//! phase by phase and makes fio's report entries, [`io500`] runs IO500's phases in
 //! its order with its parameters and scores them (IO500's language itself is in
 //! iolab-compat), [`ior`] runs an IOR command line's repetitions, [`pts`] SNIA PTS's
 //! tests on a device, [`targets`] measures every storage target at once and flags slow
@@ -12,6 +13,7 @@
 
 pub mod checkpoint;
 mod error;
+pub mod fio;
 pub mod io500;
 pub mod ior;
 pub mod kvcache;

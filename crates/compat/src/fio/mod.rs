@@ -6,6 +6,7 @@
 pub mod access;
 pub mod cmdline;
 pub mod cmdprio;
+mod describe;
 pub mod error;
 pub mod job;
 pub mod job_files;
@@ -25,6 +26,7 @@ pub mod units;
 mod values;
 
 pub use cmdline::{Invocation, OutputFormat, parse_args};
+pub use describe::{describe_plans, io_u_error_lines};
 pub use error::FioError;
 pub use job::{Engine, ExitWhat, FioJob, FioOffset, FioRw};
 pub use jobfile::{RawOption, Section, Sources, parse_job_file};

@@ -1,15 +1,13 @@
 //! `iolab fio ...`: fio's command lines and job files run on iolab's engine. The jobs
-//! are read and planned before anything runs (a refused option runs nothing); the jobs
-//! between two stonewalls run at the same time ([`run`]), each report entry fio would
-//! print is stored as a phase of one run of kind "fio" with the command line in its
-//! provenance, and printed in the shapes fio prints ([`report`]:
-//! `--output-format=normal|json|json+|terse`, `--output FILE`, `--status-interval`),
-//! with fio's disk statistics ([`disk`]).
+//! are read and planned (compat) before anything runs (a refused option runs nothing),
+//! then run by `iolab_suites::fio::run_fio` ([`run`]); each report entry fio would print
+//! is stored as a phase of one run of kind "fio" with the command line in its
+//! provenance, and printed in the shapes fio prints
+//! (`--output-format=normal|json|json+|terse`, `--status-interval`) to standard output
+//! or `--output FILE` ([`output`]), with fio's disk statistics ([`disk`]).
 
 mod disk;
-mod images;
-mod logs;
-mod report;
+mod output;
 mod run;
 
 use std::path::Path;
@@ -17,7 +15,8 @@ use std::path::Path;
 use anyhow::{Context, Result};
 use clap::Args;
 use iolab_compat::fio::{
-    FioError, FioJob, FioPlan, Invocation, Section, Sources, parse_args, parse_job_file, plan_jobs,
+    FioError, FioJob, Invocation, Section, Sources, describe_plans, parse_args, parse_job_file,
+    plan_jobs,
 };
 
 use crate::exit;
@@ -60,7 +59,7 @@ pub fn fio(args: FioArgs) -> Result<u8> {
         .map(FioJob::from_section)
         .collect::<Result<Vec<_>, FioError>>()?;
     let mut plans = plan_jobs(&jobs, iolab_core::civil::now_ms() as u64)?;
-    logs::check_log_dirs(&plans)?;
+    iolab_suites::fio::check_log_dirs(&plans)?;
     for p in &mut plans {
         p.target.allow_destroy = args.allow_destroy;
     }
@@ -91,72 +90,6 @@ fn read_sections(inv: &Invocation, sources: &mut HostSources) -> Result<Vec<Sect
 /// Reads at most [`MAX_JOB_FILE`] bytes; a longer input is refused, not truncated.
 fn read_capped(path: &Path) -> Result<String> {
     Ok(iolab_core::input::read_text_within(path, MAX_JOB_FILE)?)
-}
-
-/// What `--parse-only` prints: each job as the iolab workload it runs.
-fn describe_plans(plans: &[FioPlan]) -> String {
-    let mut out = String::new();
-    for p in plans {
-        let spec = serde_json::to_value(&p.spec).unwrap_or_default();
-        let target = match (&p.target.dir, &p.target.device) {
-            (_, Some(d)) => format!("device {}", d.display()),
-            (Some(d), None) => format!("dir {}", d.display()),
-            (None, None) => String::new(),
-        };
-        out.push_str(&format!(
-            "[{}] group {} phase {} on {target}\n",
-            p.job.name, p.group, p.phase
-        ));
-        if let Some(a) = p.after {
-            out.push_str(&format!("  after = [{}]\n", plans[a].job.name));
-        }
-        let files = match &p.target.dir {
-            Some(d) => format!(
-                "{}/iolab-work/{}",
-                d.display(),
-                p.file_names
-                    .replace("{worker}", "<jobnum>")
-                    .replace("{file}", "<filenum>")
-            ),
-            None => String::from("(the device)"),
-        };
-        out.push_str(&format!("  files = {files}\n"));
-        let m = &p.settings.modifier;
-        for (key, value) in [
-            (
-                "files_per_job",
-                (p.settings.files_per_worker > 1).then(|| p.settings.files_per_worker.to_string()),
-            ),
-            ("offset", Some(p.offset.to_string()).filter(|o| o != "0")),
-            (
-                "offset_increment",
-                Some(p.offset_increment.to_string()).filter(|o| o != "0"),
-            ),
-            (
-                "loops",
-                (p.settings.loops > 1).then(|| p.settings.loops.to_string()),
-            ),
-            ("seq_skip_blocks", (m.skip != 0).then(|| m.skip.to_string())),
-            ("seq_run", (m.run > 1).then(|| m.run.to_string())),
-            ("start_delay", p.settings.start_delay.map(|d| d.to_string())),
-            ("ramp", p.settings.ramp.map(|d| d.to_string())),
-        ] {
-            if let Some(v) = value {
-                out.push_str(&format!("  {key} = {v}\n"));
-            }
-        }
-        if let Some(m) = spec.as_object() {
-            for (k, v) in m {
-                if !v.is_null() {
-                    out.push_str(&format!("  {k} = {v}\n"));
-                }
-            }
-        }
-        for n in &p.notes {
-            out.push_str(&format!("  note: {n}\n"));
-        }
-    }
-    out
 }
 
 /// The environment and this machine's values for job files.

@@ -12,7 +12,7 @@ use super::{code_of, crates_dir, rust_files, without_test_modules};
 /// Production lines under cli/src/commands today (code without comments, blank lines and
 /// test modules). A change that moves a procedure or a renderer out lowers it; none may
 /// raise it. More than [`SLACK`] below it, the test asks for the ceiling to follow.
-const COMMAND_LINES: usize = 5950;
+const COMMAND_LINES: usize = 5154;
 const SLACK: usize = 200;
 
 /// Functions under cli/src/commands of 61 lines or more today (crate-relative file, name,
@@ -22,11 +22,6 @@ const OVER_60: &[(&str, &str, usize)] = &[
     ("cli/src/commands/audit.rs", "audit", 61),
     ("cli/src/commands/finish.rs", "cleanup", 64),
     ("cli/src/commands/finish.rs", "conclude", 63),
-    ("cli/src/commands/fio/images.rs", "make_missing", 78),
-    ("cli/src/commands/fio/logs.rs", "write_logs", 68),
-    ("cli/src/commands/fio/mod.rs", "describe_plans", 64),
-    ("cli/src/commands/fio/run.rs", "run_jobs", 65),
-    ("cli/src/commands/fio/run.rs", "run_prepared", 62),
     ("cli/src/commands/io500.rs", "run_in", 67),
     ("cli/src/commands/io500/plan.rs", "plan", 67),
     ("cli/src/commands/io500/plan.rs", "print_plan", 62),

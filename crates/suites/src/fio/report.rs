@@ -1,18 +1,16 @@
-//! What `iolab fio` prints: fio's report entries ([`report_units`]) made from the jobs'
-//! worker rows, in the formats asked for, to standard output or `--output FILE`; and
-//! the same report every `--status-interval` while jobs run (fio's status dumps,
-//! cumulative from each job's start).
+//! fio's report entries ([`Entry`]) made from the jobs' worker rows by [`Reporter`], and
+//! rendered in the formats fio was asked for (compat's `output`). Beside the procedure
+//! and not in `report`: an entry is engine rows grouped by compat's `ReportUnit`s and
+//! rendered by compat's fio formats, and `report` sees neither crate.
 
 use std::collections::BTreeMap;
-use std::io::Write;
-use std::sync::Mutex;
 use std::sync::atomic::{AtomicBool, Ordering};
 
-use anyhow::{Context, Result};
 use iolab_compat::fio::output::{DiskUtil, FioEntry, FioReport, json, terse, text};
-use iolab_compat::fio::{FioPlan, Invocation, OutputFormat, ReportUnit, report_units};
+use iolab_compat::fio::{FioPlan, OutputFormat, ReportUnit, report_units};
 use iolab_core::histogram::LatencyHistogram;
 use iolab_core::result::{PhaseResult, Timeline};
+use iolab_core::telemetry::Telemetry;
 use iolab_core::units::Nanos;
 use iolab_engine::PhaseMeta;
 use iolab_engine::{WorkerRow, phase_of_rows};
@@ -32,66 +30,29 @@ pub struct Entry {
     pub prios: BTreeMap<String, LatencyHistogram>,
 }
 
+/// How the rows of a phase were taken: whether it was interrupted, when it started (ms
+/// since the Unix epoch) and the machine's telemetry beside it.
+pub type RowsContext = (bool, i64, Option<Telemetry>);
+
+/// The report units of a run's plans, and the formats its report is rendered in.
 pub struct Reporter<'a> {
-    inv: &'a Invocation,
     plans: &'a [FioPlan],
+    formats: Vec<OutputFormat>,
     pub units: Vec<ReportUnit>,
     ranks: u32,
-    /// The normal format's head was written.
+    /// The normal format's head was rendered.
     headed: AtomicBool,
-    /// --output's file; standard output when None.
-    file: Option<Mutex<OutputFile>>,
-}
-
-/// --output's file: opened (and checked) before anything runs but emptied only when the
-/// first report is written, so a run refused before it writes leaves the file as it was
-/// (and removes it again if it made it).
-struct OutputFile {
-    file: std::fs::File,
-    path: std::path::PathBuf,
-    made: bool,
-    written: bool,
-}
-
-impl Drop for OutputFile {
-    fn drop(&mut self) {
-        if self.made && !self.written {
-            let _ = std::fs::remove_file(&self.path);
-        }
-    }
 }
 
 impl<'a> Reporter<'a> {
-    /// Opens `--output` before anything runs, on the rank that prints (`root`); it is
-    /// emptied, as fio does, when the first report is written.
-    pub fn new(inv: &'a Invocation, plans: &'a [FioPlan], ranks: u32, root: bool) -> Result<Self> {
-        let file = match &inv.output {
-            Some(path) if root => {
-                let path = std::path::PathBuf::from(path);
-                let made = std::fs::symlink_metadata(&path).is_err();
-                let file = std::fs::OpenOptions::new()
-                    .write(true)
-                    .create(true)
-                    .truncate(false)
-                    .open(&path)
-                    .with_context(|| format!("--output {}", path.display()))?;
-                Some(Mutex::new(OutputFile {
-                    file,
-                    path,
-                    made,
-                    written: false,
-                }))
-            }
-            _ => None,
-        };
-        Ok(Reporter {
-            inv,
+    pub fn new(plans: &'a [FioPlan], formats: &[OutputFormat], ranks: u32) -> Self {
+        Reporter {
             plans,
+            formats: formats.to_vec(),
             units: report_units(plans, ranks),
             ranks: ranks.max(1),
             headed: AtomicBool::new(false),
-            file,
-        })
+        }
     }
 
     /// The entries of the units whose jobs ran in one phase, from its rows: `jobs[k]` is
@@ -102,7 +63,7 @@ impl<'a> Reporter<'a> {
         jobs: &[usize],
         rows: &[&WorkerRow],
         meta: &dyn Fn(usize) -> PhaseMeta,
-        run: (bool, i64, Option<iolab_core::telemetry::Telemetry>),
+        run: RowsContext,
     ) -> Vec<Entry> {
         let mut entries = Vec::new();
         for (u, unit) in self.units.iter().enumerate() {
@@ -125,28 +86,7 @@ impl<'a> Reporter<'a> {
             let mut m = meta(unit.plan);
             m.name = self.name(unit);
             m.params.insert("fio_group".into(), unit.group.to_string());
-            entries.push(Entry {
-                verify: None,
-                unit: u,
-                phase: phase_of_rows(m, &mine, run.0, run.1, run.2.clone()),
-                context_switches: mine.iter().map(|r| r.context_switches).sum(),
-                runtime_ms: mine.iter().map(|r| r.elapsed.0 / 1_000_000).sum(),
-                clones: mine
-                    .iter()
-                    .map(|r| (r.measure.timeline.clone(), r.elapsed))
-                    .collect(),
-                prios: {
-                    let mut all: BTreeMap<String, LatencyHistogram> = BTreeMap::new();
-                    for r in &mine {
-                        for (k, h) in &r.measure.histograms {
-                            if k.starts_with("prio.") {
-                                all.entry(k.clone()).or_default().merge(h);
-                            }
-                        }
-                    }
-                    all
-                },
-            });
+            entries.push(entry(u, m, &mine, &run));
         }
         entries
     }
@@ -177,8 +117,13 @@ impl<'a> Reporter<'a> {
         }
     }
 
+    /// The plan an entry reports on (its unit's first job).
+    pub fn plan_of(&self, e: &Entry) -> &FioPlan {
+        &self.plans[self.units[e.unit].plan]
+    }
+
     /// The report of `entries` in every format asked for. The normal format's head
-    /// comes once, with the first report written (fio prints it before the first).
+    /// comes once, with the first report rendered (fio prints it before the first).
     pub fn render(&self, entries: &[&Entry], disks: &[DiskUtil]) -> String {
         let list: Vec<FioEntry<'_>> = entries
             .iter()
@@ -202,7 +147,7 @@ impl<'a> Reporter<'a> {
             disks.to_vec(),
         );
         let mut out = String::new();
-        for f in &self.inv.formats {
+        for f in &self.formats {
             out.push_str(&match f {
                 OutputFormat::Normal if self.headed.swap(true, Ordering::Relaxed) => {
                     text::body(&report)
@@ -215,28 +160,28 @@ impl<'a> Reporter<'a> {
         }
         out
     }
+}
 
-    /// Writes to `--output` or standard output.
-    pub fn write(&self, text: &str) -> Result<()> {
-        match &self.file {
-            Some(f) => {
-                let mut f = f.lock().unwrap_or_else(|p| p.into_inner());
-                let first = !f.written;
-                f.written = true;
-                let out = &mut f.file;
-                (if first { out.set_len(0) } else { Ok(()) })
-                    .and_then(|_| out.write_all(text.as_bytes()))
-                    .and_then(|_| out.flush())
-                    .with_context(|| {
-                        format!("--output {}", self.inv.output.as_deref().unwrap_or(""))
-                    })
-            }
-            None => {
-                let mut out = std::io::stdout().lock();
-                out.write_all(text.as_bytes())
-                    .and_then(|_| out.flush())
-                    .context("standard output")
+/// Unit `unit`'s entry from its rows, its phase named by `meta`.
+fn entry(unit: usize, meta: PhaseMeta, rows: &[&WorkerRow], run: &RowsContext) -> Entry {
+    let mut prios: BTreeMap<String, LatencyHistogram> = BTreeMap::new();
+    for r in rows {
+        for (k, h) in &r.measure.histograms {
+            if k.starts_with("prio.") {
+                prios.entry(k.clone()).or_default().merge(h);
             }
         }
+    }
+    Entry {
+        verify: None,
+        unit,
+        phase: phase_of_rows(meta, rows, run.0, run.1, run.2.clone()),
+        context_switches: rows.iter().map(|r| r.context_switches).sum(),
+        runtime_ms: rows.iter().map(|r| r.elapsed.0 / 1_000_000).sum(),
+        clones: rows
+            .iter()
+            .map(|r| (r.measure.timeline.clone(), r.elapsed))
+            .collect(),
+        prios,
     }
 }

@@ -8,11 +8,12 @@
 use std::io::Write;
 use std::sync::Mutex;
 
-use anyhow::{Context, Result};
 use iolab_compat::fio::logs::{CloneLog, LogOptions, render_logs};
 use iolab_compat::fio::{FioError, FioPlan};
 use iolab_engine::HistSample;
 use iolab_engine::WorkerRow;
+
+use super::FioRunError;
 
 /// Refuses a job whose log would go to a directory that does not exist (fio runs it
 /// and loses the log).
@@ -39,7 +40,7 @@ pub fn check_log_dirs(plans: &[FioPlan]) -> Result<(), FioError> {
 
 /// fio's thread number of each plan's first clone, less one: clones are counted over
 /// all jobs in order, every rank's clones of a job together.
-pub fn first_numbers(plans: &[FioPlan], ranks: u32) -> Vec<u32> {
+pub(super) fn first_numbers(plans: &[FioPlan], ranks: u32) -> Vec<u32> {
     let mut next = 0;
     plans
         .iter()
@@ -51,32 +52,21 @@ pub fn first_numbers(plans: &[FioPlan], ranks: u32) -> Vec<u32> {
         .collect()
 }
 
-/// Writes the logs of plan `plan` from its clones' rows. `written` holds the files this
-/// run wrote before: they are appended to, the others replaced. `started_ms`: when its
-/// phase started, in ms since the Unix epoch.
-pub fn write_logs(
+/// Writes the logs of plan `plan` from its clones' rows (the first numbered one more
+/// than `first`). `written` holds the files this run wrote before: they are appended to, the
+/// others replaced. `started_ms`: when its phase started, in ms since the Unix epoch.
+pub(super) fn write_logs(
     plan: &FioPlan,
     first: u32,
     rows: &[WorkerRow],
     written: &Mutex<Vec<String>>,
     started_ms: i64,
-) -> Result<()> {
+) -> Result<(), FioRunError> {
     let opts = &plan.job.logs;
     if !opts.any() && opts.hist.is_none() {
         return Ok(());
     }
-    // fio's log_unix_epoch: times from the wall clock when the clone's measured time
-    // started (fio's alternate_epoch, set again when a ramp ends).
-    let epoch_ms = if opts.unix_epoch {
-        let lead = [plan.settings.start_delay, plan.settings.ramp]
-            .iter()
-            .flatten()
-            .map(|t| t.nanos().0 / 1_000_000)
-            .sum::<u64>();
-        u64::try_from(started_ms).unwrap_or(0) + lead
-    } else {
-        0
-    };
+    let epoch_ms = epoch_of(plan, started_ms);
     let mut rows: Vec<&WorkerRow> = rows.iter().collect();
     rows.sort_by_key(|r| r.worker);
     let hist: Vec<(u32, Vec<HistSample>)> = rows
@@ -107,20 +97,41 @@ pub fn write_logs(
     };
     for (name, text) in files.into_iter().chain(render_hist_logs(opts, &hist)) {
         let append = written.contains(&name);
-        let mut file = std::fs::OpenOptions::new()
-            .write(true)
-            .create(true)
-            .append(append)
-            .truncate(!append)
-            .open(&name)
-            .with_context(|| format!("[{}] writing the log {name}", plan.job.name))?;
-        file.write_all(text.as_bytes())
-            .with_context(|| format!("[{}] writing the log {name}", plan.job.name))?;
+        write_log(&name, &text, append).map_err(|source| FioRunError::Log {
+            job: plan.job.name.clone(),
+            name: name.clone(),
+            source,
+        })?;
         if !append {
             written.push(name);
         }
     }
     Ok(())
+}
+
+/// fio's log_unix_epoch: times from the wall clock when the clone's measured time
+/// started (fio's alternate_epoch, set again when a ramp ends); 0 without it.
+fn epoch_of(plan: &FioPlan, started_ms: i64) -> u64 {
+    if !plan.job.logs.unix_epoch {
+        return 0;
+    }
+    let lead = [plan.settings.start_delay, plan.settings.ramp]
+        .iter()
+        .flatten()
+        .map(|t| t.nanos().0 / 1_000_000)
+        .sum::<u64>();
+    u64::try_from(started_ms).unwrap_or(0) + lead
+}
+
+/// Writes one log file: appended to, or replacing what was there.
+fn write_log(name: &str, text: &str, append: bool) -> std::io::Result<()> {
+    let mut file = std::fs::OpenOptions::new()
+        .write(true)
+        .create(true)
+        .append(append)
+        .truncate(!append)
+        .open(name)?;
+    file.write_all(text.as_bytes())
 }
 
 /// fio's histogram log file of each clone (`PREFIX_clat_hist.N.log`, or one
