@@ -17,6 +17,7 @@ use iolab_engine::Clock;
 use iolab_backend::object::{ObjectOp, ObjectRequest};
 
 use super::cache::KvCache;
+use super::conversation::Conversations;
 use super::entry::{EntryIo, EntrySetup};
 use super::join::Cutoff;
 use super::serve::{Serving, serve};
@@ -52,11 +53,14 @@ struct Queue {
     issued: u64,
 }
 
-/// The queue between the users and the workers, and the condition its takers wait on.
+/// The queue between the users and the workers, the condition its takers wait on, and
+/// the conversations both sides share (the users add turns, a worker reads a turn's
+/// conversation when it takes it).
 #[derive(Default)]
 struct Requests {
     queue: Mutex<Queue>,
     ready: Condvar,
+    conversations: Conversations,
 }
 
 impl Requests {
@@ -80,15 +84,20 @@ impl Requests {
         self.ready.notify_all();
     }
 
-    /// The next request to serve; None once the queue is closed.
+    /// The next request to serve, with the keys it reads back as its conversation
+    /// holds them now; None once the queue is closed.
     fn take(&self) -> Option<Request> {
         let mut q = self.lock();
         loop {
             if q.closed {
                 return None;
             }
-            if let Some(r) = q.heap.pop() {
-                return Some(r.0);
+            if let Some(Queued(mut r)) = q.heap.pop() {
+                drop(q);
+                if let Some((id, turn)) = r.conversation {
+                    r.previous = self.conversations.read_back(id, turn, &r.key);
+                }
+                return Some(r);
             }
             q = self
                 .ready
@@ -336,7 +345,7 @@ fn issue(
         if !sleep_until(clock, at, halt) {
             break;
         }
-        let req = states[i].next_request(at, seq);
+        let req = states[i].next_request(at, seq, &requests.conversations);
         seq += 1;
         requests.push(req);
         due.push(Reverse((at + states[i].next_wait(), i)));
@@ -414,11 +423,8 @@ mod tests {
     use iolab_core::units::TimeSpan;
     use iolab_engine::FakeClock;
 
-    /// The regression: `issue()` closed the queue as soon as the next request was due
-    /// after the deadline, up to a think time (~1.2 s) early, and the workers then
-    /// dropped what was queued and issued nothing more.
-    #[test]
-    fn the_queue_closes_at_the_deadline_not_at_the_last_request() {
+    /// Three users for 10 s, on a fake clock.
+    fn three_users_for_10_s() -> (iolab_core::spec::KvCacheSettings, FakeClock) {
         let settings = KvCacheSpec {
             model: Some(KvModel::Tiny1b),
             users: Some(3),
@@ -427,7 +433,15 @@ mod tests {
         }
         .resolve()
         .unwrap();
-        let clock = FakeClock::new(Nanos(1000));
+        (settings, FakeClock::new(Nanos(1000)))
+    }
+
+    /// The regression: `issue()` closed the queue as soon as the next request was due
+    /// after the deadline, up to a think time (~1.2 s) early, and the workers then
+    /// dropped what was queued and issued nothing more.
+    #[test]
+    fn the_queue_closes_at_the_deadline_not_at_the_last_request() {
+        let (settings, clock) = three_users_for_10_s();
         let deadline = Nanos::from_secs(10);
         let requests = Requests::default();
         issue(&settings, 42, &clock, deadline, &requests, &|| false);
@@ -439,6 +453,42 @@ mod tests {
         let last = q.heap.iter().map(|r| r.0.issued).max().unwrap();
         assert!(last < deadline);
         assert_eq!(q.issued, q.heap.len() as u64);
+    }
+
+    /// kv-cache.py's workers list a turn's conversation when they serve it: with an
+    /// open loop, a second turn taken after its user issued a third looks that one up
+    /// too (a miss until it is written).
+    #[test]
+    fn a_turn_taken_late_reads_back_its_conversations_later_turns() {
+        let (settings, clock) = three_users_for_10_s();
+        let requests = Requests::default();
+        issue(
+            &settings,
+            42,
+            &clock,
+            Nanos::from_secs(10),
+            &requests,
+            &|| false,
+        );
+        requests.lock().closed = false;
+        let mut checked = 0;
+        while !requests.lock().heap.is_empty() {
+            let r = requests.take().unwrap();
+            let (id, turn) = r.conversation.unwrap();
+            let keys = requests.conversations.read_back(id, 2, "");
+            if turn == 1 {
+                assert!(r.previous.is_empty());
+                continue;
+            }
+            // Every turn issued in its conversation but its own, later ones included.
+            let others: Vec<_> = keys.into_iter().filter(|k| *k != r.key).collect();
+            assert_eq!(r.previous, others, "{}", r.key);
+            checked += usize::from(r.previous.iter().any(|k| {
+                let t: u32 = k.rsplit('_').next().unwrap().parse().unwrap();
+                t > turn
+            }));
+        }
+        assert!(checked > 0);
     }
 
     #[test]

@@ -18,6 +18,7 @@ fn request(key: &str, previous: &[&str], context: u64, generate: u64) -> Request
         context_tokens: context,
         generate_tokens: generate,
         key: key.into(),
+        conversation: None,
         previous: previous.iter().map(|s| s.to_string()).collect(),
         prefix: None,
         issued: Nanos::ZERO,

@@ -6,6 +6,8 @@
 use iolab_core::rng::{PyRandom, Rng, mix};
 use iolab_core::units::Nanos;
 
+use super::conversation::{ConversationId, Conversations};
+
 /// kv-cache.py's QoS classes: interactive (priority 3), responsive (2), batch (1).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub enum Qos {
@@ -103,7 +105,10 @@ pub struct Request {
     pub generate_tokens: u64,
     /// The cache entry its prefill writes.
     pub key: String,
-    /// Earlier turns of its conversation, read back before the prefill.
+    /// Its conversation and its turn there (multi-turn only).
+    pub conversation: Option<(ConversationId, u32)>,
+    /// The other turns of its conversation, read back before the prefill: filled when
+    /// a worker takes it ([`Conversations::read_back`]).
     pub previous: Vec<String>,
     /// A system prompt's prefix looked up first: its key and tokens.
     pub prefix: Option<(&'static str, u64)>,
@@ -128,8 +133,8 @@ pub struct UserState {
     prefix_caching: bool,
     conversations: u64,
     requests: u64,
-    /// The current conversation's turn keys.
-    turns: Vec<String>,
+    /// The current conversation's turns so far.
+    turns: u32,
 }
 
 impl UserState {
@@ -142,7 +147,7 @@ impl UserState {
             prefix_caching,
             conversations: 0,
             requests: 0,
-            turns: Vec::new(),
+            turns: 0,
         }
     }
 
@@ -152,45 +157,50 @@ impl UserState {
         Nanos((self.user.think.0 as f64 * f) as u64)
     }
 
-    /// The user's next request, issued at `issued`.
-    pub fn next_request(&mut self, issued: Nanos, seq: u64) -> Request {
+    /// The user's next request, issued at `issued`; its turn is added to its
+    /// conversation in `conversations`.
+    pub fn next_request(
+        &mut self,
+        issued: Nanos,
+        seq: u64,
+        conversations: &Conversations,
+    ) -> Request {
         let u = self.user.clone();
         let name = format!("user_{:04}", u.index);
-        let key = if self.multi_turn {
-            let ends = !self.turns.is_empty()
-                && (self.rng.percent(END_CONVERSATION_PERCENT)
-                    || self.turns.len() as u32 >= MAX_TURNS);
-            if self.turns.is_empty() || ends {
-                self.turns.clear();
+        let conversation = self.multi_turn.then(|| {
+            let ends = self.turns > 0
+                && (self.rng.percent(END_CONVERSATION_PERCENT) || self.turns >= MAX_TURNS);
+            if self.turns == 0 || ends {
+                self.turns = 0;
                 self.conversations += 1;
+                conversations.start((u.index, self.conversations));
             }
-            format!(
-                "conv_{name}_{}_turn_{}",
-                self.conversations,
-                self.turns.len() + 1
-            )
-        } else {
-            format!("{name}_req_{:06}", self.requests)
+            self.turns += 1;
+            ((u.index, self.conversations), self.turns)
+        });
+        let key = match conversation {
+            Some(((_, n), turn)) => format!("conv_{name}_{n}_turn_{turn}"),
+            None => format!("{name}_req_{:06}", self.requests),
         };
+        if let Some((id, _)) = conversation {
+            conversations.add_turn(id, &key);
+        }
         self.requests += 1;
         let context_tokens = between(&mut self.rng, (u.context / 4).max(1), u.context);
         let generate_tokens = between(&mut self.rng, (u.generation / 4).max(1), u.generation);
-        let previous = self.turns.clone();
         let prefix = if self.prefix_caching {
             self.system_prompt()
         } else {
             None
         };
-        if self.multi_turn {
-            self.turns.push(key.clone());
-        }
         Request {
             user: u.index,
             qos: u.qos,
             context_tokens,
             generate_tokens,
             key,
-            previous,
+            conversation,
+            previous: Vec::new(),
             prefix,
             issued,
             seq,
@@ -244,18 +254,56 @@ mod tests {
     }
 
     #[test]
-    fn a_conversation_lists_its_earlier_turns() {
+    fn a_turn_served_at_once_reads_back_its_earlier_turns() {
         let u = users(1, 1).remove(0);
         let mut s = UserState::new(u, 1, true, true);
+        let table = Conversations::default();
         let mut seen = Vec::new();
         for i in 0..40 {
-            let r = s.next_request(Nanos(i), i);
-            if r.key.ends_with("_turn_1") {
-                assert!(r.previous.is_empty());
+            let r = s.next_request(Nanos(i), i, &table);
+            let (id, turn) = r.conversation.unwrap();
+            if turn == 1 {
+                assert!(r.key.ends_with("_turn_1"));
                 seen.clear();
             }
-            assert_eq!(r.previous, seen, "{}", r.key);
+            assert_eq!(table.read_back(id, turn, &r.key), seen, "{}", r.key);
             seen.push(r.key.clone());
+        }
+    }
+
+    /// Each request's draws have kv-cache.py's distributions (`user_worker`): context
+    /// uniform in [L/4, L], generated tokens in [G/4, G], a conversation ending with
+    /// probability 0.2 before each later request, a system prompt looked up with
+    /// probability 0.2 (`detect_system_prompt`), the wait think x uniform(0.8, 1.2). The
+    /// reference draws them from one `random` its threads share, so its sequences
+    /// differ from run to run; per-request logs of both tools (8 users, seed 42, 20 s,
+    /// ~370 requests each) agreed on these means within their sampling spread.
+    #[test]
+    fn the_draws_of_a_request_have_the_references_distributions() {
+        let table = Conversations::default();
+        for u in users(8, 42) {
+            let (l, g, think) = (u.context, u.generation, u.think.0 as f64);
+            let mut s = UserState::new(u, 42, true, true);
+            let n = 4000;
+            let (mut ctx, mut generated, mut first, mut prefix, mut wait) = (0, 0, 0, 0, 0.0);
+            for i in 0..n {
+                let r = s.next_request(Nanos(i), i, &table);
+                assert!((l / 4..=l).contains(&r.context_tokens), "{r:?}");
+                assert!((g / 4..=g).contains(&r.generate_tokens), "{r:?}");
+                ctx += r.context_tokens;
+                generated += r.generate_tokens;
+                first += u64::from(r.conversation.unwrap().1 == 1);
+                prefix += u64::from(r.prefix.is_some());
+                wait += s.next_wait().0 as f64;
+            }
+            let near = |got: f64, want: f64, tol: f64| {
+                assert!((got / want - 1.0).abs() < tol, "{got} against {want}");
+            };
+            near(ctx as f64 / n as f64, (l / 4 + l) as f64 / 2.0, 0.02);
+            near(generated as f64 / n as f64, (g / 4 + g) as f64 / 2.0, 0.02);
+            near(first as f64 / n as f64, 0.2, 0.1);
+            near(prefix as f64 / n as f64, 0.2, 0.1);
+            near(wait / n as f64, think, 0.01);
         }
     }
 }
