@@ -13,13 +13,17 @@ pub use v3::{
 };
 
 /// One step of one accelerator, in seconds: waiting for its batch (`load`), from the
-/// step's start to the end of its compute (`proc`, load + compute), and the compute it
-/// was asked to do (`compute`: a sleep of this length).
+/// step's start to the end of its compute (`proc`), the compute it was asked to do
+/// (`compute`: a sleep of this length) and the compute as the clock measured it
+/// (`measured`: from the batch's arrival to the sleep's end, overshoot and all, as
+/// DLIO's statscounter times its `compute`).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct StepTimes {
     pub load: f64,
     pub proc: f64,
     pub compute: f64,
+    #[serde(default)]
+    pub measured: f64,
 }
 
 /// One accelerator's epoch, as DLIO's compute_metrics_train sees a block.
@@ -28,13 +32,18 @@ pub struct AcceleratorEpoch {
     pub steps: u64,
     /// Seconds from the epoch's start (before its loader starts) to its last step's end.
     pub elapsed: f64,
-    /// The compute of every step but the first.
+    /// The asked compute of every step but the first.
     pub compute_after_first: f64,
+    /// The measured compute of every step but the first.
+    #[serde(default)]
+    pub measured_after_first: f64,
     /// The first step's proc time (load + compute), which DLIO takes out of the time.
     pub first_proc: f64,
-    /// Summed waits for batches, and summed compute, over all steps.
+    /// Summed waits for batches, and summed compute (asked, measured), over all steps.
     pub load_sum: f64,
     pub compute_sum: f64,
+    #[serde(default)]
+    pub measured_sum: f64,
     pub samples: u64,
     pub bytes: u64,
     pub reads: u64,
@@ -47,27 +56,36 @@ impl AcceleratorEpoch {
             steps: steps.len() as u64,
             elapsed,
             compute_after_first: steps.iter().skip(1).map(|s| s.compute).sum(),
+            measured_after_first: steps.iter().skip(1).map(|s| s.measured).sum(),
             first_proc: steps.first().map_or(0.0, |s| s.proc),
             load_sum: steps.iter().map(|s| s.load).sum(),
             compute_sum: steps.iter().map(|s| s.compute).sum(),
+            measured_sum: steps.iter().map(|s| s.measured).sum(),
             samples: steps.len() as u64 * batch,
             bytes: 0,
             reads: 0,
         }
     }
 
-    /// Accelerator utilization in %: the compute of every step but the first over the
-    /// time the block took without the first step's load and compute. Zero when nothing
-    /// was computed (DLIO's convention for computation_time 0).
+    /// Accelerator utilization in %, DLIO's: the measured compute of every step but the
+    /// first over the time the block took without the first step's load and compute.
+    /// Zero when no compute was asked (DLIO's convention for computation_time 0).
     pub fn au_percent(&self) -> f64 {
-        if self.compute_after_first == 0.0 {
-            return 0.0;
-        }
+        self.utilization(self.measured_after_first)
+    }
+
+    /// AU over the asked compute: the same window, the compute as configured (a sleep
+    /// that overshoots does not raise it).
+    pub fn au_nominal_percent(&self) -> f64 {
+        self.utilization(self.compute_after_first)
+    }
+
+    fn utilization(&self, compute: f64) -> f64 {
         let time = self.elapsed - self.first_proc;
-        if time <= 0.0 {
+        if self.compute_after_first == 0.0 || time <= 0.0 {
             return 0.0;
         }
-        self.compute_after_first / time * 100.0
+        compute / time * 100.0
     }
 
     /// Samples per second of this accelerator as v3.0's DLIO computes it: over the
@@ -91,6 +109,9 @@ pub struct EpochFigures {
     pub epoch: u32,
     /// The mean of the accelerators' AU (DLIO: allreduce / comm size).
     pub au_percent: f64,
+    /// The same over the asked compute ([`AcceleratorEpoch::au_nominal_percent`]).
+    #[serde(default)]
+    pub au_nominal_percent: f64,
     /// The sum of the accelerators' samples per second.
     pub samples_per_sec: f64,
     /// DLIO's I/O figure: samples/s x record_length, in MiB/s ("MB/second").
@@ -103,9 +124,11 @@ pub struct EpochFigures {
     pub reads: u64,
     /// The longest accelerator's epoch, seconds.
     pub elapsed: f64,
-    /// Mean wait for a batch and mean compute per step, seconds.
+    /// Mean wait for a batch and mean compute (asked, measured) per step, seconds.
     pub load_mean: f64,
     pub compute_mean: f64,
+    #[serde(default)]
+    pub compute_measured_mean: f64,
     /// The lowest accelerator's AU.
     pub au_min_percent: f64,
 }
@@ -120,6 +143,11 @@ impl EpochFigures {
         EpochFigures {
             epoch,
             au_percent: accs.iter().map(AcceleratorEpoch::au_percent).sum::<f64>() / n,
+            au_nominal_percent: accs
+                .iter()
+                .map(AcceleratorEpoch::au_nominal_percent)
+                .sum::<f64>()
+                / n,
             samples_per_sec,
             dlio_mib_per_sec: samples_per_sec * record_length / 1_048_576.0,
             bytes_per_sec: if elapsed > 0.0 {
@@ -134,6 +162,8 @@ impl EpochFigures {
             elapsed,
             load_mean: accs.iter().map(|a| a.load_sum).sum::<f64>() / steps.max(1) as f64,
             compute_mean: accs.iter().map(|a| a.compute_sum).sum::<f64>() / steps.max(1) as f64,
+            compute_measured_mean: accs.iter().map(|a| a.measured_sum).sum::<f64>()
+                / steps.max(1) as f64,
             au_min_percent: if accs.is_empty() {
                 0.0
             } else {
@@ -151,6 +181,9 @@ pub struct RunFigures {
     pub accelerators: u64,
     pub epochs: Vec<EpochFigures>,
     pub au_mean_percent: f64,
+    /// The epochs' mean AU over the asked compute.
+    #[serde(default)]
+    pub au_nominal_mean_percent: f64,
     /// numpy's std (population) of the epochs' AU.
     pub au_stdev_percent: f64,
     pub samples_per_sec_mean: f64,
@@ -182,8 +215,10 @@ impl RunFigures {
         let tp: Vec<f64> = epochs.iter().map(|e| e.samples_per_sec).collect();
         let (au_mean, au_std) = mean_std(&au);
         let (tp_mean, tp_std) = mean_std(&tp);
+        let nominal: Vec<f64> = epochs.iter().map(|e| e.au_nominal_percent).collect();
         RunFigures {
             accelerators,
+            au_nominal_mean_percent: mean_std(&nominal).0,
             epochs,
             au_mean_percent: au_mean,
             au_stdev_percent: au_std,
@@ -401,6 +436,7 @@ mod tests {
             load,
             proc: load + compute,
             compute,
+            measured: compute,
         }
     }
 
@@ -418,6 +454,36 @@ mod tests {
     }
 
     #[test]
+    fn au_counts_the_measured_compute_and_nominal_au_the_asked() {
+        // 1 s asked a step, each sleep overshooting by 0.25 s (its step 0.25 s longer).
+        let over = |load: f64| StepTimes {
+            load,
+            proc: load + 1.25,
+            compute: 1.0,
+            measured: 1.25,
+        };
+        let mut steps = vec![over(2.0)];
+        steps.extend((0..4).map(|_| over(0.5)));
+        let a = AcceleratorEpoch::from_steps(&steps, 3.25 + 4.0 * 1.75, 7);
+        // 4 steps of 1.75 s after the first: DLIO's AU 5 / 7, the asked 4 / 7.
+        assert!((a.au_percent() - 5.0 / 7.0 * 100.0).abs() < 1e-9);
+        assert!((a.au_nominal_percent() - 4.0 / 7.0 * 100.0).abs() < 1e-9);
+        let e = EpochFigures::of(1, &[a], 1.0);
+        assert!((e.compute_measured_mean - 1.25).abs() < 1e-12);
+        assert!((e.compute_mean - 1.0).abs() < 1e-12);
+        let r = RunFigures::of(1, vec![e], 1.0, 60.0);
+        assert!((r.au_nominal_mean_percent - 400.0 / 7.0).abs() < 1e-9);
+        assert!((r.au_mean_percent - 500.0 / 7.0).abs() < 1e-9);
+        // DLIO's convention for no compute asked holds for both, whatever was measured.
+        let idle = StepTimes {
+            compute: 0.0,
+            ..over(0.5)
+        };
+        let z = AcceleratorEpoch::from_steps(&[idle; 3], 4.0, 1);
+        assert_eq!((z.au_percent(), z.au_nominal_percent()), (0.0, 0.0));
+    }
+
+    #[test]
     fn no_compute_is_zero_au() {
         let steps = vec![step(0.1, 0.0); 3];
         assert_eq!(
@@ -432,12 +498,14 @@ mod tests {
             steps: 10,
             elapsed: 10.0,
             compute_after_first: 8.0,
+            measured_after_first: 8.0,
             first_proc: 0.0,
             samples: 100,
             ..Default::default()
         };
         let b = AcceleratorEpoch {
             compute_after_first: 6.0,
+            measured_after_first: 6.0,
             samples: 50,
             ..a
         };

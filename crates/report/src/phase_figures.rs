@@ -33,6 +33,7 @@ fn named(f: &PhaseFigures) -> Vec<(&'static str, f64)> {
 fn train_epoch(t: &TrainEpochFigures) -> Vec<(&'static str, f64)> {
     vec![
         ("au_percent", t.au_percent),
+        ("au_nominal_percent", t.au_nominal_percent),
         ("au_min_percent", t.au_min_percent),
         ("au_threshold_percent", t.au_threshold_percent),
         ("samples_per_sec", t.samples_per_sec),
@@ -42,6 +43,10 @@ fn train_epoch(t: &TrainEpochFigures) -> Vec<(&'static str, f64)> {
         ("samples", t.samples as f64),
         ("load_mean_s", t.load_mean.as_secs_f64()),
         ("compute_mean_s", t.compute_mean.as_secs_f64()),
+        (
+            "compute_measured_mean_s",
+            t.compute_measured_mean.as_secs_f64(),
+        ),
         ("first_step_mean_s", t.first_step_mean.as_secs_f64()),
         ("load_p50_s", t.load_p50.as_secs_f64()),
         ("load_p99_s", t.load_p99.as_secs_f64()),

@@ -186,6 +186,20 @@ fn epochs(out: &mut String, r: &TrainRunReport<'_>) {
     }
 }
 
+/// The mean compute per step over the epochs, (asked, measured), in seconds.
+fn compute_per_step(r: &TrainRunReport<'_>) -> (f64, f64) {
+    let steps: u64 = r.figures.epochs.iter().map(|e| e.steps).sum();
+    let sum = |f: &dyn Fn(&iolab_core::train::EpochFigures) -> f64| {
+        r.figures
+            .epochs
+            .iter()
+            .map(|e| f(e) * e.steps as f64)
+            .sum::<f64>()
+            / steps.max(1) as f64
+    };
+    (sum(&|e| e.compute_mean), sum(&|e| e.compute_measured_mean))
+}
+
 /// AU, samples/s and DLIO's I/O figure over the run, the CPU and memory.
 fn totals(out: &mut String, r: &TrainRunReport<'_>) {
     let samples: u64 = r.figures.epochs.iter().map(|e| e.samples).sum();
@@ -202,6 +216,13 @@ fn totals(out: &mut String, r: &TrainRunReport<'_>) {
     );
     if r.cfg.computation_time == 0.0 {
         out.push_str("  AU is 0 by definition with no compute (DLIO's convention): samples/s is the figure\n");
+    } else {
+        let (asked, measured) = compute_per_step(r);
+        let _ = writeln!(
+            out,
+            "  AU over the asked compute {:.2}% (compute per step {:.6} s measured, {:.6} s asked)",
+            r.figures.au_nominal_mean_percent, measured, asked
+        );
     }
     let _ = writeln!(
         out,

@@ -45,9 +45,12 @@ impl PhaseFigures {
 /// One training epoch, all accelerators of the job.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct TrainEpochFigures {
-    /// DLIO's AU: the mean of the accelerators' compute over their time, the first
-    /// step left out.
+    /// DLIO's AU: the mean of the accelerators' measured compute over their time, the
+    /// first step left out.
     pub au_percent: f64,
+    /// The same over the asked compute (docs/figures.md "AU").
+    #[serde(default)]
+    pub au_nominal_percent: f64,
     pub au_min_percent: f64,
     pub au_threshold_percent: f64,
     pub samples_per_sec: f64,
@@ -59,6 +62,9 @@ pub struct TrainEpochFigures {
     /// Per step, mean over all accelerators' steps: the wait for a batch, the compute.
     pub load_mean: Nanos,
     pub compute_mean: Nanos,
+    /// Per step, the compute as the clock measured it (the sleep and its overshoot).
+    #[serde(default)]
+    pub compute_measured_mean: Nanos,
     /// The first step (loader start, wait and compute), the accelerators' mean.
     pub first_step_mean: Nanos,
     /// The wait for a batch per step, p50 and p99 over all accelerators' steps.

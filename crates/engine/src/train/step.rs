@@ -2,7 +2,8 @@
 //! the loader, "compute" (sleep the step's computation time on the [`Clock`]), then
 //! meet every other accelerator at the step barrier ([`StepMeeting`]). Every time is
 //! read from the clock, so a [`FakeClock`](crate::clock::FakeClock) gives exact figures:
-//! a step's load is from its start to its batch, its proc adds the compute, and the
+//! a step's load is from its start to its batch, its proc adds the compute (measured
+//! from the batch to the sleep's end, as DLIO times it, beside the asked one), and the
 //! wait at the meeting is kept apart (DLIO's next step starts after the barrier).
 
 use iolab_core::train::StepTimes;
@@ -64,6 +65,7 @@ pub fn run_accelerator<C: Clock>(
                         load: secs(got.saturating_sub(t0)),
                         proc: secs(end.saturating_sub(t0)),
                         compute: secs(c),
+                        measured: secs(end.saturating_sub(got)),
                     };
                     out.steps.push(times);
                     out.samples += samples;

@@ -129,6 +129,67 @@ fn an_epoch_on_the_step_phase_has_exact_times_and_au() {
     assert_eq!((run.errors, run.interrupted), (0, false));
 }
 
+/// A fake clock whose every sleep overshoots by `over`, as a loaded machine's timer does.
+struct Overshooting {
+    clock: FakeClock,
+    over: Nanos,
+}
+
+impl Clock for Overshooting {
+    fn now(&self) -> Nanos {
+        self.clock.now()
+    }
+
+    fn sleep(&self, span: Nanos) {
+        self.clock.sleep(span + self.over)
+    }
+}
+
+#[test]
+fn a_sleep_that_overshoots_counts_in_au_and_not_in_nominal_au() {
+    // 5 steps of a 10 ms read and 40 ms asked compute, every sleep 5 ms long: steps of
+    // 15 ms load and 45 ms compute, 300 ms. AU (DLIO's) 4 x 45 / 240 = 75 %, over the
+    // asked compute 4 x 40 / 240 = 66.7 %.
+    let clock = Overshooting {
+        clock: FakeClock::new(Nanos::ZERO),
+        over: Nanos(5 * MS),
+    };
+    let interrupt = AtomicBool::new(false);
+    let runs = InProcess::run(
+        1,
+        |_| "h".into(),
+        |comm| {
+            let env = Env::new(comm, &interrupt);
+            let hook = Steps {
+                comm,
+                steps: 5,
+                calls: AtomicU64::new(0),
+            };
+            let epoch = std::sync::Mutex::new(None);
+            run_steps(&env, &clock, &spec(1), &hook, |_, start, meeting| {
+                let (out, work) = accelerator(&clock, start, meeting, Nanos(40 * MS), None);
+                *epoch.lock().unwrap() = Some(out);
+                Ok(work)
+            })
+            .unwrap();
+            epoch.into_inner().unwrap().unwrap()
+        },
+    );
+    let out = &runs[0];
+    assert_eq!(out.elapsed, Nanos(300 * MS));
+    let s = out.steps[1];
+    assert_eq!(
+        (s.load, s.compute, s.measured, s.proc),
+        (0.015, 0.04, 0.045, 0.06)
+    );
+    let epoch = AcceleratorEpoch::from_steps(&out.steps, out.elapsed.0 as f64 / 1e9, 4);
+    assert!((epoch.au_percent() - 75.0).abs() < 1e-9, "{epoch:?}");
+    assert!(
+        (epoch.au_nominal_percent() - 200.0 / 3.0).abs() < 1e-9,
+        "{epoch:?}"
+    );
+}
+
 #[test]
 fn two_ranks_meet_after_every_step_and_a_failure_ends_the_epoch_everywhere() {
     let interrupt = AtomicBool::new(false);

@@ -67,6 +67,7 @@ fn typed_figures(
     let cpu_ns = cpu.user.0 + cpu.system.0;
     TrainEpochFigures {
         au_percent: fig.au_percent,
+        au_nominal_percent: fig.au_nominal_percent,
         au_min_percent: fig.au_min_percent,
         au_threshold_percent: cfg.au_threshold,
         samples_per_sec: fig.samples_per_sec,
@@ -76,6 +77,7 @@ fn typed_figures(
         samples: fig.samples,
         load_mean: secs(fig.load_mean),
         compute_mean: secs(fig.compute_mean),
+        compute_measured_mean: secs(fig.compute_measured_mean),
         first_step_mean: secs(accs.iter().map(|a| a.first_proc).sum::<f64>() / n),
         load_p50: loads.percentile(50.0),
         load_p99: loads.percentile(99.0),

@@ -242,7 +242,7 @@ fn accelerator(
             // step's end.
             if first_proc.is_some() {
                 live.compute_ns
-                    .fetch_add((d.times.compute * 1e9) as u64, Ordering::Relaxed);
+                    .fetch_add((d.times.measured * 1e9) as u64, Ordering::Relaxed);
             }
             let first = *first_proc.get_or_insert(d.times.proc);
             live.samples.fetch_add(d.samples, Ordering::Relaxed);
