@@ -57,8 +57,8 @@ pub use phase::{Env, PhaseProbe, Progress, RankProgress, Stall, UnitProgress};
 pub use plan::{DataTarget, FileNames, shares};
 pub use recorder::WorkerMeasure;
 pub use target::{
-    PreparedTarget, agree, prepare_target, prepare_target_named, resolve_placeholders,
-    shared_run_token,
+    PreparedTarget, agree, finish_target, prepare_target, prepare_target_named,
+    resolve_placeholders, shared_run_token,
 };
 pub use targets::{TargetOnRank, TargetsOptions, TargetsOutcome, run_targets};
 pub use units::{UnitMember, UnitPhase, UnitPhaseSpec, UnitResult, UnitWorker, run_unit_phase};

@@ -1,7 +1,7 @@
 //! Getting a target ready on every rank: [`prepare_target`] resolves `{host}`/`{rank}` in
 //! `--dir`, has one rank per host and directory create (or adopt) the work directory,
 //! guards block devices, and makes all ranks agree on the outcome ([`agree`]) so one
-//! rank's failure is every rank's error.
+//! rank's failure is every rank's error. [`finish_target`] is its end.
 
 use std::path::{Path, PathBuf};
 
@@ -12,6 +12,9 @@ use iolab_core::spec::{BackendKind, TargetSpec};
 use crate::error::EngineError;
 use crate::plan::DataTarget;
 use crate::workdir::{LockOwner, WorkDir};
+
+mod finish;
+pub use finish::finish_target;
 
 /// A target ready for work.
 #[derive(Debug)]

@@ -1,8 +1,9 @@
-//! IOR's run on iolab's engine: [`run_repetition`] runs one repetition of an IOR plan
-//! (iolab_compat::ior_plan) on a prepared target, its write and then its read phase as
-//! IOR orders them, with IOR's side files: the stonewalling status file (written after a
-//! stonewalled write, read before a read of an earlier one) and the per-rank CSV. Each
-//! phase's figures go to the caller as IOR reports them ([`IorPhase`]) the moment it ends.
+//! IOR's run on iolab's engine: [`run_ior`] runs an IOR plan (iolab_compat::ior_plan),
+//! each repetition on its target made ready anew and cleaned after it; a repetition
+//! ([`run_repetition`]) runs its write and then its read phase as IOR orders them, with
+//! IOR's side files: the stonewalling status file (written after a stonewalled write,
+//! read before a read of an earlier one) and the per-rank CSV. Each phase's figures go to
+//! the caller as IOR reports them ([`IorPhase`]) the moment it ends.
 
 use std::path::PathBuf;
 
@@ -11,19 +12,26 @@ use iolab_compat::ior_output::{Access, IorPhase};
 use iolab_compat::ior_plan::{IorPlan, file_base, random_read_sources};
 use iolab_compat::rank_details::ior_rank_lines;
 use iolab_core::result::{OpKind, PhaseResult};
-use iolab_core::spec::DataSpec;
+use iolab_core::spec::{BackendKind, DataSpec, TargetSpec};
 use iolab_engine::Clock;
 use iolab_engine::EngineError;
 use iolab_engine::Env;
 use iolab_engine::FileNames;
 use iolab_engine::PreparedTarget;
 use iolab_engine::{DataOptions, DataOutcome, run_data};
+use iolab_engine::{finish_target, prepare_target};
 
 /// Why an IOR repetition stopped.
 #[derive(Debug, thiserror::Error)]
 pub enum IorError {
     #[error(transparent)]
     Engine(#[from] EngineError),
+    /// A repetition's target could not be made ready (before any of its phases).
+    #[error(transparent)]
+    Prepare(EngineError),
+    /// A repetition's files could not be removed after it.
+    #[error("cleaning up")]
+    Cleanup(#[source] EngineError),
     #[error(transparent)]
     Comm(#[from] iolab_comm::CommError),
     /// One of IOR's side files (`-O stoneWallingStatusFile=`, ...) could not be written.
@@ -46,20 +54,68 @@ pub enum IorError {
 
 /// What one repetition did: the files it wrote (for the cleanup) and how it ended.
 #[derive(Debug)]
-pub struct IorRepetition {
-    pub files: Vec<PathBuf>,
-    pub outcome: Result<(), IorError>,
+struct IorRepetition {
+    files: Vec<PathBuf>,
+    outcome: Result<(), IorError>,
 }
 
-/// How a repetition reports: a phase's run returned (with or without its result), and a
-/// phase's figures with its results.
+/// How a run reports: a phase's run returned (with or without its result), and a
+/// phase's figures (of repetition `rep`) with its results, the moment it ends.
 pub struct IorHooks<'a> {
     pub phase_ended: &'a dyn Fn(),
-    pub on_phase: &'a mut dyn FnMut(IorPhase, Vec<PhaseResult>),
+    pub on_phase: &'a mut dyn FnMut(u32, &IorPhase, Vec<PhaseResult>),
+}
+
+/// What a whole run found: every phase's figures in order, and whether one failed (an
+/// I/O error in a repetition's first phase, a transfer that did not hold its data).
+#[derive(Debug, Default)]
+pub struct IorRun {
+    pub figures: Vec<IorPhase>,
+    pub failed: bool,
+}
+
+/// Runs every repetition of `plan` (from the second on after -d seconds), each on its
+/// target made ready anew and its files removed after it unless -k (the cleanup's error
+/// is the run's when the repetition itself went well).
+pub fn run_ior<C: Clock>(
+    env: &Env<'_>,
+    clock: &C,
+    plan: &IorPlan,
+    hooks: &mut IorHooks<'_>,
+) -> Result<IorRun, IorError> {
+    let o = &plan.options;
+    let target = TargetSpec {
+        dir: Some(plan.dir.clone()),
+        keep: o.keep_file,
+        ..TargetSpec::default()
+    };
+    let mut run = IorRun::default();
+    for rep in 0..o.repetitions.max(1) {
+        if rep > 0 && o.inter_test_delay > 0 {
+            std::thread::sleep(std::time::Duration::from_secs(o.inter_test_delay));
+        }
+        let prepared = prepare_target(env.comm, &target, BackendKind::Psync, true)
+            .map_err(IorError::Prepare)?;
+        let outer = &mut *hooks.on_phase;
+        let mut each = IorHooks {
+            phase_ended: hooks.phase_ended,
+            on_phase: &mut |rep, f, phases| {
+                run.failed |=
+                    phases[0].error_count > 0 || phases.iter().any(|p| p.verify_failures > 0);
+                run.figures.push(*f);
+                outer(rep, f, phases);
+            },
+        };
+        let done = run_repetition(env, clock, plan, &prepared, rep, &mut each);
+        let cleaned = finish_target(env.comm, prepared, &done.files, o.keep_file);
+        done.outcome?;
+        cleaned.map_err(IorError::Cleanup)?;
+    }
+    Ok(run)
 }
 
 /// Runs repetition `rep` of `plan` on `target`: the write, then the read.
-pub fn run_repetition<C: Clock>(
+fn run_repetition<C: Clock>(
     env: &Env<'_>,
     clock: &C,
     plan: &IorPlan,
@@ -86,7 +142,7 @@ pub fn run_repetition<C: Clock>(
             Ok((f, ran.phases))
         });
         match step {
-            Ok((f, phases)) => (hooks.on_phase)(f, phases),
+            Ok((f, phases)) => (hooks.on_phase)(rep, &f, phases),
             Err(e) => {
                 return IorRepetition {
                     files,

@@ -2,7 +2,7 @@
 //! the summary, write --json, and turn the results into an exit code.
 
 use anyhow::{Context, Result};
-use iolab_comm::{Comm, CommExt};
+use iolab_comm::Comm;
 use iolab_core::result::{RunRecord, RunStatus};
 
 use crate::sink::RunSink;
@@ -43,81 +43,15 @@ pub fn start_in_workdir(
     Ok((prepared, workdir, sink))
 }
 
-/// Removes this rank's files (unless `keep`) and, once every rank is done, the data
-/// files earlier runs left (so the work directory holds only this run's files) and the
-/// work directory if it is empty. With `keep`, says which files stay.
+/// The target's end ([`iolab_engine::finish_target`]): this run's files removed unless
+/// `keep`, stale ones and an empty work directory too.
 pub fn cleanup(
     comm: &dyn Comm,
     target: PreparedTarget,
     files: &[std::path::PathBuf],
     keep: bool,
 ) -> Result<()> {
-    let PreparedTarget::Dir { workdir, .. } = target else {
-        return Ok(());
-    };
-    let name = |p: &std::path::PathBuf| {
-        p.file_name()
-            .map(|n| n.to_string_lossy().into_owned())
-            .unwrap_or_default()
-    };
-    let mut removed = Ok(());
-    // This run's files: stale for no one. With `keep` they stay.
-    let mut ours = files.to_vec();
-    ours.extend(workdir.used());
-    let ours: Vec<String> = if keep {
-        ours.iter().map(name).collect()
-    } else {
-        removed = workdir.remove_files(&ours);
-        Vec::new()
-    };
-    // Every rank's kept names reach the ranks that tidy a directory.
-    let kept: Vec<String> = comm
-        .all_gather(&ours)
-        .unwrap_or_default()
-        .into_iter()
-        .flatten()
-        .collect();
-    if workdir.holds_lock() {
-        if !keep {
-            // Every rank has removed its files: the directories IOR's names made go too.
-            workdir.remove_empty_dirs_of(files);
-        }
-        let stale = workdir.remove_stale(&kept);
-        if !stale.is_empty() {
-            eprintln!(
-                "iolab: removed {} data file(s) an earlier run left in {}: {}",
-                stale.len(),
-                workdir.path().display(),
-                abbreviated(&stale)
-            );
-        }
-        if keep && !kept.is_empty() {
-            let mut kept = kept.clone();
-            kept.sort();
-            kept.dedup();
-            eprintln!(
-                "iolab: kept {} file(s) in {} (--keep): {}",
-                kept.len(),
-                workdir.path().display(),
-                abbreviated(&kept)
-            );
-        }
-    }
-    if keep {
-        workdir.release();
-        return Ok(());
-    }
-    let _ = workdir.remove_if_empty();
-    removed.context("cleaning up")
-}
-
-/// Up to 8 names, then how many more.
-fn abbreviated(names: &[String]) -> String {
-    let mut text = names.iter().take(8).cloned().collect::<Vec<_>>().join(", ");
-    if names.len() > 8 {
-        text.push_str(&format!(" and {} more", names.len() - 8));
-    }
-    text
+    iolab_engine::finish_target(comm, target, files, keep).context("cleaning up")
 }
 
 /// [`conclude`] for a command that printed its own report: says where the run is stored
@@ -150,17 +84,7 @@ pub fn conclude(rt: &Runtime, mut sink: RunSink, output: &OutputArgs) -> Result<
     sink.finish(status);
     let record = &sink.record;
     if rt.is_root() {
-        if !output.quiet {
-            print!("{}", iolab_report::text::render_run(record));
-            if !record.id.is_empty() {
-                println!("stored as {}", record.id);
-            }
-        }
-        if let Some(path) = &output.json {
-            let json = serde_json::to_string_pretty(record).context("encoding the result")?;
-            std::fs::write(path, json + "\n")
-                .with_context(|| format!("--json {}", path.display()))?;
-        }
+        show(record, output)?;
     }
     if interrupted {
         return Ok(exit::INTERRUPTED);
@@ -197,6 +121,22 @@ pub fn conclude(rt: &Runtime, mut sink: RunSink, output: &OutputArgs) -> Result<
         return Ok(exit::FAILED);
     }
     Ok(exit::OK)
+}
+
+/// Rank 0's end of a run: the run printed (unless --quiet) with where it is stored, and
+/// --json written.
+fn show(record: &RunRecord, output: &OutputArgs) -> Result<()> {
+    if !output.quiet {
+        print!("{}", iolab_report::text::render_run(record));
+        if !record.id.is_empty() {
+            println!("stored as {}", record.id);
+        }
+    }
+    if let Some(path) = &output.json {
+        let json = serde_json::to_string_pretty(record).context("encoding the result")?;
+        std::fs::write(path, json + "\n").with_context(|| format!("--json {}", path.display()))?;
+    }
+    Ok(())
 }
 
 /// Marks a run of a reference-tool front-end (fio, IOR, mdtest) finished, interrupted or

@@ -2,8 +2,8 @@
 //! as IOR runs one task per rank, printed in IOR's layout (its "Results:" rows and
 //! "Summary of all tests:") and stored as a run of kind "ior" with the command line in its
 //! provenance, so that `compare` and `report` work on it. Options iolab does not run are
-//! refused before anything runs (iolab_compat::ior_plan). The phases run in
-//! `iolab_suites::ior::run_repetition`; this command prints and stores them.
+//! refused before anything runs (iolab_compat::ior_plan). The repetitions run in
+//! `iolab_suites::ior::run_ior`; this command prints and stores them.
 
 use anyhow::Result;
 use clap::Args;
@@ -13,11 +13,10 @@ use iolab_compat::ior_output::{IorPhase, Job, RunFacts, TABLE_HEADER, header, ro
 use iolab_compat::ior_plan::{IorPlan, plan_ior};
 use iolab_core::civil::ctime;
 use iolab_core::result::PhaseResult;
-use iolab_core::spec::{BackendKind, TargetSpec};
-use iolab_engine::{MonotonicClock, prepare_target};
-use iolab_suites::ior::{IorError, IorHooks, run_repetition};
+use iolab_engine::MonotonicClock;
+use iolab_suites::ior::{IorError, IorHooks, run_ior};
 
-use crate::commands::finish::{abandon, cleanup, finish_status};
+use crate::commands::finish::{abandon, finish_status};
 use crate::runtime::Runtime;
 use crate::sink::RunSink;
 use crate::watch::Watch;
@@ -47,22 +46,17 @@ pub fn ior(args: IorArgs) -> Result<u8> {
                 .map_err(anyhow::Error::from),
         )?;
         args.common.live.start(rt)?;
-        run_ior(rt, &args, &plan)
+        ior_in(rt, &args, &plan)
     })
 }
 
-fn run_ior(rt: &Runtime, args: &IorArgs, plan: &IorPlan) -> Result<u8> {
+fn ior_in(rt: &Runtime, args: &IorArgs, plan: &IorPlan) -> Result<u8> {
     let o = &plan.options;
     crate::commands::finish::check_status_file(
         rt,
         o.stonewall_status_file.as_deref(),
         "-O stoneWallingStatusFile=",
     )?;
-    let target = TargetSpec {
-        dir: Some(plan.dir.clone()),
-        keep: o.keep_file,
-        ..TargetSpec::default()
-    };
     let mut sink = RunSink::start(
         rt,
         args.common.recording(),
@@ -83,36 +77,26 @@ fn run_ior(rt: &Runtime, args: &IorArgs, plan: &IorPlan) -> Result<u8> {
     }
     let watch = Watch::new(&args.common.output(), &sink, None);
     let env = watch.env(rt);
-    let mut figures = Vec::new();
-    let mut failed = false;
-    for rep in 0..o.repetitions.max(1) {
-        if rep > 0 && o.inter_test_delay > 0 {
-            std::thread::sleep(std::time::Duration::from_secs(o.inter_test_delay));
-        }
-        let prepared = prepare_target(rt.comm.as_ref(), &target, BackendKind::Psync, true)?;
-        let mut hooks = IorHooks {
-            phase_ended: &|| watch.progress.finish(),
-            on_phase: &mut |f, phases| {
-                if root {
-                    say_errors(&phases);
-                    print!("{}", row(o, &f, rep));
-                }
-                failed |= phases[0].error_count > 0 || phases.iter().any(|p| p.verify_failures > 0);
-                figures.push(f);
-                sink.phases(phases);
-            },
-        };
-        let done = run_repetition(&env, &MonotonicClock, plan, &prepared, rep, &mut hooks);
-        let cleaned = cleanup(rt.comm.as_ref(), prepared, &done.files, o.keep_file);
-        match done.outcome {
-            Err(IorError::Engine(e)) => return Err(abandon(sink, e)),
-            Err(e) => return Err(e.into()),
-            Ok(()) => cleaned?,
-        }
-    }
-    let code = finish_status(&mut sink, rt.interrupted(), failed);
+    let mut hooks = IorHooks {
+        phase_ended: &|| watch.progress.finish(),
+        on_phase: &mut |rep, f, phases| {
+            if root {
+                say_errors(&phases);
+                print!("{}", row(o, f, rep));
+            }
+            sink.phases(phases);
+        },
+    };
+    let run = match run_ior(&env, &MonotonicClock, plan, &mut hooks) {
+        Ok(run) => run,
+        Err(IorError::Engine(e)) => return Err(abandon(sink, e)),
+        Err(IorError::Prepare(e)) => return Err(e.into()),
+        Err(IorError::Cleanup(e)) => return Err(anyhow::Error::from(e).context("cleaning up")),
+        Err(e) => return Err(e.into()),
+    };
+    let code = finish_status(&mut sink, rt.interrupted(), run.failed);
     if root {
-        print_end(plan, job, &figures, &sink);
+        print_end(plan, job, &run.figures, &sink);
     }
     Ok(code)
 }

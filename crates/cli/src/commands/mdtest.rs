@@ -6,18 +6,16 @@
 use anyhow::{Context, Result};
 use clap::Args;
 use iolab_comm::CommExt;
-use iolab_compat::mdtest::MdtestOptions;
 use iolab_compat::mdtest::parse_mdtest_args;
 use iolab_compat::mdtest_front::{Iteration, MdtestPlan, plan_mdtest, summary};
-use iolab_compat::rank_details::{Measured, mdtest_rank_lines};
 use iolab_core::civil::UtcTime;
 use iolab_core::result::PhaseResult;
-use iolab_core::spec::{BackendKind, MetaItems, MetaOp, TargetSpec};
-use iolab_engine::EngineError;
-use iolab_engine::{MetaError, MetaOptions, finish_meta, run_meta};
-use iolab_engine::{MonotonicClock, prepare_target_named};
+use iolab_core::spec::MetaItems;
+use iolab_engine::MonotonicClock;
+use iolab_suites::mdtest::{MdtestError, MdtestTest, add_figures, rank_details, run_test};
 
-use crate::commands::finish::{abandon, cleanup, finish_status};
+use crate::args::OutputArgs;
+use crate::commands::finish::{abandon, finish_status};
 use crate::runtime::Runtime;
 use crate::sink::RunSink;
 use crate::watch::Watch;
@@ -72,12 +70,6 @@ fn run_mdtest(rt: &Runtime, args: &MdtestArgs, plan: &MdtestPlan, made_dir: bool
         o.stonewall_status_file.as_deref(),
         "mdtest -x ",
     )?;
-    let target = TargetSpec {
-        dir: Some(o.test_dir.clone().into()),
-        create_dir: true,
-        ..TargetSpec::default()
-    };
-    let both = plan.tests.len() > 1;
     let mut sink = RunSink::start(
         rt,
         args.common.recording(),
@@ -97,29 +89,11 @@ fn run_mdtest(rt: &Runtime, args: &MdtestArgs, plan: &MdtestPlan, made_dir: bool
     let mut iterations = Vec::new();
     let mut failed = false;
     for it in 0..o.iterations.max(1) {
-        let mut figures = Iteration::default();
-        let mut phases = Vec::new();
-        for test in &plan.tests {
-            let work = test_dir_name(it, test.items, both);
-            let watch = Watch::new(&output, &sink, None);
-            let ran = run_test(rt, &watch, plan, test, it, (&target, &work))
-                .map_err(|e| e.map_engine(|e| in_mdtest_terms(e, o)));
-            let ran = match ran {
-                Ok((r, left)) => {
-                    for w in left {
-                        if rt.is_root() {
-                            eprintln!("iolab mdtest: warning: {w}");
-                        }
-                        sink.record.warnings.push(w);
-                    }
-                    r
-                }
-                Err(TestError::Engine(e)) => return Err(abandon(sink, e)),
-                Err(TestError::Other(e)) => return Err(e),
-            };
-            failed |= add_figures(&mut figures, test.items, &ran);
-            phases.extend(ran);
-        }
+        let (figures, bad, phases) = match run_iteration(rt, plan, it, &mut sink, &output) {
+            Ok(r) => r,
+            Err(e) => return Err(ended_on(sink, e)),
+        };
+        failed |= bad;
         save_rank_details(rt, plan, &figures, &phases)?;
         iterations.push(figures);
         sink.phases(phases);
@@ -135,23 +109,33 @@ fn run_mdtest(rt: &Runtime, args: &MdtestArgs, plan: &MdtestPlan, made_dir: bool
     Ok(code)
 }
 
-/// Adds each phase's figures (its items of its operation, its seconds) of a test of
-/// `items` to an iteration's; whether a phase failed (I/O errors, verify failures).
-fn add_figures(figures: &mut Iteration, items: MetaItems, ran: &[PhaseResult]) -> bool {
+/// Iteration `it`'s tests, each watched on its own (what of a tree is left to say goes
+/// to stderr and the run's warnings): its figures, whether a phase failed, its phases.
+fn run_iteration(
+    rt: &Runtime,
+    plan: &MdtestPlan,
+    it: u32,
+    sink: &mut RunSink,
+    output: &OutputArgs,
+) -> Result<(Iteration, bool, Vec<PhaseResult>), MdtestError> {
+    let mut figures = Iteration::default();
+    let mut phases = Vec::new();
     let mut failed = false;
-    for p in ran {
-        failed |= p.error_count > 0 || p.verify_failures > 0;
-        let op = [MetaOp::Create, MetaOp::Stat, MetaOp::Read, MetaOp::Remove]
-            .into_iter()
-            .find(|op| p.op(op.op_kind()).is_some());
-        if let Some(op) = op {
-            let done = p.op(op.op_kind()).map_or(0, |r| r.ops);
-            figures
-                .phases
-                .push((items, op, done, p.elapsed.as_secs_f64()));
+    for test in &plan.tests {
+        let watch = Watch::new(output, sink, None);
+        let at = MdtestTest { plan, test, it };
+        let ended = || watch.progress.finish();
+        let (ran, left) = run_test(&watch.env(rt), &MonotonicClock, &at, &ended)?;
+        for w in left {
+            if rt.is_root() {
+                eprintln!("iolab mdtest: warning: {w}");
+            }
+            sink.record.warnings.push(w);
         }
+        failed |= add_figures(&mut figures, test.items, &ran);
+        phases.extend(ran);
     }
-    failed
+    Ok((figures, failed, phases))
 }
 
 /// mdtest's lines after its runs: iolab's notes, the summary tables, when it finished
@@ -196,123 +180,15 @@ fn print_header(args: &MdtestArgs, plan: &MdtestPlan, tasks: u32, nodes: usize) 
     );
 }
 
-/// Why a test of an iteration stopped: the engine's error (the run is abandoned with
-/// it), or another (already said in one line).
-enum TestError {
-    Engine(EngineError),
-    Other(anyhow::Error),
-}
-
-impl TestError {
-    fn map_engine(self, f: impl FnOnce(EngineError) -> EngineError) -> TestError {
-        match self {
-            TestError::Engine(e) => TestError::Engine(f(e)),
-            other => other,
-        }
+/// The run's end on a test's error: the engine's abandons the run with it (stored as
+/// failed or interrupted); the others are said in one line.
+fn ended_on(sink: RunSink, e: MdtestError) -> anyhow::Error {
+    match e {
+        MdtestError::Engine(e) => abandon(sink, e),
+        MdtestError::Cleanup(e) => anyhow::Error::from(e).context("cleaning up"),
+        MdtestError::Agreed(e) => e.into(),
+        MdtestError::SideFile(e) => anyhow::anyhow!(e),
     }
-}
-
-impl From<anyhow::Error> for TestError {
-    fn from(e: anyhow::Error) -> Self {
-        TestError::Other(e)
-    }
-}
-
-/// The directory iteration `it` works in, mdtest's `<-d>/test-dir.<it>-0`, which iolab
-/// creates, marks and locks as its work directory and in which it makes mdtest's trees
-/// (`mdtest_tree.0/`, `mdtest_tree.<task>.0/`): mdtest's paths, at mdtest's depth. With
-/// both tests (neither -F nor -D) the directory test, which mdtest runs in the same
-/// directory before the file test, works beside it in `test-dir.<it>-0.dirs` (each
-/// test's tree keeps its own record for later calls), at the same depth.
-fn test_dir_name(it: u32, items: MetaItems, both: bool) -> String {
-    match (items, both) {
-        (MetaItems::Dirs, true) => format!("test-dir.{it}-0.dirs"),
-        _ => format!("test-dir.{it}-0"),
-    }
-}
-
-/// One test (directories or files) of iteration `it`, watched by `watch`: its phases, on
-/// its tree in its work directory ([`test_dir_name`]), kept for a later call unless this
-/// one removes; with -x, the items each task reached written for that call.
-fn run_test(
-    rt: &Runtime,
-    watch: &Watch,
-    plan: &MdtestPlan,
-    test: &iolab_core::spec::MetaSpec,
-    it: u32,
-    (target, work): (&TargetSpec, &str),
-) -> std::result::Result<(Vec<iolab_core::result::PhaseResult>, Vec<String>), TestError> {
-    let o = &plan.options;
-    let comm = rt.comm.as_ref();
-    let prepared = prepare_target_named(comm, target, BackendKind::Psync, true, work)
-        .map_err(TestError::Engine)?;
-    let env = watch.env(rt);
-    let opts = MetaOptions {
-        in_workdir: true,
-        repetition: it,
-        ..MetaOptions::default()
-    };
-    let outcome = run_meta(&env, &MonotonicClock, test, &prepared, &opts);
-    watch.progress.finish();
-    // mdtest leaves the tree to a later call unless this one removes it (IO500 runs -C,
-    // -T, -E and -r as calls of their own): kept with its record of the items.
-    let keep = !o.remove;
-    let tree = match &outcome {
-        Ok(out) => finish_meta(comm, test, &prepared, &opts, out, keep).map(Some),
-        Err(_) => Ok(None),
-    };
-    let cleaned = cleanup(comm, prepared, &[], false);
-    let outcome = outcome.map_err(TestError::Engine)?;
-    let left = tree.map_err(TestError::Engine)?.unwrap_or_default();
-    cleaned?;
-    // -x: the items each task reached (after a stonewall, the most any did), as mdtest
-    // writes them for a later call.
-    if let Some(file) = &o.stonewall_status_file
-        && test.has(MetaOp::Create)
-    {
-        let written = if rt.is_root() {
-            let most = outcome.created.iter().copied().max().unwrap_or(0);
-            std::fs::write(file, most.to_string())
-                .map_err(|e| anyhow::anyhow!("mdtest -x {file}: {e}"))
-        } else {
-            Ok(())
-        };
-        rt.agree(written)?;
-    }
-    Ok((outcome.phases, left))
-}
-
-/// The tree errors of the metadata engine said as an mdtest user meets them: a call of
-/// -T, -E or -r works on the tree an earlier -C call with the same options left.
-fn in_mdtest_terms(e: EngineError, o: &MdtestOptions) -> EngineError {
-    let phase = if o.create {
-        "-C"
-    } else if o.stat {
-        "-T"
-    } else if o.read {
-        "-E"
-    } else {
-        "-r"
-    };
-    let said = match e {
-        EngineError::Meta(MetaError::NoTree { root }) => format!(
-            "no tree in {} from an earlier mdtest -C call with this -d: run the -C call first",
-            root.display()
-        ),
-        EngineError::Meta(MetaError::TreeKept { root }) => format!(
-            "{} holds the files of an earlier -C call: work on them with -T, -E or -r (-r removes them) before creating anew",
-            root.display()
-        ),
-        EngineError::Meta(MetaError::LayoutMismatch { root, kept, asked }) => format!(
-            "the tree in {} was made with {kept}, but this call asks for {asked}: give the -n, -u, -z, -b, -w and -N of the -C call",
-            root.display()
-        ),
-        other => return other,
-    };
-    EngineError::Spec(iolab_core::error::SpecError::new(
-        format!("mdtest {phase}"),
-        said,
-    ))
 }
 
 /// `--saveRankPerformanceDetails=F`: rank 0 appends mdtest's lines for the iteration.
@@ -326,21 +202,7 @@ fn save_rank_details(
         return Ok(());
     };
     let result = if rt.is_root() {
-        let ranks = phases.first().map_or(0, |p| p.per_rank.len());
-        let per_rank: Vec<Vec<Measured>> = (0..ranks)
-            .map(|r| {
-                phases
-                    .iter()
-                    .zip(&all.phases)
-                    .filter_map(|(p, &(kind, op, _, _))| {
-                        let rank = p.per_rank.get(r)?;
-                        let items = rank.ops.get(&op.op_kind()).map_or(0, |c| c.ops);
-                        Some((kind, op, items, rank.elapsed.as_secs_f64()))
-                    })
-                    .collect()
-            })
-            .collect();
-        let text = mdtest_rank_lines(plan.items_per_task, &all.phases, &per_rank);
+        let text = rank_details(plan, all, phases);
         iolab_suites::ior::append(path, &text)
             .with_context(|| format!("--saveRankPerformanceDetails={path}"))
     } else {
