@@ -6,6 +6,7 @@
 //! the mount table's format ([`mountinfo`]). No I/O here.
 #![forbid(unsafe_code)]
 
+pub mod audit;
 pub mod checkpoint;
 pub mod civil;
 pub mod data_gen;

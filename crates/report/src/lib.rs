@@ -23,6 +23,7 @@
 //! - [`render_json`] (the runs themselves) and [`render_comparison_json`].
 //! - [`render_html`]: one self-contained page (inline CSS and SVG, no script, no network)
 //!   with the charts, the comparison, the parameters, the warnings and the test bed.
+//! - [`audit`]: `iolab audit`'s findings.
 //! - [`endurance`]: `iolab endurance`'s projection.
 //! - [`listing`]: `iolab results list` in every format.
 //! - [`study`]: a study's plan, opening line and closing summary.
@@ -36,6 +37,7 @@
 #![forbid(unsafe_code)]
 
 mod aggregate;
+pub mod audit;
 mod compare;
 mod comparison_text;
 mod csv;

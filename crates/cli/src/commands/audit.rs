@@ -7,7 +7,7 @@ use std::path::PathBuf;
 
 use anyhow::{Context, Result};
 use clap::Args;
-use iolab_host::{Profile, Status, SysRoot};
+use iolab_host::{Profile, SysRoot};
 
 use crate::exit;
 
@@ -52,42 +52,6 @@ pub fn audit(args: AuditArgs) -> Result<u8> {
         );
         return Ok(exit::OK);
     }
-    for f in &findings {
-        if f.status == Status::Pass && !args.all {
-            continue;
-        }
-        let subject = f
-            .subject
-            .as_deref()
-            .map(|s| format!(" [{s}]"))
-            .unwrap_or_default();
-        let status = match f.status {
-            Status::Pass => "ok".to_string(),
-            Status::Warn => format!("{:?}", f.severity).to_lowercase(),
-            Status::Unknown => "unknown".to_string(),
-        };
-        println!("{status:<8} {}{subject}", f.title);
-        println!(
-            "         current {} · recommended {}",
-            f.current.as_deref().unwrap_or("unknown"),
-            f.recommended
-        );
-        println!("         {}", f.why);
-        if let Some(n) = &f.note {
-            println!("         ({n})");
-        }
-    }
-    let warned = findings.iter().filter(|f| f.status == Status::Warn).count();
-    let passed = findings.iter().filter(|f| f.status == Status::Pass).count();
-    let unknown = findings.len() - warned - passed;
-    println!(
-        "{} checks: {warned} to look at, {passed} fine{}, {unknown} unknown",
-        findings.len(),
-        if args.all || passed == 0 {
-            ""
-        } else {
-            " (not shown; --all shows them)"
-        },
-    );
+    print!("{}", iolab_report::audit::render_audit(&findings, args.all));
     Ok(exit::OK)
 }

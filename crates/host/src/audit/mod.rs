@@ -15,6 +15,7 @@ use serde::{Deserialize, Serialize};
 use crate::error::HostError;
 use crate::root::SysRoot;
 
+pub use iolab_core::audit::{Finding, Severity, Status};
 pub use table::CHECKS;
 
 /// The role of the machine audited; decides which role-specific checks run.
@@ -65,51 +66,6 @@ impl FromStr for Profile {
                 known: Profile::ALL.map(Profile::name).join(", "),
             })
     }
-}
-
-/// How much a finding matters: `Ok` for a pass, the check's own severity for a miss,
-/// `Info` when the value could not be read.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum Severity {
-    Ok,
-    /// Worth knowing; results are comparable either way but should state it.
-    Info,
-    /// Likely to cost performance or skew results.
-    Warn,
-    /// Makes results wrong or the system fragile.
-    Critical,
-}
-
-/// The verdict on one value.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum Status {
-    Pass,
-    Warn,
-    /// The source could not be read (missing, no permission, hidden by a container) or
-    /// did not hold a value the check understands.
-    Unknown,
-}
-
-/// One check's verdict on one subject (a device, an interface) or on the host.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct Finding {
-    pub id: String,
-    pub title: String,
-    /// The device or interface the finding is about; `None` for host-wide settings.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub subject: Option<String>,
-    /// Where the value was read ("/proc/sys/net/core/rmem_max").
-    pub source: String,
-    pub current: Option<String>,
-    pub recommended: String,
-    pub severity: Severity,
-    pub status: Status,
-    pub why: String,
-    /// Why the status is unknown.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub note: Option<String>,
 }
 
 /// How a check finds its value(s).
