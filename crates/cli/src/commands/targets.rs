@@ -110,11 +110,23 @@ fn targets_in(rt: &Runtime, args: TargetsArgs) -> Result<u8> {
         }
     };
     cleaned?;
-    let show = rt.is_root() && !args.output.quiet;
+    print_and_conclude(rt, &args.output, sink, &phases, args.targets.verbose)
+}
+
+/// Prints the targets' report on rank 0 (every target with `verbose`) and where it is
+/// stored; then stores the run, writes --json and decides the exit code.
+fn print_and_conclude(
+    rt: &Runtime,
+    output: &OutputArgs,
+    sink: RunSink,
+    phases: &[TargetsPhase],
+    verbose: bool,
+) -> Result<u8> {
+    let show = rt.is_root() && !output.quiet;
     if show {
         print!(
             "{}",
-            iolab_report::targets::render_targets(&sink.record, &phases, args.targets.verbose)
+            iolab_report::targets::render_targets(&sink.record, phases, verbose)
         );
     }
     if show && !sink.record.id.is_empty() {
@@ -124,7 +136,7 @@ fn targets_in(rt: &Runtime, args: TargetsArgs) -> Result<u8> {
     // exit code.
     let quiet = OutputArgs {
         quiet: true,
-        ..args.output.clone()
+        ..output.clone()
     };
     conclude(rt, sink, &quiet)
 }

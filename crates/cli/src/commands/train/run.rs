@@ -8,9 +8,8 @@ use anyhow::{Context, Result};
 use iolab_comm::CommExt;
 use iolab_core::result::{CpuUsage, PhaseResult};
 use iolab_core::spec::TrainConfig;
-use iolab_core::train::{
-    EpochFigures, RunFigures, RunOutcome, ValidityInput, Verdict, runs_rule, validity,
-};
+use iolab_core::train::{EpochFigures, RunFigures, RunOutcome};
+use iolab_suites::train::verdict::{CountedRuns, judge_runs};
 use iolab_suites::train::{LiveStep, TrainOutcome, train_epochs};
 
 use super::{
@@ -215,27 +214,13 @@ fn judge(
         cfg.au_threshold,
     );
     let hosts_memory = host_memory(rt);
-    let mut checks = validity(&ValidityInput {
-        dataset_bytes: cfg.dataset_bytes(),
-        hosts_memory,
-        caches_dropped: counted.dropped,
-        device_read_bytes: counted.device_read,
+    let runs = CountedRuns {
+        outcomes: &counted.outcomes,
+        dropped: counted.dropped,
+        device_read: counted.device_read,
         bytes_read: counted.bytes_read,
-        steps_per_epoch: cfg.steps_per_epoch(accelerators),
-    });
-    if cfg.mode.is_some() {
-        let file_bytes = cfg.samples_per_file as f64 * cfg.record_length;
-        let required = iolab_core::train::v3_required_files(
-            cfg.samples_per_file,
-            file_bytes,
-            cfg.batch_size,
-            accelerators,
-            hosts_memory,
-        );
-        checks.push(iolab_core::train::v3_dataset_rule(cfg.files, required));
-    }
-    checks.extend(runs_rule(&counted.outcomes));
-    let verdict = Verdict::of(&checks);
+    };
+    let (checks, verdict) = judge_runs(cfg, accelerators, hosts_memory, &runs);
     if rt.is_root() && !args.output.quiet {
         print!(
             "{}",
