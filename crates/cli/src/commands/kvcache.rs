@@ -15,7 +15,7 @@ use iolab_suites::kvcache::{Storage, check_device_share, storage_limit};
 
 use crate::args::OutputArgs;
 use crate::commands::finish::{cleanup, conclude, start_in_workdir};
-use crate::commands::kvcache_s3::{KvS3Args, client_setup, open_bucket};
+use crate::commands::kvcache_s3::{KvS3Args, client_setup, open_bucket, say_left};
 use crate::runtime::Runtime;
 use crate::sink::RunSink;
 
@@ -86,7 +86,7 @@ fn kvcache_in(rt: &Runtime, args: KvCacheArgs) -> Result<u8> {
         Ok(s) => s,
         Err(e) => {
             if let Some(b) = bucket {
-                b.release(rt, false);
+                say_left(rt, &b.release(rt.comm.as_ref(), false));
             }
             return Err(e);
         }
@@ -115,9 +115,12 @@ fn kvcache_in(rt: &Runtime, args: KvCacheArgs) -> Result<u8> {
     };
     let outcome = match bucket {
         None => run(rt, &settings, &storage, quiet),
-        Some(b) => b.run(rt, (&storage, args.target.keep), |at| {
-            run(rt, &settings, at, quiet)
-        }),
+        Some(b) => {
+            let tier = (&storage, args.target.keep);
+            let (r, left) = b.run(rt.comm.as_ref(), tier, |at| run(rt, &settings, at, quiet));
+            say_left(rt, &left);
+            r
+        }
     };
     rt.comm.barrier();
     let cleaned = cleanup(rt.comm.as_ref(), target, &[], args.target.keep);

@@ -1,8 +1,9 @@
 //! `iolab kvcache --s3-endpoint URL --bucket NAME`: the KV cache's storage tier in an S3
 //! bucket. The options, credentials and clients are `iolab s3`'s (commands/s3.rs), as is
-//! the bucket's handling: checked before any load (made with --create-bucket), the
-//! run's marker written first and removed last, a bucket the run made removed at the
-//! end. The cache deletes each object it evicts and the trial's end deletes the rest.
+//! the bucket's handling (iolab_suites::kvcache::bucket): checked before any load (made
+//! with --create-bucket), the run's marker written first and removed last, a bucket the
+//! run made removed at the end. The cache deletes each object it evicts and the trial's
+//! end deletes the rest.
 
 use anyhow::Result;
 use clap::Args;
@@ -11,9 +12,7 @@ use iolab_backend::object::S3Options;
 use iolab_core::SpecError;
 use iolab_core::spec::S3Spec;
 use iolab_core::units::ByteCount;
-use iolab_engine::{release_bucket, start_s3};
-use iolab_suites::AiError;
-use iolab_suites::kvcache::{ObjectTier, Storage};
+use iolab_suites::kvcache::bucket::{Bucket, ClientOf};
 
 use crate::args::OutputArgs;
 use crate::runtime::Runtime;
@@ -88,66 +87,21 @@ pub fn client_setup(
     Ok((spec, client))
 }
 
-/// The bucket of a run, checked (or made) and marked as the run's.
-pub struct Bucket<'s> {
-    setup: &'s (S3Spec, S3Options),
-    plan: iolab_engine::ObjectPlan,
-    made: bool,
-}
-
 /// Checks (or makes) the bucket and writes the run's marker, before anything else is
 /// written or stored. Collective.
 pub fn open_bucket<'s>(rt: &Runtime, setup: &'s (S3Spec, S3Options)) -> Result<Bucket<'s>> {
     let (spec, client) = setup;
-    let factory = |g: u32| crate::commands::s3::client_of(client, spec.seed, g);
+    let factory: ClientOf<'s> =
+        Box::new(move |g| crate::commands::s3::client_of(client, spec.seed, g));
     let opts = crate::commands::s3::object_options(client);
-    let (plan, made) = start_s3(rt.comm.as_ref(), spec, &factory, &opts)?;
-    Ok(Bucket { setup, plan, made })
+    Ok(Bucket::open(rt.comm.as_ref(), spec, factory, &opts)?)
 }
 
-impl Bucket<'_> {
-    /// Runs `f` with the storage tier (`files`' work directory and limit) in the
-    /// bucket, then releases it (below).
-    pub fn run<T>(
-        self,
-        rt: &Runtime,
-        (files, keep): (&Storage<'_>, bool),
-        f: impl FnOnce(&Storage<'_>) -> Result<T, AiError>,
-    ) -> Result<T, AiError> {
-        let (spec, client) = self.setup;
-        let factory = |g: u32| crate::commands::s3::client_of(client, spec.seed, g);
-        let tier = ObjectTier {
-            factory: &factory,
-            prefix: self.plan.root.clone(),
-            keep,
-        };
-        let r = f(&Storage {
-            objects: Some(&tier),
-            device: None,
-            ..*files
-        });
-        rt.comm.barrier();
-        self.release(rt, keep);
-        r
-    }
-
-    /// The run's marker and a bucket the run made removed unless `keep` (what could not
-    /// be is said on stderr). Collective.
-    pub fn release(self, rt: &Runtime, keep: bool) {
-        let (spec, client) = self.setup;
-        let factory = |g: u32| crate::commands::s3::client_of(client, spec.seed, g);
-        let left = if keep {
-            vec![format!(
-                "--keep: the storage tier's objects at the end kept under s3://{}/{} (with its marker)",
-                spec.bucket, self.plan.root
-            )]
-        } else {
-            release_bucket(rt.comm.as_ref(), &self.plan, self.made, &factory)
-        };
-        if rt.is_root() {
-            for w in &left {
-                eprintln!("iolab: {w}");
-            }
+/// What of the bucket's release is to be said, on stderr (rank 0).
+pub fn say_left(rt: &Runtime, left: &[String]) {
+    if rt.is_root() {
+        for w in left {
+            eprintln!("iolab: {w}");
         }
     }
 }

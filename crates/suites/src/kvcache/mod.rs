@@ -6,6 +6,7 @@
 //! figures are defined in iolab_core::kvcache.
 
 pub mod autoscale;
+pub mod bucket;
 pub mod conversation;
 pub mod join;
 pub mod live;
