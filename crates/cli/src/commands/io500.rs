@@ -227,28 +227,7 @@ fn run_in(rt: &Runtime, dir: &Path, args: Io500RunArgs) -> Result<u8> {
         target: dir.display().to_string(),
         spec: args.spec.clone(),
     };
-    plan_live(&args.spec, rt.comm.size());
-    let watch = Watch::new(&args.output, &sink, None);
-    let progress = &watch.progress;
-    let env = watch.env(rt);
-    let root = rt.is_root() && !args.output.quiet;
-    if root {
-        println!("{}", iolab_suites::io500::output::header(&config));
-    }
-    let outcome = run_io500(
-        &env,
-        &MonotonicClock,
-        &args.spec,
-        &target,
-        &mut |phase, fig| {
-            progress.finish();
-            if root {
-                println!("{}", iolab_suites::io500::phase_line(fig));
-            }
-            sink.phase(phase.clone());
-        },
-    );
-    progress.finish();
+    let outcome = run_phases(rt, &args, &target, &mut sink, &config);
     let files = outcome
         .as_ref()
         .map(|o| o.files.clone())
@@ -267,6 +246,40 @@ fn run_in(rt: &Runtime, dir: &Path, args: Io500RunArgs) -> Result<u8> {
         &config,
         &args.output,
     )
+}
+
+/// The suite's phases on the prepared target: the header, then each phase's line as it
+/// ends (rank 0, unless quiet), each phase stored as it ends.
+fn run_phases(
+    rt: &Runtime,
+    args: &Io500RunArgs,
+    target: &iolab_engine::PreparedTarget,
+    sink: &mut RunSink,
+    config: &Io500Config,
+) -> Result<Io500Outcome, EngineError> {
+    plan_live(&args.spec, rt.comm.size());
+    let watch = Watch::new(&args.output, sink, None);
+    let progress = &watch.progress;
+    let env = watch.env(rt);
+    let root = rt.is_root() && !args.output.quiet;
+    if root {
+        println!("{}", iolab_suites::io500::output::header(config));
+    }
+    let outcome = run_io500(
+        &env,
+        &MonotonicClock,
+        &args.spec,
+        target,
+        &mut |phase, fig| {
+            progress.finish();
+            if root {
+                println!("{}", iolab_suites::io500::phase_line(fig));
+            }
+            sink.phase(phase.clone());
+        },
+    );
+    progress.finish();
+    outcome
 }
 
 /// The live display's plan: every phase's estimate at `io500 plan`'s assumed rates; the

@@ -12,17 +12,13 @@ use super::{code_of, crates_dir, rust_files, without_test_modules};
 /// Production lines under cli/src/commands today (code without comments, blank lines and
 /// test modules). A change that moves a procedure or a renderer out lowers it; none may
 /// raise it. More than [`SLACK`] below it, the test asks for the ceiling to follow.
-const COMMAND_LINES: usize = 4883;
+const COMMAND_LINES: usize = 4794;
 const SLACK: usize = 200;
 
 /// Functions under cli/src/commands of 61 lines or more today (crate-relative file, name,
 /// lines now): each may shrink, none may grow past its figure, and one of 60 lines or
 /// fewer leaves the list.
-const OVER_60: &[(&str, &str, usize)] = &[
-    ("cli/src/commands/io500.rs", "run_in", 67),
-    ("cli/src/commands/io500/plan.rs", "plan", 67),
-    ("cli/src/commands/io500/plan.rs", "print_plan", 62),
-];
+const OVER_60: &[(&str, &str, usize)] = &[];
 
 /// The production code of every file under cli/src/commands, by crate-relative path.
 fn command_files() -> Vec<(String, String)> {
