@@ -172,12 +172,17 @@ impl Recorder {
 
     /// Copies the live latency buckets and the counts by operation into `to` (the
     /// worker's progress slot) when 256 operations were recorded since the last copy, or
-    /// with `now`: the copy costs under one store per operation.
-    #[inline]
+    /// with `now`: the copy costs under one store per operation. The check is in the
+    /// caller's loop, the copy out of it.
+    #[inline(always)]
     pub fn publish(&mut self, to: &WorkerProgress, now: bool) {
-        if !now && self.recorded - self.published < 256 {
-            return;
+        if now || self.recorded - self.published >= 256 {
+            self.publish_now(to);
         }
+    }
+
+    #[inline(never)]
+    fn publish_now(&mut self, to: &WorkerProgress) {
         for (slot, v) in to.latency.iter().zip(self.live.iter()) {
             slot.store(*v, Ordering::Relaxed);
         }

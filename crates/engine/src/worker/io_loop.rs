@@ -126,7 +126,9 @@ impl<'s, 'b, C: Clock, B: IoBackend + ?Sized> Loop<'s, 'b, C, B> {
     /// reads from `offsets` (each direction keeps its own sequence, as fio's do).
     /// `PLAIN`: a [plain](Loop::plain) loop, built without the per-I/O work of what is
     /// off (the same steps otherwise, so the same I/Os, bytes and figures); of writes
-    /// with `WRITES`, else of reads.
+    /// with `WRITES`, else of reads. Each variant is a function of its own: inlined
+    /// together into their caller, they share its registers and spill more per I/O.
+    #[inline(never)]
     pub(super) fn run<const PLAIN: bool, const WRITES: bool>(
         &mut self,
         offsets: &mut Offsets,
