@@ -159,3 +159,34 @@ pub fn render_hist_logs(
     }
     files
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn hist_logs_are_one_per_clone_or_one_shared_file() {
+        let sample = |at_ms| HistSample {
+            at_ms,
+            ..HistSample::default()
+        };
+        let clones = vec![(1, vec![sample(100)]), (2, vec![sample(200)])];
+        let mut opts = LogOptions {
+            hist: Some("lat".into()),
+            ..LogOptions::default()
+        };
+        let files = render_hist_logs(&opts, &clones);
+        let names: Vec<&str> = files.iter().map(|f| f.0.as_str()).collect();
+        assert_eq!(names, ["lat_clat_hist.1.log", "lat_clat_hist.2.log"]);
+        opts.shared_file = true;
+        let files = render_hist_logs(&opts, &clones);
+        assert_eq!(files.len(), 1);
+        assert_eq!(files[0].0, "lat_clat_hist.log");
+        assert_eq!(
+            files[0].1,
+            format!("{}{}", sample(100).line(), sample(200).line())
+        );
+        opts.hist = None;
+        assert!(render_hist_logs(&opts, &clones).is_empty());
+    }
+}

@@ -394,3 +394,38 @@ fn group_reported_samples_are_each_clones_as_fio_pools_them() {
     assert_eq!((g.bytes, g.max_run_ms), (2800 * 1024, 2000));
     assert_eq!(g.agg_bw, 1400.0 * 1024.0);
 }
+
+#[test]
+fn io_u_error_lines_say_each_kept_error_as_fio_then_the_rest() {
+    use iolab_core::result::ErrorRecord;
+    let error = |op, offset, errno: Option<i32>, message: &str| ErrorRecord {
+        rank: 0,
+        host: "h".into(),
+        op,
+        path: "/d/f.0".into(),
+        offset,
+        errno,
+        message: message.into(),
+    };
+    let mut p = phase();
+    p.errors = vec![
+        error(OpKind::Write, Some(8192), Some(5), "EIO"),
+        error(OpKind::Read, None, None, "rate below its minimum"),
+        error(OpKind::Trim, Some(0), None, "trim refused"),
+    ];
+    p.error_count = 5;
+    let lines = crate::fio::io_u_error_lines(&p, 4096);
+    assert_eq!(lines.len(), 4, "{lines:?}");
+    assert!(
+        lines[0].starts_with("fio: io_u error on file /d/f.0: ")
+            && lines[0].ends_with(": write offset=8192, buflen=4096"),
+        "{}",
+        lines[0]
+    );
+    assert_eq!(lines[1], "iolab fio: rate below its minimum");
+    assert_eq!(
+        lines[2],
+        "fio: io_u error on file /d/f.0: trim refused: trim offset=0, buflen=4096"
+    );
+    assert_eq!(lines[3], "iolab fio: and 2 more I/O errors");
+}
