@@ -212,27 +212,9 @@ fn start_indexed<'scope, 'env>(
     shared: Arc<ReaderShared<'env>>,
     batches: Vec<Vec<usize>>,
 ) -> Result<Batches, AiError> {
-    let threads = shared.cfg.read_threads.max(1) as usize;
-    // torch: prefetch_factor = ceil(prefetch_size / workers) batches per worker,
-    // one of them possibly in progress.
-    let per_thread = (shared.cfg.prefetch as usize).div_ceil(threads).max(1);
     let batches = Arc::new(batches);
-    let mut rxs = Vec::with_capacity(threads);
-    for t in 0..threads {
-        let (tx, rx) = sync_channel(per_thread - 1);
-        rxs.push(rx);
-        let shared = shared.clone();
-        let batches = batches.clone();
-        std::thread::Builder::new()
-            .name(format!("iolab-reader{t}"))
-            .spawn_scoped(scope, move || {
-                indexed_reader(&shared, &batches, t, threads, tx)
-            })
-            .map_err(|e| AiError::Setup(format!("a reader thread: {e}")))?;
-    }
-    Ok(Batches {
-        kind: Source::Indexed(rxs),
-        next: 0,
+    spawn_batch_readers(scope, shared, move |shared, t, threads, tx| {
+        indexed_reader(shared, &batches, t, threads, tx)
     })
 }
 
@@ -242,20 +224,38 @@ fn start_rowgroups<'scope, 'env>(
     shared: Arc<ReaderShared<'env>>,
     files: Vec<usize>,
 ) -> Result<Batches, AiError> {
+    let files = Arc::new(files);
+    spawn_batch_readers(scope, shared, move |shared, t, threads, tx| {
+        let mine = rowgroups::worker_files(&files, t, threads);
+        rowgroups::rowgroup_reader(shared, &mine, tx)
+    })
+}
+
+/// Spawns a torch DataLoader's `read_threads` workers in `scope`, worker t running
+/// `work(shared, t, threads, tx)` and sending its batches on `tx`, a channel holding
+/// torch's prefetch_factor = ceil(prefetch_size / workers) batches per worker (one of
+/// them possibly in progress); the accelerator takes the workers' batches in turn.
+fn spawn_batch_readers<'scope, 'env, W>(
+    scope: &'scope std::thread::Scope<'scope, 'env>,
+    shared: Arc<ReaderShared<'env>>,
+    work: W,
+) -> Result<Batches, AiError>
+where
+    W: Fn(&ReaderShared<'env>, usize, usize, SyncSender<Result<Batch, AiError>>)
+        + Clone
+        + Send
+        + 'scope,
+{
     let threads = shared.cfg.read_threads.max(1) as usize;
-    // torch: prefetch_factor = ceil(prefetch_size / workers) batches per worker.
     let per_thread = (shared.cfg.prefetch as usize).div_ceil(threads).max(1);
     let mut rxs = Vec::with_capacity(threads);
     for t in 0..threads {
         let (tx, rx) = sync_channel(per_thread - 1);
         rxs.push(rx);
-        let shared = shared.clone();
-        let mine = rowgroups::worker_files(&files, t, threads);
+        let (shared, work) = (shared.clone(), work.clone());
         std::thread::Builder::new()
             .name(format!("iolab-reader{t}"))
-            .spawn_scoped(scope, move || {
-                rowgroups::rowgroup_reader(&shared, &mine, tx)
-            })
+            .spawn_scoped(scope, move || work(&shared, t, threads, tx))
             .map_err(|e| AiError::Setup(format!("a reader thread: {e}")))?;
     }
     Ok(Batches {
