@@ -147,7 +147,18 @@ MPIRUN = base.MPIRUN + ["--bind-to", "none"]
 
 
 def iolab_train(args, data, flags, scratch, stored=None):
-    return base.iolab_train(args, data, flags, scratch, stored, mpirun=MPIRUN)
+    """`iolab train run`'s figures, with its AU over the asked compute (`au_nominal`; a
+    build before it had only that one, as `au_percent`) and its measured compute per
+    step from the stored epochs."""
+    keep = stored or os.path.join(scratch, "iolab-run.json")
+    res = base.iolab_train(args, data, flags, scratch, keep, mpirun=MPIRUN)
+    with open(keep) as f:
+        figs = [p["figures"] for p in json.load(f)["phases"]
+                if p["name"].startswith("train-epoch")]
+    res["au_nominal"] = sum(f.get("au_nominal_percent", f["au_percent"]) for f in figs) / len(figs)
+    res["compute_ms"] = sum(f.get("compute_measured_mean", f["compute_mean"])
+                            for f in figs) / len(figs) / 1e6
+    return res
 
 
 def dlio_run(args, workload, overrides, cwd, np_=None, wrap=None):
@@ -176,6 +187,9 @@ def small(args, name, compute=None):
         dlio += [f"++workload.dataset.record_length_bytes={length}",
                  "++workload.dataset.record_length_bytes_stdev=0"]
         iolab += ["--record-length", str(length), "--record-length-stdev", "0"]
+    if args.read_threads:
+        dlio.append(f"++workload.reader.read_threads={args.read_threads}")
+        iolab += ["--read-threads", str(args.read_threads)]
     if args.row_group_size:
         dlio.append(f"++workload.dataset.parquet.row_group_size={args.row_group_size}")
         iolab += ["--row-group-size", str(args.row_group_size)]
@@ -192,10 +206,48 @@ def dlio_train(args, name, data, overrides, scratch):
                              f"++workload.output.folder={out}"] + overrides, out)
     with open(os.path.join(out, "summary.json")) as f:
         m = json.load(f)["metric"]
+    with open(os.path.join(out, "0_output.json")) as f:
+        steps = dlio_steps(json.load(f))
     shutil.rmtree(out, ignore_errors=True)
-    return {"au": m["train_au_mean_percentage"],
-            "sps": m["train_throughput_mean_samples_per_second"],
-            "epochs": len(m["train_au_percentage"]), "wall": wall, "cpu": cpu}
+    au = m["train_au_mean_percentage"]
+    return {"au": au, "sps": m["train_throughput_mean_samples_per_second"],
+            "epochs": len(m["train_au_percentage"]), "wall": wall, "cpu": cpu,
+            **overshoot_out(au, steps, asked_compute(args, name, overrides))}
+
+
+def dlio_steps(output):
+    """Rank 0's per-step compute and proc times in AU's window (DLIO's
+    `metric_exclude_start_steps: 1`: every step but the first), over its epochs and
+    blocks, from its `0_output.json` (statscounter's `output`, written at the run's end):
+    (window compute, window count, first steps' proc)."""
+    compute, count = 0.0, 0
+    for epoch, o in output.items():
+        if not isinstance(o, dict) or "compute" not in o:
+            continue
+        for block, c in o["compute"].items():
+            if block.startswith("block"):
+                compute += sum(c[1:])
+                count += max(len(c) - 1, 0)
+    return compute, count
+
+
+def asked_compute(args, name, overrides):
+    """The computation_time the run asked for (an override, else the config's)."""
+    for o in overrides:
+        if "train.computation_time=" in o:
+            return float(o.split("=")[1])
+    return TRAIN[name][6]
+
+
+def overshoot_out(au, steps, asked):
+    """DLIO's AU with its sleep overshoot taken out: the asked compute of its window's
+    steps over the window's time (its measured compute over its AU), and its measured
+    compute per step. One epoch and block (this bench's storage runs) or their sums."""
+    compute, count = steps
+    if not count or au <= 0 or compute <= 0:
+        return {"au_nominal": 0.0, "compute_ms": 0.0}
+    window = compute / (au / 100)
+    return {"au_nominal": asked * count / window * 100, "compute_ms": compute / count * 1e3}
 
 
 def datagen(data, flags):
@@ -222,6 +274,8 @@ def mode_storage(args, scratch):
     print(f"\nstorage-bound: {args.workload}_b200 at v3.0, {args.np} ranks, {args.files} "
           f"files, every open stalled {args.stall} (target: iolab/DLIO within 0.90-1.10)")
     base.table(rows, "au", "AU %")
+    base.table(rows, "au_nominal", "AU % (asked compute)")
+    base.table(rows, "compute_ms", "compute/step ms")
     base.table(rows, "sps", "samples/s")
 
 
@@ -536,6 +590,8 @@ def main():
     ap.add_argument("--batch", type=int, default=None)
     ap.add_argument("--row-group-size", type=int, default=None,
                     help="parquet: rows a row group (both tools)")
+    ap.add_argument("--read-threads", type=int, default=None,
+                    help="reader threads per rank (both tools; the config's otherwise)")
     ap.add_argument("--epochs", type=int, default=1)
     ap.add_argument("--stall", default="50ms")
     ap.add_argument("--models", default=None, help="checkpoint: e.g. 8b,70b")

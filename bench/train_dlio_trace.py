@@ -9,7 +9,9 @@ first step's share of the epoch.
 
   python3 bench/train_dlio_trace.py --workload dlrm --files 16 --stall 1s
 
-IOLAB= and FAULTFS= as for bench/train_dlio.py; the venv and configs too.
+IOLAB= and FAULTFS= as for bench/train_dlio.py; the venv and configs too. Both tools are
+launched unbound, as bench/train_dlio.py launches them. --keep DIR keeps the traces
+(dlio.st, iolab.st) and DLIO's per-step times (0_output.json).
 """
 
 import argparse
@@ -81,7 +83,10 @@ def main():
     ap.add_argument("--record-length", type=int, default=None)
     ap.add_argument("--batch", type=int, default=None)
     ap.add_argument("--row-group-size", type=int, default=None)
+    ap.add_argument("--read-threads", type=int, default=None)
     ap.add_argument("--data-root", default=None)
+    ap.add_argument("--keep", default=None,
+                    help="a directory to copy both traces and DLIO's 0_output.json to")
     ap.add_argument("--venv", default="/work/peers/dlio3-venv/V")
     ap.add_argument("--dlio-configs", default="/work/peers/dlio3/dlio_benchmark/configs")
     args = ap.parse_args()
@@ -103,14 +108,20 @@ def main():
                        wrap=STRACE + ["-o", d_trace])
             with open(os.path.join(out, "summary.json")) as f:
                 dm = json.load(f)["metric"]
+            if args.keep:
+                os.makedirs(args.keep, exist_ok=True)
+                shutil.copy(os.path.join(out, "0_output.json"), args.keep)
             summ = os.path.join(scratch, "iolab-summary.json")
-            base.timed(base.MPIRUN + ["-np", "1"] + STRACE + ["-o", i_trace, base.iolab_bin(),
+            base.timed(t.MPIRUN + ["-np", "1"] + STRACE + ["-o", i_trace, base.iolab_bin(),
                        "train", "run", "--data-dir", data, "--summary-json", summ,
                        "--no-store", "--quiet"] + iolab)
             with open(summ) as f:
                 im = json.load(f)["metric"]
         finally:
             fs.close()
+        if args.keep:
+            shutil.copy(d_trace, args.keep)
+            shutil.copy(i_trace, args.keep)
         for name, m, trace in (("DLIO", dm, d_trace), ("iolab", im, i_trace)):
             print(f"{name}: AU {m['train_au_mean_percentage']:.2f} %, "
                   f"{m['train_throughput_mean_samples_per_second']:.1f} samples/s; "
