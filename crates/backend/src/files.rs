@@ -221,6 +221,24 @@ impl DataFile {
             .map_err(|e| self.file_err("fallocate", e.into()))
     }
 
+    /// Reserves `len` bytes at `offset` without changing the file's size
+    /// (`fallocate(KEEP_SIZE)`), as numpy's `tofile` does before writing an array of 16 MiB
+    /// or more. Where the file system cannot (EOPNOTSUPP), nothing is reserved and the
+    /// writes allocate: numpy ignores that failure too. A file only: a device, an NBD or
+    /// NFS export is left alone.
+    pub fn reserve_keep_size(&self, offset: u64, len: u64) -> Result<(), BackendError> {
+        let Storage::Local(file) = &self.storage else {
+            return Ok(());
+        };
+        if len == 0 || self.block_device {
+            return Ok(());
+        }
+        match rustix::fs::fallocate(file, FallocateFlags::KEEP_SIZE, offset, len) {
+            Err(e) if e == rustix::io::Errno::OPNOTSUPP => Ok(()),
+            r => r.map_err(|e| self.file_err("fallocate(KEEP_SIZE)", e.into())),
+        }
+    }
+
     /// Discards `len` bytes at `offset` (BLKDISCARD on a device, a punched hole in a
     /// file; see [`trim_range`]), outside the timed path: a purge.
     pub fn discard(&self, offset: u64, len: u64) -> Result<(), BackendError> {
@@ -482,6 +500,30 @@ mod tests {
         assert_eq!(&buf, b"hello");
         let err = f.read_exact_at(&mut buf, 4100).unwrap_err().to_string();
         assert!(err.contains("read of 5 bytes at offset 4100"), "{err}");
+    }
+
+    #[test]
+    fn reserving_keeps_the_size_and_takes_the_blocks() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("f");
+        let spec = OpenSpec {
+            write: true,
+            create: true,
+            ..OpenSpec::default()
+        };
+        let f = DataFile::open(&p, spec).unwrap();
+        f.write_all_at(&[7u8; 128], 0).unwrap();
+        f.reserve_keep_size(128, 4 << 20).unwrap();
+        let meta = std::fs::metadata(&p).unwrap();
+        assert_eq!(meta.len(), 128, "KEEP_SIZE left the size alone");
+        use std::os::unix::fs::MetadataExt;
+        let fs = fs_type(dir.path()).unwrap();
+        // 512-byte blocks: the 4 MiB reserved past the header, on a file system that can.
+        assert!(
+            meta.blocks() * 512 >= 4 << 20 || fs == "nfs",
+            "{} bytes allocated on {fs}",
+            meta.blocks() * 512
+        );
     }
 
     /// Pages of `f`'s first `len` bytes in the page cache (mincore).

@@ -33,6 +33,11 @@ use crate::plan::INTERVAL;
 use crate::recorder::{Recorder, WorkerMeasure};
 use data::EntryData;
 
+/// The payload from which numpy's `tofile` reserves the array's bytes before writing
+/// them (`npy_fallocate`: `fallocate(KEEP_SIZE)` past the header, from 16 MiB), which
+/// kv-cache.py's `np.save` does for every entry that large.
+const NUMPY_FALLOCATE_FROM: u64 = 16 << 20;
+
 /// numpy's `.npy` v1.0 header for a float16 array of `tokens` tokens: magic, version,
 /// length, the dict, padded with spaces and a newline to a multiple of 64 bytes.
 pub fn npy_header(shape: &ModelShape, tokens: u64) -> Vec<u8> {
@@ -227,6 +232,14 @@ impl<'c> EntryIo<'c> {
         let total = entry.total;
         let t0 = self.clock.now();
         let files = self.open(entry.path, true)?;
+        let payload = total - entry.header.len() as u64;
+        if let Some(file) = files.first()
+            && !self.on_device
+            && entry.offset == 0
+            && payload >= NUMPY_FALLOCATE_FROM
+        {
+            file.reserve_keep_size(entry.header.len() as u64, payload)?;
+        }
         self.with_backend(&files, |b, s| s.write_pieces(b, entry))?;
         let t1 = self.clock.now();
         if let Some(file) = files.first() {
