@@ -73,7 +73,8 @@ def iolab_cmd(a, cache_dir, out):
     return [IOLAB, "kvcache", "--model", a.model, "--users", str(a.users), "--duration",
             f"{a.duration}s", "--cpu-memory", f"{a.cpu_gib}GiB", "--max-concurrent-allocs",
             str(a.allocs), "--generation-mode", "none", "--seed", str(a.seed), "--dir",
-            cache_dir, "--no-store", "--quiet", "--json", out, "--join-window", "2s"]
+            cache_dir, "--no-store", "--quiet", "--json", out, "--join-window", "2s",
+            *a.iolab_arg]
 
 
 def run(cmd, cwd=None, prefix=()):
@@ -404,6 +405,10 @@ def main():
     p.add_argument("--dir", default=None)
     p.add_argument("--target", default=None, help="DIR, tmpfs or faultfs:STALL (default: --dir)")
     p.add_argument("--tmpfs-gib", type=int, default=8)
+    p.add_argument("--iolab-arg", action="append", default=[],
+                   help="one more argument for iolab kvcache (repeatable), e.g. "
+                        "--iolab-arg=--direct on a disk: the reference drops each file's "
+                        "cached pages before reading it, so both read the device")
     p.add_argument("--floor-gib", type=int, default=2,
                    help="GiB written, read and removed before each trial pair to measure the "
                         "kernel's CPU per GiB on the target (0: skip; never on faultfs)")
