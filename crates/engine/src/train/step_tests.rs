@@ -8,7 +8,7 @@ use iolab_core::result::OpKind;
 use iolab_core::train::AcceleratorEpoch;
 use iolab_core::units::Nanos;
 
-use super::step_phase::{StepPhaseSpec, StepWork, run_steps};
+use super::step_phase::{StepPhase, StepPhaseSpec, StepWork, run_steps};
 use super::*;
 use crate::clock::{Clock, FakeClock, MonotonicClock};
 use crate::phase::{Env, StepHook};
@@ -76,10 +76,9 @@ fn spec(workers: usize) -> StepPhaseSpec {
     }
 }
 
-#[test]
-fn an_epoch_on_the_step_phase_has_exact_times_and_au() {
-    // 5 steps of 10 ms load and 40 ms compute: 250 ms, AU 80 % (the first step out).
-    let clock = FakeClock::new(Nanos::ZERO);
+/// One rank's epoch of 5 steps, each a 10 ms read and `compute` on `clock`: the phase,
+/// the step hook's calls and the accelerator's steps.
+fn one_epoch<C: Clock + Sync>(clock: &C, compute: Nanos) -> (StepPhase, u64, AcceleratorSteps) {
     let interrupt = AtomicBool::new(false);
     let runs = InProcess::run(
         1,
@@ -92,8 +91,8 @@ fn an_epoch_on_the_step_phase_has_exact_times_and_au() {
                 calls: AtomicU64::new(0),
             };
             let epoch = std::sync::Mutex::new(None);
-            let run = run_steps(&env, &clock, &spec(1), &hook, |_, start, meeting| {
-                let (out, work) = accelerator(&clock, start, meeting, Nanos(40 * MS), None);
+            let run = run_steps(&env, clock, &spec(1), &hook, |_, start, meeting| {
+                let (out, work) = accelerator(clock, start, meeting, compute, None);
                 *epoch.lock().unwrap() = Some(out);
                 Ok(work)
             })
@@ -105,7 +104,14 @@ fn an_epoch_on_the_step_phase_has_exact_times_and_au() {
             )
         },
     );
-    let (run, calls, out) = &runs[0];
+    runs.into_iter().next().expect("one rank")
+}
+
+#[test]
+fn an_epoch_on_the_step_phase_has_exact_times_and_au() {
+    // 5 steps of 10 ms load and 40 ms compute: 250 ms, AU 80 % (the first step out).
+    let clock = FakeClock::new(Nanos::ZERO);
+    let (run, calls, out) = &one_epoch(&clock, Nanos(40 * MS));
     assert_eq!(*calls, 5);
     assert_eq!(out.elapsed, Nanos(250 * MS));
     assert_eq!(run.result.elapsed, Nanos(250 * MS));
@@ -154,28 +160,7 @@ fn a_sleep_that_overshoots_counts_in_au_and_not_in_nominal_au() {
         clock: FakeClock::new(Nanos::ZERO),
         over: Nanos(5 * MS),
     };
-    let interrupt = AtomicBool::new(false);
-    let runs = InProcess::run(
-        1,
-        |_| "h".into(),
-        |comm| {
-            let env = Env::new(comm, &interrupt);
-            let hook = Steps {
-                comm,
-                steps: 5,
-                calls: AtomicU64::new(0),
-            };
-            let epoch = std::sync::Mutex::new(None);
-            run_steps(&env, &clock, &spec(1), &hook, |_, start, meeting| {
-                let (out, work) = accelerator(&clock, start, meeting, Nanos(40 * MS), None);
-                *epoch.lock().unwrap() = Some(out);
-                Ok(work)
-            })
-            .unwrap();
-            epoch.into_inner().unwrap().unwrap()
-        },
-    );
-    let out = &runs[0];
+    let (_, _, out) = &one_epoch(&clock, Nanos(40 * MS));
     assert_eq!(out.elapsed, Nanos(300 * MS));
     let s = out.steps[1];
     assert_eq!(
