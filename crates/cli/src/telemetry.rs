@@ -1,6 +1,7 @@
 //! [`TelemetryProbe`]: samples the block devices under the target and the CPU once a
 //! second while each phase runs (rank 0), so reports can show whether the device or the
-//! client was the limit.
+//! client was the limit. [`DiskProbe`]: adds up what the devices did over the phases'
+//! timed parts (host's `DiskWatch`; fio's `disk_util`) beside another probe.
 
 use std::os::unix::fs::FileTypeExt;
 use std::path::Path;
@@ -10,6 +11,7 @@ use iolab_core::inventory::Inventory;
 use iolab_core::telemetry::Telemetry;
 use iolab_core::units::Nanos;
 use iolab_engine::PhaseProbe;
+use iolab_host::telemetry::{DiskTotals, DiskWatch};
 use iolab_host::{Sampler, SysRoot};
 
 pub struct TelemetryProbe {
@@ -90,5 +92,40 @@ impl PhaseProbe for TelemetryProbe {
             .unwrap_or_else(|e| e.into_inner())
             .take()?;
         Some(s.stop())
+    }
+}
+
+/// Reads the devices' counters when a phase's timed part starts and stops, into totals
+/// shared by the run's phases, and hands on to `inner`.
+pub struct DiskProbe<'a> {
+    inner: Option<&'a dyn PhaseProbe>,
+    watch: DiskWatch<'a>,
+}
+
+impl<'a> DiskProbe<'a> {
+    pub fn new(
+        inner: Option<&'a dyn PhaseProbe>,
+        devices: Vec<String>,
+        totals: &'a Mutex<DiskTotals>,
+    ) -> Self {
+        DiskProbe {
+            inner,
+            watch: DiskWatch::new(SysRoot::live(), devices, totals),
+        }
+    }
+}
+
+impl PhaseProbe for DiskProbe<'_> {
+    fn start(&self) {
+        self.watch.start();
+        if let Some(p) = self.inner {
+            p.start();
+        }
+    }
+
+    fn stop(&self) -> Option<Telemetry> {
+        let telemetry = self.inner.and_then(|p| p.stop());
+        self.watch.stop();
+        telemetry
     }
 }

@@ -4,9 +4,8 @@
 //! is stored as a phase of one run of kind "fio" with the command line in its
 //! provenance, and printed in the shapes fio prints
 //! (`--output-format=normal|json|json+|terse`, `--status-interval`) to standard output
-//! or `--output FILE` ([`output`]), with fio's disk statistics ([`disk`]).
+//! or `--output FILE` ([`output`]), with fio's disk statistics (host's `DiskTotals`).
 
-mod disk;
 mod output;
 mod run;
 

@@ -7,19 +7,21 @@ use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 
 use anyhow::Result;
+use iolab_compat::fio::output::DiskUtil;
 use iolab_compat::fio::{FioPlan, Invocation, io_u_error_lines};
 use iolab_core::result::{PhaseResult, RunStatus};
 use iolab_engine::{EngineError, Env, JobsRun, PreparedTarget};
+use iolab_host::telemetry::DiskTotals;
 use iolab_suites::fio::{
     Entry, FioHooks, FioJobs, FioRun, FioRunError, HookError, PhaseRun, Reporter, run_fio,
 };
 
 use super::FioArgs;
-use super::disk::{DiskProbe, DiskTotals};
 use super::output::FioOutput;
 use crate::commands::finish::{cleanup, finish_status};
 use crate::runtime::Runtime;
 use crate::sink::RunSink;
+use crate::telemetry::DiskProbe;
 use crate::watch::Watch;
 
 pub fn run_jobs(rt: &Runtime, args: &FioArgs, inv: &Invocation, plans: &[FioPlan]) -> Result<u8> {
@@ -44,8 +46,7 @@ pub fn run_jobs(rt: &Runtime, args: &FioArgs, inv: &Invocation, plans: &[FioPlan
         run_watched(rt, &args.common.live, inventory, &totals, paths, run)
     };
     let status = |entries: &[&Entry]| {
-        let disks = totals.lock().unwrap_or_else(|p| p.into_inner()).fio();
-        if let Err(e) = out.write(&reporter.render(entries, &disks)) {
+        if let Err(e) = out.write(&reporter.render(entries, &disk_util(&totals))) {
             eprintln!("iolab fio: status: {}", crate::exit::one_line(&e));
         }
     };
@@ -101,6 +102,26 @@ fn run_watched(
     ran
 }
 
+/// fio's `disk_util` entries of what the devices did over the phases so far.
+fn disk_util(totals: &Mutex<DiskTotals>) -> Vec<DiskUtil> {
+    let totals = totals.lock().unwrap_or_else(|p| p.into_inner());
+    totals
+        .devices
+        .iter()
+        .map(|d| DiskUtil {
+            name: d.name.clone(),
+            read_ios: d.reads,
+            write_ios: d.writes,
+            read_merges: d.reads_merged,
+            write_merges: d.writes_merged,
+            read_ticks: d.read_ms,
+            write_ticks: d.write_ms,
+            in_queue: d.weighted_io_ms,
+            util: DiskUtil::util_percent(d.io_ms, totals.elapsed_ms),
+        })
+        .collect()
+}
+
 /// A phase that ended: fio's `io_u error` lines of its entries said (rank 0), its
 /// entries and verify phases stored.
 fn store_phase(
@@ -153,9 +174,8 @@ fn conclude(
     let interrupted = rt.interrupted() || done.interrupted();
     let code = finish_status(sink, interrupted, done.failed());
     if rt.is_root() {
-        let disks = totals.lock().unwrap_or_else(|p| p.into_inner()).fio();
         let entries: Vec<&Entry> = done.entries.iter().collect();
-        out.write(&reporter.render(&entries, &disks))?;
+        out.write(&reporter.render(&entries, &disk_util(totals)))?;
         if !sink.record.id.is_empty() {
             eprintln!("iolab fio: stored as {}", sink.record.id);
         }

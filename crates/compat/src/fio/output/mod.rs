@@ -131,6 +131,18 @@ pub struct DiskUtil {
     pub util: f64,
 }
 
+impl DiskUtil {
+    /// fio's util: a device's busy milliseconds over the measured milliseconds, in
+    /// percent, at most 100 as fio caps it; 0 when no time was measured.
+    pub fn util_percent(busy_ms: u64, elapsed_ms: f64) -> f64 {
+        if elapsed_ms > 0.0 {
+            (busy_ms as f64 * 100.0 / elapsed_ms).min(100.0)
+        } else {
+            0.0
+        }
+    }
+}
+
 /// One job's figures.
 #[derive(Clone, Debug, PartialEq)]
 pub struct JobReport {

@@ -429,3 +429,11 @@ fn io_u_error_lines_say_each_kept_error_as_fio_then_the_rest() {
     );
     assert_eq!(lines[3], "iolab fio: and 2 more I/O errors");
 }
+
+#[test]
+fn disk_util_is_busy_time_over_measured_time_capped_at_100() {
+    // 700 ms busy in 2000 ms.
+    assert_eq!(DiskUtil::util_percent(700, 2000.0), 35.0);
+    assert_eq!(DiskUtil::util_percent(9000, 3000.0), 100.0);
+    assert_eq!(DiskUtil::util_percent(500, 0.0), 0.0);
+}
