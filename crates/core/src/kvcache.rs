@@ -164,8 +164,18 @@ pub struct KvCacheFigures {
     pub storage_time: Nanos,
     pub hits: u64,
     pub misses: u64,
-    /// Bytes the decode steps read from the storage tier.
+    /// Bytes of every cache read the requests made, whole entries on every tier: earlier
+    /// turns read back, the decode steps, a system prompt found (kv-cache.py's
+    /// `decode_bytes_read`: each of its `access_cache` reads is a decode-phase read).
+    /// A demotion's read of a CPU entry is not a request's and is not in it. Read it
+    /// with [`Self::decode_bytes`]: in a run stored before 2026-12-08 this field holds
+    /// the decode steps' bytes.
     pub decode_bytes_read: ByteCount,
+    /// Bytes the decode steps alone (the entry's first read and one per 32 generated
+    /// tokens) read from the storage tier. None in a run stored before 2026-12-08
+    /// (read it with [`Self::decode_step_bytes`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub decode_step_bytes_read: Option<ByteCount>,
     pub cpu: TierFigures,
     pub storage: TierFigures,
     pub end_to_end: KvLatency,
@@ -252,6 +262,27 @@ impl KvCacheFigures {
         }
     }
 
+    /// The decode bytes read (kv-cache.py's, see the field). A run stored before
+    /// 2026-12-08 kept only the decode steps' bytes: its figure is recomputed from the
+    /// tiers' bytes read when that is exact (no CPU entry was demoted, so every read
+    /// was a request's), else None.
+    pub fn decode_bytes(&self) -> Option<ByteCount> {
+        match self.decode_step_bytes_read {
+            Some(_) => Some(self.decode_bytes_read),
+            None if self.cpu.evictions == 0 => {
+                Some(ByteCount(self.cpu.bytes_read.0 + self.storage.bytes_read.0))
+            }
+            None => None,
+        }
+    }
+
+    /// The bytes the decode steps alone read from the storage tier (in a run stored
+    /// before 2026-12-08, its `decode_bytes_read`).
+    pub fn decode_step_bytes(&self) -> ByteCount {
+        self.decode_step_bytes_read
+            .unwrap_or(self.decode_bytes_read)
+    }
+
     pub fn read_bandwidth(&self) -> BytesPerSec {
         bandwidth(self.storage.bytes_read, self.duration)
     }
@@ -319,7 +350,10 @@ impl KvCacheFigures {
             ("storage write GiB/s", self.write_bandwidth().gib_per_sec()),
             ("read device p95 ms", ms(self.read_device_p95())),
             ("write device p95 ms", ms(self.write_device_p95())),
-            ("decode GiB read", self.decode_bytes_read.0 as f64 / GIB),
+            (
+                "decode GiB read",
+                self.decode_bytes().map_or(f64::NAN, |b| b.0 as f64 / GIB),
+            ),
             ("cache hit rate", self.hit_rate()),
         ]
     }
@@ -473,5 +507,42 @@ mod tests {
             ]
         );
         assert_eq!(f.scored()[4], ("read device p95 ms", 300.0));
+    }
+}
+
+#[cfg(test)]
+mod stored_tests {
+    use super::*;
+
+    /// A trial stored before 2026-12-08 had only `decode_bytes_read`, the decode steps'
+    /// bytes: it loads with that as the decode steps' figure, and kv-cache.py's decode
+    /// bytes read recomputed from the tiers where that is exact (no demotion).
+    #[test]
+    fn a_trial_stored_before_the_decode_split_still_loads_and_reports() {
+        let mut f = KvCacheFigures {
+            decode_bytes_read: ByteCount(700),
+            decode_step_bytes_read: Some(ByteCount(300)),
+            ..Default::default()
+        };
+        f.storage.bytes_read = ByteCount(600);
+        f.cpu.bytes_read = ByteCount(100);
+        let mut old = serde_json::to_value(&f).unwrap();
+        let o = old.as_object_mut().unwrap();
+        assert_eq!(o["decode_step_bytes_read"], 300);
+        o.remove("decode_step_bytes_read");
+        o["decode_bytes_read"] = 300.into();
+        let back: KvCacheFigures = serde_json::from_value(old.clone()).unwrap();
+        assert_eq!(back.decode_step_bytes(), ByteCount(300));
+        assert_eq!(back.decode_bytes(), Some(ByteCount(700)));
+        assert_eq!(back.scored()[6].1, 700.0 / GIB);
+        // With CPU entries demoted, their reads cannot be told from the requests':
+        // not known, and the report says so instead of a figure.
+        old["cpu"]["evictions"] = 1.into();
+        let demoted: KvCacheFigures = serde_json::from_value(old).unwrap();
+        assert_eq!(demoted.decode_bytes(), None);
+        assert!(demoted.scored()[6].1.is_nan());
+        // A new trial reports what it stored.
+        assert_eq!(f.decode_bytes(), Some(ByteCount(700)));
+        assert_eq!(f.decode_step_bytes(), ByteCount(300));
     }
 }

@@ -58,12 +58,20 @@ pub fn render_trial(f: &KvCacheFigures, out: &mut String) {
     );
     let _ = writeln!(
         out,
-        "  storage: {:.3} GiB read ({:.3} GiB/s), {:.3} GiB written ({:.3} GiB/s); decode read {:.3} GiB",
+        "  storage: {:.3} GiB read ({:.3} GiB/s), {:.3} GiB written ({:.3} GiB/s)",
         f.storage.bytes_read.0 as f64 / GIB,
         f.read_bandwidth().gib_per_sec(),
         f.storage.bytes_written.0 as f64 / GIB,
         f.write_bandwidth().gib_per_sec(),
-        f.decode_bytes_read.0 as f64 / GIB
+    );
+    let decode = f.decode_bytes().map_or_else(
+        || "n/a (stored before 2026-12-08, CPU entries demoted)".to_string(),
+        |b| format!("{:.3} GiB", b.0 as f64 / GIB),
+    );
+    let _ = writeln!(
+        out,
+        "  decode bytes read {decode} (every earlier-turn and decode read, any tier: kv-cache.py's); decode steps {:.3} GiB of the storage tier",
+        f.decode_step_bytes().0 as f64 / GIB
     );
     let _ = writeln!(
         out,

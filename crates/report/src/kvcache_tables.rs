@@ -11,6 +11,8 @@ use iolab_core::stats::{Spread, median};
 
 use crate::table::Table;
 
+const GIB: f64 = 1073741824.0;
+
 /// A run's trials, each with its phase's name, in the order they ran.
 pub fn trials_of(run: &RunRecord) -> Vec<(String, KvCacheFigures)> {
     run.phases
@@ -25,28 +27,32 @@ pub fn verdict(passed: bool) -> &'static str {
 }
 
 /// A scored figure's value as the text report prints it: tokens/s to 0.1, the others
-/// to 0.001.
+/// to 0.001; "n/a" for one the stored figures cannot give (NaN: the decode bytes of a
+/// run stored before 2026-12-08 whose CPU tier demoted entries).
 pub fn scored_value(name: &str, v: f64) -> String {
-    if name.ends_with("tokens/s") {
+    if v.is_nan() {
+        "n/a".to_string()
+    } else if name.ends_with("tokens/s") {
         format!("{v:.1}")
     } else {
         format!("{v:.3}")
     }
 }
 
-/// One row a trial: its requests, its scored figures and whether it passed every
-/// criterion.
+/// One row a trial: its requests, its scored figures, the decode steps' GiB (beside
+/// the decode GiB, not scored) and whether it passed every criterion.
 pub fn trials_table(trials: &[(String, KvCacheFigures)]) -> Table {
     let names = KvCacheFigures::default()
         .scored()
         .map(|(n, _)| format!(">{n}"));
     let mut headers = vec!["Trial", ">requests"];
     headers.extend(names.iter().map(String::as_str));
-    headers.push("criteria");
+    headers.extend([">decode steps GiB", "criteria"]);
     let mut t = Table::new(&headers);
     for (name, f) in trials {
         let mut row = vec![name.clone(), f.requests.to_string()];
         row.extend(f.scored().iter().map(|(n, v)| scored_value(n, *v)));
+        row.push(format!("{:.3}", f.decode_step_bytes().0 as f64 / GIB));
         row.push(verdict(f.passed()).to_string());
         t.push(row);
     }
@@ -97,13 +103,18 @@ pub fn spread_rows<'a>(trials: impl IntoIterator<Item = &'a KvCacheFigures>) -> 
     };
     (0..first.len())
         .map(|k| {
-            let v: Vec<f64> = rows.iter().map(|r| r[k].1).collect();
+            // A figure a stored trial cannot give (NaN) is left out of its spread.
+            let v: Vec<f64> = rows
+                .iter()
+                .map(|r| r[k].1)
+                .filter(|v| !v.is_nan())
+                .collect();
             let (min, max, cv) = Spread::of(&v)
                 .map(|s| (s.min, s.max, s.cv))
                 .unwrap_or_default();
             SpreadRow {
                 name: first[k].0,
-                median: median(&v).unwrap_or(0.0),
+                median: median(&v).unwrap_or(f64::NAN),
                 min,
                 max,
                 cv,
@@ -118,7 +129,11 @@ pub fn spread_table(rows: &[SpreadRow]) -> Table {
     for r in rows {
         t.push(vec![
             r.name.to_string(),
-            format!("{:.3}", r.median),
+            if r.median.is_nan() {
+                "n/a".to_string()
+            } else {
+                format!("{:.3}", r.median)
+            },
             format!("{:.3}", r.min),
             format!("{:.3}", r.max),
             format!("{:.1}%", 100.0 * r.cv),

@@ -15,8 +15,9 @@ use crate::kvcache_tables::{criteria_table, spread_rows, spread_table, trials_of
 const KVCACHE_NOTE: &str = "Each trial's figures as stored (docs/figures.md): tokens/s over \
 the wall-clock duration and over the requests' summed storage time, the storage tier's \
 bandwidth, its device p95s (under MPI the worst rank's, which the criteria judge), the \
-bytes decode read from it and the cache hit rate. A trial passes when it meets every \
-criterion below.";
+decode bytes read (kv-cache.py's: every earlier turn read back and every decode read, on \
+any tier), the cache hit rate, and beside them the bytes the decode steps alone read from \
+the storage tier. A trial passes when it meets every criterion below.";
 
 const CRITERIA_NOTE: &str = "kv-cache.py's storage health under its latency profile: \
 storage device p95s below their limits, the CPU tier's p95 too when it was used, and \
@@ -71,6 +72,7 @@ mod tests {
             hits: 3,
             misses: 1,
             decode_bytes_read: ByteCount(1 << 30),
+            decode_step_bytes_read: Some(ByteCount(1 << 28)),
             ..Default::default()
         };
         f.storage.read_device.p95 = Nanos::from_millis(read_p95_ms);
@@ -102,6 +104,8 @@ mod tests {
         // Hit rate, decode GiB and the read device p95 of each trial.
         assert!(html.contains("<td class=\"num\">0.750</td>"), "{html}");
         assert!(html.contains("<td class=\"num\">1.000</td>"), "{html}");
+        // The decode steps' GiB beside it.
+        assert!(html.contains("<td class=\"num\">0.250</td><td>"), "{html}");
         assert!(html.contains("<td class=\"num\">250.000</td>"), "{html}");
         // Trial 2's read device p95 fails its criterion, trial 1 passes them all.
         assert!(

@@ -64,24 +64,30 @@ fn steps(
     let began = io.clock.now();
     tally.queue_wait.record(began.saturating_sub(req.issued).0);
     let mut storage = Nanos::ZERO;
-    let mut read = |io: &mut EntryIo<'_>, key: &str, tally: &mut Tally| {
+    // `decode`: a read kv-cache.py makes in its DECODE phase (every read but the
+    // system prompt's lookup, which it makes in the request's own phase), counted in
+    // its decode bytes read, whatever the tier.
+    let mut read = |io: &mut EntryIo<'_>, key: &str, tally: &mut Tally, decode: bool| {
         if (at.over)() {
             return Err(AiError::Interrupted);
         }
         let op = cache.access(io, key)?;
         if let Some(op) = &op {
             at.record(tally, op, false);
+            if decode {
+                tally.decode_bytes_read += op.bytes;
+            }
             storage = storage + op.spans.total;
         }
         Ok::<Option<Op>, AiError>(op)
     };
     let mut context = req.context_tokens;
     if let Some((key, tokens)) = req.prefix {
-        read(io, key, tally)?;
+        read(io, key, tally, false)?;
         context = context.saturating_sub(tokens);
     }
     for key in &req.previous {
-        read(io, key, tally)?;
+        read(io, key, tally, true)?;
     }
     let write = |io: &mut EntryIo<'_>, tally: &mut Tally| {
         if (at.over)() {
@@ -92,16 +98,15 @@ fn steps(
     };
     let mut wrote = write(io, tally)?;
     if req.decodes() {
-        match read(io, &req.key, tally)? {
+        match read(io, &req.key, tally, true)? {
             None => wrote = wrote + write(io, tally)?,
             Some(first) => {
-                let mut decoded = decode_bytes(&first);
+                tally.decode_step_bytes_read += decode_step_bytes(&first);
                 for _ in 0..req.generate_tokens.div_ceil(DECODE_BATCH).max(1) {
-                    if let Some(op) = read(io, &req.key, tally)? {
-                        decoded += decode_bytes(&op);
+                    if let Some(op) = read(io, &req.key, tally, true)? {
+                        tally.decode_step_bytes_read += decode_step_bytes(&op);
                     }
                 }
-                tally.decode_bytes_read += decoded;
             }
         }
     }
@@ -127,8 +132,8 @@ fn steps(
     Ok(true)
 }
 
-/// Bytes a decode read took from the storage tier.
-fn decode_bytes(op: &Op) -> u64 {
+/// Bytes a decode step's read took from the storage tier.
+fn decode_step_bytes(op: &Op) -> u64 {
     match op.tier {
         iolab_core::kvcache::TierKind::Storage => op.bytes,
         iolab_core::kvcache::TierKind::Cpu => 0,

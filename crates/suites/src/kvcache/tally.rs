@@ -64,7 +64,10 @@ pub struct Tally {
     pub requests: u64,
     pub tokens: u64,
     pub storage_time: u64,
+    /// Every whole-entry read of a request, any tier (kv-cache.py's decode bytes).
     pub decode_bytes_read: u64,
+    /// The decode steps' reads of the storage tier.
+    pub decode_step_bytes_read: u64,
     pub refused_writes: u64,
     /// Requests being served when the run ended (not counted as completed).
     pub cut: u64,
@@ -103,6 +106,7 @@ impl Tally {
         self.tokens += o.tokens;
         self.storage_time += o.storage_time;
         self.decode_bytes_read += o.decode_bytes_read;
+        self.decode_step_bytes_read += o.decode_step_bytes_read;
         self.refused_writes += o.refused_writes;
         self.cut += o.cut;
         self.io.merge(&o.io);
@@ -119,6 +123,7 @@ impl Tally {
             hits: counts[0],
             misses: counts[1],
             decode_bytes_read: ByteCount(self.decode_bytes_read),
+            decode_step_bytes_read: Some(ByteCount(self.decode_step_bytes_read)),
             cpu: self.cpu.figures(counts[2]),
             storage: self.storage.figures(counts[3]),
             end_to_end: KvLatency::of(&self.end_to_end),

@@ -65,13 +65,16 @@ fn a_second_turn_reads_exactly_its_first_turns_entry() {
     assert_eq!(tally.storage.bytes_written, e1);
     assert_eq!(tally.storage.bytes_read, 5 * e1);
     assert_eq!(tally.decode_bytes_read, 5 * e1);
+    assert_eq!(tally.decode_step_bytes_read, 5 * e1);
     // Turn 2: turn 1's entry read back whole, then its own prefill and 1 + 1 decodes.
     let before = tally.storage.bytes_read;
     let t2 = request("conv_1_turn_2", &["conv_1_turn_1"], 2000, 10);
     serve(&at, &mut io, &t2, &mut tally).unwrap();
     let e2 = cache.entry_bytes(2000);
     assert_eq!(tally.storage.bytes_read - before, e1 + 2 * e2);
-    assert_eq!(tally.decode_bytes_read, 5 * e1 + 2 * e2);
+    // kv-cache.py's decode bytes count the read back too; the decode steps' do not.
+    assert_eq!(tally.decode_bytes_read, 6 * e1 + 2 * e2);
+    assert_eq!(tally.decode_step_bytes_read, 5 * e1 + 2 * e2);
     assert_eq!(tally.storage.writes, 2);
     assert_eq!((tally.requests, tally.tokens), (2, 110));
     // Fast generation: 2 ms a token, slept on the fake clock.
@@ -118,6 +121,123 @@ fn a_second_turn_reads_exactly_its_first_turns_entry() {
     let f = std::fs::read(cache.path_of("conv_1_turn_1")).unwrap();
     assert_eq!(f.len() as u64, e1);
     assert_eq!(&f[..6], b"\x93NUMPY");
+}
+
+/// Tiny-1b's settings (no generation time), a FakeClock and psync entry I/O, for [`serve`].
+fn served_on() -> (iolab_core::spec::KvCacheSettings, FakeClock, EntrySetup) {
+    let settings = KvCacheSpec {
+        model: Some(KvModel::Tiny1b),
+        generation_mode: Some(GenerationMode::None),
+        ..KvCacheSpec::default()
+    }
+    .resolve()
+    .unwrap();
+    let setup = EntrySetup {
+        backend: iolab_core::spec::BackendKind::Psync,
+        transfer: 1 << 20,
+        direct: false,
+        seed: 1,
+    };
+    (settings, FakeClock::new(Nanos(1000)), setup)
+}
+
+/// "Decode bytes read" is kv-cache.py's `decode_bytes_read`: every read it makes in
+/// its DECODE phase (earlier turns read back and the decode steps), whole entries;
+/// with no CPU tier, the storage tier's whole-entry bytes read. The system prompt's
+/// lookup is made in the request's own phase: read, but not a decode read. The
+/// decode steps' figure is the decode steps' reads alone.
+#[test]
+fn decode_bytes_are_every_decode_phase_read_and_decode_steps_their_own() {
+    let dir = tempfile::tempdir().unwrap();
+    let (settings, clock, setup) = served_on();
+    let mut io = EntryIo::new(setup, &clock, Nanos::ZERO).unwrap();
+    let cache = KvCache::new(KvModel::Tiny1b.shape(), 0, 1 << 40, dir.path(), 0);
+    let never = || false;
+    let at = Serving {
+        cache: &cache,
+        settings: &settings,
+        start: Nanos::ZERO,
+        deadline: Nanos(u64::MAX),
+        over: &never,
+        live: None,
+    };
+    // A system prompt's entry on the storage tier (kv-cache.py never writes one: its
+    // lookups all miss; written here to show where such a read would count).
+    cache.allocate(&mut io, "kv_system_helpful", 5).unwrap();
+    let mut tally = Tally::default();
+    // Turn 1, 200 tokens, 40 generated: written, then read 1 + ceil(40 / 32) = 3 times.
+    serve(&at, &mut io, &request("c_turn_1", &[], 200, 40), &mut tally).unwrap();
+    // Turn 2, 300 tokens with the system prompt: the prompt (5 tokens) looked up, turn 1
+    // read back, 295 tokens written, read 1 + 1 times; then an earlier turn that was
+    // never written (a miss: nothing read).
+    let mut t2 = request("c_turn_2", &["c_turn_1", "c_turn_9"], 300, 10);
+    t2.prefix = Some(("kv_system_helpful", 5));
+    serve(&at, &mut io, &t2, &mut tally).unwrap();
+    let (e1, e2, sys) = (
+        cache.entry_bytes(200),
+        cache.entry_bytes(295),
+        cache.entry_bytes(5),
+    );
+    assert_eq!((e1, e2, sys), (4_915_328, 7_250_048, 123_008));
+    assert_eq!(tally.storage.bytes_read, sys + 4 * e1 + 2 * e2);
+    assert_eq!(tally.storage.reads, 7);
+    assert_eq!(tally.decode_bytes_read, 4 * e1 + 2 * e2);
+    assert_eq!(tally.decode_bytes_read, 34_161_408);
+    assert_eq!(tally.decode_step_bytes_read, 3 * e1 + 2 * e2);
+    assert_eq!(tally.cpu.bytes_read, 0);
+    // The stored figures carry both.
+    let f = tally.figures(Nanos::from_secs(1), [0; 4]);
+    assert_eq!(f.decode_bytes().map(|b| b.0), Some(34_161_408));
+    assert_eq!(f.decode_step_bytes().0, 3 * e1 + 2 * e2);
+}
+
+/// With a CPU tier, kv-cache.py's decode bytes count the reads of every tier (its
+/// `decode_bytes_read` adds each hit's size, wherever the entry is), but not a
+/// demotion's read of a CPU entry (its `_demote_entry` counts no read); the decode
+/// steps' figure counts the storage tier's only.
+#[test]
+fn decode_bytes_count_cpu_reads_but_not_demotions() {
+    let dir = tempfile::tempdir().unwrap();
+    let (settings, clock, setup) = served_on();
+    let mut io = EntryIo::new(setup, &clock, Nanos::ZERO).unwrap();
+    let shape = KvModel::Tiny1b.shape();
+    let e = 128 + 100 * 24_576;
+    // Room for one 100-token entry: each new one demotes the one before.
+    let cache = KvCache::new(shape, e * 3 / 2, 1 << 40, dir.path(), 0);
+    assert_eq!(cache.entry_bytes(100), e);
+    let never = || false;
+    let at = Serving {
+        cache: &cache,
+        settings: &settings,
+        start: Nanos::ZERO,
+        deadline: Nanos(u64::MAX),
+        over: &never,
+        live: None,
+    };
+    let mut tally = Tally::default();
+    // A: written to the CPU tier, decoded twice there.
+    serve(&at, &mut io, &request("a", &[], 100, 10), &mut tally).unwrap();
+    // B: reads A back (CPU), A is demoted to storage (a CPU read, a storage write), B
+    // written to the CPU tier and decoded twice there.
+    serve(&at, &mut io, &request("b", &["a"], 100, 10), &mut tally).unwrap();
+    // C: reads A back (now on storage), B demoted, C decoded twice on the CPU tier.
+    serve(&at, &mut io, &request("c", &["a"], 100, 10), &mut tally).unwrap();
+    assert_eq!(
+        cache
+            .evictions
+            .cpu
+            .load(std::sync::atomic::Ordering::Relaxed),
+        2
+    );
+    assert_eq!((tally.cpu.reads, tally.storage.reads), (9, 1));
+    assert_eq!(tally.storage.writes, 2);
+    // 2 + 3 + 3 reads of the requests; the 2 demotions' reads are not among them.
+    assert_eq!(tally.decode_bytes_read, 8 * e);
+    assert_eq!(
+        tally.decode_bytes_read,
+        tally.cpu.bytes_read + tally.storage.bytes_read - 2 * e
+    );
+    assert_eq!(tally.decode_step_bytes_read, 0);
 }
 
 #[test]
