@@ -105,7 +105,7 @@ fn make_one(
 /// The bytes job `p` needs in a file it creates: its offset and every clone's size
 /// (iolab's clones each work on their own segment of a shared file, or each from its
 /// own start with offset_increment).
-fn needed(p: &FioPlan, path: &Path) -> Result<u64, FioError> {
+pub(super) fn needed(p: &FioPlan, path: &Path) -> Result<u64, FioError> {
     let refuse = |key: &str, m: String| FioError::option(p.job.at_of(key), &p.job.name, key, m);
     if let Some(pct) = p.job.size_percent {
         return Err(refuse(

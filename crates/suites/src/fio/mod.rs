@@ -129,7 +129,21 @@ struct Run<'a> {
     logs_written: Mutex<Vec<String>>,
 }
 
-impl Run<'_> {
+impl<'a> Run<'a> {
+    fn new(jobs: &FioJobs<'a>, hooks: &'a FioHooks<'a>) -> Self {
+        Run {
+            comm: jobs.comm,
+            interrupt: jobs.interrupt,
+            plans: jobs.plans,
+            reporter: jobs.reporter,
+            status_interval: jobs.status_interval,
+            keep: jobs.keep,
+            hooks,
+            first_numbers: logs::first_numbers(jobs.plans, jobs.comm.size()),
+            logs_written: Mutex::new(Vec::new()),
+        }
+    }
+
     fn is_root(&self) -> bool {
         self.comm.rank() == 0
     }
@@ -147,17 +161,7 @@ pub fn run_fio(
     hooks: &FioHooks<'_>,
     phase_ended: &mut dyn FnMut(&[Entry], &[PhaseResult]),
 ) -> Result<FioRun, FioRunError> {
-    let run = Run {
-        comm: jobs.comm,
-        interrupt: jobs.interrupt,
-        plans: jobs.plans,
-        reporter: jobs.reporter,
-        status_interval: jobs.status_interval,
-        keep: jobs.keep,
-        hooks,
-        first_numbers: logs::first_numbers(jobs.plans, jobs.comm.size()),
-        logs_written: Mutex::new(Vec::new()),
-    };
+    let run = Run::new(jobs, hooks);
     let made = Mutex::new(Vec::new());
     let mut done = FioRun {
         entries: Vec::new(),
@@ -200,3 +204,6 @@ fn in_jobs(e: FioRunError, plans: &[FioPlan], jobs: &[usize]) -> FioRunError {
         source: Box::new(e),
     }
 }
+
+#[cfg(test)]
+mod tests;

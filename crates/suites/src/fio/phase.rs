@@ -19,9 +19,9 @@ use super::{FioRunError, Run, images, logs};
 type Prepared = (TargetSpec, bool, PreparedTarget);
 
 /// A phase's targets, each prepared once, and job k's index among them (`of_job[k]`).
-struct PhaseTargets {
-    list: Vec<Prepared>,
-    of_job: Vec<usize>,
+pub(super) struct PhaseTargets {
+    pub(super) list: Vec<Prepared>,
+    pub(super) of_job: Vec<usize>,
 }
 
 impl PhaseTargets {
@@ -80,7 +80,7 @@ pub(super) fn run_phase(
 
 /// Each of the phase's targets prepared once (a target and backend several jobs share
 /// is one), and job k's index among them; on a failure those prepared are cleaned up.
-fn prepare_targets(run: &Run<'_>, jobs: &[usize]) -> Result<PhaseTargets, FioRunError> {
+pub(super) fn prepare_targets(run: &Run<'_>, jobs: &[usize]) -> Result<PhaseTargets, FioRunError> {
     let mut targets: Vec<Prepared> = Vec::new();
     let mut target_of: Vec<usize> = Vec::with_capacity(jobs.len());
     for &i in jobs {
@@ -160,7 +160,7 @@ fn stops_all(plans: &[FioPlan], jobs: &[usize], ran: &JobsRun) -> bool {
 
 /// fio's exitall for job k of the phase's `jobs` (plan indices): which of them its end
 /// stops (exit_what: its reporting group, the running ones, or all).
-fn exit_of(plans: &[FioPlan], jobs: &[usize], k: usize) -> Option<JobsExit> {
+pub(super) fn exit_of(plans: &[FioPlan], jobs: &[usize], k: usize) -> Option<JobsExit> {
     let (on_error_only, what) = plans[jobs[k]].exit?;
     let group = plans[jobs[k]].group;
     Some(JobsExit {
