@@ -178,6 +178,17 @@ impl KvCache {
 
     /// Reads an entry whole (a cache access): None on a miss.
     pub fn access(&self, io: &mut EntryIo<'_>, key: &str) -> Result<Option<Op>, EngineError> {
+        self.access_counted(io, key, &mut |_, _| {})
+    }
+
+    /// [`KvCache::access`], calling `begins(tier, bytes)` on a hit before the read starts
+    /// (kv-cache.py counts a read's bytes then: one cut at the end of a run counts).
+    pub fn access_counted(
+        &self,
+        io: &mut EntryIo<'_>,
+        key: &str,
+        begins: &mut dyn FnMut(TierKind, u64),
+    ) -> Result<Option<Op>, EngineError> {
         let place = {
             let mut ix = self.lock();
             ix.tick += 1;
@@ -201,6 +212,11 @@ impl KvCache {
             return Ok(None);
         };
         self.hits.fetch_add(1, Ordering::Relaxed);
+        let tier = match place {
+            Some(_) => TierKind::Cpu,
+            None => TierKind::Storage,
+        };
+        begins(tier, size);
         let r = match place {
             Some(data) => {
                 let t0 = io.clock.now();

@@ -95,14 +95,29 @@ impl KvLive {
         if op.tier != TierKind::Storage {
             return;
         }
-        let (n, bytes, device) = if write {
-            (&self.writes, &self.bytes_written, &self.write_device)
+        if write {
+            self.writes.fetch_add(1, Relaxed);
+            self.bytes_written.fetch_add(op.bytes, Relaxed);
+            self.write_device[bucket(op.spans.device.0)].fetch_add(1, Relaxed);
         } else {
-            (&self.reads, &self.bytes_read, &self.read_device)
-        };
-        n.fetch_add(1, Relaxed);
-        bytes.fetch_add(op.bytes, Relaxed);
-        device[bucket(op.spans.device.0)].fetch_add(1, Relaxed);
+            self.read_begins(op.tier, op.bytes);
+            self.read_ended(op);
+        }
+    }
+
+    /// A whole-entry read begins: its bytes are counted now, as the tally counts them.
+    pub fn read_begins(&self, tier: TierKind, bytes: u64) {
+        if tier == TierKind::Storage {
+            self.reads.fetch_add(1, Relaxed);
+            self.bytes_read.fetch_add(bytes, Relaxed);
+        }
+    }
+
+    /// A whole-entry read (counted as it began) ended: its device span.
+    pub fn read_ended(&self, op: &Op) {
+        if op.tier == TierKind::Storage {
+            self.read_device[bucket(op.spans.device.0)].fetch_add(1, Relaxed);
+        }
     }
 
     /// A request completed, generating `tokens`.

@@ -3,6 +3,7 @@
 //! prefill's entry written, and for a short context the decode: the entry read once
 //! and again every 32 generated tokens; then the generation time slept.
 
+use iolab_core::kvcache::TierKind;
 use iolab_core::spec::KvCacheSettings;
 use iolab_core::units::Nanos;
 
@@ -39,6 +40,23 @@ impl Serving<'_> {
             live.op(op, write);
         }
     }
+
+    /// Counts a cache access's read as it begins (kv-cache.py's way: one under way
+    /// when the run ends counts).
+    fn read_begins(&self, tally: &mut Tally, tier: TierKind, bytes: u64) {
+        tally.read_begins(tier, bytes);
+        if let Some(live) = self.live {
+            live.read_begins(tier, bytes);
+        }
+    }
+
+    /// Records a cache access's read once it has ended: its latencies.
+    fn read_ended(&self, tally: &mut Tally, op: &Op) {
+        tally.record_ended(op, false);
+        if let Some(live) = self.live {
+            live.read_ended(op);
+        }
+    }
 }
 
 /// Serves `req`; false if the run ended first.
@@ -71,9 +89,10 @@ fn steps(
         if (at.over)() {
             return Err(AiError::Interrupted);
         }
-        let op = cache.access(io, key)?;
+        let begins = &mut |tier, bytes| at.read_begins(tally, tier, bytes);
+        let op = cache.access_counted(io, key, begins)?;
         if let Some(op) = &op {
-            at.record(tally, op, false);
+            at.read_ended(tally, op);
             if decode {
                 tally.decode_bytes_read += op.bytes;
             }

@@ -76,8 +76,29 @@ pub struct Tally {
 }
 
 impl Tally {
-    /// Records a whole-entry cache operation.
+    /// Records a whole-entry cache operation (its bytes and count, its latencies).
     pub fn record(&mut self, op: &Op, write: bool) {
+        if !write {
+            self.read_begins(op.tier, op.bytes);
+        }
+        self.record_ended(op, write);
+    }
+
+    /// Counts a whole-entry read of `bytes` from `tier` as it begins, as kv-cache.py's
+    /// `access_cache` counts it (before its read): a read under way when the run ends
+    /// counts whole, one not yet begun does not.
+    pub fn read_begins(&mut self, tier: TierKind, bytes: u64) {
+        let t = match tier {
+            TierKind::Cpu => &mut self.cpu,
+            TierKind::Storage => &mut self.storage,
+        };
+        t.reads += 1;
+        t.bytes_read += bytes;
+    }
+
+    /// Records an operation that has ended: its latencies; a write's bytes and count
+    /// too (kv-cache.py counts a write once done). A read's were counted as it began.
+    pub fn record_ended(&mut self, op: &Op, write: bool) {
         let t = match op.tier {
             TierKind::Cpu => &mut self.cpu,
             TierKind::Storage => &mut self.storage,
@@ -88,8 +109,6 @@ impl Tally {
             t.write.record(op.spans.total.0);
             t.write_device.record(op.spans.device.0);
         } else {
-            t.reads += 1;
-            t.bytes_read += op.bytes;
             t.read.record(op.spans.total.0);
             t.read_device.record(op.spans.device.0);
         }

@@ -235,6 +235,67 @@ fn decode_bytes_count_cpu_reads_but_not_demotions() {
     assert_eq!(tally.decode_step_bytes_read, 0);
 }
 
+/// kv-cache.py counts a read's bytes as the read begins (`access_cache` adds the
+/// entry's size, then reads), so a read under way when the run ends counts whole; iolab
+/// counted only reads that had ended, and lost up to one entry per busy worker.
+#[test]
+fn a_read_cut_at_the_end_counts_its_whole_entry_as_it_began() {
+    let dir = tempfile::tempdir().unwrap();
+    let settings = KvCacheSpec {
+        model: Some(KvModel::Tiny1b),
+        generation_mode: Some(GenerationMode::None),
+        ..KvCacheSpec::default()
+    }
+    .resolve()
+    .unwrap();
+    // The run ends (as the worker's I/O sees it) after three more pieces.
+    let pieces = std::cell::Cell::new(0u32);
+    let ends_after_3 = || {
+        pieces.set(pieces.get() + 1);
+        pieces.get() > 3
+    };
+    let clock = FakeClock::new(Nanos(1000));
+    let setup = EntrySetup {
+        backend: iolab_core::spec::BackendKind::Psync,
+        transfer: 65536,
+        direct: false,
+        seed: 1,
+    };
+    let mut io = EntryIo::new(setup, &clock, Nanos::ZERO).unwrap();
+    let cache = KvCache::new(KvModel::Tiny1b.shape(), 0, 1 << 40, dir.path(), 0);
+    let mut tally = Tally::default();
+    let never = || false;
+    let at = Serving {
+        cache: &cache,
+        settings: &settings,
+        start: Nanos::ZERO,
+        deadline: Nanos(u64::MAX),
+        over: &never,
+        live: None,
+    };
+    // Turn 1 of 12,000 tokens: prefill only, one write, no read.
+    let t1 = request("conv_1_turn_1", &[], 12_000, 10);
+    assert!(serve(&at, &mut io, &t1, &mut tally).unwrap());
+    let e1 = cache.entry_bytes(12_000);
+    assert_eq!(e1, 128 + 12_000 * 24_576);
+    assert_eq!((tally.storage.reads, tally.storage.bytes_read), (0, 0));
+    // Turn 2 reads turn 1 back: 3 of its 4,501 pieces of 64 KiB, then the run ends.
+    io.over = &ends_after_3;
+    let t2 = request("conv_1_turn_2", &["conv_1_turn_1"], 13_000, 10);
+    assert!(!serve(&at, &mut io, &t2, &mut tally).unwrap());
+    assert_eq!(tally.storage.reads, 1);
+    assert_eq!(tally.storage.bytes_read, e1);
+    // Its latency is not known: no read ended.
+    assert_eq!(tally.storage.read_device.count(), 0);
+    assert_eq!(tally.storage.read.count(), 0);
+    // Not a completed request, and turn 2's own entry was never begun.
+    assert_eq!((tally.requests, tally.storage.writes), (1, 1));
+    // The engine read the 3 pieces it began, no more.
+    let timeline = io.finish().timeline;
+    let reads = timeline.series(iolab_core::result::OpKind::Read).unwrap();
+    assert_eq!(reads.bytes.iter().sum::<u64>(), 3 * 65536);
+}
+
 #[test]
 fn a_short_trial_issues_and_serves_requests() {
     let dir = tempfile::tempdir().unwrap();
@@ -283,7 +344,9 @@ fn a_short_trial_issues_and_serves_requests() {
             t.tally.tokens
         )
     );
-    assert_eq!(l.read_device.iter().sum::<u64>(), s.reads);
+    // Reads count as they begin, their device spans as they end (a read cut at the
+    // end has none).
+    assert_eq!(l.read_device.iter().sum::<u64>(), s.read_device.count());
     // Every file it wrote is gone.
     assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 0);
 }
