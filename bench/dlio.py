@@ -260,13 +260,15 @@ def alternate(args, run_dlio, run_iolab):
 class FaultMount:
     """An iolab-faultfs mount with the given faults, over a backing directory."""
 
-    def __init__(self, backing, mount, faults):
+    def __init__(self, backing, mount, faults, trace=None):
+        """trace: a file that receives the mount's trace (IOLAB_FAULTFS_TRACE=1)."""
         os.makedirs(backing, exist_ok=True)
         os.makedirs(mount, exist_ok=True)
         cmd = [faultfs_bin(), backing, mount]
         for f in faults:
             cmd += ["--fault", f]
-        self.p = subprocess.Popen(cmd, stdout=subprocess.PIPE, text=True)
+        env = dict(os.environ, IOLAB_FAULTFS_TRACE="1") if trace else None
+        self.p = subprocess.Popen(cmd, stdout=subprocess.PIPE, text=True, env=env, stderr=trace)
         line = self.p.stdout.readline().strip()
         if line != "ready":
             raise SystemExit("iolab-faultfs did not mount")

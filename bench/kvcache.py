@@ -18,6 +18,11 @@ Three modes, both tools on the same target with the same model, users, tiers and
          check: tokens/s, bytes read from the storage tier and the storage read and
          write device p95, iolab's median within +-10 % of kv-cache.py's.
 
+--fuse-trace (faultfs targets) keeps the mount's trace of every FUSE read and write and
+prints, per tool, how its requests queued at the mount (requests/s, ms per request,
+requests in the system, whole-entry operations at the device, the most one thread had in
+flight) and its reads' sizes and spans per MiB (bench/fusetrace.py).
+
 iolab runs with `--join-window 2s`: kv-cache.py counts what ends while it joins each of
 its worker threads in turn for up to 2 s after --duration, and iolab does the same.
 
@@ -54,6 +59,7 @@ import tempfile
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import fusetrace  # noqa: E402  bench/fusetrace.py
 IOLAB = os.environ.get("IOLAB") or os.path.join(ROOT, "target", "release", "iolab")
 KVREF = os.environ.get("KVREF", "/work/peers/kvcache/kv_cache_benchmark")
 KVPY = os.environ.get("KVPY", "/work/peers/kvcache/venv/bin/python")
@@ -274,12 +280,16 @@ def target(a):
         # Backed by a tmpfs: the stall is the device's only time (its fsync is free,
         # not the virtio disk's).
         with tmpfs(a) as backing:
+            trace = open(os.path.join(a.dir, "faultfs.trace"), "w") if a.fuse_trace else None
             fs = dlio.FaultMount(backing, os.path.join(a.dir, "mnt"),
-                                 [f"read:stall={stall}", f"write:stall={stall}"])
+                                 [f"read:stall={stall}", f"write:stall={stall}"], trace)
+            a.trace_file = trace and trace.name
             try:
                 yield fs.mount
             finally:
                 fs.close()
+                if trace:
+                    trace.close()
     elif os.path.isdir(a.target):
         yield a.target
     else:
@@ -305,10 +315,13 @@ def trials(a, where):
             shutil.rmtree(d, ignore_errors=True)
             os.makedirs(d)
             out = os.path.join(a.dir, f"{tool}-{t}.json")
+            traced = os.path.getsize(a.trace_file) if getattr(a, "trace_file", None) else 0
             if tool == "iolab":
                 cpu = run(iolab_cmd(a, d, out))
             else:
                 cpu = run(reference_cmd(a, d, out), cwd=KVREF)
+            if getattr(a, "trace_file", None):
+                a.fuse.setdefault(tool, []).append(fuse_of(a, traced))
             f = figures_of(tool, out)
             moved = f["storage read GiB"] + f.pop("written GiB")
             tokens = max(f.pop("tokens"), 1)
@@ -380,6 +393,26 @@ STORAGE_FIGURES = ("wall tokens/s", "decode GiB", "read device p95 ms",
                    "write device p95 ms")
 
 
+def fuse_of(a, offset):
+    """The FUSE trace's figures of the run whose lines start at `offset`."""
+    with open(a.trace_file) as f:
+        f.seek(offset)
+        lines = f.readlines()
+    stall = float(a.target.split(":", 1)[1].removesuffix("ms")) / 1000
+    return fusetrace.figures(lines, stall, a.duration)
+
+
+def fuse_table(a):
+    """Medians of each tool's FUSE figures (--fuse-trace) and their ratio."""
+    print(f"\nwhat reached the mount (faultfs trace, first {a.duration} s of each run; "
+          f"medians of {a.trials}):")
+    print(f"{'figure':<36} {'kv-cache.py':>12} {'iolab':>12} {'ratio':>7}")
+    for n in a.fuse["iolab"][0]:
+        m = [statistics.median(f[n] for f in a.fuse[t]) for t in ("kv-cache.py", "iolab")]
+        r = m[1] / m[0] if m[0] else float("nan")
+        print(f"{n:<36} {m[0]:>12.4f} {m[1]:>12.4f} {r:>7.3f}")
+
+
 def storage(a):
     a.target = a.target or "faultfs:10ms"
     got = timed(a)
@@ -395,6 +428,8 @@ def storage(a):
     dec = statistics.median(f["decode steps GiB"] for f in got["iolab"])
     print(f"(iolab's decode_step_bytes_read, the decode steps alone: {dec:.3f} GiB)")
     print(f"within +-10 % on {ok} of {len(STORAGE_FIGURES)}")
+    if a.fuse:
+        fuse_table(a)
 
 
 def main():
@@ -410,6 +445,9 @@ def main():
     p.add_argument("--dir", default=None)
     p.add_argument("--target", default=None, help="DIR, tmpfs or faultfs:STALL (default: --dir)")
     p.add_argument("--tmpfs-gib", type=int, default=8)
+    p.add_argument("--fuse-trace", action="store_true",
+                   help="faultfs targets: trace every FUSE read and write (bench/fusetrace.py) "
+                        "and print, per tool, how its requests queued and the reads' sizes")
     p.add_argument("--iolab-arg", action="append", default=[],
                    help="one more argument for iolab kvcache (repeatable), e.g. "
                         "--iolab-arg=--direct on a disk: the reference drops each file's "
@@ -421,6 +459,7 @@ def main():
     if not os.path.exists(IOLAB):
         subprocess.run(["cargo", "build", "--release", "--locked", "-p", "iolab"], cwd=ROOT, check=True)
     a.dir = a.dir or tempfile.mkdtemp(prefix="iolab-kvcache-bench-", dir="/tmp")
+    a.fuse = {}
     os.makedirs(a.dir, exist_ok=True)
     {"trace": trace, "time": timed, "storage": storage}[a.mode](a)
 

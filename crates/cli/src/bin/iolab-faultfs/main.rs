@@ -13,9 +13,10 @@
 //! ```
 //!
 //! It prints `ready` once mounted and unmounts on SIGTERM or SIGINT; IOLAB_FAULTFS_TRACE=1
-//! prints every operation that can fault on stderr. Files are opened
-//! with FOPEN_DIRECT_IO, so every write and read reaches it (none is absorbed by the
-//! page cache and failed later at writeback).
+//! prints every operation that can fault on stderr (a read or write with its offset,
+//! length, the seconds since the mount when it was taken and the calling thread's id).
+//! Files are opened with FOPEN_DIRECT_IO, so every write and read reaches it (none is
+//! absorbed by the page cache and failed later at writeback).
 
 use std::ffi::OsStr;
 use std::fs::{self, OpenOptions};
@@ -215,7 +216,7 @@ impl Filesystem for FaultFs {
 
     fn read(
         &self,
-        _req: &Request,
+        req: &Request,
         ino: INodeNo,
         fh: FileHandle,
         offset: u64,
@@ -227,7 +228,7 @@ impl Filesystem for FaultFs {
         let (Some(path), Some(f)) = (self.path(ino), self.file(fh)) else {
             return reply.error(Errno::EBADF);
         };
-        if let Some(a) = self.io_fault("read", &path, offset, size as usize) {
+        if let Some(a) = self.io_fault("read", &path, (offset, size as usize), req.pid()) {
             return reply.error(fail(a));
         }
         let mut buf = vec![0u8; size as usize];
@@ -244,7 +245,7 @@ impl Filesystem for FaultFs {
 
     fn write(
         &self,
-        _req: &Request,
+        req: &Request,
         ino: INodeNo,
         fh: FileHandle,
         offset: u64,
@@ -257,7 +258,7 @@ impl Filesystem for FaultFs {
         let (Some(path), Some(f)) = (self.path(ino), self.file(fh)) else {
             return reply.error(Errno::EBADF);
         };
-        let data = match self.io_fault("write", &path, offset, data.len()) {
+        let data = match self.io_fault("write", &path, (offset, data.len()), req.pid()) {
             Some(Action::Short) => &data[..data.len().div_ceil(2)],
             Some(a) => return reply.error(fail(a)),
             None => data,

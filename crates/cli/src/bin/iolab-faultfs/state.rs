@@ -137,13 +137,13 @@ impl FaultFs {
         &self,
         op: &str,
         path: &Path,
-        offset: u64,
-        len: usize,
+        (offset, len): (u64, usize),
+        pid: u32,
     ) -> Option<Action> {
         if self.trace {
             let t = self.started.elapsed().as_secs_f64();
             eprintln!(
-                "iolab-faultfs: {op} {} at {offset} len {len} t {t:.6}",
+                "iolab-faultfs: {op} {} at {offset} len {len} t {t:.6} pid {pid}",
                 path.display()
             );
         }
