@@ -116,6 +116,12 @@ fn dir_arg(dir: &Path) -> String {
     format!("--directory={}", dir.display())
 }
 
+/// [`plans`] of jobs in `dir` (fio's --directory first).
+fn plans_in(dir: &Path, args: &[&str]) -> Vec<FioPlan> {
+    let d = dir_arg(dir);
+    plans(&[&[d.as_str()], args].concat())
+}
+
 /// Each entry's name, fio reporting group, operations and bytes.
 fn figures(done: &FioRun) -> Vec<(&str, &str, u64, u64)> {
     done.entries
@@ -142,10 +148,9 @@ fn names_in(dir: &Path) -> Vec<String> {
 #[test]
 fn each_stonewall_starts_a_phase_and_each_clone_or_group_has_an_entry() {
     let dir = tempfile::tempdir().unwrap();
-    let d = dir_arg(dir.path());
     #[rustfmt::skip]
-    let p = plans(&[
-        &d, "--ioengine=null", "--size=64k", "--bs=4k",
+    let p = plans_in(dir.path(), &[
+        "--ioengine=null", "--size=64k", "--bs=4k",
         "--name=a", "--rw=write",
         "--name=b", "--stonewall", "--rw=read", "--numjobs=2",
         "--name=c", "--stonewall", "--rw=read", "--numjobs=3", "--group_reporting",
@@ -177,10 +182,9 @@ fn what_the_jobs_wrote_is_removed_and_nothing_else_unless_kept() {
     for keep in [false, true] {
         let dir = tempfile::tempdir().unwrap();
         std::fs::write(dir.path().join("mine.txt"), "not iolab's").unwrap();
-        let d = dir_arg(dir.path());
         #[rustfmt::skip]
-        let p = plans(&[
-            &d, "--size=64k", "--bs=4k",
+        let p = plans_in(dir.path(), &[
+            "--size=64k", "--bs=4k",
             "--name=a", "--rw=write",
             "--name=b", "--stonewall", "--rw=read", "--numjobs=2",
         ]);
@@ -211,10 +215,9 @@ fn what_the_jobs_wrote_is_removed_and_nothing_else_unless_kept() {
 #[test]
 fn a_verify_read_back_goes_with_an_entry_that_covers_every_clone() {
     let dir = tempfile::tempdir().unwrap();
-    let d = dir_arg(dir.path());
     #[rustfmt::skip]
-    let p = plans(&[
-        &d, "--size=64k", "--bs=4k", "--rw=write", "--verify=crc32c",
+    let p = plans_in(dir.path(), &[
+        "--size=64k", "--bs=4k", "--rw=write", "--verify=crc32c",
         "--name=a",
         "--name=b", "--stonewall", "--numjobs=2",
         "--name=c", "--stonewall", "--numjobs=2", "--group_reporting",
@@ -245,12 +248,11 @@ fn a_verify_read_back_goes_with_an_entry_that_covers_every_clone() {
 #[test]
 fn exit_what_all_stops_every_later_phase_and_group_does_not() {
     let dir = tempfile::tempdir().unwrap();
-    let d = dir_arg(dir.path());
     for (what, b_ops) in [("all", 0), ("group", 16)] {
         let exit = format!("--exit_what={what}");
         #[rustfmt::skip]
-        let p = plans(&[
-            &d, "--ioengine=null", "--size=64k", "--bs=4k", "--rw=read",
+        let p = plans_in(dir.path(), &[
+            "--ioengine=null", "--size=64k", "--bs=4k", "--rw=read",
             "--name=a", "--exitall", &exit,
             "--name=b", "--stonewall",
         ]);
@@ -311,10 +313,9 @@ fn clone_numbers_count_every_ranks_clones_in_job_order() {
 #[test]
 fn jobs_on_one_target_and_backend_share_one_prepared_target() {
     let dir = tempfile::tempdir().unwrap();
-    let d = dir_arg(dir.path());
     #[rustfmt::skip]
-    let p = plans(&[
-        &d, "--size=64k", "--rw=write",
+    let p = plans_in(dir.path(), &[
+        "--size=64k", "--rw=write",
         "--name=a",
         "--name=b",
         "--name=c", "--ioengine=null",
@@ -335,10 +336,9 @@ fn jobs_on_one_target_and_backend_share_one_prepared_target() {
 #[test]
 fn a_run_failed_on_an_error_or_a_verify_mismatch_and_was_interrupted_by_a_phase() {
     let dir = tempfile::tempdir().unwrap();
-    let d = dir_arg(dir.path());
     #[rustfmt::skip]
-    let p = plans(&[
-        &d, "--size=16k", "--rw=write", "--verify=crc32c", "--name=a",
+    let p = plans_in(dir.path(), &[
+        "--size=16k", "--rw=write", "--verify=crc32c", "--name=a",
     ]);
     let done = run(&p, false, &mut Seen::default()).unwrap();
     assert!(!done.failed() && !done.interrupted());
