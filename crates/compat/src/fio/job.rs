@@ -250,6 +250,12 @@ impl FioJob {
             .map_or(self.at.as_str(), |(_, at)| at.as_str())
     }
 
+    /// Why option `key` of this job cannot run as given, in one line naming where it
+    /// was written, the job and the option.
+    pub fn refusal(&self, key: &str, message: impl Into<String>) -> FioError {
+        FioError::option(self.at_of(key), &self.name, key, message)
+    }
+
     fn apply(&mut self, key: &str, value: Option<&str>) -> Result<(), String> {
         let v = || value.ok_or_else(|| "needs a value (key=value)".to_string());
         let count = |min: u64| -> Result<u32, String> {

@@ -83,9 +83,7 @@ pub fn plan_jobs(jobs: &[FioJob], seed: u64) -> Result<Vec<FioPlan>, FioError> {
         };
         if let Some(waited) = &job.wait_for {
             let Some(k) = jobs[..i].iter().rposition(|j| &j.name == waited) else {
-                return Err(FioError::option(
-                    job.at_of("wait_for"),
-                    &job.name,
+                return Err(job.refusal(
                     "wait_for",
                     format!("no job named [{waited}] comes before [{}]", job.name),
                 ));
@@ -124,9 +122,8 @@ pub fn plan_jobs(jobs: &[FioJob], seed: u64) -> Result<Vec<FioPlan>, FioError> {
 /// One job's plan: its direction and sizes, what iolab runs by other means (notes) or
 /// refuses, where it runs, its spec and the settings fio's options become.
 fn plan_job(job: &FioJob, group: u32, seed: u64) -> Result<FioPlan, FioError> {
-    let refuse = |key: &str, m: String| FioError::option(job.at_of(key), &job.name, key, m);
     let mut notes = Vec::new();
-    let at = |(k, m): Refusal| refuse(k, m);
+    let at = |(k, m): Refusal| job.refusal(k, m);
     let (rw, block, verify_only) = rw_of(job, &mut notes).map_err(at)?;
     let (backend, queue_depth) = engine_of(job, &mut notes);
     let io_priorities = super::cmdprio::io_priorities(job, backend).map_err(at)?;
@@ -149,7 +146,7 @@ fn plan_job(job: &FioJob, group: u32, seed: u64) -> Result<FioPlan, FioError> {
         .as_deref()
         .unwrap_or(DEFAULT_FILENAME_FORMAT);
     let file_names =
-        file_name_template(format, &job.name).map_err(|m| refuse("filename_format", m))?;
+        file_name_template(format, &job.name).map_err(|m| job.refusal("filename_format", m))?;
     let shape = Shape {
         rw,
         block,
@@ -162,7 +159,7 @@ fn plan_job(job: &FioJob, group: u32, seed: u64) -> Result<FioPlan, FioError> {
     super::plan_access::apply_access(job, &mut spec, &mut notes).map_err(at)?;
     spec.validate().map_err(|e| {
         let key = super::plan_access::fio_key_of(job, &e.option).unwrap_or(fio_key(&e.option));
-        refuse(key, e.reason)
+        job.refusal(key, e.reason)
     })?;
     let io_size = super::plan_amount::io_size_of(job, &spec, &mut notes).map_err(at)?;
     let chosen = super::plan_settings::Chosen {

@@ -126,9 +126,7 @@ impl FioPlan {
             passes += 1;
         }
         let passes = u32::try_from(passes.max(1)).map_err(|_| {
-            FioError::option(
-                self.job.at_of("io_size"),
-                &self.job.name,
+            self.job.refusal(
                 "io_size",
                 format!(
                     "{io} bytes over a region of {region} make {passes} passes, more than {}",

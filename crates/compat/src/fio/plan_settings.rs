@@ -227,7 +227,7 @@ fn ends_in_file(
     let name = p.job.filename.as_deref().unwrap_or_default();
     let refuse = |m: String| {
         let key = "percentage_random";
-        Err(FioError::option(p.job.at_of(key), &p.job.name, key, m))
+        Err(p.job.refusal(key, m))
     };
     if increment > 0 && first_end < file && last_end >= file {
         return refuse(format!(

@@ -208,9 +208,7 @@ impl FioPlan {
             let unit = spec.unit().max(1);
             let bytes = share.min(size.saturating_sub(offset)) / unit * unit;
             if increment > 0 && share.min(size.saturating_sub(last)) / unit * unit != bytes {
-                return Err(FioError::option(
-                    self.job.at_of("offset_increment"),
-                    &self.job.name,
+                return Err(self.job.refusal(
                     "offset_increment",
                     format!(
                         "the last clone's {p}% from {last} passes the end of {} ({size} bytes): fio would give it less than the others, iolab gives every clone the same size",
@@ -219,9 +217,7 @@ impl FioPlan {
                 ));
             }
             if bytes < spec.largest_io() {
-                return Err(FioError::option(
-                    self.job.at_of("size"),
-                    &self.job.name,
+                return Err(self.job.refusal(
                     "size",
                     format!(
                         "{p}% of {} ({size} bytes) after the offset {offset} is less than one block",
@@ -245,9 +241,7 @@ impl FioPlan {
             && offset > 0
         {
             if offset >= size {
-                return Err(FioError::option(
-                    self.job.at_of("offset"),
-                    &self.job.name,
+                return Err(self.job.refusal(
                     "offset",
                     format!(
                         "{offset} is past the end of {} ({size} bytes)",
@@ -264,14 +258,7 @@ impl FioPlan {
     /// files in a directory, as for the files fio creates); it must be whole blocks,
     /// where fio would align each clone's start up to one.
     fn increment(&self, device_size: Option<u64>, block: u64) -> Result<u64, FioError> {
-        let refuse = |m: String| {
-            FioError::option(
-                self.job.at_of("offset_increment"),
-                &self.job.name,
-                "offset_increment",
-                m,
-            )
-        };
+        let refuse = |m: String| self.job.refusal("offset_increment", m);
         let bytes = match self.offset_increment {
             FioOffset::Bytes(b) => b,
             FioOffset::Percent(p) => {

@@ -60,9 +60,7 @@ fn make_one(
     }
     // allow_file_create=0: a missing file is an error, never made (fio fails the job).
     if let Some(p) = users.iter().find(|p| p.job.files.no_file_create) {
-        return Err(FioError::option(
-            p.job.at_of("allow_file_create"),
-            &p.job.name,
+        return Err(p.job.refusal(
             "allow_file_create",
             format!(
                 "0: {} does not exist and may not be made (fio fails the job with ENOENT; nothing was run)",
@@ -106,9 +104,8 @@ fn make_one(
 /// (iolab's clones each work on their own segment of a shared file, or each from its
 /// own start with offset_increment).
 pub(super) fn needed(p: &FioPlan, path: &Path) -> Result<u64, FioError> {
-    let refuse = |key: &str, m: String| FioError::option(p.job.at_of(key), &p.job.name, key, m);
     if let Some(pct) = p.job.size_percent {
-        return Err(refuse(
+        return Err(p.job.refusal(
             "size",
             format!(
                 "{pct}% is a share of {}, which does not exist: give a size in bytes so iolab can create it as fio does",
@@ -117,7 +114,7 @@ pub(super) fn needed(p: &FioPlan, path: &Path) -> Result<u64, FioError> {
         ));
     }
     let Some(total) = p.spec.total_size else {
-        return Err(refuse(
+        return Err(p.job.refusal(
             "size",
             format!(
                 "is needed to create {}, which does not exist (fio needs it too)",

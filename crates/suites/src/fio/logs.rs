@@ -24,15 +24,13 @@ pub fn check_log_dirs(plans: &[FioPlan]) -> Result<(), FioError> {
         // job that starts when another ends.
         if p.job.logs.unix_epoch && p.after.is_some() {
             let key = "log_unix_epoch";
-            return Err(FioError::option(
-                p.job.at_of(key),
-                &p.job.name,
+            return Err(p.job.refusal(
                 key,
                 "with wait_for is not supported: iolab dates a clone's log from its phase's start (nothing was run)",
             ));
         }
         if let Err((key, why)) = p.job.logs.check_dirs(&cwd) {
-            return Err(FioError::option(p.job.at_of(key), &p.job.name, key, why));
+            return Err(p.job.refusal(key, why));
         }
     }
     Ok(())
