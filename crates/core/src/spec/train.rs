@@ -17,9 +17,12 @@ mod config;
 mod mode;
 mod parquet;
 mod presets;
+mod threads;
+pub use config::MAX_READ_THREADS;
 pub use mode::MlperfMode;
 pub use parquet::{ParquetColumn, ParquetDtype, ParquetSchema, read_columns};
 pub use presets::{DLRM_READ, preset_accelerators};
+pub use threads::{DLIO_AUTO_THREADS_CAP, ReadThreadsSizing};
 
 /// A dataset's file format, as DLIO names it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize, ValueEnum)]
@@ -175,9 +178,14 @@ pub struct TrainSpec {
     #[arg(long)]
     pub batch_size: Option<u64>,
 
-    /// Reader threads per accelerator [default: 1].
+    /// Reader threads per accelerator [default: 1]. A 1 is sized as v3.0 DLIO sizes it:
+    /// min(the host's CPUs / its accelerators, 8 or DLIO_MAX_AUTO_THREADS).
     #[arg(long)]
     pub read_threads: Option<u32>,
+
+    /// Take a --read-threads of 1 as one thread, not sized as v3.0 DLIO sizes it.
+    #[arg(long)]
+    pub exact_read_threads: bool,
 
     /// Batches prefetched per accelerator (DLIO's prefetch_size) [default: 2].
     #[arg(long)]
@@ -295,7 +303,15 @@ pub struct TrainConfig {
     pub subfolders: u32,
     pub loader: LoaderKind,
     pub batch_size: u64,
+    /// The threads each accelerator reads with: as asked, or sized from 1 (below).
     pub read_threads: u32,
+    /// How a read_threads of 1 was sized as v3.0 DLIO sizes it (None: taken as asked;
+    /// runs stored before the sizing have none).
+    #[serde(default)]
+    pub read_threads_sizing: Option<ReadThreadsSizing>,
+    /// --exact-read-threads: a read_threads of 1 is one thread.
+    #[serde(default)]
+    pub exact_read_threads: bool,
     pub prefetch: u32,
     /// tf.data's map parallelism (DLIO's computation_threads; absent in runs stored
     /// before it was modelled: 1).
@@ -335,6 +351,16 @@ fn preset_or<T>(
 }
 
 impl TrainSpec {
+    /// --data-dir, which every command on a dataset needs.
+    pub fn data_dir(&self) -> Result<&std::path::Path, SpecError> {
+        self.data_dir.as_deref().ok_or_else(|| {
+            SpecError::new(
+                "--data-dir",
+                "is required: where the dataset is (DLIO's data_folder)",
+            )
+        })
+    }
+
     /// The workload, every setting concrete, or the first option that cannot run.
     pub fn resolve(&self) -> Result<TrainConfig, SpecError> {
         if !(self.scale > 0.0 && self.scale.is_finite()) {
@@ -377,6 +403,9 @@ impl TrainSpec {
             loader: preset_or(self.loader, p, |p| p.loader, default_loader),
             batch_size: preset_or(self.batch_size, p, |p| p.batch_size, 1),
             read_threads: preset_or(self.read_threads, p, |p| p.read_threads, 1),
+            // Sized with the host's CPUs and accelerators by iolab_suites::train::threads.
+            read_threads_sizing: None,
+            exact_read_threads: self.exact_read_threads,
             prefetch: self.prefetch.unwrap_or(2),
             computation_threads: preset_or(
                 self.computation_threads,

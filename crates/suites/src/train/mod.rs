@@ -4,7 +4,8 @@
 //! after each), [`search`] finds the most accelerators that keep AU at the threshold.
 //! [`dataset`] lists a dataset whoever wrote it; [`format`] is the one place a format
 //! meets its compat writer and its read plan; [`memory`] what a loader holds and the
-//! pre-flight against the host's memory; [`verdict`] MLPerf's checks of a run. Figures are defined in
+//! pre-flight against the host's memory; [`threads`] the reader threads v3.0 DLIO sizes
+//! a read_threads of 1 to; [`verdict`] MLPerf's checks of a run. Figures are defined in
 //! iolab_core::train; file formats in iolab_compat::dlio.
 
 pub mod datagen;
@@ -17,6 +18,7 @@ mod phase;
 mod rowgroups;
 pub mod run;
 pub mod search;
+pub mod threads;
 pub mod verdict;
 
 pub use datagen::{GenOutcome, generate};

@@ -16,6 +16,9 @@ const MAX_FILES: u64 = 1 << 25;
 /// figures stay well inside u64.
 const MAX_FILE_BYTES: f64 = (1u64 << 50) as f64;
 
+/// The most reader threads an accelerator runs.
+pub const MAX_READ_THREADS: u32 = 256;
+
 impl TrainConfig {
     /// Reader threads of one accelerator: `read_threads` for PyTorch's workers; for
     /// tf.data's parallel interleave one per open file, the `read_threads` current
@@ -84,10 +87,10 @@ impl TrainConfig {
     /// The run's threads, accelerators, epochs, steps, transfers, AU threshold and the
     /// dataset's subfolders.
     fn validate_run(&self) -> Result<(), SpecError> {
-        if self.read_threads == 0 || self.read_threads > 256 {
+        if self.read_threads == 0 || self.read_threads > MAX_READ_THREADS {
             return Err(SpecError::new(
                 "--read-threads",
-                "must be between 1 and 256",
+                format!("must be between 1 and {MAX_READ_THREADS}"),
             ));
         }
         if self.computation_threads == 0 || self.computation_threads > 256 {
