@@ -74,6 +74,7 @@ pub fn render_train_plan(cfg: &TrainConfig, total: u64, (mine, dlio): (u64, u64)
         cfg.prefetch,
         cfg.computation_threads
     );
+    sized_line(&mut out, "read threads    ", cfg);
     let _ = writeln!(
         out,
         "  compute         {:.4} s per step, {} epochs, {} steps per epoch with {} accelerator(s)",
@@ -90,6 +91,24 @@ pub fn render_train_plan(cfg: &TrainConfig, total: u64, (mine, dlio): (u64, u64)
         ByteCount(dlio).human()
     );
     out
+}
+
+/// The line saying what the reader threads were sized from when they are not the asked
+/// count (v3.0 DLIO's rule for a read_threads of 1), after `label`; else nothing.
+fn sized_line(out: &mut String, label: &str, cfg: &TrainConfig) {
+    if let Some(s) = cfg.read_threads_sizing.filter(|s| s.changed()) {
+        let _ = writeln!(
+            out,
+            "  {label}{} asked, {} used as v3.0 DLIO sizes a read_threads of 1: {} CPUs / {} accelerator{} on the host, at most {} (--exact-read-threads takes {})",
+            s.asked,
+            cfg.read_threads,
+            s.cpus,
+            s.accelerators_on_host,
+            if s.accelerators_on_host == 1 { "" } else { "s" },
+            s.cap,
+            s.asked
+        );
+    }
 }
 
 /// The whole text of a training run: workload, runs, epochs, totals, rules, verdict.
@@ -128,6 +147,7 @@ fn workload(out: &mut String, r: &TrainRunReport<'_>) {
         r.cfg.read_threads,
         r.cfg.computation_time
     );
+    sized_line(out, "reader threads: ", r.cfg);
     if r.cfg.parquet.is_some() {
         let _ = writeln!(
             out,

@@ -5,7 +5,8 @@
 //! [`dataset`] lists a dataset whoever wrote it; [`format`] is the one place a format
 //! meets its compat writer and its read plan; [`memory`] what a loader holds and the
 //! pre-flight against the host's memory; [`threads`] the reader threads v3.0 DLIO sizes
-//! a read_threads of 1 to; [`verdict`] MLPerf's checks of a run. Figures are defined in
+//! a read_threads of 1 to; [`mod@prepare`] a job made ready on every rank; [`verdict`]
+//! MLPerf's checks of a run. Figures are defined in
 //! iolab_core::train; file formats in iolab_compat::dlio.
 
 pub mod datagen;
@@ -15,6 +16,7 @@ pub mod loader;
 pub mod memory;
 mod order;
 mod phase;
+pub mod prepare;
 mod rowgroups;
 pub mod run;
 pub mod search;
@@ -23,6 +25,7 @@ pub mod verdict;
 
 pub use datagen::{GenOutcome, generate};
 pub use dataset::Dataset;
+pub use prepare::{Prepared, prepare};
 pub use run::{LiveStep, TrainHooks, TrainOutcome, train_epochs};
 
 use iolab_core::rng::Rng;

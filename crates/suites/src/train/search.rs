@@ -13,6 +13,7 @@ use iolab_core::result::PhaseResult;
 use iolab_core::spec::TrainConfig;
 
 use super::memory::check_memory;
+use super::threads::{HostCpus, sized};
 use super::{Dataset, TrainOutcome};
 use crate::AiError;
 
@@ -72,13 +73,15 @@ pub fn search<E>(
 }
 
 /// A search on a dataset: trials of `cfg` with 1, 2, 4, ... up to `max` accelerators per
-/// rank, `ranks` ranks in all, `ranks_on_host` of them on this host (the memory check's).
+/// rank, `ranks` ranks in all, `ranks_on_host` of them on this host (the memory check's);
+/// `host` the job's figures its read_threads are sized from at each count ([`sized`]).
 pub struct SearchPlan<'a> {
     pub comm: &'a dyn Comm,
     pub dataset: &'a Dataset,
     pub cfg: &'a TrainConfig,
     pub max: u32,
     pub ranks_on_host: u32,
+    pub host: HostCpus,
     pub interrupt: &'a AtomicBool,
 }
 
@@ -101,10 +104,14 @@ pub fn run_search(
         if plan.interrupt.load(Ordering::SeqCst) {
             return Err(AiError::Interrupted);
         }
-        let cfg = TrainConfig {
-            accelerators: n as u32,
-            ..plan.cfg.clone()
-        };
+        // DLIO sizes a read_threads of 1 by the accelerators on the host: at each count.
+        let cfg = sized(
+            &TrainConfig {
+                accelerators: n as u32,
+                ..plan.cfg.clone()
+            },
+            plan.host,
+        );
         if cfg.steps_per_epoch(n * ranks) == 0 {
             return Err(AiError::Spec(SpecError::new(
                 "--max",

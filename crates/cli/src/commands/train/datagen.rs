@@ -6,7 +6,7 @@ use iolab_core::units::ByteCount;
 use iolab_suites::train::datagen::check_space;
 use iolab_suites::train::generate;
 
-use super::{DatagenArgs, data_dir, quiet, spec_json, stored_as};
+use super::{DatagenArgs, quiet, spec_json, stored_as};
 use crate::commands::finish::conclude;
 use crate::runtime::Runtime;
 use crate::sink::RunSink;
@@ -16,7 +16,7 @@ pub(super) fn datagen_in(rt: &Runtime, args: DatagenArgs) -> Result<u8> {
         .spec
         .resolve()
         .map_err(anyhow::Error::from)
-        .and_then(|cfg| Ok((cfg, data_dir(&args.spec)?)))
+        .and_then(|cfg| Ok((cfg, args.spec.data_dir()?.to_path_buf())))
         .and_then(|(cfg, dir)| {
             // A dataset that cannot fit is refused before anything is written.
             if rt.is_root() {

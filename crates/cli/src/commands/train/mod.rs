@@ -15,12 +15,10 @@ use std::path::PathBuf;
 
 use anyhow::Result;
 use clap::{Args, Subcommand};
-use iolab_core::SpecError;
 use iolab_core::spec::{TrainConfig, TrainSpec};
 use iolab_core::units::Nanos;
-use iolab_engine::ranks_on_this_host;
-use iolab_suites::train::memory::{check_memory, memory_per_accelerator};
-use iolab_suites::train::{Dataset, LiveStep, TrainHooks};
+use iolab_suites::train::memory::memory_per_accelerator;
+use iolab_suites::train::{LiveStep, Prepared, TrainHooks};
 
 use crate::args::OutputArgs;
 use crate::runtime::Runtime;
@@ -107,15 +105,6 @@ pub fn train(args: TrainArgs) -> Result<u8> {
     }
 }
 
-fn data_dir(spec: &TrainSpec) -> Result<PathBuf, SpecError> {
-    spec.data_dir.clone().ok_or_else(|| {
-        SpecError::new(
-            "--data-dir",
-            "is required: where the dataset is (DLIO's data_folder)",
-        )
-    })
-}
-
 fn spec_json(spec: &TrainSpec, cfg: &TrainConfig) -> serde_json::Value {
     serde_json::json!({ "spec": spec, "workload": cfg })
 }
@@ -133,31 +122,12 @@ fn quiet(o: &OutputArgs) -> OutputArgs {
     }
 }
 
-/// Everything a training run needs before it reads: the workload, the dataset, the
-/// memory pre-flight. Agreed by every rank.
-/// What a command on a dataset works with once prepared.
-struct Prepared {
-    cfg: TrainConfig,
-    dataset: Dataset,
-    /// What iolab's readers and DLIO's loader hold on this host ([`check_memory`]).
-    memory: (u64, u64),
-}
-
+/// The job ready to read ([`iolab_suites::train::prepare`]), and the output's files
+/// made, agreed by every rank.
 fn prepare(rt: &Runtime, spec: &TrainSpec, output: &OutputArgs) -> Result<Prepared> {
-    let ranks_here = ranks_on_this_host(rt.comm.as_ref());
-    let step = (|| -> Result<_> {
-        let cfg = spec.resolve()?;
-        let dir = data_dir(spec)?;
-        let dataset = Dataset::open(&dir, &cfg)?;
-        let mem = check_memory(&cfg, &dataset, ranks_here)?;
-        output.prepare(rt)?;
-        Ok(Prepared {
-            cfg,
-            dataset,
-            memory: mem,
-        })
-    })();
-    rt.agree(step)
+    let prepared = iolab_suites::train::prepare(rt.comm.as_ref(), spec)?;
+    rt.agree(output.prepare(rt))?;
+    Ok(prepared)
 }
 
 fn drop_caches(rt: &Runtime) -> bool {

@@ -14,7 +14,9 @@ use crate::watch::Watch;
 use iolab_report::train::render_train_search;
 
 pub(super) fn search_in(rt: &Runtime, args: SearchArgs) -> Result<u8> {
-    let super::Prepared { cfg, dataset, .. } = prepare(rt, &args.spec, &args.output)?;
+    let super::Prepared {
+        cfg, dataset, host, ..
+    } = prepare(rt, &args.spec, &args.output)?;
     let mut sink = RunSink::start(
         rt,
         args.output.recording(),
@@ -32,6 +34,7 @@ pub(super) fn search_in(rt: &Runtime, args: SearchArgs) -> Result<u8> {
         cfg: &cfg,
         max: args.max,
         ranks_on_host: ranks_on_this_host(rt.comm.as_ref()),
+        host,
         interrupt: rt.interrupt,
     };
     let (result, phases) = run_search(&plan, &mut |trial| {

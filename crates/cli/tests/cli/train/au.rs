@@ -8,7 +8,8 @@ use crate::common::{path, run};
 fn au_is_compute_over_time_when_every_read_waits() {
     // Each read stalls 100 ms; each step computes 50 ms on one sample: with one reader
     // that prefetches one batch, a step takes 100 ms, so AU is 50 % (the first step,
-    // which waits for two reads' worth, is left out as DLIO leaves it out).
+    // which waits for two reads' worth, is left out as DLIO leaves it out). One reader:
+    // --exact-read-threads, as v3.0 DLIO would size a 1 to the host's CPUs.
     let Some((_fs, common)) = stalled_dataset(&["read:stall=100ms"], "8") else {
         return;
     };
@@ -23,6 +24,7 @@ fn au_is_compute_over_time_when_every_read_waits() {
         "1",
         "--read-threads",
         "1",
+        "--exact-read-threads",
         "--prefetch",
         "1",
         "--computation-time",
@@ -72,6 +74,7 @@ fn search_finds_the_most_accelerators_on_a_throttled_target() {
         "1",
         "--read-threads",
         "1",
+        "--exact-read-threads",
         "--computation-time",
         "100ms",
         "--au-threshold",
@@ -158,6 +161,7 @@ fn metrics_show_au_as_the_run_goes_and_end_at_the_stored_epoch() {
         "1",
         "--read-threads",
         "1",
+        "--exact-read-threads",
         "--prefetch",
         "1",
         "--computation-time",

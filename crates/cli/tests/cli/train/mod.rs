@@ -11,6 +11,7 @@ mod files;
 mod input;
 mod kvcache;
 mod runs;
+mod threads;
 mod v3;
 
 use std::path::Path;

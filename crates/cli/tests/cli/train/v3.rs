@@ -252,7 +252,8 @@ fn parquet_files_have_the_config_s_row_groups_and_columns() {
     );
 }
 
-/// Reads and bytes of `train run`'s one epoch on `data` with `extra` options.
+/// Reads and bytes of `train run`'s one epoch on `data` with `extra` options, one reader
+/// thread a rank (--exact-read-threads).
 fn parquet_epoch(dir: &std::path::Path, data: &std::path::Path, extra: &[&str]) -> (u64, u64) {
     let json = dir.join("run.json");
     let mut a = vec![
@@ -272,6 +273,7 @@ fn parquet_epoch(dir: &std::path::Path, data: &std::path::Path, extra: &[&str]) 
         "1000",
         "--read-threads",
         "1",
+        "--exact-read-threads",
         "--computation-time",
         "1ms",
         "--epochs",
@@ -340,8 +342,9 @@ fn parquet_trains_footer_first_then_whole_row_groups_on_every_accelerator() {
 fn parquet_opens_a_file_for_its_footer_and_once_per_row_group_as_dlio() {
     // v3.0 DLIO's reader opens a file once for its footer (pyarrow: the 64 KiB tail and
     // the longer metadata on one open) and once per row-group read (`_fetch_rg_file`):
-    // 2 files of 4 row groups, one reader thread, one epoch: 10 opens. An EIO on the
-    // 11th open of a parquet file never fires; one on the 10th does.
+    // 2 files of 4 row groups, one reader thread (--exact-read-threads: v3.0 DLIO sizes
+    // a 1 to the host's CPUs), one epoch: 10 opens. An EIO on the 11th open of a parquet
+    // file never fires; one on the 10th does.
     for (after, rc) in [(10, 0), (9, 1)] {
         let fault = format!("open:eio:after={after}:match=.parquet");
         let Some(fs) = crate::common::FaultFs::mount(&[&fault]) else {
@@ -363,7 +366,8 @@ fn parquet_opens_a_file_for_its_footer_and_once_per_row_group_as_dlio() {
         run(&a).expect(0);
         let mut a = vec!["train", "run", "--data-dir", &data, "--no-store"];
         a.extend(shape);
-        a.extend(["--read-threads", "1", "--batch-size", "1024"]);
+        a.extend(["--read-threads", "1", "--exact-read-threads"]);
+        a.extend(["--batch-size", "1024"]);
         a.extend(["--computation-time", "1ms", "--epochs", "1"]);
         let r = run(&a).expect(rc);
         if rc == 1 {
