@@ -10,7 +10,7 @@ use super::{code_of, crates_dir, rust_files, without_test_modules};
 /// Production lines under cli/src/commands today (code without comments, blank lines and
 /// test modules). A change that moves a procedure or a renderer out lowers it; none may
 /// raise it. More than [`SLACK`] below it, the test asks for the ceiling to follow.
-const COMMAND_LINES: usize = 4697;
+const COMMAND_LINES: usize = 4682;
 const SLACK: usize = 200;
 
 /// The production code of every file under cli/src/commands, by crate-relative path.
