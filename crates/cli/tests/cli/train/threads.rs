@@ -132,3 +132,50 @@ fn a_preset_run_of_one_read_thread_stores_the_threads_dlio_sizes() {
         r.stderr
     );
 }
+
+/// Under `mpirun -np 2` on one host, DLIO's ranks_per_node is 2: each rank's share of
+/// the host's CPUs, and both ranks run it (the job agrees on one host's figures).
+#[cfg(feature = "mpi")]
+#[test]
+fn two_ranks_on_one_host_share_its_cpus() {
+    use crate::mpi::{mpirun, mpirun_available, run_limited};
+    if !mpirun_available() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let data = dir.path().join("r");
+    let json = dir.path().join("run.json");
+    let shape = [
+        "--data-dir",
+        path(&data),
+        "--preset",
+        "retinanet",
+        "--accelerator",
+        "b200",
+        "--files",
+        "8",
+        "--batch-size",
+        "2",
+        "--computation-time",
+        "1ms",
+        "--epochs",
+        "1",
+        "--no-store",
+    ];
+    let mut a = vec!["train", "datagen"];
+    a.extend(shape);
+    run(&a).expect(0);
+    let mut c = mpirun(2);
+    c.args(["train", "run", "--read-threads", "1", "--json", path(&json)])
+        .args(shape)
+        .env_remove("DLIO_MAX_AUTO_THREADS");
+    run_limited(c, std::time::Duration::from_secs(120)).expect(0);
+    let v = json_of(&json);
+    let cpus = online_cpus();
+    let workload = &v["spec"]["workload"];
+    assert_eq!(workload["read_threads"], (cpus / 2).clamp(1, 8));
+    assert_eq!(
+        workload["read_threads_sizing"],
+        serde_json::json!({"asked": 1, "cpus": cpus, "accelerators_on_host": 2, "cap": 8})
+    );
+}
