@@ -23,6 +23,32 @@ struct Conversation {
 struct Table {
     held: HashMap<ConversationId, Conversation>,
     tick: u64,
+    counts: ConversationCounts,
+}
+
+/// What the table did over a trial (stored with the trial: the table's behaviour over a
+/// long run is read off these).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct ConversationCounts {
+    /// Conversations started.
+    pub started: u64,
+    /// Conversations the table let go to hold a new one (least recently added to first).
+    pub evicted: u64,
+    /// Turns issued in a conversation already evicted (kv-cache.py's `add_turn` raises
+    /// there and that user's thread ends; iolab's turn reads nothing back).
+    pub lost_turns: u64,
+    /// The most conversations held at once.
+    pub most_held: u64,
+}
+
+impl ConversationCounts {
+    /// Every rank's counts as one (`most_held` the largest rank's).
+    pub fn add(&mut self, o: &ConversationCounts) {
+        self.started += o.started;
+        self.evicted += o.evicted;
+        self.lost_turns += o.lost_turns;
+        self.most_held = self.most_held.max(o.most_held);
+    }
 }
 
 /// The conversations' turn keys.
@@ -58,6 +84,7 @@ impl Conversations {
             let oldest = t.held.iter().min_by_key(|(_, c)| c.last).map(|(k, _)| *k);
             if let Some(k) = oldest {
                 t.held.remove(&k);
+                t.counts.evicted += 1;
             }
         }
         t.tick += 1;
@@ -69,6 +96,8 @@ impl Conversations {
                 last,
             },
         );
+        t.counts.started += 1;
+        t.counts.most_held = t.counts.most_held.max(t.held.len() as u64);
     }
 
     /// Adds a turn's key to conversation `id`; nothing if it was evicted (where
@@ -81,6 +110,8 @@ impl Conversations {
         if let Some(c) = t.held.get_mut(&id) {
             c.keys.push(key.to_string());
             c.last = last;
+        } else {
+            t.counts.lost_turns += 1;
         }
     }
 
@@ -96,6 +127,11 @@ impl Conversations {
         t.held.get(&id).map_or_else(Vec::new, |c| {
             c.keys.iter().filter(|k| *k != key).cloned().collect()
         })
+    }
+
+    /// What the table did so far.
+    pub fn counts(&self) -> ConversationCounts {
+        self.lock().counts
     }
 
     /// Conversations held.
@@ -144,5 +180,11 @@ mod tests {
         assert_eq!(c.read_back((0, 1), 2, "a2"), ["a1"]);
         // Its turns, queued or issued later, read nothing back.
         assert!(c.read_back((1, 1), 2, "b2").is_empty());
+        // Three started, one let go, one turn issued after it was; never more than two.
+        let n = c.counts();
+        assert_eq!(
+            (n.started, n.evicted, n.lost_turns, n.most_held),
+            (3, 1, 1, 2)
+        );
     }
 }

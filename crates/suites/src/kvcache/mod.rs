@@ -93,6 +93,8 @@ pub struct TrialFigures {
     /// Requests being served when the duration ended: stopped before their next cache
     /// operation, not counted.
     pub cut: u64,
+    /// What the conversations' table did (started, evicted, turns lost, most held).
+    pub conversations: conversation::ConversationCounts,
     /// Wall-clock start, milliseconds since the Unix epoch (rank 0's clock).
     pub started_at_ms: i64,
     /// The storage tier's whole-entry latencies (for the stored phase).
@@ -286,6 +288,7 @@ pub fn run_kvcache(
             trial.issued,
             trial.dropped,
             trial.counts,
+            trial.conversations,
         );
         let all = comm
             .gather(0, &mine)
@@ -304,7 +307,14 @@ pub fn run_kvcache(
     Ok(out)
 }
 
-type RankTrial = (tally::Tally, Nanos, u64, u64, [u64; 4]);
+type RankTrial = (
+    tally::Tally,
+    Nanos,
+    u64,
+    u64,
+    [u64; 4],
+    conversation::ConversationCounts,
+);
 
 /// Every rank's trial as one: tallies merged, the longest duration, the worst rank's
 /// device p95s beside the merged ones.
@@ -312,8 +322,10 @@ fn reduce(all: &[RankTrial]) -> TrialFigures {
     let mut tally = tally::Tally::default();
     let mut counts = [0u64; 4];
     let (mut issued, mut dropped, mut duration) = (0, 0, Nanos::ZERO);
-    for (t, d, i, dr, c) in all {
+    let mut conversations = conversation::ConversationCounts::default();
+    for (t, d, i, dr, c, conv) in all {
         tally.merge(t);
+        conversations.add(conv);
         duration = duration.max(*d);
         issued += i;
         dropped += dr;
@@ -340,6 +352,7 @@ fn reduce(all: &[RankTrial]) -> TrialFigures {
         issued,
         dropped,
         cut: tally.cut,
+        conversations,
         started_at_ms: 0,
         storage: tally.storage.clone(),
     }

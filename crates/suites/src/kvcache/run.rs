@@ -17,7 +17,7 @@ use iolab_engine::Clock;
 use iolab_backend::object::{ObjectOp, ObjectRequest};
 
 use super::cache::KvCache;
-use super::conversation::Conversations;
+use super::conversation::{ConversationCounts, Conversations};
 use super::entry::{EntryIo, EntrySetup};
 use super::join::Cutoff;
 use super::serve::{Serving, serve};
@@ -122,6 +122,7 @@ pub struct Trial {
     pub dropped: u64,
     /// (hits, misses, cpu evictions, storage evictions).
     pub counts: [u64; 4],
+    pub conversations: ConversationCounts,
 }
 
 /// Runs one trial with its storage tier in `dir` (which must exist); removes the
@@ -169,7 +170,10 @@ pub fn run_trial(
     if stop.load(Ordering::Relaxed) {
         return Err(AiError::Interrupted);
     }
-    Ok(trial_of(&cache, &tallies, duration, requests.into_inner()))
+    let conversations = requests.conversations.counts();
+    let mut trial = trial_of(&cache, &tallies, duration, requests.into_inner());
+    trial.conversations = conversations;
+    Ok(trial)
 }
 
 /// The trial's cache: its memory tier and its storage tier (a directory or a device).
@@ -205,6 +209,7 @@ fn trial_of(cache: &KvCache, tallies: &[Tally], duration: Nanos, q: Queue) -> Tr
             cache.evictions.cpu.load(Relaxed),
             cache.evictions.storage.load(Relaxed),
         ],
+        conversations: ConversationCounts::default(),
     }
 }
 

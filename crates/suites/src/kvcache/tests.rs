@@ -6,6 +6,7 @@ use iolab_core::units::Nanos;
 use iolab_engine::{Clock, FakeClock};
 
 use super::cache::KvCache;
+use super::conversation::ConversationCounts;
 use super::entry::{EntryIo, EntrySetup};
 use super::serve::{Serving, serve};
 use super::tally::Tally;
@@ -329,7 +330,15 @@ fn a_short_trial_issues_and_serves_requests() {
     .unwrap();
     assert!(t.issued >= 3, "{}", t.issued);
     assert_eq!(t.tally.requests + t.tally.cut + t.dropped, t.issued);
-    assert!(t.tally.storage.bytes_written > 0);
+    assert!(
+        t.tally.storage.bytes_written > 0,
+        "issued {} requests {} cut {} dropped {} writes {}",
+        t.issued,
+        t.tally.requests,
+        t.tally.cut,
+        t.dropped,
+        t.tally.storage.writes
+    );
     // The live counts (--serve) are the tally's: the storage tier's entries and the
     // completed requests' tokens.
     let l = live.snapshot();
@@ -410,9 +419,15 @@ fn rank_trials_add_up() {
     };
     let a = tally(3, 300, 1000, 5_000_000);
     let b = tally(1, 100, 24, 7_000_000);
+    let conv = |started, evicted, lost_turns, most_held| ConversationCounts {
+        started,
+        evicted,
+        lost_turns,
+        most_held,
+    };
     let all = [
-        (a, Nanos::from_secs(2), 4, 1, [3, 1, 0, 0]),
-        (b, Nanos::from_secs(4), 1, 0, [1, 1, 0, 2]),
+        (a, Nanos::from_secs(2), 4, 1, [3, 1, 0, 0], conv(7, 2, 1, 5)),
+        (b, Nanos::from_secs(4), 1, 0, [1, 1, 0, 2], conv(3, 0, 0, 3)),
     ];
     let t = super::reduce(&all);
     assert_eq!(t.figures.requests, 4);
@@ -423,6 +438,7 @@ fn rank_trials_add_up() {
     assert_eq!((t.figures.hits, t.figures.misses), (4, 2));
     assert_eq!(t.figures.storage.evictions, 2);
     assert_eq!((t.issued, t.dropped), (5, 1));
+    assert_eq!(t.conversations, conv(10, 2, 1, 5));
     assert_eq!(t.figures.storage.read_latency.count, 2);
     // Rank 1's one read (7 ms) is the worst p95; the merged p95 is the same read.
     let w = t.figures.worst_rank.unwrap();
