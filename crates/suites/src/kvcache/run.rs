@@ -85,11 +85,14 @@ impl Requests {
     }
 
     /// The next request to serve, with the keys it reads back as its conversation
-    /// holds them now; None once the queue is closed.
-    fn take(&self) -> Option<Request> {
+    /// holds them now; None once the queue is closed or the duration has `ended`
+    /// (kv-cache.py's workers check its stop event before each request: what is queued
+    /// then is dropped, not taken and cut, even while the issuing thread has yet to
+    /// close the queue or the joins wait).
+    fn take(&self, ended: &dyn Fn() -> bool) -> Option<Request> {
         let mut q = self.lock();
         loop {
-            if q.closed {
+            if q.closed || ended() {
                 return None;
             }
             if let Some(Queued(mut r)) = q.heap.pop() {
@@ -412,7 +415,10 @@ fn serve_queue(
     requests: &Requests,
     tally: &mut Tally,
 ) -> Result<(), AiError> {
-    while let Some(req) = requests.take() {
+    let end = at.start + at.settings.duration.nanos();
+    let clock = io.clock;
+    let ended = || clock.now() >= end;
+    while let Some(req) = requests.take(&ended) {
         if !serve(at, io, &req, tally)? {
             tally.cut += 1;
         }
@@ -460,6 +466,59 @@ mod tests {
         assert_eq!(q.issued, q.heap.len() as u64);
     }
 
+    /// The regression: after the duration, until the issuing thread closed the queue
+    /// (200 busy workers on 2 cores starve it), workers took every queued request,
+    /// recorded its queue wait and counted it cut: option 1's 300 s run had 144,544
+    /// cut (of 200 workers) and 1 dropped, and a queue-wait p50 of 150 s.
+    #[test]
+    fn requests_queued_when_the_duration_ends_are_dropped_not_taken() {
+        let (settings, clock) = three_users_for_10_s();
+        let requests = Requests::default();
+        issue(
+            &settings,
+            42,
+            &clock,
+            Nanos::from_secs(10),
+            &requests,
+            &|| false,
+        );
+        // The window before the queue is closed.
+        requests.lock().closed = false;
+        let queued = requests.lock().heap.len();
+        assert!(queued > 3, "{queued}");
+        assert!(requests.take(&|| true).is_none());
+        assert_eq!(requests.lock().heap.len(), queued);
+        // A worker past the duration's end takes none of them (a request it took would
+        // be cut at its first operation, which here also closes the queue).
+        let dir = tempfile::tempdir().unwrap();
+        let cache = KvCache::new(settings.model.shape(), 0, 1 << 30, dir.path(), 0);
+        let setup = EntrySetup {
+            backend: iolab_core::spec::BackendKind::Psync,
+            transfer: 65536,
+            direct: false,
+            seed: 1,
+        };
+        let mut io = EntryIo::new(setup, &clock, Nanos::ZERO).unwrap();
+        let over = || {
+            requests.close();
+            true
+        };
+        let at = Serving {
+            cache: &cache,
+            settings: &settings,
+            start: Nanos::ZERO,
+            deadline: Nanos::from_secs(12),
+            over: &over,
+            live: None,
+        };
+        assert!(clock.now() >= Nanos::from_secs(10));
+        let mut tally = Tally::default();
+        serve_queue(&at, &mut io, &requests, &mut tally).unwrap();
+        assert_eq!((tally.cut, tally.queue_wait.count()), (0, 0));
+        assert_eq!(requests.lock().heap.len(), queued);
+        assert!(requests.take(&|| false).is_some());
+    }
+
     /// kv-cache.py's workers list a turn's conversation when they serve it: with an
     /// open loop, a second turn taken after its user issued a third looks that one up
     /// too (a miss until it is written).
@@ -478,7 +537,7 @@ mod tests {
         requests.lock().closed = false;
         let mut checked = 0;
         while !requests.lock().heap.is_empty() {
-            let r = requests.take().unwrap();
+            let r = requests.take(&|| false).unwrap();
             let (id, turn) = r.conversation.unwrap();
             let keys = requests.conversations.read_back(id, 2, "");
             if turn == 1 {
