@@ -267,6 +267,10 @@ impl KvCacheSpec {
                 && !self.disable_prefix_caching
                 && self.autoscale.is_none()
                 && self.join_window.nanos().0 == 0
+                // kv-cache.py's closed I/O is np.save/np.load through the page cache
+                // on the storage under test: O_DIRECT or no storage at all is not it.
+                && !self.direct
+                && self.backend != BackendKind::Null
         });
         Ok(KvCacheSettings {
             closed_option: closed,
@@ -355,5 +359,70 @@ impl KvCacheSettings {
     /// kv-cache.py's `min(num_users, 500)`).
     pub fn workers(&self) -> u32 {
         self.users.min(500)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn option(o: u8) -> KvCacheSpec {
+        KvCacheSpec {
+            option: Some(o),
+            ..KvCacheSpec::default()
+        }
+    }
+
+    #[test]
+    fn an_option_alone_is_its_closed_settings() {
+        let s = option(3).resolve().unwrap();
+        assert_eq!(s.closed_option, Some(3));
+        assert_eq!(s.model, KvModel::Llama31_70bInstruct);
+        assert_eq!((s.users, s.max_concurrent_allocs), (70, 4));
+        assert_eq!(s.duration, TimeSpan::from_secs(300));
+        assert_eq!(s.generation_mode, GenerationMode::None);
+        let s = option(2).resolve().unwrap();
+        assert_eq!((s.users, s.cpu_memory), (100, ByteCount(4 << 30)));
+        assert_eq!(s.closed_option, Some(2));
+    }
+
+    /// The storage tier's size is the environment's, not a workload parameter: Rules
+    /// §6.6.1 lets --cache-dir vary in CLOSED, and kv-cache.py's storage tier there is
+    /// 95 % of that directory's free space (mlpstorage passes no --storage-capacity-gb),
+    /// so a closed run on a smaller file system has a smaller tier. Capping it keeps
+    /// the option closed; the workload's own settings do not.
+    #[test]
+    fn a_storage_capacity_keeps_the_option_closed_a_workload_flag_does_not() {
+        let capped = KvCacheSpec {
+            storage_capacity: Some(ByteCount(24 << 30)),
+            ..option(1)
+        };
+        let s = capped.resolve().unwrap();
+        assert_eq!(s.closed_option, Some(1));
+        assert_eq!(s.storage_capacity, Some(ByteCount(24 << 30)));
+        let open = [
+            KvCacheSpec {
+                users: Some(1),
+                ..option(1)
+            },
+            KvCacheSpec {
+                seed: 39,
+                ..option(2)
+            },
+            KvCacheSpec {
+                direct: true,
+                ..option(3)
+            },
+            KvCacheSpec {
+                backend: BackendKind::Null,
+                ..option(3)
+            },
+        ];
+        for spec in open {
+            let s = spec.resolve().unwrap();
+            assert_eq!(s.closed_option, None, "{spec:?}");
+            // The option's other settings still apply.
+            assert_eq!(s.generation_mode, GenerationMode::None, "{spec:?}");
+        }
     }
 }
