@@ -254,7 +254,12 @@ impl KvCache {
         tokens: u64,
     ) -> Result<Written, EngineError> {
         let mut waited = self.acquire(io);
-        let r = self.allocate_inner(io, key, tokens, &mut waited);
+        // A writer's turn can come minutes later, after the run's end: then nothing.
+        let r = if (io.over)() {
+            Err(EngineError::Interrupted)
+        } else {
+            self.allocate_inner(io, key, tokens, &mut waited)
+        };
         self.release();
         r.map(|w| Written { waited, ..w })
     }

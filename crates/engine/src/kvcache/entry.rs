@@ -306,6 +306,11 @@ impl<'c> EntryIo<'c> {
         let first = self.data.first(path, 0);
         let t = self.transfer();
         while v.len() < total {
+            // As a file's pieces: a run that is over stops filling (an entry of
+            // gigabytes made after the end held memory and the wind-down).
+            if (self.over)() {
+                return Err(EngineError::Interrupted);
+            }
             let n = (total - v.len()).min(t);
             let buf = &mut self.pool.get_mut(0)[..n];
             self.data.fill(buf, first, v.len() as u64, header);
