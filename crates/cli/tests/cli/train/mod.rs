@@ -10,6 +10,7 @@ mod checkpoint;
 mod files;
 mod input;
 mod kvcache;
+mod kvcache_options;
 mod runs;
 mod threads;
 mod v3;
