@@ -164,6 +164,10 @@ pub struct KvCacheFigures {
     pub storage_time: Nanos,
     pub hits: u64,
     pub misses: u64,
+    /// The hits and misses by kind of lookup (absent, all zero, in a run stored before
+    /// 2026-12-08).
+    #[serde(default)]
+    pub lookups: KvLookups,
     /// Bytes of every cache read the requests made, whole entries on every tier: earlier
     /// turns read back, the decode steps, a system prompt found (kv-cache.py's
     /// `decode_bytes_read`: each of its `access_cache` reads is a decode-phase read).
@@ -193,6 +197,65 @@ pub struct KvCacheFigures {
     /// criteria and the scored figures judge (each rank is a client that must pass).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub worst_rank: Option<WorstRank>,
+}
+
+/// Cache lookups of one kind: those that found their entry and those that did not.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Lookups {
+    pub hits: u64,
+    pub misses: u64,
+}
+
+impl Lookups {
+    pub fn add(&mut self, hit: bool) {
+        if hit {
+            self.hits += 1;
+        } else {
+            self.misses += 1;
+        }
+    }
+
+    fn merge(&mut self, o: &Lookups) {
+        self.hits += o.hits;
+        self.misses += o.misses;
+    }
+}
+
+/// The requests' cache lookups by kind, as kv-cache.py's `process_requests` makes
+/// them: a system prompt's prefix, the conversation's other turns read back (its
+/// `get_all_previous_turn_keys` gives every turn the conversation holds when the request
+/// is served: the earlier ones, and the later ones already issued, not yet written
+/// unless served first), and the decode's reads of the request's own entry (its first
+/// read, then one per 32 generated tokens when it hit).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct KvLookups {
+    pub system_prompt: Lookups,
+    pub earlier_turns: Lookups,
+    pub later_turns: Lookups,
+    pub decode: Lookups,
+}
+
+impl KvLookups {
+    pub fn merge(&mut self, o: &KvLookups) {
+        self.system_prompt.merge(&o.system_prompt);
+        self.earlier_turns.merge(&o.earlier_turns);
+        self.later_turns.merge(&o.later_turns);
+        self.decode.merge(&o.decode);
+    }
+
+    /// All kinds' (hits, misses).
+    pub fn total(&self) -> (u64, u64) {
+        let all = [
+            self.system_prompt,
+            self.earlier_turns,
+            self.later_turns,
+            self.decode,
+        ];
+        (
+            all.iter().map(|l| l.hits).sum(),
+            all.iter().map(|l| l.misses).sum(),
+        )
+    }
 }
 
 /// The rank whose storage device p95 was the highest, for reads and for writes.

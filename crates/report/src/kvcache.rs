@@ -96,6 +96,21 @@ pub fn render_trial(f: &KvCacheFigures, out: &mut String) {
             String::new()
         }
     );
+    let l = &f.lookups;
+    if l.total() != (0, 0) {
+        let _ = writeln!(
+            out,
+            "    hits/misses by lookup: system prompt {}/{}, earlier turns {}/{}, later turns {}/{}, decode {}/{}",
+            l.system_prompt.hits,
+            l.system_prompt.misses,
+            l.earlier_turns.hits,
+            l.earlier_turns.misses,
+            l.later_turns.hits,
+            l.later_turns.misses,
+            l.decode.hits,
+            l.decode.misses
+        );
+    }
     latency_table(f, out);
     criteria_lines(f, out);
 }

@@ -57,6 +57,51 @@ impl Serving<'_> {
             live.read_ended(op);
         }
     }
+
+    /// One cache lookup (a whole-entry read when it hits), counted by its kind. Every
+    /// read but the system prompt's lookup (made in the request's own phase) is one
+    /// kv-cache.py makes in its DECODE phase: in its decode bytes read, whatever the
+    /// tier, counted as it begins as the reference counts it.
+    fn lookup(
+        &self,
+        io: &mut EntryIo<'_>,
+        key: &str,
+        tally: &mut Tally,
+        kind: Lookup,
+    ) -> Result<Option<Op>, AiError> {
+        if (self.over)() {
+            return Err(AiError::Interrupted);
+        }
+        let decode = kind != Lookup::SystemPrompt;
+        let begins = &mut |tier, bytes| {
+            self.read_begins(tally, tier, bytes);
+            if decode {
+                tally.decode_bytes_read += bytes;
+            }
+        };
+        let op = self.cache.access_counted(io, key, begins)?;
+        let lookups = &mut tally.lookups;
+        match kind {
+            Lookup::SystemPrompt => &mut lookups.system_prompt,
+            Lookup::EarlierTurn => &mut lookups.earlier_turns,
+            Lookup::LaterTurn => &mut lookups.later_turns,
+            Lookup::Decode => &mut lookups.decode,
+        }
+        .add(op.is_some());
+        if let Some(op) = &op {
+            self.read_ended(tally, op);
+        }
+        Ok(op)
+    }
+}
+
+/// A request's kinds of cache lookup (kv-cache.py's `process_requests` steps).
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Lookup {
+    SystemPrompt,
+    EarlierTurn,
+    LaterTurn,
+    Decode,
 }
 
 /// Serves `req`; false if the run ended first.
@@ -82,31 +127,25 @@ fn steps(
     let began = io.clock.now();
     tally.queue_wait.record(began.saturating_sub(req.issued).0);
     let mut storage = Nanos::ZERO;
-    // `decode`: a read kv-cache.py makes in its DECODE phase (every read but the
-    // system prompt's lookup, which it makes in the request's own phase), counted in
-    // its decode bytes read, whatever the tier.
-    let mut read = |io: &mut EntryIo<'_>, key: &str, tally: &mut Tally, decode: bool| {
-        if (at.over)() {
-            return Err(AiError::Interrupted);
-        }
-        let begins = &mut |tier, bytes| at.read_begins(tally, tier, bytes);
-        let op = cache.access_counted(io, key, begins)?;
-        if let Some(op) = &op {
-            at.read_ended(tally, op);
-            if decode {
-                tally.decode_bytes_read += op.bytes;
-            }
-            storage = storage + op.spans.total;
-        }
+    let mut read = |io: &mut EntryIo<'_>, key: &str, tally: &mut Tally, kind: Lookup| {
+        let op = at.lookup(io, key, tally, kind)?;
+        storage = storage + op.map_or(Nanos::ZERO, |op| op.spans.total);
         Ok::<Option<Op>, AiError>(op)
     };
     let mut context = req.context_tokens;
     if let Some((key, tokens)) = req.prefix {
-        read(io, key, tally, false)?;
+        read(io, key, tally, Lookup::SystemPrompt)?;
         context = context.saturating_sub(tokens);
     }
-    for key in &req.previous {
-        read(io, key, tally, true)?;
+    // The conversation's keys come in turn order: those before this turn's are earlier.
+    let earlier = req.conversation.map_or(0, |(_, turn)| turn as usize - 1);
+    for (i, key) in req.previous.iter().enumerate() {
+        let kind = if i < earlier {
+            Lookup::EarlierTurn
+        } else {
+            Lookup::LaterTurn
+        };
+        read(io, key, tally, kind)?;
     }
     let write = |io: &mut EntryIo<'_>, tally: &mut Tally| {
         if (at.over)() {
@@ -117,12 +156,12 @@ fn steps(
     };
     let mut wrote = write(io, tally)?;
     if req.decodes() {
-        match read(io, &req.key, tally, true)? {
+        match read(io, &req.key, tally, Lookup::Decode)? {
             None => wrote = wrote + write(io, tally)?,
             Some(first) => {
                 tally.decode_step_bytes_read += decode_step_bytes(&first);
                 for _ in 0..req.generate_tokens.div_ceil(DECODE_BATCH).max(1) {
-                    if let Some(op) = read(io, &req.key, tally, true)? {
+                    if let Some(op) = read(io, &req.key, tally, Lookup::Decode)? {
                         tally.decode_step_bytes_read += decode_step_bytes(&op);
                     }
                 }

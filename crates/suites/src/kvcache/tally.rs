@@ -4,7 +4,7 @@
 //! turned into the figures of iolab_core::kvcache.
 
 use iolab_core::LatencyHistogram;
-use iolab_core::kvcache::{KvCacheFigures, KvLatency, TierFigures, TierKind};
+use iolab_core::kvcache::{KvCacheFigures, KvLatency, KvLookups, TierFigures, TierKind};
 use iolab_core::result::Timeline;
 use iolab_core::units::{ByteCount, Nanos};
 use iolab_engine::WorkerMeasure;
@@ -68,6 +68,9 @@ pub struct Tally {
     pub decode_bytes_read: u64,
     /// The decode steps' reads of the storage tier.
     pub decode_step_bytes_read: u64,
+    /// The requests' lookups by kind, hits and misses.
+    #[serde(default)]
+    pub lookups: KvLookups,
     pub refused_writes: u64,
     /// Requests being served when the run ended (not counted as completed).
     pub cut: u64,
@@ -126,6 +129,7 @@ impl Tally {
         self.storage_time += o.storage_time;
         self.decode_bytes_read += o.decode_bytes_read;
         self.decode_step_bytes_read += o.decode_step_bytes_read;
+        self.lookups.merge(&o.lookups);
         self.refused_writes += o.refused_writes;
         self.cut += o.cut;
         self.io.merge(&o.io);
@@ -141,6 +145,7 @@ impl Tally {
             storage_time: Nanos(self.storage_time),
             hits: counts[0],
             misses: counts[1],
+            lookups: self.lookups,
             decode_bytes_read: ByteCount(self.decode_bytes_read),
             decode_step_bytes_read: Some(ByteCount(self.decode_step_bytes_read)),
             cpu: self.cpu.figures(counts[2]),

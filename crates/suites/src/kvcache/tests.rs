@@ -297,6 +297,59 @@ fn a_read_cut_at_the_end_counts_its_whole_entry_as_it_began() {
     assert_eq!(reads.bytes.iter().sum::<u64>(), 3 * 65536);
 }
 
+/// The hit rate counts every lookup kv-cache.py's `access_cache` counts (a miss: a key
+/// not in the cache): the system prompt's (its entry is never written: a miss), each
+/// other turn of the conversation held when the request is served (a later turn
+/// already issued but not yet written: a miss), the decode's first read and its reads
+/// every 32 generated tokens (hits); nothing for a request stopped before its first.
+#[test]
+fn every_lookup_counts_in_the_hit_rate_as_the_reference_counts_it() {
+    use iolab_core::kvcache::{KvLookups, Lookups};
+    use std::sync::atomic::Ordering::Relaxed;
+    let dir = tempfile::tempdir().unwrap();
+    let (settings, clock, setup) = served_on();
+    let mut io = EntryIo::new(setup, &clock, Nanos::ZERO).unwrap();
+    let cache = KvCache::new(KvModel::Tiny1b.shape(), 0, 1 << 40, dir.path(), 0);
+    let never = || false;
+    let at = Serving {
+        cache: &cache,
+        settings: &settings,
+        start: Nanos::ZERO,
+        deadline: Nanos(u64::MAX),
+        over: &never,
+        live: None,
+    };
+    let mut tally = Tally::default();
+    // Turn 1 with a system prompt: its lookup misses; 40 generated tokens: 1 + 2 reads.
+    let mut t1 = request("c_turn_1", &[], 200, 40);
+    t1.prefix = Some(("kv_system_coding", 9));
+    serve(&at, &mut io, &t1, &mut tally).unwrap();
+    // Turn 2, served after turn 3 was issued: turn 1 found, turn 3 (later) not; 1 + 1
+    // decode reads.
+    let mut t2 = request("c_turn_2", &["c_turn_1", "c_turn_3"], 100, 10);
+    t2.conversation = Some(((0, 1), 2));
+    serve(&at, &mut io, &t2, &mut tally).unwrap();
+    // Turn 3 stopped by the end of the run before its first lookup: nothing counted.
+    let over = || true;
+    let t3 = request("c_turn_3", &["c_turn_1", "c_turn_2"], 100, 10);
+    assert!(!serve(&Serving { over: &over, ..at }, &mut io, &t3, &mut tally).unwrap());
+    let want = KvLookups {
+        system_prompt: Lookups { hits: 0, misses: 1 },
+        earlier_turns: Lookups { hits: 1, misses: 0 },
+        later_turns: Lookups { hits: 0, misses: 1 },
+        decode: Lookups { hits: 5, misses: 0 },
+    };
+    assert_eq!(tally.lookups, want);
+    assert_eq!(want.total(), (6, 2));
+    // The cache's own counts, which the hit rate is made of, are the same lookups.
+    assert_eq!(
+        (cache.hits.load(Relaxed), cache.misses.load(Relaxed)),
+        (6, 2)
+    );
+    let f = tally.figures(Nanos::from_secs(1), [6, 2, 0, 0]);
+    assert_eq!((f.hit_rate(), f.lookups), (0.75, want));
+}
+
 #[test]
 fn a_short_trial_issues_and_serves_requests() {
     let dir = tempfile::tempdir().unwrap();
