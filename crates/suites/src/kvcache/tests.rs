@@ -353,10 +353,14 @@ fn every_lookup_counts_in_the_hit_rate_as_the_reference_counts_it() {
 #[test]
 fn a_short_trial_issues_and_serves_requests() {
     let dir = tempfile::tempdir().unwrap();
+    // The join window lets the requests in flight at the end finish and count, as
+    // kv-cache.py's joins do: without it a 1.5 s trial on a loaded machine could end
+    // before any write of a debug build had, and the byte count below would be 0.
     let settings = KvCacheSpec {
         model: Some(KvModel::Tiny1b),
         users: Some(3),
         duration: Some(iolab_core::units::TimeSpan(Nanos(1_500_000_000))),
+        join_window: iolab_core::units::TimeSpan::from_secs(60),
         generation_mode: Some(GenerationMode::None),
         cpu_memory: Some(iolab_core::units::ByteCount(1 << 20)),
         ..KvCacheSpec::default()
