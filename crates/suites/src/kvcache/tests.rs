@@ -1,7 +1,7 @@
 //! Exact figures for scripted schedules, on a FakeClock and a temporary directory.
 
 use iolab_core::kvcache::KvModel;
-use iolab_core::spec::{GenerationMode, KvCacheSpec};
+use iolab_core::spec::{GenerationMode, KvCacheSettings, KvCacheSpec};
 use iolab_core::units::Nanos;
 use iolab_engine::{Clock, FakeClock};
 
@@ -51,15 +51,7 @@ fn a_second_turn_reads_exactly_its_first_turns_entry() {
     // Turn 1: 1000 tokens written, read once and again for every 32 of 100 generated
     // tokens (4): 5 reads of the entry.
     let t1 = request("conv_1_turn_1", &[], 1000, 100);
-    let never = || false;
-    let at = Serving {
-        cache: &cache,
-        settings: &settings,
-        start: Nanos::ZERO,
-        deadline: Nanos(u64::MAX),
-        over: &never,
-        live: None,
-    };
+    let at = unbounded(&cache, &settings);
     assert!(serve(&at, &mut io, &t1, &mut tally).unwrap());
     let e1 = cache.entry_bytes(1000);
     assert_eq!(e1, 128 + 1000 * 24_576);
@@ -119,6 +111,21 @@ fn a_second_turn_reads_exactly_its_first_turns_entry() {
     assert_eq!(&f[..6], b"\x93NUMPY");
 }
 
+/// A worker's serving of `cache` from time 0 with no deadline, never over, no live page.
+fn unbounded<'a>(cache: &'a KvCache, settings: &'a KvCacheSettings) -> Serving<'a> {
+    fn never() -> bool {
+        false
+    }
+    Serving {
+        cache,
+        settings,
+        start: Nanos::ZERO,
+        deadline: Nanos(u64::MAX),
+        over: &never,
+        live: None,
+    }
+}
+
 /// Tiny-1b's settings (no generation time), a FakeClock and psync entry I/O, for [`serve`].
 fn served_on() -> (iolab_core::spec::KvCacheSettings, FakeClock, EntrySetup) {
     let settings = KvCacheSpec {
@@ -148,15 +155,7 @@ fn decode_bytes_are_every_decode_phase_read_and_decode_steps_their_own() {
     let (settings, clock, setup) = served_on();
     let mut io = EntryIo::new(setup, &clock, Nanos::ZERO).unwrap();
     let cache = KvCache::new(KvModel::Tiny1b.shape(), 0, 1 << 40, dir.path(), 0);
-    let never = || false;
-    let at = Serving {
-        cache: &cache,
-        settings: &settings,
-        start: Nanos::ZERO,
-        deadline: Nanos(u64::MAX),
-        over: &never,
-        live: None,
-    };
+    let at = unbounded(&cache, &settings);
     // A system prompt's entry on the storage tier (kv-cache.py never writes one: its
     // lookups all miss; written here to show where such a read would count).
     cache.allocate(&mut io, "kv_system_helpful", 5).unwrap();
@@ -201,15 +200,7 @@ fn decode_bytes_count_cpu_reads_but_not_demotions() {
     // Room for one 100-token entry: each new one demotes the one before.
     let cache = KvCache::new(shape, e * 3 / 2, 1 << 40, dir.path(), 0);
     assert_eq!(cache.entry_bytes(100), e);
-    let never = || false;
-    let at = Serving {
-        cache: &cache,
-        settings: &settings,
-        start: Nanos::ZERO,
-        deadline: Nanos(u64::MAX),
-        over: &never,
-        live: None,
-    };
+    let at = unbounded(&cache, &settings);
     let mut tally = Tally::default();
     // A: written to the CPU tier, decoded twice there.
     serve(&at, &mut io, &request("a", &[], 100, 10), &mut tally).unwrap();
@@ -265,15 +256,7 @@ fn a_read_cut_at_the_end_counts_its_whole_entry_as_it_began() {
     let mut io = EntryIo::new(setup, &clock, Nanos::ZERO).unwrap();
     let cache = KvCache::new(KvModel::Tiny1b.shape(), 0, 1 << 40, dir.path(), 0);
     let mut tally = Tally::default();
-    let never = || false;
-    let at = Serving {
-        cache: &cache,
-        settings: &settings,
-        start: Nanos::ZERO,
-        deadline: Nanos(u64::MAX),
-        over: &never,
-        live: None,
-    };
+    let at = unbounded(&cache, &settings);
     // Turn 1 of 12,000 tokens: prefill only, one write, no read.
     let t1 = request("conv_1_turn_1", &[], 12_000, 10);
     assert!(serve(&at, &mut io, &t1, &mut tally).unwrap());
@@ -310,15 +293,7 @@ fn every_lookup_counts_in_the_hit_rate_as_the_reference_counts_it() {
     let (settings, clock, setup) = served_on();
     let mut io = EntryIo::new(setup, &clock, Nanos::ZERO).unwrap();
     let cache = KvCache::new(KvModel::Tiny1b.shape(), 0, 1 << 40, dir.path(), 0);
-    let never = || false;
-    let at = Serving {
-        cache: &cache,
-        settings: &settings,
-        start: Nanos::ZERO,
-        deadline: Nanos(u64::MAX),
-        over: &never,
-        live: None,
-    };
+    let at = unbounded(&cache, &settings);
     let mut tally = Tally::default();
     // Turn 1 with a system prompt: its lookup misses; 40 generated tokens: 1 + 2 reads.
     let mut t1 = request("c_turn_1", &[], 200, 40);
