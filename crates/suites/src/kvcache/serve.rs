@@ -73,13 +73,17 @@ impl Serving<'_> {
             return Err(AiError::Interrupted);
         }
         let decode = kind != Lookup::SystemPrompt;
+        // A hit counts as its read begins, as the cache's own count and kv-cache.py's:
+        // a read cut by the run's end is a hit too.
+        let mut hit = false;
         let begins = &mut |tier, bytes| {
+            hit = true;
             self.read_begins(tally, tier, bytes);
             if decode {
                 tally.decode_bytes_read += bytes;
             }
         };
-        let op = self.cache.access_counted(io, key, begins)?;
+        let op = self.cache.access_counted(io, key, begins);
         let lookups = &mut tally.lookups;
         match kind {
             Lookup::SystemPrompt => &mut lookups.system_prompt,
@@ -87,7 +91,8 @@ impl Serving<'_> {
             Lookup::LaterTurn => &mut lookups.later_turns,
             Lookup::Decode => &mut lookups.decode,
         }
-        .add(op.is_some());
+        .add(hit);
+        let op = op?;
         if let Some(op) = &op {
             self.read_ended(tally, op);
         }

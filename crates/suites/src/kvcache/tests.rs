@@ -269,6 +269,10 @@ fn a_read_cut_at_the_end_counts_its_whole_entry_as_it_began() {
     assert!(!serve(&at, &mut io, &t2, &mut tally).unwrap());
     assert_eq!(tally.storage.reads, 1);
     assert_eq!(tally.storage.bytes_read, e1);
+    // A hit in its kind of lookup as in the cache's count, which the hit rate takes.
+    let counted = |n: &std::sync::atomic::AtomicU64| n.load(std::sync::atomic::Ordering::Relaxed);
+    assert_eq!(tally.lookups.total(), (1, 0));
+    assert_eq!((counted(&cache.hits), counted(&cache.misses)), (1, 0));
     // Its latency is not known: no read ended.
     assert_eq!(tally.storage.read_device.count(), 0);
     assert_eq!(tally.storage.read.count(), 0);
