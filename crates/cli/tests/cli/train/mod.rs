@@ -10,7 +10,6 @@ mod checkpoint;
 mod files;
 mod input;
 mod kvcache;
-mod kvcache_options;
 mod runs;
 mod threads;
 mod v3;

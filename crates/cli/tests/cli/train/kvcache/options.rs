@@ -3,8 +3,7 @@
 //! option's settings apply, the run is reported open, every entry written or read is
 //! whole, what was queued at the end is dropped, not cut, and nothing is left behind.
 
-use super::json_of;
-use crate::common::{path, run};
+use super::{kvcache_run, left_in};
 
 /// Entries are the `.npy` header and whole tokens: `bytes` over `ops` entries.
 fn whole_entries(ops: u64, bytes: u64, per_token: u64) -> bool {
@@ -19,10 +18,7 @@ fn kvcache_closed_options_run_small_with_whole_entries() {
         ("3", "llama3.1-70b-instruct", 327_680, 4, 0, "8s"),
     ];
     for (option, model, per_token, allocs, cpu, duration) in cases {
-        let dir = tempfile::tempdir().unwrap();
-        let json = dir.path().join("k.json");
-        let r = run(&[
-            "kvcache",
+        let (r, v, dir) = kvcache_run(&[
             "--option",
             option,
             "--users",
@@ -31,17 +27,10 @@ fn kvcache_closed_options_run_small_with_whole_entries() {
             "39",
             "--duration",
             duration,
-            "--dir",
-            path(dir.path()),
-            "--json",
-            path(&json),
-            "--no-store",
-        ])
-        .expect(0);
+        ]);
         let head = format!("kvcache · {model} ({per_token} bytes/token), 1 users");
         assert!(r.stdout.contains(&head), "option {option}: {}", r.stdout);
         assert!(!r.stdout.contains("closed option"), "{}", r.stdout);
-        let v = json_of(&json);
         let phase = &v["phases"][0];
         let s = &phase["spec"];
         assert_eq!(s["max_concurrent_allocs"], allocs, "option {option}: {s}");
@@ -78,11 +67,7 @@ fn kvcache_closed_options_run_small_with_whole_entries() {
         assert!(cut <= 1, "option {option}: {t}");
         assert_eq!(requests + cut + dropped, n(&t["issued"]), "{t}");
         assert_eq!(n(&f["queue_wait"]["count"]), requests + cut, "{t}");
-        let left: Vec<_> = std::fs::read_dir(dir.path())
-            .unwrap()
-            .map(|e| e.unwrap().file_name().into_string().unwrap())
-            .filter(|n| n != "k.json")
-            .collect();
+        let left = left_in(dir.path());
         assert!(left.is_empty(), "option {option}: {left:?}");
     }
 }
