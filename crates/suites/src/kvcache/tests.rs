@@ -29,29 +29,14 @@ fn request(key: &str, previous: &[&str], context: u64, generate: u64) -> Request
 
 #[test]
 fn a_second_turn_reads_exactly_its_first_turns_entry() {
-    let dir = tempfile::tempdir().unwrap();
-    let settings = KvCacheSpec {
-        model: Some(KvModel::Tiny1b),
-        generation_mode: Some(GenerationMode::Fast),
-        ..KvCacheSpec::default()
-    }
-    .resolve()
-    .unwrap();
-    let shape = KvModel::Tiny1b.shape();
-    let clock = FakeClock::new(Nanos(1000));
-    let setup = EntrySetup {
-        backend: iolab_core::spec::BackendKind::Psync,
-        transfer: 65536,
-        direct: false,
-        seed: 1,
-    };
-    let mut io = EntryIo::new(setup, &clock, Nanos::ZERO).unwrap();
-    let cache = KvCache::new(shape, 0, 1 << 40, dir.path(), 0);
+    let rig = rig(GenerationMode::Fast, 65536, 0);
+    let (cache, clock) = (&rig.cache, &rig.clock);
+    let mut io = rig.io();
     let mut tally = Tally::default();
     // Turn 1: 1000 tokens written, read once and again for every 32 of 100 generated
     // tokens (4): 5 reads of the entry.
     let t1 = request("conv_1_turn_1", &[], 1000, 100);
-    let at = unbounded(&cache, &settings);
+    let at = rig.unbounded();
     assert!(serve(&at, &mut io, &t1, &mut tally).unwrap());
     let e1 = cache.entry_bytes(1000);
     assert_eq!(e1, 128 + 1000 * 24_576);
@@ -111,37 +96,65 @@ fn a_second_turn_reads_exactly_its_first_turns_entry() {
     assert_eq!(&f[..6], b"\x93NUMPY");
 }
 
-/// A worker's serving of `cache` from time 0 with no deadline, never over, no live page.
-fn unbounded<'a>(cache: &'a KvCache, settings: &'a KvCacheSettings) -> Serving<'a> {
-    fn never() -> bool {
-        false
-    }
-    Serving {
-        cache,
-        settings,
-        start: Nanos::ZERO,
-        deadline: Nanos(u64::MAX),
-        over: &never,
-        live: None,
-    }
+/// What a worker serves tiny-1b's requests with, for [`serve`]: the settings, a
+/// FakeClock (1 µs a reading), psync entry I/O and a cache whose storage tier (1 TiB) is
+/// a temporary directory.
+struct Rig {
+    settings: KvCacheSettings,
+    clock: FakeClock,
+    setup: EntrySetup,
+    cache: KvCache,
+    /// The storage tier's directory, there as long as the cache.
+    _dir: tempfile::TempDir,
 }
 
-/// Tiny-1b's settings (no generation time), a FakeClock and psync entry I/O, for [`serve`].
-fn served_on() -> (iolab_core::spec::KvCacheSettings, FakeClock, EntrySetup) {
+/// A [`Rig`] generating tokens as `mode` says, moving entries `transfer` bytes at a time,
+/// with `cpu` bytes of CPU tier (0: none).
+fn rig(mode: GenerationMode, transfer: u64, cpu: u64) -> Rig {
+    let dir = tempfile::tempdir().unwrap();
     let settings = KvCacheSpec {
         model: Some(KvModel::Tiny1b),
-        generation_mode: Some(GenerationMode::None),
+        generation_mode: Some(mode),
         ..KvCacheSpec::default()
     }
     .resolve()
     .unwrap();
     let setup = EntrySetup {
         backend: iolab_core::spec::BackendKind::Psync,
-        transfer: 1 << 20,
+        transfer,
         direct: false,
         seed: 1,
     };
-    (settings, FakeClock::new(Nanos(1000)), setup)
+    Rig {
+        settings,
+        clock: FakeClock::new(Nanos(1000)),
+        setup,
+        cache: KvCache::new(KvModel::Tiny1b.shape(), cpu, 1 << 40, dir.path(), 0),
+        _dir: dir,
+    }
+}
+
+impl Rig {
+    /// A worker's entry I/O on the rig's clock, its timeline from time 0.
+    fn io(&self) -> EntryIo<'_> {
+        EntryIo::new(self.setup, &self.clock, Nanos::ZERO).unwrap()
+    }
+
+    /// A worker's serving of the cache from time 0 with no deadline, never over, no live
+    /// page.
+    fn unbounded(&self) -> Serving<'_> {
+        fn never() -> bool {
+            false
+        }
+        Serving {
+            cache: &self.cache,
+            settings: &self.settings,
+            start: Nanos::ZERO,
+            deadline: Nanos(u64::MAX),
+            over: &never,
+            live: None,
+        }
+    }
 }
 
 /// "Decode bytes read" is kv-cache.py's `decode_bytes_read`: every read it makes in
@@ -151,11 +164,9 @@ fn served_on() -> (iolab_core::spec::KvCacheSettings, FakeClock, EntrySetup) {
 /// decode steps' figure is the decode steps' reads alone.
 #[test]
 fn decode_bytes_are_every_decode_phase_read_and_decode_steps_their_own() {
-    let dir = tempfile::tempdir().unwrap();
-    let (settings, clock, setup) = served_on();
-    let mut io = EntryIo::new(setup, &clock, Nanos::ZERO).unwrap();
-    let cache = KvCache::new(KvModel::Tiny1b.shape(), 0, 1 << 40, dir.path(), 0);
-    let at = unbounded(&cache, &settings);
+    let rig = rig(GenerationMode::None, 1 << 20, 0);
+    let (cache, mut io) = (&rig.cache, rig.io());
+    let at = rig.unbounded();
     // A system prompt's entry on the storage tier (kv-cache.py never writes one: its
     // lookups all miss; written here to show where such a read would count).
     cache.allocate(&mut io, "kv_system_helpful", 5).unwrap();
@@ -192,15 +203,12 @@ fn decode_bytes_are_every_decode_phase_read_and_decode_steps_their_own() {
 /// steps' figure counts the storage tier's only.
 #[test]
 fn decode_bytes_count_cpu_reads_but_not_demotions() {
-    let dir = tempfile::tempdir().unwrap();
-    let (settings, clock, setup) = served_on();
-    let mut io = EntryIo::new(setup, &clock, Nanos::ZERO).unwrap();
-    let shape = KvModel::Tiny1b.shape();
     let e = 128 + 100 * 24_576;
     // Room for one 100-token entry: each new one demotes the one before.
-    let cache = KvCache::new(shape, e * 3 / 2, 1 << 40, dir.path(), 0);
+    let rig = rig(GenerationMode::None, 1 << 20, e * 3 / 2);
+    let (cache, mut io) = (&rig.cache, rig.io());
     assert_eq!(cache.entry_bytes(100), e);
-    let at = unbounded(&cache, &settings);
+    let at = rig.unbounded();
     let mut tally = Tally::default();
     // A: written to the CPU tier, decoded twice there.
     serve(&at, &mut io, &request("a", &[], 100, 10), &mut tally).unwrap();
@@ -232,31 +240,16 @@ fn decode_bytes_count_cpu_reads_but_not_demotions() {
 /// counted only reads that had ended, and lost up to one entry per busy worker.
 #[test]
 fn a_read_cut_at_the_end_counts_its_whole_entry_as_it_began() {
-    let dir = tempfile::tempdir().unwrap();
-    let settings = KvCacheSpec {
-        model: Some(KvModel::Tiny1b),
-        generation_mode: Some(GenerationMode::None),
-        ..KvCacheSpec::default()
-    }
-    .resolve()
-    .unwrap();
     // The run ends (as the worker's I/O sees it) after three more pieces.
     let pieces = std::cell::Cell::new(0u32);
     let ends_after_3 = || {
         pieces.set(pieces.get() + 1);
         pieces.get() > 3
     };
-    let clock = FakeClock::new(Nanos(1000));
-    let setup = EntrySetup {
-        backend: iolab_core::spec::BackendKind::Psync,
-        transfer: 65536,
-        direct: false,
-        seed: 1,
-    };
-    let mut io = EntryIo::new(setup, &clock, Nanos::ZERO).unwrap();
-    let cache = KvCache::new(KvModel::Tiny1b.shape(), 0, 1 << 40, dir.path(), 0);
+    let rig = rig(GenerationMode::None, 65536, 0);
+    let (cache, mut io) = (&rig.cache, rig.io());
     let mut tally = Tally::default();
-    let at = unbounded(&cache, &settings);
+    let at = rig.unbounded();
     // Turn 1 of 12,000 tokens: prefill only, one write, no read.
     let t1 = request("conv_1_turn_1", &[], 12_000, 10);
     assert!(serve(&at, &mut io, &t1, &mut tally).unwrap());
@@ -293,11 +286,9 @@ fn a_read_cut_at_the_end_counts_its_whole_entry_as_it_began() {
 fn every_lookup_counts_in_the_hit_rate_as_the_reference_counts_it() {
     use iolab_core::kvcache::{KvLookups, Lookups};
     use std::sync::atomic::Ordering::Relaxed;
-    let dir = tempfile::tempdir().unwrap();
-    let (settings, clock, setup) = served_on();
-    let mut io = EntryIo::new(setup, &clock, Nanos::ZERO).unwrap();
-    let cache = KvCache::new(KvModel::Tiny1b.shape(), 0, 1 << 40, dir.path(), 0);
-    let at = unbounded(&cache, &settings);
+    let rig = rig(GenerationMode::None, 1 << 20, 0);
+    let (cache, mut io) = (&rig.cache, rig.io());
+    let at = rig.unbounded();
     let mut tally = Tally::default();
     // Turn 1 with a system prompt: its lookup misses; 40 generated tokens: 1 + 2 reads.
     let mut t1 = request("c_turn_1", &[], 200, 40);

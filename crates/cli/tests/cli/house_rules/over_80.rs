@@ -22,11 +22,6 @@ const OVER_80: &[(&str, &str, usize)] = &[
         "parameters_are_io500s_and_follow_the_spec",
         82,
     ),
-    (
-        "suites/src/kvcache/tests.rs",
-        "a_second_turn_reads_exactly_its_first_turns_entry",
-        90,
-    ),
 ];
 
 #[test]
