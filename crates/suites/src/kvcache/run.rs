@@ -434,8 +434,9 @@ mod tests {
     use iolab_core::units::TimeSpan;
     use iolab_engine::FakeClock;
 
-    /// Three users for 10 s, on a fake clock.
-    fn three_users_for_10_s() -> (iolab_core::spec::KvCacheSettings, FakeClock) {
+    /// Three users' requests of seed 42 issued for 10 s on a fake clock, which `issue()`
+    /// leaves at the deadline, the queue closed.
+    fn issued_for_10_s() -> (iolab_core::spec::KvCacheSettings, FakeClock, Requests) {
         let settings = KvCacheSpec {
             model: Some(KvModel::Tiny1b),
             users: Some(3),
@@ -444,7 +445,17 @@ mod tests {
         }
         .resolve()
         .unwrap();
-        (settings, FakeClock::new(Nanos(1000)))
+        let clock = FakeClock::new(Nanos(1000));
+        let requests = Requests::default();
+        issue(
+            &settings,
+            42,
+            &clock,
+            Nanos::from_secs(10),
+            &requests,
+            &|| false,
+        );
+        (settings, clock, requests)
     }
 
     /// The regression: `issue()` closed the queue as soon as the next request was due
@@ -452,10 +463,8 @@ mod tests {
     /// dropped what was queued and issued nothing more.
     #[test]
     fn the_queue_closes_at_the_deadline_not_at_the_last_request() {
-        let (settings, clock) = three_users_for_10_s();
+        let (_, clock, requests) = issued_for_10_s();
         let deadline = Nanos::from_secs(10);
-        let requests = Requests::default();
-        issue(&settings, 42, &clock, deadline, &requests, &|| false);
         let closed_at = clock.now();
         let q = requests.queue.into_inner().unwrap();
         assert!(q.closed);
@@ -472,16 +481,7 @@ mod tests {
     /// cut (of 200 workers) and 1 dropped, and a queue-wait p50 of 150 s.
     #[test]
     fn requests_queued_when_the_duration_ends_are_dropped_not_taken() {
-        let (settings, clock) = three_users_for_10_s();
-        let requests = Requests::default();
-        issue(
-            &settings,
-            42,
-            &clock,
-            Nanos::from_secs(10),
-            &requests,
-            &|| false,
-        );
+        let (settings, clock, requests) = issued_for_10_s();
         // The window before the queue is closed.
         requests.lock().closed = false;
         let queued = requests.lock().heap.len();
@@ -524,16 +524,7 @@ mod tests {
     /// too (a miss until it is written).
     #[test]
     fn a_turn_taken_late_reads_back_its_conversations_later_turns() {
-        let (settings, clock) = three_users_for_10_s();
-        let requests = Requests::default();
-        issue(
-            &settings,
-            42,
-            &clock,
-            Nanos::from_secs(10),
-            &requests,
-            &|| false,
-        );
+        let (_, _, requests) = issued_for_10_s();
         requests.lock().closed = false;
         let mut checked = 0;
         while !requests.lock().heap.is_empty() {
