@@ -18,19 +18,37 @@ fn online_cpus() -> u32 {
         .sum()
 }
 
-/// `train run` of `shape` on `data` with `extra`, `DLIO_MAX_AUTO_THREADS` set to `cap`
+/// The runs' shape: retinanet's preset for a B200, 8 files, batches of 2, one epoch.
+const SHAPE: [&str; 12] = [
+    "--preset",
+    "retinanet",
+    "--accelerator",
+    "b200",
+    "--files",
+    "8",
+    "--batch-size",
+    "2",
+    "--computation-time",
+    "1ms",
+    "--epochs",
+    "1",
+];
+
+/// `train datagen` of [`SHAPE`] in `data`.
+fn datagen(data: &str) {
+    let mut a = vec!["train", "datagen", "--data-dir", data, "--no-store"];
+    a.extend(SHAPE);
+    run(&a).expect(0);
+}
+
+/// `train run` of [`SHAPE`] on `data` with `extra`, `DLIO_MAX_AUTO_THREADS` set to `cap`
 /// (or unset): what it printed and its JSON record.
-fn run_with(
-    data: &str,
-    shape: &[&str],
-    extra: &[&str],
-    cap: Option<&str>,
-) -> (Ran, serde_json::Value) {
+fn run_with(data: &str, extra: &[&str], cap: Option<&str>) -> (Ran, serde_json::Value) {
     let dir = tempfile::tempdir().unwrap();
     let json = dir.path().join("run.json");
     let mut c = iolab();
     c.args(["train", "run", "--data-dir", data, "--no-store"])
-        .args(shape)
+        .args(SHAPE)
         .args(extra)
         .args(["--json", path(&json)]);
     match cap {
@@ -51,23 +69,7 @@ fn a_preset_run_of_one_read_thread_stores_the_threads_dlio_sizes() {
     let dir = tempfile::tempdir().unwrap();
     let data = dir.path().join("r");
     let data = path(&data);
-    let shape = [
-        "--preset",
-        "retinanet",
-        "--accelerator",
-        "b200",
-        "--files",
-        "8",
-        "--batch-size",
-        "2",
-        "--computation-time",
-        "1ms",
-        "--epochs",
-        "1",
-    ];
-    let mut a = vec!["train", "datagen", "--data-dir", data, "--no-store"];
-    a.extend(shape);
-    run(&a).expect(0);
+    datagen(data);
     let cpus = online_cpus();
     // (cap, accelerators in the process, --exact-read-threads) -> threads used.
     for (cap, accs, exact) in [
@@ -82,7 +84,7 @@ fn a_preset_run_of_one_read_thread_stores_the_threads_dlio_sizes() {
         if exact {
             extra.push("--exact-read-threads");
         }
-        let (r, v) = run_with(data, &shape, &extra, cap);
+        let (r, v) = run_with(data, &extra, cap);
         let r = r.expect(0);
         let limit = cap.map_or(8, |c| c.parse().unwrap());
         let threads = if exact {
@@ -123,7 +125,7 @@ fn a_preset_run_of_one_read_thread_stores_the_threads_dlio_sizes() {
         );
     }
     // A cap DLIO could not read: one line naming the variable, exit 2, nothing run.
-    let (r, _) = run_with(data, &shape, &["--read-threads", "1"], Some("many"));
+    let (r, _) = run_with(data, &["--read-threads", "1"], Some("many"));
     let r = r.expect(2);
     assert!(
         r.error_line()
@@ -145,29 +147,11 @@ fn two_ranks_on_one_host_share_its_cpus() {
     let dir = tempfile::tempdir().unwrap();
     let data = dir.path().join("r");
     let json = dir.path().join("run.json");
-    let shape = [
-        "--data-dir",
-        path(&data),
-        "--preset",
-        "retinanet",
-        "--accelerator",
-        "b200",
-        "--files",
-        "8",
-        "--batch-size",
-        "2",
-        "--computation-time",
-        "1ms",
-        "--epochs",
-        "1",
-        "--no-store",
-    ];
-    let mut a = vec!["train", "datagen"];
-    a.extend(shape);
-    run(&a).expect(0);
+    datagen(path(&data));
     let mut c = mpirun(2);
     c.args(["train", "run", "--read-threads", "1", "--json", path(&json)])
-        .args(shape)
+        .args(["--data-dir", path(&data), "--no-store"])
+        .args(SHAPE)
         .env_remove("DLIO_MAX_AUTO_THREADS");
     run_limited(c, std::time::Duration::from_secs(120)).expect(0);
     let v = json_of(&json);
