@@ -10,7 +10,7 @@ use super::error::FioError;
 use super::jobfile::Section;
 use super::logs::LogOptions;
 use super::reporting::{ReportOptions, accepted_word};
-use super::values::{boolean, number, size_in, time};
+use super::values::{boolean, count, every, given, number, percent, size_in, time};
 
 pub use super::job_kinds::{Engine, ExitWhat, FioOffset, FioRw};
 use super::job_kinds::{block_sizes, size_or_percent};
@@ -257,100 +257,184 @@ impl FioJob {
     }
 
     fn apply(&mut self, key: &str, value: Option<&str>) -> Result<(), String> {
-        let v = || value.ok_or_else(|| "needs a value (key=value)".to_string());
-        let count = |min: u64| -> Result<u32, String> {
-            let n = number(v()?)?;
-            if n < min || n > u32::MAX as u64 {
-                return Err(format!("{n} is out of range (at least {min})"));
-            }
-            Ok(n as u32)
-        };
-        let percent = || -> Result<u8, String> {
-            let n = number(v()?)?;
-            u8::try_from(n)
-                .ok()
-                .filter(|p| *p <= 100)
-                .ok_or_else(|| format!("{n} is not a percentage from 0 to 100"))
-        };
-        let every = || -> Result<Option<u64>, String> {
-            let n = number(v()?)?;
-            Ok((n > 0).then_some(n))
-        };
+        if let Some(r) = self.apply_to_parts(key, value) {
+            return r;
+        }
         let kb = self.kb_base;
-        let size = |t: &str| size_in(t, kb);
-        if let Some(r) = self.report.apply(key, value) {
-            return r;
-        }
-        if let Some(r) = self.logs.apply(key, value, &self.name) {
-            return r;
-        }
-        if let Some(r) = self.cmdprio.apply(key, value, kb) {
-            r?;
-            if !matches!(key, "prio" | "prioclass") {
+        let groups: [OptionGroup; 9] = [
+            FioJob::apply_pattern,
+            FioJob::apply_buffers,
+            FioJob::apply_amounts,
+            FioJob::apply_engine,
+            FioJob::apply_syncs,
+            FioJob::apply_timing,
+            FioJob::apply_control,
+            FioJob::apply_verify,
+            FioJob::apply_files,
+        ];
+        for group in groups {
+            if group(self, key, value, kb)? {
                 return Ok(());
             }
         }
-        if let Some(r) = self.files.apply(key, value) {
-            if let Some(word) = r?
+        match self.access.apply(key, value, kb) {
+            Some(applied) => applied,
+            None => Err(unsupported(key)),
+        }
+    }
+
+    /// Options that the job's parts take (reporting, logs, priorities, files) or that
+    /// iolab accepts with a word to say (prio and prioclass are both: set, then said);
+    /// None for the others.
+    fn apply_to_parts(&mut self, key: &str, value: Option<&str>) -> Option<Result<(), String>> {
+        if let Some(r) = self.report.apply(key, value) {
+            return Some(r);
+        }
+        if let Some(r) = self.logs.apply(key, value, &self.name) {
+            return Some(r);
+        }
+        if let Some(r) = self.cmdprio.apply(key, value, self.kb_base)
+            && (r.is_err() || !matches!(key, "prio" | "prioclass"))
+        {
+            return Some(r);
+        }
+        let word = match self.files.apply(key, value) {
+            Some(r) => r,
+            None => accepted_word(key, value)?.map(Some),
+        };
+        Some(word.map(|word| {
+            if let Some(word) = word
                 && !self.words.contains(&word)
             {
                 self.words.push(word);
             }
-            return Ok(());
-        }
-        if let Some(word) = accepted_word(key, value) {
-            let word = word?;
-            if !self.words.contains(&word) {
-                self.words.push(word);
-            }
-            return Ok(());
-        }
+        }))
+    }
+
+    /// The job's name, its read/write pattern, mix and block sizes, and its random
+    /// offsets' seed and map.
+    fn apply_pattern(&mut self, key: &str, value: Option<&str>, kb: u64) -> Result<bool, String> {
         match key {
-            "name" => self.name = v()?.to_string(),
+            "name" => self.name = given(value)?.to_string(),
             "rw" | "readwrite" => {
-                (self.rw, self.seq_add, self.seq_nr) = FioRw::parse_rw(v()?, kb)?;
+                (self.rw, self.seq_add, self.seq_nr) = FioRw::parse_rw(given(value)?, kb)?;
             }
             "kb_base" => {
-                self.kb_base = match v()?.trim() {
+                self.kb_base = match given(value)?.trim() {
                     "1024" => 1024,
                     "1000" => 1000,
                     other => return Err(format!("'{other}' is not a kb_base: use 1024 or 1000")),
                 }
             }
-            "rwmixread" => self.rwmix_read = percent()?,
-            "buffer_compress_percentage" => self.compress_percentage = percent()?,
+            "rwmixread" => self.rwmix_read = percent(value)?,
+            "rwmixwrite" => self.rwmix_read = 100 - percent(value)?,
+            "bs" | "blocksize" => {
+                let now = [self.bs_read, self.bs_write, self.bs_trim];
+                [self.bs_read, self.bs_write, self.bs_trim] = block_sizes(given(value)?, now, kb)?;
+            }
+            "randrepeat" => self.randrepeat = boolean(value)?,
+            "randseed" => self.randseed = Some(number(given(value)?)?),
+            "norandommap" => self.norandommap = boolean(value)?,
+            _ => return Ok(false),
+        }
+        Ok(true)
+    }
+
+    /// What written buffers hold.
+    fn apply_buffers(&mut self, key: &str, value: Option<&str>, kb: u64) -> Result<bool, String> {
+        match key {
+            "buffer_compress_percentage" => self.compress_percentage = percent(value)?,
             "buffer_compress_chunk" => {
-                let c = size(v()?)?;
+                let c = size_in(given(value)?, kb)?;
                 self.compress_chunk = (c > 0).then_some(c);
             }
-            "dedupe_percentage" => self.dedupe_percentage = percent()?,
+            "dedupe_percentage" => self.dedupe_percentage = percent(value)?,
             "zero_buffers" => self.zero_buffers = boolean(value)?,
             "refill_buffers" => self.refill_buffers = Some(boolean(value)?),
             "scramble_buffers" => self.scramble_buffers = Some(boolean(value)?),
             "buffer_pattern" => {
-                let p = v()?.trim();
+                let p = given(value)?.trim();
                 iolab_core::pattern::parse_buffer_pattern(p)?;
                 self.buffer_pattern = Some(p.to_string());
             }
-            "rwmixwrite" => self.rwmix_read = 100 - percent()?,
-            "bs" | "blocksize" => {
-                let now = [self.bs_read, self.bs_write, self.bs_trim];
-                [self.bs_read, self.bs_write, self.bs_trim] = block_sizes(v()?, now, kb)?;
+            _ => return Ok(false),
+        }
+        Ok(true)
+    }
+
+    /// How much a job moves: sizes, files, offsets, clones, loops and I/O counts.
+    fn apply_amounts(&mut self, key: &str, value: Option<&str>, kb: u64) -> Result<bool, String> {
+        match key {
+            "size" => (self.size, self.size_percent) = size_or_percent(given(value)?, kb)?,
+            "filesize" => self.filesize = Some(size_in(given(value)?, kb)?),
+            "nrfiles" | "nr_files" => self.nrfiles = count(value, 1)?,
+            "offset" => self.offset = FioOffset::parse(given(value)?, kb)?,
+            "offset_increment" => self.offset_increment = FioOffset::parse(given(value)?, kb)?,
+            "numjobs" => self.numjobs = count(value, 1)?,
+            "loops" => self.loops = count(value, 1)?,
+            "number_ios" => self.number_ios = every(value)?,
+            "io_size" | "io_limit" => {
+                let t = given(value)?.trim();
+                if t.ends_with('%') {
+                    return Err(format!(
+                        "'{t}' (a share of the files' size) is not supported: give the bytes to move"
+                    ));
+                }
+                let n = size_in(t, kb)?;
+                self.io_size = (n > 0).then_some(n);
             }
-            "size" => (self.size, self.size_percent) = size_or_percent(v()?, kb)?,
-            "filesize" => self.filesize = Some(size(v()?)?),
-            "nrfiles" | "nr_files" => self.nrfiles = count(1)?,
-            "offset" => self.offset = FioOffset::parse(v()?, kb)?,
-            "offset_increment" => self.offset_increment = FioOffset::parse(v()?, kb)?,
-            "numjobs" => self.numjobs = count(1)?,
+            "fill_device" | "fill_fs" => {
+                if boolean(value)? {
+                    return Err("is not supported: iolab writes the job's size, never until the device or file system is full; give size=".into());
+                }
+            }
+            _ => return Ok(false),
+        }
+        Ok(true)
+    }
+
+    /// The engine, its queue depth and threads, and how files are opened and laid out
+    /// (O_DIRECT, page cache, hints, preallocation).
+    fn apply_engine(&mut self, key: &str, value: Option<&str>, _kb: u64) -> Result<bool, String> {
+        match key {
             "thread" => self.thread = boolean(value)?,
-            "iodepth" => self.iodepth = count(1)?,
+            "iodepth" => self.iodepth = count(value, 1)?,
             "iodepth_batch_submit" | "iodepth_batch" => {
-                self.iodepth_batch_submit = count(0)?.max(1)
+                self.iodepth_batch_submit = count(value, 0)?.max(1)
             }
-            "ioengine" => self.engine = Engine::parse(v()?)?,
+            "ioengine" => self.engine = Engine::parse(given(value)?)?,
             "direct" => self.direct = boolean(value)?,
             "buffered" => self.direct = !boolean(value)?,
+            "invalidate" => self.invalidate = boolean(value)?,
+            "create_on_open" => self.create_on_open = boolean(value)?,
+            "fallocate" => {
+                self.fallocate = match given(value)?.trim() {
+                    "none" | "0" => false,
+                    "native" | "posix" | "1" => true,
+                    other => {
+                        return Err(format!(
+                            "'{other}' is not supported: use native, posix or none"
+                        ));
+                    }
+                }
+            }
+            "fadvise_hint" => {
+                self.fadvise_hint = match value.map(str::trim) {
+                    Some("normal") => false,
+                    Some("sequential" | "random") => {
+                        return Err("an explicit pattern is not supported: use 1 (the job's own pattern, fio's default) or 0".into());
+                    }
+                    other => boolean(other)?,
+                }
+            }
+            _ => return Ok(false),
+        }
+        Ok(true)
+    }
+
+    /// O_SYNC and the job's fsyncs and fdatasyncs.
+    fn apply_syncs(&mut self, key: &str, value: Option<&str>, _kb: u64) -> Result<bool, String> {
+        match key {
             "sync" => {
                 self.sync = match value.map(str::trim) {
                     Some("sync") => true,
@@ -363,37 +447,41 @@ impl FioJob {
                     other => boolean(other)?,
                 }
             }
-            "fsync" => self.fsync = every()?,
-            "fdatasync" => self.fdatasync = every()?,
+            "fsync" => self.fsync = every(value)?,
+            "fdatasync" => self.fdatasync = every(value)?,
             "end_fsync" => self.end_fsync = boolean(value)?,
             "fsync_on_close" => self.fsync_on_close = boolean(value)?,
-            "invalidate" => self.invalidate = boolean(value)?,
-            "runtime" | "timeout" => self.runtime = Some(time(v()?)?),
+            _ => return Ok(false),
+        }
+        Ok(true)
+    }
+
+    /// When a job runs and for how long: runtime, ramp, steady state, start delay.
+    fn apply_timing(&mut self, key: &str, value: Option<&str>, _kb: u64) -> Result<bool, String> {
+        match key {
+            "runtime" | "timeout" => self.runtime = Some(time(given(value)?)?),
             "time_based" => self.time_based = boolean(value)?,
-            "ramp_time" => self.ramp_time = Some(time(v()?)?),
+            "ramp_time" => self.ramp_time = Some(time(given(value)?)?),
             "steadystate" | "ss" => {
-                self.ss =
-                    Some(iolab_core::steady::SteadyRule::parse(key, v()?).map_err(|e| e.reason)?)
+                self.ss = Some(
+                    iolab_core::steady::SteadyRule::parse(key, given(value)?)
+                        .map_err(|e| e.reason)?,
+                )
             }
-            "steadystate_duration" | "ss_dur" => self.ss_dur = Some(time(v()?)?),
-            "steadystate_ramp_time" | "ss_ramp" => self.ss_ramp = Some(time(v()?)?),
-            "steadystate_check_interval" | "ss_interval" => self.ss_interval = Some(time(v()?)?),
-            "startdelay" => self.startdelay = Some(time(v()?)?),
-            "randrepeat" => self.randrepeat = boolean(value)?,
-            "randseed" => self.randseed = Some(number(v()?)?),
-            "norandommap" => self.norandommap = boolean(value)?,
-            "loops" => self.loops = count(1)?,
-            "number_ios" => self.number_ios = every()?,
-            "io_size" | "io_limit" => {
-                let t = v()?.trim();
-                if t.ends_with('%') {
-                    return Err(format!(
-                        "'{t}' (a share of the files' size) is not supported: give the bytes to move"
-                    ));
-                }
-                let n = size(t)?;
-                self.io_size = (n > 0).then_some(n);
+            "steadystate_duration" | "ss_dur" => self.ss_dur = Some(time(given(value)?)?),
+            "steadystate_ramp_time" | "ss_ramp" => self.ss_ramp = Some(time(given(value)?)?),
+            "steadystate_check_interval" | "ss_interval" => {
+                self.ss_interval = Some(time(given(value)?)?)
             }
+            "startdelay" => self.startdelay = Some(time(given(value)?)?),
+            _ => return Ok(false),
+        }
+        Ok(true)
+    }
+
+    /// How jobs end and wait for each other, and how they are reported together.
+    fn apply_control(&mut self, key: &str, value: Option<&str>, _kb: u64) -> Result<bool, String> {
+        match key {
             "exitall" => {
                 // fio's str_exitall_cb turns it on whatever the number given.
                 if let Some(n) = value {
@@ -402,22 +490,21 @@ impl FioJob {
                 self.exitall = true;
             }
             "exitall_on_error" => self.exitall_on_error = boolean(value)?,
-            "exit_what" => self.exit_what = ExitWhat::parse(v()?)?,
-            "create_on_open" => self.create_on_open = boolean(value)?,
-            "fallocate" => {
-                self.fallocate = match v()?.trim() {
-                    "none" | "0" => false,
-                    "native" | "posix" | "1" => true,
-                    other => {
-                        return Err(format!(
-                            "'{other}' is not supported: use native, posix or none"
-                        ));
-                    }
-                }
-            }
+            "exit_what" => self.exit_what = ExitWhat::parse(given(value)?)?,
             "group_reporting" => self.group_reporting = boolean(value)?,
+            "stonewall" | "wait_for_previous" => self.stonewall = boolean(value)?,
+            "wait_for" => self.wait_for = Some(given(value)?.to_string()),
+            "new_group" => self.new_group = boolean(value)?,
+            _ => return Ok(false),
+        }
+        Ok(true)
+    }
+
+    /// Checking what is written or read.
+    fn apply_verify(&mut self, key: &str, value: Option<&str>, _kb: u64) -> Result<bool, String> {
+        match key {
             "verify" => {
-                self.verify = match v()?.trim() {
+                self.verify = match given(value)?.trim() {
                     "0" | "none" => None,
                     m @ ("crc32c" | "crc32c-intel" | "md5" | "crc32" | "sha256" | "meta"
                     | "pattern") => Some(m.to_string()),
@@ -425,37 +512,29 @@ impl FioJob {
                 }
             }
             "do_verify" => self.do_verify = boolean(value)?,
-            "fadvise_hint" => {
-                self.fadvise_hint = match value.map(str::trim) {
-                    Some("normal") => false,
-                    Some("sequential" | "random") => {
-                        return Err("an explicit pattern is not supported: use 1 (the job's own pattern, fio's default) or 0".into());
-                    }
-                    other => boolean(other)?,
-                }
-            }
-            "fill_device" | "fill_fs" => {
-                if boolean(value)? {
-                    return Err("is not supported: iolab writes the job's size, never until the device or file system is full; give size=".into());
-                }
-            }
             "verify_only" => self.verify_only = boolean(value)?,
-            "stonewall" | "wait_for_previous" => self.stonewall = boolean(value)?,
-            "wait_for" => self.wait_for = Some(v()?.to_string()),
-            "new_group" => self.new_group = boolean(value)?,
-            "filename" => self.filename = Some(v()?.to_string()),
-            "directory" => self.directory = Some(v()?.to_string()),
+            _ => return Ok(false),
+        }
+        Ok(true)
+    }
+
+    /// Where the job's files are and how they are named; its description.
+    fn apply_files(&mut self, key: &str, value: Option<&str>, _kb: u64) -> Result<bool, String> {
+        match key {
+            "filename" => self.filename = Some(given(value)?.to_string()),
+            "directory" => self.directory = Some(given(value)?.to_string()),
             // A job's text description: no effect on what it does, in fio either.
             "description" => {}
-            "filename_format" => self.filename_format = Some(v()?.to_string()),
-            _ => match self.access.apply(key, value, kb) {
-                Some(applied) => applied?,
-                None => return Err(unsupported(key)),
-            },
+            "filename_format" => self.filename_format = Some(given(value)?.to_string()),
+            _ => return Ok(false),
         }
-        Ok(())
+        Ok(true)
     }
 }
+
+/// One group of [`FioJob`]'s own options: applies `key` with `value` (sizes read under
+/// kb_base `kb`) and says whether the key is the group's.
+type OptionGroup = fn(&mut FioJob, &str, Option<&str>, u64) -> Result<bool, String>;
 
 /// Why an option is refused: fio knows it, but iolab does not run it (or it is not
 /// fio's at all).

@@ -2,7 +2,7 @@
 //! reads them (`4k`, `4KB`, `4Ki` are 4096 bytes, but `4KiB` is 4000: in that mode fio
 //! takes the IEC spelling with a B as powers of 1000, "to avoid breaking old scripts"),
 //! times with a default unit of seconds (`900`, `15m`, `500ms`), booleans (`1`, `0`,
-//! bare) and whole numbers.
+//! bare), whole numbers, and the counts and percentages made of them.
 
 use iolab_core::units::{Nanos, TimeSpan};
 
@@ -101,6 +101,35 @@ pub fn boolean(value: Option<&str>) -> Result<bool, String> {
 /// A whole number (fio accepts size suffixes on counts too: `iodepth=1k` is 1024).
 pub fn number(value: &str) -> Result<u64, String> {
     size(value).map_err(|_| format!("'{}' is not a whole number", value.trim()))
+}
+
+/// An option's value, or why the option needs one (it was written bare).
+pub fn given(value: Option<&str>) -> Result<&str, String> {
+    value.ok_or_else(|| "needs a value (key=value)".to_string())
+}
+
+/// A whole number of at least `min` that fits a u32.
+pub fn count(value: Option<&str>, min: u64) -> Result<u32, String> {
+    let n = number(given(value)?)?;
+    if n < min || n > u32::MAX as u64 {
+        return Err(format!("{n} is out of range (at least {min})"));
+    }
+    Ok(n as u32)
+}
+
+/// A percentage from 0 to 100.
+pub fn percent(value: Option<&str>) -> Result<u8, String> {
+    let n = number(given(value)?)?;
+    u8::try_from(n)
+        .ok()
+        .filter(|p| *p <= 100)
+        .ok_or_else(|| format!("{n} is not a percentage from 0 to 100"))
+}
+
+/// A period of N I/Os, as fsync= gives it: None for 0 (never).
+pub fn every(value: Option<&str>) -> Result<Option<u64>, String> {
+    let n = number(given(value)?)?;
+    Ok((n > 0).then_some(n))
 }
 
 #[cfg(test)]

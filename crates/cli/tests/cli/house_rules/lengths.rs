@@ -39,12 +39,6 @@ pub(super) fn function_lengths(code: &str) -> Vec<(String, usize)> {
 /// list. Tables (a fixture machine, a case list, a command table) are listed as such.
 pub(super) const LONG_FUNCTIONS: &[(&str, &str, usize, &str)] = &[
     (
-        "compat/src/fio/job.rs",
-        "apply",
-        199,
-        "#51: a table of fio's options, one arm per option",
-    ),
-    (
         "compat/src/io500/commands.rs",
         "command_line",
         184,
