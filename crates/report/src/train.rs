@@ -4,9 +4,9 @@
 use std::fmt::Write as _;
 
 use iolab_core::result::CpuUsage;
-use iolab_core::spec::{MlperfMode, TrainConfig};
+use iolab_core::spec::{MlperfMode, ThreadsKind, ThreadsSizing, TrainConfig};
 use iolab_core::train::{Check, RunFigures, RunOutcome, SearchResult, Verdict};
-use iolab_core::units::ByteCount;
+use iolab_core::units::{ByteCount, Nanos};
 
 /// What `iolab train run` measured and judged, for [`render_train_run`].
 pub struct TrainRunReport<'a> {
@@ -77,6 +77,20 @@ pub fn render_train_plan(cfg: &TrainConfig, total: u64, (mine, dlio): (u64, u64)
     sized_line(&mut out, "read threads    ", cfg);
     let _ = writeln!(
         out,
+        "  datagen         {} writer threads per accelerator",
+        cfg.writer_threads()
+    );
+    if cfg.writer_threads() == cfg.write_threads {
+        threads_sized_line(
+            &mut out,
+            "write threads   ",
+            ThreadsKind::Write,
+            cfg.write_threads,
+            cfg.write_threads_sizing,
+        );
+    }
+    let _ = writeln!(
+        out,
         "  compute         {:.4} s per step, {} epochs, {} steps per epoch with {} accelerator(s)",
         cfg.computation_time,
         cfg.epochs,
@@ -93,19 +107,94 @@ pub fn render_train_plan(cfg: &TrainConfig, total: u64, (mine, dlio): (u64, u64)
     out
 }
 
+/// What `iolab train datagen` wrote, for [`render_train_datagen`].
+pub struct DatagenReport<'a> {
+    pub cfg: &'a TrainConfig,
+    pub files: u64,
+    pub bytes: u64,
+    pub elapsed: Nanos,
+    /// The writer threads that ran, all ranks together.
+    pub workers: u32,
+    /// The data directory.
+    pub dir: &'a str,
+}
+
+/// What `iolab train datagen` prints: the files written, the writer threads and how
+/// they were sized (v3.0 DLIO's rule for a write_threads of 1).
+pub fn render_train_datagen(r: &DatagenReport<'_>) -> String {
+    let (cfg, mut out) = (r.cfg, String::new());
+    let _ = writeln!(
+        out,
+        "iolab {} · train datagen: {} {} files, {} in {} ({}, {:.1} files/s) in {}",
+        env!("CARGO_PKG_VERSION"),
+        r.files,
+        cfg.format.extension(),
+        ByteCount(r.bytes).human(),
+        r.elapsed.human(),
+        iolab_core::bandwidth(ByteCount(r.bytes), r.elapsed).human(),
+        r.files as f64 / r.elapsed.as_secs_f64().max(1e-9),
+        r.dir
+    );
+    let threads = cfg.writer_threads();
+    let _ = write!(
+        out,
+        "  writer threads: {threads} per accelerator, {} in all",
+        r.workers
+    );
+    if threads != cfg.write_threads {
+        let _ = write!(
+            out,
+            " (v3.0 DLIO's {} generator writes a rank's files in one loop: its write_threads, {}, is not used)",
+            cfg.format.extension(),
+            cfg.write_threads
+        );
+    }
+    out.push('\n');
+    if threads == cfg.write_threads {
+        threads_sized_line(
+            &mut out,
+            "writer threads: ",
+            ThreadsKind::Write,
+            cfg.write_threads,
+            cfg.write_threads_sizing,
+        );
+    }
+    out
+}
+
 /// The line saying what the reader threads were sized from when they are not the asked
 /// count (v3.0 DLIO's rule for a read_threads of 1), after `label`; else nothing.
 fn sized_line(out: &mut String, label: &str, cfg: &TrainConfig) {
-    if let Some(s) = cfg.read_threads_sizing.filter(|s| s.changed()) {
+    threads_sized_line(
+        out,
+        label,
+        ThreadsKind::Read,
+        cfg.read_threads,
+        cfg.read_threads_sizing,
+    );
+}
+
+/// The line saying what `kind`'s threads (`used`) were sized from when they are not the
+/// asked count (v3.0 DLIO's rule for a count of 1), after `label`; else nothing.
+pub fn threads_sized_line(
+    out: &mut String,
+    label: &str,
+    kind: ThreadsKind,
+    used: u32,
+    sizing: Option<ThreadsSizing>,
+) {
+    if let Some(s) = sizing.filter(|s| s.changed()) {
         let _ = writeln!(
             out,
-            "  {label}{} asked, {} used as v3.0 DLIO sizes a read_threads of 1: {} CPUs / {} accelerator{} on the host, at most {} (--exact-read-threads takes {})",
+            "  {label}{} asked, {} used as v3.0 DLIO sizes a {} of 1: {} CPUs / {} accelerator{} on the host, at most {} ({} takes {})",
             s.asked,
-            cfg.read_threads,
+            used,
+            kind.setting(),
             s.cpus,
             s.accelerators_on_host,
             if s.accelerators_on_host == 1 { "" } else { "s" },
             s.cap,
+            kind.exact_option(),
             s.asked
         );
     }

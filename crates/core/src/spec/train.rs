@@ -22,7 +22,10 @@ pub use config::MAX_READ_THREADS;
 pub use mode::MlperfMode;
 pub use parquet::{ParquetColumn, ParquetDtype, ParquetSchema, read_columns};
 pub use presets::{DLRM_READ, preset_accelerators};
-pub use threads::{DLIO_AUTO_THREADS_CAP, ReadThreadsSizing};
+pub use threads::{
+    DLIO_AUTO_READ_THREADS_CAP, DLIO_AUTO_WRITE_THREADS_CAP, MAX_WRITE_THREADS, ThreadsKind,
+    ThreadsSizing,
+};
 
 /// A dataset's file format, as DLIO names it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize, ValueEnum)]
@@ -187,6 +190,16 @@ pub struct TrainSpec {
     #[arg(long)]
     pub exact_read_threads: bool,
 
+    /// `train datagen`: writer threads per accelerator (DLIO's write_threads) [default:
+    /// 1]. A 1 is sized as v3.0 DLIO sizes it: min(the host's CPUs / its accelerators,
+    /// 32 or DLIO_MAX_AUTO_THREADS).
+    #[arg(long)]
+    pub write_threads: Option<u32>,
+
+    /// Take a --write-threads of 1 as one thread, not sized as v3.0 DLIO sizes it.
+    #[arg(long)]
+    pub exact_write_threads: bool,
+
     /// Batches prefetched per accelerator (DLIO's prefetch_size) [default: 2].
     #[arg(long)]
     pub prefetch: Option<u32>,
@@ -308,10 +321,21 @@ pub struct TrainConfig {
     /// How a read_threads of 1 was sized as v3.0 DLIO sizes it (None: taken as asked;
     /// runs stored before the sizing have none).
     #[serde(default)]
-    pub read_threads_sizing: Option<ReadThreadsSizing>,
+    pub read_threads_sizing: Option<ThreadsSizing>,
     /// --exact-read-threads: a read_threads of 1 is one thread.
     #[serde(default)]
     pub exact_read_threads: bool,
+    /// DLIO's write_threads (`train datagen`): as asked, or sized from 1 as v3.0 DLIO
+    /// sizes it (absent in runs stored before: 1); the threads an accelerator writes
+    /// with are [`TrainConfig::writer_threads`].
+    #[serde(default = "one_thread")]
+    pub write_threads: u32,
+    /// How a write_threads of 1 was sized (None: taken as asked, or not a datagen).
+    #[serde(default)]
+    pub write_threads_sizing: Option<ThreadsSizing>,
+    /// --exact-write-threads: a write_threads of 1 is one thread.
+    #[serde(default)]
+    pub exact_write_threads: bool,
     pub prefetch: u32,
     /// tf.data's map parallelism (DLIO's computation_threads; absent in runs stored
     /// before it was modelled: 1).
@@ -406,6 +430,10 @@ impl TrainSpec {
             // Sized with the host's CPUs and accelerators by iolab_suites::train::threads.
             read_threads_sizing: None,
             exact_read_threads: self.exact_read_threads,
+            // No preset names write_threads: DLIO's default 1, sized by datagen.
+            write_threads: self.write_threads.unwrap_or(1),
+            write_threads_sizing: None,
+            exact_write_threads: self.exact_write_threads,
             prefetch: self.prefetch.unwrap_or(2),
             computation_threads: preset_or(
                 self.computation_threads,

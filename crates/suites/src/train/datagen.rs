@@ -1,11 +1,14 @@
-//! `iolab train datagen`: writes a dataset as DLIO's generators do (file `i` by writer
-//! `i mod writers`, every rank's threads writers), sizes drawn as DLIO draws them: two
-//! dimensions per file from N(int(sqrt(record_length)), stdev / 2 / sqrt(record_length)),
-//! a sample being dim1 x dim2 bytes. The data is pseudo-random; CRCs are computed as the
-//! bytes stream out, so each file is written once from start to end (an npz's first
-//! header, which carries its CRC, is written again at the end, as Python's zipfile does).
-//! The writing is a write phase on the engine ([`run_file_phase`]): a worker per writer
-//! thread, each write through its backend, timed into its recorder.
+//! `iolab train datagen`: writes a dataset as v3.0 DLIO's generators do: file `i` by the
+//! job's accelerator `i mod accelerators`, each accelerator's files by its
+//! `write_threads` threads ([`Writers`], sized by [`super::writers::sized_writers`]);
+//! sizes drawn as DLIO draws them: two dimensions per file from
+//! N(int(sqrt(record_length)), stdev / 2 / sqrt(record_length)), a sample being dim1 x
+//! dim2 bytes. The data is pseudo-random from the seed and the file's index alone,
+//! whichever thread writes it; CRCs are computed as the bytes stream out, so each file
+//! is written once from start to end (an npz's first header, which carries its CRC, is
+//! written again at the end, as Python's zipfile does). The writing is a write phase on
+//! the engine ([`run_file_phase`]): a worker per writer thread, each write through its
+//! backend, timed into its recorder.
 
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -23,6 +26,7 @@ use iolab_engine::{Clock, EngineError, Env, MonotonicClock};
 use crate::AiError;
 use crate::train::dataset::{DatasetMarker, MARKER};
 use crate::train::format::{self, CHUNK, Sink};
+use crate::train::writers::{WRITE_BUFFER, Writers};
 
 pub use crate::train::format::{dimension, dims, file_len};
 
@@ -34,7 +38,8 @@ pub struct GenOutcome {
     pub writes: u64,
     pub elapsed: Nanos,
     pub interrupted: bool,
-    /// The write phase (every rank's on rank 0).
+    /// The write phase (every rank's on rank 0), its `format` and `write_threads` among
+    /// its parameters, `files` and `files_per_sec` among its figures.
     pub phase: PhaseResult,
 }
 
@@ -215,9 +220,6 @@ impl<C: Clock> Sink for Out<'_, '_, C> {
     }
 }
 
-/// A writer's buffer: a chunk and the largest put that can follow an unfilled one.
-const WRITE_BUFFER: u64 = 2 * CHUNK as u64;
-
 /// Writes file `index` through `io`; returns its bytes and write calls (the npz
 /// header's rewrite not counted).
 fn write_file<C: Clock>(
@@ -252,13 +254,13 @@ fn write_file<C: Clock>(
     written
 }
 
-/// Writes this rank's share of the dataset with `threads` writers, a write phase on the
-/// engine; rank 0 returns every rank's totals and the phase. Collective.
+/// Writes this rank's share of the dataset with its [`Writers`] (`cfg.write_threads`
+/// per accelerator), a write phase on the engine; rank 0 returns every rank's totals and
+/// the phase. Collective.
 pub fn generate(
     comm: &dyn Comm,
     dir: &Path,
     cfg: &TrainConfig,
-    threads: u32,
     interrupt: &AtomicBool,
 ) -> Result<GenOutcome, AiError> {
     let prepared = if comm.rank() == 0 {
@@ -273,14 +275,13 @@ pub fn generate(
             "another rank could not prepare the data directory".into(),
         ));
     }
-    let threads = u64::from(threads.max(1));
-    let writers = u64::from(comm.size()) * threads;
+    let writers = Writers::new(cfg, comm.rank(), comm.size());
     let spec = FilePhaseSpec {
         name: "train-datagen".into(),
         spec: serde_json::to_value(cfg).unwrap_or_default(),
         backend: BackendKind::Psync,
         buffer: WRITE_BUFFER,
-        workers: threads as usize,
+        workers: writers.workers(),
     };
     let env = Env::new(comm, interrupt);
     let failed = std::sync::Mutex::new(None);
@@ -291,9 +292,11 @@ pub fn generate(
         &spec,
         |_, _| Ok(()),
         |t, io| {
-            let me = u64::from(comm.rank()) * threads + t as u64;
-            let (mut files, mut i) = (0, me);
-            while i < cfg.files && !interrupt.load(Ordering::Relaxed) {
+            let mut files = 0;
+            while !interrupt.load(Ordering::Relaxed) {
+                let Some(i) = writers.next(t, cfg.files) else {
+                    break;
+                };
                 match write_file(io, dir, cfg, i, interrupt) {
                     Ok((b, w)) => {
                         bytes.fetch_add(b, Ordering::Relaxed);
@@ -308,7 +311,6 @@ pub fn generate(
                     }
                 }
                 files += 1;
-                i += writers;
             }
             Ok(files)
         },
@@ -323,12 +325,28 @@ pub fn generate(
             "another rank failed to write its files".into()
         })));
     }
+    let files = comm.all_sum(run.completed.iter().sum());
+    let phase = with_figures(run.result, cfg, files);
     Ok(GenOutcome {
-        files: comm.all_sum(run.completed.iter().sum()),
+        files,
         bytes: comm.all_sum(bytes.into_inner()),
         writes: comm.all_sum(writes.into_inner()),
-        elapsed: run.result.elapsed,
+        elapsed: phase.elapsed,
         interrupted: run.interrupted,
-        phase: run.result,
+        phase,
     })
+}
+
+/// The write phase as stored: `format` and `write_threads` among its parameters, the
+/// `files` written and `files_per_sec` among its figures.
+fn with_figures(mut phase: PhaseResult, cfg: &TrainConfig, files: u64) -> PhaseResult {
+    let params = [
+        ("format", cfg.format.extension().to_string()),
+        ("write_threads", cfg.write_threads.to_string()),
+    ];
+    phase.params.extend(params.map(|(k, v)| (k.to_string(), v)));
+    phase.extra.insert("files".into(), files as f64);
+    let per_sec = files as f64 / phase.elapsed.as_secs_f64().max(1e-9);
+    phase.extra.insert("files_per_sec".into(), per_sec);
+    phase
 }

@@ -4,8 +4,9 @@
 //! after each), [`search`] finds the most accelerators that keep AU at the threshold.
 //! [`dataset`] lists a dataset whoever wrote it; [`format`] is the one place a format
 //! meets its compat writer and its read plan; [`memory`] what a loader holds and the
-//! pre-flight against the host's memory; [`threads`] the reader threads v3.0 DLIO sizes
-//! a read_threads of 1 to; [`mod@prepare`] a job made ready on every rank; [`verdict`]
+//! pre-flight against the host's memory; [`threads`] the reader and writer threads v3.0
+//! DLIO sizes a count of 1 to, [`writers`] datagen's writer threads, dealt their files
+//! as v3.0 DLIO deals them; [`mod@prepare`] a job made ready on every rank; [`verdict`]
 //! MLPerf's checks of a run. Figures are defined in
 //! iolab_core::train; file formats in iolab_compat::dlio.
 
@@ -22,6 +23,7 @@ pub mod run;
 pub mod search;
 pub mod threads;
 pub mod verdict;
+pub mod writers;
 
 pub use datagen::{GenOutcome, generate};
 pub use dataset::Dataset;

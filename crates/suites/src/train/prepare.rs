@@ -3,7 +3,7 @@
 //! ([`super::threads`]), the memory pre-flight passed; each step agreed by every rank.
 
 use iolab_comm::Comm;
-use iolab_core::spec::{TrainConfig, TrainSpec};
+use iolab_core::spec::{ThreadsKind, TrainConfig, TrainSpec};
 use iolab_engine::{EngineError, ranks_on_this_host};
 
 use super::Dataset;
@@ -29,7 +29,7 @@ pub fn prepare(comm: &dyn Comm, spec: &TrainSpec) -> Result<Prepared, AiError> {
     let ranks_here = ranks_on_this_host(comm);
     let local = (|| -> Result<_, AiError> {
         let cfg = spec.resolve()?;
-        let host = HostCpus::read(ranks_here)?;
+        let host = HostCpus::read(ranks_here, ThreadsKind::Read)?;
         let dataset = Dataset::open(spec.data_dir()?, &cfg)?;
         Ok((cfg, host, dataset))
     })();
@@ -51,7 +51,7 @@ pub fn prepare(comm: &dyn Comm, spec: &TrainSpec) -> Result<Prepared, AiError> {
 
 /// `result` once every rank has it: a lone process's as it is, else the first failing
 /// rank's error on every rank.
-fn agreed<T>(comm: &dyn Comm, result: Result<T, AiError>) -> Result<T, AiError> {
+pub(crate) fn agreed<T>(comm: &dyn Comm, result: Result<T, AiError>) -> Result<T, AiError> {
     if comm.size() == 1 {
         return result;
     }

@@ -1,15 +1,17 @@
-//! The reader threads a run uses, sized as MLPerf Storage v3.0's DLIO sizes them
-//! (mlcommons/DLIO_local_changes cbe20010, dlio_benchmark/utils/config.py:789-811,
-//! "PR-5"): a `read_threads` of exactly 1 becomes min(max(1, CPUs / ranks on the node),
-//! max(1, DLIO_MAX_AUTO_THREADS or 8)), for every loader and format. [`HostCpus`] holds
-//! a host's figures, [`agree_host`] gives the job one host's, [`sized`] applies the
-//! rule. The figures are stored as iolab_core's [`ReadThreadsSizing`].
+//! The reader and writer threads a job uses, sized as MLPerf Storage v3.0's DLIO sizes
+//! them (mlcommons/DLIO_local_changes cbe20010, dlio_benchmark/utils/config.py): a
+//! `read_threads` of exactly 1 becomes min(max(1, CPUs / ranks on the node), max(1,
+//! DLIO_MAX_AUTO_THREADS or 8)) ("PR-5", lines 789-811), for every loader and format;
+//! a `write_threads` of exactly 1 the same with 32 for 8 ("PR-14", lines 813-857, its
+//! local file system formula). [`HostCpus`] holds a host's figures, [`agree_host`]
+//! gives the job one host's, [`sized`] and [`sized_writes`] apply the rule. The figures
+//! are stored as iolab_core's [`ThreadsSizing`].
 
 use std::ffi::OsString;
 
 use iolab_comm::Comm;
 use iolab_core::SpecError;
-use iolab_core::spec::{DLIO_AUTO_THREADS_CAP, MAX_READ_THREADS, ReadThreadsSizing, TrainConfig};
+use iolab_core::spec::{ThreadsKind, ThreadsSizing, TrainConfig};
 use iolab_core::units::CpuList;
 
 /// The environment variable v3.0 DLIO caps its sized threads with.
@@ -25,13 +27,13 @@ pub struct HostCpus {
 }
 
 impl HostCpus {
-    /// This host's online CPUs, its `ranks` and `DLIO_MAX_AUTO_THREADS`, or the
-    /// variable's error.
-    pub fn read(ranks: u32) -> Result<HostCpus, SpecError> {
+    /// This host's online CPUs, its `ranks` and `DLIO_MAX_AUTO_THREADS` as the cap of
+    /// `kind`, or the variable's error.
+    pub fn read(ranks: u32, kind: ThreadsKind) -> Result<HostCpus, SpecError> {
         Ok(HostCpus {
             cpus: online_cpus(),
             ranks: ranks.max(1),
-            cap: cap_of(std::env::var_os(CAP_VARIABLE))?,
+            cap: cap_of(std::env::var_os(CAP_VARIABLE), kind)?,
         })
     }
 }
@@ -50,31 +52,48 @@ pub fn online_cpus() -> u32 {
         .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get() as u32))
 }
 
-/// DLIO's `max(1, int(os.environ.get('DLIO_MAX_AUTO_THREADS', '8')))`; a value that is
-/// not a whole number (where DLIO stops with Python's ValueError), or one above the
-/// threads iolab runs, is refused naming the variable.
-pub fn cap_of(value: Option<OsString>) -> Result<u32, SpecError> {
+/// DLIO's `max(1, int(os.environ.get('DLIO_MAX_AUTO_THREADS', '8')))` (`'32'` for
+/// `kind` Write); a value that is not a whole number (where DLIO stops with Python's
+/// ValueError, whichever threads it sizes: it reads the variable for both), or one
+/// above the threads iolab runs, is refused naming the variable.
+pub fn cap_of(value: Option<OsString>, kind: ThreadsKind) -> Result<u32, SpecError> {
     let Some(value) = value else {
-        return Ok(DLIO_AUTO_THREADS_CAP);
+        return Ok(kind.default_cap());
     };
     let text = value.to_string_lossy();
     let n: i64 = text.trim().parse().map_err(|_| {
         SpecError::new(
             CAP_VARIABLE,
             format!(
-                "'{text}' is not a whole number (v3.0 DLIO's cap on the reader threads it sizes a read_threads of 1 to): unset it or give one, e.g. {DLIO_AUTO_THREADS_CAP}"
+                "'{text}' is not a whole number (v3.0 DLIO's cap on the {} threads it sizes a {} of 1 to): unset it or give one, e.g. {}",
+                kind.role(),
+                kind.setting(),
+                kind.default_cap()
             ),
         )
     })?;
-    if n > i64::from(MAX_READ_THREADS) {
+    if n > i64::from(kind.most()) {
         return Err(SpecError::new(
             CAP_VARIABLE,
             format!(
-                "{n} is more than the {MAX_READ_THREADS} reader threads iolab runs per accelerator: lower it"
+                "{n} is more than the {} {} threads iolab runs per accelerator: lower it",
+                kind.most(),
+                kind.role()
             ),
         ));
     }
     Ok(n.max(1) as u32)
+}
+
+/// DLIO's sizing of an `asked` count on `host` for `accelerators` per rank: None when
+/// it is kept (not 1, or `exact`).
+fn sizing(asked: u32, exact: bool, accelerators: u32, host: HostCpus) -> Option<ThreadsSizing> {
+    (!exact && asked == 1).then(|| ThreadsSizing {
+        asked,
+        cpus: host.cpus,
+        accelerators_on_host: accelerators.max(1).saturating_mul(host.ranks.max(1)),
+        cap: host.cap,
+    })
 }
 
 /// The workload as it runs on `host` (its --accelerators on each of the host's ranks):
@@ -84,20 +103,38 @@ pub fn sized(cfg: &TrainConfig, host: HostCpus) -> TrainConfig {
     let asked = cfg
         .read_threads_sizing
         .map_or(cfg.read_threads, |s| s.asked);
-    if cfg.exact_read_threads || asked != 1 {
-        return cfg.clone();
+    match sizing(asked, cfg.exact_read_threads, cfg.accelerators, host) {
+        None => cfg.clone(),
+        Some(s) => TrainConfig {
+            read_threads: s.threads(),
+            read_threads_sizing: Some(s),
+            ..cfg.clone()
+        },
     }
-    let s = ReadThreadsSizing {
-        asked,
-        cpus: host.cpus,
-        accelerators_on_host: cfg.accelerators.max(1).saturating_mul(host.ranks.max(1)),
-        cap: host.cap,
-    };
-    TrainConfig {
-        read_threads: s.threads(),
-        read_threads_sizing: Some(s),
-        ..cfg.clone()
+}
+
+/// The workload as `train datagen` writes it on `host`: a write_threads of 1 sized by
+/// DLIO's rule for a local file system (`host.cap` read as [`ThreadsKind::Write`]'s),
+/// unless --exact-write-threads; any other value as asked.
+pub fn sized_writes(cfg: &TrainConfig, host: HostCpus) -> TrainConfig {
+    let asked = cfg
+        .write_threads_sizing
+        .map_or(cfg.write_threads, |s| s.asked);
+    match sizing(asked, cfg.exact_write_threads, cfg.accelerators, host) {
+        None => cfg.clone(),
+        Some(s) => TrainConfig {
+            write_threads: s.threads(),
+            write_threads_sizing: Some(s),
+            ..cfg.clone()
+        },
     }
+}
+
+/// `cfg` as one process on this host runs it (`train plan`): its reader and writer
+/// threads sized as v3.0 DLIO sizes a 1; or a cap DLIO could not read.
+pub fn sized_here(cfg: &TrainConfig) -> Result<TrainConfig, SpecError> {
+    let cfg = sized(cfg, HostCpus::read(1, ThreadsKind::Read)?);
+    Ok(sized_writes(&cfg, HostCpus::read(1, ThreadsKind::Write)?))
 }
 
 /// One host's figures for the whole job: the host with the fewest CPUs per rank (then
@@ -147,6 +184,102 @@ mod tests {
         HostCpus { cpus, ranks, cap }
     }
 
+    fn writes(write_threads: Option<u32>, exact: bool, accelerators: u32) -> TrainConfig {
+        TrainSpec {
+            write_threads,
+            exact_write_threads: exact,
+            accelerators,
+            ..TrainSpec::default()
+        }
+        .resolve()
+        .unwrap()
+    }
+
+    #[test]
+    fn a_write_threads_of_one_is_sized_as_dlio_sizes_it_on_a_local_file_system() {
+        // (CPUs, ranks on the host, accelerators per rank, cap) -> writer threads: the
+        // read rule with DLIO's write cap, 32 when DLIO_MAX_AUTO_THREADS is unset.
+        let unset = cap_of(None, ThreadsKind::Write).unwrap();
+        assert_eq!(unset, 32);
+        for (cpus, ranks, accs, cap, threads) in [
+            (2, 1, 1, unset, 2),
+            (64, 1, 1, unset, 32),
+            (128, 1, 1, unset, 32),
+            (64, 2, 1, unset, 32),
+            (64, 4, 1, unset, 16),
+            (64, 1, 4, unset, 16),
+            (64, 12, 1, unset, 5),
+            (64, 2, 6, unset, 5),
+            (2, 1, 4, unset, 1),
+            (1, 1, 1, unset, 1),
+            (64, 1, 1, 3, 3),
+            (64, 1, 1, 1, 1),
+        ] {
+            let what = format!("{cpus} CPUs, {ranks} ranks x {accs} acc, cap {cap}");
+            let cfg = sized_writes(&writes(Some(1), false, accs), host(cpus, ranks, cap));
+            assert_eq!(cfg.write_threads, threads, "{what}");
+            assert_eq!(
+                cfg.write_threads_sizing,
+                Some(ThreadsSizing {
+                    asked: 1,
+                    cpus,
+                    accelerators_on_host: ranks * accs,
+                    cap
+                }),
+                "{what}"
+            );
+            // The reader threads are another setting, sized by `sized` alone.
+            assert_eq!((cfg.read_threads, cfg.read_threads_sizing), (1, None));
+        }
+        // No --write-threads is DLIO's default 1, and a preset names none.
+        assert_eq!(writes(None, false, 1).write_threads, 1);
+        let retinanet = TrainSpec {
+            preset: Some(iolab_core::spec::TrainPreset::Retinanet),
+            accelerator: iolab_core::spec::AcceleratorKind::B200,
+            ..TrainSpec::default()
+        }
+        .resolve()
+        .unwrap();
+        let cfg = sized_writes(&retinanet, host(16, 1, unset));
+        assert_eq!((cfg.write_threads, cfg.read_threads), (16, 8));
+        // Sized again (another accelerator count) from its asked 1.
+        let four = TrainConfig {
+            accelerators: 4,
+            ..cfg
+        };
+        assert_eq!(sized_writes(&four, host(16, 1, unset)).write_threads, 4);
+    }
+
+    #[test]
+    fn other_write_counts_and_the_exact_option_stay_as_asked() {
+        let cfg = sized_writes(&writes(Some(3), false, 1), host(64, 1, 32));
+        assert_eq!((cfg.write_threads, cfg.write_threads_sizing), (3, None));
+        let cfg = sized_writes(&writes(Some(1), true, 1), host(64, 1, 32));
+        assert_eq!((cfg.write_threads, cfg.write_threads_sizing), (1, None));
+        assert!(cfg.exact_write_threads);
+        // --exact-read-threads keeps the readers only.
+        let cfg = sized_writes(&asked(Some(1), true), host(64, 1, 32));
+        assert_eq!(cfg.write_threads, 32);
+        // And a sized read count leaves the writers as asked.
+        let cfg = sized(&writes(Some(1), false, 1), host(64, 1, 8));
+        assert_eq!((cfg.read_threads, cfg.write_threads), (8, 1));
+    }
+
+    #[test]
+    fn the_write_cap_is_the_same_variable_with_dlios_write_default() {
+        let cap = |v: &str| cap_of(Some(OsString::from(v)), ThreadsKind::Write);
+        assert_eq!(cap("2").unwrap(), 2);
+        assert_eq!(cap("0").unwrap(), 1);
+        assert_eq!(cap("256").unwrap(), 256);
+        let e = cap("many").unwrap_err().to_string();
+        assert_eq!(
+            e,
+            "DLIO_MAX_AUTO_THREADS: 'many' is not a whole number (v3.0 DLIO's cap on the writer threads it sizes a write_threads of 1 to): unset it or give one, e.g. 32"
+        );
+        let e = cap("300").unwrap_err().to_string();
+        assert!(e.contains("300 is more than the 256 writer threads"), "{e}");
+    }
+
     #[test]
     fn a_one_is_the_hosts_cpus_per_accelerator_capped_as_dlio_sizes_it() {
         // (CPUs, ranks on the host, accelerators per rank, cap) -> threads.
@@ -172,7 +305,7 @@ mod tests {
             assert_eq!(cfg.read_threads, threads, "{what}");
             assert_eq!(
                 cfg.read_threads_sizing,
-                Some(ReadThreadsSizing {
+                Some(ThreadsSizing {
                     asked: 1,
                     cpus,
                     accelerators_on_host: ranks * accs,
@@ -219,8 +352,8 @@ mod tests {
 
     #[test]
     fn the_cap_is_dlios_variable_at_least_one() {
-        let cap = |v: &str| cap_of(Some(OsString::from(v)));
-        assert_eq!(cap_of(None).unwrap(), 8);
+        let cap = |v: &str| cap_of(Some(OsString::from(v)), ThreadsKind::Read);
+        assert_eq!(cap_of(None, ThreadsKind::Read).unwrap(), 8);
         assert_eq!(cap("2").unwrap(), 2);
         assert_eq!(cap(" 16\n").unwrap(), 16);
         assert_eq!(cap("0").unwrap(), 1);

@@ -1,10 +1,14 @@
 //! `iolab train datagen`: a dataset in DLIO's layout and file formats, written by every
-//! rank's share of the files, stored as one write phase.
+//! rank's share of the files with its writer threads (sized as v3.0 DLIO sizes a
+//! write_threads of 1), stored as one write phase.
+
+use std::path::Path;
 
 use anyhow::Result;
-use iolab_core::units::ByteCount;
+use iolab_report::train::{DatagenReport, render_train_datagen};
 use iolab_suites::train::datagen::check_space;
 use iolab_suites::train::generate;
+use iolab_suites::train::writers::sized_writers;
 
 use super::{DatagenArgs, quiet, spec_json, stored_as};
 use crate::commands::finish::conclude;
@@ -12,23 +16,24 @@ use crate::runtime::Runtime;
 use crate::sink::RunSink;
 
 pub(super) fn datagen_in(rt: &Runtime, args: DatagenArgs) -> Result<u8> {
+    // The writer threads sized (a cap DLIO could not read refused) before anything is
+    // checked or written.
+    let cfg = rt.agree(args.spec.resolve())?;
+    let cfg = sized_writers(rt.comm.as_ref(), &cfg)?;
     let prepared = args
         .spec
-        .resolve()
+        .data_dir()
+        .map(Path::to_path_buf)
         .map_err(anyhow::Error::from)
-        .and_then(|cfg| Ok((cfg, args.spec.data_dir()?.to_path_buf())))
-        .and_then(|(cfg, dir)| {
+        .and_then(|dir| {
             // A dataset that cannot fit is refused before anything is written.
             if rt.is_root() {
                 check_space(&dir, &cfg)?;
             }
-            Ok((cfg, dir))
-        })
-        .and_then(|x| {
             args.output.prepare(rt)?;
-            Ok(x)
+            Ok(dir)
         });
-    let (cfg, dir) = rt.agree(prepared)?;
+    let dir = rt.agree(prepared)?;
     let mut sink = RunSink::start(
         rt,
         args.output.recording(),
@@ -37,35 +42,24 @@ pub(super) fn datagen_in(rt: &Runtime, args: DatagenArgs) -> Result<u8> {
         dir.display().to_string(),
         dir.parent(),
     );
-    let out = match generate(rt.comm.as_ref(), &dir, &cfg, cfg.accelerators, rt.interrupt) {
+    let out = match generate(rt.comm.as_ref(), &dir, &cfg, rt.interrupt) {
         Ok(o) => o,
         Err(e) => return sink.end_on(rt.is_root(), e),
     };
-    let mut extra = std::collections::BTreeMap::new();
-    extra.insert("files".into(), out.files as f64);
-    extra.insert(
-        "files_per_sec".into(),
-        out.files as f64 / out.elapsed.as_secs_f64().max(1e-9),
-    );
-    let mut phase = out.phase.clone();
-    phase
-        .params
-        .insert("format".into(), cfg.format.extension().to_string());
-    phase.extra.extend(extra);
     if rt.is_root() && !args.output.quiet {
-        println!(
-            "iolab {} · train datagen: {} {} files, {} in {} ({}, {:.1} files/s) in {}",
-            env!("CARGO_PKG_VERSION"),
-            out.files,
-            cfg.format.extension(),
-            ByteCount(out.bytes).human(),
-            out.elapsed.human(),
-            iolab_core::bandwidth(ByteCount(out.bytes), out.elapsed).human(),
-            out.files as f64 / out.elapsed.as_secs_f64().max(1e-9),
-            dir.display()
+        print!(
+            "{}",
+            render_train_datagen(&DatagenReport {
+                cfg: &cfg,
+                files: out.files,
+                bytes: out.bytes,
+                elapsed: out.elapsed,
+                workers: out.phase.workers,
+                dir: &dir.display().to_string(),
+            })
         );
     }
-    sink.phase(phase);
+    sink.phase(out.phase);
     stored_as(rt, &sink, &args.output);
     conclude(rt, sink, &quiet(&args.output))
 }

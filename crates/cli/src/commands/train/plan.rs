@@ -3,13 +3,13 @@
 
 use anyhow::Result;
 use iolab_report::train::render_train_plan;
-use iolab_suites::train::threads::{HostCpus, sized};
+use iolab_suites::train::threads::sized_here;
 
 use super::{PlanArgs, memory_per_accelerator};
 
 pub(super) fn plan(args: PlanArgs) -> Result<u8> {
     // One process on this host: its accelerators are the host's.
-    let cfg = sized(&args.spec.resolve()?, HostCpus::read(1)?);
+    let cfg = sized_here(&args.spec.resolve()?)?;
     let total = u64::from(cfg.accelerators);
     cfg.check_job(total)?;
     // No dataset yet: its files as the config sizes them.

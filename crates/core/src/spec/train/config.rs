@@ -31,6 +31,19 @@ impl TrainConfig {
         }
     }
 
+    /// Writer threads of one accelerator in `train datagen`: `write_threads` for the
+    /// formats whose v3.0 DLIO generator writes a rank's files through its thread pool
+    /// (npz, jpeg: data_generator.py's `_generate_files`); one for tfrecord, parquet and
+    /// hdf5, whose generators write a rank's files in one loop whatever `write_threads`
+    /// is (tf_generator.py:58, parquet_generator.py:308, hdf5_generator.py:83 at
+    /// cbe20010).
+    pub fn writer_threads(&self) -> u32 {
+        match self.format {
+            TrainFormat::Npz | TrainFormat::Jpeg => self.write_threads,
+            TrainFormat::Tfrecord | TrainFormat::Parquet | TrainFormat::Hdf5 => 1,
+        }
+    }
+
     /// The checks that need no dataset and no job size.
     pub fn validate(&self) -> Result<(), SpecError> {
         self.validate_shape()?;
@@ -91,6 +104,12 @@ impl TrainConfig {
             return Err(SpecError::new(
                 "--read-threads",
                 format!("must be between 1 and {MAX_READ_THREADS}"),
+            ));
+        }
+        if self.write_threads == 0 || self.write_threads > super::MAX_WRITE_THREADS {
+            return Err(SpecError::new(
+                "--write-threads",
+                format!("must be between 1 and {}", super::MAX_WRITE_THREADS),
             ));
         }
         if self.computation_threads == 0 || self.computation_threads > 256 {
