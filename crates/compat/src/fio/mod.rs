@@ -9,6 +9,7 @@ pub mod cmdprio;
 mod describe;
 pub mod error;
 pub mod job;
+mod job_defaults;
 pub mod job_files;
 mod job_kinds;
 pub mod jobfile;
