@@ -2,9 +2,9 @@
 //! last used), a CPU-memory tier whose entries are buffers really held, and a storage
 //! tier of `.npy` files in one directory. Writes go to the first tier with room;
 //! room is made by waterfall LRU eviction as kv-cache.py's `_ensure_space_in_tier`:
-//! the CPU tier demotes its least recently used entries to storage (down to 80 % of
-//! its budget), the storage tier deletes its own (evict.rs). Entries are never promoted
-//! on a read.
+//! the CPU tier demotes its least recently used entries to storage, holding them until
+//! their write has ended, and never more than its budget (cpu.rs), the storage tier
+//! deletes its own (evict.rs). Entries are never promoted on a read.
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
@@ -18,6 +18,7 @@ use super::entry::{EntryIo, Spans, npy_header};
 use super::extents::Extents;
 use crate::error::EngineError;
 
+mod cpu;
 mod evict;
 
 /// Where an entry is.
@@ -34,15 +35,24 @@ struct Entry {
     access_count: u64,
     /// Reads under way: the entry is not evicted while any is.
     readers: u32,
-    /// Being demoted: it stays readable where it was until the move is done.
+    /// Being demoted: readable where it was until its write has ended (then on the
+    /// storage tier), its bytes the CPU tier's until its buffer is let go (cpu.rs).
     moving: bool,
     /// Where it starts on the block device (0 for files and objects).
     offset: u64,
 }
 
+impl Entry {
+    fn on_cpu(&self) -> bool {
+        matches!(self.place, Place::Cpu(_))
+    }
+}
+
 #[derive(Default)]
 struct Index {
     entries: HashMap<String, Entry>,
+    /// Bytes the CPU tier holds: its entries (those being demoted until their buffer is
+    /// let go) and the room taken for entries being filled.
     cpu_used: u64,
     storage_used: u64,
     tick: u64,
@@ -67,8 +77,8 @@ pub struct Written {
     /// No tier had room (every entry that could leave was in use): nothing written.
     pub refused: bool,
     /// Time the write waited before its I/O: for a writer's turn
-    /// (`--max-concurrent-allocs`) and for room the entries in use held, its own and its
-    /// demotions' (in no tier's latency: the allocation wait).
+    /// (`--max-concurrent-allocs`) and for room the entries in use or being demoted held,
+    /// its own and its demotions' (in no tier's latency: the allocation wait).
     pub waited: Nanos,
 }
 
@@ -96,12 +106,30 @@ pub struct KvCache {
     pub evictions: Evictions,
     pub hits: AtomicU64,
     pub misses: AtomicU64,
+    /// What the CPU tier really holds, counted apart from `cpu_used` for the tests.
+    #[cfg(test)]
+    probe: Mutex<CpuProbe>,
 }
 
-/// The CPU tier refuses an entry above this share of its budget, and evicts down to
-/// [`CPU_TARGET`] of it (kv-cache.py's eviction settings).
+/// The CPU tier's buffers (each alive while anything holds it) and the bytes being
+/// filled.
+#[cfg(test)]
+#[derive(Default)]
+struct CpuProbe {
+    buffers: Vec<(std::sync::Weak<Vec<u8>>, u64)>,
+    filling: u64,
+}
+
+/// kv-cache.py's eviction settings for the CPU tier (a tier with one below it): an entry
+/// above [`CPU_MAX_ENTRY`] of the budget goes to storage; a new entry is taken while the
+/// tier's bytes stay within [`CPU_TARGET`] of it, or while the tier holds under
+/// [`CPU_NEAR_EMPTY`]; entries are demoted until one fits, unless the tier's entries are
+/// under [`CPU_FEW`] of the budget and the new one over half the target (it goes to
+/// storage at once).
 const CPU_MAX_ENTRY: f64 = 0.95;
 const CPU_TARGET: f64 = 0.80;
+const CPU_NEAR_EMPTY: f64 = 0.05;
+const CPU_FEW: f64 = 0.20;
 
 impl KvCache {
     pub fn new(
@@ -125,6 +153,8 @@ impl KvCache {
             evictions: Evictions::default(),
             hits: AtomicU64::new(0),
             misses: AtomicU64::new(0),
+            #[cfg(test)]
+            probe: Mutex::default(),
         }
     }
 
@@ -307,33 +337,8 @@ impl KvCache {
             return Ok(Written::default());
         }
         let mut out = Written::default();
-        if let Some(victims) = self.make_room_cpu(size) {
-            out.demoted = match self.demote(io, victims, waited) {
-                Ok(d) => d,
-                Err(e) => {
-                    self.lock().cpu_used -= size;
-                    return Err(e);
-                }
-            };
-            let t0 = io.clock.now();
-            let data = match io.fill_memory(&self.dir.join(format!("{key}.npy")), &header, payload)
-            {
-                Ok(d) => d,
-                Err(e) => {
-                    self.lock().cpu_used -= size;
-                    return Err(e);
-                }
-            };
-            let took = io.clock.now().saturating_sub(t0);
-            self.insert(key, Place::Cpu(Arc::new(data)), size, 0);
-            out.op = Some(Op {
-                tier: TierKind::Cpu,
-                bytes: size,
-                spans: Spans {
-                    total: took,
-                    device: took,
-                },
-            });
+        if self.make_room_cpu(size, io, waited, &mut out.demoted)? {
+            out.op = Some(self.fill_cpu(io, key, &header, payload)?);
             return Ok(out);
         }
         let Some(offset) = self.make_room_storage(size, io, waited)? else {
@@ -354,6 +359,52 @@ impl KvCache {
             spans,
         });
         Ok(out)
+    }
+
+    /// Makes a new CPU-tier entry in the room taken for it (given back if the fill
+    /// fails or is cut).
+    fn fill_cpu(
+        &self,
+        io: &mut EntryIo<'_>,
+        key: &str,
+        header: &[u8],
+        payload: u64,
+    ) -> Result<Op, EngineError> {
+        let size = header.len() as u64 + payload;
+        #[cfg(test)]
+        {
+            self.probe.lock().unwrap().filling += size;
+        }
+        let t0 = io.clock.now();
+        let data = io.fill_memory(&self.dir.join(format!("{key}.npy")), header, payload);
+        let took = io.clock.now().saturating_sub(t0);
+        let data = match data {
+            Ok(d) => Arc::new(d),
+            Err(e) => {
+                #[cfg(test)]
+                {
+                    self.probe.lock().unwrap().filling -= size;
+                }
+                self.lock().cpu_used -= size;
+                self.room.notify_all();
+                return Err(e);
+            }
+        };
+        #[cfg(test)]
+        {
+            let mut probe = self.probe.lock().unwrap();
+            probe.filling -= size;
+            probe.buffers.push((Arc::downgrade(&data), size));
+        }
+        self.insert(key, Place::Cpu(data), size, 0);
+        Ok(Op {
+            tier: TierKind::Cpu,
+            bytes: size,
+            spans: Spans {
+                total: took,
+                device: took,
+            },
+        })
     }
 
     /// Drops an earlier entry of `key` (its file is overwritten); false if it is

@@ -12,4 +12,6 @@ pub use cache::{Evictions, KvCache, Op, Written};
 pub use entry::{EntryIo, EntrySetup, Spans, npy_header};
 
 #[cfg(test)]
+mod cpu_tests;
+#[cfg(test)]
 mod tests;

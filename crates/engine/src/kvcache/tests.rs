@@ -13,7 +13,7 @@ use iolab_backend::object::{NullObjects, NullStore};
 use super::{EntryIo, EntrySetup, KvCache};
 use crate::{Clock, FakeClock};
 
-fn setup(backend: BackendKind) -> EntrySetup {
+pub(super) fn setup(backend: BackendKind) -> EntrySetup {
     EntrySetup {
         backend,
         transfer: 65536,

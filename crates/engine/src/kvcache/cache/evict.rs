@@ -1,67 +1,27 @@
-//! Making room, as kv-cache.py's `_ensure_space_in_tier`: the CPU tier demotes its least
-//! recently used entries to the storage tier (down to 80 % of its budget), the storage
-//! tier deletes its own; an entry being read or written never leaves.
+//! Making room on the storage tier, as kv-cache.py's `_ensure_space_in_tier` on its last
+//! tier: it deletes its least recently used entries (the CPU tier's room is cpu.rs's);
+//! an entry being read or written never leaves.
 
-use std::sync::Arc;
 use std::sync::atomic::Ordering;
 
-use iolab_core::kvcache::TierKind;
 use iolab_core::units::Nanos;
 
-use super::{CPU_MAX_ENTRY, CPU_TARGET, Entry, Index, KvCache, Op, Place};
+use super::{Entry, Index, KvCache, Place};
 use crate::error::EngineError;
-use crate::kvcache::entry::{EntryIo, Spans};
+use crate::kvcache::entry::EntryIo;
 use crate::kvcache::extents::Extents;
 
 impl KvCache {
-    /// Least recently used first (then least often), among entries that may leave.
-    pub(super) fn lru(ix: &Index, cpu: bool) -> Vec<(String, u64)> {
+    /// The storage tier's entries that may leave, least recently used first (then least
+    /// often).
+    fn lru_storage(ix: &Index) -> Vec<(String, u64)> {
         let mut v: Vec<(&String, &Entry)> = ix
             .entries
             .iter()
-            .filter(|(_, e)| e.readers == 0 && !e.moving && matches!(e.place, Place::Cpu(_)) == cpu)
+            .filter(|(_, e)| e.readers == 0 && !e.moving && matches!(e.place, Place::Storage))
             .collect();
         v.sort_by_key(|(_, e)| (e.last_access, e.access_count));
         v.into_iter().map(|(k, e)| (k.clone(), e.size)).collect()
-    }
-
-    /// Reserves `size` bytes on the CPU tier, choosing the entries to demote; None if
-    /// the tier cannot take the entry (none, too big, or not enough to evict).
-    pub(super) fn make_room_cpu(&self, size: u64) -> Option<Vec<(String, Arc<Vec<u8>>)>> {
-        if self.cpu_limit == 0 || size as f64 > CPU_MAX_ENTRY * self.cpu_limit as f64 {
-            return None;
-        }
-        let mut ix = self.lock();
-        if ix.cpu_used + size <= self.cpu_limit {
-            ix.cpu_used += size;
-            return Some(Vec::new());
-        }
-        let target = (CPU_TARGET * self.cpu_limit as f64) as u64;
-        let mut chosen = Vec::new();
-        let mut used = ix.cpu_used;
-        for (k, s) in Self::lru(&ix, true) {
-            if used + size <= target {
-                break;
-            }
-            used -= s;
-            chosen.push(k);
-        }
-        if used + size > self.cpu_limit {
-            return None;
-        }
-        ix.cpu_used = used + size;
-        let victims = chosen
-            .into_iter()
-            .filter_map(|k| {
-                let e = ix.entries.get_mut(&k)?;
-                e.moving = true;
-                match &e.place {
-                    Place::Cpu(d) => Some((k, d.clone())),
-                    Place::Storage => None,
-                }
-            })
-            .collect();
-        Some(victims)
     }
 
     /// Reserves `size` bytes on the storage tier, deleting its least recently used
@@ -105,11 +65,7 @@ impl KvCache {
             if (io.over)() {
                 return Err(EngineError::Interrupted);
             }
-            ix = self
-                .room
-                .wait_timeout(ix, std::time::Duration::from_millis(100))
-                .map(|(g, _)| g)
-                .unwrap_or_else(|p| p.into_inner().0);
+            ix = self.wait_room(ix);
         }
     }
 
@@ -136,7 +92,7 @@ impl KvCache {
             }
         };
         let mut offset = fits(used, &mut extents);
-        for (k, s) in Self::lru(ix, false) {
+        for (k, s) in Self::lru_storage(ix) {
             if offset.is_some() {
                 break;
             }
@@ -169,61 +125,6 @@ impl KvCache {
     pub(super) fn unreserve(&self, size: u64, offset: u64) {
         Self::free_storage(&mut self.lock(), size, offset);
         self.room.notify_all();
-    }
-
-    /// Moves CPU entries down to the storage tier: each read from memory, written as
-    /// its file, then found there.
-    pub(super) fn demote(
-        &self,
-        io: &mut EntryIo<'_>,
-        victims: Vec<(String, Arc<Vec<u8>>)>,
-        waited: &mut Nanos,
-    ) -> Result<Vec<(Op, Op)>, EngineError> {
-        let mut ops = Vec::with_capacity(victims.len());
-        for (key, data) in victims {
-            let size = data.len() as u64;
-            let room = self.make_room_storage(size, io, waited);
-            let Ok(Some(offset)) = room else {
-                // Nowhere to go (or the run is over): the entry leaves the cache.
-                self.lock().entries.remove(&key);
-                self.evictions.cpu.fetch_add(1, Ordering::Relaxed);
-                room?;
-                continue;
-            };
-            let t0 = io.clock.now();
-            io.read_memory(&data);
-            let took = io.clock.now().saturating_sub(t0);
-            let path = self.path_of(&key);
-            let spans = match io.write_file(&path, offset, &[], size, Some(&data)) {
-                Ok(s) => s,
-                Err(e) => {
-                    self.lock().entries.remove(&key);
-                    self.unreserve(size, offset);
-                    return Err(e);
-                }
-            };
-            if let Some(e) = self.lock().entries.get_mut(&key) {
-                e.place = Place::Storage;
-                e.moving = false;
-                e.offset = offset;
-            }
-            self.evictions.cpu.fetch_add(1, Ordering::Relaxed);
-            let read = Op {
-                tier: TierKind::Cpu,
-                bytes: size,
-                spans: Spans {
-                    total: took,
-                    device: took,
-                },
-            };
-            let write = Op {
-                tier: TierKind::Storage,
-                bytes: size,
-                spans,
-            };
-            ops.push((read, write));
-        }
-        Ok(ops)
     }
 
     /// Holds an entry as a reader would (or lets it go): it cannot leave meanwhile.

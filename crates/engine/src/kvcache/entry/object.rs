@@ -102,7 +102,13 @@ impl EntryIo<'_> {
             size,
             data_offset: path_hash(key),
         };
-        self.object_request(put, &name, Some(OpKind::Write))?;
+        let r = self.object_request(put, &name, Some(OpKind::Write));
+        // A PUT that failed before it took the body leaves it with the client: a demoted
+        // entry's buffer is the CPU tier's until every holder lets go (cache/cpu.rs).
+        if let Some(backend) = self.objects.as_mut() {
+            backend.set_body(None);
+        }
+        r?;
         let took = self.clock.now().saturating_sub(t0);
         Ok(Spans {
             total: took,
