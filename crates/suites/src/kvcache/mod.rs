@@ -103,7 +103,10 @@ pub struct TrialFigures {
 }
 
 /// Checks the CPU tier's budget and the workers' buffers against the memory this host
-/// has, before anything is allocated or written.
+/// has, before anything is allocated or written. The cache holds no more than that: the
+/// CPU tier never more than its budget (its entries, those being filled, and those being
+/// demoted until their write has ended: the engine's cache/cpu.rs), an entry on the
+/// storage tier only a buffer's worth at a time.
 pub fn check_memory(settings: &KvCacheSettings, comm: &dyn Comm) -> Result<(), SpecError> {
     let ranks = u64::from(ranks_on_this_host(comm));
     // Each worker's: one for the CPU tier's copies, one for the storage tier's backend.
