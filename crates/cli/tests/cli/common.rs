@@ -162,6 +162,31 @@ impl Drop for FaultFs {
     }
 }
 
+/// The DOM of the page at `url` (`http://...` or `file://...`) as a headless `chromium`
+/// dumps it, with a profile of its own; `virtual_ms`: the page's scripts run for that
+/// much virtual time first.
+pub fn chromium_dom(chromium: &str, url: &str, virtual_ms: Option<u32>) -> String {
+    let profile = tempfile::tempdir().unwrap();
+    let mut c = Command::new(chromium);
+    c.args([
+        "--headless",
+        "--no-sandbox",
+        "--disable-gpu",
+        "--no-first-run",
+        "--dump-dom",
+    ]);
+    if let Some(ms) = virtual_ms {
+        c.arg(format!("--virtual-time-budget={ms}"));
+    }
+    let out = c
+        .arg(format!("--user-data-dir={}", profile.path().display()))
+        .arg(url)
+        .stderr(Stdio::null())
+        .output()
+        .expect("chromium runs");
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
 /// Whether `tool` can be started (`arg` makes it print something short and exit).
 pub fn on_path(tool: &str, arg: &str) -> bool {
     Command::new(tool)

@@ -1,7 +1,7 @@
 //! The live page in a real headless Chromium: it loads the page of a null-backend run
 //! twice and sees the figures, the chart and the hosts' counts move on.
 
-use std::process::{Command, Stdio};
+use std::process::Command;
 use std::time::Duration;
 
 use crate::live::serving;
@@ -22,22 +22,7 @@ pub(crate) fn chromium(test: &str) -> Option<&'static str> {
 
 /// The live page's DOM after Chromium ran its script for 2.5 s (virtual time).
 pub(crate) fn dump_dom(chromium: &str, addr: &str) -> String {
-    let profile = tempfile::tempdir().unwrap();
-    let out = Command::new(chromium)
-        .args([
-            "--headless",
-            "--no-sandbox",
-            "--disable-gpu",
-            "--no-first-run",
-            "--dump-dom",
-            "--virtual-time-budget=2500",
-        ])
-        .arg(format!("--user-data-dir={}", profile.path().display()))
-        .arg(format!("http://{addr}/"))
-        .stderr(Stdio::null())
-        .output()
-        .expect("chromium runs");
-    String::from_utf8_lossy(&out.stdout).into_owned()
+    crate::common::chromium_dom(chromium, &format!("http://{addr}/"), Some(2500))
 }
 
 /// The text of the element with `id` in a dumped DOM (up to its first child).

@@ -1,7 +1,7 @@
 //! A stored `iolab kvcache` run's HTML report, drawn by a real headless Chromium.
 
 use super::json_of;
-use crate::common::path;
+use crate::common::{chromium_dom, path};
 
 /// A stored kvcache run's HTML report, loaded in a real headless Chromium: the
 /// trial's scored figures (tokens/s, hit rate) and its criteria with their verdict show
@@ -44,21 +44,7 @@ fn chromium_draws_a_kvcache_runs_timeline_and_latency_charts() {
     let stored = json_of(&dir.path().join("k.json"));
     let html = dir.path().join("r.html");
     with_db(&db, &["report", "kv", "--html", path(&html)]).expect(0);
-    let profile = tempfile::tempdir().unwrap();
-    let out = std::process::Command::new(chromium)
-        .args([
-            "--headless",
-            "--no-sandbox",
-            "--disable-gpu",
-            "--no-first-run",
-            "--dump-dom",
-        ])
-        .arg(format!("--user-data-dir={}", profile.path().display()))
-        .arg(format!("file://{}", html.display()))
-        .stderr(std::process::Stdio::null())
-        .output()
-        .expect("chromium runs");
-    let dom = String::from_utf8_lossy(&out.stdout);
+    let dom = chromium_dom(chromium, &format!("file://{}", html.display()), None);
     let chart = |kind: &str| {
         let at = dom
             .find(&format!("data-chart=\"{kind}\""))
