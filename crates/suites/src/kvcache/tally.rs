@@ -165,3 +165,7 @@ impl Tally {
         self.io.timeline.clone()
     }
 }
+
+#[cfg(test)]
+#[path = "tally_tests.rs"]
+mod tests;
