@@ -81,6 +81,12 @@ impl LatencyHistogram {
         self.inner.is_empty()
     }
 
+    /// The counters it holds, 8 bytes each: a bucket for every value up to the largest
+    /// it has recorded or merged (it grows to hold them), 2,048 while it is empty.
+    pub fn counters(&self) -> usize {
+        self.inner.distinct_values()
+    }
+
     pub fn min(&self) -> Nanos {
         if self.is_empty() {
             Nanos::ZERO
@@ -308,6 +314,19 @@ mod tests {
         let before = h.summary();
         h.merge(&p);
         assert_eq!(h.summary(), before);
+    }
+
+    /// It grows to hold its largest value: 2,048 counters empty, 30 x 1,024 (240 KiB)
+    /// once it holds 300 s (a bucket per power of two above 2,048 ns, each of 1,024).
+    #[test]
+    fn its_counters_grow_with_the_largest_value_it_holds() {
+        let mut h = LatencyHistogram::new();
+        assert_eq!(h.counters(), 2048);
+        h.record(Nanos::from_secs(300).0);
+        assert_eq!(h.counters(), 30 * 1024);
+        let mut merged = LatencyHistogram::new();
+        merged.merge(&h);
+        assert_eq!(merged.counters(), 30 * 1024);
     }
 
     #[test]

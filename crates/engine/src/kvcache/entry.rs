@@ -86,6 +86,8 @@ pub struct EntryIo<'c> {
     /// What entries are made of.
     data: EntryData,
     pub clock: &'c dyn Clock,
+    /// Its timeline's start, and the recorder of its I/Os since it was last taken.
+    start: Nanos,
     rec: Recorder,
     done: Vec<Completion>,
     /// The storage tier's backend: set up by this worker's thread at its first entry
@@ -138,6 +140,7 @@ impl<'c> EntryIo<'c> {
             setup,
             pool,
             clock,
+            start,
             rec: Recorder::new(start, INTERVAL),
             done: Vec::with_capacity(1),
             backend: None,
@@ -155,6 +158,14 @@ impl<'c> EntryIo<'c> {
     /// fsyncs, the per-second timeline, the errors.
     pub fn finish(self) -> WorkerMeasure {
         self.rec.finish()
+    }
+
+    /// What the storage tier's I/Os measured since the last take, the recorder left new
+    /// (nothing held): a worker hands it on after each entry, so that none keeps
+    /// latencies that grow with the run. Merged in order, the takes hold the counts,
+    /// latencies and timeline (quiet stretches too) [`EntryIo::finish`] would have.
+    pub fn take_measure(&mut self) -> WorkerMeasure {
+        std::mem::replace(&mut self.rec, Recorder::new(self.start, INTERVAL)).finish()
     }
 
     /// The entry's file opened (none on a backend that touches no storage).
@@ -503,5 +514,54 @@ mod tests {
             "{text}"
         );
         assert!(text.ends_with(" \n"));
+    }
+
+    /// Taken after each entry and merged in order, a worker's measure is the one it
+    /// would have finished with: its counts, latencies and timeline, the quiet stretches
+    /// between its entries included.
+    #[test]
+    fn measures_taken_entry_by_entry_add_up_to_the_whole() {
+        use crate::FakeClock;
+        let dir = tempfile::tempdir().unwrap();
+        let setup = EntrySetup {
+            backend: BackendKind::Psync,
+            transfer: 65536,
+            direct: false,
+            seed: 1,
+        };
+        let run = |take: bool| {
+            let clock = FakeClock::new(Nanos(1000));
+            let mut io = EntryIo::new(setup, &clock, Nanos::ZERO).unwrap();
+            let mut m = WorkerMeasure::default();
+            for (i, payload) in [300_000u64, 70_000, 1_000_000].into_iter().enumerate() {
+                let path = dir.path().join(format!("e{i}.npy"));
+                io.write_file(&path, 0, &[b' '; 128], payload, None)
+                    .unwrap();
+                io.read_file(&path, 0, 128 + payload).unwrap();
+                if take {
+                    m.merge(&io.take_measure());
+                }
+                clock.sleep(Nanos::from_millis(700 * (i as u64 + 1)));
+            }
+            m.merge(&io.finish());
+            m
+        };
+        let (whole, taken) = (run(false), run(true));
+        assert_eq!(taken.timeline, whole.timeline);
+        // The waits between entries (0.7 s, 1.4 s) are kept as the whole's are.
+        let gaps = &taken.timeline.silences.gaps;
+        assert!(
+            gaps[0].1 - gaps[0].0 >= Nanos::from_millis(1400),
+            "{gaps:?}"
+        );
+        assert_eq!(whole.ops.len(), 3);
+        for (op, m) in &whole.ops {
+            let t = &taken.ops[op];
+            assert_eq!((t.count, t.errors), (m.count, m.errors), "{op:?}");
+            assert_eq!(t.histogram, m.histogram, "{op:?}");
+        }
+        // Pieces of 64 KiB: 5, 2 and 16 of each entry of 128 + 300,000, 70,000 and
+        // 1,000,000 bytes.
+        assert_eq!(taken.ops[&OpKind::Write].count.ops, 5 + 2 + 16);
     }
 }

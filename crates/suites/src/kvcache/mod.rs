@@ -1,9 +1,10 @@
 //! LLM inference's KV cache offload, as MLPerf Storage v3.0's reference (kv-cache.py)
 //! runs it: simulated users ([`users`]) issue requests that [`serve`] turns into reads
 //! and writes of cache entries ([`entry`]) in a tiered cache ([`cache`]: CPU memory,
-//! then a directory: the engine's), measured by each worker ([`tally`]); [`run`] is one trial on one
-//! rank, [`run_kvcache`] every trial on every rank with the figures on rank 0. The
-//! figures are defined in iolab_core::kvcache.
+//! then a directory: the engine's), measured in one tally per trial that its workers
+//! record into ([`tally`]); [`run`] is one trial on one rank, [`run_kvcache`] every
+//! trial on every rank with the figures on rank 0. The figures are defined in
+//! iolab_core::kvcache.
 
 pub mod autoscale;
 pub mod bucket;

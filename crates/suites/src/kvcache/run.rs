@@ -10,6 +10,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Condvar, Mutex};
 use std::time::Duration;
 
+use iolab_core::result::Silences;
 use iolab_core::spec::KvCacheSettings;
 use iolab_core::units::Nanos;
 use iolab_engine::Clock;
@@ -21,7 +22,7 @@ use super::conversation::{ConversationCounts, Conversations};
 use super::entry::{EntryIo, EntrySetup};
 use super::join::Cutoff;
 use super::serve::{Serving, serve};
-use super::tally::Tally;
+use super::tally::{Tally, TrialTally, WorkerTally};
 use super::users::{Request, UserState, users};
 use super::{ObjectTier, Tier};
 use crate::AiError;
@@ -145,10 +146,12 @@ pub fn run_trial(
     let start = clock.now();
     let deadline = start + settings.duration.nanos();
     let cutoff = Cutoff::new(deadline, settings.join_window.nanos(), settings.workers());
+    let tally = TrialTally::default();
     let shared = Shared {
         settings,
         cache: &cache,
         requests: &requests,
+        tally: &tally,
         clock,
         stop,
         failed: &failed,
@@ -161,7 +164,7 @@ pub fn run_trial(
         device: tier.device.is_some(),
         live: tier.live,
     };
-    let tallies = run_threads(&shared, seed, deadline);
+    let quiet = run_threads(&shared, seed, deadline);
     // The duration asked for, as kv-cache.py takes it (the time until its stop event),
     // not the wind-down after it; shorter if the run stopped early.
     let duration = clock.now().min(deadline).saturating_sub(start);
@@ -174,7 +177,8 @@ pub fn run_trial(
         return Err(AiError::Interrupted);
     }
     let conversations = requests.conversations.counts();
-    let mut trial = trial_of(&cache, &tallies, duration, requests.into_inner());
+    let tally = tally.finish(&quiet);
+    let mut trial = trial_of(&cache, tally, duration, requests.into_inner());
     trial.conversations = conversations;
     Ok(trial)
 }
@@ -194,12 +198,8 @@ fn cache_on(settings: &KvCacheSettings, tier: &Tier<'_>) -> KvCache {
     }
 }
 
-/// What the trial measured, from the workers' tallies, the queue left and the cache.
-fn trial_of(cache: &KvCache, tallies: &[Tally], duration: Nanos, q: Queue) -> Trial {
-    let mut tally = Tally::default();
-    for t in tallies {
-        tally.merge(t);
-    }
+/// What the trial measured, from its tally, the queue left and the cache.
+fn trial_of(cache: &KvCache, tally: Tally, duration: Nanos, q: Queue) -> Trial {
     use std::sync::atomic::Ordering::Relaxed;
     Trial {
         tally,
@@ -217,8 +217,9 @@ fn trial_of(cache: &KvCache, tallies: &[Tally], duration: Nanos, q: Queue) -> Tr
 }
 
 /// The trial's threads: the users' side issuing requests until `deadline`, the workers
-/// serving them, and kv-cache.py's joins at the end ([`Cutoff::join_in_turn`]).
-fn run_threads(sh: &Shared<'_>, seed: u64, deadline: Nanos) -> Vec<Tally> {
+/// serving them, and kv-cache.py's joins at the end ([`Cutoff::join_in_turn`]); each
+/// worker's quiet stretches, in worker order.
+fn run_threads(sh: &Shared<'_>, seed: u64, deadline: Nanos) -> Vec<Silences> {
     let halt = || sh.stop.load(Ordering::Relaxed) || sh.failed.load(Ordering::Relaxed);
     std::thread::scope(|s| {
         s.spawn(|| issue(sh.settings, seed, sh.clock, deadline, sh.requests, &halt));
@@ -238,6 +239,7 @@ struct Shared<'a> {
     settings: &'a KvCacheSettings,
     cache: &'a KvCache,
     requests: &'a Requests,
+    tally: &'a TrialTally,
     clock: &'a dyn Clock,
     stop: &'a AtomicBool,
     failed: &'a AtomicBool,
@@ -290,9 +292,10 @@ fn worker_seed(seed: u64, w: u32) -> u64 {
     iolab_core::rng::mix(&[seed, u64::from(w)])
 }
 
-/// A worker thread: serves until the end; its error stops every worker.
-fn worker(sh: &Shared<'_>, w: u32, seed: u64) -> Tally {
-    let mut tally = Tally::default();
+/// A worker thread: serves until the end, recording into the trial's tally; its error
+/// stops every worker. Its quiet stretches, for the trial's.
+fn worker(sh: &Shared<'_>, w: u32, seed: u64) -> Silences {
+    let mut tally = sh.tally.worker();
     let over = || {
         sh.stop.load(Ordering::Relaxed)
             || sh.failed.load(Ordering::Relaxed)
@@ -323,7 +326,7 @@ fn worker(sh: &Shared<'_>, w: u32, seed: u64) -> Tally {
             .get_or_insert(e);
     }
     sh.cutoff.exit(w);
-    tally
+    tally.finish()
 }
 
 /// The users' side: each user's requests at its think times, until the deadline.
@@ -386,7 +389,7 @@ fn work(
     requests: &Requests,
     clock: &dyn Clock,
     seed: u64,
-    tally: &mut Tally,
+    tally: &mut WorkerTally<'_>,
 ) -> Result<(), AiError> {
     let s = at.settings;
     let setup = EntrySetup {
@@ -404,7 +407,7 @@ fn work(
         io.use_objects(factory(w).map_err(|e| AiError::Setup(e.to_string()))?);
     }
     let r = serve_queue(at, &mut io, requests, tally);
-    tally.io.merge(&io.finish());
+    tally.add_io(io.take_measure());
     r
 }
 
@@ -413,14 +416,14 @@ fn serve_queue(
     at: &Serving<'_>,
     io: &mut EntryIo<'_>,
     requests: &Requests,
-    tally: &mut Tally,
+    tally: &mut WorkerTally<'_>,
 ) -> Result<(), AiError> {
     let end = at.start + at.settings.duration.nanos();
     let clock = io.clock;
     let ended = || clock.now() >= end;
     while let Some(req) = requests.take(&ended) {
         if !serve(at, io, &req, tally)? {
-            tally.cut += 1;
+            tally.lock().cut += 1;
         }
     }
     Ok(())
@@ -512,8 +515,9 @@ mod tests {
             live: None,
         };
         assert!(clock.now() >= Nanos::from_secs(10));
-        let mut tally = Tally::default();
-        serve_queue(&at, &mut io, &requests, &mut tally).unwrap();
+        let trial = TrialTally::default();
+        serve_queue(&at, &mut io, &requests, &mut trial.worker()).unwrap();
+        let tally = trial.lock();
         assert_eq!((tally.cut, tally.queue_wait.count()), (0, 0));
         assert_eq!(requests.lock().heap.len(), queued);
         assert!(requests.take(&|| false).is_some());

@@ -10,7 +10,7 @@ use iolab_core::units::Nanos;
 use super::cache::{KvCache, Op, Written};
 use super::entry::EntryIo;
 use super::live::KvLive;
-use super::tally::Tally;
+use super::tally::{Tally, WorkerTally};
 use super::users::Request;
 use crate::AiError;
 
@@ -33,7 +33,7 @@ pub struct Serving<'a> {
 }
 
 impl Serving<'_> {
-    /// Records a whole-entry cache operation in the worker's tally (and the live counts).
+    /// Records a whole-entry cache operation in the trial's tally (and the live counts).
     fn record(&self, tally: &mut Tally, op: &Op, write: bool) {
         tally.record(op, write);
         if let Some(live) = self.live {
@@ -66,7 +66,7 @@ impl Serving<'_> {
         &self,
         io: &mut EntryIo<'_>,
         key: &str,
-        tally: &mut Tally,
+        tally: &mut WorkerTally<'_>,
         kind: Lookup,
     ) -> Result<Option<Op>, AiError> {
         if (self.over)() {
@@ -78,13 +78,16 @@ impl Serving<'_> {
         let mut hit = false;
         let begins = &mut |tier, bytes| {
             hit = true;
-            self.read_begins(tally, tier, bytes);
+            let mut t = tally.lock();
+            self.read_begins(&mut t, tier, bytes);
             if decode {
-                tally.decode_bytes_read += bytes;
+                t.decode_bytes_read += bytes;
             }
         };
         let op = self.cache.access_counted(io, key, begins);
-        let lookups = &mut tally.lookups;
+        tally.add_io(io.take_measure());
+        let mut t = tally.lock();
+        let lookups = &mut t.lookups;
         match kind {
             Lookup::SystemPrompt => &mut lookups.system_prompt,
             Lookup::EarlierTurn => &mut lookups.earlier_turns,
@@ -94,7 +97,7 @@ impl Serving<'_> {
         .add(hit);
         let op = op?;
         if let Some(op) = &op {
-            self.read_ended(tally, op);
+            self.read_ended(&mut t, op);
         }
         Ok(op)
     }
@@ -114,7 +117,7 @@ pub fn serve(
     at: &Serving<'_>,
     io: &mut EntryIo<'_>,
     req: &Request,
-    tally: &mut Tally,
+    tally: &mut WorkerTally<'_>,
 ) -> Result<bool, AiError> {
     match steps(at, io, req, tally) {
         Err(AiError::Interrupted) => Ok(false),
@@ -126,13 +129,16 @@ fn steps(
     at: &Serving<'_>,
     io: &mut EntryIo<'_>,
     req: &Request,
-    tally: &mut Tally,
+    tally: &mut WorkerTally<'_>,
 ) -> Result<bool, AiError> {
     let (cache, settings) = (at.cache, at.settings);
     let began = io.clock.now();
-    tally.queue_wait.record(began.saturating_sub(req.issued).0);
+    tally
+        .lock()
+        .queue_wait
+        .record(began.saturating_sub(req.issued).0);
     let mut storage = Nanos::ZERO;
-    let mut read = |io: &mut EntryIo<'_>, key: &str, tally: &mut Tally, kind: Lookup| {
+    let mut read = |io: &mut EntryIo<'_>, key: &str, tally: &mut WorkerTally<'_>, kind: Lookup| {
         let op = at.lookup(io, key, tally, kind)?;
         storage = storage + op.map_or(Nanos::ZERO, |op| op.spans.total);
         Ok::<Option<Op>, AiError>(op)
@@ -152,22 +158,23 @@ fn steps(
         };
         read(io, key, tally, kind)?;
     }
-    let write = |io: &mut EntryIo<'_>, tally: &mut Tally| {
+    let write = |io: &mut EntryIo<'_>, tally: &mut WorkerTally<'_>| {
         if (at.over)() {
             return Err(AiError::Interrupted);
         }
-        let w = cache.allocate(io, &req.key, context)?;
-        Ok::<Nanos, AiError>(record_written(at, &w, tally))
+        let w = cache.allocate(io, &req.key, context);
+        tally.add_io(io.take_measure());
+        Ok::<Nanos, AiError>(record_written(at, &w?, &mut tally.lock()))
     };
     let mut wrote = write(io, tally)?;
     if req.decodes() {
         match read(io, &req.key, tally, Lookup::Decode)? {
             None => wrote = wrote + write(io, tally)?,
             Some(first) => {
-                tally.decode_step_bytes_read += decode_step_bytes(&first);
+                tally.lock().decode_step_bytes_read += decode_step_bytes(&first);
                 for _ in 0..req.generate_tokens.div_ceil(DECODE_BATCH).max(1) {
                     if let Some(op) = read(io, &req.key, tally, Lookup::Decode)? {
-                        tally.decode_step_bytes_read += decode_step_bytes(&op);
+                        tally.lock().decode_step_bytes_read += decode_step_bytes(&op);
                     }
                 }
             }
@@ -184,11 +191,12 @@ fn steps(
         return Err(AiError::Interrupted);
     }
     let done = io.clock.now();
-    tally.end_to_end.record(done.saturating_sub(req.issued).0);
-    tally.request_storage.record(storage.0);
-    tally.storage_time += storage.0;
-    tally.requests += 1;
-    tally.tokens += req.generate_tokens;
+    let mut t = tally.lock();
+    t.end_to_end.record(done.saturating_sub(req.issued).0);
+    t.request_storage.record(storage.0);
+    t.storage_time += storage.0;
+    t.requests += 1;
+    t.tokens += req.generate_tokens;
     if let Some(live) = at.live {
         live.request(req.generate_tokens);
     }

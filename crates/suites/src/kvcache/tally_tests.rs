@@ -1,17 +1,18 @@
 //! A trial's tally: the figures of a scripted trial of three workers on a FakeClock
 //! are the fixture's, which were recorded when each worker kept a tally of its own and
-//! the trial merged them.
+//! the trial merged them; and what the trial holds does not grow with its workers.
 
 use std::collections::BTreeMap;
 
 use iolab_core::LatencyHistogram;
 use iolab_core::kvcache::KvModel;
+use iolab_core::result::OpKind;
 use iolab_core::spec::{GenerationMode, KvCacheSettings, KvCacheSpec};
 use iolab_core::units::Nanos;
 use iolab_engine::{Clock, FakeClock};
 use serde_json::{Value, json};
 
-use super::Tally;
+use super::{Tally, TrialTally};
 use crate::kvcache::cache::KvCache;
 use crate::kvcache::conversation::ConversationCounts;
 use crate::kvcache::entry::{EntryIo, EntrySetup};
@@ -100,7 +101,12 @@ fn stored(tally: Tally, cache: &KvCache) -> Value {
         .io
         .ops
         .iter()
-        .map(|(op, m)| (format!("{op:?}"), json!([m.count, m.errors, held(&m.histogram)])))
+        .map(|(op, m)| {
+            (
+                format!("{op:?}"),
+                json!([m.count, m.errors, held(&m.histogram)]),
+            )
+        })
         .collect();
     let rank = (
         tally,
@@ -122,7 +128,7 @@ fn stored(tally: Tally, cache: &KvCache) -> Value {
 }
 
 /// Runs the script on three workers' entry I/O, one thread, one FakeClock; the trial's
-/// tally as the trial makes it.
+/// tally as the trial makes it (run.rs: worker, work, run_trial).
 fn scripted_trial(dir: &std::path::Path) -> (Tally, KvCache) {
     let settings = settings();
     let clock = FakeClock::new(Nanos(1000));
@@ -153,7 +159,8 @@ fn scripted_trial(dir: &std::path::Path) -> (Tally, KvCache) {
             EntryIo::new(setup, &clock, Nanos::ZERO).unwrap()
         })
         .collect();
-    let mut tallies: Vec<Tally> = (0..3).map(|_| Tally::default()).collect();
+    let trial = TrialTally::default();
+    let mut tallies: Vec<_> = (0..3).map(|_| trial.worker()).collect();
     let mut round = Nanos::ZERO;
     for (i, step) in SCRIPT.iter().enumerate() {
         if i % 3 == 0 {
@@ -165,19 +172,23 @@ fn scripted_trial(dir: &std::path::Path) -> (Tally, KvCache) {
         assert!(serve(&at, &mut ios[step.0], &req, &mut tallies[step.0]).unwrap());
     }
     ios[1].over = &ends;
-    let last = request(SCRIPT.len(), &(1, "b_turn_4", &["b_turn_1", "b_turn_3"], 70, 9, false));
+    let last = request(
+        SCRIPT.len(),
+        &(1, "b_turn_4", &["b_turn_1", "b_turn_3"], 70, 9, false),
+    );
     if !serve(&at, &mut ios[1], &last, &mut tallies[1]).unwrap() {
-        tallies[1].cut += 1;
+        tallies[1].lock().cut += 1;
     }
-    // Each worker's end, then the trial's (run.rs: work, trial_of).
-    for (t, io) in tallies.iter_mut().zip(ios) {
-        t.io.merge(&io.finish());
-    }
-    let mut tally = Tally::default();
-    for t in &tallies {
-        tally.merge(t);
-    }
-    (tally, cache)
+    // Each worker's end, then the trial's.
+    let quiet: Vec<_> = tallies
+        .into_iter()
+        .zip(&mut ios)
+        .map(|(mut t, io)| {
+            t.add_io(io.take_measure());
+            t.finish()
+        })
+        .collect();
+    (trial.finish(&quiet), cache)
 }
 
 /// The trial's figures, timeline and histograms, exactly: the same samples make the
@@ -197,4 +208,58 @@ fn a_scripted_trials_stored_figures_are_the_fixtures() {
             out.display()
         );
     }
+}
+
+/// What a trial holds does not grow with its workers: 200 workers' records of a
+/// request each (latencies of 294-300 s: each histogram grown to 30 x 1,024 counters)
+/// leave its tally the histograms and counters of 1 worker's (a tally per worker held
+/// that many per worker).
+#[test]
+fn a_trials_histograms_do_not_grow_with_its_workers() {
+    use crate::kvcache::cache::Op;
+    use crate::kvcache::entry::Spans;
+    use iolab_core::kvcache::TierKind;
+    let counters_after = |workers: usize| {
+        let trial = TrialTally::default();
+        for w in 0..workers {
+            let mut tally = trial.worker();
+            let mut guard = tally.lock();
+            let t = &mut *guard;
+            let long = Nanos::from_secs(300 - w as u64 % 7);
+            for (tier, write) in [(TierKind::Cpu, false), (TierKind::Storage, true)] {
+                let op = Op {
+                    tier,
+                    bytes: 1 << 20,
+                    spans: Spans {
+                        total: long,
+                        device: long,
+                    },
+                };
+                t.record(&op, write);
+                t.record(&op, !write);
+            }
+            for h in [
+                &mut t.end_to_end,
+                &mut t.queue_wait,
+                &mut t.allocation_wait,
+                &mut t.request_storage,
+            ] {
+                h.record(long.0);
+            }
+            drop(guard);
+            // The storage tier's I/Os, as an entry's recorder hands them on.
+            let mut io = iolab_engine::WorkerMeasure::default();
+            for op in [OpKind::Read, OpKind::Write, OpKind::Fsync] {
+                io.ops.entry(op).or_default().histogram.record(long.0);
+            }
+            tally.add_io(io);
+            tally.finish();
+        }
+        let t = trial.finish(&[]);
+        assert_eq!(t.storage.read.count(), workers as u64);
+        t.histogram_counters()
+    };
+    // 12 whole-entry histograms and 3 of the I/Os, each of 30 x 1,024 counters.
+    assert_eq!(counters_after(1), 15 * 30 * 1024);
+    assert_eq!(counters_after(200), counters_after(1));
 }

@@ -9,7 +9,7 @@ use super::cache::KvCache;
 use super::conversation::ConversationCounts;
 use super::entry::{EntryIo, EntrySetup};
 use super::serve::{Serving, serve};
-use super::tally::Tally;
+use super::tally::{Tally, TrialTally};
 use super::users::{Qos, Request};
 
 fn request(key: &str, previous: &[&str], context: u64, generate: u64) -> Request {
@@ -32,7 +32,8 @@ fn a_second_turn_reads_exactly_its_first_turns_entry() {
     let rig = rig(GenerationMode::Fast, 65536, 0);
     let (cache, clock) = (&rig.cache, &rig.clock);
     let mut io = rig.io();
-    let mut tally = Tally::default();
+    let trial = TrialTally::default();
+    let mut tally = trial.worker();
     // Turn 1: 1000 tokens written, read once and again for every 32 of 100 generated
     // tokens (4): 5 reads of the entry.
     let t1 = request("conv_1_turn_1", &[], 1000, 100);
@@ -40,50 +41,42 @@ fn a_second_turn_reads_exactly_its_first_turns_entry() {
     assert!(serve(&at, &mut io, &t1, &mut tally).unwrap());
     let e1 = cache.entry_bytes(1000);
     assert_eq!(e1, 128 + 1000 * 24_576);
-    assert_eq!(tally.storage.bytes_written, e1);
-    assert_eq!(tally.storage.bytes_read, 5 * e1);
+    assert_eq!(trial.lock().storage.bytes_written, e1);
+    assert_eq!(trial.lock().storage.bytes_read, 5 * e1);
     // Turn 2: turn 1's entry read back whole, then its own prefill and 1 + 1 decodes.
-    let before = tally.storage.bytes_read;
+    let before = trial.lock().storage.bytes_read;
     let t2 = request("conv_1_turn_2", &["conv_1_turn_1"], 2000, 10);
     serve(&at, &mut io, &t2, &mut tally).unwrap();
     let e2 = cache.entry_bytes(2000);
-    assert_eq!(tally.storage.bytes_read - before, e1 + 2 * e2);
-    assert_eq!(tally.storage.writes, 2);
-    assert_eq!((tally.requests, tally.tokens), (2, 110));
+    assert_eq!(trial.lock().storage.bytes_read - before, e1 + 2 * e2);
+    assert_eq!(trial.lock().storage.writes, 2);
+    let t = trial.lock();
+    assert_eq!((t.requests, t.tokens), (2, 110));
+    drop(t);
     // Fast generation: 2 ms a token, slept on the fake clock.
-    assert!(tally.end_to_end.max() >= Nanos(100 * 2_000_000));
+    assert!(trial.lock().end_to_end.max() >= Nanos(100 * 2_000_000));
     // A long context is prefill only: written, not read.
     let t3 = request("conv_2_turn_1", &[], 12_000, 10);
-    let before = tally.storage.bytes_read;
+    let before = trial.lock().storage.bytes_read;
     serve(&at, &mut io, &t3, &mut tally).unwrap();
     // A request still being served when the run ends stops before its next operation.
     let over = || true;
     let cut = Serving { over: &over, ..at };
-    let counted = (
-        tally.requests,
-        tally.storage.writes,
-        tally.storage.bytes_read,
-    );
+    let counted = |t: &Tally| (t.requests, t.storage.writes, t.storage.bytes_read);
+    let before_cut = counted(&trial.lock());
     let t4 = request("conv_3_turn_1", &[], 100, 10);
     assert!(!serve(&cut, &mut io, &t4, &mut tally).unwrap());
-    assert_eq!(
-        (
-            tally.requests,
-            tally.storage.writes,
-            tally.storage.bytes_read
-        ),
-        counted
-    );
-    assert_eq!(tally.storage.bytes_read, before);
-    assert_eq!(tally.storage.writes, 3);
+    assert_eq!(counted(&trial.lock()), before_cut);
+    assert_eq!(trial.lock().storage.bytes_read, before);
+    assert_eq!(trial.lock().storage.writes, 3);
     // A request whose generation (10 tokens of 2 ms) outlasts the run's end sleeps to the
     // deadline only and is not counted: the run does not stretch past its duration.
     let deadline = clock.now() + Nanos(5_000_000);
     let short = Serving { deadline, ..at };
-    let requests = tally.requests;
+    let requests = trial.lock().requests;
     let t5 = request("conv_4_turn_1", &[], 100, 10);
     assert!(!serve(&short, &mut io, &t5, &mut tally).unwrap());
-    assert_eq!(tally.requests, requests);
+    assert_eq!(trial.lock().requests, requests);
     // (The fake clock steps 1 µs a reading; the whole generation would end 15 ms later.)
     let after = clock.now();
     assert!(
@@ -170,7 +163,8 @@ fn decode_bytes_are_every_decode_phase_read_and_decode_steps_their_own() {
     // A system prompt's entry on the storage tier (kv-cache.py never writes one: its
     // lookups all miss; written here to show where such a read would count).
     cache.allocate(&mut io, "kv_system_helpful", 5).unwrap();
-    let mut tally = Tally::default();
+    let trial = TrialTally::default();
+    let mut tally = trial.worker();
     // Turn 1, 200 tokens, 40 generated: written, then read 1 + ceil(40 / 32) = 3 times.
     serve(&at, &mut io, &request("c_turn_1", &[], 200, 40), &mut tally).unwrap();
     // Turn 2, 300 tokens with the system prompt: the prompt (5 tokens) looked up, turn 1
@@ -185,14 +179,14 @@ fn decode_bytes_are_every_decode_phase_read_and_decode_steps_their_own() {
         cache.entry_bytes(5),
     );
     assert_eq!((e1, e2, sys), (4_915_328, 7_250_048, 123_008));
-    assert_eq!(tally.storage.bytes_read, sys + 4 * e1 + 2 * e2);
-    assert_eq!(tally.storage.reads, 7);
-    assert_eq!(tally.decode_bytes_read, 4 * e1 + 2 * e2);
-    assert_eq!(tally.decode_bytes_read, 34_161_408);
-    assert_eq!(tally.decode_step_bytes_read, 3 * e1 + 2 * e2);
-    assert_eq!(tally.cpu.bytes_read, 0);
+    assert_eq!(trial.lock().storage.bytes_read, sys + 4 * e1 + 2 * e2);
+    assert_eq!(trial.lock().storage.reads, 7);
+    assert_eq!(trial.lock().decode_bytes_read, 4 * e1 + 2 * e2);
+    assert_eq!(trial.lock().decode_bytes_read, 34_161_408);
+    assert_eq!(trial.lock().decode_step_bytes_read, 3 * e1 + 2 * e2);
+    assert_eq!(trial.lock().cpu.bytes_read, 0);
     // The stored figures carry both.
-    let f = tally.figures(Nanos::from_secs(1), [0; 4]);
+    let f = trial.lock().figures(Nanos::from_secs(1), [0; 4]);
     assert_eq!(f.decode_bytes().map(|b| b.0), Some(34_161_408));
     assert_eq!(f.decode_step_bytes().0, 3 * e1 + 2 * e2);
 }
@@ -209,7 +203,8 @@ fn decode_bytes_count_cpu_reads_but_not_demotions() {
     let (cache, mut io) = (&rig.cache, rig.io());
     assert_eq!(cache.entry_bytes(100), e);
     let at = rig.unbounded();
-    let mut tally = Tally::default();
+    let trial = TrialTally::default();
+    let mut tally = trial.worker();
     // A: written to the CPU tier, decoded twice there.
     serve(&at, &mut io, &request("a", &[], 100, 10), &mut tally).unwrap();
     // B: reads A back (CPU), A is demoted to storage (a CPU read, a storage write), B
@@ -224,15 +219,16 @@ fn decode_bytes_count_cpu_reads_but_not_demotions() {
             .load(std::sync::atomic::Ordering::Relaxed),
         2
     );
-    assert_eq!((tally.cpu.reads, tally.storage.reads), (9, 1));
-    assert_eq!(tally.storage.writes, 2);
+    let t = trial.lock();
+    assert_eq!((t.cpu.reads, t.storage.reads), (9, 1));
+    assert_eq!(t.storage.writes, 2);
     // 2 + 3 + 3 reads of the requests; the 2 demotions' reads are not among them.
-    assert_eq!(tally.decode_bytes_read, 8 * e);
+    assert_eq!(t.decode_bytes_read, 8 * e);
     assert_eq!(
-        tally.decode_bytes_read,
-        tally.cpu.bytes_read + tally.storage.bytes_read - 2 * e
+        t.decode_bytes_read,
+        t.cpu.bytes_read + t.storage.bytes_read - 2 * e
     );
-    assert_eq!(tally.decode_step_bytes_read, 0);
+    assert_eq!(t.decode_step_bytes_read, 0);
 }
 
 /// kv-cache.py counts a read's bytes as the read begins (`access_cache` adds the
@@ -248,32 +244,40 @@ fn a_read_cut_at_the_end_counts_its_whole_entry_as_it_began() {
     };
     let rig = rig(GenerationMode::None, 65536, 0);
     let (cache, mut io) = (&rig.cache, rig.io());
-    let mut tally = Tally::default();
+    let trial = TrialTally::default();
+    let mut tally = trial.worker();
     let at = rig.unbounded();
     // Turn 1 of 12,000 tokens: prefill only, one write, no read.
     let t1 = request("conv_1_turn_1", &[], 12_000, 10);
     assert!(serve(&at, &mut io, &t1, &mut tally).unwrap());
     let e1 = cache.entry_bytes(12_000);
     assert_eq!(e1, 128 + 12_000 * 24_576);
-    assert_eq!((tally.storage.reads, tally.storage.bytes_read), (0, 0));
+    let t = trial.lock();
+    assert_eq!((t.storage.reads, t.storage.bytes_read), (0, 0));
+    drop(t);
     // Turn 2 reads turn 1 back: 3 of its 4,501 pieces of 64 KiB, then the run ends.
     io.over = &ends_after_3;
     let t2 = request("conv_1_turn_2", &["conv_1_turn_1"], 13_000, 10);
     assert!(!serve(&at, &mut io, &t2, &mut tally).unwrap());
-    assert_eq!(tally.storage.reads, 1);
-    assert_eq!(tally.storage.bytes_read, e1);
+    assert_eq!(trial.lock().storage.reads, 1);
+    assert_eq!(trial.lock().storage.bytes_read, e1);
     // A hit in its kind of lookup as in the cache's count, which the hit rate takes.
     let counted = |n: &std::sync::atomic::AtomicU64| n.load(std::sync::atomic::Ordering::Relaxed);
-    assert_eq!(tally.lookups.total(), (1, 0));
+    assert_eq!(trial.lock().lookups.total(), (1, 0));
     assert_eq!((counted(&cache.hits), counted(&cache.misses)), (1, 0));
     // Its latency is not known: no read ended.
-    assert_eq!(tally.storage.read_device.count(), 0);
-    assert_eq!(tally.storage.read.count(), 0);
+    assert_eq!(trial.lock().storage.read_device.count(), 0);
+    assert_eq!(trial.lock().storage.read.count(), 0);
     // Not a completed request, and turn 2's own entry was never begun.
-    assert_eq!((tally.requests, tally.storage.writes), (1, 1));
-    // The engine read the 3 pieces it began, no more.
-    let timeline = io.finish().timeline;
-    let reads = timeline.series(iolab_core::result::OpKind::Read).unwrap();
+    let t = trial.lock();
+    assert_eq!((t.requests, t.storage.writes), (1, 1));
+    // The engine read the 3 pieces it began, no more; the worker handed them on to the
+    // trial's tally as the read ended, and holds none.
+    let reads =
+        t.io.timeline
+            .series(iolab_core::result::OpKind::Read)
+            .unwrap();
+    assert!(io.finish().ops.is_empty());
     assert_eq!(reads.bytes.iter().sum::<u64>(), 3 * 65536);
 }
 
@@ -289,7 +293,8 @@ fn every_lookup_counts_in_the_hit_rate_as_the_reference_counts_it() {
     let rig = rig(GenerationMode::None, 1 << 20, 0);
     let (cache, mut io) = (&rig.cache, rig.io());
     let at = rig.unbounded();
-    let mut tally = Tally::default();
+    let trial = TrialTally::default();
+    let mut tally = trial.worker();
     // Turn 1 with a system prompt: its lookup misses; 40 generated tokens: 1 + 2 reads.
     let mut t1 = request("c_turn_1", &[], 200, 40);
     t1.prefix = Some(("kv_system_coding", 9));
@@ -309,14 +314,14 @@ fn every_lookup_counts_in_the_hit_rate_as_the_reference_counts_it() {
         later_turns: Lookups { hits: 0, misses: 1 },
         decode: Lookups { hits: 5, misses: 0 },
     };
-    assert_eq!(tally.lookups, want);
+    assert_eq!(trial.lock().lookups, want);
     assert_eq!(want.total(), (6, 2));
     // The cache's own counts, which the hit rate is made of, are the same lookups.
     assert_eq!(
         (cache.hits.load(Relaxed), cache.misses.load(Relaxed)),
         (6, 2)
     );
-    let f = tally.figures(Nanos::from_secs(1), [6, 2, 0, 0]);
+    let f = trial.lock().figures(Nanos::from_secs(1), [6, 2, 0, 0]);
     assert_eq!((f.hit_rate(), f.lookups), (0.75, want));
 }
 
