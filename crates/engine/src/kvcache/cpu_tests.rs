@@ -381,3 +381,42 @@ fn the_cpu_tier_takes_an_entry_as_kv_cache_py_does() {
     assert_eq!(w.op.unwrap().tier, TierKind::Storage);
     assert_eq!(cache.tier_of("small"), Some((TierKind::Cpu, s)));
 }
+
+/// A demotion waits for the readers still copying from its entry's buffer, and stops
+/// waiting once the run is over (no wait without an end): here a buffer stays held past
+/// the run's end, and the write that demoted it returns.
+#[test]
+fn a_demotion_stops_waiting_for_a_held_buffer_when_the_run_is_over() {
+    let dir = tempfile::tempdir().unwrap();
+    let t = Tier::new(dir.path());
+    let _open = OpenWhenDone(&t.gate);
+    t.gate.change(|g| g.passes = u32::MAX / 2);
+    let held = t.cache.cpu_buffer("a0").expect("a0 is on the CPU tier");
+    // The run is over after the write's first look (it takes its turn, then demotes a0).
+    let looks = AtomicU32::new(0);
+    let over = || looks.fetch_add(1, Relaxed) > 0;
+    let (tx, rx) = std::sync::mpsc::channel();
+    let returned = std::thread::scope(|scope| {
+        let writer = scope.spawn(|| {
+            let mut io = t.io();
+            io.over = &over;
+            let r = t.cache.allocate(&mut io, "b", 100).map(|_| ());
+            tx.send(()).unwrap();
+            r
+        });
+        // A minute at most: a guard against the hang this test is about, not a timing.
+        let returned = rx.recv_timeout(Duration::from_secs(60)).is_ok();
+        drop(held);
+        let _ = writer.join().unwrap();
+        returned
+    });
+    assert!(
+        returned,
+        "the demotion still waited for a0's buffer after the run's end"
+    );
+    assert!(
+        t.cache
+            .tier_of("a0")
+            .is_none_or(|(tier, _)| tier == TierKind::Storage)
+    );
+}

@@ -142,7 +142,7 @@ impl KvCache {
         let Ok(Some(offset)) = room else {
             // Nowhere to go (or the run is over): the entry leaves the cache.
             self.lock().entries.remove(&key);
-            self.let_go(data, None);
+            self.let_go(data, None, io.over);
             self.evictions.cpu.fetch_add(1, Ordering::Relaxed);
             room?;
             return Ok(None);
@@ -154,7 +154,7 @@ impl KvCache {
             Ok(s) => s,
             Err(e) => {
                 self.lock().entries.remove(&key);
-                self.let_go(data, None);
+                self.let_go(data, None, io.over);
                 self.unreserve(size, offset);
                 return Err(e);
             }
@@ -163,7 +163,7 @@ impl KvCache {
             e.place = Place::Storage;
             e.offset = offset;
         }
-        self.let_go(data, Some(key.as_str()));
+        self.let_go(data, Some(key.as_str()), io.over);
         self.evictions.cpu.fetch_add(1, Ordering::Relaxed);
         let read = Op {
             tier: TierKind::Cpu,
@@ -184,10 +184,11 @@ impl KvCache {
     /// Gives a demoted entry's bytes back to the CPU tier (the index no longer holds its
     /// buffer) once no reader that found it there before it moved still copies from it (a
     /// copy from memory always ends, so this wait does); the entry `moved` (if it is on
-    /// the storage tier now) is then no longer moving.
-    fn let_go(&self, data: Arc<Vec<u8>>, moved: Option<&str>) {
+    /// the storage tier now) is then no longer moving. Once the run is `over` it waits no
+    /// more: a holder left then lets go when it ends.
+    fn let_go(&self, data: Arc<Vec<u8>>, moved: Option<&str>, over: &dyn Fn() -> bool) {
         let mut ix = self.lock();
-        while Arc::strong_count(&data) > 1 {
+        while Arc::strong_count(&data) > 1 && !over() {
             ix = self.wait_room(ix);
         }
         ix.cpu_used -= data.len() as u64;
@@ -197,6 +198,15 @@ impl KvCache {
         drop(data);
         drop(ix);
         self.room.notify_all();
+    }
+
+    /// A CPU-tier entry's buffer, held as a reader holds it while it copies.
+    #[cfg(test)]
+    pub(crate) fn cpu_buffer(&self, key: &str) -> Option<Arc<Vec<u8>>> {
+        match &self.lock().entries.get(key)?.place {
+            super::Place::Cpu(d) => Some(d.clone()),
+            super::Place::Storage => None,
+        }
     }
 
     /// Bytes the CPU tier really holds now: its buffers still alive (in the tier, being
